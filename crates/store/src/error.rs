@@ -1,0 +1,118 @@
+//! Errors of the task store.
+//!
+//! Every variant names what was wrong and, where there is one, what to do about it: these
+//! messages reach people through the CLI, the MCP tools and the desktop app unchanged.
+
+use std::path::PathBuf;
+
+use crate::model::TaskStatus;
+
+/// What the store refused or failed to do. Nothing is written when one of these is returned.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "no .coordination/ folder found in {searched} or any parent; run `baton leader init \"GOAL\"` in the project folder first"
+    )]
+    NotInitialized { searched: PathBuf },
+
+    #[error(
+        "{path} already exists; edit master-plan.md there to change the goal, or remove the folder to start over"
+    )]
+    AlreadyInitialized { path: PathBuf },
+
+    #[error("{path} is not valid JSON at line {line}, column {column}: {message}. Baton will not overwrite it; repair it by hand or restore it (e.g. `git checkout -- {file}`)", file = path.display())]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+
+    #[error("invalid {kind} {value:?}: {reason}")]
+    InvalidName {
+        kind: &'static str,
+        value: String,
+        reason: String,
+    },
+
+    #[error("invalid {field}: {reason}")]
+    InvalidInput { field: &'static str, reason: String },
+
+    #[error("no task with id {id:?}; `baton leader status` lists the tasks")]
+    UnknownTask { id: String },
+
+    #[error("a task with id {id:?} already exists")]
+    DuplicateTask { id: String },
+
+    #[error("task {task} depends on unknown task {dependency:?}")]
+    UnknownDependency { task: String, dependency: String },
+
+    #[error("dependencies would form a cycle: {}", cycle.join(" -> "))]
+    DependencyCycle { cycle: Vec<String> },
+
+    #[error(
+        "cannot {action} task {task}: it is {status}{}{hint}",
+        owner_phrase(owner)
+    )]
+    IllegalTransition {
+        task: String,
+        action: &'static str,
+        status: TaskStatus,
+        owner: Option<String>,
+        hint: String,
+    },
+
+    #[error("cannot {action} task {task}: it is {status} by {owner}, not by {agent}{hint}")]
+    NotOwner {
+        task: String,
+        action: &'static str,
+        status: TaskStatus,
+        owner: String,
+        agent: String,
+        hint: String,
+    },
+
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn owner_phrase(owner: &Option<String>) -> String {
+    match owner {
+        Some(owner) => format!(" (owned by {owner})"),
+        None => String::new(),
+    }
+}
+
+impl StoreError {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A short, stable name for the kind of error, for `--json` output and scripts.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreError::NotInitialized { .. } => "not_initialized",
+            StoreError::AlreadyInitialized { .. } => "already_initialized",
+            StoreError::Corrupt { .. } => "corrupt_file",
+            StoreError::InvalidName { .. } => "invalid_name",
+            StoreError::InvalidInput { .. } => "invalid_input",
+            StoreError::UnknownTask { .. } => "unknown_task",
+            StoreError::DuplicateTask { .. } => "duplicate_task",
+            StoreError::UnknownDependency { .. } => "unknown_dependency",
+            StoreError::DependencyCycle { .. } => "dependency_cycle",
+            StoreError::IllegalTransition { .. } => "illegal_transition",
+            StoreError::NotOwner { .. } => "not_owner",
+            StoreError::Io { .. } => "io",
+        }
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -1,0 +1,170 @@
+//! Where things live in `.coordination/`, and how a command finds that folder.
+//!
+//! ```text
+//! .coordination/
+//!   master-plan.md          the goal and approach (leader init)
+//!   tasks.json              source of truth for tasks
+//!   context/discoveries.md  findings shared between agents
+//!   logs/<agent>.log        one journal per agent
+//!   results/<task-id>.md    each finished task's report
+//!   summary.md              written by leader aggregate
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, StoreError};
+use crate::names::{validate_agent_id, validate_task_id};
+
+/// The folder's name inside a project.
+pub const DIR_NAME: &str = ".coordination";
+
+/// Paths inside one `.coordination/` folder. Paths built from names are validated first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    root: PathBuf,
+}
+
+impl Layout {
+    /// The layout of the `.coordination/` folder at `root`.
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Layout { root: root.into() }
+    }
+
+    /// The layout for a project folder (`<project>/.coordination`), or for the
+    /// `.coordination` folder itself when given that.
+    pub fn for_project(dir: &Path) -> Self {
+        if dir.file_name().is_some_and(|n| n == DIR_NAME) {
+            Layout::at(dir)
+        } else {
+            Layout::at(dir.join(DIR_NAME))
+        }
+    }
+
+    /// Finds the folder like git finds `.git`: the explicit `dir` (from `--dir` or
+    /// `BATON_DIR`) when given, otherwise the nearest `.coordination/` from `cwd` upwards.
+    pub fn locate(dir: Option<&Path>, cwd: &Path) -> Result<Layout> {
+        if let Some(dir) = dir {
+            let dir = if dir.is_absolute() {
+                dir.to_path_buf()
+            } else {
+                cwd.join(dir)
+            };
+            let layout = Layout::for_project(&dir);
+            if layout.tasks_file().is_file() {
+                return Ok(layout);
+            }
+            return Err(StoreError::NotInitialized { searched: dir });
+        }
+        cwd.ancestors()
+            .map(|ancestor| Layout::at(ancestor.join(DIR_NAME)))
+            .find(|layout| layout.tasks_file().is_file())
+            .ok_or_else(|| StoreError::NotInitialized {
+                searched: cwd.to_path_buf(),
+            })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The project folder that holds `.coordination/`.
+    pub fn project_dir(&self) -> &Path {
+        self.root.parent().unwrap_or(&self.root)
+    }
+
+    pub fn tasks_file(&self) -> PathBuf {
+        self.root.join("tasks.json")
+    }
+
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join(".lock")
+    }
+
+    pub fn master_plan(&self) -> PathBuf {
+        self.root.join("master-plan.md")
+    }
+
+    pub fn context_dir(&self) -> PathBuf {
+        self.root.join("context")
+    }
+
+    pub fn discoveries(&self) -> PathBuf {
+        self.context_dir().join("discoveries.md")
+    }
+
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+
+    pub fn log_file(&self, agent: &str) -> Result<PathBuf> {
+        validate_agent_id(agent)?;
+        Ok(self.logs_dir().join(format!("{agent}.log")))
+    }
+
+    pub fn results_dir(&self) -> PathBuf {
+        self.root.join("results")
+    }
+
+    pub fn result_file(&self, task: &str) -> Result<PathBuf> {
+        validate_task_id(task)?;
+        Ok(self.results_dir().join(format!("{task}.md")))
+    }
+
+    pub fn summary(&self) -> PathBuf {
+        self.root.join("summary.md")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".coordination")).unwrap();
+        std::fs::write(dir.path().join(".coordination/tasks.json"), "{}").unwrap();
+        dir
+    }
+
+    #[test]
+    fn locate_walks_up_from_a_subfolder() {
+        let dir = project();
+        let deep = dir.path().join("src/a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        let layout = Layout::locate(None, &deep).unwrap();
+        assert_eq!(layout.root(), dir.path().join(".coordination"));
+        assert_eq!(layout.project_dir(), dir.path());
+    }
+
+    #[test]
+    fn locate_takes_an_explicit_project_or_coordination_folder() {
+        let dir = project();
+        let elsewhere = tempfile::tempdir().unwrap();
+        for explicit in [dir.path().to_path_buf(), dir.path().join(".coordination")] {
+            let layout = Layout::locate(Some(&explicit), elsewhere.path()).unwrap();
+            assert_eq!(layout.root(), dir.path().join(".coordination"));
+        }
+    }
+
+    #[test]
+    fn locate_outside_any_project_says_to_run_init() {
+        let elsewhere = tempfile::tempdir().unwrap();
+        let err = Layout::locate(None, elsewhere.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("run `baton leader init"), "{err}");
+        let err = Layout::locate(Some(elsewhere.path()), Path::new("/")).unwrap_err();
+        assert!(matches!(err, StoreError::NotInitialized { .. }));
+    }
+
+    #[test]
+    fn paths_from_names_are_validated() {
+        let layout = Layout::at("/p/.coordination");
+        assert!(layout.log_file("../../etc/passwd").is_err());
+        assert!(layout.result_file("a/b").is_err());
+        assert_eq!(
+            layout.log_file("w1").unwrap(),
+            Path::new("/p/.coordination/logs/w1.log")
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! # baton-store
+//!
+//! Baton's task store: the `.coordination/` folder that parallel coding agents share, with
+//! `tasks.json` as its source of truth. It owns the schema, the task lifecycle (claims, leases,
+//! dependencies), durable locked writes, and the notes around the tasks (master plan,
+//! discoveries, logs, results, summary).
+//!
+//! It is synchronous and has no GUI or async-runtime dependency, so the `baton` CLI, the MCP
+//! server and the desktop app can all call it directly. It does not watch files or signal
+//! between agents; that is the job of the crates built on top of it.
+//!
+//! Entry point: [`Project`], an opened `.coordination/` folder.
+
+pub mod doctor;
+pub mod durable;
+pub mod error;
+pub mod graph;
+pub mod journal;
+pub mod layout;
+pub mod lifecycle;
+pub mod model;
+pub mod names;
+pub mod notes;
+pub mod project;
+pub mod status;
+pub mod summary;
+pub mod time;
+
+#[cfg(test)]
+mod testing;
+
+pub use doctor::{DoctorReport, Finding, FindingKind};
+pub use error::{Result, StoreError};
+pub use journal::LogLine;
+pub use layout::Layout;
+pub use lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask, TaskEdit};
+pub use model::{Task, TaskFile, TaskStatus};
+pub use project::{Aggregate, Project};
+pub use status::{StatusReport, TaskView};
+pub use time::Timestamp;

@@ -1,0 +1,153 @@
+//! The markdown files around the tasks: the master plan, shared discoveries and each task's
+//! result report. Their formats follow the source design so existing readers keep working.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+
+use crate::durable::write_atomic;
+use crate::error::{Result, StoreError};
+use crate::layout::Layout;
+use crate::model::{Task, TaskStatus};
+use crate::time::Timestamp;
+
+const MAX_DISCOVERY_BYTES: usize = 64 * 1024;
+
+pub fn master_plan(goal: &str, approach: Option<&str>, now: Timestamp) -> String {
+    let approach = approach.unwrap_or("To be determined based on codebase analysis.");
+    format!(
+        "# Master Plan\n\n## Objective\n{goal}\n\n## Approach\n{approach}\n\n\
+         ## Success Criteria\n- [ ] All tasks completed successfully\n- [ ] Code quality maintained\n\
+         - [ ] Tests passing\n\n## Task Breakdown\nTasks are tracked in `tasks.json`. This plan \
+         provides high-level context.\n\n## Status\n**Phase**: Planning\n**Started**: {now}\n\n\
+         ## Notes\nAdd important notes here as the project progresses.\n"
+    )
+}
+
+pub const DISCOVERIES_HEADER: &str = "# Shared Discoveries\n\nImportant findings go here.\n";
+
+/// The goal from `master-plan.md` (the text under `## Objective`), if it can be found.
+pub fn goal(layout: &Layout) -> Option<String> {
+    let plan = fs::read_to_string(layout.master_plan()).ok()?;
+    let after = plan.split("## Objective").nth(1)?;
+    let goal = after.split("\n#").next()?.trim();
+    (!goal.is_empty()).then(|| goal.to_string())
+}
+
+/// Appends a discovery by `agent`, in one write so concurrent appends never interleave.
+pub fn add_discovery(layout: &Layout, agent: &str, text: &str, now: Timestamp) -> Result<()> {
+    crate::names::validate_agent_id(agent)?;
+    let text = text.trim();
+    if text.is_empty() || text.len() > MAX_DISCOVERY_BYTES {
+        return Err(StoreError::InvalidInput {
+            field: "discovery",
+            reason: format!("it must be 1 to {MAX_DISCOVERY_BYTES} bytes of text"),
+        });
+    }
+    if let Some(c) = text
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+    {
+        return Err(StoreError::InvalidInput {
+            field: "discovery",
+            reason: format!("it contains control character U+{:04X}", c as u32),
+        });
+    }
+    let path = layout.discoveries();
+    let entry = format!("\n## [{now}] {agent}\n\n{text}\n");
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(entry.as_bytes()))
+        .map_err(|e| StoreError::io(path, e))
+}
+
+/// Writes `results/<task>.md` for a done or failed task, from what `tasks.json` records.
+pub fn write_result(layout: &Layout, task: &Task) -> Result<()> {
+    write_atomic(
+        &layout.result_file(&task.id)?,
+        render_result(task).as_bytes(),
+    )
+}
+
+pub fn render_result(task: &Task) -> String {
+    let result = task.result.clone().unwrap_or_default();
+    let list = |files: &[String]| {
+        if files.is_empty() {
+            "None\n".to_string()
+        } else {
+            files.iter().map(|f| format!("- {f}\n")).collect()
+        }
+    };
+    let status = match task.status {
+        TaskStatus::Done => "SUCCESS",
+        TaskStatus::Failed => "FAILED",
+        other => other.as_str(),
+    };
+    let output = match (&result.output, &task.failure_reason) {
+        (Some(output), _) => output.clone(),
+        (None, Some(reason)) => reason.clone(),
+        (None, None) => String::new(),
+    };
+    let when = task.completed_at.map(|t| t.to_string()).unwrap_or_default();
+    format!(
+        "# Task: {id}\n\n## Description\n{description}\n\n## Completed By\n{by}\n\n\
+         ## Completed At\n{when}\n\n## Output\n{output}\n\n## Files Modified\n{modified}\n\
+         ## Files Created\n{created}\n## Status\n{status}\n",
+        id = task.id,
+        description = task.description,
+        by = task.claimed_by.as_deref().unwrap_or("unknown"),
+        modified = list(&result.files_modified),
+        created = list(&result.files_created),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{t0, task};
+
+    #[test]
+    fn goal_is_read_back_from_the_master_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::at(dir.path());
+        fs::write(
+            layout.master_plan(),
+            master_plan("Build a REST API", None, t0()),
+        )
+        .unwrap();
+        assert_eq!(goal(&layout).as_deref(), Some("Build a REST API"));
+    }
+
+    #[test]
+    fn discoveries_are_appended_under_a_heading_and_bad_text_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::at(dir.path());
+        fs::create_dir_all(layout.context_dir()).unwrap();
+        fs::write(layout.discoveries(), DISCOVERIES_HEADER).unwrap();
+        add_discovery(&layout, "w1", "the API uses JWT", t0()).unwrap();
+        let text = fs::read_to_string(layout.discoveries()).unwrap();
+        assert!(text.starts_with(DISCOVERIES_HEADER));
+        assert!(text.contains(&format!("## [{}] w1\n\nthe API uses JWT\n", t0())));
+        assert!(add_discovery(&layout, "w1", "  ", t0()).is_err());
+        assert!(add_discovery(&layout, "w1", "bell\u{7}", t0()).is_err());
+        assert!(add_discovery(&layout, "../x", "t", t0()).is_err());
+    }
+
+    #[test]
+    fn result_report_follows_the_source_format() {
+        let mut t = task("task-1", TaskStatus::Done, &[]);
+        t.claimed_by = Some("w1".into());
+        t.result = Some(crate::model::TaskResult {
+            output: Some("did it".into()),
+            files_created: vec!["src/a.rs".into()],
+            ..Default::default()
+        });
+        let text = render_result(&t);
+        assert!(text.starts_with("# Task: task-1\n\n## Description\ndo task-1\n"));
+        assert!(text.contains("## Output\ndid it\n"));
+        assert!(text.contains("## Files Modified\nNone\n"));
+        assert!(text.contains("## Files Created\n- src/a.rs\n"));
+        assert!(text.ends_with("## Status\nSUCCESS\n"));
+    }
+}

@@ -1,0 +1,128 @@
+//! A read-only view of the board: every task with what a person or a UI needs to know about it
+//! right now (ready or blocked and by what, lease left, stale), and counts by status.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::graph::StatusIndex;
+use crate::model::{Task, TaskFile, TaskStatus};
+use crate::time::Timestamp;
+
+/// The board as of one moment.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusReport {
+    pub goal: Option<String>,
+    pub as_of: Timestamp,
+    pub total: usize,
+    /// Tasks per status, every status present (zero included), in lifecycle order.
+    pub counts: BTreeMap<&'static str, usize>,
+    /// Available tasks whose dependencies are all done, plus stale held tasks.
+    pub ready: usize,
+    /// Held tasks whose lease has expired.
+    pub stale: usize,
+    pub tasks: Vec<TaskView>,
+}
+
+/// One task as the board shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskView {
+    #[serde(flatten)]
+    pub task: Task,
+    /// Claimable now.
+    pub ready: bool,
+    /// Dependencies not yet done (unknown ids included).
+    pub blocked_by: Vec<String>,
+    /// Seconds left on the holder's lease (held tasks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_remaining_secs: Option<u64>,
+    /// Held, but the lease has expired: the holder is presumed gone.
+    pub stale: bool,
+}
+
+impl StatusReport {
+    pub fn build(file: &TaskFile, goal: Option<String>, now: Timestamp, lease: Duration) -> Self {
+        let index = StatusIndex::new(file);
+        let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let tasks: Vec<TaskView> = file
+            .tasks
+            .iter()
+            .map(|task| {
+                *counts.entry(task.status.as_str()).or_default() += 1;
+                let blocked_by: Vec<String> = index
+                    .blockers(task)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
+                let stale = task.lease_expired(now, lease);
+                TaskView {
+                    ready: blocked_by.is_empty() && (task.status == TaskStatus::Available || stale),
+                    blocked_by,
+                    lease_remaining_secs: task
+                        .lease_end(lease)
+                        .map(|end| end.remaining(now).as_secs()),
+                    stale,
+                    task: task.clone(),
+                }
+            })
+            .collect();
+        for status in TaskStatus::ALL {
+            if status != TaskStatus::Cancelled {
+                counts.entry(status.as_str()).or_default();
+            }
+        }
+        StatusReport {
+            goal,
+            as_of: now,
+            total: tasks.len(),
+            ready: tasks.iter().filter(|t| t.ready).count(),
+            stale: tasks.iter().filter(|t| t.stale).count(),
+            counts,
+            tasks,
+        }
+    }
+
+    pub fn count(&self, status: TaskStatus) -> usize {
+        self.counts.get(status.as_str()).copied().unwrap_or(0)
+    }
+
+    /// Every task is done, failed or cancelled.
+    pub fn all_finished(&self) -> bool {
+        self.tasks.iter().all(|t| t.task.status.is_final())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{file_with, t0, task};
+
+    #[test]
+    fn reports_counts_readiness_blockers_and_stale_leases() {
+        let mut stale = task("s", TaskStatus::InProgress, &[]);
+        stale.claimed_by = Some("gone".into());
+        stale.lease_expires_at = Some(t0());
+        let mut live = task("l", TaskStatus::Claimed, &[]);
+        live.claimed_by = Some("w".into());
+        live.lease_expires_at = Some(t0().after(Duration::from_secs(90)));
+        let file = file_with(vec![
+            task("d", TaskStatus::Done, &[]),
+            task("r", TaskStatus::Available, &["d"]),
+            task("b", TaskStatus::Available, &["d", "l"]),
+            stale,
+            live,
+        ]);
+        let report = StatusReport::build(&file, None, t0(), Duration::from_secs(60));
+        assert_eq!(report.total, 5);
+        assert_eq!(report.count(TaskStatus::Available), 2);
+        assert_eq!(report.count(TaskStatus::Failed), 0);
+        assert_eq!((report.ready, report.stale), (2, 1));
+        let by_id = |id: &str| report.tasks.iter().find(|t| t.task.id == id).unwrap();
+        assert!(by_id("r").ready);
+        assert_eq!(by_id("b").blocked_by, ["l"]);
+        assert!(by_id("s").stale && by_id("s").ready);
+        assert_eq!(by_id("l").lease_remaining_secs, Some(90));
+        assert!(!report.all_finished());
+    }
+}
