@@ -1,0 +1,203 @@
+//! The command line, as clap types. Each command maps to one `Project` operation.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  error (bad input, wrong state, unknown id, corrupt file, I/O); nothing was changed
+  2  usage error (unknown command or option, missing argument)
+  3  nothing to claim: no task is ready right now
+  4  leader doctor found problems that remain (after --fix, those it cannot repair)";
+
+/// Coordinate parallel AI coding agents through one `.coordination/` folder.
+///
+/// A leader plans tasks; workers claim, start and complete them. Claims are atomic and
+/// leased: a worker that stops sending heartbeats loses its task to the next claimer.
+#[derive(Debug, Parser)]
+#[command(name = "baton", version, after_help = EXIT_CODES, propagate_version = true)]
+pub struct Cli {
+    /// Project folder (or its .coordination/ folder). Default: the nearest .coordination/
+    /// found from the current folder upwards, like git finds .git.
+    #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Print machine-readable JSON on stdout (errors as JSON on stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// How long a claim lasts without a heartbeat; also what counts as stale.
+    #[arg(long, global = true, env = "BATON_LEASE", value_name = "DURATION", default_value = "15m", value_parser = parse_duration)]
+    pub lease: Duration,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plan and oversee the work: init, add-task, status, aggregate, reset, doctor.
+    #[command(subcommand)]
+    Leader(LeaderCommand),
+    /// Do the work: list, claim, start, complete, fail, release, heartbeat.
+    #[command(subcommand)]
+    Worker(WorkerCommand),
+    /// Share a finding with every agent (appended to context/discoveries.md).
+    Discover {
+        /// What you found out.
+        text: String,
+        /// Who found it.
+        #[arg(long, value_name = "AGENT")]
+        agent: String,
+    },
+    /// Show agents' logs (all agents merged in time order, or one agent's).
+    Logs {
+        /// Only this agent's log.
+        agent: Option<String>,
+        /// Keep printing new lines as they are written.
+        #[arg(short, long)]
+        follow: bool,
+        /// How many of the last lines to show first.
+        #[arg(short = 'n', long, default_value_t = 40)]
+        lines: usize,
+    },
+    /// Print ready-to-paste instructions for a coding agent in a role.
+    #[command(subcommand)]
+    Prompt(PromptCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LeaderCommand {
+    /// Create .coordination/ in the current folder (or --dir) with a master plan for GOAL.
+    Init {
+        /// The goal of the whole effort, one line.
+        goal: String,
+        /// How to get there, for master-plan.md.
+        #[arg(long)]
+        approach: Option<String>,
+    },
+    /// Add a task to the queue.
+    AddTask(AddTask),
+    /// Change a task's description, priority, dependencies, files or hints.
+    Edit(EditTask),
+    /// Show every task with counts by status.
+    Status {
+        /// Redraw whenever tasks.json changes (Ctrl-C to stop).
+        #[arg(long)]
+        watch: bool,
+    },
+    /// Write summary.md from every task's result.
+    Aggregate,
+    /// Put a failed or stale task back to available.
+    Reset {
+        task: String,
+        /// Reset even a task held under a live lease.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Find stale leases, tasks that can never finish, a stalled queue and crash debris.
+    Doctor {
+        /// Apply the safe repairs and say what changed.
+        #[arg(long)]
+        fix: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct AddTask {
+    /// What to do, for the worker who claims it.
+    pub description: String,
+    /// 1 is the most urgent.
+    #[arg(short, long, default_value_t = 5)]
+    pub priority: u32,
+    /// Tasks that must be done first (repeat, or separate with commas).
+    #[arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',')]
+    pub depends: Vec<String>,
+    /// Files the worker should look at.
+    #[arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')]
+    pub files: Vec<String>,
+    /// Hints for the worker (repeat for several lines).
+    #[arg(long = "hints", value_name = "TEXT")]
+    pub hints: Vec<String>,
+    /// Choose the id instead of the next task-N.
+    #[arg(long)]
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EditTask {
+    pub task: String,
+    #[arg(long)]
+    pub description: Option<String>,
+    #[arg(short, long)]
+    pub priority: Option<u32>,
+    /// Replace the dependencies (only while the task is available).
+    #[arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',', conflicts_with = "no_depends")]
+    pub depends: Option<Vec<String>>,
+    /// Remove all dependencies.
+    #[arg(long)]
+    pub no_depends: bool,
+    /// Replace the files.
+    #[arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')]
+    pub files: Option<Vec<String>>,
+    /// Replace the hints.
+    #[arg(long)]
+    pub hints: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkerCommand {
+    /// List the tasks that can be claimed now, best first.
+    List {
+        /// List every task instead.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Claim the best ready task (lowest priority number, then oldest). Exit code 3 if none.
+    Claim { agent: String },
+    /// Start work on a task you claimed.
+    Start { agent: String, task: String },
+    /// Complete a task you started; writes results/TASK.md.
+    Complete {
+        agent: String,
+        task: String,
+        /// What was done, for the leader and the next agents.
+        summary: String,
+        /// Files changed (repeat, or separate with commas).
+        #[arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')]
+        modified: Vec<String>,
+        /// Files created (repeat, or separate with commas).
+        #[arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')]
+        created: Vec<String>,
+    },
+    /// Give up on a task, saying why; writes results/TASK.md.
+    Fail {
+        agent: String,
+        task: String,
+        reason: String,
+    },
+    /// Hand a task you hold back to the queue, untouched.
+    Release { agent: String, task: String },
+    /// Renew the lease on every task you hold (run it every few minutes while working).
+    Heartbeat { agent: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PromptCommand {
+    /// Instructions for the lead agent that plans the work.
+    Leader,
+    /// Instructions for a worker agent named AGENT.
+    Worker { agent: String },
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text)
+        .map_err(|e| format!("{e}; write e.g. 90s, 15m or 1h30m"))?;
+    if duration.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    Ok(duration)
+}

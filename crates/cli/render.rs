@@ -1,0 +1,230 @@
+//! Human-readable output. Text from tasks.json is cleaned of control characters before it
+//! reaches a terminal, whatever a hand-edited file may hold.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use baton_store::time::short_duration;
+use baton_store::{Claim, DoctorReport, LogLine, StatusReport, Task, TaskStatus, TaskView};
+
+/// One line of text, safe for a terminal, at most `max` characters.
+fn line(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() > max {
+        let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    } else {
+        flat
+    }
+}
+
+/// Text safe for a terminal, newlines kept.
+pub fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+        .collect()
+}
+
+pub fn initialised(root: &str, goal: &str) -> String {
+    format!(
+        "Initialised {root} for: {}\nNext: baton leader add-task \"DESCRIPTION\" -p 1   (then `baton prompt worker NAME` for each worker)",
+        line(goal, 200)
+    )
+}
+
+pub fn added(task: &Task) -> String {
+    let mut out = format!("Added {} (priority {}", task.id, task.priority);
+    if !task.dependencies.is_empty() {
+        let _ = write!(out, ", after {}", task.dependencies.join(", "));
+    }
+    let _ = write!(out, "): {}", line(&task.description, 100));
+    out
+}
+
+pub fn status(report: &StatusReport) -> String {
+    let mut out = String::new();
+    if let Some(goal) = &report.goal {
+        let _ = writeln!(out, "Goal: {}", line(goal, 200));
+    }
+    let _ = writeln!(
+        out,
+        "Tasks: {} total · {} available ({} ready) · {} claimed · {} in progress · {} done · {} failed{}",
+        report.total,
+        report.count(TaskStatus::Available),
+        report.ready,
+        report.count(TaskStatus::Claimed),
+        report.count(TaskStatus::InProgress),
+        report.count(TaskStatus::Done),
+        report.count(TaskStatus::Failed),
+        if report.stale > 0 {
+            format!(" · {} stale (run `baton leader doctor`)", report.stale)
+        } else {
+            String::new()
+        }
+    );
+    if report.tasks.is_empty() {
+        out.push_str("\nNo tasks yet: baton leader add-task \"DESCRIPTION\"\n");
+        return out;
+    }
+    out.push('\n');
+    out.push_str(&table(&report.tasks));
+    out
+}
+
+fn table(tasks: &[TaskView]) -> String {
+    let id_width = tasks
+        .iter()
+        .map(|t| t.task.id.chars().count())
+        .max()
+        .unwrap_or(2)
+        .clamp(2, 30);
+    let owner_width = tasks
+        .iter()
+        .filter_map(|t| t.task.claimed_by.as_ref().map(|o| o.chars().count()))
+        .max()
+        .unwrap_or(5)
+        .clamp(5, 24);
+    let mut out = format!(
+        "{:id_width$}  {:11}  {:>3}  {:owner_width$}  {:9}  {:18}  DESCRIPTION\n",
+        "ID", "STATUS", "PRI", "OWNER", "LEASE", "WAITING FOR"
+    );
+    for view in tasks {
+        let task = &view.task;
+        let lease = match (view.stale, view.lease_remaining_secs) {
+            (true, _) => "stale".to_string(),
+            (false, Some(secs)) => short_duration(Duration::from_secs(secs)),
+            (false, None) => String::new(),
+        };
+        let waiting = if task.status.is_final() || view.blocked_by.is_empty() {
+            String::new()
+        } else {
+            view.blocked_by.join(",")
+        };
+        let status = if view.ready && task.status == TaskStatus::Available {
+            "ready".to_string()
+        } else {
+            task.status.to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{:id_width$}  {:11}  {:>3}  {:owner_width$}  {:9}  {:18}  {}",
+            line(&task.id, id_width),
+            status,
+            task.priority,
+            line(task.claimed_by.as_deref().unwrap_or(""), owner_width),
+            lease,
+            line(&waiting, 18),
+            line(&task.description, 70)
+        );
+    }
+    out
+}
+
+pub fn task_list(tasks: &[TaskView], all: bool) -> String {
+    if tasks.is_empty() {
+        return if all {
+            "No tasks yet.".into()
+        } else {
+            "No task is ready to claim right now.".into()
+        };
+    }
+    table(tasks)
+}
+
+pub fn claimed(claim: &Claim, agent: &str, lease: Duration) -> String {
+    let task = &claim.task;
+    let mut out = format!(
+        "Claimed {} (priority {}): {}\n",
+        task.id,
+        task.priority,
+        clean(&task.description)
+    );
+    if let Some(from) = &claim.reclaimed_from {
+        let _ = writeln!(
+            out,
+            "  Taken over from {from}, whose lease expired; check for its partial work."
+        );
+    }
+    if !task.context.files.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Files: {}",
+            line(&task.context.files.join(", "), 300)
+        );
+    }
+    if !task.context.hints.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Hints: {}",
+            clean(&task.context.hints).replace('\n', "\n         ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  Lease: {} (renew with `baton worker heartbeat {agent}`)\nNext: baton worker start {agent} {}",
+        humantime::format_duration(lease),
+        task.id
+    );
+    out
+}
+
+/// Why a claim found nothing, in one line.
+pub fn nothing_to_claim(report: &StatusReport) -> String {
+    let available = report.count(TaskStatus::Available);
+    let held = report.count(TaskStatus::Claimed) + report.count(TaskStatus::InProgress);
+    if report.total == 0 {
+        "there are no tasks yet".into()
+    } else if report.all_finished() {
+        "every task is finished".into()
+    } else if available > 0 {
+        format!("{available} available task(s) wait on dependencies; {held} held by workers")
+    } else {
+        format!("all unfinished tasks are held by workers ({held})")
+    }
+}
+
+pub fn doctor(report: &DoctorReport, fix: bool) -> String {
+    let mut out = String::new();
+    if report.findings.is_empty() {
+        return "No problems found.".into();
+    }
+    for finding in &report.findings {
+        let mark = if finding.fixable {
+            if fix { "fixed" } else { "fixable" }
+        } else {
+            "manual"
+        };
+        let _ = writeln!(out, "[{mark}] {}", line(&finding.message, 400));
+    }
+    if !report.fixed.is_empty() {
+        out.push_str("\nChanged:\n");
+        for change in &report.fixed {
+            let _ = writeln!(out, "  {}", line(change, 300));
+        }
+    } else if report.findings.iter().any(|f| f.fixable) {
+        out.push_str("\nRun `baton leader doctor --fix` to apply the fixable repairs.\n");
+    }
+    out
+}
+
+pub fn log_lines(lines: &[LogLine], with_agent: bool) -> String {
+    if lines.is_empty() {
+        return "No log lines yet.".into();
+    }
+    lines
+        .iter()
+        .map(|l| log_line(l, with_agent) + "\n")
+        .collect()
+}
+
+pub fn log_line(l: &LogLine, with_agent: bool) -> String {
+    if with_agent {
+        format!("{:>12} | {}", line(&l.agent, 12), clean(&l.line))
+    } else {
+        clean(&l.line)
+    }
+}
