@@ -1,1 +1,541 @@
+//! End-to-end tests of every `baton` command and refusal, through the real binary.
 
+mod support;
+
+use std::fs;
+
+use serde_json::json;
+use support::Project;
+
+fn task_ids(value: &serde_json::Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn leader_init_creates_the_layout_and_refuses_a_second_init() {
+    let p = Project::empty();
+    let out = p.json(&[
+        "leader",
+        "init",
+        "Build a REST API",
+        "--approach",
+        "small steps",
+    ]);
+    assert_eq!(out["goal"], "Build a REST API");
+    for file in [
+        "master-plan.md",
+        "tasks.json",
+        "context/discoveries.md",
+        "logs/leader.log",
+    ] {
+        assert!(p.coordination().join(file).is_file(), "{file}");
+    }
+    assert!(
+        fs::read_to_string(p.coordination().join("master-plan.md"))
+            .unwrap()
+            .contains("small steps")
+    );
+    let err = p.fails(&["leader", "init", "Again"], 1);
+    assert!(err.contains("already exists"), "{err}");
+}
+
+#[test]
+fn commands_outside_a_project_say_to_run_init() {
+    let p = Project::empty();
+    let err = p.fails(&["worker", "list"], 1);
+    assert!(err.contains("run `baton leader init"), "{err}");
+    let err = p.fails(&["leader", "status", "--json"], 1);
+    let body: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
+    assert_eq!(body["error"]["kind"], "not_initialized");
+}
+
+#[test]
+fn the_folder_is_found_from_a_subfolder_from_baton_dir_and_from_dir() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "x"]);
+    let sub = p.path().join("src/deep");
+    fs::create_dir_all(&sub).unwrap();
+    let from_sub = p
+        .command(&["worker", "list", "--json"])
+        .current_dir(&sub)
+        .output()
+        .unwrap();
+    assert_eq!(
+        task_ids(&serde_json::from_slice(&from_sub.stdout).unwrap()),
+        ["task-1"]
+    );
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let via_env = p
+        .command(&["worker", "list", "--json"])
+        .current_dir(elsewhere.path())
+        .env("BATON_DIR", p.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        task_ids(&serde_json::from_slice(&via_env.stdout).unwrap()),
+        ["task-1"]
+    );
+    let dir = p.coordination().display().to_string();
+    let via_flag = p
+        .command(&["--dir", &dir, "worker", "list", "--json"])
+        .current_dir(elsewhere.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        task_ids(&serde_json::from_slice(&via_flag.stdout).unwrap()),
+        ["task-1"]
+    );
+}
+
+#[test]
+fn add_task_records_every_field_in_the_source_schema() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "base"]);
+    let task = p.json(&[
+        "leader",
+        "add-task",
+        "Login endpoint",
+        "-p",
+        "2",
+        "--depends",
+        "task-1",
+        "--files",
+        "src/a.rs,src/b.rs",
+        "--hints",
+        "use JWT",
+        "--hints",
+        "validate input",
+    ]);
+    assert_eq!(task["id"], "task-2");
+    let stored = &p.tasks_json()["tasks"][1];
+    assert_eq!(stored["description"], "Login endpoint");
+    assert_eq!(stored["status"], "available");
+    assert_eq!(stored["priority"], 2);
+    assert_eq!(stored["claimed_by"], json!(null));
+    assert_eq!(stored["dependencies"], json!(["task-1"]));
+    assert_eq!(
+        stored["context"],
+        json!({"files": ["src/a.rs", "src/b.rs"], "hints": "use JWT\nvalidate input"})
+    );
+    assert!(stored["created_at"].as_str().unwrap().ends_with('Z'));
+}
+
+#[test]
+fn add_task_refusals_name_the_problem_and_change_nothing() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "a"]);
+    let before = p.tasks_bytes();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["leader", "add-task", "b", "--depends", "task-9"],
+            "unknown task \"task-9\"",
+        ),
+        (
+            &["leader", "add-task", "b", "--id", "../../evil"],
+            "invalid task id",
+        ),
+        (
+            &["leader", "add-task", "b", "--id", "task-1"],
+            "already exists",
+        ),
+        (&["leader", "add-task", "b", "-p", "0"], "invalid priority"),
+        (&["leader", "add-task", ""], "invalid description"),
+        (
+            &["leader", "add-task", "b", "--id", &"x".repeat(65)],
+            "longer than 64",
+        ),
+    ];
+    for (args, expected) in cases {
+        let err = p.fails(args, 1);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+    assert_eq!(p.tasks_bytes(), before);
+}
+
+#[test]
+fn usage_errors_exit_with_code_2() {
+    let p = Project::init();
+    p.fails(&["worker", "claim"], 2);
+    p.fails(&["leader", "frobnicate"], 2);
+    p.fails(&["leader", "add-task", "x", "-p", "high"], 2);
+    let err = p.fails(&["--lease", "soon", "worker", "claim", "w1"], 2);
+    assert!(err.contains("90s, 15m or 1h30m"), "{err}");
+}
+
+#[test]
+fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Create model", "-p", "1"]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Endpoint",
+        "-p",
+        "2",
+        "--depends",
+        "task-1",
+    ]);
+
+    let claim = p.json(&["worker", "claim", "w1"]);
+    assert_eq!(claim["task"]["id"], "task-1");
+    assert_eq!(claim["task"]["claimed_by"], "w1");
+    let nothing = p.run(&["worker", "claim", "w2", "--json"]);
+    assert_eq!(nothing.status.code(), Some(3));
+    let body: serde_json::Value = serde_json::from_slice(&nothing.stdout).unwrap();
+    assert_eq!(body["task"], json!(null));
+    assert!(
+        body["reason"]
+            .as_str()
+            .unwrap()
+            .contains("wait on dependencies")
+    );
+
+    p.ok(&["worker", "start", "w1", "task-1"]);
+    p.ok(&["worker", "heartbeat", "w1"]);
+    p.ok(&["discover", "Models live in src/models", "--agent", "w1"]);
+    let done = p.json(&[
+        "worker",
+        "complete",
+        "w1",
+        "task-1",
+        "Model created",
+        "--modified",
+        "src/lib.rs",
+        "--created",
+        "src/models/user.rs",
+    ]);
+    assert_eq!(done["status"], "done");
+    assert_eq!(
+        done["result"]["files_created"],
+        json!(["src/models/user.rs"])
+    );
+    let report = fs::read_to_string(p.coordination().join("results/task-1.md")).unwrap();
+    assert!(
+        report.contains("## Output\nModel created") && report.contains("## Status\nSUCCESS"),
+        "{report}"
+    );
+
+    assert_eq!(p.json(&["worker", "claim", "w2"])["task"]["id"], "task-2");
+    p.ok(&["worker", "start", "w2", "task-2"]);
+    p.ok(&["worker", "fail", "w2", "task-2", "missing credentials"]);
+    assert!(
+        fs::read_to_string(p.coordination().join("results/task-2.md"))
+            .unwrap()
+            .contains("FAILED")
+    );
+
+    let agg = p.json(&["leader", "aggregate"]);
+    assert_eq!(
+        (agg["done"].as_u64(), agg["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let summary = fs::read_to_string(p.coordination().join("summary.md")).unwrap();
+    assert!(
+        summary.contains("Model created") && summary.contains("missing credentials"),
+        "{summary}"
+    );
+
+    let discoveries = fs::read_to_string(p.coordination().join("context/discoveries.md")).unwrap();
+    assert!(discoveries.contains("Models live in src/models"));
+    let w1_log = fs::read_to_string(p.coordination().join("logs/w1.log")).unwrap();
+    let actions: Vec<&str> = w1_log
+        .lines()
+        .map(|l| l.split("] ").nth(1).unwrap().split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        ["CLAIM", "START", "HEARTBEAT", "DISCOVERY", "COMPLETE"]
+    );
+    let logs = p.json(&["logs", "w2"]);
+    assert_eq!(logs.as_array().unwrap().len(), 4, "{logs}");
+    assert!(p.ok(&["logs"]).contains("leader |"));
+}
+
+#[test]
+fn illegal_transitions_name_the_task_its_status_and_owner() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "a"]);
+    let err = p.fails(&["worker", "start", "w1", "task-1"], 1);
+    assert!(
+        err.contains("cannot start task task-1: it is available"),
+        "{err}"
+    );
+    p.ok(&["worker", "claim", "w1"]);
+    let err = p.fails(&["worker", "complete", "w1", "task-1", "x"], 1);
+    assert!(
+        err.contains("it is claimed (owned by w1); start it first"),
+        "{err}"
+    );
+    let err = p.fails(&["worker", "start", "w2", "task-1"], 1);
+    assert!(err.contains("it is claimed by w1, not by w2"), "{err}");
+    let err = p.fails(&["worker", "start", "w1", "task-7"], 1);
+    assert!(err.contains("no task with id \"task-7\""), "{err}");
+    let err = p.fails(&["worker", "claim", "../w1"], 1);
+    assert!(err.contains("invalid agent id"), "{err}");
+    let err = p.fails(&["leader", "reset", "task-1"], 1);
+    assert!(
+        err.contains("left on its lease; wait for it to expire or pass --force"),
+        "{err}"
+    );
+    p.ok(&["leader", "reset", "task-1", "--force"]);
+    assert_eq!(p.tasks_json()["tasks"][0]["status"], "available");
+}
+
+#[test]
+fn an_expired_lease_lets_another_worker_take_the_task_over() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "a"]);
+    p.ok(&["--lease", "1ms", "worker", "claim", "dead"]);
+    let claim = p.json(&["worker", "claim", "alive"]);
+    assert_eq!(claim["task"]["id"], "task-1");
+    assert_eq!(claim["reclaimed_from"], "dead");
+    assert_eq!(claim["task"]["attempts"], 2);
+    let err = p.fails(&["worker", "start", "dead", "task-1"], 1);
+    assert!(err.contains("claimed by alive, not by dead"), "{err}");
+}
+
+#[test]
+fn release_and_reset_put_tasks_back_in_the_queue() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "a"]);
+    p.ok(&["worker", "claim", "w1"]);
+    p.ok(&["worker", "release", "w1", "task-1"]);
+    p.ok(&["worker", "claim", "w2"]);
+    p.ok(&["worker", "fail", "w2", "task-1", "flaky"]);
+    assert_eq!(task_ids(&p.json(&["worker", "list"])), Vec::<String>::new());
+    p.ok(&["leader", "reset", "task-1"]);
+    assert_eq!(task_ids(&p.json(&["worker", "list"])), ["task-1"]);
+    let err = p.fails(&["leader", "reset", "task-1"], 1);
+    assert!(err.contains("it can be claimed already"), "{err}");
+}
+
+#[test]
+fn edit_changes_a_task_and_refuses_cycles() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "a"]);
+    p.ok(&["leader", "add-task", "b", "--depends", "task-1"]);
+    let err = p.fails(&["leader", "edit", "task-1", "--depends", "task-2"], 1);
+    assert!(err.contains("cycle: task-1 -> task-2 -> task-1"), "{err}");
+    let edited = p.json(&[
+        "leader",
+        "edit",
+        "task-2",
+        "--no-depends",
+        "-p",
+        "1",
+        "--description",
+        "B!",
+    ]);
+    assert_eq!(
+        (edited["priority"].as_u64(), edited["description"].as_str()),
+        (Some(1), Some("B!"))
+    );
+    assert_eq!(edited["dependencies"], json!([]));
+}
+
+#[test]
+fn status_shows_counts_readiness_and_waiting_dependencies() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "first"]);
+    p.ok(&["leader", "add-task", "second", "--depends", "task-1"]);
+    p.ok(&["worker", "claim", "w1"]);
+    let text = p.ok(&["leader", "status"]);
+    assert!(text.contains("Goal: Test goal"), "{text}");
+    assert!(
+        text.contains("2 total · 1 available (0 ready) · 1 claimed"),
+        "{text}"
+    );
+    let line = text.lines().find(|l| l.starts_with("task-2")).unwrap();
+    assert!(
+        line.contains("available") && line.contains("task-1"),
+        "{line}"
+    );
+    let report = p.json(&["leader", "status"]);
+    assert_eq!(report["counts"]["claimed"], 1);
+    assert_eq!(report["tasks"][1]["blocked_by"], json!(["task-1"]));
+    assert!(report["tasks"][0]["lease_remaining_secs"].as_u64().unwrap() > 800);
+}
+
+#[test]
+fn worker_list_shows_ready_tasks_best_first_and_all_with_a_flag() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "low", "-p", "5"]);
+    p.ok(&["leader", "add-task", "urgent", "-p", "1"]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "blocked",
+        "-p",
+        "1",
+        "--depends",
+        "task-1",
+    ]);
+    assert_eq!(task_ids(&p.json(&["worker", "list"])), ["task-2", "task-1"]);
+    assert_eq!(
+        task_ids(&p.json(&["worker", "list", "--all"])),
+        ["task-1", "task-2", "task-3"]
+    );
+}
+
+#[test]
+fn doctor_reports_and_fixes_with_exit_codes() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "a"]);
+    p.ok(&["leader", "add-task", "b", "--depends", "task-1"]);
+    assert!(p.ok(&["leader", "doctor"]).contains("No problems found"));
+    p.ok(&["--lease", "1ms", "worker", "claim", "dead"]);
+    let report = p.run(&["leader", "doctor", "--json"]);
+    assert_eq!(report.status.code(), Some(4));
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(report["findings"][0]["kind"], "stale_lease");
+    let fixed = p.json(&["leader", "doctor", "--fix"]);
+    assert!(
+        fixed["fixed"][0]
+            .as_str()
+            .unwrap()
+            .contains("released from dead"),
+        "{fixed}"
+    );
+    assert_eq!(p.tasks_json()["tasks"][0]["status"], "available");
+
+    // A failed prerequisite dooms its dependant; doctor says so but cannot fix it.
+    p.ok(&["worker", "claim", "w1"]);
+    p.ok(&["worker", "fail", "w1", "task-1", "no"]);
+    let out = p.run(&["leader", "doctor", "--fix"]);
+    assert_eq!(out.status.code(), Some(4));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("task-2 can never start: it depends on task-1"),
+        "{text}"
+    );
+    assert!(text.contains("none can become ready"), "{text}");
+}
+
+#[test]
+fn a_corrupt_tasks_file_is_named_with_its_position_and_left_alone() {
+    let p = Project::init();
+    let path = p.coordination().join("tasks.json");
+    fs::write(&path, "{\"tasks\": [\n  {\"id\": 1}\n").unwrap();
+    for args in [
+        &["worker", "claim", "w1"][..],
+        &["leader", "add-task", "x"],
+        &["leader", "status"],
+        &["leader", "doctor", "--fix"],
+    ] {
+        let err = p.fails(args, 1);
+        assert!(
+            err.contains("tasks.json is not valid JSON at line 2"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "{\"tasks\": [\n  {\"id\": 1}\n"
+    );
+}
+
+#[test]
+fn hostile_text_is_refused_or_shown_safely() {
+    let p = Project::init();
+    let err = p.fails(&["leader", "add-task", "clear\u{1b}[2Jscreen"], 1);
+    assert!(err.contains("control character U+001B"), "{err}");
+    let err = p.fails(&["discover", "x", "--agent", "a/b"], 1);
+    assert!(err.contains("invalid agent id"), "{err}");
+    let err = p.fails(&["logs", "../../etc/passwd"], 1);
+    assert!(err.contains("invalid agent id"), "{err}");
+    // A hand-edited file may hold anything; the terminal still gets no escape sequences.
+    let mut file = p.tasks_json();
+    file["tasks"] =
+        json!([{"id": "t1", "description": "evil\u{1b}]0;pwned\u{7}", "status": "available"}]);
+    fs::write(p.coordination().join("tasks.json"), file.to_string()).unwrap();
+    let text = p.ok(&["leader", "status"]);
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn prompts_name_the_exact_commands() {
+    let p = Project::empty();
+    let worker = p.ok(&["prompt", "worker", "terminal-2"]);
+    for cmd in [
+        "baton worker claim terminal-2",
+        "baton worker start terminal-2",
+        "baton worker complete terminal-2",
+        "baton worker heartbeat terminal-2",
+        "baton worker fail terminal-2",
+    ] {
+        assert!(worker.contains(cmd), "missing {cmd}");
+    }
+    let leader = p.ok(&["prompt", "leader"]);
+    for cmd in [
+        "baton leader init",
+        "baton leader add-task",
+        "baton leader status",
+        "baton leader aggregate",
+        "baton leader doctor",
+    ] {
+        assert!(leader.contains(cmd), "missing {cmd}");
+    }
+    p.fails(&["prompt", "worker", "bad name"], 1);
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let p = Project::empty();
+    let help = p.ok(&["--help"]);
+    for code in [
+        "0  success",
+        "1  error",
+        "2  usage error",
+        "3  nothing to claim",
+        "4  leader doctor",
+    ] {
+        assert!(help.contains(code), "{help}");
+    }
+}
+
+#[test]
+fn logs_follow_prints_lines_written_after_it_started() {
+    use std::io::{BufRead, BufReader};
+    let p = Project::init();
+    let mut child = p
+        .command(&["logs", "--follow", "-n", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Keep writing until the follower reports a line: it may start watching after the first.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        if let Some(Ok(line)) = lines.next() {
+            let _ = tx.send(line);
+        }
+    });
+    let mut n = 0;
+    let line = loop {
+        p.ok(&["discover", &format!("finding {n}"), "--agent", "w9"]);
+        n += 1;
+        if let Ok(line) = rx.recv_timeout(std::time::Duration::from_millis(300)) {
+            break line;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "logs --follow printed nothing"
+        );
+    };
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(
+        line.contains("w9 |") && line.contains("DISCOVERY: finding"),
+        "{line}"
+    );
+}
