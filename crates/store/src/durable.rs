@@ -45,7 +45,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             .create_new(true)
             .open(&temp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        // Data and size reach the disk before the rename can publish the file.
+        file.sync_data()?;
         drop(file);
         fs::rename(&temp, path)
     })();

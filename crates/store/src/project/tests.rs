@@ -187,14 +187,24 @@ fn failed_operations_change_nothing() {
 #[test]
 fn doctor_finds_and_fixes_stale_leases_debris_and_missing_results() {
     let (_dir, project) = new_project();
-    let project = project.with_lease(Duration::from_millis(1));
-    let a = project.add_task(task("a", 1, &[])).unwrap();
-    let b = project.add_task(task("b", 1, &[])).unwrap();
-    project.claim("gone").unwrap();
-    project.claim("w2").unwrap();
+    let (b, a) = (
+        project.add_task(task("b", 1, &[])).unwrap(),
+        project.add_task(task("a", 1, &[])).unwrap(),
+    );
+    // w2 takes b (the older) under a long lease; "gone" then takes a under a lease that lapses.
+    assert_eq!(project.claim("w2").unwrap().unwrap().task.id, b.id);
+    assert_eq!(
+        project
+            .clone()
+            .with_lease(Duration::from_millis(1))
+            .claim("gone")
+            .unwrap()
+            .unwrap()
+            .task
+            .id,
+        a.id
+    );
     project.start("w2", &b.id).unwrap();
-    let project = project.with_lease(Duration::from_secs(600));
-    project.heartbeat("w2").unwrap();
     project
         .complete(
             "w2",
