@@ -1,0 +1,60 @@
+# Shared helpers for run.sh, test.sh and .ci/run: install only what is missing, idempotently.
+# Sourced, not executed.
+
+set -euo pipefail
+
+BATON_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+# Runs a command as root: directly when we are root, through sudo otherwise.
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        echo "error: installing system packages needs root; run as root or install sudo" >&2
+        return 1
+    fi
+}
+
+# ensure_packages PKG…: installs the Debian packages that are not installed yet.
+# `apt-get update` runs at most once per invocation, and only if something is missing.
+ensure_packages() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+            || missing+=("$pkg")
+    done
+    [ "${#missing[@]}" -eq 0 ] && return 0
+    say "installing Debian packages: ${missing[*]}"
+    if [ -z "${BATON_APT_UPDATED:-}" ]; then
+        as_root apt-get update -qq
+        export BATON_APT_UPDATED=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# ensure_rust: a Rust toolchain new enough for edition 2024 (1.89+), through rustup.
+ensure_rust() {
+    if [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    fi
+    if command -v cargo >/dev/null 2>&1; then
+        return 0
+    fi
+    ensure_packages curl ca-certificates build-essential
+    say "installing Rust with rustup (https://rustup.rs)"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs \
+        | sh -s -- -y --profile minimal --component rustfmt,clippy
+    export PATH="$HOME/.cargo/bin:$PATH"
+}
+
+# What building and testing the CLI and its crates needs on Debian.
+CORE_PACKAGES=(build-essential pkg-config ca-certificates curl git python3)
+
+ensure_core() {
+    ensure_packages "${CORE_PACKAGES[@]}"
+    ensure_rust
+}
