@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use baton_store::lifecycle::NewTask;
 use baton_store::{Project, TaskFile, Timestamp};
 
-
 fn baton() -> &'static str {
     env!("CARGO_BIN_EXE_baton")
 }
