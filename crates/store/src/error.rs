@@ -72,6 +72,9 @@ pub enum StoreError {
         hint: String,
     },
 
+    #[error("no run {run}; {}", match latest { Some(n) => format!("the latest is run {n} (`baton run list`)"), None => "start one with `baton run new`".to_string() })]
+    UnknownRun { run: u32, latest: Option<u32> },
+
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -110,6 +113,7 @@ impl StoreError {
             StoreError::DependencyCycle { .. } => "dependency_cycle",
             StoreError::IllegalTransition { .. } => "illegal_transition",
             StoreError::NotOwner { .. } => "not_owner",
+            StoreError::UnknownRun { .. } => "unknown_run",
             StoreError::Io { .. } => "io",
         }
     }

@@ -8,6 +8,8 @@
 //!   logs/<agent>.log        one journal per agent
 //!   results/<task-id>.md    each finished task's report
 //!   summary.md              written by leader aggregate
+//!   runs/runs.json          numbered runs (baton run new)
+//!   runs/<n>/signals/<name> signals of run n
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -112,6 +114,25 @@ impl Layout {
 
     pub fn summary(&self) -> PathBuf {
         self.root.join("summary.md")
+    }
+
+    /// Runs scope signals: `runs/runs.json` numbers them, `runs/<n>/signals/` holds each
+    /// run's signal files.
+    pub fn runs_dir(&self) -> PathBuf {
+        self.root.join("runs")
+    }
+
+    pub fn runs_file(&self) -> PathBuf {
+        self.runs_dir().join("runs.json")
+    }
+
+    pub fn signals_dir(&self, run: u32) -> PathBuf {
+        self.runs_dir().join(run.to_string()).join("signals")
+    }
+
+    pub fn signal_file(&self, run: u32, name: &str) -> Result<PathBuf> {
+        crate::names::validate_name("signal name", name)?;
+        Ok(self.signals_dir(run).join(name))
     }
 }
 

@@ -6,8 +6,8 @@
 //! discoveries, logs, results, summary).
 //!
 //! It is synchronous and has no GUI or async-runtime dependency, so the `baton` CLI, the MCP
-//! server and the desktop app can all call it directly. It does not watch files or signal
-//! between agents; that is the job of the crates built on top of it.
+//! server and the desktop app can all call it directly. It writes, clears and lists
+//! signals between agents, but does not watch files or wait: that is `baton-live`'s job.
 //!
 //! Entry point: [`Project`], an opened `.coordination/` folder.
 
@@ -21,7 +21,9 @@ pub mod lifecycle;
 pub mod model;
 pub mod names;
 pub mod notes;
+pub mod outlook;
 pub mod project;
+pub mod signals;
 pub mod status;
 pub mod summary;
 pub mod time;
@@ -35,6 +37,8 @@ pub use journal::LogLine;
 pub use layout::Layout;
 pub use lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask, TaskEdit};
 pub use model::{Task, TaskFile, TaskStatus};
+pub use outlook::Outlook;
 pub use project::{Aggregate, Project};
+pub use signals::{Run, Signal, SignalRecord, SignalTarget};
 pub use status::{StatusReport, TaskView};
 pub use time::Timestamp;

@@ -174,19 +174,9 @@ impl TaskFile {
         lease: Duration,
     ) -> Result<Option<Claim>> {
         validate_agent_id(agent)?;
-        let best = {
-            let index = StatusIndex::new(self);
-            self.tasks
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| {
-                    (t.status == TaskStatus::Available || t.lease_expired(now, lease))
-                        && index.dependencies_done(t)
-                })
-                .min_by_key(|(i, t)| (t.priority, t.created_at, *i))
-                .map(|(i, _)| i)
+        let Some(i) = self.best_claimable(now, lease) else {
+            return Ok(None);
         };
-        let Some(i) = best else { return Ok(None) };
         self.touch_agent(agent, now);
         let task = &mut self.tasks[i];
         let reclaimed_from = if task.status.is_held() {
@@ -204,6 +194,21 @@ impl TaskFile {
             task: task.clone(),
             reclaimed_from,
         }))
+    }
+
+    /// The index of the task `claim_next` would take now: available (or held on an expired
+    /// lease) with every dependency done; best priority, then oldest, then first in the file.
+    pub(crate) fn best_claimable(&self, now: Timestamp, lease: Duration) -> Option<usize> {
+        let index = StatusIndex::new(self);
+        self.tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| {
+                (t.status == TaskStatus::Available || t.lease_expired(now, lease))
+                    && index.dependencies_done(t)
+            })
+            .min_by_key(|(i, t)| (t.priority, t.created_at, *i))
+            .map(|(i, _)| i)
     }
 
     /// The owner starts work on a claimed task; renews its lease.

@@ -436,7 +436,7 @@ impl Project {
     /// Journals an operation that has already happened. Best effort: `tasks.json` holds the
     /// record, and failing an operation that is done because its log line could not be
     /// written would mislead the caller.
-    fn log(&self, agent: &str, action: &str, details: &str, now: Timestamp) {
+    pub(crate) fn log(&self, agent: &str, action: &str, details: &str, now: Timestamp) {
         let _ = journal::record(&self.layout, agent, action, details, now);
     }
 }
