@@ -1,0 +1,42 @@
+//! Errors of live coordination: the store's own errors, plus watching and running commands.
+
+use std::path::PathBuf;
+
+use baton_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+
+    #[error(
+        "cannot watch {path}: {message}. Use `--watch poll` on file systems without change events"
+    )]
+    Watch { path: PathBuf, message: String },
+
+    #[error("the file watcher stopped unexpectedly")]
+    WatchStopped,
+
+    #[error("cannot run {command:?}: {message}")]
+    Spawn { command: String, message: String },
+}
+
+impl LiveError {
+    pub fn watch(path: &std::path::Path, error: notify::Error) -> Self {
+        LiveError::Watch {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        }
+    }
+
+    /// A short, stable name for the kind of error, for `--json` output and scripts.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LiveError::Store(e) => e.kind(),
+            LiveError::Watch { .. } | LiveError::WatchStopped => "watch",
+            LiveError::Spawn { .. } => "spawn",
+        }
+    }
+}
+
+pub type Result<T, E = LiveError> = std::result::Result<T, E>;

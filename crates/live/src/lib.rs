@@ -1,0 +1,29 @@
+//! # baton-live
+//!
+//! Live coordination over `.coordination/`: knowing at once when something changed instead of
+//! polling for it. It owns
+//!
+//! - [`watcher`]: file-system events with an automatic polling fallback, the one place that
+//!   decides how Baton learns about changes;
+//! - [`feed`]: the change feed, typed and debounced events for everything in the folder, which
+//!   the desktop app, the MCP server and `baton watch` consume;
+//! - [`wait`]: waiting for signals, tied to the writer's liveness so a crashed writer never
+//!   leaves a reader waiting forever;
+//! - [`claim_wait`]: claiming the next task as soon as one becomes ready;
+//! - [`worker_loop`]: a worker that claims, runs a command and reports, over and over.
+//!
+//! It is synchronous (threads and channels, no async runtime), so async hosts run it on a
+//! blocking thread. The state itself, and every write, belong to `baton-store`.
+
+pub mod claim_wait;
+pub mod error;
+pub mod feed;
+mod fs_kind;
+pub mod liveness;
+mod task_command;
+pub mod wait;
+pub mod watcher;
+pub mod worker_loop;
+
+pub use error::{LiveError, Result};
+pub use watcher::{Backend, WatchMode};

@@ -1,0 +1,89 @@
+//! Is the writer still there? A reader waiting for a signal can tie its wait to the writer's
+//! process (`--while-pid`) or to the writer agent's heartbeat in the task store
+//! (`--while-agent`), so that a writer that crashed ends the wait instead of leaving the reader
+//! waiting forever, the source design's open problem.
+
+use std::time::Duration;
+
+use baton_store::{Project, Timestamp};
+
+/// True while process `pid` exists and has not exited (a zombie counts as gone).
+pub fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks that the process exists and may be signalled.
+    let exists = unsafe { libc::kill(pid, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && !is_zombie(pid)
+}
+
+#[cfg(target_os = "linux")]
+fn is_zombie(pid: libc::pid_t) -> bool {
+    // /proc/PID/stat: "PID (COMM) STATE …"; COMM may contain spaces and parentheses.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after = stat.rfind(')')?;
+            stat[after + 1..]
+                .split_whitespace()
+                .next()
+                .map(|s| s == "Z")
+        })
+        .unwrap_or(false)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_zombie(_pid: libc::pid_t) -> bool {
+    false
+}
+
+/// When agent `agent` counts as gone: its last sign of life in the task store (or `since`,
+/// when the wait began, if later or if it never showed one) plus the lease.
+pub fn agent_deadline(
+    project: &Project,
+    agent: &str,
+    since: Timestamp,
+    lease: Duration,
+) -> baton_store::Result<Timestamp> {
+    baton_store::names::validate_agent_id(agent)?;
+    let file = project.load()?;
+    let last_seen = file
+        .agents
+        .get(agent)
+        .and_then(|record| record.last_seen)
+        .map_or(since, |seen| seen.max(since));
+    Ok(last_seen.after(lease))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_alive_and_a_reaped_child_is_not() {
+        assert!(pid_alive(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!pid_alive(pid));
+        assert!(!pid_alive(0));
+        assert!(!pid_alive(u32::MAX));
+    }
+
+    #[test]
+    fn an_exited_but_unreaped_child_counts_as_gone() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Wait for it to exit without reaping it: retry until /proc shows the zombie.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pid_alive(pid) {
+            assert!(std::time::Instant::now() < deadline, "child never exited");
+            std::thread::yield_now();
+        }
+        child.wait().unwrap();
+    }
+}

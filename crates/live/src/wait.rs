@@ -1,0 +1,190 @@
+//! Waiting for signals: the reader's side of the source design's signal files, without its
+//! two problems. A waiter wakes within milliseconds of the write (file-system events, not a
+//! polling loop), and a waiter tied to its writer's liveness returns when the writer is gone
+//! instead of waiting forever.
+//!
+//! The order of operations makes the wait race-free: watch the folders first, then look at the
+//! signals, then sleep until the watch fires; a write that lands in between still wakes it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use baton_store::signals::read_signal;
+use baton_store::{Project, Signal, SignalTarget, Timestamp};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::liveness::{agent_deadline, pid_alive};
+use crate::watcher::{Backend, Watch, WatchMode};
+
+/// How often a writer's process is checked when the wait is tied to it: processes send no
+/// file-system events when they die.
+pub const PID_CHECK_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Whether one signal is enough or all are needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quorum {
+    Any,
+    All,
+}
+
+/// What to wait for, and for how long.
+#[derive(Debug, Clone)]
+pub struct SignalWait {
+    pub targets: Vec<SignalTarget>,
+    pub quorum: Quorum,
+    /// `None`: no time limit (only a signal or a writer's death ends the wait).
+    pub timeout: Option<Duration>,
+    /// The wait ends when any of these processes is gone.
+    pub while_pids: Vec<u32>,
+    /// The wait ends when any of these agents has shown no sign of life in the task store for
+    /// longer than the project's lease.
+    pub while_agents: Vec<String>,
+    pub mode: WatchMode,
+}
+
+/// How a wait ended. Signals present at the end are listed in every case.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum WaitOutcome {
+    /// Enough signals are present.
+    Signalled {
+        signals: Vec<Signal>,
+        missing: Vec<String>,
+    },
+    /// The time limit passed first.
+    TimedOut {
+        signals: Vec<Signal>,
+        missing: Vec<String>,
+    },
+    /// A writer the wait was tied to is gone, and the signals are not all there.
+    WriterGone {
+        writer: String,
+        signals: Vec<Signal>,
+        missing: Vec<String>,
+    },
+}
+
+/// Waits as `wait` says. `armed` is called once the watch is in place (and before the first
+/// look), with the backend in use, so callers can tell a writer it may go ahead.
+pub fn wait_for_signals(
+    project: &Project,
+    wait: &SignalWait,
+    armed: impl FnOnce(Backend),
+) -> Result<WaitOutcome> {
+    if wait.targets.is_empty() {
+        return Err(baton_store::StoreError::InvalidInput {
+            field: "signals",
+            reason: "name at least one signal (or --path)".into(),
+        }
+        .into());
+    }
+    let started = Instant::now();
+    let since = Timestamp::now();
+    let deadline = wait.timeout.map(|t| started + t);
+    let paths: Vec<PathBuf> = wait.targets.iter().map(|t| t.path(project)).collect();
+    for target in &wait.targets {
+        if let SignalTarget::Named { run, .. } = target {
+            let dir = project.layout().signals_dir(*run);
+            std::fs::create_dir_all(&dir).map_err(|e| baton_store::StoreError::io(&dir, e))?;
+        }
+    }
+
+    let root = project.layout().root();
+    let mut watch = Watch::new(wait.mode, root)?;
+    let interval = poll_interval(wait.mode);
+    if !wait.while_agents.is_empty() {
+        // Heartbeats land in tasks.json; watching it lets a renewed lease push the deadline on.
+        watch.add_or_poll(root, false, interval)?;
+    }
+    for path in &paths {
+        watch.add_or_poll(&nearest_existing_parent(path), false, interval)?;
+    }
+    armed(watch.backend());
+
+    loop {
+        // Folders created since the last look (a --path whose parents did not exist yet).
+        for path in &paths {
+            watch.add_or_poll(&nearest_existing_parent(path), false, interval)?;
+        }
+        let (signals, missing) = look(project, wait, &paths)?;
+        let enough = match wait.quorum {
+            Quorum::Any => !signals.is_empty(),
+            Quorum::All => missing.is_empty(),
+        };
+        if enough {
+            return Ok(WaitOutcome::Signalled { signals, missing });
+        }
+        if let Some(pid) = wait.while_pids.iter().find(|pid| !pid_alive(**pid)) {
+            return Ok(WaitOutcome::WriterGone {
+                writer: format!("process {pid}"),
+                signals,
+                missing,
+            });
+        }
+        let mut wake_at = deadline;
+        for agent in &wait.while_agents {
+            let gone_at = agent_deadline(project, agent, since, project.lease())?;
+            let now = Timestamp::now();
+            if gone_at <= now {
+                return Ok(WaitOutcome::WriterGone {
+                    writer: format!("agent {agent} (no sign of life in the task store)"),
+                    signals,
+                    missing,
+                });
+            }
+            wake_at = earliest(wake_at, Some(Instant::now() + gone_at.remaining(now)));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(WaitOutcome::TimedOut { signals, missing });
+        }
+        if !wait.while_pids.is_empty() {
+            wake_at = earliest(wake_at, Some(Instant::now() + PID_CHECK_INTERVAL));
+        }
+        watch.wait(wake_at)?;
+    }
+}
+
+/// The signals present and the labels of those missing, in the order asked.
+fn look(
+    project: &Project,
+    wait: &SignalWait,
+    paths: &[PathBuf],
+) -> Result<(Vec<Signal>, Vec<String>)> {
+    let mut signals = Vec::new();
+    let mut missing = Vec::new();
+    for (target, path) in wait.targets.iter().zip(paths) {
+        if read_signal(path)?.is_some() {
+            if let Some(signal) = project.signal(target)? {
+                signals.push(signal);
+                continue;
+            }
+        }
+        missing.push(target.label());
+    }
+    Ok((signals, missing))
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn poll_interval(mode: WatchMode) -> Duration {
+    match mode {
+        WatchMode::Auto(interval) | WatchMode::Poll(interval) => interval,
+        WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
+    }
+}
+
+/// The signal's folder, or the nearest folder above it that exists.
+fn nearest_existing_parent(path: &Path) -> PathBuf {
+    path.ancestors()
+        .skip(1)
+        .find(|dir| dir.is_dir())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}

@@ -1,0 +1,275 @@
+//! One way to learn that files changed: file-system events (`notify`: inotify, FSEvents, …)
+//! when the file system delivers them, polling when it does not. Everything in this crate that
+//! waits goes through [`Watch`], so the choice and the fallback are made in one place.
+//!
+//! Callers treat a wake-up only as a hint that something may have changed and re-read what
+//! they care about; they never trust an event's details. That makes both backends equivalent,
+//! and it makes "arm the watch, then check, then wait" free of races: a change that lands
+//! between the check and the wait still wakes the waiter.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+use notify::{Config, PollWatcher, RecommendedWatcher, RecursiveMode, Watcher};
+
+use crate::error::{LiveError, Result};
+
+/// How often the polling backend looks, unless told otherwise.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Which backend to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchMode {
+    /// Events, unless the folder is on a network file system or events cannot be set up; then
+    /// polling at the given interval.
+    Auto(Duration),
+    /// Events only; an error if they cannot be set up.
+    Events,
+    /// Polling at this interval, for file systems that deliver no events.
+    Poll(Duration),
+}
+
+impl Default for WatchMode {
+    fn default() -> Self {
+        WatchMode::Auto(DEFAULT_POLL_INTERVAL)
+    }
+}
+
+impl FromStr for WatchMode {
+    type Err = String;
+
+    /// `auto`, `events`, `poll` or `poll:INTERVAL_MS`.
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        match text {
+            "auto" => Ok(WatchMode::default()),
+            "events" => Ok(WatchMode::Events),
+            "poll" => Ok(WatchMode::Poll(DEFAULT_POLL_INTERVAL)),
+            _ => text
+                .strip_prefix("poll:")
+                .and_then(|ms| ms.parse::<u64>().ok())
+                .filter(|ms| *ms > 0)
+                .map(|ms| WatchMode::Poll(Duration::from_millis(ms)))
+                .ok_or_else(|| {
+                    format!(
+                        "unknown watch mode {text:?}: use auto, events, poll or poll:MILLISECONDS"
+                    )
+                }),
+        }
+    }
+}
+
+/// The backend a [`Watch`] ended up with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "backend", rename_all = "snake_case")]
+pub enum Backend {
+    Events,
+    Poll {
+        #[serde(with = "millis")]
+        interval: Duration,
+    },
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backend::Events => f.write_str("file-system events"),
+            Backend::Poll { interval } => write!(f, "polling every {} ms", interval.as_millis()),
+        }
+    }
+}
+
+/// What [`Watch::wait`] saw.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// Something under a watched folder may have changed (these paths, if the backend said).
+    Changed(Vec<PathBuf>),
+    /// The deadline passed first.
+    Deadline,
+}
+
+type RawEvent = notify::Result<notify::Event>;
+
+/// Watches folders and wakes a waiter when something in them changes.
+pub struct Watch {
+    watcher: Box<dyn Watcher + Send>,
+    events: Receiver<RawEvent>,
+    backend: Backend,
+    watched: BTreeSet<PathBuf>,
+}
+
+impl Watch {
+    /// A watch with no folders yet; add them with [`Watch::add`]. `probe` is a folder that
+    /// will be watched, used to pick the backend (network file systems get polling).
+    pub fn new(mode: WatchMode, probe: &Path) -> Result<Watch> {
+        let (tx, rx) = channel();
+        let events = |tx: Sender<RawEvent>| {
+            RecommendedWatcher::new(tx, Config::default()).map_err(|e| LiveError::watch(probe, e))
+        };
+        let (watcher, backend): (Box<dyn Watcher + Send>, Backend) = match mode {
+            WatchMode::Poll(interval) => (
+                poll_watcher(tx, interval, probe)?,
+                Backend::Poll { interval },
+            ),
+            WatchMode::Events => (Box::new(events(tx)?), Backend::Events),
+            WatchMode::Auto(interval) => {
+                let watcher = if crate::fs_kind::delivers_no_events(probe) {
+                    None
+                } else {
+                    events(tx.clone()).ok()
+                };
+                match watcher {
+                    Some(watcher) => (Box::new(watcher), Backend::Events),
+                    None => (
+                        poll_watcher(tx, interval, probe)?,
+                        Backend::Poll { interval },
+                    ),
+                }
+            }
+        };
+        Ok(Watch {
+            watcher,
+            events: rx,
+            backend,
+            watched: BTreeSet::new(),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Starts watching `dir` (once; later calls are no-ops). In `Auto` mode an event backend
+    /// that refuses the folder (inotify limits, say) is replaced by polling.
+    pub fn add(&mut self, dir: &Path, recursive: bool) -> Result<()> {
+        if self.watched.contains(dir) {
+            return Ok(());
+        }
+        let mode = if recursive {
+            RecursiveMode::Recursive
+        } else {
+            RecursiveMode::NonRecursive
+        };
+        self.watcher
+            .watch(dir, mode)
+            .map_err(|e| LiveError::watch(dir, e))?;
+        self.watched.insert(dir.to_path_buf());
+        Ok(())
+    }
+
+    /// Like [`Watch::add`], but falls back to polling everything watched so far (and `dir`)
+    /// when events cannot be set up for `dir`. Used in `Auto` mode.
+    pub fn add_or_poll(&mut self, dir: &Path, recursive: bool, interval: Duration) -> Result<()> {
+        match self.add(dir, recursive) {
+            Ok(()) => Ok(()),
+            Err(_) if self.backend == Backend::Events => {
+                let mut replacement = Watch::new(WatchMode::Poll(interval), dir)?;
+                for watched in &self.watched {
+                    replacement.add(watched, recursive)?;
+                }
+                replacement.add(dir, recursive)?;
+                *self = replacement;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits until something changes or `deadline` passes (`None`: no deadline). Events that
+    /// arrive together are returned together.
+    pub fn wait(&self, deadline: Option<Instant>) -> Result<Wake> {
+        let first = match deadline {
+            None => self.events.recv().map_err(|_| LiveError::WatchStopped)?,
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match self.events.recv_timeout(left) {
+                    Ok(event) => event,
+                    Err(RecvTimeoutError::Timeout) => return Ok(Wake::Deadline),
+                    Err(RecvTimeoutError::Disconnected) => return Err(LiveError::WatchStopped),
+                }
+            }
+        };
+        let mut paths = Vec::new();
+        let mut take = |event: RawEvent| {
+            // An error from the backend (a lost event queue, say) still means "look again".
+            if let Ok(event) = event {
+                paths.extend(event.paths);
+            }
+        };
+        take(first);
+        while let Ok(more) = self.events.try_recv() {
+            take(more);
+        }
+        Ok(Wake::Changed(paths))
+    }
+}
+
+fn poll_watcher(
+    tx: Sender<RawEvent>,
+    interval: Duration,
+    probe: &Path,
+) -> Result<Box<dyn Watcher + Send>> {
+    let config = Config::default()
+        .with_poll_interval(interval)
+        .with_compare_contents(false);
+    let watcher = PollWatcher::new(tx, config).map_err(|e| LiveError::watch(probe, e))?;
+    Ok(Box::new(watcher))
+}
+
+mod millis {
+    use std::time::Duration;
+
+    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watch_modes_parse_from_text() {
+        assert_eq!("auto".parse(), Ok(WatchMode::default()));
+        assert_eq!("events".parse(), Ok(WatchMode::Events));
+        assert_eq!(
+            "poll:25".parse(),
+            Ok(WatchMode::Poll(Duration::from_millis(25)))
+        );
+        assert!("poll:0".parse::<WatchMode>().is_err());
+        assert!("sometimes".parse::<WatchMode>().is_err());
+    }
+
+    fn wakes_on_a_new_file(mode: WatchMode) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut watch = Watch::new(mode, dir.path()).unwrap();
+        watch.add(dir.path(), false).unwrap();
+        std::fs::write(dir.path().join("signal"), "done").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        assert!(matches!(
+            watch.wait(Some(deadline)).unwrap(),
+            Wake::Changed(_)
+        ));
+    }
+
+    #[test]
+    fn the_event_backend_wakes_on_a_new_file() {
+        wakes_on_a_new_file(WatchMode::Events);
+    }
+
+    #[test]
+    fn the_poll_backend_wakes_on_a_new_file() {
+        wakes_on_a_new_file(WatchMode::Poll(Duration::from_millis(20)));
+    }
+
+    #[test]
+    fn a_quiet_folder_reaches_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut watch = Watch::new(WatchMode::Events, dir.path()).unwrap();
+        watch.add(dir.path(), false).unwrap();
+        let deadline = Instant::now() + Duration::from_millis(30);
+        assert_eq!(watch.wait(Some(deadline)).unwrap(), Wake::Deadline);
+    }
+}

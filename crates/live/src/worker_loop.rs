@@ -1,0 +1,248 @@
+//! `baton worker loop`: a worker that needs no agent in the loop. It claims the next task as
+//! soon as one is ready, starts it, runs a command with the task, renews the lease while the
+//! command runs, and completes the task with the command's output (exit 0) or fails it with
+//! the end of its stderr; then it goes on with the next one.
+//!
+//! It stops cleanly: asked to stop (Ctrl-C), it stops the command's process group and releases
+//! the task, so nothing is left claimed; and it stops by itself when no work can ever become
+//! ready (unless told to stay for new tasks).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use baton_store::lifecycle::Completion;
+use baton_store::{Project, Task};
+use serde::Serialize;
+
+use crate::claim_wait::{ClaimOutcome, ClaimWait, STOP_CHECK_INTERVAL, claim_when_ready};
+use crate::error::Result;
+use crate::task_command::{Finished, RunningCommand, TaskEnv};
+use crate::watcher::{Backend, WatchMode};
+
+/// How long a stopped command gets to exit after SIGTERM before SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Lines of stderr a failure reason keeps.
+const REASON_LINES: usize = 20;
+
+#[derive(Debug, Clone)]
+pub struct LoopOptions {
+    pub agent: String,
+    /// Run by `sh -c` in the project folder.
+    pub command: String,
+    /// Keep waiting for new tasks when the queue is drained, instead of stopping.
+    pub stay: bool,
+    /// Stop after this many tasks.
+    pub max_tasks: Option<usize>,
+    pub mode: WatchMode,
+    /// Pass the command's output through as it runs.
+    pub echo: bool,
+}
+
+/// What the loop is doing, for progress output.
+#[derive(Debug)]
+pub enum LoopEvent<'a> {
+    Waiting(Backend),
+    Started(&'a Task),
+    Completed(&'a Task),
+    Failed(&'a Task),
+    /// Handed back untouched because the loop was stopped.
+    Released(&'a Task),
+    /// The task could not be reported (another worker took it over, say).
+    Lost {
+        task: &'a str,
+        error: String,
+    },
+}
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopEnd {
+    /// No work can become ready without new tasks.
+    Drained,
+    /// Asked to stop.
+    Stopped,
+    /// Reached `max_tasks`.
+    MaxTasks,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LoopReport {
+    pub completed: Vec<String>,
+    pub failed: Vec<String>,
+    pub released: Vec<String>,
+    pub end: LoopEnd,
+}
+
+/// Runs the loop until it drains, is stopped through `stop`, or reaches `max_tasks`.
+pub fn run_worker_loop(
+    project: &Project,
+    options: &LoopOptions,
+    stop: &AtomicBool,
+    mut on_event: impl FnMut(LoopEvent<'_>),
+) -> Result<LoopReport> {
+    let mut report = LoopReport {
+        completed: Vec::new(),
+        failed: Vec::new(),
+        released: Vec::new(),
+        end: LoopEnd::Drained,
+    };
+    loop {
+        let done = report.completed.len() + report.failed.len();
+        if options.max_tasks.is_some_and(|max| done >= max) {
+            report.end = LoopEnd::MaxTasks;
+            return Ok(report);
+        }
+        let wait = ClaimWait {
+            timeout: None,
+            stop_when_drained: !options.stay,
+            mode: options.mode,
+            stop: Some(stop),
+        };
+        let claim = match claim_when_ready(project, &options.agent, wait, |backend| {
+            on_event(LoopEvent::Waiting(backend))
+        })? {
+            ClaimOutcome::Claimed { claim } => claim,
+            ClaimOutcome::Drained | ClaimOutcome::TimedOut => {
+                report.end = LoopEnd::Drained;
+                return Ok(report);
+            }
+            ClaimOutcome::Stopped => {
+                report.end = LoopEnd::Stopped;
+                return Ok(report);
+            }
+        };
+        let id = claim.task.id.clone();
+        if stop.load(Ordering::Relaxed) {
+            let task = project.release(&options.agent, &id)?;
+            on_event(LoopEvent::Released(&task));
+            report.released.push(id);
+            report.end = LoopEnd::Stopped;
+            return Ok(report);
+        }
+        let task = project.start(&options.agent, &id)?;
+        on_event(LoopEvent::Started(&task));
+        match run_one(project, options, &task, stop)? {
+            Outcome::Finished(finished) => {
+                let reported = if finished.status.success() {
+                    project
+                        .complete(&options.agent, &id, completion(&finished))
+                        .map(|t| (t, true))
+                } else {
+                    project
+                        .fail(&options.agent, &id, &failure_reason(&finished))
+                        .map(|t| (t, false))
+                };
+                match reported {
+                    Ok((task, true)) => {
+                        on_event(LoopEvent::Completed(&task));
+                        report.completed.push(id);
+                    }
+                    Ok((task, false)) => {
+                        on_event(LoopEvent::Failed(&task));
+                        report.failed.push(id);
+                    }
+                    Err(e) => on_event(LoopEvent::Lost {
+                        task: &id,
+                        error: e.to_string(),
+                    }),
+                }
+            }
+            Outcome::Stopped => {
+                let task = project.release(&options.agent, &id)?;
+                on_event(LoopEvent::Released(&task));
+                report.released.push(id);
+                report.end = LoopEnd::Stopped;
+                return Ok(report);
+            }
+        }
+    }
+}
+
+enum Outcome {
+    Finished(Finished),
+    Stopped,
+}
+
+/// Runs the task's command, renewing the lease while it runs.
+fn run_one(
+    project: &Project,
+    options: &LoopOptions,
+    task: &Task,
+    stop: &AtomicBool,
+) -> Result<Outcome> {
+    let result_path = project.layout().result_file(&task.id)?;
+    let env = TaskEnv {
+        agent: &options.agent,
+        task,
+        project_dir: project.layout().project_dir(),
+        result_path: &result_path,
+    };
+    let command = match RunningCommand::start(&options.command, &env, options.echo) {
+        Ok(command) => command,
+        Err(e) => {
+            // Nothing ran: give the task back rather than leave it claimed.
+            let _ = project.release(&options.agent, &task.id);
+            return Err(e);
+        }
+    };
+    // Renew well before the lease can run out, however short it is.
+    let heartbeat_every = (project.lease() / 3).max(Duration::from_millis(100));
+    let mut next_heartbeat = Instant::now() + heartbeat_every;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            command.stop(STOP_GRACE);
+            return Ok(Outcome::Stopped);
+        }
+        let until = next_heartbeat
+            .saturating_duration_since(Instant::now())
+            .min(STOP_CHECK_INTERVAL);
+        match command.wait_timeout(until) {
+            Some(Ok(status)) => return Ok(Outcome::Finished(command.finish(status))),
+            Some(Err(e)) => {
+                let _ = project.release(&options.agent, &task.id);
+                return Err(crate::error::LiveError::Spawn {
+                    command: options.command.clone(),
+                    message: e.to_string(),
+                });
+            }
+            None => {}
+        }
+        if Instant::now() >= next_heartbeat {
+            // A failed renewal is not fatal: the next one may work, and the report at the end
+            // says if the task was lost meanwhile.
+            let _ = project.heartbeat(&options.agent);
+            next_heartbeat = Instant::now() + heartbeat_every;
+        }
+    }
+}
+
+fn completion(finished: &Finished) -> Completion {
+    let output = if finished.stdout.is_empty() {
+        "(the command printed nothing)".to_string()
+    } else {
+        finished.stdout.clone()
+    };
+    Completion {
+        output,
+        files_modified: Vec::new(),
+        files_created: Vec::new(),
+    }
+}
+
+fn failure_reason(finished: &Finished) -> String {
+    use std::os::unix::process::ExitStatusExt;
+
+    let how = match (finished.status.code(), finished.status.signal()) {
+        (Some(code), _) => format!("the command exited with status {code}"),
+        (None, Some(signal)) => format!("the command was killed by signal {signal}"),
+        (None, None) => "the command failed".to_string(),
+    };
+    let lines: Vec<&str> = finished.stderr.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(REASON_LINES)..];
+    if tail.is_empty() {
+        how
+    } else {
+        format!("{how}; stderr ends with:\n{}", tail.join("\n"))
+    }
+}
