@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use baton_live::WatchMode;
 use clap::{Args, Parser, Subcommand};
+
+pub use crate::live_args::{RunCommand, SignalCommand};
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -11,7 +14,10 @@ Exit codes:
   1  error (bad input, wrong state, unknown id, corrupt file, I/O); nothing was changed
   2  usage error (unknown command or option, missing argument)
   3  nothing to claim: no task is ready right now
-  4  leader doctor found problems that remain (after --fix, those it cannot repair)";
+  4  leader doctor found problems that remain (after --fix, those it cannot repair)
+  5  timed out: signal wait, or worker claim --wait, reached --timeout
+  6  writer gone: a signal wait tied to --while-pid/--while-agent saw the writer stop
+130  interrupted: worker loop stopped by Ctrl-C (its running task was released)";
 
 /// Coordinate parallel AI coding agents through one `.coordination/` folder.
 ///
@@ -32,6 +38,17 @@ pub struct Cli {
     /// How long a claim lasts without a heartbeat; also what counts as stale.
     #[arg(long, global = true, env = "BATON_LEASE", value_name = "DURATION", default_value = "15m", value_parser = parse_duration)]
     pub lease: Duration,
+
+    /// How to notice changes: auto (file-system events; polling on network file systems or
+    /// when events fail), events, poll, or poll:MILLISECONDS.
+    #[arg(
+        long,
+        global = true,
+        env = "BATON_WATCH_MODE",
+        value_name = "MODE",
+        default_value = "auto"
+    )]
+    pub watch_mode: WatchMode,
 
     #[command(subcommand)]
     pub command: Command,
@@ -67,6 +84,15 @@ pub enum Command {
     /// Print ready-to-paste instructions for a coding agent in a role.
     #[command(subcommand)]
     Prompt(PromptCommand),
+    /// Runs scope signals: start one (clearing stale signals), list them.
+    #[command(subcommand)]
+    Run(RunCommand),
+    /// Signals between agents: write, clear, list, and wait for them.
+    #[command(subcommand)]
+    Signal(SignalCommand),
+    /// Stream changes in .coordination/ as they happen (tasks, signals, discoveries, results,
+    /// logs); one JSON object per line with --json.
+    Watch,
 }
 
 #[derive(Debug, Subcommand)]
@@ -156,8 +182,19 @@ pub enum WorkerCommand {
         #[arg(long)]
         all: bool,
     },
-    /// Claim the best ready task (lowest priority number, then oldest). Exit code 3 if none.
-    Claim { agent: String },
+    /// Claim the best ready task (lowest priority number, then oldest). Exit code 3 if none;
+    /// with --wait, block until one is ready instead.
+    Claim {
+        agent: String,
+        /// Wait until a task is ready (added, unblocked, or its lease expired) and claim it.
+        #[arg(long)]
+        wait: bool,
+        /// Give up waiting after this long (exit code 5).
+        #[arg(long, requires = "wait", value_parser = parse_duration)]
+        timeout: Option<Duration>,
+    },
+    /// Claim, start and run a command for each task, over and over; see --help.
+    Loop(crate::live_args::LoopArgs),
     /// Start work on a task you claimed.
     Start { agent: String, task: String },
     /// Complete a task you started; writes results/TASK.md.
@@ -193,7 +230,7 @@ pub enum PromptCommand {
     Worker { agent: String },
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let duration = humantime::parse_duration(text)
         .map_err(|e| format!("{e}; write e.g. 90s, 15m or 1h30m"))?;
     if duration.is_zero() {

@@ -1,15 +1,19 @@
-//! `baton`: the command line for leaders and workers. A thin shell over `baton-store`: it
-//! parses arguments, calls one `Project` operation, and prints the outcome for people or, with
-//! `--json`, for scripts. No coordination logic lives here.
+//! `baton`: the command line for leaders and workers. A thin shell over `baton-store` and
+//! `baton-live`: it parses arguments, calls one library operation, and prints the outcome for
+//! people or, with `--json`, for scripts. No coordination logic lives here.
 
 mod args;
 mod follow;
+mod live;
+mod live_args;
 mod prompts;
 mod render;
+mod render_live;
 
 use std::io::Write;
 use std::process::ExitCode;
 
+use baton_live::LiveError;
 use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
 use baton_store::{Project, StoreError};
 use clap::Parser;
@@ -33,7 +37,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn report_error(err: &StoreError, json: bool) {
+fn report_error(err: &LiveError, json: bool) {
     let mut stderr = std::io::stderr().lock();
     if json {
         let body = serde_json::json!({"error": {"kind": err.kind(), "message": err.to_string()}});
@@ -54,9 +58,10 @@ fn emit<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
     let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
 }
 
-fn run(cli: Cli) -> Result<u8, StoreError> {
+fn run(cli: Cli) -> Result<u8, LiveError> {
     let cwd = std::env::current_dir().map_err(|e| StoreError::io(".", e))?;
     let json = cli.json;
+    let mode = cli.watch_mode;
     let open = || Project::locate(cli.dir.as_deref(), &cwd).map(|p| p.with_lease(cli.lease));
 
     match cli.command {
@@ -108,7 +113,7 @@ fn run(cli: Cli) -> Result<u8, StoreError> {
         Command::Leader(LeaderCommand::Status { watch }) => {
             let project = open()?;
             if watch {
-                follow::watch_status(&project, json)?;
+                follow::watch_status(&project, mode, json)?;
             } else {
                 let report = project.status()?;
                 emit(json, &report, || render::status(&report));
@@ -154,7 +159,20 @@ fn run(cli: Cli) -> Result<u8, StoreError> {
             };
             emit(json, &tasks, || render::task_list(&tasks, all));
         }
-        Command::Worker(WorkerCommand::Claim { agent }) => {
+        Command::Worker(WorkerCommand::Claim {
+            agent,
+            wait: true,
+            timeout,
+        }) => return live::claim_wait(&open()?, &agent, timeout, mode, json),
+        Command::Worker(WorkerCommand::Loop(args)) => {
+            return live::worker_loop(&open()?, args, mode, json);
+        }
+        Command::Run(command) => return live::run_command(&open()?, command, json),
+        Command::Signal(command) => {
+            return live::signal_command(&open()?, &cwd, command, mode, json);
+        }
+        Command::Watch => return live::watch(&open()?, mode, json),
+        Command::Worker(WorkerCommand::Claim { agent, .. }) => {
             let project = open()?;
             match project.claim(&agent)? {
                 Some(claim) => emit(json, &claim, || {
@@ -261,7 +279,7 @@ fn run(cli: Cli) -> Result<u8, StoreError> {
                 baton_store::names::validate_agent_id(agent)?;
             }
             if follow {
-                follow::follow_logs(&project, agent.as_deref(), lines, json)?;
+                follow::follow_logs(&project, agent.as_deref(), lines, mode, json)?;
             } else {
                 let log = project.logs(agent.as_deref(), lines)?;
                 emit(json, &log, || render::log_lines(&log, agent.is_none()));

@@ -8,7 +8,7 @@ use baton_store::time::short_duration;
 use baton_store::{Claim, DoctorReport, LogLine, StatusReport, Task, TaskStatus, TaskView};
 
 /// One line of text, safe for a terminal, at most `max` characters.
-fn line(text: &str, max: usize) -> String {
+pub fn line(text: &str, max: usize) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

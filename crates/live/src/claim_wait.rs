@@ -20,7 +20,7 @@ pub const STOP_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum ClaimOutcome {
     Claimed {
-        claim: Claim,
+        claim: Box<Claim>,
     },
     /// The time limit passed with nothing ready.
     TimedOut,
@@ -71,7 +71,9 @@ pub fn claim_when_ready(
         let next_expiry = match project.load()?.outlook(now, project.lease()) {
             Outlook::Claimable => {
                 if let Some(claim) = project.claim(agent)? {
-                    return Ok(ClaimOutcome::Claimed { claim });
+                    return Ok(ClaimOutcome::Claimed {
+                        claim: Box::new(claim),
+                    });
                 }
                 continue; // another worker was faster; look again
             }

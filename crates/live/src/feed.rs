@@ -27,9 +27,9 @@ use crate::error::Result;
 use crate::watcher::{Backend, Wake, Watch, WatchMode};
 
 /// How long the folder must be quiet before a burst of writes is turned into events.
-pub const QUIET: Duration = Duration::from_millis(10);
+pub const QUIET: Duration = Duration::from_millis(5);
 /// The longest a burst is held back, however busy the folder is.
-pub const MAX_DELAY: Duration = Duration::from_millis(50);
+pub const MAX_DELAY: Duration = Duration::from_millis(30);
 
 /// One logical change in `.coordination/`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

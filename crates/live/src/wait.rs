@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use baton_store::signals::read_signal;
 use baton_store::{Project, Signal, SignalTarget, Timestamp};
 use serde::Serialize;
 
@@ -108,7 +107,7 @@ pub fn wait_for_signals(
         for path in &paths {
             watch.add_or_poll(&nearest_existing_parent(path), false, interval)?;
         }
-        let (signals, missing) = look(project, wait, &paths)?;
+        let (signals, missing) = look(project, wait)?;
         let enough = match wait.quorum {
             Quorum::Any => !signals.is_empty(),
             Quorum::All => missing.is_empty(),
@@ -147,21 +146,14 @@ pub fn wait_for_signals(
 }
 
 /// The signals present and the labels of those missing, in the order asked.
-fn look(
-    project: &Project,
-    wait: &SignalWait,
-    paths: &[PathBuf],
-) -> Result<(Vec<Signal>, Vec<String>)> {
+fn look(project: &Project, wait: &SignalWait) -> Result<(Vec<Signal>, Vec<String>)> {
     let mut signals = Vec::new();
     let mut missing = Vec::new();
-    for (target, path) in wait.targets.iter().zip(paths) {
-        if read_signal(path)?.is_some() {
-            if let Some(signal) = project.signal(target)? {
-                signals.push(signal);
-                continue;
-            }
+    for target in &wait.targets {
+        match project.signal(target)? {
+            Some(signal) => signals.push(signal),
+            None => missing.push(target.label()),
         }
-        missing.push(target.label());
     }
     Ok((signals, missing))
 }

@@ -102,7 +102,7 @@ pub fn run_worker_loop(
         let claim = match claim_when_ready(project, &options.agent, wait, |backend| {
             on_event(LoopEvent::Waiting(backend))
         })? {
-            ClaimOutcome::Claimed { claim } => claim,
+            ClaimOutcome::Claimed { claim } => *claim,
             ClaimOutcome::Drained | ClaimOutcome::TimedOut => {
                 report.end = LoopEnd::Drained;
                 return Ok(report);
