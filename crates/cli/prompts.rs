@@ -23,8 +23,14 @@ All shared state lives in .coordination/ (tasks.json is the source of truth; nev
 5. When every task is done or failed:  baton leader aggregate   (writes .coordination/summary.md)
    Read the summary, verify the work (build, tests), and add follow-up tasks if needed.
 
+Signals between agents (e.g. UI tests done, so diagnostics can start):
+     baton run new                                 start a run; clears its stale signals
+     baton signal write ui-test-done --agent <me>  from the writer
+     baton signal wait ui-test-done --while-agent <writer> --timeout 30m   from the reader
+   Live view of everything that changes:  baton watch
+
 Exit codes: 0 ok, 1 error (message on stderr says what to do), 2 usage, 3 nothing to claim,
-4 doctor found problems.
+4 doctor found problems, 5 timed out waiting, 6 the writer a wait was tied to is gone.
 "
     .to_string()
 }
@@ -38,7 +44,9 @@ All shared state lives in .coordination/ (never edit tasks.json by hand).
 Repeat until there is no work left:
 1. Claim the most urgent ready task:   baton worker claim {agent}
    - Exit code 3 means nothing is ready: run `baton leader status` to see why. If tasks are
-     still held by others, wait a minute and claim again; if every task is finished, stop.
+     still held by others, wait for one to become ready instead of polling:
+       baton worker claim {agent} --wait --timeout 30m     (exit code 5: nothing came)
+     If every task is finished, stop.
    - Read the description, files and hints it prints. Read .coordination/master-plan.md and
      .coordination/context/discoveries.md for the bigger picture.
 2. Start it:                           baton worker start {agent} <task-id>

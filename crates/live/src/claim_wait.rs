@@ -70,12 +70,17 @@ pub fn claim_when_ready(
         let now = Timestamp::now();
         let next_expiry = match project.load()?.outlook(now, project.lease()) {
             Outlook::Claimable => {
+                // Retire the watch before the claim's write (see `Watch::unwatch_all`).
+                watch.unwatch_all();
                 if let Some(claim) = project.claim(agent)? {
                     return Ok(ClaimOutcome::Claimed {
                         claim: Box::new(claim),
                     });
                 }
-                continue; // another worker was faster; look again
+                // Another worker was faster: watch again, then look again (in that order,
+                // so nothing written in between is missed).
+                watch.add_or_poll(root, false, interval)?;
+                continue;
             }
             Outlook::Drained if wait.stop_when_drained => return Ok(ClaimOutcome::Drained),
             Outlook::Drained => None,

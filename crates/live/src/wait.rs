@@ -113,6 +113,7 @@ pub fn wait_for_signals(
             Quorum::All => missing.is_empty(),
         };
         if enough {
+            watch.unwatch_all();
             return Ok(WaitOutcome::Signalled { signals, missing });
         }
         if let Some(pid) = wait.while_pids.iter().find(|pid| !pid_alive(**pid)) {

@@ -177,6 +177,15 @@ impl Watch {
         }
     }
 
+    /// Stops watching every folder (the watch can be given folders again). A waiter that got
+    /// what it waited for calls this first: the kernel then retires its inotify watches while
+    /// the waiter finishes its work, instead of making the process's exit wait for that.
+    pub fn unwatch_all(&mut self) {
+        for dir in std::mem::take(&mut self.watched) {
+            let _ = self.watcher.unwatch(&dir);
+        }
+    }
+
     /// Waits until something changes or `deadline` passes (`None`: no deadline). Events that
     /// arrive together are returned together.
     pub fn wait(&self, deadline: Option<Instant>) -> Result<Wake> {

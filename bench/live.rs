@@ -1,0 +1,219 @@
+//! Wake-up benchmark, whole CLI processes (run with `cargo bench --bench live`).
+//!
+//! Prints p50/p99 over 200 trials of:
+//! - signal latency: from starting `baton signal write NAME` to the exit of a
+//!   `baton signal wait NAME` that was already waiting;
+//! - pickup latency: from starting `baton leader add-task` to the exit of a
+//!   `baton worker claim AGENT --wait` that was already waiting, having claimed the task;
+//! - for scale, a bare `baton signal write` process (start to exit), the floor of the first;
+//! - the source design's way, a shell loop that checks for the file every second, over a few
+//!   trials.
+//!
+//! Target (issue 3): p99 ≤ 10 ms for both latencies on this machine.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn baton() -> &'static str {
+    env!("CARGO_BIN_EXE_baton")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn report(what: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    println!(
+        "{what}: p50 {}  p99 {}  max {}  ({} trials)",
+        ms(percentile(&samples, 0.50)),
+        ms(percentile(&samples, 0.99)),
+        ms(*samples.last().unwrap()),
+        samples.len()
+    );
+}
+
+fn baton_in(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(baton());
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BATON_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+/// A waiting process, started and armed (it said its watch is in place).
+struct Waiter {
+    child: Child,
+    first_line: std::sync::mpsc::Receiver<Instant>,
+}
+
+/// Starts a waiting process and returns once it says its watch is armed.
+fn armed(dir: &Path, args: &[&str]) -> Waiter {
+    let mut child = baton_in(dir, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "waiter exited");
+        if line.contains("waiting") {
+            break;
+        }
+    }
+    // Keep draining stderr so the waiter never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    // When the waiter's answer arrives on stdout: the moment it woke and knew.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, first_line) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap_or(0) > 0 {
+            let _ = tx.send(Instant::now());
+        }
+        std::io::copy(&mut stdout, &mut std::io::sink())
+    });
+    Waiter { child, first_line }
+}
+
+impl Waiter {
+    /// (time to its first output line, time to its exit), both from `started`.
+    fn finish(mut self, started: Instant) -> (Duration, Duration) {
+        let status = self.child.wait().unwrap();
+        let exited = started.elapsed();
+        assert!(status.success(), "waiter failed");
+        let answered = self.first_line.recv().expect("waiter printed nothing");
+        (answered - started, exited)
+    }
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let status = baton_in(dir.path(), &["leader", "init", "benchmark"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    dir
+}
+
+fn signal_latency(trials: usize) -> Vec<(Duration, Duration)> {
+    let dir = project();
+    (0..trials)
+        .map(|i| {
+            let name = format!("signal-{i}");
+            let waiter = armed(dir.path(), &["signal", "wait", &name, "--timeout", "60s"]);
+            let started = Instant::now();
+            let mut writer = baton_in(dir.path(), &["signal", "write", &name])
+                .spawn()
+                .unwrap();
+            let times = waiter.finish(started);
+            writer.wait().unwrap();
+            times
+        })
+        .collect()
+}
+
+fn writer_alone(trials: usize) -> Vec<Duration> {
+    let dir = project();
+    (0..trials)
+        .map(|i| {
+            let started = Instant::now();
+            let status = baton_in(dir.path(), &["signal", "write", &format!("alone-{i}")])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            started.elapsed()
+        })
+        .collect()
+}
+
+fn pickup_latency(trials: usize) -> Vec<(Duration, Duration)> {
+    let dir = project();
+    (0..trials)
+        .map(|i| {
+            let worker = armed(
+                dir.path(),
+                &["worker", "claim", "w1", "--wait", "--timeout", "60s"],
+            );
+            let started = Instant::now();
+            let mut leader = baton_in(dir.path(), &["leader", "add-task", &format!("task {i}")])
+                .spawn()
+                .unwrap();
+            let times = worker.finish(started);
+            leader.wait().unwrap();
+            times
+        })
+        .collect()
+}
+
+/// Reports the time to the waiter's answer and the time to its exit.
+fn report_pair(what: &str, samples: Vec<(Duration, Duration)>) {
+    report(
+        &format!("{what}: answer printed"),
+        samples.iter().map(|s| s.0).collect(),
+    );
+    report(
+        &format!("{what}: process exited"),
+        samples.iter().map(|s| s.1).collect(),
+    );
+}
+
+/// The source design's reader: a shell loop checking for the file every second.
+fn polling_baseline(trials: usize) -> Vec<Duration> {
+    let dir = tempfile::tempdir().unwrap();
+    (0..trials)
+        .map(|i| {
+            let file = dir.path().join(format!(".ui-test-done-{i}"));
+            let script = format!(
+                "echo waiting >&2; while [ ! -f '{}' ]; do sleep 1; done",
+                file.display()
+            );
+            let mut reader = Command::new("sh")
+                .args(["-c", &script])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stderr = BufReader::new(reader.stderr.take().unwrap());
+            stderr.read_line(&mut String::new()).unwrap();
+            // Writes land at a random moment of the reader's cycle, as in real use.
+            std::thread::sleep(Duration::from_millis((i as u64 * 379) % 1000));
+            let started = Instant::now();
+            std::fs::write(&file, "done").unwrap();
+            reader.wait().unwrap();
+            started.elapsed()
+        })
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo test --benches` probes harness-less benches with --list
+    }
+    println!("baton: {}", baton());
+    if !args.iter().any(|a| a == "--bench") {
+        // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
+        report_pair("signal write -> waiter", signal_latency(3));
+        report_pair("add-task -> claim --wait", pickup_latency(3));
+        return;
+    }
+    report_pair("signal write -> waiter", signal_latency(200));
+    report_pair("add-task -> claim --wait", pickup_latency(200));
+    report("signal write alone (start to exit)", writer_alone(200));
+    report(
+        "source design's 1 s polling reader (write -> reader exit)",
+        polling_baseline(10),
+    );
+}
