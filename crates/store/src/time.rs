@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, Local, NaiveDateTime, SecondsFormat, TimeZone, Utc};
+use chrono::{DateTime, Local, NaiveDateTime, SecondsFormat, SubsecRound, TimeZone, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// An instant, ordered and comparable, serialised as RFC 3339 UTC.
@@ -14,8 +14,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct Timestamp(pub DateTime<Utc>);
 
 impl Timestamp {
+    /// The current instant, to the microsecond: what is in memory equals what is written.
     pub fn now() -> Self {
-        Timestamp(Utc::now())
+        Timestamp(Utc::now().trunc_subsecs(6))
     }
 
     /// Parses RFC 3339 (any offset) or a naive ISO 8601 date-time taken as local time.

@@ -1,0 +1,77 @@
+//! Errors of orchestration. Like the task store's, every message says what was wrong and what
+//! to do; nothing is written when one is returned.
+
+use std::path::PathBuf;
+
+use baton_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+
+    #[error("unknown agent {name:?}; known agents: {}", known.join(", "))]
+    UnknownAgent { name: String, known: Vec<String> },
+
+    #[error("no invocation {id:?}; `baton invoke list` shows the active and recent ones")]
+    UnknownInvocation { id: String },
+
+    #[error("invocation {id} is already {status}; only started invocations can be completed")]
+    AlreadyFinished { id: String, status: String },
+
+    #[error("no parallel run {id:?}; `baton parallel list` shows them")]
+    UnknownParallel { id: String },
+
+    #[error("invalid {field}: {reason}")]
+    InvalidInput { field: &'static str, reason: String },
+
+    #[error("cannot read steering file {path}: {message}")]
+    Steering { path: PathBuf, message: String },
+
+    #[error("{path}: {message}")]
+    Workflows { path: PathBuf, message: String },
+}
+
+impl AgentError {
+    /// A short, stable name for the kind of error, for `--json` output and scripts.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentError::Store(e) => e.kind(),
+            AgentError::UnknownAgent { .. } => "unknown_agent",
+            AgentError::UnknownInvocation { .. } => "unknown_invocation",
+            AgentError::AlreadyFinished { .. } => "illegal_transition",
+            AgentError::UnknownParallel { .. } => "unknown_parallel",
+            AgentError::InvalidInput { .. } => "invalid_input",
+            AgentError::Steering { .. } => "steering",
+            AgentError::Workflows { .. } => "workflows",
+        }
+    }
+}
+
+pub type Result<T, E = AgentError> = std::result::Result<T, E>;
+
+/// Refuses empty text, control characters and text over `max` bytes.
+pub(crate) fn check_text(
+    field: &'static str,
+    text: &str,
+    max: usize,
+    required: bool,
+) -> Result<()> {
+    let refuse = |reason: String| Err(AgentError::InvalidInput { field, reason });
+    if required && text.trim().is_empty() {
+        return refuse("it is empty".into());
+    }
+    if text.len() > max {
+        return refuse(format!(
+            "it is {} bytes, more than the {max} allowed",
+            text.len()
+        ));
+    }
+    if let Some(c) = text
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+    {
+        return refuse(format!("it contains control character U+{:04X}", c as u32));
+    }
+    Ok(())
+}

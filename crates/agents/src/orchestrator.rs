@@ -1,0 +1,97 @@
+//! [`Orchestrator`]: the orchestration operations on one project, the service layer the CLI,
+//! the MCP server and the desktop app share. The operations themselves live in `invoke`,
+//! `parallel`, `handoff` and `routing`; this module opens the project's registry and
+//! configuration.
+
+use std::path::PathBuf;
+
+use baton_store::{Layout, Project};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{AgentError, Result};
+use crate::registry::Registry;
+use crate::routing::{RoutingRecommendation, Workflows};
+use crate::state::{self, OrchestrationState};
+
+/// `.coordination/orchestration/config.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Config {
+    /// More folders of agent definitions, searched after `.claude/agents/` and `src/claude/`
+    /// (relative to the project folder).
+    #[serde(default)]
+    pub agent_dirs: Vec<PathBuf>,
+}
+
+/// Orchestration over one project.
+#[derive(Debug, Clone)]
+pub struct Orchestrator {
+    pub(crate) layout: Layout,
+    pub(crate) registry: Registry,
+}
+
+impl Orchestrator {
+    /// Loads the project's configuration and agent registry.
+    pub fn open(project: &Project) -> Result<Orchestrator> {
+        let layout = project.layout().clone();
+        let config = Self::config(&layout)?;
+        let registry = Registry::load(layout.project_dir(), &config.agent_dirs);
+        Ok(Orchestrator { layout, registry })
+    }
+
+    fn config(layout: &Layout) -> Result<Config> {
+        let path = state::dir(layout).join("config.json");
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| AgentError::Workflows {
+                message: format!("not a valid configuration at line {}: {e}", e.line()),
+                path,
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(baton_store::StoreError::io(path, e).into()),
+        }
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Everything recorded: active and recent invocations, parallel runs, handoffs, conflicts.
+    pub fn state(&self) -> Result<OrchestrationState> {
+        Ok(state::load(&self.layout)?)
+    }
+
+    pub fn workflows_file(&self) -> PathBuf {
+        state::dir(&self.layout).join("workflows.json")
+    }
+
+    /// The workflows in use (the file, or the defaults), checked.
+    pub fn workflows(&self) -> Result<Workflows> {
+        let path = self.workflows_file();
+        let workflows = Workflows::load(&path)?;
+        workflows.validate(&path, &self.registry)?;
+        Ok(workflows)
+    }
+
+    /// Writes the default workflows file for editing, unless one exists (or `force`).
+    pub fn write_workflows(&self, force: bool) -> Result<bool> {
+        let path = self.workflows_file();
+        if path.exists() && !force {
+            return Ok(false);
+        }
+        let dir = state::dir(&self.layout);
+        std::fs::create_dir_all(&dir).map_err(|e| baton_store::StoreError::io(&dir, e))?;
+        let mut bytes = serde_json::to_vec_pretty(&Workflows::default()).expect("serialises");
+        bytes.push(b'\n');
+        baton_store::durable::write_atomic(&path, &bytes)?;
+        Ok(true)
+    }
+
+    /// `get_routing_recommendation`.
+    pub fn get_routing_recommendation(&self, task: &str) -> Result<RoutingRecommendation> {
+        crate::error::check_text("task", task, 64 * 1024, true)?;
+        Ok(self.workflows()?.recommend(task))
+    }
+}

@@ -1,0 +1,255 @@
+//! Orchestration history, kept in `.coordination/orchestration/state.json` with the task
+//! store's discipline: every change holds an exclusive lock, and the file is replaced
+//! atomically, so two processes recording invocations or handoffs never lose one another's.
+//!
+//! One document holds it all (active invocations, the last 50 finished ones, parallel runs,
+//! the handoff chain, the conflict log) so an operation that touches several parts, such as
+//! completing an invocation that belongs to a parallel run, is one atomic write.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::PathBuf;
+
+use baton_store::durable::{FileLock, write_atomic};
+use baton_store::{Layout, StoreError, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// How many finished invocations the history keeps.
+pub const HISTORY_LIMIT: usize = 50;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvocationStatus {
+    Started,
+    Completed,
+    Failed,
+}
+
+/// One invocation of an agent, from `invoke_agent` to `complete_invocation`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invocation {
+    pub id: String,
+    pub agent: String,
+    pub model: String,
+    /// The task as the caller gave it.
+    pub task: String,
+    /// The prompt to run: steering, then prior output, then the task.
+    pub prompt: String,
+    pub status: InvocationStatus,
+    pub started_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steering: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts_created: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff_context: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// One document with a section per agent.
+    Merge,
+    /// The majority recommendation, with counts.
+    Vote,
+    /// An invocation of the conflict handler with the summarised results as its prompt.
+    Escalate,
+}
+
+impl std::str::FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "merge" => Ok(Strategy::Merge),
+            "vote" => Ok(Strategy::Vote),
+            "escalate" => Ok(Strategy::Escalate),
+            _ => Err(format!(
+                "unknown strategy {s:?}: use merge, vote or escalate"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParallelStatus {
+    Running,
+    Complete,
+    Partial,
+    Conflict,
+}
+
+/// One agent's part in a parallel run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParallelMember {
+    pub agent: String,
+    pub invocation_id: String,
+    pub status: InvocationStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParallelRun {
+    pub id: String,
+    pub strategy: Strategy,
+    pub conflict_handler: String,
+    pub members: Vec<ParallelMember>,
+    pub status: ParallelStatus,
+    pub started_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregated_at: Option<Timestamp>,
+    /// The conflict handler's invocation, once escalated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub decision: String,
+    pub rationale: String,
+}
+
+/// One link of the handoff chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Handoff {
+    pub id: String,
+    pub from: String,
+    pub to: String,
+    pub at: Timestamp,
+    pub summary: String,
+    #[serde(default)]
+    pub artifacts: Vec<String>,
+    #[serde(default)]
+    pub decisions: Vec<Decision>,
+    #[serde(default)]
+    pub open_questions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_id: Option<String>,
+}
+
+/// A disagreement between parallel agents and how it was handled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConflictRecord {
+    pub parallel_id: String,
+    pub at: Timestamp,
+    /// Each agent's recommendation.
+    pub recommendations: BTreeMap<String, String>,
+    pub resolution: String,
+}
+
+/// Everything orchestration remembers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OrchestrationState {
+    #[serde(default)]
+    pub active: Vec<Invocation>,
+    /// Finished invocations, oldest first, at most [`HISTORY_LIMIT`].
+    #[serde(default)]
+    pub history: Vec<Invocation>,
+    #[serde(default)]
+    pub parallel_runs: Vec<ParallelRun>,
+    #[serde(default)]
+    pub handoffs: Vec<Handoff>,
+    #[serde(default)]
+    pub conflicts: Vec<ConflictRecord>,
+}
+
+pub fn dir(layout: &Layout) -> PathBuf {
+    layout.root().join("orchestration")
+}
+
+pub fn state_file(layout: &Layout) -> PathBuf {
+    dir(layout).join("state.json")
+}
+
+fn lock_file(layout: &Layout) -> PathBuf {
+    dir(layout).join(".lock")
+}
+
+/// The consolidated handoff context the orchestrator reads at the start of a session.
+pub fn handoff_file(layout: &Layout) -> PathBuf {
+    layout.root().join("HANDOFF.md")
+}
+
+/// Reads the state without locking (writes are atomic renames).
+pub fn load(layout: &Layout) -> Result<OrchestrationState, StoreError> {
+    let path = state_file(layout);
+    match fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+            path,
+        }),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(OrchestrationState::default()),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+/// Holds the lock, reads, applies `op`, and writes the state back if `op` succeeded.
+pub fn transact<T, E: From<StoreError>>(
+    layout: &Layout,
+    op: impl FnOnce(&mut OrchestrationState, Timestamp) -> Result<T, E>,
+) -> Result<T, E> {
+    let dir = dir(layout);
+    fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+    let _lock = FileLock::exclusive(&lock_file(layout))?;
+    let mut state = load(layout)?;
+    let now = Timestamp::now();
+    let value = op(&mut state, now)?;
+    let mut bytes = serde_json::to_vec_pretty(&state).expect("state serialises");
+    bytes.push(b'\n');
+    write_atomic(&state_file(layout), &bytes)?;
+    Ok(value)
+}
+
+impl OrchestrationState {
+    /// An id no invocation, parallel run or handoff has used: `PREFIX-TIME[-AGENT][-N]`.
+    pub fn fresh_id(&self, prefix: &str, agent: Option<&str>, now: Timestamp) -> String {
+        let stamp = now.0.format("%Y%m%dT%H%M%S%3f");
+        let base = match agent {
+            Some(agent) => format!("{prefix}-{stamp}-{agent}"),
+            None => format!("{prefix}-{stamp}"),
+        };
+        let taken = |id: &str| {
+            self.active.iter().any(|i| i.id == id)
+                || self.history.iter().any(|i| i.id == id)
+                || self.parallel_runs.iter().any(|p| p.id == id)
+                || self.handoffs.iter().any(|h| h.id == id)
+        };
+        if !taken(&base) {
+            return base;
+        }
+        (2..)
+            .map(|n| format!("{base}-{n}"))
+            .find(|id| !taken(id))
+            .expect("some suffix is free")
+    }
+
+    pub fn invocation(&self, id: &str) -> Option<&Invocation> {
+        self.active
+            .iter()
+            .chain(self.history.iter())
+            .find(|i| i.id == id)
+    }
+
+    /// Moves a finished invocation into the history, dropping the oldest beyond the limit.
+    pub fn retire(&mut self, invocation: Invocation) {
+        self.history.push(invocation);
+        let excess = self.history.len().saturating_sub(HISTORY_LIMIT);
+        self.history.drain(..excess);
+    }
+}
