@@ -6,6 +6,7 @@ use std::time::Duration;
 use baton_live::WatchMode;
 use clap::{Args, Parser, Subcommand};
 
+pub use crate::agents_args::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
 pub use crate::live_args::{RunCommand, SignalCommand};
 
 pub const EXIT_CODES: &str = "\
@@ -93,6 +94,23 @@ pub enum Command {
     /// Stream changes in .coordination/ as they happen (tasks, signals, discoveries, results,
     /// logs); one JSON object per line with --json.
     Watch,
+    /// The agent registry: list, show, check definitions; write the catalog out to edit.
+    #[command(subcommand)]
+    Agents(AgentsCommand),
+    /// Record agent invocations: start one (builds the prompt), complete it, list them.
+    #[command(subcommand)]
+    Invoke(InvokeCommand),
+    /// The handoff chain between agents: track a handoff, show the chain.
+    #[command(subcommand)]
+    Handoff(HandoffCommand),
+    /// Parallel runs: several agents on one question, then one aggregated answer.
+    #[command(subcommand)]
+    Parallel(ParallelCommand),
+    /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
+    Route {
+        /// The task, in words.
+        task: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

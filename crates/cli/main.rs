@@ -2,24 +2,28 @@
 //! `baton-live`: it parses arguments, calls one library operation, and prints the outcome for
 //! people or, with `--json`, for scripts. No coordination logic lives here.
 
+mod agents;
+mod agents_args;
 mod args;
+mod error;
 mod follow;
 mod live;
 mod live_args;
 mod prompts;
 mod render;
+mod render_agents;
 mod render_live;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use baton_live::LiveError;
 use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
 use baton_store::{Project, StoreError};
 use clap::Parser;
 use serde::Serialize;
 
 use args::{Cli, Command, LeaderCommand, PromptCommand, WorkerCommand};
+use error::CliError;
 
 const EXIT_ERROR: u8 = 1;
 const EXIT_NOTHING_TO_CLAIM: u8 = 3;
@@ -37,7 +41,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn report_error(err: &LiveError, json: bool) {
+fn report_error(err: &CliError, json: bool) {
     let mut stderr = std::io::stderr().lock();
     if json {
         let body = serde_json::json!({"error": {"kind": err.kind(), "message": err.to_string()}});
@@ -58,7 +62,7 @@ fn emit<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
     let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
 }
 
-fn run(cli: Cli) -> Result<u8, LiveError> {
+fn run(cli: Cli) -> Result<u8, CliError> {
     let cwd = std::env::current_dir().map_err(|e| StoreError::io(".", e))?;
     let json = cli.json;
     let mode = cli.watch_mode;
@@ -163,15 +167,20 @@ fn run(cli: Cli) -> Result<u8, LiveError> {
             agent,
             wait: true,
             timeout,
-        }) => return live::claim_wait(&open()?, &agent, timeout, mode, json),
+        }) => return Ok(live::claim_wait(&open()?, &agent, timeout, mode, json)?),
         Command::Worker(WorkerCommand::Loop(args)) => {
-            return live::worker_loop(&open()?, args, mode, json);
+            return Ok(live::worker_loop(&open()?, args, mode, json)?);
         }
-        Command::Run(command) => return live::run_command(&open()?, command, json),
+        Command::Run(command) => return Ok(live::run_command(&open()?, command, json)?),
         Command::Signal(command) => {
-            return live::signal_command(&open()?, &cwd, command, mode, json);
+            return Ok(live::signal_command(&open()?, &cwd, command, mode, json)?);
         }
-        Command::Watch => return live::watch(&open()?, mode, json),
+        Command::Watch => return Ok(live::watch(&open()?, mode, json)?),
+        Command::Agents(command) => return agents::agents(&open()?, command, json),
+        Command::Invoke(command) => return agents::invoke(&open()?, &cwd, command, json),
+        Command::Handoff(command) => return agents::handoff(&open()?, command, json),
+        Command::Parallel(command) => return agents::parallel(&open()?, &cwd, command, json),
+        Command::Route { task } => return agents::route(&open()?, &task, json),
         Command::Worker(WorkerCommand::Claim { agent, .. }) => {
             let project = open()?;
             match project.claim(&agent)? {

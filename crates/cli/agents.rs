@@ -1,0 +1,264 @@
+//! The orchestration commands: each calls one `baton-agents` operation and prints the outcome.
+
+use std::io::Read;
+use std::path::Path;
+
+use baton_agents::handoff::{HandoffContext, HandoffRequest};
+use baton_agents::invoke::{CompletionReport, InvokeContext, InvokeRequest};
+use baton_agents::parallel::{ParallelAgent, ParallelRequest};
+use baton_agents::state::{Decision, InvocationStatus};
+use baton_agents::{Orchestrator, catalog};
+use baton_store::Project;
+
+use crate::agents_args::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
+use crate::error::CliError;
+use crate::{emit, render_agents};
+
+const EXIT_PROBLEMS: u8 = 4;
+
+/// A text argument: `@FILE` reads the file (relative to `cwd`), `-` reads stdin, anything
+/// else is the text itself.
+fn text_arg(cwd: &Path, value: &str) -> Result<String, CliError> {
+    if value == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| baton_store::StoreError::io("stdin", e))?;
+        return Ok(text);
+    }
+    match value.strip_prefix('@') {
+        Some(path) => {
+            let path = cwd.join(path);
+            std::fs::read_to_string(&path).map_err(|e| baton_store::StoreError::io(path, e).into())
+        }
+        None => Ok(value.to_string()),
+    }
+}
+
+pub fn agents(project: &Project, command: AgentsCommand, json: bool) -> Result<u8, CliError> {
+    let orchestrator = Orchestrator::open(project)?;
+    let registry = orchestrator.registry();
+    match command {
+        AgentsCommand::List => {
+            let agents: Vec<_> = registry.agents.values().collect();
+            emit(json, &agents, || {
+                render_agents::agent_table(&agents, &registry.diagnostics)
+            });
+        }
+        AgentsCommand::Show { name } => {
+            let agent = registry.require(&name)?;
+            emit(json, agent, || render_agents::agent(agent));
+        }
+        AgentsCommand::Check => {
+            emit(json, &registry.diagnostics, || {
+                render_agents::diagnostics(registry)
+            });
+            if !registry.diagnostics.is_empty() {
+                return Ok(EXIT_PROBLEMS);
+            }
+        }
+        AgentsCommand::Init { to, force } => {
+            let dir = project.layout().project_dir().join(&to);
+            let written = catalog::write_catalog(&dir, force)?;
+            let workflows = orchestrator.write_workflows(force)?;
+            emit(
+                json,
+                &serde_json::json!({"agents": written, "workflows_written": workflows,
+                    "workflows": orchestrator.workflows_file()}),
+                || render_agents::init(&dir, &written, workflows, &orchestrator.workflows_file()),
+            );
+        }
+    }
+    Ok(0)
+}
+
+pub fn invoke(
+    project: &Project,
+    cwd: &Path,
+    command: InvokeCommand,
+    json: bool,
+) -> Result<u8, CliError> {
+    let orchestrator = Orchestrator::open(project)?;
+    match command {
+        InvokeCommand::Start {
+            agent,
+            prompt,
+            model,
+            prior_agent,
+            prior_output,
+            steering,
+            artifact,
+            parallel_id,
+        } => {
+            let invocation = orchestrator.invoke_agent(InvokeRequest {
+                agent,
+                prompt: text_arg(cwd, &prompt)?,
+                context: InvokeContext {
+                    prior_agent,
+                    prior_output: prior_output.map(|p| text_arg(cwd, &p)).transpose()?,
+                    artifacts: artifact,
+                    steering,
+                },
+                model_override: model,
+                parallel_id,
+            })?;
+            emit(json, &invocation, || {
+                render_agents::invocation_started(&invocation)
+            });
+        }
+        InvokeCommand::Complete {
+            id,
+            output,
+            failed,
+            artifact,
+            handoff_context,
+        } => {
+            let invocation = orchestrator.complete_invocation(
+                &id,
+                CompletionReport {
+                    status: if failed {
+                        InvocationStatus::Failed
+                    } else {
+                        InvocationStatus::Completed
+                    },
+                    output: text_arg(cwd, &output)?,
+                    artifacts_created: artifact,
+                    handoff_context: handoff_context.map(|h| text_arg(cwd, &h)).transpose()?,
+                },
+            )?;
+            emit(json, &invocation, || {
+                format!(
+                    "Recorded {} as {}",
+                    invocation.id,
+                    if failed { "failed" } else { "completed" }
+                )
+            });
+        }
+        InvokeCommand::List { active } => {
+            let state = orchestrator.state()?;
+            let value = if active {
+                serde_json::json!({"active": state.active})
+            } else {
+                serde_json::json!({"active": state.active, "history": state.history})
+            };
+            emit(json, &value, || render_agents::invocations(&state, active));
+        }
+    }
+    Ok(0)
+}
+
+pub fn handoff(project: &Project, command: HandoffCommand, json: bool) -> Result<u8, CliError> {
+    let orchestrator = Orchestrator::open(project)?;
+    let cwd = std::env::current_dir().map_err(|e| baton_store::StoreError::io(".", e))?;
+    match command {
+        HandoffCommand::Track {
+            from,
+            to,
+            summary,
+            artifact,
+            decision,
+            question,
+            parallel_id,
+        } => {
+            let decisions = decision
+                .iter()
+                .map(|d| match d.split_once("::") {
+                    Some((decision, rationale)) => Ok(Decision {
+                        decision: decision.trim().to_string(),
+                        rationale: rationale.trim().to_string(),
+                    }),
+                    None => Err(CliError::input(
+                        "decision",
+                        format!("{d:?} has no rationale; write \"DECISION :: RATIONALE\""),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let recorded = orchestrator.track_handoff(HandoffRequest {
+                from_agent: from,
+                to_agent: to,
+                context: HandoffContext {
+                    summary: text_arg(&cwd, &summary)?,
+                    artifacts: artifact,
+                    decisions,
+                    open_questions: question,
+                },
+                parallel_id,
+            })?;
+            emit(json, &recorded, || {
+                let h = &recorded.handoff;
+                let mut text = format!("Recorded handoff {} ({} → {})", h.id, h.from, h.to);
+                if recorded.consolidated {
+                    text += "; HANDOFF.md updated";
+                }
+                text
+            });
+        }
+        HandoffCommand::Chain => {
+            let chain = orchestrator.state()?.handoffs;
+            emit(json, &chain, || render_agents::chain(&chain));
+        }
+    }
+    Ok(0)
+}
+
+pub fn parallel(
+    project: &Project,
+    cwd: &Path,
+    command: ParallelCommand,
+    json: bool,
+) -> Result<u8, CliError> {
+    let orchestrator = Orchestrator::open(project)?;
+    match command {
+        ParallelCommand::Start {
+            agents,
+            strategy,
+            handler,
+        } => {
+            let agents = agents
+                .iter()
+                .map(|spec| match spec.split_once('=') {
+                    Some((agent, prompt)) => Ok(ParallelAgent {
+                        agent: agent.trim().to_string(),
+                        prompt: text_arg(cwd, prompt)?,
+                        context: InvokeContext::default(),
+                    }),
+                    None => Err(CliError::input(
+                        "agent",
+                        format!("{spec:?} is not NAME=PROMPT"),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let started = orchestrator.start_parallel_execution(ParallelRequest {
+                agents,
+                aggregation_strategy: strategy,
+                conflict_handler: handler,
+            })?;
+            emit(json, &started, || render_agents::parallel_started(&started));
+        }
+        ParallelCommand::Aggregate { id } => {
+            let aggregation = orchestrator.aggregate_parallel_results(&id)?;
+            emit(json, &aggregation, || {
+                render_agents::aggregation(&aggregation)
+            });
+        }
+        ParallelCommand::List => {
+            let runs = orchestrator.state()?.parallel_runs;
+            emit(json, &runs, || render_agents::parallel_runs(&runs));
+        }
+    }
+    Ok(0)
+}
+
+pub fn route(project: &Project, task: &str, json: bool) -> Result<u8, CliError> {
+    let recommendation = Orchestrator::open(project)?.get_routing_recommendation(task)?;
+    emit(json, &recommendation, || {
+        format!(
+            "Workflow: {} ({}% confidence)\nAgents:   {}\nWhy:      {}",
+            recommendation.recommended_workflow,
+            recommendation.confidence,
+            recommendation.recommended_agents.join(" → "),
+            recommendation.reasoning
+        )
+    });
+    Ok(0)
+}
