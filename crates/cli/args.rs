@@ -106,6 +106,16 @@ pub enum Command {
     /// Parallel runs: several agents on one question, then one aggregated answer.
     #[command(subcommand)]
     Parallel(ParallelCommand),
+    /// Serve Baton to coding agents over MCP (stdio): task, signal and orchestration tools,
+    /// the board and agents:// resources. stdout carries only the protocol.
+    Mcp {
+        /// Serve only the tools this agent's definition allows (its `tools` list).
+        #[arg(long, value_name = "AGENT")]
+        agent: Option<String>,
+        /// Log to .coordination/mcp/mcp.log only, not to stderr.
+        #[arg(short, long)]
+        quiet: bool,
+    },
     /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
     Route {
         /// The task, in words.

@@ -181,6 +181,10 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Handoff(command) => return agents::handoff(&open()?, command, json),
         Command::Parallel(command) => return agents::parallel(&open()?, &cwd, command, json),
         Command::Route { task } => return agents::route(&open()?, &task, json),
+        Command::Mcp { agent, quiet } => {
+            baton_mcp::serve_stdio(open()?, baton_mcp::McpOptions { agent, quiet })
+                .map_err(|e| CliError::input("mcp", e))?;
+        }
         Command::Worker(WorkerCommand::Claim { agent, .. }) => {
             let project = open()?;
             match project.claim(&agent)? {
@@ -189,7 +193,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
                 }),
                 None => {
                     let report = project.status()?;
-                    let why = render::nothing_to_claim(&report);
+                    let why = report.nothing_ready_reason();
                     if json {
                         emit(
                             json,

@@ -172,21 +172,6 @@ pub fn claimed(claim: &Claim, agent: &str, lease: Duration) -> String {
     out
 }
 
-/// Why a claim found nothing, in one line.
-pub fn nothing_to_claim(report: &StatusReport) -> String {
-    let available = report.count(TaskStatus::Available);
-    let held = report.count(TaskStatus::Claimed) + report.count(TaskStatus::InProgress);
-    if report.total == 0 {
-        "there are no tasks yet".into()
-    } else if report.all_finished() {
-        "every task is finished".into()
-    } else if available > 0 {
-        format!("{available} available task(s) wait on dependencies; {held} held by workers")
-    } else {
-        format!("all unfinished tasks are held by workers ({held})")
-    }
-}
-
 pub fn doctor(report: &DoctorReport, fix: bool) -> String {
     let mut out = String::new();
     if report.findings.is_empty() {

@@ -121,6 +121,8 @@ pub fn change(event: &ChangeEvent, at: Timestamp) -> String {
             .join("\n             "),
         ChangeEvent::MasterPlanChanged => "master plan changed".into(),
         ChangeEvent::SummaryWritten => "summary written".into(),
+        ChangeEvent::OrchestrationChanged { file } => format!("orchestration {file} changed"),
+        ChangeEvent::HandoffWritten => "HANDOFF.md rewritten".into(),
     };
     format!("{time}  {what}")
 }

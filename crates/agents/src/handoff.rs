@@ -16,22 +16,30 @@ use crate::state::{self, Decision, Handoff};
 /// The agent whose incoming handoffs consolidate `HANDOFF.md`.
 pub const ORCHESTRATOR: &str = "orchestrator";
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HandoffContext {
+    /// What was done and what the next agent needs to know.
     pub summary: String,
+    /// Files produced.
     #[serde(default)]
     pub artifacts: Vec<String>,
+    /// Decisions taken, each with its rationale.
     #[serde(default)]
     pub decisions: Vec<Decision>,
+    /// Questions left open.
     #[serde(default)]
     pub open_questions: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HandoffRequest {
+    /// The agent handing off (or `user`).
     pub from_agent: String,
+    /// The agent receiving the work; `orchestrator` consolidates HANDOFF.md.
     pub to_agent: String,
+    /// The context handed on.
     pub context: HandoffContext,
+    /// The parallel run this handoff belongs to, if any.
     #[serde(default)]
     pub parallel_id: Option<String>,
 }

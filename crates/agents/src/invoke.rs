@@ -18,12 +18,15 @@ pub const MAX_TEXT: usize = 1024 * 1024;
 pub const MAX_STEERING_FILE: u64 = 256 * 1024;
 
 /// What the caller knows from earlier steps.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InvokeContext {
+    /// The agent whose output this invocation builds on.
     #[serde(default)]
     pub prior_agent: Option<String>,
+    /// That agent's output, put before the task in the prompt.
     #[serde(default)]
     pub prior_output: Option<String>,
+    /// Files the agent should read.
     #[serde(default)]
     pub artifacts: Vec<String>,
     /// Files of guidance to put first in the prompt (paths relative to the project).
@@ -31,27 +34,35 @@ pub struct InvokeContext {
     pub steering: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InvokeRequest {
+    /// The agent to invoke (a name from agents://catalog).
     pub agent: String,
+    /// The task for the agent.
     pub prompt: String,
+    /// What earlier steps produced.
     #[serde(default)]
     pub context: InvokeContext,
+    /// Use this model instead of the agent's default (sonnet, opus, haiku or a claude-… id).
     #[serde(default)]
     pub model_override: Option<String>,
+    /// Add the invocation to this parallel run.
     #[serde(default)]
     pub parallel_id: Option<String>,
 }
 
 /// The outcome an agent reports.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompletionReport {
     /// `completed` or `failed`.
     pub status: InvocationStatus,
+    /// The agent's output.
     #[serde(default)]
     pub output: String,
+    /// Files the agent created.
     #[serde(default)]
     pub artifacts_created: Vec<String>,
+    /// What the next agent should know.
     #[serde(default)]
     pub handoff_context: Option<String>,
 }

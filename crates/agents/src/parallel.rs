@@ -31,18 +31,24 @@ pub const DEFAULT_CONFLICT_HANDLER: &str = "high-level-advisor";
 /// How much of each output an escalation prompt quotes.
 const ESCALATION_EXCERPT: usize = 1500;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParallelAgent {
+    /// The agent to invoke.
     pub agent: String,
+    /// Its task.
     pub prompt: String,
+    /// What earlier steps produced.
     #[serde(default)]
     pub context: InvokeContext,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParallelRequest {
+    /// The agents to run in parallel (at least two).
     pub agents: Vec<ParallelAgent>,
+    /// How to combine the results: merge, vote or escalate.
     pub aggregation_strategy: Strategy,
+    /// Who resolves conflicts when escalating (default high-level-advisor).
     #[serde(default)]
     pub conflict_handler: Option<String>,
 }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// How many finished invocations the history keeps.
 pub const HISTORY_LIMIT: usize = 50;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InvocationStatus {
     Started,
@@ -58,7 +58,7 @@ pub struct Invocation {
     pub handoff_context: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// One document with a section per agent.
@@ -117,9 +117,11 @@ pub struct ParallelRun {
     pub escalation: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Decision {
+    /// What was decided.
     pub decision: String,
+    /// Why.
     pub rationale: String,
 }
 

@@ -73,6 +73,11 @@ pub enum ChangeEvent {
     },
     MasterPlanChanged,
     SummaryWritten,
+    /// A file of `orchestration/` changed: `state.json` (invocations, parallel runs,
+    /// handoffs, conflicts), `workflows.json` or `config.json`.
+    OrchestrationChanged { file: String },
+    /// `HANDOFF.md` was rewritten with the consolidated handoff context.
+    HandoffWritten,
 }
 
 /// What happened to one task.
@@ -216,21 +221,29 @@ struct Dirty {
     logs: bool,
     results: bool,
     runs: bool,
+    orchestration: bool,
+    handoff: bool,
 }
 
 impl Dirty {
+    fn all() -> Dirty {
+        Dirty {
+            tasks: true,
+            plan: true,
+            summary: true,
+            discoveries: true,
+            logs: true,
+            results: true,
+            runs: true,
+            orchestration: true,
+            handoff: true,
+        }
+    }
+
     /// Marks the areas `paths` fall in; a path the backend did not name marks everything.
     fn mark(&mut self, layout: &Layout, paths: &[PathBuf]) {
         if paths.is_empty() {
-            *self = Dirty {
-                tasks: true,
-                plan: true,
-                summary: true,
-                discoveries: true,
-                logs: true,
-                results: true,
-                runs: true,
-            };
+            *self = Dirty::all();
             return;
         }
         let root = layout.root();
@@ -253,6 +266,8 @@ impl Dirty {
                 "logs" => self.logs = true,
                 "results" => self.results = true,
                 "runs" => self.runs = true,
+                "orchestration" => self.orchestration = true,
+                "HANDOFF.md" => self.handoff = true,
                 "" => self.mark(layout, &[]),
                 _ => {}
             }
@@ -265,28 +280,24 @@ impl Dirty {
 struct FolderState {
     tasks: Option<BTreeMap<String, Map<String, Value>>>,
     tasks_unreadable: bool,
-    plan: Option<SystemTime>,
-    summary: Option<SystemTime>,
+    plan: Option<Fingerprint>,
+    summary: Option<Fingerprint>,
     discoveries_len: u64,
     log_lens: BTreeMap<String, u64>,
     results: BTreeMap<String, (SystemTime, u64)>,
     runs: BTreeSet<u32>,
     signals: BTreeMap<PathBuf, SignalRecord>,
+    orchestration: BTreeMap<String, Option<Fingerprint>>,
+    handoff: Option<Fingerprint>,
 }
+
+/// The files of `orchestration/` whose changes the feed reports.
+const ORCHESTRATION_FILES: [&str; 3] = ["state.json", "workflows.json", "config.json"];
 
 impl FolderState {
     fn read(layout: &Layout) -> FolderState {
         let mut state = FolderState::default();
-        let all = Dirty {
-            tasks: true,
-            plan: true,
-            summary: true,
-            discoveries: true,
-            logs: true,
-            results: true,
-            runs: true,
-        };
-        let _ = state.update(layout, &all); // the first look sets the baseline, silently
+        let _ = state.update(layout, &Dirty::all()); // the first look sets the baseline, silently
         state
     }
 
@@ -317,6 +328,18 @@ impl FolderState {
         }
         if dirty.runs {
             self.update_runs(layout, &mut events);
+        }
+        if dirty.orchestration {
+            for file in ORCHESTRATION_FILES {
+                let seen = self.orchestration.entry(file.to_string()).or_default();
+                let path = layout.root().join("orchestration").join(file);
+                if changed_mtime(&path, seen) {
+                    events.push(ChangeEvent::OrchestrationChanged { file: file.to_string() });
+                }
+            }
+        }
+        if dirty.handoff && changed_mtime(&layout.root().join("HANDOFF.md"), &mut self.handoff) {
+            events.push(ChangeEvent::HandoffWritten);
         }
         events
     }
@@ -509,9 +532,16 @@ fn diff_tasks(
     changes
 }
 
-/// Whether `path`'s modification time differs from `seen` (updating it).
-fn changed_mtime(path: &Path, seen: &mut Option<SystemTime>) -> bool {
-    let now = fs::metadata(path).and_then(|m| m.modified()).ok();
+/// What identifies a version of a file: modification time, inode (an atomic replace makes a
+/// new one, even within one tick of the coarse file-system clock) and size.
+type Fingerprint = (SystemTime, u64, u64);
+
+/// Whether `path` differs from the version `seen` (updating it); false once it is gone.
+fn changed_mtime(path: &Path, seen: &mut Option<Fingerprint>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let now = fs::metadata(path)
+        .ok()
+        .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.ino(), m.len()));
     let changed = now != *seen;
     *seen = now;
     changed && now.is_some()

@@ -88,6 +88,21 @@ impl StatusReport {
     }
 
     /// Every task is done, failed or cancelled.
+    /// Why a claim would find nothing, in one line (for "nothing to claim" answers).
+    pub fn nothing_ready_reason(&self) -> String {
+        let available = self.count(TaskStatus::Available);
+        let held = self.count(TaskStatus::Claimed) + self.count(TaskStatus::InProgress);
+        if self.total == 0 {
+            "there are no tasks yet".into()
+        } else if self.all_finished() {
+            "every task is finished".into()
+        } else if available > 0 {
+            format!("{available} available task(s) wait on dependencies; {held} held by workers")
+        } else {
+            format!("all unfinished tasks are held by workers ({held})")
+        }
+    }
+
     pub fn all_finished(&self) -> bool {
         self.tasks.iter().all(|t| t.task.status.is_final())
     }

@@ -1,0 +1,97 @@
+//! Resources: the source design's `agents://` resources and Baton's board, as JSON. Which
+//! change-feed events make which resource stale is decided here too, so subscribers are
+//! notified exactly when what they read would change.
+
+use baton_agents::Orchestrator;
+use baton_live::feed::ChangeEvent;
+use baton_store::Project;
+use rmcp::model::Resource;
+use serde_json::{Value, json};
+
+use crate::tools::ToolError;
+
+pub const CATALOG: &str = "agents://catalog";
+pub const WORKFLOWS: &str = "agents://workflows";
+pub const ACTIVE: &str = "agents://active";
+pub const HISTORY: &str = "agents://history";
+pub const TASKS: &str = "baton://tasks";
+pub const SIGNALS: &str = "baton://signals";
+
+pub fn list() -> Vec<Resource> {
+    let json = |uri: &str, name: &str, description: &str| {
+        Resource::new(uri, name)
+            .with_description(description)
+            .with_mime_type("application/json")
+    };
+    vec![
+        json(TASKS, "tasks", "The task board: every task, its status, owner, lease and dependencies, with counts."),
+        json(SIGNALS, "signals", "The signals present in the latest run."),
+        json(CATALOG, "catalog", "Every agent: role, default model, tools, delegation."),
+        json(WORKFLOWS, "workflows", "Routing rules: workflow, pattern, agents, confidence."),
+        json(ACTIVE, "active", "Active invocations and parallel runs."),
+        json(HISTORY, "history", "The last 50 invocations, the handoff chain and the conflict log."),
+    ]
+}
+
+/// The resource's content now. Blocking.
+pub fn read(project: &Project, uri: &str) -> Result<Value, ToolError> {
+    let orchestrator = || Orchestrator::open(project).map_err(ToolError::from);
+    Ok(match uri {
+        TASKS => serde_json::to_value(project.status()?).expect("serialises"),
+        SIGNALS => {
+            let run = project.resolve_run(None)?;
+            json!({ "run": run, "signals": project.list_signals(run)? })
+        }
+        CATALOG => {
+            let o = orchestrator()?;
+            let agents: Vec<Value> = o
+                .registry()
+                .agents
+                .values()
+                .map(|a| {
+                    json!({
+                        "name": a.name, "role": a.role, "description": a.description,
+                        "default_model": a.model, "tools": a.tools,
+                        "delegates_to": a.delegates_to, "called_by": a.called_by,
+                        "artifact_directory": a.artifact_directory, "source": a.source,
+                    })
+                })
+                .collect();
+            json!({ "agents": agents, "total_agents": agents.len(), "problems": o.registry().diagnostics })
+        }
+        WORKFLOWS => serde_json::to_value(orchestrator()?.workflows()?).expect("serialises"),
+        ACTIVE => {
+            let state = orchestrator()?.state()?;
+            let running: Vec<_> = state
+                .parallel_runs
+                .iter()
+                .filter(|p| p.status != baton_agents::state::ParallelStatus::Complete)
+                .collect();
+            json!({ "active_invocations": state.active, "parallel_executions": running })
+        }
+        HISTORY => {
+            let state = orchestrator()?.state()?;
+            json!({ "invocations": state.history, "handoffs": state.handoffs, "conflicts": state.conflicts })
+        }
+        other => {
+            return Err(ToolError::new(
+                "unknown_resource",
+                format!("unknown resource {other:?}; resources/list names them"),
+            ));
+        }
+    })
+}
+
+/// The resources whose content an event changes.
+pub fn affected(event: &ChangeEvent) -> &'static [&'static str] {
+    match event {
+        ChangeEvent::TasksChanged { .. } | ChangeEvent::TasksUnreadable { .. } => &[TASKS],
+        ChangeEvent::SignalWritten { .. } | ChangeEvent::SignalCleared { .. } | ChangeEvent::RunStarted { .. } => {
+            &[SIGNALS]
+        }
+        ChangeEvent::OrchestrationChanged { file } if file == "workflows.json" => &[WORKFLOWS],
+        ChangeEvent::OrchestrationChanged { file } if file == "config.json" => &[CATALOG],
+        ChangeEvent::OrchestrationChanged { .. } => &[ACTIVE, HISTORY],
+        _ => &[],
+    }
+}

@@ -1,0 +1,332 @@
+//! [`BatonServer`]: the MCP server. Tools and resources are listed and dispatched by hand (not
+//! with the router macros) because the tool list is dynamic: filtered per agent, and merged
+//! with a child server's tools by the proxy.
+//!
+//! Every operation runs the same library call the CLI makes, on a blocking thread. Many
+//! servers on one project stay consistent because they share nothing but `.coordination/`.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use baton_live::feed::ChangeFeed;
+use baton_store::Project;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Implementation,
+    JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::filter::ToolFilter;
+use crate::log::Log;
+use crate::resources;
+use crate::tools::{self, ToolError};
+
+/// Arguments larger than this are refused before they are parsed.
+pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
+/// How often `signal_wait` reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+#[derive(Clone)]
+pub struct BatonServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    project: Project,
+    filter: ToolFilter,
+    log: Log,
+    subscriptions: Mutex<HashSet<String>>,
+    feed: Mutex<Option<FeedPump>>,
+}
+
+/// The change feed forwarding resource updates to the client, started on first subscribe.
+struct FeedPump {
+    _feed_thread: std::thread::JoinHandle<()>,
+}
+
+impl BatonServer {
+    /// A server on `project`; `filter` selects the tools served (`--agent`).
+    pub fn new(project: Project, filter: ToolFilter, log: Log) -> BatonServer {
+        BatonServer {
+            inner: Arc::new(Inner {
+                project,
+                filter,
+                log,
+                subscriptions: Mutex::new(HashSet::new()),
+                feed: Mutex::new(None),
+            }),
+        }
+    }
+
+    pub fn log(&self) -> &Log {
+        &self.inner.log
+    }
+
+    /// Baton's own tools this server offers.
+    pub fn own_tools(&self) -> Vec<rmcp::model::Tool> {
+        tools::catalogue()
+            .iter()
+            .filter(|def| self.inner.filter.allows(def.name))
+            .map(|def| def.tool())
+            .collect()
+    }
+
+    fn is_own_tool(&self, name: &str) -> bool {
+        tools::catalogue().iter().any(|def| def.name == name)
+    }
+
+    async fn call_own(
+        &self,
+        name: String,
+        arguments: JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let project = self.inner.project.clone();
+        let started = Instant::now();
+        let outcome = if name == "signal_wait" {
+            self.signal_wait(arguments, context).await?
+        } else {
+            let tool = name.clone();
+            tokio::task::spawn_blocking(move || tools::call(&project, &tool, &arguments))
+                .await
+                .map_err(|e| McpError::internal_error(format!("tool {name} panicked: {e}"), None))?
+        };
+        self.inner.log.line(&format!(
+            "tool {name}: {} in {} ms",
+            if outcome.is_ok() { "ok" } else { "error" },
+            started.elapsed().as_millis()
+        ));
+        tool_result(outcome)
+    }
+
+    /// `signal_wait`, with a progress notification every second while it waits (when the
+    /// client asked for progress).
+    async fn signal_wait(
+        &self,
+        arguments: JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Result<Value, ToolError>, McpError> {
+        let project = self.inner.project.clone();
+        let wait = match tools::signal_wait_request(&project, &arguments) {
+            Ok(wait) => wait,
+            Err(e) => return Ok(Err(e)),
+        };
+        let total = wait.timeout.map(|t| t.as_secs_f64());
+        let labels: Vec<String> = wait.targets.iter().map(|t| t.label()).collect();
+        let mut task = tokio::task::spawn_blocking(move || {
+            baton_live::wait::wait_for_signals(&project, &wait, |_| {})
+                .map(|outcome| serde_json::to_value(outcome).expect("serialises"))
+                .map_err(ToolError::from)
+        });
+        let token = context.meta.get_progress_token();
+        let started = Instant::now();
+        let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+        ticker.tick().await; // the first tick is immediate
+        loop {
+            tokio::select! {
+                done = &mut task => {
+                    return done.map_err(|e| McpError::internal_error(format!("signal_wait panicked: {e}"), None));
+                }
+                _ = ticker.tick() => {
+                    if let Some(token) = &token {
+                        let mut progress = ProgressNotificationParam::new(token.clone(), started.elapsed().as_secs_f64());
+                        progress.total = total;
+                        progress.message = Some(format!("waiting for {}", labels.join(", ")));
+                        let _ = context.peer.notify_progress(progress).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts forwarding change-feed events as `resources/updated` to `peer`, once.
+    fn ensure_feed(&self, peer: Peer<RoleServer>) -> Result<(), McpError> {
+        let mut feed = self.inner.feed.lock().expect("feed lock");
+        if feed.is_some() {
+            return Ok(());
+        }
+        let changes = ChangeFeed::start(&self.inner.project, baton_live::WatchMode::default())
+            .map_err(|e| McpError::internal_error(format!("cannot watch the project: {e}"), None))?;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let thread = std::thread::Builder::new()
+            .name("baton-mcp-feed".into())
+            .spawn(move || {
+                while let Some(event) = changes.recv() {
+                    if tx.send(event).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                let uris: Vec<String> = {
+                    let subscribed = inner.subscriptions.lock().expect("subscriptions lock");
+                    resources::affected(&event)
+                        .iter()
+                        .filter(|uri| subscribed.contains(**uri))
+                        .map(|uri| uri.to_string())
+                        .collect()
+                };
+                for uri in uris {
+                    if peer
+                        .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                        .await
+                        .is_err()
+                    {
+                        return; // the client went away
+                    }
+                }
+            }
+        });
+        *feed = Some(FeedPump { _feed_thread: thread });
+        Ok(())
+    }
+}
+
+/// A tool's outcome as MCP content: structured JSON plus text; failures the agent can act on
+/// are tool errors, malformed arguments are protocol errors.
+fn tool_result(outcome: Result<Value, ToolError>) -> Result<CallToolResult, McpError> {
+    match outcome {
+        Ok(value) => Ok(CallToolResult::structured(value)),
+        Err(e) if e.kind == "invalid_arguments" => Err(McpError::invalid_params(e.message, None)),
+        Err(e) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(e.message.clone())]);
+            result.structured_content = Some(e.to_json());
+            Ok(result)
+        }
+    }
+}
+
+fn unknown_tool(name: &str) -> McpError {
+    McpError::invalid_params(
+        format!("unknown tool {name:?}; tools/list names the tools this server offers"),
+        None,
+    )
+}
+
+impl ServerHandler for BatonServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .build(),
+        )
+        .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Baton coordinates parallel coding agents through one .coordination/ folder. \
+             Workers: task_claim, task_start, task_heartbeat while working, task_complete or task_fail. \
+             Leads: task_add, task_status, aggregate. Signals: signal_write / signal_wait. \
+             Orchestration: invoke_agent, complete_invocation, track_handoff, start_parallel_execution, \
+             aggregate_parallel_results, get_routing_recommendation.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.own_tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let arguments = request.arguments.unwrap_or_default();
+        let size = serde_json::to_vec(&arguments).map_or(0, |b| b.len());
+        if size > MAX_ARGUMENT_BYTES {
+            return Err(McpError::invalid_params(
+                format!("arguments of {size} bytes are over the {MAX_ARGUMENT_BYTES}-byte limit"),
+                None,
+            ));
+        }
+        if !self.is_own_tool(&name) || !self.inner.filter.allows(&name) {
+            return Err(unknown_tool(&name));
+        }
+        Ok(self.call_own(name, arguments, &context).await?.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(resources::list()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let project = self.inner.project.clone();
+        let uri = request.uri.clone();
+        let value = tokio::task::spawn_blocking(move || resources::read(&project, &uri))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        match value {
+            Ok(value) => {
+                let text = serde_json::to_string_pretty(&value).expect("serialises");
+                Ok(ReadResourceResult::new(vec![
+                    ResourceContents::text(text, request.uri).with_mime_type("application/json"),
+                ])
+                .into())
+            }
+            Err(e) if e.kind == "unknown_resource" => Err(McpError::new(
+                ErrorCode::RESOURCE_NOT_FOUND,
+                e.message,
+                None,
+            )),
+            Err(e) => Err(McpError::internal_error(e.message, None)),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !resources::list().iter().any(|r| r.uri == request.uri) {
+            return Err(McpError::new(
+                ErrorCode::RESOURCE_NOT_FOUND,
+                format!("unknown resource {:?}", request.uri),
+                None,
+            ));
+        }
+        self.ensure_feed(context.peer.clone())?;
+        self.inner
+            .subscriptions
+            .lock()
+            .expect("subscriptions lock")
+            .insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner
+            .subscriptions
+            .lock()
+            .expect("subscriptions lock")
+            .remove(&request.uri);
+        Ok(())
+    }
+}
