@@ -58,3 +58,31 @@ ensure_core() {
     ensure_packages "${CORE_PACKAGES[@]}"
     ensure_rust
 }
+
+# Real MCP clients and servers the tests drive, pinned, in a cache outside the clone:
+# the Python SDK (venv), the MCP Inspector CLI and Playwright MCP (npm), Debian's Chromium.
+TEST_TOOLS="${BATON_TEST_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/baton-test-tools}"
+PYTHON_MCP_VERSION=2.3.0
+INSPECTOR_VERSION=2.12.0
+PLAYWRIGHT_MCP_VERSION=0.0.83
+
+ensure_test_tools() {
+    ensure_packages chromium python3-venv
+    if ! command -v npm >/dev/null 2>&1; then
+        ensure_packages nodejs npm
+    fi
+    mkdir -p "$TEST_TOOLS"
+    if ! "$TEST_TOOLS/venv/bin/python" -c "import mcp" >/dev/null 2>&1; then
+        say "installing the Python MCP SDK $PYTHON_MCP_VERSION into $TEST_TOOLS/venv"
+        python3 -m venv "$TEST_TOOLS/venv"
+        "$TEST_TOOLS/venv/bin/pip" install --quiet "mcp==$PYTHON_MCP_VERSION"
+    fi
+    local bin="$TEST_TOOLS/node/node_modules/.bin"
+    if [ ! -x "$bin/mcp-inspector" ] || [ ! -x "$bin/playwright-mcp" ]; then
+        say "installing the MCP Inspector $INSPECTOR_VERSION and Playwright MCP $PLAYWRIGHT_MCP_VERSION into $TEST_TOOLS/node"
+        mkdir -p "$TEST_TOOLS/node"
+        npm install --prefix "$TEST_TOOLS/node" --no-audit --no-fund --loglevel=error \
+            "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION"
+    fi
+    export BATON_TEST_TOOLS="$TEST_TOOLS"
+}

@@ -5,6 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$BATON_ROOT"
 
 ensure_core
+ensure_test_tools
 
 say "cargo fmt --check"
 cargo fmt --all --check

@@ -218,3 +218,4 @@ impl Project {
         }
     }
 }
+pub mod mcp;

@@ -75,7 +75,9 @@ pub enum ChangeEvent {
     SummaryWritten,
     /// A file of `orchestration/` changed: `state.json` (invocations, parallel runs,
     /// handoffs, conflicts), `workflows.json` or `config.json`.
-    OrchestrationChanged { file: String },
+    OrchestrationChanged {
+        file: String,
+    },
     /// `HANDOFF.md` was rewritten with the consolidated handoff context.
     HandoffWritten,
 }
@@ -334,7 +336,9 @@ impl FolderState {
                 let seen = self.orchestration.entry(file.to_string()).or_default();
                 let path = layout.root().join("orchestration").join(file);
                 if changed_mtime(&path, seen) {
-                    events.push(ChangeEvent::OrchestrationChanged { file: file.to_string() });
+                    events.push(ChangeEvent::OrchestrationChanged {
+                        file: file.to_string(),
+                    });
                 }
             }
         }
@@ -539,9 +543,13 @@ type Fingerprint = (SystemTime, u64, u64);
 /// Whether `path` differs from the version `seen` (updating it); false once it is gone.
 fn changed_mtime(path: &Path, seen: &mut Option<Fingerprint>) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let now = fs::metadata(path)
-        .ok()
-        .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.ino(), m.len()));
+    let now = fs::metadata(path).ok().map(|m| {
+        (
+            m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            m.ino(),
+            m.len(),
+        )
+    });
     let changed = now != *seen;
     *seen = now;
     changed && now.is_some()

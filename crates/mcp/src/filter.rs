@@ -18,7 +18,10 @@ impl ToolFilter {
                 let t = t.trim();
                 match t.strip_prefix("mcp__") {
                     // mcp__server__tool → tool (the server name may itself hold '_').
-                    Some(rest) => rest.split_once("__").map_or(rest, |(_, tool)| tool).to_string(),
+                    Some(rest) => rest
+                        .split_once("__")
+                        .map_or(rest, |(_, tool)| tool)
+                        .to_string(),
                     None => t.to_string(),
                 }
             })
@@ -62,7 +65,12 @@ mod tests {
 
     #[test]
     fn names_patterns_and_claude_code_mcp_names_select_tools() {
-        let f = filter(&["Read", "task_*", "mcp__baton__signal_wait", "mcp__play_wright__browser_*"]);
+        let f = filter(&[
+            "Read",
+            "task_*",
+            "mcp__baton__signal_wait",
+            "mcp__play_wright__browser_*",
+        ]);
         assert!(f.allows("task_claim"));
         assert!(f.allows("signal_wait"));
         assert!(f.allows("browser_navigate"));

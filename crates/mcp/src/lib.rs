@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod filter;
+pub mod framing;
 pub mod log;
 pub mod resources;
 pub mod server;
@@ -41,8 +42,12 @@ pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> 
         let log = Log::new(project.layout(), options.quiet);
         let filter = match &options.agent {
             Some(agent) => {
-                let orchestrator = baton_agents::Orchestrator::open(&project).map_err(|e| e.to_string())?;
-                let definition = orchestrator.registry().require(agent).map_err(|e| e.to_string())?;
+                let orchestrator =
+                    baton_agents::Orchestrator::open(&project).map_err(|e| e.to_string())?;
+                let definition = orchestrator
+                    .registry()
+                    .require(agent)
+                    .map_err(|e| e.to_string())?;
                 ToolFilter::new(&definition.tools)
             }
             None => ToolFilter::new(&[]),
@@ -51,10 +56,15 @@ pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> 
         log.line(&format!(
             "serving {} tools over stdio{}",
             server.own_tools().len(),
-            options.agent.as_deref().map(|a| format!(" for agent {a}")).unwrap_or_default()
+            options
+                .agent
+                .as_deref()
+                .map(|a| format!(" for agent {a}"))
+                .unwrap_or_default()
         ));
+        let transport = framing::guard(tokio::io::stdin(), tokio::io::stdout());
         let service = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
         let cancel = service.cancellation_token();

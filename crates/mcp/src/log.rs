@@ -16,12 +16,18 @@ impl Log {
     /// A log for the project at `layout`; `quiet` keeps messages off stderr (file only).
     pub fn new(layout: &Layout, quiet: bool) -> Log {
         let dir = layout.root().join("mcp");
-        let file = std::fs::create_dir_all(&dir).ok().map(|_| dir.join("mcp.log"));
+        let file = std::fs::create_dir_all(&dir)
+            .ok()
+            .map(|_| dir.join("mcp.log"));
         Log { file, quiet }
     }
 
     pub fn line(&self, message: &str) {
-        let line = format!("[{}] baton-mcp[{}]: {message}", Timestamp::now(), std::process::id());
+        let line = format!(
+            "[{}] baton-mcp[{}]: {message}",
+            Timestamp::now(),
+            std::process::id()
+        );
         if !self.quiet {
             eprintln!("{line}");
         }

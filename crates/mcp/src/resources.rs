@@ -24,12 +24,28 @@ pub fn list() -> Vec<Resource> {
             .with_mime_type("application/json")
     };
     vec![
-        json(TASKS, "tasks", "The task board: every task, its status, owner, lease and dependencies, with counts."),
+        json(
+            TASKS,
+            "tasks",
+            "The task board: every task, its status, owner, lease and dependencies, with counts.",
+        ),
         json(SIGNALS, "signals", "The signals present in the latest run."),
-        json(CATALOG, "catalog", "Every agent: role, default model, tools, delegation."),
-        json(WORKFLOWS, "workflows", "Routing rules: workflow, pattern, agents, confidence."),
+        json(
+            CATALOG,
+            "catalog",
+            "Every agent: role, default model, tools, delegation.",
+        ),
+        json(
+            WORKFLOWS,
+            "workflows",
+            "Routing rules: workflow, pattern, agents, confidence.",
+        ),
         json(ACTIVE, "active", "Active invocations and parallel runs."),
-        json(HISTORY, "history", "The last 50 invocations, the handoff chain and the conflict log."),
+        json(
+            HISTORY,
+            "history",
+            "The last 50 invocations, the handoff chain and the conflict log.",
+        ),
     ]
 }
 
@@ -86,9 +102,9 @@ pub fn read(project: &Project, uri: &str) -> Result<Value, ToolError> {
 pub fn affected(event: &ChangeEvent) -> &'static [&'static str] {
     match event {
         ChangeEvent::TasksChanged { .. } | ChangeEvent::TasksUnreadable { .. } => &[TASKS],
-        ChangeEvent::SignalWritten { .. } | ChangeEvent::SignalCleared { .. } | ChangeEvent::RunStarted { .. } => {
-            &[SIGNALS]
-        }
+        ChangeEvent::SignalWritten { .. }
+        | ChangeEvent::SignalCleared { .. }
+        | ChangeEvent::RunStarted { .. } => &[SIGNALS],
         ChangeEvent::OrchestrationChanged { file } if file == "workflows.json" => &[WORKFLOWS],
         ChangeEvent::OrchestrationChanged { file } if file == "config.json" => &[CATALOG],
         ChangeEvent::OrchestrationChanged { .. } => &[ACTIVE, HISTORY],

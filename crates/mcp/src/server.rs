@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use baton_live::feed::ChangeFeed;
 use baton_store::Project;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Implementation,
-    JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
-    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
+    Implementation, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -152,7 +152,9 @@ impl BatonServer {
             return Ok(());
         }
         let changes = ChangeFeed::start(&self.inner.project, baton_live::WatchMode::default())
-            .map_err(|e| McpError::internal_error(format!("cannot watch the project: {e}"), None))?;
+            .map_err(|e| {
+                McpError::internal_error(format!("cannot watch the project: {e}"), None)
+            })?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let thread = std::thread::Builder::new()
             .name("baton-mcp-feed".into())
@@ -186,7 +188,9 @@ impl BatonServer {
                 }
             }
         });
-        *feed = Some(FeedPump { _feed_thread: thread });
+        *feed = Some(FeedPump {
+            _feed_thread: thread,
+        });
         Ok(())
     }
 }

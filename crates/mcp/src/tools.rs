@@ -114,27 +114,132 @@ macro_rules! tool {
 /// Every tool Baton serves itself, in the order they are listed.
 pub fn catalogue() -> Vec<ToolDef> {
     vec![
-        tool!("task_status", args::NoArgs, true, "The task board: every task with its status, owner, lease and what it waits for, with counts."),
-        tool!("task_list", args::TaskList, true, "Tasks that can be claimed now, best first (or every task with all=true)."),
-        tool!("task_add", args::TaskAdd, false, "Add a task to the queue (leader). Unknown dependencies and cycles are refused."),
-        tool!("task_claim", args::Agent, false, "Claim the best ready task (priority 1 first, then oldest). Returns task null when nothing is ready, with the reason."),
-        tool!("task_start", args::AgentTask, false, "Start work on a task you claimed."),
-        tool!("task_complete", args::TaskComplete, false, "Complete a task you started; writes its result report."),
-        tool!("task_fail", args::TaskFail, false, "Give up on a task you hold, saying why."),
-        tool!("task_release", args::AgentTask, false, "Hand a task you hold back to the queue, untouched."),
-        tool!("task_heartbeat", args::Agent, false, "Renew the lease on every task you hold; call it every few minutes while working."),
-        tool!("discover", args::Discover, false, "Share a finding with every agent (appended to context/discoveries.md)."),
-        tool!("aggregate", args::NoArgs, false, "Write summary.md from every task's result (leader)."),
-        tool!("signal_write", args::SignalWrite, false, "Write a signal (e.g. ui-test-done) so a waiting agent can go on."),
-        tool!("signal_clear", args::SignalClear, false, "Remove a signal, or every signal of the run."),
-        tool!("signal_list", args::SignalList, true, "The signals present in a run."),
-        tool!("signal_wait", args::SignalWait, true, "Wait until signals are written, with progress notifications while waiting. Ends early when a writer it is tied to is gone. Bounded by timeout_seconds (at most 600)."),
-        tool!("invoke_agent", InvokeRequest, false, "Record an invocation of an agent: validates it, picks the model, builds the enriched prompt (steering, prior output, task) and returns it with an id. You run the agent."),
-        tool!("complete_invocation", args::CompleteInvocation, false, "Record how an invocation ended (completed or failed, output, artifacts, handoff context); feeds its parallel run."),
-        tool!("track_handoff", HandoffRequest, false, "Append a handoff to the chain; one to the orchestrator outside a parallel run rewrites HANDOFF.md."),
-        tool!("start_parallel_execution", ParallelRequest, false, "Start a parallel run: one invocation per agent, aggregated later by merge, vote or escalate."),
-        tool!("aggregate_parallel_results", args::AggregateParallel, false, "Combine a parallel run's results: complete, partial (pending agents listed) or conflict (differing recommendations)."),
-        tool!("get_routing_recommendation", args::Route, true, "Recommend a workflow and agents for a task, with confidence (0-100) and the rule that matched."),
+        tool!(
+            "task_status",
+            args::NoArgs,
+            true,
+            "The task board: every task with its status, owner, lease and what it waits for, with counts."
+        ),
+        tool!(
+            "task_list",
+            args::TaskList,
+            true,
+            "Tasks that can be claimed now, best first (or every task with all=true)."
+        ),
+        tool!(
+            "task_add",
+            args::TaskAdd,
+            false,
+            "Add a task to the queue (leader). Unknown dependencies and cycles are refused."
+        ),
+        tool!(
+            "task_claim",
+            args::Agent,
+            false,
+            "Claim the best ready task (priority 1 first, then oldest). Returns task null when nothing is ready, with the reason."
+        ),
+        tool!(
+            "task_start",
+            args::AgentTask,
+            false,
+            "Start work on a task you claimed."
+        ),
+        tool!(
+            "task_complete",
+            args::TaskComplete,
+            false,
+            "Complete a task you started; writes its result report."
+        ),
+        tool!(
+            "task_fail",
+            args::TaskFail,
+            false,
+            "Give up on a task you hold, saying why."
+        ),
+        tool!(
+            "task_release",
+            args::AgentTask,
+            false,
+            "Hand a task you hold back to the queue, untouched."
+        ),
+        tool!(
+            "task_heartbeat",
+            args::Agent,
+            false,
+            "Renew the lease on every task you hold; call it every few minutes while working."
+        ),
+        tool!(
+            "discover",
+            args::Discover,
+            false,
+            "Share a finding with every agent (appended to context/discoveries.md)."
+        ),
+        tool!(
+            "aggregate",
+            args::NoArgs,
+            false,
+            "Write summary.md from every task's result (leader)."
+        ),
+        tool!(
+            "signal_write",
+            args::SignalWrite,
+            false,
+            "Write a signal (e.g. ui-test-done) so a waiting agent can go on."
+        ),
+        tool!(
+            "signal_clear",
+            args::SignalClear,
+            false,
+            "Remove a signal, or every signal of the run."
+        ),
+        tool!(
+            "signal_list",
+            args::SignalList,
+            true,
+            "The signals present in a run."
+        ),
+        tool!(
+            "signal_wait",
+            args::SignalWait,
+            true,
+            "Wait until signals are written, with progress notifications while waiting. Ends early when a writer it is tied to is gone. Bounded by timeout_seconds (at most 600)."
+        ),
+        tool!(
+            "invoke_agent",
+            InvokeRequest,
+            false,
+            "Record an invocation of an agent: validates it, picks the model, builds the enriched prompt (steering, prior output, task) and returns it with an id. You run the agent."
+        ),
+        tool!(
+            "complete_invocation",
+            args::CompleteInvocation,
+            false,
+            "Record how an invocation ended (completed or failed, output, artifacts, handoff context); feeds its parallel run."
+        ),
+        tool!(
+            "track_handoff",
+            HandoffRequest,
+            false,
+            "Append a handoff to the chain; one to the orchestrator outside a parallel run rewrites HANDOFF.md."
+        ),
+        tool!(
+            "start_parallel_execution",
+            ParallelRequest,
+            false,
+            "Start a parallel run: one invocation per agent, aggregated later by merge, vote or escalate."
+        ),
+        tool!(
+            "aggregate_parallel_results",
+            args::AggregateParallel,
+            false,
+            "Combine a parallel run's results: complete, partial (pending agents listed) or conflict (differing recommendations)."
+        ),
+        tool!(
+            "get_routing_recommendation",
+            args::Route,
+            true,
+            "Recommend a workflow and agents for a task, with confidence (0-100) and the rule that matched."
+        ),
     ]
 }
 
@@ -169,12 +274,18 @@ fn signal_target(
     match (name, path) {
         (_, Some(path)) => Ok(SignalTarget::Path(relative(project, path))),
         (Some(name), None) => Ok(SignalTarget::named(project.resolve_run(run)?, name)?),
-        (None, None) => Err(ToolError::new("invalid_arguments", "give a signal name or a path")),
+        (None, None) => Err(ToolError::new(
+            "invalid_arguments",
+            "give a signal name or a path",
+        )),
     }
 }
 
 /// The wait `signal_wait`'s arguments describe, checked.
-pub fn signal_wait_request(project: &Project, arguments: &JsonObject) -> Result<SignalWait, ToolError> {
+pub fn signal_wait_request(
+    project: &Project,
+    arguments: &JsonObject,
+) -> Result<SignalWait, ToolError> {
     let a: args::SignalWait = parse(arguments)?;
     let timeout = a.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
     if timeout == 0 || timeout > MAX_WAIT_SECONDS {
@@ -190,7 +301,11 @@ pub fn signal_wait_request(project: &Project, arguments: &JsonObject) -> Result<
             targets.push(SignalTarget::named(run, name)?);
         }
     }
-    targets.extend(a.paths.iter().map(|p| SignalTarget::Path(relative(project, p))));
+    targets.extend(
+        a.paths
+            .iter()
+            .map(|p| SignalTarget::Path(relative(project, p))),
+    );
     Ok(SignalWait {
         targets,
         quorum: if a.any { Quorum::Any } else { Quorum::All },
@@ -209,7 +324,11 @@ pub fn call(project: &Project, name: &str, arguments: &JsonObject) -> Result<Val
         "task_status" => to_object(project.status()?, "status"),
         "task_list" => {
             let a: args::TaskList = parse(arguments)?;
-            let tasks = if a.all { project.status()?.tasks } else { project.ready_tasks()? };
+            let tasks = if a.all {
+                project.status()?.tasks
+            } else {
+                project.ready_tasks()?
+            };
             json!({ "tasks": tasks })
         }
         "task_add" => {
@@ -275,7 +394,10 @@ pub fn call(project: &Project, name: &str, arguments: &JsonObject) -> Result<Val
         "signal_write" => {
             let a: args::SignalWrite = parse(arguments)?;
             let target = signal_target(project, a.name.as_deref(), a.path.as_deref(), a.run)?;
-            to_object(project.write_signal(&target, a.agent.as_deref(), a.note.as_deref())?, "signal")
+            to_object(
+                project.write_signal(&target, a.agent.as_deref(), a.note.as_deref())?,
+                "signal",
+            )
         }
         "signal_clear" => {
             let a: args::SignalClear = parse(arguments)?;
@@ -292,24 +414,42 @@ pub fn call(project: &Project, name: &str, arguments: &JsonObject) -> Result<Val
             let run = project.resolve_run(a.run)?;
             json!({ "run": run, "signals": project.list_signals(run)? })
         }
-        "invoke_agent" => to_object(orchestrator()?.invoke_agent(parse(arguments)?)?, "invocation"),
+        "invoke_agent" => to_object(
+            orchestrator()?.invoke_agent(parse(arguments)?)?,
+            "invocation",
+        ),
         "complete_invocation" => {
             let a: args::CompleteInvocation = parse(arguments)?;
-            to_object(orchestrator()?.complete_invocation(&a.invocation_id, a.report)?, "invocation")
+            to_object(
+                orchestrator()?.complete_invocation(&a.invocation_id, a.report)?,
+                "invocation",
+            )
         }
         "track_handoff" => to_object(orchestrator()?.track_handoff(parse(arguments)?)?, "handoff"),
-        "start_parallel_execution" => {
-            to_object(orchestrator()?.start_parallel_execution(parse(arguments)?)?, "parallel")
-        }
+        "start_parallel_execution" => to_object(
+            orchestrator()?.start_parallel_execution(parse(arguments)?)?,
+            "parallel",
+        ),
         "aggregate_parallel_results" => {
             let a: args::AggregateParallel = parse(arguments)?;
-            to_object(orchestrator()?.aggregate_parallel_results(&a.parallel_id)?, "aggregation")
+            to_object(
+                orchestrator()?.aggregate_parallel_results(&a.parallel_id)?,
+                "aggregation",
+            )
         }
         "get_routing_recommendation" => {
             let a: args::Route = parse(arguments)?;
-            to_object(orchestrator()?.get_routing_recommendation(&a.task)?, "recommendation")
+            to_object(
+                orchestrator()?.get_routing_recommendation(&a.task)?,
+                "recommendation",
+            )
         }
-        other => return Err(ToolError::new("unknown_tool", format!("unknown tool {other:?}"))),
+        other => {
+            return Err(ToolError::new(
+                "unknown_tool",
+                format!("unknown tool {other:?}"),
+            ));
+        }
     })
 }
 
@@ -327,7 +467,11 @@ mod tests {
                     let described = schema.get("description").is_some()
                         || schema.get("$ref").is_some()
                         || schema.get("allOf").is_some();
-                    assert!(described, "{}.{field} has no description: {schema}", def.name);
+                    assert!(
+                        described,
+                        "{}.{field} has no description: {schema}",
+                        def.name
+                    );
                 }
             }
         }

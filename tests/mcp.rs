@@ -1,0 +1,348 @@
+//! `baton mcp` with real clients: the official Python SDK and the MCP Inspector CLI (both
+//! installed by scripts/test.sh), plus raw JSON-RPC for malformed input, several servers on one
+//! project, and per-agent tool filtering.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::{Value, json};
+use support::Project;
+use support::mcp::RawClient;
+
+/// The tool cache scripts/test.sh fills: a Python venv with `mcp`, and node_modules with the
+/// Inspector and Playwright MCP.
+fn tool_cache() -> PathBuf {
+    std::env::var_os("BATON_TEST_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/baton-test-tools")
+        })
+}
+
+fn require(path: PathBuf) -> PathBuf {
+    assert!(
+        path.exists(),
+        "{} is missing: run ./scripts/test.sh, which installs the real MCP clients the tests use",
+        path.display()
+    );
+    path
+}
+
+fn mcp(p: &Project, extra: &[&str]) -> RawClient {
+    let mut args = vec!["mcp", "--quiet"];
+    args.extend(extra);
+    RawClient::start(p.command(&args))
+}
+
+#[test]
+fn the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress() {
+    let p = Project::init();
+    let python = require(tool_cache().join("venv/bin/python"));
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/python_client.py"
+    );
+    let out = Command::new(python)
+        .args([
+            script,
+            support::baton_bin().to_str().unwrap(),
+            p.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen["server"], "baton");
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for tool in [
+        "task_list",
+        "task_add",
+        "task_claim",
+        "task_start",
+        "task_complete",
+        "task_fail",
+        "task_heartbeat",
+        "task_status",
+        "discover",
+        "aggregate",
+        "signal_write",
+        "signal_clear",
+        "signal_list",
+        "signal_wait",
+        "invoke_agent",
+        "complete_invocation",
+        "track_handoff",
+        "start_parallel_execution",
+        "aggregate_parallel_results",
+        "get_routing_recommendation",
+    ] {
+        assert!(tools.contains(&tool), "{tool} missing from {tools:?}");
+    }
+    assert!(
+        seen["read_only"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("task_status"))
+    );
+    assert!(
+        !seen["read_only"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("task_claim"))
+    );
+    assert_eq!(
+        seen["task_add_description_field"],
+        "What to do, for the worker who claims it."
+    );
+    assert_eq!(seen["added"], seen["claimed"]);
+    assert_eq!(seen["claim_is_error"], false);
+    assert_eq!(seen["refused_is_error"], true);
+    assert!(
+        seen["refused_text"]
+            .as_str()
+            .unwrap()
+            .contains("claimed by py-worker")
+    );
+    assert_eq!(seen["board_total"], 1);
+    assert_eq!(seen["catalog_total"], 18);
+    assert!(
+        seen["resources"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("agents://history"))
+    );
+    assert_eq!(
+        seen["updates"][0], "baton://tasks",
+        "a terminal's add-task reached the subscriber"
+    );
+    assert_eq!(seen["wait_outcome"], "signalled");
+    assert!(seen["progress_reports"].as_u64().unwrap() >= 2);
+    assert!(
+        seen["bad_args"]
+            .as_str()
+            .unwrap()
+            .starts_with("protocol error"),
+        "{seen}"
+    );
+    assert!(
+        seen["unknown_tool"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool"),
+        "{seen}"
+    );
+    assert_eq!(seen["still_serving"], 2);
+    // What the client did is in the store, as if a CLI had done it.
+    assert_eq!(p.tasks_json()["tasks"][0]["claimed_by"], "py-worker");
+}
+
+fn inspector(p: &Project, args: &[&str]) -> Value {
+    let bin = require(tool_cache().join("node/node_modules/.bin/mcp-inspector"));
+    let out = Command::new(bin)
+        .arg("--cli")
+        .arg(support::baton_bin())
+        .args(["mcp", "--quiet"])
+        .args(args)
+        .current_dir(p.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "inspector {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "inspector printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+#[test]
+fn the_inspector_cli_lists_tools_calls_one_and_reads_a_resource() {
+    let p = Project::init();
+    let listed = inspector(&p, &["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"task_add") && names.contains(&"invoke_agent"),
+        "{names:?}"
+    );
+    let added = inspector(
+        &p,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "task_add",
+            "--tool-arg",
+            "description=From the Inspector",
+        ],
+    );
+    assert_eq!(
+        added["structuredContent"]["task"]["id"], "task-1",
+        "{added}"
+    );
+    assert_eq!(
+        p.tasks_json()["tasks"][0]["description"],
+        "From the Inspector"
+    );
+    let board = inspector(
+        &p,
+        &["--method", "resources/read", "--uri", "baton://tasks"],
+    );
+    let text = board["contents"][0]["text"].as_str().unwrap();
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap()["total"], 1);
+}
+
+#[test]
+fn malformed_json_rpc_gets_protocol_errors_and_the_server_keeps_serving() {
+    let p = Project::init();
+    let mut client = mcp(&p, &[]);
+    client.send_line("this is not json");
+    let error = client.next_message();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    client.send_line(r#"{"jsonrpc":"2.0","id":5}"#);
+    assert_eq!(client.response_to_error()["error"]["code"], -32600);
+    client.send_line(r#"{"jsonrpc":"2.0","id":7,"method":"no/such/method"}"#);
+    assert_eq!(client.response_to(7)["error"]["code"], -32601);
+    let wrong_type = client.call("task_claim", json!({"agent": [1, 2]}));
+    assert_eq!(wrong_type["error"]["code"], -32602, "{wrong_type}");
+    let unknown_field = client.call("task_claim", json!({"agent": "w", "surprise": true}));
+    assert_eq!(unknown_field["error"]["code"], -32602, "{unknown_field}");
+    let unknown_tool = client.call("rm_rf", json!({}));
+    assert_eq!(unknown_tool["error"]["code"], -32602);
+    assert!(
+        unknown_tool["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool")
+    );
+    let huge = client.call(
+        "task_add",
+        json!({"description": "x".repeat(5 * 1024 * 1024)}),
+    );
+    assert_eq!(
+        huge["error"]["code"], -32602,
+        "oversized arguments are refused"
+    );
+    let hostile = client.call("task_claim", json!({"agent": "../../etc"}));
+    assert_eq!(hostile["result"]["isError"], true);
+    assert!(
+        hostile["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("invalid agent id")
+    );
+    let unknown_resource = client.request("resources/read", json!({"uri": "file:///etc/passwd"}));
+    assert!(unknown_resource["error"].is_object(), "{unknown_resource}");
+
+    // Still serving, and nothing was written by the bad calls.
+    let status = client.call("task_status", json!({}));
+    assert_eq!(status["result"]["structuredContent"]["total"], 0);
+    assert_eq!(p.tasks_json()["tasks"].as_array().unwrap().len(), 0);
+    // stdout carried only JSON-RPC messages.
+    for line in &client.stdout {
+        let message: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+    }
+    assert_eq!(
+        client.close(),
+        Some(0),
+        "closing stdin stops the server cleanly"
+    );
+}
+
+#[test]
+fn several_servers_on_one_project_stay_consistent() {
+    let p = Project::init();
+    for i in 0..30 {
+        p.ok(&["leader", "add-task", &format!("Task {i}")]);
+    }
+    let handles: Vec<_> = (0..3)
+        .map(|n| {
+            let mut client = mcp(&p, &[]);
+            std::thread::spawn(move || {
+                let mut claimed = Vec::new();
+                loop {
+                    let response =
+                        client.call("task_claim", json!({"agent": format!("server-{n}")}));
+                    let content = &response["result"]["structuredContent"];
+                    match content["task"]["id"].as_str() {
+                        Some(id) => claimed.push(id.to_string()),
+                        None => break,
+                    }
+                }
+                claimed
+            })
+        })
+        .collect();
+    let mut all: Vec<String> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    assert_eq!(all.len(), 30, "every task claimed once in all");
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 30, "no task claimed twice");
+    let board = p.json(&["leader", "status"]);
+    assert_eq!(board["counts"]["claimed"], 30);
+}
+
+#[test]
+fn agent_tool_filtering_serves_only_what_the_definition_allows() {
+    let p = Project::init();
+    let dir = p.path().join(".claude/agents");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("reporter.md"),
+        "---\nname: reporter\ntools: Read, mcp__baton__task_status, mcp__baton__signal_*\n---\nReport.\n",
+    )
+    .unwrap();
+    let mut client = mcp(&p, &["--agent", "reporter"]);
+    let listed = client.request("tools/list", json!({}));
+    let mut names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "signal_clear",
+            "signal_list",
+            "signal_wait",
+            "signal_write",
+            "task_status"
+        ]
+    );
+    let refused = client.call("task_add", json!({"description": "sneaky"}));
+    assert_eq!(
+        refused["error"]["code"], -32602,
+        "a tool the agent may not use is unknown to it"
+    );
+    assert_eq!(p.tasks_json()["tasks"].as_array().unwrap().len(), 0);
+
+    let out = p.run(&["mcp", "--agent", "nobody"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent \"nobody\""));
+}
