@@ -10,11 +10,13 @@
 //! - [`wait`]: waiting for signals, tied to the writer's liveness so a crashed writer never
 //!   leaves a reader waiting forever;
 //! - [`claim_wait`]: claiming the next task as soon as one becomes ready;
-//! - [`worker_loop`]: a worker that claims, runs a command and reports, over and over.
+//! - [`worker_loop`]: a worker that claims, runs a command and reports, over and over;
+//! - [`browser`]: Chromium with its DevTools port, and the registry of running browsers.
 //!
 //! It is synchronous (threads and channels, no async runtime), so async hosts run it on a
 //! blocking thread. The state itself, and every write, belong to `baton-store`.
 
+pub mod browser;
 pub mod claim_wait;
 pub mod error;
 pub mod feed;
