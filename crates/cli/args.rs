@@ -115,6 +115,19 @@ pub enum Command {
         /// Log to .coordination/mcp/mcp.log only, not to stderr.
         #[arg(short, long)]
         quiet: bool,
+        /// Proxy a child MCP server (default: Playwright MCP attached to Baton's browser).
+        #[arg(long)]
+        proxy: bool,
+        /// A child MCP server to proxy, as "COMMAND ARGS…" or "NAME=COMMAND ARGS…";
+        /// {cdp_port} becomes the browser's DevTools port. Repeatable; implies --proxy.
+        #[arg(long, value_name = "COMMAND")]
+        child: Vec<String>,
+        /// Do not launch a browser before child tool calls.
+        #[arg(long)]
+        no_browser: bool,
+        /// Show the browser window (default: headless).
+        #[arg(long)]
+        headed: bool,
     },
     /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
     Route {

@@ -181,9 +181,23 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Handoff(command) => return agents::handoff(&open()?, command, json),
         Command::Parallel(command) => return agents::parallel(&open()?, &cwd, command, json),
         Command::Route { task } => return agents::route(&open()?, &task, json),
-        Command::Mcp { agent, quiet } => {
-            baton_mcp::serve_stdio(open()?, baton_mcp::McpOptions { agent, quiet })
-                .map_err(|e| CliError::input("mcp", e))?;
+        Command::Mcp {
+            agent,
+            quiet,
+            proxy,
+            child,
+            no_browser,
+            headed,
+        } => {
+            let options = baton_mcp::McpOptions {
+                agent,
+                quiet,
+                proxy,
+                children: child,
+                no_browser,
+                headed,
+            };
+            baton_mcp::serve_stdio(open()?, options).map_err(|e| CliError::input("mcp", e))?;
         }
         Command::Worker(WorkerCommand::Claim { agent, .. }) => {
             let project = open()?;

@@ -75,8 +75,13 @@ impl LaunchOptions {
 /// Why a browser could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum BrowserError {
-    #[error("cannot start {executable}: {message}. Install Debian's chromium package or set BATON_CHROMIUM")]
-    Spawn { executable: PathBuf, message: String },
+    #[error(
+        "cannot start {executable}: {message}. Install Debian's chromium package or set BATON_CHROMIUM"
+    )]
+    Spawn {
+        executable: PathBuf,
+        message: String,
+    },
     #[error("Chromium exited during start-up ({status}); its last output: {output}")]
     Exited { status: String, output: String },
     #[error("Chromium's DevTools endpoint on 127.0.0.1:{port} did not answer within {seconds} s")]
@@ -96,7 +101,9 @@ pub struct RunningBrowser {
 
 /// A free loopback port, for a browser's DevTools endpoint.
 pub fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
 }
 
 pub fn registry_dir(layout: &Layout) -> PathBuf {
@@ -117,9 +124,13 @@ pub fn list(layout: &Layout) -> Result<Vec<ListedBrowser>, StoreError> {
         if path.extension().is_none_or(|x| x != "json") {
             continue;
         }
-        let Ok(bytes) = std::fs::read(&path) else { continue };
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
         // A record that does not parse is not a browser anyone can attach to; skip it.
-        let Ok(record) = serde_json::from_slice::<BrowserRecord>(&bytes) else { continue };
+        let Ok(record) = serde_json::from_slice::<BrowserRecord>(&bytes) else {
+            continue;
+        };
         let alive = pid_alive(record.pid) && cdp_answers(record.port);
         browsers.push(ListedBrowser { record, alive });
     }
@@ -134,10 +145,13 @@ pub fn cdp_answers(port: u16) -> bool {
 
 /// The browser's `/json/version` document, if it answers within `timeout`.
 fn version(port: u16, timeout: Duration) -> Option<serde_json::Value> {
-    let mut stream = TcpStream::connect_timeout(&(Ipv4Addr::LOCALHOST, port).into(), timeout).ok()?;
+    let mut stream =
+        TcpStream::connect_timeout(&(Ipv4Addr::LOCALHOST, port).into(), timeout).ok()?;
     stream.set_read_timeout(Some(timeout)).ok()?;
     stream.set_write_timeout(Some(timeout)).ok()?;
-    let request = format!("GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    let request = format!(
+        "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    );
     stream.write_all(request.as_bytes()).ok()?;
     // Chromium keeps the connection open: read the headers, then exactly Content-Length bytes.
     let mut response = Vec::new();
@@ -154,7 +168,8 @@ fn version(port: u16, timeout: Duration) -> Option<serde_json::Value> {
                 .lines()
                 .find_map(|l| {
                     let (name, value) = l.split_once(':')?;
-                    name.eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
                 })
                 .unwrap_or(usize::MAX);
             if body.len() >= length {
@@ -172,7 +187,10 @@ fn version(port: u16, timeout: Duration) -> Option<serde_json::Value> {
 impl RunningBrowser {
     /// Starts Chromium as `options` say, waits until its DevTools endpoint answers, and records
     /// it in the registry.
-    pub fn launch(layout: &Layout, options: &LaunchOptions) -> Result<RunningBrowser, BrowserError> {
+    pub fn launch(
+        layout: &Layout,
+        options: &LaunchOptions,
+    ) -> Result<RunningBrowser, BrowserError> {
         use std::os::unix::process::CommandExt;
 
         let profile = tempfile::Builder::new()
@@ -232,7 +250,11 @@ impl RunningBrowser {
                 kept.push_str(&String::from_utf8_lossy(&buffer[..n]));
                 let excess = kept.len().saturating_sub(2000);
                 if excess > 0 {
-                    let cut = kept.char_indices().map(|(i, _)| i).find(|i| *i >= excess).unwrap_or(0);
+                    let cut = kept
+                        .char_indices()
+                        .map(|(i, _)| i)
+                        .find(|i| *i >= excess)
+                        .unwrap_or(0);
                     kept.drain(..cut);
                 }
             }
@@ -248,7 +270,10 @@ impl RunningBrowser {
                 });
             }
             if let Some(version) = version(options.port, Duration::from_millis(200)) {
-                break version["webSocketDebuggerUrl"].as_str().unwrap_or_default().to_string();
+                break version["webSocketDebuggerUrl"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
             }
             if Instant::now() >= deadline {
                 kill_group(&mut child);
@@ -291,7 +316,12 @@ impl RunningBrowser {
 
     /// Whether the browser process still runs and answers.
     pub fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None)) && cdp_answers(self.record.port)
+        self.is_process_running() && cdp_answers(self.record.port)
+    }
+
+    /// Whether the browser process still runs (a cheap check, no network).
+    pub fn is_process_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     pub fn profile_dir(&self) -> &Path {
@@ -317,7 +347,9 @@ impl Drop for RunningBrowser {
 
 /// SIGTERM to the group, SIGKILL if it lingers, then reap.
 fn kill_group(child: &mut Child) {
-    let Ok(pid) = libc::pid_t::try_from(child.id()) else { return };
+    let Ok(pid) = libc::pid_t::try_from(child.id()) else {
+        return;
+    };
     if matches!(child.try_wait(), Ok(Some(_))) {
         // Its renderers may outlive it; end the group anyway.
         unsafe { libc::killpg(pid, libc::SIGKILL) };
@@ -349,14 +381,21 @@ mod tests {
         let port = free_port().unwrap();
         let browser = RunningBrowser::launch(layout, &LaunchOptions::new(port, "test")).unwrap();
         let record = browser.record().clone();
-        assert!(record.websocket_url.starts_with(&format!("ws://127.0.0.1:{port}/devtools/browser/")));
+        assert!(
+            record
+                .websocket_url
+                .starts_with(&format!("ws://127.0.0.1:{port}/devtools/browser/"))
+        );
         let listed = list(layout).unwrap();
         assert_eq!(listed.len(), 1);
         assert!(listed[0].alive);
         assert_eq!(listed[0].record.owner, "test");
         let profile = browser.profile_dir().to_path_buf();
         browser.stop();
-        assert!(list(layout).unwrap().is_empty(), "the registry entry is removed");
+        assert!(
+            list(layout).unwrap().is_empty(),
+            "the registry entry is removed"
+        );
         assert!(!profile.exists(), "the temporary profile is removed");
         assert!(!pid_alive(record.pid));
         assert!(!cdp_answers(port));
@@ -368,7 +407,12 @@ mod tests {
         let project = baton_store::Project::init(dir.path(), "browsers", None).unwrap();
         let mut options = LaunchOptions::new(free_port().unwrap(), "test");
         options.executable = PathBuf::from("/nonexistent/chromium");
-        let err = RunningBrowser::launch(project.layout(), &options).unwrap_err().to_string();
-        assert!(err.contains("/nonexistent/chromium") && err.contains("BATON_CHROMIUM"), "{err}");
+        let err = RunningBrowser::launch(project.layout(), &options)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/nonexistent/chromium") && err.contains("BATON_CHROMIUM"),
+            "{err}"
+        );
     }
 }

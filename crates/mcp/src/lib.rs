@@ -7,9 +7,11 @@
 //! Not here: any coordination logic (that is in `baton-store`, `baton-live`, `baton-agents`).
 
 pub mod args;
+pub mod browser_manager;
 pub mod filter;
 pub mod framing;
 pub mod log;
+pub mod proxy;
 pub mod resources;
 pub mod server;
 pub mod tools;
@@ -28,6 +30,13 @@ pub struct McpOptions {
     pub agent: Option<String>,
     /// Keep log lines off stderr (the log file still has them).
     pub quiet: bool,
+    /// Proxy child servers: these `--child` values, or Playwright MCP when empty.
+    pub proxy: bool,
+    pub children: Vec<String>,
+    /// Do not launch the browser before child tool calls.
+    pub no_browser: bool,
+    /// Show the browser window.
+    pub headed: bool,
 }
 
 /// Serves `project` over stdio until the client closes stdin or the process is told to stop
@@ -52,25 +61,60 @@ pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> 
             }
             None => ToolFilter::new(&[]),
         };
-        let server = BatonServer::new(project, filter, log.clone());
+        let owner = match &options.agent {
+            Some(agent) => format!("{agent} (baton-mcp[{}])", std::process::id()),
+            None => format!("baton-mcp[{}]", std::process::id()),
+        };
+        let browser =
+            browser_manager::BrowserManager::new(project.layout().clone(), owner, !options.headed)
+                .map_err(|e| format!("cannot reserve a port for the browser: {e}"))?;
+        let proxying = options.proxy || !options.children.is_empty();
+        let proxy = if proxying {
+            let specs = if options.children.is_empty() {
+                vec![proxy::default_child()]
+            } else {
+                options
+                    .children
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| proxy::ChildSpec::parse(c, i + 1))
+                    .collect::<Result<Vec<_>, _>>()?
+            };
+            let taken: Vec<String> = tools::catalogue()
+                .iter()
+                .map(|t| t.name.to_string())
+                .collect();
+            let coordination = project.layout().root().to_path_buf();
+            Some(proxy::Proxy::start(specs, browser.port(), &coordination, &taken, &log).await)
+        } else {
+            None
+        };
+        let lazy_browser = proxying && !options.no_browser;
+        let server = BatonServer::new(project, filter, log.clone(), browser, proxy, lazy_browser);
         log.line(&format!(
             "serving {} tools over stdio{}",
-            server.own_tools().len(),
+            server.all_tools().len(),
             options
                 .agent
                 .as_deref()
                 .map(|a| format!(" for agent {a}"))
                 .unwrap_or_default()
         ));
+        let handle = server.clone();
         let transport = framing::guard(tokio::io::stdin(), tokio::io::stdout());
-        let service = server
-            .serve(transport)
-            .await
-            .map_err(|e| format!("MCP handshake failed: {e}"))?;
+        let service = match server.serve(transport).await {
+            Ok(service) => service,
+            Err(e) => {
+                handle.shutdown().await;
+                return Err(format!("MCP handshake failed: {e}"));
+            }
+        };
         let cancel = service.cancellation_token();
         tokio::select! {
             result = service.waiting() => {
-                result.map_err(|e| e.to_string())?;
+                if let Err(e) = result {
+                    log.line(&format!("the connection ended with an error: {e}"));
+                }
                 log.line("client closed the connection; stopping");
             }
             _ = shutdown_signal() => {
@@ -78,6 +122,7 @@ pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> 
                 cancel.cancel();
             }
         }
+        handle.shutdown().await;
         Ok(())
     })
 }

@@ -22,8 +22,10 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use crate::browser_manager::BrowserManager;
 use crate::filter::ToolFilter;
 use crate::log::Log;
+use crate::proxy::Proxy;
 use crate::resources;
 use crate::tools::{self, ToolError};
 
@@ -43,6 +45,10 @@ struct Inner {
     log: Log,
     subscriptions: Mutex<HashSet<String>>,
     feed: Mutex<Option<FeedPump>>,
+    browser: Arc<BrowserManager>,
+    proxy: Option<Proxy>,
+    /// Whether a child tool call first makes sure the browser runs.
+    lazy_browser: bool,
 }
 
 /// The change feed forwarding resource updates to the client, started on first subscribe.
@@ -51,8 +57,16 @@ struct FeedPump {
 }
 
 impl BatonServer {
-    /// A server on `project`; `filter` selects the tools served (`--agent`).
-    pub fn new(project: Project, filter: ToolFilter, log: Log) -> BatonServer {
+    /// A server on `project`; `filter` selects the tools served (`--agent`); `proxy` holds the
+    /// child servers, whose calls launch the browser first when `lazy_browser`.
+    pub fn new(
+        project: Project,
+        filter: ToolFilter,
+        log: Log,
+        browser: Arc<BrowserManager>,
+        proxy: Option<Proxy>,
+        lazy_browser: bool,
+    ) -> BatonServer {
         BatonServer {
             inner: Arc::new(Inner {
                 project,
@@ -60,8 +74,87 @@ impl BatonServer {
                 log,
                 subscriptions: Mutex::new(HashSet::new()),
                 feed: Mutex::new(None),
+                browser,
+                proxy,
+                lazy_browser,
             }),
         }
+    }
+
+    /// Stops the browser, then disconnects and ends the children (the design's order).
+    pub async fn shutdown(&self) {
+        if self.inner.browser.stop().await {
+            self.inner.log.line("browser stopped");
+        }
+        if let Some(proxy) = &self.inner.proxy {
+            proxy.shutdown().await;
+            self.inner.log.line("child servers stopped");
+        }
+    }
+
+    /// Every tool served: Baton's own, then the children's, as this agent may use them.
+    pub fn all_tools(&self) -> Vec<rmcp::model::Tool> {
+        let mut tools = self.own_tools();
+        if let Some(proxy) = &self.inner.proxy {
+            tools.extend(
+                proxy
+                    .tools
+                    .iter()
+                    .filter(|t| self.inner.filter.allows(&t.name))
+                    .cloned(),
+            );
+        }
+        tools
+    }
+
+    async fn coordinator(&self, name: &str, arguments: &JsonObject) -> Result<Value, ToolError> {
+        let browser = &self.inner.browser;
+        Ok(match name {
+            "coordinator_status" => {
+                let mut children = Vec::new();
+                if let Some(proxy) = &self.inner.proxy {
+                    for child in &proxy.children {
+                        children.push(child.status().await);
+                    }
+                }
+                serde_json::json!({
+                    "children": children,
+                    "browser": {
+                        "cdp_port": browser.port(),
+                        "cdp_endpoint": browser.cdp_endpoint(),
+                        "lazy": self.inner.lazy_browser,
+                        "running": browser.current().await,
+                    },
+                    "tools": { "baton": self.own_tools().len(), "children": self.inner.proxy.as_ref().map_or(0, |p| p.tools.len()) },
+                })
+            }
+            "coordinator_list_browsers" => {
+                let layout = self.inner.project.layout().clone();
+                let browsers =
+                    tokio::task::spawn_blocking(move || baton_live::browser::list(&layout))
+                        .await
+                        .map_err(|e| ToolError::new("internal", e.to_string()))??;
+                serde_json::json!({ "browsers": browsers })
+            }
+            "coordinator_launch_browser" => {
+                let a: crate::args::LaunchBrowser =
+                    serde_json::from_value(Value::Object(arguments.clone())).map_err(|e| {
+                        ToolError::new("invalid_arguments", format!("invalid arguments: {e}"))
+                    })?;
+                let record = browser
+                    .ensure(Some(!a.headed))
+                    .await
+                    .map_err(|e| ToolError::new("browser", e))?;
+                serde_json::json!({ "browser": record })
+            }
+            "coordinator_stop_browser" => serde_json::json!({ "stopped": browser.stop().await }),
+            other => {
+                return Err(ToolError::new(
+                    "unknown_tool",
+                    format!("unknown tool {other:?}"),
+                ));
+            }
+        })
     }
 
     pub fn log(&self) -> &Log {
@@ -91,6 +184,8 @@ impl BatonServer {
         let started = Instant::now();
         let outcome = if name == "signal_wait" {
             self.signal_wait(arguments, context).await?
+        } else if name.starts_with("coordinator_") {
+            self.coordinator(&name, &arguments).await
         } else {
             let tool = name.clone();
             tokio::task::spawn_blocking(move || tools::call(&project, &tool, &arguments))
@@ -240,7 +335,7 @@ impl ServerHandler for BatonServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.own_tools()))
+        Ok(ListToolsResult::with_all_items(self.all_tools()))
     }
 
     async fn call_tool(
@@ -257,10 +352,28 @@ impl ServerHandler for BatonServer {
                 None,
             ));
         }
-        if !self.is_own_tool(&name) || !self.inner.filter.allows(&name) {
+        if !self.inner.filter.allows(&name) {
             return Err(unknown_tool(&name));
         }
-        Ok(self.call_own(name, arguments, &context).await?.into())
+        if self.is_own_tool(&name) {
+            return Ok(self.call_own(name, arguments, &context).await?.into());
+        }
+        let Some((child, original)) = self.inner.proxy.as_ref().and_then(|p| p.route(&name)) else {
+            return Err(unknown_tool(&name));
+        };
+        if self.inner.lazy_browser
+            && let Err(reason) = self.inner.browser.ensure(None).await
+        {
+            self.inner.log.line(&reason);
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                "{name} needs the browser, and {reason}; the next call tries again"
+            ))])
+            .into());
+        }
+        let mut params = CallToolRequestParams::new(original.to_string());
+        params.arguments = Some(arguments);
+        params.meta = request.meta;
+        Ok(child.call(original, params, &self.inner.log).await?.into())
     }
 
     async fn list_resources(

@@ -240,6 +240,30 @@ pub fn catalogue() -> Vec<ToolDef> {
             true,
             "Recommend a workflow and agents for a task, with confidence (0-100) and the rule that matched."
         ),
+        tool!(
+            "coordinator_status",
+            args::NoArgs,
+            true,
+            "The proxy's state: each child server (running, pid, tools, restarts, what went wrong) and the browser (CDP port, running or not)."
+        ),
+        tool!(
+            "coordinator_list_browsers",
+            args::NoArgs,
+            true,
+            "Every browser in the project's registry (port, pid, owner, headless), with whether it still runs."
+        ),
+        tool!(
+            "coordinator_launch_browser",
+            args::LaunchBrowser,
+            false,
+            "Launch the browser on the proxy's CDP port now (child tools launch it on first use anyway)."
+        ),
+        tool!(
+            "coordinator_stop_browser",
+            args::NoArgs,
+            false,
+            "Stop the proxy's browser; the next child tool call launches a new one."
+        ),
     ]
 }
 

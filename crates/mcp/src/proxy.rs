@@ -1,0 +1,385 @@
+//! The proxy: child MCP servers (default: Playwright MCP attached to the browser's CDP port)
+//! started over stdio, their tools cached at start and served beside Baton's own from the first
+//! `tools/list`, with no reliance on `list_changed`.
+//!
+//! Routing: Baton's own tools are handled locally; a child tool is forwarded to its child; any
+//! other name is an "unknown tool" error. Name clashes: Baton's names always win; a child tool
+//! whose name is already taken (by Baton or an earlier child) is served as
+//! `<child>__<tool>`, where `<child>` is the child's name (`--child NAME=COMMAND`, or
+//! `child1`, `child2`, … in order). Child failures: a child that does not start leaves Baton
+//! serving its own tools (`coordinator_status` says why); a child that crashes is detected on
+//! the call that fails, which gets a descriptive error, and is restarted on the next call.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ErrorData as McpError, RoleClient, ServiceExt};
+use serde::Serialize;
+use tokio::sync::Mutex;
+
+use crate::log::Log;
+
+/// The placeholder in a child command that becomes the browser's CDP port.
+pub const CDP_PORT_PLACEHOLDER: &str = "{cdp_port}";
+/// The placeholder that becomes the project's `.coordination/` folder, so a child's files
+/// stay inside it.
+pub const COORDINATION_PLACEHOLDER: &str = "{coordination}";
+
+/// The default child: Playwright MCP from npm, attached to Baton's browser.
+pub fn default_child() -> ChildSpec {
+    ChildSpec {
+        name: "playwright".into(),
+        program: "npx".into(),
+        args: [
+            "-y",
+            "@playwright/mcp@0.0.83",
+            "--cdp-endpoint",
+            "http://127.0.0.1:{cdp_port}",
+            "--output-dir",
+            "{coordination}/mcp/playwright",
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
+}
+
+/// How to start a child server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChildSpec {
+    pub name: String,
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+impl ChildSpec {
+    /// Parses `--child` values: `COMMAND ARGS…` or `NAME=COMMAND ARGS…` (shell-style quoting).
+    pub fn parse(value: &str, index: usize) -> Result<ChildSpec, String> {
+        let (name, command) = match value.split_once('=') {
+            Some((name, command))
+                if !name.is_empty()
+                    && !name.contains(char::is_whitespace)
+                    && baton_store::names::validate_name("child name", name).is_ok() =>
+            {
+                (name.to_string(), command)
+            }
+            _ => (format!("child{index}"), value),
+        };
+        let words = shell_words::split(command).map_err(|e| format!("--child {value:?}: {e}"))?;
+        let (program, args) = words
+            .split_first()
+            .ok_or_else(|| format!("--child {value:?} names no command"))?;
+        Ok(ChildSpec {
+            name,
+            program: program.clone(),
+            args: args.to_vec(),
+        })
+    }
+
+    fn command(&self, cdp_port: u16, coordination: &std::path::Path) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(&self.program);
+        command.args(self.args.iter().map(|a| {
+            a.replace(CDP_PORT_PLACEHOLDER, &cdp_port.to_string())
+                .replace(
+                    COORDINATION_PLACEHOLDER,
+                    &coordination.display().to_string(),
+                )
+        }));
+        // Its own process group (npx starts node under it), ended as a whole on shutdown;
+        // and it dies with us if we are killed.
+        command.process_group(0);
+        // SAFETY: only prctl, which is async-signal-safe, runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        command
+    }
+}
+
+type Connection = RunningService<RoleClient, ()>;
+
+enum State {
+    Running {
+        service: Connection,
+        pid: Option<u32>,
+    },
+    /// Could not start, or died; `reason` says why.
+    Down { reason: String },
+}
+
+/// One child server and its cached tools.
+pub struct Child {
+    pub spec: ChildSpec,
+    cdp_port: u16,
+    coordination: std::path::PathBuf,
+    state: Mutex<State>,
+    /// Its tools as listed at start: (served name, the child's own tool).
+    pub tools: Vec<(String, Tool)>,
+    restarts: std::sync::atomic::AtomicUsize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChildStatus {
+    pub name: String,
+    pub command: String,
+    pub running: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    pub tools: usize,
+    pub restarts: usize,
+}
+
+async fn connect(
+    spec: &ChildSpec,
+    cdp_port: u16,
+    coordination: &std::path::Path,
+) -> Result<(Connection, Option<u32>), String> {
+    let (transport, _) = TokioChildProcess::builder(spec.command(cdp_port, coordination))
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", spec.program))?;
+    let pid = transport.id();
+    let service = ().serve(transport).await.map_err(|e| {
+        format!(
+            "{} started but did not complete the MCP handshake: {e}",
+            spec.program
+        )
+    })?;
+    Ok((service, pid))
+}
+
+impl Child {
+    /// Starts the child and caches its tools; a child that fails is kept, down, with why.
+    pub async fn start(
+        spec: ChildSpec,
+        cdp_port: u16,
+        coordination: &std::path::Path,
+        log: &Log,
+    ) -> Child {
+        let (state, tools) = match connect(&spec, cdp_port, coordination).await {
+            Ok((service, pid)) => match service.list_all_tools().await {
+                Ok(tools) => {
+                    log.line(&format!(
+                        "child {} started (pid {pid:?}) with {} tools",
+                        spec.name,
+                        tools.len()
+                    ));
+                    (State::Running { service, pid }, tools)
+                }
+                Err(e) => (
+                    State::Down {
+                        reason: format!("child {} did not list its tools: {e}", spec.name),
+                    },
+                    Vec::new(),
+                ),
+            },
+            Err(reason) => (State::Down { reason }, Vec::new()),
+        };
+        if let State::Down { reason } = &state {
+            log.line(&format!("child {} is down: {reason}", spec.name));
+        }
+        Child {
+            tools: tools.into_iter().map(|t| (t.name.to_string(), t)).collect(),
+            spec,
+            cdp_port,
+            coordination: coordination.to_path_buf(),
+            state: Mutex::new(state),
+            restarts: Default::default(),
+        }
+    }
+
+    pub async fn status(&self) -> ChildStatus {
+        let state = self.state.lock().await;
+        let (running, pid, problem) = match &*state {
+            State::Running { service, pid } if !service.is_transport_closed() => (true, *pid, None),
+            State::Running { pid, .. } => (false, *pid, Some("the child exited".to_string())),
+            State::Down { reason } => (false, None, Some(reason.clone())),
+        };
+        ChildStatus {
+            name: self.spec.name.clone(),
+            command: std::iter::once(self.spec.program.as_str())
+                .chain(self.spec.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            running,
+            pid,
+            problem,
+            tools: self.tools.len(),
+            restarts: self.restarts.load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// Forwards a call; the child's result (tool errors included) comes back unchanged.
+    pub async fn call(
+        &self,
+        tool: &str,
+        params: CallToolRequestParams,
+        log: &Log,
+    ) -> Result<CallToolResult, McpError> {
+        let mut state = self.state.lock().await;
+        let needs_start = match &*state {
+            State::Running { service, .. } => service.is_transport_closed(),
+            State::Down { .. } => true,
+        };
+        if needs_start {
+            // Crashed or never started: try again now.
+            match connect(&self.spec, self.cdp_port, &self.coordination).await {
+                Ok((service, pid)) => {
+                    self.restarts
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    log.line(&format!("child {} restarted (pid {pid:?})", self.spec.name));
+                    *state = State::Running { service, pid };
+                }
+                Err(reason) => {
+                    *state = State::Down {
+                        reason: reason.clone(),
+                    };
+                    return Ok(tool_error(format!("{tool} is unavailable: {reason}")));
+                }
+            }
+        }
+        let State::Running { service, .. } = &*state else {
+            unreachable!("started above")
+        };
+        let mut forwarded = params;
+        forwarded.name = tool.to_string().into();
+        match service.call_tool(forwarded).await {
+            Ok(result) => Ok(result),
+            Err(ServiceError::McpError(error)) => Err(error),
+            Err(e) => {
+                let reason = format!(
+                    "child {} stopped while handling {tool} ({e}); it will be restarted on the next call",
+                    self.spec.name
+                );
+                log.line(&reason);
+                *state = State::Down {
+                    reason: reason.clone(),
+                };
+                Ok(tool_error(reason))
+            }
+        }
+    }
+
+    /// Disconnects and ends the child's process group.
+    pub async fn shutdown(&self) {
+        let mut state = self.state.lock().await;
+        if let State::Running { service, pid } = std::mem::replace(
+            &mut *state,
+            State::Down {
+                reason: "stopped".into(),
+            },
+        ) {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), service.cancel()).await;
+            if let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) {
+                // SAFETY: the child leads its own process group (process_group(0)).
+                unsafe { libc::killpg(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+fn tool_error(message: String) -> CallToolResult {
+    let mut result = CallToolResult::error(vec![rmcp::model::ContentBlock::text(message.clone())]);
+    result.structured_content =
+        Some(serde_json::json!({"error": {"kind": "child_unavailable", "message": message}}));
+    result
+}
+
+/// Every child, and where each served tool name goes.
+pub struct Proxy {
+    pub children: Vec<Arc<Child>>,
+    routes: HashMap<String, (usize, String)>,
+    /// Served names in order, with their tool definitions (renamed where they clashed).
+    pub tools: Vec<Tool>,
+}
+
+impl Proxy {
+    /// Starts every child and builds the routing table; `taken` are Baton's own tool names.
+    pub async fn start(
+        specs: Vec<ChildSpec>,
+        cdp_port: u16,
+        coordination: &std::path::Path,
+        taken: &[String],
+        log: &Log,
+    ) -> Proxy {
+        let mut children = Vec::new();
+        for spec in specs {
+            children.push(Arc::new(
+                Child::start(spec, cdp_port, coordination, log).await,
+            ));
+        }
+        let mut routes = HashMap::new();
+        let mut tools = Vec::new();
+        let mut used: std::collections::HashSet<String> = taken.iter().cloned().collect();
+        for (index, child) in children.iter().enumerate() {
+            for (original, tool) in &child.tools {
+                let served = if used.contains(original) {
+                    format!("{}__{original}", child.spec.name)
+                } else {
+                    original.clone()
+                };
+                if !used.insert(served.clone()) {
+                    log.line(&format!(
+                        "child {} tool {original} clashes twice; not served",
+                        child.spec.name
+                    ));
+                    continue;
+                }
+                let mut tool = tool.clone();
+                tool.name = served.clone().into();
+                tools.push(tool);
+                routes.insert(served, (index, original.clone()));
+            }
+        }
+        Proxy {
+            children,
+            routes,
+            tools,
+        }
+    }
+
+    /// The child and its own name for a served tool name.
+    pub fn route(&self, served: &str) -> Option<(&Arc<Child>, &str)> {
+        self.routes
+            .get(served)
+            .map(|(index, original)| (&self.children[*index], original.as_str()))
+    }
+
+    pub async fn shutdown(&self) {
+        for child in &self.children {
+            child.shutdown().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_commands_parse_with_names_and_quotes() {
+        let spec = ChildSpec::parse(
+            "npx -y @playwright/mcp --cdp-endpoint http://127.0.0.1:{cdp_port}",
+            1,
+        )
+        .unwrap();
+        assert_eq!(spec.name, "child1");
+        assert_eq!(spec.program, "npx");
+        assert_eq!(spec.args.last().unwrap(), "http://127.0.0.1:{cdp_port}");
+        let named = ChildSpec::parse("files=python3 -m server --root 'my dir'", 2).unwrap();
+        assert_eq!(named.name, "files");
+        assert_eq!(named.args, ["-m", "server", "--root", "my dir"]);
+        // An '=' inside the command is not a name.
+        let plain = ChildSpec::parse("env A=1 server", 3).unwrap();
+        assert_eq!(plain.program, "env");
+        assert!(ChildSpec::parse("  ", 4).is_err());
+        assert!(ChildSpec::parse("x 'unclosed", 5).is_err());
+    }
+}
