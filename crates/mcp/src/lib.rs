@@ -47,7 +47,7 @@ pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> 
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         let log = Log::new(project.layout(), options.quiet);
         let filter = match &options.agent {
             Some(agent) => {
@@ -124,7 +124,11 @@ pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> 
         }
         handle.shutdown().await;
         Ok(())
-    })
+    });
+    // stdin is read on a blocking thread that only returns when input arrives: do not wait for
+    // it (or any other blocking task) once serving is over.
+    runtime.shutdown_background();
+    outcome
 }
 
 async fn shutdown_signal() {

@@ -1,0 +1,328 @@
+//! The MCP proxy end to end: the real Playwright MCP (npm) driving Debian's Chromium, launched
+//! by Baton on first use, browsing a page served on 127.0.0.1; the child and the browser killed
+//! mid-session and recovered; a child that cannot start; name clashes; and shutdown leaving no
+//! process behind.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::mcp::RawClient;
+use support::{PATIENCE, Project};
+
+fn playwright_mcp() -> PathBuf {
+    let cache = std::env::var_os("BATON_TEST_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/baton-test-tools")
+        });
+    let bin = cache.join("node/node_modules/.bin/playwright-mcp");
+    assert!(
+        bin.exists(),
+        "{} is missing: run ./scripts/test.sh",
+        bin.display()
+    );
+    bin
+}
+
+/// Serves one HTML page on 127.0.0.1 until the test ends; returns its URL.
+fn serve_page(html: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                html.len()
+            );
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    url
+}
+
+fn proxy(p: &Project, child: &str) -> RawClient {
+    RawClient::start(p.command(&["mcp", "--quiet", "--child", child]))
+}
+
+fn playwright_child() -> String {
+    format!(
+        "{} --cdp-endpoint http://127.0.0.1:{{cdp_port}} --output-dir {{coordination}}/mcp/playwright",
+        playwright_mcp().display()
+    )
+}
+
+fn text_of(response: &Value) -> String {
+    response["result"]["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn alive(pid: u64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .trim_start()
+            .starts_with('Z'),
+    }
+}
+
+fn wait_gone(pid: u64) {
+    let deadline = Instant::now() + PATIENCE;
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "process {pid} is still running");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kill(pid: u64) {
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// Calls `tool` until it succeeds (the recovery after a kill); returns the errors seen first.
+fn call_until_ok(client: &mut RawClient, tool: &str, arguments: Value) -> (Value, Vec<String>) {
+    let deadline = Instant::now() + PATIENCE;
+    let mut errors = Vec::new();
+    loop {
+        let response = client.call(tool, arguments.clone());
+        if response["result"]["isError"] != true && response.get("error").is_none() {
+            return (response, errors);
+        }
+        errors.push(format!("{}{}", text_of(&response), response["error"]));
+        assert!(
+            Instant::now() < deadline,
+            "{tool} never recovered: {errors:#?}"
+        );
+    }
+}
+
+#[test]
+fn playwright_mcp_browses_a_local_page_through_the_proxy_and_survives_kills() {
+    let p = Project::init();
+    let url = serve_page(
+        "<html><head><title>Baton test page</title></head><body><h1>Hello from the board</h1><button>Press me</button></body></html>",
+    );
+    let mut client = proxy(&p, &playwright_child());
+
+    let listed = client.request("tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "browser_navigate",
+        "browser_snapshot",
+        "task_claim",
+        "coordinator_status",
+    ] {
+        assert!(
+            names.contains(&name),
+            "{name} missing from the first tools/list: {names:?}"
+        );
+    }
+    let status = client.call("coordinator_status", json!({}));
+    let status = &status["result"]["structuredContent"];
+    assert_eq!(status["children"][0]["running"], true, "{status}");
+    assert!(
+        status["browser"]["running"].is_null(),
+        "no browser before the first child call"
+    );
+
+    // First child call: the browser is launched on the reserved port, then the call forwarded.
+    let navigated = client.call("browser_navigate", json!({"url": url}));
+    assert!(
+        text_of(&navigated).contains("Baton test page"),
+        "{navigated}"
+    );
+    let snapshot = client.call("browser_snapshot", json!({}));
+    assert!(
+        text_of(&snapshot).contains("Hello from the board"),
+        "{snapshot}"
+    );
+    let browsers = client.call("coordinator_list_browsers", json!({}));
+    let browser = &browsers["result"]["structuredContent"]["browsers"][0];
+    assert_eq!(browser["alive"], true, "{browsers}");
+    assert_eq!(browser["headless"], true);
+    assert!(browser["owner"].as_str().unwrap().starts_with("baton-mcp["));
+    assert_eq!(browser["port"], status["browser"]["cdp_port"]);
+    let browser_pid = browser["pid"].as_u64().unwrap();
+    // Playwright's files stay inside .coordination/.
+    assert!(!p.path().join(".playwright-mcp").exists());
+
+    // Kill the child mid-session: a descriptive error at most once, then a restarted child.
+    let status = client.call("coordinator_status", json!({}));
+    let child_pid = status["result"]["structuredContent"]["children"][0]["pid"]
+        .as_u64()
+        .unwrap();
+    kill(child_pid);
+    wait_gone(child_pid);
+    let (again, errors) = call_until_ok(&mut client, "browser_navigate", json!({"url": url}));
+    assert!(text_of(&again).contains("Baton test page"), "{again}");
+    assert!(errors.len() <= 1, "{errors:#?}");
+    for error in &errors {
+        assert!(
+            error.contains("child") && error.contains("restarted"),
+            "{error}"
+        );
+    }
+    let status = client.call("coordinator_status", json!({}));
+    assert_eq!(
+        status["result"]["structuredContent"]["children"][0]["restarts"],
+        1
+    );
+
+    // Kill the browser: the next calls launch a new one and work again.
+    kill(browser_pid);
+    wait_gone(browser_pid);
+    let (after, _) = call_until_ok(&mut client, "browser_navigate", json!({"url": url}));
+    assert!(text_of(&after).contains("Baton test page"), "{after}");
+    let browsers = client.call("coordinator_list_browsers", json!({}));
+    let new_pid = browsers["result"]["structuredContent"]["browsers"][0]["pid"]
+        .as_u64()
+        .unwrap();
+    assert_ne!(new_pid, browser_pid);
+
+    // Shutdown: stdin closed → browser, child and profile gone, registry empty.
+    let status = client.call("coordinator_status", json!({}));
+    let child_pid = status["result"]["structuredContent"]["children"][0]["pid"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(client.close(), Some(0));
+    wait_gone(new_pid);
+    wait_gone(child_pid);
+    let registry = p.coordination().join("browsers");
+    let left: Vec<_> = std::fs::read_dir(&registry)
+        .map(|d| d.flatten().collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "registry entries left: {left:?}");
+}
+
+#[test]
+fn a_child_that_cannot_start_leaves_baton_serving_and_says_why() {
+    let p = Project::init();
+    let mut client = proxy(&p, "/nonexistent/mcp-server --flag");
+    let listed = client.request("tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"task_add"));
+    let status = client.call("coordinator_status", json!({}));
+    let child = &status["result"]["structuredContent"]["children"][0];
+    assert_eq!(child["running"], false);
+    assert!(
+        child["problem"]
+            .as_str()
+            .unwrap()
+            .contains("cannot start /nonexistent/mcp-server"),
+        "{child}"
+    );
+    let added = client.call("task_add", json!({"description": "Still works"}));
+    assert_eq!(added["result"]["structuredContent"]["task"]["id"], "task-1");
+    assert_eq!(client.close(), Some(0));
+}
+
+#[test]
+fn clashing_child_tools_are_renamed_and_routed() {
+    let p = Project::init();
+    // Baton itself as the child: every one of its tool names clashes with the proxy's own.
+    let child = format!(
+        "inner={} mcp --quiet --dir {}",
+        support::baton_bin().display(),
+        p.path().display()
+    );
+    let mut client =
+        RawClient::start(p.command(&["mcp", "--quiet", "--no-browser", "--child", &child]));
+    let listed = client.request("tools/list", json!({}));
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"task_add") && names.contains(&"inner__task_add"),
+        "{names:?}"
+    );
+    let added = client.call(
+        "inner__task_add",
+        json!({"description": "Through the child"}),
+    );
+    assert_eq!(
+        added["result"]["structuredContent"]["task"]["id"], "task-1",
+        "{added}"
+    );
+    // A tool error from the child comes back unchanged.
+    let refused = client.call("inner__task_start", json!({"agent": "w", "task": "task-1"}));
+    assert_eq!(refused["result"]["isError"], true);
+    assert!(
+        text_of(&refused).contains("cannot start task task-1: it is available"),
+        "{refused}"
+    );
+    assert_eq!(client.close(), Some(0));
+}
+
+#[test]
+fn sigterm_stops_the_browser_and_the_child_with_no_orphans() {
+    let p = Project::init();
+    let mut client = proxy(&p, &playwright_child());
+    let launched = client.call("coordinator_launch_browser", json!({}));
+    let browser_pid = launched["result"]["structuredContent"]["browser"]["pid"]
+        .as_u64()
+        .unwrap();
+    let status = client.call("coordinator_status", json!({}));
+    let child_pid = status["result"]["structuredContent"]["children"][0]["pid"]
+        .as_u64()
+        .unwrap();
+    let server_pid = client.pid();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &server_pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    wait_gone(server_pid as u64);
+    wait_gone(browser_pid);
+    wait_gone(child_pid);
+    // Nothing of Chromium's is left in the process table with our profile.
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pid,args"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&ps.stdout);
+    let port = status["result"]["structuredContent"]["browser"]["cdp_port"]
+        .as_u64()
+        .unwrap();
+    let orphans: Vec<&str> = table
+        .lines()
+        .filter(|l| l.contains(&format!("--remote-debugging-port={port}")))
+        .collect();
+    assert!(orphans.is_empty(), "orphans: {orphans:#?}");
+}
