@@ -1,97 +1,155 @@
-//! Line framing in front of the MCP transport. rmcp drops a line that is not JSON without an
-//! answer; JSON-RPC asks for a parse error (-32700), and a client waiting on it should get one.
-//! This layer reads stdin line by line, answers unparseable or oversized lines itself, and
-//! passes the rest through; everything written to stdout goes through one writer task, so the
-//! server's messages and these errors never interleave inside a line.
+//! The stdio transport. rmcp's own drops a line that is not JSON without an answer; JSON-RPC
+//! asks for a parse error (-32700), and a client waiting on it should get one. This transport
+//! reads stdin line by line and answers unparseable (-32700), invalid (-32600) and oversized
+//! lines itself; the server's messages and these answers share one locked writer, so they never
+//! interleave inside a line.
+//!
+//! When stdin and stdout are pipes (as MCP clients start servers) they are driven by the event
+//! loop directly rather than through tokio's blocking-thread stdio, which saves a thread hop on
+//! every message in each direction.
 
-use tokio::io::{
-    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
-};
-use tokio::sync::mpsc;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
 
 /// The longest message accepted, in bytes.
 pub const MAX_LINE: usize = 8 * 1024 * 1024;
-const PIPE: usize = 1024 * 1024;
 
-fn parse_error(message: &str) -> String {
-    serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": message}})
-        .to_string()
+type Reader = BufReader<Pin<Box<dyn AsyncRead + Send>>>;
+type Writer = Arc<Mutex<Pin<Box<dyn AsyncWrite + Send>>>>;
+
+pub struct StdioTransport {
+    reader: Reader,
+    writer: Writer,
+    line: Vec<u8>,
 }
 
-/// Wraps `input` and `output` (stdin and stdout): returns the reader and writer to give the MCP
-/// service.
-pub fn guard<R, W>(input: R, output: W) -> (DuplexStream, DuplexStream)
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (server_input, mut to_server) = tokio::io::duplex(PIPE);
-    let (from_server, server_output) = tokio::io::duplex(PIPE);
-    let (errors_tx, mut errors) = mpsc::unbounded_channel::<String>();
+/// A pipe on `fd` as an async stream, if it is a pipe (FIFO); `None` otherwise.
+fn pipe_fd(fd: std::os::fd::BorrowedFd<'_>) -> Option<OwnedFd> {
+    use std::os::unix::fs::FileTypeExt;
+    let owned = fd.try_clone_to_owned().ok()?;
+    let file = std::fs::File::from(owned);
+    file.metadata()
+        .ok()?
+        .file_type()
+        .is_fifo()
+        .then(|| file.into())
+}
 
-    tokio::spawn(async move {
-        let mut input = BufReader::new(input);
-        let mut line = Vec::new();
+impl StdioTransport {
+    /// The process's stdin and stdout. Must be called inside the runtime.
+    pub fn stdio() -> StdioTransport {
+        let reader: Pin<Box<dyn AsyncRead + Send>> = match pipe_fd(io::stdin().as_fd())
+            .and_then(|fd| tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok())
+        {
+            Some(pipe) => Box::pin(pipe),
+            None => Box::pin(tokio::io::stdin()),
+        };
+        let writer: Pin<Box<dyn AsyncWrite + Send>> = match pipe_fd(io::stdout().as_fd())
+            .and_then(|fd| tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok())
+        {
+            Some(pipe) => Box::pin(pipe),
+            None => Box::pin(tokio::io::stdout()),
+        };
+        StdioTransport::new(reader, writer)
+    }
+
+    pub fn new(
+        reader: Pin<Box<dyn AsyncRead + Send>>,
+        writer: Pin<Box<dyn AsyncWrite + Send>>,
+    ) -> StdioTransport {
+        StdioTransport {
+            reader: BufReader::new(reader),
+            writer: Arc::new(Mutex::new(writer)),
+            line: Vec::new(),
+        }
+    }
+}
+
+/// Answers a message the server never sees.
+async fn answer(writer: &Writer, id: serde_json::Value, code: i64, message: String) {
+    let error = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    let _ = write_line(writer, error.to_string().into_bytes()).await;
+}
+
+async fn write_line(writer: &Writer, mut bytes: Vec<u8>) -> io::Result<()> {
+    bytes.push(b'\n');
+    let mut writer = writer.lock().await;
+    writer.write_all(&bytes).await?;
+    writer.flush().await
+}
+
+impl Transport<RoleServer> for StdioTransport {
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = self.writer.clone();
+        let bytes = serde_json::to_vec(&item).map_err(io::Error::other);
+        async move { write_line(&writer, bytes?).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            line.clear();
-            let read = (&mut input)
+            self.line.clear();
+            let read = (&mut self.reader)
                 .take(MAX_LINE as u64 + 1)
-                .read_until(b'\n', &mut line)
+                .read_until(b'\n', &mut self.line)
                 .await;
             match read {
-                Ok(0) | Err(_) => break, // end of input: the server sees it close
+                Ok(0) | Err(_) => return None, // end of input
                 Ok(_) => {}
             }
-            if line.len() > MAX_LINE && !line.ends_with(b"\n") {
-                // Skip the rest of the oversized line, then answer it.
+            if self.line.len() > MAX_LINE && !self.line.ends_with(b"\n") {
                 let mut rest = Vec::new();
-                let _ = input.read_until(b'\n', &mut rest).await;
-                let _ = errors_tx.send(parse_error(&format!("message over {MAX_LINE} bytes")));
+                let _ = self.reader.read_until(b'\n', &mut rest).await;
+                answer(
+                    &self.writer,
+                    serde_json::Value::Null,
+                    -32700,
+                    format!("message over {MAX_LINE} bytes"),
+                )
+                .await;
                 continue;
             }
-            let text = line.trim_ascii();
+            let text = self.line.trim_ascii();
             if text.is_empty() {
                 continue;
             }
-            if let Err(e) = serde_json::from_slice::<serde_json::Value>(text) {
-                let _ = errors_tx.send(parse_error(&format!("parse error: {e}")));
-                continue;
-            }
-            if to_server.write_all(text).await.is_err() || to_server.write_all(b"\n").await.is_err()
-            {
-                break;
-            }
-        }
-        let _ = to_server.shutdown().await;
-    });
-
-    tokio::spawn(async move {
-        let mut output = output;
-        let mut from_server = BufReader::new(from_server).lines();
-        let mut server_open = true;
-        loop {
-            let line = tokio::select! {
-                line = from_server.next_line(), if server_open => match line {
-                    Ok(Some(line)) => line,
-                    _ => { server_open = false; continue; }
-                },
-                error = errors.recv() => match error {
-                    Some(error) => error,
-                    None if server_open => { continue; }
-                    None => break,
-                },
+            let value: serde_json::Value = match serde_json::from_slice(text) {
+                Ok(value) => value,
+                Err(e) => {
+                    answer(
+                        &self.writer,
+                        serde_json::Value::Null,
+                        -32700,
+                        format!("parse error: {e}"),
+                    )
+                    .await;
+                    continue;
+                }
             };
-            if output.write_all(line.as_bytes()).await.is_err()
-                || output.write_all(b"\n").await.is_err()
-                || output.flush().await.is_err()
-            {
-                break;
-            }
-            if !server_open && errors.is_empty() && errors.is_closed() {
-                break;
+            let id = value.get("id").cloned().unwrap_or(serde_json::Value::Null);
+            match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
+                Ok(message) => return Some(message),
+                Err(e) => {
+                    answer(&self.writer, id, -32600, format!("invalid request: {e}")).await;
+                }
             }
         }
-    });
+    }
 
-    (server_input, server_output)
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let mut writer = self.writer.lock().await;
+        writer.flush().await
+    }
 }

@@ -42,8 +42,9 @@ pub struct McpOptions {
 /// Serves `project` over stdio until the client closes stdin or the process is told to stop
 /// (SIGTERM, Ctrl-C).
 pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread drives the protocol (store operations run on blocking threads): request and
+    // response hops then need no cross-thread wake-ups, which is most of a proxied call's cost.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
@@ -101,7 +102,7 @@ pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> 
                 .unwrap_or_default()
         ));
         let handle = server.clone();
-        let transport = framing::guard(tokio::io::stdin(), tokio::io::stdout());
+        let transport = framing::StdioTransport::stdio();
         let service = match server.serve(transport).await {
             Ok(service) => service,
             Err(e) => {
