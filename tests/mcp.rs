@@ -346,3 +346,51 @@ fn agent_tool_filtering_serves_only_what_the_definition_allows() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent \"nobody\""));
 }
+
+#[test]
+fn streamable_http_is_loopback_only_and_needs_the_token_and_a_local_origin() {
+    let p = Project::init();
+    let err = p.fails(&["mcp", "--http", "0.0.0.0:8765"], 1);
+    assert!(err.contains("loopback only"), "{err}");
+    let err = p.fails(&["mcp", "--http", "127.0.0.1:0", "--token", "short"], 1);
+    assert!(err.contains("at least 16 characters"), "{err}");
+
+    let mut server = p.spawn(&["mcp", "--quiet", "--http", "127.0.0.1:0"]);
+    let line = server.wait_stderr("listening on http://127.0.0.1:");
+    let info_file = p.coordination().join("mcp/http.json");
+    let info: Value = serde_json::from_slice(&std::fs::read(&info_file).unwrap()).unwrap();
+    let token = info["token"].as_str().unwrap();
+    assert!(!line.contains(token), "the token is not printed");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&info_file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    let python = require(tool_cache().join("venv/bin/python"));
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/python_http_client.py"
+    );
+    let out = Command::new(python)
+        .args([script, info["url"].as_str().unwrap(), token])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(seen["no_token"], 401);
+    assert_eq!(seen["wrong_token"], 401);
+    assert_eq!(seen["foreign_origin"], 403);
+    assert!(seen["tools"].as_u64().unwrap() >= 20);
+    assert_eq!(seen["added"], "task-1");
+    assert_eq!(p.tasks_json()["tasks"][0]["description"], "Over HTTP");
+
+    server.signal("TERM");
+    let (code, _, _) = server.finish();
+    assert_eq!(code, Some(0));
+    assert!(!info_file.exists(), "the token file is removed on shutdown");
+}

@@ -128,6 +128,18 @@ pub enum Command {
         /// Show the browser window (default: headless).
         #[arg(long)]
         headed: bool,
+        /// Serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of
+        /// stdio; a bearer token is required, written to .coordination/mcp/http.json.
+        #[arg(long, value_name = "IP:PORT")]
+        http: Option<String>,
+        /// The bearer token for --http (default: random, 64 hex digits).
+        #[arg(
+            long,
+            env = "BATON_MCP_TOKEN",
+            hide_env_values = true,
+            requires = "http"
+        )]
+        token: Option<String>,
     },
     /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
     Route {

@@ -188,6 +188,8 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             child,
             no_browser,
             headed,
+            http,
+            token,
         } => {
             let options = baton_mcp::McpOptions {
                 agent,
@@ -196,8 +198,10 @@ fn run(cli: Cli) -> Result<u8, CliError> {
                 children: child,
                 no_browser,
                 headed,
+                http,
+                token,
             };
-            baton_mcp::serve_stdio(open()?, options).map_err(|e| CliError::input("mcp", e))?;
+            baton_mcp::serve(open()?, options).map_err(|e| CliError::input("mcp", e))?;
         }
         Command::Worker(WorkerCommand::Claim { agent, .. }) => {
             let project = open()?;

@@ -2,7 +2,8 @@
 //!
 //! Baton as an MCP server: the task store, signals and orchestration as tools with typed,
 //! described arguments; the board and the `agents://` resources, with update notifications
-//! from the change feed. Every operation calls the same library function the CLI does.
+//! from the change feed; a proxy for child MCP servers (Playwright MCP by default) with a
+//! browser launched on first use. Every operation calls the same library function the CLI does.
 //!
 //! Not here: any coordination logic (that is in `baton-store`, `baton-live`, `baton-agents`).
 
@@ -10,6 +11,7 @@ pub mod args;
 pub mod browser_manager;
 pub mod filter;
 pub mod framing;
+pub mod http;
 pub mod log;
 pub mod proxy;
 pub mod resources;
@@ -37,11 +39,15 @@ pub struct McpOptions {
     pub no_browser: bool,
     /// Show the browser window.
     pub headed: bool,
+    /// Serve streamable HTTP on this loopback address instead of stdio.
+    pub http: Option<String>,
+    /// The bearer token for HTTP (default: random).
+    pub token: Option<String>,
 }
 
-/// Serves `project` over stdio until the client closes stdin or the process is told to stop
-/// (SIGTERM, Ctrl-C).
-pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> {
+/// Serves `project` until the client goes away (stdin closed) or the process is told to stop
+/// (SIGTERM, Ctrl-C); then stops the browser and the children.
+pub fn serve(project: Project, options: McpOptions) -> Result<(), String> {
     // One thread drives the protocol (store operations run on blocking threads): request and
     // response hops then need no cross-thread wake-ups, which is most of a proxied call's cost.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -49,87 +55,172 @@ pub fn serve_stdio(project: Project, options: McpOptions) -> Result<(), String> 
         .build()
         .map_err(|e| e.to_string())?;
     let outcome = runtime.block_on(async move {
-        let log = Log::new(project.layout(), options.quiet);
-        let filter = match &options.agent {
-            Some(agent) => {
-                let orchestrator =
-                    baton_agents::Orchestrator::open(&project).map_err(|e| e.to_string())?;
-                let definition = orchestrator
-                    .registry()
-                    .require(agent)
-                    .map_err(|e| e.to_string())?;
-                ToolFilter::new(&definition.tools)
-            }
-            None => ToolFilter::new(&[]),
+        let http = options.http.as_deref().map(http::loopback).transpose()?;
+        let server = build(project.clone(), &options).await?;
+        let result = match http {
+            None => serve_stdio(&server).await,
+            Some(addr) => serve_http(&server, &project, addr, options.token.clone()).await,
         };
-        let owner = match &options.agent {
-            Some(agent) => format!("{agent} (baton-mcp[{}])", std::process::id()),
-            None => format!("baton-mcp[{}]", std::process::id()),
-        };
-        let browser =
-            browser_manager::BrowserManager::new(project.layout().clone(), owner, !options.headed)
-                .map_err(|e| format!("cannot reserve a port for the browser: {e}"))?;
-        let proxying = options.proxy || !options.children.is_empty();
-        let proxy = if proxying {
-            let specs = if options.children.is_empty() {
-                vec![proxy::default_child()]
-            } else {
-                options
-                    .children
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| proxy::ChildSpec::parse(c, i + 1))
-                    .collect::<Result<Vec<_>, _>>()?
-            };
-            let taken: Vec<String> = tools::catalogue()
-                .iter()
-                .map(|t| t.name.to_string())
-                .collect();
-            let coordination = project.layout().root().to_path_buf();
-            Some(proxy::Proxy::start(specs, browser.port(), &coordination, &taken, &log).await)
-        } else {
-            None
-        };
-        let lazy_browser = proxying && !options.no_browser;
-        let server = BatonServer::new(project, filter, log.clone(), browser, proxy, lazy_browser);
-        log.line(&format!(
-            "serving {} tools over stdio{}",
-            server.all_tools().len(),
-            options
-                .agent
-                .as_deref()
-                .map(|a| format!(" for agent {a}"))
-                .unwrap_or_default()
-        ));
-        let handle = server.clone();
-        let transport = framing::StdioTransport::stdio();
-        let service = match server.serve(transport).await {
-            Ok(service) => service,
-            Err(e) => {
-                handle.shutdown().await;
-                return Err(format!("MCP handshake failed: {e}"));
-            }
-        };
-        let cancel = service.cancellation_token();
-        tokio::select! {
-            result = service.waiting() => {
-                if let Err(e) = result {
-                    log.line(&format!("the connection ended with an error: {e}"));
-                }
-                log.line("client closed the connection; stopping");
-            }
-            _ = shutdown_signal() => {
-                log.line("asked to stop; shutting down");
-                cancel.cancel();
-            }
-        }
-        handle.shutdown().await;
-        Ok(())
+        server.shutdown().await;
+        result
     });
-    // stdin is read on a blocking thread that only returns when input arrives: do not wait for
-    // it (or any other blocking task) once serving is over.
+    // stdin is read on a blocking thread when it is not a pipe, and that read only returns when
+    // input arrives: do not wait for it (or any other blocking task) once serving is over.
     runtime.shutdown_background();
     outcome
+}
+
+/// The server for these options: the agent's tool filter, the browser's reserved port, and
+/// the children started (so the first `tools/list` already has their tools).
+async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, String> {
+    let log = Log::new(project.layout(), options.quiet);
+    let filter = match &options.agent {
+        Some(agent) => {
+            let orchestrator =
+                baton_agents::Orchestrator::open(&project).map_err(|e| e.to_string())?;
+            let definition = orchestrator
+                .registry()
+                .require(agent)
+                .map_err(|e| e.to_string())?;
+            ToolFilter::new(&definition.tools)
+        }
+        None => ToolFilter::new(&[]),
+    };
+    let owner = match &options.agent {
+        Some(agent) => format!("{agent} (baton-mcp[{}])", std::process::id()),
+        None => format!("baton-mcp[{}]", std::process::id()),
+    };
+    let browser =
+        browser_manager::BrowserManager::new(project.layout().clone(), owner, !options.headed)
+            .map_err(|e| format!("cannot reserve a port for the browser: {e}"))?;
+    let proxying = options.proxy || !options.children.is_empty();
+    let proxy = if proxying {
+        let specs = if options.children.is_empty() {
+            vec![proxy::default_child()]
+        } else {
+            options
+                .children
+                .iter()
+                .enumerate()
+                .map(|(i, c)| proxy::ChildSpec::parse(c, i + 1))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let taken: Vec<String> = tools::catalogue()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        let coordination = project.layout().root().to_path_buf();
+        Some(proxy::Proxy::start(specs, browser.port(), &coordination, &taken, &log).await)
+    } else {
+        None
+    };
+    let server = BatonServer::new(
+        project,
+        filter,
+        log.clone(),
+        browser,
+        proxy,
+        proxying && !options.no_browser,
+    );
+    log.line(&format!(
+        "serving {} tools{}",
+        server.all_tools().len(),
+        options
+            .agent
+            .as_deref()
+            .map(|a| format!(" for agent {a}"))
+            .unwrap_or_default()
+    ));
+    Ok(server)
+}
+
+async fn serve_stdio(server: &BatonServer) -> Result<(), String> {
+    let log = server.log().clone();
+    let service = server
+        .clone()
+        .serve(framing::StdioTransport::stdio())
+        .await
+        .map_err(|e| format!("MCP handshake failed: {e}"))?;
+    let cancel = service.cancellation_token();
+    tokio::select! {
+        result = service.waiting() => {
+            if let Err(e) = result {
+                log.line(&format!("the connection ended with an error: {e}"));
+            }
+            log.line("client closed the connection; stopping");
+        }
+        _ = shutdown_signal() => {
+            log.line("asked to stop; shutting down");
+            cancel.cancel();
+        }
+    }
+    Ok(())
+}
+
+async fn serve_http(
+    server: &BatonServer,
+    project: &Project,
+    addr: std::net::SocketAddr,
+    token: Option<String>,
+) -> Result<(), String> {
+    let log = server.log().clone();
+    let token = match token {
+        Some(token) if token.len() >= 16 => token,
+        Some(_) => return Err("the HTTP token must be at least 16 characters".into()),
+        None => http::random_token().map_err(|e| format!("cannot make a token: {e}"))?,
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let info_file = project.layout().root().join("mcp").join("http.json");
+    let token_for_file = token.clone();
+    let info = info_file.clone();
+    let announce = move |bound: std::net::SocketAddr| {
+        let url = format!("http://{bound}{}", http::ENDPOINT);
+        let body =
+            serde_json::json!({"url": url, "token": token_for_file, "pid": std::process::id()});
+        if let Err(e) = write_private(&info, body.to_string().as_bytes()) {
+            log.line(&format!("cannot write {}: {e}", info.display()));
+        }
+        // The URL and where the token is, never the token itself, on stderr.
+        eprintln!(
+            "baton mcp: listening on {url} (bearer token in {})",
+            info.display()
+        );
+    };
+    let serving = http::serve(
+        server.clone(),
+        addr,
+        token,
+        server.log().clone(),
+        cancel.clone(),
+        announce,
+    );
+    let result = tokio::select! {
+        result = serving => result,
+        _ = shutdown_signal() => {
+            server.log().line("asked to stop; shutting down");
+            cancel.cancel();
+            Ok(())
+        }
+    };
+    let _ = std::fs::remove_file(&info_file);
+    result
+}
+
+/// Writes `bytes` to a new file only its owner can read.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let _ = std::fs::remove_file(path);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 async fn shutdown_signal() {

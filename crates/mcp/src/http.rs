@@ -1,0 +1,188 @@
+//! The optional streamable-HTTP transport (`baton mcp --http 127.0.0.1:PORT`), for clients that
+//! cannot start a process. It listens on loopback only, requires a bearer token on every
+//! request, and refuses requests whose `Host` is not loopback or whose `Origin` is not a
+//! loopback origin (DNS rebinding, pages in a browser).
+//!
+//! The token is `--token` / `BATON_MCP_TOKEN` when given, otherwise 32 random bytes; it is
+//! written, with the URL, to `.coordination/mcp/http.json` (mode 0600) for local clients.
+
+use std::convert::Infallible;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::log::Log;
+use crate::server::BatonServer;
+
+/// The path the MCP endpoint is served on.
+pub const ENDPOINT: &str = "/mcp";
+
+/// Checks that `address` is a loopback socket address.
+pub fn loopback(address: &str) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = address
+        .parse()
+        .map_err(|_| format!("--http {address:?}: give IP:PORT, e.g. 127.0.0.1:8765"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "--http {address}: Baton listens on loopback only (127.0.0.1 or [::1]); use an SSH tunnel to reach it from elsewhere"
+        ));
+    }
+    Ok(addr)
+}
+
+/// A random token, hex-encoded, from the system's random source.
+pub fn random_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn refuse(status: StatusCode, message: &str) -> Response<BoxBody<Bytes, Infallible>> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
+    let mut response = Response::new(BoxBody::new(Full::new(Bytes::from(body.to_string()))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        "application/json".parse().expect("valid"),
+    );
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            hyper::header::WWW_AUTHENTICATE,
+            "Bearer".parse().expect("valid"),
+        );
+    }
+    response
+}
+
+/// Whether the request carries `Authorization: Bearer <token>` (compared in constant time).
+fn authorized<B>(request: &Request<B>, token: &str) -> bool {
+    let Some(given) = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    given.len() == token.len()
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+/// Serves `server` over streamable HTTP on `addr` until `cancel` fires. Returns the bound
+/// address once listening (port 0 picks a free port) through `bound`.
+pub async fn serve(
+    server: BatonServer,
+    addr: SocketAddr,
+    token: String,
+    log: Log,
+    cancel: CancellationToken,
+    bound: impl FnOnce(SocketAddr),
+) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(["127.0.0.1", "localhost", "::1", "[::1]"].map(|h| h.to_string()))
+        .with_allowed_origins([
+            format!("http://127.0.0.1:{}", local.port()),
+            format!("http://localhost:{}", local.port()),
+            format!("http://[::1]:{}", local.port()),
+        ])
+        .with_legacy_session_mode(true)
+        .with_cancellation_token(cancel.child_token());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    bound(local);
+    let token = Arc::new(token);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => { log.line(&format!("accept failed: {e}")); continue; }
+            },
+            _ = cancel.cancelled() => return Ok(()),
+        };
+        let service = service.clone();
+        let token = token.clone();
+        let log = log.clone();
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let service = service.clone();
+                let token = token.clone();
+                async move {
+                    if request.uri().path() != ENDPOINT {
+                        return Ok::<_, Infallible>(refuse(
+                            StatusCode::NOT_FOUND,
+                            "the MCP endpoint is /mcp",
+                        ));
+                    }
+                    if !authorized(&request, &token) {
+                        return Ok(refuse(
+                            StatusCode::UNAUTHORIZED,
+                            "a bearer token is required (see .coordination/mcp/http.json)",
+                        ));
+                    }
+                    Ok(service.handle(request).await)
+                }
+            });
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler)
+                .await
+            {
+                log.line(&format!("HTTP connection from {peer} ended: {e}"));
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_addresses_are_accepted() {
+        assert!(loopback("127.0.0.1:0").is_ok());
+        assert!(loopback("[::1]:8765").is_ok());
+        assert!(
+            loopback("0.0.0.0:8765")
+                .unwrap_err()
+                .contains("loopback only")
+        );
+        assert!(loopback("192.168.1.4:80").is_err());
+        assert!(loopback("localhost").unwrap_err().contains("IP:PORT"));
+    }
+
+    #[test]
+    fn the_bearer_token_must_match_exactly() {
+        let request = |auth: &str| {
+            Request::builder()
+                .header("Authorization", auth)
+                .body(())
+                .unwrap()
+        };
+        assert!(authorized(&request("Bearer abc"), "abc"));
+        assert!(!authorized(&request("Bearer abd"), "abc"));
+        assert!(!authorized(&request("Bearer ab"), "abc"));
+        assert!(!authorized(&request("Basic abc"), "abc"));
+        assert!(!authorized(&Request::builder().body(()).unwrap(), "abc"));
+        assert_eq!(random_token().unwrap().len(), 64);
+    }
+}
