@@ -106,7 +106,7 @@ pub async fn serve(
         .with_legacy_session_mode(true)
         .with_cancellation_token(cancel.child_token());
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -34,17 +34,26 @@ pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
 /// How often `signal_wait` reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
+/// One client's view of the server. Over stdio there is one; over HTTP each session gets its
+/// own ([`BatonServer::for_session`]), sharing the project, the children and the browser but
+/// not subscriptions.
 #[derive(Clone)]
 pub struct BatonServer {
     inner: Arc<Inner>,
+    session: Arc<Session>,
+}
+
+/// What belongs to one client connection.
+#[derive(Default)]
+struct Session {
+    subscriptions: Mutex<HashSet<String>>,
+    feed: Mutex<Option<FeedPump>>,
 }
 
 struct Inner {
     project: Project,
     filter: ToolFilter,
     log: Log,
-    subscriptions: Mutex<HashSet<String>>,
-    feed: Mutex<Option<FeedPump>>,
     browser: Arc<BrowserManager>,
     proxy: Option<Proxy>,
     /// Whether a child tool call first makes sure the browser runs.
@@ -72,12 +81,19 @@ impl BatonServer {
                 project,
                 filter,
                 log,
-                subscriptions: Mutex::new(HashSet::new()),
-                feed: Mutex::new(None),
                 browser,
                 proxy,
                 lazy_browser,
             }),
+            session: Arc::default(),
+        }
+    }
+
+    /// The same server for a new client connection, with its own subscriptions.
+    pub fn for_session(&self) -> BatonServer {
+        BatonServer {
+            inner: self.inner.clone(),
+            session: Arc::default(),
         }
     }
 
@@ -242,7 +258,7 @@ impl BatonServer {
 
     /// Starts forwarding change-feed events as `resources/updated` to `peer`, once.
     fn ensure_feed(&self, peer: Peer<RoleServer>) -> Result<(), McpError> {
-        let mut feed = self.inner.feed.lock().expect("feed lock");
+        let mut feed = self.session.feed.lock().expect("feed lock");
         if feed.is_some() {
             return Ok(());
         }
@@ -261,11 +277,11 @@ impl BatonServer {
                 }
             })
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let inner = self.inner.clone();
+        let session = self.session.clone();
         tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
                 let uris: Vec<String> = {
-                    let subscribed = inner.subscriptions.lock().expect("subscriptions lock");
+                    let subscribed = session.subscriptions.lock().expect("subscriptions lock");
                     resources::affected(&event)
                         .iter()
                         .filter(|uri| subscribed.contains(**uri))
@@ -425,7 +441,7 @@ impl ServerHandler for BatonServer {
             ));
         }
         self.ensure_feed(context.peer.clone())?;
-        self.inner
+        self.session
             .subscriptions
             .lock()
             .expect("subscriptions lock")
@@ -439,7 +455,7 @@ impl ServerHandler for BatonServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.inner
+        self.session
             .subscriptions
             .lock()
             .expect("subscriptions lock")
