@@ -10,7 +10,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+#[path = "stats.rs"]
+mod stats;
+
+use stats::{ms, percentile};
+use std::time::Instant;
 
 use baton_store::lifecycle::NewTask;
 use baton_store::{Project, TaskFile, Timestamp};
@@ -49,14 +53,6 @@ fn project_with(n: usize) -> (tempfile::TempDir, PathBuf) {
     (dir, tasks)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
-
 fn claim_once(dir: &Path, agent: &str) -> Option<i32> {
     Command::new(baton())
         .args(["worker", "claim", agent, "--json"])
@@ -85,8 +81,8 @@ fn latency(n: usize, trials: usize) {
     println!(
         "claim latency at {n:>6} tasks ({}): p50 {}  p99 {}  ({trials} trials, whole process)",
         human_size(pristine.len()),
-        ms(percentile(&samples, 0.50)),
-        ms(percentile(&samples, 0.99))
+        ms(percentile(&samples, 0.50), 2),
+        ms(percentile(&samples, 0.99), 2)
     );
 }
 

@@ -14,27 +14,23 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+#[path = "stats.rs"]
+mod stats;
+
+use stats::{ms, percentile};
 use std::time::{Duration, Instant};
 
 fn baton() -> &'static str {
     env!("CARGO_BIN_EXE_baton")
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
-
 fn report(what: &str, mut samples: Vec<Duration>) {
     samples.sort();
     println!(
         "{what}: p50 {}  p99 {}  max {}  ({} trials)",
-        ms(percentile(&samples, 0.50)),
-        ms(percentile(&samples, 0.99)),
-        ms(*samples.last().unwrap()),
+        ms(percentile(&samples, 0.50), 2),
+        ms(percentile(&samples, 0.99), 2),
+        ms(*samples.last().unwrap(), 2),
         samples.len()
     );
 }

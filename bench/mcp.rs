@@ -11,6 +11,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
+#[path = "stats.rs"]
+mod stats;
+
+use stats::{ms, percentile};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -77,14 +81,6 @@ impl Drop for Client {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn round_trips(client: &mut Client, tool: &str, calls: usize) -> Vec<Duration> {
@@ -167,18 +163,18 @@ fn main() {
     );
     println!(
         "direct task_status:          p50 {}  p99 {}  ({calls} calls)",
-        ms(d50),
-        ms(d99)
+        ms(d50, 3),
+        ms(d99, 3)
     );
     println!(
         "through the proxy:           p50 {}  p99 {}  ({calls} calls)",
-        ms(p50),
-        ms(p99)
+        ms(p50, 3),
+        ms(p99, 3)
     );
     println!(
         "added by the proxy:          p50 {}  p99 {}",
-        ms(p50.saturating_sub(d50)),
-        ms(p99.saturating_sub(d99))
+        ms(p50.saturating_sub(d50), 3),
+        ms(p99.saturating_sub(d99), 3)
     );
     drop(direct);
     drop(proxied);
@@ -186,13 +182,13 @@ fn main() {
     let plain = startup(dir.path(), &["mcp", "--quiet"], trials);
     println!(
         "start to first tools/list:   p50 {}  max {}  ({trials} starts, baton mcp)",
-        ms(percentile(&plain, 0.5)),
-        ms(*plain.last().unwrap())
+        ms(percentile(&plain, 0.5), 3),
+        ms(*plain.last().unwrap(), 3)
     );
     let proxying = startup(dir.path(), &proxy_args, trials);
     println!(
         "start to first tools/list:   p50 {}  max {}  ({trials} starts, proxying a child baton mcp)",
-        ms(percentile(&proxying, 0.5)),
-        ms(*proxying.last().unwrap())
+        ms(percentile(&proxying, 0.5), 3),
+        ms(*proxying.last().unwrap(), 3)
     );
 }

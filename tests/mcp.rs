@@ -4,31 +4,11 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{Value, json};
 use support::Project;
 use support::mcp::RawClient;
-
-/// The tool cache scripts/test.sh fills: a Python venv with `mcp`, and node_modules with the
-/// Inspector and Playwright MCP.
-fn tool_cache() -> PathBuf {
-    std::env::var_os("BATON_TEST_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/baton-test-tools")
-        })
-}
-
-fn require(path: PathBuf) -> PathBuf {
-    assert!(
-        path.exists(),
-        "{} is missing: run ./scripts/test.sh, which installs the real MCP clients the tests use",
-        path.display()
-    );
-    path
-}
 
 fn mcp(p: &Project, extra: &[&str]) -> RawClient {
     let mut args = vec!["mcp", "--quiet"];
@@ -39,7 +19,7 @@ fn mcp(p: &Project, extra: &[&str]) -> RawClient {
 #[test]
 fn the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress() {
     let p = Project::init();
-    let python = require(tool_cache().join("venv/bin/python"));
+    let python = support::cached_tool("venv/bin/python");
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/clients/python_client.py"
@@ -148,7 +128,7 @@ fn the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress() {
 }
 
 fn inspector(p: &Project, args: &[&str]) -> Value {
-    let bin = require(tool_cache().join("node/node_modules/.bin/mcp-inspector"));
+    let bin = support::cached_tool("node/node_modules/.bin/mcp-inspector");
     let out = Command::new(bin)
         .arg("--cli")
         .arg(support::baton_bin())
@@ -367,7 +347,7 @@ fn streamable_http_is_loopback_only_and_needs_the_token_and_a_local_origin() {
         0o600
     );
 
-    let python = require(tool_cache().join("venv/bin/python"));
+    let python = support::cached_tool("venv/bin/python");
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/clients/python_http_client.py"

@@ -7,26 +7,14 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::mcp::RawClient;
 use support::{PATIENCE, Project};
 
-fn playwright_mcp() -> PathBuf {
-    let cache = std::env::var_os("BATON_TEST_TOOLS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/baton-test-tools")
-        });
-    let bin = cache.join("node/node_modules/.bin/playwright-mcp");
-    assert!(
-        bin.exists(),
-        "{} is missing: run ./scripts/test.sh",
-        bin.display()
-    );
-    bin
+fn playwright_mcp() -> std::path::PathBuf {
+    support::cached_tool("node/node_modules/.bin/playwright-mcp")
 }
 
 /// Serves one HTML page on 127.0.0.1 until the test ends; returns its URL.
@@ -57,6 +45,15 @@ fn playwright_child() -> String {
         "{} --cdp-endpoint http://127.0.0.1:{{cdp_port}} --output-dir {{coordination}}/mcp/playwright",
         playwright_mcp().display()
     )
+}
+
+fn tool_names(listed: &Value) -> Vec<&str> {
+    listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect()
 }
 
 fn text_of(response: &Value) -> String {
@@ -127,12 +124,7 @@ fn playwright_mcp_browses_a_local_page_through_the_proxy_and_survives_kills() {
     let mut client = proxy(&p, &playwright_child());
 
     let listed = client.request("tools/list", json!({}));
-    let names: Vec<&str> = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&listed);
     for name in [
         "browser_navigate",
         "browser_snapshot",
@@ -226,12 +218,7 @@ fn a_child_that_cannot_start_leaves_baton_serving_and_says_why() {
     let p = Project::init();
     let mut client = proxy(&p, "/nonexistent/mcp-server --flag");
     let listed = client.request("tools/list", json!({}));
-    let names: Vec<&str> = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&listed);
     assert!(names.contains(&"task_add"));
     let status = client.call("coordinator_status", json!({}));
     let child = &status["result"]["structuredContent"]["children"][0];
@@ -260,12 +247,7 @@ fn clashing_child_tools_are_renamed_and_routed() {
     let mut client =
         RawClient::start(p.command(&["mcp", "--quiet", "--no-browser", "--child", &child]));
     let listed = client.request("tools/list", json!({}));
-    let names: Vec<&str> = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&listed);
     assert!(
         names.contains(&"task_add") && names.contains(&"inner__task_add"),
         "{names:?}"

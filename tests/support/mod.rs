@@ -5,6 +5,27 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The tool cache scripts/test.sh fills: a Python venv with the MCP SDK, and node_modules
+/// with the MCP Inspector and Playwright MCP.
+pub fn tool_cache() -> PathBuf {
+    std::env::var_os("BATON_TEST_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/baton-test-tools")
+        })
+}
+
+/// `relative` inside the tool cache; panics with what to do when it is missing.
+pub fn cached_tool(relative: &str) -> PathBuf {
+    let path = tool_cache().join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: run ./scripts/test.sh, which installs the real MCP clients and servers the tests use",
+        path.display()
+    );
+    path
+}
+
 pub fn baton_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_baton"))
 }

@@ -50,28 +50,12 @@ impl AgentError {
 
 pub type Result<T, E = AgentError> = std::result::Result<T, E>;
 
-/// Refuses empty text, control characters and text over `max` bytes.
+/// Refuses empty text, control characters and text over `max` bytes (the store's rule).
 pub(crate) fn check_text(
     field: &'static str,
     text: &str,
     max: usize,
     required: bool,
 ) -> Result<()> {
-    let refuse = |reason: String| Err(AgentError::InvalidInput { field, reason });
-    if required && text.trim().is_empty() {
-        return refuse("it is empty".into());
-    }
-    if text.len() > max {
-        return refuse(format!(
-            "it is {} bytes, more than the {max} allowed",
-            text.len()
-        ));
-    }
-    if let Some(c) = text
-        .chars()
-        .find(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
-    {
-        return refuse(format!("it contains control character U+{:04X}", c as u32));
-    }
-    Ok(())
+    Ok(baton_store::text::check_text(field, text, max, required)?)
 }

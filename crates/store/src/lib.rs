@@ -26,6 +26,7 @@ pub mod project;
 pub mod signals;
 pub mod status;
 pub mod summary;
+pub mod text;
 pub mod time;
 
 #[cfg(test)]

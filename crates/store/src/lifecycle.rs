@@ -17,6 +17,7 @@ use crate::error::{Result, StoreError};
 use crate::graph::{StatusIndex, check_dependencies};
 use crate::model::{Task, TaskContext, TaskFile, TaskResult, TaskStatus};
 use crate::names::{validate_agent_id, validate_task_id};
+use crate::text::check_text;
 use crate::time::Timestamp;
 
 /// How long a claim lasts without a heartbeat, unless the caller says otherwise.
@@ -436,28 +437,6 @@ fn check_priority(priority: u32) -> Result<()> {
             reason: format!("{priority} is outside 1..={MAX_PRIORITY} (1 is the most urgent)"),
         })
     }
-}
-
-/// Free text: bounded, and free of control characters other than newlines (where allowed)
-/// and tabs, so nothing can rewrite a terminal that shows it.
-fn check_text(field: &'static str, text: &str, max_bytes: usize, required: bool) -> Result<()> {
-    let refuse = |reason: String| Err(StoreError::InvalidInput { field, reason });
-    if required && text.trim().is_empty() {
-        return refuse("it is empty".into());
-    }
-    if text.len() > max_bytes {
-        return refuse(format!(
-            "it is {} bytes, more than the {max_bytes} allowed",
-            text.len()
-        ));
-    }
-    if let Some(c) = text
-        .chars()
-        .find(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
-    {
-        return refuse(format!("it contains control character U+{:04X}", c as u32));
-    }
-    Ok(())
 }
 
 /// File names listed in a task's context or result: one line each, no control characters.

@@ -363,22 +363,7 @@ fn signal_names(dir: &Path) -> Result<Vec<String>> {
 }
 
 fn check_note(note: &str) -> Result<()> {
-    if note.len() > MAX_NOTE_BYTES {
-        return Err(StoreError::InvalidInput {
-            field: "note",
-            reason: format!("it is longer than {MAX_NOTE_BYTES} bytes"),
-        });
-    }
-    if note
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
-        return Err(StoreError::InvalidInput {
-            field: "note",
-            reason: "control characters are not allowed".into(),
-        });
-    }
-    Ok(())
+    crate::text::check_text("note", note, MAX_NOTE_BYTES, false)
 }
 
 #[cfg(test)]
