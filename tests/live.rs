@@ -466,3 +466,24 @@ fn worker_loop_stops_its_command_and_releases_the_task_on_ctrl_c() {
     }
     assert!(Path::new(&p.coordination()).exists());
 }
+
+#[test]
+fn when_events_cannot_be_set_up_the_waiter_falls_back_to_polling_by_itself() {
+    let p = Project::init();
+    // With five file descriptors there is no room for an inotify instance and its event loop,
+    // so the default (auto) mode must notice and poll instead.
+    let mut command = std::process::Command::new("prlimit");
+    command
+        .arg("--nofile=5")
+        .arg(support::baton_bin())
+        .args(["signal", "wait", "ready", "--timeout", "60s"])
+        .current_dir(p.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut waiter = support::Background::from_command(command);
+    let armed = waiter.wait_stderr("waiting for ready");
+    assert!(armed.contains("polling every 100 ms"), "{armed}");
+    p.ok(&["signal", "write", "ready"]);
+    let (code, stdout, _) = waiter.finish();
+    assert_eq!(code, Some(0), "{stdout}");
+}

@@ -218,11 +218,10 @@ impl Drop for Background {
     }
 }
 
-impl Project {
-    /// Starts `baton ARGS` in the background.
-    pub fn spawn(&self, args: &[&str]) -> Background {
-        let mut child = self
-            .command(args)
+impl Background {
+    /// Starts `command` (stdout and stderr piped) in the background.
+    pub fn from_command(mut command: Command) -> Background {
+        let mut child = command
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -237,6 +236,13 @@ impl Project {
             stdout_seen: Vec::new(),
             stderr_seen: Vec::new(),
         }
+    }
+}
+
+impl Project {
+    /// Starts `baton ARGS` in the background.
+    pub fn spawn(&self, args: &[&str]) -> Background {
+        Background::from_command(self.command(args))
     }
 }
 pub mod mcp;
