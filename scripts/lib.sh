@@ -86,3 +86,35 @@ ensure_test_tools() {
     fi
     export BATON_TEST_TOOLS="$TEST_TOOLS"
 }
+
+# The desktop app: Tauri's system libraries, the end-to-end test drivers (Xvfb, Debian's
+# WebKitWebDriver, tauri-driver), and the web UI's packages (npm ci, from package-lock.json).
+DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
+    libssl-dev pkg-config xvfb xauth webkit2gtk-driver)
+TAURI_DRIVER_VERSION=2.1.0
+
+ensure_desktop() {
+    ensure_packages "${DESKTOP_PACKAGES[@]}"
+    if ! command -v npm >/dev/null 2>&1; then
+        ensure_packages nodejs npm
+    fi
+}
+
+ensure_desktop_test_tools() {
+    if ! command -v tauri-driver >/dev/null 2>&1; then
+        say "installing tauri-driver $TAURI_DRIVER_VERSION (cargo install)"
+        cargo install --quiet --locked "tauri-driver@$TAURI_DRIVER_VERSION"
+    fi
+}
+
+# Installs the UI's packages (when package-lock.json changed) and builds ui/dist, which the
+# desktop app embeds.
+build_ui() {
+    local ui="$BATON_ROOT/ui"
+    if [ ! -d "$ui/node_modules" ] || [ "$ui/package-lock.json" -nt "$ui/node_modules/.package-lock.json" ]; then
+        say "installing the UI's npm packages"
+        (cd "$ui" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+    say "building the UI"
+    (cd "$ui" && npm run --silent build >/dev/null)
+}

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Installs what is missing and runs every check and test Baton has: formatting, lints,
-# unit tests, end-to-end tests, and a compile check of the benchmarks.
+# Installs what is missing and runs every check and test Baton has: formatting, lints (Rust and
+# TypeScript), unit tests (Rust and Vitest), end-to-end tests (CLI, MCP with real clients, the
+# proxy with Playwright and Chromium, the desktop app under Xvfb), and benchmark smoke runs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$BATON_ROOT"
 
 ensure_core
 ensure_test_tools
+ensure_desktop
+ensure_desktop_test_tools
+
+say "UI: lint, unit tests (Vitest), build"
+build_ui
+(cd ui && npm run --silent lint && npm run --silent test)
 
 say "cargo fmt --check"
 cargo fmt --all --check

@@ -246,3 +246,4 @@ impl Project {
     }
 }
 pub mod mcp;
+pub mod webdriver;

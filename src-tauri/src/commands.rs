@@ -1,0 +1,220 @@
+//! The IPC commands: one per CLI operation, with the same names and arguments, each calling the
+//! same library function the CLI calls. Errors reach the UI as `{kind, message}`, the message
+//! being the library's own (it says what was wrong and what to do).
+
+use std::path::PathBuf;
+
+use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
+use baton_store::{Project, StatusReport, Task};
+use serde::Serialize;
+use tauri::{AppHandle, State};
+
+use crate::session::Session;
+
+/// What the UI gets when a command fails.
+#[derive(Debug, Serialize)]
+pub struct CommandError {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl From<baton_store::StoreError> for CommandError {
+    fn from(e: baton_store::StoreError) -> Self {
+        CommandError {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<baton_agents::AgentError> for CommandError {
+    fn from(e: baton_agents::AgentError) -> Self {
+        CommandError {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, CommandError>;
+
+fn project(session: &State<'_, Session>) -> Result<Project> {
+    session.project().ok_or(CommandError {
+        kind: "no_project",
+        message: "no project is open: open a folder with .coordination/, or create one".into(),
+    })
+}
+
+/// Which project is open, if any.
+#[derive(Debug, Serialize)]
+pub struct ProjectInfo {
+    pub path: String,
+    pub goal: Option<String>,
+}
+
+#[tauri::command]
+pub fn project_info(session: State<'_, Session>) -> Option<ProjectInfo> {
+    session.project().map(|p| ProjectInfo {
+        path: p.layout().project_dir().display().to_string(),
+        goal: baton_store::notes::goal(p.layout()),
+    })
+}
+
+/// Opens the project at `path` (its folder, or any folder below it).
+#[tauri::command]
+pub fn open_project(
+    app: AppHandle,
+    session: State<'_, Session>,
+    path: String,
+) -> Result<ProjectInfo> {
+    let project = Project::locate(Some(&PathBuf::from(&path)), &PathBuf::from(&path))
+        .or_else(|_| Project::locate(None, &PathBuf::from(&path)))?;
+    session.open(&app, project)?;
+    Ok(project_info(session).expect("just opened"))
+}
+
+/// `baton leader init`: creates `.coordination/` in `path` and opens it.
+#[tauri::command]
+pub fn leader_init(
+    app: AppHandle,
+    session: State<'_, Session>,
+    path: String,
+    goal: String,
+) -> Result<ProjectInfo> {
+    let project = Project::init(&PathBuf::from(path), &goal, None)?;
+    session.open(&app, project)?;
+    Ok(project_info(session).expect("just opened"))
+}
+
+/// `baton leader status`.
+#[tauri::command]
+pub fn status(session: State<'_, Session>) -> Result<StatusReport> {
+    Ok(project(&session)?.status()?)
+}
+
+/// `baton leader add-task`.
+#[tauri::command]
+pub fn add_task(
+    session: State<'_, Session>,
+    description: String,
+    priority: Option<u32>,
+    depends: Vec<String>,
+    files: Vec<String>,
+    hints: String,
+) -> Result<Task> {
+    Ok(project(&session)?.add_task(NewTask {
+        description,
+        priority: priority.unwrap_or(baton_store::model::DEFAULT_PRIORITY),
+        dependencies: depends,
+        files,
+        hints,
+        id: None,
+    })?)
+}
+
+/// `baton leader edit`.
+#[tauri::command]
+pub fn edit_task(
+    session: State<'_, Session>,
+    task: String,
+    description: Option<String>,
+    priority: Option<u32>,
+    depends: Option<Vec<String>>,
+    files: Option<Vec<String>>,
+    hints: Option<String>,
+) -> Result<Task> {
+    Ok(project(&session)?.edit_task(
+        &task,
+        TaskEdit {
+            description,
+            priority,
+            dependencies: depends,
+            files,
+            hints,
+        },
+    )?)
+}
+
+/// `baton worker claim` (the lead claims under its own name, or a worker's).
+#[tauri::command]
+pub fn claim(session: State<'_, Session>, agent: String) -> Result<Option<Task>> {
+    Ok(project(&session)?.claim(&agent)?.map(|c| c.task))
+}
+
+#[tauri::command]
+pub fn start(session: State<'_, Session>, agent: String, task: String) -> Result<Task> {
+    Ok(project(&session)?.start(&agent, &task)?)
+}
+
+#[tauri::command]
+pub fn complete(
+    session: State<'_, Session>,
+    agent: String,
+    task: String,
+    summary: String,
+    modified: Vec<String>,
+    created: Vec<String>,
+) -> Result<Task> {
+    Ok(project(&session)?.complete(
+        &agent,
+        &task,
+        Completion {
+            output: summary,
+            files_modified: modified,
+            files_created: created,
+        },
+    )?)
+}
+
+#[tauri::command]
+pub fn fail(
+    session: State<'_, Session>,
+    agent: String,
+    task: String,
+    reason: String,
+) -> Result<Task> {
+    Ok(project(&session)?.fail(&agent, &task, &reason)?)
+}
+
+#[tauri::command]
+pub fn release(session: State<'_, Session>, agent: String, task: String) -> Result<Task> {
+    Ok(project(&session)?.release(&agent, &task)?)
+}
+
+/// `baton leader reset`.
+#[tauri::command]
+pub fn reset(session: State<'_, Session>, task: String, force: bool) -> Result<Task> {
+    Ok(project(&session)?.reset(&task, force)?)
+}
+
+#[tauri::command]
+pub fn heartbeat(session: State<'_, Session>, agent: String) -> Result<Vec<String>> {
+    Ok(project(&session)?.heartbeat(&agent)?)
+}
+
+#[tauri::command]
+pub fn discover(session: State<'_, Session>, agent: String, text: String) -> Result<()> {
+    Ok(project(&session)?.discover(&agent, &text)?)
+}
+
+/// `baton leader aggregate`.
+#[tauri::command]
+pub fn aggregate(session: State<'_, Session>) -> Result<baton_store::Aggregate> {
+    Ok(project(&session)?.aggregate()?)
+}
+
+/// `baton leader doctor`.
+#[tauri::command]
+pub fn doctor(session: State<'_, Session>, fix: bool) -> Result<baton_store::DoctorReport> {
+    Ok(project(&session)?.doctor(fix)?)
+}
+
+/// `baton logs`.
+#[tauri::command]
+pub fn logs(
+    session: State<'_, Session>,
+    agent: Option<String>,
+    lines: usize,
+) -> Result<Vec<baton_store::LogLine>> {
+    Ok(project(&session)?.logs(agent.as_deref(), lines)?)
+}

@@ -1,0 +1,51 @@
+//! Baton's desktop app: the lead's window onto a project. A thin Tauri shell: every command is
+//! one library call (see `commands`), the change feed drives the UI (see `session`), and the
+//! web UI in `ui/` renders the board.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod session;
+
+use std::path::PathBuf;
+
+use tauri::Manager;
+
+fn main() {
+    tauri::Builder::default()
+        .manage(session::Session::default())
+        .setup(|app| {
+            // The project: the first argument, then BATON_DIR, then the working directory.
+            let arg = std::env::args().nth(1).map(PathBuf::from);
+            let dir = arg.or_else(|| std::env::var_os("BATON_DIR").map(PathBuf::from));
+            let cwd = std::env::current_dir().unwrap_or_default();
+            if let Ok(project) = baton_store::Project::locate(dir.as_deref(), &cwd) {
+                let session = app.state::<session::Session>();
+                if let Err(e) = session.open(app.handle(), project) {
+                    eprintln!("baton-desktop: {e}");
+                }
+            }
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::project_info,
+            commands::open_project,
+            commands::leader_init,
+            commands::status,
+            commands::add_task,
+            commands::edit_task,
+            commands::claim,
+            commands::start,
+            commands::complete,
+            commands::fail,
+            commands::release,
+            commands::reset,
+            commands::heartbeat,
+            commands::discover,
+            commands::aggregate,
+            commands::doctor,
+            commands::logs,
+        ])
+        .run(tauri::generate_context!())
+        .expect("the desktop app failed to start");
+}

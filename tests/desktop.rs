@@ -1,0 +1,215 @@
+//! The desktop app end to end: the real binary under Xvfb, driven through `tauri-driver` and
+//! Debian's `WebKitWebDriver`. A task created in the UI lands in `tasks.json`; a claim made by
+//! the CLI in another process moves its card; dragging the card to "in progress" and then to
+//! "done" changes the file. Screenshots of each state go to `target/desktop-e2e/` (test
+//! artifacts, not in git).
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::webdriver::Session;
+use support::{PATIENCE, Project};
+
+/// A process killed when the test ends, however it ends.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn desktop_binary() -> PathBuf {
+    let bin = support::baton_bin().with_file_name("baton-desktop");
+    assert!(
+        bin.exists(),
+        "{} is missing: build the workspace (cargo test --workspace builds it)",
+        bin.display()
+    );
+    bin
+}
+
+fn tauri_driver() -> PathBuf {
+    let home = PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo/bin/tauri-driver");
+    if home.exists() {
+        return home;
+    }
+    PathBuf::from("tauri-driver")
+}
+
+/// Starts Xvfb on a free display number; returns it with the server.
+fn xvfb() -> (String, Running) {
+    for n in 90..190 {
+        if std::path::Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+            continue;
+        }
+        let display = format!(":{n}");
+        let child = Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1440x900x24", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb is missing: run ./scripts/test.sh, which installs xvfb");
+        let server = Running(child);
+        // Ready when its socket exists (retry until the deadline).
+        let deadline = Instant::now() + PATIENCE;
+        while !std::path::Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+            assert!(Instant::now() < deadline, "Xvfb {display} did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        return (display, server);
+    }
+    panic!("no free X display between :90 and :189");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn status_of(p: &Project, id: &str) -> String {
+    p.tasks_json()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .map(|t| t["status"].as_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+fn wait_file(p: &Project, what: &str, check: impl Fn(&Project) -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !check(p) {
+        assert!(Instant::now() < deadline, "tasks.json never showed {what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+#[test]
+fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transitions() {
+    let p = Project::init();
+    let shots = support::baton_bin()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("desktop-e2e");
+    let (display, _xvfb) = xvfb();
+    let port = free_port();
+    let _driver = Running(
+        Command::new(tauri_driver())
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &free_port().to_string(),
+            ])
+            .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
+            .env("DISPLAY", &display)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tauri-driver is missing: run ./scripts/test.sh, which installs it"),
+    );
+    let session = Session::start(
+        port,
+        json!({"alwaysMatch": {"tauri:options": {
+            "application": desktop_binary(),
+            "args": [p.path()],
+        }}}),
+    );
+
+    // The board of the project given on the command line.
+    session.wait_for("the goal in the header", |s| {
+        s.text("[data-testid=goal]") == "Test goal"
+    });
+    session.screenshot(&shots.join("1-empty-board.png"));
+
+    // A task created in the UI lands in tasks.json.
+    let description = session.find("[data-testid=new-description]");
+    session.type_text(&description, "Task from the board");
+    session.click(&session.find("[data-testid=add-task]"));
+    wait_file(&p, "the new task", |p| {
+        status_of(p, "task-1") == "available"
+    });
+    assert_eq!(
+        p.tasks_json()["tasks"][0]["description"],
+        "Task from the board"
+    );
+    session.find("[data-testid=card-task-1]");
+    session.screenshot(&shots.join("2-task-created.png"));
+
+    // A claim made by a worker's CLI moves the card, with no reload.
+    p.ok(&["worker", "claim", "w1"]);
+    session.wait_for("the card to move to claimed", |s| {
+        s.attribute("[data-testid=card-task-1]", "data-status")
+            .as_deref()
+            == Some("claimed")
+    });
+    session.screenshot(&shots.join("3-claimed-by-cli.png"));
+
+    // An illegal drop (claimed straight to done) snaps back with the reason.
+    session.drag("[data-testid=card-task-1]", "[data-testid=column-done]");
+    session.wait_for("the refusal", |s| {
+        s.text("[data-testid=error]").contains("must be started")
+    });
+    assert_eq!(status_of(&p, "task-1"), "claimed");
+
+    // Legal drops: start (as its owner), then complete with a summary.
+    session.drag(
+        "[data-testid=card-task-1]",
+        "[data-testid=column-in_progress]",
+    );
+    wait_file(&p, "in_progress", |p| {
+        status_of(p, "task-1") == "in_progress"
+    });
+    session.wait_for("the card in progress", |s| {
+        s.attribute("[data-testid=card-task-1]", "data-status")
+            .as_deref()
+            == Some("in_progress")
+    });
+    session.drag("[data-testid=card-task-1]", "[data-testid=column-done]");
+    // The summary comes prefilled (editable); completing records it.
+    assert_eq!(
+        session.property("[data-testid=words]", "value"),
+        "Done (moved to done on the board)"
+    );
+    // The drag library swallows clicks for 50 ms after a drop (a real mouse's click lands
+    // there); press until the press is taken, which closes the dialog.
+    session.wait_for("the Complete button to be taken", |s| {
+        match s.find_now("[data-testid=words-ok]") {
+            Some(button) => {
+                s.click(&button);
+                false
+            }
+            None => true,
+        }
+    });
+    session.wait_for("the task done in tasks.json", |_| {
+        status_of(&p, "task-1") == "done"
+    });
+    let task = &p.tasks_json()["tasks"][0];
+    assert_eq!(task["claimed_by"], "w1");
+    assert_eq!(
+        task["result"]["output"],
+        "Done (moved to done on the board)"
+    );
+    session.wait_for("the card in done", |s| {
+        s.attribute("[data-testid=card-task-1]", "data-status")
+            .as_deref()
+            == Some("done")
+    });
+    session.wait_for("the counts to show it done", |s| {
+        s.text("[data-testid=counts]").contains("1 done")
+    });
+    session.screenshot(&shots.join("4-done.png"));
+    session.close();
+}

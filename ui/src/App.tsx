@@ -1,0 +1,81 @@
+import { useCallback, useEffect, useState } from "react";
+import { api, errorMessage, onChange, type ProjectInfo } from "./api";
+import { Board } from "./Board";
+import { NewTaskForm } from "./NewTaskForm";
+import type { StatusReport } from "./types";
+
+/** The window: the open project's board, or a way to open or create one. */
+export function App() {
+  const [project, setProject] = useState<ProjectInfo | null>(null);
+  const [report, setReport] = useState<StatusReport | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const refresh = useCallback(() => {
+    api.status().then(setReport, (e: unknown) => setError(errorMessage(e)));
+  }, []);
+
+  useEffect(() => {
+    api.projectInfo().then((info) => {
+      setProject(info);
+      if (info) refresh();
+    }, (e: unknown) => setError(errorMessage(e)));
+  }, [refresh]);
+
+  useEffect(() => {
+    if (!project) return;
+    // Changes from any process (a worker's CLI, an MCP server) arrive as events.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const unlisten = onChange(() => {
+      clearTimeout(timer);
+      timer = setTimeout(refresh, 15);
+    });
+    return () => {
+      clearTimeout(timer);
+      void unlisten.then((stop) => stop());
+    };
+  }, [project, refresh]);
+
+  if (!project) return <OpenProject onOpen={(info) => { setProject(info); refresh(); }} />;
+  return (
+    <main>
+      <header>
+        <h1>Baton</h1>
+        <span className="goal" data-testid="goal">{report?.goal ?? project.goal ?? ""}</span>
+        <span className="path">{project.path}</span>
+        {report && (
+          <span className="counts" data-testid="counts">
+            {report.counts.available} available · {report.counts.claimed} claimed · {report.counts.in_progress} in progress ·{" "}
+            {report.counts.done} done · {report.counts.failed} failed
+          </span>
+        )}
+      </header>
+      {error && (
+        <p className="error" role="alert" data-testid="error">
+          {error} <button onClick={() => setError(null)}>dismiss</button>
+        </p>
+      )}
+      {report && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
+      {report && <Board report={report} onError={setError} onChanged={refresh} />}
+    </main>
+  );
+}
+
+function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
+  const [path, setPath] = useState("");
+  const [goal, setGoal] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <main className="open">
+      <h1>Baton</h1>
+      <label>
+        Project folder <input value={path} onChange={(e) => setPath(e.target.value)} placeholder="/path/to/project" />
+      </label>
+      <button onClick={() => api.openProject(path).then(onOpen, (e: unknown) => setError(errorMessage(e)))}>Open</button>
+      <label>
+        or a goal to start one (leader init) <input value={goal} onChange={(e) => setGoal(e.target.value)} />
+      </label>
+      <button onClick={() => api.leaderInit(path, goal).then(onOpen, (e: unknown) => setError(errorMessage(e)))}>Create</button>
+      {error && <p className="error" role="alert">{error}</p>}
+    </main>
+  );
+}

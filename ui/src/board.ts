@@ -1,0 +1,132 @@
+// Board logic, free of React and of the backend: which columns exist, what a drop means, in
+// what order cards stand, and how a card describes its dependencies. Tested with Vitest.
+
+import type { TaskStatus, TaskView } from "./types";
+
+/** The board's columns, left to right. Cancelled tasks share the failed column. */
+export const COLUMNS: { status: TaskStatus; title: string }[] = [
+  { status: "available", title: "Available" },
+  { status: "claimed", title: "Claimed" },
+  { status: "in_progress", title: "In progress" },
+  { status: "done", title: "Done" },
+  { status: "failed", title: "Failed" },
+];
+
+export function columnOf(status: TaskStatus): TaskStatus {
+  return status === "cancelled" ? "failed" : status;
+}
+
+/** The agent name the lead acts under when it moves a task itself. */
+export const LEAD = "leader";
+
+/** What dropping a card on a column asks the backend to do, or why it cannot. */
+export type Move =
+  | { op: "claim"; agent: string }
+  | { op: "start"; agent: string }
+  | { op: "complete"; agent: string; needs: "summary" }
+  | { op: "fail"; agent: string; needs: "reason" }
+  | { op: "release"; agent: string }
+  | { op: "reset" }
+  | { op: "none" }
+  | { refused: string };
+
+/**
+ * The legal transition from a task's status to a column. The lead acts for the task's holder
+ * (a claimed task is started, completed or released in its owner's name), the way the CLI
+ * would be used by that worker.
+ */
+export function moveFor(task: TaskView, to: TaskStatus): Move {
+  const from = columnOf(task.status);
+  const owner = task.claimed_by ?? LEAD;
+  if (from === to) return { op: "none" };
+  switch (`${from}->${to}`) {
+    case "available->claimed":
+      return task.blocked_by.length > 0
+        ? { refused: `${task.id} waits for ${task.blocked_by.join(", ")}` }
+        : { op: "claim", agent: LEAD };
+    case "claimed->in_progress":
+      return { op: "start", agent: owner };
+    case "in_progress->done":
+      return { op: "complete", agent: owner, needs: "summary" };
+    case "claimed->failed":
+    case "in_progress->failed":
+      return { op: "fail", agent: owner, needs: "reason" };
+    case "claimed->available":
+    case "in_progress->available":
+      return { op: "release", agent: owner };
+    case "failed->available":
+      return { op: "reset" };
+    case "claimed->done":
+      return { refused: `${task.id} must be started before it can be done` };
+    case "available->in_progress":
+    case "available->done":
+      return { refused: `${task.id} must be claimed first` };
+    default:
+      return { refused: `${task.id} cannot move from ${task.status} to ${to.replace("_", " ")}` };
+  }
+}
+
+/** Cards in a column: most urgent first, then oldest, as workers claim them. */
+export function sortCards(tasks: TaskView[]): TaskView[] {
+  return [...tasks].sort(
+    (a, b) =>
+      a.priority - b.priority ||
+      (a.created_at ?? "").localeCompare(b.created_at ?? "") ||
+      a.id.localeCompare(b.id),
+  );
+}
+
+/** The tasks of each column, sorted. */
+export function columns(tasks: TaskView[]): Map<TaskStatus, TaskView[]> {
+  const byColumn = new Map<TaskStatus, TaskView[]>(COLUMNS.map((c) => [c.status, []]));
+  for (const task of tasks) byColumn.get(columnOf(task.status))?.push(task);
+  for (const [status, list] of byColumn) byColumn.set(status, sortCards(list));
+  return byColumn;
+}
+
+/**
+ * The priority a card gets when dropped at `index` among `column` (sorted, without the card):
+ * the priority of the card it lands before, so it sorts ahead of that card's equals when it
+ * is older, or of the card above when it goes last. Priorities stay within 1..1000.
+ */
+export function priorityAt(column: TaskView[], index: number): number {
+  const first = column[0];
+  const last = column[column.length - 1];
+  if (!first || !last) return 5;
+  if (index <= 0) return Math.max(1, first.priority - 1);
+  return column[index]?.priority ?? Math.min(1000, last.priority + 1);
+}
+
+/** One line about a card's dependencies. */
+export function dependencyLine(task: TaskView): string {
+  if (task.dependencies.length === 0) return "";
+  if (task.blocked_by.length === 0) return `after ${task.dependencies.join(", ")} (done)`;
+  return `waits for ${task.blocked_by.join(", ")}`;
+}
+
+/** Lease left, for people. */
+export function leaseText(task: TaskView): string {
+  if (task.stale) return "lease expired";
+  const secs = task.lease_remaining_secs;
+  if (secs === null || secs === undefined) return "";
+  if (secs >= 60) return `${Math.floor(secs / 60)}m left`;
+  return `${secs}s left`;
+}
+
+/** Dependencies a new task may take without a cycle: any existing task, since it is new. For
+ * an existing task, every task except itself and those that (transitively) depend on it. */
+export function allowedDependencies(tasks: TaskView[], editing?: string): string[] {
+  if (!editing) return tasks.map((t) => t.id);
+  const dependents = new Set<string>([editing]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const t of tasks) {
+      if (!dependents.has(t.id) && t.dependencies.some((d) => dependents.has(d))) {
+        dependents.add(t.id);
+        grew = true;
+      }
+    }
+  }
+  return tasks.filter((t) => !dependents.has(t.id)).map((t) => t.id);
+}
