@@ -108,12 +108,14 @@ ensure_desktop_test_tools() {
 }
 
 # Installs the UI's packages (when package-lock.json changed) and builds ui/dist, which the
-# desktop app embeds.
+# desktop app embeds. `npm install` rather than `npm ci`: this npm writes lock files without
+# other platforms' optional packages (rollup's native builds), which `npm ci` then refuses;
+# the versions still come from the lock file.
 build_ui() {
     local ui="$BATON_ROOT/ui"
     if [ ! -d "$ui/node_modules" ] || [ "$ui/package-lock.json" -nt "$ui/node_modules/.package-lock.json" ]; then
         say "installing the UI's npm packages"
-        (cd "$ui" && npm ci --no-audit --no-fund --loglevel=error)
+        (cd "$ui" && npm install --no-audit --no-fund --loglevel=error)
     fi
     say "building the UI"
     (cd "$ui" && npm run --silent build >/dev/null)

@@ -17,7 +17,6 @@ function task(id: string, extra: Partial<TaskView> = {}): TaskView {
     completed_at: null,
     ready: true,
     blocked_by: [],
-    lease_remaining_secs: null,
     stale: false,
     ...extra,
   };

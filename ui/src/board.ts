@@ -108,7 +108,7 @@ export function dependencyLine(task: TaskView): string {
 export function leaseText(task: TaskView): string {
   if (task.stale) return "lease expired";
   const secs = task.lease_remaining_secs;
-  if (secs === null || secs === undefined) return "";
+  if (secs === undefined) return "";
   if (secs >= 60) return `${Math.floor(secs / 60)}m left`;
   return `${secs}s left`;
 }

@@ -1,43 +1,9 @@
-// The shapes the backend sends. They mirror baton-store's StatusReport and TaskView.
+// The backend's payloads, generated from the Rust types (src-tauri/src/bindings.rs, ts-rs).
+// Edit the Rust types, not these: a stale copy fails the Rust test suite.
 
-export type TaskStatus = "available" | "claimed" | "in_progress" | "done" | "failed" | "cancelled";
-
-export interface TaskContext {
-  files: string[];
-  hints: string;
-}
-
-export interface Task {
-  id: string;
-  description: string;
-  status: TaskStatus;
-  priority: number;
-  claimed_by: string | null;
-  dependencies: string[];
-  context: TaskContext;
-  result: { output?: string | null; error?: string | null } | null;
-  created_at: string | null;
-  claimed_at: string | null;
-  completed_at: string | null;
-  started_at?: string | null;
-  lease_expires_at?: string | null;
-  attempts?: number;
-  failure_reason?: string | null;
-}
-
-/** A task as the board shows it: the task plus what the store worked out about it. */
-export interface TaskView extends Task {
-  ready: boolean;
-  blocked_by: string[];
-  lease_remaining_secs: number | null;
-  stale: boolean;
-}
-
-export interface StatusReport {
-  goal: string | null;
-  total: number;
-  counts: Record<TaskStatus, number>;
-  ready: number;
-  stale: number;
-  tasks: TaskView[];
-}
+export type { StatusReport } from "./bindings/StatusReport";
+export type { Task } from "./bindings/Task";
+export type { TaskContext } from "./bindings/TaskContext";
+export type { TaskResult } from "./bindings/TaskResult";
+export type { TaskStatus } from "./bindings/TaskStatus";
+export type { TaskView } from "./bindings/TaskView";

@@ -73,6 +73,7 @@ pub struct AgentRecord {
 
 /// Where a task stands. `cancelled` is only ever read from files of the source design's later
 /// versions; Baton treats it as final, like `failed`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
@@ -126,6 +127,7 @@ impl fmt::Display for TaskStatus {
 }
 
 /// One unit of work.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Task {
     pub id: String,
@@ -143,15 +145,20 @@ pub struct Task {
     #[serde(default)]
     pub result: Option<TaskResult>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub created_at: Option<Timestamp>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub claimed_at: Option<Timestamp>,
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub completed_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub started_at: Option<Timestamp>,
     /// A held task whose lease has passed may be claimed by another worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub lease_expires_at: Option<Timestamp>,
     /// How many times the task has been claimed.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -159,6 +166,7 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
     #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,
 }
 
@@ -190,6 +198,7 @@ impl Task {
 }
 
 /// What a worker needs to know beyond the description.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TaskContext {
     #[serde(default, deserialize_with = "null_as_default")]
@@ -197,10 +206,12 @@ pub struct TaskContext {
     #[serde(default, deserialize_with = "text_or_lines")]
     pub hints: String,
     #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,
 }
 
 /// What a worker reported when it finished (or failed) a task.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -212,6 +223,7 @@ pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,
 }
 

@@ -11,12 +11,20 @@ use crate::model::{Task, TaskFile, TaskStatus};
 use crate::time::Timestamp;
 
 /// The board as of one moment.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 pub struct StatusReport {
     pub goal: Option<String>,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub as_of: Timestamp,
     pub total: usize,
     /// Tasks per status, every status present (zero included), in lifecycle order.
+    #[cfg_attr(
+        feature = "ts",
+        ts(
+            type = "{ available: number, claimed: number, in_progress: number, done: number, failed: number, cancelled: number }"
+        )
+    )]
     pub counts: BTreeMap<&'static str, usize>,
     /// Available tasks whose dependencies are all done, plus stale held tasks.
     pub ready: usize,
@@ -26,6 +34,7 @@ pub struct StatusReport {
 }
 
 /// One task as the board shows it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskView {
     #[serde(flatten)]
@@ -36,6 +45,7 @@ pub struct TaskView {
     pub blocked_by: Vec<String>,
     /// Seconds left on the holder's lease (held tasks only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<u32>", optional))]
     pub lease_remaining_secs: Option<u64>,
     /// Held, but the lease has expired: the holder is presumed gone.
     pub stale: bool,
