@@ -211,5 +211,25 @@ fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transit
         s.text("[data-testid=counts]").contains("1 done")
     });
     session.screenshot(&shots.join("4-done.png"));
+
+    // Side panels: the master plan, and the selected task's result report.
+    session.wait_for("the master plan", |s| {
+        s.text("[data-testid=side-text]").contains("Test goal")
+    });
+    session.click(&session.find("[data-testid=card-task-1]"));
+    session.click(&session.find("[data-testid=side-panel] nav button:nth-child(3)"));
+    session.wait_for("the task's result", |s| {
+        s.text("[data-testid=side-text]")
+            .contains("Done (moved to done on the board)")
+    });
+
+    // Aggregate with one click writes summary.md.
+    session.click(&session.find("[data-testid=aggregate]"));
+    session.wait_for("the aggregate notice", |s| {
+        s.text("[data-testid=notice]").contains("1 done")
+    });
+    let summary = std::fs::read_to_string(p.coordination().join("summary.md")).unwrap();
+    assert!(summary.contains("task-1"), "{summary}");
+    session.screenshot(&shots.join("5-result-and-summary.png"));
     session.close();
 }

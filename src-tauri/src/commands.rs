@@ -218,3 +218,30 @@ pub fn logs(
 ) -> Result<Vec<baton_store::LogLine>> {
     Ok(project(&session)?.logs(agent.as_deref(), lines)?)
 }
+
+/// The master plan (`master-plan.md`).
+#[tauri::command]
+pub fn master_plan(session: State<'_, Session>) -> Result<String> {
+    let project = project(&session)?;
+    Ok(baton_store::notes::read_text(
+        &project.layout().master_plan(),
+    )?)
+}
+
+/// The shared findings (`context/discoveries.md`).
+#[tauri::command]
+pub fn discoveries(session: State<'_, Session>) -> Result<String> {
+    let project = project(&session)?;
+    Ok(baton_store::notes::read_text(
+        &project.layout().discoveries(),
+    )?)
+}
+
+/// A task's result report (`results/TASK.md`); empty until it is finished.
+#[tauri::command]
+pub fn task_result(session: State<'_, Session>, task: String) -> Result<String> {
+    let project = project(&session)?;
+    Ok(baton_store::notes::read_text(
+        &project.layout().result_file(&task)?,
+    )?)
+}

@@ -46,6 +46,9 @@ fn main() {
             commands::aggregate,
             commands::doctor,
             commands::logs,
+            commands::master_plan,
+            commands::discoveries,
+            commands::task_result,
         ])
         .run(tauri::generate_context!())
         .expect("the desktop app failed to start");

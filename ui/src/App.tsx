@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { api, errorMessage, onChange, type ProjectInfo } from "./api";
 import { Board } from "./Board";
 import { NewTaskForm } from "./NewTaskForm";
+import { SidePanel } from "./SidePanel";
 import type { StatusReport } from "./types";
 
 /** The window: the open project's board, or a way to open or create one. */
@@ -9,10 +10,17 @@ export function App() {
   const [project, setProject] = useState<ProjectInfo | null>(null);
   const [report, setReport] = useState<StatusReport | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [version, setVersion] = useState(0);
+  const [notice, setNotice] = useState<string | null>(null);
 
   const refresh = useCallback(() => {
-    api.status().then(setReport, (e: unknown) => setError(errorMessage(e)));
+    api.status().then((r) => {
+      setReport(r);
+      setVersion((v) => v + 1);
+    }, (e: unknown) => setError(errorMessage(e)));
   }, []);
+  const showError = useCallback((message: string) => setError(message), []);
 
   useEffect(() => {
     api.projectInfo().then((info) => {
@@ -48,14 +56,35 @@ export function App() {
             {report.counts.done} done · {report.counts.failed} failed
           </span>
         )}
+        <button
+          data-testid="aggregate"
+          onClick={() =>
+            api.aggregate().then(
+              (a) => setNotice(`Wrote ${a.path}: ${a.done} done, ${a.failed} failed, ${a.unfinished} unfinished`),
+              (e: unknown) => setError(errorMessage(e)),
+            )
+          }
+        >
+          Aggregate to summary.md
+        </button>
       </header>
+      {notice && (
+        <p className="notice" role="status" data-testid="notice">
+          {notice}
+        </p>
+      )}
       {error && (
         <p className="error" role="alert" data-testid="error">
           {error} <button onClick={() => setError(null)}>dismiss</button>
         </p>
       )}
       {report && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
-      {report && <Board report={report} onError={setError} onChanged={refresh} />}
+      {report && (
+        <div className="workspace">
+          <Board report={report} onError={setError} onChanged={refresh} onSelect={setSelected} selected={selected} />
+          <SidePanel selected={report.tasks.find((t) => t.id === selected) ?? null} version={version} onError={showError} />
+        </div>
+      )}
     </main>
   );
 }

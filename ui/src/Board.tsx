@@ -17,6 +17,8 @@ interface Props {
   report: StatusReport;
   onError: (message: string | null) => void;
   onChanged: () => void;
+  selected: string | null;
+  onSelect: (id: string) => void;
 }
 
 /** A drop that needs words first (a summary to complete, a reason to fail). */
@@ -26,7 +28,7 @@ interface Pending {
 }
 
 /** Columns by status; cards move by drag and drop or the keyboard, through legal moves only. */
-export function Board({ report, onError, onChanged }: Props) {
+export function Board({ report, onError, onChanged, selected, onSelect }: Props) {
   const sensors = useSensors(useSensor(PointerSensor, { activationConstraint: { distance: 4 } }), useSensor(KeyboardSensor));
   const [pending, setPending] = useState<Pending | null>(null);
   const byColumn = columns(report.tasks);
@@ -83,7 +85,14 @@ export function Board({ report, onError, onChanged }: Props) {
     <DndContext sensors={sensors} onDragEnd={onDragEnd}>
       <section className="board" data-testid="board">
         {COLUMNS.map((column) => (
-          <Column key={column.status} status={column.status} title={column.title} tasks={byColumn.get(column.status) ?? []} />
+          <Column
+            key={column.status}
+            status={column.status}
+            title={column.title}
+            tasks={byColumn.get(column.status) ?? []}
+            selected={selected}
+            onSelect={onSelect}
+          />
         ))}
       </section>
       {pending && (
@@ -101,7 +110,15 @@ export function Board({ report, onError, onChanged }: Props) {
   );
 }
 
-function Column({ status, title, tasks }: { status: TaskStatus; title: string; tasks: TaskView[] }) {
+interface ColumnProps {
+  status: TaskStatus;
+  title: string;
+  tasks: TaskView[];
+  selected: string | null;
+  onSelect: (id: string) => void;
+}
+
+function Column({ status, title, tasks, selected, onSelect }: ColumnProps) {
   const { setNodeRef, isOver } = useDroppable({ id: status });
   return (
     <div ref={setNodeRef} className={`column${isOver ? " over" : ""}`} data-testid={`column-${status}`} aria-label={title}>
@@ -109,13 +126,13 @@ function Column({ status, title, tasks }: { status: TaskStatus; title: string; t
         {title} <span className="count">{tasks.length}</span>
       </h2>
       {tasks.map((task) => (
-        <Card key={task.id} task={task} />
+        <Card key={task.id} task={task} selected={task.id === selected} onSelect={onSelect} />
       ))}
     </div>
   );
 }
 
-function Card({ task }: { task: TaskView }) {
+function Card({ task, selected, onSelect }: { task: TaskView; selected: boolean; onSelect: (id: string) => void }) {
   const drag = useDraggable({ id: task.id });
   const drop = useDroppable({ id: `card:${task.id}` });
   const style = drag.transform ? { transform: `translate(${drag.transform.x}px, ${drag.transform.y}px)` } : undefined;
@@ -128,7 +145,8 @@ function Card({ task }: { task: TaskView }) {
         drop.setNodeRef(node);
       }}
       style={style}
-      className={`card${task.blocked_by.length > 0 ? " blocked" : ""}${task.stale ? " stale" : ""}`}
+      className={`card${task.blocked_by.length > 0 ? " blocked" : ""}${task.stale ? " stale" : ""}${selected ? " selected" : ""}`}
+      onClick={() => onSelect(task.id)}
       data-testid={`card-${task.id}`}
       data-status={task.status}
       {...drag.listeners}

@@ -39,6 +39,11 @@ export const api = {
   fail: (agent: string, task: string, reason: string) => invoke<Task>("fail", { agent, task, reason }),
   release: (agent: string, task: string) => invoke<Task>("release", { agent, task }),
   reset: (task: string) => invoke<Task>("reset", { task, force: false }),
+  aggregate: () => invoke<{ path: string; total: number; done: number; failed: number; unfinished: number }>("aggregate"),
+  masterPlan: () => invoke<string>("master_plan"),
+  discoveries: () => invoke<string>("discoveries"),
+  taskResult: (task: string) => invoke<string>("task_result", { task }),
+  logs: (agent: string | null, lines: number) => invoke<{ agent: string; line: string }[]>("logs", { agent, lines }),
 };
 
 /** Calls `onChange` whenever something changes in `.coordination/`. */

@@ -151,3 +151,12 @@ mod tests {
         assert!(text.ends_with("## Status\nSUCCESS\n"));
     }
 }
+
+/// The text of a note file; empty when it does not exist yet.
+pub fn read_text(path: &std::path::Path) -> Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(crate::error::StoreError::io(path, e)),
+    }
+}
