@@ -102,6 +102,15 @@ pub fn render_result(task: &Task) -> String {
     )
 }
 
+/// The text of a note file; empty when it does not exist yet.
+pub fn read_text(path: &std::path::Path) -> Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(crate::error::StoreError::io(path, e)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,14 +158,5 @@ mod tests {
         assert!(text.contains("## Files Modified\nNone\n"));
         assert!(text.contains("## Files Created\n- src/a.rs\n"));
         assert!(text.ends_with("## Status\nSUCCESS\n"));
-    }
-}
-
-/// The text of a note file; empty when it does not exist yet.
-pub fn read_text(path: &std::path::Path) -> Result<String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(crate::error::StoreError::io(path, e)),
     }
 }
