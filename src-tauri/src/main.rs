@@ -7,6 +7,7 @@
 mod bindings;
 mod commands;
 mod session;
+mod tray;
 
 use std::path::PathBuf;
 
@@ -16,6 +17,19 @@ fn main() {
     tauri::Builder::default()
         .manage(session::Session::default())
         .setup(|app| {
+            let has_tray = tray::create(app.handle()).is_some();
+            if has_tray {
+                // Closing the window keeps the app in the tray; Quit is in the tray's menu.
+                if let Some(window) = app.get_webview_window("main") {
+                    let hide = window.clone();
+                    window.on_window_event(move |event| {
+                        if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                            api.prevent_close();
+                            let _ = hide.hide();
+                        }
+                    });
+                }
+            }
             // The project: the first argument, then BATON_DIR, then the working directory.
             let arg = std::env::args().nth(1).map(PathBuf::from);
             let dir = arg.or_else(|| std::env::var_os("BATON_DIR").map(PathBuf::from));

@@ -46,6 +46,10 @@ impl Session {
                 reason: format!("cannot watch it: {e}"),
             }
         })?;
+        let tray_project = project.clone();
+        if let Ok(report) = project.status() {
+            crate::tray::update(app, &report);
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let app = app.clone();
@@ -57,6 +61,11 @@ impl Session {
                     match feed.recv_timeout(std::time::Duration::from_millis(250)) {
                         Ok(event) => {
                             let _ = app.emit(CHANGE_EVENT, &event);
+                            if matches!(event, baton_live::feed::ChangeEvent::TasksChanged { .. })
+                                && let Ok(report) = tray_project.status()
+                            {
+                                crate::tray::update(&app, &report);
+                            }
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
