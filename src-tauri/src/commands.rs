@@ -245,3 +245,16 @@ pub fn task_result(session: State<'_, Session>, task: String) -> Result<String> 
         &project.layout().result_file(&task)?,
     )?)
 }
+
+/// The UI calls this once, on the frame after it first drew the board. With
+/// `BATON_DESKTOP_TIMING` set, the time since the process started goes to stderr (for
+/// `bench/desktop.rs`).
+#[tauri::command]
+pub fn board_painted(started: State<'_, crate::Started>) {
+    if std::env::var_os("BATON_DESKTOP_TIMING").is_some() {
+        eprintln!(
+            "baton-desktop: first board paint after {} ms",
+            started.0.elapsed().as_millis()
+        );
+    }
+}

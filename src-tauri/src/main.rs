@@ -13,8 +13,13 @@ use std::path::PathBuf;
 
 use tauri::Manager;
 
+/// When the process started, for the first-paint figure.
+pub struct Started(std::time::Instant);
+
 fn main() {
+    let started = Started(std::time::Instant::now());
     tauri::Builder::default()
+        .manage(started)
         .manage(session::Session::default())
         .setup(|app| {
             let has_tray = tray::create(app.handle()).is_some();
@@ -63,6 +68,7 @@ fn main() {
             commands::master_plan,
             commands::discoveries,
             commands::task_result,
+            commands::board_painted,
         ])
         .run(tauri::generate_context!())
         .expect("the desktop app failed to start");

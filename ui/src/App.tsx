@@ -29,6 +29,14 @@ export function App() {
     }, (e: unknown) => setError(errorMessage(e)));
   }, [refresh]);
 
+  // Tell the backend once the board has been drawn (for the start-up figure).
+  const painted = report !== null;
+  useEffect(() => {
+    if (!painted) return;
+    const frame = requestAnimationFrame(() => void api.boardPainted());
+    return () => cancelAnimationFrame(frame);
+  }, [painted]);
+
   useEffect(() => {
     if (!project) return;
     // Changes from any process (a worker's CLI, an MCP server) arrive as events.

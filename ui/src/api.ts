@@ -43,6 +43,7 @@ export const api = {
   masterPlan: () => invoke<string>("master_plan"),
   discoveries: () => invoke<string>("discoveries"),
   taskResult: (task: string) => invoke<string>("task_result", { task }),
+  boardPainted: () => invoke<null>("board_painted"),
   logs: (agent: string | null, lines: number) => invoke<{ agent: string; line: string }[]>("logs", { agent, lines }),
 };
 

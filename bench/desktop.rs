@@ -1,0 +1,155 @@
+//! Desktop benchmark (run with `cargo build --release -p baton-desktop && cargo bench --bench
+//! desktop`): the release app on a 1,000-task project under Xvfb.
+//!
+//! Prints, over 5 starts:
+//! - start to first board paint (the UI reports the frame after it drew the board);
+//! - idle memory as PSS from `/proc/PID/smaps_rollup`, summed over the app and its WebKit
+//!   processes, 3 seconds after the paint.
+//!
+//! Targets (issue 6): first paint ≤ 1.5 s; idle PSS ≤ 300 MB in total.
+
+#[path = "stats.rs"]
+mod stats;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use stats::{ms, percentile};
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn xvfb() -> (String, Killed) {
+    for n in 200..300 {
+        if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+            continue;
+        }
+        let display = format!(":{n}");
+        let child = Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1440x900x24", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb (apt install xvfb)");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
+            assert!(Instant::now() < deadline, "Xvfb did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        return (display, Killed(child));
+    }
+    panic!("no free display");
+}
+
+/// PSS in kB of `pid` and all its descendants.
+fn pss_tree(pid: u32) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![pid];
+    while let Some(pid) = stack.pop() {
+        if let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) {
+            total += text
+                .lines()
+                .find_map(|l| l.strip_prefix("Pss:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        if let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+            stack.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    total
+}
+
+fn project_with(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let project = baton_store::Project::init(dir.path(), "desktop benchmark", None).unwrap();
+    let mut file = baton_store::TaskFile::new(baton_store::Timestamp::now());
+    for i in 1..=n {
+        file.add_task(
+            baton_store::lifecycle::NewTask {
+                description: format!("Implement part {i} of the feature, with tests and docs"),
+                priority: 1 + (i % 5) as u32,
+                dependencies: if i % 10 == 0 {
+                    vec![format!("task-{}", i - 1)]
+                } else {
+                    vec![]
+                },
+                files: vec![format!("src/part_{i}.rs")],
+                hints: String::new(),
+                id: None,
+            },
+            baton_store::Timestamp::now(),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        project.layout().tasks_file(),
+        serde_json::to_vec_pretty(&file).unwrap(),
+    )
+    .unwrap();
+    dir
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") || !args.iter().any(|a| a == "--bench") {
+        return; // needs a release build of the app and a few seconds per start: `cargo bench` only
+    }
+    let app = PathBuf::from(env!("CARGO_BIN_EXE_baton")).with_file_name("baton-desktop");
+    assert!(
+        app.exists(),
+        "{} is missing: cargo build --release -p baton-desktop",
+        app.display()
+    );
+    let project = project_with(1000);
+    let (display, _xvfb) = xvfb();
+    let mut paints = Vec::new();
+    let mut pss = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let mut child = Command::new(&app)
+            .arg(project.path())
+            .env("DISPLAY", &display)
+            .env("BATON_DESKTOP_TIMING", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let app_process = Killed(child);
+        for line in stderr.lines() {
+            let line = line.unwrap();
+            if line.contains("first board paint") {
+                paints.push(started.elapsed());
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_secs(3)); // idle on purpose: memory at rest
+        pss.push(pss_tree(app_process.0.id()));
+        drop(app_process);
+    }
+    paints.sort();
+    pss.sort();
+    println!(
+        "start to first board paint (1,000 tasks): p50 {}  max {}  (5 starts, release build)",
+        ms(percentile(&paints, 0.5), 0),
+        ms(*paints.last().unwrap(), 0)
+    );
+    println!(
+        "idle PSS, app + WebKit processes: median {} MB  max {} MB",
+        pss[pss.len() / 2] / 1024,
+        pss.last().unwrap() / 1024
+    );
+}
