@@ -20,6 +20,9 @@ cargo fmt --all --check
 say "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+say "cargo build (every binary: the end-to-end tests run the desktop app too)"
+cargo build --workspace --bins --locked
+
 say "cargo test (unit and end-to-end)"
 cargo test --workspace --all-targets --locked
 
