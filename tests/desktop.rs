@@ -93,18 +93,16 @@ fn wait_file(p: &Project, what: &str, check: impl Fn(&Project) -> bool) {
     }
 }
 
-#[test]
-fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transitions() {
-    let p = Project::init();
-    let shots = support::baton_bin()
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("desktop-e2e");
-    let (display, _xvfb) = xvfb();
+/// One app at a time: two WebKit apps and a browser at once are too much for this machine's
+/// two cores to keep every wait within its deadline.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The app on `p` under its own Xvfb, driven through tauri-driver. Keep the returned guards
+/// alive for the test.
+fn launch(p: &Project) -> (Session, Running, Running) {
+    let (display, xvfb) = xvfb();
     let port = free_port();
-    let _driver = Running(
+    let driver = Running(
         Command::new(tauri_driver())
             .args([
                 "--port",
@@ -126,6 +124,25 @@ fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transit
             "args": [p.path()],
         }}}),
     );
+    (session, driver, xvfb)
+}
+
+/// Where screenshots go: test artifacts, not in git.
+fn shots() -> PathBuf {
+    support::baton_bin()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("desktop-e2e")
+}
+
+#[test]
+fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transitions() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::init();
+    let shots = shots();
+    let (session, _driver, _xvfb) = launch(&p);
 
     // The board of the project given on the command line.
     session.wait_for("the goal in the header", |s| {
@@ -231,5 +248,87 @@ fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transit
     let summary = std::fs::read_to_string(p.coordination().join("summary.md")).unwrap();
     assert!(summary.contains("task-1"), "{summary}");
     session.screenshot(&shots.join("5-result-and-summary.png"));
+    session.close();
+}
+
+fn signal(p: &Project) -> Option<serde_json::Value> {
+    let text =
+        std::fs::read_to_string(p.coordination().join("runs/1/signals/ui-test-done")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn browsers(p: &Project) -> Vec<serde_json::Value> {
+    std::fs::read_dir(p.coordination().join("browsers"))
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_manual_browser_session_writes_the_signal_when_finished_or_when_its_window_closes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::init();
+    let url = support::serve_page(
+        "<html><head><title>Manual test page</title></head><body><h1>Try me</h1></body></html>",
+    );
+    // A stale signal from an earlier session must not survive a new one.
+    p.ok(&["signal", "write", "ui-test-done"]);
+    let (session, _driver, _xvfb) = launch(&p);
+
+    let field = session.find("[data-testid=session-url]");
+    session.execute("document.querySelector('[data-testid=session-url]').select()");
+    session.type_text(&field, &url);
+    session.click(&session.find("[data-testid=start-session]"));
+    session.wait_for("the session's browser", |s| {
+        s.text("[data-testid=browser-status]").contains("CDP port")
+    });
+    assert!(
+        signal(&p).is_none(),
+        "starting a session clears the stale signal"
+    );
+    let listed = browsers(&p);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["headless"], false);
+    assert!(
+        listed[0]["owner"]
+            .as_str()
+            .unwrap()
+            .contains("manual session")
+    );
+    let port = listed[0]["port"].as_u64().unwrap();
+    // The page is open in it (an agent's proxy could attach to the same port).
+    let pages = std::process::Command::new("curl")
+        .args(["-s", &format!("http://127.0.0.1:{port}/json/list")])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&pages.stdout).contains("Manual test page"));
+    session.screenshot(&shots().join("6-manual-session.png"));
+
+    session.click(&session.find("[data-testid=finish-session]"));
+    session.wait_for("the signal", |_| signal(&p).is_some());
+    assert_eq!(signal(&p).unwrap()["note"], "manual session finished");
+    session.wait_for("the browser to stop", |_| browsers(&p).is_empty());
+
+    // Closing the browser window (here: the browser going away) writes the signal too.
+    p.ok(&["signal", "clear", "ui-test-done"]);
+    session.click(&session.find("[data-testid=start-session]"));
+    session.wait_for("a second session", |s| {
+        s.text("[data-testid=browser-status]").contains("CDP port")
+    });
+    let pid = browsers(&p)[0]["pid"].as_u64().unwrap();
+    std::process::Command::new("kill")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    session.wait_for("the signal after the window closed", |_| {
+        signal(&p).is_some()
+    });
+    assert_eq!(signal(&p).unwrap()["note"], "browser window closed");
+    session.wait_for("the session to end in the UI", |s| {
+        s.find_now("[data-testid=start-session]").is_some()
+    });
     session.close();
 }

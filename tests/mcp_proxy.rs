@@ -5,8 +5,6 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -15,25 +13,6 @@ use support::{PATIENCE, Project};
 
 fn playwright_mcp() -> std::path::PathBuf {
     support::cached_tool("node/node_modules/.bin/playwright-mcp")
-}
-
-/// Serves one HTML page on 127.0.0.1 until the test ends; returns its URL.
-fn serve_page(html: &'static str) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = [0u8; 4096];
-            let _ = stream.read(&mut request);
-            let response = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
-                html.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
-        }
-    });
-    url
 }
 
 fn proxy(p: &Project, child: &str) -> RawClient {
@@ -118,7 +97,7 @@ fn call_until_ok(client: &mut RawClient, tool: &str, arguments: Value) -> (Value
 #[test]
 fn playwright_mcp_browses_a_local_page_through_the_proxy_and_survives_kills() {
     let p = Project::init();
-    let url = serve_page(
+    let url = support::serve_page(
         "<html><head><title>Baton test page</title></head><body><h1>Hello from the board</h1><button>Press me</button></body></html>",
     );
     let mut client = proxy(&p, &playwright_child());

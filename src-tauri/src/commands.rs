@@ -258,3 +258,48 @@ pub fn board_painted(started: State<'_, crate::Started>) {
         );
     }
 }
+
+/// Starts a manual UI-test session: clears the run's signal, opens `url` in a visible browser.
+#[tauri::command]
+pub fn browser_session_start(
+    session: State<'_, Session>,
+    sessions: State<'_, crate::browser_session::BrowserSessions>,
+    url: String,
+    signal: Option<String>,
+) -> Result<baton_live::browser::BrowserRecord> {
+    let project = project(&session)?;
+    let signal = signal.unwrap_or_else(|| crate::browser_session::DEFAULT_SIGNAL.to_string());
+    sessions
+        .start(&project, &url, &signal)
+        .map_err(|message| CommandError {
+            kind: "browser",
+            message,
+        })
+}
+
+/// Finishes the manual session: writes the signal, stops the browser.
+#[tauri::command]
+pub fn browser_session_finish(
+    sessions: State<'_, crate::browser_session::BrowserSessions>,
+) -> Result<()> {
+    sessions.finish().map_err(|message| CommandError {
+        kind: "browser",
+        message,
+    })
+}
+
+/// The manual session's browser, if one runs.
+#[tauri::command]
+pub fn browser_session(
+    sessions: State<'_, crate::browser_session::BrowserSessions>,
+) -> Option<baton_live::browser::BrowserRecord> {
+    sessions.current()
+}
+
+/// Every browser in the project's registry (the MCP proxies' too).
+#[tauri::command]
+pub fn list_browsers(
+    session: State<'_, Session>,
+) -> Result<Vec<baton_live::browser::ListedBrowser>> {
+    Ok(baton_live::browser::list(project(&session)?.layout())?)
+}

@@ -5,6 +5,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod bindings;
+mod browser_session;
 mod commands;
 mod session;
 mod tray;
@@ -20,6 +21,7 @@ fn main() {
     let started = Started(std::time::Instant::now());
     tauri::Builder::default()
         .manage(started)
+        .manage(browser_session::BrowserSessions::default())
         .manage(session::Session::default())
         .setup(|app| {
             let has_tray = tray::create(app.handle()).is_some();
@@ -69,6 +71,10 @@ fn main() {
             commands::discoveries,
             commands::task_result,
             commands::board_painted,
+            commands::browser_session_start,
+            commands::browser_session_finish,
+            commands::browser_session,
+            commands::list_browsers,
         ])
         .run(tauri::generate_context!())
         .expect("the desktop app failed to start");

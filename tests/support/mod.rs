@@ -26,6 +26,25 @@ pub fn cached_tool(relative: &str) -> PathBuf {
     path
 }
 
+/// Serves one HTML page on 127.0.0.1 until the test ends; returns its URL.
+pub fn serve_page(html: &'static str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                html.len()
+            );
+            let _ = std::io::Write::write_all(&mut stream, response.as_bytes());
+        }
+    });
+    url
+}
+
 pub fn baton_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_baton"))
 }

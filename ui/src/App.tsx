@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { api, errorMessage, onChange, type ProjectInfo } from "./api";
 import { Board } from "./Board";
 import { NewTaskForm } from "./NewTaskForm";
+import { BrowserSession } from "./BrowserSession";
 import { SidePanel } from "./SidePanel";
 import type { StatusReport } from "./types";
 
@@ -86,6 +87,7 @@ export function App() {
           {error} <button onClick={() => setError(null)}>dismiss</button>
         </p>
       )}
+      {report && <BrowserSession version={version} onError={showError} />}
       {report && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
       {report && (
         <div className="workspace">

@@ -10,6 +10,16 @@ export interface ProjectInfo {
   goal: string | null;
 }
 
+/** A browser in the registry (baton-live's BrowserRecord). */
+export interface BrowserRecord {
+  port: number;
+  pid: number;
+  owner: string;
+  headless: boolean;
+  started_at: string;
+  cdp_endpoint: string;
+}
+
 /** The error every command rejects with. */
 export interface CommandError {
   kind: string;
@@ -44,6 +54,9 @@ export const api = {
   discoveries: () => invoke<string>("discoveries"),
   taskResult: (task: string) => invoke<string>("task_result", { task }),
   boardPainted: () => invoke<null>("board_painted"),
+  browserSessionStart: (url: string) => invoke<BrowserRecord>("browser_session_start", { url, signal: null }),
+  browserSessionFinish: () => invoke<null>("browser_session_finish"),
+  browserSession: () => invoke<BrowserRecord | null>("browser_session"),
   logs: (agent: string | null, lines: number) => invoke<{ agent: string; line: string }[]>("logs", { agent, lines }),
 };
 
