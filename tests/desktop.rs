@@ -299,12 +299,19 @@ fn a_manual_browser_session_writes_the_signal_when_finished_or_when_its_window_c
             .contains("manual session")
     );
     let port = listed[0]["port"].as_u64().unwrap();
-    // The page is open in it (an agent's proxy could attach to the same port).
-    let pages = std::process::Command::new("curl")
-        .args(["-s", &format!("http://127.0.0.1:{port}/json/list")])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&pages.stdout).contains("Manual test page"));
+    // The page opens in it (an agent's proxy could attach to the same port); the session
+    // starts once CDP answers, so the page may still be loading.
+    session.wait_for("the page in the session's browser", |_| {
+        let pages = std::process::Command::new("curl")
+            .args(["-s", &format!("http://127.0.0.1:{port}/json/list")])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&pages.stdout).contains("Manual test page")
+    });
+    session.wait_for("the browser in the list of open browsers", |s| {
+        s.text("[data-testid=browsers]")
+            .contains(&format!("manual session) on :{port}"))
+    });
     session.screenshot(&shots().join("6-manual-session.png"));
 
     session.click(&session.find("[data-testid=finish-session]"));

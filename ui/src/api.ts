@@ -57,6 +57,7 @@ export const api = {
   browserSessionStart: (url: string) => invoke<BrowserRecord>("browser_session_start", { url, signal: null }),
   browserSessionFinish: () => invoke<null>("browser_session_finish"),
   browserSession: () => invoke<BrowserRecord | null>("browser_session"),
+  listBrowsers: () => invoke<(BrowserRecord & { alive: boolean })[]>("list_browsers"),
   logs: (agent: string | null, lines: number) => invoke<{ agent: string; line: string }[]>("logs", { agent, lines }),
 };
 
