@@ -339,3 +339,81 @@ fn a_manual_browser_session_writes_the_signal_when_finished_or_when_its_window_c
     });
     session.close();
 }
+
+#[test]
+fn the_handoff_graph_shows_the_chain_follows_new_handoffs_and_flags_conflicts() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::init();
+    p.ok(&["invoke", "start", "analyst", "Study the login flow"]);
+    p.ok(&[
+        "handoff",
+        "track",
+        "analyst",
+        "architect",
+        "--summary",
+        "Login uses JWT",
+        "--decision",
+        "Keep JWT :: fewer moving parts",
+        "--question",
+        "Rotate keys?",
+        "--artifact",
+        "docs/login.md",
+    ]);
+    let (session, _driver, _xvfb) = launch(&p);
+    session.click(&session.find("[data-testid=view-graph]"));
+    session.wait_for("the chain", |s| {
+        let text = s.text("[data-testid=handoff-graph]");
+        text.contains("analyst") && text.contains("sonnet · started") && text.contains("architect")
+    });
+
+    // Selecting the arrow shows what was handed on.
+    session.click_at("[data-testid=edge-e1] .hit");
+    session.wait_for("the handoff's details", |s| {
+        let details = s.text("[data-testid=graph-details]");
+        details.contains("Handoff analyst → architect")
+            && details.contains("Login uses JWT")
+            && details.contains("Keep JWT — fewer moving parts")
+            && details.contains("Rotate keys?")
+            && details.contains("docs/login.md")
+    });
+    session.screenshot(&shots().join("7-handoff-edge.png"));
+
+    // A parallel review recorded by other processes appears without a reload; its
+    // disagreement is flagged on the join.
+    let started = p.json(&[
+        "parallel",
+        "start",
+        "--agent",
+        "architect=Review the design",
+        "--agent",
+        "security=Review the threats",
+        "--strategy",
+        "vote",
+    ]);
+    session.wait_for("the fork", |s| s.find_now(".node.fork").is_some());
+    for (i, recommendation) in ["split", "keep"].iter().enumerate() {
+        let id = started["invocations"][i]["id"].as_str().unwrap();
+        p.ok(&[
+            "invoke",
+            "complete",
+            id,
+            "--output",
+            &format!("Recommendation: {recommendation}"),
+        ]);
+    }
+    let run = started["parallel_id"].as_str().unwrap();
+    p.ok(&["parallel", "aggregate", run]);
+    session.wait_for("the conflict on the join", |s| {
+        s.find_now(".node.join.conflict").is_some()
+            && s.text("[data-testid=handoff-graph]")
+                .contains("vote conflict")
+    });
+    let conflicting = session.execute("return document.querySelectorAll('.edge.conflict').length");
+    assert_eq!(
+        conflicting,
+        json!(2),
+        "both edges into the join are flagged"
+    );
+    session.screenshot(&shots().join("8-handoff-conflict.png"));
+    session.close();
+}

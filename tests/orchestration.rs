@@ -267,6 +267,54 @@ fn a_standard_workflow_with_an_escalated_parallel_review_leaves_a_full_record() 
         chain_text.contains("6. high-level-advisor → orchestrator"),
         "{chain_text}"
     );
+
+    // The same history as a graph: the chain left to right, the review as fork and join,
+    // the conflict flagged, each handoff on its edge.
+    let graph = p.json(&["handoff", "graph"]);
+    let label = |id: &Value| {
+        graph["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == *id)
+            .unwrap()["label"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let edges: Vec<String> = graph["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| format!("{}>{}", label(&e["source"]), label(&e["target"])))
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            "analyst>planner",
+            "planner>implementer",
+            "implementer>qa",
+            "qa>orchestrator",
+            "orchestrator>parallel (escalate)",
+            "parallel (escalate)>architect",
+            "architect>escalate conflict",
+            "parallel (escalate)>security",
+            "security>escalate conflict",
+            "escalate conflict>high-level-advisor",
+            "high-level-advisor>orchestrator"
+        ]
+    );
+    let into_join = &graph["edges"][8];
+    assert_eq!(into_join["conflict"], true);
+    assert_eq!(into_join["handoff"]["from"], "security");
+    assert_eq!(graph["edges"][0]["handoff"]["to"], "planner");
+    let dot = p.ok(&["handoff", "graph", "--dot"]);
+    assert!(
+        dot.contains("rankdir=LR") && dot.contains("color=red"),
+        "{dot}"
+    );
+    let err = p.fails(&["--json", "handoff", "graph", "--dot"], 1);
+    assert!(err.contains("pick one"), "{err}");
 }
 
 #[test]

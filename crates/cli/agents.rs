@@ -3,6 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
+use baton_agents::graph::HandoffGraph;
 use baton_agents::handoff::{HandoffContext, HandoffRequest};
 use baton_agents::invoke::{CompletionReport, InvokeContext, InvokeRequest};
 use baton_agents::parallel::{ParallelAgent, ParallelRequest};
@@ -196,6 +197,22 @@ pub fn handoff(project: &Project, command: HandoffCommand, json: bool) -> Result
         HandoffCommand::Chain => {
             let chain = orchestrator.state()?.handoffs;
             emit(json, &chain, || render_agents::chain(&chain));
+        }
+        HandoffCommand::Graph { dot } => {
+            if dot && json {
+                return Err(CliError::input(
+                    "dot",
+                    "--dot and --json are two formats: pick one",
+                ));
+            }
+            let graph = HandoffGraph::build(&orchestrator.state()?);
+            emit(json, &graph, || {
+                if dot {
+                    graph.render_dot()
+                } else {
+                    graph.render_text()
+                }
+            });
         }
     }
     Ok(0)

@@ -99,6 +99,13 @@ pub enum HandoffCommand {
     },
     /// Show the handoff chain.
     Chain,
+    /// Show invocations, handoffs and parallel runs as a graph: one line per edge, the graph
+    /// as JSON with --json, or Graphviz with --dot (`baton handoff graph --dot | dot -Tsvg`).
+    Graph {
+        /// Print Graphviz dot, laid out left to right, conflicts in red (not with --json).
+        #[arg(long)]
+        dot: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

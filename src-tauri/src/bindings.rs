@@ -7,6 +7,10 @@
 mod tests {
     use std::path::PathBuf;
 
+    use baton_agents::graph::{
+        EdgeKind, GraphEdge, GraphNode, HandoffGraph, InvocationSummary, NodeKind,
+    };
+    use baton_agents::state::{Decision, Handoff, InvocationStatus, ParallelStatus};
     use baton_store::model::{TaskContext, TaskResult};
     use baton_store::{StatusReport, Task, TaskStatus, TaskView};
     use ts_rs::TS;
@@ -25,6 +29,16 @@ mod tests {
             one::<Task>(),
             one::<TaskView>(),
             one::<StatusReport>(),
+            one::<InvocationStatus>(),
+            one::<ParallelStatus>(),
+            one::<Decision>(),
+            one::<Handoff>(),
+            one::<NodeKind>(),
+            one::<EdgeKind>(),
+            one::<InvocationSummary>(),
+            one::<GraphNode>(),
+            one::<GraphEdge>(),
+            one::<HandoffGraph>(),
         ]
     }
 

@@ -246,6 +246,15 @@ pub fn task_result(session: State<'_, Session>, task: String) -> Result<String> 
     )?)
 }
 
+/// `baton handoff graph`: invocations, handoffs and parallel runs as a directed graph.
+#[tauri::command]
+pub fn handoff_graph(session: State<'_, Session>) -> Result<baton_agents::graph::HandoffGraph> {
+    let orchestrator = baton_agents::Orchestrator::open(&project(&session)?)?;
+    Ok(baton_agents::graph::HandoffGraph::build(
+        &orchestrator.state()?,
+    ))
+}
+
 /// The UI calls this once, on the frame after it first drew the board. With
 /// `BATON_DESKTOP_TIMING` set, the time since the process started goes to stderr (for
 /// `bench/desktop.rs`).

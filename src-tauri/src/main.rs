@@ -70,6 +70,7 @@ fn main() {
             commands::master_plan,
             commands::discoveries,
             commands::task_result,
+            commands::handoff_graph,
             commands::board_painted,
             commands::browser_session_start,
             commands::browser_session_finish,

@@ -231,6 +231,24 @@ impl Session {
         }
     }
 
+    /// Clicks with the mouse at the centre of the element matching `css`: for shapes such as a
+    /// straight SVG line, whose box has no area for an element click.
+    pub fn click_at(&self, css: &str) {
+        let (x, y) = self.center(css);
+        let actions = vec![
+            json!({"type": "pointerMove", "duration": 0, "x": x, "y": y}),
+            json!({"type": "pointerDown", "button": 0}),
+            json!({"type": "pointerUp", "button": 0}),
+        ];
+        self.call(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": actions}]})),
+        )
+        .unwrap();
+        let _ = self.call("DELETE", "/actions", None);
+    }
+
     /// Drags the element matching `from` onto the one matching `to` with the mouse, in small
     /// steps (drag libraries wait for movement).
     pub fn drag(&self, from: &str, to: &str) {

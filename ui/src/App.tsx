@@ -4,6 +4,7 @@ import { Board } from "./Board";
 import { NewTaskForm } from "./NewTaskForm";
 import { BrowserSession } from "./BrowserSession";
 import { SidePanel } from "./SidePanel";
+import { HandoffGraphView } from "./HandoffGraphView";
 import type { StatusReport } from "./types";
 
 /** The window: the open project's board, or a way to open or create one. */
@@ -14,6 +15,7 @@ export function App() {
   const [selected, setSelected] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
+  const [view, setView] = useState<"board" | "graph">("board");
 
   const refresh = useCallback(() => {
     api.status().then((r) => {
@@ -65,6 +67,14 @@ export function App() {
             {report.counts.done} done · {report.counts.failed} failed
           </span>
         )}
+        <nav className="views" aria-label="View">
+          <button data-testid="view-board" aria-pressed={view === "board"} onClick={() => setView("board")}>
+            Board
+          </button>
+          <button data-testid="view-graph" aria-pressed={view === "graph"} onClick={() => setView("graph")}>
+            Handoffs
+          </button>
+        </nav>
         <button
           data-testid="aggregate"
           onClick={() =>
@@ -88,8 +98,9 @@ export function App() {
         </p>
       )}
       {report && <BrowserSession version={version} onError={showError} />}
-      {report && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
-      {report && (
+      {report && view === "graph" && <HandoffGraphView version={version} onError={showError} />}
+      {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
+      {report && view === "board" && (
         <div className="workspace">
           <Board report={report} onError={setError} onChanged={refresh} onSelect={setSelected} selected={selected} />
           <SidePanel selected={report.tasks.find((t) => t.id === selected) ?? null} version={version} onError={showError} />

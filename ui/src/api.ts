@@ -3,7 +3,7 @@
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { StatusReport, Task } from "./types";
+import type { HandoffGraph, StatusReport, Task } from "./types";
 
 export interface ProjectInfo {
   path: string;
@@ -53,6 +53,7 @@ export const api = {
   masterPlan: () => invoke<string>("master_plan"),
   discoveries: () => invoke<string>("discoveries"),
   taskResult: (task: string) => invoke<string>("task_result", { task }),
+  handoffGraph: () => invoke<HandoffGraph>("handoff_graph"),
   boardPainted: () => invoke<null>("board_painted"),
   browserSessionStart: (url: string) => invoke<BrowserRecord>("browser_session_start", { url, signal: null }),
   browserSessionFinish: () => invoke<null>("browser_session_finish"),

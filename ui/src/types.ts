@@ -7,3 +7,7 @@ export type { TaskContext } from "./bindings/TaskContext";
 export type { TaskResult } from "./bindings/TaskResult";
 export type { TaskStatus } from "./bindings/TaskStatus";
 export type { TaskView } from "./bindings/TaskView";
+export type { HandoffGraph } from "./bindings/HandoffGraph";
+export type { GraphNode } from "./bindings/GraphNode";
+export type { GraphEdge } from "./bindings/GraphEdge";
+export type { Handoff } from "./bindings/Handoff";

@@ -10,13 +10,14 @@
 //!   agents use for subagents) over the built-in [`catalog`] of 18 agents;
 //! - [`invoke`], [`parallel`], [`handoff`], [`routing`]: the operations, as methods of
 //!   [`Orchestrator`], the service the CLI, the MCP server and the desktop app share;
-//! - [`state`]: the persisted history.
+//! - [`state`]: the persisted history; [`graph`]: the history as a directed graph.
 //!
 //! Not here: running agents, and anything async.
 
 pub mod catalog;
 pub mod definition;
 pub mod error;
+pub mod graph;
 pub mod handoff;
 pub mod invoke;
 pub mod orchestrator;

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 /// How many finished invocations the history keeps.
 pub const HISTORY_LIMIT: usize = 50;
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InvocationStatus {
@@ -83,6 +84,7 @@ impl std::str::FromStr for Strategy {
     }
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ParallelStatus {
@@ -117,6 +119,7 @@ pub struct ParallelRun {
     pub escalation: Option<String>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Decision {
     /// What was decided.
@@ -126,11 +129,13 @@ pub struct Decision {
 }
 
 /// One link of the handoff chain.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Handoff {
     pub id: String,
     pub from: String,
     pub to: String,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub at: Timestamp,
     pub summary: String,
     #[serde(default)]

@@ -503,3 +503,141 @@ fn routing_reads_an_edited_workflows_file() {
     assert_eq!(r.recommended_agents, ["explainer"]);
     assert!(r.reasoning.contains("\"docs\""));
 }
+
+#[test]
+fn the_graph_reads_the_chain_left_to_right_with_runs_as_fork_and_join() {
+    use crate::graph::{EdgeKind, HandoffGraph, NodeKind};
+    let (_dir, o) = setup();
+    invoke(&o, "analyst", "Study the login flow");
+    o.track_handoff(handoff("analyst", "architect", "Analysed", None))
+        .unwrap();
+    invoke(&o, "architect", "Design it");
+    o.track_handoff(handoff("architect", "orchestrator", "Designed", None))
+        .unwrap();
+    let run = start(&o, Strategy::Escalate);
+    o.track_handoff(handoff(
+        "architect",
+        "orchestrator",
+        "Split it",
+        Some(run.clone()),
+    ))
+    .unwrap();
+    answer(
+        &o,
+        &run,
+        &[
+            ("architect", "Recommendation: split"),
+            ("security", "Recommendation: keep"),
+        ],
+    );
+    o.aggregate_parallel_results(&run).unwrap();
+    o.track_handoff(handoff("orchestrator", "implementer", "Build it", None))
+        .unwrap();
+
+    let graph = HandoffGraph::build(&o.state().unwrap());
+    let label = |id: &str| {
+        graph
+            .nodes
+            .iter()
+            .find(|n| n.id == id)
+            .unwrap()
+            .label
+            .clone()
+    };
+    let edges: Vec<(String, String, EdgeKind)> = graph
+        .edges
+        .iter()
+        .map(|e| (label(&e.source), label(&e.target), e.kind))
+        .collect();
+    let e = |a: &str, b: &str, k| (a.to_string(), b.to_string(), k);
+    assert_eq!(
+        edges,
+        vec![
+            e("analyst", "architect", EdgeKind::Handoff),
+            e("architect", "orchestrator", EdgeKind::Handoff),
+            e("orchestrator", "parallel (escalate)", EdgeKind::Fork),
+            e("parallel (escalate)", "architect", EdgeKind::Fork),
+            e("architect", "escalate conflict", EdgeKind::Join),
+            e("parallel (escalate)", "security", EdgeKind::Fork),
+            e("security", "escalate conflict", EdgeKind::Join),
+            e(
+                "escalate conflict",
+                "high-level-advisor",
+                EdgeKind::Escalation
+            ),
+            e("escalate conflict", "implementer", EdgeKind::Handoff),
+        ]
+    );
+    // Invocations sit on their steps; the architect appears once per turn.
+    let steps: Vec<_> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Step)
+        .map(|n| (n.label.as_str(), n.invocation.as_ref().map(|i| i.status)))
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            ("analyst", Some(InvocationStatus::Started)),
+            ("architect", Some(InvocationStatus::Started)),
+            ("orchestrator", None),
+            ("architect", Some(InvocationStatus::Completed)),
+            ("security", Some(InvocationStatus::Completed)),
+            ("high-level-advisor", Some(InvocationStatus::Started)),
+            ("implementer", None),
+        ]
+    );
+    // The conflict is flagged on the join and the edges into and out of it.
+    let join = graph
+        .nodes
+        .iter()
+        .find(|n| n.kind == NodeKind::Join)
+        .unwrap();
+    assert!(join.conflict);
+    assert_eq!(join.parallel_status, Some(ParallelStatus::Conflict));
+    assert_eq!(graph.edges.iter().filter(|e| e.conflict).count(), 3);
+    // A member's handoff inside the run labels its edge into the join.
+    let member_edge = &graph.edges[4];
+    assert_eq!(member_edge.handoff.as_ref().unwrap().summary, "Split it");
+    assert_eq!(
+        graph.edges[0].handoff.as_ref().unwrap().decisions[0].decision,
+        "analyst decided"
+    );
+
+    let dot = graph.render_dot();
+    assert!(
+        dot.starts_with("digraph handoffs {\n  rankdir=LR;"),
+        "{dot}"
+    );
+    assert!(
+        dot.contains("[label=\"escalate conflict\", shape=diamond, color=red]"),
+        "{dot}"
+    );
+    let text = graph.render_text();
+    assert!(
+        text.contains("analyst [n1] → architect [n2] (handoff): Analysed"),
+        "{text}"
+    );
+    assert!(text.contains("(join, CONFLICT)"), "{text}");
+}
+
+#[test]
+fn the_graph_of_an_empty_history_is_empty_and_hostile_labels_are_quoted() {
+    use crate::graph::HandoffGraph;
+    let (_dir, o) = setup();
+    let graph = HandoffGraph::build(&o.state().unwrap());
+    assert!(graph.nodes.is_empty() && graph.edges.is_empty());
+    assert_eq!(graph.render_text(), "No invocations or handoffs yet.\n");
+    o.track_handoff(handoff(
+        "analyst",
+        "qa",
+        "say \"hi\" \\ -> x\nsecond line",
+        None,
+    ))
+    .unwrap();
+    let dot = HandoffGraph::build(&o.state().unwrap()).render_dot();
+    assert!(
+        dot.contains("  n1 -> n2 [label=\"say \\\"hi\\\" \\\\ -> x\"];\n"),
+        "{dot}"
+    );
+}
