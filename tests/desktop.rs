@@ -312,6 +312,48 @@ fn a_manual_browser_session_writes_the_signal_when_finished_or_when_its_window_c
         s.text("[data-testid=browsers]")
             .contains(&format!("manual session) on :{port}"))
     });
+    // The controls: open another page, reload it, take a screenshot (shown and saved).
+    session.wait_for("the page's title in the controls", |s| {
+        s.text("[data-testid=page-state]")
+            .contains("Manual test page")
+    });
+    let second = support::serve_page(
+        "<html><head><title>Second page</title></head><body><h1>Second</h1></body></html>",
+    );
+    let field = session.find("[data-testid=navigate-url]");
+    session.type_text(&field, &second);
+    session.click(&session.find("[data-testid=navigate]"));
+    session.wait_for("the second page", |s| {
+        s.text("[data-testid=page-state]")
+            .contains(&format!("Second page — {second}"))
+    });
+    session.click(&session.find("[data-testid=reload-page]"));
+    session.wait_for("the reload to finish", |s| {
+        s.text("[data-testid=page-state]").contains("Second page")
+            && s.attribute("[data-testid=reload-page]", "disabled")
+                .is_none()
+    });
+    session.click(&session.find("[data-testid=screenshot]"));
+    session.wait_for("the screenshot", |s| {
+        s.find_now("[data-testid=screenshot-shown] img").is_some()
+    });
+    let saved: Vec<_> = std::fs::read_dir(p.coordination().join("screenshots"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert!(std::fs::read(&saved[0]).unwrap().starts_with(b"\x89PNG"));
+    assert!(
+        session
+            .text("[data-testid=screenshot-path]")
+            .contains(&saved[0].display().to_string())
+    );
+    let shown = session.execute(
+        "const img = document.querySelector('[data-testid=screenshot-shown] img'); \
+         return img.complete && img.naturalWidth > 100;",
+    );
+    assert_eq!(shown, json!(true), "the screenshot is displayed");
     session.screenshot(&shots().join("6-manual-session.png"));
 
     session.click(&session.find("[data-testid=finish-session]"));

@@ -141,6 +141,9 @@ pub enum Command {
         )]
         token: Option<String>,
     },
+    /// Browsers for UI tests: list the registry; open a URL, reload or screenshot a page.
+    #[command(subcommand)]
+    Browser(crate::browser::BrowserCommand),
     /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
     Route {
         /// The task, in words.

@@ -11,6 +11,8 @@ pub enum CliError {
     Live(#[from] LiveError),
     #[error(transparent)]
     Agents(#[from] AgentError),
+    #[error(transparent)]
+    Browser(#[from] baton_browser::BrowserControlError),
 }
 
 impl From<StoreError> for CliError {
@@ -24,6 +26,7 @@ impl CliError {
         match self {
             CliError::Live(e) => e.kind(),
             CliError::Agents(e) => e.kind(),
+            CliError::Browser(e) => e.kind(),
         }
     }
 

@@ -5,6 +5,7 @@
 mod agents;
 mod agents_args;
 mod args;
+mod browser;
 mod error;
 mod follow;
 mod live;
@@ -181,6 +182,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Handoff(command) => return agents::handoff(&open()?, command, json),
         Command::Parallel(command) => return agents::parallel(&open()?, &cwd, command, json),
         Command::Route { task } => return agents::route(&open()?, &task, json),
+        Command::Browser(command) => return browser::browser(&open()?, &cwd, command, json),
         Command::Mcp {
             agent,
             quiet,

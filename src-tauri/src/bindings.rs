@@ -11,9 +11,13 @@ mod tests {
         EdgeKind, GraphEdge, GraphNode, HandoffGraph, InvocationSummary, NodeKind,
     };
     use baton_agents::state::{Decision, Handoff, InvocationStatus, ParallelStatus};
+    use baton_browser::PageState;
+    use baton_live::browser::{BrowserRecord, ListedBrowser};
     use baton_store::model::{TaskContext, TaskResult};
     use baton_store::{StatusReport, Task, TaskStatus, TaskView};
     use ts_rs::TS;
+
+    use crate::commands::{CommandError, ProjectInfo, Screenshot};
 
     fn declarations() -> Vec<(String, String)> {
         fn one<T: TS + 'static>() -> (String, String) {
@@ -39,6 +43,13 @@ mod tests {
             one::<GraphNode>(),
             one::<GraphEdge>(),
             one::<HandoffGraph>(),
+            one::<baton_store::Aggregate>(),
+            one::<BrowserRecord>(),
+            one::<ListedBrowser>(),
+            one::<PageState>(),
+            one::<Screenshot>(),
+            one::<ProjectInfo>(),
+            one::<CommandError>(),
         ]
     }
 

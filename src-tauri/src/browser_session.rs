@@ -48,6 +48,7 @@ impl BrowserSessions {
                 running.browser.record().port
             ));
         }
+        baton_browser::check_url(url).map_err(|e| e.to_string())?;
         let run = project.resolve_run(None).map_err(|e| e.to_string())?;
         let target = SignalTarget::named(run, signal).map_err(|e| e.to_string())?;
         project
@@ -56,10 +57,15 @@ impl BrowserSessions {
         let port = baton_live::browser::free_port().map_err(|e| e.to_string())?;
         let mut options = LaunchOptions::new(port, "baton-desktop (manual session)");
         options.headless = false;
-        options.url = Some(url.to_string());
         let browser =
             RunningBrowser::launch(project.layout(), &options).map_err(|e| e.to_string())?;
         let record = browser.record().clone();
+        // Opened through CDP rather than on the command line, so the session starts with the
+        // page loaded; a page that cannot be opened (the dev server is not up yet) shows the
+        // browser's error page, and the session goes on.
+        if let Err(e) = baton_browser::navigate(port, url) {
+            eprintln!("baton-desktop: manual session: {e}");
+        }
         *active = Some(Active {
             browser,
             project: project.clone(),

@@ -12,7 +12,7 @@ use tauri::{AppHandle, State};
 use crate::session::Session;
 
 /// What the UI gets when a command fails.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct CommandError {
     pub kind: &'static str,
     pub message: String,
@@ -46,7 +46,7 @@ fn project(session: &State<'_, Session>) -> Result<Project> {
 }
 
 /// Which project is open, if any.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct ProjectInfo {
     pub path: String,
     pub goal: Option<String>,
@@ -270,7 +270,7 @@ pub fn board_painted(started: State<'_, crate::Started>) {
 
 /// Starts a manual UI-test session: clears the run's signal, opens `url` in a visible browser.
 #[tauri::command]
-pub fn browser_session_start(
+pub async fn browser_session_start(
     session: State<'_, Session>,
     sessions: State<'_, crate::browser_session::BrowserSessions>,
     url: String,
@@ -278,12 +278,16 @@ pub fn browser_session_start(
 ) -> Result<baton_live::browser::BrowserRecord> {
     let project = project(&session)?;
     let signal = signal.unwrap_or_else(|| crate::browser_session::DEFAULT_SIGNAL.to_string());
-    sessions
-        .start(&project, &url, &signal)
-        .map_err(|message| CommandError {
-            kind: "browser",
-            message,
-        })
+    let sessions = sessions.inner().clone();
+    off_main_thread(move || {
+        sessions
+            .start(&project, &url, &signal)
+            .map_err(|message| CommandError {
+                kind: "browser",
+                message,
+            })
+    })
+    .await
 }
 
 /// Finishes the manual session: writes the signal, stops the browser.
@@ -305,10 +309,77 @@ pub fn browser_session(
     sessions.current()
 }
 
-/// Every browser in the project's registry (the MCP proxies' too).
+/// `baton browser list`: every browser in the project's registry (the MCP proxies' too).
 #[tauri::command]
-pub fn list_browsers(
+pub fn browser_list(
     session: State<'_, Session>,
 ) -> Result<Vec<baton_live::browser::ListedBrowser>> {
     Ok(baton_live::browser::list(project(&session)?.layout())?)
+}
+
+impl From<baton_browser::BrowserControlError> for CommandError {
+    fn from(e: baton_browser::BrowserControlError) -> Self {
+        CommandError {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Runs a browser control off the main thread: it waits for the page, and the window must
+/// stay responsive meanwhile.
+async fn off_main_thread<T: Send + 'static>(
+    control: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tauri::async_runtime::spawn_blocking(control)
+        .await
+        .map_err(|e| CommandError {
+            kind: "internal",
+            message: format!("the browser control stopped: {e}"),
+        })?
+}
+
+/// `baton browser show PORT`: the page's URL and title.
+#[tauri::command]
+pub async fn browser_show(port: u16) -> Result<baton_browser::PageState> {
+    off_main_thread(move || Ok(baton_browser::page_state(port)?)).await
+}
+
+/// `baton browser navigate PORT URL`.
+#[tauri::command]
+pub async fn browser_navigate(port: u16, url: String) -> Result<baton_browser::PageState> {
+    off_main_thread(move || Ok(baton_browser::navigate(port, &url)?)).await
+}
+
+/// `baton browser reload PORT`.
+#[tauri::command]
+pub async fn browser_reload(port: u16) -> Result<baton_browser::PageState> {
+    off_main_thread(move || Ok(baton_browser::reload(port)?)).await
+}
+
+/// A screenshot as saved, and as a data URL for the window to show.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct Screenshot {
+    pub path: String,
+    pub bytes: usize,
+    pub data_url: String,
+}
+
+/// `baton browser screenshot PORT`: saved in `.coordination/screenshots/` and shown.
+#[tauri::command]
+pub async fn browser_screenshot(session: State<'_, Session>, port: u16) -> Result<Screenshot> {
+    use base64::Engine;
+    let project = project(&session)?;
+    off_main_thread(move || {
+        let saved = baton_browser::save_screenshot(project.layout(), port, None)?;
+        Ok(Screenshot {
+            path: saved.path.display().to_string(),
+            bytes: saved.bytes,
+            data_url: format!(
+                "data:image/png;base64,{}",
+                base64::engine::general_purpose::STANDARD.encode(&saved.png)
+            ),
+        })
+    })
+    .await
 }

@@ -75,7 +75,11 @@ fn main() {
             commands::browser_session_start,
             commands::browser_session_finish,
             commands::browser_session,
-            commands::list_browsers,
+            commands::browser_list,
+            commands::browser_show,
+            commands::browser_navigate,
+            commands::browser_reload,
+            commands::browser_screenshot,
         ])
         .run(tauri::generate_context!())
         .expect("the desktop app failed to start");

@@ -1,16 +1,21 @@
 import { useCallback, useEffect, useState } from "react";
 import { api, errorMessage, type BrowserRecord } from "./api";
+import type { ListedBrowser, PageState, Screenshot } from "./types";
 
 /** Manual UI-test session: a visible browser on a registered CDP port; finishing it (or
- * closing the browser window) writes the run's `ui-test-done` signal. */
+ * closing the browser window) writes the run's `ui-test-done` signal. The controls (open a
+ * URL, reload, screenshot) work on any open browser in the registry, the session's by default. */
 export function BrowserSession({ version, onError }: { version: number; onError: (m: string) => void }) {
   const [url, setUrl] = useState("http://127.0.0.1:3000/");
   const [browser, setBrowser] = useState<BrowserRecord | null>(null);
-  const [open, setOpen] = useState<(BrowserRecord & { alive: boolean })[]>([]);
+  const [open, setOpen] = useState<ListedBrowser[]>([]);
 
   const reload = useCallback(() => {
     api.browserSession().then(setBrowser, (e: unknown) => onError(errorMessage(e)));
-    api.listBrowsers().then(setOpen, (e: unknown) => onError(errorMessage(e)));
+    api.browserList().then(
+      (list) => setOpen(list.filter((b) => b.alive)),
+      (e: unknown) => onError(errorMessage(e)),
+    );
   }, [onError]);
 
   // Re-read on every change: a closed browser window ends the session from the backend, and
@@ -19,42 +24,118 @@ export function BrowserSession({ version, onError }: { version: number; onError:
 
   return (
     <section className="browser-session" data-testid="browser-session">
-      <strong>Manual test session</strong>
-      {browser ? (
-        <>
-          <span data-testid="browser-status">
-            browser on CDP port {browser.port} (pid {browser.pid})
-          </span>
-          <button
-            data-testid="finish-session"
-            onClick={() => api.browserSessionFinish().then(reload, (e: unknown) => onError(errorMessage(e)))}
-          >
-            Finish session
-          </button>
-        </>
-      ) : (
-        <>
-          <input aria-label="URL to test" value={url} onChange={(e) => setUrl(e.target.value)} data-testid="session-url" />
-          <button
-            data-testid="start-session"
-            onClick={() => api.browserSessionStart(url).then(reload, (e: unknown) => onError(errorMessage(e)))}
-          >
-            Start session
-          </button>
-        </>
-      )}
-      <span className="browsers" data-testid="browsers">
-        {open.filter((b) => b.alive).length} open browser(s)
-        {open
-          .filter((b) => b.alive)
-          .map((b) => (
+      <div className="session-bar">
+        <strong>Manual test session</strong>
+        {browser ? (
+          <>
+            <span data-testid="browser-status">
+              browser on CDP port {browser.port} (pid {browser.pid})
+            </span>
+            <button
+              data-testid="finish-session"
+              onClick={() => api.browserSessionFinish().then(reload, (e: unknown) => onError(errorMessage(e)))}
+            >
+              Finish session
+            </button>
+          </>
+        ) : (
+          <>
+            <input aria-label="URL to test" value={url} onChange={(e) => setUrl(e.target.value)} data-testid="session-url" />
+            <button
+              data-testid="start-session"
+              onClick={() => api.browserSessionStart(url).then(reload, (e: unknown) => onError(errorMessage(e)))}
+            >
+              Start session
+            </button>
+          </>
+        )}
+        <span className="browsers" data-testid="browsers">
+          {open.length} open browser(s)
+          {open.map((b) => (
             <span key={b.port} className="browser" title={b.cdp_endpoint}>
               {" "}
               · {b.owner} on :{b.port}
               {b.headless ? " (headless)" : ""}
             </span>
           ))}
-      </span>
+        </span>
+      </div>
+      {open.length > 0 && <BrowserControls browsers={open} preferred={browser?.port ?? null} version={version} onError={onError} />}
     </section>
+  );
+}
+
+/** Open a URL, reload, screenshot (saved in .coordination/screenshots/ and shown here). */
+function BrowserControls({
+  browsers,
+  preferred,
+  version,
+  onError,
+}: {
+  browsers: ListedBrowser[];
+  preferred: number | null;
+  version: number;
+  onError: (m: string) => void;
+}) {
+  const [chosen, setChosen] = useState<number | null>(null);
+  const port = browsers.some((b) => b.port === chosen) ? chosen : (preferred ?? browsers[0]?.port ?? null);
+  const [target, setTarget] = useState("");
+  const [page, setPage] = useState<PageState | null>(null);
+  const [shot, setShot] = useState<Screenshot | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+
+  // The page's title and URL, read again whenever the project changes (a session started or
+  // ended, an agent's browser came or went).
+  useEffect(() => {
+    if (port === null) return;
+    api.browserShow(port).then(setPage, () => setPage(null));
+  }, [port, version]);
+
+  if (port === null) return null;
+  const act = <T,>(what: string, call: Promise<T>, then: (value: T) => void) => {
+    setBusy(what);
+    call.then(then, (e: unknown) => onError(errorMessage(e))).finally(() => setBusy(null));
+  };
+
+  return (
+    <div className="browser-controls" data-testid="browser-controls">
+      <select aria-label="Browser to control" value={port} onChange={(e) => setChosen(Number(e.target.value))} data-testid="control-port">
+        {browsers.map((b) => (
+          <option key={b.port} value={b.port}>
+            :{b.port} {b.owner}
+          </option>
+        ))}
+      </select>
+      <input
+        aria-label="URL to open"
+        placeholder="URL to open"
+        value={target}
+        onChange={(e) => setTarget(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") act("Opening…", api.browserNavigate(port, target), setPage);
+        }}
+        data-testid="navigate-url"
+      />
+      <button data-testid="navigate" disabled={busy !== null} onClick={() => act("Opening…", api.browserNavigate(port, target), setPage)}>
+        Open
+      </button>
+      <button data-testid="reload-page" disabled={busy !== null} onClick={() => act("Reloading…", api.browserReload(port), setPage)}>
+        Reload
+      </button>
+      <button data-testid="screenshot" disabled={busy !== null} onClick={() => act("Taking a screenshot…", api.browserScreenshot(port), setShot)}>
+        Screenshot
+      </button>
+      <span className="page-state" data-testid="page-state" role="status">
+        {busy ?? (page ? `${page.title || "(untitled)"} — ${page.url}` : "")}
+      </span>
+      {shot && (
+        <figure className="screenshot" data-testid="screenshot-shown">
+          <img src={shot.data_url} alt={`Screenshot saved as ${shot.path}`} />
+          <figcaption data-testid="screenshot-path">
+            Saved {shot.path} ({Math.round(shot.bytes / 1024)} KiB) <button onClick={() => setShot(null)}>hide</button>
+          </figcaption>
+        </figure>
+      )}
+    </div>
   );
 }

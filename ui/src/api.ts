@@ -3,28 +3,20 @@
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
-import type { HandoffGraph, StatusReport, Task } from "./types";
+import type {
+  Aggregate,
+  BrowserRecord,
+  CommandError,
+  HandoffGraph,
+  ListedBrowser,
+  PageState,
+  ProjectInfo,
+  Screenshot,
+  StatusReport,
+  Task,
+} from "./types";
 
-export interface ProjectInfo {
-  path: string;
-  goal: string | null;
-}
-
-/** A browser in the registry (baton-live's BrowserRecord). */
-export interface BrowserRecord {
-  port: number;
-  pid: number;
-  owner: string;
-  headless: boolean;
-  started_at: string;
-  cdp_endpoint: string;
-}
-
-/** The error every command rejects with. */
-export interface CommandError {
-  kind: string;
-  message: string;
-}
+export type { BrowserRecord, ProjectInfo };
 
 export function errorMessage(error: unknown): string {
   if (typeof error === "object" && error !== null && "message" in error) {
@@ -49,7 +41,7 @@ export const api = {
   fail: (agent: string, task: string, reason: string) => invoke<Task>("fail", { agent, task, reason }),
   release: (agent: string, task: string) => invoke<Task>("release", { agent, task }),
   reset: (task: string) => invoke<Task>("reset", { task, force: false }),
-  aggregate: () => invoke<{ path: string; total: number; done: number; failed: number; unfinished: number }>("aggregate"),
+  aggregate: () => invoke<Aggregate>("aggregate"),
   masterPlan: () => invoke<string>("master_plan"),
   discoveries: () => invoke<string>("discoveries"),
   taskResult: (task: string) => invoke<string>("task_result", { task }),
@@ -58,7 +50,11 @@ export const api = {
   browserSessionStart: (url: string) => invoke<BrowserRecord>("browser_session_start", { url, signal: null }),
   browserSessionFinish: () => invoke<null>("browser_session_finish"),
   browserSession: () => invoke<BrowserRecord | null>("browser_session"),
-  listBrowsers: () => invoke<(BrowserRecord & { alive: boolean })[]>("list_browsers"),
+  browserList: () => invoke<ListedBrowser[]>("browser_list"),
+  browserShow: (port: number) => invoke<PageState>("browser_show", { port }),
+  browserNavigate: (port: number, url: string) => invoke<PageState>("browser_navigate", { port, url }),
+  browserReload: (port: number) => invoke<PageState>("browser_reload", { port }),
+  browserScreenshot: (port: number) => invoke<Screenshot>("browser_screenshot", { port }),
   logs: (agent: string | null, lines: number) => invoke<{ agent: string; line: string }[]>("logs", { agent, lines }),
 };
 

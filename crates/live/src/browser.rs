@@ -25,6 +25,7 @@ pub const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 pub const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A browser as the registry records it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BrowserRecord {
     pub port: u16,
@@ -32,6 +33,7 @@ pub struct BrowserRecord {
     /// Who started it (an agent, `baton-mcp[PID]`, the desktop app).
     pub owner: String,
     pub headless: bool,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub started_at: Timestamp,
     /// `http://127.0.0.1:PORT`, what `--cdp-endpoint` options take.
     pub cdp_endpoint: String,
@@ -40,9 +42,11 @@ pub struct BrowserRecord {
 }
 
 /// A registry entry with whether its process still runs.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 pub struct ListedBrowser {
     #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
     pub record: BrowserRecord,
     pub alive: bool,
 }
@@ -145,13 +149,18 @@ pub fn cdp_answers(port: u16) -> bool {
 
 /// The browser's `/json/version` document, if it answers within `timeout`.
 fn version(port: u16, timeout: Duration) -> Option<serde_json::Value> {
+    devtools_json(port, "/json/version", timeout)
+}
+
+/// A JSON document of the DevTools HTTP endpoint (`/json/version`, `/json/list`), if the
+/// browser answers within `timeout`.
+pub fn devtools_json(port: u16, path: &str, timeout: Duration) -> Option<serde_json::Value> {
     let mut stream =
         TcpStream::connect_timeout(&(Ipv4Addr::LOCALHOST, port).into(), timeout).ok()?;
     stream.set_read_timeout(Some(timeout)).ok()?;
     stream.set_write_timeout(Some(timeout)).ok()?;
-    let request = format!(
-        "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
-    );
+    let request =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).ok()?;
     // Chromium keeps the connection open: read the headers, then exactly Content-Length bytes.
     let mut response = Vec::new();
@@ -176,7 +185,7 @@ fn version(port: u16, timeout: Duration) -> Option<serde_json::Value> {
                 return serde_json::from_str(&body[..length]).ok();
             }
         }
-        if response.len() > 64 * 1024 {
+        if response.len() > 1024 * 1024 {
             return None;
         }
     }

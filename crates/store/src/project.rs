@@ -36,6 +36,7 @@ enum Change<T> {
 }
 
 /// What `aggregate` wrote.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Aggregate {
     pub path: std::path::PathBuf,
