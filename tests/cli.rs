@@ -543,7 +543,10 @@ fn logs_follow_prints_lines_written_after_it_started() {
 #[test]
 fn browser_controls_refuse_missing_browsers_and_hostile_urls_clearly() {
     let p = Project::init();
-    assert_eq!(p.ok(&["browser", "list"]).trim(), "No browsers are registered.");
+    assert_eq!(
+        p.ok(&["browser", "list"]).trim(),
+        "No browsers are registered."
+    );
     assert_eq!(p.json(&["browser", "list"]), serde_json::json!([]));
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -555,9 +558,15 @@ fn browser_controls_refuse_missing_browsers_and_hostile_urls_clearly() {
         vec!["browser", "screenshot", &port.to_string()],
     ] {
         let err = p.fails(&args, 1);
-        assert!(err.contains(&format!("no browser answers on 127.0.0.1:{port}")), "{err}");
+        assert!(
+            err.contains(&format!("no browser answers on 127.0.0.1:{port}")),
+            "{err}"
+        );
     }
-    let err = p.fails(&["--json", "browser", "navigate", "9", "javascript:alert(1)"], 1);
+    let err = p.fails(
+        &["--json", "browser", "navigate", "9", "javascript:alert(1)"],
+        1,
+    );
     let err: serde_json::Value = serde_json::from_str(err.trim()).unwrap();
     assert_eq!(err["error"]["kind"], "invalid_input");
     assert!(!p.coordination().join("screenshots").exists());
