@@ -100,6 +100,11 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// The app on `p` under its own Xvfb, driven through tauri-driver. Keep the returned guards
 /// alive for the test.
 fn launch(p: &Project) -> (Session, Running, Running) {
+    launch_with_env(p, &[])
+}
+
+/// Launches the app with extra environment variables (tauri-driver passes its own on).
+fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Running) {
     let (display, xvfb) = xvfb();
     let port = free_port();
     let driver = Running(
@@ -112,6 +117,7 @@ fn launch(p: &Project) -> (Session, Running, Running) {
             ])
             .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
             .env("DISPLAY", &display)
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -457,5 +463,107 @@ fn the_handoff_graph_shows_the_chain_follows_new_handoffs_and_flags_conflicts() 
         "both edges into the join are flagged"
     );
     session.screenshot(&shots().join("8-handoff-conflict.png"));
+    session.close();
+}
+
+/// A private D-Bus session bus, and everything sent to the notification service on it.
+struct NotificationBus {
+    address: String,
+    seen: std::sync::Arc<std::sync::Mutex<String>>,
+    _bus: Running,
+    _monitor: Running,
+}
+
+impl NotificationBus {
+    fn start() -> NotificationBus {
+        use std::io::{BufRead, BufReader};
+        let mut bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon is missing: run ./scripts/test.sh, which installs dbus");
+        let mut address = String::new();
+        BufReader::new(bus.stdout.take().unwrap())
+            .read_line(&mut address)
+            .unwrap();
+        let address = address.trim().to_string();
+        let mut monitor = Command::new("dbus-monitor")
+            .args([
+                "--address",
+                &address,
+                "interface='org.freedesktop.Notifications'",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = seen.clone();
+        let out = monitor.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let mut seen = sink.lock().unwrap();
+                seen.push_str(&line);
+                seen.push('\n');
+            }
+        });
+        // The monitor is listening once it has printed its own NameAcquired signal.
+        let deadline = Instant::now() + PATIENCE;
+        while !seen.lock().unwrap().contains("NameAcquired") {
+            assert!(Instant::now() < deadline, "dbus-monitor did not start");
+            std::thread::sleep(Duration::from_millis(20)); // retry until the deadline
+        }
+        NotificationBus {
+            address,
+            seen,
+            _bus: Running(bus),
+            _monitor: Running(monitor),
+        }
+    }
+
+    fn seen(&self) -> String {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn a_failed_task_and_the_last_finished_task_raise_desktop_notifications() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let bus = NotificationBus::start();
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Write the parser"]);
+    let (session, _driver, _xvfb) =
+        launch_with_env(&p, &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)]);
+    session.wait_for("the board", |s| {
+        s.text("[data-testid=counts]").contains("1 available")
+    });
+
+    // A worker's CLI fails the task: the lead is told, with the reason.
+    p.ok(&["worker", "claim", "w1"]);
+    p.ok(&["worker", "fail", "w1", "task-1", "the grammar is ambiguous"]);
+    session.wait_for("the failure notification", |_| {
+        let seen = bus.seen();
+        seen.contains("member=Notify")
+            && seen.contains("Task failed: task-1 (w1)")
+            && seen.contains("the grammar is ambiguous")
+    });
+    assert!(!bus.seen().contains("All tasks finished"));
+
+    // The last open task is completed: one more notification, with the totals.
+    p.ok(&["leader", "add-task", "Document it"]);
+    p.ok(&["worker", "claim", "w2"]);
+    p.ok(&["worker", "start", "w2", "task-2"]);
+    p.ok(&["worker", "complete", "w2", "task-2", "Documented"]);
+    session.wait_for("the all-finished notification", |_| {
+        let seen = bus.seen();
+        seen.contains("All tasks finished") && seen.contains("1 done, 1 failed")
+    });
+    assert_eq!(
+        bus.seen().matches("member=Notify").count(),
+        2,
+        "{}",
+        bus.seen()
+    );
     session.close();
 }

@@ -123,6 +123,16 @@ pub fn change(event: &ChangeEvent, at: Timestamp) -> String {
         ChangeEvent::SummaryWritten => "summary written".into(),
         ChangeEvent::OrchestrationChanged { file } => format!("orchestration {file} changed"),
         ChangeEvent::HandoffWritten => "HANDOFF.md rewritten".into(),
+        ChangeEvent::BrowserAdded {
+            port,
+            owner,
+            headless,
+        } => format!(
+            "browser :{port} started by {} ({})",
+            line(owner, 80),
+            if *headless { "headless" } else { "visible" }
+        ),
+        ChangeEvent::BrowserRemoved { port } => format!("browser :{port} gone"),
     };
     format!("{time}  {what}")
 }

@@ -7,6 +7,7 @@
 mod bindings;
 mod browser_session;
 mod commands;
+mod notices;
 mod session;
 mod tray;
 
@@ -20,6 +21,7 @@ pub struct Started(std::time::Instant);
 fn main() {
     let started = Started(std::time::Instant::now());
     tauri::Builder::default()
+        .plugin(tauri_plugin_notification::init())
         .manage(started)
         .manage(browser_session::BrowserSessions::default())
         .manage(session::Session::default())

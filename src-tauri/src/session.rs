@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use baton_live::feed::ChangeFeed;
+use baton_live::feed::{ChangeEvent, ChangeFeed};
 use baton_store::Project;
 use tauri::{AppHandle, Emitter};
 
@@ -52,6 +52,7 @@ impl Session {
         }
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
+        let tray_app = app.clone();
         let app = app.clone();
         std::thread::Builder::new()
             .name("baton-desktop-feed".into())
@@ -61,10 +62,20 @@ impl Session {
                     match feed.recv_timeout(std::time::Duration::from_millis(250)) {
                         Ok(event) => {
                             let _ = app.emit(CHANGE_EVENT, &event);
-                            if matches!(event, baton_live::feed::ChangeEvent::TasksChanged { .. })
-                                && let Ok(report) = tray_project.status()
-                            {
-                                crate::tray::update(&app, &report);
+                            match &event {
+                                ChangeEvent::TasksChanged { changes } => {
+                                    if let Ok(report) = tray_project.status() {
+                                        crate::tray::update(&app, &report);
+                                        for notice in crate::notices::notices(changes, &report) {
+                                            crate::notices::show(&app, &notice);
+                                        }
+                                    }
+                                }
+                                ChangeEvent::BrowserAdded { .. }
+                                | ChangeEvent::BrowserRemoved { .. } => {
+                                    crate::tray::refresh_browsers(&app);
+                                }
+                                _ => {}
                             }
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -74,6 +85,7 @@ impl Session {
             })
             .map_err(|e| baton_store::StoreError::io("feed thread", e))?;
         *self.open.lock().expect("session lock") = Some(Open { project, stop });
+        crate::tray::refresh_browsers(&tray_app);
         Ok(())
     }
 }

@@ -1,16 +1,27 @@
-//! The tray icon: live counts in its tooltip (and a red icon while any task has failed), a menu
-//! to open the window or quit. Closing the window keeps the app in the tray, when there is one.
+//! The tray icon: live counts in its tooltip and menu (and a red icon while any task has
+//! failed), the browsers that are open, and items to open the window, start or finish a
+//! manual session, and quit. Closing the window keeps the app in the tray, when there is one.
 
 use baton_store::{StatusReport, TaskStatus};
 use tauri::image::Image;
-use tauri::menu::{Menu, MenuItem};
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
-use tauri::{AppHandle, Manager};
+use tauri::{AppHandle, Emitter, Manager, Wry};
 
 pub const TRAY_ID: &str = "baton";
+/// Asks the window to start a manual session with the URL it shows.
+pub const START_SESSION_EVENT: &str = "baton-start-session";
 
 const ICON: &[u8] = include_bytes!("../../icons/tray.png");
 const ICON_FAILED: &[u8] = include_bytes!("../../icons/tray-failed.png");
+
+/// The menu items whose text follows the project.
+pub struct TrayMenu {
+    counts: MenuItem<Wry>,
+    browsers: MenuItem<Wry>,
+    start: MenuItem<Wry>,
+    finish: MenuItem<Wry>,
+}
 
 /// The tooltip for a board: counts by status.
 pub fn summary(report: &StatusReport) -> String {
@@ -23,34 +34,102 @@ pub fn summary(report: &StatusReport) -> String {
     )
 }
 
+/// The browsers line: how many are open, and which one is the manual session.
+pub fn browsers_line(
+    records: &[baton_live::browser::BrowserRecord],
+    session: Option<u16>,
+) -> String {
+    match (records.len(), session) {
+        (0, _) => "No browsers open".to_string(),
+        (n, Some(port)) => format!("{n} browser(s) open; manual session on :{port}"),
+        (n, None) => format!("{n} browser(s) open"),
+    }
+}
+
 /// Creates the tray icon; `None` (with a warning) where the desktop offers no tray.
 pub fn create(app: &AppHandle) -> Option<TrayIcon> {
-    let build = || -> tauri::Result<TrayIcon> {
+    let build = || -> tauri::Result<(TrayIcon, TrayMenu)> {
+        let counts = MenuItem::with_id(app, "counts", "No project open", false, None::<&str>)?;
+        let browsers = MenuItem::with_id(app, "browsers", "No browsers open", false, None::<&str>)?;
         let open = MenuItem::with_id(app, "open", "Open Baton", true, None::<&str>)?;
+        let start = MenuItem::with_id(
+            app,
+            "start-session",
+            "Start manual session",
+            true,
+            None::<&str>,
+        )?;
+        let finish = MenuItem::with_id(
+            app,
+            "finish-session",
+            "Finish manual session",
+            false,
+            None::<&str>,
+        )?;
         let quit = MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?;
-        let menu = Menu::with_items(app, &[&open, &quit])?;
-        TrayIconBuilder::with_id(TRAY_ID)
+        let separator = || PredefinedMenuItem::separator(app);
+        let menu = Menu::with_items(
+            app,
+            &[
+                &counts,
+                &browsers,
+                &separator()?,
+                &open,
+                &start,
+                &finish,
+                &separator()?,
+                &quit,
+            ],
+        )?;
+        let tray = TrayIconBuilder::with_id(TRAY_ID)
             .icon(Image::from_bytes(ICON)?)
             .tooltip("Baton")
             .menu(&menu)
             .on_menu_event(|app, event| match event.id.as_ref() {
-                "open" => {
-                    if let Some(window) = app.get_webview_window("main") {
-                        let _ = window.show();
-                        let _ = window.set_focus();
+                "open" => show_window(app),
+                "start-session" => {
+                    // The window holds the URL to open; it starts the session as its own
+                    // button would, so errors show where the lead looks.
+                    show_window(app);
+                    let _ = app.emit(START_SESSION_EVENT, ());
+                }
+                "finish-session" => {
+                    let sessions = app.state::<crate::browser_session::BrowserSessions>();
+                    if let Err(e) = sessions.finish() {
+                        eprintln!("baton-desktop: {e}");
                     }
+                    refresh_browsers(app);
                 }
                 "quit" => app.exit(0),
                 _ => {}
             })
-            .build(app)
+            .build(app)?;
+        Ok((
+            tray,
+            TrayMenu {
+                counts,
+                browsers,
+                start,
+                finish,
+            },
+        ))
     };
     match build() {
-        Ok(tray) => Some(tray),
+        Ok((tray, menu)) => {
+            app.manage(menu);
+            Some(tray)
+        }
         Err(e) => {
             eprintln!("baton-desktop: no tray icon ({e}); closing the window quits");
             None
         }
+    }
+}
+
+fn show_window(app: &AppHandle) {
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.show();
+        let _ = window.set_focus();
     }
 }
 
@@ -59,11 +138,34 @@ pub fn update(app: &AppHandle, report: &StatusReport) {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
         return;
     };
-    let _ = tray.set_tooltip(Some(summary(report)));
+    let text = summary(report);
+    let _ = tray.set_tooltip(Some(&text));
+    if let Some(menu) = app.try_state::<TrayMenu>() {
+        let _ = menu.counts.set_text(text.trim_start_matches("Baton: "));
+    }
     let failed = report.count(TaskStatus::Failed) + report.count(TaskStatus::Cancelled) > 0;
     if let Ok(icon) = Image::from_bytes(if failed { ICON_FAILED } else { ICON }) {
         let _ = tray.set_icon(Some(icon));
     }
+}
+
+/// Shows the open browsers and whether a manual session runs.
+pub fn refresh_browsers(app: &AppHandle) {
+    let Some(menu) = app.try_state::<TrayMenu>() else {
+        return;
+    };
+    let session = app
+        .state::<crate::browser_session::BrowserSessions>()
+        .current()
+        .map(|b| b.port);
+    let records = app
+        .state::<crate::session::Session>()
+        .project()
+        .and_then(|p| baton_live::browser::records(p.layout()).ok())
+        .unwrap_or_default();
+    let _ = menu.browsers.set_text(browsers_line(&records, session));
+    let _ = menu.start.set_enabled(session.is_none());
+    let _ = menu.finish.set_enabled(session.is_some());
 }
 
 #[cfg(test)]
@@ -90,6 +192,25 @@ mod tests {
         assert_eq!(
             summary(&report),
             "Baton: 1 available, 1 in progress, 0 done, 1 failed"
+        );
+    }
+
+    #[test]
+    fn the_browsers_line_names_the_manual_session() {
+        let record = |port| baton_live::browser::BrowserRecord {
+            port,
+            pid: 1,
+            owner: "x".into(),
+            headless: true,
+            started_at: baton_store::Timestamp::now(),
+            cdp_endpoint: String::new(),
+            websocket_url: String::new(),
+        };
+        assert_eq!(browsers_line(&[], None), "No browsers open");
+        assert_eq!(browsers_line(&[record(9222)], None), "1 browser(s) open");
+        assert_eq!(
+            browsers_line(&[record(9222), record(9333)], Some(9333)),
+            "2 browser(s) open; manual session on :9333"
         );
     }
 }

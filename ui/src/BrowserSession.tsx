@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
-import { api, errorMessage, type BrowserRecord } from "./api";
+import { api, errorMessage, onStartSession, type BrowserRecord } from "./api";
 import type { ListedBrowser, PageState, Screenshot } from "./types";
 
 /** Manual UI-test session: a visible browser on a registered CDP port; finishing it (or
@@ -22,6 +22,16 @@ export function BrowserSession({ version, onError }: { version: number; onError:
   // agents' proxies add and remove browsers in the registry.
   useEffect(reload, [version, reload]);
 
+  const start = useCallback(() => {
+    api.browserSessionStart(url).then(reload, (e: unknown) => onError(errorMessage(e)));
+  }, [url, reload, onError]);
+
+  // The tray's "Start manual session" starts it here, with the URL in the field.
+  useEffect(() => {
+    const unlisten = onStartSession(start);
+    return () => void unlisten.then((stop) => stop());
+  }, [start]);
+
   return (
     <section className="browser-session" data-testid="browser-session">
       <div className="session-bar">
@@ -41,10 +51,7 @@ export function BrowserSession({ version, onError }: { version: number; onError:
         ) : (
           <>
             <input aria-label="URL to test" value={url} onChange={(e) => setUrl(e.target.value)} data-testid="session-url" />
-            <button
-              data-testid="start-session"
-              onClick={() => api.browserSessionStart(url).then(reload, (e: unknown) => onError(errorMessage(e)))}
-            >
+            <button data-testid="start-session" onClick={start}>
               Start session
             </button>
           </>

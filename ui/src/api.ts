@@ -62,3 +62,8 @@ export const api = {
 export function onChange(onChange: () => void): Promise<UnlistenFn> {
   return listen("baton-change", () => onChange());
 }
+
+/** Calls `onStart` when the tray's "Start manual session" is chosen. */
+export function onStartSession(onStart: () => void): Promise<UnlistenFn> {
+  return listen("baton-start-session", () => onStart());
+}

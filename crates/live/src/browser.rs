@@ -116,13 +116,24 @@ pub fn registry_dir(layout: &Layout) -> PathBuf {
 
 /// Every browser in the registry, with whether it still runs.
 pub fn list(layout: &Layout) -> Result<Vec<ListedBrowser>, StoreError> {
+    Ok(records(layout)?
+        .into_iter()
+        .map(|record| {
+            let alive = pid_alive(record.pid) && cdp_answers(record.port);
+            ListedBrowser { record, alive }
+        })
+        .collect())
+}
+
+/// The registry's records as written, without checking that the browsers still run.
+pub fn records(layout: &Layout) -> Result<Vec<BrowserRecord>, StoreError> {
     let dir = registry_dir(layout);
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(StoreError::io(dir, e)),
     };
-    let mut browsers = Vec::new();
+    let mut records = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
         if path.extension().is_none_or(|x| x != "json") {
@@ -132,14 +143,12 @@ pub fn list(layout: &Layout) -> Result<Vec<ListedBrowser>, StoreError> {
             continue;
         };
         // A record that does not parse is not a browser anyone can attach to; skip it.
-        let Ok(record) = serde_json::from_slice::<BrowserRecord>(&bytes) else {
-            continue;
-        };
-        let alive = pid_alive(record.pid) && cdp_answers(record.port);
-        browsers.push(ListedBrowser { record, alive });
+        if let Ok(record) = serde_json::from_slice::<BrowserRecord>(&bytes) {
+            records.push(record);
+        }
     }
-    browsers.sort_by_key(|b| b.record.port);
-    Ok(browsers)
+    records.sort_by_key(|r| r.port);
+    Ok(records)
 }
 
 /// Whether something answers CDP's `/json/version` on `port` right now.

@@ -80,6 +80,16 @@ pub enum ChangeEvent {
     },
     /// `HANDOFF.md` was rewritten with the consolidated handoff context.
     HandoffWritten,
+    /// A browser was recorded in `browsers/` (launched for a UI-test agent or a session).
+    BrowserAdded {
+        port: u16,
+        owner: String,
+        headless: bool,
+    },
+    /// A browser left the registry (stopped, or its window closed).
+    BrowserRemoved {
+        port: u16,
+    },
 }
 
 /// What happened to one task.
@@ -225,6 +235,7 @@ struct Dirty {
     runs: bool,
     orchestration: bool,
     handoff: bool,
+    browsers: bool,
 }
 
 impl Dirty {
@@ -239,6 +250,7 @@ impl Dirty {
             runs: true,
             orchestration: true,
             handoff: true,
+            browsers: true,
         }
     }
 
@@ -270,6 +282,7 @@ impl Dirty {
                 "runs" => self.runs = true,
                 "orchestration" => self.orchestration = true,
                 "HANDOFF.md" => self.handoff = true,
+                "browsers" => self.browsers = true,
                 "" => self.mark(layout, &[]),
                 _ => {}
             }
@@ -291,6 +304,8 @@ struct FolderState {
     signals: BTreeMap<PathBuf, SignalRecord>,
     orchestration: BTreeMap<String, Option<Fingerprint>>,
     handoff: Option<Fingerprint>,
+    /// Registered browsers by port: (owner, headless).
+    browsers: BTreeMap<u16, (String, bool)>,
 }
 
 /// The files of `orchestration/` whose changes the feed reports.
@@ -345,7 +360,33 @@ impl FolderState {
         if dirty.handoff && changed_mtime(&layout.root().join("HANDOFF.md"), &mut self.handoff) {
             events.push(ChangeEvent::HandoffWritten);
         }
+        if dirty.browsers {
+            self.update_browsers(layout, &mut events);
+        }
         events
+    }
+
+    fn update_browsers(&mut self, layout: &Layout, events: &mut Vec<ChangeEvent>) {
+        let Ok(records) = crate::browser::records(layout) else {
+            return; // an unreadable registry is reported by whoever lists it
+        };
+        let now: BTreeMap<u16, (String, bool)> = records
+            .into_iter()
+            .map(|r| (r.port, (r.owner, r.headless)))
+            .collect();
+        for port in self.browsers.keys().filter(|p| !now.contains_key(p)) {
+            events.push(ChangeEvent::BrowserRemoved { port: *port });
+        }
+        for (port, (owner, headless)) in &now {
+            if !self.browsers.contains_key(port) {
+                events.push(ChangeEvent::BrowserAdded {
+                    port: *port,
+                    owner: owner.clone(),
+                    headless: *headless,
+                });
+            }
+        }
+        self.browsers = now;
     }
 
     fn update_tasks(&mut self, layout: &Layout, events: &mut Vec<ChangeEvent>) {
@@ -673,6 +714,39 @@ mod tests {
                     kind: TaskChangeKind::Removed
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn browsers_entering_and_leaving_the_registry_are_reported_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project::init(dir.path(), "feed", None).unwrap();
+        let layout = project.layout();
+        let mut state = FolderState::read(layout);
+        let dirty = Dirty {
+            browsers: true,
+            ..Dirty::default()
+        };
+        let registry = crate::browser::registry_dir(layout);
+        fs::create_dir_all(&registry).unwrap();
+        let record = json!({"port": 9333, "pid": 1, "owner": "qa-agent", "headless": true,
+            "started_at": "2026-11-22T10:00:00Z", "cdp_endpoint": "http://127.0.0.1:9333",
+            "websocket_url": "ws://127.0.0.1:9333/devtools/browser/x"});
+        fs::write(registry.join("9333.json"), record.to_string()).unwrap();
+        fs::write(registry.join("broken.json"), "{").unwrap();
+        assert_eq!(
+            state.update(layout, &dirty),
+            vec![ChangeEvent::BrowserAdded {
+                port: 9333,
+                owner: "qa-agent".into(),
+                headless: true
+            }]
+        );
+        assert!(state.update(layout, &dirty).is_empty(), "reported once");
+        fs::remove_file(registry.join("9333.json")).unwrap();
+        assert_eq!(
+            state.update(layout, &dirty),
+            vec![ChangeEvent::BrowserRemoved { port: 9333 }]
         );
     }
 

@@ -1,0 +1,170 @@
+//! Desktop notifications: the lead hears when a task fails and when the last task finishes,
+//! without watching the board. Which changes deserve a notification is decided here, from the
+//! change feed's task diffs and the board as it is now; showing it is the notification
+//! plugin's job (freedesktop notifications over D-Bus on Linux).
+
+use baton_live::feed::{TaskChange, TaskChangeKind};
+use baton_store::{StatusReport, TaskStatus};
+use tauri::AppHandle;
+use tauri_plugin_notification::NotificationExt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub title: String,
+    pub body: String,
+}
+
+/// The notifications `changes` call for, given the board after them.
+pub fn notices(changes: &[TaskChange], report: &StatusReport) -> Vec<Notice> {
+    let mut notices = Vec::new();
+    let moved_to = |status: TaskStatus| {
+        changes
+            .iter()
+            .filter(move |c| matches!(&c.kind, TaskChangeKind::Status { to, .. } if *to == status))
+    };
+    for change in moved_to(TaskStatus::Failed) {
+        let task = report.tasks.iter().find(|t| t.task.id == change.id);
+        let description = task.map(|t| t.task.description.as_str()).unwrap_or("");
+        let reason = task
+            .and_then(|t| t.task.failure_reason.as_deref())
+            .map(|r| format!("\n{}", first_line(r)))
+            .unwrap_or_default();
+        let by = match &change.kind {
+            TaskChangeKind::Status { by: Some(by), .. } => format!(" ({by})"),
+            _ => String::new(),
+        };
+        notices.push(Notice {
+            title: format!("Task failed: {}{by}", change.id),
+            body: format!("{}{reason}", first_line(description)),
+        });
+    }
+    let unfinished = [
+        TaskStatus::Available,
+        TaskStatus::Claimed,
+        TaskStatus::InProgress,
+    ]
+    .iter()
+    .map(|s| report.count(*s))
+    .sum::<usize>();
+    if moved_to(TaskStatus::Done).next().is_some() && unfinished == 0 {
+        notices.push(Notice {
+            title: "All tasks finished".into(),
+            body: format!(
+                "{} done, {} failed",
+                report.count(TaskStatus::Done),
+                report.count(TaskStatus::Failed) + report.count(TaskStatus::Cancelled)
+            ),
+        });
+    }
+    notices
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("").trim()
+}
+
+/// Shows `notice`; a desktop without a notification service only loses the popup.
+pub fn show(app: &AppHandle, notice: &Notice) {
+    if let Err(e) = app
+        .notification()
+        .builder()
+        .title(&notice.title)
+        .body(&notice.body)
+        .show()
+    {
+        eprintln!(
+            "baton-desktop: notification not shown ({e}): {}",
+            notice.title
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use baton_store::lifecycle::NewTask;
+
+    fn status(id: &str, from: TaskStatus, to: TaskStatus, by: &str) -> TaskChange {
+        TaskChange {
+            id: id.into(),
+            kind: TaskChangeKind::Status {
+                from,
+                to,
+                by: Some(by.into()),
+            },
+        }
+    }
+
+    #[test]
+    fn a_failure_and_the_last_completion_notify_and_nothing_else_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = baton_store::Project::init(dir.path(), "notices", None).unwrap();
+        for d in ["Write the parser", "Document it"] {
+            project
+                .add_task(NewTask {
+                    description: d.into(),
+                    priority: 5,
+                    ..Default::default()
+                })
+                .unwrap();
+        }
+        let first = project.claim("w1").unwrap().unwrap().task.id;
+        project
+            .fail("w1", &first, "tests do not compile\nmore detail")
+            .unwrap();
+        let report = project.status().unwrap();
+        let failed = notices(
+            &[status(
+                &first,
+                TaskStatus::Claimed,
+                TaskStatus::Failed,
+                "w1",
+            )],
+            &report,
+        );
+        assert_eq!(
+            failed,
+            vec![Notice {
+                title: format!("Task failed: {first} (w1)"),
+                body: "Write the parser\ntests do not compile".into(),
+            }]
+        );
+
+        // A claim, a start, or a completion while work remains: no notification.
+        let second = project.claim("w2").unwrap().unwrap().task.id;
+        let report = project.status().unwrap();
+        let claimed = status(&second, TaskStatus::Available, TaskStatus::Claimed, "w2");
+        assert!(notices(&[claimed], &report).is_empty());
+
+        project.start("w2", &second).unwrap();
+        project
+            .complete(
+                "w2",
+                &second,
+                baton_store::lifecycle::Completion {
+                    output: "Documented".into(),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        let report = project.status().unwrap();
+        let done = status(&second, TaskStatus::InProgress, TaskStatus::Done, "w2");
+        assert_eq!(
+            notices(std::slice::from_ref(&done), &report),
+            vec![Notice {
+                title: "All tasks finished".into(),
+                body: "1 done, 1 failed".into(),
+            }]
+        );
+
+        // With a task still available, the same completion is not the last.
+        project
+            .add_task(NewTask {
+                description: "Later".into(),
+                priority: 5,
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(notices(&[done], &project.status().unwrap()).is_empty());
+    }
+}
