@@ -103,8 +103,12 @@ fn launch(p: &Project) -> (Session, Running, Running) {
     launch_with_env(p, &[])
 }
 
-/// Launches the app with extra environment variables (tauri-driver passes its own on).
+/// Launches the app on `p` with extra environment variables (tauri-driver passes its own on).
 fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Running) {
+    launch_app(&[p.path().to_str().unwrap()], env)
+}
+
+fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Running) {
     let (display, xvfb) = xvfb();
     let port = free_port();
     let driver = Running(
@@ -127,7 +131,7 @@ fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Runn
         port,
         json!({"alwaysMatch": {"tauri:options": {
             "application": desktop_binary(),
-            "args": [p.path()],
+            "args": args,
         }}}),
     );
     (session, driver, xvfb)
@@ -564,6 +568,84 @@ fn a_failed_task_and_the_last_finished_task_raise_desktop_notifications() {
         2,
         "{}",
         bus.seen()
+    );
+    session.close();
+}
+
+#[test]
+fn projects_open_from_the_recent_list_or_a_path_and_a_new_folder_is_offered_init() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let known = Project::init();
+    let config = tempfile::tempdir().unwrap();
+    let nowhere = tempfile::tempdir().unwrap(); // no .coordination/ here or above
+    let fresh = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config.path().join("recent.json"),
+        serde_json::to_string(&json!([
+            {"path": known.path(), "goal": "Test goal"},
+            {"path": "/no/such/project", "goal": "Gone"},
+        ]))
+        .unwrap(),
+    )
+    .unwrap();
+    let (session, _driver, _xvfb) = launch_app(
+        &[],
+        &[
+            ("BATON_DESKTOP_CONFIG", config.path().to_str().unwrap()),
+            ("BATON_DIR", nowhere.path().to_str().unwrap()),
+        ],
+    );
+    session.wait_for("the recent projects", |s| {
+        s.text("[data-testid=recent-projects]")
+            .contains("Test goal")
+    });
+    let gone = session.execute(
+        "return [...document.querySelectorAll('[data-testid=recent-projects] button')].map(b => b.disabled)",
+    );
+    assert_eq!(
+        gone,
+        json!([false, true]),
+        "a vanished project cannot be opened"
+    );
+    session.screenshot(&shots().join("9-open-project.png"));
+
+    // One click opens a recent project.
+    session.click(&session.find("[data-testid=recent-projects] button"));
+    session.wait_for("the board of the recent project", |s| {
+        s.text("[data-testid=goal]") == "Test goal"
+    });
+
+    // A folder without .coordination/ is offered leader init.
+    session.click(&session.find("[data-testid=switch-project]"));
+    let field = session.find("[data-testid=project-path]");
+    session.type_text(&field, fresh.path().to_str().unwrap());
+    session.click(&session.find("[data-testid=open-path]"));
+    session.wait_for("the offer to start a project", |s| {
+        s.text("[data-testid=offer-init]")
+            .contains("has no .coordination/ yet")
+    });
+    let goal = session.find("[data-testid=init-goal]");
+    session.type_text(&goal, "Fresh start");
+    session.click(&session.find("[data-testid=init-project]"));
+    session.wait_for("the new project's board", |s| {
+        s.text("[data-testid=goal]") == "Fresh start"
+    });
+    assert!(fresh.path().join(".coordination/tasks.json").is_file());
+    let recent: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(config.path().join("recent.json")).unwrap()).unwrap();
+    let paths: Vec<&str> = recent
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            fresh.path().to_str().unwrap(),
+            known.path().to_str().unwrap(),
+            "/no/such/project"
+        ]
     );
     session.close();
 }

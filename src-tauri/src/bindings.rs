@@ -50,6 +50,7 @@ mod tests {
             one::<Screenshot>(),
             one::<ProjectInfo>(),
             one::<CommandError>(),
+            one::<crate::recent::RecentProject>(),
         ]
     }
 

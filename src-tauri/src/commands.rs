@@ -69,8 +69,32 @@ pub fn open_project(
 ) -> Result<ProjectInfo> {
     let project = Project::locate(Some(&PathBuf::from(&path)), &PathBuf::from(&path))
         .or_else(|_| Project::locate(None, &PathBuf::from(&path)))?;
+    crate::recent::remember_opened(&app, &project);
     session.open(&app, project)?;
     Ok(project_info(session).expect("just opened"))
+}
+
+/// Projects opened before, newest first, each with whether it still has a task store.
+#[tauri::command]
+pub fn recent_projects(app: AppHandle) -> Vec<crate::recent::RecentProject> {
+    crate::recent::of_app(&app)
+        .map(|r| r.list())
+        .unwrap_or_default()
+}
+
+/// Asks for a project folder with the desktop's folder dialog; `None` when cancelled.
+#[tauri::command]
+pub async fn pick_folder(app: AppHandle) -> Result<Option<String>> {
+    use tauri_plugin_dialog::DialogExt;
+    off_main_thread(move || {
+        Ok(app
+            .dialog()
+            .file()
+            .set_title("Open a project folder")
+            .blocking_pick_folder()
+            .map(|folder| folder.to_string()))
+    })
+    .await
 }
 
 /// `baton leader init`: creates `.coordination/` in `path` and opens it.
@@ -82,6 +106,7 @@ pub fn leader_init(
     goal: String,
 ) -> Result<ProjectInfo> {
     let project = Project::init(&PathBuf::from(path), &goal, None)?;
+    crate::recent::remember_opened(&app, &project);
     session.open(&app, project)?;
     Ok(project_info(session).expect("just opened"))
 }

@@ -8,6 +8,7 @@ mod bindings;
 mod browser_session;
 mod commands;
 mod notices;
+mod recent;
 mod session;
 mod tray;
 
@@ -22,6 +23,7 @@ fn main() {
     let started = Started(std::time::Instant::now());
     tauri::Builder::default()
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_dialog::init())
         .manage(started)
         .manage(browser_session::BrowserSessions::default())
         .manage(session::Session::default())
@@ -44,6 +46,7 @@ fn main() {
             let dir = arg.or_else(|| std::env::var_os("BATON_DIR").map(PathBuf::from));
             let cwd = std::env::current_dir().unwrap_or_default();
             if let Ok(project) = baton_store::Project::locate(dir.as_deref(), &cwd) {
+                recent::remember_opened(app.handle(), &project);
                 let session = app.state::<session::Session>();
                 if let Err(e) = session.open(app.handle(), project) {
                     eprintln!("baton-desktop: {e}");
@@ -54,6 +57,8 @@ fn main() {
         .invoke_handler(tauri::generate_handler![
             commands::project_info,
             commands::open_project,
+            commands::recent_projects,
+            commands::pick_folder,
             commands::leader_init,
             commands::status,
             commands::add_task,

@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useState } from "react";
-import { api, errorMessage, onChange, type ProjectInfo } from "./api";
+import { api, errorKind, errorMessage, onChange, type ProjectInfo } from "./api";
 import { Board } from "./Board";
 import { NewTaskForm } from "./NewTaskForm";
 import { BrowserSession } from "./BrowserSession";
 import { SidePanel } from "./SidePanel";
 import { HandoffGraphView } from "./HandoffGraphView";
-import type { StatusReport } from "./types";
+import type { RecentProject, StatusReport } from "./types";
 
 /** The window: the open project's board, or a way to open or create one. */
 export function App() {
@@ -67,6 +67,9 @@ export function App() {
             {report.counts.done} done · {report.counts.failed} failed
           </span>
         )}
+        <button data-testid="switch-project" onClick={() => setProject(null)}>
+          Switch project
+        </button>
         <nav className="views" aria-label="View">
           <button data-testid="view-board" aria-pressed={view === "board"} onClick={() => setView("board")}>
             Board
@@ -110,22 +113,83 @@ export function App() {
   );
 }
 
+/** Open a project: a recent one, a folder from the dialog or typed in; a folder without
+ *  `.coordination/` is offered `leader init`. */
 function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
   const [path, setPath] = useState("");
   const [goal, setGoal] = useState("");
   const [error, setError] = useState<string | null>(null);
+  const [offerInit, setOfferInit] = useState<string | null>(null);
+  const [recent, setRecent] = useState<RecentProject[]>([]);
+
+  useEffect(() => {
+    api.recentProjects().then(setRecent, (e: unknown) => setError(errorMessage(e)));
+  }, []);
+
+  const open = (folder: string) => {
+    setPath(folder);
+    setError(null);
+    setOfferInit(null);
+    api.openProject(folder).then(onOpen, (e: unknown) => {
+      if (errorKind(e) === "not_initialized") setOfferInit(folder);
+      else setError(errorMessage(e));
+    });
+  };
+
   return (
-    <main className="open">
+    <main className="open" data-testid="open-project">
       <h1>Baton</h1>
+      {recent.length > 0 && (
+        <section className="recent">
+          <h2>Recent projects</h2>
+          <ul data-testid="recent-projects">
+            {recent.map((r) => (
+              <li key={r.path}>
+                <button disabled={!r.exists} title={r.exists ? r.path : `${r.path} has no .coordination/ any more`} onClick={() => open(r.path)}>
+                  {r.goal ?? r.path}
+                </button>{" "}
+                <span className="path">{r.path}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       <label>
-        Project folder <input value={path} onChange={(e) => setPath(e.target.value)} placeholder="/path/to/project" />
+        Project folder{" "}
+        <input value={path} onChange={(e) => setPath(e.target.value)} placeholder="/path/to/project" data-testid="project-path" />
       </label>
-      <button onClick={() => api.openProject(path).then(onOpen, (e: unknown) => setError(errorMessage(e)))}>Open</button>
-      <label>
-        or a goal to start one (leader init) <input value={goal} onChange={(e) => setGoal(e.target.value)} />
-      </label>
-      <button onClick={() => api.leaderInit(path, goal).then(onOpen, (e: unknown) => setError(errorMessage(e)))}>Create</button>
-      {error && <p className="error" role="alert">{error}</p>}
+      <button data-testid="open-path" onClick={() => open(path)}>
+        Open
+      </button>
+      <button
+        data-testid="choose-folder"
+        onClick={() =>
+          api.pickFolder().then(
+            (folder) => folder && open(folder),
+            (e: unknown) => setError(errorMessage(e)),
+          )
+        }
+      >
+        Choose folder…
+      </button>
+      {offerInit && (
+        <section className="init" data-testid="offer-init">
+          <p>
+            {offerInit} has no <code>.coordination/</code> yet. Start a project there (<code>baton leader init</code>):
+          </p>
+          <label>
+            Goal <input value={goal} onChange={(e) => setGoal(e.target.value)} data-testid="init-goal" />
+          </label>
+          <button data-testid="init-project" onClick={() => api.leaderInit(offerInit, goal).then(onOpen, (e: unknown) => setError(errorMessage(e)))}>
+            Create
+          </button>
+        </section>
+      )}
+      {error && (
+        <p className="error" role="alert" data-testid="open-error">
+          {error}
+        </p>
+      )}
     </main>
   );
 }

@@ -11,12 +11,21 @@ import type {
   ListedBrowser,
   PageState,
   ProjectInfo,
+  RecentProject,
   Screenshot,
   StatusReport,
   Task,
 } from "./types";
 
 export type { BrowserRecord, ProjectInfo };
+
+/** The error's kind (`not_initialized`, `invalid_transition`, …), if it is a command error. */
+export function errorKind(error: unknown): string | null {
+  if (typeof error === "object" && error !== null && "kind" in error) {
+    return String((error as CommandError).kind);
+  }
+  return null;
+}
 
 export function errorMessage(error: unknown): string {
   if (typeof error === "object" && error !== null && "message" in error) {
@@ -28,6 +37,8 @@ export function errorMessage(error: unknown): string {
 export const api = {
   projectInfo: () => invoke<ProjectInfo | null>("project_info"),
   openProject: (path: string) => invoke<ProjectInfo>("open_project", { path }),
+  recentProjects: () => invoke<RecentProject[]>("recent_projects"),
+  pickFolder: () => invoke<string | null>("pick_folder"),
   leaderInit: (path: string, goal: string) => invoke<ProjectInfo>("leader_init", { path, goal }),
   status: () => invoke<StatusReport>("status"),
   addTask: (task: { description: string; priority: number | null; depends: string[]; files: string[]; hints: string }) =>

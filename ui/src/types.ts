@@ -18,3 +18,4 @@ export type { PageState } from "./bindings/PageState";
 export type { Screenshot } from "./bindings/Screenshot";
 export type { ProjectInfo } from "./bindings/ProjectInfo";
 export type { CommandError } from "./bindings/CommandError";
+export type { RecentProject } from "./bindings/RecentProject";

@@ -97,16 +97,12 @@ pub fn wait_for_signals(
         // Heartbeats land in tasks.json; watching it lets a renewed lease push the deadline on.
         watch.add_or_poll(root, false, interval)?;
     }
-    for path in &paths {
-        watch.add_or_poll(&nearest_existing_parent(path), false, interval)?;
-    }
+    watch_deepest_folders(&mut watch, &paths, interval)?;
     armed(watch.backend());
 
     loop {
         // Folders created since the last look (a --path whose parents did not exist yet).
-        for path in &paths {
-            watch.add_or_poll(&nearest_existing_parent(path), false, interval)?;
-        }
+        watch_deepest_folders(&mut watch, &paths, interval)?;
         let (signals, missing) = look(project, wait)?;
         let enough = match wait.quorum {
             Quorum::Any => !signals.is_empty(),
@@ -171,6 +167,24 @@ fn poll_interval(mode: WatchMode) -> Duration {
         WatchMode::Auto(interval) | WatchMode::Poll(interval) => interval,
         WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
     }
+}
+
+/// Watches, for each signal, its folder or the nearest folder above it that exists, until
+/// that folder stays the same after its watch is in place. A folder created between finding
+/// the nearest one and watching it sends no event to anyone; looking again closes that gap.
+fn watch_deepest_folders(watch: &mut Watch, paths: &[PathBuf], interval: Duration) -> Result<()> {
+    for path in paths {
+        let mut dir = nearest_existing_parent(path);
+        loop {
+            watch.add_or_poll(&dir, false, interval)?;
+            let deeper = nearest_existing_parent(path);
+            if deeper == dir {
+                break;
+            }
+            dir = deeper;
+        }
+    }
+    Ok(())
 }
 
 /// The signal's folder, or the nearest folder above it that exists.
