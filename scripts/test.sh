@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing and runs every check and test Baton has: formatting, lints (Rust and
 # TypeScript), unit tests (Rust and Vitest), end-to-end tests (CLI, MCP with real clients, the
-# proxy with Playwright and Chromium, the desktop app under Xvfb), and benchmark smoke runs.
+# proxy with Playwright and Chromium, the desktop app under Xvfb), benchmark smoke runs, and
+# the Debian package (built, inspected, its CLI run).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$BATON_ROOT"
 
@@ -25,5 +26,7 @@ cargo build --workspace --bins --locked
 
 say "cargo test (unit and end-to-end)"
 cargo test --workspace --all-targets --locked
+
+"$BATON_ROOT/scripts/package.sh"
 
 say "all checks passed"

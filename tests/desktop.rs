@@ -649,3 +649,41 @@ fn projects_open_from_the_recent_list_or_a_path_and_a_new_folder_is_offered_init
     );
     session.close();
 }
+
+const SPACE: &str = "\u{E00D}";
+const ARROW_RIGHT: &str = "\u{E014}";
+
+#[test]
+fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::init();
+    for n in 1..=60 {
+        p.ok(&["leader", "add-task", &format!("Task number {n}")]);
+    }
+    let (session, _driver, _xvfb) = launch(&p);
+    session.wait_for("one page of cards", |s| {
+        s.text("[data-testid=more-available]").contains("Show 10 more of 10")
+    });
+    let drawn = session.execute("return document.querySelectorAll('[data-testid=column-available] .card').length");
+    assert_eq!(drawn, json!(50));
+    session.click(&session.find("[data-testid=more-available]"));
+    session.wait_for("the rest of the column", |s| {
+        s.find_now("[data-testid=more-available]").is_none()
+            && s.find_now("[data-testid=card-task-60]").is_some()
+    });
+
+    // Focus the first card, pick it up with Space, carry it right, drop it with Space:
+    // a keyboard move claims the task as a mouse drop does.
+    session.execute("document.querySelector('[data-testid=card-task-1]').focus()");
+    session.press_keys(&[SPACE]);
+    let mut keys = vec![ARROW_RIGHT; 8];
+    keys.push(SPACE);
+    session.press_keys(&keys);
+    session.wait_for("the card in the claimed column", |s| {
+        s.find_now("[data-testid=column-claimed] [data-testid=card-task-1]")
+            .is_some()
+    });
+    assert_eq!(status_of(&p, "task-1"), "claimed");
+    session.screenshot(&shots().join("10-keyboard-move.png"));
+    session.close();
+}

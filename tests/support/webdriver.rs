@@ -249,6 +249,24 @@ impl Session {
         let _ = self.call("DELETE", "/actions", None);
     }
 
+    /// Presses keys one after another, as a keyboard user does: WebDriver key values, e.g.
+    /// `"\u{E00D}"` (Space) or `"\u{E014}"` (arrow right).
+    pub fn press_keys(&self, keys: &[&str]) {
+        let mut actions = Vec::new();
+        for key in keys {
+            actions.push(json!({"type": "keyDown", "value": key}));
+            actions.push(json!({"type": "keyUp", "value": key}));
+            actions.push(json!({"type": "pause", "duration": 30}));
+        }
+        self.call(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        )
+        .unwrap();
+        let _ = self.call("DELETE", "/actions", None);
+    }
+
     /// Drags the element matching `from` onto the one matching `to` with the mouse, in small
     /// steps (drag libraries wait for movement).
     pub fn drag(&self, from: &str, to: &str) {

@@ -10,7 +10,7 @@ import {
 } from "@dnd-kit/core";
 import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
-import { COLUMNS, columnOf, columns, dependencyLine, leaseText, moveFor, priorityAt, type Move } from "./board";
+import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, leaseText, moveFor, priorityAt, visibleCards, type Move } from "./board";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
 
 interface Props {
@@ -120,14 +120,21 @@ interface ColumnProps {
 
 function Column({ status, title, tasks, selected, onSelect }: ColumnProps) {
   const { setNodeRef, isOver } = useDroppable({ id: status });
+  const [shown, setShown] = useState(COLUMN_PAGE);
+  const { cards, hidden } = visibleCards(tasks, shown, selected);
   return (
     <div ref={setNodeRef} className={`column${isOver ? " over" : ""}`} data-testid={`column-${status}`} aria-label={title}>
       <h2>
         {title} <span className="count">{tasks.length}</span>
       </h2>
-      {tasks.map((task) => (
+      {cards.map((task) => (
         <Card key={task.id} task={task} selected={task.id === selected} onSelect={onSelect} />
       ))}
+      {hidden > 0 && (
+        <button className="more" data-testid={`more-${status}`} onClick={() => setShown((n) => n + COLUMN_PAGE)}>
+          Show {Math.min(hidden, COLUMN_PAGE)} more of {hidden}
+        </button>
+      )}
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, dependencyLine, leaseText, moveFor, priorityAt, sortCards } from "./board";
+import { allowedDependencies, columns, dependencyLine, leaseText, moveFor, priorityAt, sortCards, visibleCards } from "./board";
 import type { TaskView } from "./types";
 
 function task(id: string, extra: Partial<TaskView> = {}): TaskView {
@@ -85,5 +85,27 @@ describe("dependency display", () => {
     expect(leaseText(task("a", { lease_remaining_secs: 125 }))).toBe("2m left");
     expect(leaseText(task("a", { lease_remaining_secs: 9 }))).toBe("9s left");
     expect(leaseText(task("a", { stale: true }))).toBe("lease expired");
+  });
+});
+
+describe("long columns", () => {
+  const many = Array.from({ length: 120 }, (_, i) => task(`task-${i + 1}`));
+
+  it("draw one page of cards and count the rest", () => {
+    const { cards, hidden } = visibleCards(many, 50, null);
+    expect(cards.map((c) => c.id)).toEqual(many.slice(0, 50).map((c) => c.id));
+    expect(hidden).toBe(70);
+  });
+
+  it("keep a selected card drawn when it lies beyond the page", () => {
+    const { cards, hidden } = visibleCards(many, 50, "task-99");
+    expect(cards).toHaveLength(51);
+    expect(cards[50]?.id).toBe("task-99");
+    expect(hidden).toBe(69);
+    expect(visibleCards(many, 50, "task-3").cards).toHaveLength(50);
+  });
+
+  it("show everything once the page covers the column", () => {
+    expect(visibleCards(many.slice(0, 10), 50, null)).toEqual({ cards: many.slice(0, 10), hidden: 0 });
   });
 });

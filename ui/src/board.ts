@@ -130,3 +130,16 @@ export function allowedDependencies(tasks: TaskView[], editing?: string): string
   }
   return tasks.filter((t) => !dependents.has(t.id)).map((t) => t.id);
 }
+
+/** How many cards a column shows before "show more": a board of 1,000 tasks stays light
+ *  (each card is a drag source and a drop target) and the columns stay scannable. */
+export const COLUMN_PAGE = 50;
+
+/** The cards a column draws when it shows `shown` of them; the selected card is drawn even
+ *  when it lies further down, so a selection never disappears. */
+export function visibleCards(tasks: TaskView[], shown: number, selected: string | null): { cards: TaskView[]; hidden: number } {
+  const cards = tasks.slice(0, shown);
+  const extra = selected === null ? undefined : tasks.slice(shown).find((t) => t.id === selected);
+  if (extra) cards.push(extra);
+  return { cards, hidden: tasks.length - cards.length };
+}
