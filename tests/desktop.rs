@@ -662,9 +662,11 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
     }
     let (session, _driver, _xvfb) = launch(&p);
     session.wait_for("one page of cards", |s| {
-        s.text("[data-testid=more-available]").contains("Show 10 more of 10")
+        s.text("[data-testid=more-available]")
+            .contains("Show 10 more of 10")
     });
-    let drawn = session.execute("return document.querySelectorAll('[data-testid=column-available] .card').length");
+    let drawn = session
+        .execute("return document.querySelectorAll('[data-testid=column-available] .card').length");
     assert_eq!(drawn, json!(50));
     session.click(&session.find("[data-testid=more-available]"));
     session.wait_for("the rest of the column", |s| {
@@ -684,6 +686,10 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
             .is_some()
     });
     assert_eq!(status_of(&p, "task-1"), "claimed");
+    session.wait_for("the counts", |s| {
+        s.text("[data-testid=counts]")
+            .contains("59 available · 1 claimed")
+    });
     session.screenshot(&shots().join("10-keyboard-move.png"));
     session.close();
 }
