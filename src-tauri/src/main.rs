@@ -19,8 +19,19 @@ use tauri::Manager;
 /// When the process started, for the first-paint figure.
 pub struct Started(std::time::Instant);
 
+/// WebKitGTK's accelerated compositing costs about 100 MB of memory for this window (measured
+/// by `cargo bench --bench desktop`, see docs/PERFORMANCE.md) and buys nothing a board of
+/// cards needs; it is off unless the user asks for it with `WEBKIT_DISABLE_COMPOSITING_MODE=0`.
+fn prefer_software_compositing() {
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+        // SAFETY: called first thing in `main`, before any other thread exists.
+        unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
+    }
+}
+
 fn main() {
     let started = Started(std::time::Instant::now());
+    prefer_software_compositing();
     tauri::Builder::default()
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
