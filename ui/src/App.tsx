@@ -106,7 +106,13 @@ export function App() {
       {report && view === "board" && (
         <div className="workspace">
           <Board report={report} onError={setError} onChanged={refresh} onSelect={setSelected} selected={selected} />
-          <SidePanel selected={report.tasks.find((t) => t.id === selected) ?? null} version={version} onError={showError} />
+          <SidePanel
+            selected={report.tasks.find((t) => t.id === selected) ?? null}
+            tasks={report.tasks}
+            version={version}
+            onError={showError}
+            onChanged={refresh}
+          />
         </div>
       )}
     </main>

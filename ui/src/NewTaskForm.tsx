@@ -3,32 +3,73 @@ import { api, errorMessage } from "./api";
 import { allowedDependencies } from "./board";
 import type { TaskView } from "./types";
 
-/** `leader add-task` as a form: dependencies are chosen from existing tasks. */
-export function NewTaskForm({ tasks, onError, onAdded }: { tasks: TaskView[]; onError: (m: string) => void; onAdded: () => void }) {
-  const [description, setDescription] = useState("");
-  const [priority, setPriority] = useState(5);
-  const [depends, setDepends] = useState<string[]>([]);
-  const [files, setFiles] = useState("");
-  const [hints, setHints] = useState("");
+/** What a task form edits; files as typed (comma separated). */
+export interface TaskDraft {
+  description: string;
+  priority: number;
+  depends: string[];
+  files: string;
+  hints: string;
+}
 
-  const submit = () => {
-    api
-      .addTask({
-        description,
-        priority,
-        depends,
-        files: files.split(",").map((f) => f.trim()).filter((f) => f !== ""),
-        hints,
-      })
-      .then(() => {
-        setDescription("");
-        setDepends([]);
-        setFiles("");
-        setHints("");
-        onAdded();
-      }, (e: unknown) => onError(errorMessage(e)));
+const EMPTY: TaskDraft = { description: "", priority: 5, depends: [], files: "", hints: "" };
+
+export function draftOf(task: TaskView): TaskDraft {
+  return {
+    description: task.description,
+    priority: task.priority,
+    depends: task.dependencies,
+    files: task.context.files.join(", "),
+    hints: task.context.hints,
   };
+}
 
+function filesOf(draft: TaskDraft): string[] {
+  return draft.files
+    .split(",")
+    .map((f) => f.trim())
+    .filter((f) => f !== "");
+}
+
+/** The fields of a task. Dependencies are chosen from existing tasks; when editing, the task
+ *  itself and every task that depends on it are left out, so no cycle can be chosen. */
+function TaskFields({ tasks, editing, draft, onChange }: { tasks: TaskView[]; editing?: string; draft: TaskDraft; onChange: (d: TaskDraft) => void }) {
+  const set = (change: Partial<TaskDraft>) => onChange({ ...draft, ...change });
+  return (
+    <>
+      <input aria-label="Description" placeholder="New task…" value={draft.description} onChange={(e) => set({ description: e.target.value })} data-testid="field-description" />
+      <input aria-label="Priority" type="number" min={1} max={1000} value={draft.priority} onChange={(e) => set({ priority: Number(e.target.value) })} data-testid="field-priority" />
+      <select
+        aria-label="Depends on"
+        multiple
+        value={draft.depends}
+        onChange={(e) => set({ depends: [...e.target.selectedOptions].map((o) => o.value) })}
+        data-testid="field-depends"
+      >
+        {allowedDependencies(tasks, editing).map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </select>
+      <input aria-label="Files" placeholder="files, comma separated" value={draft.files} onChange={(e) => set({ files: e.target.value })} data-testid="field-files" />
+      <input aria-label="Hints" placeholder="hints" value={draft.hints} onChange={(e) => set({ hints: e.target.value })} data-testid="field-hints" />
+    </>
+  );
+}
+
+/** `leader add-task` as a form. */
+export function NewTaskForm({ tasks, onError, onAdded }: { tasks: TaskView[]; onError: (m: string) => void; onAdded: () => void }) {
+  const [draft, setDraft] = useState<TaskDraft>(EMPTY);
+  const submit = () => {
+    api.addTask({ description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints }).then(
+      () => {
+        setDraft({ ...EMPTY, priority: draft.priority });
+        onAdded();
+      },
+      (e: unknown) => onError(errorMessage(e)),
+    );
+  };
   return (
     <form
       className="new-task"
@@ -38,19 +79,34 @@ export function NewTaskForm({ tasks, onError, onAdded }: { tasks: TaskView[]; on
         submit();
       }}
     >
-      <input aria-label="Description" placeholder="New task…" value={description} onChange={(e) => setDescription(e.target.value)} data-testid="new-description" />
-      <input aria-label="Priority" type="number" min={1} max={1000} value={priority} onChange={(e) => setPriority(Number(e.target.value))} />
-      <select aria-label="Depends on" multiple value={depends} onChange={(e) => setDepends([...e.target.selectedOptions].map((o) => o.value))}>
-        {allowedDependencies(tasks).map((id) => (
-          <option key={id} value={id}>
-            {id}
-          </option>
-        ))}
-      </select>
-      <input aria-label="Files" placeholder="files, comma separated" value={files} onChange={(e) => setFiles(e.target.value)} />
-      <input aria-label="Hints" placeholder="hints" value={hints} onChange={(e) => setHints(e.target.value)} />
-      <button type="submit" disabled={description.trim() === ""} data-testid="add-task">
+      <TaskFields tasks={tasks} draft={draft} onChange={setDraft} />
+      <button type="submit" disabled={draft.description.trim() === ""} data-testid="add-task">
         Add task
+      </button>
+    </form>
+  );
+}
+
+/** `leader edit TASK` as a form, prefilled with the task. */
+export function EditTaskForm({ task, tasks, onError, onDone }: { task: TaskView; tasks: TaskView[]; onError: (m: string) => void; onDone: () => void }) {
+  const [draft, setDraft] = useState<TaskDraft>(() => draftOf(task));
+  return (
+    <form
+      className="edit-task"
+      data-testid="edit-task"
+      onSubmit={(e) => {
+        e.preventDefault();
+        api
+          .editTask(task.id, { description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints })
+          .then(onDone, (err: unknown) => onError(errorMessage(err)));
+      }}
+    >
+      <TaskFields tasks={tasks} editing={task.id} draft={draft} onChange={setDraft} />
+      <button type="submit" disabled={draft.description.trim() === ""} data-testid="save-task">
+        Save
+      </button>
+      <button type="button" onClick={onDone}>
+        Cancel
       </button>
     </form>
   );

@@ -1,13 +1,27 @@
 import { useEffect, useState } from "react";
 import { api, errorMessage } from "./api";
+import { EditTaskForm } from "./NewTaskForm";
 import type { TaskView } from "./types";
 
 type Tab = "plan" | "discoveries" | "task";
 
 /** The master plan, the discoveries, or the selected task's result and its worker's log tail.
  * Reloaded whenever the board changes (`version`). */
-export function SidePanel({ selected, version, onError }: { selected: TaskView | null; version: number; onError: (m: string) => void }) {
+export function SidePanel({
+  selected,
+  tasks,
+  version,
+  onError,
+  onChanged,
+}: {
+  selected: TaskView | null;
+  tasks: TaskView[];
+  version: number;
+  onError: (m: string) => void;
+  onChanged: () => void;
+}) {
   const [tab, setTab] = useState<Tab>("plan");
+  const [editing, setEditing] = useState<string | null>(null);
   const [text, setText] = useState("");
   const [log, setLog] = useState<string[]>([]);
   const shown: Tab = selected && tab === "task" ? "task" : tab === "task" ? "plan" : tab;
@@ -33,6 +47,30 @@ export function SidePanel({ selected, version, onError }: { selected: TaskView |
           {selected ? selected.id : "Task"}
         </button>
       </nav>
+      {shown === "task" && selected && (
+        <div className="task-actions">
+          <button data-testid="edit-task-open" onClick={() => setEditing(selected.id)}>
+            Edit
+          </button>
+          {(selected.status === "failed" || selected.status === "cancelled" || selected.stale) && (
+            <button data-testid="reset-task" onClick={() => api.reset(selected.id).then(onChanged, (e: unknown) => onError(errorMessage(e)))}>
+              Reset to available
+            </button>
+          )}
+        </div>
+      )}
+      {shown === "task" && selected && editing === selected.id && (
+        <EditTaskForm
+          key={selected.id}
+          task={selected}
+          tasks={tasks}
+          onError={onError}
+          onDone={() => {
+            setEditing(null);
+            onChanged();
+          }}
+        />
+      )}
       <pre data-testid="side-text">{text || (shown === "task" ? "No result yet." : "Nothing yet.")}</pre>
       {log.length > 0 && (
         <>

@@ -43,8 +43,15 @@ export const api = {
   status: () => invoke<StatusReport>("status"),
   addTask: (task: { description: string; priority: number | null; depends: string[]; files: string[]; hints: string }) =>
     invoke<Task>("add_task", task),
-  editTask: (task: string, change: { priority?: number; description?: string }) =>
-    invoke<Task>("edit_task", { task, description: change.description ?? null, priority: change.priority ?? null, depends: null, files: null, hints: null }),
+  editTask: (task: string, change: { description?: string; priority?: number; depends?: string[]; files?: string[]; hints?: string }) =>
+    invoke<Task>("edit_task", {
+      task,
+      description: change.description ?? null,
+      priority: change.priority ?? null,
+      depends: change.depends ?? null,
+      files: change.files ?? null,
+      hints: change.hints ?? null,
+    }),
   claim: (agent: string) => invoke<Task | null>("claim", { agent }),
   start: (agent: string, task: string) => invoke<Task>("start", { agent, task }),
   complete: (agent: string, task: string, summary: string) =>
