@@ -19,6 +19,15 @@ struct Running(Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
+        // SIGTERM first, so Xvfb removes its lock file; SIGKILL if it is still there.
+        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10)); // retry until the deadline
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -45,8 +54,15 @@ fn tauri_driver() -> PathBuf {
 /// Starts Xvfb on a free display number; returns it with the server.
 fn xvfb() -> (String, Running) {
     for n in 90..190 {
-        if std::path::Path::new(&format!("/tmp/.X{n}-lock")).exists() {
-            continue;
+        let lock = format!("/tmp/.X{n}-lock");
+        if let Ok(pid) = std::fs::read_to_string(&lock) {
+            // A server killed without its clean-up leaves its lock behind; reuse the number.
+            let holder = pid.trim();
+            if holder.is_empty() || std::path::Path::new(&format!("/proc/{holder}")).exists() {
+                continue;
+            }
+            let _ = std::fs::remove_file(&lock);
+            let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{n}"));
         }
         let display = format!(":{n}");
         let child = Command::new("Xvfb")

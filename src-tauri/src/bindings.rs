@@ -44,6 +44,7 @@ mod tests {
             one::<GraphEdge>(),
             one::<HandoffGraph>(),
             one::<baton_store::Aggregate>(),
+            one::<baton_store::LogLine>(),
             one::<BrowserRecord>(),
             one::<ListedBrowser>(),
             one::<PageState>(),

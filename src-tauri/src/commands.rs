@@ -293,6 +293,19 @@ pub fn board_painted(started: State<'_, crate::Started>) {
     }
 }
 
+/// The UI calls this on the frame after it redrew the board for a change from the feed. With
+/// `BATON_DESKTOP_TIMING` set, the wall-clock time goes to stderr, so the benchmark can measure
+/// from a worker's CLI command to the board showing it.
+#[tauri::command]
+pub fn board_updated() {
+    if std::env::var_os("BATON_DESKTOP_TIMING").is_some() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        eprintln!("baton-desktop: board updated at {} us", now.as_micros());
+    }
+}
+
 /// Starts a manual UI-test session: clears the run's signal, opens `url` in a visible browser.
 #[tauri::command]
 pub async fn browser_session_start(

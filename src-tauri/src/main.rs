@@ -90,6 +90,7 @@ fn main() {
             commands::task_result,
             commands::handoff_graph,
             commands::board_painted,
+            commands::board_updated,
             commands::browser_session_start,
             commands::browser_session_finish,
             commands::browser_session,

@@ -17,10 +17,13 @@ pub struct Notice {
 /// The notifications `changes` call for, given the board after them.
 pub fn notices(changes: &[TaskChange], report: &StatusReport) -> Vec<Notice> {
     let mut notices = Vec::new();
+    // A task added and finished within one burst of writes arrives as added in its last state.
     let moved_to = |status: TaskStatus| {
-        changes
-            .iter()
-            .filter(move |c| matches!(&c.kind, TaskChangeKind::Status { to, .. } if *to == status))
+        changes.iter().filter(move |c| match &c.kind {
+            TaskChangeKind::Status { to, .. } => *to == status,
+            TaskChangeKind::Added { status: now, .. } => *now == status,
+            _ => false,
+        })
     };
     for change in moved_to(TaskStatus::Failed) {
         let task = report.tasks.iter().find(|t| t.task.id == change.id);
@@ -156,6 +159,16 @@ mod tests {
                 body: "1 done, 1 failed".into(),
             }]
         );
+
+        // A task added and completed between two looks at the folder counts as completed.
+        let added_done = TaskChange {
+            id: second.clone(),
+            kind: TaskChangeKind::Added {
+                status: TaskStatus::Done,
+                description: "Document it".into(),
+            },
+        };
+        assert_eq!(notices(&[added_done], &report).len(), 1);
 
         // With a task still available, the same completion is not the last.
         project

@@ -32,13 +32,19 @@ export function App() {
     }, (e: unknown) => setError(errorMessage(e)));
   }, [refresh]);
 
-  // Tell the backend once the board has been drawn (for the start-up figure).
+  // Tell the backend once the board has been drawn (for the start-up figure), and after each
+  // redraw (for the change-to-board figure; the backend only prints it when timing).
   const painted = report !== null;
   useEffect(() => {
     if (!painted) return;
     const frame = requestAnimationFrame(() => void api.boardPainted());
     return () => cancelAnimationFrame(frame);
   }, [painted]);
+  useEffect(() => {
+    if (version < 2) return;
+    const frame = requestAnimationFrame(() => void api.boardUpdated());
+    return () => cancelAnimationFrame(frame);
+  }, [version]);
 
   useEffect(() => {
     if (!project) return;

@@ -9,6 +9,7 @@ import type {
   CommandError,
   HandoffGraph,
   ListedBrowser,
+  LogLine,
   PageState,
   ProjectInfo,
   RecentProject,
@@ -65,6 +66,7 @@ export const api = {
   taskResult: (task: string) => invoke<string>("task_result", { task }),
   handoffGraph: () => invoke<HandoffGraph>("handoff_graph"),
   boardPainted: () => invoke<null>("board_painted"),
+  boardUpdated: () => invoke<null>("board_updated"),
   browserSessionStart: (url: string) => invoke<BrowserRecord>("browser_session_start", { url, signal: null }),
   browserSessionFinish: () => invoke<null>("browser_session_finish"),
   browserSession: () => invoke<BrowserRecord | null>("browser_session"),
@@ -73,7 +75,7 @@ export const api = {
   browserNavigate: (port: number, url: string) => invoke<PageState>("browser_navigate", { port, url }),
   browserReload: (port: number) => invoke<PageState>("browser_reload", { port }),
   browserScreenshot: (port: number) => invoke<Screenshot>("browser_screenshot", { port }),
-  logs: (agent: string | null, lines: number) => invoke<{ agent: string; line: string }[]>("logs", { agent, lines }),
+  logs: (agent: string | null, lines: number) => invoke<LogLine[]>("logs", { agent, lines }),
 };
 
 /** Calls `onChange` whenever something changes in `.coordination/`. */

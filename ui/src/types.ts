@@ -19,3 +19,4 @@ export type { Screenshot } from "./bindings/Screenshot";
 export type { ProjectInfo } from "./bindings/ProjectInfo";
 export type { CommandError } from "./bindings/CommandError";
 export type { RecentProject } from "./bindings/RecentProject";
+export type { LogLine } from "./bindings/LogLine";

@@ -11,6 +11,7 @@ use crate::layout::Layout;
 use crate::time::Timestamp;
 
 /// One line of one agent's log.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LogLine {
     pub agent: String,
