@@ -91,7 +91,7 @@ ensure_test_tools() {
 # WebKitWebDriver, tauri-driver, a private D-Bus session bus whose notifications the tests
 # watch), and the web UI's packages.
 DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
-    libssl-dev pkg-config xvfb xauth webkit2gtk-driver dbus-daemon dbus-bin)
+    libssl-dev pkg-config xvfb xauth webkit2gtk-driver dbus-daemon dbus-bin xdotool)
 TAURI_DRIVER_VERSION=2.1.0
 
 ensure_desktop() {

@@ -1,7 +1,10 @@
 //! The desktop app end to end: the real binary under Xvfb, driven through `tauri-driver` and
 //! Debian's `WebKitWebDriver`. A task created in the UI lands in `tasks.json`; a claim made by
-//! the CLI in another process moves its card; dragging the card to "in progress" and then to
-//! "done" changes the file. Screenshots of each state go to `target/desktop-e2e/` (test
+//! the CLI in another process moves its card; dragging (or carrying with the keyboard) moves
+//! it through legal transitions and changes the file; tasks are edited; the handoff graph
+//! follows handoffs; a manual browser session is driven and finished; notifications are seen
+//! on a private D-Bus bus; projects open from the recent list, a path or the GTK folder dialog
+//! (typed into with xdotool). Screenshots of each state go to `target/desktop-e2e/` (test
 //! artifacts, not in git).
 
 mod support;
@@ -115,16 +118,22 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The app on `p` under its own Xvfb, driven through tauri-driver. Keep the returned guards
 /// alive for the test.
-fn launch(p: &Project) -> (Session, Running, Running) {
+/// The X server of one launch, with its display name.
+struct Display {
+    name: String,
+    _server: Running,
+}
+
+fn launch(p: &Project) -> (Session, Running, Display) {
     launch_with_env(p, &[])
 }
 
 /// Launches the app on `p` with extra environment variables (tauri-driver passes its own on).
-fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Running) {
+fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Display) {
     launch_app(&[p.path().to_str().unwrap()], env)
 }
 
-fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Running) {
+fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Display) {
     let (display, xvfb) = xvfb();
     let port = free_port();
     let driver = Running(
@@ -153,7 +162,14 @@ fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Running
             "args": args,
         }}}),
     );
-    (session, driver, xvfb)
+    (
+        session,
+        driver,
+        Display {
+            name: display,
+            _server: xvfb,
+        },
+    )
 }
 
 /// Where screenshots go: test artifacts, not in git.
@@ -765,5 +781,75 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
         .collect();
     assert_eq!(offered.len(), 58, "{offered:?}");
     assert!(!offered.contains(&"task-2") && !offered.contains(&"task-3"));
+    session.close();
+}
+
+/// Runs xdotool on `display`; its output.
+fn xdotool(display: &Display, args: &[&str]) -> String {
+    let out = Command::new("xdotool")
+        .args(args)
+        .env("DISPLAY", &display.name)
+        .output()
+        .expect("xdotool is missing: run ./scripts/test.sh, which installs it");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_folder_dialog_opens_the_chosen_project() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let known = Project::init();
+    let config = tempfile::tempdir().unwrap();
+    let nowhere = tempfile::tempdir().unwrap();
+    let (session, _driver, display) = launch_app(
+        &[],
+        &[
+            ("BATON_DESKTOP_CONFIG", config.path().to_str().unwrap()),
+            ("BATON_DIR", nowhere.path().to_str().unwrap()),
+        ],
+    );
+    // The desktop's own folder chooser (GTK): type the folder's path (typing a path opens
+    // its location field) and press Enter, as a user would. Keys sent while the dialog is
+    // still settling can be lost; then the dialog is cancelled and opened again.
+    let folder = format!("{}/", known.path().display());
+    let dialog = || {
+        xdotool(
+            &display,
+            &["search", "--onlyvisible", "--name", "Open a project folder"],
+        )
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+    };
+    let mut opened = false;
+    for _attempt in 0..3 {
+        session.click(&session.find("[data-testid=choose-folder]"));
+        let mut window = String::new();
+        session.wait_for("the folder dialog", |_| {
+            window = dialog();
+            !window.is_empty()
+        });
+        xdotool(&display, &["windowfocus", "--sync", &window]);
+        xdotool(&display, &["type", "--delay", "20", &folder]);
+        xdotool(&display, &["key", "Return"]);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline && !opened {
+            opened = session.find_now("[data-testid=goal]").is_some();
+            if !opened && !dialog().is_empty() {
+                // Enter on a folder's path may first go into it; Enter again chooses it.
+                xdotool(&display, &["key", "Return"]);
+            }
+            std::thread::sleep(Duration::from_millis(100)); // retry until the deadline
+        }
+        if opened {
+            break;
+        }
+        if !dialog().is_empty() {
+            xdotool(&display, &["key", "Escape"]);
+            session.wait_for("the dialog to close", |_| dialog().is_empty());
+        }
+    }
+    assert!(opened, "the folder dialog never chose {folder}");
+    assert_eq!(session.text("[data-testid=goal]"), "Test goal");
     session.close();
 }
