@@ -114,23 +114,32 @@ fn project_with(n: usize) -> tempfile::TempDir {
     dir
 }
 
+/// Starts the app with its timing reports on; the app, and its stderr by lines.
+fn start_app(
+    app: &Path,
+    display: &str,
+    project: &Path,
+) -> (Killed, std::io::Lines<BufReader<std::process::ChildStderr>>) {
+    let mut child = Command::new(app)
+        .arg(project)
+        .env("DISPLAY", display)
+        .env("BATON_DESKTOP_TIMING", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    (Killed(child), stderr)
+}
+
 /// Five starts: time to the first board paint, and PSS (kB) 3 s later.
 fn measure(app: &Path, display: &str, project: &Path) -> (Vec<Duration>, Vec<u64>) {
     let mut paints = Vec::new();
     let mut pss = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();
-        let mut child = Command::new(app)
-            .arg(project)
-            .env("DISPLAY", display)
-            .env("BATON_DESKTOP_TIMING", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let app_process = Killed(child);
-        for line in stderr.lines() {
+        let (app_process, stderr) = start_app(app, display, project);
+        for line in stderr {
             let line = line.unwrap();
             if line.contains("first board paint") {
                 paints.push(started.elapsed());
@@ -156,16 +165,7 @@ fn unix_micros() -> u128 {
 /// From a worker's command to the board redrawn with its change, 30 times.
 fn change_to_board(app: &Path, display: &str, project: &Path) -> Vec<Duration> {
     let baton = PathBuf::from(env!("CARGO_BIN_EXE_baton"));
-    let mut child = Command::new(app)
-        .arg(project)
-        .env("DISPLAY", display)
-        .env("BATON_DESKTOP_TIMING", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let _app = Killed(child);
+    let (_app, mut stderr) = start_app(app, display, project);
     let mut next = |marker: &str| loop {
         let line = stderr.next().expect("the app stopped").unwrap();
         if line.contains(marker) {

@@ -129,7 +129,10 @@ impl Session {
             if let Some(id) = self.find_now(css) {
                 return id;
             }
-            assert!(Instant::now() < deadline, "no element matches {css}");
+            if Instant::now() >= deadline {
+                let _ = self.screenshot_to_target(&format!("find {css}"));
+                panic!("no element matches {css}");
+            }
             std::thread::sleep(Duration::from_millis(50)); // retry until the deadline
         }
     }
@@ -240,13 +243,7 @@ impl Session {
             json!({"type": "pointerDown", "button": 0}),
             json!({"type": "pointerUp", "button": 0}),
         ];
-        self.call(
-            "POST",
-            "/actions",
-            Some(json!({"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": actions}]})),
-        )
-        .unwrap();
-        let _ = self.call("DELETE", "/actions", None);
+        self.perform(json!({"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": actions}));
     }
 
     /// Presses keys one after another, as a keyboard user does: WebDriver key values, e.g.
@@ -258,13 +255,7 @@ impl Session {
             actions.push(json!({"type": "keyUp", "value": key}));
             actions.push(json!({"type": "pause", "duration": 30}));
         }
-        self.call(
-            "POST",
-            "/actions",
-            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
-        )
-        .unwrap();
-        let _ = self.call("DELETE", "/actions", None);
+        self.perform(json!({"type": "key", "id": "keyboard", "actions": actions}));
     }
 
     /// Drags the element matching `from` onto the one matching `to` with the mouse, in small
@@ -282,18 +273,23 @@ impl Session {
             actions.push(json!({"type": "pointerMove", "duration": 30, "x": x, "y": y}));
         }
         actions.push(json!({"type": "pointerUp", "button": 0}));
-        self.call(
-            "POST",
-            "/actions",
-            Some(json!({"actions": [{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": actions}]})),
-        )
-        .unwrap();
+        self.perform(json!({"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": actions}));
+    }
+
+    /// Performs one input source's actions, then releases everything it holds.
+    fn perform(&self, source: Value) {
+        self.call("POST", "/actions", Some(json!({ "actions": [source] })))
+            .unwrap();
         let _ = self.call("DELETE", "/actions", None);
     }
 
     fn screenshot_to_target(&self, what: &str) -> Option<()> {
         let dir = super::baton_bin().parent()?.parent()?.join("desktop-e2e");
-        self.screenshot(&dir.join(format!("failed-{}.png", what.replace(' ', "-"))));
+        let name: String = what
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.screenshot(&dir.join(format!("failed-{name}.png")));
         Some(())
     }
 
