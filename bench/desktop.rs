@@ -15,6 +15,8 @@
 
 #[path = "stats.rs"]
 mod stats;
+#[path = "../tests/support/xvfb.rs"]
+mod xvfb;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -23,42 +25,13 @@ use std::time::{Duration, Instant};
 
 use stats::{ms, percentile};
 
+/// A process stopped when the benchmark ends.
 struct Killed(Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        xvfb::stop_gently(&mut self.0);
     }
-}
-
-fn xvfb() -> (String, Killed) {
-    for n in 200..300 {
-        let lock = format!("/tmp/.X{n}-lock");
-        if let Ok(pid) = std::fs::read_to_string(&lock) {
-            // A server killed without its clean-up leaves its lock behind; reuse the number.
-            let holder = pid.trim();
-            if holder.is_empty() || Path::new(&format!("/proc/{holder}")).exists() {
-                continue;
-            }
-            let _ = std::fs::remove_file(&lock);
-            let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{n}"));
-        }
-        let display = format!(":{n}");
-        let child = Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1440x900x24", "-nolisten", "tcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb (apt install xvfb)");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
-            assert!(Instant::now() < deadline, "Xvfb did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        return (display, Killed(child));
-    }
-    panic!("no free display");
 }
 
 /// PSS in kB of `pid` and all its descendants.
@@ -207,7 +180,8 @@ fn main() {
         "{} is missing: cargo build --release -p baton-desktop",
         app.display()
     );
-    let (display, _xvfb) = xvfb();
+    let xvfb = xvfb::Xvfb::start(200..300, Duration::from_secs(20));
+    let display = xvfb.display.clone();
     // The same app on an empty project, in the same run: what the window itself costs.
     for tasks in [0, 1000] {
         let project = project_with(tasks);

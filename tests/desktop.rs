@@ -15,24 +15,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::webdriver::Session;
+use support::xvfb::{Xvfb, stop_gently};
 use support::{PATIENCE, Project};
 
-/// A process killed when the test ends, however it ends.
+/// A process stopped when the test ends, however it ends.
 struct Running(Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
-        // SIGTERM first, so Xvfb removes its lock file; SIGKILL if it is still there.
-        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10)); // retry until the deadline
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        stop_gently(&mut self.0);
     }
 }
 
@@ -52,38 +43,6 @@ fn tauri_driver() -> PathBuf {
         return home;
     }
     PathBuf::from("tauri-driver")
-}
-
-/// Starts Xvfb on a free display number; returns it with the server.
-fn xvfb() -> (String, Running) {
-    for n in 90..190 {
-        let lock = format!("/tmp/.X{n}-lock");
-        if let Ok(pid) = std::fs::read_to_string(&lock) {
-            // A server killed without its clean-up leaves its lock behind; reuse the number.
-            let holder = pid.trim();
-            if holder.is_empty() || std::path::Path::new(&format!("/proc/{holder}")).exists() {
-                continue;
-            }
-            let _ = std::fs::remove_file(&lock);
-            let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{n}"));
-        }
-        let display = format!(":{n}");
-        let child = Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1440x900x24", "-nolisten", "tcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb is missing: run ./scripts/test.sh, which installs xvfb");
-        let server = Running(child);
-        // Ready when its socket exists (retry until the deadline).
-        let deadline = Instant::now() + PATIENCE;
-        while !std::path::Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() {
-            assert!(Instant::now() < deadline, "Xvfb {display} did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        return (display, server);
-    }
-    panic!("no free X display between :90 and :189");
 }
 
 fn free_port() -> u16 {
@@ -118,23 +77,18 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The app on `p` under its own Xvfb, driven through tauri-driver. Keep the returned guards
 /// alive for the test.
-/// The X server of one launch, with its display name.
-struct Display {
-    name: String,
-    _server: Running,
-}
-
-fn launch(p: &Project) -> (Session, Running, Display) {
+fn launch(p: &Project) -> (Session, Running, Xvfb) {
     launch_with_env(p, &[])
 }
 
 /// Launches the app on `p` with extra environment variables (tauri-driver passes its own on).
-fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Display) {
+fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Xvfb) {
     launch_app(&[p.path().to_str().unwrap()], env)
 }
 
-fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Display) {
-    let (display, xvfb) = xvfb();
+fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Xvfb) {
+    let xvfb = Xvfb::start(90..190, PATIENCE);
+    let display = xvfb.display.clone();
     let port = free_port();
     let driver = Running(
         Command::new(tauri_driver())
@@ -162,14 +116,7 @@ fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Display
             "args": args,
         }}}),
     );
-    (
-        session,
-        driver,
-        Display {
-            name: display,
-            _server: xvfb,
-        },
-    )
+    (session, driver, xvfb)
 }
 
 /// Where screenshots go: test artifacts, not in git.
@@ -785,10 +732,10 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
 }
 
 /// Runs xdotool on `display`; its output.
-fn xdotool(display: &Display, args: &[&str]) -> String {
+fn xdotool(xvfb: &Xvfb, args: &[&str]) -> String {
     let out = Command::new("xdotool")
         .args(args)
-        .env("DISPLAY", &display.name)
+        .env("DISPLAY", &xvfb.display)
         .output()
         .expect("xdotool is missing: run ./scripts/test.sh, which installs it");
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -266,3 +266,4 @@ impl Project {
 }
 pub mod mcp;
 pub mod webdriver;
+pub mod xvfb;

@@ -149,30 +149,20 @@ impl Session {
 
     /// The element that has the focus.
     pub fn active(&self) -> Option<String> {
-        let found = self.call("GET", "/element/active", None).ok()?;
-        found
-            .as_object()?
-            .values()
-            .next()?
-            .as_str()
-            .map(str::to_string)
+        element_id(&self.call("GET", "/element/active", None).ok()?)
     }
 
     /// The element matching a CSS selector if there is one now (no waiting).
     pub fn find_now(&self, css: &str) -> Option<String> {
-        let found = self
-            .call(
-                "POST",
-                "/element",
-                Some(json!({"using": "css selector", "value": css})),
-            )
-            .ok()?;
-        found
-            .as_object()?
-            .values()
-            .next()?
-            .as_str()
-            .map(str::to_string)
+        element_id(
+            &self
+                .call(
+                    "POST",
+                    "/element",
+                    Some(json!({"using": "css selector", "value": css})),
+                )
+                .ok()?,
+        )
     }
 
     /// Clicks an element; one that went away meanwhile is not an error.
@@ -316,6 +306,16 @@ impl Session {
     pub fn close(self) {
         let _ = self.call("DELETE", "", None);
     }
+}
+
+/// The id in a WebDriver element reference (`{"element-6066-…": "ID"}`).
+fn element_id(reference: &Value) -> Option<String> {
+    reference
+        .as_object()?
+        .values()
+        .next()?
+        .as_str()
+        .map(str::to_string)
 }
 
 fn base64_decode(text: &str) -> Vec<u8> {
