@@ -676,6 +676,9 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
 
     // Editing a task: every field, a dependency chosen from the others.
     session.click(&session.find("[data-testid=card-task-2]"));
+    session.wait_for("task-2's panel", |s| {
+        s.text("[data-testid=side-panel] nav button:nth-child(3)") == "task-2"
+    });
     session.click(&session.find("[data-testid=side-panel] nav button:nth-child(3)"));
     session.click(&session.find("[data-testid=edit-task-open]"));
     let form = "[data-testid=edit-task]";
@@ -714,6 +717,9 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
 
     // Editing task-3, which task-2 now depends on, offers neither itself nor task-2.
     session.click(&session.find("[data-testid=card-task-3]"));
+    session.wait_for("task-3's panel", |s| {
+        s.text("[data-testid=side-panel] nav button:nth-child(3)") == "task-3"
+    });
     session.click(&session.find("[data-testid=side-panel] nav button:nth-child(3)"));
     session.click(&session.find("[data-testid=edit-task-open]"));
     session.find(form);
