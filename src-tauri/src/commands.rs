@@ -348,11 +348,13 @@ pub fn browser_session(
 }
 
 /// `baton browser list`: every browser in the project's registry (the MCP proxies' too).
+/// Off the main thread: whether each one is alive is asked of its DevTools endpoint.
 #[tauri::command]
-pub fn browser_list(
+pub async fn browser_list(
     session: State<'_, Session>,
 ) -> Result<Vec<baton_live::browser::ListedBrowser>> {
-    Ok(baton_live::browser::list(project(&session)?.layout())?)
+    let project = project(&session)?;
+    off_main_thread(move || Ok(baton_live::browser::list(project.layout())?)).await
 }
 
 impl From<baton_browser::BrowserControlError> for CommandError {

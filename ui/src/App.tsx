@@ -106,8 +106,8 @@ export function App() {
           {error} <button onClick={() => setError(null)}>dismiss</button>
         </p>
       )}
-      {report && <BrowserSession version={version} onError={showError} />}
-      {report && view === "graph" && <HandoffGraphView version={version} onError={showError} />}
+      {report && <BrowserSession onError={showError} />}
+      {report && view === "graph" && <HandoffGraphView onError={showError} />}
       {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
       {report && view === "board" && (
         <div className="workspace">

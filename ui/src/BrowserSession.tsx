@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useState } from "react";
 import { api, errorMessage, onStartSession, type BrowserRecord } from "./api";
+import { useChangeCount } from "./changes";
 import type { ListedBrowser, PageState, Screenshot } from "./types";
 
 /** Manual UI-test session: a visible browser on a registered CDP port; finishing it (or
  * closing the browser window) writes the run's `ui-test-done` signal. The controls (open a
  * URL, reload, screenshot) work on any open browser in the registry, the session's by default. */
-export function BrowserSession({ version, onError }: { version: number; onError: (m: string) => void }) {
+export function BrowserSession({ onError }: { onError: (m: string) => void }) {
   const [url, setUrl] = useState("http://127.0.0.1:3000/");
   const [browser, setBrowser] = useState<BrowserRecord | null>(null);
   const [open, setOpen] = useState<ListedBrowser[]>([]);
@@ -18,9 +19,10 @@ export function BrowserSession({ version, onError }: { version: number; onError:
     );
   }, [onError]);
 
-  // Re-read on every change: a closed browser window ends the session from the backend, and
-  // agents' proxies add and remove browsers in the registry.
-  useEffect(reload, [version, reload]);
+  // Re-read when the registry changes: a closed browser window ends the session from the
+  // backend, and agents' proxies add and remove browsers.
+  const browsersChanged = useChangeCount("browser_added", "browser_removed");
+  useEffect(reload, [browsersChanged, reload]);
 
   const start = useCallback(() => {
     api.browserSessionStart(url).then(reload, (e: unknown) => onError(errorMessage(e)));
@@ -67,23 +69,13 @@ export function BrowserSession({ version, onError }: { version: number; onError:
           ))}
         </span>
       </div>
-      {open.length > 0 && <BrowserControls browsers={open} preferred={browser?.port ?? null} version={version} onError={onError} />}
+      {open.length > 0 && <BrowserControls browsers={open} preferred={browser?.port ?? null} onError={onError} />}
     </section>
   );
 }
 
 /** Open a URL, reload, screenshot (saved in .coordination/screenshots/ and shown here). */
-function BrowserControls({
-  browsers,
-  preferred,
-  version,
-  onError,
-}: {
-  browsers: ListedBrowser[];
-  preferred: number | null;
-  version: number;
-  onError: (m: string) => void;
-}) {
+function BrowserControls({ browsers, preferred, onError }: { browsers: ListedBrowser[]; preferred: number | null; onError: (m: string) => void }) {
   const [chosen, setChosen] = useState<number | null>(null);
   const port = browsers.some((b) => b.port === chosen) ? chosen : (preferred ?? browsers[0]?.port ?? null);
   const [target, setTarget] = useState("");
@@ -91,12 +83,11 @@ function BrowserControls({
   const [shot, setShot] = useState<Screenshot | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
 
-  // The page's title and URL, read again whenever the project changes (a session started or
-  // ended, an agent's browser came or went).
+  // The page's title and URL when a browser is chosen; the controls update them after each use.
   useEffect(() => {
     if (port === null) return;
     api.browserShow(port).then(setPage, () => setPage(null));
-  }, [port, version]);
+  }, [port]);
 
   if (port === null) return null;
   const act = <T,>(what: string, call: Promise<T>, then: (value: T) => void) => {

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState, type KeyboardEvent } from "react";
 import { api, errorMessage } from "./api";
+import { useChangeCount } from "./changes";
 import { edgeTitle, layoutGraph, nodeDetail, type PlacedNode } from "./graph";
 import type { GraphEdge, GraphNode, HandoffGraph } from "./types";
 
@@ -13,15 +14,18 @@ function activate(event: KeyboardEvent, select: () => void) {
   }
 }
 
-/** Agents, invocations and handoffs as a left-to-right graph; re-read on every change, so new
- *  handoffs appear as agents record them. Selecting an edge shows what was handed on. */
-export function HandoffGraphView({ version, onError }: { version: number; onError: (m: string) => void }) {
+/** Agents, invocations and handoffs as a left-to-right graph; re-read whenever the
+ *  orchestration state changes, so new handoffs appear as agents record them. Selecting an
+ *  edge shows what was handed on. */
+export function HandoffGraphView({ onError }: { onError: (m: string) => void }) {
   const [graph, setGraph] = useState<HandoffGraph | null>(null);
   const [selection, setSelection] = useState<Selection>(null);
+  // Invocations, handoffs and runs live in orchestration/state.json.
+  const changed = useChangeCount("orchestration_changed");
 
   useEffect(() => {
     api.handoffGraph().then(setGraph, (e: unknown) => onError(errorMessage(e)));
-  }, [version, onError]);
+  }, [changed, onError]);
 
   const layout = useMemo(() => (graph ? layoutGraph(graph) : null), [graph]);
   if (!graph || !layout) return <section className="graph" data-testid="handoff-graph" />;

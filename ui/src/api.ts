@@ -78,9 +78,15 @@ export const api = {
   logs: (agent: string | null, lines: number) => invoke<LogLine[]>("logs", { agent, lines }),
 };
 
-/** Calls `onChange` whenever something changes in `.coordination/`. */
-export function onChange(onChange: () => void): Promise<UnlistenFn> {
-  return listen("baton-change", () => onChange());
+/** A change-feed event as the backend sends it (`baton-live`'s `ChangeEvent`): its kind is
+ *  `event` (`tasks_changed`, `orchestration_changed`, `browser_added`, …). */
+export interface ChangeEvent {
+  event: string;
+}
+
+/** Calls `onChange` with every change in `.coordination/`. */
+export function onChange(onChange: (change: ChangeEvent) => void): Promise<UnlistenFn> {
+  return listen<ChangeEvent>("baton-change", (e) => onChange(e.payload));
 }
 
 /** Calls `onStart` when the tray's "Start manual session" is chosen. */
