@@ -328,15 +328,20 @@ pub async fn browser_session_start(
     .await
 }
 
-/// Finishes the manual session: writes the signal, stops the browser.
+/// Finishes the manual session: writes the signal, stops the browser (which may take a few
+/// seconds to end, so off the main thread).
 #[tauri::command]
-pub fn browser_session_finish(
+pub async fn browser_session_finish(
     sessions: State<'_, crate::browser_session::BrowserSessions>,
 ) -> Result<()> {
-    sessions.finish().map_err(|message| CommandError {
-        kind: "browser",
-        message,
+    let sessions = sessions.inner().clone();
+    off_main_thread(move || {
+        sessions.finish().map_err(|message| CommandError {
+            kind: "browser",
+            message,
+        })
     })
+    .await
 }
 
 /// The manual session's browser, if one runs.

@@ -94,11 +94,17 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
                     let _ = app.emit(START_SESSION_EVENT, ());
                 }
                 "finish-session" => {
-                    let sessions = app.state::<crate::browser_session::BrowserSessions>();
-                    if let Err(e) = sessions.finish() {
-                        eprintln!("baton-desktop: {e}");
-                    }
-                    refresh_browsers(app);
+                    // Stopping the browser can take seconds: not on the main thread. The menu
+                    // follows from the change feed once the browser leaves the registry.
+                    let sessions = app
+                        .state::<crate::browser_session::BrowserSessions>()
+                        .inner()
+                        .clone();
+                    std::thread::spawn(move || {
+                        if let Err(e) = sessions.finish() {
+                            eprintln!("baton-desktop: {e}");
+                        }
+                    });
                 }
                 "quit" => app.exit(0),
                 _ => {}
