@@ -36,8 +36,16 @@ fn text_arg(cwd: &Path, value: &str) -> Result<String, CliError> {
     }
 }
 
+/// The orchestrator for the user's own commands: steering files and artifacts may be anywhere
+/// the user names (the MCP server's agents get the project only).
+fn orchestrator(project: &Project) -> Result<Orchestrator, CliError> {
+    Ok(Orchestrator::open(project)?.with_confinement(baton_store::Confinement::anywhere(
+        project.layout().project_dir(),
+    )))
+}
+
 pub fn agents(project: &Project, command: AgentsCommand, json: bool) -> Result<u8, CliError> {
-    let orchestrator = Orchestrator::open(project)?;
+    let orchestrator = orchestrator(project)?;
     let registry = orchestrator.registry();
     match command {
         AgentsCommand::List => {
@@ -79,7 +87,7 @@ pub fn invoke(
     command: InvokeCommand,
     json: bool,
 ) -> Result<u8, CliError> {
-    let orchestrator = Orchestrator::open(project)?;
+    let orchestrator = orchestrator(project)?;
     match command {
         InvokeCommand::Start {
             agent,
@@ -149,7 +157,7 @@ pub fn invoke(
 }
 
 pub fn handoff(project: &Project, command: HandoffCommand, json: bool) -> Result<u8, CliError> {
-    let orchestrator = Orchestrator::open(project)?;
+    let orchestrator = orchestrator(project)?;
     let cwd = std::env::current_dir().map_err(|e| baton_store::StoreError::io(".", e))?;
     match command {
         HandoffCommand::Track {
@@ -224,7 +232,7 @@ pub fn parallel(
     command: ParallelCommand,
     json: bool,
 ) -> Result<u8, CliError> {
-    let orchestrator = Orchestrator::open(project)?;
+    let orchestrator = orchestrator(project)?;
     match command {
         ParallelCommand::Start {
             agents,
@@ -267,7 +275,7 @@ pub fn parallel(
 }
 
 pub fn route(project: &Project, task: &str, json: bool) -> Result<u8, CliError> {
-    let recommendation = Orchestrator::open(project)?.get_routing_recommendation(task)?;
+    let recommendation = orchestrator(project)?.get_routing_recommendation(task)?;
     emit(json, &recommendation, || {
         format!(
             "Workflow: {} ({}% confidence)\nAgents:   {}\nWhy:      {}",

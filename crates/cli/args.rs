@@ -108,6 +108,11 @@ pub enum Command {
     Parallel(ParallelCommand),
     /// Serve Baton to coding agents over MCP (stdio): task, signal and orchestration tools,
     /// the board and agents:// resources. stdout carries only the protocol.
+    ///
+    /// An agent is not the user: every path a tool call names (signal files, steering files,
+    /// artifacts) must resolve, symlinks followed, inside the project folder, and signal tools
+    /// never overwrite or remove a file that is not a signal. --allow-path widens the first
+    /// rule; so does "allow_paths" in .coordination/mcp/config.json.
     Mcp {
         /// Serve only the tools this agent's definition allows (its `tools` list).
         #[arg(long, value_name = "AGENT")]
@@ -115,6 +120,9 @@ pub enum Command {
         /// Log to .coordination/mcp/mcp.log only, not to stderr.
         #[arg(short, long)]
         quiet: bool,
+        /// Also let tool calls name paths inside DIR (repeatable). Default: the project only.
+        #[arg(long, value_name = "DIR")]
+        allow_path: Vec<PathBuf>,
         /// Proxy a child MCP server (default: Playwright MCP attached to Baton's browser).
         #[arg(long)]
         proxy: bool,

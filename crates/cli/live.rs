@@ -80,7 +80,12 @@ pub fn signal_command(
             agent,
         } => {
             let target = target(project, cwd, name.as_deref(), &place)?;
-            let signal = project.write_signal(&target, agent.as_deref(), note.as_deref())?;
+            let signal = project.write_signal(
+                &target,
+                agent.as_deref(),
+                note.as_deref(),
+                place.foreign(),
+            )?;
             emit(json, &signal, || format!("Wrote {}", target.label()));
         }
         SignalCommand::Clear {
@@ -99,7 +104,7 @@ pub fn signal_command(
                 );
             } else {
                 let target = target(project, cwd, name.as_deref(), &place)?;
-                let removed = project.clear_signal(&target, agent.as_deref())?;
+                let removed = project.clear_signal(&target, agent.as_deref(), place.foreign())?;
                 emit(
                     json,
                     &serde_json::json!({"signal": target.label(), "removed": removed}),

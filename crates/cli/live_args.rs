@@ -29,6 +29,21 @@ pub struct SignalPlace {
     /// (e.g. .claude/sprint/3/.ui-test-done).
     #[arg(long, value_name = "FILE", conflicts_with = "run")]
     pub path: Option<PathBuf>,
+    /// Overwrite or remove the file at --path even when it is not a signal (a file holding
+    /// `done` or Baton's signal JSON). Without it, Baton refuses and changes nothing.
+    #[arg(long, requires = "path")]
+    pub force: bool,
+}
+
+impl SignalPlace {
+    /// What to do with a file at the place that is not a signal.
+    pub fn foreign(&self) -> baton_store::ForeignFile {
+        if self.force {
+            baton_store::ForeignFile::Replace
+        } else {
+            baton_store::ForeignFile::Keep
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

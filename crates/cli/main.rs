@@ -192,8 +192,10 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             headed,
             http,
             token,
+            allow_path,
         } => {
             let options = baton_mcp::McpOptions {
+                allow_paths: allow_path.iter().map(|dir| cwd.join(dir)).collect(),
                 agent,
                 quiet,
                 proxy,

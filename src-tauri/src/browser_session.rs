@@ -29,7 +29,12 @@ struct Active {
 /// Writes the session's signal, saying why.
 fn finish_signal(project: &Project, signal: &SignalTarget, why: &str) -> baton_store::Result<()> {
     project
-        .write_signal(signal, Some("leader"), Some(why))
+        .write_signal(
+            signal,
+            Some("leader"),
+            Some(why),
+            baton_store::ForeignFile::Keep,
+        )
         .map(drop)
 }
 
@@ -52,7 +57,7 @@ impl BrowserSessions {
         let run = project.resolve_run(None).map_err(|e| e.to_string())?;
         let target = SignalTarget::named(run, signal).map_err(|e| e.to_string())?;
         project
-            .clear_signal(&target, Some("leader"))
+            .clear_signal(&target, Some("leader"), baton_store::ForeignFile::Keep)
             .map_err(|e| e.to_string())?;
         let port = baton_live::browser::free_port().map_err(|e| e.to_string())?;
         let mut options = LaunchOptions::new(port, "baton-desktop (manual session)");

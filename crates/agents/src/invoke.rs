@@ -89,17 +89,17 @@ pub fn enrich_prompt(
     prompt
 }
 
-fn read_steering(project_dir: &Path, path: &str) -> Result<String> {
-    let full = project_dir.join(path);
+/// Reads the steering file at `full` (already resolved inside the confinement).
+fn read_steering(full: &Path) -> Result<String> {
     let fail = |message: String| AgentError::Steering {
-        path: full.clone(),
+        path: full.to_path_buf(),
         message,
     };
-    let meta = std::fs::metadata(&full).map_err(|e| fail(e.to_string()))?;
+    let meta = std::fs::metadata(full).map_err(|e| fail(e.to_string()))?;
     if meta.len() > MAX_STEERING_FILE {
         return Err(fail(format!("it is larger than {MAX_STEERING_FILE} bytes")));
     }
-    let bytes = std::fs::read(&full).map_err(|e| fail(e.to_string()))?;
+    let bytes = std::fs::read(full).map_err(|e| fail(e.to_string()))?;
     String::from_utf8(bytes).map_err(|_| fail("it is not UTF-8 text".into()))
 }
 
@@ -130,15 +130,15 @@ impl Orchestrator {
             }
             None => agent.model.clone(),
         };
+        self.confinement
+            .resolve_all("artifacts", &request.context.artifacts)?;
         let steering = request
             .context
             .steering
             .iter()
             .map(|path| {
-                Ok((
-                    path.clone(),
-                    read_steering(self.layout.project_dir(), path)?,
-                ))
+                let full = self.confinement.resolve("steering", path)?;
+                Ok((path.clone(), read_steering(&full)?))
             })
             .collect::<Result<Vec<_>>>()?;
         let prompt = enrich_prompt(

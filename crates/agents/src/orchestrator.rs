@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use baton_store::{Layout, Project};
+use baton_store::{Confinement, Layout, Project};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AgentError, Result};
@@ -27,6 +27,9 @@ pub struct Config {
 pub struct Orchestrator {
     pub(crate) layout: Layout,
     pub(crate) registry: Registry,
+    /// Where steering files and artifacts named in a request may be (the project, unless the
+    /// caller is the user or the user widened it).
+    pub(crate) confinement: Confinement,
 }
 
 impl Orchestrator {
@@ -35,7 +38,19 @@ impl Orchestrator {
         let layout = project.layout().clone();
         let config = Self::config(&layout)?;
         let registry = Registry::load(layout.project_dir(), &config.agent_dirs);
-        Ok(Orchestrator { layout, registry })
+        let confinement = Confinement::project(layout.project_dir())?;
+        Ok(Orchestrator {
+            layout,
+            registry,
+            confinement,
+        })
+    }
+
+    /// The same orchestrator with paths in requests checked against `confinement` instead of
+    /// the project folder ([`Confinement::anywhere`] for the user's own commands).
+    pub fn with_confinement(mut self, confinement: Confinement) -> Orchestrator {
+        self.confinement = confinement;
+        self
     }
 
     fn config(layout: &Layout) -> Result<Config> {

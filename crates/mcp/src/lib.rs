@@ -9,6 +9,7 @@
 
 pub mod args;
 pub mod browser_manager;
+pub mod config;
 pub mod filter;
 pub mod framing;
 pub mod http;
@@ -43,6 +44,8 @@ pub struct McpOptions {
     pub http: Option<String>,
     /// The bearer token for HTTP (default: random).
     pub token: Option<String>,
+    /// Folders beyond the project that tool calls may name (`--allow-path`).
+    pub allow_paths: Vec<std::path::PathBuf>,
 }
 
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
@@ -74,6 +77,7 @@ pub fn serve(project: Project, options: McpOptions) -> Result<(), String> {
 /// the children started (so the first `tools/list` already has their tools).
 async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, String> {
     let log = Log::new(project.layout(), options.quiet);
+    let confinement = config::confinement(&project, &options.allow_paths)?;
     let filter = match &options.agent {
         Some(agent) => {
             let orchestrator =
@@ -114,8 +118,18 @@ async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, St
     } else {
         None
     };
+    log.line(&format!(
+        "tool calls may name paths inside {}",
+        confinement
+            .roots()
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     let server = BatonServer::new(
         project,
+        confinement,
         filter,
         log.clone(),
         browser,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use baton_live::feed::ChangeFeed;
-use baton_store::Project;
+use baton_store::{Confinement, Project};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
     Implementation, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -52,6 +52,8 @@ struct Session {
 
 struct Inner {
     project: Project,
+    /// Where paths named in tool calls may lead (the project, widened by `--allow-path`).
+    confinement: Confinement,
     filter: ToolFilter,
     log: Log,
     browser: Arc<BrowserManager>,
@@ -70,6 +72,7 @@ impl BatonServer {
     /// child servers, whose calls launch the browser first when `lazy_browser`.
     pub fn new(
         project: Project,
+        confinement: Confinement,
         filter: ToolFilter,
         log: Log,
         browser: Arc<BrowserManager>,
@@ -79,6 +82,7 @@ impl BatonServer {
         BatonServer {
             inner: Arc::new(Inner {
                 project,
+                confinement,
                 filter,
                 log,
                 browser,
@@ -196,7 +200,6 @@ impl BatonServer {
         arguments: JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let project = self.inner.project.clone();
         let started = Instant::now();
         let outcome = if name == "signal_wait" {
             self.signal_wait(arguments, context).await?
@@ -204,7 +207,14 @@ impl BatonServer {
             self.coordinator(&name, &arguments).await
         } else {
             let tool = name.clone();
-            tokio::task::spawn_blocking(move || tools::call(&project, &tool, &arguments))
+            let inner = self.inner.clone();
+            tokio::task::spawn_blocking(move || {
+                let scope = tools::Scope {
+                    project: &inner.project,
+                    confinement: &inner.confinement,
+                };
+                tools::call(&scope, &tool, &arguments)
+            })
                 .await
                 .map_err(|e| McpError::internal_error(format!("tool {name} panicked: {e}"), None))?
         };
@@ -224,7 +234,11 @@ impl BatonServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<Result<Value, ToolError>, McpError> {
         let project = self.inner.project.clone();
-        let wait = match tools::signal_wait_request(&project, &arguments) {
+        let scope = tools::Scope {
+            project: &project,
+            confinement: &self.inner.confinement,
+        };
+        let wait = match tools::signal_wait_request(&scope, &arguments) {
             Ok(wait) => wait,
             Err(e) => return Ok(Err(e)),
         };

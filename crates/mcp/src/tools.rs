@@ -2,7 +2,6 @@
 //! library functions the CLI uses. A tool returns a JSON object (the structured content) or a
 //! [`ToolError`] that the client shows to the agent; protocol errors are for the server.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use baton_agents::Orchestrator;
@@ -11,7 +10,7 @@ use baton_agents::invoke::InvokeRequest;
 use baton_agents::parallel::ParallelRequest;
 use baton_live::wait::{Quorum, SignalWait};
 use baton_store::lifecycle::{Completion, NewTask};
-use baton_store::{Project, SignalTarget};
+use baton_store::{Confinement, ForeignFile, Project, SignalTarget};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -280,23 +279,21 @@ fn to_object(value: impl serde::Serialize, key: &str) -> Value {
     }
 }
 
-fn relative(project: &Project, path: &str) -> PathBuf {
-    let path = Path::new(path);
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        project.layout().project_dir().join(path)
-    }
+/// Where a tool call may act: the project, and the paths its agent may name.
+pub struct Scope<'a> {
+    pub project: &'a Project,
+    pub confinement: &'a Confinement,
 }
 
 fn signal_target(
-    project: &Project,
+    scope: &Scope,
     name: Option<&str>,
     path: Option<&str>,
     run: Option<u32>,
 ) -> Result<SignalTarget, ToolError> {
+    let project = scope.project;
     match (name, path) {
-        (_, Some(path)) => Ok(SignalTarget::Path(relative(project, path))),
+        (_, Some(path)) => Ok(SignalTarget::Path(scope.confinement.resolve("path", path)?)),
         (Some(name), None) => Ok(SignalTarget::named(project.resolve_run(run)?, name)?),
         (None, None) => Err(ToolError::new(
             "invalid_arguments",
@@ -307,9 +304,10 @@ fn signal_target(
 
 /// The wait `signal_wait`'s arguments describe, checked.
 pub fn signal_wait_request(
-    project: &Project,
+    scope: &Scope,
     arguments: &JsonObject,
 ) -> Result<SignalWait, ToolError> {
+    let project = scope.project;
     let a: args::SignalWait = parse(arguments)?;
     let timeout = a.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
     if timeout == 0 || timeout > MAX_WAIT_SECONDS {
@@ -325,11 +323,9 @@ pub fn signal_wait_request(
             targets.push(SignalTarget::named(run, name)?);
         }
     }
-    targets.extend(
-        a.paths
-            .iter()
-            .map(|p| SignalTarget::Path(relative(project, p))),
-    );
+    for path in &a.paths {
+        targets.push(SignalTarget::Path(scope.confinement.resolve("paths", path)?));
+    }
     Ok(SignalWait {
         targets,
         quorum: if a.any { Quorum::Any } else { Quorum::All },
@@ -342,8 +338,13 @@ pub fn signal_wait_request(
 
 /// Runs one of Baton's tools (not `signal_wait`, which the server runs with progress). Blocking:
 /// call it off the async runtime.
-pub fn call(project: &Project, name: &str, arguments: &JsonObject) -> Result<Value, ToolError> {
-    let orchestrator = || Orchestrator::open(project).map_err(ToolError::from);
+pub fn call(scope: &Scope, name: &str, arguments: &JsonObject) -> Result<Value, ToolError> {
+    let project = scope.project;
+    let orchestrator = || {
+        Orchestrator::open(project)
+            .map(|o| o.with_confinement(scope.confinement.clone()))
+            .map_err(ToolError::from)
+    };
     Ok(match name {
         "task_status" => to_object(project.status()?, "status"),
         "task_list" => {
@@ -417,9 +418,14 @@ pub fn call(project: &Project, name: &str, arguments: &JsonObject) -> Result<Val
         }
         "signal_write" => {
             let a: args::SignalWrite = parse(arguments)?;
-            let target = signal_target(project, a.name.as_deref(), a.path.as_deref(), a.run)?;
+            let target = signal_target(scope, a.name.as_deref(), a.path.as_deref(), a.run)?;
             to_object(
-                project.write_signal(&target, a.agent.as_deref(), a.note.as_deref())?,
+                project.write_signal(
+                    &target,
+                    a.agent.as_deref(),
+                    a.note.as_deref(),
+                    ForeignFile::Keep,
+                )?,
                 "signal",
             )
         }
@@ -429,8 +435,9 @@ pub fn call(project: &Project, name: &str, arguments: &JsonObject) -> Result<Val
                 let run = project.resolve_run(a.run)?;
                 json!({ "run": run, "cleared": project.clear_signals(run)? })
             } else {
-                let target = signal_target(project, a.name.as_deref(), a.path.as_deref(), a.run)?;
-                json!({ "signal": target.label(), "removed": project.clear_signal(&target, None)? })
+                let target = signal_target(scope, a.name.as_deref(), a.path.as_deref(), a.run)?;
+                let removed = project.clear_signal(&target, None, ForeignFile::Keep)?;
+                json!({ "signal": target.label(), "removed": removed })
             }
         }
         "signal_list" => {

@@ -75,6 +75,33 @@ pub enum StoreError {
     #[error("no run {run}; {}", match latest { Some(n) => format!("the latest is run {n} (`baton run list`)"), None => "start one with `baton run new`".to_string() })]
     UnknownRun { run: u32, latest: Option<u32> },
 
+    #[error(
+        "{argument} {path:?} is outside the project: it resolves to {resolved} (symlinks followed), and a path given through a tool call must lie inside {}; the user can allow more with `baton mcp --allow-path DIR`",
+        roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(" or ")
+    )]
+    OutsideProject {
+        argument: String,
+        path: String,
+        resolved: PathBuf,
+        roots: Vec<PathBuf>,
+    },
+
+    #[error("invalid {argument} {path:?}: {reason}")]
+    PathRefused {
+        argument: String,
+        path: String,
+        reason: String,
+    },
+
+    #[error(
+        "{path} is not a signal (a signal file holds `done` or Baton's signal JSON), so Baton will not {action} it{hint}"
+    )]
+    NotASignal {
+        path: PathBuf,
+        action: &'static str,
+        hint: &'static str,
+    },
+
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -114,6 +141,9 @@ impl StoreError {
             StoreError::IllegalTransition { .. } => "illegal_transition",
             StoreError::NotOwner { .. } => "not_owner",
             StoreError::UnknownRun { .. } => "unknown_run",
+            StoreError::OutsideProject { .. } => "outside_project",
+            StoreError::PathRefused { .. } => "invalid_path",
+            StoreError::NotASignal { .. } => "not_a_signal",
             StoreError::Io { .. } => "io",
         }
     }

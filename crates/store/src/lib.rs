@@ -11,6 +11,7 @@
 //!
 //! Entry point: [`Project`], an opened `.coordination/` folder.
 
+pub mod confine;
 pub mod doctor;
 pub mod durable;
 pub mod error;
@@ -32,6 +33,7 @@ pub mod time;
 #[cfg(test)]
 mod testing;
 
+pub use confine::Confinement;
 pub use doctor::{DoctorReport, Finding, FindingKind};
 pub use error::{Result, StoreError};
 pub use journal::LogLine;
@@ -40,6 +42,6 @@ pub use lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask, TaskEdit};
 pub use model::{Task, TaskFile, TaskStatus};
 pub use outlook::Outlook;
 pub use project::{Aggregate, Project};
-pub use signals::{Run, Signal, SignalRecord, SignalTarget};
+pub use signals::{ForeignFile, Run, Signal, SignalRecord, SignalTarget};
 pub use status::{StatusReport, TaskView};
 pub use time::Timestamp;

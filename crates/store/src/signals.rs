@@ -23,6 +23,19 @@ use crate::time::Timestamp;
 
 /// The longest note a signal can carry, in bytes.
 pub const MAX_NOTE_BYTES: usize = 4096;
+/// A file larger than this is never a signal.
+const MAX_SIGNAL_BYTES: u64 = 64 * 1024;
+
+/// What a signal write or clear does with a file at the signal's place that is not a signal
+/// (anything but `done` or Baton's signal JSON): a path given by mistake, or on an agent's word,
+/// must not cost the user a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForeignFile {
+    /// Refuse, and change nothing (the default everywhere).
+    Keep,
+    /// Overwrite or remove it anyway (`--force`, the user's word only).
+    Replace,
+}
 
 /// One run, as `runs/runs.json` records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,6 +230,7 @@ impl Project {
         target: &SignalTarget,
         writer: Option<&str>,
         note: Option<&str>,
+        foreign: ForeignFile,
     ) -> Result<Signal> {
         if let Some(writer) = writer {
             validate_agent_id(writer)?;
@@ -225,6 +239,7 @@ impl Project {
             check_note(note)?;
         }
         let path = target.path(self);
+        check_replaceable(&path, "overwrite", foreign)?;
         let record = if writer.is_none() && note.is_none() {
             SignalRecord::parse(b"done")
         } else {
@@ -253,11 +268,17 @@ impl Project {
     }
 
     /// Removes a signal; `false` when it was not there.
-    pub fn clear_signal(&self, target: &SignalTarget, by: Option<&str>) -> Result<bool> {
+    pub fn clear_signal(
+        &self,
+        target: &SignalTarget,
+        by: Option<&str>,
+        foreign: ForeignFile,
+    ) -> Result<bool> {
         if let Some(by) = by {
             validate_agent_id(by)?;
         }
         let path = target.path(self);
+        check_replaceable(&path, "remove", foreign)?;
         let removed = match fs::remove_file(&path) {
             Ok(()) => true,
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => false,
@@ -362,6 +383,51 @@ fn signal_names(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// Refuses to `action` the file at `path` unless it is absent or a signal, or `foreign` says
+/// replace it anyway.
+fn check_replaceable(path: &Path, action: &'static str, foreign: ForeignFile) -> Result<()> {
+    if foreign == ForeignFile::Replace {
+        return Ok(());
+    }
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+            return Ok(());
+        }
+        Err(e) => return Err(StoreError::io(path, e)),
+    };
+    let refuse = || {
+        Err(StoreError::NotASignal {
+            path: path.to_path_buf(),
+            action,
+            hint: "; if it should go, the user can do it with `--force` on the command line",
+        })
+    };
+    if !meta.is_file() || meta.len() > MAX_SIGNAL_BYTES {
+        return refuse();
+    }
+    let bytes = fs::read(path).map_err(|e| StoreError::io(path, e))?;
+    if is_signal_content(&bytes) {
+        Ok(())
+    } else {
+        refuse()
+    }
+}
+
+/// A signal file holds `done` (as the source design writes it) or Baton's signal JSON.
+pub fn is_signal_content(bytes: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    let text = text.trim();
+    text == "done"
+        || (text.starts_with('{')
+            && serde_json::from_str::<serde_json::Value>(text).is_ok_and(|value| {
+                value.get("signal").is_some_and(|s| s.is_string())
+                    && serde_json::from_value::<SignalRecord>(value).is_ok()
+            }))
+}
+
 fn check_note(note: &str) -> Result<()> {
     crate::text::check_text("note", note, MAX_NOTE_BYTES, false)
 }
@@ -382,7 +448,7 @@ mod tests {
         let run = p.resolve_run(None).unwrap();
         assert_eq!(run, 1, "the first signal command starts run 1");
         let target = SignalTarget::named(run, "ui-test-done").unwrap();
-        p.write_signal(&target, None, None).unwrap();
+        p.write_signal(&target, None, None, ForeignFile::Keep).unwrap();
         let text = fs::read_to_string(target.path(&p)).unwrap();
         assert_eq!(text, "done\n");
         assert_eq!(p.signal(&target).unwrap().unwrap().record.signal, "done");
@@ -392,7 +458,7 @@ mod tests {
     fn a_signal_with_writer_and_note_is_small_json() {
         let (_dir, p) = project();
         let target = SignalTarget::named(p.resolve_run(None).unwrap(), "ready").unwrap();
-        p.write_signal(&target, Some("qa"), Some("all green"))
+        p.write_signal(&target, Some("qa"), Some("all green"), ForeignFile::Keep)
             .unwrap();
         let value: serde_json::Value =
             serde_json::from_slice(&fs::read(target.path(&p)).unwrap()).unwrap();
@@ -430,8 +496,14 @@ mod tests {
             assert!(SignalTarget::named(1, name).is_err(), "{name:?} accepted");
         }
         let target = SignalTarget::named(p.resolve_run(None).unwrap(), "x").unwrap();
-        assert!(p.write_signal(&target, None, Some("bad\u{1b}[2J")).is_err());
-        assert!(p.write_signal(&target, Some("../w"), None).is_err());
+        assert!(
+            p.write_signal(&target, None, Some("bad\u{1b}[2J"), ForeignFile::Keep)
+                .is_err()
+        );
+        assert!(
+            p.write_signal(&target, Some("../w"), None, ForeignFile::Keep)
+                .is_err()
+        );
         assert!(
             p.signal(&target).unwrap().is_none(),
             "a refusal writes nothing"
@@ -443,8 +515,13 @@ mod tests {
         let (_dir, p) = project();
         let run = p.resolve_run(None).unwrap();
         for name in ["b", "a"] {
-            p.write_signal(&SignalTarget::named(run, name).unwrap(), None, None)
-                .unwrap();
+            p.write_signal(
+                &SignalTarget::named(run, name).unwrap(),
+                None,
+                None,
+                ForeignFile::Keep,
+            )
+            .unwrap();
         }
         let names: Vec<_> = p
             .list_signals(run)
@@ -454,8 +531,8 @@ mod tests {
             .collect();
         assert_eq!(names, ["a", "b"]);
         let a = SignalTarget::named(run, "a").unwrap();
-        assert!(p.clear_signal(&a, None).unwrap());
-        assert!(!p.clear_signal(&a, None).unwrap());
+        assert!(p.clear_signal(&a, None, ForeignFile::Keep).unwrap());
+        assert!(!p.clear_signal(&a, None, ForeignFile::Keep).unwrap());
         assert_eq!(p.clear_signals(run).unwrap(), vec!["b".to_string()]);
     }
 
@@ -464,9 +541,59 @@ mod tests {
         let (dir, p) = project();
         let path = dir.path().join(".claude/sprint/3/.ui-test-done");
         let target = SignalTarget::Path(path.clone());
-        let signal = p.write_signal(&target, None, None).unwrap();
+        let signal = p.write_signal(&target, None, None, ForeignFile::Keep).unwrap();
         assert_eq!(signal.name, ".ui-test-done");
         assert_eq!(fs::read_to_string(&path).unwrap(), "done\n");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_signal_is_neither_overwritten_nor_removed_unless_forced() {
+        let (dir, p) = project();
+        let notes = dir.path().join("notes.txt");
+        fs::write(&notes, "my notes\n").unwrap();
+        let target = SignalTarget::Path(notes.clone());
+        let err = p
+            .write_signal(&target, None, None, ForeignFile::Keep)
+            .unwrap_err();
+        assert_eq!(err.kind(), "not_a_signal");
+        assert!(err.to_string().contains("--force"), "{err}");
+        let err = p.clear_signal(&target, None, ForeignFile::Keep).unwrap_err();
+        assert_eq!(err.kind(), "not_a_signal");
+        assert_eq!(fs::read_to_string(&notes).unwrap(), "my notes\n");
+        // A folder is not a signal either.
+        let folder = SignalTarget::Path(dir.path().join(".coordination"));
+        assert_eq!(
+            p.clear_signal(&folder, None, ForeignFile::Keep)
+                .unwrap_err()
+                .kind(),
+            "not_a_signal"
+        );
+        // Signals, plain or JSON, are replaced and removed as before.
+        fs::write(&notes, "done").unwrap();
+        p.write_signal(&target, Some("qa"), Some("ok"), ForeignFile::Keep)
+            .unwrap();
+        p.write_signal(&target, None, None, ForeignFile::Keep)
+            .unwrap();
+        assert!(p.clear_signal(&target, None, ForeignFile::Keep).unwrap());
+        // The user's --force.
+        fs::write(&notes, "my notes\n").unwrap();
+        p.write_signal(&target, None, None, ForeignFile::Replace)
+            .unwrap();
+        fs::write(&notes, "my notes\n").unwrap();
+        assert!(p.clear_signal(&target, None, ForeignFile::Replace).unwrap());
+        assert!(!notes.exists());
+    }
+
+    #[test]
+    fn signal_content_is_done_or_baton_json() {
+        assert!(is_signal_content(b"done"));
+        assert!(is_signal_content(b"  done\n"));
+        assert!(is_signal_content(br#"{"signal":"done","writer":"qa"}"#));
+        assert!(!is_signal_content(b""));
+        assert!(!is_signal_content(b"finished"));
+        assert!(!is_signal_content(br#"{"name":"x"}"#));
+        assert!(!is_signal_content(br#"{"signal":1}"#));
+        assert!(!is_signal_content(b"\xff\xfe"));
     }
 
     #[test]
