@@ -185,6 +185,30 @@ fn a_signal_at_an_explicit_path_wakes_a_waiter_even_if_its_folders_come_later() 
 }
 
 #[test]
+fn a_path_signal_never_overwrites_or_removes_a_file_that_is_not_a_signal_without_force() {
+    let p = Project::init();
+    let notes = p.path().join("notes.txt");
+    std::fs::write(&notes, "my notes\n").unwrap();
+    for command in ["write", "clear"] {
+        let err = p.fails(&["signal", command, "--path", "notes.txt"], 1);
+        assert!(err.contains("is not a signal"), "{err}");
+        assert!(err.contains("--force"), "{err}");
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\n");
+    }
+    let json = p.run(&["signal", "clear", "--path", "notes.txt", "--json"]);
+    let body: serde_json::Value = serde_json::from_slice(&json.stderr).unwrap();
+    assert_eq!(body["error"]["kind"], "not_a_signal");
+    // The user's word goes.
+    p.ok(&["signal", "write", "--path", "notes.txt", "--force"]);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "done\n");
+    std::fs::write(&notes, "my notes again\n").unwrap();
+    p.ok(&["signal", "clear", "--path", "notes.txt", "--force"]);
+    assert!(!notes.exists());
+    let err = p.fails(&["signal", "write", "ready", "--force"], 2);
+    assert!(err.contains("--path"), "{err}");
+}
+
+#[test]
 fn signal_commands_refuse_bad_names_unknown_runs_and_missing_names() {
     let p = Project::init();
     for name in ["../escape", "a/b", ".hidden"] {

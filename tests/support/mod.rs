@@ -265,5 +265,6 @@ impl Project {
     }
 }
 pub mod mcp;
+pub mod mcp_http;
 pub mod webdriver;
 pub mod xvfb;

@@ -60,7 +60,8 @@ impl Orchestrator {
         }
         let context = &request.context;
         check_text("summary", &context.summary, 256 * 1024, true)?;
-        self.confinement.resolve_all("artifacts", &context.artifacts)?;
+        self.confinement
+            .resolve_all("artifacts", &context.artifacts)?;
         for text in context
             .artifacts
             .iter()

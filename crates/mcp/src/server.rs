@@ -215,8 +215,8 @@ impl BatonServer {
                 };
                 tools::call(&scope, &tool, &arguments)
             })
-                .await
-                .map_err(|e| McpError::internal_error(format!("tool {name} panicked: {e}"), None))?
+            .await
+            .map_err(|e| McpError::internal_error(format!("tool {name} panicked: {e}"), None))?
         };
         self.inner.log.line(&format!(
             "tool {name}: {} in {} ms",

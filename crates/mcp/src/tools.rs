@@ -303,10 +303,7 @@ fn signal_target(
 }
 
 /// The wait `signal_wait`'s arguments describe, checked.
-pub fn signal_wait_request(
-    scope: &Scope,
-    arguments: &JsonObject,
-) -> Result<SignalWait, ToolError> {
+pub fn signal_wait_request(scope: &Scope, arguments: &JsonObject) -> Result<SignalWait, ToolError> {
     let project = scope.project;
     let a: args::SignalWait = parse(arguments)?;
     let timeout = a.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
@@ -324,7 +321,9 @@ pub fn signal_wait_request(
         }
     }
     for path in &a.paths {
-        targets.push(SignalTarget::Path(scope.confinement.resolve("paths", path)?));
+        targets.push(SignalTarget::Path(
+            scope.confinement.resolve("paths", path)?,
+        ));
     }
     Ok(SignalWait {
         targets,

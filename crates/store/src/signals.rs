@@ -448,7 +448,8 @@ mod tests {
         let run = p.resolve_run(None).unwrap();
         assert_eq!(run, 1, "the first signal command starts run 1");
         let target = SignalTarget::named(run, "ui-test-done").unwrap();
-        p.write_signal(&target, None, None, ForeignFile::Keep).unwrap();
+        p.write_signal(&target, None, None, ForeignFile::Keep)
+            .unwrap();
         let text = fs::read_to_string(target.path(&p)).unwrap();
         assert_eq!(text, "done\n");
         assert_eq!(p.signal(&target).unwrap().unwrap().record.signal, "done");
@@ -541,7 +542,9 @@ mod tests {
         let (dir, p) = project();
         let path = dir.path().join(".claude/sprint/3/.ui-test-done");
         let target = SignalTarget::Path(path.clone());
-        let signal = p.write_signal(&target, None, None, ForeignFile::Keep).unwrap();
+        let signal = p
+            .write_signal(&target, None, None, ForeignFile::Keep)
+            .unwrap();
         assert_eq!(signal.name, ".ui-test-done");
         assert_eq!(fs::read_to_string(&path).unwrap(), "done\n");
     }
@@ -557,7 +560,9 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.kind(), "not_a_signal");
         assert!(err.to_string().contains("--force"), "{err}");
-        let err = p.clear_signal(&target, None, ForeignFile::Keep).unwrap_err();
+        let err = p
+            .clear_signal(&target, None, ForeignFile::Keep)
+            .unwrap_err();
         assert_eq!(err.kind(), "not_a_signal");
         assert_eq!(fs::read_to_string(&notes).unwrap(), "my notes\n");
         // A folder is not a signal either.

@@ -1,0 +1,171 @@
+//! A bare client for `baton mcp --http`: one TCP connection per request, every header chosen by
+//! the test (so it can also send what a hostile page would: no token, a wrong one, a foreign
+//! `Host` or `Origin`), and the answer read whole, JSON or server-sent events.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+
+use serde_json::{Value, json};
+
+use super::PATIENCE;
+
+/// What came back for one HTTP request.
+pub struct HttpAnswer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl HttpAnswer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC messages in the body: the body itself, or each `data:` of an event stream.
+    pub fn messages(&self) -> Vec<Value> {
+        if let Ok(value) = serde_json::from_str::<Value>(&self.body) {
+            return vec![value];
+        }
+        self.body
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str(data.trim()).ok())
+            .collect()
+    }
+}
+
+/// Sends one POST to `path` with `headers` and `body`, and reads the whole answer.
+pub fn post(addr: SocketAddr, path: &str, headers: &[(&str, &str)], body: &str) -> HttpAnswer {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream
+        .read_to_end(&mut raw)
+        .unwrap_or_else(|e| panic!("reading the answer to {body}: {e}"));
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> HttpAnswer {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    let chunked = headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    if chunked {
+        body = dechunk(&body);
+    }
+    HttpAnswer {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
+        let size_text = String::from_utf8_lossy(&data[..end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
+            .expect("a chunk size");
+        if size == 0 {
+            break;
+        }
+        let start = end + 2;
+        out.extend_from_slice(&data[start..start + size]);
+        data = &data[start + size + 2..];
+    }
+    out
+}
+
+/// An MCP session over streamable HTTP with the right token, host and origin.
+pub struct HttpClient {
+    pub addr: SocketAddr,
+    token: String,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl HttpClient {
+    /// Opens a session (initialize, then initialized).
+    pub fn start(addr: SocketAddr, token: &str) -> HttpClient {
+        let mut client = HttpClient {
+            addr,
+            token: token.to_string(),
+            session: None,
+            next_id: 0,
+        };
+        let init = client.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "baton-tests-http", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "baton", "{init}");
+        let answer = client
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        assert!(answer.status < 300, "initialized: {}", answer.status);
+        client
+    }
+
+    fn send(&mut self, body: &str) -> HttpAnswer {
+        let host = format!("127.0.0.1:{}", self.addr.port());
+        let auth = format!("Bearer {}", self.token);
+        let mut headers = vec![("Host", host.as_str()), ("Authorization", auth.as_str())];
+        let session = self.session.clone();
+        if let Some(session) = &session {
+            headers.push(("Mcp-Session-Id", session.as_str()));
+            headers.push(("MCP-Protocol-Version", "2025-06-18"));
+        }
+        let answer = post(self.addr, "/mcp", &headers, body);
+        if self.session.is_none() {
+            self.session = answer.header("mcp-session-id").map(str::to_string);
+        }
+        answer
+    }
+
+    /// Sends a request and returns its JSON-RPC response.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let answer = self.send(&body.to_string());
+        assert_eq!(answer.status, 200, "{method}: {}", answer.body);
+        answer
+            .messages()
+            .into_iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no response to {method} in {}", answer.body))
+    }
+
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+}
