@@ -261,7 +261,7 @@ fn with_value(mut arguments: Value, path: &[Step], value: Value) -> Value {
                 here = object.entry(name.clone()).or_insert(Value::Null);
             }
             Step::Index => {
-                if !here.as_array().is_some_and(|a| !a.is_empty()) {
+                if here.as_array().is_none_or(|a| a.is_empty()) {
                     *here = json!([{}]);
                 }
                 here = &mut here.as_array_mut().unwrap()[0];
