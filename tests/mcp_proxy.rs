@@ -250,6 +250,102 @@ fn clashing_child_tools_are_renamed_and_routed() {
 }
 
 #[test]
+fn initialize_is_answered_before_the_children_start_and_the_first_list_waits_for_them() {
+    let p = Project::init();
+    // The child cannot start before the test opens this FIFO for writing.
+    let gate = p.path().join("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let child = format!(
+        "inner=sh -c 'read go < {}; exec {} mcp --quiet --dir {}'",
+        gate.display(),
+        support::baton_bin().display(),
+        p.path().display()
+    );
+    // `start` completes the handshake: initialize was answered while the child was blocked.
+    let mut client =
+        RawClient::start(p.command(&["mcp", "--quiet", "--no-browser", "--child", &child]));
+    std::fs::write(&gate, "go\n").unwrap();
+    // The first list already holds the child's tools.
+    let listed = client.request("tools/list", json!({}));
+    let names = tool_names(&listed);
+    assert!(names.contains(&"inner__task_status"), "{names:?}");
+    assert!(names.contains(&"task_status"), "{names:?}");
+    assert_eq!(client.close(), Some(0));
+}
+
+#[test]
+fn the_default_child_runs_in_the_project_and_cannot_read_files_outside_it() {
+    let p = Project::init();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.html"), "<p>CANARY-outside</p>").unwrap();
+    std::fs::write(p.path().join("inside.html"), "<p>inside</p>").unwrap();
+    // An installed Playwright MCP on PATH is used instead of npx.
+    let bin = playwright_mcp();
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    // Started from the folder outside, as a host may do: the child still works in the project.
+    let mut command = p.command(&[
+        "mcp",
+        "--quiet",
+        "--proxy",
+        "--dir",
+        p.path().to_str().unwrap(),
+    ]);
+    command.env("PATH", path).current_dir(outside.path());
+    let mut client = RawClient::start(command);
+    // Code that runs in the child's process could read anything: not served by default.
+    let listed = client.request("tools/list", json!({}));
+    let names = tool_names(&listed);
+    assert!(names.contains(&"browser_navigate"), "{names:?}");
+    assert!(!names.contains(&"browser_run_code_unsafe"), "{names:?}");
+    let hidden = client.call("browser_run_code_unsafe", json!({"code": "1"}));
+    assert!(
+        hidden["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool"),
+        "{hidden}"
+    );
+    let status = client.call("coordinator_status", json!({}));
+    let command_line = status["result"]["structuredContent"]["children"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        command_line.starts_with(bin.to_str().unwrap()),
+        "{command_line}"
+    );
+    // file: URLs are refused by the child, so nothing outside is read through the browser.
+    let url = format!("file://{}", outside.path().join("secret.html").display());
+    let refused = client.call("browser_navigate", json!({"url": url}));
+    let text = text_of(&refused);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(!text.contains("CANARY-outside"), "{text}");
+    // Files it writes by name stay in the project: a screenshot to a path outside is refused.
+    let page = support::serve_page("<h1>Hello</h1>");
+    let opened = client.call("browser_navigate", json!({"url": page}));
+    assert_ne!(opened["result"]["isError"], true, "{opened}");
+    let target = outside.path().join("shot.png");
+    let shot = client.call(
+        "browser_take_screenshot",
+        json!({"filename": target.display().to_string(), "type": "png"}),
+    );
+    assert!(
+        !target.exists(),
+        "the child wrote outside the project: {shot}"
+    );
+    assert!(text_of(&shot).contains("outside allowed roots"), "{shot}");
+    assert_eq!(client.close(), Some(0));
+}
+
+#[test]
 fn sigterm_stops_the_browser_and_the_child_with_no_orphans() {
     let p = Project::init();
     let mut client = proxy(&p, &playwright_child());

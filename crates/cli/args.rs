@@ -130,6 +130,10 @@ pub enum Command {
         /// {cdp_port} becomes the browser's DevTools port. Repeatable; implies --proxy.
         #[arg(long, value_name = "COMMAND")]
         child: Vec<String>,
+        /// Also serve child tools that run arbitrary code in the child's process (Playwright
+        /// MCP's browser_run_code_unsafe): they can reach every file you can.
+        #[arg(long)]
+        allow_unsafe_tools: bool,
         /// Do not launch a browser before child tool calls.
         #[arg(long)]
         no_browser: bool,

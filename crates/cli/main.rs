@@ -193,8 +193,10 @@ fn run(cli: Cli) -> Result<u8, CliError> {
             http,
             token,
             allow_path,
+            allow_unsafe_tools,
         } => {
             let options = baton_mcp::McpOptions {
+                allow_unsafe_tools,
                 allow_paths: allow_path.iter().map(|dir| cwd.join(dir)).collect(),
                 agent,
                 quiet,

@@ -46,6 +46,8 @@ pub struct McpOptions {
     pub token: Option<String>,
     /// Folders beyond the project that tool calls may name (`--allow-path`).
     pub allow_paths: Vec<std::path::PathBuf>,
+    /// Serve child tools that run arbitrary code (`*_unsafe`).
+    pub allow_unsafe_tools: bool,
 }
 
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
@@ -100,7 +102,7 @@ async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, St
     let proxying = options.proxy || !options.children.is_empty();
     let proxy = if proxying {
         let specs = if options.children.is_empty() {
-            vec![proxy::default_child()]
+            vec![proxy::default_child(project.layout().project_dir())]
         } else {
             options
                 .children
@@ -114,7 +116,14 @@ async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, St
             .map(|t| t.name.to_string())
             .collect();
         let coordination = project.layout().root().to_path_buf();
-        Some(proxy::Proxy::start(specs, browser.port(), &coordination, &taken, &log).await)
+        Some(proxy::PendingProxy::spawn(
+            specs,
+            browser.port(),
+            &coordination,
+            taken,
+            options.allow_unsafe_tools,
+            &log,
+        ))
     } else {
         None
     };
@@ -137,8 +146,13 @@ async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, St
         proxying && !options.no_browser,
     );
     log.line(&format!(
-        "serving {} tools{}",
-        server.all_tools().len(),
+        "serving {} tools{}{}",
+        server.own_tools().len(),
+        if proxying {
+            " and the children's once they have started"
+        } else {
+            ""
+        },
         options
             .agent
             .as_deref()

@@ -9,8 +9,18 @@
 //! `child1`, `child2`, … in order). Child failures: a child that does not start leaves Baton
 //! serving its own tools (`coordinator_status` says why); a child that crashes is detected on
 //! the call that fails, which gets a descriptive error, and is restarted on the next call.
+//!
+//! Start-up: the children start in the background ([`PendingProxy`]), so `initialize` is
+//! answered at once (hosts such as Claude Code give a server only a few seconds); the first
+//! `tools/list` and any child call wait until the children's tools are cached, so the first
+//! list is already the whole, merged list.
+//!
+//! Files: a child runs in the project folder, which Playwright MCP takes as its workspace root
+//! (it refuses files outside it and its output folder, and `file:` URLs); Baton never passes
+//! it `--allow-unrestricted-file-access` and removes that setting's environment variable.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
@@ -28,22 +38,57 @@ pub const CDP_PORT_PLACEHOLDER: &str = "{cdp_port}";
 /// stay inside it.
 pub const COORDINATION_PLACEHOLDER: &str = "{coordination}";
 
-/// The default child: Playwright MCP from npm, attached to Baton's browser.
-pub fn default_child() -> ChildSpec {
-    ChildSpec {
-        name: "playwright".into(),
-        program: "npx".into(),
-        args: [
-            "-y",
-            "@playwright/mcp@0.0.83",
+/// The Playwright MCP release Baton is tested with, fetched by `npx` when none is installed.
+pub const PLAYWRIGHT_MCP_PACKAGE: &str = "@playwright/mcp@0.0.83";
+/// The command an installed Playwright MCP provides.
+const PLAYWRIGHT_MCP_BIN: &str = "playwright-mcp";
+
+/// The default child: Playwright MCP attached to Baton's browser. An installed one is used
+/// when found (`node_modules/.bin` in the project folder or above, then `PATH`), which starts
+/// in about a second; otherwise `npx` fetches the tested release, which takes several.
+pub fn default_child(project_dir: &Path) -> ChildSpec {
+    let (program, mut args) = match installed_playwright_mcp(project_dir) {
+        Some(bin) => (bin.display().to_string(), Vec::new()),
+        None => (
+            "npx".to_string(),
+            vec!["-y".to_string(), PLAYWRIGHT_MCP_PACKAGE.to_string()],
+        ),
+    };
+    args.extend(
+        [
             "--cdp-endpoint",
             "http://127.0.0.1:{cdp_port}",
             "--output-dir",
             "{coordination}/mcp/playwright",
         ]
-        .map(String::from)
-        .to_vec(),
+        .map(String::from),
+    );
+    ChildSpec {
+        name: "playwright".into(),
+        program,
+        args,
     }
+}
+
+/// An installed `playwright-mcp`: the project's `node_modules/.bin` (or an enclosing
+/// folder's), then `PATH`.
+pub fn installed_playwright_mcp(project_dir: &Path) -> Option<PathBuf> {
+    let local = project_dir
+        .ancestors()
+        .map(|dir| dir.join("node_modules/.bin").join(PLAYWRIGHT_MCP_BIN))
+        .find(|bin| is_executable(bin));
+    local.or_else(|| {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(PLAYWRIGHT_MCP_BIN))
+                .find(|bin| is_executable(bin))
+        })
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// How to start a child server.
@@ -87,6 +132,11 @@ impl ChildSpec {
                     &coordination.display().to_string(),
                 )
         }));
+        // The project is the child's workspace: Playwright MCP confines files to it.
+        if let Some(project_dir) = coordination.parent() {
+            command.current_dir(project_dir);
+        }
+        command.env_remove("PLAYWRIGHT_MCP_ALLOW_UNRESTRICTED_FILE_ACCESS");
         // Its own process group (npx starts node under it), ended as a whole on shutdown;
         // and it dies with us if we are killed.
         command.process_group(0);
@@ -307,6 +357,7 @@ impl Proxy {
         cdp_port: u16,
         coordination: &std::path::Path,
         taken: &[String],
+        allow_unsafe: bool,
         log: &Log,
     ) -> Proxy {
         let mut children = Vec::new();
@@ -320,6 +371,13 @@ impl Proxy {
         let mut used: std::collections::HashSet<String> = taken.iter().cloned().collect();
         for (index, child) in children.iter().enumerate() {
             for (original, tool) in &child.tools {
+                if is_unsafe(original) && !allow_unsafe {
+                    log.line(&format!(
+                        "child {} tool {original} not served: it runs arbitrary code (--allow-unsafe-tools serves it)",
+                        child.spec.name
+                    ));
+                    continue;
+                }
                 let served = if used.contains(original) {
                     format!("{}__{original}", child.spec.name)
                 } else {
@@ -359,6 +417,72 @@ impl Proxy {
     }
 }
 
+/// Whether a child tool declares itself able to run arbitrary code in the child's process
+/// (Playwright MCP's `browser_run_code_unsafe`): such a tool reaches every file the user can,
+/// so it is served only when the user asks for it.
+pub fn is_unsafe(tool: &str) -> bool {
+    tool.ends_with("_unsafe")
+}
+
+/// The proxy while its children start in the background: [`PendingProxy::ready`] waits for
+/// them.
+pub struct PendingProxy {
+    ready: tokio::sync::watch::Receiver<Option<Arc<Proxy>>>,
+    starting: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl PendingProxy {
+    /// Starts the children on the current runtime and returns at once.
+    pub fn spawn(
+        specs: Vec<ChildSpec>,
+        cdp_port: u16,
+        coordination: &Path,
+        taken: Vec<String>,
+        allow_unsafe: bool,
+        log: &Log,
+    ) -> PendingProxy {
+        let (tx, ready) = tokio::sync::watch::channel(None);
+        let coordination = coordination.to_path_buf();
+        let log = log.clone();
+        let task = tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let proxy =
+                Proxy::start(specs, cdp_port, &coordination, &taken, allow_unsafe, &log).await;
+            log.line(&format!(
+                "children ready with {} tools in {} ms",
+                proxy.tools.len(),
+                started.elapsed().as_millis()
+            ));
+            let _ = tx.send(Some(Arc::new(proxy)));
+        });
+        PendingProxy {
+            ready,
+            starting: std::sync::Mutex::new(Some(task)),
+        }
+    }
+
+    /// The proxy once every child has started (or failed to); `None` if the start was
+    /// abandoned at shutdown.
+    pub async fn ready(&self) -> Option<Arc<Proxy>> {
+        let mut ready = self.ready.clone();
+        let proxy = ready.wait_for(Option::is_some).await.ok()?;
+        proxy.clone()
+    }
+
+    /// Stops the children: waits a little for a start under way, then abandons it (a child
+    /// still starting dies with Baton: it was started with a parent-death signal).
+    pub async fn shutdown(&self) {
+        match tokio::time::timeout(std::time::Duration::from_secs(10), self.ready()).await {
+            Ok(Some(proxy)) => proxy.shutdown().await,
+            _ => {
+                if let Some(task) = self.starting.lock().expect("start lock").take() {
+                    task.abort();
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,5 +505,23 @@ mod tests {
         assert_eq!(plain.program, "env");
         assert!(ChildSpec::parse("  ", 4).is_err());
         assert!(ChildSpec::parse("x 'unclosed", 5).is_err());
+    }
+
+    #[test]
+    fn an_installed_playwright_mcp_in_the_project_is_preferred_to_npx() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("app");
+        std::fs::create_dir_all(&project).unwrap();
+        let bin = dir.path().join("node_modules/.bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let script = bin.join("playwright-mcp");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        // Not executable: not a command.
+        assert_ne!(installed_playwright_mcp(&project), Some(script.clone()));
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let spec = default_child(&project);
+        assert_eq!(spec.program, script.display().to_string());
+        assert_eq!(spec.args[0], "--cdp-endpoint");
     }
 }

@@ -25,7 +25,7 @@ use serde_json::Value;
 use crate::browser_manager::BrowserManager;
 use crate::filter::ToolFilter;
 use crate::log::Log;
-use crate::proxy::Proxy;
+use crate::proxy::{PendingProxy, Proxy};
 use crate::resources;
 use crate::tools::{self, ToolError};
 
@@ -57,7 +57,7 @@ struct Inner {
     filter: ToolFilter,
     log: Log,
     browser: Arc<BrowserManager>,
-    proxy: Option<Proxy>,
+    proxy: Option<PendingProxy>,
     /// Whether a child tool call first makes sure the browser runs.
     lazy_browser: bool,
 }
@@ -76,7 +76,7 @@ impl BatonServer {
         filter: ToolFilter,
         log: Log,
         browser: Arc<BrowserManager>,
-        proxy: Option<Proxy>,
+        proxy: Option<PendingProxy>,
         lazy_browser: bool,
     ) -> BatonServer {
         BatonServer {
@@ -112,10 +112,16 @@ impl BatonServer {
         }
     }
 
-    /// Every tool served: Baton's own, then the children's, as this agent may use them.
-    pub fn all_tools(&self) -> Vec<rmcp::model::Tool> {
+    /// The proxy once its children have started; `None` when not proxying.
+    async fn proxy(&self) -> Option<Arc<Proxy>> {
+        self.inner.proxy.as_ref()?.ready().await
+    }
+
+    /// Every tool served: Baton's own, then the children's, as this agent may use them. Waits
+    /// for the children to start, so the first list is complete.
+    pub async fn all_tools(&self) -> Vec<rmcp::model::Tool> {
         let mut tools = self.own_tools();
-        if let Some(proxy) = &self.inner.proxy {
+        if let Some(proxy) = self.proxy().await {
             tools.extend(
                 proxy
                     .tools
@@ -131,8 +137,9 @@ impl BatonServer {
         let browser = &self.inner.browser;
         Ok(match name {
             "coordinator_status" => {
+                let proxy = self.proxy().await;
                 let mut children = Vec::new();
-                if let Some(proxy) = &self.inner.proxy {
+                if let Some(proxy) = &proxy {
                     for child in &proxy.children {
                         children.push(child.status().await);
                     }
@@ -145,7 +152,7 @@ impl BatonServer {
                         "lazy": self.inner.lazy_browser,
                         "running": browser.current().await,
                     },
-                    "tools": { "baton": self.own_tools().len(), "children": self.inner.proxy.as_ref().map_or(0, |p| p.tools.len()) },
+                    "tools": { "baton": self.own_tools().len(), "children": proxy.as_ref().map_or(0, |p| p.tools.len()) },
                 })
             }
             "coordinator_list_browsers" => {
@@ -365,7 +372,7 @@ impl ServerHandler for BatonServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.all_tools()))
+        Ok(ListToolsResult::with_all_items(self.all_tools().await))
     }
 
     async fn call_tool(
@@ -388,7 +395,8 @@ impl ServerHandler for BatonServer {
         if self.is_own_tool(&name) {
             return Ok(self.call_own(name, arguments, &context).await?.into());
         }
-        let Some((child, original)) = self.inner.proxy.as_ref().and_then(|p| p.route(&name)) else {
+        let proxy = self.proxy().await;
+        let Some((child, original)) = proxy.as_ref().and_then(|p| p.route(&name)) else {
             return Err(unknown_tool(&name));
         };
         if self.inner.lazy_browser
