@@ -60,11 +60,13 @@ ensure_core() {
 }
 
 # Real MCP clients and servers the tests drive, pinned, in a cache outside the clone:
-# the Python SDK (venv), the MCP Inspector CLI and Playwright MCP (npm), Debian's Chromium.
+# the Python SDK (venv), the MCP Inspector CLI, Playwright MCP and the Claude Code CLI (npm),
+# Debian's Chromium.
 TEST_TOOLS="${BATON_TEST_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/baton-test-tools}"
 PYTHON_MCP_VERSION=2.3.0
 INSPECTOR_VERSION=2.12.0
 PLAYWRIGHT_MCP_VERSION=0.0.83
+CLAUDE_CODE_VERSION=2.1.330
 
 ensure_test_tools() {
     ensure_packages chromium python3-venv
@@ -78,11 +80,15 @@ ensure_test_tools() {
         "$TEST_TOOLS/venv/bin/pip" install --quiet "mcp==$PYTHON_MCP_VERSION"
     fi
     local bin="$TEST_TOOLS/node/node_modules/.bin"
-    if [ ! -x "$bin/mcp-inspector" ] || [ ! -x "$bin/playwright-mcp" ]; then
-        say "installing the MCP Inspector $INSPECTOR_VERSION and Playwright MCP $PLAYWRIGHT_MCP_VERSION into $TEST_TOOLS/node"
+    local claude_version=""
+    [ -x "$bin/claude" ] && claude_version="$("$bin/claude" --version 2>/dev/null | cut -d' ' -f1)"
+    if [ ! -x "$bin/mcp-inspector" ] || [ ! -x "$bin/playwright-mcp" ] \
+        || [ "$claude_version" != "$CLAUDE_CODE_VERSION" ]; then
+        say "installing the MCP Inspector $INSPECTOR_VERSION, Playwright MCP $PLAYWRIGHT_MCP_VERSION and Claude Code $CLAUDE_CODE_VERSION into $TEST_TOOLS/node"
         mkdir -p "$TEST_TOOLS/node"
         npm install --prefix "$TEST_TOOLS/node" --no-audit --no-fund --loglevel=error \
-            "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION"
+            "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION" \
+            "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
     fi
     export BATON_TEST_TOOLS="$TEST_TOOLS"
 }

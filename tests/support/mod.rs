@@ -266,5 +266,6 @@ impl Project {
 }
 pub mod mcp;
 pub mod mcp_http;
+pub mod scripted_api;
 pub mod webdriver;
 pub mod xvfb;

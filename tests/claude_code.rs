@@ -1,0 +1,374 @@
+//! Baton under the host agents actually use: the real Claude Code CLI (npm
+//! `@anthropic-ai/claude-code`, pinned in scripts/lib.sh) with Baton added by
+//! `claude mcp add baton -- baton mcp`, its model replaced by a scripted Messages API on
+//! loopback (tests/support/scripted_api.rs) that makes the tool calls a worker would make. The
+//! tests assert on what Claude Code sent and what Baton answered, and on `.coordination/`.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::Project;
+use support::scripted_api::{Reply, Script, ScriptedApi, exchanges, prompt_text, tool_names};
+
+/// How long one `claude -p` run may take.
+const RUN_LIMIT: Duration = Duration::from_secs(180);
+
+fn claude_bin() -> PathBuf {
+    support::cached_tool("node/node_modules/.bin/claude")
+}
+
+/// One Claude Code installation: its own HOME (so its configuration is the test's), working in
+/// `project`, talking to `api`.
+struct Host {
+    home: tempfile::TempDir,
+    project: PathBuf,
+    api: String,
+}
+
+impl Host {
+    fn new(project: &Path, api: &ScriptedApi) -> Host {
+        Host {
+            home: tempfile::tempdir().unwrap(),
+            project: project.to_path_buf(),
+            api: api.url(),
+        }
+    }
+
+    /// `claude ARGS…` in the project, with nothing of this machine's own Claude setup: a clean
+    /// environment, `baton` and the installed Playwright MCP on PATH.
+    fn command(&self, args: &[&str]) -> Command {
+        let baton_dir = support::baton_bin().parent().unwrap().to_path_buf();
+        let tools_bin = support::tool_cache().join("node/node_modules/.bin");
+        let path = std::env::join_paths([baton_dir, tools_bin].into_iter().chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
+        let mut command = Command::new(claude_bin());
+        command
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", self.home.path())
+            .env("LANG", "C.UTF-8")
+            .env("ANTHROPIC_BASE_URL", &self.api)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("ENABLE_TOOL_SEARCH", "false")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs `claude ARGS…` to the end (bounded) and expects success.
+    fn ok(&self, args: &[&str]) -> String {
+        let child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = finish(child);
+        assert!(
+            out.status.success(),
+            "claude {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `claude mcp add baton -- baton mcp EXTRA…`, checked with `claude mcp list`.
+    fn add_baton(&self, extra: &[&str]) {
+        let mut args = vec!["mcp", "add", "baton", "--", "baton", "mcp"];
+        args.extend(extra);
+        self.ok(&args);
+        let listed = self.ok(&["mcp", "list"]);
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with("baton:"))
+            .unwrap_or_else(|| panic!("baton missing from `claude mcp list`: {listed}"));
+        assert!(line.contains("Connected"), "{listed}");
+    }
+
+    /// A worker session: `claude -p` with Baton's tools allowed.
+    fn work(&self, agent: &str) -> std::process::Child {
+        let prompt = format!("Work the Baton queue as agent {agent} until it is empty.");
+        self.command(&[
+            "-p",
+            &prompt,
+            "--allowedTools",
+            "mcp__baton",
+            "--max-turns",
+            "60",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+    }
+}
+
+/// Waits for `child` within [`RUN_LIMIT`], killing it past that.
+fn finish(mut child: std::process::Child) -> Output {
+    let deadline = Instant::now() + RUN_LIMIT;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "claude did not finish in {RUN_LIMIT:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn run(child: std::process::Child) -> String {
+    let out = finish(child);
+    assert!(
+        out.status.success(),
+        "claude -p failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The agent named in the prompt ("… as agent NAME …").
+fn agent_of(request: &Value) -> String {
+    let prompt = prompt_text(request);
+    let rest = prompt
+        .split("as agent ")
+        .nth(1)
+        .expect("the prompt names the agent");
+    rest.split_whitespace().next().unwrap().to_string()
+}
+
+fn tool(name: &str, input: Value) -> Reply {
+    Reply::Tool {
+        name: format!("mcp__baton__{name}"),
+        input,
+    }
+}
+
+/// The model of a worker: claim, start, complete, and again until nothing is ready. Requests
+/// that are not the worker's conversation (Claude Code's own side requests) get plain text.
+fn worker() -> Script {
+    Arc::new(|request: &Value| {
+        if !tool_names(request)
+            .iter()
+            .any(|n| n == "mcp__baton__task_claim")
+        {
+            return Reply::Text("ok".into());
+        }
+        let agent = agent_of(request);
+        let done = exchanges(request);
+        let Some(last) = done.last() else {
+            return tool("task_claim", json!({"agent": agent}));
+        };
+        if last.is_error {
+            return Reply::Text(format!("Stopping: {}", last.result));
+        }
+        let result: Value = serde_json::from_str(&last.result).unwrap_or(Value::Null);
+        match last.tool.trim_start_matches("mcp__baton__") {
+            "task_claim" => match result["task"]["id"].as_str() {
+                Some(id) => tool("task_start", json!({"agent": agent, "task": id})),
+                None => Reply::Text("The queue is empty.".into()),
+            },
+            "task_start" => tool(
+                "task_complete",
+                json!({"agent": agent, "task": last.input["task"],
+                       "summary": format!("Done by {agent}")}),
+            ),
+            "task_complete" => tool("task_claim", json!({"agent": agent})),
+            other => Reply::Text(format!("unexpected tool {other}")),
+        }
+    })
+}
+
+/// The task ids an agent's conversation completed successfully.
+fn completed_by(requests: &[Value], agent: &str) -> Vec<String> {
+    let last = requests
+        .iter()
+        .filter(|r| tool_names(r).iter().any(|n| n == "mcp__baton__task_claim"))
+        .rfind(|r| agent_of(r) == agent)
+        .unwrap_or_else(|| panic!("no conversation of {agent}"));
+    exchanges(last)
+        .into_iter()
+        .filter(|e| e.tool == "mcp__baton__task_complete" && !e.is_error)
+        .map(|e| e.input["task"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn statuses(project: &Project) -> Vec<(String, String)> {
+    project.tasks_json()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["id"].as_str().unwrap().to_string(),
+                t["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_scripted_worker_in_claude_code_claims_starts_and_completes_through_baton() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Write the parser"]);
+    let api = ScriptedApi::start(worker());
+    let host = Host::new(p.path(), &api);
+    host.add_baton(&[]);
+
+    run(host.work("cc1"));
+
+    assert_eq!(statuses(&p), [("task-1".to_string(), "done".to_string())]);
+    let task = &p.tasks_json()["tasks"][0];
+    assert_eq!(task["claimed_by"], "cc1", "{task}");
+    let requests = api.requests();
+    let first = requests
+        .iter()
+        .find(|r| tool_names(r).iter().any(|n| n.starts_with("mcp__baton__")))
+        .expect("Claude Code offered Baton's tools");
+    let offered = tool_names(first);
+    for name in ["task_claim", "task_start", "task_complete", "signal_write"] {
+        assert!(
+            offered.contains(&format!("mcp__baton__{name}")),
+            "{name} not offered: {offered:?}"
+        );
+    }
+    // What Baton answered, as Claude Code passed it back to the model.
+    let last = requests.last().unwrap();
+    let calls: Vec<(String, bool)> = exchanges(last)
+        .into_iter()
+        .map(|e| {
+            (
+                e.tool.trim_start_matches("mcp__baton__").to_string(),
+                e.is_error,
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("task_claim".to_string(), false),
+            ("task_start".to_string(), false),
+            ("task_complete".to_string(), false),
+            ("task_claim".to_string(), false),
+        ]
+    );
+    let final_claim = exchanges(last).pop().unwrap();
+    let answer: Value = serde_json::from_str(&final_claim.result).unwrap();
+    assert_eq!(answer["task"], Value::Null, "{answer}");
+    assert!(answer["reason"].is_string(), "{answer}");
+    assert_eq!(completed_by(&requests, "cc1"), ["task-1"]);
+    assert!(p.coordination().join("results/task-1.md").is_file());
+}
+
+#[test]
+fn a_hostile_call_from_the_model_comes_back_as_a_tool_error_and_touches_nothing() {
+    let p = Project::init();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join(".ui-test-done");
+    std::fs::write(&target, "done\n").unwrap();
+    let path = target.display().to_string();
+    let api = ScriptedApi::start(Arc::new(move |request: &Value| {
+        if !tool_names(request)
+            .iter()
+            .any(|n| n == "mcp__baton__signal_clear")
+        {
+            return Reply::Text("ok".into());
+        }
+        match exchanges(request).last() {
+            None => tool("signal_clear", json!({"path": path})),
+            Some(e) if e.is_error => Reply::Text("Baton refused.".into()),
+            Some(_) => Reply::Text("Baton obeyed.".into()),
+        }
+    }));
+    let host = Host::new(p.path(), &api);
+    host.add_baton(&[]);
+
+    let out = run(host.work("intruder"));
+
+    assert!(out.contains("Baton refused."), "{out}");
+    let requests = api.requests();
+    let exchange = exchanges(requests.last().unwrap()).pop().unwrap();
+    assert_eq!(exchange.tool, "mcp__baton__signal_clear");
+    assert!(exchange.is_error, "{exchange:?}");
+    assert!(
+        exchange.result.contains("outside the project"),
+        "{}",
+        exchange.result
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "done\n");
+}
+
+#[test]
+fn two_claude_code_workers_on_one_queue_finish_every_task_exactly_once() {
+    let p = Project::init();
+    let tasks = 8;
+    for i in 1..=tasks {
+        p.ok(&["leader", "add-task", &format!("Task number {i}")]);
+    }
+    let api = ScriptedApi::start(worker());
+    let first = Host::new(p.path(), &api);
+    let second = Host::new(p.path(), &api);
+    first.add_baton(&[]);
+    second.add_baton(&[]);
+
+    let a = first.work("cc1");
+    let b = second.work("cc2");
+    run(a);
+    run(b);
+
+    let all = statuses(&p);
+    assert_eq!(all.len(), tasks);
+    assert!(all.iter().all(|(_, s)| s == "done"), "{all:?}");
+    let requests = api.requests();
+    let mut completed = completed_by(&requests, "cc1");
+    completed.extend(completed_by(&requests, "cc2"));
+    completed.sort();
+    let mut expected: Vec<String> = (1..=tasks).map(|i| format!("task-{i}")).collect();
+    expected.sort();
+    assert_eq!(completed, expected, "every task completed exactly once");
+}
+
+#[test]
+fn the_proxied_browser_tools_are_offered_on_the_first_turn() {
+    let p = Project::init();
+    let api = ScriptedApi::start(Arc::new(|_: &Value| Reply::Text("Nothing to do.".into())));
+    let host = Host::new(p.path(), &api);
+    // Playwright MCP as installed by scripts/test.sh is on the host's PATH.
+    host.add_baton(&["--proxy"]);
+
+    run(host.work("ui1"));
+
+    let requests = api.requests();
+    let first = requests
+        .iter()
+        .find(|r| tool_names(r).iter().any(|n| n.starts_with("mcp__baton__")))
+        .expect("Claude Code offered Baton's tools");
+    let offered = tool_names(first);
+    for name in ["mcp__baton__browser_navigate", "mcp__baton__task_claim"] {
+        assert!(
+            offered.iter().any(|n| n == name),
+            "{name} not offered on the first turn: {offered:?}"
+        );
+    }
+    assert!(
+        !offered.iter().any(|n| n.ends_with("_unsafe")),
+        "{offered:?}"
+    );
+}

@@ -1,0 +1,285 @@
+//! A scripted Anthropic Messages API on loopback, so the real Claude Code CLI can be driven in
+//! tests without an account or a network: each `POST /v1/messages` is answered by a script that
+//! reads the conversation so far (Claude Code sends all of it every turn) and replies with a
+//! tool call or a final text, streamed as server-sent events like the real API. Every request
+//! body is kept for the test to assert on what Claude Code sent, including what Baton answered
+//! (the `tool_result` blocks).
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+/// What the model says next.
+pub enum Reply {
+    /// Call one tool with this input.
+    Tool { name: String, input: Value },
+    /// End the turn with this text.
+    Text(String),
+}
+
+pub type Script = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
+/// The server; it runs until the test ends.
+pub struct ScriptedApi {
+    pub addr: SocketAddr,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ScriptedApi {
+    pub fn start(script: Script) -> ScriptedApi {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let script = script.clone();
+                let seen = seen.clone();
+                std::thread::spawn(move || serve(stream, &script, &seen));
+            }
+        });
+        ScriptedApi { addr, requests }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every message request received so far, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+fn serve(stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut stream = stream;
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            if header == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let path = request_line.split_whitespace().nth(1).unwrap_or("");
+        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let (content_type, payload) = if path.starts_with("/v1/messages/count_tokens") {
+            ("application/json", json!({"input_tokens": 100}).to_string())
+        } else if path.starts_with("/v1/messages") {
+            seen.lock().unwrap().push(request.clone());
+            let reply = script(&request);
+            let model = request["model"].as_str().unwrap_or("claude").to_string();
+            if request["stream"] == true {
+                ("text/event-stream", events(&model, &reply))
+            } else {
+                ("application/json", message(&model, &reply).to_string())
+            }
+        } else {
+            let answer = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+            if stream.write_all(answer.as_bytes()).is_err() {
+                return;
+            }
+            continue;
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            payload.len()
+        );
+        if stream.write_all(head.as_bytes()).is_err()
+            || stream.write_all(payload.as_bytes()).is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn content_block(reply: &Reply) -> Value {
+    match reply {
+        Reply::Tool { name, input } => json!({
+            "type": "tool_use",
+            "id": format!("toolu_{:016x}", rand_id()),
+            "name": name,
+            "input": input,
+        }),
+        Reply::Text(text) => json!({"type": "text", "text": text}),
+    }
+}
+
+fn stop_reason(reply: &Reply) -> &'static str {
+    match reply {
+        Reply::Tool { .. } => "tool_use",
+        Reply::Text(_) => "end_turn",
+    }
+}
+
+fn message(model: &str, reply: &Reply) -> Value {
+    json!({
+        "id": format!("msg_{:016x}", rand_id()),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [content_block(reply)],
+        "stop_reason": stop_reason(reply),
+        "stop_sequence": null,
+        "usage": {"input_tokens": 100, "output_tokens": 20},
+    })
+}
+
+/// The reply as the streaming API sends it: the block opened empty, its content as one delta.
+fn events(model: &str, reply: &Reply) -> String {
+    let mut block = content_block(reply);
+    let delta = match reply {
+        Reply::Tool { input, .. } => {
+            block["input"] = json!({});
+            json!({"type": "input_json_delta", "partial_json": input.to_string()})
+        }
+        Reply::Text(text) => {
+            block["text"] = json!("");
+            json!({"type": "text_delta", "text": text})
+        }
+    };
+    let mut start = message(model, reply);
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    let events = [
+        (
+            "message_start",
+            json!({"type": "message_start", "message": start}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta",
+                   "delta": {"stop_reason": stop_reason(reply), "stop_sequence": null},
+                   "usage": {"output_tokens": 20}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    events
+        .iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+fn rand_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64,
+    );
+    hasher.finish()
+}
+
+/// The names of the tools offered in a request.
+pub fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The first user message's text (the prompt given to `claude -p`, with what Claude Code adds).
+pub fn prompt_text(request: &Value) -> String {
+    let first = &request["messages"][0]["content"];
+    match first {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A tool call the model made and what came back for it.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub tool: String,
+    pub input: Value,
+    pub result: String,
+    pub is_error: bool,
+}
+
+/// The tool calls of the conversation in `request`, each with its result, in order.
+pub fn exchanges(request: &Value) -> Vec<Exchange> {
+    let mut calls: Vec<(String, String, Value)> = Vec::new();
+    let mut done = Vec::new();
+    for message in request["messages"].as_array().into_iter().flatten() {
+        let Some(blocks) = message["content"].as_array() else {
+            continue;
+        };
+        for block in blocks {
+            match block["type"].as_str() {
+                Some("tool_use") => calls.push((
+                    block["id"].as_str().unwrap_or_default().to_string(),
+                    block["name"].as_str().unwrap_or_default().to_string(),
+                    block["input"].clone(),
+                )),
+                Some("tool_result") => {
+                    let id = block["tool_use_id"].as_str().unwrap_or_default();
+                    if let Some((_, tool, input)) = calls.iter().find(|(i, _, _)| i == id) {
+                        let result = match &block["content"] {
+                            Value::String(text) => text.clone(),
+                            Value::Array(parts) => parts
+                                .iter()
+                                .filter_map(|p| p["text"].as_str())
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                            _ => String::new(),
+                        };
+                        done.push(Exchange {
+                            tool: tool.clone(),
+                            input: input.clone(),
+                            result,
+                            is_error: block["is_error"] == true,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    done
+}
