@@ -372,3 +372,27 @@ fn the_proxied_browser_tools_are_offered_on_the_first_turn() {
         "{offered:?}"
     );
 }
+
+#[test]
+fn a_child_slow_to_start_still_leaves_baton_s_own_tools_on_the_first_turn() {
+    let p = Project::init();
+    // A child that never gets going: it waits on a FIFO nobody opens.
+    let gate = p.path().join("gate");
+    let made = Command::new("mkfifo").arg(&gate).status().unwrap();
+    assert!(made.success());
+    let api = ScriptedApi::start(Arc::new(|_: &Value| Reply::Text("Nothing to do.".into())));
+    let host = Host::new(p.path(), &api);
+    let child = format!("slow=sh -c 'read go < {}; exec baton mcp'", gate.display());
+    let mut args = vec!["mcp", "add", "baton", "--", "baton", "mcp", "--no-browser"];
+    args.extend(["--child", &child]);
+    host.ok(&args);
+
+    run(host.work("w1"));
+
+    let requests = api.requests();
+    let first = requests
+        .iter()
+        .find(|r| tool_names(r).iter().any(|n| n.starts_with("mcp__baton__")))
+        .expect("Baton's own tools are offered although its child never started");
+    assert!(tool_names(first).contains(&"mcp__baton__task_claim".to_string()));
+}

@@ -250,7 +250,7 @@ fn clashing_child_tools_are_renamed_and_routed() {
 }
 
 #[test]
-fn initialize_is_answered_before_the_children_start_and_the_first_list_waits_for_them() {
+fn initialize_is_answered_while_the_children_are_still_starting() {
     let p = Project::init();
     // The child cannot start before the test opens this FIFO for writing.
     let gate = p.path().join("gate");
@@ -269,11 +269,51 @@ fn initialize_is_answered_before_the_children_start_and_the_first_list_waits_for
     let mut client =
         RawClient::start(p.command(&["mcp", "--quiet", "--no-browser", "--child", &child]));
     std::fs::write(&gate, "go\n").unwrap();
-    // The first list already holds the child's tools.
+    // Child calls wait for the children (so does coordinator_status), and then every list has
+    // their tools.
+    let status = client.call("coordinator_status", json!({}));
+    assert_eq!(
+        status["result"]["structuredContent"]["children"][0]["running"], true,
+        "{status}"
+    );
     let listed = client.request("tools/list", json!({}));
     let names = tool_names(&listed);
     assert!(names.contains(&"inner__task_status"), "{names:?}");
     assert!(names.contains(&"task_status"), "{names:?}");
+    assert_eq!(client.close(), Some(0));
+}
+
+#[test]
+fn a_child_slow_to_start_leaves_baton_s_own_tools_listed_and_is_announced_when_ready() {
+    let p = Project::init();
+    let gate = p.path().join("gate");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&gate)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let child = format!(
+        "inner=sh -c 'read go < {}; exec {} mcp --quiet --dir {}'",
+        gate.display(),
+        support::baton_bin().display(),
+        p.path().display()
+    );
+    let mut client =
+        RawClient::start(p.command(&["mcp", "--quiet", "--no-browser", "--child", &child]));
+    // The child is blocked: the list comes anyway, with Baton's own tools.
+    let listed = client.request("tools/list", json!({}));
+    let names = tool_names(&listed);
+    assert!(names.contains(&"task_status"), "{names:?}");
+    assert!(!names.contains(&"inner__task_status"), "{names:?}");
+    std::fs::write(&gate, "go\n").unwrap();
+    loop {
+        let message = client.next_message();
+        if message["method"] == "notifications/tools/list_changed" {
+            break;
+        }
+    }
+    let listed = client.request("tools/list", json!({}));
+    assert!(tool_names(&listed).contains(&"inner__task_status"));
     assert_eq!(client.close(), Some(0));
 }
 

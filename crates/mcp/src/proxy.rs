@@ -1,6 +1,6 @@
 //! The proxy: child MCP servers (default: Playwright MCP attached to the browser's CDP port)
 //! started over stdio, their tools cached at start and served beside Baton's own from the first
-//! `tools/list`, with no reliance on `list_changed`.
+//! `tools/list` (see Start-up below for children that are slow to start).
 //!
 //! Routing: Baton's own tools are handled locally; a child tool is forwarded to its child; any
 //! other name is an "unknown tool" error. Name clashes: Baton's names always win; a child tool
@@ -13,7 +13,9 @@
 //! Start-up: the children start in the background ([`PendingProxy`]), so `initialize` is
 //! answered at once (hosts such as Claude Code give a server only a few seconds); the first
 //! `tools/list` and any child call wait until the children's tools are cached, so the first
-//! list is already the whole, merged list.
+//! list is already the whole, merged list. A list only waits so long
+//! ([`crate::server::CHILDREN_WAIT`]): past that it has Baton's own tools and the children's
+//! follow with `notifications/tools/list_changed`.
 //!
 //! Files: a child runs in the project folder, which Playwright MCP takes as its workspace root
 //! (it refuses files outside it and its output folder, and `file:` URLs); Baton never passes
@@ -472,7 +474,7 @@ impl PendingProxy {
     /// Stops the children: waits a little for a start under way, then abandons it (a child
     /// still starting dies with Baton: it was started with a parent-death signal).
     pub async fn shutdown(&self) {
-        match tokio::time::timeout(std::time::Duration::from_secs(10), self.ready()).await {
+        match tokio::time::timeout(std::time::Duration::from_secs(2), self.ready()).await {
             Ok(Some(proxy)) => proxy.shutdown().await,
             _ => {
                 if let Some(task) = self.starting.lock().expect("start lock").take() {

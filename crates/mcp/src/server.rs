@@ -31,6 +31,11 @@ use crate::tools::{self, ToolError};
 
 /// Arguments larger than this are refused before they are parsed.
 pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
+/// How long a `tools/list` waits for child servers that are still starting before it answers
+/// with the tools that are ready and announces the rest with `tools/list_changed`. Claude Code
+/// gives a server about two seconds for its first list in `-p` runs (measured: a child ready
+/// after 1.8 s made the first turn, one after 3 s did not, and then none of Baton's tools did).
+pub const CHILDREN_WAIT: Duration = Duration::from_millis(1500);
 /// How often `signal_wait` reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
@@ -353,6 +358,7 @@ impl ServerHandler for BatonServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_subscribe()
                 .build(),
@@ -370,9 +376,23 @@ impl ServerHandler for BatonServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.all_tools().await))
+        if let Ok(tools) = tokio::time::timeout(CHILDREN_WAIT, self.all_tools()).await {
+            return Ok(ListToolsResult::with_all_items(tools));
+        }
+        // Slow children (npx fetching Playwright MCP): Baton's own tools now, the rest announced
+        // when they are cached, rather than no tools at all for a host that stops waiting.
+        self.inner
+            .log
+            .line("children still starting; listing Baton's own tools first");
+        let server = self.clone();
+        tokio::spawn(async move {
+            if server.proxy().await.is_some() {
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
+        });
+        Ok(ListToolsResult::with_all_items(self.own_tools()))
     }
 
     async fn call_tool(
