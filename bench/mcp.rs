@@ -4,7 +4,12 @@
 //! - the round trip of a trivial tool (`task_status` on a small board) called directly on
 //!   `baton mcp`, and the same tool of a child `baton mcp` called through the proxy
 //!   (`baton mcp --child …`), p50/p99 over 500 calls each, and the difference;
-//! - `baton mcp` start to the answer of the first `tools/list`, plain and proxying.
+//! - `baton mcp` start to the answer of the first `tools/list`, plain and proxying;
+//! - proxying the real Playwright MCP (the installed one scripts/test.sh puts in the tool
+//!   cache, found on PATH as `baton mcp --proxy` finds it): start to the answer of `initialize`
+//!   and start to the first `tools/list` with the browser tools in it. With
+//!   `BATON_BENCH_BASELINE=/path/to/an/older/baton` the same is measured for that binary in the
+//!   same run, side by side.
 //!
 //! Target (issue 5): added latency through the proxy p50 ≤ 0.3 ms.
 
@@ -28,7 +33,23 @@ struct Client {
 
 impl Client {
     fn start(dir: &Path, args: &[&str]) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        Client::start_with(env!("CARGO_BIN_EXE_baton"), dir, args, None).0
+    }
+
+    /// Starts `baton` (with `path` as PATH when given) and completes the handshake; returns
+    /// the client and how long `initialize` took to be answered.
+    fn start_with(
+        baton: &str,
+        dir: &Path,
+        args: &[&str],
+        path: Option<&str>,
+    ) -> (Client, Duration) {
+        let started = Instant::now();
+        let mut command = Command::new(baton);
+        if let Some(path) = path {
+            command.env("PATH", path);
+        }
+        let mut child = command
             .args(args)
             .current_dir(dir)
             .stdin(Stdio::piped())
@@ -48,12 +69,13 @@ impl Client {
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}),
         );
+        let initialized = started.elapsed();
         writeln!(
             client.stdin,
             r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
         )
         .unwrap();
-        client
+        (client, initialized)
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -116,6 +138,68 @@ fn startup(dir: &Path, args: &[&str], trials: usize) -> Vec<Duration> {
         .collect();
     samples.sort();
     samples
+}
+
+/// Start to `initialize` answered, and start to the first `tools/list` holding Playwright
+/// MCP's `browser_navigate`, for `baton mcp --proxy --no-browser`, with the installed
+/// Playwright MCP on PATH when `installed` (otherwise baton falls back to npx).
+fn playwright_startup(
+    baton: &str,
+    dir: &Path,
+    trials: usize,
+    installed: bool,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let tools = std::env::var_os("BATON_TEST_TOOLS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/baton-test-tools")
+        })
+        .join("node/node_modules/.bin");
+    assert!(
+        tools.join("playwright-mcp").exists(),
+        "run ./scripts/test.sh first: it installs Playwright MCP in {}",
+        tools.display()
+    );
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap());
+    let mut initialize = Vec::new();
+    let mut listed = Vec::new();
+    for _ in 0..trials {
+        let started = Instant::now();
+        let (mut client, init) = Client::start_with(
+            baton,
+            dir,
+            &["mcp", "--quiet", "--proxy", "--no-browser"],
+            installed.then_some(path.as_str()),
+        );
+        let list = client.request("tools/list", json!({}));
+        let names = list["result"]["tools"].to_string();
+        if names.contains("browser_navigate") {
+            listed.push(started.elapsed());
+        }
+        initialize.push(init);
+    }
+    initialize.sort();
+    listed.sort();
+    (initialize, listed)
+}
+
+fn print_playwright(label: &str, initialize: &[Duration], listed: &[Duration], trials: usize) {
+    println!(
+        "{label}: initialize p50 {}  max {}; first tools/list with browser tools p50 {}  max {}  ({} of {trials} starts listed them at once)",
+        ms(percentile(initialize, 0.5), 1),
+        ms(*initialize.last().unwrap(), 1),
+        if listed.is_empty() {
+            "-".into()
+        } else {
+            ms(percentile(listed, 0.5), 1)
+        },
+        if listed.is_empty() {
+            "-".into()
+        } else {
+            ms(*listed.last().unwrap(), 1)
+        },
+        listed.len()
+    );
 }
 
 fn main() {
@@ -191,4 +275,31 @@ fn main() {
         ms(percentile(&proxying, 0.5), 3),
         ms(*proxying.last().unwrap(), 3)
     );
+
+    let pw_trials = if quick { 1 } else { 10 };
+    let (init, listed) = playwright_startup(baton, dir.path(), pw_trials, true);
+    print_playwright(
+        "proxying Playwright MCP, this baton, installed one on PATH",
+        &init,
+        &listed,
+        pw_trials,
+    );
+    if !quick {
+        let (init, listed) = playwright_startup(baton, dir.path(), pw_trials, false);
+        print_playwright(
+            "proxying Playwright MCP, this baton, none installed (npx)",
+            &init,
+            &listed,
+            pw_trials,
+        );
+    }
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        let (init, listed) = playwright_startup(&baseline, dir.path(), pw_trials, true);
+        print_playwright(
+            "proxying Playwright MCP, baseline baton (npx)",
+            &init,
+            &listed,
+            pw_trials,
+        );
+    }
 }

@@ -22,7 +22,7 @@ pub enum BrowserCommand {
     /// Open URL in a browser's page and wait until it has loaded.
     Navigate {
         port: u16,
-        /// An http://, https://, file:// or about: URL.
+        /// An http://, https:// or about: URL (file:, chrome: and other schemes are refused).
         url: String,
     },
     /// Reload a browser's page and wait until it has loaded again.

@@ -25,7 +25,9 @@ use crate::cdp::PageSession;
 /// How long one control may take, connecting included.
 pub const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
 /// URL schemes a page may be sent to.
-const SCHEMES: [&str; 4] = ["http://", "https://", "file://", "about:"];
+/// What Baton's browser controls open: web pages and `about:` pages. Not `file:` (a page could
+/// then show any file the user can read), `chrome:`, `javascript:` or other schemes.
+const SCHEMES: [&str; 3] = ["http://", "https://", "about:"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum BrowserControlError {
@@ -96,7 +98,9 @@ pub fn check_url(url: &str) -> Result<()> {
     }
     let lower = url.to_ascii_lowercase();
     if !SCHEMES.iter().any(|s| lower.starts_with(s)) {
-        return bad("use an http://, https://, file:// or about: URL");
+        return bad(
+            "use an http://, https:// or about: URL (file:, chrome: and other schemes are refused)",
+        );
     }
     Ok(())
 }

@@ -6,22 +6,46 @@ use baton_browser::{
 };
 use baton_live::browser::{LaunchOptions, RunningBrowser, free_port};
 
-fn page(dir: &std::path::Path, name: &str, title: &str) -> String {
-    let path = dir.join(name);
+/// Serves the files of `dir` on 127.0.0.1 until the test ends; returns the base URL.
+fn serve(dir: &std::path::Path) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut line = String::new();
+            let _ = BufReader::new(&stream).read_line(&mut line);
+            let name = line.split_whitespace().nth(1).unwrap_or("/");
+            let body = std::fs::read(dir.join(name.trim_start_matches('/'))).unwrap_or_default();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    base
+}
+
+fn page(dir: &std::path::Path, base: &str, name: &str, title: &str) -> String {
     std::fs::write(
-        &path,
+        dir.join(name),
         format!("<html><head><title>{title}</title></head><body><h1>{title}</h1></body></html>"),
     )
     .unwrap();
-    format!("file://{}", path.display())
+    format!("{base}/{name}")
 }
 
 #[test]
 fn navigate_reload_and_screenshot_a_registered_browser() {
     let dir = tempfile::tempdir().unwrap();
     let project = baton_store::Project::init(dir.path(), "controls", None).unwrap();
-    let first = page(dir.path(), "first.html", "First page");
-    let second = page(dir.path(), "second.html", "Second page");
+    let base = serve(dir.path());
+    let first = page(dir.path(), &base, "first.html", "First page");
+    let second = page(dir.path(), &base, "second.html", "Second page");
     let port = free_port().unwrap();
     let mut options = LaunchOptions::new(port, "controls test");
     options.url = Some(first.clone());
@@ -83,7 +107,6 @@ fn urls_outside_the_allowed_schemes_are_refused_with_the_reason() {
     for good in [
         "http://127.0.0.1:3000/",
         "HTTPS://example.test",
-        "file:///tmp/x.html",
         "about:blank",
     ] {
         assert!(check_url(good).is_ok(), "{good}");
@@ -91,6 +114,8 @@ fn urls_outside_the_allowed_schemes_are_refused_with_the_reason() {
     for (bad, why) in [
         ("javascript:alert(1)", "http://"),
         ("chrome://settings", "http://"),
+        ("file:///etc/passwd", "file:"),
+        ("FILE:///tmp/x.html", "http://"),
         ("127.0.0.1:3000", "http://"),
         ("http://a\nb", "control characters"),
     ] {
