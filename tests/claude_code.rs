@@ -73,14 +73,7 @@ impl Host {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let out = finish(child);
-        assert!(
-            out.status.success(),
-            "claude {args:?} failed: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        run(child)
     }
 
     /// `claude mcp add baton -- baton mcp EXTRA…`, checked with `claude mcp list`.
@@ -133,11 +126,12 @@ fn finish(mut child: std::process::Child) -> Output {
     }
 }
 
+/// Waits for a `claude` run with piped output and expects success; returns its stdout.
 fn run(child: std::process::Child) -> String {
     let out = finish(child);
     assert!(
         out.status.success(),
-        "claude -p failed: {}\n{}",
+        "claude failed: {}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -196,6 +190,16 @@ fn worker() -> Script {
     })
 }
 
+/// The tools offered in the first request that offered any of Baton's.
+fn first_offered(api: &ScriptedApi) -> Vec<String> {
+    let requests = api.requests();
+    let first = requests
+        .iter()
+        .find(|r| tool_names(r).iter().any(|n| n.starts_with("mcp__baton__")))
+        .expect("Claude Code offered Baton's tools");
+    tool_names(first)
+}
+
 /// The task ids an agent's conversation completed successfully.
 fn completed_by(requests: &[Value], agent: &str) -> Vec<String> {
     let last = requests
@@ -238,11 +242,7 @@ fn a_scripted_worker_in_claude_code_claims_starts_and_completes_through_baton() 
     let task = &p.tasks_json()["tasks"][0];
     assert_eq!(task["claimed_by"], "cc1", "{task}");
     let requests = api.requests();
-    let first = requests
-        .iter()
-        .find(|r| tool_names(r).iter().any(|n| n.starts_with("mcp__baton__")))
-        .expect("Claude Code offered Baton's tools");
-    let offered = tool_names(first);
+    let offered = first_offered(&api);
     for name in ["task_claim", "task_start", "task_complete", "signal_write"] {
         assert!(
             offered.contains(&format!("mcp__baton__{name}")),
@@ -355,12 +355,7 @@ fn the_proxied_browser_tools_are_offered_on_the_first_turn() {
 
     run(host.work("ui1"));
 
-    let requests = api.requests();
-    let first = requests
-        .iter()
-        .find(|r| tool_names(r).iter().any(|n| n.starts_with("mcp__baton__")))
-        .expect("Claude Code offered Baton's tools");
-    let offered = tool_names(first);
+    let offered = first_offered(&api);
     for name in ["mcp__baton__browser_navigate", "mcp__baton__task_claim"] {
         assert!(
             offered.iter().any(|n| n == name),
@@ -389,10 +384,6 @@ fn a_child_slow_to_start_still_leaves_baton_s_own_tools_on_the_first_turn() {
 
     run(host.work("w1"));
 
-    let requests = api.requests();
-    let first = requests
-        .iter()
-        .find(|r| tool_names(r).iter().any(|n| n.starts_with("mcp__baton__")))
-        .expect("Baton's own tools are offered although its child never started");
-    assert!(tool_names(first).contains(&"mcp__baton__task_claim".to_string()));
+    // Baton's own tools are offered although its child never started.
+    assert!(first_offered(&api).contains(&"mcp__baton__task_claim".to_string()));
 }

@@ -249,10 +249,9 @@ fn clashing_child_tools_are_renamed_and_routed() {
     assert_eq!(client.close(), Some(0));
 }
 
-#[test]
-fn initialize_is_answered_while_the_children_are_still_starting() {
-    let p = Project::init();
-    // The child cannot start before the test opens this FIFO for writing.
+/// A child `baton mcp` (served as `inner__…`) that cannot start before the test writes to the
+/// FIFO returned: the `--child` value and the gate.
+fn gated_child(p: &Project) -> (std::path::PathBuf, String) {
     let gate = p.path().join("gate");
     let made = std::process::Command::new("mkfifo")
         .arg(&gate)
@@ -265,6 +264,13 @@ fn initialize_is_answered_while_the_children_are_still_starting() {
         support::baton_bin().display(),
         p.path().display()
     );
+    (gate, child)
+}
+
+#[test]
+fn initialize_is_answered_while_the_children_are_still_starting() {
+    let p = Project::init();
+    let (gate, child) = gated_child(&p);
     // `start` completes the handshake: initialize was answered while the child was blocked.
     let mut client =
         RawClient::start(p.command(&["mcp", "--quiet", "--no-browser", "--child", &child]));
@@ -286,18 +292,7 @@ fn initialize_is_answered_while_the_children_are_still_starting() {
 #[test]
 fn a_child_slow_to_start_leaves_baton_s_own_tools_listed_and_is_announced_when_ready() {
     let p = Project::init();
-    let gate = p.path().join("gate");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&gate)
-        .status()
-        .unwrap();
-    assert!(made.success());
-    let child = format!(
-        "inner=sh -c 'read go < {}; exec {} mcp --quiet --dir {}'",
-        gate.display(),
-        support::baton_bin().display(),
-        p.path().display()
-    );
+    let (gate, child) = gated_child(&p);
     let mut client =
         RawClient::start(p.command(&["mcp", "--quiet", "--no-browser", "--child", &child]));
     // The child is blocked: the list comes anyway, with Baton's own tools.
