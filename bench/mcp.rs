@@ -262,6 +262,15 @@ fn main() {
     );
     drop(direct);
     drop(proxied);
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        let mut old = Client::start_with(&baseline, dir.path(), &["mcp", "--quiet"], None).0;
+        let old_times = round_trips(&mut old, "task_status", calls);
+        println!(
+            "direct task_status, baseline: p50 {}  p99 {}  ({calls} calls)",
+            ms(percentile(&old_times, 0.5), 3),
+            ms(percentile(&old_times, 0.99), 3)
+        );
+    }
 
     let plain = startup(dir.path(), &["mcp", "--quiet"], trials);
     println!(
