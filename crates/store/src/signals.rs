@@ -239,7 +239,7 @@ impl Project {
             check_note(note)?;
         }
         let path = target.path(self);
-        check_replaceable(&path, "overwrite", foreign)?;
+        check_replaceable(target, &path, "overwrite", foreign)?;
         let record = if writer.is_none() && note.is_none() {
             SignalRecord::parse(b"done")
         } else {
@@ -278,7 +278,7 @@ impl Project {
             validate_agent_id(by)?;
         }
         let path = target.path(self);
-        check_replaceable(&path, "remove", foreign)?;
+        check_replaceable(target, &path, "remove", foreign)?;
         let removed = match fs::remove_file(&path) {
             Ok(()) => true,
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => false,
@@ -383,10 +383,16 @@ fn signal_names(dir: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// Refuses to `action` the file at `path` unless it is absent or a signal, or `foreign` says
-/// replace it anyway.
-fn check_replaceable(path: &Path, action: &'static str, foreign: ForeignFile) -> Result<()> {
-    if foreign == ForeignFile::Replace {
+/// Refuses to `action` the file at `path` (a signal at a named path) unless it is absent or a
+/// signal, or `foreign` says replace it anyway. Named signals live in Baton's own run folders,
+/// where whatever a writer left is that signal.
+fn check_replaceable(
+    target: &SignalTarget,
+    path: &Path,
+    action: &'static str,
+    foreign: ForeignFile,
+) -> Result<()> {
+    if foreign == ForeignFile::Replace || matches!(target, SignalTarget::Named { .. }) {
         return Ok(());
     }
     let meta = match fs::symlink_metadata(path) {
@@ -587,6 +593,16 @@ mod tests {
         fs::write(&notes, "my notes\n").unwrap();
         assert!(p.clear_signal(&target, None, ForeignFile::Replace).unwrap());
         assert!(!notes.exists());
+    }
+
+    #[test]
+    fn a_named_signal_holding_a_foreign_writer_s_text_is_still_cleared() {
+        let (_dir, p) = project();
+        let target = SignalTarget::named(p.resolve_run(None).unwrap(), "ui-test-done").unwrap();
+        let path = target.path(&p);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, "finished\n").unwrap();
+        assert!(p.clear_signal(&target, None, ForeignFile::Keep).unwrap());
     }
 
     #[test]
