@@ -7,8 +7,9 @@ use std::fs;
 use serde_json::json;
 use support::Project;
 
+/// The ids in a `worker list --json` answer (`{"tasks": […]}`).
 fn task_ids(value: &serde_json::Value) -> Vec<String> {
-    value
+    value["tasks"]
         .as_array()
         .unwrap()
         .iter()
@@ -111,7 +112,8 @@ fn add_task_records_every_field_in_the_source_schema() {
         "use JWT",
         "--hints",
         "validate input",
-    ]);
+    ])["task"]
+        .clone();
     assert_eq!(task["id"], "task-2");
     let stored = &p.tasks_json()["tasks"][1];
     assert_eq!(stored["description"], "Login endpoint");
@@ -209,7 +211,8 @@ fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries() {
         "src/lib.rs",
         "--created",
         "src/models/user.rs",
-    ]);
+    ])["task"]
+        .clone();
     assert_eq!(done["status"], "done");
     assert_eq!(
         done["result"]["files_created"],
@@ -253,7 +256,7 @@ fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries() {
         ["CLAIM", "START", "HEARTBEAT", "DISCOVERY", "COMPLETE"]
     );
     let logs = p.json(&["logs", "w2"]);
-    assert_eq!(logs.as_array().unwrap().len(), 4, "{logs}");
+    assert_eq!(logs["lines"].as_array().unwrap().len(), 4, "{logs}");
     assert!(p.ok(&["logs"]).contains("leader |"));
 }
 
@@ -331,7 +334,8 @@ fn edit_changes_a_task_and_refuses_cycles() {
         "1",
         "--description",
         "B!",
-    ]);
+    ])["task"]
+        .clone();
     assert_eq!(
         (edited["priority"].as_u64(), edited["description"].as_str()),
         (Some(1), Some("B!"))
@@ -488,17 +492,27 @@ fn prompts_name_the_exact_commands() {
 }
 
 #[test]
-fn help_documents_the_exit_codes() {
-    let p = Project::empty();
+fn help_documents_every_exit_code_the_commands_use() {
+    let p = Project::init();
     let help = p.ok(&["--help"]);
-    for code in [
-        "0  success",
-        "1  error",
-        "2  usage error",
-        "3  nothing to claim",
-        "4  leader doctor",
-    ] {
-        assert!(help.contains(code), "{help}");
+    let code_of = |args: &[&str]| p.run(args).status.code().unwrap();
+    // Produce each exit code for real, then find it documented.
+    let mut produced = vec![
+        code_of(&["leader", "status"]),
+        code_of(&["worker", "start", "w1", "task-404"]),
+        code_of(&["worker", "claim"]),
+        code_of(&["worker", "claim", "w1"]),
+        code_of(&["signal", "wait", "never", "--timeout", "1s"]),
+    ];
+    // A task waiting on a cancelled one: doctor reports it.
+    p.ok(&["leader", "add-task", "A"]);
+    p.ok(&["leader", "add-task", "B", "--depends", "task-1"]);
+    p.ok(&["leader", "cancel", "task-1"]);
+    produced.push(code_of(&["leader", "doctor"]));
+    assert_eq!(produced, [0, 1, 2, 3, 5, 4]);
+    for code in produced {
+        let line = format!("\n{code:>3}  ");
+        assert!(help.contains(&line), "exit code {code} is not in --help:\n{help}");
     }
 }
 

@@ -12,8 +12,9 @@ use baton_agents::{Orchestrator, catalog};
 use baton_store::Project;
 
 use crate::agents_args::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
-use crate::error::CliError;
-use crate::{emit, render_agents};
+use crate::output::emit;
+use crate::render_agents;
+use baton_api::Error as CliError;
 
 const EXIT_PROBLEMS: u8 = 4;
 

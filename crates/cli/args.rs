@@ -6,26 +6,17 @@ use std::time::Duration;
 use baton_live::WatchMode;
 use clap::{Args, Parser, Subcommand};
 
+use crate::values::parse_duration;
+
 pub use crate::agents_args::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
 pub use crate::live_args::{RunCommand, SignalCommand};
-
-pub const EXIT_CODES: &str = "\
-Exit codes:
-  0  success
-  1  error (bad input, wrong state, unknown id, corrupt file, I/O); nothing was changed
-  2  usage error (unknown command or option, missing argument)
-  3  nothing to claim: no task is ready right now
-  4  leader doctor found problems that remain (after --fix, those it cannot repair)
-  5  timed out: signal wait, or worker claim --wait, reached --timeout
-  6  writer gone: a signal wait tied to --while-pid/--while-agent saw the writer stop
-130  interrupted: worker loop stopped by Ctrl-C (its running task was released)";
 
 /// Coordinate parallel AI coding agents through one `.coordination/` folder.
 ///
 /// A leader plans tasks; workers claim, start and complete them. Claims are atomic and
 /// leased: a worker that stops sending heartbeats loses its task to the next claimer.
 #[derive(Debug, Parser)]
-#[command(name = "baton", version, after_help = EXIT_CODES, propagate_version = true)]
+#[command(name = "baton", version, after_help = baton_api::exit::help_text(), propagate_version = true)]
 pub struct Cli {
     /// Project folder (or its .coordination/ folder). Default: the nearest .coordination/
     /// found from the current folder upwards, like git finds .git.
@@ -57,7 +48,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Plan and oversee the work: init, add-task, status, aggregate, reset, doctor.
+    /// Plan and oversee the work: init, add-task, edit, status, aggregate, cancel, reset, doctor.
     #[command(subcommand)]
     Leader(LeaderCommand),
     /// Do the work: list, claim, start, complete, fail, release, heartbeat.
@@ -79,7 +70,7 @@ pub enum Command {
         #[arg(short, long)]
         follow: bool,
         /// How many of the last lines to show first.
-        #[arg(short = 'n', long, default_value_t = 40)]
+        #[arg(short = 'n', long, default_value_t = baton_api::tasks::DEFAULT_LOG_LINES)]
         lines: usize,
     },
     /// Print ready-to-paste instructions for a coding agent in a role.
@@ -185,7 +176,15 @@ pub enum LeaderCommand {
     },
     /// Write summary.md from every task's result.
     Aggregate,
-    /// Put a failed or stale task back to available.
+    /// Cancel a task that is not finished (available, claimed or in progress): its holder
+    /// loses it, and tasks that wait on it cannot start until it is reset.
+    Cancel {
+        task: String,
+        /// Why it is no longer wanted (recorded in results/TASK.md).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Put a failed, cancelled or stale task back to available.
     Reset {
         task: String,
         /// Reset even a task held under a live lease.
@@ -205,7 +204,7 @@ pub struct AddTask {
     /// What to do, for the worker who claims it.
     pub description: String,
     /// 1 is the most urgent.
-    #[arg(short, long, default_value_t = 5)]
+    #[arg(short, long, default_value_t = baton_store::model::DEFAULT_PRIORITY)]
     pub priority: u32,
     /// Tasks that must be done first (repeat, or separate with commas).
     #[arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',')]
@@ -296,13 +295,4 @@ pub enum PromptCommand {
     Leader,
     /// Instructions for a worker agent named AGENT.
     Worker { agent: String },
-}
-
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text)
-        .map_err(|e| format!("{e}; write e.g. 90s, 15m or 1h30m"))?;
-    if duration.is_zero() {
-        return Err("must be longer than zero".into());
-    }
-    Ok(duration)
 }

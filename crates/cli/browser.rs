@@ -7,8 +7,8 @@ use baton_browser::{navigate, page_state, reload, save_screenshot};
 use baton_store::Project;
 use clap::Subcommand;
 
-use crate::emit;
-use crate::error::CliError;
+use crate::output::emit;
+use baton_api::Error as CliError;
 
 #[derive(Debug, Subcommand)]
 pub enum BrowserCommand {

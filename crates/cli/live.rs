@@ -2,67 +2,67 @@
 //! calls one `baton-store` or `baton-live` operation and prints the outcome.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use baton_live::claim_wait::{ClaimOutcome, ClaimWait, claim_when_ready};
+use baton_api::signals::{ClearSignal, ListRuns, ListSignals, NewRun, WaitSignals, WriteSignal};
+use baton_api::tasks::ClaimOutcome;
+use baton_api::{Context, Error, Operation, exit};
+use baton_live::claim_wait::{ClaimOutcome as WaitedClaim, ClaimWait, claim_when_ready};
 use baton_live::feed::ChangeFeed;
-use baton_live::wait::{Quorum, SignalWait, WaitOutcome, wait_for_signals};
+use baton_live::wait::{WaitOutcome, wait_for_signals};
 use baton_live::worker_loop::{LoopEnd, LoopEvent, LoopOptions, run_worker_loop};
 use baton_live::{LiveError, WatchMode};
-use baton_store::{Project, SignalTarget};
+use baton_store::{Confinement, ForeignFile, Project};
 
-use crate::live_args::{LoopArgs, RunCommand, SignalCommand, SignalPlace};
-use crate::{emit, render, render_live};
+use crate::live_args::{LoopArgs, RunCommand, SignalCommand};
+use crate::output::emit;
+use crate::render_live;
 
-pub const EXIT_TIMED_OUT: u8 = 5;
-pub const EXIT_WRITER_GONE: u8 = 6;
-pub const EXIT_INTERRUPTED: u8 = 130;
+/// The user's own commands name paths relative to where they are, and may name any path.
+fn user_path(cwd: &Path, path: &Path) -> String {
+    if path.is_absolute() {
+        path.display().to_string()
+    } else {
+        cwd.join(path).display().to_string()
+    }
+}
 
-pub fn run_command(project: &Project, command: RunCommand, json: bool) -> Result<u8, LiveError> {
+fn user_context<'a>(
+    project: &'a Project,
+    confinement: &'a Confinement,
+    mode: WatchMode,
+    force: bool,
+) -> Context<'a> {
+    let mut cx = Context::new(project, confinement);
+    cx.watch_mode = mode;
+    if force {
+        cx.foreign_files = ForeignFile::Replace;
+    }
+    cx
+}
+
+pub fn run_command(project: &Project, command: RunCommand, json: bool) -> Result<u8, Error> {
+    let confinement = Confinement::anywhere(project.layout().project_dir());
+    let cx = Context::new(project, &confinement);
     match command {
         RunCommand::New { note } => {
-            let (run, cleared) = project.new_run(note.as_deref())?;
-            emit(
-                json,
-                &serde_json::json!({"run": run, "cleared": cleared}),
-                || {
-                    let mut text = format!("Started run {}", run.number);
-                    if !cleared.is_empty() {
-                        text += &format!("; cleared stale signals: {}", cleared.join(", "));
-                    }
-                    text
-                },
-            );
+            let out = NewRun { note }.run(&cx)?;
+            emit(json, &out, || {
+                let mut text = format!("Started run {}", out.run.number);
+                if !out.cleared.is_empty() {
+                    text += &format!("; cleared stale signals: {}", out.cleared.join(", "));
+                }
+                text
+            });
         }
         RunCommand::List => {
-            let runs = project.runs()?;
-            emit(json, &runs, || render_live::runs(&runs));
+            let out = ListRuns {}.run(&cx)?;
+            emit(json, &out, || render_live::runs(&out.runs));
         }
     }
     Ok(0)
-}
-
-fn target(
-    project: &Project,
-    cwd: &Path,
-    name: Option<&str>,
-    place: &SignalPlace,
-) -> Result<SignalTarget, LiveError> {
-    match (&place.path, name) {
-        (Some(path), _) => Ok(SignalTarget::Path(absolute(cwd, path))),
-        (None, Some(name)) => Ok(SignalTarget::named(project.resolve_run(place.run)?, name)?),
-        (None, None) => unreachable!("clap requires a name or --path"),
-    }
-}
-
-fn absolute(cwd: &Path, path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        cwd.join(path)
-    }
 }
 
 pub fn signal_command(
@@ -71,7 +71,8 @@ pub fn signal_command(
     command: SignalCommand,
     mode: WatchMode,
     json: bool,
-) -> Result<u8, LiveError> {
+) -> Result<u8, Error> {
+    let confinement = Confinement::anywhere(project.layout().project_dir());
     match command {
         SignalCommand::Write {
             name,
@@ -79,14 +80,19 @@ pub fn signal_command(
             note,
             agent,
         } => {
-            let target = target(project, cwd, name.as_deref(), &place)?;
-            let signal = project.write_signal(
-                &target,
-                agent.as_deref(),
-                note.as_deref(),
-                place.foreign(),
-            )?;
-            emit(json, &signal, || format!("Wrote {}", target.label()));
+            let cx = user_context(project, &confinement, mode, place.force);
+            let signal = WriteSignal {
+                name,
+                path: place.path.as_deref().map(|p| user_path(cwd, p)),
+                run: place.run,
+                agent,
+                note,
+            }
+            .run(&cx)?;
+            emit(json, &signal, || match signal.run {
+                Some(run) => format!("Wrote {} (run {run})", signal.name),
+                None => format!("Wrote {}", signal.path.display()),
+            });
         }
         SignalCommand::Clear {
             name,
@@ -94,31 +100,26 @@ pub fn signal_command(
             place,
             agent,
         } => {
-            if all {
-                let run = project.resolve_run(place.run)?;
-                let cleared = project.clear_signals(run)?;
-                emit(
-                    json,
-                    &serde_json::json!({"run": run, "cleared": cleared}),
-                    || format!("Cleared {} signal(s) of run {run}", cleared.len()),
-                );
-            } else {
-                let target = target(project, cwd, name.as_deref(), &place)?;
-                let removed = project.clear_signal(&target, agent.as_deref(), place.foreign())?;
-                emit(
-                    json,
-                    &serde_json::json!({"signal": target.label(), "removed": removed}),
-                    || match removed {
-                        true => format!("Cleared {}", target.label()),
-                        false => format!("{} was not set", target.label()),
-                    },
-                );
+            let cx = user_context(project, &confinement, mode, place.force);
+            let out = ClearSignal {
+                name,
+                path: place.path.as_deref().map(|p| user_path(cwd, p)),
+                all,
+                run: place.run,
+                agent,
             }
+            .run(&cx)?;
+            emit(json, &out, || match (&out.run, &out.signal) {
+                (Some(run), _) => format!("Cleared {} signal(s) of run {run}", out.cleared.len()),
+                (None, Some(signal)) if out.cleared.is_empty() => format!("{signal} was not set"),
+                (None, Some(signal)) => format!("Cleared {signal}"),
+                (None, None) => String::new(),
+            });
         }
         SignalCommand::List { run } => {
-            let run = project.resolve_run(run)?;
-            let signals = project.list_signals(run)?;
-            emit(json, &signals, || render_live::signals(run, &signals));
+            let cx = user_context(project, &confinement, mode, false);
+            let out = ListSignals { run }.run(&cx)?;
+            emit(json, &out, || render_live::signals(out.run, &out.signals));
         }
         SignalCommand::Wait {
             names,
@@ -130,22 +131,18 @@ pub fn signal_command(
             while_pid,
             while_agent,
         } => {
-            let mut targets = Vec::new();
-            if !names.is_empty() {
-                let run = project.resolve_run(run)?;
-                for name in &names {
-                    targets.push(SignalTarget::named(run, name)?);
-                }
-            }
-            targets.extend(paths.iter().map(|p| SignalTarget::Path(absolute(cwd, p))));
-            let wait = SignalWait {
-                targets,
-                quorum: if any { Quorum::Any } else { Quorum::All },
-                timeout: Some(timeout),
-                while_pids: while_pid,
-                while_agents: while_agent,
-                mode,
+            let cx = user_context(project, &confinement, mode, false);
+            let request = WaitSignals {
+                names,
+                paths: paths.iter().map(|p| user_path(cwd, p)).collect(),
+                run,
+                any,
+                timeout_seconds: Some(timeout.as_secs().max(1)),
+                while_pid,
+                while_agent,
             };
+            let mut wait = request.plan(&cx)?;
+            wait.timeout = Some(timeout);
             let labels: Vec<String> = wait.targets.iter().map(|t| t.label()).collect();
             let outcome = wait_for_signals(project, &wait, |backend| {
                 eprintln!(
@@ -157,8 +154,8 @@ pub fn signal_command(
             emit(json, &outcome, || render_live::wait_outcome(&outcome));
             return Ok(match outcome {
                 WaitOutcome::Signalled { .. } => 0,
-                WaitOutcome::TimedOut { .. } => EXIT_TIMED_OUT,
-                WaitOutcome::WriterGone { .. } => EXIT_WRITER_GONE,
+                WaitOutcome::TimedOut { .. } => exit::TIMED_OUT.code,
+                WaitOutcome::WriterGone { .. } => exit::WRITER_GONE.code,
             });
         }
     }
@@ -190,14 +187,13 @@ pub fn watch(project: &Project, mode: WatchMode, json: bool) -> Result<u8, LiveE
     Ok(0)
 }
 
-/// `baton worker claim AGENT --wait`.
+/// `baton worker claim AGENT --wait`: the claim, in the claim operation's result shape.
 pub fn claim_wait(
     project: &Project,
     agent: &str,
     timeout: Option<std::time::Duration>,
     mode: WatchMode,
-    json: bool,
-) -> Result<u8, LiveError> {
+) -> Result<ClaimOutcome, LiveError> {
     let wait = ClaimWait {
         timeout,
         stop_when_drained: false,
@@ -207,26 +203,10 @@ pub fn claim_wait(
     let outcome = claim_when_ready(project, agent, wait, |backend| {
         eprintln!("baton: {agent} is waiting for a ready task ({backend})");
     })?;
-    match outcome {
-        ClaimOutcome::Claimed { claim } => {
-            emit(json, &claim, || {
-                render::claimed(&claim, agent, project.lease())
-            });
-            Ok(0)
-        }
-        _ => {
-            if json {
-                emit(
-                    json,
-                    &serde_json::json!({"task": null, "reason": "timed out"}),
-                    String::new,
-                );
-            } else {
-                eprintln!("baton: no task became ready before the timeout");
-            }
-            Ok(EXIT_TIMED_OUT)
-        }
-    }
+    Ok(match outcome {
+        WaitedClaim::Claimed { claim } => ClaimOutcome::claimed(*claim),
+        _ => ClaimOutcome::nothing("no task became ready before the timeout".into()),
+    })
 }
 
 /// `baton worker loop`.
@@ -235,13 +215,13 @@ pub fn worker_loop(
     args: LoopArgs,
     mode: WatchMode,
     json: bool,
-) -> Result<u8, LiveError> {
+) -> Result<u8, Error> {
     let stop = Arc::new(AtomicBool::new(false));
     let handler_stop = stop.clone();
     ctrlc::set_handler(move || {
         if handler_stop.swap(true, Ordering::Relaxed) {
             // A second Ctrl-C: the user insists.
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
+            std::process::exit(i32::from(exit::INTERRUPTED.code));
         }
         eprintln!(
             "\nbaton: stopping; the running task will be released (Ctrl-C again to quit now)"
@@ -278,7 +258,7 @@ pub fn worker_loop(
     })?;
     emit(json, &report, || render_live::loop_report(&report));
     Ok(match report.end {
-        LoopEnd::Stopped => EXIT_INTERRUPTED,
+        LoopEnd::Stopped => exit::INTERRUPTED.code,
         LoopEnd::Drained | LoopEnd::MaxTasks => 0,
     })
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use crate::args::parse_duration;
+use crate::values::parse_duration;
 
 #[derive(Debug, Subcommand)]
 pub enum RunCommand {
@@ -33,17 +33,6 @@ pub struct SignalPlace {
     /// `done` or Baton's signal JSON). Without it, Baton refuses and changes nothing.
     #[arg(long, requires = "path")]
     pub force: bool,
-}
-
-impl SignalPlace {
-    /// What to do with a file at the place that is not a signal.
-    pub fn foreign(&self) -> baton_store::ForeignFile {
-        if self.force {
-            baton_store::ForeignFile::Replace
-        } else {
-            baton_store::ForeignFile::Keep
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]

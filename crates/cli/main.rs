@@ -1,34 +1,36 @@
-//! `baton`: the command line for leaders and workers. A thin shell over `baton-store` and
-//! `baton-live`: it parses arguments, calls one library operation, and prints the outcome for
-//! people or, with `--json`, for scripts. No coordination logic lives here.
+//! `baton`: the command line for leaders and workers. A thin shell over `baton-api`: it parses
+//! words into an operation's request, runs it, and prints the operation's result for people
+//! or, with `--json`, exactly as the MCP tool and the desktop app get it. No coordination logic
+//! lives here.
+//!
+//! Modules: `args` (the clap tree, with `live_args` and `agents_args` for their groups),
+//! `values` (argument parsers), `output` (printing results and errors), one module per
+//! command group that needs more than a call (`live`, `agents`, `browser`, `follow`), and the
+//! renderers.
 
 mod agents;
 mod agents_args;
 mod args;
 mod browser;
-mod error;
 mod follow;
 mod live;
 mod live_args;
+mod output;
 mod prompts;
 mod render;
 mod render_agents;
 mod render_live;
+mod values;
 
-use std::io::Write;
 use std::process::ExitCode;
 
-use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
-use baton_store::{Project, StoreError};
+use baton_api::tasks;
+use baton_api::{Context, Error, Operation, exit};
+use baton_store::{Confinement, Project, StoreError};
 use clap::Parser;
-use serde::Serialize;
 
 use args::{Cli, Command, LeaderCommand, PromptCommand, WorkerCommand};
-use error::CliError;
-
-const EXIT_ERROR: u8 = 1;
-const EXIT_NOTHING_TO_CLAIM: u8 = 3;
-const EXIT_DOCTOR_FINDINGS: u8 = 4;
+use output::emit;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -36,38 +38,30 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            report_error(&err, json);
-            ExitCode::from(EXIT_ERROR)
+            output::report_error(&err, json);
+            ExitCode::from(exit::for_error(err.kind()).code)
         }
     }
 }
 
-fn report_error(err: &CliError, json: bool) {
-    let mut stderr = std::io::stderr().lock();
-    if json {
-        let body = serde_json::json!({"error": {"kind": err.kind(), "message": err.to_string()}});
-        let _ = writeln!(stderr, "{body}");
-    } else {
-        let _ = writeln!(stderr, "baton: {err}");
-    }
+/// The user's own commands may name paths anywhere (an agent's tool calls may not).
+fn user_confinement(project: &Project) -> Confinement {
+    Confinement::anywhere(project.layout().project_dir())
 }
 
-/// Prints `value` as JSON when asked, otherwise the human text `human` produces.
-fn emit<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
-    let text = if json {
-        serde_json::to_string_pretty(value).expect("serialisable output")
-    } else {
-        human()
-    };
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
-}
-
-fn run(cli: Cli) -> Result<u8, CliError> {
+fn run(cli: Cli) -> Result<u8, Error> {
     let cwd = std::env::current_dir().map_err(|e| StoreError::io(".", e))?;
     let json = cli.json;
     let mode = cli.watch_mode;
     let open = || Project::locate(cli.dir.as_deref(), &cwd).map(|p| p.with_lease(cli.lease));
+    // Runs one operation for the user on the project and prints its result.
+    let call = |request: &dyn Fn(&Context) -> Result<u8, Error>| -> Result<u8, Error> {
+        let project = open()?;
+        let confinement = user_confinement(&project);
+        let mut cx = Context::new(&project, &confinement);
+        cx.watch_mode = mode;
+        request(&cx)
+    };
 
     match cli.command {
         Command::Leader(LeaderCommand::Init { goal, approach }) => {
@@ -83,52 +77,62 @@ fn run(cli: Cli) -> Result<u8, CliError> {
                 &serde_json::json!({"path": root, "goal": goal.trim()}),
                 || render::initialised(&root, &goal),
             );
+            Ok(0)
         }
-        Command::Leader(LeaderCommand::AddTask(add)) => {
-            let task = open()?.add_task(NewTask {
-                id: add.id,
-                description: add.description,
+        Command::Leader(LeaderCommand::AddTask(add)) => call(&|cx| {
+            let out = tasks::AddTask {
+                id: add.id.clone(),
+                description: add.description.clone(),
                 priority: add.priority,
-                dependencies: add.depends,
-                files: add.files,
+                depends: add.depends.clone(),
+                files: add.files.clone(),
                 hints: add.hints.join("\n"),
-            })?;
-            emit(json, &task, || render::added(&task));
-        }
-        Command::Leader(LeaderCommand::Edit(edit)) => {
-            let dependencies = if edit.no_depends {
-                Some(Vec::new())
-            } else {
-                edit.depends
-            };
-            let task = open()?.edit_task(
-                &edit.task,
-                TaskEdit {
-                    description: edit.description,
-                    priority: edit.priority,
-                    dependencies,
-                    files: edit.files,
-                    hints: edit.hints,
-                },
-            )?;
-            emit(json, &task, || {
-                format!("Edited {}: {}", task.id, render::clean(&task.description))
-            });
-        }
-        Command::Leader(LeaderCommand::Status { watch }) => {
-            let project = open()?;
-            if watch {
-                follow::watch_status(&project, mode, json)?;
-            } else {
-                let report = project.status()?;
-                emit(json, &report, || render::status(&report));
             }
-        }
-        Command::Leader(LeaderCommand::Aggregate) => {
-            let agg = open()?.aggregate()?;
-            emit(json, &agg, || {
+            .run(cx)?;
+            emit(json, &out, || render::added(&out.task));
+            Ok(0)
+        }),
+        Command::Leader(LeaderCommand::Edit(edit)) => call(&|cx| {
+            let out = tasks::EditTask {
+                task: edit.task.clone(),
+                description: edit.description.clone(),
+                priority: edit.priority,
+                depends: if edit.no_depends {
+                    Some(Vec::new())
+                } else {
+                    edit.depends.clone()
+                },
+                files: edit.files.clone(),
+                hints: edit.hints.clone(),
+            }
+            .run(cx)?;
+            emit(json, &out, || {
                 format!(
-                    "Wrote {}: {} done, {} failed, {} unfinished of {} tasks",
+                    "Edited {}: {}",
+                    out.task.id,
+                    render::clean(&out.task.description)
+                )
+            });
+            Ok(0)
+        }),
+        Command::Leader(LeaderCommand::Status { watch: true }) => {
+            follow::watch_status(&open()?, mode, json)?;
+            Ok(0)
+        }
+        Command::Leader(LeaderCommand::Status { watch: false }) => call(&|cx| {
+            let report = tasks::Status {}.run(cx)?;
+            emit(json, &report, || render::status(&report));
+            Ok(0)
+        }),
+        Command::Leader(LeaderCommand::Aggregate) => call(&|cx| {
+            let agg = tasks::AggregateResults {}.run(cx)?;
+            emit(json, &agg, || {
+                let cancelled = match agg.cancelled {
+                    0 => String::new(),
+                    n => format!(", {n} cancelled"),
+                };
+                format!(
+                    "Wrote {}: {} done, {} failed{cancelled}, {} unfinished of {} tasks",
                     agg.path.display(),
                     agg.done,
                     agg.failed,
@@ -136,53 +140,216 @@ fn run(cli: Cli) -> Result<u8, CliError> {
                     agg.total
                 )
             });
-        }
-        Command::Leader(LeaderCommand::Reset { task, force }) => {
-            let task = open()?.reset(&task, force)?;
-            emit(json, &task, || {
-                format!("Reset {}: available again", task.id)
+            Ok(0)
+        }),
+        Command::Leader(LeaderCommand::Cancel { task, reason }) => call(&|cx| {
+            let out = tasks::Cancel {
+                task: task.clone(),
+                reason: reason.clone(),
+            }
+            .run(cx)?;
+            emit(json, &out, || {
+                format!(
+                    "Cancelled {}; `baton leader reset {}` makes it available again",
+                    out.task.id, out.task.id
+                )
             });
-        }
-        Command::Leader(LeaderCommand::Doctor { fix }) => {
-            let report = open()?.doctor(fix)?;
+            Ok(0)
+        }),
+        Command::Leader(LeaderCommand::Reset { task, force }) => call(&|cx| {
+            let out = tasks::Reset {
+                task: task.clone(),
+                force,
+            }
+            .run(cx)?;
+            emit(json, &out, || {
+                format!("Reset {}: available again", out.task.id)
+            });
+            Ok(0)
+        }),
+        Command::Leader(LeaderCommand::Doctor { fix }) => call(&|cx| {
+            let report = tasks::Doctor { fix }.run(cx)?;
             emit(json, &report, || render::doctor(&report, fix));
             let remaining = report
                 .findings
                 .iter()
                 .filter(|f| !(fix && f.fixable))
                 .count();
-            if remaining > 0 {
-                return Ok(EXIT_DOCTOR_FINDINGS);
-            }
-        }
-        Command::Worker(WorkerCommand::List { all }) => {
-            let project = open()?;
-            let tasks = if all {
-                project.status()?.tasks
+            Ok(if remaining > 0 {
+                exit::DOCTOR_FINDINGS.code
             } else {
-                project.ready_tasks()?
-            };
-            emit(json, &tasks, || render::task_list(&tasks, all));
-        }
+                0
+            })
+        }),
+        Command::Worker(WorkerCommand::List { all }) => call(&|cx| {
+            let out = tasks::ListTasks { all }.run(cx)?;
+            emit(json, &out, || render::task_list(&out.tasks, all));
+            Ok(0)
+        }),
         Command::Worker(WorkerCommand::Claim {
             agent,
-            wait: true,
+            wait,
             timeout,
-        }) => return Ok(live::claim_wait(&open()?, &agent, timeout, mode, json)?),
-        Command::Worker(WorkerCommand::Loop(args)) => {
-            return Ok(live::worker_loop(&open()?, args, mode, json)?);
+        }) => {
+            let project = open()?;
+            let outcome = if wait {
+                live::claim_wait(&project, &agent, timeout, mode)?
+            } else {
+                let confinement = user_confinement(&project);
+                tasks::Claim {
+                    agent: agent.clone(),
+                }
+                .run(&Context::new(&project, &confinement))?
+            };
+            let Some(task) = &outcome.task else {
+                let reason = outcome.reason.clone().unwrap_or_default();
+                if json {
+                    emit(json, &outcome, String::new);
+                } else {
+                    eprintln!("baton: nothing to claim: {reason}");
+                }
+                return Ok(if wait {
+                    exit::TIMED_OUT.code
+                } else {
+                    exit::NOTHING_TO_CLAIM.code
+                });
+            };
+            emit(json, &outcome, || {
+                render::claimed(
+                    task,
+                    outcome.reclaimed_from.as_deref(),
+                    &agent,
+                    project.lease(),
+                )
+            });
+            Ok(0)
         }
-        Command::Run(command) => return Ok(live::run_command(&open()?, command, json)?),
-        Command::Signal(command) => {
-            return Ok(live::signal_command(&open()?, &cwd, command, mode, json)?);
+        Command::Worker(WorkerCommand::Loop(args)) => live::worker_loop(&open()?, args, mode, json),
+        Command::Worker(WorkerCommand::Start { agent, task }) => call(&|cx| {
+            let out = tasks::Start {
+                agent: agent.clone(),
+                task: task.clone(),
+            }
+            .run(cx)?;
+            emit(json, &out, || {
+                format!(
+                    "Started {}. When done: baton worker complete {agent} {} \"SUMMARY\" --modified FILE…",
+                    out.task.id, out.task.id
+                )
+            });
+            Ok(0)
+        }),
+        Command::Worker(WorkerCommand::Complete {
+            agent,
+            task,
+            summary,
+            modified,
+            created,
+        }) => call(&|cx| {
+            let out = tasks::Complete {
+                agent: agent.clone(),
+                task: task.clone(),
+                summary: summary.clone(),
+                modified: modified.clone(),
+                created: created.clone(),
+            }
+            .run(cx)?;
+            emit(json, &out, || {
+                format!(
+                    "Completed {}; report in results/{}.md",
+                    out.task.id, out.task.id
+                )
+            });
+            Ok(0)
+        }),
+        Command::Worker(WorkerCommand::Fail {
+            agent,
+            task,
+            reason,
+        }) => call(&|cx| {
+            let out = tasks::Fail {
+                agent: agent.clone(),
+                task: task.clone(),
+                reason: reason.clone(),
+            }
+            .run(cx)?;
+            emit(json, &out, || {
+                format!(
+                    "Marked {} failed; the leader can `baton leader reset {}` to retry it",
+                    out.task.id, out.task.id
+                )
+            });
+            Ok(0)
+        }),
+        Command::Worker(WorkerCommand::Release { agent, task }) => call(&|cx| {
+            let out = tasks::Release {
+                agent: agent.clone(),
+                task: task.clone(),
+            }
+            .run(cx)?;
+            emit(json, &out, || {
+                format!("Released {}; it is available again", out.task.id)
+            });
+            Ok(0)
+        }),
+        Command::Worker(WorkerCommand::Heartbeat { agent }) => call(&|cx| {
+            let out = tasks::Heartbeat {
+                agent: agent.clone(),
+            }
+            .run(cx)?;
+            emit(json, &out, || {
+                if out.renewed.is_empty() {
+                    format!("{agent} holds no tasks; recorded as alive")
+                } else {
+                    format!("Renewed {} lease on {}", out.lease, out.renewed.join(", "))
+                }
+            });
+            Ok(0)
+        }),
+        Command::Discover { text, agent } => call(&|cx| {
+            let out = tasks::Discover {
+                agent: agent.clone(),
+                text: text.clone(),
+            }
+            .run(cx)?;
+            emit(json, &out, || format!("Added to {}", out.path.display()));
+            Ok(0)
+        }),
+        Command::Logs {
+            agent,
+            follow: true,
+            lines,
+        } => {
+            if let Some(agent) = &agent {
+                baton_store::names::validate_agent_id(agent)?;
+            }
+            follow::follow_logs(&open()?, agent.as_deref(), lines, mode, json)?;
+            Ok(0)
         }
-        Command::Watch => return Ok(live::watch(&open()?, mode, json)?),
-        Command::Agents(command) => return agents::agents(&open()?, command, json),
-        Command::Invoke(command) => return agents::invoke(&open()?, &cwd, command, json),
-        Command::Handoff(command) => return agents::handoff(&open()?, command, json),
-        Command::Parallel(command) => return agents::parallel(&open()?, &cwd, command, json),
-        Command::Route { task } => return agents::route(&open()?, &task, json),
-        Command::Browser(command) => return browser::browser(&open()?, &cwd, command, json),
+        Command::Logs {
+            agent,
+            follow: false,
+            lines,
+        } => call(&|cx| {
+            let out = tasks::Logs {
+                agent: agent.clone(),
+                lines,
+            }
+            .run(cx)?;
+            emit(json, &out, || {
+                render::log_lines(&out.lines, agent.is_none())
+            });
+            Ok(0)
+        }),
+        Command::Run(command) => live::run_command(&open()?, command, json),
+        Command::Signal(command) => live::signal_command(&open()?, &cwd, command, mode, json),
+        Command::Watch => Ok(live::watch(&open()?, mode, json)?),
+        Command::Agents(command) => agents::agents(&open()?, command, json),
+        Command::Invoke(command) => agents::invoke(&open()?, &cwd, command, json),
+        Command::Handoff(command) => agents::handoff(&open()?, command, json),
+        Command::Parallel(command) => agents::parallel(&open()?, &cwd, command, json),
+        Command::Route { task } => agents::route(&open()?, &task, json),
+        Command::Browser(command) => browser::browser(&open()?, &cwd, command, json),
         Command::Mcp {
             agent,
             quiet,
@@ -207,120 +374,8 @@ fn run(cli: Cli) -> Result<u8, CliError> {
                 http,
                 token,
             };
-            baton_mcp::serve(open()?, options).map_err(|e| CliError::input("mcp", e))?;
-        }
-        Command::Worker(WorkerCommand::Claim { agent, .. }) => {
-            let project = open()?;
-            match project.claim(&agent)? {
-                Some(claim) => emit(json, &claim, || {
-                    render::claimed(&claim, &agent, project.lease())
-                }),
-                None => {
-                    let report = project.status()?;
-                    let why = report.nothing_ready_reason();
-                    if json {
-                        emit(
-                            json,
-                            &serde_json::json!({"task": null, "reason": why}),
-                            String::new,
-                        );
-                    } else {
-                        eprintln!("baton: nothing to claim: {why}");
-                    }
-                    return Ok(EXIT_NOTHING_TO_CLAIM);
-                }
-            }
-        }
-        Command::Worker(WorkerCommand::Start { agent, task }) => {
-            let task = open()?.start(&agent, &task)?;
-            emit(json, &task, || {
-                format!(
-                    "Started {}. When done: baton worker complete {agent} {} \"SUMMARY\" --modified FILE…",
-                    task.id, task.id
-                )
-            });
-        }
-        Command::Worker(WorkerCommand::Complete {
-            agent,
-            task,
-            summary,
-            modified,
-            created,
-        }) => {
-            let project = open()?;
-            let task = project.complete(
-                &agent,
-                &task,
-                Completion {
-                    output: summary,
-                    files_modified: modified,
-                    files_created: created,
-                },
-            )?;
-            emit(json, &task, || {
-                format!("Completed {}; report in results/{}.md", task.id, task.id)
-            });
-        }
-        Command::Worker(WorkerCommand::Fail {
-            agent,
-            task,
-            reason,
-        }) => {
-            let task = open()?.fail(&agent, &task, &reason)?;
-            emit(json, &task, || {
-                format!(
-                    "Marked {} failed; the leader can `baton leader reset {}` to retry it",
-                    task.id, task.id
-                )
-            });
-        }
-        Command::Worker(WorkerCommand::Release { agent, task }) => {
-            let task = open()?.release(&agent, &task)?;
-            emit(json, &task, || {
-                format!("Released {}; it is available again", task.id)
-            });
-        }
-        Command::Worker(WorkerCommand::Heartbeat { agent }) => {
-            let project = open()?;
-            let renewed = project.heartbeat(&agent)?;
-            let lease = humantime::format_duration(project.lease()).to_string();
-            emit(
-                json,
-                &serde_json::json!({"agent": agent, "renewed": renewed, "lease": lease}),
-                || {
-                    if renewed.is_empty() {
-                        format!("{agent} holds no tasks; recorded as alive")
-                    } else {
-                        format!("Renewed {lease} lease on {}", renewed.join(", "))
-                    }
-                },
-            );
-        }
-        Command::Discover { text, agent } => {
-            let project = open()?;
-            project.discover(&agent, &text)?;
-            let path = project.layout().discoveries().display().to_string();
-            emit(
-                json,
-                &serde_json::json!({"agent": agent, "path": path}),
-                || format!("Added to {path}"),
-            );
-        }
-        Command::Logs {
-            agent,
-            follow,
-            lines,
-        } => {
-            let project = open()?;
-            if let Some(agent) = &agent {
-                baton_store::names::validate_agent_id(agent)?;
-            }
-            if follow {
-                follow::follow_logs(&project, agent.as_deref(), lines, mode, json)?;
-            } else {
-                let log = project.logs(agent.as_deref(), lines)?;
-                emit(json, &log, || render::log_lines(&log, agent.is_none()));
-            }
+            baton_mcp::serve(open()?, options).map_err(|e| Error::input("mcp", e))?;
+            Ok(0)
         }
         Command::Prompt(prompt) => {
             let (role, text) = match prompt {
@@ -335,7 +390,7 @@ fn run(cli: Cli) -> Result<u8, CliError> {
                 &serde_json::json!({"role": role, "text": text}),
                 || text.clone(),
             );
+            Ok(0)
         }
     }
-    Ok(0)
 }

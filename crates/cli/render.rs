@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use baton_store::time::short_duration;
-use baton_store::{Claim, DoctorReport, LogLine, StatusReport, Task, TaskStatus, TaskView};
+use baton_store::{DoctorReport, LogLine, StatusReport, Task, TaskStatus, TaskView};
 
 /// One line of text, safe for a terminal, at most `max` characters.
 pub fn line(text: &str, max: usize) -> String {
@@ -52,7 +52,7 @@ pub fn status(report: &StatusReport) -> String {
     }
     let _ = writeln!(
         out,
-        "Tasks: {} total · {} available ({} ready) · {} claimed · {} in progress · {} done · {} failed{}",
+        "Tasks: {} total · {} available ({} ready) · {} claimed · {} in progress · {} done · {} failed{}{}",
         report.total,
         report.count(TaskStatus::Available),
         report.ready,
@@ -60,6 +60,10 @@ pub fn status(report: &StatusReport) -> String {
         report.count(TaskStatus::InProgress),
         report.count(TaskStatus::Done),
         report.count(TaskStatus::Failed),
+        match report.count(TaskStatus::Cancelled) {
+            0 => String::new(),
+            n => format!(" · {n} cancelled"),
+        },
         if report.stale > 0 {
             format!(" · {} stale (run `baton leader doctor`)", report.stale)
         } else {
@@ -135,15 +139,14 @@ pub fn task_list(tasks: &[TaskView], all: bool) -> String {
     table(tasks)
 }
 
-pub fn claimed(claim: &Claim, agent: &str, lease: Duration) -> String {
-    let task = &claim.task;
+pub fn claimed(task: &Task, reclaimed_from: Option<&str>, agent: &str, lease: Duration) -> String {
     let mut out = format!(
         "Claimed {} (priority {}): {}\n",
         task.id,
         task.priority,
         clean(&task.description)
     );
-    if let Some(from) = &claim.reclaimed_from {
+    if let Some(from) = reclaimed_from {
         let _ = writeln!(
             out,
             "  Taken over from {from}, whose lease expired; check for its partial work."

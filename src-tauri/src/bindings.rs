@@ -1,5 +1,6 @@
-//! TypeScript declarations of what the commands return, generated from the Rust types (ts-rs)
-//! into `ui/src/bindings/`, so the UI cannot drift from the backend. The test below fails when
+//! TypeScript declarations of what the commands take and return, generated from the Rust types
+//! (ts-rs) into `ui/src/bindings/`: every `baton-api` operation's request and result, the map
+//! `Operations.ts` from operation names to them, and the desktop's own commands' types, so the UI cannot drift from the backend. The test below fails when
 //! the committed files are stale; `BATON_UPDATE_BINDINGS=1 cargo test -p baton-desktop
 //! bindings` rewrites them.
 
@@ -17,7 +18,7 @@ mod tests {
     use baton_store::{StatusReport, Task, TaskStatus, TaskView};
     use ts_rs::TS;
 
-    use crate::commands::{CommandError, ProjectInfo, Screenshot};
+    use crate::commands::{ProjectInfo, Screenshot};
 
     fn declarations() -> Vec<(String, String)> {
         fn one<T: TS + 'static>() -> (String, String) {
@@ -26,7 +27,13 @@ mod tests {
                 T::export_to_string().expect("exportable"),
             )
         }
-        vec![
+        let mut all = baton_api::typescript_declarations();
+        all.push((
+            "Operations.ts".to_string(),
+            baton_api::typescript_operations(),
+        ));
+        all.push(("Defaults.ts".to_string(), baton_api::typescript_constants()));
+        let own = vec![
             one::<TaskStatus>(),
             one::<TaskContext>(),
             one::<TaskResult>(),
@@ -50,9 +57,16 @@ mod tests {
             one::<PageState>(),
             one::<Screenshot>(),
             one::<ProjectInfo>(),
-            one::<CommandError>(),
+            one::<baton_api::ErrorBody>(),
+            one::<baton_store::ErrorKind>(),
             one::<crate::recent::RecentProject>(),
-        ]
+        ];
+        for (file, text) in own {
+            if !all.iter().any(|(f, _)| *f == file) {
+                all.push((file, text));
+            }
+        }
+        all
     }
 
     #[test]
@@ -66,6 +80,19 @@ mod tests {
                 if update {
                     std::fs::create_dir_all(&dir).unwrap();
                     std::fs::write(&path, &text).unwrap();
+                } else {
+                    stale.push(file);
+                }
+            }
+        }
+        // Every declaration in the folder is one of these: a type no longer declared is removed
+        // (or, without BATON_UPDATE_BINDINGS, reported), so the UI cannot import a dead type.
+        let declared: Vec<String> = declarations().into_iter().map(|(f, _)| f).collect();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let file = entry.unwrap().file_name().to_string_lossy().to_string();
+            if !declared.contains(&file) {
+                if update {
+                    std::fs::remove_file(dir.join(&file)).unwrap();
                 } else {
                     stale.push(file);
                 }

@@ -31,7 +31,7 @@ fn finish_signal(project: &Project, signal: &SignalTarget, why: &str) -> baton_s
     project
         .write_signal(
             signal,
-            Some("leader"),
+            Some(baton_store::project::LEADER),
             Some(why),
             baton_store::ForeignFile::Keep,
         )
@@ -57,7 +57,11 @@ impl BrowserSessions {
         let run = project.resolve_run(None).map_err(|e| e.to_string())?;
         let target = SignalTarget::named(run, signal).map_err(|e| e.to_string())?;
         project
-            .clear_signal(&target, Some("leader"), baton_store::ForeignFile::Keep)
+            .clear_signal(
+                &target,
+                Some(baton_store::project::LEADER),
+                baton_store::ForeignFile::Keep,
+            )
             .map_err(|e| e.to_string())?;
         let port = baton_live::browser::free_port().map_err(|e| e.to_string())?;
         let mut options = LaunchOptions::new(port, "baton-desktop (manual session)");

@@ -4,43 +4,21 @@
 
 use std::path::PathBuf;
 
-use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
-use baton_store::{Project, StatusReport, Task};
+use baton_api::Context;
+use baton_store::{Confinement, ErrorKind, Project};
 use serde::Serialize;
 use tauri::{AppHandle, State};
 
 use crate::session::Session;
 
-/// What the UI gets when a command fails.
-#[derive(Debug, Serialize, ts_rs::TS)]
-pub struct CommandError {
-    pub kind: &'static str,
-    pub message: String,
-}
-
-impl From<baton_store::StoreError> for CommandError {
-    fn from(e: baton_store::StoreError) -> Self {
-        CommandError {
-            kind: e.kind(),
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<baton_agents::AgentError> for CommandError {
-    fn from(e: baton_agents::AgentError) -> Self {
-        CommandError {
-            kind: e.kind(),
-            message: e.to_string(),
-        }
-    }
-}
+/// What the UI gets when a command fails: the same body the CLI prints and MCP tools carry.
+pub type CommandError = baton_api::ErrorBody;
 
 type Result<T> = std::result::Result<T, CommandError>;
 
 fn project(session: &State<'_, Session>) -> Result<Project> {
     session.project().ok_or(CommandError {
-        kind: "no_project",
+        kind: ErrorKind::NoProject,
         message: "no project is open: open a folder with .coordination/, or create one".into(),
     })
 }
@@ -111,137 +89,30 @@ pub fn leader_init(
     Ok(project_info(session).expect("just opened"))
 }
 
-/// `baton leader status`.
+/// Runs the operation `name` (a `baton-api` catalogue name, the MCP tool's name) with
+/// `request`, and returns its result: the same JSON the CLI prints with `--json`. The UI's
+/// calls are typed by the generated `Operations` map (`ui/src/bindings/Operations.ts`).
 #[tauri::command]
-pub fn status(session: State<'_, Session>) -> Result<StatusReport> {
-    Ok(project(&session)?.status()?)
-}
-
-/// `baton leader add-task`.
-#[tauri::command]
-pub fn add_task(
+pub async fn operation(
     session: State<'_, Session>,
-    description: String,
-    priority: Option<u32>,
-    depends: Vec<String>,
-    files: Vec<String>,
-    hints: String,
-) -> Result<Task> {
-    Ok(project(&session)?.add_task(NewTask {
-        description,
-        priority: priority.unwrap_or(baton_store::model::DEFAULT_PRIORITY),
-        dependencies: depends,
-        files,
-        hints,
-        id: None,
-    })?)
-}
-
-/// `baton leader edit`.
-#[tauri::command]
-pub fn edit_task(
-    session: State<'_, Session>,
-    task: String,
-    description: Option<String>,
-    priority: Option<u32>,
-    depends: Option<Vec<String>>,
-    files: Option<Vec<String>>,
-    hints: Option<String>,
-) -> Result<Task> {
-    Ok(project(&session)?.edit_task(
-        &task,
-        TaskEdit {
-            description,
-            priority,
-            dependencies: depends,
-            files,
-            hints,
-        },
-    )?)
-}
-
-/// `baton worker claim` (the lead claims under its own name, or a worker's).
-#[tauri::command]
-pub fn claim(session: State<'_, Session>, agent: String) -> Result<Option<Task>> {
-    Ok(project(&session)?.claim(&agent)?.map(|c| c.task))
-}
-
-#[tauri::command]
-pub fn start(session: State<'_, Session>, agent: String, task: String) -> Result<Task> {
-    Ok(project(&session)?.start(&agent, &task)?)
-}
-
-#[tauri::command]
-pub fn complete(
-    session: State<'_, Session>,
-    agent: String,
-    task: String,
-    summary: String,
-    modified: Vec<String>,
-    created: Vec<String>,
-) -> Result<Task> {
-    Ok(project(&session)?.complete(
-        &agent,
-        &task,
-        Completion {
-            output: summary,
-            files_modified: modified,
-            files_created: created,
-        },
-    )?)
-}
-
-#[tauri::command]
-pub fn fail(
-    session: State<'_, Session>,
-    agent: String,
-    task: String,
-    reason: String,
-) -> Result<Task> {
-    Ok(project(&session)?.fail(&agent, &task, &reason)?)
-}
-
-#[tauri::command]
-pub fn release(session: State<'_, Session>, agent: String, task: String) -> Result<Task> {
-    Ok(project(&session)?.release(&agent, &task)?)
-}
-
-/// `baton leader reset`.
-#[tauri::command]
-pub fn reset(session: State<'_, Session>, task: String, force: bool) -> Result<Task> {
-    Ok(project(&session)?.reset(&task, force)?)
-}
-
-#[tauri::command]
-pub fn heartbeat(session: State<'_, Session>, agent: String) -> Result<Vec<String>> {
-    Ok(project(&session)?.heartbeat(&agent)?)
-}
-
-#[tauri::command]
-pub fn discover(session: State<'_, Session>, agent: String, text: String) -> Result<()> {
-    Ok(project(&session)?.discover(&agent, &text)?)
-}
-
-/// `baton leader aggregate`.
-#[tauri::command]
-pub fn aggregate(session: State<'_, Session>) -> Result<baton_store::Aggregate> {
-    Ok(project(&session)?.aggregate()?)
-}
-
-/// `baton leader doctor`.
-#[tauri::command]
-pub fn doctor(session: State<'_, Session>, fix: bool) -> Result<baton_store::DoctorReport> {
-    Ok(project(&session)?.doctor(fix)?)
-}
-
-/// `baton logs`.
-#[tauri::command]
-pub fn logs(
-    session: State<'_, Session>,
-    agent: Option<String>,
-    lines: usize,
-) -> Result<Vec<baton_store::LogLine>> {
-    Ok(project(&session)?.logs(agent.as_deref(), lines)?)
+    name: String,
+    request: serde_json::Value,
+) -> Result<serde_json::Value> {
+    let project = project(&session)?;
+    let Some(entry) = baton_api::find(&name) else {
+        return Err(CommandError {
+            kind: ErrorKind::UnknownTool,
+            message: format!("no operation {name:?}"),
+        });
+    };
+    // Off the main thread: operations take the store's lock, and some wait.
+    off_main_thread(move || {
+        let confinement = Confinement::anywhere(project.layout().project_dir());
+        entry
+            .call(&Context::new(&project, &confinement), request)
+            .map_err(|e| e.body())
+    })
+    .await
 }
 
 /// The master plan (`master-plan.md`).
@@ -321,7 +192,7 @@ pub async fn browser_session_start(
         sessions
             .start(&project, &url, &signal)
             .map_err(|message| CommandError {
-                kind: "browser",
+                kind: ErrorKind::BrowserError,
                 message,
             })
     })
@@ -337,7 +208,7 @@ pub async fn browser_session_finish(
     let sessions = sessions.inner().clone();
     off_main_thread(move || {
         sessions.finish().map_err(|message| CommandError {
-            kind: "browser",
+            kind: ErrorKind::BrowserError,
             message,
         })
     })
@@ -362,25 +233,16 @@ pub async fn browser_list(
     off_main_thread(move || Ok(baton_live::browser::list(project.layout())?)).await
 }
 
-impl From<baton_browser::BrowserControlError> for CommandError {
-    fn from(e: baton_browser::BrowserControlError) -> Self {
-        CommandError {
-            kind: e.kind(),
-            message: e.to_string(),
-        }
-    }
-}
-
-/// Runs a browser control off the main thread: it waits for the page, and the window must
-/// stay responsive meanwhile.
+/// Runs blocking work (a browser control waiting for its page, a store operation) off the main
+/// thread, so the window stays responsive meanwhile.
 async fn off_main_thread<T: Send + 'static>(
     control: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
     tauri::async_runtime::spawn_blocking(control)
         .await
         .map_err(|e| CommandError {
-            kind: "internal",
-            message: format!("the browser control stopped: {e}"),
+            kind: ErrorKind::Internal,
+            message: format!("the command's worker thread stopped: {e}"),
         })?
 }
 

@@ -52,11 +52,7 @@ pub fn notices(changes: &[TaskChange], report: &StatusReport) -> Vec<Notice> {
     if moved_to(TaskStatus::Done).next().is_some() && unfinished == 0 {
         notices.push(Notice {
             title: "All tasks finished".into(),
-            body: format!(
-                "{} done, {} failed",
-                report.count(TaskStatus::Done),
-                report.count(TaskStatus::Failed) + report.count(TaskStatus::Cancelled)
-            ),
+            body: report.outcome(),
         });
     }
     notices

@@ -26,11 +26,10 @@ pub struct TrayMenu {
 /// The tooltip for a board: counts by status.
 pub fn summary(report: &StatusReport) -> String {
     format!(
-        "Baton: {} available, {} in progress, {} done, {} failed",
+        "Baton: {} available, {} in progress, {}",
         report.count(TaskStatus::Available),
         report.count(TaskStatus::Claimed) + report.count(TaskStatus::InProgress),
-        report.count(TaskStatus::Done),
-        report.count(TaskStatus::Failed) + report.count(TaskStatus::Cancelled),
+        report.outcome(),
     )
 }
 
@@ -149,7 +148,7 @@ pub fn update(app: &AppHandle, report: &StatusReport) {
     if let Some(menu) = app.try_state::<TrayMenu>() {
         let _ = menu.counts.set_text(text.trim_start_matches("Baton: "));
     }
-    let failed = report.count(TaskStatus::Failed) + report.count(TaskStatus::Cancelled) > 0;
+    let failed = report.count(TaskStatus::Failed) > 0;
     if let Ok(icon) = Image::from_bytes(if failed { ICON_FAILED } else { ICON }) {
         let _ = tray.set_icon(Some(icon));
     }
@@ -182,11 +181,10 @@ mod tests {
     fn the_tooltip_counts_tasks_by_state() {
         let dir = tempfile::tempdir().unwrap();
         let project = baton_store::Project::init(dir.path(), "tray", None).unwrap();
-        for d in ["a", "b", "c"] {
+        for d in ["a", "b", "c", "d"] {
             project
                 .add_task(baton_store::lifecycle::NewTask {
                     description: d.into(),
-                    priority: 5,
                     ..Default::default()
                 })
                 .unwrap();
@@ -197,7 +195,14 @@ mod tests {
         let report = project.status().unwrap();
         assert_eq!(
             summary(&report),
-            "Baton: 1 available, 1 in progress, 0 done, 1 failed"
+            "Baton: 2 available, 1 in progress, 0 done, 1 failed"
+        );
+        // A cancelled task is counted as cancelled, not as a failure.
+        project.cancel("task-4", Some("not needed")).unwrap();
+        let report = project.status().unwrap();
+        assert_eq!(
+            summary(&report),
+            "Baton: 1 available, 1 in progress, 0 done, 1 failed, 1 cancelled"
         );
     }
 

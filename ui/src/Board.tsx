@@ -49,7 +49,12 @@ export function Board({ report, onError, onChanged, selected, onSelect }: Props)
       case "none":
         return;
       case "claim":
-        return run(api.claim(move.agent));
+        // Nothing ready is not an error of the call, but the lead should hear why.
+        return run(
+          api.claim(move.agent).then((out) => {
+            if (!out.task) throw { kind: "nothing_to_claim", message: `Nothing to claim: ${out.reason ?? "no task is ready"}` };
+          }),
+        );
       case "start":
         return run(api.start(move.agent, task.id));
       case "release":

@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { DEFAULT_PRIORITY } from "./bindings/Defaults";
 import { api, errorMessage } from "./api";
 import { allowedDependencies } from "./board";
 import type { TaskView } from "./types";
@@ -12,7 +13,7 @@ export interface TaskDraft {
   hints: string;
 }
 
-const EMPTY: TaskDraft = { description: "", priority: 5, depends: [], files: "", hints: "" };
+const EMPTY: TaskDraft = { description: "", priority: DEFAULT_PRIORITY, depends: [], files: "", hints: "" };
 
 export function draftOf(task: TaskView): TaskDraft {
   return {
@@ -62,7 +63,7 @@ function TaskFields({ tasks, editing, draft, onChange }: { tasks: TaskView[]; ed
 export function NewTaskForm({ tasks, onError, onAdded }: { tasks: TaskView[]; onError: (m: string) => void; onAdded: () => void }) {
   const [draft, setDraft] = useState<TaskDraft>(EMPTY);
   const submit = () => {
-    api.addTask({ description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints }).then(
+    api.addTask({ description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints, id: null }).then(
       () => {
         setDraft({ ...EMPTY, priority: draft.priority });
         onAdded();

@@ -1,39 +1,46 @@
-// The backend's commands, typed. One function per IPC command; the names and arguments are
-// the CLI's.
+// The backend's commands, typed. Every task-store, signal and orchestration operation goes
+// through one IPC command, `operation`, by its catalogue name (the MCP tool's name); its
+// request and result types are generated from the Rust types (bindings/Operations.ts), so the
+// UI cannot drift from the CLI and MCP. The desktop's own commands (projects, browsers, the
+// board's timing hooks) follow.
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { Operations, OperationName } from "./bindings/Operations";
 import type {
-  Aggregate,
   BrowserRecord,
-  CommandError,
+  ErrorBody,
   HandoffGraph,
   ListedBrowser,
-  LogLine,
   PageState,
   ProjectInfo,
   RecentProject,
   Screenshot,
-  StatusReport,
-  Task,
 } from "./types";
 
 export type { BrowserRecord, ProjectInfo };
 
-/** The error's kind (`not_initialized`, `invalid_transition`, …), if it is a command error. */
+/** Runs the operation `name` with `request`; rejects with an `ErrorBody`. */
+export function call<K extends OperationName>(name: K, request: Operations[K]["request"]): Promise<Operations[K]["output"]> {
+  return invoke<Operations[K]["output"]>("operation", { name, request });
+}
+
+/** The error's kind (`not_initialized`, `illegal_transition`, …), if it is a command error. */
 export function errorKind(error: unknown): string | null {
   if (typeof error === "object" && error !== null && "kind" in error) {
-    return String((error as CommandError).kind);
+    return String((error as ErrorBody).kind);
   }
   return null;
 }
 
 export function errorMessage(error: unknown): string {
   if (typeof error === "object" && error !== null && "message" in error) {
-    return String((error as CommandError).message);
+    return String((error as ErrorBody).message);
   }
   return String(error);
 }
+
+const task = ({ task }: { task: Operations["task_start"]["output"]["task"] }) => task;
 
 export const api = {
   projectInfo: () => invoke<ProjectInfo | null>("project_info"),
@@ -41,29 +48,30 @@ export const api = {
   recentProjects: () => invoke<RecentProject[]>("recent_projects"),
   pickFolder: () => invoke<string | null>("pick_folder"),
   leaderInit: (path: string, goal: string) => invoke<ProjectInfo>("leader_init", { path, goal }),
-  status: () => invoke<StatusReport>("status"),
-  addTask: (task: { description: string; priority: number | null; depends: string[]; files: string[]; hints: string }) =>
-    invoke<Task>("add_task", task),
-  editTask: (task: string, change: { description?: string; priority?: number; depends?: string[]; files?: string[]; hints?: string }) =>
-    invoke<Task>("edit_task", {
-      task,
+  status: () => call("task_status", {}),
+  addTask: (request: Operations["task_add"]["request"]) => call("task_add", request).then(task),
+  editTask: (id: string, change: Omit<Partial<Operations["task_edit"]["request"]>, "task">) =>
+    call("task_edit", {
+      task: id,
       description: change.description ?? null,
       priority: change.priority ?? null,
       depends: change.depends ?? null,
       files: change.files ?? null,
       hints: change.hints ?? null,
-    }),
-  claim: (agent: string) => invoke<Task | null>("claim", { agent }),
-  start: (agent: string, task: string) => invoke<Task>("start", { agent, task }),
-  complete: (agent: string, task: string, summary: string) =>
-    invoke<Task>("complete", { agent, task, summary, modified: [], created: [] }),
-  fail: (agent: string, task: string, reason: string) => invoke<Task>("fail", { agent, task, reason }),
-  release: (agent: string, task: string) => invoke<Task>("release", { agent, task }),
-  reset: (task: string) => invoke<Task>("reset", { task, force: false }),
-  aggregate: () => invoke<Aggregate>("aggregate"),
+    }).then(task),
+  claim: (agent: string) => call("task_claim", { agent }),
+  start: (agent: string, id: string) => call("task_start", { agent, task: id }).then(task),
+  complete: (agent: string, id: string, summary: string) =>
+    call("task_complete", { agent, task: id, summary, modified: [], created: [] }).then(task),
+  fail: (agent: string, id: string, reason: string) => call("task_fail", { agent, task: id, reason }).then(task),
+  release: (agent: string, id: string) => call("task_release", { agent, task: id }).then(task),
+  reset: (id: string) => call("task_reset", { task: id, force: false }).then(task),
+  cancel: (id: string, reason: string | null) => call("task_cancel", { task: id, reason }).then(task),
+  aggregate: () => call("aggregate", {}),
+  logs: (agent: string | null, lines: number) => call("logs", { agent, lines }).then((out) => out.lines),
   masterPlan: () => invoke<string>("master_plan"),
   discoveries: () => invoke<string>("discoveries"),
-  taskResult: (task: string) => invoke<string>("task_result", { task }),
+  taskResult: (id: string) => invoke<string>("task_result", { task: id }),
   handoffGraph: () => invoke<HandoffGraph>("handoff_graph"),
   boardPainted: () => invoke<null>("board_painted"),
   boardUpdated: () => invoke<null>("board_updated"),
@@ -75,7 +83,6 @@ export const api = {
   browserNavigate: (port: number, url: string) => invoke<PageState>("browser_navigate", { port, url }),
   browserReload: (port: number) => invoke<PageState>("browser_reload", { port }),
   browserScreenshot: (port: number) => invoke<Screenshot>("browser_screenshot", { port }),
-  logs: (agent: string | null, lines: number) => invoke<LogLine[]>("logs", { agent, lines }),
 };
 
 /** A change-feed event as the backend sends it (`baton-live`'s `ChangeEvent`): its kind is

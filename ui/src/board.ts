@@ -2,6 +2,7 @@
 // what order cards stand, and how a card describes its dependencies. Tested with Vitest.
 
 import type { TaskStatus, TaskView } from "./types";
+import { LEADER } from "./bindings/Defaults";
 
 /** The board's columns, left to right. Cancelled tasks share the failed column. */
 export const COLUMNS: { status: TaskStatus; title: string }[] = [
@@ -16,8 +17,8 @@ export function columnOf(status: TaskStatus): TaskStatus {
   return status === "cancelled" ? "failed" : status;
 }
 
-/** The agent name the lead acts under when it moves a task itself. */
-export const LEAD = "leader";
+/** The agent name the lead acts under when it moves a task itself (the library's). */
+export const LEAD = LEADER;
 
 /** What dropping a card on a column asks the backend to do, or why it cannot. */
 export type Move =

@@ -17,6 +17,7 @@ export type { ListedBrowser } from "./bindings/ListedBrowser";
 export type { PageState } from "./bindings/PageState";
 export type { Screenshot } from "./bindings/Screenshot";
 export type { ProjectInfo } from "./bindings/ProjectInfo";
-export type { CommandError } from "./bindings/CommandError";
+export type { ErrorBody } from "./bindings/ErrorBody";
+export type { ErrorKind } from "./bindings/ErrorKind";
 export type { RecentProject } from "./bindings/RecentProject";
 export type { LogLine } from "./bindings/LogLine";

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use baton_store::StoreError;
+use baton_store::{ErrorKind, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -34,16 +34,16 @@ pub enum AgentError {
 
 impl AgentError {
     /// A short, stable name for the kind of error, for `--json` output and scripts.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
             AgentError::Store(e) => e.kind(),
-            AgentError::UnknownAgent { .. } => "unknown_agent",
-            AgentError::UnknownInvocation { .. } => "unknown_invocation",
-            AgentError::AlreadyFinished { .. } => "illegal_transition",
-            AgentError::UnknownParallel { .. } => "unknown_parallel",
-            AgentError::InvalidInput { .. } => "invalid_input",
-            AgentError::Steering { .. } => "steering",
-            AgentError::Workflows { .. } => "workflows",
+            AgentError::UnknownAgent { .. } => ErrorKind::UnknownAgent,
+            AgentError::UnknownInvocation { .. } => ErrorKind::UnknownInvocation,
+            AgentError::AlreadyFinished { .. } => ErrorKind::IllegalTransition,
+            AgentError::UnknownParallel { .. } => ErrorKind::UnknownParallel,
+            AgentError::InvalidInput { .. } => ErrorKind::InvalidInput,
+            AgentError::Steering { .. } => ErrorKind::Steering,
+            AgentError::Workflows { .. } => ErrorKind::Workflows,
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::state::{self, Decision, Handoff};
 /// The agent whose incoming handoffs consolidate `HANDOFF.md`.
 pub const ORCHESTRATOR: &str = "orchestrator";
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HandoffContext {
     /// What was done and what the next agent needs to know.
@@ -31,6 +32,7 @@ pub struct HandoffContext {
     pub open_questions: Vec<String>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HandoffRequest {
     /// The agent handing off (or `user`).
@@ -44,7 +46,8 @@ pub struct HandoffRequest {
     pub parallel_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct HandoffRecorded {
     pub handoff: Handoff,
     /// Whether `HANDOFF.md` was rewritten.

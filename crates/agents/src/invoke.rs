@@ -18,6 +18,7 @@ pub const MAX_TEXT: usize = 1024 * 1024;
 pub const MAX_STEERING_FILE: u64 = 256 * 1024;
 
 /// What the caller knows from earlier steps.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InvokeContext {
     /// The agent whose output this invocation builds on.
@@ -34,6 +35,7 @@ pub struct InvokeContext {
     pub steering: Vec<String>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InvokeRequest {
     /// The agent to invoke (a name from agents://catalog).
@@ -52,6 +54,7 @@ pub struct InvokeRequest {
 }
 
 /// The outcome an agent reports.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompletionReport {
     /// `completed` or `failed`.

@@ -31,6 +31,7 @@ pub const DEFAULT_CONFLICT_HANDLER: &str = "high-level-advisor";
 /// How much of each output an escalation prompt quotes.
 const ESCALATION_EXCERPT: usize = 1500;
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParallelAgent {
     /// The agent to invoke.
@@ -42,6 +43,7 @@ pub struct ParallelAgent {
     pub context: InvokeContext,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParallelRequest {
     /// The agents to run in parallel (at least two).
@@ -53,7 +55,8 @@ pub struct ParallelRequest {
     pub conflict_handler: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ParallelStart {
     pub parallel_id: String,
     pub agents_started: Vec<String>,
@@ -61,7 +64,8 @@ pub struct ParallelStart {
     pub status: ParallelStatus,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MemberStatus {
     Completed,
@@ -69,7 +73,8 @@ pub enum MemberStatus {
     Pending,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MemberResult {
     pub agent: String,
     pub invocation_id: String,
@@ -80,7 +85,8 @@ pub struct MemberResult {
     pub recommendation: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Conflict {
     pub agents: Vec<String>,
     /// Each agent's recommendation.
@@ -88,7 +94,8 @@ pub struct Conflict {
     pub issue: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Tally {
     /// Votes per recommendation.
     pub counts: BTreeMap<String, usize>,
@@ -97,7 +104,8 @@ pub struct Tally {
     pub winner: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Aggregation {
     pub parallel_id: String,
     pub strategy: Strategy,

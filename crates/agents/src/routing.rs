@@ -37,7 +37,8 @@ pub struct Workflows {
     pub fallback: Fallback,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RoutingRecommendation {
     pub recommended_workflow: String,
     pub recommended_agents: Vec<String>,

@@ -28,7 +28,8 @@ pub enum InvocationStatus {
 }
 
 /// One invocation of an agent, from `invoke_agent` to `complete_invocation`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Invocation {
     pub id: String,
     pub agent: String,
@@ -38,8 +39,10 @@ pub struct Invocation {
     /// The prompt to run: steering, then prior output, then the task.
     pub prompt: String,
     pub status: InvocationStatus,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub started_at: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub completed_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
@@ -59,6 +62,7 @@ pub struct Invocation {
     pub handoff_context: Option<String>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
@@ -85,7 +89,7 @@ impl std::str::FromStr for Strategy {
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ParallelStatus {
     Running,
@@ -130,7 +134,7 @@ pub struct Decision {
 
 /// One link of the handoff chain.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Handoff {
     pub id: String,
     pub from: String,

@@ -49,13 +49,14 @@ pub enum BrowserControlError {
 
 impl BrowserControlError {
     /// A stable name for scripts and the UI.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> baton_store::ErrorKind {
+        use baton_store::ErrorKind;
         match self {
-            BrowserControlError::NotRunning { .. } => "browser_not_running",
-            BrowserControlError::NoPage { .. } => "no_page",
-            BrowserControlError::BadUrl { .. } => "invalid_input",
-            BrowserControlError::Timeout { .. } => "timeout",
-            BrowserControlError::Protocol { .. } => "browser_error",
+            BrowserControlError::NotRunning { .. } => ErrorKind::BrowserNotRunning,
+            BrowserControlError::NoPage { .. } => ErrorKind::NoPage,
+            BrowserControlError::BadUrl { .. } => ErrorKind::InvalidInput,
+            BrowserControlError::Timeout { .. } => ErrorKind::Timeout,
+            BrowserControlError::Protocol { .. } => ErrorKind::BrowserError,
             BrowserControlError::Store(e) => e.kind(),
         }
     }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use baton_store::StoreError;
+use baton_store::{ErrorKind, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
@@ -30,11 +30,11 @@ impl LiveError {
     }
 
     /// A short, stable name for the kind of error, for `--json` output and scripts.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ErrorKind {
         match self {
             LiveError::Store(e) => e.kind(),
-            LiveError::Watch { .. } | LiveError::WatchStopped => "watch",
-            LiveError::Spawn { .. } => "spawn",
+            LiveError::Watch { .. } | LiveError::WatchStopped => ErrorKind::Watch,
+            LiveError::Spawn { .. } => ErrorKind::Spawn,
         }
     }
 }

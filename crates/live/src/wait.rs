@@ -44,7 +44,8 @@ pub struct SignalWait {
 }
 
 /// How a wait ended. Signals present at the end are listed in every case.
-#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum WaitOutcome {
     /// Enough signals are present.

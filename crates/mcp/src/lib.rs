@@ -7,7 +7,6 @@
 //!
 //! Not here: any coordination logic (that is in `baton-store`, `baton-live`, `baton-agents`).
 
-pub mod args;
 pub mod browser_manager;
 pub mod config;
 pub mod filter;
@@ -111,7 +110,7 @@ async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, St
                 .map(|(i, c)| proxy::ChildSpec::parse(c, i + 1))
                 .collect::<Result<Vec<_>, _>>()?
         };
-        let taken: Vec<String> = tools::catalogue()
+        let taken: Vec<String> = tools::own_tools()
             .iter()
             .map(|t| t.name.to_string())
             .collect();

@@ -8,7 +8,8 @@ use baton_store::Project;
 use rmcp::model::Resource;
 use serde_json::{Value, json};
 
-use crate::tools::ToolError;
+use baton_api::Error;
+use baton_store::ErrorKind;
 
 pub const CATALOG: &str = "agents://catalog";
 pub const WORKFLOWS: &str = "agents://workflows";
@@ -50,8 +51,8 @@ pub fn list() -> Vec<Resource> {
 }
 
 /// The resource's content now. Blocking.
-pub fn read(project: &Project, uri: &str) -> Result<Value, ToolError> {
-    let orchestrator = || Orchestrator::open(project).map_err(ToolError::from);
+pub fn read(project: &Project, uri: &str) -> Result<Value, Error> {
+    let orchestrator = || Orchestrator::open(project).map_err(Error::from);
     Ok(match uri {
         TASKS => serde_json::to_value(project.status()?).expect("serialises"),
         SIGNALS => {
@@ -90,8 +91,8 @@ pub fn read(project: &Project, uri: &str) -> Result<Value, ToolError> {
             json!({ "invocations": state.history, "handoffs": state.handoffs, "conflicts": state.conflicts })
         }
         other => {
-            return Err(ToolError::new(
-                "unknown_resource",
+            return Err(Error::new(
+                ErrorKind::UnknownResource,
                 format!("unknown resource {other:?}; resources/list names them"),
             ));
         }

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use baton_api::{Context, Operation};
 use baton_live::feed::ChangeFeed;
 use baton_store::{Confinement, Project};
 use rmcp::model::{
@@ -27,7 +28,9 @@ use crate::filter::ToolFilter;
 use crate::log::Log;
 use crate::proxy::{PendingProxy, Proxy};
 use crate::resources;
-use crate::tools::{self, ToolError};
+use crate::tools::{self, Coordinator};
+use baton_api::Error;
+use baton_store::ErrorKind;
 
 /// Arguments larger than this are refused before they are parsed.
 pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
@@ -138,10 +141,11 @@ impl BatonServer {
         tools
     }
 
-    async fn coordinator(&self, name: &str, arguments: &JsonObject) -> Result<Value, ToolError> {
+    async fn coordinator(&self, tool: Coordinator, arguments: &JsonObject) -> Result<Value, Error> {
         let browser = &self.inner.browser;
-        Ok(match name {
-            "coordinator_status" => {
+        Ok(match tool {
+            Coordinator::Status => {
+                let _: tools::NoArgs = tools::parse(arguments)?;
                 let proxy = self.proxy().await;
                 let mut children = Vec::new();
                 if let Some(proxy) = &proxy {
@@ -160,31 +164,26 @@ impl BatonServer {
                     "tools": { "baton": self.own_tools().len(), "children": proxy.as_ref().map_or(0, |p| p.tools.len()) },
                 })
             }
-            "coordinator_list_browsers" => {
+            Coordinator::ListBrowsers => {
+                let _: tools::NoArgs = tools::parse(arguments)?;
                 let layout = self.inner.project.layout().clone();
                 let browsers =
                     tokio::task::spawn_blocking(move || baton_live::browser::list(&layout))
                         .await
-                        .map_err(|e| ToolError::new("internal", e.to_string()))??;
+                        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))??;
                 serde_json::json!({ "browsers": browsers })
             }
-            "coordinator_launch_browser" => {
-                let a: crate::args::LaunchBrowser =
-                    serde_json::from_value(Value::Object(arguments.clone())).map_err(|e| {
-                        ToolError::new("invalid_arguments", format!("invalid arguments: {e}"))
-                    })?;
+            Coordinator::LaunchBrowser => {
+                let a: tools::LaunchBrowser = tools::parse(arguments)?;
                 let record = browser
                     .ensure(Some(!a.headed))
                     .await
-                    .map_err(|e| ToolError::new("browser", e))?;
+                    .map_err(|e| Error::new(ErrorKind::BrowserError, e))?;
                 serde_json::json!({ "browser": record })
             }
-            "coordinator_stop_browser" => serde_json::json!({ "stopped": browser.stop().await }),
-            other => {
-                return Err(ToolError::new(
-                    "unknown_tool",
-                    format!("unknown tool {other:?}"),
-                ));
+            Coordinator::StopBrowser => {
+                let _: tools::NoArgs = tools::parse(arguments)?;
+                serde_json::json!({ "stopped": browser.stop().await })
             }
         })
     }
@@ -195,15 +194,10 @@ impl BatonServer {
 
     /// Baton's own tools this server offers.
     pub fn own_tools(&self) -> Vec<rmcp::model::Tool> {
-        tools::catalogue()
-            .iter()
-            .filter(|def| self.inner.filter.allows(def.name))
-            .map(|def| def.tool())
+        tools::own_tools()
+            .into_iter()
+            .filter(|tool| self.inner.filter.allows(&tool.name))
             .collect()
-    }
-
-    fn is_own_tool(&self, name: &str) -> bool {
-        tools::catalogue().iter().any(|def| def.name == name)
     }
 
     async fn call_own(
@@ -213,19 +207,18 @@ impl BatonServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let started = Instant::now();
-        let outcome = if name == "signal_wait" {
+        let outcome = if name == baton_api::signals::WaitSignals::NAME {
             self.signal_wait(arguments, context).await?
-        } else if name.starts_with("coordinator_") {
-            self.coordinator(&name, &arguments).await
+        } else if let Some(tool) = Coordinator::named(&name) {
+            self.coordinator(tool, &arguments).await
         } else {
-            let tool = name.clone();
+            let Some(entry) = baton_api::find(&name) else {
+                return Err(unknown_tool(&name));
+            };
             let inner = self.inner.clone();
             tokio::task::spawn_blocking(move || {
-                let scope = tools::Scope {
-                    project: &inner.project,
-                    confinement: &inner.confinement,
-                };
-                tools::call(&scope, &tool, &arguments)
+                let cx = Context::new(&inner.project, &inner.confinement);
+                entry.call(&cx, Value::Object(arguments))
             })
             .await
             .map_err(|e| McpError::internal_error(format!("tool {name} panicked: {e}"), None))?
@@ -244,13 +237,10 @@ impl BatonServer {
         &self,
         arguments: JsonObject,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Result<Value, ToolError>, McpError> {
+    ) -> Result<Result<Value, Error>, McpError> {
         let project = self.inner.project.clone();
-        let scope = tools::Scope {
-            project: &project,
-            confinement: &self.inner.confinement,
-        };
-        let wait = match tools::signal_wait_request(&scope, &arguments) {
+        let cx = Context::new(&project, &self.inner.confinement);
+        let wait = match tools::signal_wait_plan(&cx, &arguments) {
             Ok(wait) => wait,
             Err(e) => return Ok(Err(e)),
         };
@@ -259,7 +249,7 @@ impl BatonServer {
         let mut task = tokio::task::spawn_blocking(move || {
             baton_live::wait::wait_for_signals(&project, &wait, |_| {})
                 .map(|outcome| serde_json::to_value(outcome).expect("serialises"))
-                .map_err(ToolError::from)
+                .map_err(Error::from)
         });
         let token = context.meta.get_progress_token();
         let started = Instant::now();
@@ -334,12 +324,14 @@ impl BatonServer {
 
 /// A tool's outcome as MCP content: structured JSON plus text; failures the agent can act on
 /// are tool errors, malformed arguments are protocol errors.
-fn tool_result(outcome: Result<Value, ToolError>) -> Result<CallToolResult, McpError> {
+fn tool_result(outcome: Result<Value, Error>) -> Result<CallToolResult, McpError> {
     match outcome {
         Ok(value) => Ok(CallToolResult::structured(value)),
-        Err(e) if e.kind == "invalid_arguments" => Err(McpError::invalid_params(e.message, None)),
+        Err(e) if e.kind() == ErrorKind::InvalidArguments => {
+            Err(McpError::invalid_params(e.to_string(), None))
+        }
         Err(e) => {
-            let mut result = CallToolResult::error(vec![ContentBlock::text(e.message.clone())]);
+            let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
             result.structured_content = Some(e.to_json());
             Ok(result)
         }
@@ -412,7 +404,7 @@ impl ServerHandler for BatonServer {
         if !self.inner.filter.allows(&name) {
             return Err(unknown_tool(&name));
         }
-        if self.is_own_tool(&name) {
+        if tools::is_own(&name) {
             return Ok(self.call_own(name, arguments, &context).await?.into());
         }
         let proxy = self.proxy().await;
@@ -460,12 +452,12 @@ impl ServerHandler for BatonServer {
                 ])
                 .into())
             }
-            Err(e) if e.kind == "unknown_resource" => Err(McpError::new(
+            Err(e) if e.kind() == ErrorKind::UnknownResource => Err(McpError::new(
                 ErrorCode::RESOURCE_NOT_FOUND,
-                e.message,
+                e.to_string(),
                 None,
             )),
-            Err(e) => Err(McpError::internal_error(e.message, None)),
+            Err(e) => Err(McpError::internal_error(e.to_string(), None)),
         }
     }
 

@@ -12,7 +12,8 @@ use crate::status::StatusReport;
 use crate::time::{Timestamp, short_duration};
 
 /// What kind of problem a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// A held task whose lease expired: its worker is presumed dead. Fix: make it available.
@@ -32,7 +33,8 @@ pub enum FindingKind {
 }
 
 /// One problem found.
-#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub kind: FindingKind,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -43,7 +45,8 @@ pub struct Finding {
 }
 
 /// Everything `doctor` found, and what `--fix` changed.
-#[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct DoctorReport {
     pub findings: Vec<Finding>,
     pub fixed: Vec<String>,

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use crate::model::TaskStatus;
 
+pub use crate::kind::ErrorKind;
+
 /// What the store refused or failed to do. Nothing is written when one of these is returned.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -126,25 +128,25 @@ impl StoreError {
         }
     }
 
-    /// A short, stable name for the kind of error, for `--json` output and scripts.
-    pub fn kind(&self) -> &'static str {
+    /// The kind of error, for `--json` output, MCP tool errors, the desktop and scripts.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            StoreError::NotInitialized { .. } => "not_initialized",
-            StoreError::AlreadyInitialized { .. } => "already_initialized",
-            StoreError::Corrupt { .. } => "corrupt_file",
-            StoreError::InvalidName { .. } => "invalid_name",
-            StoreError::InvalidInput { .. } => "invalid_input",
-            StoreError::UnknownTask { .. } => "unknown_task",
-            StoreError::DuplicateTask { .. } => "duplicate_task",
-            StoreError::UnknownDependency { .. } => "unknown_dependency",
-            StoreError::DependencyCycle { .. } => "dependency_cycle",
-            StoreError::IllegalTransition { .. } => "illegal_transition",
-            StoreError::NotOwner { .. } => "not_owner",
-            StoreError::UnknownRun { .. } => "unknown_run",
-            StoreError::OutsideProject { .. } => "outside_project",
-            StoreError::PathRefused { .. } => "invalid_path",
-            StoreError::NotASignal { .. } => "not_a_signal",
-            StoreError::Io { .. } => "io",
+            StoreError::NotInitialized { .. } => ErrorKind::NotInitialized,
+            StoreError::AlreadyInitialized { .. } => ErrorKind::AlreadyInitialized,
+            StoreError::Corrupt { .. } => ErrorKind::CorruptFile,
+            StoreError::InvalidName { .. } => ErrorKind::InvalidName,
+            StoreError::InvalidInput { .. } => ErrorKind::InvalidInput,
+            StoreError::UnknownTask { .. } => ErrorKind::UnknownTask,
+            StoreError::DuplicateTask { .. } => ErrorKind::DuplicateTask,
+            StoreError::UnknownDependency { .. } => ErrorKind::UnknownDependency,
+            StoreError::DependencyCycle { .. } => ErrorKind::DependencyCycle,
+            StoreError::IllegalTransition { .. } => ErrorKind::IllegalTransition,
+            StoreError::NotOwner { .. } => ErrorKind::NotOwner,
+            StoreError::UnknownRun { .. } => ErrorKind::UnknownRun,
+            StoreError::OutsideProject { .. } => ErrorKind::OutsideProject,
+            StoreError::PathRefused { .. } => ErrorKind::InvalidPath,
+            StoreError::NotASignal { .. } => ErrorKind::NotASignal,
+            StoreError::Io { .. } => ErrorKind::Io,
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::time::Timestamp;
 
 /// One line of one agent's log.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LogLine {
     pub agent: String,
     pub line: String,

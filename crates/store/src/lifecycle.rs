@@ -29,8 +29,8 @@ pub const MAX_PRIORITY: u32 = 1000;
 const MAX_DESCRIPTION_BYTES: usize = 64 * 1024;
 const MAX_TEXT_BYTES: usize = 1024 * 1024;
 
-/// A task to add.
-#[derive(Debug, Clone, Default)]
+/// A task to add. `NewTask::default()` has the default priority (5), like every front end.
+#[derive(Debug, Clone)]
 pub struct NewTask {
     /// Chosen id; `task-N` with the next free N when absent.
     pub id: Option<String>,
@@ -39,6 +39,19 @@ pub struct NewTask {
     pub dependencies: Vec<String>,
     pub files: Vec<String>,
     pub hints: String,
+}
+
+impl Default for NewTask {
+    fn default() -> Self {
+        NewTask {
+            id: None,
+            description: String::new(),
+            priority: crate::model::DEFAULT_PRIORITY,
+            dependencies: Vec::new(),
+            files: Vec::new(),
+            hints: String::new(),
+        }
+    }
 }
 
 /// Changes to a task; `None` leaves a field as it is.
@@ -349,6 +362,40 @@ impl TaskFile {
         task.completed_at = None;
         task.result = None;
         task.failure_reason = None;
+        Ok(task)
+    }
+
+    /// The leader cancels a task that is not finished (available, claimed or in progress):
+    /// the work is no longer wanted. Cancelled is final, like failed; `reset` makes it
+    /// available again. Tasks that wait on it can then never become ready (`doctor` says so).
+    pub fn cancel(&mut self, id: &str, reason: Option<&str>, now: Timestamp) -> Result<&Task> {
+        if let Some(reason) = reason {
+            check_text("reason", reason, MAX_TEXT_BYTES, false)?;
+        }
+        let task = self.existing_mut(id)?;
+        if task.status.is_final() {
+            let hint = match task.status {
+                TaskStatus::Cancelled => "; it is cancelled already",
+                _ => "; only unfinished tasks can be cancelled",
+            };
+            return Err(illegal(task, "cancel", hint));
+        }
+        let reason = reason
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .unwrap_or("cancelled by the leader")
+            .to_string();
+        task.status = TaskStatus::Cancelled;
+        task.claimed_by = None;
+        task.claimed_at = None;
+        task.started_at = None;
+        task.lease_expires_at = None;
+        task.completed_at = Some(now);
+        task.failure_reason = Some(reason.clone());
+        task.result = Some(TaskResult {
+            error: Some(reason),
+            ..TaskResult::default()
+        });
         Ok(task)
     }
 

@@ -74,7 +74,7 @@ pub struct AgentRecord {
 /// Where a task stands. `cancelled` is only ever read from files of the source design's later
 /// versions; Baton treats it as final, like `failed`.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     Available,
@@ -128,7 +128,7 @@ impl fmt::Display for TaskStatus {
 
 /// One unit of work.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Task {
     pub id: String,
     pub description: String,
@@ -199,7 +199,7 @@ impl Task {
 
 /// What a worker needs to know beyond the description.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskContext {
     #[serde(default, deserialize_with = "null_as_default")]
     pub files: Vec<String>,
@@ -212,7 +212,7 @@ pub struct TaskContext {
 
 /// What a worker reported when it finished (or failed) a task.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,

@@ -82,6 +82,7 @@ pub fn render_result(task: &Task) -> String {
     let status = match task.status {
         TaskStatus::Done => "SUCCESS",
         TaskStatus::Failed => "FAILED",
+        TaskStatus::Cancelled => "CANCELLED",
         other => other.as_str(),
     };
     let output = match (&result.output, &task.failure_reason) {

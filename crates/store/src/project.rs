@@ -37,12 +37,13 @@ enum Change<T> {
 
 /// What `aggregate` wrote.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Aggregate {
     pub path: std::path::PathBuf,
     pub total: usize,
     pub done: usize,
     pub failed: usize,
+    pub cancelled: usize,
     pub unfinished: usize,
 }
 
@@ -321,6 +322,17 @@ impl Project {
         Ok(task)
     }
 
+    /// Cancels an unfinished task and writes its `results/<id>.md`. The holder, if any, loses it:
+    /// its next complete, fail or heartbeat is refused.
+    pub fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task> {
+        let (task, now) =
+            self.change_task(id, |file, now| file.cancel(id, reason, now).map(drop))?;
+        notes::write_result(&self.layout, &task)?;
+        let why = task.failure_reason.as_deref().unwrap_or_default();
+        self.log(LEADER, "CANCEL", &format!("{}: {why}", task.id), now);
+        Ok(task)
+    }
+
     /// Shares a finding with every agent through `context/discoveries.md`.
     pub fn discover(&self, agent: &str, text: &str) -> Result<()> {
         let now = Timestamp::now();
@@ -334,12 +346,13 @@ impl Project {
         let report = self.status()?;
         let path = self.layout.summary();
         write_atomic(&path, summary::render(&report).as_bytes())?;
-        let failed = report.count(TaskStatus::Failed) + report.count(TaskStatus::Cancelled);
         let done = report.count(TaskStatus::Done);
+        let failed = report.count(TaskStatus::Failed);
+        let cancelled = report.count(TaskStatus::Cancelled);
         self.log(
             LEADER,
             "AGGREGATE",
-            &format!("{done} done, {failed} failed of {}", report.total),
+            &format!("{} of {}", report.outcome(), report.total),
             report.as_of,
         );
         Ok(Aggregate {
@@ -347,7 +360,8 @@ impl Project {
             total: report.total,
             done,
             failed,
-            unfinished: report.total - done - failed,
+            cancelled,
+            unfinished: report.total - done - failed - cancelled,
         })
     }
 
@@ -366,11 +380,7 @@ impl Project {
                 fixable: true,
             });
         }
-        for task in file
-            .tasks
-            .iter()
-            .filter(|t| matches!(t.status, TaskStatus::Done | TaskStatus::Failed))
-        {
+        for task in file.tasks.iter().filter(|t| t.status.is_final()) {
             if !self.layout.result_file(&task.id).is_ok_and(|p| p.exists()) {
                 findings.push(Finding {
                     kind: FindingKind::MissingResult,

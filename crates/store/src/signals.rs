@@ -38,9 +38,11 @@ pub enum ForeignFile {
 }
 
 /// One run, as `runs/runs.json` records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Run {
     pub number: u32,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub started_at: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -61,7 +63,8 @@ pub enum SignalTarget {
 
 /// What a signal file says. Plain signals hold `done` as the source design wrote them; a signal
 /// written with a writer or a note holds a small JSON object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SignalRecord {
     /// `done`, or whatever text a foreign writer put in the file.
     pub signal: String,
@@ -70,13 +73,15 @@ pub struct SignalRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub written_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// A signal that is present, as `signal list` and the change feed report it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Signal {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -12,7 +12,7 @@ use crate::time::Timestamp;
 
 /// The board as of one moment.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct StatusReport {
     pub goal: Option<String>,
     #[cfg_attr(feature = "ts", ts(type = "string"))]
@@ -35,7 +35,7 @@ pub struct StatusReport {
 
 /// One task as the board shows it.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TaskView {
     #[serde(flatten)]
     pub task: Task,
@@ -78,9 +78,7 @@ impl StatusReport {
             })
             .collect();
         for status in TaskStatus::ALL {
-            if status != TaskStatus::Cancelled {
-                counts.entry(status.as_str()).or_default();
-            }
+            counts.entry(status.as_str()).or_default();
         }
         StatusReport {
             goal,
@@ -97,7 +95,22 @@ impl StatusReport {
         self.counts.get(status.as_str()).copied().unwrap_or(0)
     }
 
-    /// Every task is done, failed or cancelled.
+    /// How the finished tasks ended, the way every front end says it: "3 done, 1 failed", with
+    /// ", 2 cancelled" when any were. Failed and cancelled are counted apart everywhere: a
+    /// failure is a worker's, a cancellation the leader's decision.
+    pub fn outcome(&self) -> String {
+        let mut text = format!(
+            "{} done, {} failed",
+            self.count(TaskStatus::Done),
+            self.count(TaskStatus::Failed)
+        );
+        let cancelled = self.count(TaskStatus::Cancelled);
+        if cancelled > 0 {
+            text += &format!(", {cancelled} cancelled");
+        }
+        text
+    }
+
     /// Why a claim would find nothing, in one line (for "nothing to claim" answers).
     pub fn nothing_ready_reason(&self) -> String {
         let available = self.count(TaskStatus::Available);
@@ -113,6 +126,7 @@ impl StatusReport {
         }
     }
 
+    /// Every task is done, failed or cancelled.
     pub fn all_finished(&self) -> bool {
         self.tasks.iter().all(|t| t.task.status.is_final())
     }

@@ -56,14 +56,20 @@ pub fn render(report: &StatusReport) -> String {
         }
     }
 
-    let failed: Vec<_> = report
-        .tasks
-        .iter()
-        .filter(|t| matches!(t.task.status, TaskStatus::Failed | TaskStatus::Cancelled))
-        .collect();
-    if !failed.is_empty() {
-        out.push_str("\n## Failed\n\n");
-        for view in failed {
+    for (status, heading) in [
+        (TaskStatus::Failed, "Failed"),
+        (TaskStatus::Cancelled, "Cancelled"),
+    ] {
+        let ended: Vec<_> = report
+            .tasks
+            .iter()
+            .filter(|t| t.task.status == status)
+            .collect();
+        if ended.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "\n## {heading}\n\n");
+        for view in ended {
             let task = &view.task;
             let _ = writeln!(
                 out,

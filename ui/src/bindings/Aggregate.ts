@@ -3,4 +3,4 @@
 /**
  * What `aggregate` wrote.
  */
-export type Aggregate = { path: string, total: number, done: number, failed: number, unfinished: number, };
+export type Aggregate = { path: string, total: number, done: number, failed: number, cancelled: number, unfinished: number, };

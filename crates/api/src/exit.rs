@@ -1,0 +1,92 @@
+//! The `baton` command's exit codes, in one table: what each code means, which error kinds
+//! lead to it, and the text `--help` prints about them (made from the same table, so the two
+//! cannot disagree).
+
+use baton_store::ErrorKind;
+
+/// One exit code and what it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    pub code: u8,
+    pub meaning: &'static str,
+}
+
+pub const SUCCESS: Exit = Exit {
+    code: 0,
+    meaning: "success",
+};
+pub const ERROR: Exit = Exit {
+    code: 1,
+    meaning: "error (bad input, wrong state, unknown id, corrupt file, I/O); nothing was changed",
+};
+pub const USAGE: Exit = Exit {
+    code: 2,
+    meaning: "usage error (unknown command or option, missing argument)",
+};
+pub const NOTHING_TO_CLAIM: Exit = Exit {
+    code: 3,
+    meaning: "nothing to claim: no task is ready right now",
+};
+pub const DOCTOR_FINDINGS: Exit = Exit {
+    code: 4,
+    meaning: "problems remain: leader doctor (after --fix, those it cannot repair), agents check",
+};
+pub const TIMED_OUT: Exit = Exit {
+    code: 5,
+    meaning: "timed out: signal wait, or worker claim --wait, reached --timeout",
+};
+pub const WRITER_GONE: Exit = Exit {
+    code: 6,
+    meaning: "writer gone: a signal wait tied to --while-pid/--while-agent saw the writer stop",
+};
+pub const INTERRUPTED: Exit = Exit {
+    code: 130,
+    meaning: "interrupted: worker loop stopped by Ctrl-C (its running task was released)",
+};
+
+/// Every exit code `baton` uses, in order.
+pub const TABLE: [Exit; 8] = [
+    SUCCESS,
+    ERROR,
+    USAGE,
+    NOTHING_TO_CLAIM,
+    DOCTOR_FINDINGS,
+    TIMED_OUT,
+    WRITER_GONE,
+    INTERRUPTED,
+];
+
+/// The exit for a failed command of this kind.
+pub fn for_error(kind: ErrorKind) -> Exit {
+    match kind {
+        ErrorKind::InvalidArguments => USAGE,
+        _ => ERROR,
+    }
+}
+
+/// The "Exit codes:" section of `--help`.
+pub fn help_text() -> String {
+    let mut text = String::from("Exit codes:");
+    for exit in TABLE {
+        text.push_str(&format!("\n{:>3}  {}", exit.code, exit.meaning));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_and_ascending() {
+        for pair in TABLE.windows(2) {
+            assert!(pair[0].code < pair[1].code, "{pair:?}");
+        }
+    }
+
+    #[test]
+    fn usage_errors_and_other_errors_exit_differently() {
+        assert_eq!(for_error(ErrorKind::InvalidArguments).code, 2);
+        assert_eq!(for_error(ErrorKind::UnknownTask).code, 1);
+    }
+}

@@ -1,0 +1,549 @@
+//! The task store's operations: the board, the queue, a worker's lifecycle (claim, start,
+//! complete, fail, release, heartbeat) and the leader's (add, edit, reset, cancel, doctor,
+//! aggregate), with discoveries and logs.
+//!
+//! Every operation that changes one task answers [`TaskOutcome`], `{"task": …}`, on every
+//! front end: a wrapper, so an answer can grow (a hint, a warning) without breaking readers.
+
+use std::path::PathBuf;
+
+use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
+use baton_store::model::DEFAULT_PRIORITY;
+use baton_store::{Aggregate, DoctorReport, LogLine, StatusReport, Task, TaskView};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::operation::{Context, Operation};
+
+/// How many log lines `logs` shows unless asked for more or fewer.
+pub const DEFAULT_LOG_LINES: usize = 40;
+
+fn default_priority() -> u32 {
+    DEFAULT_PRIORITY
+}
+
+fn default_log_lines() -> usize {
+    DEFAULT_LOG_LINES
+}
+
+/// The task an operation changed, as it is now.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TaskOutcome {
+    pub task: Task,
+}
+
+impl From<Task> for TaskOutcome {
+    fn from(task: Task) -> Self {
+        TaskOutcome { task }
+    }
+}
+
+/// The board.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Status {}
+
+impl Operation for Status {
+    const NAME: &'static str = "task_status";
+    const DESCRIPTION: &'static str = "The task board: every task with its status, owner, lease and what it waits for, with counts.";
+    const READ_ONLY: bool = true;
+    type Output = StatusReport;
+    fn run(self, cx: &Context) -> Result<StatusReport> {
+        Ok(cx.project.status()?)
+    }
+}
+
+/// Tasks that can be claimed now, or all of them.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTasks {
+    /// List every task, not only those that can be claimed now.
+    #[serde(default)]
+    pub all: bool,
+}
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TaskList {
+    /// Best first (the order a claim takes them in), or the board's order with `all`.
+    pub tasks: Vec<TaskView>,
+}
+
+impl Operation for ListTasks {
+    const NAME: &'static str = "task_list";
+    const DESCRIPTION: &'static str =
+        "Tasks that can be claimed now, best first (or every task with all=true).";
+    const READ_ONLY: bool = true;
+    type Output = TaskList;
+    fn run(self, cx: &Context) -> Result<TaskList> {
+        let tasks = if self.all {
+            cx.project.status()?.tasks
+        } else {
+            cx.project.ready_tasks()?
+        };
+        Ok(TaskList { tasks })
+    }
+}
+
+/// A task to add to the queue.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddTask {
+    /// What to do, for the worker who claims it.
+    pub description: String,
+    /// 1 is the most urgent (default 5).
+    #[serde(default = "default_priority")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub priority: u32,
+    /// Ids of tasks that must be done first.
+    #[serde(default)]
+    pub depends: Vec<String>,
+    /// Files the worker should look at.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Hints for the worker.
+    #[serde(default)]
+    pub hints: String,
+    /// Choose the id instead of the next task-N.
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+impl AddTask {
+    /// A task with this description and every default.
+    pub fn new(description: impl Into<String>) -> Self {
+        AddTask {
+            description: description.into(),
+            priority: DEFAULT_PRIORITY,
+            depends: Vec::new(),
+            files: Vec::new(),
+            hints: String::new(),
+            id: None,
+        }
+    }
+}
+
+impl Operation for AddTask {
+    const NAME: &'static str = "task_add";
+    const DESCRIPTION: &'static str =
+        "Add a task to the queue (leader). Unknown dependencies and cycles are refused.";
+    const READ_ONLY: bool = false;
+    type Output = TaskOutcome;
+    fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        let task = cx.project.add_task(NewTask {
+            id: self.id,
+            description: self.description,
+            priority: self.priority,
+            dependencies: self.depends,
+            files: self.files,
+            hints: self.hints,
+        })?;
+        Ok(task.into())
+    }
+}
+
+/// Changes to a task; a field left out stays as it is.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditTask {
+    /// The task's id.
+    pub task: String,
+    /// The new description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The new priority (1 is the most urgent).
+    #[serde(default)]
+    pub priority: Option<u32>,
+    /// The new dependencies, replacing the old (only while the task is available; [] removes
+    /// them all).
+    #[serde(default)]
+    pub depends: Option<Vec<String>>,
+    /// The new files, replacing the old.
+    #[serde(default)]
+    pub files: Option<Vec<String>>,
+    /// The new hints.
+    #[serde(default)]
+    pub hints: Option<String>,
+}
+
+impl Operation for EditTask {
+    const NAME: &'static str = "task_edit";
+    const DESCRIPTION: &'static str = "Change a task's description, priority, dependencies, files or hints (leader). Dependencies only change while it is available.";
+    const READ_ONLY: bool = false;
+    type Output = TaskOutcome;
+    fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        let task = cx.project.edit_task(
+            &self.task,
+            TaskEdit {
+                description: self.description,
+                priority: self.priority,
+                dependencies: self.depends,
+                files: self.files,
+                hints: self.hints,
+            },
+        )?;
+        Ok(task.into())
+    }
+}
+
+/// An agent, by name.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// Your agent name (letters, digits, '.', '_' and '-').
+    pub agent: String,
+}
+
+/// What a claim got: the task (null when nothing is ready, with the reason), and the worker it
+/// was taken over from when that worker's lease had expired.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ClaimOutcome {
+    pub task: Option<Task>,
+    /// The worker whose expired lease the task was taken over from.
+    pub reclaimed_from: Option<String>,
+    /// Why nothing was claimed (null when a task was).
+    pub reason: Option<String>,
+}
+
+impl ClaimOutcome {
+    pub fn claimed(claim: baton_store::Claim) -> Self {
+        ClaimOutcome {
+            task: Some(claim.task),
+            reclaimed_from: claim.reclaimed_from,
+            reason: None,
+        }
+    }
+
+    pub fn nothing(reason: String) -> Self {
+        ClaimOutcome {
+            task: None,
+            reclaimed_from: None,
+            reason: Some(reason),
+        }
+    }
+}
+
+impl Operation for Claim {
+    const NAME: &'static str = "task_claim";
+    const DESCRIPTION: &'static str = "Claim the best ready task (priority 1 first, then oldest). Returns task null when nothing is ready, with the reason.";
+    const READ_ONLY: bool = false;
+    type Output = ClaimOutcome;
+    fn run(self, cx: &Context) -> Result<ClaimOutcome> {
+        Ok(match cx.project.claim(&self.agent)? {
+            Some(claim) => ClaimOutcome::claimed(claim),
+            None => ClaimOutcome::nothing(cx.project.status()?.nothing_ready_reason()),
+        })
+    }
+}
+
+macro_rules! agent_task_operation {
+    ($(#[$doc:meta])* $name:ident, $tool:literal, $description:literal, $method:ident) => {
+        $(#[$doc])*
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+        #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// Your agent name.
+            pub agent: String,
+            /// The task's id.
+            pub task: String,
+        }
+
+        impl Operation for $name {
+            const NAME: &'static str = $tool;
+            const DESCRIPTION: &'static str = $description;
+            const READ_ONLY: bool = false;
+            type Output = TaskOutcome;
+            fn run(self, cx: &Context) -> Result<TaskOutcome> {
+                Ok(cx.project.$method(&self.agent, &self.task)?.into())
+            }
+        }
+    };
+}
+
+agent_task_operation!(
+    /// A worker starts a task it claimed.
+    Start,
+    "task_start",
+    "Start work on a task you claimed.",
+    start
+);
+agent_task_operation!(
+    /// A worker hands a task back.
+    Release,
+    "task_release",
+    "Hand a task you hold back to the queue, untouched.",
+    release
+);
+
+/// A worker's report on a task it finished.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Complete {
+    /// Your agent name.
+    pub agent: String,
+    /// The task's id.
+    pub task: String,
+    /// What was done, for the leader and the next agents.
+    pub summary: String,
+    /// Files changed.
+    #[serde(default)]
+    pub modified: Vec<String>,
+    /// Files created.
+    #[serde(default)]
+    pub created: Vec<String>,
+}
+
+impl Operation for Complete {
+    const NAME: &'static str = "task_complete";
+    const DESCRIPTION: &'static str = "Complete a task you started; writes its result report.";
+    const READ_ONLY: bool = false;
+    type Output = TaskOutcome;
+    fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        let task = cx.project.complete(
+            &self.agent,
+            &self.task,
+            Completion {
+                output: self.summary,
+                files_modified: self.modified,
+                files_created: self.created,
+            },
+        )?;
+        Ok(task.into())
+    }
+}
+
+/// A worker gives up on a task.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Fail {
+    /// Your agent name.
+    pub agent: String,
+    /// The task's id.
+    pub task: String,
+    /// Why it cannot be done, and what would unblock it.
+    pub reason: String,
+}
+
+impl Operation for Fail {
+    const NAME: &'static str = "task_fail";
+    const DESCRIPTION: &'static str = "Give up on a task you hold, saying why.";
+    const READ_ONLY: bool = false;
+    type Output = TaskOutcome;
+    fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        Ok(cx
+            .project
+            .fail(&self.agent, &self.task, &self.reason)?
+            .into())
+    }
+}
+
+/// A worker renews its leases.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Heartbeat {
+    /// Your agent name.
+    pub agent: String,
+}
+
+/// What a heartbeat renewed.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Renewed {
+    pub agent: String,
+    /// The tasks whose lease was renewed (empty: the agent holds none, and is recorded alive).
+    pub renewed: Vec<String>,
+    /// How long each renewed lease now lasts, e.g. "15m".
+    pub lease: String,
+}
+
+impl Operation for Heartbeat {
+    const NAME: &'static str = "task_heartbeat";
+    const DESCRIPTION: &'static str =
+        "Renew the lease on every task you hold; call it every few minutes while working.";
+    const READ_ONLY: bool = false;
+    type Output = Renewed;
+    fn run(self, cx: &Context) -> Result<Renewed> {
+        let renewed = cx.project.heartbeat(&self.agent)?;
+        Ok(Renewed {
+            agent: self.agent,
+            renewed,
+            lease: humantime::format_duration(cx.project.lease()).to_string(),
+        })
+    }
+}
+
+/// The leader puts a task back to available.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reset {
+    /// The task's id.
+    pub task: String,
+    /// Reset even a task held under a live lease.
+    #[serde(default)]
+    pub force: bool,
+}
+
+impl Operation for Reset {
+    const NAME: &'static str = "task_reset";
+    const DESCRIPTION: &'static str = "Put a failed, cancelled or stale task back to available (leader); force=true takes it from a live holder.";
+    const READ_ONLY: bool = false;
+    type Output = TaskOutcome;
+    fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        Ok(cx.project.reset(&self.task, self.force)?.into())
+    }
+}
+
+/// The leader cancels a task.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Cancel {
+    /// The task's id.
+    pub task: String,
+    /// Why it is no longer wanted (recorded in its result).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl Operation for Cancel {
+    const NAME: &'static str = "task_cancel";
+    const DESCRIPTION: &'static str = "Cancel a task that is not finished (leader): available, claimed or in progress. Its holder loses it; tasks that wait on it cannot start until it is reset.";
+    const READ_ONLY: bool = false;
+    type Output = TaskOutcome;
+    fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        Ok(cx
+            .project
+            .cancel(&self.task, self.reason.as_deref())?
+            .into())
+    }
+}
+
+/// A finding to share.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Discover {
+    /// Your agent name.
+    pub agent: String,
+    /// The finding to share with every agent.
+    pub text: String,
+}
+
+/// Where a discovery was recorded.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Discovered {
+    pub agent: String,
+    /// The discoveries file it was appended to.
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub path: PathBuf,
+}
+
+impl Operation for Discover {
+    const NAME: &'static str = "discover";
+    const DESCRIPTION: &'static str =
+        "Share a finding with every agent (appended to context/discoveries.md).";
+    const READ_ONLY: bool = false;
+    type Output = Discovered;
+    fn run(self, cx: &Context) -> Result<Discovered> {
+        cx.project.discover(&self.agent, &self.text)?;
+        Ok(Discovered {
+            agent: self.agent,
+            path: cx.project.layout().discoveries(),
+        })
+    }
+}
+
+/// Write `summary.md`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AggregateResults {}
+
+impl Operation for AggregateResults {
+    const NAME: &'static str = "aggregate";
+    const DESCRIPTION: &'static str = "Write summary.md from every task's result (leader).";
+    const READ_ONLY: bool = false;
+    type Output = Aggregate;
+    fn run(self, cx: &Context) -> Result<Aggregate> {
+        Ok(cx.project.aggregate()?)
+    }
+}
+
+/// Look for problems, and repair the safe ones.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Doctor {
+    /// Apply the safe repairs (release stale leases, rewrite missing results, remove debris).
+    #[serde(default)]
+    pub fix: bool,
+}
+
+impl Operation for Doctor {
+    const NAME: &'static str = "doctor";
+    const DESCRIPTION: &'static str = "Find stale leases, tasks that can never finish (waiting on a failed, cancelled or unknown task, or a cycle), a stalled queue and crash debris; fix=true repairs what is safe (leader).";
+    const READ_ONLY: bool = false;
+    type Output = DoctorReport;
+    fn run(self, cx: &Context) -> Result<DoctorReport> {
+        Ok(cx.project.doctor(self.fix)?)
+    }
+}
+
+/// Agents' log lines.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Logs {
+    /// Only this agent's log (default: every agent's, merged in time order).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// How many of the last lines (default 40).
+    #[serde(default = "default_log_lines")]
+    pub lines: usize,
+}
+
+impl Default for Logs {
+    fn default() -> Self {
+        Logs {
+            agent: None,
+            lines: DEFAULT_LOG_LINES,
+        }
+    }
+}
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LogLines {
+    /// Oldest first.
+    pub lines: Vec<LogLine>,
+}
+
+impl Operation for Logs {
+    const NAME: &'static str = "logs";
+    const DESCRIPTION: &'static str =
+        "The last lines of one agent's log, or of every agent's merged in time order.";
+    const READ_ONLY: bool = true;
+    type Output = LogLines;
+    fn run(self, cx: &Context) -> Result<LogLines> {
+        if let Some(agent) = &self.agent {
+            baton_store::names::validate_agent_id(agent)?;
+        }
+        Ok(LogLines {
+            lines: cx.project.logs(self.agent.as_deref(), self.lines)?,
+        })
+    }
+}

@@ -1,0 +1,8 @@
+// Generated from baton-api (see src-tauri/src/bindings.rs). Do not edit.
+
+/** The priority a new task gets unless told otherwise (1 is the most urgent). */
+export const DEFAULT_PRIORITY = 5;
+/** The highest priority number accepted. */
+export const MAX_PRIORITY = 1000;
+/** The name leader operations are recorded under. */
+export const LEADER = "leader";
