@@ -512,7 +512,10 @@ fn help_documents_every_exit_code_the_commands_use() {
     assert_eq!(produced, [0, 1, 2, 3, 5, 4]);
     for code in produced {
         let line = format!("\n{code:>3}  ");
-        assert!(help.contains(&line), "exit code {code} is not in --help:\n{help}");
+        assert!(
+            help.contains(&line),
+            "exit code {code} is not in --help:\n{help}"
+        );
     }
 }
 

@@ -145,9 +145,9 @@ fn run_new_clears_stale_signals_so_a_new_wait_is_not_fooled() {
         "1s",
     ]);
     let runs = p.json(&["run", "list"]);
-    assert_eq!(runs.as_array().unwrap().len(), 2);
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 2);
     let listed = p.json(&["signal", "list", "--run", "1"]);
-    assert_eq!(listed[0]["name"], "ui-test-done");
+    assert_eq!(listed["signals"][0]["name"], "ui-test-done");
 }
 
 #[test]

@@ -527,7 +527,10 @@ fn the_reported_escapes_are_tool_errors_that_name_the_argument_and_the_rule() {
         json!({"path": outside.join(".ui-test-done")}),
     );
     assert_eq!(
-        response["result"]["structuredContent"]["removed"], true,
+        response["result"]["structuredContent"]["cleared"]
+            .as_array()
+            .map(Vec::len),
+        Some(1),
         "{response}"
     );
     let response = widened.call(

@@ -268,11 +268,6 @@ impl WaitSignals {
                 "timeout_seconds must be at least 1",
             ));
         }
-        if self.names.is_empty() && self.paths.is_empty() {
-            return Err(Error::invalid_arguments(
-                "give at least one signal name or path to wait for",
-            ));
-        }
         let mut targets = Vec::new();
         if !self.names.is_empty() {
             let run = cx.project.resolve_run(self.run)?;

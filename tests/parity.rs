@@ -1,0 +1,374 @@
+//! One operation, one answer: every task-store, signal and orchestration operation is run
+//! through the CLI (`--json`) on one project and through the MCP server (structured content)
+//! on a twin project driven through the same steps, and the two answers are compared field by
+//! field. Only what must differ is normalised: times, the project folder, and the ids and
+//! texts derived from them.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::Project;
+use support::mcp::RawClient;
+
+/// Replaces what differs between two projects run the same way: the folder, times, and
+/// seconds left on a lease (a second may pass between the two runs).
+fn normalise(value: &Value, dir: &str) -> Value {
+    match value {
+        Value::String(s) => {
+            let s = stamps_out(&s.replace(dir, "<project>"));
+            if s.len() >= 20 && s.as_bytes()[4] == b'-' && s.contains('T') && s.ends_with('Z') {
+                Value::String("<time>".into())
+            } else {
+                Value::String(s)
+            }
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| normalise(v, dir)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = match k.as_str() {
+                        "lease_remaining_secs" => json!("<secs>"),
+                        // The writer process: the CLI itself, or the MCP server.
+                        "pid" => json!("<pid>"),
+                        "line" => json!(
+                            v.as_str()
+                                .map(|l| l.split_once("] ").map_or(l, |x| x.1))
+                                .unwrap_or_default()
+                        ),
+                        _ => normalise(v, dir),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Ids made from the time (`inv-20261123T120703237-analyst`) with the time taken out.
+fn stamps_out(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let digits = |from: usize| {
+        chars.get(from..).map_or(0, |rest| {
+            rest.iter().take_while(|c| c.is_ascii_digit()).count()
+        })
+    };
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if digits(i) == 8 && chars.get(i + 8) == Some(&'T') && digits(i + 9) >= 6 {
+            out.push_str("<stamp>");
+            i += 9 + digits(i + 9);
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+struct Twins {
+    cli: Project,
+    mcp_project: Project,
+    mcp: RawClient,
+    compared: Vec<&'static str>,
+}
+
+impl Twins {
+    fn new() -> Twins {
+        let cli = Project::init();
+        let mcp_project = Project::init();
+        let mcp = RawClient::start(mcp_project.command(&["mcp", "--quiet"]));
+        Twins {
+            cli,
+            mcp_project,
+            mcp,
+            compared: Vec::new(),
+        }
+    }
+
+    /// Runs `args` on the CLI twin and `tool` on the MCP twin, asserts both answered the same,
+    /// and returns the CLI's answer.
+    fn same(&mut self, tool: &'static str, args: &[&str], arguments: Value, exit: i32) -> Value {
+        self.both(tool, args, arguments, exit).0
+    }
+
+    /// The same, returning both answers (for ids each twin made itself).
+    fn both(
+        &mut self,
+        tool: &'static str,
+        args: &[&str],
+        arguments: Value,
+        exit: i32,
+    ) -> (Value, Value) {
+        let mut full = args.to_vec();
+        full.push("--json");
+        let out = self.cli.run(&full);
+        assert_eq!(
+            out.status.code(),
+            Some(exit),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let from_cli: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {out:?}"));
+        let response = self.mcp.call(tool, arguments);
+        let result = &response["result"];
+        assert_ne!(result["isError"], true, "{tool}: {response}");
+        let from_mcp = result["structuredContent"].clone();
+        let cli_dir = self.cli.path().display().to_string();
+        let mcp_dir = self.mcp_project.path().display().to_string();
+        assert_eq!(
+            normalise(&from_cli, &cli_dir),
+            normalise(&from_mcp, &mcp_dir),
+            "{tool} and `baton {}` answered differently",
+            args.join(" ")
+        );
+        self.compared.push(tool);
+        (from_cli, from_mcp)
+    }
+}
+
+#[test]
+fn the_cli_and_mcp_answer_every_operation_the_same() {
+    let mut t = Twins::new();
+    // The task store.
+    t.same(
+        "task_add",
+        &[
+            "leader", "add-task", "A", "-p", "2", "--files", "a.rs", "--hints", "h",
+        ],
+        json!({"description": "A", "priority": 2, "files": ["a.rs"], "hints": "h"}),
+        0,
+    );
+    t.same(
+        "task_add",
+        &["leader", "add-task", "B", "--depends", "task-1"],
+        json!({"description": "B", "depends": ["task-1"]}),
+        0,
+    );
+    let c = t.same(
+        "task_add",
+        &["leader", "add-task", "C"],
+        json!({"description": "C"}),
+        0,
+    );
+    assert_eq!(c["task"]["priority"], 5, "the default priority: {c}");
+    t.same(
+        "task_edit",
+        &["leader", "edit", "task-3", "-p", "1"],
+        json!({"task": "task-3", "priority": 1}),
+        0,
+    );
+    t.same("task_status", &["leader", "status"], json!({}), 0);
+    t.same("task_list", &["worker", "list"], json!({}), 0);
+    t.same(
+        "task_list",
+        &["worker", "list", "--all"],
+        json!({"all": true}),
+        0,
+    );
+    let claim = t.same(
+        "task_claim",
+        &["worker", "claim", "w1"],
+        json!({"agent": "w1"}),
+        0,
+    );
+    assert_eq!(claim["task"]["id"], "task-3");
+    t.same(
+        "task_heartbeat",
+        &["worker", "heartbeat", "w1"],
+        json!({"agent": "w1"}),
+        0,
+    );
+    t.same(
+        "task_start",
+        &["worker", "start", "w1", "task-3"],
+        json!({"agent": "w1", "task": "task-3"}),
+        0,
+    );
+    t.same(
+        "task_complete",
+        &[
+            "worker",
+            "complete",
+            "w1",
+            "task-3",
+            "did C",
+            "--modified",
+            "c.rs",
+        ],
+        json!({"agent": "w1", "task": "task-3", "summary": "did C", "modified": ["c.rs"]}),
+        0,
+    );
+    t.same(
+        "task_claim",
+        &["worker", "claim", "w1"],
+        json!({"agent": "w1"}),
+        0,
+    );
+    t.same(
+        "task_fail",
+        &["worker", "fail", "w1", "task-1", "cannot"],
+        json!({"agent": "w1", "task": "task-1", "reason": "cannot"}),
+        0,
+    );
+    t.same(
+        "task_reset",
+        &["leader", "reset", "task-1"],
+        json!({"task": "task-1"}),
+        0,
+    );
+    t.same(
+        "task_claim",
+        &["worker", "claim", "w2"],
+        json!({"agent": "w2"}),
+        0,
+    );
+    t.same(
+        "task_release",
+        &["worker", "release", "w2", "task-1"],
+        json!({"agent": "w2", "task": "task-1"}),
+        0,
+    );
+    t.same(
+        "task_cancel",
+        &["leader", "cancel", "task-1", "--reason", "not needed"],
+        json!({"task": "task-1", "reason": "not needed"}),
+        0,
+    );
+    // Nothing is ready now (task-2 waits on the cancelled task-1): same answer, with why.
+    let nothing = t.same(
+        "task_claim",
+        &["worker", "claim", "w3"],
+        json!({"agent": "w3"}),
+        3,
+    );
+    assert!(
+        nothing["task"].is_null() && nothing["reason"].is_string(),
+        "{nothing}"
+    );
+    t.same(
+        "discover",
+        &["discover", "the API needs auth", "--agent", "w1"],
+        json!({"agent": "w1", "text": "the API needs auth"}),
+        0,
+    );
+    let doctor = t.same("doctor", &["leader", "doctor"], json!({}), 4);
+    assert!(
+        doctor["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "failed_dependency" && f["task"] == "task-2"),
+        "doctor names the task waiting on a cancelled one: {doctor}"
+    );
+    let aggregate = t.same("aggregate", &["leader", "aggregate"], json!({}), 0);
+    assert_eq!(
+        (
+            &aggregate["done"],
+            &aggregate["failed"],
+            &aggregate["cancelled"],
+            &aggregate["unfinished"]
+        ),
+        (&json!(1), &json!(0), &json!(1), &json!(1)),
+        "{aggregate}"
+    );
+    t.same(
+        "logs",
+        &["logs", "w1", "-n", "5"],
+        json!({"agent": "w1", "lines": 5}),
+        0,
+    );
+    // Runs and signals.
+    t.same(
+        "run_new",
+        &["run", "new", "--note", "ui"],
+        json!({"note": "ui"}),
+        0,
+    );
+    t.same("run_list", &["run", "list"], json!({}), 0);
+    t.same(
+        "signal_write",
+        &[
+            "signal", "write", "ui-done", "--agent", "w1", "--note", "ok",
+        ],
+        json!({"name": "ui-done", "agent": "w1", "note": "ok"}),
+        0,
+    );
+    t.same("signal_list", &["signal", "list"], json!({}), 0);
+    t.same(
+        "signal_wait",
+        &["signal", "wait", "ui-done", "--timeout", "5s"],
+        json!({"names": ["ui-done"], "timeout_seconds": 5}),
+        0,
+    );
+    t.same(
+        "signal_clear",
+        &["signal", "clear", "ui-done"],
+        json!({"name": "ui-done"}),
+        0,
+    );
+    t.same(
+        "signal_clear",
+        &["signal", "clear", "--all"],
+        json!({"all": true}),
+        0,
+    );
+    // Orchestration.
+    t.same(
+        "get_routing_recommendation",
+        &["route", "fix the login bug"],
+        json!({"task": "fix the login bug"}),
+        0,
+    );
+    let (cli_invocation, mcp_invocation) = t.both(
+        "invoke_agent",
+        &["invoke", "start", "analyst", "Study the login flow"],
+        json!({"agent": "analyst", "prompt": "Study the login flow"}),
+        0,
+    );
+    let id = cli_invocation["id"].as_str().unwrap().to_string();
+    t.same(
+        "complete_invocation",
+        &["invoke", "complete", &id, "--output", "found it"],
+        json!({"invocation_id": mcp_invocation["id"], "status": "completed", "output": "found it"}),
+        0,
+    );
+    t.same(
+        "track_handoff",
+        &["handoff", "track", "analyst", "orchestrator", "--summary", "read the flow"],
+        json!({"from_agent": "analyst", "to_agent": "orchestrator", "context": {"summary": "read the flow"}}),
+        0,
+    );
+    let (parallel, mcp_parallel) = t.both(
+        "start_parallel_execution",
+        &[
+            "parallel", "start", "--agent", "analyst=one view", "--agent", "qa=another view",
+            "--strategy", "merge",
+        ],
+        json!({"agents": [{"agent": "analyst", "prompt": "one view"}, {"agent": "qa", "prompt": "another view"}],
+               "aggregation_strategy": "merge"}),
+        0,
+    );
+    let parallel_id = parallel["parallel_id"].as_str().unwrap().to_string();
+    t.same(
+        "aggregate_parallel_results",
+        &["parallel", "aggregate", &parallel_id],
+        json!({"parallel_id": mcp_parallel["parallel_id"]}),
+        0,
+    );
+
+    // Every operation in the catalogue was compared.
+    let listed = t.mcp.request("tools/list", json!({}));
+    let mut missing: Vec<String> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .filter(|name| !name.starts_with("coordinator_") && !t.compared.contains(&name.as_str()))
+        .collect();
+    missing.sort();
+    assert!(missing.is_empty(), "not compared: {missing:?}");
+    t.mcp.close();
+}
