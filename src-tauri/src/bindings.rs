@@ -1,8 +1,9 @@
 //! TypeScript declarations of what the commands take and return, generated from the Rust types
 //! (ts-rs) into `ui/src/bindings/`: every `baton-api` operation's request and result, the map
-//! `Operations.ts` from operation names to them, and the desktop's own commands' types, so the UI cannot drift from the backend. The test below fails when
-//! the committed files are stale; `BATON_UPDATE_BINDINGS=1 cargo test -p baton-desktop
-//! bindings` rewrites them.
+//! `Operations.ts` from operation names to them, the shared constants (`Defaults.ts`), and the
+//! desktop's own commands' types, so the UI cannot drift from the backend. The test below
+//! fails when the committed files are stale (or a file is left over);
+//! `BATON_UPDATE_BINDINGS=1 cargo test -p baton-desktop bindings` rewrites them.
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
-//! [`BatonServer`]: the MCP server. Tools and resources are listed and dispatched by hand (not
-//! with the router macros) because the tool list is dynamic: filtered per agent, and merged
-//! with a child server's tools by the proxy.
+//! [`BatonServer`]: the MCP server. Baton's own tools are `baton-api`'s catalogue (each
+//! operation declared there once) and the coordinator tools (`tools.rs`); the server lists
+//! them filtered per agent, merges a child server's tools behind them (the proxy), and
+//! dispatches a call by looking its name up in the catalogue.
 //!
 //! Every operation runs the same library call the CLI makes, on a blocking thread. Many
 //! servers on one project stay consistent because they share nothing but `.coordination/`.
