@@ -30,6 +30,7 @@ fn normalise(value: &Value, dir: &str) -> Value {
                         "lease_remaining_secs" => json!("<secs>"),
                         // The writer process: the CLI itself, or the MCP server.
                         "pid" => json!("<pid>"),
+                        "duration_ms" => json!("<ms>"),
                         "line" => json!(
                             v.as_str()
                                 .map(|l| l.split_once("] ").map_or(l, |x| x.1))
