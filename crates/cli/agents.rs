@@ -40,11 +40,7 @@ fn text_arg(cwd: &Path, value: &str) -> Result<String, CliError> {
 /// The orchestrator for the user's own commands: steering files and artifacts may be anywhere
 /// the user names (the MCP server's agents get the project only).
 fn orchestrator(project: &Project) -> Result<Orchestrator, CliError> {
-    Ok(
-        Orchestrator::open(project)?.with_confinement(baton_store::Confinement::anywhere(
-            project.layout().project_dir(),
-        )),
-    )
+    Ok(Orchestrator::open(project)?.with_confinement(crate::context::user_confinement(project)))
 }
 
 pub fn agents(project: &Project, command: AgentsCommand, json: bool) -> Result<u8, CliError> {

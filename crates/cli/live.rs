@@ -8,47 +8,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use baton_api::signals::{ClearSignal, ListRuns, ListSignals, NewRun, WaitSignals, WriteSignal};
 use baton_api::tasks::ClaimOutcome;
-use baton_api::{Context, Error, Operation, exit};
+use baton_api::{Error, Operation, exit};
 use baton_live::claim_wait::{ClaimOutcome as WaitedClaim, ClaimWait, claim_when_ready};
 use baton_live::feed::ChangeFeed;
 use baton_live::wait::{WaitOutcome, wait_for_signals};
 use baton_live::worker_loop::{LoopEnd, LoopEvent, LoopOptions, run_worker_loop};
 use baton_live::{LiveError, WatchMode};
-use baton_store::{Confinement, ForeignFile, Project};
+use baton_store::{ForeignFile, Project};
 
+use crate::context::{as_user, user_path};
 use crate::live_args::{LoopArgs, RunCommand, SignalCommand};
 use crate::output::emit;
 use crate::render_live;
 
-/// The user's own commands name paths relative to where they are, and may name any path.
-fn user_path(cwd: &Path, path: &Path) -> String {
-    if path.is_absolute() {
-        path.display().to_string()
-    } else {
-        cwd.join(path).display().to_string()
-    }
-}
-
-fn user_context<'a>(
-    project: &'a Project,
-    confinement: &'a Confinement,
-    mode: WatchMode,
-    force: bool,
-) -> Context<'a> {
-    let mut cx = Context::new(project, confinement);
-    cx.watch_mode = mode;
-    if force {
-        cx.foreign_files = ForeignFile::Replace;
-    }
-    cx
-}
-
 pub fn run_command(project: &Project, command: RunCommand, json: bool) -> Result<u8, Error> {
-    let confinement = Confinement::anywhere(project.layout().project_dir());
-    let cx = Context::new(project, &confinement);
+    let (mode, keep) = (WatchMode::default(), ForeignFile::Keep);
     match command {
         RunCommand::New { note } => {
-            let out = NewRun { note }.run(&cx)?;
+            let out = as_user(project, mode, keep, |cx| NewRun { note }.run(cx))?;
             emit(json, &out, || {
                 let mut text = format!("Started run {}", out.run.number);
                 if !out.cleared.is_empty() {
@@ -58,7 +35,7 @@ pub fn run_command(project: &Project, command: RunCommand, json: bool) -> Result
             });
         }
         RunCommand::List => {
-            let out = ListRuns {}.run(&cx)?;
+            let out = as_user(project, mode, keep, |cx| ListRuns {}.run(cx))?;
             emit(json, &out, || render_live::runs(&out.runs));
         }
     }
@@ -72,7 +49,7 @@ pub fn signal_command(
     mode: WatchMode,
     json: bool,
 ) -> Result<u8, Error> {
-    let confinement = Confinement::anywhere(project.layout().project_dir());
+    let keep = ForeignFile::Keep;
     match command {
         SignalCommand::Write {
             name,
@@ -80,15 +57,18 @@ pub fn signal_command(
             note,
             agent,
         } => {
-            let cx = user_context(project, &confinement, mode, place.force);
-            let signal = WriteSignal {
+            let request = WriteSignal {
                 name,
-                path: place.path.as_deref().map(|p| user_path(cwd, p)),
+                path: place
+                    .path
+                    .as_deref()
+                    .map(|p| user_path(cwd, p))
+                    .transpose()?,
                 run: place.run,
                 agent,
                 note,
-            }
-            .run(&cx)?;
+            };
+            let signal = as_user(project, mode, place.foreign(), |cx| request.run(cx))?;
             emit(json, &signal, || match signal.run {
                 Some(run) => format!("Wrote {} (run {run})", signal.name),
                 None => format!("Wrote {}", signal.path.display()),
@@ -100,15 +80,18 @@ pub fn signal_command(
             place,
             agent,
         } => {
-            let cx = user_context(project, &confinement, mode, place.force);
-            let out = ClearSignal {
+            let request = ClearSignal {
                 name,
-                path: place.path.as_deref().map(|p| user_path(cwd, p)),
+                path: place
+                    .path
+                    .as_deref()
+                    .map(|p| user_path(cwd, p))
+                    .transpose()?,
                 all,
                 run: place.run,
                 agent,
-            }
-            .run(&cx)?;
+            };
+            let out = as_user(project, mode, place.foreign(), |cx| request.run(cx))?;
             emit(json, &out, || match (&out.run, &out.signal) {
                 (Some(run), _) => format!("Cleared {} signal(s) of run {run}", out.cleared.len()),
                 (None, Some(signal)) if out.cleared.is_empty() => format!("{signal} was not set"),
@@ -117,8 +100,7 @@ pub fn signal_command(
             });
         }
         SignalCommand::List { run } => {
-            let cx = user_context(project, &confinement, mode, false);
-            let out = ListSignals { run }.run(&cx)?;
+            let out = as_user(project, mode, keep, |cx| ListSignals { run }.run(cx))?;
             emit(json, &out, || render_live::signals(out.run, &out.signals));
         }
         SignalCommand::Wait {
@@ -131,17 +113,20 @@ pub fn signal_command(
             while_pid,
             while_agent,
         } => {
-            let cx = user_context(project, &confinement, mode, false);
             let request = WaitSignals {
                 names,
-                paths: paths.iter().map(|p| user_path(cwd, p)).collect(),
+                paths: paths
+                    .iter()
+                    .map(|p| user_path(cwd, p))
+                    .collect::<Result<_, _>>()?,
                 run,
                 any,
                 timeout_seconds: Some(timeout.as_secs().max(1)),
                 while_pid,
                 while_agent,
             };
-            let mut wait = request.plan(&cx)?;
+            let mut wait = as_user(project, mode, keep, |cx| request.plan(cx))?;
+            // The CLI's --timeout is exact, not whole seconds.
             wait.timeout = Some(timeout);
             let labels: Vec<String> = wait.targets.iter().map(|t| t.label()).collect();
             let outcome = wait_for_signals(project, &wait, |backend| {

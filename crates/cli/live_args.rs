@@ -35,6 +35,17 @@ pub struct SignalPlace {
     pub force: bool,
 }
 
+impl SignalPlace {
+    /// What to do with a file at the place that is not a signal.
+    pub fn foreign(&self) -> baton_store::ForeignFile {
+        if self.force {
+            baton_store::ForeignFile::Replace
+        } else {
+            baton_store::ForeignFile::Keep
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum SignalCommand {
     /// Write a signal (atomically). It holds `done`, or a small JSON with --agent or --note.

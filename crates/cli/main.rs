@@ -12,6 +12,7 @@ mod agents;
 mod agents_args;
 mod args;
 mod browser;
+mod context;
 mod follow;
 mod live;
 mod live_args;
@@ -25,11 +26,12 @@ mod values;
 use std::process::ExitCode;
 
 use baton_api::tasks;
-use baton_api::{Context, Error, Operation, exit};
-use baton_store::{Confinement, Project, StoreError};
+use baton_api::{Error, Operation, exit};
+use baton_store::{ForeignFile, Project, StoreError};
 use clap::Parser;
 
 use args::{Cli, Command, LeaderCommand, PromptCommand, WorkerCommand};
+use context::as_user;
 use output::emit;
 
 fn main() -> ExitCode {
@@ -44,24 +46,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// The user's own commands may name paths anywhere (an agent's tool calls may not).
-fn user_confinement(project: &Project) -> Confinement {
-    Confinement::anywhere(project.layout().project_dir())
-}
-
 fn run(cli: Cli) -> Result<u8, Error> {
     let cwd = std::env::current_dir().map_err(|e| StoreError::io(".", e))?;
     let json = cli.json;
     let mode = cli.watch_mode;
     let open = || Project::locate(cli.dir.as_deref(), &cwd).map(|p| p.with_lease(cli.lease));
-    // Runs one operation for the user on the project and prints its result.
-    let call = |request: &dyn Fn(&Context) -> Result<u8, Error>| -> Result<u8, Error> {
-        let project = open()?;
-        let confinement = user_confinement(&project);
-        let mut cx = Context::new(&project, &confinement);
-        cx.watch_mode = mode;
-        request(&cx)
-    };
+    let keep = ForeignFile::Keep;
 
     match cli.command {
         Command::Leader(LeaderCommand::Init { goal, approach }) => {
@@ -79,31 +69,31 @@ fn run(cli: Cli) -> Result<u8, Error> {
             );
             Ok(0)
         }
-        Command::Leader(LeaderCommand::AddTask(add)) => call(&|cx| {
+        Command::Leader(LeaderCommand::AddTask(add)) => as_user(&open()?, mode, keep, |cx| {
             let out = tasks::AddTask {
-                id: add.id.clone(),
-                description: add.description.clone(),
+                id: add.id,
+                description: add.description,
                 priority: add.priority,
-                depends: add.depends.clone(),
-                files: add.files.clone(),
+                depends: add.depends,
+                files: add.files,
                 hints: add.hints.join("\n"),
             }
             .run(cx)?;
             emit(json, &out, || render::added(&out.task));
             Ok(0)
         }),
-        Command::Leader(LeaderCommand::Edit(edit)) => call(&|cx| {
+        Command::Leader(LeaderCommand::Edit(edit)) => as_user(&open()?, mode, keep, |cx| {
             let out = tasks::EditTask {
-                task: edit.task.clone(),
-                description: edit.description.clone(),
+                task: edit.task,
+                description: edit.description,
                 priority: edit.priority,
                 depends: if edit.no_depends {
                     Some(Vec::new())
                 } else {
-                    edit.depends.clone()
+                    edit.depends
                 },
-                files: edit.files.clone(),
-                hints: edit.hints.clone(),
+                files: edit.files,
+                hints: edit.hints,
             }
             .run(cx)?;
             emit(json, &out, || {
@@ -119,12 +109,14 @@ fn run(cli: Cli) -> Result<u8, Error> {
             follow::watch_status(&open()?, mode, json)?;
             Ok(0)
         }
-        Command::Leader(LeaderCommand::Status { watch: false }) => call(&|cx| {
-            let report = tasks::Status {}.run(cx)?;
-            emit(json, &report, || render::status(&report));
-            Ok(0)
-        }),
-        Command::Leader(LeaderCommand::Aggregate) => call(&|cx| {
+        Command::Leader(LeaderCommand::Status { watch: false }) => {
+            as_user(&open()?, mode, keep, |cx| {
+                let report = tasks::Status {}.run(cx)?;
+                emit(json, &report, || render::status(&report));
+                Ok(0)
+            })
+        }
+        Command::Leader(LeaderCommand::Aggregate) => as_user(&open()?, mode, keep, |cx| {
             let agg = tasks::AggregateResults {}.run(cx)?;
             emit(json, &agg, || {
                 let cancelled = match agg.cancelled {
@@ -142,32 +134,28 @@ fn run(cli: Cli) -> Result<u8, Error> {
             });
             Ok(0)
         }),
-        Command::Leader(LeaderCommand::Cancel { task, reason }) => call(&|cx| {
-            let out = tasks::Cancel {
-                task: task.clone(),
-                reason: reason.clone(),
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                format!(
-                    "Cancelled {}; `baton leader reset {}` makes it available again",
-                    out.task.id, out.task.id
-                )
-            });
-            Ok(0)
-        }),
-        Command::Leader(LeaderCommand::Reset { task, force }) => call(&|cx| {
-            let out = tasks::Reset {
-                task: task.clone(),
-                force,
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                format!("Reset {}: available again", out.task.id)
-            });
-            Ok(0)
-        }),
-        Command::Leader(LeaderCommand::Doctor { fix }) => call(&|cx| {
+        Command::Leader(LeaderCommand::Cancel { task, reason }) => {
+            as_user(&open()?, mode, keep, |cx| {
+                let out = tasks::Cancel { task, reason }.run(cx)?;
+                emit(json, &out, || {
+                    format!(
+                        "Cancelled {}; `baton leader reset {}` makes it available again",
+                        out.task.id, out.task.id
+                    )
+                });
+                Ok(0)
+            })
+        }
+        Command::Leader(LeaderCommand::Reset { task, force }) => {
+            as_user(&open()?, mode, keep, |cx| {
+                let out = tasks::Reset { task, force }.run(cx)?;
+                emit(json, &out, || {
+                    format!("Reset {}: available again", out.task.id)
+                });
+                Ok(0)
+            })
+        }
+        Command::Leader(LeaderCommand::Doctor { fix }) => as_user(&open()?, mode, keep, |cx| {
             let report = tasks::Doctor { fix }.run(cx)?;
             emit(json, &report, || render::doctor(&report, fix));
             let remaining = report
@@ -181,7 +169,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 0
             })
         }),
-        Command::Worker(WorkerCommand::List { all }) => call(&|cx| {
+        Command::Worker(WorkerCommand::List { all }) => as_user(&open()?, mode, keep, |cx| {
             let out = tasks::ListTasks { all }.run(cx)?;
             emit(json, &out, || render::task_list(&out.tasks, all));
             Ok(0)
@@ -195,11 +183,10 @@ fn run(cli: Cli) -> Result<u8, Error> {
             let outcome = if wait {
                 live::claim_wait(&project, &agent, timeout, mode)?
             } else {
-                let confinement = user_confinement(&project);
-                tasks::Claim {
+                let request = tasks::Claim {
                     agent: agent.clone(),
-                }
-                .run(&Context::new(&project, &confinement))?
+                };
+                as_user(&project, mode, keep, |cx| request.run(cx))?
             };
             let Some(task) = &outcome.task else {
                 let reason = outcome.reason.clone().unwrap_or_default();
@@ -225,33 +212,35 @@ fn run(cli: Cli) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Worker(WorkerCommand::Loop(args)) => live::worker_loop(&open()?, args, mode, json),
-        Command::Worker(WorkerCommand::Start { agent, task }) => call(&|cx| {
-            let out = tasks::Start {
-                agent: agent.clone(),
-                task: task.clone(),
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                format!(
-                    "Started {}. When done: baton worker complete {agent} {} \"SUMMARY\" --modified FILE…",
-                    out.task.id, out.task.id
-                )
-            });
-            Ok(0)
-        }),
+        Command::Worker(WorkerCommand::Start { agent, task }) => {
+            as_user(&open()?, mode, keep, |cx| {
+                let out = tasks::Start {
+                    agent: agent.clone(),
+                    task,
+                }
+                .run(cx)?;
+                emit(json, &out, || {
+                    format!(
+                        "Started {}. When done: baton worker complete {agent} {} \"SUMMARY\" --modified FILE…",
+                        out.task.id, out.task.id
+                    )
+                });
+                Ok(0)
+            })
+        }
         Command::Worker(WorkerCommand::Complete {
             agent,
             task,
             summary,
             modified,
             created,
-        }) => call(&|cx| {
+        }) => as_user(&open()?, mode, keep, |cx| {
             let out = tasks::Complete {
-                agent: agent.clone(),
-                task: task.clone(),
-                summary: summary.clone(),
-                modified: modified.clone(),
-                created: created.clone(),
+                agent,
+                task,
+                summary,
+                modified,
+                created,
             }
             .run(cx)?;
             emit(json, &out, || {
@@ -266,11 +255,11 @@ fn run(cli: Cli) -> Result<u8, Error> {
             agent,
             task,
             reason,
-        }) => call(&|cx| {
+        }) => as_user(&open()?, mode, keep, |cx| {
             let out = tasks::Fail {
-                agent: agent.clone(),
-                task: task.clone(),
-                reason: reason.clone(),
+                agent,
+                task,
+                reason,
             }
             .run(cx)?;
             emit(json, &out, || {
@@ -281,37 +270,30 @@ fn run(cli: Cli) -> Result<u8, Error> {
             });
             Ok(0)
         }),
-        Command::Worker(WorkerCommand::Release { agent, task }) => call(&|cx| {
-            let out = tasks::Release {
-                agent: agent.clone(),
-                task: task.clone(),
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                format!("Released {}; it is available again", out.task.id)
-            });
-            Ok(0)
-        }),
-        Command::Worker(WorkerCommand::Heartbeat { agent }) => call(&|cx| {
-            let out = tasks::Heartbeat {
-                agent: agent.clone(),
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                if out.renewed.is_empty() {
-                    format!("{agent} holds no tasks; recorded as alive")
-                } else {
-                    format!("Renewed {} lease on {}", out.lease, out.renewed.join(", "))
-                }
-            });
-            Ok(0)
-        }),
-        Command::Discover { text, agent } => call(&|cx| {
-            let out = tasks::Discover {
-                agent: agent.clone(),
-                text: text.clone(),
-            }
-            .run(cx)?;
+        Command::Worker(WorkerCommand::Release { agent, task }) => {
+            as_user(&open()?, mode, keep, |cx| {
+                let out = tasks::Release { agent, task }.run(cx)?;
+                emit(json, &out, || {
+                    format!("Released {}; it is available again", out.task.id)
+                });
+                Ok(0)
+            })
+        }
+        Command::Worker(WorkerCommand::Heartbeat { agent }) => {
+            as_user(&open()?, mode, keep, |cx| {
+                let out = tasks::Heartbeat { agent }.run(cx)?;
+                emit(json, &out, || {
+                    if out.renewed.is_empty() {
+                        format!("{} holds no tasks; recorded as alive", out.agent)
+                    } else {
+                        format!("Renewed {} lease on {}", out.lease, out.renewed.join(", "))
+                    }
+                });
+                Ok(0)
+            })
+        }
+        Command::Discover { text, agent } => as_user(&open()?, mode, keep, |cx| {
+            let out = tasks::Discover { agent, text }.run(cx)?;
             emit(json, &out, || format!("Added to {}", out.path.display()));
             Ok(0)
         }),
@@ -330,15 +312,10 @@ fn run(cli: Cli) -> Result<u8, Error> {
             agent,
             follow: false,
             lines,
-        } => call(&|cx| {
-            let out = tasks::Logs {
-                agent: agent.clone(),
-                lines,
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                render::log_lines(&out.lines, agent.is_none())
-            });
+        } => as_user(&open()?, mode, keep, |cx| {
+            let every_agent = agent.is_none();
+            let out = tasks::Logs { agent, lines }.run(cx)?;
+            emit(json, &out, || render::log_lines(&out.lines, every_agent));
             Ok(0)
         }),
         Command::Run(command) => live::run_command(&open()?, command, json),

@@ -32,9 +32,12 @@ pub use operation::{Context, Entry, Operation};
 /// declaration at once.
 macro_rules! catalogue {
     ($($op:ty),* $(,)?) => {
+        /// Every operation, in order; built at compile time, so a lookup allocates nothing.
+        pub static CATALOGUE: &[Entry] = &[$(Entry::of::<$op>()),*];
+
         /// Every operation, in order.
-        pub fn catalogue() -> Vec<Entry> {
-            vec![$(Entry::of::<$op>()),*]
+        pub fn catalogue() -> &'static [Entry] {
+            CATALOGUE
         }
 
         /// The TypeScript map from each operation's name to its request and result types, for
@@ -130,7 +133,7 @@ pub fn typescript_constants() -> String {
 
 /// The operation called `name`.
 pub fn find(name: &str) -> Option<Entry> {
-    catalogue().into_iter().find(|entry| entry.name == name)
+    CATALOGUE.iter().find(|entry| entry.name == name).copied()
 }
 
 /// `T`'s declaration and those of every type it uses, each once.

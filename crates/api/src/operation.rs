@@ -72,7 +72,7 @@ impl std::fmt::Debug for Entry {
 }
 
 impl Entry {
-    pub fn of<O: Operation>() -> Entry {
+    pub const fn of<O: Operation>() -> Entry {
         Entry {
             name: O::NAME,
             description: O::DESCRIPTION,

@@ -113,43 +113,40 @@ mod tests {
 
     #[test]
     fn as_str_is_the_serialised_name() {
-        let every = serde_json::from_str::<Vec<ErrorKind>>(
-            &serde_json::to_string(&serde_json::json!([
-                "not_initialized",
-                "already_initialized",
-                "corrupt_file",
-                "invalid_name",
-                "invalid_input",
-                "unknown_task",
-                "duplicate_task",
-                "unknown_dependency",
-                "dependency_cycle",
-                "illegal_transition",
-                "not_owner",
-                "unknown_run",
-                "outside_project",
-                "invalid_path",
-                "not_a_signal",
-                "io",
-                "watch",
-                "spawn",
-                "unknown_agent",
-                "unknown_invocation",
-                "unknown_parallel",
-                "steering",
-                "workflows",
-                "browser_not_running",
-                "no_page",
-                "timeout",
-                "browser_error",
-                "invalid_arguments",
-                "unknown_tool",
-                "unknown_resource",
-                "no_project",
-                "internal"
-            ]))
-            .unwrap(),
-        )
+        let every: Vec<ErrorKind> = serde_json::from_value(serde_json::json!([
+            "not_initialized",
+            "already_initialized",
+            "corrupt_file",
+            "invalid_name",
+            "invalid_input",
+            "unknown_task",
+            "duplicate_task",
+            "unknown_dependency",
+            "dependency_cycle",
+            "illegal_transition",
+            "not_owner",
+            "unknown_run",
+            "outside_project",
+            "invalid_path",
+            "not_a_signal",
+            "io",
+            "watch",
+            "spawn",
+            "unknown_agent",
+            "unknown_invocation",
+            "unknown_parallel",
+            "steering",
+            "workflows",
+            "browser_not_running",
+            "no_page",
+            "timeout",
+            "browser_error",
+            "invalid_arguments",
+            "unknown_tool",
+            "unknown_resource",
+            "no_project",
+            "internal"
+        ]))
         .unwrap();
         for kind in every {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());

@@ -386,10 +386,7 @@ impl TaskFile {
             .unwrap_or("cancelled by the leader")
             .to_string();
         task.status = TaskStatus::Cancelled;
-        task.claimed_by = None;
-        task.claimed_at = None;
-        task.started_at = None;
-        task.lease_expires_at = None;
+        drop_holder(task);
         task.completed_at = Some(now);
         task.failure_reason = Some(reason.clone());
         task.result = Some(TaskResult {
@@ -447,6 +444,11 @@ impl TaskFile {
 
 fn make_available(task: &mut Task) {
     task.status = TaskStatus::Available;
+    drop_holder(task);
+}
+
+/// Forgets who held the task and since when.
+fn drop_holder(task: &mut Task) {
     task.claimed_by = None;
     task.claimed_at = None;
     task.started_at = None;

@@ -1,0 +1,56 @@
+//! Where the user's own commands run their operations. The user is not an agent: a path they
+//! name may lie anywhere (an MCP tool call's must lie inside the project), relative paths are
+//! taken from the folder they are in, and `--force` may replace a file that is not a signal.
+
+use std::path::Path;
+
+use baton_api::{Context, Error};
+use baton_live::WatchMode;
+use baton_store::{Confinement, ForeignFile, Project};
+
+/// Everywhere: the user may name any path.
+pub fn user_confinement(project: &Project) -> Confinement {
+    Confinement::anywhere(project.layout().project_dir())
+}
+
+/// Runs `op` in the user's context on `project`.
+pub fn as_user<T>(
+    project: &Project,
+    mode: WatchMode,
+    foreign_files: ForeignFile,
+    op: impl FnOnce(&Context) -> Result<T, Error>,
+) -> Result<T, Error> {
+    let confinement = user_confinement(project);
+    let mut cx = Context::new(project, &confinement);
+    cx.watch_mode = mode;
+    cx.foreign_files = foreign_files;
+    op(&cx)
+}
+
+/// A path the user typed, as an operation's request names it: absolute, from `cwd` when
+/// relative. A path that is not UTF-8 is refused rather than changed into another one.
+pub fn user_path(cwd: &Path, path: &Path) -> Result<String, Error> {
+    let path = cwd.join(path);
+    path.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| Error::input("path", format!("{} is not valid UTF-8", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_path_is_taken_from_the_folder_and_a_non_utf8_one_is_refused() {
+        let cwd = Path::new("/work/here");
+        assert_eq!(
+            user_path(cwd, Path::new("sprint/.done")).unwrap(),
+            "/work/here/sprint/.done"
+        );
+        assert_eq!(user_path(cwd, Path::new("/abs/x")).unwrap(), "/abs/x");
+        use std::os::unix::ffi::OsStrExt;
+        let bad = Path::new(std::ffi::OsStr::from_bytes(b"sig\xff"));
+        let err = user_path(cwd, bad).unwrap_err();
+        assert_eq!(err.kind(), baton_store::ErrorKind::InvalidInput, "{err}");
+    }
+}
