@@ -168,7 +168,7 @@ fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transit
     // An illegal drop (claimed straight to done) snaps back with the reason.
     session.drag("[data-testid=card-task-1]", "[data-testid=column-done]");
     session.wait_for("the refusal", |s| {
-        s.text("[data-testid=error]").contains("must be started")
+        s.text("[data-testid=error]").contains("start it first")
     });
     assert_eq!(status_of(&p, "task-1"), "claimed");
 
@@ -240,6 +240,29 @@ fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transit
     let summary = std::fs::read_to_string(p.coordination().join("summary.md")).unwrap();
     assert!(summary.contains("task-1"), "{summary}");
     session.screenshot(&shots.join("5-result-and-summary.png"));
+
+    // The lead cancels a task that is no longer wanted, from its side panel, with a reason;
+    // the library offers it (a done task has no cancel button).
+    assert!(session.find_now("[data-testid=cancel-task]").is_none());
+    p.ok(&["leader", "add-task", "Not needed after all"]);
+    session.click(&session.find("[data-testid=card-task-2]"));
+    session.click(&session.find("[data-testid=side-panel] nav button:nth-child(3)"));
+    session.click(&session.find("[data-testid=cancel-task]"));
+    session.type_text(&session.find("[data-testid=cancel-reason]"), "scope cut");
+    session.click(&session.find("[data-testid=cancel-confirm]"));
+    wait_file(&p, "the cancelled task", |p| {
+        status_of(p, "task-2") == "cancelled"
+    });
+    assert_eq!(p.tasks_json()["tasks"][1]["failure_reason"], "scope cut");
+    session.wait_for("the card in the failed column", |s| {
+        s.attribute("[data-testid=card-task-2]", "data-status")
+            .as_deref()
+            == Some("cancelled")
+    });
+    session.wait_for("the counts to show it cancelled", |s| {
+        s.text("[data-testid=counts]").contains("1 cancelled")
+    });
+    session.screenshot(&shots.join("6-cancelled.png"));
     session.close();
 }
 

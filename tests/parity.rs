@@ -281,6 +281,42 @@ fn the_cli_and_mcp_answer_every_operation_the_same() {
         json!({"agent": "w1", "lines": 5}),
         0,
     );
+    // A move as on the board: planned, made, then a named claim and a move in the holder's name.
+    let plan = t.same(
+        "task_move",
+        &["leader", "move", "task-1", "available", "--dry-run"],
+        json!({"task": "task-1", "to": "available", "dry_run": true}),
+        0,
+    );
+    assert_eq!(
+        (&plan["move"]["op"], &plan["task"]),
+        (&json!("reset"), &json!(null)),
+        "{plan}"
+    );
+    t.same(
+        "task_move",
+        &["leader", "move", "task-1", "available"],
+        json!({"task": "task-1", "to": "available"}),
+        0,
+    );
+    let named = t.same(
+        "task_claim",
+        &["worker", "claim", "w3", "--task", "task-1"],
+        json!({"agent": "w3", "task": "task-1"}),
+        0,
+    );
+    assert_eq!(named["task"]["id"], "task-1", "{named}");
+    let failed = t.same(
+        "task_move",
+        &["leader", "move", "task-1", "failed", "--text", "gave up"],
+        json!({"task": "task-1", "to": "failed", "text": "gave up"}),
+        0,
+    );
+    assert_eq!(
+        (&failed["move"]["agent"], &failed["task"]["status"]),
+        (&json!("w3"), &json!("failed")),
+        "{failed}"
+    );
     // Runs and signals.
     t.same(
         "run_new",

@@ -6,7 +6,7 @@ use std::time::Duration;
 use baton_live::WatchMode;
 use clap::{Args, Parser, Subcommand};
 
-use crate::values::parse_duration;
+use crate::values::{parse_duration, parse_status};
 
 pub use crate::agents_args::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
 pub use crate::live_args::{RunCommand, SignalCommand};
@@ -184,6 +184,21 @@ pub enum LeaderCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Bring a task to another status as on the desktop board: claims as the leader, and
+    /// starts, completes, fails or releases in its holder's name; resets or cancels as the
+    /// leader. Says which, or why the lifecycle refuses it.
+    Move {
+        task: String,
+        /// available, claimed, in_progress, done, failed or cancelled.
+        #[arg(value_parser = parse_status)]
+        to: baton_store::TaskStatus,
+        /// The summary when the move completes the task, the reason when it fails or cancels it.
+        #[arg(long)]
+        text: Option<String>,
+        /// Only say which operation the move takes; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Put a failed, cancelled or stale task back to available.
     Reset {
         task: String,
@@ -253,6 +268,10 @@ pub enum WorkerCommand {
     /// with --wait, block until one is ready instead.
     Claim {
         agent: String,
+        /// Claim this task instead of the best ready one; refused (exit code 1) with the reason
+        /// when it is not ready.
+        #[arg(long, conflicts_with = "wait")]
+        task: Option<String>,
         /// Wait until a task is ready (added, unblocked, or its lease expired) and claim it.
         #[arg(long)]
         wait: bool,

@@ -1,19 +1,28 @@
-//! `baton browser …`: the browsers in the registry, and the manual-session controls the
-//! desktop app has (open a URL, reload, screenshot), each one `baton-browser` call.
+//! `baton browser …`: the browsers in the registry, the manual test session the desktop app
+//! offers (start, finish, status), and its controls (open a URL, reload, screenshot), each one
+//! `baton-browser` call.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use baton_browser::session::{self, DEFAULT_SIGNAL, EXIT_CHECK, Ending, ManualSession};
 use baton_browser::{navigate, page_state, reload, save_screenshot};
-use baton_store::Project;
+use baton_store::{ErrorKind, Project};
 use clap::Subcommand;
+use serde_json::json;
 
-use crate::output::emit;
+use crate::output::{emit, emit_line};
 use baton_api::Error as CliError;
 
 #[derive(Debug, Subcommand)]
 pub enum BrowserCommand {
     /// List the browsers in .coordination/browsers/ (port, owner, headless, alive).
     List,
+    /// The manual test session, as the desktop app's "Start session": a visible browser for
+    /// testing by hand, whose end writes the run's signal for a waiting diagnostics agent.
+    #[command(subcommand)]
+    Session(SessionCommand),
     /// Show the URL and title of a browser's page.
     Show {
         /// The browser's DevTools port (see `baton browser list`).
@@ -36,6 +45,26 @@ pub enum BrowserCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Clear the latest run's signal, open URL in a visible Chromium (recorded in the registry
+    /// for agents to attach to), and stay until the session ends: `baton browser session finish`
+    /// (from any terminal, or the desktop), Ctrl-C, or closing the browser window. Each writes
+    /// the signal. Needs a display.
+    Start {
+        /// An http://, https:// or about: URL.
+        url: String,
+        /// The signal to write when the session ends.
+        #[arg(long, default_value = DEFAULT_SIGNAL)]
+        signal: String,
+    },
+    /// Finish the project's running session (whoever started it): write its signal and close
+    /// its browser.
+    Finish,
+    /// Show the project's running session, if any (exit code 1 when none).
+    Status,
+}
+
 pub fn browser(
     project: &Project,
     cwd: &Path,
@@ -43,8 +72,9 @@ pub fn browser(
     json: bool,
 ) -> Result<u8, CliError> {
     match command {
+        BrowserCommand::Session(command) => return manual_session(project, command, json),
         BrowserCommand::List => {
-            let browsers = baton_live::browser::list(project.layout())?;
+            let browsers = baton_browser::registry::list(project.layout())?;
             emit(json, &browsers, || {
                 if browsers.is_empty() {
                     return "No browsers are registered.".to_string();
@@ -90,6 +120,69 @@ pub fn browser(
             let saved = save_screenshot(project.layout(), port, out.as_deref())?;
             emit(json, &saved, || {
                 format!("Saved {} ({} bytes)", saved.path.display(), saved.bytes)
+            });
+        }
+    }
+    Ok(0)
+}
+
+fn manual_session(project: &Project, command: SessionCommand, json: bool) -> Result<u8, CliError> {
+    match command {
+        SessionCommand::Start { url, signal } => {
+            let stop = Arc::new(AtomicBool::new(false));
+            let handler_stop = stop.clone();
+            ctrlc::set_handler(move || handler_stop.store(true, Ordering::Relaxed)).map_err(
+                |e| CliError::new(ErrorKind::Spawn, format!("cannot handle Ctrl-C: {e}")),
+            )?;
+            let owner = format!("baton browser session [{}]", std::process::id());
+            let mut held = ManualSession::start(project, &url, &signal, &owner)?;
+            let record = held.record().clone();
+            if let Some(e) = &held.page_error {
+                eprintln!("baton: the page did not open ({e}); the session goes on");
+            }
+            emit_line(json, &record, || {
+                format!(
+                    "Manual session on {} (CDP {}); it writes {} in run {} when it ends. \
+                     Finish with `baton browser session finish`, Ctrl-C or by closing the window.",
+                    record.url, record.browser.cdp_endpoint, record.signal, record.run
+                )
+            });
+            let ending = loop {
+                if stop.load(Ordering::Relaxed) {
+                    held.finish()?;
+                    break Ending::Finished;
+                }
+                if let Some(ending) = held.ended() {
+                    break ending;
+                }
+                std::thread::sleep(EXIT_CHECK); // a closed window sends no event to wait on
+            };
+            let ended = json!({"ended": ending, "run": record.run, "signal": record.signal});
+            emit_line(json, &ended, || match ending {
+                Ending::Finished => format!("Session finished; wrote {}", record.signal),
+                Ending::WindowClosed => {
+                    format!("Browser window closed; wrote {}", record.signal)
+                }
+            });
+        }
+        SessionCommand::Finish => {
+            let record = session::finish(project)?;
+            emit(json, &record, || {
+                format!(
+                    "Finished the session on port {}; wrote {} in run {}",
+                    record.browser.port, record.signal, record.run
+                )
+            });
+        }
+        SessionCommand::Status => {
+            let Some(record) = session::current(project.layout()) else {
+                return Err(session::SessionError::NotRunning.into());
+            };
+            emit(json, &record, || {
+                format!(
+                    "Session on {} (port {}, held by process {}); writes {} in run {}",
+                    record.url, record.browser.port, record.holder_pid, record.signal, record.run
+                )
             });
         }
     }

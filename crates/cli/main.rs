@@ -146,6 +146,22 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(0)
             })
         }
+        Command::Leader(LeaderCommand::Move {
+            task,
+            to,
+            text,
+            dry_run,
+        }) => as_user(&open()?, mode, keep, |cx| {
+            let out = tasks::MoveTask {
+                task,
+                to,
+                text,
+                dry_run,
+            }
+            .run(cx)?;
+            emit(json, &out, || render::moved(&out, to));
+            Ok(0)
+        }),
         Command::Leader(LeaderCommand::Reset { task, force }) => {
             as_user(&open()?, mode, keep, |cx| {
                 let out = tasks::Reset { task, force }.run(cx)?;
@@ -176,6 +192,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }),
         Command::Worker(WorkerCommand::Claim {
             agent,
+            task,
             wait,
             timeout,
         }) => {
@@ -185,6 +202,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             } else {
                 let request = tasks::Claim {
                     agent: agent.clone(),
+                    task,
                 };
                 as_user(&project, mode, keep, |cx| request.run(cx))?
             };

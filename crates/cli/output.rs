@@ -17,6 +17,19 @@ pub fn emit<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> String)
     let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
 }
 
+/// Prints `value` as one line of JSON (`--json`) or the human text: for commands that report
+/// more than once while they run (one JSON document per line).
+pub fn emit_line<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
+    let text = if json {
+        serde_json::to_string(value).expect("serialisable output")
+    } else {
+        human()
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
+    let _ = stdout.flush();
+}
+
 /// Prints a failure on stderr.
 pub fn report_error(err: &baton_api::Error, json: bool) {
     let mut stderr = std::io::stderr().lock();

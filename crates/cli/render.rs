@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use baton_store::time::short_duration;
-use baton_store::{DoctorReport, LogLine, StatusReport, Task, TaskStatus, TaskView};
+use baton_store::{DoctorReport, LogLine, Move, StatusReport, Task, TaskStatus, TaskView};
 
 /// One line of text, safe for a terminal, at most `max` characters.
 pub fn line(text: &str, max: usize) -> String {
@@ -173,6 +173,27 @@ pub fn claimed(task: &Task, reclaimed_from: Option<&str>, agent: &str, lease: Du
         task.id
     );
     out
+}
+
+/// What `leader move` did, or (dry run) would do.
+pub fn moved(out: &baton_api::tasks::Moved, to: TaskStatus) -> String {
+    let what = match &out.step {
+        Move::Stay => return format!("Nothing to do: the task is {to} already"),
+        Move::Claim { agent } => format!("claim as {agent}"),
+        Move::Start { agent } => format!("start as {agent}"),
+        Move::Complete { agent } => format!("complete as {agent}"),
+        Move::Fail { agent } => format!("fail as {agent}"),
+        Move::Release { agent } => format!("release as {agent}"),
+        Move::Reset => "reset as the leader".to_string(),
+        Move::Cancel => "cancel as the leader".to_string(),
+    };
+    match &out.task {
+        Some(task) => format!("Moved {} to {}: {what}", task.id, task.status),
+        None => match &out.needs {
+            Some(needs) => format!("Would {what}, given a {needs} (--text)"),
+            None => format!("Would {what}"),
+        },
+    }
 }
 
 pub fn doctor(report: &DoctorReport, fix: bool) -> String {

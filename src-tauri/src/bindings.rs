@@ -14,7 +14,7 @@ mod tests {
     };
     use baton_agents::state::{Decision, Handoff, InvocationStatus, ParallelStatus};
     use baton_browser::PageState;
-    use baton_live::browser::{BrowserRecord, ListedBrowser};
+    use baton_browser::{BrowserRecord, ListedBrowser};
     use baton_store::model::{TaskContext, TaskResult};
     use baton_store::{StatusReport, Task, TaskStatus, TaskView};
     use ts_rs::TS;
@@ -34,6 +34,8 @@ mod tests {
             baton_api::typescript_operations(),
         ));
         all.push(("Defaults.ts".to_string(), baton_api::typescript_constants()));
+        // The change feed's events, as the UI receives them (and the types they carry).
+        baton_api::declare::<baton_live::feed::ChangeEvent>(&mut all);
         let own = vec![
             one::<TaskStatus>(),
             one::<TaskContext>(),

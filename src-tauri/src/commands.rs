@@ -184,43 +184,33 @@ pub async fn browser_session_start(
     sessions: State<'_, crate::browser_session::BrowserSessions>,
     url: String,
     signal: Option<String>,
-) -> Result<baton_live::browser::BrowserRecord> {
+) -> Result<baton_browser::BrowserRecord> {
     let project = project(&session)?;
-    let signal = signal.unwrap_or_else(|| crate::browser_session::DEFAULT_SIGNAL.to_string());
+    let signal = signal.unwrap_or_else(|| baton_browser::session::DEFAULT_SIGNAL.to_string());
     let sessions = sessions.inner().clone();
-    off_main_thread(move || {
-        sessions
-            .start(&project, &url, &signal)
-            .map_err(|message| CommandError {
-                kind: ErrorKind::BrowserError,
-                message,
-            })
-    })
-    .await
+    off_main_thread(move || Ok(sessions.start(&project, &url, &signal)?.browser)).await
 }
 
-/// Finishes the manual session: writes the signal, stops the browser (which may take a few
-/// seconds to end, so off the main thread).
+/// Finishes the project's manual session (this app's or the CLI's): writes the signal, stops
+/// the browser (which may take a few seconds to end, so off the main thread).
 #[tauri::command]
 pub async fn browser_session_finish(
+    session: State<'_, Session>,
     sessions: State<'_, crate::browser_session::BrowserSessions>,
 ) -> Result<()> {
+    let project = project(&session)?;
     let sessions = sessions.inner().clone();
-    off_main_thread(move || {
-        sessions.finish().map_err(|message| CommandError {
-            kind: ErrorKind::BrowserError,
-            message,
-        })
-    })
-    .await
+    off_main_thread(move || Ok(sessions.finish(&project).map(drop)?)).await
 }
 
-/// The manual session's browser, if one runs.
+/// The project's manual session's browser, if one runs (whichever process started it).
 #[tauri::command]
 pub fn browser_session(
+    session: State<'_, Session>,
     sessions: State<'_, crate::browser_session::BrowserSessions>,
-) -> Option<baton_live::browser::BrowserRecord> {
-    sessions.current()
+) -> Option<baton_browser::BrowserRecord> {
+    let project = session.project()?;
+    sessions.current(&project).map(|s| s.browser)
 }
 
 /// `baton browser list`: every browser in the project's registry (the MCP proxies' too).
@@ -228,9 +218,9 @@ pub fn browser_session(
 #[tauri::command]
 pub async fn browser_list(
     session: State<'_, Session>,
-) -> Result<Vec<baton_live::browser::ListedBrowser>> {
+) -> Result<Vec<baton_browser::ListedBrowser>> {
     let project = project(&session)?;
-    off_main_thread(move || Ok(baton_live::browser::list(project.layout())?)).await
+    off_main_thread(move || Ok(baton_browser::registry::list(project.layout())?)).await
 }
 
 /// Runs blocking work (a browser control waiting for its page, a store operation) off the main

@@ -37,7 +37,10 @@ fn main() {
         .plugin(tauri_plugin_dialog::init())
         .manage(started)
         .manage(browser_session::BrowserSessions::default())
-        .manage(session::Session::default())
+        .manage(session::Session::new(vec![
+            std::sync::Arc::new(tray::TrayFollower),
+            std::sync::Arc::new(notices::Notifier),
+        ]))
         .setup(|app| {
             let has_tray = tray::create(app.handle()).is_some();
             if has_tray {

@@ -3,8 +3,8 @@
 //! change feed's task diffs and the board as it is now; showing it is the notification
 //! plugin's job (freedesktop notifications over D-Bus on Linux).
 
-use baton_live::feed::{TaskChange, TaskChangeKind};
-use baton_store::{StatusReport, TaskStatus};
+use baton_live::feed::{ChangeEvent, TaskChange, TaskChangeKind};
+use baton_store::{Project, StatusReport, TaskStatus};
 use tauri::AppHandle;
 use tauri_plugin_notification::NotificationExt;
 
@@ -56,6 +56,24 @@ pub fn notices(changes: &[TaskChange], report: &StatusReport) -> Vec<Notice> {
         });
     }
     notices
+}
+
+/// Follows the change feed: a task change that calls for a notification shows one.
+pub struct Notifier;
+
+impl crate::session::Follower for Notifier {
+    fn opened(&self, _app: &AppHandle, _project: &Project) {}
+
+    fn changed(&self, app: &AppHandle, project: &Project, event: &ChangeEvent) {
+        let ChangeEvent::TasksChanged { changes } = event else {
+            return;
+        };
+        if let Ok(report) = project.status() {
+            for notice in notices(changes, &report) {
+                show(app, &notice);
+            }
+        }
+    }
 }
 
 fn first_line(text: &str) -> &str {

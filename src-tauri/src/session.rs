@@ -1,6 +1,8 @@
 //! The open project and its change feed. The feed's events go to the window as
 //! `baton-change` events, so a change made by a worker's CLI in a terminal shows on the board
-//! without polling or reloading.
+//! without polling or reloading, and then to the session's followers (the tray, the
+//! notifications), which know nothing of the session: they are handed the project and the
+//! event.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,9 +14,17 @@ use tauri::{AppHandle, Emitter};
 /// The event name the UI listens to.
 pub const CHANGE_EVENT: &str = "baton-change";
 
-#[derive(Default)]
+/// Something that follows the open project's changes besides the window.
+pub trait Follower: Send + Sync {
+    /// A project was opened: show its state now.
+    fn opened(&self, app: &AppHandle, project: &Project);
+    /// One change, after the window has been sent it.
+    fn changed(&self, app: &AppHandle, project: &Project, event: &ChangeEvent);
+}
+
 pub struct Session {
     open: Mutex<Option<Open>>,
+    followers: Arc<[Arc<dyn Follower>]>,
 }
 
 struct Open {
@@ -30,6 +40,14 @@ impl Drop for Open {
 }
 
 impl Session {
+    /// A session with no project open yet; `followers` hear of every project and change.
+    pub fn new(followers: Vec<Arc<dyn Follower>>) -> Self {
+        Session {
+            open: Mutex::new(None),
+            followers: followers.into(),
+        }
+    }
+
     pub fn project(&self) -> Option<Project> {
         self.open
             .lock()
@@ -46,14 +64,12 @@ impl Session {
                 reason: format!("cannot watch it: {e}"),
             }
         })?;
-        let tray_project = project.clone();
-        if let Ok(report) = project.status() {
-            crate::tray::update(app, &report);
-        }
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
-        let tray_app = app.clone();
+        let followers = self.followers.clone();
+        let feed_project = project.clone();
         let app = app.clone();
+        let opened_app = app.clone();
         std::thread::Builder::new()
             .name("baton-desktop-feed".into())
             .spawn(move || {
@@ -62,20 +78,8 @@ impl Session {
                     match feed.recv_timeout(std::time::Duration::from_millis(250)) {
                         Ok(event) => {
                             let _ = app.emit(CHANGE_EVENT, &event);
-                            match &event {
-                                ChangeEvent::TasksChanged { changes } => {
-                                    if let Ok(report) = tray_project.status() {
-                                        crate::tray::update(&app, &report);
-                                        for notice in crate::notices::notices(changes, &report) {
-                                            crate::notices::show(&app, &notice);
-                                        }
-                                    }
-                                }
-                                ChangeEvent::BrowserAdded { .. }
-                                | ChangeEvent::BrowserRemoved { .. } => {
-                                    crate::tray::refresh_browsers(&app);
-                                }
-                                _ => {}
+                            for follower in followers.iter() {
+                                follower.changed(&app, &feed_project, &event);
                             }
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -84,8 +88,10 @@ impl Session {
                 }
             })
             .map_err(|e| baton_store::StoreError::io("feed thread", e))?;
+        for follower in self.followers.iter() {
+            follower.opened(&opened_app, &project);
+        }
         *self.open.lock().expect("session lock") = Some(Open { project, stop });
-        crate::tray::refresh_browsers(&tray_app);
         Ok(())
     }
 }

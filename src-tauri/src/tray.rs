@@ -2,7 +2,8 @@
 //! failed), the browsers that are open, and items to open the window, start or finish a
 //! manual session, and quit. Closing the window keeps the app in the tray, when there is one.
 
-use baton_store::{StatusReport, TaskStatus};
+use baton_live::feed::ChangeEvent;
+use baton_store::{Project, StatusReport, TaskStatus};
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -34,10 +35,7 @@ pub fn summary(report: &StatusReport) -> String {
 }
 
 /// The browsers line: how many are open, and which one is the manual session.
-pub fn browsers_line(
-    records: &[baton_live::browser::BrowserRecord],
-    session: Option<u16>,
-) -> String {
+pub fn browsers_line(records: &[baton_browser::BrowserRecord], session: Option<u16>) -> String {
     match (records.len(), session) {
         (0, _) => "No browsers open".to_string(),
         (n, Some(port)) => format!("{n} browser(s) open; manual session on :{port}"),
@@ -99,8 +97,11 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
                         .state::<crate::browser_session::BrowserSessions>()
                         .inner()
                         .clone();
+                    let Some(project) = app.state::<crate::session::Session>().project() else {
+                        return;
+                    };
                     std::thread::spawn(move || {
-                        if let Err(e) = sessions.finish() {
+                        if let Err(e) = sessions.finish(&project) {
                             eprintln!("baton-desktop: {e}");
                         }
                     });
@@ -138,6 +139,33 @@ fn show_window(app: &AppHandle) {
     }
 }
 
+/// Follows the change feed: the counts when tasks change, the browsers line when a browser
+/// comes or goes.
+pub struct TrayFollower;
+
+impl crate::session::Follower for TrayFollower {
+    fn opened(&self, app: &AppHandle, project: &Project) {
+        if let Ok(report) = project.status() {
+            update(app, &report);
+        }
+        refresh_browsers(app, project);
+    }
+
+    fn changed(&self, app: &AppHandle, project: &Project, event: &ChangeEvent) {
+        match event {
+            ChangeEvent::TasksChanged { .. } => {
+                if let Ok(report) = project.status() {
+                    update(app, &report);
+                }
+            }
+            ChangeEvent::BrowserAdded { .. } | ChangeEvent::BrowserRemoved { .. } => {
+                refresh_browsers(app, project);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Shows `report` on the tray, if there is one.
 pub fn update(app: &AppHandle, report: &StatusReport) {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
@@ -154,20 +182,13 @@ pub fn update(app: &AppHandle, report: &StatusReport) {
     }
 }
 
-/// Shows the open browsers and whether a manual session runs.
-pub fn refresh_browsers(app: &AppHandle) {
+/// Shows `project`'s open browsers and whether a manual session runs.
+pub fn refresh_browsers(app: &AppHandle, project: &Project) {
     let Some(menu) = app.try_state::<TrayMenu>() else {
         return;
     };
-    let session = app
-        .state::<crate::browser_session::BrowserSessions>()
-        .current()
-        .map(|b| b.port);
-    let records = app
-        .state::<crate::session::Session>()
-        .project()
-        .and_then(|p| baton_live::browser::records(p.layout()).ok())
-        .unwrap_or_default();
+    let session = baton_browser::session::current(project.layout()).map(|s| s.browser.port);
+    let records = baton_browser::registry::records(project.layout()).unwrap_or_default();
     let _ = menu.browsers.set_text(browsers_line(&records, session));
     let _ = menu.start.set_enabled(session.is_none());
     let _ = menu.finish.set_enabled(session.is_some());
@@ -208,7 +229,7 @@ mod tests {
 
     #[test]
     fn the_browsers_line_names_the_manual_session() {
-        let record = |port| baton_live::browser::BrowserRecord {
+        let record = |port| baton_browser::BrowserRecord {
             port,
             pid: 1,
             owner: "x".into(),

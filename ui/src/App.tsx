@@ -71,6 +71,7 @@ export function App() {
           <span className="counts" data-testid="counts">
             {report.counts.available} available · {report.counts.claimed} claimed · {report.counts.in_progress} in progress ·{" "}
             {report.counts.done} done · {report.counts.failed} failed
+            {report.counts.cancelled > 0 && ` · ${report.counts.cancelled} cancelled`}
           </span>
         )}
         <button data-testid="switch-project" onClick={() => setProject(null)}>

@@ -10,7 +10,8 @@ import {
 } from "@dnd-kit/core";
 import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
-import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, leaseText, moveFor, priorityAt, visibleCards, type Move } from "./board";
+import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, leaseText, priorityAt, visibleCards } from "./board";
+import type { Move } from "./bindings/Move";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
 
 interface Props {
@@ -21,10 +22,12 @@ interface Props {
   onSelect: (id: string) => void;
 }
 
-/** A drop that needs words first (a summary to complete, a reason to fail). */
+/** A drop that needs words first: a summary to complete, a reason to fail, or a confirmation
+ *  (with an optional reason) to cancel. */
 interface Pending {
   task: TaskView;
-  move: Extract<Move, { needs: string }>;
+  to: TaskStatus;
+  move: Extract<Move, { op: "complete" | "fail" | "cancel" }>;
 }
 
 /** Columns by status; cards move by drag and drop or the keyboard, through legal moves only. */
@@ -43,29 +46,17 @@ export function Board({ report, onError, onChanged, selected, onSelect }: Props)
       (e: unknown) => onError(errorMessage(e)),
     );
 
-  const apply = (task: TaskView, move: Move) => {
-    if ("refused" in move) return onError(move.refused);
-    switch (move.op) {
-      case "none":
-        return;
-      case "claim":
-        // Nothing ready is not an error of the call, but the lead should hear why.
-        return run(
-          api.claim(move.agent).then((out) => {
-            if (!out.task) throw { kind: "nothing_to_claim", message: `Nothing to claim: ${out.reason ?? "no task is ready"}` };
-          }),
-        );
-      case "start":
-        return run(api.start(move.agent, task.id));
-      case "release":
-        return run(api.release(move.agent, task.id));
-      case "reset":
-        return run(api.reset(task.id));
-      case "complete":
-      case "fail":
-        return setPending({ task, move });
-    }
-  };
+  // The library says what the drop takes (or why not); words are asked for first where the
+  // move needs them, and a cancel is confirmed.
+  const drop = (task: TaskView, to: TaskStatus) =>
+    api.planMove(task.id, to).then(
+      ({ move }) => {
+        if (move.op === "stay") return;
+        if (move.op === "complete" || move.op === "fail" || move.op === "cancel") return setPending({ task, to, move });
+        return run(api.moveTask(task.id, to));
+      },
+      (e: unknown) => onError(errorMessage(e)),
+    );
 
   const onDragEnd = ({ active, over }: DragEndEvent) => {
     const task = find(String(active.id));
@@ -81,9 +72,9 @@ export function Board({ report, onError, onChanged, selected, onSelect }: Props)
         if (priority !== task.priority) void run(api.editTask(task.id, { priority }));
         return;
       }
-      return apply(task, moveFor(task, columnOf(other.status)));
+      return void drop(task, columnOf(other.status));
     }
-    apply(task, moveFor(task, target as TaskStatus));
+    void drop(task, target as TaskStatus);
   };
 
   return (
@@ -105,9 +96,9 @@ export function Board({ report, onError, onChanged, selected, onSelect }: Props)
           pending={pending}
           onCancel={() => setPending(null)}
           onSubmit={(text) => {
-            const { task, move } = pending;
+            const { task, to } = pending;
             setPending(null);
-            void run(move.op === "complete" ? api.complete(move.agent, task.id, text) : api.fail(move.agent, task.id, text));
+            void run(api.moveTask(task.id, to, text));
           }}
         />
       )}
@@ -182,9 +173,16 @@ function Card({ task, selected, onSelect }: { task: TaskView; selected: boolean;
   );
 }
 
+/** What the words dialog asks, per move. */
+const WORDS = {
+  complete: { label: "What was done?", action: "Complete", initial: "Done (moved to done on the board)", required: true },
+  fail: { label: "Why did it fail?", action: "Fail", initial: "", required: true },
+  cancel: { label: "Cancel this task? Why is it no longer wanted (optional)", action: "Cancel task", initial: "", required: false },
+} as const;
+
 function Words({ pending, onCancel, onSubmit }: { pending: Pending; onCancel: () => void; onSubmit: (text: string) => void }) {
-  // Completing gets an editable default; failing needs a reason written.
-  const [text, setText] = useState(pending.move.op === "complete" ? "Done (moved to done on the board)" : "");
+  const words = WORDS[pending.move.op];
+  const [text, setText] = useState<string>(words.initial);
   const field = useRef<HTMLInputElement>(null);
   // After a drop, the drag library gives focus back to the card; take it for the text once
   // that has happened.
@@ -192,17 +190,18 @@ function Words({ pending, onCancel, onSubmit }: { pending: Pending; onCancel: ()
     const frame = requestAnimationFrame(() => field.current?.focus());
     return () => cancelAnimationFrame(frame);
   }, []);
-  const label = pending.move.op === "complete" ? "What was done?" : "Why did it fail?";
+  const who = "agent" in pending.move ? `, as ${pending.move.agent}` : "";
   return (
-    <div className="dialog" role="dialog" aria-label={label}>
+    <div className="dialog" role="dialog" aria-label={words.label}>
       <label>
-        {label} ({pending.task.id}, as {pending.move.agent})
+        {words.label} ({pending.task.id}
+        {who})
         <input ref={field} value={text} onChange={(e) => setText(e.target.value)} data-testid="words" />
       </label>
-      <button disabled={text.trim() === ""} onClick={() => onSubmit(text)} data-testid="words-ok">
-        {pending.move.op === "complete" ? "Complete" : "Fail"}
+      <button disabled={words.required && text.trim() === ""} onClick={() => onSubmit(text)} data-testid="words-ok">
+        {words.action}
       </button>
-      <button onClick={onCancel}>Cancel</button>
+      <button onClick={onCancel}>{pending.move.op === "cancel" ? "Keep it" : "Cancel"}</button>
     </div>
   );
 }

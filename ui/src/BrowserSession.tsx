@@ -10,8 +10,12 @@ export function BrowserSession({ onError }: { onError: (m: string) => void }) {
   const [url, setUrl] = useState("http://127.0.0.1:3000/");
   const [browser, setBrowser] = useState<BrowserRecord | null>(null);
   const [open, setOpen] = useState<ListedBrowser[]>([]);
+  // Bumped on every re-read, so the controls re-read the page too: a session's browser is
+  // registered (and shown) before its first page has finished loading.
+  const [generation, setGeneration] = useState(0);
 
   const reload = useCallback(() => {
+    setGeneration((n) => n + 1);
     api.browserSession().then(setBrowser, (e: unknown) => onError(errorMessage(e)));
     api.browserList().then(
       (list) => setOpen(list.filter((b) => b.alive)),
@@ -69,13 +73,23 @@ export function BrowserSession({ onError }: { onError: (m: string) => void }) {
           ))}
         </span>
       </div>
-      {open.length > 0 && <BrowserControls browsers={open} preferred={browser?.port ?? null} onError={onError} />}
+      {open.length > 0 && <BrowserControls browsers={open} preferred={browser?.port ?? null} generation={generation} onError={onError} />}
     </section>
   );
 }
 
 /** Open a URL, reload, screenshot (saved in .coordination/screenshots/ and shown here). */
-function BrowserControls({ browsers, preferred, onError }: { browsers: ListedBrowser[]; preferred: number | null; onError: (m: string) => void }) {
+function BrowserControls({
+  browsers,
+  preferred,
+  generation,
+  onError,
+}: {
+  browsers: ListedBrowser[];
+  preferred: number | null;
+  generation: number;
+  onError: (m: string) => void;
+}) {
   const [chosen, setChosen] = useState<number | null>(null);
   const port = browsers.some((b) => b.port === chosen) ? chosen : (preferred ?? browsers[0]?.port ?? null);
   const [target, setTarget] = useState("");
@@ -87,7 +101,7 @@ function BrowserControls({ browsers, preferred, onError }: { browsers: ListedBro
   useEffect(() => {
     if (port === null) return;
     api.browserShow(port).then(setPage, () => setPage(null));
-  }, [port]);
+  }, [port, generation]);
 
   if (port === null) return null;
   const act = <T,>(what: string, call: Promise<T>, then: (value: T) => void) => {

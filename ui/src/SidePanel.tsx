@@ -1,7 +1,28 @@
 import { useEffect, useState } from "react";
 import { api, errorMessage } from "./api";
 import { EditTaskForm } from "./NewTaskForm";
+import type { Move } from "./bindings/Move";
 import type { TaskView } from "./types";
+
+/** The leader's moves on the selected task that the library allows now. */
+interface LeaderMoves {
+  toAvailable: Move | null;
+  cancel: boolean;
+}
+
+const NO_MOVES: LeaderMoves = { toAvailable: null, cancel: false };
+
+/** Asks the library which of the side panel's moves are legal for `task` (a refusal just
+ *  hides the button; dragging the card says why). */
+async function leaderMoves(task: TaskView): Promise<LeaderMoves> {
+  const [available, cancelled] = await Promise.allSettled([api.planMove(task.id, "available"), api.planMove(task.id, "cancelled")]);
+  const toAvailable = available.status === "fulfilled" ? available.value.move : null;
+  return {
+    // A held task is offered back only once its lease has run out; the board drags the rest.
+    toAvailable: toAvailable?.op === "reset" || (toAvailable?.op === "release" && task.stale) ? toAvailable : null,
+    cancel: cancelled.status === "fulfilled" && cancelled.value.move.op === "cancel",
+  };
+}
 
 type Tab = "plan" | "discoveries" | "task";
 
@@ -24,6 +45,9 @@ export function SidePanel({
   const [editing, setEditing] = useState<string | null>(null);
   const [text, setText] = useState("");
   const [log, setLog] = useState<string[]>([]);
+  const [moves, setMoves] = useState<LeaderMoves>(NO_MOVES);
+  const [cancelling, setCancelling] = useState<string | null>(null);
+  const [reason, setReason] = useState("");
   const shown: Tab = selected && tab === "task" ? "task" : tab === "task" ? "plan" : tab;
 
   useEffect(() => {
@@ -37,6 +61,17 @@ export function SidePanel({
       setLog([]);
     }
   }, [shown, selected, version, onError]);
+
+  useEffect(() => {
+    let current = true;
+    setMoves(NO_MOVES);
+    if (selected) void leaderMoves(selected).then((m) => current && setMoves(m));
+    return () => {
+      current = false;
+    };
+  }, [selected, version]);
+
+  const act = (promise: Promise<unknown>) => promise.then(onChanged, (e: unknown) => onError(errorMessage(e)));
 
   return (
     <aside className="side" data-testid="side-panel">
@@ -52,10 +87,37 @@ export function SidePanel({
           <button data-testid="edit-task-open" onClick={() => setEditing(selected.id)}>
             Edit
           </button>
-          {(selected.status === "failed" || selected.status === "cancelled" || selected.stale) && (
-            <button data-testid="reset-task" onClick={() => api.reset(selected.id).then(onChanged, (e: unknown) => onError(errorMessage(e)))}>
-              Reset to available
+          {moves.toAvailable && (
+            <button data-testid="reset-task" onClick={() => act(api.moveTask(selected.id, "available"))}>
+              {moves.toAvailable.op === "release" ? `Release for ${moves.toAvailable.agent} (lease expired)` : "Reset to available"}
             </button>
+          )}
+          {moves.cancel && cancelling !== selected.id && (
+            <button data-testid="cancel-task" onClick={() => setCancelling(selected.id)}>
+              Cancel task…
+            </button>
+          )}
+          {moves.cancel && cancelling === selected.id && (
+            <form
+              className="confirm"
+              onSubmit={(e) => {
+                e.preventDefault();
+                setCancelling(null);
+                setReason("");
+                void act(api.moveTask(selected.id, "cancelled", reason));
+              }}
+            >
+              <label>
+                Why is it no longer wanted? (optional)
+                <input value={reason} onChange={(e) => setReason(e.target.value)} data-testid="cancel-reason" />
+              </label>
+              <button type="submit" data-testid="cancel-confirm">
+                Cancel {selected.id}
+              </button>
+              <button type="button" onClick={() => setCancelling(null)}>
+                Keep it
+              </button>
+            </form>
           )}
         </div>
       )}

@@ -6,6 +6,7 @@
 
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { ChangeEvent } from "./bindings/ChangeEvent";
 import type { Operations, OperationName } from "./bindings/Operations";
 import type {
   BrowserRecord,
@@ -16,9 +17,10 @@ import type {
   ProjectInfo,
   RecentProject,
   Screenshot,
+  TaskStatus,
 } from "./types";
 
-export type { BrowserRecord, ProjectInfo };
+export type { BrowserRecord, ChangeEvent, ProjectInfo };
 
 /** Runs the operation `name` with `request`; rejects with an `ErrorBody`. */
 export function call<K extends OperationName>(name: K, request: Operations[K]["request"]): Promise<Operations[K]["output"]> {
@@ -59,14 +61,12 @@ export const api = {
       files: change.files ?? null,
       hints: change.hints ?? null,
     }).then(task),
-  claim: (agent: string) => call("task_claim", { agent }),
-  start: (agent: string, id: string) => call("task_start", { agent, task: id }).then(task),
-  complete: (agent: string, id: string, summary: string) =>
-    call("task_complete", { agent, task: id, summary, modified: [], created: [] }).then(task),
-  fail: (agent: string, id: string, reason: string) => call("task_fail", { agent, task: id, reason }).then(task),
-  release: (agent: string, id: string) => call("task_release", { agent, task: id }).then(task),
-  reset: (id: string) => call("task_reset", { task: id, force: false }).then(task),
-  cancel: (id: string, reason: string | null) => call("task_cancel", { task: id, reason }).then(task),
+  /** Which operation bringing task `id` to `to` takes (the library decides; a refusal rejects
+   *  with the lifecycle's reason). Changes nothing. */
+  planMove: (id: string, to: TaskStatus) => call("task_move", { task: id, to, text: null, dry_run: true }),
+  /** Brings task `id` to `to`; `text` is the summary or reason the plan said it needs. */
+  moveTask: (id: string, to: TaskStatus, text: string | null = null) =>
+    call("task_move", { task: id, to, text, dry_run: false }),
   aggregate: () => call("aggregate", {}),
   logs: (agent: string | null, lines: number) => call("logs", { agent, lines }).then((out) => out.lines),
   masterPlan: () => invoke<string>("master_plan"),
@@ -85,13 +85,8 @@ export const api = {
   browserScreenshot: (port: number) => invoke<Screenshot>("browser_screenshot", { port }),
 };
 
-/** A change-feed event as the backend sends it (`baton-live`'s `ChangeEvent`): its kind is
- *  `event` (`tasks_changed`, `orchestration_changed`, `browser_added`, …). */
-export interface ChangeEvent {
-  event: string;
-}
-
-/** Calls `onChange` with every change in `.coordination/`. */
+/** Calls `onChange` with every change in `.coordination/` (`baton-live`'s `ChangeEvent`, as
+ *  generated). */
 export function onChange(onChange: (change: ChangeEvent) => void): Promise<UnlistenFn> {
   return listen<ChangeEvent>("baton-change", (e) => onChange(e.payload));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, dependencyLine, leaseText, moveFor, priorityAt, sortCards, visibleCards } from "./board";
+import { allowedDependencies, columns, dependencyLine, leaseText, priorityAt, sortCards, visibleCards } from "./board";
 import type { TaskView } from "./types";
 
 function task(id: string, extra: Partial<TaskView> = {}): TaskView {
@@ -21,29 +21,6 @@ function task(id: string, extra: Partial<TaskView> = {}): TaskView {
     ...extra,
   };
 }
-
-describe("moveFor: legal moves only", () => {
-  it("claims a ready task as the lead, and refuses a blocked one with the reason", () => {
-    expect(moveFor(task("a"), "claimed")).toEqual({ op: "claim", agent: "leader" });
-    expect(moveFor(task("b", { blocked_by: ["a"], ready: false }), "claimed")).toEqual({ refused: "b waits for a" });
-  });
-  it("acts for the holder of a claimed or running task", () => {
-    const held = task("a", { status: "claimed", claimed_by: "w1" });
-    expect(moveFor(held, "in_progress")).toEqual({ op: "start", agent: "w1" });
-    expect(moveFor(held, "available")).toEqual({ op: "release", agent: "w1" });
-    expect(moveFor(held, "failed")).toEqual({ op: "fail", agent: "w1", needs: "reason" });
-    const running = task("a", { status: "in_progress", claimed_by: "w2" });
-    expect(moveFor(running, "done")).toEqual({ op: "complete", agent: "w2", needs: "summary" });
-  });
-  it("resets a failed or cancelled task, and refuses skipping steps or leaving done", () => {
-    expect(moveFor(task("a", { status: "failed" }), "available")).toEqual({ op: "reset" });
-    expect(moveFor(task("a", { status: "cancelled" }), "available")).toEqual({ op: "reset" });
-    expect(moveFor(task("a"), "done")).toEqual({ refused: "a must be claimed first" });
-    expect(moveFor(task("a", { status: "claimed" }), "done")).toEqual({ refused: "a must be started before it can be done" });
-    expect(moveFor(task("a", { status: "done" }), "available")).toEqual({ refused: "a cannot move from done to available" });
-    expect(moveFor(task("a", { status: "done" }), "done")).toEqual({ op: "none" });
-  });
-});
 
 describe("ordering", () => {
   it("sorts by priority, then age, then id", () => {

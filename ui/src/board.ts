@@ -1,8 +1,10 @@
-// Board logic, free of React and of the backend: which columns exist, what a drop means, in
-// what order cards stand, and how a card describes its dependencies. Tested with Vitest.
+// Board logic, free of React and of the backend: which columns exist, in what order cards
+// stand, and how a card describes its dependencies. Tested with Vitest. What a drop means
+// (which operation, in whose name, or why not) is the library's answer (`api.planMove`), not
+// a table kept here.
 
 import type { TaskStatus, TaskView } from "./types";
-import { LEADER } from "./bindings/Defaults";
+import { DEFAULT_PRIORITY } from "./bindings/Defaults";
 
 /** The board's columns, left to right. Cancelled tasks share the failed column. */
 export const COLUMNS: { status: TaskStatus; title: string }[] = [
@@ -10,61 +12,11 @@ export const COLUMNS: { status: TaskStatus; title: string }[] = [
   { status: "claimed", title: "Claimed" },
   { status: "in_progress", title: "In progress" },
   { status: "done", title: "Done" },
-  { status: "failed", title: "Failed" },
+  { status: "failed", title: "Failed or cancelled" },
 ];
 
 export function columnOf(status: TaskStatus): TaskStatus {
   return status === "cancelled" ? "failed" : status;
-}
-
-/** The agent name the lead acts under when it moves a task itself (the library's). */
-export const LEAD = LEADER;
-
-/** What dropping a card on a column asks the backend to do, or why it cannot. */
-export type Move =
-  | { op: "claim"; agent: string }
-  | { op: "start"; agent: string }
-  | { op: "complete"; agent: string; needs: "summary" }
-  | { op: "fail"; agent: string; needs: "reason" }
-  | { op: "release"; agent: string }
-  | { op: "reset" }
-  | { op: "none" }
-  | { refused: string };
-
-/**
- * The legal transition from a task's status to a column. The lead acts for the task's holder
- * (a claimed task is started, completed or released in its owner's name), the way the CLI
- * would be used by that worker.
- */
-export function moveFor(task: TaskView, to: TaskStatus): Move {
-  const from = columnOf(task.status);
-  const owner = task.claimed_by ?? LEAD;
-  if (from === to) return { op: "none" };
-  switch (`${from}->${to}`) {
-    case "available->claimed":
-      return task.blocked_by.length > 0
-        ? { refused: `${task.id} waits for ${task.blocked_by.join(", ")}` }
-        : { op: "claim", agent: LEAD };
-    case "claimed->in_progress":
-      return { op: "start", agent: owner };
-    case "in_progress->done":
-      return { op: "complete", agent: owner, needs: "summary" };
-    case "claimed->failed":
-    case "in_progress->failed":
-      return { op: "fail", agent: owner, needs: "reason" };
-    case "claimed->available":
-    case "in_progress->available":
-      return { op: "release", agent: owner };
-    case "failed->available":
-      return { op: "reset" };
-    case "claimed->done":
-      return { refused: `${task.id} must be started before it can be done` };
-    case "available->in_progress":
-    case "available->done":
-      return { refused: `${task.id} must be claimed first` };
-    default:
-      return { refused: `${task.id} cannot move from ${task.status} to ${to.replace("_", " ")}` };
-  }
 }
 
 /** Cards in a column: most urgent first, then oldest, as workers claim them. */
@@ -93,7 +45,7 @@ export function columns(tasks: TaskView[]): Map<TaskStatus, TaskView[]> {
 export function priorityAt(column: TaskView[], index: number): number {
   const first = column[0];
   const last = column[column.length - 1];
-  if (!first || !last) return 5;
+  if (!first || !last) return DEFAULT_PRIORITY;
   if (index <= 0) return Math.max(1, first.priority - 1);
   return column[index]?.priority ?? Math.min(1000, last.priority + 1);
 }

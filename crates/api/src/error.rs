@@ -3,7 +3,8 @@
 //! message unchanged, and its [`ErrorKind`].
 
 use baton_agents::AgentError;
-use baton_browser::BrowserControlError;
+use baton_browser::session::SessionError;
+use baton_browser::{BrowserControlError, BrowserError};
 use baton_live::LiveError;
 use baton_store::{ErrorKind, StoreError};
 use serde::{Deserialize, Serialize};
@@ -28,7 +29,14 @@ macro_rules! error_from {
     )*};
 }
 
-error_from!(StoreError, LiveError, AgentError, BrowserControlError);
+error_from!(
+    StoreError,
+    LiveError,
+    AgentError,
+    BrowserControlError,
+    BrowserError,
+    SessionError
+);
 
 /// How an error travels: its kind for programs, its message for people. The CLI prints
 /// `{"error": ErrorBody}` on stderr with `--json`, an MCP tool error carries the same object
@@ -97,6 +105,13 @@ macro_rules! body_from {
     )*};
 }
 
-body_from!(StoreError, LiveError, AgentError, BrowserControlError);
+body_from!(
+    StoreError,
+    LiveError,
+    AgentError,
+    BrowserControlError,
+    BrowserError,
+    SessionError
+);
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -96,6 +96,7 @@ catalogue!(
     tasks::Heartbeat,
     tasks::Reset,
     tasks::Cancel,
+    tasks::MoveTask,
     tasks::Discover,
     tasks::AggregateResults,
     tasks::Doctor,
@@ -136,9 +137,9 @@ pub fn find(name: &str) -> Option<Entry> {
     CATALOGUE.iter().find(|entry| entry.name == name).copied()
 }
 
-/// `T`'s declaration and those of every type it uses, each once.
+/// `T`'s declaration and those of every type it uses, each once (skipping files `out` has).
 #[cfg(feature = "ts")]
-fn declare<T: ts_rs::TS + 'static + ?Sized>(out: &mut Vec<(String, String)>) {
+pub fn declare<T: ts_rs::TS + 'static + ?Sized>(out: &mut Vec<(String, String)>) {
     struct Collect<'a>(&'a mut Vec<(String, String)>);
     impl ts_rs::TypeVisitor for Collect<'_> {
         fn visit<U: ts_rs::TS + 'static + ?Sized>(&mut self) {

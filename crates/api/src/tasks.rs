@@ -9,7 +9,9 @@ use std::path::PathBuf;
 
 use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
 use baton_store::model::DEFAULT_PRIORITY;
-use baton_store::{Aggregate, DoctorReport, LogLine, StatusReport, Task, TaskView};
+use baton_store::{
+    Aggregate, DoctorReport, LogLine, Move, StatusReport, Task, TaskStatus, TaskView,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -192,13 +194,17 @@ impl Operation for EditTask {
     }
 }
 
-/// An agent, by name.
+/// An agent, by name, and the task it wants when it wants a particular one.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Claim {
     /// Your agent name (letters, digits, '.', '_' and '-').
     pub agent: String,
+    /// Claim this task (if it is ready) instead of the best ready one; a task that is not
+    /// ready is refused with the reason.
+    #[serde(default)]
+    pub task: Option<String>,
 }
 
 /// What a claim got: the task (null when nothing is ready, with the reason), and the worker it
@@ -233,10 +239,15 @@ impl ClaimOutcome {
 
 impl Operation for Claim {
     const NAME: &'static str = "task_claim";
-    const DESCRIPTION: &'static str = "Claim the best ready task (priority 1 first, then oldest). Returns task null when nothing is ready, with the reason.";
+    const DESCRIPTION: &'static str = "Claim the best ready task (priority 1 first, then oldest), or the task named. Returns task null when nothing is ready, with the reason.";
     const READ_ONLY: bool = false;
     type Output = ClaimOutcome;
     fn run(self, cx: &Context) -> Result<ClaimOutcome> {
+        if let Some(task) = &self.task {
+            return Ok(ClaimOutcome::claimed(
+                cx.project.claim_task(&self.agent, task)?,
+            ));
+        }
         Ok(match cx.project.claim(&self.agent)? {
             Some(claim) => ClaimOutcome::claimed(claim),
             None => ClaimOutcome::nothing(cx.project.status()?.nothing_ready_reason()),
@@ -428,6 +439,56 @@ impl Operation for Cancel {
             .project
             .cancel(&self.task, self.reason.as_deref())?
             .into())
+    }
+}
+
+/// A task and the status to bring it to, as a lead drags a card on the board.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveTask {
+    /// The task's id.
+    pub task: String,
+    /// The status to bring it to (cancelled tasks stand with the failed ones).
+    pub to: TaskStatus,
+    /// The summary when the move completes the task, the reason when it fails or cancels it.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Only say which operation the move takes (or why it is refused); change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// The operation a move took (or would take), and the task after it (null for a dry run or a
+/// task that was there already).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Moved {
+    #[serde(rename = "move")]
+    #[cfg_attr(feature = "ts", ts(rename = "move"))]
+    pub step: Move,
+    /// The text the move needs before it can be made ("summary" or "reason"), if any.
+    pub needs: Option<String>,
+    pub task: Option<Task>,
+}
+
+impl Operation for MoveTask {
+    const NAME: &'static str = "task_move";
+    const DESCRIPTION: &'static str = "Bring a task to another status the way the lead does on the board (leader): the lifecycle operation that takes (claim, start, complete, fail, release, reset or cancel, in the holder's name), or the lifecycle's refusal. dry_run only asks.";
+    const READ_ONLY: bool = false;
+    type Output = Moved;
+    fn run(self, cx: &Context) -> Result<Moved> {
+        let (step, task) = if self.dry_run {
+            (cx.project.plan_move(&self.task, self.to)?, None)
+        } else {
+            cx.project
+                .move_task(&self.task, self.to, self.text.as_deref())?
+        };
+        Ok(Moved {
+            needs: step.needs().map(str::to_string),
+            step,
+            task,
+        })
     }
 }
 

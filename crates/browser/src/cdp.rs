@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tungstenite::{Message, WebSocket};
 
-use crate::{BrowserControlError, Result};
+use crate::controls::{BrowserControlError, Result};
 
 pub struct PageSession {
     port: u16,
@@ -31,7 +31,7 @@ impl PageSession {
     /// before `deadline`.
     pub fn connect(port: u16, deadline: Instant) -> Result<PageSession> {
         let remaining = || deadline.saturating_duration_since(Instant::now());
-        let targets = baton_live::browser::devtools_json(port, "/json/list", remaining())
+        let targets = crate::registry::devtools_json(port, "/json/list", remaining())
             .ok_or(BrowserControlError::NotRunning { port })?;
         let url = targets
             .as_array()

@@ -4,7 +4,7 @@
 use baton_browser::{
     BrowserControlError, check_url, navigate, page_state, reload, save_screenshot,
 };
-use baton_live::browser::{LaunchOptions, RunningBrowser, free_port};
+use baton_browser::{LaunchOptions, RunningBrowser, free_port};
 
 /// Serves the files of `dir` on 127.0.0.1 until the test ends; returns the base URL.
 fn serve(dir: &std::path::Path) -> String {

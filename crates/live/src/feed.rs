@@ -31,7 +31,9 @@ pub const QUIET: Duration = Duration::from_millis(5);
 /// The longest a burst is held back, however busy the folder is.
 pub const MAX_DELAY: Duration = Duration::from_millis(30);
 
-/// One logical change in `.coordination/`.
+/// One logical change in `.coordination/`. The desktop's UI receives these as they are
+/// (`ui/src/bindings/ChangeEvent.ts` is generated from this type).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum ChangeEvent {
@@ -93,6 +95,7 @@ pub enum ChangeEvent {
 }
 
 /// What happened to one task.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskChange {
     pub id: String,
@@ -100,6 +103,7 @@ pub struct TaskChange {
     pub kind: TaskChangeKind,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "change", rename_all = "snake_case")]
 pub enum TaskChangeKind {
@@ -367,7 +371,7 @@ impl FolderState {
     }
 
     fn update_browsers(&mut self, layout: &Layout, events: &mut Vec<ChangeEvent>) {
-        let Ok(records) = crate::browser::records(layout) else {
+        let Ok(records) = baton_browser::registry::records(layout) else {
             return; // an unreadable registry is reported by whoever lists it
         };
         let now: BTreeMap<u16, (String, bool)> = records
@@ -727,7 +731,7 @@ mod tests {
             browsers: true,
             ..Dirty::default()
         };
-        let registry = crate::browser::registry_dir(layout);
+        let registry = baton_browser::registry::registry_dir(layout);
         fs::create_dir_all(&registry).unwrap();
         let record = json!({"port": 9333, "pid": 1, "owner": "qa-agent", "headless": true,
             "started_at": "2026-11-22T10:00:00Z", "cdp_endpoint": "http://127.0.0.1:9333",

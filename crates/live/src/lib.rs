@@ -11,12 +11,11 @@
 //!   leaves a reader waiting forever;
 //! - [`claim_wait`]: claiming the next task as soon as one becomes ready;
 //! - [`worker_loop`]: a worker that claims, runs a command and reports, over and over;
-//! - [`browser`]: Chromium with its DevTools port, and the registry of running browsers.
 //!
 //! It is synchronous (threads and channels, no async runtime), so async hosts run it on a
-//! blocking thread. The state itself, and every write, belong to `baton-store`.
+//! blocking thread. The state itself, and every write, belong to `baton-store`; browsers, whose
+//! registry the feed reads, belong to `baton-browser`.
 
-pub mod browser;
 pub mod claim_wait;
 pub mod error;
 pub mod feed;

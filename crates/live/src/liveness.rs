@@ -7,39 +7,7 @@ use std::time::Duration;
 
 use baton_store::{Project, Timestamp};
 
-/// True while process `pid` exists and has not exited (a zombie counts as gone).
-pub fn pid_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 only checks that the process exists and may be signalled.
-    let exists = unsafe { libc::kill(pid, 0) } == 0
-        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && !is_zombie(pid)
-}
-
-#[cfg(target_os = "linux")]
-fn is_zombie(pid: libc::pid_t) -> bool {
-    // /proc/PID/stat: "PID (COMM) STATE …"; COMM may contain spaces and parentheses.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let after = stat.rfind(')')?;
-            stat[after + 1..]
-                .split_whitespace()
-                .next()
-                .map(|s| s == "Z")
-        })
-        .unwrap_or(false)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn is_zombie(_pid: libc::pid_t) -> bool {
-    false
-}
+pub use baton_store::process::pid_alive;
 
 /// When agent `agent` counts as gone: its last sign of life in the task store (or `since`,
 /// when the wait began, if later or if it never showed one) plus the lease.

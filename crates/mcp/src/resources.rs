@@ -3,8 +3,8 @@
 //! notified exactly when what they read would change.
 
 use baton_agents::Orchestrator;
+use baton_api::{Context, Operation, signals, tasks};
 use baton_live::feed::ChangeEvent;
-use baton_store::Project;
 use rmcp::model::Resource;
 use serde_json::{Value, json};
 
@@ -50,15 +50,13 @@ pub fn list() -> Vec<Resource> {
     ]
 }
 
-/// The resource's content now. Blocking.
-pub fn read(project: &Project, uri: &str) -> Result<Value, Error> {
-    let orchestrator = || Orchestrator::open(project).map_err(Error::from);
+/// The resource's content now: the board and the signals are what the `task_status` and
+/// `signal_list` tools return. Blocking.
+pub fn read(cx: &Context, uri: &str) -> Result<Value, Error> {
+    let orchestrator = || Orchestrator::open(cx.project).map_err(Error::from);
     Ok(match uri {
-        TASKS => serde_json::to_value(project.status()?).expect("serialises"),
-        SIGNALS => {
-            let run = project.resolve_run(None)?;
-            json!({ "run": run, "signals": project.list_signals(run)? })
-        }
+        TASKS => to_json(tasks::Status {}.run(cx)?),
+        SIGNALS => to_json(signals::ListSignals { run: None }.run(cx)?),
         CATALOG => {
             let o = orchestrator()?;
             let agents: Vec<Value> = o
@@ -76,7 +74,7 @@ pub fn read(project: &Project, uri: &str) -> Result<Value, Error> {
                 .collect();
             json!({ "agents": agents, "total_agents": agents.len(), "problems": o.registry().diagnostics })
         }
-        WORKFLOWS => serde_json::to_value(orchestrator()?.workflows()?).expect("serialises"),
+        WORKFLOWS => to_json(orchestrator()?.workflows()?),
         ACTIVE => {
             let state = orchestrator()?.state()?;
             let running: Vec<_> = state
@@ -97,6 +95,10 @@ pub fn read(project: &Project, uri: &str) -> Result<Value, Error> {
             ));
         }
     })
+}
+
+fn to_json(value: impl serde::Serialize) -> Value {
+    serde_json::to_value(value).expect("serialises")
 }
 
 /// The resources whose content an event changes.

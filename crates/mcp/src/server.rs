@@ -169,7 +169,7 @@ impl BatonServer {
                 let _: tools::NoArgs = tools::parse(arguments)?;
                 let layout = self.inner.project.layout().clone();
                 let browsers =
-                    tokio::task::spawn_blocking(move || baton_live::browser::list(&layout))
+                    tokio::task::spawn_blocking(move || baton_browser::registry::list(&layout))
                         .await
                         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))??;
                 serde_json::json!({ "browsers": browsers })
@@ -440,11 +440,13 @@ impl ServerHandler for BatonServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let project = self.inner.project.clone();
+        let inner = self.inner.clone();
         let uri = request.uri.clone();
-        let value = tokio::task::spawn_blocking(move || resources::read(&project, &uri))
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let value = tokio::task::spawn_blocking(move || {
+            resources::read(&Context::new(&inner.project, &inner.confinement), &uri)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         match value {
             Ok(value) => {
                 let text = serde_json::to_string_pretty(&value).expect("serialises");

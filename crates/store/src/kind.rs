@@ -44,6 +44,10 @@ pub enum ErrorKind {
     NoPage,
     Timeout,
     BrowserError,
+    /// A manual test session is running already.
+    SessionRunning,
+    /// No manual test session is running.
+    NoSession,
     // The front ends.
     /// Arguments that do not fit the operation's schema (a usage error).
     InvalidArguments,
@@ -86,6 +90,8 @@ impl ErrorKind {
             ErrorKind::NoPage => "no_page",
             ErrorKind::Timeout => "timeout",
             ErrorKind::BrowserError => "browser_error",
+            ErrorKind::SessionRunning => "session_running",
+            ErrorKind::NoSession => "no_session",
             ErrorKind::InvalidArguments => "invalid_arguments",
             ErrorKind::UnknownTool => "unknown_tool",
             ErrorKind::UnknownResource => "unknown_resource",
@@ -141,6 +147,8 @@ mod tests {
             "no_page",
             "timeout",
             "browser_error",
+            "session_running",
+            "no_session",
             "invalid_arguments",
             "unknown_tool",
             "unknown_resource",

@@ -191,6 +191,44 @@ impl TaskFile {
         let Some(i) = self.best_claimable(now, lease) else {
             return Ok(None);
         };
+        Ok(Some(self.take(i, agent, now, lease)))
+    }
+
+    /// Claims the task `id` for `agent` if it is ready: available (or held on an expired
+    /// lease) with every dependency done. Priority order does not apply: the caller chose.
+    pub fn claim_task(
+        &mut self,
+        agent: &str,
+        id: &str,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Result<Claim> {
+        validate_agent_id(agent)?;
+        let i = self
+            .tasks
+            .iter()
+            .position(|t| t.id == id)
+            .ok_or_else(|| unknown(id))?;
+        let task = &self.tasks[i];
+        if task.status != TaskStatus::Available && !task.lease_expired(now, lease) {
+            let hint = match task.status {
+                TaskStatus::Claimed | TaskStatus::InProgress => {
+                    "; its holder's lease is still running"
+                }
+                _ => "; only available tasks can be claimed",
+            };
+            return Err(illegal(task, "claim", hint));
+        }
+        let blockers = StatusIndex::new(self).blockers(task);
+        if !blockers.is_empty() {
+            let hint = format!("; it waits for {}", blockers.join(", "));
+            return Err(illegal(task, "claim", &hint));
+        }
+        Ok(self.take(i, agent, now, lease))
+    }
+
+    /// Gives task `i` to `agent`, taking it over from a holder whose lease expired.
+    fn take(&mut self, i: usize, agent: &str, now: Timestamp, lease: Duration) -> Claim {
         self.touch_agent(agent, now);
         let task = &mut self.tasks[i];
         let reclaimed_from = if task.status.is_held() {
@@ -204,10 +242,10 @@ impl TaskFile {
         task.started_at = None;
         task.lease_expires_at = Some(now.after(lease));
         task.attempts += 1;
-        Ok(Some(Claim {
+        Claim {
             task: task.clone(),
             reclaimed_from,
-        }))
+        }
     }
 
     /// The index of the task `claim_next` would take now: available (or held on an expired

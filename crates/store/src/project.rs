@@ -250,19 +250,23 @@ impl Project {
             })
         })?;
         let details = match &claim {
-            Some(c) => format!(
-                "{} (priority {}){}: {}",
-                c.task.id,
-                c.task.priority,
-                c.reclaimed_from
-                    .as_deref()
-                    .map(|from| format!(", taken over from {from} whose lease expired"))
-                    .unwrap_or_default(),
-                c.task.description
-            ),
+            Some(c) => claim_details(c),
             None => "nothing ready".to_string(),
         };
         self.log(agent, "CLAIM", &details, now);
+        Ok(claim)
+    }
+
+    /// Claims the task `id` for `agent` if it is ready (the lead picking a card, or a worker
+    /// told which task to take); refused with the reason when it is not.
+    pub fn claim_task(&self, agent: &str, id: &str) -> Result<Claim> {
+        let (claim, now) = self.transact(|file, now| {
+            Ok(Change::Write((
+                file.claim_task(agent, id, now, self.lease)?,
+                now,
+            )))
+        })?;
+        self.log(agent, "CLAIM", &claim_details(&claim), now);
         Ok(claim)
     }
 
@@ -467,6 +471,21 @@ fn strip_position(message: &str) -> String {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),
     }
+}
+
+/// The log line of a claim: which task, at what priority, taken over from whom.
+fn claim_details(claim: &Claim) -> String {
+    format!(
+        "{} (priority {}){}: {}",
+        claim.task.id,
+        claim.task.priority,
+        claim
+            .reclaimed_from
+            .as_deref()
+            .map(|from| format!(", taken over from {from} whose lease expired"))
+            .unwrap_or_default(),
+        claim.task.description
+    )
 }
 
 #[cfg(test)]

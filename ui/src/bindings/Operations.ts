@@ -27,6 +27,8 @@ import type { ListSignals } from "./ListSignals";
 import type { ListTasks } from "./ListTasks";
 import type { LogLines } from "./LogLines";
 import type { Logs } from "./Logs";
+import type { MoveTask } from "./MoveTask";
+import type { Moved } from "./Moved";
 import type { NewRun } from "./NewRun";
 import type { ParallelRequest } from "./ParallelRequest";
 import type { ParallelStart } from "./ParallelStart";
@@ -62,6 +64,7 @@ export type Operations = {
   task_heartbeat: { request: Heartbeat; output: Renewed };
   task_reset: { request: Reset; output: TaskOutcome };
   task_cancel: { request: Cancel; output: TaskOutcome };
+  task_move: { request: MoveTask; output: Moved };
   discover: { request: Discover; output: Discovered };
   aggregate: { request: AggregateResults; output: Aggregate };
   doctor: { request: Doctor; output: DoctorReport };

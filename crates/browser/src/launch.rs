@@ -1,55 +1,25 @@
-//! Browsers for UI-test agents: Debian's Chromium started with its DevTools protocol (CDP) on a
-//! loopback port, and a registry of running browsers in `.coordination/browsers/<port>.json`
-//! (port, pid, owner, headless or not), so the desktop app, the MCP proxy and other processes
-//! can list them and attach.
+//! Launching Chromium for a UI-test agent or a manual session: Debian's Chromium started with
+//! its DevTools protocol (CDP) on a loopback port and recorded in the registry.
 //!
 //! A browser runs in its own process group with a private, temporary profile; stopping it ends
 //! the whole group, removes the profile and the registry entry. It is also asked to die with
 //! the process that started it, so a killed coordinator leaves no browser behind.
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use baton_store::durable::write_atomic;
 use baton_store::{Layout, StoreError, Timestamp};
-use serde::{Deserialize, Serialize};
 
-use crate::liveness::pid_alive;
+use crate::registry::{BrowserRecord, cdp_answers, registry_dir, version};
 
 /// Where Debian installs Chromium; `BATON_CHROMIUM` overrides it.
 pub const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 /// How long a launch waits for the DevTools endpoint to answer.
 pub const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A browser as the registry records it.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BrowserRecord {
-    pub port: u16,
-    pub pid: u32,
-    /// Who started it (an agent, `baton-mcp[PID]`, the desktop app).
-    pub owner: String,
-    pub headless: bool,
-    #[cfg_attr(feature = "ts", ts(type = "string"))]
-    pub started_at: Timestamp,
-    /// `http://127.0.0.1:PORT`, what `--cdp-endpoint` options take.
-    pub cdp_endpoint: String,
-    /// The browser-level WebSocket debugger URL.
-    pub websocket_url: String,
-}
-
-/// A registry entry with whether its process still runs.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize)]
-pub struct ListedBrowser {
-    #[serde(flatten)]
-    #[cfg_attr(feature = "ts", ts(flatten))]
-    pub record: BrowserRecord,
-    pub alive: bool,
-}
 
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
@@ -94,6 +64,19 @@ pub enum BrowserError {
     Store(#[from] StoreError),
 }
 
+impl BrowserError {
+    /// A stable name for scripts and the UI.
+    pub fn kind(&self) -> baton_store::ErrorKind {
+        use baton_store::ErrorKind;
+        match self {
+            BrowserError::Spawn { .. } => ErrorKind::Spawn,
+            BrowserError::Exited { .. } => ErrorKind::BrowserError,
+            BrowserError::NoAnswer { .. } => ErrorKind::Timeout,
+            BrowserError::Store(e) => e.kind(),
+        }
+    }
+}
+
 /// A browser this process started. Dropping it stops the browser.
 #[derive(Debug)]
 pub struct RunningBrowser {
@@ -101,105 +84,31 @@ pub struct RunningBrowser {
     record: BrowserRecord,
     profile: tempfile::TempDir,
     registry_file: PathBuf,
+    /// Keeps the thread that started the browser alive (see [`spawn_kept`]); dropped last.
+    _keeper: mpsc::Sender<()>,
 }
 
-/// A free loopback port, for a browser's DevTools endpoint.
-pub fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
-}
-
-pub fn registry_dir(layout: &Layout) -> PathBuf {
-    layout.root().join("browsers")
-}
-
-/// Every browser in the registry, with whether it still runs.
-pub fn list(layout: &Layout) -> Result<Vec<ListedBrowser>, StoreError> {
-    Ok(records(layout)?
-        .into_iter()
-        .map(|record| {
-            let alive = pid_alive(record.pid) && cdp_answers(record.port);
-            ListedBrowser { record, alive }
-        })
-        .collect())
-}
-
-/// The registry's records as written, without checking that the browsers still run.
-pub fn records(layout: &Layout) -> Result<Vec<BrowserRecord>, StoreError> {
-    let dir = registry_dir(layout);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(StoreError::io(dir, e)),
-    };
-    let mut records = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|x| x != "json") {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        // A record that does not parse is not a browser anyone can attach to; skip it.
-        if let Ok(record) = serde_json::from_slice::<BrowserRecord>(&bytes) {
-            records.push(record);
-        }
-    }
-    records.sort_by_key(|r| r.port);
-    Ok(records)
-}
-
-/// Whether something answers CDP's `/json/version` on `port` right now.
-pub fn cdp_answers(port: u16) -> bool {
-    version(port, Duration::from_millis(500)).is_some()
-}
-
-/// The browser's `/json/version` document, if it answers within `timeout`.
-fn version(port: u16, timeout: Duration) -> Option<serde_json::Value> {
-    devtools_json(port, "/json/version", timeout)
-}
-
-/// A JSON document of the DevTools HTTP endpoint (`/json/version`, `/json/list`), if the
-/// browser answers within `timeout`.
-pub fn devtools_json(port: u16, path: &str, timeout: Duration) -> Option<serde_json::Value> {
-    let mut stream =
-        TcpStream::connect_timeout(&(Ipv4Addr::LOCALHOST, port).into(), timeout).ok()?;
-    stream.set_read_timeout(Some(timeout)).ok()?;
-    stream.set_write_timeout(Some(timeout)).ok()?;
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).ok()?;
-    // Chromium keeps the connection open: read the headers, then exactly Content-Length bytes.
-    let mut response = Vec::new();
-    let mut buffer = [0u8; 4096];
-    loop {
-        let n = stream.read(&mut buffer).ok()?;
-        if n == 0 {
-            break;
-        }
-        response.extend_from_slice(&buffer[..n]);
-        let text = String::from_utf8_lossy(&response);
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let length = head
-                .lines()
-                .find_map(|l| {
-                    let (name, value) = l.split_once(':')?;
-                    name.eq_ignore_ascii_case("content-length")
-                        .then(|| value.trim().parse::<usize>().ok())?
-                })
-                .unwrap_or(usize::MAX);
-            if body.len() >= length {
-                return serde_json::from_str(&body[..length]).ok();
+/// Starts `command` from a thread of its own that lives as long as the returned sender.
+/// Chromium is asked to die with its parent, and Linux means the parent *thread*
+/// (`PR_SET_PDEATHSIG`): started from a caller's short-lived worker thread (an async runtime's
+/// blocking pool retires idle threads after seconds), the browser would be killed with it.
+fn spawn_kept(mut command: Command) -> std::io::Result<(Child, mpsc::Sender<()>)> {
+    let (spawned_tx, spawned_rx) = mpsc::channel();
+    let (keep_tx, keep_rx) = mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("baton-browser".into())
+        .spawn(move || {
+            let spawned = command.spawn();
+            let started = spawned.is_ok();
+            let _ = spawned_tx.send(spawned);
+            if started {
+                let _ = keep_rx.recv(); // returns once the `RunningBrowser` is gone
             }
-        }
-        if response.len() > 1024 * 1024 {
-            return None;
-        }
-    }
-    let text = String::from_utf8_lossy(&response);
-    serde_json::from_str(text.split_once("\r\n\r\n")?.1).ok()
+        })?;
+    spawned_rx
+        .recv()
+        .map_err(|_| std::io::Error::other("the browser's thread stopped"))?
+        .map(|child| (child, keep_tx))
 }
 
 impl RunningBrowser {
@@ -249,7 +158,7 @@ impl RunningBrowser {
                 Ok(())
             });
         }
-        let mut child = command.spawn().map_err(|e| BrowserError::Spawn {
+        let (mut child, keeper) = spawn_kept(command).map_err(|e| BrowserError::Spawn {
             executable: options.executable.clone(),
             message: e.to_string(),
         })?;
@@ -325,6 +234,7 @@ impl RunningBrowser {
             record,
             profile,
             registry_file,
+            _keeper: keeper,
         })
     }
 
@@ -390,6 +300,8 @@ fn kill_group(child: &mut Child) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::{free_port, list};
+    use baton_store::process::pid_alive;
 
     #[test]
     fn a_launched_browser_answers_is_registered_and_leaves_nothing_when_stopped() {
@@ -417,6 +329,32 @@ mod tests {
         assert!(!profile.exists(), "the temporary profile is removed");
         assert!(!pid_alive(record.pid));
         assert!(!cdp_answers(port));
+    }
+
+    #[test]
+    fn a_browser_outlives_the_thread_that_launched_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = baton_store::Project::init(dir.path(), "browsers", None).unwrap();
+        let layout = project.layout().clone();
+        let port = free_port().unwrap();
+        // As an async runtime's blocking pool does: launch on a worker thread that then ends.
+        let mut browser = std::thread::spawn(move || {
+            RunningBrowser::launch(&layout, &LaunchOptions::new(port, "test")).unwrap()
+        })
+        .join()
+        .unwrap();
+        // Had it been tied to that thread, SIGTERM would arrive now and Chromium would exit
+        // within moments; watch it for a second (there is no event for "did not die").
+        let watch_until = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < watch_until {
+            assert!(
+                browser.is_process_running(),
+                "the browser died with its thread"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(browser.is_alive());
+        browser.stop();
     }
 
     #[test]
