@@ -15,8 +15,7 @@
 
 #[path = "stats.rs"]
 mod stats;
-#[path = "../tests/support/xvfb.rs"]
-mod xvfb;
+use baton_test_support::xvfb;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -3,27 +3,17 @@
 //! (finish from another terminal, Ctrl-C, the browser window closing) writes the run's signal
 //! once, and leaves no browser or record behind.
 
-mod support;
-
-use std::time::{Duration, Instant};
+use baton_test_support as support;
 
 use serde_json::Value;
 use support::xvfb::Xvfb;
-use support::{Background, PATIENCE, Project};
+use support::{Background, PATIENCE, Project, eventually};
 
 /// The signal `ui-test-done` of run 1, if written.
 fn signal(p: &Project) -> Option<Value> {
     let text =
         std::fs::read_to_string(p.coordination().join("runs/1/signals/ui-test-done")).ok()?;
     serde_json::from_str(&text).ok()
-}
-
-fn eventually(what: &str, check: impl Fn() -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20)); // retry until the deadline
-    }
 }
 
 /// `baton browser session start URL --json` on `xvfb`'s display, once it has said it runs.

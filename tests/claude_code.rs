@@ -4,7 +4,7 @@
 //! loopback (tests/support/scripted_api.rs) that makes the tool calls a worker would make. The
 //! tests assert on what Claude Code sent and what Baton answered, and on `.coordination/`.
 
-mod support;
+use baton_test_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

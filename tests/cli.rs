@@ -1,6 +1,6 @@
 //! End-to-end tests of every `baton` command and refusal, through the real binary.
 
-mod support;
+use baton_test_support as support;
 
 use std::fs;
 

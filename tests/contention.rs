@@ -2,7 +2,7 @@
 //! dependencies until nothing is left, while a reader checks that tasks.json always parses.
 //! Every task must be claimed exactly once, and never before its dependencies were done.
 
-mod support;
+use baton_test_support as support;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

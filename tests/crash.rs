@@ -2,7 +2,7 @@
 //! After every kill, tasks.json must parse, and the killed operation must be either wholly
 //! applied or not applied at all, with every other task unchanged.
 
-mod support;
+use baton_test_support as support;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! installed by scripts/test.sh), plus raw JSON-RPC for malformed input, several servers on one
 //! project, and per-agent tool filtering.
 
-mod support;
+use baton_test_support as support;
 
 use std::process::Command;
 

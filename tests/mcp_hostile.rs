@@ -6,7 +6,7 @@
 //! unchanged, no answer may carry a byte of a file outside the project, and a file inside the
 //! project that is not a signal must be unchanged. Over stdio and over `--http`.
 
-mod support;
+use baton_test_support as support;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;

@@ -3,9 +3,9 @@
 //! mid-session and recovered; a child that cannot start; name clashes; and shutdown leaving no
 //! process behind.
 
-mod support;
+use baton_test_support as support;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 use support::mcp::RawClient;
@@ -60,11 +60,7 @@ fn alive(pid: u64) -> bool {
 }
 
 fn wait_gone(pid: u64) {
-    let deadline = Instant::now() + PATIENCE;
-    while alive(pid) {
-        assert!(Instant::now() < deadline, "process {pid} is still running");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    support::eventually(&format!("process {pid} to end"), || !alive(pid));
 }
 
 fn kill(pid: u64) {

@@ -3,7 +3,7 @@
 //! conflict escalates; registry overrides and bad definitions; routing; and two processes
 //! recording invocations and handoffs at once without losing any.
 
-mod support;
+use baton_test_support as support;
 
 use serde_json::Value;
 use support::Project;

@@ -4,7 +4,7 @@
 //! field. Only what must differ is normalised: times, the project folder, and the ids and
 //! texts derived from them.
 
-mod support;
+use baton_test_support as support;
 
 use serde_json::{Value, json};
 use support::Project;

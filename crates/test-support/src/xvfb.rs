@@ -2,8 +2,6 @@
 //! benchmark (which includes this file by path). Display numbers whose server died without
 //! its clean-up are reused; the server is stopped with SIGTERM so it removes its lock file.
 
-#![allow(dead_code)]
-
 use std::ops::Range;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

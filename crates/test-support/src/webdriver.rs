@@ -2,15 +2,13 @@
 //! `tauri-driver` (which hands the session to Debian's `WebKitWebDriver`): find elements,
 //! click, type, read text and attributes, pointer drags, screenshots.
 
-#![allow(dead_code)]
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::PATIENCE;
+use crate::PATIENCE;
 
 pub struct Session {
     port: u16,
@@ -274,7 +272,7 @@ impl Session {
     }
 
     fn screenshot_to_target(&self, what: &str) -> Option<()> {
-        let dir = super::baton_bin().parent()?.parent()?.join("desktop-e2e");
+        let dir = crate::artifacts_dir().join("desktop-e2e");
         let name: String = what
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })

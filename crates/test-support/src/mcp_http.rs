@@ -2,14 +2,12 @@
 //! the test (so it can also send what a hostile page would: no token, a wrong one, a foreign
 //! `Host` or `Origin`), and the answer read whole, JSON or server-sent events.
 
-#![allow(dead_code)]
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
 use serde_json::{Value, json};
 
-use super::PATIENCE;
+use crate::PATIENCE;
 
 /// What came back for one HTTP request.
 pub struct HttpAnswer {

@@ -5,8 +5,6 @@
 //! body is kept for the test to assert on what Claude Code sent, including what Baton answered
 //! (the `tool_result` blocks).
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};

@@ -1,15 +1,13 @@
 //! A bare JSON-RPC client for `baton mcp` over stdio, for tests that need to send exactly the
 //! bytes they choose (malformed input included) and to see every line the server writes.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 
 use serde_json::{Value, json};
 
-use super::PATIENCE;
+use crate::PATIENCE;
 
 pub struct RawClient {
     child: Child,

@@ -1,9 +1,57 @@
-//! Helpers for end-to-end tests that run the real `baton` binary.
+//! # baton-test-support
+//!
+//! What Baton's end-to-end tests (and benchmarks) share, as a dev-dependency: a temporary
+//! project driven through the real `baton` binary ([`Project`]) and commands left running in
+//! the background ([`Background`]); the one way to wait for something ([`eventually`]); an Xvfb
+//! display ([`xvfb`]); a WebDriver client for the desktop app ([`webdriver`]); raw MCP clients
+//! over stdio and HTTP ([`mcp`], [`mcp_http`]); a scripted Anthropic Messages API for the real
+//! Claude Code CLI ([`scripted_api`]); the tool cache `scripts/test.sh` fills.
+//!
+//! The binaries under test are the ones cargo built for the test that runs: cargo sets
+//! `CARGO_BIN_EXE_<name>` for an integration test and its run, and this crate reads it (no
+//! guessing at `target/` paths, where a stale build could pass).
 
-#![allow(dead_code)]
+pub mod mcp;
+pub mod mcp_http;
+pub mod scripted_api;
+pub mod webdriver;
+pub mod xvfb;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for something that should take milliseconds, before failing.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Checks `ready` every 20 ms until it holds; panics naming `what` after [`PATIENCE`]. The
+/// one poll-until-deadline loop of the tests: for things that send no event to wait on (a
+/// file another process writes, a process ending, a page redrawing).
+pub fn eventually(what: &str, ready: impl FnMut() -> bool) {
+    eventually_within(PATIENCE, what, ready);
+}
+
+/// [`eventually`] with another deadline.
+pub fn eventually_within(patience: Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + patience;
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {patience:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20)); // retry until the deadline
+    }
+}
+
+/// The binary `name` cargo built for the running integration test or benchmark.
+pub fn cargo_bin(name: &str) -> PathBuf {
+    let variable = format!("CARGO_BIN_EXE_{name}");
+    let path = std::env::var_os(&variable).map(PathBuf::from).unwrap_or_else(|| {
+        panic!("{variable} is not set: run this through `cargo test` (or `cargo bench`) in the package that builds {name}")
+    });
+    assert!(path.exists(), "{} is missing", path.display());
+    path
+}
 
 /// The tool cache scripts/test.sh fills: a Python venv with the MCP SDK, and node_modules
 /// with the MCP Inspector and Playwright MCP.
@@ -45,8 +93,20 @@ pub fn serve_page(html: &'static str) -> String {
     url
 }
 
+/// Where tests leave artifacts for people (screenshots): `target/<profile>/`, next to the
+/// binaries under test, out of git.
+pub fn artifacts_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // target/<profile>/deps/<test binary>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("the test binary sits in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// The `baton` binary under test.
 pub fn baton_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_baton"))
+    cargo_bin("baton")
 }
 
 /// A temporary project folder with commands run inside it.
@@ -155,9 +215,6 @@ fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Rec
     rx
 }
 
-/// How long a test waits for something that should take milliseconds, before failing.
-pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
-
 impl Background {
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -264,8 +321,3 @@ impl Project {
         Background::from_command(self.command(args))
     }
 }
-pub mod mcp;
-pub mod mcp_http;
-pub mod scripted_api;
-pub mod webdriver;
-pub mod xvfb;

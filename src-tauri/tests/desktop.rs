@@ -1,22 +1,23 @@
-//! The desktop app end to end: the real binary under Xvfb, driven through `tauri-driver` and
-//! Debian's `WebKitWebDriver`. A task created in the UI lands in `tasks.json`; a claim made by
-//! the CLI in another process moves its card; dragging (or carrying with the keyboard) moves
+//! The desktop app end to end: the binary cargo built for this test, under Xvfb, driven
+//! through `tauri-driver` and Debian's `WebKitWebDriver`. A task created in the UI lands in
+//! `tasks.json`; a claim made in another process (this test, through the same `baton-api`
+//! operations the CLI and MCP run) moves its card; dragging (or carrying with the keyboard) moves
 //! it through legal transitions and changes the file; tasks are edited; the handoff graph
 //! follows handoffs; a manual browser session is driven and finished; notifications are seen
 //! on a private D-Bus bus; projects open from the recent list, a path or the GTK folder dialog
 //! (typed into with xdotool). Screenshots of each state go to `target/desktop-e2e/` (test
 //! artifacts, not in git).
 
-mod support;
+use baton_test_support as support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
+use support::PATIENCE;
 use support::webdriver::Session;
 use support::xvfb::{Xvfb, stop_gently};
-use support::{PATIENCE, Project};
 
 /// A process stopped when the test ends, however it ends.
 struct Running(Child);
@@ -28,13 +29,45 @@ impl Drop for Running {
 }
 
 fn desktop_binary() -> PathBuf {
-    let bin = support::baton_bin().with_file_name("baton-desktop");
-    assert!(
-        bin.exists(),
-        "{} is missing: build the workspace (cargo test --workspace builds it)",
-        bin.display()
-    );
-    bin
+    support::cargo_bin("baton-desktop")
+}
+
+/// A temporary project. The test changes it as another process would, through the library's
+/// operations by their catalogue names (what `baton` and the MCP tools run).
+struct Project {
+    dir: tempfile::TempDir,
+    store: baton_store::Project,
+}
+
+impl Project {
+    /// `baton leader init "Test goal"` in a new folder.
+    fn init() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = baton_store::Project::init(dir.path(), "Test goal", None).unwrap();
+        Project { dir, store }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn coordination(&self) -> PathBuf {
+        self.store.layout().root().to_path_buf()
+    }
+
+    fn tasks_json(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.store.layout().tasks_file()).unwrap()).unwrap()
+    }
+
+    /// Runs the operation `name` with `request`; panics with the refusal.
+    fn op(&self, name: &str, request: Value) -> Value {
+        let confinement = baton_store::Confinement::anywhere(self.path());
+        let cx = baton_api::Context::new(&self.store, &confinement);
+        let entry = baton_api::find(name).unwrap_or_else(|| panic!("no operation {name}"));
+        entry
+            .call(&cx, request)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
 }
 
 fn tauri_driver() -> PathBuf {
@@ -64,11 +97,7 @@ fn status_of(p: &Project, id: &str) -> String {
 }
 
 fn wait_file(p: &Project, what: &str, check: impl Fn(&Project) -> bool) {
-    let deadline = Instant::now() + PATIENCE;
-    while !check(p) {
-        assert!(Instant::now() < deadline, "tasks.json never showed {what}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    support::eventually(&format!("tasks.json to show {what}"), || check(p));
 }
 
 /// One app at a time: two WebKit apps and a browser at once are too much for this machine's
@@ -121,16 +150,11 @@ fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Xvfb) {
 
 /// Where screenshots go: test artifacts, not in git.
 fn shots() -> PathBuf {
-    support::baton_bin()
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("desktop-e2e")
+    support::artifacts_dir().join("desktop-e2e")
 }
 
 #[test]
-fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transitions() {
+fn the_board_creates_tasks_follows_other_processes_and_moves_cards_through_legal_transitions() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::init();
     let shots = shots();
@@ -157,7 +181,7 @@ fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transit
     session.screenshot(&shots.join("2-task-created.png"));
 
     // A claim made by a worker's CLI moves the card, with no reload.
-    p.ok(&["worker", "claim", "w1"]);
+    p.op("task_claim", json!({"agent": "w1"}));
     session.wait_for("the card to move to claimed", |s| {
         s.attribute("[data-testid=card-task-1]", "data-status")
             .as_deref()
@@ -244,7 +268,7 @@ fn the_board_creates_tasks_follows_the_cli_and_moves_cards_through_legal_transit
     // The lead cancels a task that is no longer wanted, from its side panel, with a reason;
     // the library offers it (a done task has no cancel button).
     assert!(session.find_now("[data-testid=cancel-task]").is_none());
-    p.ok(&["leader", "add-task", "Not needed after all"]);
+    p.op("task_add", json!({"description": "Not needed after all"}));
     session.click(&session.find("[data-testid=card-task-2]"));
     session.click(&session.find("[data-testid=side-panel] nav button:nth-child(3)"));
     session.click(&session.find("[data-testid=cancel-task]"));
@@ -290,7 +314,7 @@ fn a_manual_browser_session_writes_the_signal_when_finished_or_when_its_window_c
         "<html><head><title>Manual test page</title></head><body><h1>Try me</h1></body></html>",
     );
     // A stale signal from an earlier session must not survive a new one.
-    p.ok(&["signal", "write", "ui-test-done"]);
+    p.op("signal_write", json!({"name": "ui-test-done"}));
     let (session, _driver, _xvfb) = launch(&p);
 
     let field = session.find("[data-testid=session-url]");
@@ -377,7 +401,7 @@ fn a_manual_browser_session_writes_the_signal_when_finished_or_when_its_window_c
     session.wait_for("the browser to stop", |_| browsers(&p).is_empty());
 
     // Closing the browser window (here: the browser going away) writes the signal too.
-    p.ok(&["signal", "clear", "ui-test-done"]);
+    p.op("signal_clear", json!({"name": "ui-test-done"}));
     session.click(&session.find("[data-testid=start-session]"));
     session.wait_for("a second session", |s| {
         s.text("[data-testid=browser-status]").contains("CDP port")
@@ -401,21 +425,23 @@ fn a_manual_browser_session_writes_the_signal_when_finished_or_when_its_window_c
 fn the_handoff_graph_shows_the_chain_follows_new_handoffs_and_flags_conflicts() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::init();
-    p.ok(&["invoke", "start", "analyst", "Study the login flow"]);
-    p.ok(&[
-        "handoff",
-        "track",
-        "analyst",
-        "architect",
-        "--summary",
-        "Login uses JWT",
-        "--decision",
-        "Keep JWT :: fewer moving parts",
-        "--question",
-        "Rotate keys?",
-        "--artifact",
-        "docs/login.md",
-    ]);
+    p.op(
+        "invoke_agent",
+        json!({"agent": "analyst", "prompt": "Study the login flow"}),
+    );
+    p.op(
+        "track_handoff",
+        json!({
+            "from_agent": "analyst",
+            "to_agent": "architect",
+            "context": {
+                "summary": "Login uses JWT",
+                "decisions": [{"decision": "Keep JWT", "rationale": "fewer moving parts"}],
+                "open_questions": ["Rotate keys?"],
+                "artifacts": ["docs/login.md"],
+            },
+        }),
+    );
     let (session, _driver, _xvfb) = launch(&p);
     session.click(&session.find("[data-testid=view-graph]"));
     session.wait_for("the chain", |s| {
@@ -437,29 +463,30 @@ fn the_handoff_graph_shows_the_chain_follows_new_handoffs_and_flags_conflicts() 
 
     // A parallel review recorded by other processes appears without a reload; its
     // disagreement is flagged on the join.
-    let started = p.json(&[
-        "parallel",
-        "start",
-        "--agent",
-        "architect=Review the design",
-        "--agent",
-        "security=Review the threats",
-        "--strategy",
-        "vote",
-    ]);
+    let started = p.op(
+        "start_parallel_execution",
+        json!({
+            "agents": [
+                {"agent": "architect", "prompt": "Review the design"},
+                {"agent": "security", "prompt": "Review the threats"},
+            ],
+            "aggregation_strategy": "vote",
+        }),
+    );
     session.wait_for("the fork", |s| s.find_now(".node.fork").is_some());
     for (i, recommendation) in ["split", "keep"].iter().enumerate() {
         let id = started["invocations"][i]["id"].as_str().unwrap();
-        p.ok(&[
-            "invoke",
-            "complete",
-            id,
-            "--output",
-            &format!("Recommendation: {recommendation}"),
-        ]);
+        p.op(
+            "complete_invocation",
+            json!({
+                "invocation_id": id,
+                "status": "completed",
+                "output": format!("Recommendation: {recommendation}"),
+            }),
+        );
     }
     let run = started["parallel_id"].as_str().unwrap();
-    p.ok(&["parallel", "aggregate", run]);
+    p.op("aggregate_parallel_results", json!({"parallel_id": run}));
     session.wait_for("the conflict on the join", |s| {
         s.find_now(".node.join.conflict").is_some()
             && s.text("[data-testid=handoff-graph]")
@@ -518,11 +545,9 @@ impl NotificationBus {
             }
         });
         // The monitor is listening once it has printed its own NameAcquired signal.
-        let deadline = Instant::now() + PATIENCE;
-        while !seen.lock().unwrap().contains("NameAcquired") {
-            assert!(Instant::now() < deadline, "dbus-monitor did not start");
-            std::thread::sleep(Duration::from_millis(20)); // retry until the deadline
-        }
+        support::eventually("dbus-monitor to start", || {
+            seen.lock().unwrap().contains("NameAcquired")
+        });
         NotificationBus {
             address,
             seen,
@@ -541,7 +566,7 @@ fn a_failed_task_and_the_last_finished_task_raise_desktop_notifications() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let bus = NotificationBus::start();
     let p = Project::init();
-    p.ok(&["leader", "add-task", "Write the parser"]);
+    p.op("task_add", json!({"description": "Write the parser"}));
     let (session, _driver, _xvfb) =
         launch_with_env(&p, &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)]);
     session.wait_for("the board", |s| {
@@ -549,8 +574,11 @@ fn a_failed_task_and_the_last_finished_task_raise_desktop_notifications() {
     });
 
     // A worker's CLI fails the task: the lead is told, with the reason.
-    p.ok(&["worker", "claim", "w1"]);
-    p.ok(&["worker", "fail", "w1", "task-1", "the grammar is ambiguous"]);
+    p.op("task_claim", json!({"agent": "w1"}));
+    p.op(
+        "task_fail",
+        json!({"agent": "w1", "task": "task-1", "reason": "the grammar is ambiguous"}),
+    );
     session.wait_for("the failure notification", |_| {
         let seen = bus.seen();
         seen.contains("member=Notify")
@@ -560,10 +588,13 @@ fn a_failed_task_and_the_last_finished_task_raise_desktop_notifications() {
     assert!(!bus.seen().contains("All tasks finished"));
 
     // The last open task is completed: one more notification, with the totals.
-    p.ok(&["leader", "add-task", "Document it"]);
-    p.ok(&["worker", "claim", "w2"]);
-    p.ok(&["worker", "start", "w2", "task-2"]);
-    p.ok(&["worker", "complete", "w2", "task-2", "Documented"]);
+    p.op("task_add", json!({"description": "Document it"}));
+    p.op("task_claim", json!({"agent": "w2"}));
+    p.op("task_start", json!({"agent": "w2", "task": "task-2"}));
+    p.op(
+        "task_complete",
+        json!({"agent": "w2", "task": "task-2", "summary": "Documented"}),
+    );
     session.wait_for("the all-finished notification", |_| {
         let seen = bus.seen();
         seen.contains("All tasks finished") && seen.contains("1 done, 1 failed")
@@ -663,7 +694,10 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::init();
     for n in 1..=60 {
-        p.ok(&["leader", "add-task", &format!("Task number {n}")]);
+        p.op(
+            "task_add",
+            json!({"description": format!("Task number {n}")}),
+        );
     }
     let (session, _driver, _xvfb) = launch(&p);
     session.wait_for("one page of cards", |s| {
