@@ -6,6 +6,9 @@
 //! - the same throughput for `bench/baseline_claim.py`, a straightforward Python version of
 //!   the source design's claim (one process per claim), when python3 is present.
 //!
+//! With `BATON_BENCH_BASELINE=/path/to/an/older/baton`, every figure is measured for that binary
+//! too, in the same run, each right after the current binary's.
+//!
 //! Targets (issue 2): p50 ≤ 5 ms at 100 tasks, ≤ 50 ms at 10,000; ≥ 200 claims/s with 4.
 
 use std::path::{Path, PathBuf};
@@ -21,6 +24,15 @@ use baton_store::{Project, TaskFile, Timestamp};
 
 fn baton() -> &'static str {
     env!("CARGO_BIN_EXE_baton")
+}
+
+/// The binaries measured: this build's, and the baseline's when one is given.
+fn binaries() -> Vec<(&'static str, String)> {
+    let mut all = vec![("baton", baton().to_string())];
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        all.push(("baseline", baseline));
+    }
+    all
 }
 
 /// A project with `n` available tasks; every tenth depends on an earlier one.
@@ -54,7 +66,11 @@ fn project_with(n: usize) -> (tempfile::TempDir, PathBuf) {
 }
 
 fn claim_once(dir: &Path, agent: &str) -> Option<i32> {
-    Command::new(baton())
+    claim_with(baton(), dir, agent)
+}
+
+fn claim_with(binary: &str, dir: &Path, agent: &str) -> Option<i32> {
+    Command::new(binary)
         .args(["worker", "claim", agent, "--json"])
         .current_dir(dir)
         .stdout(Stdio::null())
@@ -64,7 +80,7 @@ fn claim_once(dir: &Path, agent: &str) -> Option<i32> {
         .code()
 }
 
-fn latency(n: usize, trials: usize) {
+fn latency(label: &str, binary: &str, n: usize, trials: usize) {
     let (dir, tasks) = project_with(n);
     let pristine = std::fs::read(&tasks).unwrap();
     let mut samples = Vec::with_capacity(trials);
@@ -73,13 +89,13 @@ fn latency(n: usize, trials: usize) {
         // Synced, so its dirty pages are not flushed by the claim's own fsync (ext4 ordered mode).
         baton_store::durable::write_atomic(&tasks, &pristine).unwrap();
         let started = Instant::now();
-        let code = claim_once(dir.path(), &format!("w{}", i % 4));
+        let code = claim_with(binary, dir.path(), &format!("w{}", i % 4));
         samples.push(started.elapsed());
         assert_eq!(code, Some(0), "claim failed");
     }
     samples.sort();
     println!(
-        "claim latency at {n:>6} tasks ({}): p50 {}  p99 {}  ({trials} trials, whole process)",
+        "{label} claim latency at {n:>6} tasks ({}): p50 {}  p99 {}  ({trials} trials, whole process)",
         human_size(pristine.len()),
         ms(percentile(&samples, 0.50), 2),
         ms(percentile(&samples, 0.99), 2)
@@ -149,20 +165,29 @@ fn main() {
     println!("baton: {}", baton());
     if !args.iter().any(|a| a == "--bench") {
         // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
-        latency(100, 5);
+        latency("baton", baton(), 100, 5);
         assert!(throughput("baton", 40, 2, claim_once) > 0.0);
         return;
     }
-    latency(100, 200);
-    latency(10_000, 200);
+    let binaries = binaries();
+    for n in [100, 10_000] {
+        for (label, binary) in &binaries {
+            latency(label, binary, n, 200);
+        }
+    }
     let python = Command::new("python3")
         .arg("--version")
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
     for tasks in [300, 1000] {
-        throughput("baton", tasks, 4, claim_once);
-        throughput("baton", tasks, 8, claim_once);
+        for workers in [4, 8] {
+            for (label, binary) in &binaries {
+                throughput(label, tasks, workers, |dir, agent| {
+                    claim_with(binary, dir, agent)
+                });
+            }
+        }
         if python {
             throughput("python baseline", tasks, 4, python_claim);
         }

@@ -9,6 +9,9 @@
 //! - the source design's way, a shell loop that checks for the file every second, over a few
 //!   trials.
 //!
+//! With `BATON_BENCH_BASELINE=/path/to/an/older/baton`, each figure is measured for that binary
+//! too, in the same run, right after the current binary's.
+//!
 //! Target (issue 3): p99 ≤ 10 ms for both latencies on this machine.
 
 use std::io::{BufRead, BufReader};
@@ -20,8 +23,28 @@ mod stats;
 use stats::{ms, percentile};
 use std::time::{Duration, Instant};
 
-fn baton() -> &'static str {
-    env!("CARGO_BIN_EXE_baton")
+/// The binary being measured now (this build's unless `use_binary` chose another).
+static BINARY: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+fn baton() -> String {
+    BINARY
+        .lock()
+        .unwrap()
+        .clone()
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_baton").to_string())
+}
+
+fn use_binary(binary: &str) {
+    *BINARY.lock().unwrap() = Some(binary.to_string());
+}
+
+/// The binaries measured: this build's, and the baseline's when one is given.
+fn binaries() -> Vec<(&'static str, String)> {
+    let mut all = vec![("baton", env!("CARGO_BIN_EXE_baton").to_string())];
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        all.push(("baseline", baseline));
+    }
+    all
 }
 
 fn report(what: &str, mut samples: Vec<Duration>) {
@@ -205,9 +228,28 @@ fn main() {
         report_pair("add-task -> claim --wait", pickup_latency(3));
         return;
     }
-    report_pair("signal write -> waiter", signal_latency(200));
-    report_pair("add-task -> claim --wait", pickup_latency(200));
-    report("signal write alone (start to exit)", writer_alone(200));
+    let binaries = binaries();
+    for (label, binary) in &binaries {
+        use_binary(binary);
+        report_pair(
+            &format!("{label}: signal write -> waiter"),
+            signal_latency(200),
+        );
+    }
+    for (label, binary) in &binaries {
+        use_binary(binary);
+        report_pair(
+            &format!("{label}: add-task -> claim --wait"),
+            pickup_latency(200),
+        );
+    }
+    for (label, binary) in &binaries {
+        use_binary(binary);
+        report(
+            &format!("{label}: signal write alone (start to exit)"),
+            writer_alone(200),
+        );
+    }
     report(
         "source design's 1 s polling reader (write -> reader exit)",
         polling_baseline(10),

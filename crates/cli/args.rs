@@ -8,8 +8,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::values::{parse_duration, parse_status};
 
-pub use crate::agents_args::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
-pub use crate::live_args::{RunCommand, SignalCommand};
+pub use crate::agents::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
+pub use crate::live::{RunCommand, SignalCommand};
 
 /// Coordinate parallel AI coding agents through one `.coordination/` folder.
 ///
@@ -280,7 +280,7 @@ pub enum WorkerCommand {
         timeout: Option<Duration>,
     },
     /// Claim, start and run a command for each task, over and over; see --help.
-    Loop(crate::live_args::LoopArgs),
+    Loop(crate::live::LoopArgs),
     /// Start work on a task you claimed.
     Start { agent: String, task: String },
     /// Complete a task you started; writes results/TASK.md.

@@ -3,24 +3,22 @@
 //! or, with `--json`, exactly as the MCP tool and the desktop app get it. No coordination logic
 //! lives here.
 //!
-//! Modules: `args` (the clap tree, with `live_args` and `agents_args` for their groups),
-//! `values` (argument parsers), `output` (printing results and errors), one module per
-//! command group that needs more than a call (`live`, `agents`, `browser`, `follow`), and the
-//! renderers.
+//! Modules, a tree with no circle: `args` (the clap tree of the leader and worker commands,
+//! taking each other group's arguments from its module), `render` (their text), one folder or
+//! file per other command group (`live/` for signals, runs, watching and the worker loop;
+//! `agents/` for orchestration; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
+//! arguments, handlers and text; `context` (the user's context for an operation), `values`
+//! (argument parsers) and `output` (printing results and errors) serve them all.
 
 mod agents;
-mod agents_args;
 mod args;
 mod browser;
 mod context;
 mod follow;
 mod live;
-mod live_args;
 mod output;
 mod prompts;
 mod render;
-mod render_agents;
-mod render_live;
 mod values;
 
 use std::process::ExitCode;

@@ -8,23 +8,25 @@ use serde::Serialize;
 
 /// Prints `value` as JSON when asked, otherwise the human text `human` produces.
 pub fn emit<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
-    let text = if json {
+    print(if json {
         serde_json::to_string_pretty(value).expect("serialisable output")
     } else {
         human()
-    };
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
+    });
 }
 
 /// Prints `value` as one line of JSON (`--json`) or the human text: for commands that report
 /// more than once while they run (one JSON document per line).
 pub fn emit_line<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
-    let text = if json {
+    print(if json {
         serde_json::to_string(value).expect("serialisable output")
     } else {
         human()
-    };
+    });
+}
+
+/// One result on stdout, flushed (a reader may be waiting for it while the command goes on).
+fn print(text: String) {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
     let _ = stdout.flush();

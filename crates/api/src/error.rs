@@ -19,11 +19,19 @@ pub struct Error {
     message: String,
 }
 
+/// `?` on any library's error gives an [`Error`] (or, for a front end holding only bodies,
+/// such as the desktop's commands, an [`ErrorBody`]) with that library's kind and message.
 macro_rules! error_from {
     ($($error:ty),*) => {$(
         impl From<$error> for Error {
             fn from(e: $error) -> Self {
                 Error { kind: e.kind(), message: e.to_string() }
+            }
+        }
+
+        impl From<$error> for ErrorBody {
+            fn from(e: $error) -> Self {
+                Error::from(e).body()
             }
         }
     )*};
@@ -93,25 +101,5 @@ impl From<Error> for ErrorBody {
         e.body()
     }
 }
-
-/// So a front end holding only bodies (the desktop's commands) can use `?` on any library call.
-macro_rules! body_from {
-    ($($error:ty),*) => {$(
-        impl From<$error> for ErrorBody {
-            fn from(e: $error) -> Self {
-                Error::from(e).body()
-            }
-        }
-    )*};
-}
-
-body_from!(
-    StoreError,
-    LiveError,
-    AgentError,
-    BrowserControlError,
-    BrowserError,
-    SessionError
-);
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -11,9 +11,11 @@ use baton_agents::state::{Decision, InvocationStatus};
 use baton_agents::{Orchestrator, catalog};
 use baton_store::Project;
 
-use crate::agents_args::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
+mod args;
+mod render;
+
 use crate::output::emit;
-use crate::render_agents;
+pub use args::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
 use baton_api::Error as CliError;
 
 const EXIT_PROBLEMS: u8 = 4;
@@ -50,16 +52,16 @@ pub fn agents(project: &Project, command: AgentsCommand, json: bool) -> Result<u
         AgentsCommand::List => {
             let agents: Vec<_> = registry.agents.values().collect();
             emit(json, &agents, || {
-                render_agents::agent_table(&agents, &registry.diagnostics)
+                render::agent_table(&agents, &registry.diagnostics)
             });
         }
         AgentsCommand::Show { name } => {
             let agent = registry.require(&name)?;
-            emit(json, agent, || render_agents::agent(agent));
+            emit(json, agent, || render::agent(agent));
         }
         AgentsCommand::Check => {
             emit(json, &registry.diagnostics, || {
-                render_agents::diagnostics(registry)
+                render::diagnostics(registry)
             });
             if !registry.diagnostics.is_empty() {
                 return Ok(EXIT_PROBLEMS);
@@ -73,7 +75,7 @@ pub fn agents(project: &Project, command: AgentsCommand, json: bool) -> Result<u
                 json,
                 &serde_json::json!({"agents": written, "workflows_written": workflows,
                     "workflows": orchestrator.workflows_file()}),
-                || render_agents::init(&dir, &written, workflows, &orchestrator.workflows_file()),
+                || render::init(&dir, &written, workflows, &orchestrator.workflows_file()),
             );
         }
     }
@@ -111,7 +113,7 @@ pub fn invoke(
                 parallel_id,
             })?;
             emit(json, &invocation, || {
-                render_agents::invocation_started(&invocation)
+                render::invocation_started(&invocation)
             });
         }
         InvokeCommand::Complete {
@@ -149,7 +151,7 @@ pub fn invoke(
             } else {
                 serde_json::json!({"active": state.active, "history": state.history})
             };
-            emit(json, &value, || render_agents::invocations(&state, active));
+            emit(json, &value, || render::invocations(&state, active));
         }
     }
     Ok(0)
@@ -203,7 +205,7 @@ pub fn handoff(project: &Project, command: HandoffCommand, json: bool) -> Result
         }
         HandoffCommand::Chain => {
             let chain = orchestrator.state()?.handoffs;
-            emit(json, &chain, || render_agents::chain(&chain));
+            emit(json, &chain, || render::chain(&chain));
         }
         HandoffCommand::Graph { dot } => {
             if dot && json {
@@ -257,17 +259,15 @@ pub fn parallel(
                 aggregation_strategy: strategy,
                 conflict_handler: handler,
             })?;
-            emit(json, &started, || render_agents::parallel_started(&started));
+            emit(json, &started, || render::parallel_started(&started));
         }
         ParallelCommand::Aggregate { id } => {
             let aggregation = orchestrator.aggregate_parallel_results(&id)?;
-            emit(json, &aggregation, || {
-                render_agents::aggregation(&aggregation)
-            });
+            emit(json, &aggregation, || render::aggregation(&aggregation));
         }
         ParallelCommand::List => {
             let runs = orchestrator.state()?.parallel_runs;
-            emit(json, &runs, || render_agents::parallel_runs(&runs));
+            emit(json, &runs, || render::parallel_runs(&runs));
         }
     }
     Ok(0)

@@ -36,6 +36,14 @@ pub struct SignalPlace {
 }
 
 impl SignalPlace {
+    /// The --path, resolved against `cwd` as the user's own path.
+    pub fn path(&self, cwd: &std::path::Path) -> Result<Option<String>, baton_api::Error> {
+        self.path
+            .as_deref()
+            .map(|p| crate::context::user_path(cwd, p))
+            .transpose()
+    }
+
     /// What to do with a file at the place that is not a signal.
     pub fn foreign(&self) -> baton_store::ForeignFile {
         if self.force {

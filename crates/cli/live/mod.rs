@@ -17,9 +17,11 @@ use baton_live::{LiveError, WatchMode};
 use baton_store::{ForeignFile, Project};
 
 use crate::context::{as_user, user_path};
-use crate::live_args::{LoopArgs, RunCommand, SignalCommand};
+pub mod args;
+mod render;
+
 use crate::output::emit;
-use crate::render_live;
+pub use args::{LoopArgs, RunCommand, SignalCommand};
 
 pub fn run_command(project: &Project, command: RunCommand, json: bool) -> Result<u8, Error> {
     let (mode, keep) = (WatchMode::default(), ForeignFile::Keep);
@@ -36,7 +38,7 @@ pub fn run_command(project: &Project, command: RunCommand, json: bool) -> Result
         }
         RunCommand::List => {
             let out = as_user(project, mode, keep, |cx| ListRuns {}.run(cx))?;
-            emit(json, &out, || render_live::runs(&out.runs));
+            emit(json, &out, || render::runs(&out.runs));
         }
     }
     Ok(0)
@@ -59,11 +61,7 @@ pub fn signal_command(
         } => {
             let request = WriteSignal {
                 name,
-                path: place
-                    .path
-                    .as_deref()
-                    .map(|p| user_path(cwd, p))
-                    .transpose()?,
+                path: place.path(cwd)?,
                 run: place.run,
                 agent,
                 note,
@@ -82,11 +80,7 @@ pub fn signal_command(
         } => {
             let request = ClearSignal {
                 name,
-                path: place
-                    .path
-                    .as_deref()
-                    .map(|p| user_path(cwd, p))
-                    .transpose()?,
+                path: place.path(cwd)?,
                 all,
                 run: place.run,
                 agent,
@@ -101,7 +95,7 @@ pub fn signal_command(
         }
         SignalCommand::List { run } => {
             let out = as_user(project, mode, keep, |cx| ListSignals { run }.run(cx))?;
-            emit(json, &out, || render_live::signals(out.run, &out.signals));
+            emit(json, &out, || render::signals(out.run, &out.signals));
         }
         SignalCommand::Wait {
             names,
@@ -136,7 +130,7 @@ pub fn signal_command(
                     humantime::format_duration(timeout)
                 );
             })?;
-            emit(json, &outcome, || render_live::wait_outcome(&outcome));
+            emit(json, &outcome, || render::wait_outcome(&outcome));
             return Ok(match outcome {
                 WaitOutcome::Signalled { .. } => 0,
                 WaitOutcome::TimedOut { .. } => exit::TIMED_OUT.code,
@@ -162,7 +156,7 @@ pub fn watch(project: &Project, mode: WatchMode, json: bool) -> Result<u8, LiveE
             value["at"] = serde_json::to_value(at).expect("timestamps serialise");
             value.to_string()
         } else {
-            render_live::change(&event, at)
+            render::change(&event, at)
         };
         let mut out = std::io::stdout().lock();
         if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
@@ -227,7 +221,7 @@ pub fn worker_loop(
     let mut announced_wait = false;
     let report = run_worker_loop(project, &options, &stop, |event| {
         if json {
-            if let Some(line) = render_live::loop_event_json(&event) {
+            if let Some(line) = render::loop_event_json(&event) {
                 println!("{line}");
             }
             return;
@@ -239,9 +233,9 @@ pub fn worker_loop(
             }
             announced_wait = true;
         }
-        eprintln!("{}", render_live::loop_event(&args.agent, &event));
+        eprintln!("{}", render::loop_event(&args.agent, &event));
     })?;
-    emit(json, &report, || render_live::loop_report(&report));
+    emit(json, &report, || render::loop_report(&report));
     Ok(match report.end {
         LoopEnd::Stopped => exit::INTERRUPTED.code,
         LoopEnd::Drained | LoopEnd::MaxTasks => 0,
