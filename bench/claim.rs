@@ -80,26 +80,38 @@ fn claim_with(binary: &str, dir: &Path, agent: &str) -> Option<i32> {
         .code()
 }
 
-fn latency(label: &str, binary: &str, n: usize, trials: usize) {
+/// Claim latency at `n` tasks for each binary; trials alternate between the binaries (and the
+/// order within a pair), so a busy moment of the machine does not fall on one of them.
+fn latency(binaries: &[(&str, String)], n: usize, trials: usize) {
     let (dir, tasks) = project_with(n);
     let pristine = std::fs::read(&tasks).unwrap();
-    let mut samples = Vec::with_capacity(trials);
+    let mut samples = vec![Vec::with_capacity(trials); binaries.len()];
     for i in 0..trials {
-        // Restore the queue outside the timing so every trial claims from n ready tasks.
-        // Synced, so its dirty pages are not flushed by the claim's own fsync (ext4 ordered mode).
-        baton_store::durable::write_atomic(&tasks, &pristine).unwrap();
-        let started = Instant::now();
-        let code = claim_with(binary, dir.path(), &format!("w{}", i % 4));
-        samples.push(started.elapsed());
-        assert_eq!(code, Some(0), "claim failed");
+        for k in 0..binaries.len() {
+            let which = if i % 2 == 0 {
+                k
+            } else {
+                binaries.len() - 1 - k
+            };
+            // Restore the queue outside the timing so every trial claims from n ready tasks.
+            // Synced, so its dirty pages are not flushed by the claim's own fsync (ext4
+            // ordered mode).
+            baton_store::durable::write_atomic(&tasks, &pristine).unwrap();
+            let started = Instant::now();
+            let code = claim_with(&binaries[which].1, dir.path(), &format!("w{}", i % 4));
+            samples[which].push(started.elapsed());
+            assert_eq!(code, Some(0), "claim failed");
+        }
     }
-    samples.sort();
-    println!(
-        "{label} claim latency at {n:>6} tasks ({}): p50 {}  p99 {}  ({trials} trials, whole process)",
-        human_size(pristine.len()),
-        ms(percentile(&samples, 0.50), 2),
-        ms(percentile(&samples, 0.99), 2)
-    );
+    for ((label, _), mut samples) in binaries.iter().zip(samples) {
+        samples.sort();
+        println!(
+            "{label} claim latency at {n:>6} tasks ({}): p50 {}  p99 {}  ({trials} trials, whole process)",
+            human_size(pristine.len()),
+            ms(percentile(&samples, 0.50), 2),
+            ms(percentile(&samples, 0.99), 2)
+        );
+    }
 }
 
 fn human_size(bytes: usize) -> String {
@@ -165,15 +177,13 @@ fn main() {
     println!("baton: {}", baton());
     if !args.iter().any(|a| a == "--bench") {
         // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
-        latency("baton", baton(), 100, 5);
+        latency(&binaries(), 100, 5);
         assert!(throughput("baton", 40, 2, claim_once) > 0.0);
         return;
     }
     let binaries = binaries();
     for n in [100, 10_000] {
-        for (label, binary) in &binaries {
-            latency(label, binary, n, 200);
-        }
+        latency(&binaries, n, 200);
     }
     let python = Command::new("python3")
         .arg("--version")

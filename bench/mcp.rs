@@ -125,11 +125,24 @@ fn round_trips(client: &mut Client, tool: &str, calls: usize) -> Vec<Duration> {
     samples
 }
 
-fn startup(dir: &Path, args: &[&str], trials: usize) -> Vec<Duration> {
+fn startup(baton: &str, dir: &Path, args: &[&str], trials: usize) -> Vec<Duration> {
+    startup_after(baton, dir, args, trials, Duration::ZERO)
+}
+
+/// Start to the first `tools/list` answered, for a client that waits `pause` after the
+/// `initialize` handshake before asking (as hosts do while they set up).
+fn startup_after(
+    baton: &str,
+    dir: &Path,
+    args: &[&str],
+    trials: usize,
+    pause: Duration,
+) -> Vec<Duration> {
     let mut samples: Vec<Duration> = (0..trials)
         .map(|_| {
             let started = Instant::now();
-            let mut client = Client::start(dir, args);
+            let mut client = Client::start_with(baton, dir, args, None).0;
+            std::thread::sleep(pause); // the client's own pace, part of what is measured
             let listed = client.request("tools/list", json!({}));
             let elapsed = started.elapsed();
             assert!(listed["result"]["tools"].is_array());
@@ -272,13 +285,34 @@ fn main() {
         );
     }
 
-    let plain = startup(dir.path(), &["mcp", "--quiet"], trials);
+    let plain = startup(baton, dir.path(), &["mcp", "--quiet"], trials);
     println!(
         "start to first tools/list:   p50 {}  max {}  ({trials} starts, baton mcp)",
         ms(percentile(&plain, 0.5), 3),
         ms(*plain.last().unwrap(), 3)
     );
-    let proxying = startup(dir.path(), &proxy_args, trials);
+    let pause = Duration::from_millis(3);
+    let paced = startup_after(baton, dir.path(), &["mcp", "--quiet"], trials, pause);
+    println!(
+        "start to first tools/list, client pausing 3 ms after initialize: p50 {}  max {}",
+        ms(percentile(&paced, 0.5), 3),
+        ms(*paced.last().unwrap(), 3)
+    );
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        let old = startup(&baseline, dir.path(), &["mcp", "--quiet"], trials);
+        println!(
+            "start to first tools/list, baseline: p50 {}  max {}  ({trials} starts)",
+            ms(percentile(&old, 0.5), 3),
+            ms(*old.last().unwrap(), 3)
+        );
+        let old = startup_after(&baseline, dir.path(), &["mcp", "--quiet"], trials, pause);
+        println!(
+            "start to first tools/list, baseline, client pausing 3 ms: p50 {}  max {}",
+            ms(percentile(&old, 0.5), 3),
+            ms(*old.last().unwrap(), 3)
+        );
+    }
+    let proxying = startup(baton, dir.path(), &proxy_args, trials);
     println!(
         "start to first tools/list:   p50 {}  max {}  ({trials} starts, proxying a child baton mcp)",
         ms(percentile(&proxying, 0.5), 3),

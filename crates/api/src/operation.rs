@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use baton_live::WatchMode;
 use baton_store::{Confinement, ForeignFile, Project};
-use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -60,8 +61,8 @@ pub struct Entry {
     pub name: &'static str,
     pub description: &'static str,
     pub read_only: bool,
-    input_schema: fn() -> Arc<Map<String, Value>>,
-    output_schema: fn() -> Arc<Map<String, Value>>,
+    input_schema: fn(&mut SchemaGenerator) -> Schema,
+    output_schema: fn(&mut SchemaGenerator) -> Schema,
     call: fn(&Context, Value) -> Result<Value>,
 }
 
@@ -77,20 +78,20 @@ impl Entry {
             name: O::NAME,
             description: O::DESCRIPTION,
             read_only: O::READ_ONLY,
-            input_schema: object_schema::<O>,
-            output_schema: object_schema::<O::Output>,
+            input_schema: <O as JsonSchema>::json_schema,
+            output_schema: <O::Output as JsonSchema>::json_schema,
             call: call::<O>,
         }
     }
 
     /// The request's JSON Schema (an object schema, as MCP requires).
     pub fn input_schema(&self) -> Arc<Map<String, Value>> {
-        (self.input_schema)()
+        schemas(self.name).0.clone()
     }
 
     /// The result's JSON Schema.
     pub fn output_schema(&self) -> Arc<Map<String, Value>> {
-        (self.output_schema)()
+        schemas(self.name).1.clone()
     }
 
     /// Parses `arguments` as the request, runs the operation, and returns its result as JSON.
@@ -119,10 +120,83 @@ fn call<O: Operation>(cx: &Context, arguments: Value) -> Result<Value> {
     })
 }
 
+type SchemaPair = (Arc<Map<String, Value>>, Arc<Map<String, Value>>);
+
+/// The catalogue's schemas (request, result) by operation name, generated once per process with
+/// one generator, so a type many operations use (`Task`, `TaskView`, …) is generated once; each
+/// schema then carries the definitions it refers to, since MCP wants every schema whole.
+fn schemas(name: &str) -> &'static SchemaPair {
+    static ALL: std::sync::OnceLock<Vec<(&'static str, SchemaPair)>> = std::sync::OnceLock::new();
+    let all = ALL.get_or_init(|| {
+        let mut generator = SchemaSettings::default().into_generator();
+        let roots: Vec<_> = crate::catalogue()
+            .iter()
+            .map(|e| {
+                let input = (e.input_schema)(&mut generator);
+                let output = (e.output_schema)(&mut generator);
+                (e.name, input, output)
+            })
+            .collect();
+        let definitions = generator.definitions();
+        roots
+            .into_iter()
+            .map(|(name, input, output)| {
+                let pair = (whole(input, definitions), whole(output, definitions));
+                (name, pair)
+            })
+            .collect()
+    });
+    &all.iter()
+        .find(|(n, _)| *n == name)
+        .expect("every entry is in the catalogue")
+        .1
+}
+
+/// `root` as an object schema with the `$defs` it refers to, directly or through each other.
+fn whole(root: Schema, definitions: &Map<String, Value>) -> Arc<Map<String, Value>> {
+    let Value::Object(mut root) = Value::from(root) else {
+        unreachable!("a type's schema is an object")
+    };
+    let mut needed = Map::new();
+    let mut queue = Vec::new();
+    references(&Value::Object(root.clone()), &mut queue);
+    while let Some(name) = queue.pop() {
+        if needed.contains_key(&name) {
+            continue;
+        }
+        if let Some(definition) = definitions.get(&name) {
+            references(definition, &mut queue);
+            needed.insert(name, definition.clone());
+        }
+    }
+    if !needed.is_empty() {
+        root.insert("$defs".into(), Value::Object(needed));
+    }
+    root.entry("type")
+        .or_insert_with(|| Value::String("object".into()));
+    Arc::new(root)
+}
+
+/// The definition names `value` refers to (`{"$ref": "#/$defs/NAME"}`), anywhere inside it.
+fn references(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(target)) = map.get("$ref")
+                && let Some(name) = target.strip_prefix("#/$defs/")
+            {
+                out.push(name.to_string());
+            }
+            map.values().for_each(|v| references(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| references(v, out)),
+        _ => {}
+    }
+}
+
 /// `T`'s JSON Schema as an object schema: no `$schema` or `title`, `"type": "object"` at the top
 /// (MCP requires it of input and output schemas, even for tools without arguments).
 pub fn object_schema<T: JsonSchema>() -> Arc<Map<String, Value>> {
-    let value = serde_json::to_value(schemars::schema_for!(T)).expect("schemas serialise");
+    let value: Value = schemars::schema_for!(T).into();
     match value {
         Value::Object(mut object) => {
             object.remove("$schema");

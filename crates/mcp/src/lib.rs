@@ -52,6 +52,7 @@ pub struct McpOptions {
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
 /// (SIGTERM, Ctrl-C); then stops the browser and the children.
 pub fn serve(project: Project, options: McpOptions) -> Result<(), String> {
+    tools::prepare(); // first, so it overlaps everything else start-up does
     // One thread drives the protocol (store operations run on blocking threads): request and
     // response hops then need no cross-thread wake-ups, which is most of a proxied call's cost.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -110,10 +111,7 @@ async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, St
                 .map(|(i, c)| proxy::ChildSpec::parse(c, i + 1))
                 .collect::<Result<Vec<_>, _>>()?
         };
-        let taken: Vec<String> = tools::own_tools()
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect();
+        let taken: Vec<String> = tools::own_tool_names().map(str::to_string).collect();
         let coordination = project.layout().root().to_path_buf();
         Some(proxy::PendingProxy::spawn(
             specs,
@@ -146,7 +144,7 @@ async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, St
     );
     log.line(&format!(
         "serving {} tools{}{}",
-        server.own_tools().len(),
+        server.own_tool_count(),
         if proxying {
             " and the children's once they have started"
         } else {

@@ -162,7 +162,7 @@ impl BatonServer {
                         "lazy": self.inner.lazy_browser,
                         "running": browser.current().await,
                     },
-                    "tools": { "baton": self.own_tools().len(), "children": proxy.as_ref().map_or(0, |p| p.tools.len()) },
+                    "tools": { "baton": self.own_tool_count(), "children": proxy.as_ref().map_or(0, |p| p.tools.len()) },
                 })
             }
             Coordinator::ListBrowsers => {
@@ -194,10 +194,18 @@ impl BatonServer {
     }
 
     /// Baton's own tools this server offers.
+    /// How many of Baton's own tools this server offers (without building their schemas).
+    pub fn own_tool_count(&self) -> usize {
+        tools::own_tool_names()
+            .filter(|name| self.inner.filter.allows(name))
+            .count()
+    }
+
     pub fn own_tools(&self) -> Vec<rmcp::model::Tool> {
         tools::own_tools()
-            .into_iter()
+            .iter()
             .filter(|tool| self.inner.filter.allows(&tool.name))
+            .cloned()
             .collect()
     }
 
