@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what is missing and runs every check and test Baton has: formatting, lints (Rust and
 # TypeScript), unit tests (Rust and Vitest), end-to-end tests (CLI, MCP with real clients, the
-# proxy with Playwright and Chromium, the desktop app under Xvfb), benchmark smoke runs, and
-# the Debian package (built, inspected, its CLI run).
+# proxy with Playwright and Chromium, the desktop app under Xvfb, a throwaway PostgreSQL
+# server), benchmark smoke runs, and the Debian package (built, inspected, its CLI run).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$BATON_ROOT"
 
 ensure_core
 ensure_test_tools
+ensure_postgres
 ensure_desktop
 ensure_desktop_test_tools
 

@@ -5,7 +5,8 @@
 //! the background ([`Background`]); the one way to wait for something ([`eventually`]); an Xvfb
 //! display ([`xvfb`]); a WebDriver client for the desktop app ([`webdriver`]); raw MCP clients
 //! over stdio and HTTP ([`mcp`], [`mcp_http`]); a scripted Anthropic Messages API for the real
-//! Claude Code CLI ([`scripted_api`]); the tool cache `scripts/test.sh` fills.
+//! Claude Code CLI ([`scripted_api`]); a throwaway PostgreSQL server ([`pg`]); the tool cache
+//! `scripts/test.sh` fills.
 //!
 //! The binaries under test are the ones cargo built for the test that runs: cargo sets
 //! `CARGO_BIN_EXE_<name>` for an integration test and its run, and this crate reads it (no
@@ -13,6 +14,7 @@
 
 pub mod mcp;
 pub mod mcp_http;
+pub mod pg;
 pub mod scripted_api;
 pub mod webdriver;
 pub mod xvfb;

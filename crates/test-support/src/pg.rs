@@ -1,0 +1,296 @@
+//! A throwaway PostgreSQL server for a test run: Debian's `postgresql`, a fresh cluster in a
+//! temporary folder, listening on a free loopback port only (no Unix socket outside that
+//! folder), password authentication (`scram-sha-256`) for every connection, stopped and
+//! removed when dropped. PostgreSQL refuses to run as root, so under root the server runs as
+//! the unprivileged user `BATON_TEST_PG_USER` (default `baton-test`, which `scripts/test.sh`
+//! creates). `BATON_TEST_PG_URL` points the tests at an existing server instead.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The server's owner role (password authentication, like every other role).
+const SUPERUSER: &str = "postgres";
+
+pub struct PgServer {
+    /// `postgres://baton:PASSWORD@127.0.0.1:PORT/baton`: an ordinary role owning the database.
+    url: String,
+    port: Option<u16>,
+    /// The superuser's URL, for tests that must act on the server itself.
+    admin_url: String,
+    /// Our own server (`None` when `BATON_TEST_PG_URL` named one).
+    own: Option<OwnServer>,
+}
+
+struct OwnServer {
+    bin: PathBuf,
+    data: PathBuf,
+    run_as: Option<String>,
+    _dir: tempfile::TempDir,
+}
+
+impl PgServer {
+    /// Starts a server (or takes `BATON_TEST_PG_URL`'s); panics with what to do when
+    /// PostgreSQL is missing.
+    pub fn start() -> PgServer {
+        if let Ok(url) = std::env::var("BATON_TEST_PG_URL") {
+            return PgServer {
+                admin_url: url.clone(),
+                url,
+                port: None,
+                own: None,
+            };
+        }
+        let bin = bin_dir();
+        let run_as = run_as();
+        let dir = tempfile::Builder::new()
+            .prefix("baton-pg-")
+            .tempdir()
+            .unwrap();
+        let data = dir.path().join("data");
+        let superuser_password = secret();
+        let password_file = dir.path().join("pw");
+        std::fs::write(&password_file, &superuser_password).unwrap();
+        if let Some(user) = &run_as {
+            let status = Command::new("chown")
+                .args(["-R", user, &dir.path().display().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success(), "chown of the server's folder failed");
+        }
+        let own = OwnServer {
+            bin,
+            data,
+            run_as,
+            _dir: dir,
+        };
+        own.run(
+            "initdb",
+            &[
+                "-D",
+                &own.data.display().to_string(),
+                "--username",
+                SUPERUSER,
+                "--pwfile",
+                &password_file.display().to_string(),
+                "--auth",
+                "scram-sha-256",
+                "--encoding",
+                "UTF8",
+                "--no-instructions",
+            ],
+        );
+        let _ = std::fs::remove_file(&password_file);
+        let port = free_port();
+        let socket_dir = own.data.parent().unwrap().display().to_string();
+        let options = format!(
+            "-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={socket_dir} -c fsync=on"
+        );
+        let log = own.data.parent().unwrap().join("server.log");
+        own.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &own.data.display().to_string(),
+                "-o",
+                &options,
+                "-l",
+                &log.display().to_string(),
+                "-w",
+                "start",
+            ],
+        );
+        let admin_url =
+            format!("postgres://{SUPERUSER}:{superuser_password}@127.0.0.1:{port}/postgres");
+        let password = secret();
+        psql(
+            &admin_url,
+            &format!("CREATE ROLE baton LOGIN PASSWORD '{password}'"),
+        );
+        psql(&admin_url, "CREATE DATABASE baton OWNER baton");
+        PgServer {
+            url: format!("postgres://baton:{password}@127.0.0.1:{port}/baton"),
+            port: Some(port),
+            admin_url,
+            own: Some(own),
+        }
+    }
+
+    /// The test role's URL (password included: tests pass it as the user would at run time).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The loopback port of the tests' own server.
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+
+    pub fn admin_url(&self) -> &str {
+        &self.admin_url
+    }
+
+    /// Runs `sql` as the superuser; returns psql's unaligned output.
+    pub fn admin_sql(&self, sql: &str) -> String {
+        psql(&self.admin_url, sql)
+    }
+
+    /// Restarts the server (fast shutdown: open connections are cut), for fault tests.
+    pub fn restart(&self) {
+        let own = self
+            .own
+            .as_ref()
+            .expect("restart needs the tests' own server");
+        own.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &own.data.display().to_string(),
+                "-m",
+                "fast",
+                "-w",
+                "restart",
+            ],
+        );
+    }
+}
+
+/// The server stops with its folder, however the test ends (a failed start included).
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        if self.data.join("postmaster.pid").exists() {
+            let data = self.data.display().to_string();
+            let _ = self.try_run("pg_ctl", &["-D", &data, "-m", "fast", "-w", "stop"]);
+        }
+    }
+}
+
+impl OwnServer {
+    /// Runs one of the server's programs (as the unprivileged user under root).
+    fn try_run(&self, program: &str, args: &[&str]) -> Output {
+        let program = self.bin.join(program);
+        let mut command = match &self.run_as {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", user, "--"]).arg(&program);
+                c
+            }
+            None => Command::new(&program),
+        };
+        command
+            .args(args)
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let out = self.try_run(program, args);
+        assert!(
+            out.status.success(),
+            "{program} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Runs `sql` through `psql` at `url`; panics with psql's message when it fails.
+pub fn psql(url: &str, sql: &str) -> String {
+    let out = Command::new("psql")
+        .args([
+            url,
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            sql,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("psql is missing: run ./scripts/test.sh, which installs postgresql");
+    assert!(
+        out.status.success(),
+        "psql failed on {sql:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Debian's newest installed server programs (`/usr/lib/postgresql/N/bin`).
+fn bin_dir() -> PathBuf {
+    let root = Path::new("/usr/lib/postgresql");
+    let newest = std::fs::read_dir(root)
+        .ok()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .max()
+        .expect("PostgreSQL is missing: run ./scripts/test.sh, which installs postgresql");
+    root.join(newest.to_string()).join("bin")
+}
+
+/// The user the server runs as: nobody special unless we are root.
+fn run_as() -> Option<String> {
+    let uid = Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return None;
+    }
+    let user = std::env::var("BATON_TEST_PG_USER").unwrap_or_else(|_| "baton-test".into());
+    let known = Command::new("id")
+        .arg(&user)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        known,
+        "PostgreSQL refuses to run as root and the user {user} does not exist: run ./scripts/test.sh, which creates it"
+    );
+    Some(user)
+}
+
+/// A random password (hex), from the kernel's generator.
+fn secret() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut bytes))
+        .expect("/dev/urandom");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_throwaway_server_takes_password_logins_on_loopback_and_is_gone_when_dropped() {
+        let server = PgServer::start();
+        assert_eq!(psql(server.url(), "SELECT current_user"), "baton");
+        let wrong = server.url().replacen("baton:", "baton:wrong", 1);
+        let refused = Command::new("psql")
+            .args([wrong.as_str(), "-X", "-c", "SELECT 1"])
+            .output()
+            .unwrap();
+        assert!(!refused.status.success(), "a wrong password is refused");
+        let port = server.port().expect("its own server");
+        drop(server);
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "the server stopped"
+        );
+    }
+}
