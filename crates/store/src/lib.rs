@@ -27,6 +27,7 @@ pub mod notes;
 pub mod outlook;
 pub mod process;
 pub mod project;
+pub mod rules;
 pub mod signals;
 pub mod status;
 pub mod summary;

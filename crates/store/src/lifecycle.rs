@@ -1,6 +1,8 @@
-//! The task lifecycle as pure operations on a [`TaskFile`]: what may happen to a task, who may
-//! do it, and what is recorded. No I/O here; [`crate::project::Project`] runs each operation
-//! inside one locked read-modify-write of `tasks.json`.
+//! The task lifecycle on a [`TaskFile`]: adding and editing tasks (ids, dependencies, cycles),
+//! choosing the task a claim takes, and applying [`crate::rules`] (what may happen to one task,
+//! written once for every store) to the task an operation names. No I/O here;
+//! [`crate::project::Project`] runs each operation inside one locked read-modify-write of
+//! `tasks.json`.
 //!
 //! ```text
 //! available --claim--> claimed --start--> in_progress --complete--> done
@@ -15,8 +17,9 @@ use serde::Serialize;
 
 use crate::error::{Result, StoreError};
 use crate::graph::{StatusIndex, check_dependencies};
-use crate::model::{Task, TaskContext, TaskFile, TaskResult, TaskStatus};
+use crate::model::{Task, TaskContext, TaskFile, TaskStatus};
 use crate::names::{validate_agent_id, validate_task_id};
+use crate::rules::illegal;
 use crate::text::check_text;
 use crate::time::Timestamp;
 
@@ -27,7 +30,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(15 * 60);
 pub const MAX_PRIORITY: u32 = 1000;
 
 const MAX_DESCRIPTION_BYTES: usize = 64 * 1024;
-const MAX_TEXT_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_TEXT_BYTES: usize = 1024 * 1024;
 
 /// A task to add. `NewTask::default()` has the default priority (5), like every front end.
 #[derive(Debug, Clone)]
@@ -210,15 +213,7 @@ impl TaskFile {
             .position(|t| t.id == id)
             .ok_or_else(|| unknown(id))?;
         let task = &self.tasks[i];
-        if task.status != TaskStatus::Available && !task.lease_expired(now, lease) {
-            let hint = match task.status {
-                TaskStatus::Claimed | TaskStatus::InProgress => {
-                    "; its holder's lease is still running"
-                }
-                _ => "; only available tasks can be claimed",
-            };
-            return Err(illegal(task, "claim", hint));
-        }
+        task.check_claimable(now, lease)?;
         let blockers = StatusIndex::new(self).blockers(task);
         if !blockers.is_empty() {
             let hint = format!("; it waits for {}", blockers.join(", "));
@@ -231,17 +226,7 @@ impl TaskFile {
     fn take(&mut self, i: usize, agent: &str, now: Timestamp, lease: Duration) -> Claim {
         self.touch_agent(agent, now);
         let task = &mut self.tasks[i];
-        let reclaimed_from = if task.status.is_held() {
-            task.claimed_by.take()
-        } else {
-            None
-        };
-        task.status = TaskStatus::Claimed;
-        task.claimed_by = Some(agent.to_string());
-        task.claimed_at = Some(now);
-        task.started_at = None;
-        task.lease_expires_at = Some(now.after(lease));
-        task.attempts += 1;
+        let reclaimed_from = task.take(agent, now, lease);
         Claim {
             task: task.clone(),
             reclaimed_from,
@@ -271,12 +256,7 @@ impl TaskFile {
         now: Timestamp,
         lease: Duration,
     ) -> Result<&Task> {
-        let task = self.owned(agent, id, "start", &[TaskStatus::Claimed])?;
-        task.status = TaskStatus::InProgress;
-        task.started_at = Some(now);
-        task.lease_expires_at = Some(now.after(lease));
-        self.touch_agent(agent, now);
-        self.existing(id)
+        self.change(id, Some((agent, now)), |task| task.start(agent, now, lease))
     }
 
     /// The owner completes a task in progress.
@@ -287,55 +267,19 @@ impl TaskFile {
         report: Completion,
         now: Timestamp,
     ) -> Result<&Task> {
-        check_text("summary", &report.output, MAX_TEXT_BYTES, true)?;
-        check_paths(&report.files_modified)?;
-        check_paths(&report.files_created)?;
-        let task = self.owned(agent, id, "complete", &[TaskStatus::InProgress])?;
-        task.status = TaskStatus::Done;
-        task.completed_at = Some(now);
-        task.lease_expires_at = None;
-        task.result = Some(TaskResult {
-            output: Some(report.output),
-            files_modified: report.files_modified,
-            files_created: report.files_created,
-            ..TaskResult::default()
-        });
-        self.touch_agent(agent, now);
-        self.existing(id)
+        self.change(id, Some((agent, now)), |task| {
+            task.complete(agent, report, now)
+        })
     }
 
     /// The owner gives up on a claimed or in-progress task, saying why.
     pub fn fail(&mut self, agent: &str, id: &str, reason: &str, now: Timestamp) -> Result<&Task> {
-        check_text("reason", reason, MAX_TEXT_BYTES, true)?;
-        let task = self.owned(
-            agent,
-            id,
-            "fail",
-            &[TaskStatus::Claimed, TaskStatus::InProgress],
-        )?;
-        task.status = TaskStatus::Failed;
-        task.completed_at = Some(now);
-        task.lease_expires_at = None;
-        task.failure_reason = Some(reason.to_string());
-        task.result = Some(TaskResult {
-            error: Some(reason.to_string()),
-            ..TaskResult::default()
-        });
-        self.touch_agent(agent, now);
-        self.existing(id)
+        self.change(id, Some((agent, now)), |task| task.fail(agent, reason, now))
     }
 
     /// The owner hands a held task back, untouched, for another worker to claim.
     pub fn release(&mut self, agent: &str, id: &str, now: Timestamp) -> Result<&Task> {
-        let task = self.owned(
-            agent,
-            id,
-            "release",
-            &[TaskStatus::Claimed, TaskStatus::InProgress],
-        )?;
-        make_available(task);
-        self.touch_agent(agent, now);
-        self.existing(id)
+        self.change(id, Some((agent, now)), |task| task.release(agent))
     }
 
     /// Renews the lease on every task `agent` holds and records it as alive. Returns the ids.
@@ -347,14 +291,11 @@ impl TaskFile {
     ) -> Result<Vec<String>> {
         validate_agent_id(agent)?;
         self.touch_agent(agent, now);
-        let mut renewed = Vec::new();
-        for task in &mut self.tasks {
-            if task.status.is_held() && task.claimed_by.as_deref() == Some(agent) {
-                task.lease_expires_at = Some(now.after(lease));
-                renewed.push(task.id.clone());
-            }
-        }
-        Ok(renewed)
+        Ok(self
+            .tasks
+            .iter_mut()
+            .filter_map(|task| task.renew(agent, now, lease).then(|| task.id.clone()))
+            .collect())
     }
 
     /// The leader puts a failed, cancelled or stale task back to available. A task held under a
@@ -366,72 +307,35 @@ impl TaskFile {
         lease: Duration,
         force: bool,
     ) -> Result<&Task> {
-        let task = self.existing(id)?;
-        match task.status {
-            TaskStatus::Failed | TaskStatus::Cancelled => {}
-            TaskStatus::Claimed | TaskStatus::InProgress
-                if force || task.lease_expired(now, lease) => {}
-            TaskStatus::Claimed | TaskStatus::InProgress => {
-                let left = task
-                    .lease_end(lease)
-                    .map(|end| crate::time::short_duration(end.remaining(now)))
-                    .unwrap_or_default();
-                return Err(illegal(
-                    task,
-                    "reset",
-                    &format!(
-                        " with {left} left on its lease; wait for it to expire or pass --force"
-                    ),
-                ));
-            }
-            TaskStatus::Available => {
-                return Err(illegal(task, "reset", "; it can be claimed already"));
-            }
-            TaskStatus::Done => {
-                return Err(illegal(
-                    task,
-                    "reset",
-                    "; done tasks stay done, add a new task to redo the work",
-                ));
-            }
-        }
-        let task = self.existing_mut(id)?;
-        make_available(task);
-        task.completed_at = None;
-        task.result = None;
-        task.failure_reason = None;
-        Ok(task)
+        self.change(id, None, |task| task.reset(now, lease, force))
     }
 
     /// The leader cancels a task that is not finished (available, claimed or in progress):
-    /// the work is no longer wanted. Cancelled is final, like failed; `reset` makes it
-    /// available again. Tasks that wait on it can then never become ready (`doctor` says so).
+    /// the work is no longer wanted. Tasks that wait on it can then never become ready
+    /// (`doctor` says so).
     pub fn cancel(&mut self, id: &str, reason: Option<&str>, now: Timestamp) -> Result<&Task> {
-        if let Some(reason) = reason {
-            check_text("reason", reason, MAX_TEXT_BYTES, false)?;
+        self.change(id, None, |task| task.cancel(reason, now))
+    }
+
+    /// Applies `rule` to task `id` (left as it was when the rule refuses) and, for a worker's
+    /// change, records the worker as alive.
+    fn change(
+        &mut self,
+        id: &str,
+        worker: Option<(&str, Timestamp)>,
+        rule: impl FnOnce(&mut Task) -> Result<()>,
+    ) -> Result<&Task> {
+        if let Some((agent, _)) = worker {
+            validate_agent_id(agent)?; // a bad name is reported before an unknown task
         }
         let task = self.existing_mut(id)?;
-        if task.status.is_final() {
-            let hint = match task.status {
-                TaskStatus::Cancelled => "; it is cancelled already",
-                _ => "; only unfinished tasks can be cancelled",
-            };
-            return Err(illegal(task, "cancel", hint));
+        let mut changed = task.clone();
+        rule(&mut changed)?;
+        *task = changed;
+        if let Some((agent, now)) = worker {
+            self.touch_agent(agent, now);
         }
-        let reason = reason
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-            .unwrap_or("cancelled by the leader")
-            .to_string();
-        task.status = TaskStatus::Cancelled;
-        drop_holder(task);
-        task.completed_at = Some(now);
-        task.failure_reason = Some(reason.clone());
-        task.result = Some(TaskResult {
-            error: Some(reason),
-            ..TaskResult::default()
-        });
-        Ok(task)
+        self.existing(id)
     }
 
     fn existing(&self, id: &str) -> Result<&Task> {
@@ -441,71 +345,11 @@ impl TaskFile {
     fn existing_mut(&mut self, id: &str) -> Result<&mut Task> {
         self.task_mut(id).ok_or_else(|| unknown(id))
     }
-
-    /// The task `id`, if `agent` holds it and it is in one of `allowed`.
-    fn owned(
-        &mut self,
-        agent: &str,
-        id: &str,
-        action: &'static str,
-        allowed: &[TaskStatus],
-    ) -> Result<&mut Task> {
-        validate_agent_id(agent)?;
-        let task = self.existing_mut(id)?;
-        if !allowed.contains(&task.status) {
-            let hint = match (action, task.status) {
-                ("start", TaskStatus::InProgress) => "; it is started already".to_string(),
-                (_, TaskStatus::Available) => {
-                    format!("; claim it first with `baton worker claim {agent}`")
-                }
-                ("complete", TaskStatus::Claimed) => {
-                    format!("; start it first with `baton worker start {agent} {id}`")
-                }
-                _ => String::new(),
-            };
-            return Err(illegal(task, action, &hint));
-        }
-        if task.claimed_by.as_deref() != Some(agent) {
-            return Err(StoreError::NotOwner {
-                task: task.id.clone(),
-                action,
-                status: task.status,
-                owner: task.claimed_by.clone().unwrap_or_else(|| "nobody".into()),
-                agent: agent.to_string(),
-                hint: "; if it was yours, your lease expired and another worker took it over"
-                    .to_string(),
-            });
-        }
-        Ok(task)
-    }
-}
-
-fn make_available(task: &mut Task) {
-    task.status = TaskStatus::Available;
-    drop_holder(task);
-}
-
-/// Forgets who held the task and since when.
-fn drop_holder(task: &mut Task) {
-    task.claimed_by = None;
-    task.claimed_at = None;
-    task.started_at = None;
-    task.lease_expires_at = None;
 }
 
 fn unknown(id: &str) -> StoreError {
     StoreError::UnknownTask {
         id: id.chars().take(80).collect(),
-    }
-}
-
-fn illegal(task: &Task, action: &'static str, hint: &str) -> StoreError {
-    StoreError::IllegalTransition {
-        task: task.id.clone(),
-        action,
-        status: task.status,
-        owner: task.claimed_by.clone(),
-        hint: hint.to_string(),
     }
 }
 
@@ -527,7 +371,7 @@ fn check_priority(priority: u32) -> Result<()> {
 }
 
 /// File names listed in a task's context or result: one line each, no control characters.
-fn check_paths(paths: &[String]) -> Result<()> {
+pub(crate) fn check_paths(paths: &[String]) -> Result<()> {
     for path in paths {
         if path.is_empty() || path.len() > 4096 || path.chars().any(char::is_control) {
             return Err(StoreError::InvalidInput {

@@ -1,0 +1,238 @@
+//! What may happen to one task, decided from that task alone: who may start, complete, fail or
+//! release it, when a lease counts as expired, what a reset or a cancel may undo, and what each
+//! change records. Every store applies these to the one task an operation changes, the file
+//! store inside its read-modify-write of `tasks.json`, so the rules are written once whatever
+//! holds the tasks. What needs the other tasks (ids, dependencies, which task a claim picks)
+//! is the caller's: [`crate::lifecycle`] for the file.
+
+use std::time::Duration;
+
+use crate::error::{Result, StoreError};
+use crate::lifecycle::{Completion, MAX_TEXT_BYTES, check_paths};
+use crate::model::{Task, TaskResult, TaskStatus};
+use crate::names::validate_agent_id;
+use crate::text::check_text;
+use crate::time::Timestamp;
+
+impl Task {
+    /// Refuses a claim of this task unless it is available, or held on an expired lease (its
+    /// dependencies are the caller's to check).
+    pub fn check_claimable(&self, now: Timestamp, lease: Duration) -> Result<()> {
+        if self.status == TaskStatus::Available || self.lease_expired(now, lease) {
+            return Ok(());
+        }
+        let hint = match self.status {
+            TaskStatus::Claimed | TaskStatus::InProgress => "; its holder's lease is still running",
+            _ => "; only available tasks can be claimed",
+        };
+        Err(illegal(self, "claim", hint))
+    }
+
+    /// Gives the task to `agent` under a new lease; returns the holder it was taken over from
+    /// when that holder's lease had expired.
+    pub fn take(&mut self, agent: &str, now: Timestamp, lease: Duration) -> Option<String> {
+        let reclaimed_from = if self.status.is_held() {
+            self.claimed_by.take()
+        } else {
+            None
+        };
+        self.status = TaskStatus::Claimed;
+        self.claimed_by = Some(agent.to_string());
+        self.claimed_at = Some(now);
+        self.started_at = None;
+        self.lease_expires_at = Some(now.after(lease));
+        self.attempts += 1;
+        reclaimed_from
+    }
+
+    /// The owner starts work on the claimed task; renews its lease.
+    pub fn start(&mut self, agent: &str, now: Timestamp, lease: Duration) -> Result<()> {
+        self.check_owner(agent, "start", &[TaskStatus::Claimed])?;
+        self.status = TaskStatus::InProgress;
+        self.started_at = Some(now);
+        self.lease_expires_at = Some(now.after(lease));
+        Ok(())
+    }
+
+    /// The owner completes the task in progress, with its report.
+    pub fn complete(&mut self, agent: &str, report: Completion, now: Timestamp) -> Result<()> {
+        check_text("summary", &report.output, MAX_TEXT_BYTES, true)?;
+        check_paths(&report.files_modified)?;
+        check_paths(&report.files_created)?;
+        self.check_owner(agent, "complete", &[TaskStatus::InProgress])?;
+        self.status = TaskStatus::Done;
+        self.completed_at = Some(now);
+        self.lease_expires_at = None;
+        self.result = Some(TaskResult {
+            output: Some(report.output),
+            files_modified: report.files_modified,
+            files_created: report.files_created,
+            ..TaskResult::default()
+        });
+        Ok(())
+    }
+
+    /// The owner gives up on the claimed or in-progress task, saying why.
+    pub fn fail(&mut self, agent: &str, reason: &str, now: Timestamp) -> Result<()> {
+        check_text("reason", reason, MAX_TEXT_BYTES, true)?;
+        self.check_owner(
+            agent,
+            "fail",
+            &[TaskStatus::Claimed, TaskStatus::InProgress],
+        )?;
+        self.status = TaskStatus::Failed;
+        self.completed_at = Some(now);
+        self.lease_expires_at = None;
+        self.failure_reason = Some(reason.to_string());
+        self.result = Some(TaskResult {
+            error: Some(reason.to_string()),
+            ..TaskResult::default()
+        });
+        Ok(())
+    }
+
+    /// The owner hands the held task back, untouched, for another worker to claim.
+    pub fn release(&mut self, agent: &str) -> Result<()> {
+        self.check_owner(
+            agent,
+            "release",
+            &[TaskStatus::Claimed, TaskStatus::InProgress],
+        )?;
+        make_available(self);
+        Ok(())
+    }
+
+    /// Renews the lease when `agent` holds the task; whether it did.
+    pub fn renew(&mut self, agent: &str, now: Timestamp, lease: Duration) -> bool {
+        let held = self.status.is_held() && self.claimed_by.as_deref() == Some(agent);
+        if held {
+            self.lease_expires_at = Some(now.after(lease));
+        }
+        held
+    }
+
+    /// The leader puts a failed, cancelled or stale task back to available. A task held under
+    /// a live lease needs `force`; a done task stays done.
+    pub fn reset(&mut self, now: Timestamp, lease: Duration, force: bool) -> Result<()> {
+        match self.status {
+            TaskStatus::Failed | TaskStatus::Cancelled => {}
+            TaskStatus::Claimed | TaskStatus::InProgress
+                if force || self.lease_expired(now, lease) => {}
+            TaskStatus::Claimed | TaskStatus::InProgress => {
+                let left = self
+                    .lease_end(lease)
+                    .map(|end| crate::time::short_duration(end.remaining(now)))
+                    .unwrap_or_default();
+                return Err(illegal(
+                    self,
+                    "reset",
+                    &format!(
+                        " with {left} left on its lease; wait for it to expire or pass --force"
+                    ),
+                ));
+            }
+            TaskStatus::Available => {
+                return Err(illegal(self, "reset", "; it can be claimed already"));
+            }
+            TaskStatus::Done => {
+                return Err(illegal(
+                    self,
+                    "reset",
+                    "; done tasks stay done, add a new task to redo the work",
+                ));
+            }
+        }
+        make_available(self);
+        self.completed_at = None;
+        self.result = None;
+        self.failure_reason = None;
+        Ok(())
+    }
+
+    /// The leader cancels the task while it is not finished (available, claimed or in
+    /// progress): the work is no longer wanted. Cancelled is final, like failed; a reset makes
+    /// it available again.
+    pub fn cancel(&mut self, reason: Option<&str>, now: Timestamp) -> Result<()> {
+        if let Some(reason) = reason {
+            check_text("reason", reason, MAX_TEXT_BYTES, false)?;
+        }
+        if self.status.is_final() {
+            let hint = match self.status {
+                TaskStatus::Cancelled => "; it is cancelled already",
+                _ => "; only unfinished tasks can be cancelled",
+            };
+            return Err(illegal(self, "cancel", hint));
+        }
+        let reason = reason
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .unwrap_or("cancelled by the leader")
+            .to_string();
+        self.status = TaskStatus::Cancelled;
+        drop_holder(self);
+        self.completed_at = Some(now);
+        self.failure_reason = Some(reason.clone());
+        self.result = Some(TaskResult {
+            error: Some(reason),
+            ..TaskResult::default()
+        });
+        Ok(())
+    }
+
+    /// Refuses `action` unless `agent` holds the task and it is in one of `allowed`.
+    fn check_owner(&self, agent: &str, action: &'static str, allowed: &[TaskStatus]) -> Result<()> {
+        validate_agent_id(agent)?;
+        if !allowed.contains(&self.status) {
+            let hint = match (action, self.status) {
+                ("start", TaskStatus::InProgress) => "; it is started already".to_string(),
+                (_, TaskStatus::Available) => {
+                    format!("; claim it first with `baton worker claim {agent}`")
+                }
+                ("complete", TaskStatus::Claimed) => {
+                    format!(
+                        "; start it first with `baton worker start {agent} {}`",
+                        self.id
+                    )
+                }
+                _ => String::new(),
+            };
+            return Err(illegal(self, action, &hint));
+        }
+        if self.claimed_by.as_deref() != Some(agent) {
+            return Err(StoreError::NotOwner {
+                task: self.id.clone(),
+                action,
+                status: self.status,
+                owner: self.claimed_by.clone().unwrap_or_else(|| "nobody".into()),
+                agent: agent.to_string(),
+                hint: "; if it was yours, your lease expired and another worker took it over"
+                    .to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn make_available(task: &mut Task) {
+    task.status = TaskStatus::Available;
+    drop_holder(task);
+}
+
+/// Forgets who held the task and since when.
+fn drop_holder(task: &mut Task) {
+    task.claimed_by = None;
+    task.claimed_at = None;
+    task.started_at = None;
+    task.lease_expires_at = None;
+}
+
+/// The refusal of `action` on `task` in its present state, with a hint of what to do.
+pub(crate) fn illegal(task: &Task, action: &'static str, hint: &str) -> StoreError {
+    StoreError::IllegalTransition {
+        task: task.id.clone(),
+        action,
+        status: task.status,
+        owner: task.claimed_by.clone(),
+        hint: hint.to_string(),
+    }
+}
