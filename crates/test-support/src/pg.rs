@@ -29,6 +29,21 @@ struct OwnServer {
 }
 
 impl PgServer {
+    /// A server shared by the tests of one binary that run at the same time: started by the
+    /// first, stopped when the last lets go of it. (A `static` would never be dropped, and the
+    /// server would outlive the run.)
+    pub fn shared() -> std::sync::Arc<PgServer> {
+        static SHARED: std::sync::Mutex<std::sync::Weak<PgServer>> =
+            std::sync::Mutex::new(std::sync::Weak::new());
+        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(server) = shared.upgrade() {
+            return server;
+        }
+        let server = std::sync::Arc::new(PgServer::start());
+        *shared = std::sync::Arc::downgrade(&server);
+        server
+    }
+
     /// Starts a server (or takes `BATON_TEST_PG_URL`'s); panics with what to do when
     /// PostgreSQL is missing.
     pub fn start() -> PgServer {

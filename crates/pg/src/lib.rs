@@ -1,0 +1,22 @@
+//! # baton-pg
+//!
+//! A project's tasks in PostgreSQL, for agents on several machines that share no folder. One
+//! row per task (the task as the folder's `tasks.json` holds it, in `body`, with the columns a
+//! query needs beside it); each operation is one transaction that locks only the rows it
+//! changes, and claims take the best ready row with `FOR UPDATE SKIP LOCKED`, so workers never
+//! wait on each other's claims. Time is the database's (`now()` of the transaction), so a
+//! worker whose clock is wrong cannot steal a live lease or keep a dead one.
+//!
+//! What may happen to a task is not restated here: each operation loads the row, applies
+//! `baton-store`'s rules (`baton_store::rules`) and writes the row back. What needs other
+//! tasks (a claim's readiness: every dependency done) is a query.
+//!
+//! Status: the base of the PostgreSQL store (issue 12): schema and migrations, the task
+//! lifecycle and the board. Not yet reachable from the CLI.
+
+pub mod error;
+pub mod schema;
+pub mod tasks;
+
+pub use error::{PgError, Result};
+pub use tasks::PgProject;

@@ -1,0 +1,80 @@
+//! Baton's tables, created and migrated by Baton. The version is a row in `baton_schema`;
+//! migrations run in one transaction under an advisory lock, so two `baton` processes starting
+//! at once migrate once. A database migrated by a newer `baton` is refused, not guessed at.
+
+use postgres::Client;
+
+use crate::error::{PgError, Result};
+
+/// The schema this `baton` writes.
+pub const VERSION: i32 = 1;
+
+/// Migration N brings the schema from version N to N + 1.
+const MIGRATIONS: [&str; VERSION as usize] = [r#"
+CREATE TABLE baton_projects (
+    name text PRIMARY KEY,
+    goal text NOT NULL,
+    approach text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    -- the next task-N to try, and the next position in the board's order
+    next_number bigint NOT NULL DEFAULT 1,
+    next_position bigint NOT NULL DEFAULT 1
+);
+CREATE TABLE baton_tasks (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    id text NOT NULL,
+    position bigint NOT NULL,
+    status text NOT NULL,
+    priority integer NOT NULL,
+    created_at timestamptz NOT NULL,
+    claimed_by text,
+    lease_expires_at timestamptz,
+    dependencies text[] NOT NULL DEFAULT '{}',
+    body jsonb NOT NULL,
+    PRIMARY KEY (project, id)
+);
+-- A claim reads ready tasks best first: priority, then age, then board order.
+CREATE INDEX baton_tasks_available ON baton_tasks (project, priority, created_at, position)
+    WHERE status = 'available';
+CREATE INDEX baton_tasks_held ON baton_tasks (project, lease_expires_at)
+    WHERE status IN ('claimed', 'in_progress');
+CREATE TABLE baton_agents (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    name text NOT NULL,
+    last_seen timestamptz NOT NULL,
+    PRIMARY KEY (project, name)
+);
+"#];
+
+/// An arbitrary key for the advisory lock that serialises migrations.
+const MIGRATION_LOCK: i64 = 0x6261_746f_6e01;
+
+/// Brings the database's Baton schema to [`VERSION`]; refuses a newer one.
+pub fn migrate(client: &mut Client) -> Result<()> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS baton_schema (version integer NOT NULL)")?;
+    let found: Option<i32> = tx
+        .query_opt("SELECT version FROM baton_schema", &[])?
+        .map(|row| row.get(0));
+    let current = found.unwrap_or(0);
+    if current > VERSION {
+        return Err(PgError::SchemaTooNew {
+            found: current,
+            known: VERSION,
+        });
+    }
+    for migration in &MIGRATIONS[current as usize..] {
+        tx.batch_execute(migration)?;
+    }
+    if found.is_none() {
+        tx.execute(
+            "INSERT INTO baton_schema (version) VALUES ($1)",
+            &[&VERSION],
+        )?;
+    } else if current < VERSION {
+        tx.execute("UPDATE baton_schema SET version = $1", &[&VERSION])?;
+    }
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,347 @@
+//! [`PgProject`]: one project's tasks in PostgreSQL. Every operation is one transaction that
+//! takes its time from the database and locks only the rows it changes; the task rules are
+//! `baton-store`'s, applied to the row as the folder applies them to its entry.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask};
+use baton_store::model::{Task, TaskFile};
+use baton_store::{StatusReport, StoreError, Timestamp};
+use chrono::{DateTime, Utc};
+use postgres::{Client, GenericClient, NoTls, Transaction};
+use serde_json::Value;
+
+use crate::error::{PgError, Result};
+use crate::schema;
+
+/// Where a ready task is: available, or held on an expired lease, with every dependency done
+/// (an unknown dependency is never done). `t` is the task's row.
+const READY: &str = "(t.status = 'available'
+      OR (t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= now()))
+  AND NOT EXISTS (
+      SELECT 1 FROM unnest(t.dependencies) AS d(id)
+      LEFT JOIN baton_tasks u ON u.project = t.project AND u.id = d.id
+      WHERE u.status IS DISTINCT FROM 'done')";
+
+/// A project in a PostgreSQL database, over one connection.
+pub struct PgProject {
+    client: Mutex<Client>,
+    name: String,
+    lease: Duration,
+}
+
+impl PgProject {
+    /// Creates project `name` (migrating the schema first).
+    pub fn init(url: &str, name: &str, goal: &str, approach: Option<&str>) -> Result<PgProject> {
+        let mut client = connect(url)?;
+        schema::migrate(&mut client)?;
+        let created = client.execute(
+            "INSERT INTO baton_projects (name, goal, approach) VALUES ($1, $2, $3)
+             ON CONFLICT (name) DO NOTHING",
+            &[&name, &goal, &approach],
+        )?;
+        if created == 0 {
+            return Err(PgError::ProjectExists {
+                name: name.to_string(),
+            });
+        }
+        Ok(PgProject::over(client, name))
+    }
+
+    /// Opens project `name`, which must exist.
+    pub fn open(url: &str, name: &str) -> Result<PgProject> {
+        let mut client = connect(url)?;
+        schema::migrate(&mut client)?;
+        let known = client.query_opt("SELECT 1 FROM baton_projects WHERE name = $1", &[&name])?;
+        if known.is_none() {
+            return Err(PgError::UnknownProject {
+                name: name.to_string(),
+            });
+        }
+        Ok(PgProject::over(client, name))
+    }
+
+    fn over(client: Client, name: &str) -> PgProject {
+        PgProject {
+            client: Mutex::new(client),
+            name: name.to_string(),
+            lease: DEFAULT_LEASE,
+        }
+    }
+
+    /// Uses `lease` for new claims, starts and heartbeats (default 15 minutes).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs `op` in one transaction on the project's connection.
+    fn transact<T>(&self, op: impl FnOnce(&mut Transaction, Timestamp) -> Result<T>) -> Result<T> {
+        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tx = client.transaction()?;
+        let now = database_now(&mut tx)?;
+        let out = op(&mut tx, now)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Adds a task, validated as the folder validates it (ids, text, priority, files, unknown
+    /// dependencies); its id is the next free `task-N` unless chosen.
+    pub fn add_task(&self, mut new: NewTask) -> Result<Task> {
+        self.transact(|tx, now| {
+            // The project row serialises adds: ids and positions are handed out in order.
+            let row = tx.query_one(
+                "SELECT next_number, next_position FROM baton_projects WHERE name = $1 FOR UPDATE",
+                &[&self.name],
+            )?;
+            let (mut number, position): (i64, i64) = (row.get(0), row.get(1));
+            if new.id.is_none() {
+                loop {
+                    let candidate = format!("task-{number}");
+                    number += 1;
+                    if !exists(tx, &self.name, &candidate)? {
+                        new.id = Some(candidate);
+                        break;
+                    }
+                }
+            }
+            // The folder's checks, on the tasks they concern: the named id (duplicates) and
+            // the dependencies (unknown ones).
+            let mut wanted = new.dependencies.clone();
+            wanted.extend(new.id.clone());
+            let mut file = TaskFile::new(now);
+            file.tasks = load(
+                tx,
+                "SELECT body FROM baton_tasks WHERE project = $1 AND id = ANY($2) ORDER BY position",
+                &[&self.name, &wanted],
+            )?;
+            let task = file.add_task(new, now)?.clone();
+            tx.execute(
+                "INSERT INTO baton_tasks
+                     (project, id, position, status, priority, created_at, dependencies, body)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                &[
+                    &self.name,
+                    &task.id,
+                    &position,
+                    &task.status.as_str(),
+                    &(task.priority as i32),
+                    &now.0,
+                    &task.dependencies,
+                    &to_body(&task),
+                ],
+            )?;
+            tx.execute(
+                "UPDATE baton_projects SET next_number = $2, next_position = $3 WHERE name = $1",
+                &[&self.name, &number, &(position + 1)],
+            )?;
+            Ok(task)
+        })
+    }
+
+    /// Claims the best ready task for `agent` (priority, then age, then board order); `None`
+    /// when nothing is ready. Rows other workers are claiming are skipped, not waited for.
+    pub fn claim(&self, agent: &str) -> Result<Option<Claim>> {
+        baton_store::names::validate_agent_id(agent)?;
+        self.transact(|tx, now| {
+            let sql = format!(
+                "SELECT body FROM baton_tasks t WHERE t.project = $1 AND {READY}
+                 ORDER BY t.priority, t.created_at, t.position
+                 LIMIT 1 FOR UPDATE SKIP LOCKED"
+            );
+            let Some(mut task) = load(tx, &sql, &[&self.name])?.pop() else {
+                return Ok(None);
+            };
+            let reclaimed_from = task.take(agent, now, self.lease);
+            save(tx, &self.name, &task)?;
+            touch(tx, &self.name, agent, now)?;
+            Ok(Some(Claim {
+                task,
+                reclaimed_from,
+            }))
+        })
+    }
+
+    /// The owner starts work on its claimed task.
+    pub fn start(&self, agent: &str, id: &str) -> Result<Task> {
+        let lease = self.lease;
+        self.change(id, Some(agent), |task, now| task.start(agent, now, lease))
+    }
+
+    /// The owner completes its task in progress.
+    pub fn complete(&self, agent: &str, id: &str, report: Completion) -> Result<Task> {
+        self.change(id, Some(agent), |task, now| {
+            task.complete(agent, report, now)
+        })
+    }
+
+    /// The owner fails its task, saying why.
+    pub fn fail(&self, agent: &str, id: &str, reason: &str) -> Result<Task> {
+        self.change(id, Some(agent), |task, now| task.fail(agent, reason, now))
+    }
+
+    /// The owner hands its task back.
+    pub fn release(&self, agent: &str, id: &str) -> Result<Task> {
+        self.change(id, Some(agent), |task, _| task.release(agent))
+    }
+
+    /// The leader puts a failed, cancelled or stale task back to available.
+    pub fn reset(&self, id: &str, force: bool) -> Result<Task> {
+        let lease = self.lease;
+        self.change(id, None, |task, now| task.reset(now, lease, force))
+    }
+
+    /// The leader cancels an unfinished task.
+    pub fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task> {
+        self.change(id, None, |task, now| task.cancel(reason, now))
+    }
+
+    /// Renews `agent`'s leases; returns the ids of the tasks it holds.
+    pub fn heartbeat(&self, agent: &str) -> Result<Vec<String>> {
+        baton_store::names::validate_agent_id(agent)?;
+        let lease = self.lease;
+        self.transact(|tx, now| {
+            let held = load(
+                tx,
+                "SELECT body FROM baton_tasks
+                 WHERE project = $1 AND claimed_by = $2 AND status IN ('claimed', 'in_progress')
+                 ORDER BY position FOR UPDATE",
+                &[&self.name, &agent],
+            )?;
+            let mut renewed = Vec::new();
+            for mut task in held {
+                if task.renew(agent, now, lease) {
+                    save(tx, &self.name, &task)?;
+                    renewed.push(task.id);
+                }
+            }
+            touch(tx, &self.name, agent, now)?;
+            Ok(renewed)
+        })
+    }
+
+    /// The board: every task in order, with counts (the one read of the whole project).
+    pub fn status(&self) -> Result<StatusReport> {
+        let lease = self.lease;
+        self.transact(|tx, now| {
+            let goal: String = tx
+                .query_one(
+                    "SELECT goal FROM baton_projects WHERE name = $1",
+                    &[&self.name],
+                )?
+                .get(0);
+            let mut file = TaskFile::new(now);
+            file.tasks = load(
+                tx,
+                "SELECT body FROM baton_tasks WHERE project = $1 ORDER BY position",
+                &[&self.name],
+            )?;
+            Ok(StatusReport::build(&file, Some(goal), now, lease))
+        })
+    }
+
+    /// Applies `rule` to task `id` under a row lock; a refusal changes nothing.
+    fn change(
+        &self,
+        id: &str,
+        worker: Option<&str>,
+        rule: impl FnOnce(&mut Task, Timestamp) -> baton_store::Result<()>,
+    ) -> Result<Task> {
+        if let Some(agent) = worker {
+            baton_store::names::validate_agent_id(agent)?;
+        }
+        self.transact(|tx, now| {
+            let mut task = load(
+                tx,
+                "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
+                &[&self.name, &id],
+            )?
+            .pop()
+            .ok_or_else(|| StoreError::UnknownTask {
+                id: id.chars().take(80).collect(),
+            })?;
+            rule(&mut task, now)?;
+            save(tx, &self.name, &task)?;
+            if let Some(agent) = worker {
+                touch(tx, &self.name, agent, now)?;
+            }
+            Ok(task)
+        })
+    }
+}
+
+/// Connects to `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`).
+fn connect(url: &str) -> Result<Client> {
+    Ok(Client::connect(url, NoTls)?)
+}
+
+/// The transaction's time: the database's clock, the same for every statement in it.
+fn database_now(tx: &mut Transaction) -> Result<Timestamp> {
+    let now: DateTime<Utc> = tx.query_one("SELECT now()", &[])?.get(0);
+    Ok(Timestamp(now))
+}
+
+fn exists(tx: &mut Transaction, project: &str, id: &str) -> Result<bool> {
+    Ok(tx
+        .query_opt(
+            "SELECT 1 FROM baton_tasks WHERE project = $1 AND id = $2",
+            &[&project, &id],
+        )?
+        .is_some())
+}
+
+/// The tasks a query's first column (`body`) holds.
+fn load(
+    client: &mut impl GenericClient,
+    sql: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<Vec<Task>> {
+    client
+        .query(sql, params)?
+        .into_iter()
+        .map(|row| {
+            let body: Value = row.get(0);
+            serde_json::from_value(body).map_err(|e| PgError::Corrupt(e.to_string()))
+        })
+        .collect()
+}
+
+/// Writes `task` back to its row, with the columns queries use.
+fn save(tx: &mut Transaction, project: &str, task: &Task) -> Result<()> {
+    tx.execute(
+        "UPDATE baton_tasks
+         SET status = $3, priority = $4, claimed_by = $5, lease_expires_at = $6,
+             dependencies = $7, body = $8
+         WHERE project = $1 AND id = $2",
+        &[
+            &project,
+            &task.id,
+            &task.status.as_str(),
+            &(task.priority as i32),
+            &task.claimed_by,
+            &task.lease_expires_at.map(|t| t.0),
+            &task.dependencies,
+            &to_body(task),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records `agent` as alive at `now`.
+fn touch(tx: &mut Transaction, project: &str, agent: &str, now: Timestamp) -> Result<()> {
+    tx.execute(
+        "INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, $2, $3)
+         ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen",
+        &[&project, &agent, &now.0],
+    )?;
+    Ok(())
+}
+
+fn to_body(task: &Task) -> Value {
+    serde_json::to_value(task).expect("a task serialises")
+}

@@ -1,0 +1,153 @@
+//! The task store on a real PostgreSQL server (a throwaway one per test binary): the same
+//! rules and refusals as the folder, claims exactly once under contention, and a schema from a
+//! newer `baton` refused.
+
+use std::collections::HashSet;
+
+use baton_pg::{PgError, PgProject};
+use baton_store::lifecycle::{Completion, NewTask};
+use baton_store::{ErrorKind, TaskStatus};
+use baton_test_support::pg::PgServer;
+
+fn project(server: &PgServer, name: &str) -> PgProject {
+    PgProject::init(server.url(), name, "Test goal", None).unwrap()
+}
+
+fn task(description: &str, priority: u32, dependencies: &[&str]) -> NewTask {
+    NewTask {
+        description: description.into(),
+        priority,
+        dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
+        ..NewTask::default()
+    }
+}
+
+#[test]
+fn tasks_go_through_their_lifecycle_with_the_folders_rules_and_words() {
+    let server = PgServer::shared();
+    let p = project(&server, "lifecycle");
+    let a = p.add_task(task("A", 5, &[])).unwrap();
+    let b = p.add_task(task("B", 1, &["task-1"])).unwrap();
+    let c = p.add_task(task("C", 3, &[])).unwrap();
+    assert_eq!(
+        (a.id.as_str(), b.id.as_str(), c.id.as_str()),
+        ("task-1", "task-2", "task-3")
+    );
+
+    // Unknown dependencies and duplicate ids are refused as the folder refuses them.
+    let unknown = p.add_task(task("D", 5, &["ghost"])).unwrap_err();
+    assert_eq!(unknown.kind(), ErrorKind::UnknownDependency, "{unknown}");
+    let mut named = task("E", 5, &[]);
+    named.id = Some("task-1".into());
+    assert_eq!(
+        p.add_task(named).unwrap_err().kind(),
+        ErrorKind::DuplicateTask
+    );
+
+    // Best ready first: task-2 has priority 1 but waits for task-1, so task-3 comes first.
+    let first = p.claim("w1").unwrap().unwrap();
+    assert_eq!(first.task.id, "task-3");
+    let second = p.claim("w2").unwrap().unwrap();
+    assert_eq!(second.task.id, "task-1");
+    assert!(p.claim("w3").unwrap().is_none(), "task-2 waits for task-1");
+
+    // The folder's refusal, word for word.
+    let report = Completion {
+        output: "done A".into(),
+        ..Completion::default()
+    };
+    let early = p.complete("w2", "task-1", report.clone()).unwrap_err();
+    assert!(early.to_string().contains("start it first"), "{early}");
+    let thief = p.start("w1", "task-1").unwrap_err();
+    assert_eq!(thief.kind(), ErrorKind::NotOwner, "{thief}");
+
+    p.start("w2", "task-1").unwrap();
+    let done = p.complete("w2", "task-1", report).unwrap();
+    assert_eq!(done.status, TaskStatus::Done);
+    assert_eq!(
+        p.claim("w3").unwrap().unwrap().task.id,
+        "task-2",
+        "unblocked"
+    );
+
+    assert_eq!(p.heartbeat("w1").unwrap(), ["task-3"]);
+    p.fail("w1", "task-3", "broke").unwrap();
+    p.reset("task-3", false).unwrap();
+    p.cancel("task-3", Some("not needed")).unwrap();
+
+    let status = p.status().unwrap();
+    assert_eq!(status.goal.as_deref(), Some("Test goal"));
+    let ids: Vec<_> = status.tasks.iter().map(|t| t.task.id.as_str()).collect();
+    assert_eq!(ids, ["task-1", "task-2", "task-3"], "board order");
+    assert_eq!(status.count(TaskStatus::Done), 1);
+    assert_eq!(status.count(TaskStatus::Claimed), 1);
+    assert_eq!(status.count(TaskStatus::Cancelled), 1);
+    assert_eq!(
+        p.start("w9", "task-9").unwrap_err().kind(),
+        ErrorKind::UnknownTask
+    );
+}
+
+#[test]
+fn concurrent_workers_claim_every_task_exactly_once() {
+    const TASKS: usize = 300;
+    const WORKERS: usize = 8;
+    let server = PgServer::shared();
+    let p = project(&server, "contention");
+    for n in 0..TASKS {
+        p.add_task(task(&format!("T{n}"), 1 + (n % 5) as u32, &[]))
+            .unwrap();
+    }
+    let claimed: Vec<String> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                let server = &server;
+                s.spawn(move || {
+                    let mine = PgProject::open(server.url(), "contention").unwrap();
+                    let agent = format!("w{w}");
+                    let mut got = Vec::new();
+                    while let Some(claim) = mine.claim(&agent).unwrap() {
+                        got.push(claim.task.id);
+                    }
+                    got
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    let unique: HashSet<_> = claimed.iter().collect();
+    assert_eq!(claimed.len(), TASKS, "every task claimed");
+    assert_eq!(unique.len(), TASKS, "none claimed twice");
+}
+
+#[test]
+fn projects_are_created_once_and_must_exist_to_open() {
+    let server = PgServer::shared();
+    project(&server, "once");
+    let again = PgProject::init(server.url(), "once", "other", None);
+    assert!(matches!(again, Err(PgError::ProjectExists { .. })));
+    let missing = PgProject::open(server.url(), "nowhere");
+    assert!(matches!(missing, Err(PgError::UnknownProject { .. })));
+}
+
+#[test]
+fn a_schema_from_a_newer_baton_is_refused() {
+    // A database of its own, so the other tests' schema stays as it is.
+    let server = PgServer::shared();
+    server.admin_sql("CREATE DATABASE newer OWNER baton");
+    let base = server.url();
+    let url = format!("{}/newer", &base[..base.rfind('/').unwrap()]);
+    PgProject::init(&url, "p", "goal", None).unwrap();
+    baton_test_support::pg::psql(&url, "UPDATE baton_schema SET version = 99");
+    let refused = PgProject::open(&url, "p");
+    match refused {
+        Err(e @ PgError::SchemaTooNew { .. }) => {
+            assert!(e.to_string().contains("upgrade baton"), "{e}")
+        }
+        Err(other) => panic!("refused for another reason: {other}"),
+        Ok(_) => panic!("a newer schema was used"),
+    }
+}
