@@ -1,40 +1,64 @@
-//! [`PgError`]: what can go wrong with a project in PostgreSQL, each with the store's kind.
+//! How a database failure reaches the caller: as the store's own error
+//! ([`StoreError::Database`] and friends), with a message that names the store (never its
+//! password) and says what to do. Inside the crate, an operation's failure is either a refusal
+//! of the rules or the database's; [`Failure`] carries both until the boundary.
 
-use baton_store::{ErrorKind, StoreError};
+use baton_store::StoreError;
 
-#[derive(Debug, thiserror::Error)]
-pub enum PgError {
-    /// A rule of the task store refused (the same refusal the folder gives).
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(
-        "the database's Baton schema is version {found}, newer than this baton knows ({known}); upgrade baton"
-    )]
-    SchemaTooNew { found: i32, known: i32 },
-    #[error(
-        "no project {name:?} in this database; create it with `baton leader init … --store URL`"
-    )]
-    UnknownProject { name: String },
-    #[error("a project {name:?} exists in this database already")]
-    ProjectExists { name: String },
-    #[error("PostgreSQL: {0}")]
-    Database(#[from] postgres::Error),
-    #[error("a task row does not parse: {0}")]
-    Corrupt(String),
+pub(crate) enum Failure {
+    Store(StoreError),
+    Database(postgres::Error),
 }
 
-impl PgError {
-    /// A stable name for scripts and the UI.
-    pub fn kind(&self) -> ErrorKind {
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::Store(e)
+    }
+}
+
+impl From<postgres::Error> for Failure {
+    fn from(e: postgres::Error) -> Self {
+        Failure::Database(e)
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, Failure>;
+
+impl Failure {
+    /// The store's error, for the database at `store` (`user@host:port/db`).
+    pub(crate) fn at(self, store: &str) -> StoreError {
         match self {
-            PgError::Store(e) => e.kind(),
-            PgError::SchemaTooNew { .. } => ErrorKind::CorruptFile,
-            PgError::UnknownProject { .. } => ErrorKind::NotInitialized,
-            PgError::ProjectExists { .. } => ErrorKind::AlreadyInitialized,
-            PgError::Database(_) => ErrorKind::Io,
-            PgError::Corrupt(_) => ErrorKind::CorruptFile,
+            Failure::Store(e) => e,
+            Failure::Database(e) => database(store, &e),
         }
     }
 }
 
-pub type Result<T> = std::result::Result<T, PgError>;
+/// A database error in words a user can act on.
+pub(crate) fn database(store: &str, e: &postgres::Error) -> StoreError {
+    let message = match e.as_db_error() {
+        Some(db) => match db.code().code() {
+            "28P01" | "28000" => format!(
+                "PostgreSQL at {store} refused the login: {}; give the password in the URL, PGPASSWORD or ~/.pgpass",
+                db.message()
+            ),
+            "3D000" => format!(
+                "PostgreSQL at {store}: {}; create the database first (`createdb`), or name another in the URL",
+                db.message()
+            ),
+            _ => format!("PostgreSQL at {store}: {}", db.message()),
+        },
+        None if e.is_closed() => {
+            format!("the connection to PostgreSQL at {store} was lost ({e}); try again")
+        }
+        None => {
+            let cause = std::error::Error::source(e)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| e.to_string());
+            format!(
+                "cannot reach PostgreSQL at {store}: {cause}; check the host and port, and that the server runs and accepts TCP connections"
+            )
+        }
+    };
+    StoreError::Database { message }
+}

@@ -11,12 +11,14 @@
 //! `baton-store`'s rules (`baton_store::rules`) and writes the row back. What needs other
 //! tasks (a claim's readiness: every dependency done) is a query.
 //!
+//! Errors are `baton-store`'s (`StoreError`, database failures included), and [`PgProject`]
+//! implements `baton_store::TaskStore`, the seam every front end reaches tasks through.
+//!
 //! Status: the base of the PostgreSQL store (issue 12): schema and migrations, the task
 //! lifecycle and the board. Not yet reachable from the CLI.
 
-pub mod error;
+mod error;
 pub mod schema;
 pub mod tasks;
 
-pub use error::{PgError, Result};
 pub use tasks::PgProject;

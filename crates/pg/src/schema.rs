@@ -4,7 +4,9 @@
 
 use postgres::Client;
 
-use crate::error::{PgError, Result};
+use baton_store::StoreError;
+
+use crate::error::Result;
 
 /// The schema this `baton` writes.
 pub const VERSION: i32 = 1;
@@ -49,8 +51,9 @@ CREATE TABLE baton_agents (
 /// An arbitrary key for the advisory lock that serialises migrations.
 const MIGRATION_LOCK: i64 = 0x6261_746f_6e01;
 
-/// Brings the database's Baton schema to [`VERSION`]; refuses a newer one.
-pub fn migrate(client: &mut Client) -> Result<()> {
+/// Brings the database's Baton schema to [`VERSION`]; refuses a newer one. `store` names the
+/// database in messages.
+pub(crate) fn migrate(client: &mut Client, store: &str) -> Result<()> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS baton_schema (version integer NOT NULL)")?;
@@ -59,10 +62,12 @@ pub fn migrate(client: &mut Client) -> Result<()> {
         .map(|row| row.get(0));
     let current = found.unwrap_or(0);
     if current > VERSION {
-        return Err(PgError::SchemaTooNew {
+        return Err(StoreError::SchemaTooNew {
+            store: store.to_string(),
             found: current,
             known: VERSION,
-        });
+        }
+        .into());
     }
     for migration in &MIGRATIONS[current as usize..] {
         tx.batch_execute(migration)?;

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask};
 use baton_store::model::{Task, TaskFile};
-use baton_store::{StatusReport, StoreError, Timestamp};
+use baton_store::{StatusReport, StoreError, TaskStore, Timestamp};
 use chrono::{DateTime, Utc};
 use postgres::{Client, GenericClient, NoTls, Transaction};
 use serde_json::Value;
 
-use crate::error::{PgError, Result};
+use crate::error::{Failure, Result};
 use crate::schema;
 
 /// Where a ready task is: available, or held on an expired lease, with every dependency done
@@ -28,44 +28,65 @@ const READY: &str = "(t.status = 'available'
 pub struct PgProject {
     client: Mutex<Client>,
     name: String,
+    /// `user@host:port/db`, for messages (never the password).
+    store: String,
     lease: Duration,
 }
 
 impl PgProject {
     /// Creates project `name` (migrating the schema first).
-    pub fn init(url: &str, name: &str, goal: &str, approach: Option<&str>) -> Result<PgProject> {
-        let mut client = connect(url)?;
-        schema::migrate(&mut client)?;
-        let created = client.execute(
-            "INSERT INTO baton_projects (name, goal, approach) VALUES ($1, $2, $3)
-             ON CONFLICT (name) DO NOTHING",
-            &[&name, &goal, &approach],
-        )?;
-        if created == 0 {
-            return Err(PgError::ProjectExists {
-                name: name.to_string(),
-            });
-        }
-        Ok(PgProject::over(client, name))
+    pub fn init(
+        url: &str,
+        name: &str,
+        goal: &str,
+        approach: Option<&str>,
+    ) -> baton_store::Result<PgProject> {
+        let store = describe(url);
+        let created = (|| {
+            let mut client = connect(url)?;
+            schema::migrate(&mut client, &store)?;
+            let created = client.execute(
+                "INSERT INTO baton_projects (name, goal, approach) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO NOTHING",
+                &[&name, &goal, &approach],
+            )?;
+            if created == 0 {
+                return Err(Failure::from(StoreError::ProjectExists {
+                    name: name.to_string(),
+                    store: store.clone(),
+                }));
+            }
+            Ok(client)
+        })()
+        .map_err(|e| e.at(&store))?;
+        Ok(PgProject::over(created, name, store))
     }
 
     /// Opens project `name`, which must exist.
-    pub fn open(url: &str, name: &str) -> Result<PgProject> {
-        let mut client = connect(url)?;
-        schema::migrate(&mut client)?;
-        let known = client.query_opt("SELECT 1 FROM baton_projects WHERE name = $1", &[&name])?;
-        if known.is_none() {
-            return Err(PgError::UnknownProject {
-                name: name.to_string(),
-            });
-        }
-        Ok(PgProject::over(client, name))
+    pub fn open(url: &str, name: &str) -> baton_store::Result<PgProject> {
+        let store = describe(url);
+        let client = (|| {
+            let mut client = connect(url)?;
+            schema::migrate(&mut client, &store)?;
+            let known =
+                client.query_opt("SELECT 1 FROM baton_projects WHERE name = $1", &[&name])?;
+            if known.is_none() {
+                return Err(Failure::from(StoreError::UnknownProject {
+                    name: name.to_string(),
+                    store: store.clone(),
+                }));
+            }
+            Ok(client)
+        })()
+        .map_err(|e| e.at(&store))?;
+        Ok(PgProject::over(client, name, store))
     }
 
-    fn over(client: Client, name: &str) -> PgProject {
+    fn over(client: Client, name: &str, store: String) -> PgProject {
         PgProject {
             client: Mutex::new(client),
             name: name.to_string(),
+            store,
             lease: DEFAULT_LEASE,
         }
     }
@@ -80,19 +101,25 @@ impl PgProject {
         &self.name
     }
 
-    /// Runs `op` in one transaction on the project's connection.
-    fn transact<T>(&self, op: impl FnOnce(&mut Transaction, Timestamp) -> Result<T>) -> Result<T> {
+    /// Runs `op` in one transaction on the project's connection; a failure rolls it back.
+    fn transact<T>(
+        &self,
+        op: impl FnOnce(&mut Transaction, Timestamp) -> Result<T>,
+    ) -> baton_store::Result<T> {
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        let mut tx = client.transaction()?;
-        let now = database_now(&mut tx)?;
-        let out = op(&mut tx, now)?;
-        tx.commit()?;
-        Ok(out)
+        let run = || -> Result<T> {
+            let mut tx = client.transaction()?;
+            let now = database_now(&mut tx)?;
+            let out = op(&mut tx, now)?;
+            tx.commit()?;
+            Ok(out)
+        };
+        run().map_err(|e| e.at(&self.store))
     }
 
     /// Adds a task, validated as the folder validates it (ids, text, priority, files, unknown
     /// dependencies); its id is the next free `task-N` unless chosen.
-    pub fn add_task(&self, mut new: NewTask) -> Result<Task> {
+    pub fn add_task(&self, mut new: NewTask) -> baton_store::Result<Task> {
         self.transact(|tx, now| {
             // The project row serialises adds: ids and positions are handed out in order.
             let row = tx.query_one(
@@ -146,7 +173,7 @@ impl PgProject {
 
     /// Claims the best ready task for `agent` (priority, then age, then board order); `None`
     /// when nothing is ready. Rows other workers are claiming are skipped, not waited for.
-    pub fn claim(&self, agent: &str) -> Result<Option<Claim>> {
+    pub fn claim(&self, agent: &str) -> baton_store::Result<Option<Claim>> {
         baton_store::names::validate_agent_id(agent)?;
         self.transact(|tx, now| {
             let sql = format!(
@@ -167,42 +194,81 @@ impl PgProject {
         })
     }
 
+    /// Claims the task `id` for `agent` if it is ready (dependencies done; available, or held
+    /// on an expired lease), refused with the reason otherwise.
+    pub fn claim_task(&self, agent: &str, id: &str) -> baton_store::Result<Claim> {
+        baton_store::names::validate_agent_id(agent)?;
+        self.transact(|tx, now| {
+            let mut task = load(
+                tx,
+                "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
+                &[&self.name, &id],
+            )?
+            .pop()
+            .ok_or_else(|| StoreError::UnknownTask {
+                id: id.chars().take(80).collect(),
+            })?;
+            task.check_claimable(now, self.lease)?;
+            let blockers: Vec<String> = tx
+                .query(
+                    "SELECT d.id FROM unnest($2::text[]) WITH ORDINALITY AS d(id, n)
+                     LEFT JOIN baton_tasks u ON u.project = $1 AND u.id = d.id
+                     WHERE u.status IS DISTINCT FROM 'done' ORDER BY d.n",
+                    &[&self.name, &task.dependencies],
+                )?
+                .into_iter()
+                .map(|row| row.get(0))
+                .collect();
+            if !blockers.is_empty() {
+                let hint = format!("; it waits for {}", blockers.join(", "));
+                return Err(baton_store::rules::illegal(&task, "claim", &hint).into());
+            }
+            let reclaimed_from = task.take(agent, now, self.lease);
+            save(tx, &self.name, &task)?;
+            touch(tx, &self.name, agent, now)?;
+            Ok(Claim {
+                task,
+                reclaimed_from,
+            })
+        })
+    }
+
     /// The owner starts work on its claimed task.
-    pub fn start(&self, agent: &str, id: &str) -> Result<Task> {
+    pub fn start(&self, agent: &str, id: &str) -> baton_store::Result<Task> {
         let lease = self.lease;
         self.change(id, Some(agent), |task, now| task.start(agent, now, lease))
     }
 
     /// The owner completes its task in progress.
-    pub fn complete(&self, agent: &str, id: &str, report: Completion) -> Result<Task> {
+    pub fn complete(&self, agent: &str, id: &str, report: Completion) -> baton_store::Result<Task> {
         self.change(id, Some(agent), |task, now| {
             task.complete(agent, report, now)
         })
     }
 
     /// The owner fails its task, saying why.
-    pub fn fail(&self, agent: &str, id: &str, reason: &str) -> Result<Task> {
+    pub fn fail(&self, agent: &str, id: &str, reason: &str) -> baton_store::Result<Task> {
         self.change(id, Some(agent), |task, now| task.fail(agent, reason, now))
     }
 
     /// The owner hands its task back.
-    pub fn release(&self, agent: &str, id: &str) -> Result<Task> {
+    pub fn release(&self, agent: &str, id: &str) -> baton_store::Result<Task> {
         self.change(id, Some(agent), |task, _| task.release(agent))
     }
 
     /// The leader puts a failed, cancelled or stale task back to available.
-    pub fn reset(&self, id: &str, force: bool) -> Result<Task> {
+    pub fn reset(&self, id: &str, force: bool) -> baton_store::Result<Task> {
         let lease = self.lease;
         self.change(id, None, |task, now| task.reset(now, lease, force))
     }
 
     /// The leader cancels an unfinished task.
-    pub fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task> {
+    pub fn cancel(&self, id: &str, reason: Option<&str>) -> baton_store::Result<Task> {
         self.change(id, None, |task, now| task.cancel(reason, now))
     }
 
     /// Renews `agent`'s leases; returns the ids of the tasks it holds.
-    pub fn heartbeat(&self, agent: &str) -> Result<Vec<String>> {
+    pub fn heartbeat(&self, agent: &str) -> baton_store::Result<Vec<String>> {
         baton_store::names::validate_agent_id(agent)?;
         let lease = self.lease;
         self.transact(|tx, now| {
@@ -226,7 +292,7 @@ impl PgProject {
     }
 
     /// The board: every task in order, with counts (the one read of the whole project).
-    pub fn status(&self) -> Result<StatusReport> {
+    pub fn status(&self) -> baton_store::Result<StatusReport> {
         let lease = self.lease;
         self.transact(|tx, now| {
             let goal: String = tx
@@ -251,7 +317,7 @@ impl PgProject {
         id: &str,
         worker: Option<&str>,
         rule: impl FnOnce(&mut Task, Timestamp) -> baton_store::Result<()>,
-    ) -> Result<Task> {
+    ) -> baton_store::Result<Task> {
         if let Some(agent) = worker {
             baton_store::names::validate_agent_id(agent)?;
         }
@@ -280,6 +346,27 @@ fn connect(url: &str) -> Result<Client> {
     Ok(Client::connect(url, NoTls)?)
 }
 
+/// `user@host:port/db` from `url`, for messages: never the password.
+fn describe(url: &str) -> String {
+    let Ok(config) = url.parse::<postgres::Config>() else {
+        return "(an unreadable URL)".to_string();
+    };
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".into());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "{}@{host}:{port}/{}",
+        config.get_user().unwrap_or(""),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
 /// The transaction's time: the database's clock, the same for every statement in it.
 fn database_now(tx: &mut Transaction) -> Result<Timestamp> {
     let now: DateTime<Utc> = tx.query_one("SELECT now()", &[])?.get(0);
@@ -306,7 +393,12 @@ fn load(
         .into_iter()
         .map(|row| {
             let body: Value = row.get(0);
-            serde_json::from_value(body).map_err(|e| PgError::Corrupt(e.to_string()))
+            serde_json::from_value(body).map_err(|e| {
+                Failure::from(StoreError::InvalidInput {
+                    field: "task row",
+                    reason: format!("does not parse: {e}"),
+                })
+            })
         })
         .collect()
 }
@@ -344,4 +436,40 @@ fn touch(tx: &mut Transaction, project: &str, agent: &str, now: Timestamp) -> Re
 
 fn to_body(task: &Task) -> Value {
     serde_json::to_value(task).expect("a task serialises")
+}
+
+impl TaskStore for PgProject {
+    fn add_task(&self, new: NewTask) -> baton_store::Result<Task> {
+        PgProject::add_task(self, new)
+    }
+    fn claim(&self, agent: &str) -> baton_store::Result<Option<Claim>> {
+        PgProject::claim(self, agent)
+    }
+    fn claim_task(&self, agent: &str, id: &str) -> baton_store::Result<Claim> {
+        PgProject::claim_task(self, agent, id)
+    }
+    fn start(&self, agent: &str, id: &str) -> baton_store::Result<Task> {
+        PgProject::start(self, agent, id)
+    }
+    fn complete(&self, agent: &str, id: &str, report: Completion) -> baton_store::Result<Task> {
+        PgProject::complete(self, agent, id, report)
+    }
+    fn fail(&self, agent: &str, id: &str, reason: &str) -> baton_store::Result<Task> {
+        PgProject::fail(self, agent, id, reason)
+    }
+    fn release(&self, agent: &str, id: &str) -> baton_store::Result<Task> {
+        PgProject::release(self, agent, id)
+    }
+    fn heartbeat(&self, agent: &str) -> baton_store::Result<Vec<String>> {
+        PgProject::heartbeat(self, agent)
+    }
+    fn reset(&self, id: &str, force: bool) -> baton_store::Result<Task> {
+        PgProject::reset(self, id, force)
+    }
+    fn cancel(&self, id: &str, reason: Option<&str>) -> baton_store::Result<Task> {
+        PgProject::cancel(self, id, reason)
+    }
+    fn status(&self) -> baton_store::Result<StatusReport> {
+        PgProject::status(self)
+    }
 }

@@ -4,9 +4,9 @@
 
 use std::collections::HashSet;
 
-use baton_pg::{PgError, PgProject};
+use baton_pg::PgProject;
 use baton_store::lifecycle::{Completion, NewTask};
-use baton_store::{ErrorKind, TaskStatus};
+use baton_store::{ErrorKind, StoreError, TaskStatus};
 use baton_test_support::pg::PgServer;
 
 fn project(server: &PgServer, name: &str) -> PgProject {
@@ -128,9 +128,41 @@ fn projects_are_created_once_and_must_exist_to_open() {
     let server = PgServer::shared();
     project(&server, "once");
     let again = PgProject::init(server.url(), "once", "other", None);
-    assert!(matches!(again, Err(PgError::ProjectExists { .. })));
+    assert!(matches!(again, Err(StoreError::ProjectExists { .. })));
     let missing = PgProject::open(server.url(), "nowhere");
-    assert!(matches!(missing, Err(PgError::UnknownProject { .. })));
+    assert!(matches!(missing, Err(StoreError::UnknownProject { .. })));
+}
+
+#[test]
+fn a_wrong_password_or_an_unreachable_server_says_what_to_do_without_the_password() {
+    let server = PgServer::shared();
+    let url = server.url();
+    let at = url.find(':').unwrap() + 3; // after "postgres://"
+    let colon = at + url[at..].find(':').unwrap();
+    let wrong = format!(
+        "{}:not-the-password{}",
+        &url[..colon],
+        &url[url.find('@').unwrap()..]
+    );
+    let refused = PgProject::open(&wrong, "x").err().expect("refused");
+    let text = refused.to_string();
+    assert_eq!(refused.kind(), ErrorKind::Database, "{text}");
+    assert!(
+        text.contains("PGPASSWORD") && !text.contains("not-the-password"),
+        "{text}"
+    );
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let nowhere = format!("postgres://baton:secret@127.0.0.1:{port}/baton");
+    let unreachable = PgProject::open(&nowhere, "x").err().expect("refused");
+    let text = unreachable.to_string();
+    assert!(
+        text.contains("cannot reach PostgreSQL at baton@127.0.0.1"),
+        "{text}"
+    );
+    assert!(!text.contains("secret"), "{text}");
 }
 
 #[test]
@@ -144,7 +176,7 @@ fn a_schema_from_a_newer_baton_is_refused() {
     baton_test_support::pg::psql(&url, "UPDATE baton_schema SET version = 99");
     let refused = PgProject::open(&url, "p");
     match refused {
-        Err(e @ PgError::SchemaTooNew { .. }) => {
+        Err(e @ StoreError::SchemaTooNew { .. }) => {
             assert!(e.to_string().contains("upgrade baton"), "{e}")
         }
         Err(other) => panic!("refused for another reason: {other}"),

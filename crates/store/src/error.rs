@@ -74,6 +74,30 @@ pub enum StoreError {
         hint: String,
     },
 
+    /// A project kept in a database could not be reached or read; the message names the
+    /// store (never its password) and what to do.
+    #[error("{message}")]
+    Database { message: String },
+
+    #[error(
+        "no project {name:?} in the database {store}; create it with `baton leader init GOAL --store URL --project {name}`"
+    )]
+    UnknownProject { name: String, store: String },
+
+    #[error(
+        "the database {store} holds a project {name:?} already; open it with `baton connect URL --project {name}` or choose another name"
+    )]
+    ProjectExists { name: String, store: String },
+
+    #[error(
+        "the database {store} holds Baton's schema version {found}, newer than this baton knows ({known}); upgrade baton"
+    )]
+    SchemaTooNew {
+        store: String,
+        found: i32,
+        known: i32,
+    },
+
     #[error("no run {run}; {}", match latest { Some(n) => format!("the latest is run {n} (`baton run list`)"), None => "start one with `baton run new`".to_string() })]
     UnknownRun { run: u32, latest: Option<u32> },
 
@@ -147,6 +171,10 @@ impl StoreError {
             StoreError::PathRefused { .. } => ErrorKind::InvalidPath,
             StoreError::NotASignal { .. } => ErrorKind::NotASignal,
             StoreError::Io { .. } => ErrorKind::Io,
+            StoreError::Database { .. } => ErrorKind::Database,
+            StoreError::UnknownProject { .. } => ErrorKind::NotInitialized,
+            StoreError::ProjectExists { .. } => ErrorKind::AlreadyInitialized,
+            StoreError::SchemaTooNew { .. } => ErrorKind::SchemaTooNew,
         }
     }
 }

@@ -30,6 +30,10 @@ pub enum ErrorKind {
     InvalidPath,
     NotASignal,
     Io,
+    /// A project kept in PostgreSQL could not be reached or read.
+    Database,
+    /// The database's Baton schema is newer than this baton.
+    SchemaTooNew,
     // Watching and running commands.
     Watch,
     Spawn,
@@ -79,6 +83,8 @@ impl ErrorKind {
             ErrorKind::InvalidPath => "invalid_path",
             ErrorKind::NotASignal => "not_a_signal",
             ErrorKind::Io => "io",
+            ErrorKind::Database => "database",
+            ErrorKind::SchemaTooNew => "schema_too_new",
             ErrorKind::Watch => "watch",
             ErrorKind::Spawn => "spawn",
             ErrorKind::UnknownAgent => "unknown_agent",
@@ -136,6 +142,8 @@ mod tests {
             "invalid_path",
             "not_a_signal",
             "io",
+            "database",
+            "schema_too_new",
             "watch",
             "spawn",
             "unknown_agent",

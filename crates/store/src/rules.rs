@@ -227,7 +227,7 @@ fn drop_holder(task: &mut Task) {
 }
 
 /// The refusal of `action` on `task` in its present state, with a hint of what to do.
-pub(crate) fn illegal(task: &Task, action: &'static str, hint: &str) -> StoreError {
+pub fn illegal(task: &Task, action: &'static str, hint: &str) -> StoreError {
     StoreError::IllegalTransition {
         task: task.id.clone(),
         action,
