@@ -6,9 +6,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask};
-use baton_store::model::{Task, TaskFile};
+use baton_store::model::{Task, TaskFile, TaskStatus};
 use baton_store::{StatusReport, StoreError, TaskStore, Timestamp};
 use chrono::{DateTime, Utc};
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, GenericClient, NoTls, Transaction};
 use serde_json::Value;
 
@@ -24,9 +25,14 @@ const READY: &str = "(t.status = 'available'
       LEFT JOIN baton_tasks u ON u.project = t.project AND u.id = d.id
       WHERE u.status IS DISTINCT FROM 'done')";
 
+/// The channel waiting claims listen on; the payload is the project's name.
+const CHANNEL: &str = "baton_tasks";
+
 /// A project in a PostgreSQL database, over one connection.
 pub struct PgProject {
     client: Mutex<Client>,
+    /// For the extra connection a waiting claim listens on.
+    url: String,
     name: String,
     /// `user@host:port/db`, for messages (never the password).
     store: String,
@@ -59,7 +65,7 @@ impl PgProject {
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
-        Ok(PgProject::over(created, name, store))
+        Ok(PgProject::over(created, url, name, store))
     }
 
     /// Opens project `name`, which must exist.
@@ -79,12 +85,13 @@ impl PgProject {
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
-        Ok(PgProject::over(client, name, store))
+        Ok(PgProject::over(client, url, name, store))
     }
 
-    fn over(client: Client, name: &str, store: String) -> PgProject {
+    fn over(client: Client, url: &str, name: &str, store: String) -> PgProject {
         PgProject {
             client: Mutex::new(client),
+            url: url.to_string(),
             name: name.to_string(),
             store,
             lease: DEFAULT_LEASE,
@@ -167,6 +174,7 @@ impl PgProject {
                 "UPDATE baton_projects SET next_number = $2, next_position = $3 WHERE name = $1",
                 &[&self.name, &number, &(position + 1)],
             )?;
+            wake(tx, &self.name)?;
             Ok(task)
         })
     }
@@ -243,6 +251,73 @@ impl PgProject {
     pub fn complete(&self, agent: &str, id: &str, report: Completion) -> baton_store::Result<Task> {
         self.change(id, Some(agent), |task, now| {
             task.complete(agent, report, now)
+        })
+    }
+
+    /// Claims the best ready task for `agent`, waiting until one is: woken by `NOTIFY` when a
+    /// task is added, completed, released or reset, and by a timer when the next lease runs
+    /// out (an expiry sends no notification). No polling while the connection is healthy.
+    /// `armed` is called once the listener is in place and nothing was ready. `None` when
+    /// `timeout` passed first.
+    pub fn claim_when_ready(
+        &self,
+        agent: &str,
+        timeout: Option<Duration>,
+        armed: impl FnOnce(),
+    ) -> baton_store::Result<Option<Claim>> {
+        baton_store::names::validate_agent_id(agent)?;
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut listener = connect(&self.url)
+            .and_then(|mut c| {
+                c.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+                Ok(c)
+            })
+            .map_err(|e| e.at(&self.store))?;
+        let mut armed = Some(armed);
+        loop {
+            // Listening first, then looking: a task made ready in between is either seen now
+            // or notified after.
+            if let Some(claim) = self.claim(agent)? {
+                return Ok(Some(claim));
+            }
+            if let Some(armed) = armed.take() {
+                armed();
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            if left.is_some_and(|d| d.is_zero()) {
+                return Ok(None);
+            }
+            let wait = [self.next_lease_expiry()?, left]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(Duration::from_secs(3600));
+            // Until this project's notification or the timer; other projects' are skipped.
+            let until = std::time::Instant::now() + wait;
+            let mut notifications = listener.notifications();
+            let mut waiting = notifications.timeout_iter(wait);
+            while let Some(notice) = waiting
+                .next()
+                .map_err(|e| crate::error::database(&self.store, &e))?
+            {
+                if notice.payload() == self.name || std::time::Instant::now() >= until {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// How long until the earliest lease of this project runs out, by the database's clock.
+    fn next_lease_expiry(&self) -> baton_store::Result<Option<Duration>> {
+        self.transact(|tx, now| {
+            let next: Option<DateTime<Utc>> = tx
+                .query_one(
+                    "SELECT min(lease_expires_at) FROM baton_tasks
+                     WHERE project = $1 AND status IN ('claimed', 'in_progress')",
+                    &[&self.name],
+                )?
+                .get(0);
+            Ok(next.map(|end| Timestamp(end).remaining(now)))
         })
     }
 
@@ -333,6 +408,10 @@ impl PgProject {
             })?;
             rule(&mut task, now)?;
             save(tx, &self.name, &task)?;
+            // Available again, or done (its dependents may be ready): waiting claims look.
+            if matches!(task.status, TaskStatus::Available | TaskStatus::Done) {
+                wake(tx, &self.name)?;
+            }
             if let Some(agent) = worker {
                 touch(tx, &self.name, agent, now)?;
             }
@@ -421,6 +500,12 @@ fn save(tx: &mut Transaction, project: &str, task: &Task) -> Result<()> {
             &to_body(task),
         ],
     )?;
+    Ok(())
+}
+
+/// Tells waiting claims (at commit) that a task of `project` may have become ready.
+fn wake(tx: &mut Transaction, project: &str) -> Result<()> {
+    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &project])?;
     Ok(())
 }
 

@@ -1,0 +1,96 @@
+//! Waiting claims on PostgreSQL: woken by `NOTIFY` when a task becomes ready, and by a timer
+//! when a lease runs out; a timeout returns nothing. Each waiter says when it is listening,
+//! and the test acts only then, so nothing here races a sleep.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use baton_pg::PgProject;
+use baton_store::lifecycle::{Completion, NewTask};
+use baton_test_support::PATIENCE;
+use baton_test_support::pg::PgServer;
+
+fn new(description: &str, dependencies: &[&str]) -> NewTask {
+    NewTask {
+        description: description.into(),
+        dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
+        ..NewTask::default()
+    }
+}
+
+/// Starts `claim_when_ready` for `agent` on its own connection; returns once it listens, with
+/// the channel its result comes on.
+fn waiter(
+    url: &str,
+    project: &str,
+    agent: &'static str,
+    timeout: Duration,
+) -> mpsc::Receiver<Option<String>> {
+    let (armed_tx, armed_rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel();
+    let (url, project) = (url.to_string(), project.to_string());
+    std::thread::spawn(move || {
+        let p = PgProject::open(&url, &project).unwrap();
+        let claim = p
+            .claim_when_ready(agent, Some(timeout), || armed_tx.send(()).unwrap())
+            .unwrap();
+        let _ = done_tx.send(claim.map(|c| c.task.id));
+    });
+    armed_rx.recv_timeout(PATIENCE).expect("the waiter listens");
+    done_rx
+}
+
+#[test]
+fn a_waiting_claim_wakes_when_a_task_is_added_or_its_dependency_is_done() {
+    let server = PgServer::shared();
+    let p = PgProject::init(server.url(), "wake", "goal", None).unwrap();
+    let woke = waiter(server.url(), "wake", "w1", PATIENCE * 2);
+    p.add_task(new("A", &[])).unwrap();
+    assert_eq!(
+        woke.recv_timeout(PATIENCE).unwrap().as_deref(),
+        Some("task-1")
+    );
+
+    // task-2 waits for task-1, which w1 holds; completing task-1 wakes the next waiter.
+    p.add_task(new("B", &["task-1"])).unwrap();
+    let woke = waiter(server.url(), "wake", "w2", PATIENCE * 2);
+    p.start("w1", "task-1").unwrap();
+    let report = Completion {
+        output: "did A".into(),
+        ..Completion::default()
+    };
+    p.complete("w1", "task-1", report).unwrap();
+    assert_eq!(
+        woke.recv_timeout(PATIENCE).unwrap().as_deref(),
+        Some("task-2")
+    );
+}
+
+#[test]
+fn a_lease_running_out_wakes_a_waiter_without_any_notification() {
+    let server = PgServer::shared();
+    let p = PgProject::init(server.url(), "expiry", "goal", None)
+        .unwrap()
+        .with_lease(Duration::from_secs(1));
+    p.add_task(new("A", &[])).unwrap();
+    p.claim("gone").unwrap().unwrap();
+    let started = Instant::now();
+    let woke = waiter(server.url(), "expiry", "w2", PATIENCE * 2);
+    // The waiter's own lease setting does not matter: the claim's expiry is in the row.
+    assert_eq!(
+        woke.recv_timeout(PATIENCE).unwrap().as_deref(),
+        Some("task-1")
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "not before the lease ran out"
+    );
+}
+
+#[test]
+fn a_waiting_claim_gives_up_at_its_timeout() {
+    let server = PgServer::shared();
+    PgProject::init(server.url(), "nothing", "goal", None).unwrap();
+    let woke = waiter(server.url(), "nothing", "w1", Duration::from_millis(300));
+    assert_eq!(woke.recv_timeout(PATIENCE).unwrap(), None);
+}
