@@ -5,6 +5,7 @@
 
 use baton_store::StoreError;
 
+#[derive(Debug)]
 pub(crate) enum Failure {
     Store(StoreError),
     Database(postgres::Error),

@@ -17,6 +17,7 @@
 //! Status: the base of the PostgreSQL store (issue 12): schema and migrations, the task
 //! lifecycle and the board. Not yet reachable from the CLI.
 
+mod connect;
 mod error;
 pub mod schema;
 pub mod tasks;

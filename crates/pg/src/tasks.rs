@@ -10,9 +10,10 @@ use baton_store::model::{Task, TaskFile, TaskStatus};
 use baton_store::{StatusReport, StoreError, TaskStore, Timestamp};
 use chrono::{DateTime, Utc};
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, GenericClient, NoTls, Transaction};
+use postgres::{Client, GenericClient, Transaction};
 use serde_json::Value;
 
+use crate::connect::connect;
 use crate::error::{Failure, Result};
 use crate::schema;
 
@@ -420,14 +421,10 @@ impl PgProject {
     }
 }
 
-/// Connects to `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`).
-fn connect(url: &str) -> Result<Client> {
-    Ok(Client::connect(url, NoTls)?)
-}
-
 /// `user@host:port/db` from `url`, for messages: never the password.
 fn describe(url: &str) -> String {
-    let Ok(config) = url.parse::<postgres::Config>() else {
+    let base = url.split_once('?').map_or(url, |(base, _)| base);
+    let Ok(config) = base.parse::<postgres::Config>() else {
         return "(an unreadable URL)".to_string();
     };
     let host = config

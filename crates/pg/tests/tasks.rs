@@ -183,3 +183,58 @@ fn a_schema_from_a_newer_baton_is_refused() {
         Ok(_) => panic!("a newer schema was used"),
     }
 }
+
+#[test]
+fn tls_verify_full_connects_and_a_wrong_ca_or_a_plain_server_is_refused() {
+    let tls = PgServer::start_tls();
+    let ca = tls.ca_certificate().expect("a TLS server has a CA");
+    let verified = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        tls.url().replace("127.0.0.1", "localhost"),
+        ca.display()
+    );
+    let p = PgProject::init(&verified, "tls", "goal", None).unwrap();
+    p.add_task(task("over TLS", 5, &[])).unwrap();
+    let on_tls = baton_test_support::pg::psql(
+        tls.admin_url(),
+        "SELECT count(*) FROM pg_stat_ssl WHERE ssl",
+    );
+    assert_ne!(on_tls, "0", "the project's connection uses TLS");
+
+    // A certificate signed by another CA is refused.
+    let other_ca = std::env::temp_dir().join(format!("baton-other-ca-{}.crt", std::process::id()));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "/dev/null",
+            "-out",
+        ])
+        .arg(&other_ca)
+        .args(["-days", "1", "-subj", "/CN=Another CA"])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let wrong_ca = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        tls.url().replace("127.0.0.1", "localhost"),
+        other_ca.display()
+    );
+    let refused = PgProject::open(&wrong_ca, "tls")
+        .err()
+        .expect("another CA is refused");
+    assert_eq!(refused.kind(), ErrorKind::Database, "{refused}");
+    let _ = std::fs::remove_file(&other_ca);
+
+    // sslmode=require against a server without TLS is refused, not silently plain.
+    let plain = PgServer::shared();
+    let required = format!("{}?sslmode=require", plain.url());
+    let refused = PgProject::init(&required, "plain", "goal", None)
+        .err()
+        .expect("refused");
+    assert_eq!(refused.kind(), ErrorKind::Database, "{refused}");
+}

@@ -47,6 +47,23 @@ impl PgServer {
     /// Starts a server (or takes `BATON_TEST_PG_URL`'s); panics with what to do when
     /// PostgreSQL is missing.
     pub fn start() -> PgServer {
+        PgServer::start_with(false)
+    }
+
+    /// Starts a server that also speaks TLS, with a certificate for `localhost` and
+    /// `127.0.0.1` signed by a CA of its own ([`PgServer::ca_certificate`]).
+    pub fn start_tls() -> PgServer {
+        PgServer::start_with(true)
+    }
+
+    /// The CA that signed a TLS server's certificate.
+    pub fn ca_certificate(&self) -> Option<PathBuf> {
+        let own = self.own.as_ref()?;
+        let ca = own.data.parent()?.join("ca.crt");
+        ca.is_file().then_some(ca)
+    }
+
+    fn start_with(tls: bool) -> PgServer {
         if let Ok(url) = std::env::var("BATON_TEST_PG_URL") {
             return PgServer {
                 admin_url: url.clone(),
@@ -96,10 +113,18 @@ impl PgServer {
         );
         let _ = std::fs::remove_file(&password_file);
         let port = free_port();
-        let socket_dir = own.data.parent().unwrap().display().to_string();
-        let options = format!(
+        let folder = own.data.parent().unwrap().to_path_buf();
+        let socket_dir = folder.display().to_string();
+        let mut options = format!(
             "-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={socket_dir} -c fsync=on"
         );
+        if tls {
+            certificates(&folder, own.run_as.as_deref());
+            options.push_str(&format!(
+                " -c ssl=on -c ssl_cert_file={0}/server.crt -c ssl_key_file={0}/server.key",
+                folder.display()
+            ));
+        }
         let log = own.data.parent().unwrap().join("server.log");
         own.run(
             "pg_ctl",
@@ -208,6 +233,84 @@ impl OwnServer {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// A CA and a server certificate it signed (for `localhost` and 127.0.0.1), made with the
+/// `openssl` command in `folder`; the server's key readable by the server's user only.
+fn certificates(folder: &Path, run_as: Option<&str>) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(folder)
+            .output()
+            .expect("openssl is missing");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=Baton test CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    std::fs::write(
+        folder.join("san.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ]);
+    let key = folder.join("server.key");
+    if let Some(user) = run_as {
+        for file in ["server.key", "server.crt"] {
+            let status = Command::new("chown")
+                .args([user, &folder.join(file).display().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 /// Runs `sql` through `psql` at `url`; panics with psql's message when it fails.

@@ -1,0 +1,205 @@
+//! Connecting to the database a project lives in, the way libpq users expect: a
+//! `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=…&sslrootcert=FILE]` URL; the password
+//! from the URL, else `PGPASSWORD`, else `~/.pgpass` (never from a project file); TLS with
+//! libpq's modes: `disable`, `prefer` (the default: TLS when the server offers it), `require`
+//! (TLS, no certificate check), `verify-ca` (the server's certificate signed by the CA in
+//! `sslrootcert`) and `verify-full` (that, and the host name matches).
+
+use std::path::PathBuf;
+
+use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
+use postgres::config::SslMode;
+use postgres::{Client, Config};
+use postgres_openssl::MakeTlsConnector;
+
+use crate::error::{Failure, Result};
+
+/// How the server's certificate is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verify {
+    Nothing,
+    Authority,
+    AuthorityAndHost,
+}
+
+/// A URL taken apart: what `postgres::Config` reads, and the TLS settings it does not.
+struct Target {
+    config: Config,
+    verify: Verify,
+    root_certificate: Option<PathBuf>,
+}
+
+fn invalid(reason: String) -> Failure {
+    Failure::from(baton_store::StoreError::InvalidInput {
+        field: "store URL",
+        reason,
+    })
+}
+
+fn parse(url: &str) -> Result<Target> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut kept = Vec::new();
+    let mut mode = "prefer".to_string();
+    let mut root_certificate = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("sslmode", value)) => mode = value.to_string(),
+            Some(("sslrootcert", value)) => root_certificate = Some(PathBuf::from(value)),
+            _ => kept.push(pair),
+        }
+    }
+    let (ssl_mode, verify) = match mode.as_str() {
+        "disable" => (SslMode::Disable, Verify::Nothing),
+        "allow" | "prefer" => (SslMode::Prefer, Verify::Nothing),
+        "require" => (SslMode::Require, Verify::Nothing),
+        "verify-ca" => (SslMode::Require, Verify::Authority),
+        "verify-full" => (SslMode::Require, Verify::AuthorityAndHost),
+        other => {
+            return Err(invalid(format!(
+                "sslmode={other} is not one of disable, prefer, require, verify-ca, verify-full"
+            )));
+        }
+    };
+    let rest = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    let mut config: Config = rest
+        .parse()
+        .map_err(|e| invalid(format!("not a postgres:// URL ({e})")))?;
+    config.ssl_mode(ssl_mode);
+    if config.get_password().is_none()
+        && let Some(password) = password_from_environment(&config)
+    {
+        config.password(password);
+    }
+    Ok(Target {
+        config,
+        verify,
+        root_certificate,
+    })
+}
+
+/// Connects to `url`.
+pub(crate) fn connect(url: &str) -> Result<Client> {
+    let target = parse(url)?;
+    let mut builder = SslConnector::builder(SslMethod::tls())
+        .map_err(|e| invalid(format!("TLS is not available: {e}")))?;
+    if target.verify == Verify::Nothing {
+        builder.set_verify(SslVerifyMode::NONE);
+    } else {
+        let root = target
+            .root_certificate
+            .clone()
+            .or_else(|| home().map(|h| h.join(".postgresql/root.crt")));
+        let Some(root) = root.filter(|r| r.is_file()) else {
+            return Err(invalid(
+                "sslmode=verify-ca and verify-full need the CA's certificate: sslrootcert=FILE \
+                 (or ~/.postgresql/root.crt)"
+                    .into(),
+            ));
+        };
+        builder.set_ca_file(&root).map_err(|e| {
+            invalid(format!(
+                "cannot read the CA certificate {}: {e}",
+                root.display()
+            ))
+        })?;
+        builder.set_verify(SslVerifyMode::PEER);
+    }
+    let mut tls = MakeTlsConnector::new(builder.build());
+    if target.verify != Verify::AuthorityAndHost {
+        tls.set_callback(|configuration, _| {
+            configuration.set_verify_hostname(false);
+            Ok(())
+        });
+    }
+    Ok(target.config.connect(tls)?)
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+/// `PGPASSWORD`, else the first matching line of `PGPASSFILE` or `~/.pgpass`
+/// (`host:port:database:user:password`, `*` matching anything, `\:` a colon), as libpq reads
+/// them.
+fn password_from_environment(config: &Config) -> Option<Vec<u8>> {
+    if let Some(password) = std::env::var_os("PGPASSWORD") {
+        return Some(password.into_encoded_bytes());
+    }
+    let file = std::env::var_os("PGPASSFILE")
+        .map(PathBuf::from)
+        .or_else(|| home().map(|h| h.join(".pgpass")))?;
+    let text = std::fs::read_to_string(file).ok()?;
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(name)) => name.clone(),
+        Some(postgres::config::Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let database = config.get_dbname().unwrap_or("").to_string();
+    let user = config.get_user().unwrap_or("").to_string();
+    let wanted = [host, port, database, user];
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .find_map(|line| {
+            let fields = split_pgpass(line);
+            if fields.len() != 5 {
+                return None;
+            }
+            let matches = wanted
+                .iter()
+                .zip(&fields)
+                .all(|(want, field)| field == "*" || field == want);
+            matches.then(|| fields[4].clone().into_bytes())
+        })
+}
+
+/// One `.pgpass` line's fields (`\:` and `\\` escaped).
+fn split_pgpass(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    fields.last_mut().expect("one field").push(next);
+                }
+            }
+            ':' => fields.push(String::new()),
+            other => fields.last_mut().expect("one field").push(other),
+        }
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgpass_lines_split_on_unescaped_colons() {
+        assert_eq!(
+            split_pgpass(r"db.example:5432:*:alice:pa\:ss\\word"),
+            ["db.example", "5432", "*", "alice", r"pa:ss\word"]
+        );
+    }
+
+    #[test]
+    fn tls_settings_are_read_and_unknown_modes_refused() {
+        let target = parse("postgres://u@h/db?sslmode=verify-full&sslrootcert=/ca.crt").unwrap();
+        assert_eq!(target.verify, Verify::AuthorityAndHost);
+        assert_eq!(target.config.get_ssl_mode(), SslMode::Require);
+        assert_eq!(target.root_certificate, Some(PathBuf::from("/ca.crt")));
+        let plain = parse("postgres://u@h/db").unwrap();
+        assert_eq!(plain.config.get_ssl_mode(), SslMode::Prefer);
+        assert!(parse("postgres://u@h/db?sslmode=sometimes").is_err());
+    }
+}
