@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask};
+use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask, TaskEdit};
 use baton_store::model::{Task, TaskFile, TaskStatus};
 use baton_store::{StatusReport, StoreError, TaskStore, Timestamp};
 use chrono::{DateTime, Utc};
@@ -176,6 +176,43 @@ impl PgProject {
                 &[&self.name, &number, &(position + 1)],
             )?;
             wake(tx, &self.name)?;
+            Ok(task)
+        })
+    }
+
+    /// Edits a task as the folder edits it. A change of dependencies is checked against the
+    /// whole graph (cycles), under the project's lock so two such edits cannot cross.
+    pub fn edit_task(&self, id: &str, edit: TaskEdit) -> baton_store::Result<Task> {
+        self.transact(|tx, now| {
+            if edit.dependencies.is_some() {
+                tx.execute(
+                    "SELECT 1 FROM baton_projects WHERE name = $1 FOR UPDATE",
+                    &[&self.name],
+                )?;
+            }
+            let target = load(
+                tx,
+                "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
+                &[&self.name, &id],
+            )?;
+            if target.is_empty() {
+                return Err(StoreError::UnknownTask {
+                    id: id.chars().take(80).collect(),
+                }
+                .into());
+            }
+            let mut file = TaskFile::new(now);
+            file.tasks = if edit.dependencies.is_some() {
+                load(
+                    tx,
+                    "SELECT body FROM baton_tasks WHERE project = $1 ORDER BY position",
+                    &[&self.name],
+                )?
+            } else {
+                target
+            };
+            let task = file.edit_task(id, edit)?.clone();
+            save(tx, &self.name, &task)?;
             Ok(task)
         })
     }
@@ -523,6 +560,9 @@ fn to_body(task: &Task) -> Value {
 impl TaskStore for PgProject {
     fn add_task(&self, new: NewTask) -> baton_store::Result<Task> {
         PgProject::add_task(self, new)
+    }
+    fn edit_task(&self, id: &str, edit: TaskEdit) -> baton_store::Result<Task> {
+        PgProject::edit_task(self, id, edit)
     }
     fn claim(&self, agent: &str) -> baton_store::Result<Option<Claim>> {
         PgProject::claim(self, agent)

@@ -2,7 +2,7 @@
 //! through the `TaskStore` seam, gives the same answers: claim order, refusals (kind and
 //! words), the tasks after each change, and the board.
 
-use baton_store::lifecycle::{Completion, NewTask};
+use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
 use baton_store::{Project, TaskStore};
 use baton_test_support::pg::PgServer;
 use serde_json::{Value, json};
@@ -52,6 +52,14 @@ fn report(text: &str) -> Completion {
     }
 }
 
+fn edit(dependencies: Option<Vec<&str>>, priority: Option<u32>) -> TaskEdit {
+    TaskEdit {
+        dependencies: dependencies.map(|d| d.into_iter().map(str::to_string).collect()),
+        priority,
+        ..TaskEdit::default()
+    }
+}
+
 /// Every answer of the scenario, in order.
 fn scenario(store: &dyn TaskStore) -> Vec<Value> {
     let mut named = new("named", 2, &[]);
@@ -62,6 +70,11 @@ fn scenario(store: &dyn TaskStore) -> Vec<Value> {
         answer(store.add_task(named)),
         answer(store.add_task(new("C", 3, &["ghost"]))),
         answer(store.add_task(new("D", 3, &["api", "task-2"]))),
+        answer(store.ready_tasks()),
+        answer(store.edit_task("task-1", edit(Some(vec!["task-3"]), Some(9)))),
+        answer(store.edit_task("task-3", edit(None, Some(0)))),
+        answer(store.edit_task("task-3", edit(Some(vec![]), Some(4)))),
+        answer(store.edit_task("ghost", edit(None, Some(2)))),
         answer(store.claim("w1")),
         answer(store.claim_task("w2", "task-2")),
         answer(store.claim_task("w2", "task-1")),

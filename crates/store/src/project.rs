@@ -198,14 +198,7 @@ impl Project {
 
     /// Tasks a worker could claim now, best first (the order `claim` takes them in).
     pub fn ready_tasks(&self) -> Result<Vec<TaskView>> {
-        let mut ready: Vec<TaskView> = self
-            .status()?
-            .tasks
-            .into_iter()
-            .filter(|t| t.ready)
-            .collect();
-        ready.sort_by_key(|t| (t.task.priority, t.task.created_at));
-        Ok(ready)
+        crate::store::TaskStore::ready_tasks(self)
     }
 
     pub fn add_task(&self, new: NewTask) -> Result<Task> {

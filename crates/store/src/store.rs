@@ -4,15 +4,17 @@
 //! suite (`crates/pg/tests/conformance.rs`) runs the same scenarios on both and compares.
 
 use crate::error::Result;
-use crate::lifecycle::{Claim, Completion, NewTask};
+use crate::lifecycle::{Claim, Completion, NewTask, TaskEdit};
 use crate::model::Task;
-use crate::status::StatusReport;
+use crate::status::{StatusReport, TaskView};
 
 /// A project's tasks, wherever they are kept. Each call is one atomic change (or one
 /// consistent read); a refusal changes nothing.
 pub trait TaskStore: Send + Sync {
     /// Adds a task (unknown dependencies and duplicate ids refused).
     fn add_task(&self, new: NewTask) -> Result<Task>;
+    /// Edits a task (dependencies only while it is available; cycles refused).
+    fn edit_task(&self, id: &str, edit: TaskEdit) -> Result<Task>;
     /// Claims the best ready task; `None` when nothing is ready.
     fn claim(&self, agent: &str) -> Result<Option<Claim>>;
     /// Claims the task `id` if it is ready.
@@ -27,11 +29,26 @@ pub trait TaskStore: Send + Sync {
     fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task>;
     /// The board now.
     fn status(&self) -> Result<StatusReport>;
+
+    /// Tasks a worker could claim now, best first (the order `claim` takes them in).
+    fn ready_tasks(&self) -> Result<Vec<TaskView>> {
+        let mut ready: Vec<TaskView> = self
+            .status()?
+            .tasks
+            .into_iter()
+            .filter(|t| t.ready)
+            .collect();
+        ready.sort_by_key(|t| (t.task.priority, t.task.created_at));
+        Ok(ready)
+    }
 }
 
 impl TaskStore for crate::Project {
     fn add_task(&self, new: NewTask) -> Result<Task> {
         crate::Project::add_task(self, new)
+    }
+    fn edit_task(&self, id: &str, edit: TaskEdit) -> Result<Task> {
+        crate::Project::edit_task(self, id, edit)
     }
     fn claim(&self, agent: &str) -> Result<Option<Claim>> {
         crate::Project::claim(self, agent)
