@@ -11,10 +11,9 @@
 //!
 //! Targets (issue 2): p50 ≤ 5 ms at 100 tasks, ≤ 50 ms at 10,000; ≥ 200 claims/s with 4.
 
+use baton_test_support::stats;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-#[path = "stats.rs"]
-mod stats;
 
 use stats::{ms, percentile};
 use std::time::Instant;

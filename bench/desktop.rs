@@ -13,8 +13,7 @@
 //! Targets (issue 6): first paint ≤ 1.5 s; idle PSS ≤ 300 MB in total; a change made by the CLI
 //! on the board within 200 ms.
 
-#[path = "stats.rs"]
-mod stats;
+use baton_test_support::stats;
 use baton_test_support::xvfb;
 
 use std::io::{BufRead, BufReader};

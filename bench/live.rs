@@ -14,11 +14,10 @@
 //!
 //! Target (issue 3): p99 ≤ 10 ms for both latencies on this machine.
 
+use baton_test_support::stats;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-#[path = "stats.rs"]
-mod stats;
 
 use stats::{ms, percentile};
 use std::time::{Duration, Instant};

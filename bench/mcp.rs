@@ -13,11 +13,10 @@
 //!
 //! Target (issue 5): added latency through the proxy p50 ≤ 0.3 ms.
 
+use baton_test_support::stats;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-#[path = "stats.rs"]
-mod stats;
 
 use stats::{ms, percentile};
 use std::time::{Duration, Instant};

@@ -17,14 +17,33 @@ use crate::connect::connect;
 use crate::error::{Failure, Result};
 use crate::schema;
 
-/// Where a ready task is: available, or held on an expired lease, with every dependency done
-/// (an unknown dependency is never done). `t` is the task's row.
-const READY: &str = "(t.status = 'available'
-      OR (t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= now()))
-  AND NOT EXISTS (
+/// Every dependency of row `t` is done (an unknown dependency is never done).
+const DEPENDENCIES_DONE: &str = "NOT EXISTS (
       SELECT 1 FROM unnest(t.dependencies) AS d(id)
       LEFT JOIN baton_tasks u ON u.project = t.project AND u.id = d.id
       WHERE u.status IS DISTINCT FROM 'done')";
+
+/// The best ready task, locked, skipping rows other claims hold: the best available one (read
+/// in the order of the `baton_tasks_available` index, so a large board costs no more than a
+/// small one) and the best one held on an expired lease, whichever sorts first. Both are
+/// locked until the transaction ends; the one not taken is free again a moment later.
+fn best_ready_sql() -> String {
+    let candidate = |condition: &str| {
+        format!(
+            "SELECT t.id, t.priority, t.created_at, t.position, t.body FROM baton_tasks t
+             WHERE t.project = $1 AND {condition} AND {DEPENDENCIES_DONE}
+             ORDER BY t.priority, t.created_at, t.position
+             LIMIT 1 FOR UPDATE SKIP LOCKED"
+        )
+    };
+    format!(
+        "WITH available AS ({}), expired AS ({})
+         SELECT body FROM (SELECT * FROM available UNION ALL SELECT * FROM expired) AS c
+         ORDER BY c.priority, c.created_at, c.position LIMIT 1",
+        candidate("t.status = 'available'"),
+        candidate("t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= now()")
+    )
+}
 
 /// The channel waiting claims listen on; the payload is the project's name.
 const CHANNEL: &str = "baton_tasks";
@@ -222,12 +241,7 @@ impl PgProject {
     pub fn claim(&self, agent: &str) -> baton_store::Result<Option<Claim>> {
         baton_store::names::validate_agent_id(agent)?;
         self.transact(|tx, now| {
-            let sql = format!(
-                "SELECT body FROM baton_tasks t WHERE t.project = $1 AND {READY}
-                 ORDER BY t.priority, t.created_at, t.position
-                 LIMIT 1 FOR UPDATE SKIP LOCKED"
-            );
-            let Some(mut task) = load(tx, &sql, &[&self.name])?.pop() else {
+            let Some(mut task) = load(tx, &best_ready_sql(), &[&self.name])?.pop() else {
                 return Ok(None);
             };
             let reclaimed_from = task.take(agent, now, self.lease);

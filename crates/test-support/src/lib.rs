@@ -6,7 +6,7 @@
 //! display ([`xvfb`]); a WebDriver client for the desktop app ([`webdriver`]); raw MCP clients
 //! over stdio and HTTP ([`mcp`], [`mcp_http`]); a scripted Anthropic Messages API for the real
 //! Claude Code CLI ([`scripted_api`]); a throwaway PostgreSQL server ([`pg`]); the tool cache
-//! `scripts/test.sh` fills.
+//! `scripts/test.sh` fills; percentiles for the benchmarks ([`stats`]).
 //!
 //! The binaries under test are the ones cargo built for the test that runs: cargo sets
 //! `CARGO_BIN_EXE_<name>` for an integration test and its run, and this crate reads it (no
@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod mcp_http;
 pub mod pg;
 pub mod scripted_api;
+pub mod stats;
 pub mod webdriver;
 pub mod xvfb;
 
