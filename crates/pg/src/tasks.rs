@@ -147,6 +147,12 @@ impl PgProject {
     ) -> baton_store::Result<T> {
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
         let run = || -> Result<T> {
+            // A connection lost since the last operation (the server restarted, the network
+            // dropped) is replaced before this one starts. One lost during an operation fails
+            // that operation, which the transaction leaves undone; the next one reconnects.
+            if client.is_closed() {
+                *client = connect(&self.url)?;
+            }
             let mut tx = client.transaction()?;
             let out = op(&mut tx)?;
             tx.commit()?;
@@ -330,13 +336,38 @@ impl PgProject {
     ) -> baton_store::Result<Option<Claim>> {
         baton_store::names::validate_agent_id(agent)?;
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut armed = Some(armed);
+        let mut retry = Duration::from_millis(100);
+        loop {
+            match self.wait_once(agent, deadline, &mut armed) {
+                Ok(outcome) => return Ok(outcome),
+                // The connection went (a server restart, a dropped network): wait a little,
+                // longer each time up to two seconds, then listen and look again.
+                Err(StoreError::Database { .. })
+                    if deadline.is_none_or(|d| std::time::Instant::now() + retry < d) =>
+                {
+                    std::thread::sleep(retry); // back-off before reconnecting
+                    retry = (retry * 2).min(Duration::from_secs(2));
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    /// One listening connection's share of [`Self::claim_when_ready`]: returns when a task was
+    /// claimed or the deadline passed, or with the error that ended the connection.
+    fn wait_once(
+        &self,
+        agent: &str,
+        deadline: Option<std::time::Instant>,
+        armed: &mut Option<impl FnOnce()>,
+    ) -> baton_store::Result<Option<Claim>> {
         let mut listener = connect(&self.url)
             .and_then(|mut c| {
                 c.batch_execute(&format!("LISTEN {CHANNEL}"))?;
                 Ok(c)
             })
             .map_err(|e| e.at(&self.store))?;
-        let mut armed = Some(armed);
         loop {
             // Listening first, then looking: a task made ready in between is either seen now
             // or notified after.
@@ -357,15 +388,22 @@ impl PgProject {
                 .unwrap_or(Duration::from_secs(3600));
             // Until this project's notification or the timer; other projects' are skipped.
             let until = std::time::Instant::now() + wait;
-            let mut notifications = listener.notifications();
-            let mut waiting = notifications.timeout_iter(wait);
-            while let Some(notice) = waiting
-                .next()
-                .map_err(|e| crate::error::database(&self.store, &e))?
             {
-                if notice.payload() == self.name || std::time::Instant::now() >= until {
-                    break;
+                let mut notifications = listener.notifications();
+                let mut waiting = notifications.timeout_iter(wait);
+                while let Some(notice) = waiting
+                    .next()
+                    .map_err(|e| crate::error::database(&self.store, &e))?
+                {
+                    if notice.payload() == self.name || std::time::Instant::now() >= until {
+                        break;
+                    }
                 }
+            }
+            if listener.is_closed() {
+                return Err(StoreError::Database {
+                    message: format!("the connection to PostgreSQL at {} was lost", self.store),
+                });
             }
         }
     }

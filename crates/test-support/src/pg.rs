@@ -180,11 +180,16 @@ impl PgServer {
             .own
             .as_ref()
             .expect("restart needs the tests' own server");
+        // The log as at the start: without it the new server would keep pg_ctl's output
+        // pipe open, and reading that pipe would never end.
+        let log = own.data.parent().unwrap().join("server.log");
         own.run(
             "pg_ctl",
             &[
                 "-D",
                 &own.data.display().to_string(),
+                "-l",
+                &log.display().to_string(),
                 "-m",
                 "fast",
                 "-w",
