@@ -68,7 +68,7 @@ ensure_postgres() {
         echo "create_main_cluster = false" \
             | as_root tee /etc/postgresql-common/createcluster.d/baton-tests.conf >/dev/null
     fi
-    ensure_packages postgresql postgresql-client
+    ensure_packages postgresql
     if [ "$(id -u)" -eq 0 ] && ! id "${BATON_TEST_PG_USER:-baton-test}" >/dev/null 2>&1; then
         say "creating the user ${BATON_TEST_PG_USER:-baton-test}, for the tests' PostgreSQL server"
         useradd --system --no-create-home --shell /usr/sbin/nologin "${BATON_TEST_PG_USER:-baton-test}"
