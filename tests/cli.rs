@@ -344,6 +344,33 @@ fn edit_changes_a_task_and_refuses_cycles() {
 }
 
 #[test]
+fn leader_move_says_what_a_drop_takes_and_a_named_claim_refuses_a_blocked_task() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "a"]);
+    p.ok(&["leader", "add-task", "b", "--depends", "task-1"]);
+    // A dry run says which operation, in whose name, and changes nothing.
+    let plan = p.ok(&["leader", "move", "task-1", "claimed", "--dry-run"]);
+    assert!(plan.contains("Would claim as leader"), "{plan}");
+    assert_eq!(p.tasks_json()["tasks"][0]["status"], "available");
+    // The lifecycle's refusal, with exit code 1; `in-progress` is read as in_progress.
+    let refused = p.fails(&["leader", "move", "task-1", "in-progress"], 1);
+    assert!(refused.contains("claim it first"), "{refused}");
+    let bad = p.fails(&["leader", "move", "task-1", "sideways"], 2);
+    assert!(bad.contains("not a status"), "{bad}");
+    // A claim of a named task that waits for another is refused with the reason.
+    let blocked = p.fails(&["worker", "claim", "w1", "--task", "task-2"], 1);
+    assert!(blocked.contains("waits for task-1"), "{blocked}");
+    let claimed = p.json(&["worker", "claim", "w1", "--task", "task-1"]);
+    assert_eq!(claimed["task"]["id"], "task-1");
+    // Completing needs a summary: the move says so before anything changes.
+    p.ok(&["worker", "start", "w1", "task-1"]);
+    let needs = p.fails(&["leader", "move", "task-1", "done"], 1);
+    assert!(needs.contains("needs a summary"), "{needs}");
+    let done = p.ok(&["leader", "move", "task-1", "done", "--text", "did a"]);
+    assert!(done.contains("Moved task-1 to done: complete as w1"), "{done}");
+}
+
+#[test]
 fn status_shows_counts_readiness_and_waiting_dependencies() {
     let p = Project::init();
     p.ok(&["leader", "add-task", "first"]);
