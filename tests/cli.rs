@@ -367,7 +367,10 @@ fn leader_move_says_what_a_drop_takes_and_a_named_claim_refuses_a_blocked_task()
     let needs = p.fails(&["leader", "move", "task-1", "done"], 1);
     assert!(needs.contains("needs a summary"), "{needs}");
     let done = p.ok(&["leader", "move", "task-1", "done", "--text", "did a"]);
-    assert!(done.contains("Moved task-1 to done: complete as w1"), "{done}");
+    assert!(
+        done.contains("Moved task-1 to done: complete as w1"),
+        "{done}"
+    );
 }
 
 #[test]
