@@ -131,7 +131,7 @@ impl PgProject {
     /// Runs `op` in one transaction on the project's connection; a failure rolls it back.
     fn transact<T>(
         &self,
-        op: impl FnOnce(&mut Transaction, Timestamp) -> Result<T>,
+        mut op: impl FnMut(&mut Transaction, Timestamp) -> Result<T>,
     ) -> baton_store::Result<T> {
         self.transact_unclocked(|tx| {
             let now = database_now(tx)?;
@@ -143,28 +143,43 @@ impl PgProject {
     /// (one round trip fewer, on the claim path).
     fn transact_unclocked<T>(
         &self,
-        op: impl FnOnce(&mut Transaction) -> Result<T>,
+        mut op: impl FnMut(&mut Transaction) -> Result<T>,
     ) -> baton_store::Result<T> {
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        let run = || -> Result<T> {
-            // A connection lost since the last operation (the server restarted, the network
-            // dropped) is replaced before this one starts. One lost during an operation fails
-            // that operation, which the transaction leaves undone; the next one reconnects.
+        // A connection lost since the last operation (the server restarted, the network
+        // dropped) is replaced, and an operation that found it lost before committing runs
+        // again once on the new one: nothing of it can have been applied. A connection lost
+        // while committing fails the operation, since the commit may or may not have landed.
+        let mut retried = false;
+        loop {
             if client.is_closed() {
-                *client = connect(&self.url)?;
+                *client = connect(&self.url).map_err(|e| e.at(&self.store))?;
             }
-            let mut tx = client.transaction()?;
-            let out = op(&mut tx)?;
-            tx.commit()?;
-            Ok(out)
-        };
-        run().map_err(|e| e.at(&self.store))
+            let mut committing = false;
+            let mut run = || -> Result<T> {
+                let mut tx = client.transaction()?;
+                let out = op(&mut tx)?;
+                committing = true;
+                tx.commit()?;
+                Ok(out)
+            };
+            match run() {
+                Err(Failure::Database(e))
+                    if !committing && !retried && (client.is_closed() || ended(&e)) =>
+                {
+                    retried = true;
+                    *client = connect(&self.url).map_err(|e| e.at(&self.store))?;
+                }
+                outcome => return outcome.map_err(|e| e.at(&self.store)),
+            }
+        }
     }
 
     /// Adds a task, validated as the folder validates it (ids, text, priority, files, unknown
     /// dependencies); its id is the next free `task-N` unless chosen.
-    pub fn add_task(&self, mut new: NewTask) -> baton_store::Result<Task> {
+    pub fn add_task(&self, new: NewTask) -> baton_store::Result<Task> {
         self.transact(|tx, now| {
+            let mut new = new.clone(); // the whole operation may run again on a new connection
             // The project row serialises adds: ids and positions are handed out in order.
             let row = tx.query_one(
                 "SELECT next_number, next_position FROM baton_projects WHERE name = $1 FOR UPDATE",
@@ -247,7 +262,7 @@ impl PgProject {
             } else {
                 target
             };
-            let task = file.edit_task(id, edit)?.clone();
+            let task = file.edit_task(id, edit.clone())?.clone();
             save(tx, &self.name, &task, None)?;
             Ok(task)
         })
@@ -319,7 +334,7 @@ impl PgProject {
     /// The owner completes its task in progress.
     pub fn complete(&self, agent: &str, id: &str, report: Completion) -> baton_store::Result<Task> {
         self.change(id, Some(agent), |task, now| {
-            task.complete(agent, report, now)
+            task.complete(agent, report.clone(), now)
         })
     }
 
@@ -492,7 +507,7 @@ impl PgProject {
         &self,
         id: &str,
         worker: Option<&str>,
-        rule: impl FnOnce(&mut Task, Timestamp) -> baton_store::Result<()>,
+        mut rule: impl FnMut(&mut Task, Timestamp) -> baton_store::Result<()>,
     ) -> baton_store::Result<Task> {
         if let Some(agent) = worker {
             baton_store::names::validate_agent_id(agent)?;
@@ -621,6 +636,14 @@ fn save(
         }
     }
     Ok(())
+}
+
+/// Whether the server ended the connection (an administrator, a shutdown, a crash or a
+/// restart), so a fresh connection could run the operation.
+fn ended(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || e.as_db_error()
+            .is_some_and(|db| matches!(db.code().code(), "57P01" | "57P02" | "57P03"))
 }
 
 /// Tells waiting claims (at commit) that a task of `project` may have become ready.
