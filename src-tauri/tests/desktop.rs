@@ -78,14 +78,6 @@ fn tauri_driver() -> PathBuf {
     PathBuf::from("tauri-driver")
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn status_of(p: &Project, id: &str) -> String {
     p.tasks_json()["tasks"]
         .as_array()
@@ -118,14 +110,14 @@ fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Xvfb
 fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Xvfb) {
     let xvfb = Xvfb::start(90..190, PATIENCE);
     let display = xvfb.display.clone();
-    let port = free_port();
+    let port = support::free_port();
     let driver = Running(
         Command::new(tauri_driver())
             .args([
                 "--port",
                 &port.to_string(),
                 "--native-port",
-                &free_port().to_string(),
+                &support::free_port().to_string(),
             ])
             .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
             .env("DISPLAY", &display)

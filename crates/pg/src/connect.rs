@@ -118,6 +118,30 @@ pub(crate) fn connect(url: &str) -> Result<Client> {
     Ok(target.config.connect(tls)?)
 }
 
+/// `user@host:port/db` from `url`, for messages: never the password.
+pub(crate) fn describe(url: &str) -> String {
+    let base = url.split_once('?').map_or(url, |(base, _)| base);
+    let Ok(config) = base.parse::<Config>() else {
+        return "(an unreadable URL)".to_string();
+    };
+    let (host, port) = host_and_port(&config);
+    format!(
+        "{}@{host}:{port}/{}",
+        config.get_user().unwrap_or(""),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
+/// The first host and port a URL names, with libpq's defaults.
+fn host_and_port(config: &Config) -> (String, u16) {
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(name)) => name.clone(),
+        Some(postgres::config::Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".into(),
+    };
+    (host, config.get_ports().first().copied().unwrap_or(5432))
+}
+
 fn home() -> Option<PathBuf> {
     std::env::var_os("HOME").map(PathBuf::from)
 }
@@ -133,17 +157,8 @@ fn password_from_environment(config: &Config) -> Option<Vec<u8>> {
         .map(PathBuf::from)
         .or_else(|| home().map(|h| h.join(".pgpass")))?;
     let text = std::fs::read_to_string(file).ok()?;
-    let host = match config.get_hosts().first() {
-        Some(postgres::config::Host::Tcp(name)) => name.clone(),
-        Some(postgres::config::Host::Unix(path)) => path.display().to_string(),
-        None => "localhost".into(),
-    };
-    let port = config
-        .get_ports()
-        .first()
-        .copied()
-        .unwrap_or(5432)
-        .to_string();
+    let (host, port) = host_and_port(config);
+    let port = port.to_string();
     let database = config.get_dbname().unwrap_or("").to_string();
     let user = config.get_user().unwrap_or("").to_string();
     let wanted = [host, port, database, user];

@@ -13,7 +13,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, GenericClient, Transaction};
 use serde_json::Value;
 
-use crate::connect::connect;
+use crate::connect::{connect, describe};
 use crate::error::{Failure, Result};
 use crate::schema;
 
@@ -241,17 +241,7 @@ impl PgProject {
                     &[&self.name],
                 )?;
             }
-            let target = load(
-                tx,
-                "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
-                &[&self.name, &id],
-            )?;
-            if target.is_empty() {
-                return Err(StoreError::UnknownTask {
-                    id: id.chars().take(80).collect(),
-                }
-                .into());
-            }
+            let target = locked_task(tx, &self.name, id)?;
             let mut file = TaskFile::new(now);
             file.tasks = if edit.dependencies.is_some() {
                 load(
@@ -260,7 +250,7 @@ impl PgProject {
                     &[&self.name],
                 )?
             } else {
-                target
+                vec![target]
             };
             let task = file.edit_task(id, edit.clone())?.clone();
             save(tx, &self.name, &task, None)?;
@@ -292,15 +282,7 @@ impl PgProject {
     pub fn claim_task(&self, agent: &str, id: &str) -> baton_store::Result<Claim> {
         baton_store::names::validate_agent_id(agent)?;
         self.transact(|tx, now| {
-            let mut task = load(
-                tx,
-                "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
-                &[&self.name, &id],
-            )?
-            .pop()
-            .ok_or_else(|| StoreError::UnknownTask {
-                id: id.chars().take(80).collect(),
-            })?;
+            let mut task = locked_task(tx, &self.name, id)?;
             task.check_claimable(now, self.lease)?;
             let blockers: Vec<String> = tx
                 .query(
@@ -513,15 +495,7 @@ impl PgProject {
             baton_store::names::validate_agent_id(agent)?;
         }
         self.transact(|tx, now| {
-            let mut task = load(
-                tx,
-                "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
-                &[&self.name, &id],
-            )?
-            .pop()
-            .ok_or_else(|| StoreError::UnknownTask {
-                id: id.chars().take(80).collect(),
-            })?;
+            let mut task = locked_task(tx, &self.name, id)?;
             rule(&mut task, now)?;
             save(tx, &self.name, &task, worker.map(|agent| (agent, now)))?;
             // Available again, or done (its dependents may be ready): waiting claims look.
@@ -531,28 +505,6 @@ impl PgProject {
             Ok(task)
         })
     }
-}
-
-/// `user@host:port/db` from `url`, for messages: never the password.
-fn describe(url: &str) -> String {
-    let base = url.split_once('?').map_or(url, |(base, _)| base);
-    let Ok(config) = base.parse::<postgres::Config>() else {
-        return "(an unreadable URL)".to_string();
-    };
-    let host = config
-        .get_hosts()
-        .first()
-        .map(|h| match h {
-            postgres::config::Host::Tcp(name) => name.clone(),
-            postgres::config::Host::Unix(path) => path.display().to_string(),
-        })
-        .unwrap_or_else(|| "localhost".into());
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    format!(
-        "{}@{host}:{port}/{}",
-        config.get_user().unwrap_or(""),
-        config.get_dbname().unwrap_or("")
-    )
 }
 
 /// The transaction's time: the database's clock, the same for every statement in it.
@@ -568,6 +520,23 @@ fn exists(tx: &mut Transaction, project: &str, id: &str) -> Result<bool> {
             &[&project, &id],
         )?
         .is_some())
+}
+
+/// Task `id`, its row locked until the transaction ends; unknown ids refused as the folder
+/// refuses them.
+fn locked_task(tx: &mut Transaction, project: &str, id: &str) -> Result<Task> {
+    load(
+        tx,
+        "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
+        &[&project, &id],
+    )?
+    .pop()
+    .ok_or_else(|| {
+        StoreError::UnknownTask {
+            id: id.chars().take(80).collect(),
+        }
+        .into()
+    })
 }
 
 /// The tasks a query's first column (`body`) holds.

@@ -202,23 +202,9 @@ fn tls_verify_full_connects_and_a_wrong_ca_or_a_plain_server_is_refused() {
     assert_ne!(on_tls, "0", "the project's connection uses TLS");
 
     // A certificate signed by another CA is refused.
-    let other_ca = std::env::temp_dir().join(format!("baton-other-ca-{}.crt", std::process::id()));
-    let made = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "/dev/null",
-            "-out",
-        ])
-        .arg(&other_ca)
-        .args(["-days", "1", "-subj", "/CN=Another CA"])
-        .output()
-        .unwrap();
-    assert!(made.status.success());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let other_ca =
+        baton_test_support::pg::certificate_authority(elsewhere.path(), "other", "Another CA");
     let wrong_ca = format!(
         "{}?sslmode=verify-full&sslrootcert={}",
         tls.url().replace("127.0.0.1", "localhost"),
@@ -228,7 +214,6 @@ fn tls_verify_full_connects_and_a_wrong_ca_or_a_plain_server_is_refused() {
         .err()
         .expect("another CA is refused");
     assert_eq!(refused.kind(), ErrorKind::Database, "{refused}");
-    let _ = std::fs::remove_file(&other_ca);
 
     // sslmode=require against a server without TLS is refused, not silently plain.
     let plain = PgServer::shared();

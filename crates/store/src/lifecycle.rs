@@ -240,10 +240,7 @@ impl TaskFile {
         self.tasks
             .iter()
             .enumerate()
-            .filter(|(_, t)| {
-                (t.status == TaskStatus::Available || t.lease_expired(now, lease))
-                    && index.dependencies_done(t)
-            })
+            .filter(|(_, t)| t.is_claimable(now, lease) && index.dependencies_done(t))
             .min_by_key(|(i, t)| (t.priority, t.created_at, *i))
             .map(|(i, _)| i)
     }

@@ -15,10 +15,15 @@ use crate::text::check_text;
 use crate::time::Timestamp;
 
 impl Task {
-    /// Refuses a claim of this task unless it is available, or held on an expired lease (its
-    /// dependencies are the caller's to check).
+    /// Whether a claim may take this task now, as far as it alone goes: available, or held on
+    /// an expired lease (its dependencies are the caller's to check).
+    pub fn is_claimable(&self, now: Timestamp, lease: Duration) -> bool {
+        self.status == TaskStatus::Available || self.lease_expired(now, lease)
+    }
+
+    /// Refuses a claim of this task unless [`Task::is_claimable`], saying why.
     pub fn check_claimable(&self, now: Timestamp, lease: Duration) -> Result<()> {
-        if self.status == TaskStatus::Available || self.lease_expired(now, lease) {
+        if self.is_claimable(now, lease) {
             return Ok(());
         }
         let hint = match self.status {

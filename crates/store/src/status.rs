@@ -67,7 +67,7 @@ impl StatusReport {
                     .collect();
                 let stale = task.lease_expired(now, lease);
                 TaskView {
-                    ready: blocked_by.is_empty() && (task.status == TaskStatus::Available || stale),
+                    ready: blocked_by.is_empty() && task.is_claimable(now, lease),
                     blocked_by,
                     lease_remaining_secs: task
                         .lease_end(lease)

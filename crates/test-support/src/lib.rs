@@ -46,6 +46,15 @@ pub fn eventually_within(patience: Duration, what: &str, mut ready: impl FnMut()
     }
 }
 
+/// A loopback port free right now (for a server the test is about to start).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// The binary `name` cargo built for the running integration test or benchmark.
 pub fn cargo_bin(name: &str) -> PathBuf {
     let variable = format!("CARGO_BIN_EXE_{name}");

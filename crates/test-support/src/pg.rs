@@ -112,7 +112,7 @@ impl PgServer {
             ],
         );
         let _ = std::fs::remove_file(&password_file);
-        let port = free_port();
+        let port = crate::free_port();
         let folder = own.data.parent().unwrap().to_path_buf();
         let socket_dir = folder.display().to_string();
         let mut options = format!(
@@ -240,36 +240,40 @@ impl OwnServer {
     }
 }
 
+/// Runs the `openssl` command in `folder`; panics with its message when it fails.
+fn openssl(folder: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(folder)
+        .output()
+        .expect("openssl is missing");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A self-signed CA named `name` in `folder` (`NAME.key`, `NAME.crt`); returns the
+/// certificate's path.
+pub fn certificate_authority(folder: &Path, name: &str, common_name: &str) -> PathBuf {
+    let (key, crt) = (format!("{name}.key"), format!("{name}.crt"));
+    let subject = format!("/CN={common_name}");
+    openssl(
+        folder,
+        &[
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &crt,
+            "-days", "2", "-subj", &subject,
+        ],
+    );
+    folder.join(crt)
+}
+
 /// A CA and a server certificate it signed (for `localhost` and 127.0.0.1), made with the
 /// `openssl` command in `folder`; the server's key readable by the server's user only.
 fn certificates(folder: &Path, run_as: Option<&str>) {
-    let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(folder)
-            .output()
-            .expect("openssl is missing");
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    openssl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=Baton test CA",
-    ]);
+    let openssl = |args: &[&str]| openssl(folder, args);
+    certificate_authority(folder, "ca", "Baton test CA");
     openssl(&[
         "req",
         "-newkey",
@@ -385,14 +389,6 @@ fn secret() -> String {
         .and_then(|mut random| random.read_exact(&mut bytes))
         .expect("/dev/urandom");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[cfg(test)]
