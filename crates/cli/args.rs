@@ -23,6 +23,24 @@ pub struct Cli {
     #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR")]
     pub dir: Option<PathBuf>,
 
+    /// Keep the project's tasks in this PostgreSQL database instead of the folder, for agents
+    /// on several machines: postgres://USER@HOST[:PORT]/DB[?sslmode=verify-full&sslrootcert=CA].
+    /// Overrides the folder's pointer (see `baton connect`). The password comes from the URL,
+    /// PGPASSWORD or ~/.pgpass, and is never written down.
+    #[arg(
+        long,
+        global = true,
+        env = "BATON_STORE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+
+    /// The project's name in the database (default: the folder's pointer's, else the project
+    /// folder's name). A database may hold several projects.
+    #[arg(long, global = true, env = "BATON_PROJECT", value_name = "NAME")]
+    pub project: Option<String>,
+
     /// Print machine-readable JSON on stdout (errors as JSON on stderr).
     #[arg(long, global = true)]
     pub json: bool,
@@ -144,6 +162,17 @@ pub enum Command {
         )]
         token: Option<String>,
     },
+    /// Reach a project kept in PostgreSQL from this folder: writes .coordination/store.json
+    /// (the URL without its password, and --project), so every command here, and in folders
+    /// below, uses that database. For a worker machine that shares no folder with the lead.
+    Connect {
+        /// postgres://USER@HOST[:PORT]/DB, with sslmode and sslrootcert for TLS.
+        url: String,
+    },
+    /// Move a project between the folder and PostgreSQL: export a database project as a
+    /// .coordination/ folder, or import a folder project into a database.
+    #[command(subcommand)]
+    Store(crate::store::StoreCommand),
     /// Browsers for UI tests: list the registry; open a URL, reload or screenshot a page.
     #[command(subcommand)]
     Browser(crate::browser::BrowserCommand),
@@ -156,7 +185,9 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum LeaderCommand {
-    /// Create .coordination/ in the current folder (or --dir) with a master plan for GOAL.
+    /// Create .coordination/ in the current folder (or --dir) with a master plan for GOAL; with
+    /// --store URL, create the project in that PostgreSQL database instead (named by
+    /// --project, default the folder's name) and leave a pointer to it in .coordination/.
     Init {
         /// The goal of the whole effort, one line.
         goal: String,

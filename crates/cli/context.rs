@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use baton_api::{Context, Error};
+use baton_api::{Context, Error, OpenProject};
 use baton_live::WatchMode;
 use baton_store::{Confinement, ForeignFile, Project};
 
@@ -15,13 +15,13 @@ pub fn user_confinement(project: &Project) -> Confinement {
 
 /// Runs `op` in the user's context on `project`.
 pub fn as_user<T>(
-    project: &Project,
+    project: &OpenProject,
     mode: WatchMode,
     foreign_files: ForeignFile,
     op: impl FnOnce(&Context) -> Result<T, Error>,
 ) -> Result<T, Error> {
-    let confinement = user_confinement(project);
-    let mut cx = Context::new(project, &confinement);
+    let confinement = user_confinement(&project.folder);
+    let mut cx = project.context(&confinement);
     cx.watch_mode = mode;
     cx.foreign_files = foreign_files;
     op(&cx)

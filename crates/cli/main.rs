@@ -19,12 +19,13 @@ mod live;
 mod output;
 mod prompts;
 mod render;
+mod store;
 mod values;
 
 use std::process::ExitCode;
 
 use baton_api::tasks;
-use baton_api::{Error, Operation, exit};
+use baton_api::{Choice, Error, OpenProject, Operation, exit};
 use baton_store::{ForeignFile, Project, StoreError};
 use clap::Parser;
 
@@ -48,7 +49,12 @@ fn run(cli: Cli) -> Result<u8, Error> {
     let cwd = std::env::current_dir().map_err(|e| StoreError::io(".", e))?;
     let json = cli.json;
     let mode = cli.watch_mode;
-    let open = || Project::locate(cli.dir.as_deref(), &cwd).map(|p| p.with_lease(cli.lease));
+    let choice = Choice {
+        dir: cli.dir.as_deref(),
+        store: cli.store.as_deref(),
+        project: cli.project.as_deref(),
+    };
+    let open = || OpenProject::open(&choice, &cwd, cli.lease);
     let keep = ForeignFile::Keep;
 
     match cli.command {
@@ -58,6 +64,9 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 Some(dir) => cwd.join(dir),
                 None => cwd.clone(),
             };
+            if let Some(url) = &cli.store {
+                return store::init(&dir, url, cli.project.as_deref(), &goal, approach, json);
+            }
             let project = Project::init(&dir, &goal, approach.as_deref())?;
             let root = project.layout().root().display().to_string();
             emit(
@@ -123,11 +132,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 };
                 format!(
                     "Wrote {}: {} done, {} failed{cancelled}, {} unfinished of {} tasks",
-                    agg.path.display(),
-                    agg.done,
-                    agg.failed,
-                    agg.unfinished,
-                    agg.total
+                    agg.path, agg.done, agg.failed, agg.unfinished, agg.total
                 )
             });
             Ok(0)
@@ -310,7 +315,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Discover { text, agent } => as_user(&open()?, mode, keep, |cx| {
             let out = tasks::Discover { agent, text }.run(cx)?;
-            emit(json, &out, || format!("Added to {}", out.path.display()));
+            emit(json, &out, || format!("Added to {}", out.path));
             Ok(0)
         }),
         Command::Logs {
@@ -336,13 +341,18 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }),
         Command::Run(command) => live::run_command(&open()?, command, json),
         Command::Signal(command) => live::signal_command(&open()?, &cwd, command, mode, json),
-        Command::Watch => Ok(live::watch(&open()?, mode, json)?),
-        Command::Agents(command) => agents::agents(&open()?, command, json),
-        Command::Invoke(command) => agents::invoke(&open()?, &cwd, command, json),
-        Command::Handoff(command) => agents::handoff(&open()?, command, json),
-        Command::Parallel(command) => agents::parallel(&open()?, &cwd, command, json),
-        Command::Route { task } => agents::route(&open()?, &task, json),
-        Command::Browser(command) => browser::browser(&open()?, &cwd, command, json),
+        Command::Watch => Ok(live::watch(&open()?.folder, mode, json)?),
+        Command::Agents(command) => agents::agents(&open()?.folder, command, json),
+        Command::Invoke(command) => agents::invoke(&open()?.folder, &cwd, command, json),
+        Command::Handoff(command) => agents::handoff(&open()?.folder, command, json),
+        Command::Parallel(command) => agents::parallel(&open()?.folder, &cwd, command, json),
+        Command::Route { task } => agents::route(&open()?.folder, &task, json),
+        Command::Browser(command) => browser::browser(&open()?.folder, &cwd, command, json),
+        Command::Connect { url } => {
+            let dir = cli.dir.clone().map_or(cwd.clone(), |d| cwd.join(d));
+            store::connect(&dir, &url, cli.project.as_deref(), cli.lease, json)
+        }
+        Command::Store(command) => store::command(&choice, &cwd, command, json),
         Command::Mcp {
             agent,
             quiet,

@@ -19,12 +19,14 @@
 
 pub mod error;
 pub mod exit;
+pub mod open;
 pub mod operation;
 pub mod orchestration;
 pub mod signals;
 pub mod tasks;
 
 pub use error::{Error, ErrorBody, Result};
+pub use open::{Choice, OpenProject};
 pub use operation::{Context, Entry, Operation};
 
 /// Declares the catalogue: the list of every operation, in the order they are listed to MCP

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use baton_live::WatchMode;
-use baton_store::{Confinement, ForeignFile, Project};
+use baton_store::{Confinement, ForeignFile, Project, TaskStore};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
@@ -16,9 +16,12 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 /// Where an operation runs, and on whose behalf.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Context<'a> {
+    /// The project's folder on this machine: signals, runs, orchestration, browsers.
     pub project: &'a Project,
+    /// The project's tasks, wherever they are kept (the folder, or a database).
+    pub tasks: &'a dyn TaskStore,
     /// Where paths named in the request may lead: the project for an agent's tool call,
     /// anywhere for the user's own command.
     pub confinement: &'a Confinement,
@@ -30,9 +33,14 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    pub fn new(project: &'a Project, confinement: &'a Confinement) -> Self {
+    pub fn new(
+        project: &'a Project,
+        tasks: &'a dyn TaskStore,
+        confinement: &'a Confinement,
+    ) -> Self {
         Context {
             project,
+            tasks,
             confinement,
             foreign_files: ForeignFile::Keep,
             watch_mode: WatchMode::default(),

@@ -5,8 +5,6 @@
 //! Every operation that changes one task answers [`TaskOutcome`], `{"task": …}`, on every
 //! front end: a wrapper, so an answer can grow (a hint, a warning) without breaking readers.
 
-use std::path::PathBuf;
-
 use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
 use baton_store::model::DEFAULT_PRIORITY;
 use baton_store::{
@@ -54,7 +52,7 @@ impl Operation for Status {
     const READ_ONLY: bool = true;
     type Output = StatusReport;
     fn run(self, cx: &Context) -> Result<StatusReport> {
-        Ok(cx.project.status()?)
+        Ok(cx.tasks.status()?)
     }
 }
 
@@ -83,9 +81,9 @@ impl Operation for ListTasks {
     type Output = TaskList;
     fn run(self, cx: &Context) -> Result<TaskList> {
         let tasks = if self.all {
-            cx.project.status()?.tasks
+            cx.tasks.status()?.tasks
         } else {
-            cx.project.ready_tasks()?
+            cx.tasks.ready_tasks()?
         };
         Ok(TaskList { tasks })
     }
@@ -137,7 +135,7 @@ impl Operation for AddTask {
     const READ_ONLY: bool = false;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        let task = cx.project.add_task(NewTask {
+        let task = cx.tasks.add_task(NewTask {
             id: self.id,
             description: self.description,
             priority: self.priority,
@@ -180,7 +178,7 @@ impl Operation for EditTask {
     const READ_ONLY: bool = false;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        let task = cx.project.edit_task(
+        let task = cx.tasks.edit_task(
             &self.task,
             TaskEdit {
                 description: self.description,
@@ -245,12 +243,12 @@ impl Operation for Claim {
     fn run(self, cx: &Context) -> Result<ClaimOutcome> {
         if let Some(task) = &self.task {
             return Ok(ClaimOutcome::claimed(
-                cx.project.claim_task(&self.agent, task)?,
+                cx.tasks.claim_task(&self.agent, task)?,
             ));
         }
-        Ok(match cx.project.claim(&self.agent)? {
+        Ok(match cx.tasks.claim(&self.agent)? {
             Some(claim) => ClaimOutcome::claimed(claim),
-            None => ClaimOutcome::nothing(cx.project.status()?.nothing_ready_reason()),
+            None => ClaimOutcome::nothing(cx.tasks.status()?.nothing_ready_reason()),
         })
     }
 }
@@ -274,7 +272,7 @@ macro_rules! agent_task_operation {
             const READ_ONLY: bool = false;
             type Output = TaskOutcome;
             fn run(self, cx: &Context) -> Result<TaskOutcome> {
-                Ok(cx.project.$method(&self.agent, &self.task)?.into())
+                Ok(cx.tasks.$method(&self.agent, &self.task)?.into())
             }
         }
     };
@@ -320,7 +318,7 @@ impl Operation for Complete {
     const READ_ONLY: bool = false;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        let task = cx.project.complete(
+        let task = cx.tasks.complete(
             &self.agent,
             &self.task,
             Completion {
@@ -352,10 +350,7 @@ impl Operation for Fail {
     const READ_ONLY: bool = false;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        Ok(cx
-            .project
-            .fail(&self.agent, &self.task, &self.reason)?
-            .into())
+        Ok(cx.tasks.fail(&self.agent, &self.task, &self.reason)?.into())
     }
 }
 
@@ -386,11 +381,11 @@ impl Operation for Heartbeat {
     const READ_ONLY: bool = false;
     type Output = Renewed;
     fn run(self, cx: &Context) -> Result<Renewed> {
-        let renewed = cx.project.heartbeat(&self.agent)?;
+        let renewed = cx.tasks.heartbeat(&self.agent)?;
         Ok(Renewed {
             agent: self.agent,
             renewed,
-            lease: humantime::format_duration(cx.project.lease()).to_string(),
+            lease: humantime::format_duration(cx.tasks.lease()).to_string(),
         })
     }
 }
@@ -413,7 +408,7 @@ impl Operation for Reset {
     const READ_ONLY: bool = false;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        Ok(cx.project.reset(&self.task, self.force)?.into())
+        Ok(cx.tasks.reset(&self.task, self.force)?.into())
     }
 }
 
@@ -435,10 +430,7 @@ impl Operation for Cancel {
     const READ_ONLY: bool = false;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        Ok(cx
-            .project
-            .cancel(&self.task, self.reason.as_deref())?
-            .into())
+        Ok(cx.tasks.cancel(&self.task, self.reason.as_deref())?.into())
     }
 }
 
@@ -479,9 +471,9 @@ impl Operation for MoveTask {
     type Output = Moved;
     fn run(self, cx: &Context) -> Result<Moved> {
         let (step, task) = if self.dry_run {
-            (cx.project.plan_move(&self.task, self.to)?, None)
+            (cx.tasks.plan_move(&self.task, self.to)?, None)
         } else {
-            cx.project
+            cx.tasks
                 .move_task(&self.task, self.to, self.text.as_deref())?
         };
         Ok(Moved {
@@ -508,9 +500,8 @@ pub struct Discover {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Discovered {
     pub agent: String,
-    /// The discoveries file it was appended to.
-    #[cfg_attr(feature = "ts", ts(type = "string"))]
-    pub path: PathBuf,
+    /// Where it was recorded: the discoveries file, or the database and project.
+    pub path: String,
 }
 
 impl Operation for Discover {
@@ -520,10 +511,10 @@ impl Operation for Discover {
     const READ_ONLY: bool = false;
     type Output = Discovered;
     fn run(self, cx: &Context) -> Result<Discovered> {
-        cx.project.discover(&self.agent, &self.text)?;
+        let path = cx.tasks.discover(&self.agent, &self.text)?;
         Ok(Discovered {
             agent: self.agent,
-            path: cx.project.layout().discoveries(),
+            path,
         })
     }
 }
@@ -540,7 +531,7 @@ impl Operation for AggregateResults {
     const READ_ONLY: bool = false;
     type Output = Aggregate;
     fn run(self, cx: &Context) -> Result<Aggregate> {
-        Ok(cx.project.aggregate()?)
+        Ok(cx.tasks.aggregate()?)
     }
 }
 
@@ -560,7 +551,7 @@ impl Operation for Doctor {
     const READ_ONLY: bool = false;
     type Output = DoctorReport;
     fn run(self, cx: &Context) -> Result<DoctorReport> {
-        Ok(cx.project.doctor(self.fix)?)
+        Ok(cx.tasks.doctor(self.fix)?)
     }
 }
 
@@ -604,7 +595,7 @@ impl Operation for Logs {
             baton_store::names::validate_agent_id(agent)?;
         }
         Ok(LogLines {
-            lines: cx.project.logs(self.agent.as_deref(), self.lines)?,
+            lines: cx.tasks.logs(self.agent.as_deref(), self.lines)?,
         })
     }
 }

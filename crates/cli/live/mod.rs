@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use baton_api::signals::{ClearSignal, ListRuns, ListSignals, NewRun, WaitSignals, WriteSignal};
 use baton_api::tasks::ClaimOutcome;
-use baton_api::{Error, Operation, exit};
-use baton_live::claim_wait::{ClaimOutcome as WaitedClaim, ClaimWait, claim_when_ready};
+use baton_api::{Error, OpenProject, Operation, exit};
+use baton_live::claim_wait::claim_within;
 use baton_live::feed::ChangeFeed;
 use baton_live::wait::{WaitOutcome, wait_for_signals};
 use baton_live::worker_loop::{LoopEnd, LoopEvent, LoopOptions, run_worker_loop};
@@ -23,7 +23,7 @@ mod render;
 use crate::output::emit;
 pub use args::{LoopArgs, RunCommand, SignalCommand};
 
-pub fn run_command(project: &Project, command: RunCommand, json: bool) -> Result<u8, Error> {
+pub fn run_command(project: &OpenProject, command: RunCommand, json: bool) -> Result<u8, Error> {
     let (mode, keep) = (WatchMode::default(), ForeignFile::Keep);
     match command {
         RunCommand::New { note } => {
@@ -45,7 +45,7 @@ pub fn run_command(project: &Project, command: RunCommand, json: bool) -> Result
 }
 
 pub fn signal_command(
-    project: &Project,
+    project: &OpenProject,
     cwd: &Path,
     command: SignalCommand,
     mode: WatchMode,
@@ -123,7 +123,7 @@ pub fn signal_command(
             // The CLI's --timeout is exact, not whole seconds.
             wait.timeout = Some(timeout);
             let labels: Vec<String> = wait.targets.iter().map(|t| t.label()).collect();
-            let outcome = wait_for_signals(project, &wait, |backend| {
+            let outcome = wait_for_signals(&project.folder, &wait, |backend| {
                 eprintln!(
                     "baton: waiting for {} ({backend}; timeout {})",
                     labels.join(if any { " or " } else { " and " }),
@@ -168,29 +168,23 @@ pub fn watch(project: &Project, mode: WatchMode, json: bool) -> Result<u8, LiveE
 
 /// `baton worker claim AGENT --wait`: the claim, in the claim operation's result shape.
 pub fn claim_wait(
-    project: &Project,
+    project: &OpenProject,
     agent: &str,
     timeout: Option<std::time::Duration>,
     mode: WatchMode,
 ) -> Result<ClaimOutcome, LiveError> {
-    let wait = ClaimWait {
-        timeout,
-        stop_when_drained: false,
-        mode,
-        stop: None,
-    };
-    let outcome = claim_when_ready(project, agent, wait, |backend| {
+    let claim = claim_within(&*project.tasks, agent, timeout, mode, |backend| {
         eprintln!("baton: {agent} is waiting for a ready task ({backend})");
     })?;
-    Ok(match outcome {
-        WaitedClaim::Claimed { claim } => ClaimOutcome::claimed(*claim),
-        _ => ClaimOutcome::nothing("no task became ready before the timeout".into()),
+    Ok(match claim {
+        Some(claim) => ClaimOutcome::claimed(claim),
+        None => ClaimOutcome::nothing("no task became ready before the timeout".into()),
     })
 }
 
 /// `baton worker loop`.
 pub fn worker_loop(
-    project: &Project,
+    project: &OpenProject,
     args: LoopArgs,
     mode: WatchMode,
     json: bool,
@@ -219,22 +213,28 @@ pub fn worker_loop(
         echo: !args.quiet && !json,
     };
     let mut announced_wait = false;
-    let report = run_worker_loop(project, &options, &stop, |event| {
-        if json {
-            if let Some(line) = render::loop_event_json(&event) {
-                println!("{line}");
-            }
-            return;
-        }
-        if matches!(event, LoopEvent::Waiting(_)) {
-            // Said once: the loop waits again after every task.
-            if announced_wait {
+    let report = run_worker_loop(
+        &*project.tasks,
+        project.folder.layout(),
+        &options,
+        &stop,
+        |event| {
+            if json {
+                if let Some(line) = render::loop_event_json(&event) {
+                    println!("{line}");
+                }
                 return;
             }
-            announced_wait = true;
-        }
-        eprintln!("{}", render::loop_event(&args.agent, &event));
-    })?;
+            if matches!(event, LoopEvent::Waiting(_)) {
+                // Said once: the loop waits again after every task.
+                if announced_wait {
+                    return;
+                }
+                announced_wait = true;
+            }
+            eprintln!("{}", render::loop_event(&args.agent, &event));
+        },
+    )?;
     emit(json, &report, || render::loop_report(&report));
     Ok(match report.end {
         LoopEnd::Stopped => exit::INTERRUPTED.code,

@@ -1,15 +1,18 @@
 //! Claiming the next task as soon as one becomes ready, instead of the source design's 1–2 s
-//! polling loop. A task becomes ready when `tasks.json` changes (a task added, a dependency
-//! done, a task released or reset) or when a held task's lease runs out; the waiter sleeps on
-//! exactly those two things: the watch on the folder, and the earliest lease expiry.
+//! polling loop. A task becomes ready when the store changes (a task added, a dependency done,
+//! a task released or reset) or when a held task's lease runs out; the waiter sleeps on exactly
+//! those two things: the store's change signal (the watch on the folder, or a database's
+//! notifications) and the earliest lease expiry.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use baton_store::{Claim, Outlook, Project, Timestamp};
+use std::path::PathBuf;
+
+use baton_store::{Claim, Listener, Outlook, StoreError, TaskStore};
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{LiveError, Result};
 use crate::watcher::{Backend, Watch, WatchMode};
 
 /// How often a wait checks whether it was asked to stop (Ctrl-C), at most.
@@ -42,56 +45,182 @@ pub struct ClaimWait<'a> {
     pub stop: Option<&'a AtomicBool>,
 }
 
-/// Claims the best ready task for `agent`, waiting until one is ready. `armed` is called once
-/// the watch is in place, with the backend in use.
+/// Claims the best ready task for `agent` in `store`, waiting until one is ready. `armed` is
+/// called once the wait is in place and nothing was ready, with what it waits on.
+///
+/// The waiter sleeps on what can make a task ready: a change to the store (the folder's
+/// files, watched; a database's notifications) and the earliest lease expiry, by the store's
+/// clock. A store whose connection drops (a database restarting) is waited for with back-off,
+/// and the wait carries on.
 pub fn claim_when_ready(
-    project: &Project,
+    store: &dyn TaskStore,
     agent: &str,
     wait: ClaimWait<'_>,
     armed: impl FnOnce(Backend),
 ) -> Result<ClaimOutcome> {
     baton_store::names::validate_agent_id(agent)?;
     let deadline = wait.timeout.map(|t| Instant::now() + t);
-    let root = project.layout().root();
-    let mut watch = Watch::new(wait.mode, root)?;
-    let interval = match wait.mode {
-        WatchMode::Auto(i) | WatchMode::Poll(i) => i,
-        WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
-    };
-    watch.add_or_poll(root, false, interval)?;
-    armed(watch.backend());
+    let mut armed = Some(armed);
+    let mut retry = RETRY_FIRST;
+    loop {
+        match wait_once(store, agent, &wait, deadline, &mut armed) {
+            Err(LiveError::Store(StoreError::Database { .. }))
+                if deadline.is_none_or(|d| Instant::now() + retry < d)
+                    && !wait.stop.is_some_and(|s| s.load(Ordering::Relaxed)) =>
+            {
+                // The store went away (a restart, a dropped network): wait a little, longer
+                // each time, then listen and look again.
+                std::thread::sleep(retry); // back-off before reconnecting
+                retry = (retry * 2).min(RETRY_MAX);
+            }
+            outcome => return outcome,
+        }
+    }
+}
 
+/// Claims the best ready task for `agent`, waiting at most `timeout` (forever without one) for
+/// one to be ready: `claim --wait`. `None` when the time ran out.
+pub fn claim_within(
+    store: &dyn TaskStore,
+    agent: &str,
+    timeout: Option<Duration>,
+    mode: WatchMode,
+    armed: impl FnOnce(Backend),
+) -> Result<Option<Claim>> {
+    let wait = ClaimWait {
+        timeout,
+        stop_when_drained: false,
+        mode,
+        stop: None,
+    };
+    Ok(match claim_when_ready(store, agent, wait, armed)? {
+        ClaimOutcome::Claimed { claim } => Some(*claim),
+        _ => None,
+    })
+}
+
+/// The first pause before reconnecting to a store that went away, and the longest.
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// What a waiting claim sleeps on.
+enum Waker {
+    /// The folder's files, watched.
+    Files {
+        watch: Watch,
+        root: PathBuf,
+        interval: Duration,
+    },
+    /// The store's own notifications.
+    Store(Box<dyn Listener>),
+}
+
+impl Waker {
+    fn new(store: &dyn TaskStore, mode: WatchMode) -> Result<Waker> {
+        if let Some(listener) = store.listen()? {
+            return Ok(Waker::Store(listener));
+        }
+        let root = store
+            .folder()
+            .map(|layout| layout.root().to_path_buf())
+            .ok_or_else(|| StoreError::InvalidInput {
+                field: "store",
+                reason: "it can neither notify nor be watched".into(),
+            })?;
+        let mut watch = Watch::new(mode, &root)?;
+        let interval = match mode {
+            WatchMode::Auto(i) | WatchMode::Poll(i) => i,
+            WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
+        };
+        watch.add_or_poll(&root, false, interval)?;
+        Ok(Waker::Files {
+            watch,
+            root,
+            interval,
+        })
+    }
+
+    fn backend(&self) -> Backend {
+        match self {
+            Waker::Files { watch, .. } => watch.backend(),
+            Waker::Store(_) => Backend::Notifications,
+        }
+    }
+
+    /// Before a claim's write: retire the folder's watch (see `Watch::unwatch_all`).
+    fn pause(&mut self) {
+        if let Waker::Files { watch, .. } = self {
+            watch.unwatch_all();
+        }
+    }
+
+    /// After a claim that got nothing: watch again, before looking again, so nothing written
+    /// in between is missed.
+    fn resume(&mut self) -> Result<()> {
+        if let Waker::Files {
+            watch,
+            root,
+            interval,
+        } = self
+        {
+            watch.add_or_poll(root, false, *interval)?;
+        }
+        Ok(())
+    }
+
+    fn wait(&mut self, until: Option<Instant>) -> Result<()> {
+        match self {
+            Waker::Files { watch, .. } => watch.wait(until).map(drop),
+            Waker::Store(listener) => Ok(listener.wait(until).map(drop)?),
+        }
+    }
+}
+
+/// One waker's share of [`claim_when_ready`]: returns when a task was claimed or the wait
+/// ended, or with the error that broke the waker.
+fn wait_once(
+    store: &dyn TaskStore,
+    agent: &str,
+    wait: &ClaimWait<'_>,
+    deadline: Option<Instant>,
+    armed: &mut Option<impl FnOnce(Backend)>,
+) -> Result<ClaimOutcome> {
+    // Listening first, then looking: a task made ready in between is either seen now or
+    // wakes the waiter after.
+    let mut waker = Waker::new(store, wait.mode)?;
     loop {
         if wait.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return Ok(ClaimOutcome::Stopped);
         }
-        // Look without the lock first: claiming writes a log line, and a waiter that claimed
-        // on every wake-up would fill its log with "nothing ready".
-        let now = Timestamp::now();
-        let next_expiry = match project.load()?.outlook(now, project.lease()) {
+        // Look before claiming: a claim is journaled, and a waiter that claimed on every
+        // wake-up would fill its log with "nothing ready".
+        let (outlook, now) = store.outlook()?;
+        let next_expiry = match outlook {
             Outlook::Claimable => {
-                // Retire the watch before the claim's write (see `Watch::unwatch_all`).
-                watch.unwatch_all();
-                if let Some(claim) = project.claim(agent)? {
+                waker.pause();
+                if let Some(claim) = store.claim(agent)? {
                     return Ok(ClaimOutcome::Claimed {
                         claim: Box::new(claim),
                     });
                 }
-                // Another worker was faster: watch again, then look again (in that order,
-                // so nothing written in between is missed).
-                watch.add_or_poll(root, false, interval)?;
+                // Another worker was faster.
+                waker.resume()?;
                 continue;
             }
             Outlook::Drained if wait.stop_when_drained => return Ok(ClaimOutcome::Drained),
             Outlook::Drained => None,
             Outlook::Waiting { next_lease_expiry } => next_lease_expiry,
         };
+        if let Some(armed) = armed.take() {
+            armed(waker.backend());
+        }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Ok(ClaimOutcome::TimedOut);
         }
         let mut wake_at = deadline;
         if let Some(expiry) = next_expiry {
-            // A millisecond late, so the lease has surely passed when we look.
+            // A millisecond late, so the lease has surely passed when we look; measured on
+            // the store's clock (`now` is its time), so a skewed local clock does not matter.
             let at = Instant::now() + expiry.remaining(now) + Duration::from_millis(1);
             wake_at = Some(wake_at.map_or(at, |d| d.min(at)));
         }
@@ -99,6 +228,6 @@ pub fn claim_when_ready(
             let at = Instant::now() + STOP_CHECK_INTERVAL;
             wake_at = Some(wake_at.map_or(at, |d| d.min(at)));
         }
-        watch.wait(wake_at)?;
+        waker.wait(wake_at)?;
     }
 }

@@ -61,11 +61,13 @@ impl FromStr for WatchMode {
     }
 }
 
-/// The backend a [`Watch`] ended up with.
+/// What a wait ended up sleeping on: a [`Watch`]'s backend, or the store's own notifications
+/// (a database's `LISTEN`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "backend", rename_all = "snake_case")]
 pub enum Backend {
     Events,
+    Notifications,
     Poll {
         #[serde(with = "millis")]
         interval: Duration,
@@ -76,6 +78,7 @@ impl std::fmt::Display for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Backend::Events => f.write_str("file-system events"),
+            Backend::Notifications => f.write_str("the store's notifications"),
             Backend::Poll { interval } => write!(f, "polling every {} ms", interval.as_millis()),
         }
     }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use baton_store::lifecycle::Completion;
-use baton_store::{Project, Task};
+use baton_store::{Layout, Task, TaskStore};
 use serde::Serialize;
 
 use crate::claim_wait::{ClaimOutcome, ClaimWait, STOP_CHECK_INTERVAL, claim_when_ready};
@@ -75,8 +75,11 @@ pub struct LoopReport {
 }
 
 /// Runs the loop until it drains, is stopped through `stop`, or reaches `max_tasks`.
+/// `store` holds the tasks; `workdir` is the folder the command runs in, and where
+/// `BATON_RESULT_PATH` points (under its `.coordination/results/`).
 pub fn run_worker_loop(
-    project: &Project,
+    store: &dyn TaskStore,
+    workdir: &Layout,
     options: &LoopOptions,
     stop: &AtomicBool,
     mut on_event: impl FnMut(LoopEvent<'_>),
@@ -99,7 +102,7 @@ pub fn run_worker_loop(
             mode: options.mode,
             stop: Some(stop),
         };
-        let claim = match claim_when_ready(project, &options.agent, wait, |backend| {
+        let claim = match claim_when_ready(store, &options.agent, wait, |backend| {
             on_event(LoopEvent::Waiting(backend))
         })? {
             ClaimOutcome::Claimed { claim } => *claim,
@@ -114,22 +117,22 @@ pub fn run_worker_loop(
         };
         let id = claim.task.id.clone();
         if stop.load(Ordering::Relaxed) {
-            let task = project.release(&options.agent, &id)?;
+            let task = store.release(&options.agent, &id)?;
             on_event(LoopEvent::Released(&task));
             report.released.push(id);
             report.end = LoopEnd::Stopped;
             return Ok(report);
         }
-        let task = project.start(&options.agent, &id)?;
+        let task = store.start(&options.agent, &id)?;
         on_event(LoopEvent::Started(&task));
-        match run_one(project, options, &task, stop)? {
+        match run_one(store, workdir, options, &task, stop)? {
             Outcome::Finished(finished) => {
                 let reported = if finished.status.success() {
-                    project
+                    store
                         .complete(&options.agent, &id, completion(&finished))
                         .map(|t| (t, true))
                 } else {
-                    project
+                    store
                         .fail(&options.agent, &id, &failure_reason(&finished))
                         .map(|t| (t, false))
                 };
@@ -149,7 +152,7 @@ pub fn run_worker_loop(
                 }
             }
             Outcome::Stopped => {
-                let task = project.release(&options.agent, &id)?;
+                let task = store.release(&options.agent, &id)?;
                 on_event(LoopEvent::Released(&task));
                 report.released.push(id);
                 report.end = LoopEnd::Stopped;
@@ -166,28 +169,29 @@ enum Outcome {
 
 /// Runs the task's command, renewing the lease while it runs.
 fn run_one(
-    project: &Project,
+    store: &dyn TaskStore,
+    workdir: &Layout,
     options: &LoopOptions,
     task: &Task,
     stop: &AtomicBool,
 ) -> Result<Outcome> {
-    let result_path = project.layout().result_file(&task.id)?;
+    let result_path = workdir.result_file(&task.id)?;
     let env = TaskEnv {
         agent: &options.agent,
         task,
-        project_dir: project.layout().project_dir(),
+        project_dir: workdir.project_dir(),
         result_path: &result_path,
     };
     let command = match RunningCommand::start(&options.command, &env, options.echo) {
         Ok(command) => command,
         Err(e) => {
             // Nothing ran: give the task back rather than leave it claimed.
-            let _ = project.release(&options.agent, &task.id);
+            let _ = store.release(&options.agent, &task.id);
             return Err(e);
         }
     };
     // Renew well before the lease can run out, however short it is.
-    let heartbeat_every = (project.lease() / 3).max(Duration::from_millis(100));
+    let heartbeat_every = (store.lease() / 3).max(Duration::from_millis(100));
     let mut next_heartbeat = Instant::now() + heartbeat_every;
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -200,7 +204,7 @@ fn run_one(
         match command.wait_timeout(until) {
             Some(Ok(status)) => return Ok(Outcome::Finished(command.finish(status))),
             Some(Err(e)) => {
-                let _ = project.release(&options.agent, &task.id);
+                let _ = store.release(&options.agent, &task.id);
                 return Err(crate::error::LiveError::Spawn {
                     command: options.command.clone(),
                     message: e.to_string(),
@@ -211,7 +215,7 @@ fn run_one(
         if Instant::now() >= next_heartbeat {
             // A failed renewal is not fatal: the next one may work, and the report at the end
             // says if the task was lost meanwhile.
-            let _ = project.heartbeat(&options.agent);
+            let _ = store.heartbeat(&options.agent);
             next_heartbeat = Instant::now() + heartbeat_every;
         }
     }

@@ -18,6 +18,7 @@ pub mod resources;
 pub mod server;
 pub mod tools;
 
+use baton_api::OpenProject;
 use baton_store::Project;
 use rmcp::ServiceExt;
 
@@ -51,7 +52,7 @@ pub struct McpOptions {
 
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
 /// (SIGTERM, Ctrl-C); then stops the browser and the children.
-pub fn serve(project: Project, options: McpOptions) -> Result<(), String> {
+pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), String> {
     tools::prepare(); // first, so it overlaps everything else start-up does
     // One thread drives the protocol (store operations run on blocking threads): request and
     // response hops then need no cross-thread wake-ups, which is most of a proxied call's cost.
@@ -61,7 +62,8 @@ pub fn serve(project: Project, options: McpOptions) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let outcome = runtime.block_on(async move {
         let http = options.http.as_deref().map(http::loopback).transpose()?;
-        let server = build(project.clone(), &options).await?;
+        let project = open.folder.clone();
+        let server = build(open, &options).await?;
         let result = match http {
             None => serve_stdio(&server).await,
             Some(addr) => serve_http(&server, &project, addr, options.token.clone()).await,
@@ -77,13 +79,14 @@ pub fn serve(project: Project, options: McpOptions) -> Result<(), String> {
 
 /// The server for these options: the agent's tool filter, the browser's reserved port, and
 /// the children started (so the first `tools/list` already has their tools).
-async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, String> {
+async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, String> {
+    let project = &open.folder;
     let log = Log::new(project.layout(), options.quiet);
-    let confinement = config::confinement(&project, &options.allow_paths)?;
+    let confinement = config::confinement(project, &options.allow_paths)?;
     let filter = match &options.agent {
         Some(agent) => {
             let orchestrator =
-                baton_agents::Orchestrator::open(&project).map_err(|e| e.to_string())?;
+                baton_agents::Orchestrator::open(project).map_err(|e| e.to_string())?;
             let definition = orchestrator
                 .registry()
                 .require(agent)
@@ -134,7 +137,7 @@ async fn build(project: Project, options: &McpOptions) -> Result<BatonServer, St
             .join(", ")
     ));
     let server = BatonServer::new(
-        project,
+        open.clone(),
         confinement,
         filter,
         log.clone(),

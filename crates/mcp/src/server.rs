@@ -10,9 +10,9 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use baton_api::{Context, Operation};
+use baton_api::{OpenProject, Operation};
 use baton_live::feed::ChangeFeed;
-use baton_store::{Confinement, Project};
+use baton_store::Confinement;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
     Implementation, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -60,7 +60,7 @@ struct Session {
 }
 
 struct Inner {
-    project: Project,
+    project: OpenProject,
     /// Where paths named in tool calls may lead (the project, widened by `--allow-path`).
     confinement: Confinement,
     filter: ToolFilter,
@@ -80,7 +80,7 @@ impl BatonServer {
     /// A server on `project`; `filter` selects the tools served (`--agent`); `proxy` holds the
     /// child servers, whose calls launch the browser first when `lazy_browser`.
     pub fn new(
-        project: Project,
+        project: OpenProject,
         confinement: Confinement,
         filter: ToolFilter,
         log: Log,
@@ -167,7 +167,7 @@ impl BatonServer {
             }
             Coordinator::ListBrowsers => {
                 let _: tools::NoArgs = tools::parse(arguments)?;
-                let layout = self.inner.project.layout().clone();
+                let layout = self.inner.project.folder.layout().clone();
                 let browsers =
                     tokio::task::spawn_blocking(move || baton_browser::registry::list(&layout))
                         .await
@@ -226,7 +226,7 @@ impl BatonServer {
             };
             let inner = self.inner.clone();
             tokio::task::spawn_blocking(move || {
-                let cx = Context::new(&inner.project, &inner.confinement);
+                let cx = inner.project.context(&inner.confinement);
                 entry.call(&cx, Value::Object(arguments))
             })
             .await
@@ -248,7 +248,7 @@ impl BatonServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<Result<Value, Error>, McpError> {
         let project = self.inner.project.clone();
-        let cx = Context::new(&project, &self.inner.confinement);
+        let cx = project.context(&self.inner.confinement);
         let wait = match tools::signal_wait_plan(&cx, &arguments) {
             Ok(wait) => wait,
             Err(e) => return Ok(Err(e)),
@@ -256,7 +256,7 @@ impl BatonServer {
         let total = wait.timeout.map(|t| t.as_secs_f64());
         let labels: Vec<String> = wait.targets.iter().map(|t| t.label()).collect();
         let mut task = tokio::task::spawn_blocking(move || {
-            baton_live::wait::wait_for_signals(&project, &wait, |_| {})
+            baton_live::wait::wait_for_signals(&project.folder, &wait, |_| {})
                 .map(|outcome| serde_json::to_value(outcome).expect("serialises"))
                 .map_err(Error::from)
         });
@@ -287,10 +287,11 @@ impl BatonServer {
         if feed.is_some() {
             return Ok(());
         }
-        let changes = ChangeFeed::start(&self.inner.project, baton_live::WatchMode::default())
-            .map_err(|e| {
-                McpError::internal_error(format!("cannot watch the project: {e}"), None)
-            })?;
+        let changes =
+            ChangeFeed::start(&self.inner.project.folder, baton_live::WatchMode::default())
+                .map_err(|e| {
+                    McpError::internal_error(format!("cannot watch the project: {e}"), None)
+                })?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let thread = std::thread::Builder::new()
             .name("baton-mcp-feed".into())
@@ -451,7 +452,7 @@ impl ServerHandler for BatonServer {
         let inner = self.inner.clone();
         let uri = request.uri.clone();
         let value = tokio::task::spawn_blocking(move || {
-            resources::read(&Context::new(&inner.project, &inner.confinement), &uri)
+            resources::read(&inner.project.context(&inner.confinement), &uri)
         })
         .await
         .map_err(|e| McpError::internal_error(e.to_string(), None))?;

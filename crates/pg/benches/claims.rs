@@ -143,11 +143,14 @@ fn wake_up(server: &PgServer, trials: usize) {
         let url = server.url().to_string();
         let waiter = std::thread::spawn(move || {
             let p = PgProject::open(&url, "wake").unwrap();
-            let claim = p
-                .claim_when_ready("w1", Some(Duration::from_secs(20)), || {
-                    armed_tx.send(()).unwrap()
-                })
-                .unwrap();
+            let claim = baton_live::claim_wait::claim_within(
+                &p,
+                "w1",
+                Some(Duration::from_secs(20)),
+                baton_live::WatchMode::default(),
+                |_| armed_tx.send(()).unwrap(),
+            )
+            .unwrap();
             done_tx.send(Instant::now()).unwrap();
             claim.expect("woken with a task")
         });

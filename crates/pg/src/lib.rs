@@ -19,7 +19,11 @@
 
 mod connect;
 mod error;
+pub mod listen;
+mod notes;
 pub mod schema;
 pub mod tasks;
+pub mod transfer;
 
+pub use listen::PgListener;
 pub use tasks::PgProject;

@@ -9,10 +9,11 @@ use baton_store::StoreError;
 use crate::error::Result;
 
 /// The schema this `baton` writes.
-pub const VERSION: i32 = 1;
+pub const VERSION: i32 = 2;
 
 /// Migration N brings the schema from version N to N + 1.
-const MIGRATIONS: [&str; VERSION as usize] = [r#"
+const MIGRATIONS: [&str; VERSION as usize] = [
+    r#"
 CREATE TABLE baton_projects (
     name text PRIMARY KEY,
     goal text NOT NULL,
@@ -46,7 +47,30 @@ CREATE TABLE baton_agents (
     last_seen timestamptz NOT NULL,
     PRIMARY KEY (project, name)
 );
-"#];
+"#,
+    r#"
+-- The notes around the tasks, shared by every machine: the master plan and the last summary
+-- (on the project), agents' log lines and discoveries (appended, in order).
+ALTER TABLE baton_projects ADD COLUMN master_plan text, ADD COLUMN summary text;
+CREATE TABLE baton_log (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    seq bigserial,
+    at timestamptz NOT NULL,
+    agent text NOT NULL,
+    line text NOT NULL,
+    PRIMARY KEY (project, seq)
+);
+CREATE INDEX baton_log_agent ON baton_log (project, agent, seq);
+CREATE TABLE baton_discoveries (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    seq bigserial,
+    at timestamptz NOT NULL,
+    agent text NOT NULL,
+    entry text NOT NULL,
+    PRIMARY KEY (project, seq)
+);
+"#,
+];
 
 /// An arbitrary key for the advisory lock that serialises migrations.
 const MIGRATION_LOCK: i64 = 0x6261_746f_6e01;

@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask, TaskEdit};
 use baton_store::model::{Task, TaskFile, TaskStatus};
-use baton_store::{StatusReport, StoreError, TaskStore, Timestamp};
+use baton_store::project::LEADER;
+use baton_store::{
+    Aggregate, DoctorReport, Listener, LogLine, Outlook, StatusReport, StoreError, TaskStore,
+    Timestamp,
+};
 use chrono::{DateTime, Utc};
-use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, GenericClient, Transaction};
 use serde_json::Value;
 
@@ -18,7 +21,7 @@ use crate::error::{Failure, Result};
 use crate::schema;
 
 /// Every dependency of row `t` is done (an unknown dependency is never done).
-const DEPENDENCIES_DONE: &str = "NOT EXISTS (
+pub(crate) const DEPENDENCIES_DONE: &str = "NOT EXISTS (
       SELECT 1 FROM unnest(t.dependencies) AS d(id)
       LEFT JOIN baton_tasks u ON u.project = t.project AND u.id = d.id
       WHERE u.status IS DISTINCT FROM 'done')";
@@ -45,18 +48,21 @@ fn best_ready_sql() -> String {
     )
 }
 
-/// The channel waiting claims listen on; the payload is the project's name.
-const CHANNEL: &str = "baton_tasks";
+/// The channel waiting claims listen on: a task may have become ready. The payload is the
+/// project's name.
+pub(crate) const CHANNEL: &str = "baton_tasks";
+/// The channel watchers listen on: anything of the project changed (payload: its name).
+pub(crate) const CHANGES: &str = "baton_changes";
 
 /// A project in a PostgreSQL database, over one connection.
 pub struct PgProject {
     client: Mutex<Client>,
     /// For the extra connection a waiting claim listens on.
-    url: String,
-    name: String,
+    pub(crate) url: String,
+    pub(crate) name: String,
     /// `user@host:port/db`, for messages (never the password).
-    store: String,
-    lease: Duration,
+    pub(crate) store: String,
+    pub(crate) lease: Duration,
 }
 
 impl PgProject {
@@ -68,13 +74,18 @@ impl PgProject {
         approach: Option<&str>,
     ) -> baton_store::Result<PgProject> {
         let store = describe(url);
+        let goal = baton_store::notes::check_goal(goal)?;
+        baton_store::names::validate_name("project name", name)?;
         let created = (|| {
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
-            let created = client.execute(
-                "INSERT INTO baton_projects (name, goal, approach) VALUES ($1, $2, $3)
-                 ON CONFLICT (name) DO NOTHING",
-                &[&name, &goal, &approach],
+            let mut tx = client.transaction()?;
+            let now = database_now(&mut tx)?;
+            let plan = baton_store::notes::master_plan(goal, approach, now);
+            let created = tx.execute(
+                "INSERT INTO baton_projects (name, goal, approach, master_plan)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING",
+                &[&name, &goal, &approach, &plan],
             )?;
             if created == 0 {
                 return Err(Failure::from(StoreError::ProjectExists {
@@ -82,6 +93,8 @@ impl PgProject {
                     store: store.clone(),
                 }));
             }
+            journal(&mut tx, name, LEADER, "INIT", &format!("Goal: {goal}"), now)?;
+            tx.commit()?;
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
@@ -108,7 +121,7 @@ impl PgProject {
         Ok(PgProject::over(client, url, name, store))
     }
 
-    fn over(client: Client, url: &str, name: &str, store: String) -> PgProject {
+    pub(crate) fn over(client: Client, url: &str, name: &str, store: String) -> PgProject {
         PgProject {
             client: Mutex::new(client),
             url: url.to_string(),
@@ -129,7 +142,7 @@ impl PgProject {
     }
 
     /// Runs `op` in one transaction on the project's connection; a failure rolls it back.
-    fn transact<T>(
+    pub(crate) fn transact<T>(
         &self,
         mut op: impl FnMut(&mut Transaction, Timestamp) -> Result<T>,
     ) -> baton_store::Result<T> {
@@ -227,6 +240,7 @@ impl PgProject {
                 &[&self.name, &number, &(position + 1)],
             )?;
             wake(tx, &self.name)?;
+            journal(tx, &self.name, LEADER, "ADD_TASK", &baton_store::journal::added(&task), now)?;
             Ok(task)
         })
     }
@@ -254,6 +268,8 @@ impl PgProject {
             };
             let task = file.edit_task(id, edit.clone())?.clone();
             save(tx, &self.name, &task, None)?;
+            let details = format!("{}: {}", task.id, task.description);
+            journal(tx, &self.name, LEADER, "EDIT_TASK", &details, now)?;
             Ok(task)
         })
     }
@@ -264,16 +280,27 @@ impl PgProject {
         baton_store::names::validate_agent_id(agent)?;
         self.transact_unclocked(|tx| {
             let Some(row) = tx.query_opt(&best_ready_sql(), &[&self.name])? else {
+                let now = database_now(tx)?;
+                journal(tx, &self.name, agent, "CLAIM", "nothing ready", now)?;
                 return Ok(None);
             };
             let now = Timestamp(row.get::<_, DateTime<Utc>>(1));
             let mut task = parse(row.get(0))?;
             let reclaimed_from = task.take(agent, now, self.lease);
             save(tx, &self.name, &task, Some((agent, now)))?;
-            Ok(Some(Claim {
+            let claim = Claim {
                 task,
                 reclaimed_from,
-            }))
+            };
+            journal(
+                tx,
+                &self.name,
+                agent,
+                "CLAIM",
+                &baton_store::journal::claimed(&claim),
+                now,
+            )?;
+            Ok(Some(claim))
         })
     }
 
@@ -300,144 +327,58 @@ impl PgProject {
             }
             let reclaimed_from = task.take(agent, now, self.lease);
             save(tx, &self.name, &task, Some((agent, now)))?;
-            Ok(Claim {
+            let claim = Claim {
                 task,
                 reclaimed_from,
-            })
+            };
+            journal(
+                tx,
+                &self.name,
+                agent,
+                "CLAIM",
+                &baton_store::journal::claimed(&claim),
+                now,
+            )?;
+            Ok(claim)
         })
     }
 
     /// The owner starts work on its claimed task.
     pub fn start(&self, agent: &str, id: &str) -> baton_store::Result<Task> {
         let lease = self.lease;
-        self.change(id, Some(agent), |task, now| task.start(agent, now, lease))
+        self.change(id, Some(agent), "START", |task, now| {
+            task.start(agent, now, lease)
+        })
     }
 
     /// The owner completes its task in progress.
     pub fn complete(&self, agent: &str, id: &str, report: Completion) -> baton_store::Result<Task> {
-        self.change(id, Some(agent), |task, now| {
+        self.change(id, Some(agent), "COMPLETE", |task, now| {
             task.complete(agent, report.clone(), now)
-        })
-    }
-
-    /// Claims the best ready task for `agent`, waiting until one is: woken by `NOTIFY` when a
-    /// task is added, completed, released or reset, and by a timer when the next lease runs
-    /// out (an expiry sends no notification). No polling while the connection is healthy.
-    /// `armed` is called once the listener is in place and nothing was ready. `None` when
-    /// `timeout` passed first.
-    pub fn claim_when_ready(
-        &self,
-        agent: &str,
-        timeout: Option<Duration>,
-        armed: impl FnOnce(),
-    ) -> baton_store::Result<Option<Claim>> {
-        baton_store::names::validate_agent_id(agent)?;
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
-        let mut armed = Some(armed);
-        let mut retry = Duration::from_millis(100);
-        loop {
-            match self.wait_once(agent, deadline, &mut armed) {
-                Ok(outcome) => return Ok(outcome),
-                // The connection went (a server restart, a dropped network): wait a little,
-                // longer each time up to two seconds, then listen and look again.
-                Err(StoreError::Database { .. })
-                    if deadline.is_none_or(|d| std::time::Instant::now() + retry < d) =>
-                {
-                    std::thread::sleep(retry); // back-off before reconnecting
-                    retry = (retry * 2).min(Duration::from_secs(2));
-                }
-                Err(other) => return Err(other),
-            }
-        }
-    }
-
-    /// One listening connection's share of [`Self::claim_when_ready`]: returns when a task was
-    /// claimed or the deadline passed, or with the error that ended the connection.
-    fn wait_once(
-        &self,
-        agent: &str,
-        deadline: Option<std::time::Instant>,
-        armed: &mut Option<impl FnOnce()>,
-    ) -> baton_store::Result<Option<Claim>> {
-        let mut listener = connect(&self.url)
-            .and_then(|mut c| {
-                c.batch_execute(&format!("LISTEN {CHANNEL}"))?;
-                Ok(c)
-            })
-            .map_err(|e| e.at(&self.store))?;
-        loop {
-            // Listening first, then looking: a task made ready in between is either seen now
-            // or notified after.
-            if let Some(claim) = self.claim(agent)? {
-                return Ok(Some(claim));
-            }
-            if let Some(armed) = armed.take() {
-                armed();
-            }
-            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
-            if left.is_some_and(|d| d.is_zero()) {
-                return Ok(None);
-            }
-            let wait = [self.next_lease_expiry()?, left]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(Duration::from_secs(3600));
-            // Until this project's notification or the timer; other projects' are skipped.
-            let until = std::time::Instant::now() + wait;
-            {
-                let mut notifications = listener.notifications();
-                let mut waiting = notifications.timeout_iter(wait);
-                while let Some(notice) = waiting
-                    .next()
-                    .map_err(|e| crate::error::database(&self.store, &e))?
-                {
-                    if notice.payload() == self.name || std::time::Instant::now() >= until {
-                        break;
-                    }
-                }
-            }
-            if listener.is_closed() {
-                return Err(StoreError::Database {
-                    message: format!("the connection to PostgreSQL at {} was lost", self.store),
-                });
-            }
-        }
-    }
-
-    /// How long until the earliest lease of this project runs out, by the database's clock.
-    fn next_lease_expiry(&self) -> baton_store::Result<Option<Duration>> {
-        self.transact(|tx, now| {
-            let next: Option<DateTime<Utc>> = tx
-                .query_one(
-                    "SELECT min(lease_expires_at) FROM baton_tasks
-                     WHERE project = $1 AND status IN ('claimed', 'in_progress')",
-                    &[&self.name],
-                )?
-                .get(0);
-            Ok(next.map(|end| Timestamp(end).remaining(now)))
         })
     }
 
     /// The owner fails its task, saying why.
     pub fn fail(&self, agent: &str, id: &str, reason: &str) -> baton_store::Result<Task> {
-        self.change(id, Some(agent), |task, now| task.fail(agent, reason, now))
+        self.change(id, Some(agent), "FAIL", |task, now| {
+            task.fail(agent, reason, now)
+        })
     }
 
     /// The owner hands its task back.
     pub fn release(&self, agent: &str, id: &str) -> baton_store::Result<Task> {
-        self.change(id, Some(agent), |task, _| task.release(agent))
+        self.change(id, Some(agent), "RELEASE", |task, _| task.release(agent))
     }
 
     /// The leader puts a failed, cancelled or stale task back to available.
     pub fn reset(&self, id: &str, force: bool) -> baton_store::Result<Task> {
         let lease = self.lease;
-        self.change(id, None, |task, now| task.reset(now, lease, force))
+        self.change(id, None, "RESET", |task, now| task.reset(now, lease, force))
     }
 
     /// The leader cancels an unfinished task.
     pub fn cancel(&self, id: &str, reason: Option<&str>) -> baton_store::Result<Task> {
-        self.change(id, None, |task, now| task.cancel(reason, now))
+        self.change(id, None, "CANCEL", |task, now| task.cancel(reason, now))
     }
 
     /// Renews `agent`'s leases; returns the ids of the tasks it holds.
@@ -460,6 +401,7 @@ impl PgProject {
                 }
             }
             touch(tx, &self.name, agent, now)?;
+            journal(tx, &self.name, agent, "HEARTBEAT", &renewed.join(", "), now)?;
             Ok(renewed)
         })
     }
@@ -485,10 +427,13 @@ impl PgProject {
     }
 
     /// Applies `rule` to task `id` under a row lock; a refusal changes nothing.
+    /// The change is journaled as `action` in the worker's log (the leader's without one),
+    /// as the folder journals it.
     fn change(
         &self,
         id: &str,
         worker: Option<&str>,
+        action: &str,
         mut rule: impl FnMut(&mut Task, Timestamp) -> baton_store::Result<()>,
     ) -> baton_store::Result<Task> {
         if let Some(agent) = worker {
@@ -502,13 +447,29 @@ impl PgProject {
             if matches!(task.status, TaskStatus::Available | TaskStatus::Done) {
                 wake(tx, &self.name)?;
             }
+            let details = match action {
+                "FAIL" | "CANCEL" => format!(
+                    "{}: {}",
+                    task.id,
+                    task.failure_reason.as_deref().unwrap_or_default()
+                ),
+                _ => task.id.clone(),
+            };
+            journal(
+                tx,
+                &self.name,
+                worker.unwrap_or(LEADER),
+                action,
+                &details,
+                now,
+            )?;
             Ok(task)
         })
     }
 }
 
 /// The transaction's time: the database's clock, the same for every statement in it.
-fn database_now(tx: &mut Transaction) -> Result<Timestamp> {
+pub(crate) fn database_now(tx: &mut Transaction) -> Result<Timestamp> {
     let now: DateTime<Utc> = tx.query_one("SELECT now()", &[])?.get(0);
     Ok(Timestamp(now))
 }
@@ -540,7 +501,7 @@ fn locked_task(tx: &mut Transaction, project: &str, id: &str) -> Result<Task> {
 }
 
 /// The tasks a query's first column (`body`) holds.
-fn load(
+pub(crate) fn load(
     client: &mut impl GenericClient,
     sql: &str,
     params: &[&(dyn postgres::types::ToSql + Sync)],
@@ -621,6 +582,26 @@ fn wake(tx: &mut Transaction, project: &str) -> Result<()> {
     Ok(())
 }
 
+/// Appends `[now] ACTION: details` to `agent`'s log, and tells watchers (at commit) that the
+/// project changed.
+pub(crate) fn journal(
+    tx: &mut Transaction,
+    project: &str,
+    agent: &str,
+    action: &str,
+    details: &str,
+    now: Timestamp,
+) -> Result<()> {
+    let line = baton_store::journal::format_line(action, details, now);
+    tx.execute(
+        "WITH logged AS (
+             INSERT INTO baton_log (project, at, agent, line) VALUES ($1, $2, $3, $4)
+         ) SELECT pg_notify($5, $1)",
+        &[&project, &now.0, &agent, &line, &CHANGES],
+    )?;
+    Ok(())
+}
+
 /// Records `agent` as alive at `now`.
 fn touch(tx: &mut Transaction, project: &str, agent: &str, now: Timestamp) -> Result<()> {
     tx.execute(
@@ -631,7 +612,7 @@ fn touch(tx: &mut Transaction, project: &str, agent: &str, now: Timestamp) -> Re
     Ok(())
 }
 
-fn to_body(task: &Task) -> Value {
+pub(crate) fn to_body(task: &Task) -> Value {
     serde_json::to_value(task).expect("a task serialises")
 }
 
@@ -671,5 +652,39 @@ impl TaskStore for PgProject {
     }
     fn status(&self) -> baton_store::Result<StatusReport> {
         PgProject::status(self)
+    }
+    fn describe(&self) -> String {
+        format!("project {} in PostgreSQL at {}", self.name, self.store)
+    }
+    fn lease(&self) -> Duration {
+        self.lease
+    }
+    fn snapshot(&self) -> baton_store::Result<(TaskFile, Timestamp)> {
+        PgProject::snapshot(self)
+    }
+    fn discover(&self, agent: &str, text: &str) -> baton_store::Result<String> {
+        PgProject::discover(self, agent, text)
+    }
+    fn logs(&self, agent: Option<&str>, tail: usize) -> baton_store::Result<Vec<LogLine>> {
+        PgProject::logs(self, agent, tail)
+    }
+    fn aggregate(&self) -> baton_store::Result<Aggregate> {
+        PgProject::aggregate(self)
+    }
+    fn doctor(&self, fix: bool) -> baton_store::Result<DoctorReport> {
+        PgProject::doctor(self, fix)
+    }
+    fn outlook(&self) -> baton_store::Result<(Outlook, Timestamp)> {
+        PgProject::outlook(self)
+    }
+    fn listen(&self) -> baton_store::Result<Option<Box<dyn Listener>>> {
+        Ok(Some(Box::new(PgProject::listen(self)?)))
+    }
+    fn listen_for_changes(&self) -> baton_store::Result<Option<Box<dyn Listener>>> {
+        Ok(Some(Box::new(PgProject::listen_for_changes(self)?)))
+    }
+    fn log_since(&self, after: u64) -> baton_store::Result<Option<(Vec<LogLine>, u64)>> {
+        let (lines, last) = PgProject::log_since(self, i64::try_from(after).unwrap_or(i64::MAX))?;
+        Ok(Some((lines, u64::try_from(last).unwrap_or_default())))
     }
 }

@@ -67,9 +67,14 @@ fn a_waiting_claim_reconnects_when_its_connection_is_cut_and_still_wakes() {
     let url = server.url().to_string();
     std::thread::spawn(move || {
         let p = PgProject::open(&url, "waiter").unwrap();
-        let claim = p
-            .claim_when_ready("w1", Some(PATIENCE * 2), || armed_tx.send(()).unwrap())
-            .unwrap();
+        let claim = baton_live::claim_wait::claim_within(
+            &p,
+            "w1",
+            Some(PATIENCE * 2),
+            baton_live::WatchMode::default(),
+            |_| armed_tx.send(()).unwrap(),
+        )
+        .unwrap();
         let _ = done_tx.send(claim.map(|c| c.task.id));
     });
     armed_rx.recv_timeout(PATIENCE).expect("the waiter listens");

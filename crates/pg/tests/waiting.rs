@@ -18,7 +18,7 @@ fn new(description: &str, dependencies: &[&str]) -> NewTask {
     }
 }
 
-/// Starts `claim_when_ready` for `agent` on its own connection; returns once it listens, with
+/// Starts a waiting claim (`claim_within`) for `agent` on its own connection; returns once it listens, with
 /// the channel its result comes on.
 fn waiter(
     url: &str,
@@ -31,9 +31,14 @@ fn waiter(
     let (url, project) = (url.to_string(), project.to_string());
     std::thread::spawn(move || {
         let p = PgProject::open(&url, &project).unwrap();
-        let claim = p
-            .claim_when_ready(agent, Some(timeout), || armed_tx.send(()).unwrap())
-            .unwrap();
+        let claim = baton_live::claim_wait::claim_within(
+            &p,
+            agent,
+            Some(timeout),
+            baton_live::WatchMode::default(),
+            |_| armed_tx.send(()).unwrap(),
+        )
+        .unwrap();
         let _ = done_tx.send(claim.map(|c| c.task.id));
     });
     armed_rx.recv_timeout(PATIENCE).expect("the waiter listens");

@@ -13,7 +13,7 @@ pub use crate::kind::ErrorKind;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
-        "no .coordination/ folder found in {searched} or any parent; run `baton leader init \"GOAL\"` in the project folder first"
+        "no .coordination/ folder found in {searched} or any parent; run `baton leader init \"GOAL\"` in the project folder first (or `baton connect URL` for a project kept in PostgreSQL)"
     )]
     NotInitialized { searched: PathBuf },
 

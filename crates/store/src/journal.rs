@@ -8,6 +8,8 @@ use serde::Serialize;
 use crate::durable::append_line;
 use crate::error::{Result, StoreError};
 use crate::layout::Layout;
+use crate::lifecycle::Claim;
+use crate::model::Task;
 use crate::time::Timestamp;
 
 /// One line of one agent's log.
@@ -27,16 +29,49 @@ pub fn record(
     now: Timestamp,
 ) -> Result<()> {
     let path = layout.log_file(agent)?;
+    append_line(&path, &format_line(action, details, now))
+}
+
+/// One log line, `[now] ACTION: details`, as every store writes it: details folded onto one
+/// line (control characters become spaces).
+pub fn format_line(action: &str, details: &str, now: Timestamp) -> String {
     let details: String = details
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let line = if details.is_empty() {
+    if details.is_empty() {
         format!("[{now}] {action}")
     } else {
         format!("[{now}] {action}: {details}")
+    }
+}
+
+/// The details of an `ADD_TASK` line: id, priority, dependencies, description.
+pub fn added(task: &Task) -> String {
+    let deps = if task.dependencies.is_empty() {
+        String::new()
+    } else {
+        format!(" after {}", task.dependencies.join(", "))
     };
-    append_line(&path, &line)
+    format!(
+        "{} (priority {}{deps}): {}",
+        task.id, task.priority, task.description
+    )
+}
+
+/// The details of a `CLAIM` line: which task, at what priority, taken over from whom.
+pub fn claimed(claim: &Claim) -> String {
+    format!(
+        "{} (priority {}){}: {}",
+        claim.task.id,
+        claim.task.priority,
+        claim
+            .reclaimed_from
+            .as_deref()
+            .map(|from| format!(", taken over from {from} whose lease expired"))
+            .unwrap_or_default(),
+        claim.task.description
+    )
 }
 
 /// Agents that have a log, sorted by name.

@@ -4,6 +4,8 @@
 //! .coordination/
 //!   master-plan.md          the goal and approach (leader init)
 //!   tasks.json              source of truth for tasks
+//!   store.json              instead of tasks.json: where the tasks are kept (a database URL
+//!                           without its password, and the project's name there)
 //!   context/discoveries.md  findings shared between agents
 //!   logs/<agent>.log        one journal per agent
 //!   results/<task-id>.md    each finished task's report
@@ -52,14 +54,14 @@ impl Layout {
                 cwd.join(dir)
             };
             let layout = Layout::for_project(&dir);
-            if layout.tasks_file().is_file() {
+            if layout.holds_project() {
                 return Ok(layout);
             }
             return Err(StoreError::NotInitialized { searched: dir });
         }
         cwd.ancestors()
             .map(|ancestor| Layout::at(ancestor.join(DIR_NAME)))
-            .find(|layout| layout.tasks_file().is_file())
+            .find(Layout::holds_project)
             .ok_or_else(|| StoreError::NotInitialized {
                 searched: cwd.to_path_buf(),
             })
@@ -76,6 +78,16 @@ impl Layout {
 
     pub fn tasks_file(&self) -> PathBuf {
         self.root.join("tasks.json")
+    }
+
+    /// The pointer to a project kept elsewhere (a database), instead of `tasks.json`.
+    pub fn pointer_file(&self) -> PathBuf {
+        self.root.join("store.json")
+    }
+
+    /// Whether this folder is a project's: it holds the tasks, or points to where they are.
+    pub fn holds_project(&self) -> bool {
+        self.tasks_file().is_file() || self.pointer_file().is_file()
     }
 
     pub fn lock_file(&self) -> PathBuf {

@@ -51,5 +51,5 @@ pub use outlook::Outlook;
 pub use project::{Aggregate, Project};
 pub use signals::{ForeignFile, Run, Signal, SignalRecord, SignalTarget};
 pub use status::{StatusReport, TaskView};
-pub use store::TaskStore;
+pub use store::{Listener, TaskStore};
 pub use time::Timestamp;

@@ -17,8 +17,8 @@ use serde::Serialize;
 
 use crate::error::{Result, StoreError};
 use crate::lifecycle::Completion;
-use crate::model::{Task, TaskFile, TaskStatus};
-use crate::project::{LEADER, Project};
+use crate::model::{TaskFile, TaskStatus};
+use crate::project::LEADER;
 use crate::time::Timestamp;
 
 /// The operation that brings a task to the status asked for.
@@ -123,51 +123,6 @@ impl TaskFile {
             Move::Reset => self.reset(id, now, lease, false).map(drop),
             Move::Cancel => self.cancel(id, Some(text), now).map(drop),
         }
-    }
-}
-
-impl Project {
-    /// The move that brings task `id` to `to` now, or the lifecycle's refusal. Changes nothing.
-    pub fn plan_move(&self, id: &str, to: TaskStatus) -> Result<Move> {
-        self.load()?
-            .plan_move(id, to, Timestamp::now(), self.lease())
-    }
-
-    /// Brings task `id` to `to` through the planned operation, run as its own transaction (a
-    /// change between plan and run is refused by the lifecycle, not overwritten). `text` is the
-    /// summary of a completion, the reason of a failure or cancellation. `None` for the task
-    /// when it was there already.
-    pub fn move_task(
-        &self,
-        id: &str,
-        to: TaskStatus,
-        text: Option<&str>,
-    ) -> Result<(Move, Option<Task>)> {
-        let step = self.plan_move(id, to)?;
-        let text = text.map(str::trim).filter(|t| !t.is_empty());
-        if let (Some(needs), None) = (step.needs(), text) {
-            return Err(StoreError::InvalidInput {
-                field: needs,
-                reason: format!("moving {id} to {to} needs a {needs}"),
-            });
-        }
-        let task = match &step {
-            Move::Stay => None,
-            Move::Claim { agent } => Some(self.claim_task(agent, id)?.task),
-            Move::Start { agent } => Some(self.start(agent, id)?),
-            Move::Complete { agent } => {
-                let report = Completion {
-                    output: text.unwrap_or_default().to_string(),
-                    ..Completion::default()
-                };
-                Some(self.complete(agent, id, report)?)
-            }
-            Move::Fail { agent } => Some(self.fail(agent, id, text.unwrap_or_default())?),
-            Move::Release { agent } => Some(self.release(agent, id)?),
-            Move::Reset => Some(self.reset(id, false)?),
-            Move::Cancel => Some(self.cancel(id, text)?),
-        };
-        Ok((step, task))
     }
 }
 

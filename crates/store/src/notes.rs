@@ -23,18 +23,41 @@ pub fn master_plan(goal: &str, approach: Option<&str>, now: Timestamp) -> String
     )
 }
 
+/// A project's goal, trimmed: one line of text without control characters.
+pub fn check_goal(goal: &str) -> Result<&str> {
+    let goal = goal.trim();
+    if goal.is_empty() || goal.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(StoreError::InvalidInput {
+            field: "goal",
+            reason: "give a one-line goal without control characters".into(),
+        });
+    }
+    Ok(goal)
+}
+
 pub const DISCOVERIES_HEADER: &str = "# Shared Discoveries\n\nImportant findings go here.\n";
 
 /// The goal from `master-plan.md` (the text under `## Objective`), if it can be found.
 pub fn goal(layout: &Layout) -> Option<String> {
-    let plan = fs::read_to_string(layout.master_plan()).ok()?;
-    let after = plan.split("## Objective").nth(1)?;
-    let goal = after.split("\n#").next()?.trim();
-    (!goal.is_empty()).then(|| goal.to_string())
+    goal_of(&fs::read_to_string(layout.master_plan()).ok()?)
 }
 
 /// Appends a discovery by `agent`, in one write so concurrent appends never interleave.
 pub fn add_discovery(layout: &Layout, agent: &str, text: &str, now: Timestamp) -> Result<()> {
+    let entry = discovery_entry(agent, text, now)?;
+    let path = layout.discoveries();
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(entry.as_bytes()))
+        .map_err(|e| StoreError::io(path, e))
+}
+
+/// A discovery's entry in `context/discoveries.md` (`## [time] agent`, then the text), after
+/// the checks every store makes: a valid agent name, 1 to 64 KiB of text without control
+/// characters other than line breaks and tabs.
+pub fn discovery_entry(agent: &str, text: &str, now: Timestamp) -> Result<String> {
     crate::names::validate_agent_id(agent)?;
     let text = text.trim();
     if text.is_empty() || text.len() > MAX_DISCOVERY_BYTES {
@@ -52,14 +75,14 @@ pub fn add_discovery(layout: &Layout, agent: &str, text: &str, now: Timestamp) -
             reason: format!("it contains control character U+{:04X}", c as u32),
         });
     }
-    let path = layout.discoveries();
-    let entry = format!("\n## [{now}] {agent}\n\n{text}\n");
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(entry.as_bytes()))
-        .map_err(|e| StoreError::io(path, e))
+    Ok(format!("\n## [{now}] {agent}\n\n{text}\n"))
+}
+
+/// The goal of a master plan's text (the text under `## Objective`), if it can be found.
+pub fn goal_of(plan: &str) -> Option<String> {
+    let after = plan.split("## Objective").nth(1)?;
+    let goal = after.split("\n#").next()?.trim();
+    (!goal.is_empty()).then(|| goal.to_string())
 }
 
 /// Writes `results/<task>.md` for a done or failed task, from what `tasks.json` records.

@@ -39,7 +39,8 @@ enum Change<T> {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Aggregate {
-    pub path: std::path::PathBuf,
+    /// Where the summary was written: `summary.md`'s path, or the database and project.
+    pub path: String,
     pub total: usize,
     pub done: usize,
     pub failed: usize,
@@ -51,13 +52,7 @@ impl Project {
     /// Creates `.coordination/` in `dir` with a master plan for `goal`. Refuses if a task store
     /// is already there. `tasks.json` is written last, so an interrupted init can be re-run.
     pub fn init(dir: &Path, goal: &str, approach: Option<&str>) -> Result<Project> {
-        let goal = goal.trim();
-        if goal.is_empty() || goal.chars().any(|c| c.is_control() && c != '\n') {
-            return Err(StoreError::InvalidInput {
-                field: "goal",
-                reason: "give a one-line goal without control characters".into(),
-            });
-        }
+        let goal = notes::check_goal(goal)?;
         let layout = Layout::for_project(dir);
         for folder in [
             layout.root().to_path_buf(),
@@ -108,6 +103,16 @@ impl Project {
             layout,
             lease: DEFAULT_LEASE,
         })
+    }
+
+    /// The folder at `layout` for what stays on this machine (signals, runs, orchestration,
+    /// browsers) when its tasks are kept elsewhere (a database): nothing is checked or
+    /// created until an operation writes there.
+    pub fn local(layout: Layout) -> Project {
+        Project {
+            layout,
+            lease: DEFAULT_LEASE,
+        }
     }
 
     /// Finds and opens the folder: `dir` if given, else the nearest one above `cwd`.
@@ -206,20 +211,7 @@ impl Project {
             let task = file.add_task(new, now)?.clone();
             Ok(Change::Write((task, now)))
         })?;
-        let deps = if task.dependencies.is_empty() {
-            String::new()
-        } else {
-            format!(" after {}", task.dependencies.join(", "))
-        };
-        self.log(
-            LEADER,
-            "ADD_TASK",
-            &format!(
-                "{} (priority {}{deps}): {}",
-                task.id, task.priority, task.description
-            ),
-            now,
-        );
+        self.log(LEADER, "ADD_TASK", &journal::added(&task), now);
         Ok(task)
     }
 
@@ -243,7 +235,7 @@ impl Project {
             })
         })?;
         let details = match &claim {
-            Some(c) => claim_details(c),
+            Some(c) => journal::claimed(c),
             None => "nothing ready".to_string(),
         };
         self.log(agent, "CLAIM", &details, now);
@@ -259,7 +251,7 @@ impl Project {
                 now,
             )))
         })?;
-        self.log(agent, "CLAIM", &claim_details(&claim), now);
+        self.log(agent, "CLAIM", &journal::claimed(&claim), now);
         Ok(claim)
     }
 
@@ -353,7 +345,7 @@ impl Project {
             report.as_of,
         );
         Ok(Aggregate {
-            path,
+            path: path.display().to_string(),
             total: report.total,
             done,
             failed,
@@ -449,7 +441,9 @@ impl Project {
     }
 }
 
-fn encode(file: &TaskFile) -> Result<Vec<u8>> {
+/// `tasks.json`'s bytes for `file`: pretty JSON and a final newline, as every writer of the
+/// file writes it (`git diff` and `jq` friendly).
+pub fn encode(file: &TaskFile) -> Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(file).map_err(|e| StoreError::InvalidInput {
         field: "tasks.json",
         reason: e.to_string(),
@@ -464,21 +458,6 @@ fn strip_position(message: &str) -> String {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),
     }
-}
-
-/// The log line of a claim: which task, at what priority, taken over from whom.
-fn claim_details(claim: &Claim) -> String {
-    format!(
-        "{} (priority {}){}: {}",
-        claim.task.id,
-        claim.task.priority,
-        claim
-            .reclaimed_from
-            .as_deref()
-            .map(|from| format!(", taken over from {from} whose lease expired"))
-            .unwrap_or_default(),
-        claim.task.description
-    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,389 @@
+//! Choosing the store: where a project's tasks are kept, decided once for every front end.
+//!
+//! A project's `.coordination/` folder either holds its tasks (`tasks.json`, the embedded
+//! default) or points to a PostgreSQL database that holds them (`store.json`: the URL without
+//! its password, and the project's name there). A URL given at run time (`--store` or
+//! `BATON_STORE`) takes precedence, and needs no folder at all: a worker on another machine
+//! reaches the project with the URL alone. Either way the front ends get an [`OpenProject`]
+//! and run operations on its [`Context`]; none of them knows which store is underneath.
+//!
+//! What is not tasks (signals and runs, orchestration, browsers) stays in the local folder on
+//! either store, for now.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_pg::PgProject;
+use baton_pg::transfer::Transfer;
+use baton_store::durable::write_atomic;
+use baton_store::{Confinement, Layout, Project, StoreError, TaskStore};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::operation::Context;
+
+/// What `store.json` holds: where the project's tasks are. Never a password.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pointer {
+    /// The database's URL, without a password.
+    pub store: String,
+    /// The project's name in that database.
+    pub project: String,
+}
+
+/// Where the user asked for the project to be (the CLI's `--dir`, `--store`, `--project`).
+#[derive(Debug, Clone, Default)]
+pub struct Choice<'a> {
+    /// The project folder (`--dir` / `BATON_DIR`); otherwise found from the working folder up.
+    pub dir: Option<&'a Path>,
+    /// A database URL (`--store` / `BATON_STORE`), over the folder's pointer.
+    pub store: Option<&'a str>,
+    /// The project's name in the database (`--project`), over the pointer's.
+    pub project: Option<&'a str>,
+}
+
+/// An opened project: the local folder and the task store (the folder itself, or a database).
+#[derive(Clone)]
+pub struct OpenProject {
+    /// The `.coordination/` folder on this machine: the tasks when they are kept there, and on
+    /// either store the signals, runs, orchestration records and browsers.
+    pub folder: Project,
+    /// The project's tasks, wherever they are kept.
+    pub tasks: Arc<dyn TaskStore>,
+}
+
+impl std::fmt::Debug for OpenProject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenProject")
+            .field("folder", &self.folder.layout().root())
+            .field("tasks", &self.tasks.describe())
+            .finish()
+    }
+}
+
+impl OpenProject {
+    /// A folder project: the folder holds its tasks.
+    pub fn folder(project: Project) -> OpenProject {
+        OpenProject {
+            tasks: Arc::new(project.clone()),
+            folder: project,
+        }
+    }
+
+    /// Opens the project the user chose (see [`Choice`]), with `lease` for claims.
+    pub fn open(choice: &Choice<'_>, cwd: &Path, lease: Duration) -> Result<OpenProject> {
+        match Location::find(choice, cwd)? {
+            Location::Folder(layout) => Ok(OpenProject::folder(
+                Project::open(layout)?.with_lease(lease),
+            )),
+            Location::Database { layout, url, name } => {
+                Ok(OpenProject::database(layout, &url, &name, lease)?)
+            }
+        }
+    }
+
+    /// Creates project `name` (default: the folder's name) for `goal` in the database at
+    /// `url`, and leaves the pointer to it in `project_dir`'s `.coordination/`.
+    pub fn init_database(
+        project_dir: &Path,
+        url: &str,
+        name: Option<&str>,
+        goal: &str,
+        approach: Option<&str>,
+    ) -> Result<(OpenProject, Pointer)> {
+        let name = match name {
+            Some(name) => name.to_string(),
+            None => default_name(project_dir)?,
+        };
+        baton_store::names::validate_name("project name", &name)?;
+        check_no_folder_project(project_dir)?;
+        let tasks = PgProject::init(url, &name, goal, approach)?;
+        let pointer = write_pointer(project_dir, url, &name)?;
+        let layout = Layout::for_project(project_dir);
+        Ok((
+            OpenProject {
+                folder: Project::local(layout),
+                tasks: Arc::new(tasks),
+            },
+            pointer,
+        ))
+    }
+
+    /// Reaches project `name` (default: the folder's name) in the database at `url` from
+    /// `project_dir`: checks that it is there, then writes the pointer.
+    pub fn connect(
+        project_dir: &Path,
+        url: &str,
+        name: Option<&str>,
+        lease: Duration,
+    ) -> Result<(OpenProject, Pointer)> {
+        let name = match name {
+            Some(name) => name.to_string(),
+            None => default_name(project_dir)?,
+        };
+        check_no_folder_project(project_dir)?;
+        let open = OpenProject::database(Layout::for_project(project_dir), url, &name, lease)?;
+        let pointer = write_pointer(project_dir, url, &name)?;
+        Ok((open, pointer))
+    }
+
+    /// Writes the database project the user chose as a `.coordination/` folder in `to`.
+    pub fn export(choice: &Choice<'_>, cwd: &Path, to: &Path) -> Result<Transfer> {
+        match Location::find(choice, cwd)? {
+            Location::Folder(layout) => Err(Error::input(
+                "store",
+                format!(
+                    "{} is a folder project already; export reads a project kept in PostgreSQL \
+                     (give --store URL, or run it where `baton connect` pointed a folder)",
+                    layout.root().display()
+                ),
+            )),
+            Location::Database { url, name, .. } => Ok(PgProject::open(&url, &name)?.export(to)?),
+        }
+    }
+
+    /// Loads the folder project the user chose into the database at `url` as project `name`
+    /// (default: the folder's name). The folder is left as it was; `baton connect` then points
+    /// it (or any other folder) at the database.
+    pub fn import(
+        choice: &Choice<'_>,
+        cwd: &Path,
+        url: &str,
+        name: Option<&str>,
+    ) -> Result<Transfer> {
+        let layout = Layout::locate(choice.dir, cwd)?;
+        if read_pointer(&layout)?.is_some() {
+            return Err(Error::input(
+                "store",
+                format!(
+                    "{} points to a database already; import reads a folder project",
+                    layout.root().display()
+                ),
+            ));
+        }
+        let name = match name {
+            Some(name) => name.to_string(),
+            None => default_name(layout.project_dir())?,
+        };
+        Ok(PgProject::import(url, &name, layout.project_dir())?.1)
+    }
+
+    fn database(
+        layout: Layout,
+        url: &str,
+        name: &str,
+        lease: Duration,
+    ) -> baton_store::Result<OpenProject> {
+        let tasks = PgProject::open(url, name)?.with_lease(lease);
+        Ok(OpenProject {
+            folder: Project::local(layout).with_lease(lease),
+            tasks: Arc::new(tasks),
+        })
+    }
+
+    /// The context an operation runs in, for this project.
+    pub fn context<'a>(&'a self, confinement: &'a Confinement) -> Context<'a> {
+        Context::new(&self.folder, &*self.tasks, confinement)
+    }
+
+    /// How long claims hold a task.
+    pub fn lease(&self) -> Duration {
+        self.tasks.lease()
+    }
+}
+
+/// Where a project is: which folder, and which database project if its tasks are kept in one.
+enum Location {
+    Folder(Layout),
+    Database {
+        /// The local folder (it may not exist yet when the URL came at run time).
+        layout: Layout,
+        url: String,
+        name: String,
+    },
+}
+
+impl Location {
+    /// A URL given at run time wins, and needs no folder at all: a worker on another machine
+    /// reaches the project with the URL alone (a folder found on the way keeps the local
+    /// parts, and names the project when its pointer does). Otherwise the folder decides:
+    /// its pointer, or its own tasks.
+    fn find(choice: &Choice<'_>, cwd: &Path) -> Result<Location> {
+        let located = Layout::locate(choice.dir, cwd);
+        if let Some(url) = choice.store {
+            let layout = located.ok();
+            let pointer = layout.as_ref().map(read_pointer).transpose()?.flatten();
+            let name = match (choice.project, &pointer) {
+                (Some(name), _) => name.to_string(),
+                (None, Some(pointer)) => pointer.project.clone(),
+                (None, None) => default_name(layout.as_ref().map_or(cwd, |l| l.project_dir()))?,
+            };
+            let layout = layout.unwrap_or_else(|| Layout::for_project(cwd));
+            return Ok(Location::Database {
+                layout,
+                url: url.to_string(),
+                name,
+            });
+        }
+        let layout = located?;
+        Ok(match read_pointer(&layout)? {
+            Some(pointer) => Location::Database {
+                name: choice.project.unwrap_or(&pointer.project).to_string(),
+                url: pointer.store,
+                layout,
+            },
+            None => Location::Folder(layout),
+        })
+    }
+}
+
+/// Refuses to point a folder that holds its own tasks at a database.
+fn check_no_folder_project(project_dir: &Path) -> Result<()> {
+    let layout = Layout::for_project(project_dir);
+    if layout.tasks_file().exists() {
+        return Err(Error::input(
+            "store",
+            format!(
+                "{} holds a folder project; `baton store import` copies it into a database",
+                layout.root().display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The project name a database project gets unless told: the project folder's name.
+pub fn default_name(project_dir: &Path) -> Result<String> {
+    let name = project_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string();
+    baton_store::names::validate_name("project name", &name).map_err(|_| {
+        Error::input(
+            "project",
+            format!(
+                "the folder name {:?} cannot name a project; give one with --project NAME",
+                project_dir.display()
+            ),
+        )
+    })?;
+    Ok(name)
+}
+
+/// The folder's pointer, if it has one.
+pub fn read_pointer(layout: &Layout) -> Result<Option<Pointer>> {
+    let path = layout.pointer_file();
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(path, e).into()),
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+        StoreError::Corrupt {
+            path: path.clone(),
+            line: e.line(),
+            column: e.column(),
+            message: format!("{e}; it should be {{\"store\": URL, \"project\": NAME}}"),
+        }
+        .into()
+    })
+}
+
+/// Writes the pointer to project `name` at `url` into the folder of `project_dir` (created if
+/// needed), with any password taken out of the URL. Refuses a folder that holds tasks of its
+/// own. Returns the pointer written.
+pub fn write_pointer(project_dir: &Path, url: &str, name: &str) -> Result<Pointer> {
+    baton_store::names::validate_name("project name", name)?;
+    check_no_folder_project(project_dir)?;
+    let layout = Layout::for_project(project_dir);
+    std::fs::create_dir_all(layout.root()).map_err(|e| StoreError::io(layout.root(), e))?;
+    let pointer = Pointer {
+        store: without_password(url),
+        project: name.to_string(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&pointer).expect("a pointer serialises");
+    bytes.push(b'\n');
+    write_atomic(&layout.pointer_file(), &bytes)?;
+    Ok(pointer)
+}
+
+/// `url` with any password removed (`user:secret@` becomes `user@`, `password=` parameters
+/// go), so a URL can be written down.
+pub fn without_password(url: &str) -> String {
+    let (main, query) = match url.split_once('?') {
+        Some((main, query)) => (main, Some(query)),
+        None => (url, None),
+    };
+    let main = match main.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((userinfo, host)) => {
+                let user = userinfo.split(':').next().unwrap_or_default();
+                format!("{scheme}://{user}@{host}")
+            }
+            None => main.to_string(),
+        },
+        None => main.to_string(),
+    };
+    let query: Vec<&str> = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|pair| !pair.is_empty() && !pair.starts_with("password="))
+        .collect();
+    if query.is_empty() {
+        main
+    } else {
+        format!("{main}?{}", query.join("&"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_never_reaches_the_pointer() {
+        assert_eq!(
+            without_password("postgres://baton:s3cret@db.example:5432/team?sslmode=require"),
+            "postgres://baton@db.example:5432/team?sslmode=require"
+        );
+        assert_eq!(
+            without_password("postgresql://u@h/db?password=x&sslmode=verify-full"),
+            "postgresql://u@h/db?sslmode=verify-full"
+        );
+        assert_eq!(without_password("postgres://h/db"), "postgres://h/db");
+    }
+
+    #[test]
+    fn a_pointer_is_written_without_a_password_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let pointer = write_pointer(dir.path(), "postgres://a:pw@localhost/db", "web").unwrap();
+        let layout = Layout::for_project(dir.path());
+        let path = layout.pointer_file();
+        assert!(path.ends_with(".coordination/store.json"));
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("pw"));
+        assert_eq!(read_pointer(&layout).unwrap(), Some(pointer));
+        assert!(layout.holds_project());
+    }
+
+    #[test]
+    fn a_corrupt_pointer_is_refused_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::for_project(dir.path());
+        std::fs::create_dir_all(layout.root()).unwrap();
+        std::fs::write(layout.pointer_file(), "{not json").unwrap();
+        let err = read_pointer(&layout).unwrap_err();
+        assert_eq!(err.kind(), baton_store::ErrorKind::CorruptFile, "{err}");
+        assert!(err.to_string().contains("store.json"), "{err}");
+    }
+
+    #[test]
+    fn a_folder_project_is_not_overwritten_by_a_pointer() {
+        let dir = tempfile::tempdir().unwrap();
+        Project::init(dir.path(), "goal", None).unwrap();
+        let err = write_pointer(dir.path(), "postgres://localhost/db", "x").unwrap_err();
+        assert!(err.to_string().contains("store import"), "{err}");
+    }
+}

@@ -1,0 +1,198 @@
+//! Moving a project between the two stores. [`PgProject::export`] writes a `.coordination/`
+//! folder from a database project (the source design's `tasks.json`, master plan,
+//! discoveries, logs, results and summary), so `jq` and every folder reader work on it and it
+//! opens as a folder project; [`PgProject::import`] loads a folder project into a database in
+//! one transaction (all of it, or nothing), keeping ids, order, statuses, leases and notes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use baton_store::durable::write_atomic;
+use baton_store::layout::Layout;
+use baton_store::project::LEADER;
+use baton_store::{Project, StoreError, TaskStore};
+use serde::Serialize;
+
+use crate::connect::{connect, describe};
+use crate::error::{Failure, Result};
+use crate::schema;
+use crate::tasks::{PgProject, database_now, journal, to_body};
+
+/// What an export or import moved.
+#[derive(Debug, Clone, Serialize)]
+pub struct Transfer {
+    /// The folder written (export) or read (import).
+    pub folder: PathBuf,
+    /// The database project, for people (`project NAME in PostgreSQL at user@host:port/db`).
+    pub store: String,
+    pub tasks: usize,
+    pub log_lines: usize,
+    pub discoveries: usize,
+}
+
+impl PgProject {
+    /// Writes this project as a `.coordination/` folder in `dir` (a project folder, or the
+    /// `.coordination` folder itself). Refuses a folder that already holds a project.
+    pub fn export(&self, dir: &Path) -> baton_store::Result<Transfer> {
+        let layout = Layout::for_project(dir);
+        if layout.holds_project() {
+            return Err(StoreError::AlreadyInitialized {
+                path: layout.root().to_path_buf(),
+            });
+        }
+        let (file, _) = self.snapshot()?;
+        let plan = self.master_plan()?;
+        let discoveries = self.discoveries()?;
+        let summary = self.summary()?;
+        let (lines, _) = self.log_since(0)?;
+        for folder in [
+            layout.root().to_path_buf(),
+            layout.context_dir(),
+            layout.logs_dir(),
+            layout.results_dir(),
+        ] {
+            std::fs::create_dir_all(&folder).map_err(|e| StoreError::io(&folder, e))?;
+        }
+        write_atomic(&layout.master_plan(), plan.as_bytes())?;
+        write_atomic(&layout.discoveries(), discoveries.as_bytes())?;
+        if let Some(summary) = &summary {
+            write_atomic(&layout.summary(), summary.as_bytes())?;
+        }
+        let mut logs: BTreeMap<&str, String> = BTreeMap::new();
+        for line in &lines {
+            let text = logs.entry(&line.agent).or_default();
+            text.push_str(&line.line);
+            text.push('\n');
+        }
+        for (agent, text) in &logs {
+            write_atomic(&layout.log_file(agent)?, text.as_bytes())?;
+        }
+        for task in file.tasks.iter().filter(|t| t.status.is_final()) {
+            baton_store::notes::write_result(&layout, task)?;
+        }
+        let gitignore = layout.root().join(".gitignore");
+        write_atomic(
+            &gitignore,
+            format!(".lock\n*{}\n", baton_store::durable::TEMP_SUFFIX).as_bytes(),
+        )?;
+        // Last, as `leader init` does: a folder without tasks.json is not a project yet.
+        write_atomic(&layout.tasks_file(), &baton_store::project::encode(&file)?)?;
+        Ok(Transfer {
+            folder: layout.root().to_path_buf(),
+            store: TaskStore::describe(self),
+            tasks: file.tasks.len(),
+            log_lines: lines.len(),
+            discoveries: entries_count(&discoveries),
+        })
+    }
+
+    /// Loads the folder project at `dir` into the database at `url` as project `name`, in one
+    /// transaction. Refuses a name the database already has.
+    pub fn import(url: &str, name: &str, dir: &Path) -> baton_store::Result<(PgProject, Transfer)> {
+        baton_store::names::validate_name("project name", name)?;
+        let folder = Project::open(Layout::for_project(dir))?;
+        let layout = folder.layout().clone();
+        let file = folder.load()?;
+        let plan = baton_store::notes::read_text(&layout.master_plan())?;
+        let discoveries = baton_store::notes::read_text(&layout.discoveries())?;
+        let summary = std::fs::read_to_string(layout.summary()).ok();
+        let lines = folder.logs(None, usize::MAX)?;
+        let goal = baton_store::notes::goal_of(&plan).unwrap_or_else(|| name.to_string());
+        let store = describe(url);
+        let client = (|| -> Result<postgres::Client> {
+            let mut client = connect(url)?;
+            schema::migrate(&mut client, &store)?;
+            let mut tx = client.transaction()?;
+            let now = database_now(&mut tx)?;
+            let created = tx.execute(
+                "INSERT INTO baton_projects (name, goal, master_plan, summary, created_at)
+                 VALUES ($1, $2, $3, $4, coalesce($5, now())) ON CONFLICT (name) DO NOTHING",
+                &[&name, &goal, &plan, &summary, &file.created_at.map(|t| t.0)],
+            )?;
+            if created == 0 {
+                return Err(Failure::from(StoreError::ProjectExists {
+                    name: name.to_string(),
+                    store: store.clone(),
+                }));
+            }
+            let mut next_number = 1_i64;
+            for (position, task) in file.tasks.iter().enumerate() {
+                if let Some(n) = task
+                    .id
+                    .strip_prefix("task-")
+                    .and_then(|n| n.parse::<i64>().ok())
+                {
+                    next_number = next_number.max(n + 1);
+                }
+                tx.execute(
+                    "INSERT INTO baton_tasks (project, id, position, status, priority, created_at,
+                         claimed_by, lease_expires_at, dependencies, body)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    &[
+                        &name,
+                        &task.id,
+                        &(position as i64 + 1),
+                        &task.status.as_str(),
+                        &(task.priority as i32),
+                        &task.created_at.map_or(now.0, |t| t.0),
+                        &task.claimed_by,
+                        &task.lease_expires_at.map(|t| t.0),
+                        &task.dependencies,
+                        &to_body(task),
+                    ],
+                )?;
+            }
+            tx.execute(
+                "UPDATE baton_projects SET next_number = $2, next_position = $3 WHERE name = $1",
+                &[&name, &next_number, &(file.tasks.len() as i64 + 1)],
+            )?;
+            for (agent, record) in &file.agents {
+                if let Some(seen) = record.last_seen {
+                    tx.execute(
+                        "INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, $2, $3)",
+                        &[&name, agent, &seen.0],
+                    )?;
+                }
+            }
+            let entries = discoveries
+                .strip_prefix(baton_store::notes::DISCOVERIES_HEADER)
+                .unwrap_or(&discoveries);
+            if !entries.trim().is_empty() {
+                tx.execute(
+                    "INSERT INTO baton_discoveries (project, at, agent, entry)
+                     VALUES ($1, $2, $3, $4)",
+                    &[&name, &now.0, &LEADER, &entries],
+                )?;
+            }
+            for line in &lines {
+                tx.execute(
+                    "INSERT INTO baton_log (project, at, agent, line) VALUES ($1, $2, $3, $4)",
+                    &[&name, &now.0, &line.agent, &line.line],
+                )?;
+            }
+            let details = format!(
+                "{} tasks from {}",
+                file.tasks.len(),
+                layout.root().display()
+            );
+            journal(&mut tx, name, LEADER, "IMPORT", &details, now)?;
+            tx.commit()?;
+            Ok(client)
+        })()
+        .map_err(|e| e.at(&store))?;
+        let project = PgProject::over(client, url, name, store);
+        let transfer = Transfer {
+            folder: layout.root().to_path_buf(),
+            store: TaskStore::describe(&project),
+            tasks: file.tasks.len(),
+            log_lines: lines.len(),
+            discoveries: entries_count(&discoveries),
+        };
+        Ok((project, transfer))
+    }
+}
+
+/// How many discoveries a `discoveries.md` holds (its `## [time] agent` headings).
+fn entries_count(text: &str) -> usize {
+    text.matches("\n## [").count()
+}
