@@ -7,6 +7,39 @@ use std::fs;
 use serde_json::json;
 use support::Project;
 
+/// Runs each scenario twice, on a folder project and on a PostgreSQL one (the run's shared
+/// server): one suite, two stores, the same commands, answers and exit codes expected.
+macro_rules! on_both_stores {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            use super::*;
+            #[test]
+            fn folder() {
+                super::$scenario(Project::init())
+            }
+            #[test]
+            fn postgres() {
+                super::$scenario(Project::init_on_postgres())
+            }
+        }
+    )*};
+}
+
+on_both_stores!(
+    add_task_records_every_field_in_the_source_schema,
+    add_task_refusals_name_the_problem_and_change_nothing,
+    a_full_worker_cycle_writes_result_summary_logs_and_discoveries,
+    illegal_transitions_name_the_task_its_status_and_owner,
+    an_expired_lease_lets_another_worker_take_the_task_over,
+    release_and_reset_put_tasks_back_in_the_queue,
+    edit_changes_a_task_and_refuses_cycles,
+    leader_move_says_what_a_drop_takes_and_a_named_claim_refuses_a_blocked_task,
+    status_shows_counts_readiness_and_waiting_dependencies,
+    worker_list_shows_ready_tasks_best_first_and_all_with_a_flag,
+    doctor_reports_and_fixes_with_exit_codes,
+    logs_follow_prints_lines_written_after_it_started,
+);
+
 /// The ids in a `worker list --json` answer (`{"tasks": […]}`).
 fn task_ids(value: &serde_json::Value) -> Vec<String> {
     value["tasks"]
@@ -94,9 +127,7 @@ fn the_folder_is_found_from_a_subfolder_from_baton_dir_and_from_dir() {
     );
 }
 
-#[test]
-fn add_task_records_every_field_in_the_source_schema() {
-    let p = Project::init();
+fn add_task_records_every_field_in_the_source_schema(p: Project) {
     p.ok(&["leader", "add-task", "base"]);
     let task = p.json(&[
         "leader",
@@ -128,9 +159,7 @@ fn add_task_records_every_field_in_the_source_schema() {
     assert!(stored["created_at"].as_str().unwrap().ends_with('Z'));
 }
 
-#[test]
-fn add_task_refusals_name_the_problem_and_change_nothing() {
-    let p = Project::init();
+fn add_task_refusals_name_the_problem_and_change_nothing(p: Project) {
     p.ok(&["leader", "add-task", "a"]);
     let before = p.tasks_bytes();
     let cases: &[(&[&str], &str)] = &[
@@ -170,9 +199,7 @@ fn usage_errors_exit_with_code_2() {
     assert!(err.contains("90s, 15m or 1h30m"), "{err}");
 }
 
-#[test]
-fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries() {
-    let p = Project::init();
+fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries(p: Project) {
     p.ok(&["leader", "add-task", "Create model", "-p", "1"]);
     p.ok(&[
         "leader",
@@ -218,7 +245,7 @@ fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries() {
         done["result"]["files_created"],
         json!(["src/models/user.rs"])
     );
-    let report = fs::read_to_string(p.coordination().join("results/task-1.md")).unwrap();
+    let report = fs::read_to_string(p.files().join("results/task-1.md")).unwrap();
     assert!(
         report.contains("## Output\nModel created") && report.contains("## Status\nSUCCESS"),
         "{report}"
@@ -228,7 +255,7 @@ fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries() {
     p.ok(&["worker", "start", "w2", "task-2"]);
     p.ok(&["worker", "fail", "w2", "task-2", "missing credentials"]);
     assert!(
-        fs::read_to_string(p.coordination().join("results/task-2.md"))
+        fs::read_to_string(p.files().join("results/task-2.md"))
             .unwrap()
             .contains("FAILED")
     );
@@ -238,15 +265,15 @@ fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries() {
         (agg["done"].as_u64(), agg["failed"].as_u64()),
         (Some(1), Some(1))
     );
-    let summary = fs::read_to_string(p.coordination().join("summary.md")).unwrap();
+    let summary = fs::read_to_string(p.files().join("summary.md")).unwrap();
     assert!(
         summary.contains("Model created") && summary.contains("missing credentials"),
         "{summary}"
     );
 
-    let discoveries = fs::read_to_string(p.coordination().join("context/discoveries.md")).unwrap();
+    let discoveries = fs::read_to_string(p.files().join("context/discoveries.md")).unwrap();
     assert!(discoveries.contains("Models live in src/models"));
-    let w1_log = fs::read_to_string(p.coordination().join("logs/w1.log")).unwrap();
+    let w1_log = fs::read_to_string(p.files().join("logs/w1.log")).unwrap();
     let actions: Vec<&str> = w1_log
         .lines()
         .map(|l| l.split("] ").nth(1).unwrap().split(':').next().unwrap())
@@ -260,9 +287,7 @@ fn a_full_worker_cycle_writes_result_summary_logs_and_discoveries() {
     assert!(p.ok(&["logs"]).contains("leader |"));
 }
 
-#[test]
-fn illegal_transitions_name_the_task_its_status_and_owner() {
-    let p = Project::init();
+fn illegal_transitions_name_the_task_its_status_and_owner(p: Project) {
     p.ok(&["leader", "add-task", "a"]);
     let err = p.fails(&["worker", "start", "w1", "task-1"], 1);
     assert!(
@@ -290,9 +315,7 @@ fn illegal_transitions_name_the_task_its_status_and_owner() {
     assert_eq!(p.tasks_json()["tasks"][0]["status"], "available");
 }
 
-#[test]
-fn an_expired_lease_lets_another_worker_take_the_task_over() {
-    let p = Project::init();
+fn an_expired_lease_lets_another_worker_take_the_task_over(p: Project) {
     p.ok(&["leader", "add-task", "a"]);
     p.ok(&["--lease", "1ms", "worker", "claim", "dead"]);
     let claim = p.json(&["worker", "claim", "alive"]);
@@ -303,9 +326,7 @@ fn an_expired_lease_lets_another_worker_take_the_task_over() {
     assert!(err.contains("claimed by alive, not by dead"), "{err}");
 }
 
-#[test]
-fn release_and_reset_put_tasks_back_in_the_queue() {
-    let p = Project::init();
+fn release_and_reset_put_tasks_back_in_the_queue(p: Project) {
     p.ok(&["leader", "add-task", "a"]);
     p.ok(&["worker", "claim", "w1"]);
     p.ok(&["worker", "release", "w1", "task-1"]);
@@ -318,9 +339,7 @@ fn release_and_reset_put_tasks_back_in_the_queue() {
     assert!(err.contains("it can be claimed already"), "{err}");
 }
 
-#[test]
-fn edit_changes_a_task_and_refuses_cycles() {
-    let p = Project::init();
+fn edit_changes_a_task_and_refuses_cycles(p: Project) {
     p.ok(&["leader", "add-task", "a"]);
     p.ok(&["leader", "add-task", "b", "--depends", "task-1"]);
     let err = p.fails(&["leader", "edit", "task-1", "--depends", "task-2"], 1);
@@ -343,9 +362,7 @@ fn edit_changes_a_task_and_refuses_cycles() {
     assert_eq!(edited["dependencies"], json!([]));
 }
 
-#[test]
-fn leader_move_says_what_a_drop_takes_and_a_named_claim_refuses_a_blocked_task() {
-    let p = Project::init();
+fn leader_move_says_what_a_drop_takes_and_a_named_claim_refuses_a_blocked_task(p: Project) {
     p.ok(&["leader", "add-task", "a"]);
     p.ok(&["leader", "add-task", "b", "--depends", "task-1"]);
     // A dry run says which operation, in whose name, and changes nothing.
@@ -373,9 +390,7 @@ fn leader_move_says_what_a_drop_takes_and_a_named_claim_refuses_a_blocked_task()
     );
 }
 
-#[test]
-fn status_shows_counts_readiness_and_waiting_dependencies() {
-    let p = Project::init();
+fn status_shows_counts_readiness_and_waiting_dependencies(p: Project) {
     p.ok(&["leader", "add-task", "first"]);
     p.ok(&["leader", "add-task", "second", "--depends", "task-1"]);
     p.ok(&["worker", "claim", "w1"]);
@@ -396,9 +411,7 @@ fn status_shows_counts_readiness_and_waiting_dependencies() {
     assert!(report["tasks"][0]["lease_remaining_secs"].as_u64().unwrap() > 800);
 }
 
-#[test]
-fn worker_list_shows_ready_tasks_best_first_and_all_with_a_flag() {
-    let p = Project::init();
+fn worker_list_shows_ready_tasks_best_first_and_all_with_a_flag(p: Project) {
     p.ok(&["leader", "add-task", "low", "-p", "5"]);
     p.ok(&["leader", "add-task", "urgent", "-p", "1"]);
     p.ok(&[
@@ -417,9 +430,7 @@ fn worker_list_shows_ready_tasks_best_first_and_all_with_a_flag() {
     );
 }
 
-#[test]
-fn doctor_reports_and_fixes_with_exit_codes() {
-    let p = Project::init();
+fn doctor_reports_and_fixes_with_exit_codes(p: Project) {
     p.ok(&["leader", "add-task", "a"]);
     p.ok(&["leader", "add-task", "b", "--depends", "task-1"]);
     assert!(p.ok(&["leader", "doctor"]).contains("No problems found"));
@@ -549,10 +560,8 @@ fn help_documents_every_exit_code_the_commands_use() {
     }
 }
 
-#[test]
-fn logs_follow_prints_lines_written_after_it_started() {
+fn logs_follow_prints_lines_written_after_it_started(p: Project) {
     use std::io::{BufRead, BufReader};
-    let p = Project::init();
     let mut child = p
         .command(&["logs", "--follow", "-n", "0"])
         .stdout(std::process::Stdio::piped())

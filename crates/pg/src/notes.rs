@@ -24,6 +24,9 @@ impl PgProject {
                 )?
                 .get(0);
             file.created_at = Some(Timestamp(created));
+            // Not tracked (it would make every write contend on one row): left out, so an
+            // export of an unchanged project is the same bytes.
+            file.last_updated = None;
             file.tasks = load(
                 tx,
                 "SELECT body FROM baton_tasks WHERE project = $1 ORDER BY position",

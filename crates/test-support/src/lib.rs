@@ -121,9 +121,13 @@ pub fn baton_bin() -> PathBuf {
     cargo_bin("baton")
 }
 
-/// A temporary project folder with commands run inside it.
+/// A temporary project folder with commands run inside it, its tasks kept in the folder or
+/// in PostgreSQL (the folder then holds the pointer, and commands get the password through
+/// `PGPASSWORD`, as a user's would).
 pub struct Project {
     pub dir: tempfile::TempDir,
+    /// The server a database project lives on (kept running while the project is used).
+    postgres: Option<std::sync::Arc<pg::PgServer>>,
 }
 
 impl Project {
@@ -131,6 +135,7 @@ impl Project {
     pub fn empty() -> Self {
         Project {
             dir: tempfile::tempdir().unwrap(),
+            postgres: None,
         }
     }
 
@@ -141,6 +146,35 @@ impl Project {
         project
     }
 
+    /// A folder after `baton leader init --store URL --project NAME` on the run's shared
+    /// PostgreSQL server, with a project name of its own.
+    pub fn init_on_postgres() -> Self {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let server = pg::PgServer::shared();
+        let mut project = Project::empty();
+        project.postgres = Some(server.clone());
+        let name = format!(
+            "p{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        project.ok(&[
+            "leader",
+            "init",
+            "Test goal",
+            "--store",
+            &server.url_without_password(),
+            "--project",
+            &name,
+        ]);
+        project
+    }
+
+    /// Whether the tasks are kept in PostgreSQL.
+    pub fn on_postgres(&self) -> bool {
+        self.postgres.is_some()
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -149,12 +183,35 @@ impl Project {
         self.path().join(".coordination")
     }
 
+    /// The project as `.coordination/` files to read: the folder itself, or, for a database
+    /// project, a fresh `baton store export` of it (tasks.json, results, logs, discoveries,
+    /// master plan, summary).
+    pub fn files(&self) -> Files {
+        if !self.on_postgres() {
+            return Files {
+                root: self.coordination(),
+                _export: None,
+            };
+        }
+        let to = tempfile::tempdir().unwrap();
+        self.ok(&["store", "export", "--to", to.path().to_str().unwrap()]);
+        Files {
+            root: to.path().join(".coordination"),
+            _export: Some(to),
+        }
+    }
+
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(baton_bin());
         cmd.args(args)
             .current_dir(self.path())
             .env_remove("BATON_DIR")
-            .env_remove("BATON_LEASE");
+            .env_remove("BATON_LEASE")
+            .env_remove("BATON_STORE")
+            .env_remove("BATON_PROJECT");
+        if let Some(server) = &self.postgres {
+            cmd.env("PGPASSWORD", server.password());
+        }
         cmd
     }
 
@@ -194,13 +251,27 @@ impl Project {
         String::from_utf8(out.stderr).unwrap()
     }
 
+    /// `tasks.json` as JSON (for a database project, as exported).
     pub fn tasks_json(&self) -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(self.coordination().join("tasks.json")).unwrap())
-            .unwrap()
+        serde_json::from_slice(&self.tasks_bytes()).unwrap()
     }
 
+    /// `tasks.json`'s bytes (for a database project, as exported).
     pub fn tasks_bytes(&self) -> Vec<u8> {
-        std::fs::read(self.coordination().join("tasks.json")).unwrap()
+        std::fs::read(self.files().join("tasks.json")).unwrap()
+    }
+}
+
+/// A project's `.coordination/` files to read (an export is removed when this is dropped).
+pub struct Files {
+    root: PathBuf,
+    _export: Option<tempfile::TempDir>,
+}
+
+impl std::ops::Deref for Files {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.root
     }
 }
 

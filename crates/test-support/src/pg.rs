@@ -160,6 +160,28 @@ impl PgServer {
         &self.url
     }
 
+    /// The test role's password (from the URL), for `PGPASSWORD`.
+    pub fn password(&self) -> String {
+        let rest = self.url.split_once("://").map_or("", |(_, r)| r);
+        let userinfo = rest.rsplit_once('@').map_or("", |(u, _)| u);
+        userinfo.split_once(':').map_or("", |(_, p)| p).to_string()
+    }
+
+    /// The URL without its password, as a user writes it down (the password then comes from
+    /// `PGPASSWORD` or `~/.pgpass`).
+    pub fn url_without_password(&self) -> String {
+        match self.url.split_once("://") {
+            Some((scheme, rest)) => match rest.rsplit_once('@') {
+                Some((userinfo, host)) => {
+                    let user = userinfo.split(':').next().unwrap_or_default();
+                    format!("{scheme}://{user}@{host}")
+                }
+                None => self.url.clone(),
+            },
+            None => self.url.clone(),
+        }
+    }
+
     /// The loopback port of the tests' own server.
     pub fn port(&self) -> Option<u16> {
         self.port
