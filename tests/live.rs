@@ -13,6 +13,33 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use support::Project;
 
+/// Runs each scenario twice, on a folder project and on a PostgreSQL one: waiting claims and
+/// the worker loop wake the same way on either store (file events, or notifications).
+macro_rules! on_both_stores {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            use super::*;
+            #[test]
+            fn folder() {
+                super::$scenario(Project::init())
+            }
+            #[test]
+            fn postgres() {
+                super::$scenario(Project::init_on_postgres())
+            }
+        }
+    )*};
+}
+
+on_both_stores!(
+    claim_wait_picks_up_a_task_added_later,
+    claim_wait_wakes_when_a_dependency_is_done,
+    claim_wait_takes_over_a_task_when_its_lease_expires,
+    claim_wait_times_out_with_exit_code_5,
+    worker_loop_runs_a_queue_with_dependencies_to_the_end,
+    worker_loop_stops_its_command_and_releases_the_task_on_ctrl_c,
+);
+
 #[test]
 fn a_waiter_started_before_the_write_wakes_and_one_started_after_returns_at_once() {
     let p = Project::init();
@@ -290,9 +317,7 @@ fn the_change_feed_reports_what_another_process_changed() {
     assert_eq!(result["task"], "parser");
 }
 
-#[test]
-fn claim_wait_picks_up_a_task_added_later() {
-    let p = Project::init();
+fn claim_wait_picks_up_a_task_added_later(p: Project) {
     let mut worker = p.spawn(&["worker", "claim", "w1", "--wait", "--json"]);
     worker.wait_stderr("w1 is waiting for a ready task");
     p.ok(&["leader", "add-task", "Late task"]);
@@ -303,9 +328,7 @@ fn claim_wait_picks_up_a_task_added_later() {
     assert_eq!(p.tasks_json()["tasks"][0]["claimed_by"], "w1");
 }
 
-#[test]
-fn claim_wait_wakes_when_a_dependency_is_done() {
-    let p = Project::init();
+fn claim_wait_wakes_when_a_dependency_is_done(p: Project) {
     p.ok(&["leader", "add-task", "First"]);
     p.ok(&["leader", "add-task", "Second", "--depends", "task-1"]);
     p.ok(&["worker", "claim", "w1"]);
@@ -319,9 +342,7 @@ fn claim_wait_wakes_when_a_dependency_is_done() {
     assert_eq!(claim["task"]["id"], "task-2");
 }
 
-#[test]
-fn claim_wait_takes_over_a_task_when_its_lease_expires() {
-    let p = Project::init();
+fn claim_wait_takes_over_a_task_when_its_lease_expires(p: Project) {
     p.ok(&["leader", "add-task", "Only task"]);
     p.ok(&["worker", "claim", "crashed", "--lease", "1s"]);
     let mut waiter = p.spawn(&["worker", "claim", "w2", "--wait", "--lease", "1s", "--json"]);
@@ -333,16 +354,15 @@ fn claim_wait_takes_over_a_task_when_its_lease_expires() {
     assert_eq!(claim["reclaimed_from"], "crashed");
 }
 
-#[test]
-fn claim_wait_times_out_with_exit_code_5() {
-    let p = Project::init();
+fn claim_wait_times_out_with_exit_code_5(p: Project) {
     let stderr = p.fails(
         &["worker", "claim", "w1", "--wait", "--timeout", "150ms"],
         5,
     );
     assert!(stderr.contains("no task became ready"), "{stderr}");
     // Waiting does not fill the log with failed claims.
-    let log = p.coordination().join("logs/w1.log");
+    let files = p.files();
+    let log = files.join("logs/w1.log");
     assert!(!log.exists() || std::fs::read_to_string(log).unwrap().is_empty());
 }
 
@@ -361,9 +381,7 @@ fn task<'a>(tasks: &'a Value, id: &str) -> &'a Value {
         .unwrap()
 }
 
-#[test]
-fn worker_loop_runs_a_queue_with_dependencies_to_the_end() {
-    let p = Project::init();
+fn worker_loop_runs_a_queue_with_dependencies_to_the_end(p: Project) {
     let add = |id: &str, description: &str, deps: &[&str]| {
         let mut args = vec!["leader", "add-task", description, "--id", id];
         for dep in deps {
@@ -396,8 +414,7 @@ fn worker_loop_runs_a_queue_with_dependencies_to_the_end() {
         assert_eq!(t["status"], "done", "{id}: {t}");
         let output = t["result"]["output"].as_str().unwrap();
         assert!(output.starts_with(&format!("did {id}: ")), "{output}");
-        let report =
-            std::fs::read_to_string(p.coordination().join(format!("results/{id}.md"))).unwrap();
+        let report = std::fs::read_to_string(p.files().join(format!("results/{id}.md"))).unwrap();
         assert!(report.contains(&format!("did {id}")), "{report}");
         // The command got the task as JSON on stdin.
         let stdin: Value = serde_json::from_slice(
@@ -458,9 +475,7 @@ fn gone(pid: &str) -> bool {
     }
 }
 
-#[test]
-fn worker_loop_stops_its_command_and_releases_the_task_on_ctrl_c() {
-    let p = Project::init();
+fn worker_loop_stops_its_command_and_releases_the_task_on_ctrl_c(p: Project) {
     p.ok(&["leader", "add-task", "Long job"]);
     let mut worker = p.spawn(&[
         "worker",
