@@ -102,7 +102,7 @@ impl PgProject {
                      WHERE t.project = $1
                        AND (t.status = 'available'
                             OR (t.status IN ('claimed', 'in_progress')
-                                AND t.lease_expires_at <= now()))
+                                AND t.lease_expires_at <= statement_timestamp()))
                        AND {DEPENDENCIES_DONE}
                      LIMIT 1"
                 ),

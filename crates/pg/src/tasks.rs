@@ -41,10 +41,10 @@ fn best_ready_sql() -> String {
     };
     format!(
         "WITH available AS ({}), expired AS ({})
-         SELECT body, now() FROM (SELECT * FROM available UNION ALL SELECT * FROM expired) AS c
+         SELECT body, statement_timestamp() FROM (SELECT * FROM available UNION ALL SELECT * FROM expired) AS c
          ORDER BY c.priority, c.created_at, c.position LIMIT 1",
         candidate("t.status = 'available'"),
-        candidate("t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= now()")
+        candidate("t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= statement_timestamp()")
     )
 }
 
@@ -104,6 +104,7 @@ impl PgProject {
     /// Opens project `name`, which must exist.
     pub fn open(url: &str, name: &str) -> baton_store::Result<PgProject> {
         let store = describe(url);
+        baton_store::names::validate_name("project name", name)?;
         let client = (|| {
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
@@ -468,9 +469,12 @@ impl PgProject {
     }
 }
 
-/// The transaction's time: the database's clock, the same for every statement in it.
+/// The operation's time: the database's clock when its first statement started, which is
+/// also when that statement's snapshot was taken. Not `now()` (when `BEGIN` arrived): a
+/// claim whose `BEGIN` came before a dependency's completion committed, but whose query came
+/// after (so it saw the dependency done), would otherwise be stamped before that completion.
 pub(crate) fn database_now(tx: &mut Transaction) -> Result<Timestamp> {
-    let now: DateTime<Utc> = tx.query_one("SELECT now()", &[])?.get(0);
+    let now: DateTime<Utc> = tx.query_one("SELECT statement_timestamp()", &[])?.get(0);
     Ok(Timestamp(now))
 }
 

@@ -12,6 +12,7 @@
 //! `CARGO_BIN_EXE_<name>` for an integration test and its run, and this crate reads it (no
 //! guessing at `target/` paths, where a stale build could pass).
 
+pub mod machine;
 pub mod mcp;
 pub mod mcp_http;
 pub mod pg;
