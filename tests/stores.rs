@@ -78,7 +78,7 @@ fn a_lead_and_workers_on_machines_that_share_nothing_work_one_project() {
 
     // A third machine has no folder at all: the URL and name come from the environment.
     let c = Machine::new("c")
-        .with_env("BATON_STORE", &server.url())
+        .with_env("BATON_STORE", server.url())
         .with_env("BATON_PROJECT", &team);
     let waiting = c.fails(&["worker", "claim", "c1"], 3);
     assert!(waiting.contains("wait on dependencies"), "{waiting}");
