@@ -185,9 +185,10 @@ fn wait_once(
     deadline: Option<Instant>,
     armed: &mut Option<impl FnOnce(Backend)>,
 ) -> Result<ClaimOutcome> {
-    // Listening first, then looking: a task made ready in between is either seen now or
-    // wakes the waiter after.
-    let mut waker = Waker::new(store, wait.mode)?;
+    // The waker is set up only when there is something to wait for (a worker that finds work
+    // at once costs the store no listening connection), and then the queue is looked at once
+    // more before sleeping: a task made ready in between is either seen then or wakes it.
+    let mut waker: Option<Waker> = None;
     loop {
         if wait.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return Ok(ClaimOutcome::Stopped);
@@ -197,19 +198,27 @@ fn wait_once(
         let (outlook, now) = store.outlook()?;
         let next_expiry = match outlook {
             Outlook::Claimable => {
-                waker.pause();
+                if let Some(waker) = &mut waker {
+                    waker.pause();
+                }
                 if let Some(claim) = store.claim(agent)? {
                     return Ok(ClaimOutcome::Claimed {
                         claim: Box::new(claim),
                     });
                 }
                 // Another worker was faster.
-                waker.resume()?;
+                if let Some(waker) = &mut waker {
+                    waker.resume()?;
+                }
                 continue;
             }
             Outlook::Drained if wait.stop_when_drained => return Ok(ClaimOutcome::Drained),
             Outlook::Drained => None,
             Outlook::Waiting { next_lease_expiry } => next_lease_expiry,
+        };
+        let Some(waker) = &mut waker else {
+            waker = Some(Waker::new(store, wait.mode)?);
+            continue;
         };
         if let Some(armed) = armed.take() {
             armed(waker.backend());

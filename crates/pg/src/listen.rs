@@ -12,7 +12,7 @@ use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
 use crate::connect::connect;
-use crate::tasks::{CHANGES, CHANNEL, DEPENDENCIES_DONE, PgProject};
+use crate::tasks::{CHANGES, CHANNEL, DEPENDENCIES_DONE, EXPIRED, PgProject, READY};
 
 /// A connection listening for one project's notifications on one channel.
 pub struct PgListener {
@@ -100,10 +100,7 @@ impl PgProject {
                 &format!(
                     "SELECT 1 FROM baton_tasks t
                      WHERE t.project = $1
-                       AND (t.status = 'available'
-                            OR (t.status IN ('claimed', 'in_progress')
-                                AND t.lease_expires_at <= statement_timestamp()))
-                       AND {DEPENDENCIES_DONE}
+                       AND (({READY}) OR ({EXPIRED} AND {DEPENDENCIES_DONE}))
                      LIMIT 1"
                 ),
                 &[&self.name],

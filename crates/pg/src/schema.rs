@@ -61,6 +61,18 @@ CREATE TABLE baton_log (
     PRIMARY KEY (project, seq)
 );
 CREATE INDEX baton_log_agent ON baton_log (project, agent, seq);
+-- How many of a task's dependencies are not done yet, kept as tasks complete (a decrement,
+-- which concurrent completions cannot lose), so a claim reads ready tasks straight from an
+-- index instead of checking every blocked task's dependencies.
+ALTER TABLE baton_tasks ADD COLUMN waiting integer NOT NULL DEFAULT 0;
+UPDATE baton_tasks t SET waiting = (
+    SELECT count(*) FROM unnest(t.dependencies) AS d(id)
+    LEFT JOIN baton_tasks u ON u.project = t.project AND u.id = d.id
+    WHERE u.status IS DISTINCT FROM 'done');
+DROP INDEX baton_tasks_available;
+CREATE INDEX baton_tasks_ready ON baton_tasks (project, priority, created_at, position)
+    WHERE status = 'available' AND waiting = 0;
+CREATE INDEX baton_tasks_dependencies ON baton_tasks USING gin (dependencies);
 CREATE TABLE baton_discoveries (
     project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
     seq bigserial,

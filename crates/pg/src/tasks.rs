@@ -26,15 +26,21 @@ pub(crate) const DEPENDENCIES_DONE: &str = "NOT EXISTS (
       LEFT JOIN baton_tasks u ON u.project = t.project AND u.id = d.id
       WHERE u.status IS DISTINCT FROM 'done')";
 
+/// An available task whose dependencies are all done (the `baton_tasks_ready` index).
+pub(crate) const READY: &str = "t.status = 'available' AND t.waiting = 0";
+/// A held task whose lease ran out, by the database's clock.
+pub(crate) const EXPIRED: &str =
+    "t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= statement_timestamp()";
+
 /// The best ready task, locked, skipping rows other claims hold: the best available one (read
-/// in the order of the `baton_tasks_available` index, so a large board costs no more than a
-/// small one) and the best one held on an expired lease, whichever sorts first. Both are
+/// in the order of the `baton_tasks_ready` index, so a large board, however many of its tasks
+/// are blocked, costs no more than a small one) and the best one held on an expired lease, whichever sorts first. Both are
 /// locked until the transaction ends; the one not taken is free again a moment later.
 fn best_ready_sql() -> String {
     let candidate = |condition: &str| {
         format!(
             "SELECT t.id, t.priority, t.created_at, t.position, t.body FROM baton_tasks t
-             WHERE t.project = $1 AND {condition} AND {DEPENDENCIES_DONE}
+             WHERE t.project = $1 AND {condition}
              ORDER BY t.priority, t.created_at, t.position
              LIMIT 1 FOR UPDATE SKIP LOCKED"
         )
@@ -43,8 +49,8 @@ fn best_ready_sql() -> String {
         "WITH available AS ({}), expired AS ({})
          SELECT body, statement_timestamp() FROM (SELECT * FROM available UNION ALL SELECT * FROM expired) AS c
          ORDER BY c.priority, c.created_at, c.position LIMIT 1",
-        candidate("t.status = 'available'"),
-        candidate("t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= statement_timestamp()")
+        candidate(READY),
+        candidate(&format!("{EXPIRED} AND {DEPENDENCIES_DONE}"))
     )
 }
 
@@ -214,17 +220,23 @@ impl PgProject {
             // the dependencies (unknown ones).
             let mut wanted = new.dependencies.clone();
             wanted.extend(new.id.clone());
+            // Shared locks on the dependencies: a completion of one of them waits for this
+            // insert (and then counts the new task among its dependants), or this waits for
+            // the completion and sees it done.
             let mut file = TaskFile::new(now);
             file.tasks = load(
                 tx,
-                "SELECT body FROM baton_tasks WHERE project = $1 AND id = ANY($2) ORDER BY position",
+                "SELECT body FROM baton_tasks WHERE project = $1 AND id = ANY($2)
+                 ORDER BY position FOR SHARE",
                 &[&self.name, &wanted],
             )?;
             let task = file.add_task(new, now)?.clone();
+            let waiting = waiting_on(&file, &task);
             tx.execute(
                 "INSERT INTO baton_tasks
-                     (project, id, position, status, priority, created_at, dependencies, body)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                     (project, id, position, status, priority, created_at, dependencies, body,
+                      waiting)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                 &[
                     &self.name,
                     &task.id,
@@ -234,6 +246,7 @@ impl PgProject {
                     &now.0,
                     &task.dependencies,
                     &to_body(&task),
+                    &waiting,
                 ],
             )?;
             tx.execute(
@@ -241,7 +254,14 @@ impl PgProject {
                 &[&self.name, &number, &(position + 1)],
             )?;
             wake(tx, &self.name)?;
-            journal(tx, &self.name, LEADER, "ADD_TASK", &baton_store::journal::added(&task), now)?;
+            journal(
+                tx,
+                &self.name,
+                LEADER,
+                "ADD_TASK",
+                &baton_store::journal::added(&task),
+                now,
+            )?;
             Ok(task)
         })
     }
@@ -257,6 +277,13 @@ impl PgProject {
                 )?;
             }
             let target = locked_task(tx, &self.name, id)?;
+            if let Some(dependencies) = &edit.dependencies {
+                // As in `add_task`: a completion of a new dependency cannot slip by unseen.
+                tx.execute(
+                    "SELECT 1 FROM baton_tasks WHERE project = $1 AND id = ANY($2) FOR SHARE",
+                    &[&self.name, dependencies],
+                )?;
+            }
             let mut file = TaskFile::new(now);
             file.tasks = if edit.dependencies.is_some() {
                 load(
@@ -269,6 +296,12 @@ impl PgProject {
             };
             let task = file.edit_task(id, edit.clone())?.clone();
             save(tx, &self.name, &task, None)?;
+            if edit.dependencies.is_some() {
+                tx.execute(
+                    "UPDATE baton_tasks SET waiting = $3 WHERE project = $1 AND id = $2",
+                    &[&self.name, &task.id, &waiting_on(&file, &task)],
+                )?;
+            }
             let details = format!("{}: {}", task.id, task.description);
             journal(tx, &self.name, LEADER, "EDIT_TASK", &details, now)?;
             Ok(task)
@@ -442,8 +475,19 @@ impl PgProject {
         }
         self.transact(|tx, now| {
             let mut task = locked_task(tx, &self.name, id)?;
+            let was_done = task.status == TaskStatus::Done;
             rule(&mut task, now)?;
             save(tx, &self.name, &task, worker.map(|agent| (agent, now)))?;
+            if task.status == TaskStatus::Done && !was_done {
+                // A decrement, not a recount: it reads the row as the last completion left it
+                // (after waiting for its lock), so two dependencies done at once both count.
+                tx.execute(
+                    "UPDATE baton_tasks
+                     SET waiting = waiting - cardinality(array_positions(dependencies, $2))
+                     WHERE project = $1 AND dependencies @> ARRAY[$2]::text[]",
+                    &[&self.name, &task.id],
+                )?;
+            }
             // Available again, or done (its dependents may be ready): waiting claims look.
             if matches!(task.status, TaskStatus::Available | TaskStatus::Done) {
                 wake(tx, &self.name)?;
@@ -525,6 +569,16 @@ fn parse(body: Value) -> Result<Task> {
             reason: format!("does not parse: {e}"),
         })
     })
+}
+
+/// How many of `task`'s dependencies (all in `file`) are not done.
+fn waiting_on(file: &TaskFile, task: &Task) -> i32 {
+    let open = task
+        .dependencies
+        .iter()
+        .filter(|d| file.task(d).is_none_or(|t| t.status != TaskStatus::Done))
+        .count();
+    i32::try_from(open).unwrap_or(i32::MAX)
 }
 
 /// Writes `task` back to its row, with the columns queries use; with a worker, records it as

@@ -146,6 +146,15 @@ impl PgProject {
                 "UPDATE baton_projects SET next_number = $2, next_position = $3 WHERE name = $1",
                 &[&name, &next_number, &(file.tasks.len() as i64 + 1)],
             )?;
+            // Counted once the whole board is in (a dependency may come after its dependant).
+            tx.execute(
+                "UPDATE baton_tasks t SET waiting = (
+                     SELECT count(*) FROM unnest(t.dependencies) AS d(id)
+                     LEFT JOIN baton_tasks u ON u.project = t.project AND u.id = d.id
+                     WHERE u.status IS DISTINCT FROM 'done')
+                 WHERE t.project = $1",
+                &[&name],
+            )?;
             for (agent, record) in &file.agents {
                 if let Some(seen) = record.last_seen {
                     tx.execute(
