@@ -469,3 +469,348 @@ fn sixteen_workers_on_two_machines_drain_thousands_of_tasks_exactly_once_in_orde
         assert!(by_worker.keys().any(|w| w.starts_with(m)), "{by_worker:?}");
     }
 }
+
+/// Each task's `COMPLETE` lines in every log of an exported project: how many times each was
+/// reported done, and the CLAIM lines per task (with whether each took over an expired lease).
+fn journal_of(
+    coordination: &std::path::Path,
+) -> (BTreeMap<String, usize>, BTreeMap<String, Vec<bool>>) {
+    let mut completes: BTreeMap<String, usize> = BTreeMap::new();
+    let mut claims: BTreeMap<String, Vec<bool>> = BTreeMap::new();
+    for entry in std::fs::read_dir(coordination.join("logs")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for line in text.lines() {
+            let Some((_, rest)) = line.split_once("] ") else {
+                continue;
+            };
+            if let Some(id) = rest.strip_prefix("COMPLETE: ") {
+                *completes.entry(id.to_string()).or_default() += 1;
+            } else if let Some(details) = rest.strip_prefix("CLAIM: ") {
+                if details == "nothing ready" {
+                    continue;
+                }
+                let id = details.split(' ').next().unwrap().to_string();
+                claims
+                    .entry(id)
+                    .or_default()
+                    .push(details.contains("whose lease expired"));
+            }
+        }
+    }
+    (completes, claims)
+}
+
+/// Exports the project `machine` points to and returns its tasks and journal.
+fn exported(
+    machine: &Machine,
+) -> (
+    Vec<Value>,
+    BTreeMap<String, usize>,
+    BTreeMap<String, Vec<bool>>,
+) {
+    let out = tempfile::tempdir().unwrap();
+    machine.ok(&["store", "export", "--to", out.path().to_str().unwrap()]);
+    let coordination = out.path().join(".coordination");
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(coordination.join("tasks.json")).unwrap()).unwrap();
+    let (completes, claims) = journal_of(&coordination);
+    (file["tasks"].as_array().unwrap().clone(), completes, claims)
+}
+
+/// Adds `count` independent tasks through one machine.
+fn add_tasks(machine: &Machine, count: usize) {
+    for i in 0..count {
+        machine.ok(&["leader", "add-task", &format!("job {i}")]);
+    }
+}
+
+#[test]
+fn a_server_restart_in_the_middle_of_a_contended_run_loses_nothing() {
+    const TASKS: usize = 300;
+    let server = PgServer::start();
+    let name = unique("restart");
+    let folder = layered_project(TASKS, TASKS);
+    let import = folder
+        .command(&[
+            "store",
+            "import",
+            "--store",
+            server.url(),
+            "--project",
+            &name,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(import.status.code(), Some(0), "{import:?}");
+    let machines = [
+        Machine::new("a").with_env("PGPASSWORD", &server.password()),
+        Machine::new("b").with_env("PGPASSWORD", &server.password()),
+    ];
+    for m in &machines {
+        m.ok(&[
+            "connect",
+            &server.url_without_password(),
+            "--project",
+            &name,
+        ]);
+    }
+    let workers: Vec<_> = (0..8)
+        .map(|i| {
+            let m = &machines[i % 2];
+            let agent = format!("{}-w{i}", m.name);
+            // A short lease: a claim whose commit the restart cut may have landed without
+            // its worker knowing, and is taken over when its lease runs out.
+            m.command(&[
+                "--lease",
+                "3s",
+                "worker",
+                "loop",
+                &agent,
+                "--exec",
+                "sleep 0.02",
+                "--quiet",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    // Restart once the run is well under way.
+    let done = || {
+        support::pg::psql(
+            server.url(),
+            &format!(
+                "SELECT count(*) FROM baton_tasks WHERE project = '{name}' AND status = 'done'"
+            ),
+        )
+        .trim()
+        .parse::<usize>()
+        .unwrap_or(0)
+    };
+    support::eventually("a third of the tasks to be done", || done() >= TASKS / 3);
+    server.restart();
+    for child in workers {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let problems: Vec<&str> = stderr.lines().filter(|l| !l.contains(" done")).collect();
+        assert_eq!(out.status.code(), Some(0), "{problems:#?}");
+    }
+    let (tasks, completes, _) = exported(&machines[0]);
+    assert_eq!(tasks.len(), TASKS);
+    assert!(tasks.iter().all(|t| t["status"] == "done"), "not all done");
+    assert_eq!(completes.len(), TASKS);
+    assert!(
+        completes.values().all(|&n| n == 1),
+        "a task was completed twice"
+    );
+}
+
+#[test]
+fn workers_killed_at_random_moments_lose_nothing_and_their_tasks_come_back() {
+    const TASKS: usize = 200;
+    const KILLS: usize = 120;
+    let server = PgServer::shared();
+    let name = unique("kills");
+    let lead = Machine::new("lead").with_env("PGPASSWORD", &server.password());
+    lead.ok(&[
+        "leader",
+        "init",
+        "Survive",
+        "--store",
+        &server.url_without_password(),
+        "--project",
+        &name,
+    ]);
+    add_tasks(&lead, TASKS);
+    let workers = Machine::new("workers").with_env("PGPASSWORD", &server.password());
+    workers.ok(&[
+        "connect",
+        &server.url_without_password(),
+        "--project",
+        &name,
+    ]);
+    let spawn = |i: usize| {
+        workers
+            .command(&[
+                "--lease",
+                "1s",
+                "worker",
+                "loop",
+                &format!("w{i}"),
+                "--exec",
+                "sleep 0.01",
+                "--quiet",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // Four workers at a time; every few tens of milliseconds one of them is killed outright
+    // (SIGKILL: no release, no goodbye) and replaced.
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut random = move |below: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below
+    };
+    let mut running: Vec<_> = (0..4).map(spawn).collect();
+    for kill in 0..KILLS {
+        std::thread::sleep(std::time::Duration::from_millis(10 + random(60))); // a random moment
+        let victim = random(running.len() as u64) as usize;
+        let mut child = running.swap_remove(victim);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        running.push(spawn(4 + kill));
+    }
+    for mut child in running {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    // Survivors finish the queue, taking over what the dead held once their leases run out.
+    let finishers: Vec<_> = (0..3)
+        .map(|i| {
+            workers
+                .command(&[
+                    "worker",
+                    "loop",
+                    &format!("finisher{i}"),
+                    "--exec",
+                    "true",
+                    "--quiet",
+                ])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in finishers {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (tasks, completes, claims) = exported(&lead);
+    assert!(tasks.iter().all(|t| t["status"] == "done"), "not all done");
+    assert_eq!(completes.len(), TASKS);
+    assert!(
+        completes.values().all(|&n| n == 1),
+        "a task was completed twice"
+    );
+    let mut taken_over = 0;
+    for t in &tasks {
+        let id = t["id"].as_str().unwrap();
+        let history = &claims[id];
+        // One claim per attempt, and every claim but one took over an expired lease (a killed
+        // worker releases nothing): never two live holders. (Logs are per agent, so the
+        // claims are counted, not ordered.)
+        assert_eq!(
+            t["attempts"].as_u64().unwrap() as usize,
+            history.len(),
+            "{id}"
+        );
+        let fresh = history.iter().filter(|&&took_over| !took_over).count();
+        assert_eq!(fresh, 1, "{id}: {history:?}");
+        taken_over += history.len() - 1;
+    }
+    assert!(taken_over > 0, "no kill landed while a task was held");
+}
+
+#[test]
+fn a_worker_whose_clock_is_an_hour_off_cannot_take_a_live_lease_or_keep_a_dead_one() {
+    let server = PgServer::shared();
+    let name = unique("skew");
+    let lead = Machine::new("lead").with_env("PGPASSWORD", &server.password());
+    lead.ok(&[
+        "leader",
+        "init",
+        "Time",
+        "--store",
+        &server.url_without_password(),
+        "--project",
+        &name,
+    ]);
+    lead.ok(&["leader", "add-task", "held"]);
+    lead.ok(&["leader", "add-task", "short"]);
+    let baton = support::baton_bin();
+    let baton = baton.to_str().unwrap();
+    let skewed = |offset: &str, args: &[&str]| {
+        let mut all = vec!["-f", offset, baton];
+        all.extend_from_slice(args);
+        lead.command_of("faketime", &all).output().unwrap()
+    };
+    // The skew is real: the worker's own clock is an hour ahead.
+    let date = lead
+        .command_of("faketime", &["-f", "+1h", "date", "+%s"])
+        .output()
+        .unwrap();
+    let ahead: i64 = String::from_utf8_lossy(&date.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!(ahead - now > 3500, "faketime did not move the clock");
+
+    lead.ok(&[
+        "--lease", "10m", "worker", "claim", "honest", "--task", "task-1",
+    ]);
+    // An hour ahead, the honest worker's lease looks long gone; the database says it is live.
+    let thief = skewed("+1h", &["worker", "claim", "thief", "--task", "task-1"]);
+    assert_eq!(thief.status.code(), Some(1), "{thief:?}");
+    let doctor = skewed("+1h", &["leader", "doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert!(
+        !report["findings"].to_string().contains("stale_lease"),
+        "{report}"
+    );
+
+    // An hour behind, a worker's 2-second lease still ends 2 seconds after its claim.
+    let late = skewed(
+        "-1h",
+        &["--lease", "2s", "worker", "claim", "laggard", "--json"],
+    );
+    assert_eq!(late.status.code(), Some(0), "{late:?}");
+    let claim: Value = serde_json::from_slice(&late.stdout).unwrap();
+    assert_eq!(claim["task"]["id"], "task-2");
+    // Stamped by the database's clock, not the worker's.
+    let stamped = claim["task"]["claimed_at"].as_str().unwrap();
+    let stamped = std::process::Command::new("date")
+        .args(["-u", "-d", stamped, "+%s"])
+        .output()
+        .unwrap();
+    let stamped: i64 = String::from_utf8_lossy(&stamped.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        (stamped - now).abs() < 600,
+        "claimed_at is off by {}s",
+        stamped - now
+    );
+    // A worker whose claim waits at most 30 s gets it: the lease ran out 2 s after the claim.
+    let taken = lead.json(&[
+        "--lease",
+        "2s",
+        "worker",
+        "claim",
+        "punctual",
+        "--wait",
+        "--timeout",
+        "30s",
+    ]);
+    assert_eq!(taken["task"]["id"], "task-2");
+    assert_eq!(taken["reclaimed_from"], "laggard");
+    // Its heartbeat from an hour behind cannot make the lease last an hour longer.
+    let beat = skewed("-1h", &["worker", "heartbeat", "laggard", "--json"]);
+    let beat: Value = serde_json::from_slice(&beat.stdout).unwrap();
+    assert_eq!(beat["renewed"], json!([]), "{beat}");
+}

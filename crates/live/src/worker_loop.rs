@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use baton_store::lifecycle::Completion;
-use baton_store::{Layout, Task, TaskStore};
+use baton_store::{Layout, Result as StoreResult, StoreError, Task, TaskStore};
 use serde::Serialize;
 
 use crate::claim_wait::{ClaimOutcome, ClaimWait, STOP_CHECK_INTERVAL, claim_when_ready};
@@ -116,26 +116,27 @@ pub fn run_worker_loop(
             }
         };
         let id = claim.task.id.clone();
+        let agent = options.agent.as_str();
         if stop.load(Ordering::Relaxed) {
-            let task = store.release(&options.agent, &id)?;
+            let task = persist(stop, || store.release(agent, &id))?;
             on_event(LoopEvent::Released(&task));
             report.released.push(id);
             report.end = LoopEnd::Stopped;
             return Ok(report);
         }
-        let task = store.start(&options.agent, &id)?;
+        let task = persist(stop, || store.start(agent, &id))?;
         on_event(LoopEvent::Started(&task));
         match run_one(store, workdir, options, &task, stop)? {
             Outcome::Finished(finished) => {
-                let reported = if finished.status.success() {
-                    store
-                        .complete(&options.agent, &id, completion(&finished))
-                        .map(|t| (t, true))
-                } else {
-                    store
-                        .fail(&options.agent, &id, &failure_reason(&finished))
-                        .map(|t| (t, false))
-                };
+                let success = finished.status.success();
+                let reported = report_outcome(store, agent, &id, stop, || {
+                    if success {
+                        store.complete(agent, &id, completion(&finished))
+                    } else {
+                        store.fail(agent, &id, &failure_reason(&finished))
+                    }
+                })
+                .map(|t| (t, success));
                 match reported {
                     Ok((task, true)) => {
                         on_event(LoopEvent::Completed(&task));
@@ -152,13 +153,65 @@ pub fn run_worker_loop(
                 }
             }
             Outcome::Stopped => {
-                let task = store.release(&options.agent, &id)?;
+                let task = persist(stop, || store.release(agent, &id))?;
                 on_event(LoopEvent::Released(&task));
                 report.released.push(id);
                 report.end = LoopEnd::Stopped;
                 return Ok(report);
             }
         }
+    }
+}
+
+/// How long the loop keeps trying to reach a store that went away (a database restarting, a
+/// network down) before it gives up on an operation.
+const PERSIST_FOR: Duration = Duration::from_secs(60);
+
+/// Runs `op`, and runs it again, after a pause growing to two seconds, while the store cannot
+/// be reached (for at most [`PERSIST_FOR`], and not once asked to stop): the loop rides out a
+/// database restart instead of dropping the task it holds.
+fn persist<T>(stop: &AtomicBool, mut op: impl FnMut() -> StoreResult<T>) -> StoreResult<T> {
+    let give_up = Instant::now() + PERSIST_FOR;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match op() {
+            Err(StoreError::Database { .. })
+                if Instant::now() < give_up && !stop.load(Ordering::Relaxed) =>
+            {
+                std::thread::sleep(pause); // back-off while the store is away
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// Reports a finished task (`op`: complete or fail), riding out an unreachable store. A
+/// report whose connection broke while committing may have landed: when its retry is refused,
+/// the task is looked up, and one this agent already finished counts as reported.
+fn report_outcome(
+    store: &dyn TaskStore,
+    agent: &str,
+    id: &str,
+    stop: &AtomicBool,
+    mut op: impl FnMut() -> StoreResult<Task>,
+) -> StoreResult<Task> {
+    let mut interrupted = false;
+    let outcome = persist(stop, || {
+        let outcome = op();
+        interrupted |= matches!(outcome, Err(StoreError::Database { .. }));
+        outcome
+    });
+    match outcome {
+        Err(refused) if interrupted => {
+            let landed = store.status().ok().and_then(|report| {
+                report.tasks.into_iter().map(|view| view.task).find(|t| {
+                    t.id == id && t.status.is_final() && t.claimed_by.as_deref() == Some(agent)
+                })
+            });
+            landed.ok_or(refused)
+        }
+        outcome => outcome,
     }
 }
 
