@@ -19,31 +19,13 @@ use std::time::{Duration, Instant};
 
 use baton_pg::PgProject;
 use baton_store::lifecycle::NewTask;
-use baton_test_support::pg::{PgServer, psql};
+use baton_test_support::pg::{PgServer, insert_tasks};
 use baton_test_support::stats::{ms, percentile};
 
-/// Fills project `name` with `n` available tasks in one statement (adding them one by one
-/// would time the adds, not the claims). Rows look exactly as `add_task` writes them.
+/// Project `name` with `n` available tasks (see `baton_test_support::pg::insert_tasks`).
 fn fill(server: &PgServer, name: &str, n: usize) -> PgProject {
     let project = PgProject::init(server.url(), name, "benchmark", None).unwrap();
-    let sql = format!(
-        "INSERT INTO baton_tasks (project, id, position, status, priority, created_at, body)
-         SELECT '{name}', 'task-' || g, g, 'available', 1 + g % 5, now() + g * interval '1 microsecond',
-                jsonb_build_object(
-                    'id', 'task-' || g,
-                    'description', 'Implement part ' || g || ' of the feature, with tests and docs',
-                    'status', 'available',
-                    'priority', 1 + g % 5,
-                    'claimed_by', null,
-                    'dependencies', '[]'::jsonb,
-                    'context', jsonb_build_object('files', jsonb_build_array('src/part_' || g || '.rs'), 'hints', ''),
-                    'created_at', to_char((now() + g * interval '1 microsecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
-                    'attempts', 0)
-         FROM generate_series(1, {n}) AS g;
-         UPDATE baton_projects SET next_number = {n} + 1, next_position = {n} + 1 WHERE name = '{name}';
-         ANALYZE baton_tasks;"
-    );
-    psql(server.url(), &sql);
+    insert_tasks(server.url(), name, n);
     project
 }
 
@@ -108,7 +90,7 @@ fn bare_sql(server: &PgServer, tasks: usize, connections: usize) -> f64 {
                             "UPDATE baton_tasks SET status = 'claimed', claimed_by = $2
                              WHERE project = $1 AND id = (
                                  SELECT id FROM baton_tasks
-                                 WHERE project = $1 AND status = 'available'
+                                 WHERE project = $1 AND status = 'available' AND waiting = 0
                                  ORDER BY priority, created_at, position
                                  LIMIT 1 FOR UPDATE SKIP LOCKED)
                              RETURNING id",

@@ -13,7 +13,10 @@ use baton_store::{
     Timestamp,
 };
 use chrono::{DateTime, Utc};
-use postgres::{Client, GenericClient, Transaction};
+use std::collections::HashMap;
+
+use postgres::types::ToSql;
+use postgres::{Client, Row, Statement, Transaction};
 use serde_json::Value;
 
 use crate::connect::{connect, describe};
@@ -60,9 +63,76 @@ pub(crate) const CHANNEL: &str = "baton_tasks";
 /// The channel watchers listen on: anything of the project changed (payload: its name).
 pub(crate) const CHANGES: &str = "baton_changes";
 
+/// A connection and the statements prepared on it (by their SQL), so an operation's
+/// statements are parsed and planned once per connection, not once per call: one round trip
+/// each instead of two.
+pub(crate) struct Connection {
+    client: Client,
+    prepared: HashMap<String, Statement>,
+}
+
+impl Connection {
+    fn new(client: Client) -> Connection {
+        Connection {
+            client,
+            prepared: HashMap::new(),
+        }
+    }
+}
+
+/// A transaction on a project's connection, running its statements prepared.
+pub(crate) struct Tx<'a> {
+    tx: Transaction<'a>,
+    prepared: &'a mut HashMap<String, Statement>,
+}
+
+impl<'a> Tx<'a> {
+    /// A transaction whose statements are prepared in `prepared` (for a connection of its own).
+    pub(crate) fn over(tx: Transaction<'a>, prepared: &'a mut HashMap<String, Statement>) -> Self {
+        Tx { tx, prepared }
+    }
+
+    pub(crate) fn commit(self) -> Result<()> {
+        Ok(self.tx.commit()?)
+    }
+
+    fn statement(&mut self, sql: &str) -> Result<Statement> {
+        if let Some(statement) = self.prepared.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.tx.prepare(sql)?;
+        self.prepared.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    pub(crate) fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        let statement = self.statement(sql)?;
+        Ok(self.tx.query(&statement, params)?)
+    }
+
+    pub(crate) fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
+        let statement = self.statement(sql)?;
+        Ok(self.tx.query_one(&statement, params)?)
+    }
+
+    pub(crate) fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>> {
+        let statement = self.statement(sql)?;
+        Ok(self.tx.query_opt(&statement, params)?)
+    }
+
+    pub(crate) fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+        let statement = self.statement(sql)?;
+        Ok(self.tx.execute(&statement, params)?)
+    }
+}
+
 /// A project in a PostgreSQL database, over one connection.
 pub struct PgProject {
-    client: Mutex<Client>,
+    connection: Mutex<Connection>,
     /// For the extra connection a waiting claim listens on.
     pub(crate) url: String,
     pub(crate) name: String,
@@ -85,7 +155,8 @@ impl PgProject {
         let created = (|| {
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
-            let mut tx = client.transaction()?;
+            let mut prepared = HashMap::new();
+            let mut tx = Tx::over(client.transaction()?, &mut prepared);
             let now = database_now(&mut tx)?;
             let plan = baton_store::notes::master_plan(goal, approach, now);
             let created = tx.execute(
@@ -130,7 +201,7 @@ impl PgProject {
 
     pub(crate) fn over(client: Client, url: &str, name: &str, store: String) -> PgProject {
         PgProject {
-            client: Mutex::new(client),
+            connection: Mutex::new(Connection::new(client)),
             url: url.to_string(),
             name: name.to_string(),
             store,
@@ -151,7 +222,7 @@ impl PgProject {
     /// Runs `op` in one transaction on the project's connection; a failure rolls it back.
     pub(crate) fn transact<T>(
         &self,
-        mut op: impl FnMut(&mut Transaction, Timestamp) -> Result<T>,
+        mut op: impl FnMut(&mut Tx, Timestamp) -> Result<T>,
     ) -> baton_store::Result<T> {
         self.transact_unclocked(|tx| {
             let now = database_now(tx)?;
@@ -163,21 +234,25 @@ impl PgProject {
     /// (one round trip fewer, on the claim path).
     fn transact_unclocked<T>(
         &self,
-        mut op: impl FnMut(&mut Transaction) -> Result<T>,
+        mut op: impl FnMut(&mut Tx) -> Result<T>,
     ) -> baton_store::Result<T> {
-        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let mut connection = self.connection.lock().unwrap_or_else(|e| e.into_inner());
         // A connection lost since the last operation (the server restarted, the network
         // dropped) is replaced, and an operation that found it lost before committing runs
         // again once on the new one: nothing of it can have been applied. A connection lost
         // while committing fails the operation, since the commit may or may not have landed.
         let mut retried = false;
         loop {
-            if client.is_closed() {
-                *client = connect(&self.url).map_err(|e| e.at(&self.store))?;
+            if connection.client.is_closed() {
+                *connection = Connection::new(connect(&self.url).map_err(|e| e.at(&self.store))?);
             }
             let mut committing = false;
             let mut run = || -> Result<T> {
-                let mut tx = client.transaction()?;
+                let Connection { client, prepared } = &mut *connection;
+                let mut tx = Tx {
+                    tx: client.transaction()?,
+                    prepared,
+                };
                 let out = op(&mut tx)?;
                 committing = true;
                 tx.commit()?;
@@ -185,10 +260,11 @@ impl PgProject {
             };
             match run() {
                 Err(Failure::Database(e))
-                    if !committing && !retried && (client.is_closed() || ended(&e)) =>
+                    if !committing && !retried && (connection.client.is_closed() || ended(&e)) =>
                 {
                     retried = true;
-                    *client = connect(&self.url).map_err(|e| e.at(&self.store))?;
+                    *connection =
+                        Connection::new(connect(&self.url).map_err(|e| e.at(&self.store))?);
                 }
                 outcome => return outcome.map_err(|e| e.at(&self.store)),
             }
@@ -295,15 +371,19 @@ impl PgProject {
                 vec![target]
             };
             let task = file.edit_task(id, edit.clone())?.clone();
-            save(tx, &self.name, &task, None)?;
+            let entry = Entry {
+                agent: LEADER,
+                action: "EDIT_TASK",
+                details: format!("{}: {}", task.id, task.description),
+                now,
+            };
+            save(tx, &self.name, &task, None, Some(&entry), false)?;
             if edit.dependencies.is_some() {
                 tx.execute(
                     "UPDATE baton_tasks SET waiting = $3 WHERE project = $1 AND id = $2",
                     &[&self.name, &task.id, &waiting_on(&file, &task)],
                 )?;
             }
-            let details = format!("{}: {}", task.id, task.description);
-            journal(tx, &self.name, LEADER, "EDIT_TASK", &details, now)?;
             Ok(task)
         })
     }
@@ -321,18 +401,23 @@ impl PgProject {
             let now = Timestamp(row.get::<_, DateTime<Utc>>(1));
             let mut task = parse(row.get(0))?;
             let reclaimed_from = task.take(agent, now, self.lease);
-            save(tx, &self.name, &task, Some((agent, now)))?;
             let claim = Claim {
                 task,
                 reclaimed_from,
             };
-            journal(
+            let entry = Entry {
+                agent,
+                action: "CLAIM",
+                details: baton_store::journal::claimed(&claim),
+                now,
+            };
+            save(
                 tx,
                 &self.name,
-                agent,
-                "CLAIM",
-                &baton_store::journal::claimed(&claim),
-                now,
+                &claim.task,
+                Some((agent, now)),
+                Some(&entry),
+                false,
             )?;
             Ok(Some(claim))
         })
@@ -360,18 +445,23 @@ impl PgProject {
                 return Err(baton_store::rules::illegal(&task, "claim", &hint).into());
             }
             let reclaimed_from = task.take(agent, now, self.lease);
-            save(tx, &self.name, &task, Some((agent, now)))?;
             let claim = Claim {
                 task,
                 reclaimed_from,
             };
-            journal(
+            let entry = Entry {
+                agent,
+                action: "CLAIM",
+                details: baton_store::journal::claimed(&claim),
+                now,
+            };
+            save(
                 tx,
                 &self.name,
-                agent,
-                "CLAIM",
-                &baton_store::journal::claimed(&claim),
-                now,
+                &claim.task,
+                Some((agent, now)),
+                Some(&entry),
+                false,
             )?;
             Ok(claim)
         })
@@ -430,7 +520,7 @@ impl PgProject {
             let mut renewed = Vec::new();
             for mut task in held {
                 if task.renew(agent, now, lease) {
-                    save(tx, &self.name, &task, None)?;
+                    save(tx, &self.name, &task, None, None, false)?;
                     renewed.push(task.id);
                 }
             }
@@ -477,7 +567,6 @@ impl PgProject {
             let mut task = locked_task(tx, &self.name, id)?;
             let was_done = task.status == TaskStatus::Done;
             rule(&mut task, now)?;
-            save(tx, &self.name, &task, worker.map(|agent| (agent, now)))?;
             if task.status == TaskStatus::Done && !was_done {
                 // A decrement, not a recount: it reads the row as the last completion left it
                 // (after waiting for its lock), so two dependencies done at once both count.
@@ -488,10 +577,6 @@ impl PgProject {
                     &[&self.name, &task.id],
                 )?;
             }
-            // Available again, or done (its dependents may be ready): waiting claims look.
-            if matches!(task.status, TaskStatus::Available | TaskStatus::Done) {
-                wake(tx, &self.name)?;
-            }
             let details = match action {
                 "FAIL" | "CANCEL" => format!(
                     "{}: {}",
@@ -500,14 +585,16 @@ impl PgProject {
                 ),
                 _ => task.id.clone(),
             };
-            journal(
-                tx,
-                &self.name,
-                worker.unwrap_or(LEADER),
+            let entry = Entry {
+                agent: worker.unwrap_or(LEADER),
                 action,
-                &details,
+                details,
                 now,
-            )?;
+            };
+            // Available again, or done (its dependents may be ready): waiting claims look.
+            let wake = matches!(task.status, TaskStatus::Available | TaskStatus::Done);
+            let seen = worker.map(|agent| (agent, now));
+            save(tx, &self.name, &task, seen, Some(&entry), wake)?;
             Ok(task)
         })
     }
@@ -517,12 +604,12 @@ impl PgProject {
 /// also when that statement's snapshot was taken. Not `now()` (when `BEGIN` arrived): a
 /// claim whose `BEGIN` came before a dependency's completion committed, but whose query came
 /// after (so it saw the dependency done), would otherwise be stamped before that completion.
-pub(crate) fn database_now(tx: &mut Transaction) -> Result<Timestamp> {
+pub(crate) fn database_now(tx: &mut Tx) -> Result<Timestamp> {
     let now: DateTime<Utc> = tx.query_one("SELECT statement_timestamp()", &[])?.get(0);
     Ok(Timestamp(now))
 }
 
-fn exists(tx: &mut Transaction, project: &str, id: &str) -> Result<bool> {
+fn exists(tx: &mut Tx, project: &str, id: &str) -> Result<bool> {
     Ok(tx
         .query_opt(
             "SELECT 1 FROM baton_tasks WHERE project = $1 AND id = $2",
@@ -533,7 +620,7 @@ fn exists(tx: &mut Transaction, project: &str, id: &str) -> Result<bool> {
 
 /// Task `id`, its row locked until the transaction ends; unknown ids refused as the folder
 /// refuses them.
-fn locked_task(tx: &mut Transaction, project: &str, id: &str) -> Result<Task> {
+fn locked_task(tx: &mut Tx, project: &str, id: &str) -> Result<Task> {
     load(
         tx,
         "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
@@ -549,13 +636,8 @@ fn locked_task(tx: &mut Transaction, project: &str, id: &str) -> Result<Task> {
 }
 
 /// The tasks a query's first column (`body`) holds.
-pub(crate) fn load(
-    client: &mut impl GenericClient,
-    sql: &str,
-    params: &[&(dyn postgres::types::ToSql + Sync)],
-) -> Result<Vec<Task>> {
-    client
-        .query(sql, params)?
+pub(crate) fn load(tx: &mut Tx, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Task>> {
+    tx.query(sql, params)?
         .into_iter()
         .map(|row| parse(row.get(0)))
         .collect()
@@ -581,23 +663,30 @@ fn waiting_on(file: &TaskFile, task: &Task) -> i32 {
     i32::try_from(open).unwrap_or(i32::MAX)
 }
 
-/// Writes `task` back to its row, with the columns queries use; with a worker, records it as
-/// alive at the same time (one statement, one round trip).
+/// A line for an agent's log, written with the change it records.
+pub(crate) struct Entry<'a> {
+    pub agent: &'a str,
+    pub action: &'a str,
+    pub details: String,
+    pub now: Timestamp,
+}
+
+/// Writes `task` back to its row, with the columns queries use, in one statement (one round
+/// trip) with what goes with it: the worker recorded as alive, the log line (watchers told at
+/// commit), and waiting claims told a task may have become ready (`wake`).
 fn save(
-    tx: &mut Transaction,
+    tx: &mut Tx,
     project: &str,
     task: &Task,
     worker: Option<(&str, Timestamp)>,
+    entry: Option<&Entry>,
+    wake: bool,
 ) -> Result<()> {
-    const UPDATE: &str = "UPDATE baton_tasks
-         SET status = $3, priority = $4, claimed_by = $5, lease_expires_at = $6,
-             dependencies = $7, body = $8
-         WHERE project = $1 AND id = $2";
     let status = task.status.as_str();
     let priority = task.priority as i32;
     let lease = task.lease_expires_at.map(|t| t.0);
     let body = to_body(task);
-    let params: [&(dyn postgres::types::ToSql + Sync); 8] = [
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
         &project,
         &task.id,
         &status,
@@ -607,22 +696,49 @@ fn save(
         &task.dependencies,
         &body,
     ];
-    match worker {
-        None => {
-            tx.execute(UPDATE, &params)?;
-        }
-        Some((agent, now)) => {
-            let sql = format!(
-                "WITH saved AS ({UPDATE})
-                 INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, $9, $10)
-                 ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen"
-            );
-            let mut all: Vec<&(dyn postgres::types::ToSql + Sync)> = params.to_vec();
-            all.push(&agent);
-            all.push(&now.0);
-            tx.execute(&sql, &all)?;
-        }
+    let mut parts = vec![
+        "saved AS (UPDATE baton_tasks
+             SET status = $3, priority = $4, claimed_by = $5, lease_expires_at = $6,
+                 dependencies = $7, body = $8
+             WHERE project = $1 AND id = $2)"
+            .to_string(),
+    ];
+    let seen = worker.map(|(agent, now)| (agent, now.0));
+    if let Some((agent, now)) = &seen {
+        params.push(agent);
+        params.push(now);
+        parts.push(format!(
+            "seen AS (INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, ${}, ${})
+             ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen)",
+            params.len() - 1,
+            params.len()
+        ));
     }
+    let mut notices = Vec::new();
+    let logged = entry.map(|e| {
+        let line = baton_store::journal::format_line(e.action, &e.details, e.now);
+        (e.now.0, e.agent, line)
+    });
+    if let Some((at, agent, line)) = &logged {
+        params.push(at);
+        params.push(agent);
+        params.push(line);
+        parts.push(format!(
+            "logged AS (INSERT INTO baton_log (project, at, agent, line) VALUES ($1, ${}, ${}, ${}))",
+            params.len() - 2,
+            params.len() - 1,
+            params.len()
+        ));
+        notices.push(format!("pg_notify('{CHANGES}', $1)"));
+    }
+    if wake {
+        notices.push(format!("pg_notify('{CHANNEL}', $1)"));
+    }
+    if notices.is_empty() {
+        notices.push("1".into());
+    }
+    let sql = format!("WITH {} SELECT {}", parts.join(", "), notices.join(", "));
+    tx.execute(&sql, &params)?;
     Ok(())
 }
 
@@ -635,7 +751,7 @@ fn ended(e: &postgres::Error) -> bool {
 }
 
 /// Tells waiting claims (at commit) that a task of `project` may have become ready.
-fn wake(tx: &mut Transaction, project: &str) -> Result<()> {
+fn wake(tx: &mut Tx, project: &str) -> Result<()> {
     tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &project])?;
     Ok(())
 }
@@ -643,7 +759,7 @@ fn wake(tx: &mut Transaction, project: &str) -> Result<()> {
 /// Appends `[now] ACTION: details` to `agent`'s log, and tells watchers (at commit) that the
 /// project changed.
 pub(crate) fn journal(
-    tx: &mut Transaction,
+    tx: &mut Tx,
     project: &str,
     agent: &str,
     action: &str,
@@ -661,7 +777,7 @@ pub(crate) fn journal(
 }
 
 /// Records `agent` as alive at `now`.
-fn touch(tx: &mut Transaction, project: &str, agent: &str, now: Timestamp) -> Result<()> {
+fn touch(tx: &mut Tx, project: &str, agent: &str, now: Timestamp) -> Result<()> {
     tx.execute(
         "INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, $2, $3)
          ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen",

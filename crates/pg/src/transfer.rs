@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::connect::{connect, describe};
 use crate::error::{Failure, Result};
 use crate::schema;
-use crate::tasks::{PgProject, database_now, journal, to_body};
+use crate::tasks::{PgProject, Tx, database_now, journal, to_body};
 
 /// What an export or import moved.
 #[derive(Debug, Clone, Serialize)]
@@ -102,7 +102,8 @@ impl PgProject {
         let client = (|| -> Result<postgres::Client> {
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
-            let mut tx = client.transaction()?;
+            let mut prepared = std::collections::HashMap::new();
+            let mut tx = Tx::over(client.transaction()?, &mut prepared);
             let now = database_now(&mut tx)?;
             let created = tx.execute(
                 "INSERT INTO baton_projects (name, goal, master_plan, summary, created_at)

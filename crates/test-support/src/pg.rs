@@ -435,3 +435,27 @@ mod tests {
         );
     }
 }
+
+/// Adds `n` available tasks to project `name` (which must exist) in one statement, rows as
+/// `add_task` writes them (adding them one by one would time the adds, not what a benchmark
+/// measures). Ids `task-1` … `task-N`, priorities 1 to 5, each a microsecond younger.
+pub fn insert_tasks(url: &str, name: &str, n: usize) {
+    let sql = format!(
+        "INSERT INTO baton_tasks (project, id, position, status, priority, created_at, body)
+         SELECT '{name}', 'task-' || g, g, 'available', 1 + g % 5, now() + g * interval '1 microsecond',
+                jsonb_build_object(
+                    'id', 'task-' || g,
+                    'description', 'Implement part ' || g || ' of the feature, with tests and docs',
+                    'status', 'available',
+                    'priority', 1 + g % 5,
+                    'claimed_by', null,
+                    'dependencies', '[]'::jsonb,
+                    'context', jsonb_build_object('files', jsonb_build_array('src/part_' || g || '.rs'), 'hints', ''),
+                    'created_at', to_char((now() + g * interval '1 microsecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
+                    'attempts', 0)
+         FROM generate_series(1, {n}) AS g;
+         UPDATE baton_projects SET next_number = {n} + 1, next_position = {n} + 1 WHERE name = '{name}';
+         ANALYZE baton_tasks;"
+    );
+    psql(url, &sql);
+}

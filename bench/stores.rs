@@ -1,0 +1,222 @@
+//! The two stores side by side, as workers use them: `baton worker claim` as a whole CLI
+//! process (run with `cargo bench --bench stores`). A throwaway PostgreSQL server is started
+//! for the run (`BATON_TEST_PG_URL` for an existing one).
+//!
+//! Prints, in one run, for the folder and for PostgreSQL:
+//! - one `worker claim` process's latency, p50/p99, at 100 and at 100,000 tasks (the claim
+//!   is undone outside the timing, so every trial claims from the same queue);
+//! - claims per second with 8 worker processes claiming one after another until none is left.
+//!
+//! Targets (issue 12, 2 cores): on PostgreSQL, claim p50 ≤ 8 ms at 100 tasks and at most 1.5×
+//! that at 100,000. The library's figures (long-lived connections, and the bare SQL loop they
+//! are compared with) are `cargo bench -p baton-pg --bench claims`.
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use baton_test_support::pg::{PgServer, insert_tasks, psql};
+use baton_test_support::stats::{ms, percentile};
+
+fn baton() -> &'static str {
+    env!("CARGO_BIN_EXE_baton")
+}
+
+/// Where a benchmark project's tasks are kept.
+#[derive(Clone, Copy)]
+enum Store<'a> {
+    Folder,
+    Postgres(&'a PgServer),
+}
+
+impl Store<'_> {
+    fn label(&self) -> &'static str {
+        match self {
+            Store::Folder => "folder",
+            Store::Postgres(_) => "postgres",
+        }
+    }
+}
+
+/// A project folder with `n` available tasks, kept in `store`.
+struct Bench {
+    dir: tempfile::TempDir,
+    password: Option<String>,
+    /// The folder's pristine `tasks.json`, or the database project's name.
+    pristine: Vec<u8>,
+    project: String,
+}
+
+impl Bench {
+    fn new(store: Store<'_>, n: usize) -> Bench {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let dir = tempfile::tempdir().unwrap();
+        let project = format!(
+            "bench{}",
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let mut bench = Bench {
+            dir,
+            password: None,
+            pristine: Vec::new(),
+            project,
+        };
+        match store {
+            Store::Folder => {
+                bench.run(&["leader", "init", "benchmark"]);
+                // The same rows the database gets, as the folder's own file.
+                bench.pristine = folder_tasks(n);
+                let path = bench.dir.path().join(".coordination/tasks.json");
+                std::fs::write(&path, &bench.pristine).unwrap();
+            }
+            Store::Postgres(server) => {
+                bench.password = Some(server.password());
+                bench.run(&[
+                    "leader",
+                    "init",
+                    "benchmark",
+                    "--store",
+                    &server.url_without_password(),
+                    "--project",
+                    &bench.project,
+                ]);
+                insert_tasks(server.url(), &bench.project, n);
+            }
+        }
+        bench
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(baton());
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(password) = &self.password {
+            cmd.env("PGPASSWORD", password);
+        }
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Option<i32> {
+        self.command(args).status().unwrap().code()
+    }
+
+    /// Puts every task back to available, outside the timing.
+    fn restore(&self, store: Store<'_>) {
+        match store {
+            Store::Folder => baton_store::durable::write_atomic(
+                &self.dir.path().join(".coordination/tasks.json"),
+                &self.pristine,
+            )
+            .unwrap(),
+            Store::Postgres(server) => {
+                psql(
+                    server.url(),
+                    &format!(
+                        "UPDATE baton_tasks SET status = 'available', claimed_by = NULL,
+                             lease_expires_at = NULL,
+                             body = body || jsonb_build_object('status', 'available',
+                                 'claimed_by', null, 'claimed_at', null,
+                                 'lease_expires_at', null, 'attempts', 0)
+                         WHERE project = '{}' AND status <> 'available'",
+                        self.project
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// `tasks.json` with `n` available tasks shaped like `insert_tasks`' rows.
+fn folder_tasks(n: usize) -> Vec<u8> {
+    use baton_store::lifecycle::NewTask;
+    use baton_store::{TaskFile, Timestamp};
+    let mut file = TaskFile::new(Timestamp::now());
+    for i in 1..=n {
+        file.add_task(
+            NewTask {
+                description: format!("Implement part {i} of the feature, with tests and docs"),
+                priority: 1 + (i % 5) as u32,
+                files: vec![format!("src/part_{i}.rs")],
+                ..NewTask::default()
+            },
+            Timestamp::now(),
+        )
+        .unwrap();
+    }
+    baton_store::project::encode(&file).unwrap()
+}
+
+fn latency(store: Store<'_>, n: usize, trials: usize) {
+    let bench = Bench::new(store, n);
+    let mut samples = Vec::with_capacity(trials);
+    for i in 0..trials {
+        bench.restore(store);
+        let started = Instant::now();
+        let code = bench.run(&["worker", "claim", &format!("w{}", i % 4), "--json"]);
+        samples.push(started.elapsed());
+        assert_eq!(code, Some(0), "claim failed");
+    }
+    samples.sort();
+    println!(
+        "{:>8} `worker claim` at {n:>6} tasks: p50 {}  p99 {}  ({trials} processes)",
+        store.label(),
+        ms(percentile(&samples, 0.50), 2),
+        ms(percentile(&samples, 0.99), 2)
+    );
+}
+
+/// `workers` threads, each running one claiming process after another until none is ready.
+fn throughput(store: Store<'_>, tasks: usize, workers: usize) {
+    let bench = Bench::new(store, tasks);
+    let started = Instant::now();
+    let claimed: usize = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let bench = &bench;
+                s.spawn(move || {
+                    let agent = format!("w{w}");
+                    let mut n = 0;
+                    while bench.run(&["worker", "claim", &agent]) == Some(0) {
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert_eq!(claimed, tasks, "every task claimed once");
+    let elapsed = started.elapsed().as_secs_f64();
+    println!(
+        "{:>8} {workers} worker processes, {tasks} tasks: {:.0} claims/s",
+        store.label(),
+        claimed as f64 / elapsed
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo test --benches` probes harness-less benches with --list
+    }
+    let server = PgServer::start();
+    let stores = [Store::Folder, Store::Postgres(&server)];
+    if !args.iter().any(|a| a == "--bench") {
+        // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
+        for store in stores {
+            latency(store, 20, 3);
+            throughput(store, 20, 2);
+        }
+        return;
+    }
+    for store in stores {
+        latency(store, 100, 200);
+    }
+    latency(Store::Postgres(&server), 100_000, 200);
+    // A claim on the folder rewrites the whole file: 100,000 tasks are tens of megabytes.
+    latency(Store::Folder, 100_000, 10);
+    for store in stores {
+        throughput(store, 3_000, 8);
+    }
+}
