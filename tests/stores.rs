@@ -470,13 +470,26 @@ fn sixteen_workers_on_two_machines_drain_thousands_of_tasks_exactly_once_in_orde
     }
 }
 
-/// Each task's `COMPLETE` lines in every log of an exported project: how many times each was
-/// reported done, and the CLAIM lines per task (with whether each took over an expired lease).
-fn journal_of(
-    coordination: &std::path::Path,
-) -> (BTreeMap<String, usize>, BTreeMap<String, Vec<bool>>) {
-    let mut completes: BTreeMap<String, usize> = BTreeMap::new();
-    let mut claims: BTreeMap<String, Vec<bool>> = BTreeMap::new();
+/// An exported project: its tasks, and from every log how many times each task was reported
+/// done and its CLAIM lines (each: whether it took over an expired lease).
+struct Exported {
+    tasks: Vec<Value>,
+    completes: BTreeMap<String, usize>,
+    claims: BTreeMap<String, Vec<bool>>,
+}
+
+/// Exports the project `machine` points to.
+fn exported(machine: &Machine) -> Exported {
+    let out = tempfile::tempdir().unwrap();
+    machine.ok(&["store", "export", "--to", out.path().to_str().unwrap()]);
+    let coordination = out.path().join(".coordination");
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(coordination.join("tasks.json")).unwrap()).unwrap();
+    let mut exported = Exported {
+        tasks: file["tasks"].as_array().unwrap().clone(),
+        completes: BTreeMap::new(),
+        claims: BTreeMap::new(),
+    };
     for entry in std::fs::read_dir(coordination.join("logs")).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         for line in text.lines() {
@@ -484,37 +497,20 @@ fn journal_of(
                 continue;
             };
             if let Some(id) = rest.strip_prefix("COMPLETE: ") {
-                *completes.entry(id.to_string()).or_default() += 1;
-            } else if let Some(details) = rest.strip_prefix("CLAIM: ") {
-                if details == "nothing ready" {
-                    continue;
-                }
+                *exported.completes.entry(id.to_string()).or_default() += 1;
+            } else if let Some(details) = rest.strip_prefix("CLAIM: ")
+                && details != "nothing ready"
+            {
                 let id = details.split(' ').next().unwrap().to_string();
-                claims
+                exported
+                    .claims
                     .entry(id)
                     .or_default()
                     .push(details.contains("whose lease expired"));
             }
         }
     }
-    (completes, claims)
-}
-
-/// Exports the project `machine` points to and returns its tasks and journal.
-fn exported(
-    machine: &Machine,
-) -> (
-    Vec<Value>,
-    BTreeMap<String, usize>,
-    BTreeMap<String, Vec<bool>>,
-) {
-    let out = tempfile::tempdir().unwrap();
-    machine.ok(&["store", "export", "--to", out.path().to_str().unwrap()]);
-    let coordination = out.path().join(".coordination");
-    let file: Value =
-        serde_json::from_slice(&std::fs::read(coordination.join("tasks.json")).unwrap()).unwrap();
-    let (completes, claims) = journal_of(&coordination);
-    (file["tasks"].as_array().unwrap().clone(), completes, claims)
+    exported
 }
 
 /// Adds `count` independent tasks through one machine.
@@ -596,7 +592,9 @@ fn a_server_restart_in_the_middle_of_a_contended_run_loses_nothing() {
         let problems: Vec<&str> = stderr.lines().filter(|l| !l.contains(" done")).collect();
         assert_eq!(out.status.code(), Some(0), "{problems:#?}");
     }
-    let (tasks, completes, _) = exported(&machines[0]);
+    let Exported {
+        tasks, completes, ..
+    } = exported(&machines[0]);
     assert_eq!(tasks.len(), TASKS);
     assert!(tasks.iter().all(|t| t["status"] == "done"), "not all done");
     assert_eq!(completes.len(), TASKS);
@@ -696,7 +694,11 @@ fn workers_killed_at_random_moments_lose_nothing_and_their_tasks_come_back() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let (tasks, completes, claims) = exported(&lead);
+    let Exported {
+        tasks,
+        completes,
+        claims,
+    } = exported(&lead);
     assert!(tasks.iter().all(|t| t["status"] == "done"), "not all done");
     assert_eq!(completes.len(), TASKS);
     assert!(
