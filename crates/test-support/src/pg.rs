@@ -413,29 +413,6 @@ fn secret() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_throwaway_server_takes_password_logins_on_loopback_and_is_gone_when_dropped() {
-        let server = PgServer::start();
-        assert_eq!(psql(server.url(), "SELECT current_user"), "baton");
-        let wrong = server.url().replacen("baton:", "baton:wrong", 1);
-        let refused = Command::new("psql")
-            .args([wrong.as_str(), "-X", "-c", "SELECT 1"])
-            .output()
-            .unwrap();
-        assert!(!refused.status.success(), "a wrong password is refused");
-        let port = server.port().expect("its own server");
-        drop(server);
-        assert!(
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
-            "the server stopped"
-        );
-    }
-}
-
 /// Adds `n` available tasks to project `name` (which must exist) in one statement, rows as
 /// `add_task` writes them (adding them one by one would time the adds, not what a benchmark
 /// measures). Ids `task-1` … `task-N`, priorities 1 to 5, each a microsecond younger.
@@ -458,4 +435,27 @@ pub fn insert_tasks(url: &str, name: &str, n: usize) {
          ANALYZE baton_tasks;"
     );
     psql(url, &sql);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_throwaway_server_takes_password_logins_on_loopback_and_is_gone_when_dropped() {
+        let server = PgServer::start();
+        assert_eq!(psql(server.url(), "SELECT current_user"), "baton");
+        let wrong = server.url().replacen("baton:", "baton:wrong", 1);
+        let refused = Command::new("psql")
+            .args([wrong.as_str(), "-X", "-c", "SELECT 1"])
+            .output()
+            .unwrap();
+        assert!(!refused.status.success(), "a wrong password is refused");
+        let port = server.port().expect("its own server");
+        drop(server);
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "the server stopped"
+        );
+    }
 }
