@@ -7,10 +7,14 @@
 
 use std::path::PathBuf;
 
+use std::future::Future;
+use std::pin::Pin;
+
 use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
 use postgres::config::SslMode;
-use postgres::{Client, Config};
-use postgres_openssl::MakeTlsConnector;
+use postgres::tls::{MakeTlsConnect, TlsConnect};
+use postgres::{Client, Config, NoTls, Socket};
+use postgres_openssl::{MakeTlsConnector, TlsStream};
 
 use crate::error::{Failure, Result};
 
@@ -81,18 +85,36 @@ fn parse(url: &str) -> Result<Target> {
     })
 }
 
-/// Connects to `url`.
+/// Connects to `url`. Setting OpenSSL up (its configuration, the system's certificates) is
+/// most of a short-lived `baton` process's connection time, so it is done only when TLS will
+/// be spoken: at once for `require` and the verifying modes, never for `disable`, and for
+/// `prefer` only once the server has said it speaks TLS.
 pub(crate) fn connect(url: &str) -> Result<Client> {
     let target = parse(url)?;
+    match target.config.get_ssl_mode() {
+        SslMode::Disable => Ok(target.config.connect(NoTls)?),
+        SslMode::Prefer => {
+            let tls = LazyTls {
+                verify: target.verify,
+                root_certificate: target.root_certificate.clone(),
+            };
+            Ok(target.config.connect(tls)?)
+        }
+        _ => {
+            let tls = tls_connector(target.verify, target.root_certificate.clone())?;
+            Ok(target.config.connect(tls)?)
+        }
+    }
+}
+
+/// The OpenSSL connector for a target's TLS settings.
+fn tls_connector(verify: Verify, root_certificate: Option<PathBuf>) -> Result<MakeTlsConnector> {
     let mut builder = SslConnector::builder(SslMethod::tls())
         .map_err(|e| invalid(format!("TLS is not available: {e}")))?;
-    if target.verify == Verify::Nothing {
+    if verify == Verify::Nothing {
         builder.set_verify(SslVerifyMode::NONE);
     } else {
-        let root = target
-            .root_certificate
-            .clone()
-            .or_else(|| home().map(|h| h.join(".postgresql/root.crt")));
+        let root = root_certificate.or_else(|| home().map(|h| h.join(".postgresql/root.crt")));
         let Some(root) = root.filter(|r| r.is_file()) else {
             return Err(invalid(
                 "sslmode=verify-ca and verify-full need the CA's certificate: sslrootcert=FILE \
@@ -109,13 +131,61 @@ pub(crate) fn connect(url: &str) -> Result<Client> {
         builder.set_verify(SslVerifyMode::PEER);
     }
     let mut tls = MakeTlsConnector::new(builder.build());
-    if target.verify != Verify::AuthorityAndHost {
+    if verify != Verify::AuthorityAndHost {
         tls.set_callback(|configuration, _| {
             configuration.set_verify_hostname(false);
             Ok(())
         });
     }
-    Ok(target.config.connect(tls)?)
+    Ok(tls)
+}
+
+/// TLS for `sslmode=prefer`: the OpenSSL connector is built when the server agrees to TLS.
+struct LazyTls {
+    verify: Verify,
+    root_certificate: Option<PathBuf>,
+}
+
+/// [`LazyTls`] for one host.
+struct LazyConnect {
+    verify: Verify,
+    root_certificate: Option<PathBuf>,
+    domain: String,
+}
+
+type TlsError = Box<dyn std::error::Error + Send + Sync>;
+
+impl MakeTlsConnect<Socket> for LazyTls {
+    type Stream = TlsStream<Socket>;
+    type TlsConnect = LazyConnect;
+    type Error = TlsError;
+
+    fn make_tls_connect(&mut self, domain: &str) -> std::result::Result<LazyConnect, TlsError> {
+        Ok(LazyConnect {
+            verify: self.verify,
+            root_certificate: self.root_certificate.clone(),
+            domain: domain.to_string(),
+        })
+    }
+}
+
+impl TlsConnect<Socket> for LazyConnect {
+    type Stream = TlsStream<Socket>;
+    type Error = TlsError;
+    type Future = Pin<Box<dyn Future<Output = std::result::Result<Self::Stream, TlsError>> + Send>>;
+
+    fn connect(self, stream: Socket) -> Self::Future {
+        Box::pin(async move {
+            let mut maker = tls_connector(self.verify, self.root_certificate).map_err(|e| {
+                TlsError::from(match e {
+                    Failure::Store(e) => e.to_string(),
+                    Failure::Database(e) => e.to_string(),
+                })
+            })?;
+            let connect = MakeTlsConnect::<Socket>::make_tls_connect(&mut maker, &self.domain)?;
+            Ok(connect.connect(stream).await?)
+        })
+    }
 }
 
 /// `user@host:port/db` from `url`, for messages: never the password.

@@ -184,10 +184,26 @@ impl PgProject {
         baton_store::names::validate_name("project name", name)?;
         let client = (|| {
             let mut client = connect(url)?;
-            schema::migrate(&mut client, &store)?;
-            let known =
-                client.query_opt("SELECT 1 FROM baton_projects WHERE name = $1", &[&name])?;
-            if known.is_none() {
+            // The common case in one round trip: the schema is current and the project there.
+            // Anything else (no schema yet, an older or newer one) takes the migration's path.
+            let current = client
+                .query_typed_one(
+                    "SELECT (SELECT version FROM baton_schema),
+                            EXISTS (SELECT 1 FROM baton_projects WHERE name = $1)",
+                    &[(&name, postgres::types::Type::TEXT)],
+                )
+                .ok()
+                .filter(|row| row.get::<_, Option<i32>>(0) == Some(schema::VERSION));
+            let known = match current {
+                Some(row) => row.get::<_, bool>(1),
+                None => {
+                    schema::migrate(&mut client, &store)?;
+                    client
+                        .query_opt("SELECT 1 FROM baton_projects WHERE name = $1", &[&name])?
+                        .is_some()
+                }
+            };
+            if !known {
                 return Err(Failure::from(StoreError::UnknownProject {
                     name: name.to_string(),
                     store: store.clone(),
