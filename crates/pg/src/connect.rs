@@ -183,7 +183,7 @@ impl TlsConnect<Socket> for LazyConnect {
                 })
             })?;
             let connect = MakeTlsConnect::<Socket>::make_tls_connect(&mut maker, &self.domain)?;
-            Ok(connect.connect(stream).await?)
+            connect.connect(stream).await
         })
     }
 }
