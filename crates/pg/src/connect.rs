@@ -10,11 +10,20 @@ use std::path::PathBuf;
 use std::future::Future;
 use std::pin::Pin;
 
-use openssl::ssl::{SslConnector, SslMethod, SslVerifyMode};
+use std::sync::Arc;
+
 use postgres::config::SslMode;
 use postgres::tls::{MakeTlsConnect, TlsConnect};
 use postgres::{Client, Config, NoTls, Socket};
-use postgres_openssl::{MakeTlsConnector, TlsStream};
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Failure, Result};
 
@@ -85,10 +94,10 @@ fn parse(url: &str) -> Result<Target> {
     })
 }
 
-/// Connects to `url`. Setting OpenSSL up (its configuration, the system's certificates) is
-/// most of a short-lived `baton` process's connection time, so it is done only when TLS will
-/// be spoken: at once for `require` and the verifying modes, never for `disable`, and for
-/// `prefer` only once the server has said it speaks TLS.
+/// Connects to `url`. TLS is rustls (pure Rust, linked in: a `baton` process loads no TLS
+/// library at start), set up only when TLS will be spoken: at once for `require` and the
+/// verifying modes, never for `disable`, and for `prefer` only once the server has said it
+/// speaks TLS.
 pub(crate) fn connect(url: &str) -> Result<Client> {
     let target = parse(url)?;
     match target.config.get_ssl_mode() {
@@ -107,12 +116,20 @@ pub(crate) fn connect(url: &str) -> Result<Client> {
     }
 }
 
-/// The OpenSSL connector for a target's TLS settings.
-fn tls_connector(verify: Verify, root_certificate: Option<PathBuf>) -> Result<MakeTlsConnector> {
-    let mut builder = SslConnector::builder(SslMethod::tls())
-        .map_err(|e| invalid(format!("TLS is not available: {e}")))?;
-    if verify == Verify::Nothing {
-        builder.set_verify(SslVerifyMode::NONE);
+/// The TLS connector for a target's settings, as libpq checks certificates: `Nothing` takes
+/// any certificate (the connection is encrypted, not authenticated), `Authority` wants one the
+/// CA in the root certificate file signed, `AuthorityAndHost` also for the host connected to.
+fn tls_connector(verify: Verify, root_certificate: Option<PathBuf>) -> Result<MakeRustlsConnect> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let unavailable = |e: rustls::Error| invalid(format!("TLS is not available: {e}"));
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(unavailable)?;
+    let config = if verify == Verify::Nothing {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+            .with_no_client_auth()
     } else {
         let root = root_certificate.or_else(|| home().map(|h| h.join(".postgresql/root.crt")));
         let Some(root) = root.filter(|r| r.is_file()) else {
@@ -122,25 +139,139 @@ fn tls_connector(verify: Verify, root_certificate: Option<PathBuf>) -> Result<Ma
                     .into(),
             ));
         };
-        builder.set_ca_file(&root).map_err(|e| {
+        let unreadable = |e: String| {
             invalid(format!(
                 "cannot read the CA certificate {}: {e}",
                 root.display()
             ))
-        })?;
-        builder.set_verify(SslVerifyMode::PEER);
-    }
-    let mut tls = MakeTlsConnector::new(builder.build());
-    if verify != Verify::AuthorityAndHost {
-        tls.set_callback(|configuration, _| {
-            configuration.set_verify_hostname(false);
-            Ok(())
-        });
-    }
-    Ok(tls)
+        };
+        let mut roots = RootCertStore::empty();
+        for certificate in
+            CertificateDer::pem_file_iter(&root).map_err(|e| unreadable(e.to_string()))?
+        {
+            let certificate = certificate.map_err(|e| unreadable(e.to_string()))?;
+            roots
+                .add(certificate)
+                .map_err(|e| unreadable(e.to_string()))?;
+        }
+        if roots.is_empty() {
+            return Err(unreadable("it holds no certificate".into()));
+        }
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|e| unreadable(e.to_string()))?;
+        if verify == Verify::AuthorityAndHost {
+            builder.with_webpki_verifier(webpki).with_no_client_auth()
+        } else {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AnyHost(webpki)))
+                .with_no_client_auth()
+        }
+    };
+    Ok(MakeRustlsConnect::new(config))
 }
 
-/// TLS for `sslmode=prefer`: the OpenSSL connector is built when the server agrees to TLS.
+/// `sslmode=require`: any certificate (libpq's meaning: encrypted, not authenticated); the
+/// handshake's signatures are still checked.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            certificate,
+            signature,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            certificate,
+            signature,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `sslmode=verify-ca`: a certificate the CA signed, for whatever host.
+#[derive(Debug)]
+struct AnyHost(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for AnyHost {
+    fn verify_server_cert(
+        &self,
+        certificate: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(certificate, intermediates, name, ocsp, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0
+            .verify_tls12_signature(message, certificate, signature)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.0
+            .verify_tls13_signature(message, certificate, signature)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// TLS for `sslmode=prefer`: the connector is built when the server agrees to TLS.
 struct LazyTls {
     verify: Verify,
     root_certificate: Option<PathBuf>,
@@ -154,9 +285,10 @@ struct LazyConnect {
 }
 
 type TlsError = Box<dyn std::error::Error + Send + Sync>;
+type RustlsStream = <MakeRustlsConnect as MakeTlsConnect<Socket>>::Stream;
 
 impl MakeTlsConnect<Socket> for LazyTls {
-    type Stream = TlsStream<Socket>;
+    type Stream = RustlsStream;
     type TlsConnect = LazyConnect;
     type Error = TlsError;
 
@@ -170,7 +302,7 @@ impl MakeTlsConnect<Socket> for LazyTls {
 }
 
 impl TlsConnect<Socket> for LazyConnect {
-    type Stream = TlsStream<Socket>;
+    type Stream = RustlsStream;
     type Error = TlsError;
     type Future = Pin<Box<dyn Future<Output = std::result::Result<Self::Stream, TlsError>> + Send>>;
 
@@ -183,7 +315,7 @@ impl TlsConnect<Socket> for LazyConnect {
                 })
             })?;
             let connect = MakeTlsConnect::<Socket>::make_tls_connect(&mut maker, &self.domain)?;
-            connect.connect(stream).await
+            Ok(connect.connect(stream).await?)
         })
     }
 }

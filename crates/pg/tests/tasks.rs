@@ -185,7 +185,7 @@ fn a_schema_from_a_newer_baton_is_refused() {
 }
 
 #[test]
-fn tls_verify_full_connects_and_a_wrong_ca_or_a_plain_server_is_refused() {
+fn tls_connects_verified_required_or_preferred_and_a_wrong_ca_or_a_plain_server_is_refused() {
     let tls = PgServer::start_tls();
     let ca = tls.ca_certificate().expect("a TLS server has a CA");
     let verified = format!(
@@ -200,6 +200,23 @@ fn tls_verify_full_connects_and_a_wrong_ca_or_a_plain_server_is_refused() {
         "SELECT count(*) FROM pg_stat_ssl WHERE ssl",
     );
     assert_ne!(on_tls, "0", "the project's connection uses TLS");
+
+    // require (any certificate) and prefer (TLS when offered; the default) speak TLS too.
+    let required = PgProject::open(&format!("{}?sslmode=require", tls.url()), "tls").unwrap();
+    let preferred = PgProject::open(tls.url(), "tls").unwrap();
+    assert_eq!(required.status().unwrap().total, 1);
+    assert_eq!(preferred.status().unwrap().total, 1);
+    let encrypted = baton_test_support::pg::psql(
+        tls.admin_url(),
+        "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+         WHERE s.ssl AND a.usename = 'baton'",
+    );
+    assert_eq!(
+        encrypted.trim(),
+        "3",
+        "verify-full, require and prefer over TLS"
+    );
+    drop((required, preferred));
 
     // A certificate signed by another CA is refused.
     let elsewhere = tempfile::tempdir().unwrap();
