@@ -38,7 +38,17 @@ on_both_stores!(
     claim_wait_times_out_with_exit_code_5,
     worker_loop_runs_a_queue_with_dependencies_to_the_end,
     worker_loop_stops_its_command_and_releases_the_task_on_ctrl_c,
+    status_watch_redraws_when_another_process_adds_a_task,
 );
+
+fn status_watch_redraws_when_another_process_adds_a_task(p: Project) {
+    let mut watch = p.spawn(&["leader", "status", "--watch", "--json"]);
+    watch.wait_stdout("\"total\":0");
+    p.ok(&["leader", "add-task", "Seen live"]);
+    let line = watch.wait_stdout("Seen live");
+    let report: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(report["total"], 1, "{report}");
+}
 
 #[test]
 fn a_waiter_started_before_the_write_wakes_and_one_started_after_returns_at_once() {

@@ -14,8 +14,11 @@
 //! Errors are `baton-store`'s (`StoreError`, database failures included), and [`PgProject`]
 //! implements `baton_store::TaskStore`, the seam every front end reaches tasks through.
 //!
-//! Status: the base of the PostgreSQL store (issue 12): schema and migrations, the task
-//! lifecycle and the board. Not yet reachable from the CLI.
+//! Modules: `schema` (versioned migrations), `connect` (URLs, passwords, TLS), `tasks` (the
+//! lifecycle, one transaction each), `notes` (logs, discoveries, master plan, summary, doctor,
+//! aggregate), `listen` (waking waiting workers and watchers), `transfer` (export to and import
+//! from a `.coordination/` folder). Front ends reach it through `baton-api`'s `OpenProject`.
+//! Still per machine on a database project: signals, orchestration, browsers (issue 13).
 
 mod connect;
 mod error;

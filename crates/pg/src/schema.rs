@@ -84,6 +84,11 @@ CREATE TABLE baton_discoveries (
 "#,
 ];
 
+/// The SQL that brings the schema from `version` to the next (for tests of the migrations).
+pub fn migration(version: i32) -> Option<&'static str> {
+    MIGRATIONS.get(usize::try_from(version).ok()?).copied()
+}
+
 /// An arbitrary key for the advisory lock that serialises migrations.
 const MIGRATION_LOCK: i64 = 0x6261_746f_6e01;
 

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use baton_pg::PgProject;
 use baton_store::lifecycle::{Completion, NewTask};
-use baton_store::{ErrorKind, StoreError, TaskStatus};
+use baton_store::{ErrorKind, StoreError, TaskStatus, TaskStore};
 use baton_test_support::pg::PgServer;
 
 fn project(server: &PgServer, name: &str) -> PgProject {
@@ -163,6 +163,67 @@ fn a_wrong_password_or_an_unreachable_server_says_what_to_do_without_the_passwor
         "{text}"
     );
     assert!(!text.contains("secret"), "{text}");
+}
+
+#[test]
+fn a_database_of_the_first_schema_is_migrated_and_its_tasks_carry_on() {
+    let server = PgServer::shared();
+    server.admin_sql("CREATE DATABASE older OWNER baton");
+    let base = server.url();
+    let url = format!("{}/older", &base[..base.rfind('/').unwrap()]);
+    // The database as the first schema left it: a project with a done task, one waiting on
+    // it (ready) and one waiting on that (blocked).
+    let first = baton_pg::schema::migration(0).unwrap();
+    let body = |id: &str, status: &str, deps: &[&str]| {
+        serde_json::json!({"id": id, "description": id, "status": status, "priority": 5,
+            "dependencies": deps, "created_at": "2026-11-20T10:00:00Z", "attempts": 0})
+    };
+    let mut sql = format!(
+        "CREATE TABLE baton_schema (version integer NOT NULL);
+         INSERT INTO baton_schema VALUES (1);
+         {first}
+         INSERT INTO baton_projects (name, goal, next_number, next_position) VALUES ('old', 'goal', 4, 4);"
+    );
+    for (position, (id, status, deps)) in [
+        ("a", "done", vec![]),
+        ("b", "available", vec!["a"]),
+        ("c", "available", vec!["b"]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        sql.push_str(&format!(
+            "INSERT INTO baton_tasks (project, id, position, status, priority, created_at,
+                 dependencies, body)
+             VALUES ('old', '{id}', {}, '{status}', 5, '2026-11-20T10:00:00Z', '{{{}}}', '{}');",
+            position + 1,
+            deps.join(","),
+            body(id, status, &deps)
+        ));
+    }
+    baton_test_support::pg::psql(&url, &sql);
+
+    let p = PgProject::open(&url, "old").unwrap();
+    assert_eq!(
+        baton_test_support::pg::psql(&url, "SELECT version FROM baton_schema").trim(),
+        baton_pg::schema::VERSION.to_string()
+    );
+    let claim = p.claim("w1").unwrap().expect("b is ready");
+    assert_eq!(claim.task.id, "b");
+    assert!(p.claim("w2").unwrap().is_none(), "c waits for b");
+    p.start("w1", "b").unwrap();
+    let report = Completion {
+        output: "b done".into(),
+        ..Completion::default()
+    };
+    p.complete("w1", "b", report).unwrap();
+    assert_eq!(p.claim("w2").unwrap().unwrap().task.id, "c");
+    // The new notes work on the migrated project.
+    TaskStore::discover(&p, "w2", "migrated").unwrap();
+    assert!(
+        TaskStore::logs(&p, Some("w2"), 10).unwrap().len() >= 2,
+        "w2's claim and discovery are logged"
+    );
 }
 
 #[test]
