@@ -3,4 +3,8 @@
 /**
  * What `aggregate` wrote.
  */
-export type Aggregate = { path: string, total: number, done: number, failed: number, cancelled: number, unfinished: number, };
+export type Aggregate = { 
+/**
+ * Where the summary was written: `summary.md`'s path, or the database and project.
+ */
+path: string, total: number, done: number, failed: number, cancelled: number, unfinished: number, };

@@ -5,6 +5,6 @@
  */
 export type Discovered = { agent: string, 
 /**
- * The discoveries file it was appended to.
+ * Where it was recorded: the discoveries file, or the database and project.
  */
 path: string, };
