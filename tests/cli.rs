@@ -5,27 +5,9 @@ use baton_test_support as support;
 use std::fs;
 
 use serde_json::json;
-use support::Project;
+use support::{Project, task_ids};
 
-/// Runs each scenario twice, on a folder project and on a PostgreSQL one (the run's shared
-/// server): one suite, two stores, the same commands, answers and exit codes expected.
-macro_rules! on_both_stores {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            use super::*;
-            #[test]
-            fn folder() {
-                super::$scenario(Project::init())
-            }
-            #[test]
-            fn postgres() {
-                super::$scenario(Project::init_on_postgres())
-            }
-        }
-    )*};
-}
-
-on_both_stores!(
+support::on_both_stores!(
     add_task_records_every_field_in_the_source_schema,
     add_task_refusals_name_the_problem_and_change_nothing,
     a_full_worker_cycle_writes_result_summary_logs_and_discoveries,
@@ -39,16 +21,6 @@ on_both_stores!(
     doctor_reports_and_fixes_with_exit_codes,
     logs_follow_prints_lines_written_after_it_started,
 );
-
-/// The ids in a `worker list --json` answer (`{"tasks": […]}`).
-fn task_ids(value: &serde_json::Value) -> Vec<String> {
-    value["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect()
-}
 
 #[test]
 fn leader_init_creates_the_layout_and_refuses_a_second_init() {

@@ -13,25 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use support::Project;
 
-/// Runs each scenario twice, on a folder project and on a PostgreSQL one: waiting claims and
-/// the worker loop wake the same way on either store (file events, or notifications).
-macro_rules! on_both_stores {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            use super::*;
-            #[test]
-            fn folder() {
-                super::$scenario(Project::init())
-            }
-            #[test]
-            fn postgres() {
-                super::$scenario(Project::init_on_postgres())
-            }
-        }
-    )*};
-}
-
-on_both_stores!(
+support::on_both_stores!(
     claim_wait_picks_up_a_task_added_later,
     claim_wait_wakes_when_a_dependency_is_done,
     claim_wait_takes_over_a_task_when_its_lease_expires,

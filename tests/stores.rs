@@ -9,9 +9,9 @@ use baton_test_support as support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
-use support::Project;
 use support::machine::Machine;
 use support::pg::PgServer;
+use support::{Project, task_ids};
 
 /// A project name no other test of this run uses.
 fn unique(prefix: &str) -> String {
@@ -24,15 +24,6 @@ fn unique(prefix: &str) -> String {
 fn pgpass_line(server: &PgServer) -> String {
     let port = server.port().expect("the tests' own server");
     format!("127.0.0.1:{port}:baton:baton:{}", server.password())
-}
-
-fn ids(value: &Value) -> Vec<String> {
-    value["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]
@@ -63,7 +54,7 @@ fn a_lead_and_workers_on_machines_that_share_nothing_work_one_project() {
     let b = Machine::new("b").with_env("PGPASSWORD", &server.password());
     let connected = b.json(&["connect", &url, "--project", &team]);
     assert_eq!(connected["project"], team.as_str());
-    assert_eq!(ids(&b.json(&["worker", "list"])), ["task-1"]);
+    assert_eq!(task_ids(&b.json(&["worker", "list"])), ["task-1"]);
     let claim = b.json(&["worker", "claim", "b1"]);
     assert_eq!(claim["task"]["id"], "task-1");
     // From a subfolder too, as with a folder project.
@@ -260,9 +251,9 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
     for field in ["counts", "total", "goal"] {
         assert_eq!(db_status[field], folder_status[field], "{field}");
     }
-    assert_eq!(ids(&db_status), ids(&folder_status));
+    assert_eq!(task_ids(&db_status), task_ids(&folder_status));
     b.ok(&["leader", "add-task", "new work"]);
-    assert_eq!(ids(&b.json(&["worker", "list", "--all"]))[5], "task-5");
+    assert_eq!(task_ids(&b.json(&["worker", "list", "--all"]))[5], "task-5");
 
     // Back to a folder: the tasks as they were (plus the new one), the notes, and a project
     // the folder commands open.
@@ -377,12 +368,16 @@ fn layered_project(count: usize, width: usize) -> Project {
     p
 }
 
-#[test]
-fn sixteen_workers_on_two_machines_drain_thousands_of_tasks_exactly_once_in_order() {
-    const TASKS: usize = 2_000;
-    let server = PgServer::shared();
-    let name = unique("drain");
-    let folder = layered_project(TASKS, 100);
+/// A layered project (see [`layered_project`]) imported into `server` under a fresh name, and
+/// two machines connected to it: `a` with the password in `~/.pgpass`, `b` in `PGPASSWORD`.
+fn imported_on_two_machines(
+    server: &PgServer,
+    prefix: &str,
+    tasks: usize,
+    width: usize,
+) -> (String, [Machine; 2]) {
+    let name = unique(prefix);
+    let folder = layered_project(tasks, width);
     let import = folder
         .command(&[
             "store",
@@ -395,9 +390,8 @@ fn sixteen_workers_on_two_machines_drain_thousands_of_tasks_exactly_once_in_orde
         .output()
         .unwrap();
     assert_eq!(import.status.code(), Some(0), "{import:?}");
-
     let machines = [
-        Machine::new("a").with_pgpass(&pgpass_line(&server)),
+        Machine::new("a").with_pgpass(&pgpass_line(server)),
         Machine::new("b").with_env("PGPASSWORD", &server.password()),
     ];
     for m in &machines {
@@ -408,6 +402,14 @@ fn sixteen_workers_on_two_machines_drain_thousands_of_tasks_exactly_once_in_orde
             &name,
         ]);
     }
+    (name, machines)
+}
+
+#[test]
+fn sixteen_workers_on_two_machines_drain_thousands_of_tasks_exactly_once_in_order() {
+    const TASKS: usize = 2_000;
+    let server = PgServer::shared();
+    let (_, machines) = imported_on_two_machines(&server, "drain", TASKS, 100);
     let workers: Vec<_> = (0..16)
         .map(|i| {
             let m = &machines[i % 2];
@@ -524,32 +526,7 @@ fn add_tasks(machine: &Machine, count: usize) {
 fn a_server_restart_in_the_middle_of_a_contended_run_loses_nothing() {
     const TASKS: usize = 300;
     let server = PgServer::start();
-    let name = unique("restart");
-    let folder = layered_project(TASKS, TASKS);
-    let import = folder
-        .command(&[
-            "store",
-            "import",
-            "--store",
-            server.url(),
-            "--project",
-            &name,
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(import.status.code(), Some(0), "{import:?}");
-    let machines = [
-        Machine::new("a").with_env("PGPASSWORD", &server.password()),
-        Machine::new("b").with_env("PGPASSWORD", &server.password()),
-    ];
-    for m in &machines {
-        m.ok(&[
-            "connect",
-            &server.url_without_password(),
-            "--project",
-            &name,
-        ]);
-    }
+    let (name, machines) = imported_on_two_machines(&server, "restart", TASKS, TASKS);
     let workers: Vec<_> = (0..8)
         .map(|i| {
             let m = &machines[i % 2];

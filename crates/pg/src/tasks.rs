@@ -415,27 +415,8 @@ impl PgProject {
                 return Ok(None);
             };
             let now = Timestamp(row.get::<_, DateTime<Utc>>(1));
-            let mut task = parse(row.get(0))?;
-            let reclaimed_from = task.take(agent, now, self.lease);
-            let claim = Claim {
-                task,
-                reclaimed_from,
-            };
-            let entry = Entry {
-                agent,
-                action: "CLAIM",
-                details: baton_store::journal::claimed(&claim),
-                now,
-            };
-            save(
-                tx,
-                &self.name,
-                &claim.task,
-                Some((agent, now)),
-                Some(&entry),
-                false,
-            )?;
-            Ok(Some(claim))
+            let task = parse(row.get(0))?;
+            Ok(Some(self.take(tx, task, agent, now)?))
         })
     }
 
@@ -444,7 +425,7 @@ impl PgProject {
     pub fn claim_task(&self, agent: &str, id: &str) -> baton_store::Result<Claim> {
         baton_store::names::validate_agent_id(agent)?;
         self.transact(|tx, now| {
-            let mut task = locked_task(tx, &self.name, id)?;
+            let task = locked_task(tx, &self.name, id)?;
             task.check_claimable(now, self.lease)?;
             let blockers: Vec<String> = tx
                 .query(
@@ -460,27 +441,27 @@ impl PgProject {
                 let hint = format!("; it waits for {}", blockers.join(", "));
                 return Err(baton_store::rules::illegal(&task, "claim", &hint).into());
             }
-            let reclaimed_from = task.take(agent, now, self.lease);
-            let claim = Claim {
-                task,
-                reclaimed_from,
-            };
-            let entry = Entry {
-                agent,
-                action: "CLAIM",
-                details: baton_store::journal::claimed(&claim),
-                now,
-            };
-            save(
-                tx,
-                &self.name,
-                &claim.task,
-                Some((agent, now)),
-                Some(&entry),
-                false,
-            )?;
-            Ok(claim)
+            self.take(tx, task, agent, now)
         })
+    }
+
+    /// Gives `task` (locked, found ready) to `agent`: the claim rule, then the row, the
+    /// agent's heartbeat and the `CLAIM` log line in one statement.
+    fn take(&self, tx: &mut Tx, mut task: Task, agent: &str, now: Timestamp) -> Result<Claim> {
+        let reclaimed_from = task.take(agent, now, self.lease);
+        let claim = Claim {
+            task,
+            reclaimed_from,
+        };
+        let entry = Entry {
+            agent,
+            action: "CLAIM",
+            details: baton_store::journal::claimed(&claim),
+            now,
+        };
+        let seen = Some((agent, now));
+        save(tx, &self.name, &claim.task, seen, Some(&entry), false)?;
+        Ok(claim)
     }
 
     /// The owner starts work on its claimed task.

@@ -222,34 +222,17 @@ impl Project {
 
     /// Runs and expects exit code 0; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "baton {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        expect_code(&format!("baton {args:?}"), self.run(args), 0).0
     }
 
     /// Runs with --json and expects exit code 0.
     pub fn json(&self, args: &[&str]) -> serde_json::Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        serde_json::from_str(&self.ok(&all)).unwrap()
+        serde_json::from_str(&self.ok(&with_json(args))).unwrap()
     }
 
     /// Runs and expects exit code `code`; returns stderr.
     pub fn fails(&self, args: &[&str], code: i32) -> String {
-        let out = self.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "baton {args:?}: stdout {} stderr {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stderr).unwrap()
+        expect_code(&format!("baton {args:?}"), self.run(args), code).1
     }
 
     /// `tasks.json` as JSON (for a database project, as exported).
@@ -274,6 +257,56 @@ impl std::ops::Deref for Files {
     fn deref(&self) -> &Path {
         &self.root
     }
+}
+
+/// `args` with `--json` added.
+pub fn with_json<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.push("--json");
+    all
+}
+
+/// A finished command's stdout and stderr, after asserting it exited with `code` (`what`
+/// names it in the failure, with both outputs).
+pub fn expect_code(what: &str, out: Output, code: i32) -> (String, String) {
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{what}: stdout {stdout} stderr {stderr}"
+    );
+    (stdout, stderr)
+}
+
+/// The ids in a `{"tasks": […]}` answer (`worker list --json`, `leader status --json`).
+pub fn task_ids(value: &serde_json::Value) -> Vec<String> {
+    value["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Runs each scenario (a `fn(Project)` in the calling test file) twice, on a folder project
+/// and on a PostgreSQL one (the run's shared server): one suite, two stores, the same
+/// commands, answers and exit codes expected. Each becomes a module with tests `folder` and
+/// `postgres`.
+#[macro_export]
+macro_rules! on_both_stores {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            #[test]
+            fn folder() {
+                super::$scenario($crate::Project::init())
+            }
+            #[test]
+            fn postgres() {
+                super::$scenario($crate::Project::init_on_postgres())
+            }
+        }
+    )*};
 }
 
 /// A `baton` process running in the background, its output read line by line as it comes.

@@ -89,35 +89,18 @@ impl Machine {
 
     /// Runs and expects exit code 0; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}: baton {args:?} failed: {}",
-            self.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        let what = format!("{}: baton {args:?}", self.name);
+        crate::expect_code(&what, self.run(args), 0).0
     }
 
     /// Runs with --json and expects exit code 0.
     pub fn json(&self, args: &[&str]) -> serde_json::Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        serde_json::from_str(&self.ok(&all)).unwrap()
+        serde_json::from_str(&self.ok(&crate::with_json(args))).unwrap()
     }
 
     /// Runs and expects exit code `code`; returns stderr.
     pub fn fails(&self, args: &[&str], code: i32) -> String {
-        let out = self.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "{}: baton {args:?}: stdout {} stderr {}",
-            self.name,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stderr).unwrap()
+        let what = format!("{}: baton {args:?}", self.name);
+        crate::expect_code(&what, self.run(args), code).1
     }
 }
