@@ -1,18 +1,18 @@
 //! Waiting on a project in PostgreSQL: [`PgListener`] wakes a waiting worker through
 //! `LISTEN`/`NOTIFY` when a task may have become ready (added, a dependency done, released,
 //! reset), and [`PgProject::outlook`] answers from the indexes what the folder answers from its
-//! whole file: something to claim now, the next lease expiry to wait for (an expiry sends no
+//! whole file (and [`PgProject::ready_tasks`] the tasks a worker could claim): something to claim now, the next lease expiry to wait for (an expiry sends no
 //! notification, so waiters set a timer), or nothing ever.
 
 use std::time::{Duration, Instant};
 
-use baton_store::{Listener, Outlook, StoreError, Timestamp};
+use baton_store::{Listener, Outlook, StoreError, TaskView, Timestamp};
 use chrono::{DateTime, Utc};
 use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
 use crate::connect::connect;
-use crate::tasks::{CHANGES, CHANNEL, DEPENDENCIES_DONE, EXPIRED, PgProject, READY};
+use crate::tasks::{CHANGES, CHANNEL, DEPENDENCIES_DONE, EXPIRED, PgProject, READY, load};
 
 /// A connection listening for one project's notifications on one channel.
 pub struct PgListener {
@@ -87,6 +87,28 @@ impl PgProject {
             client,
             project: self.name.clone(),
             store: self.store.clone(),
+        })
+    }
+
+    /// The tasks a worker could claim now, best first, read from the indexes (not the whole
+    /// board): what `worker list` shows.
+    pub fn ready_tasks(&self) -> baton_store::Result<Vec<TaskView>> {
+        let lease = self.lease;
+        self.transact(|tx, now| {
+            let ready = load(
+                tx,
+                &format!(
+                    "SELECT body FROM baton_tasks t
+                     WHERE t.project = $1
+                       AND (({READY}) OR ({EXPIRED} AND {DEPENDENCIES_DONE}))
+                     ORDER BY t.priority, t.created_at, t.position"
+                ),
+                &[&self.name],
+            )?;
+            Ok(ready
+                .into_iter()
+                .map(|task| TaskView::of(task, Vec::new(), now, lease))
+                .collect())
         })
     }
 

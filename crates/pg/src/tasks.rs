@@ -10,7 +10,7 @@ use baton_store::model::{Task, TaskFile, TaskStatus};
 use baton_store::project::LEADER;
 use baton_store::{
     Aggregate, DoctorReport, Listener, LogLine, Outlook, StatusReport, StoreError, TaskStore,
-    Timestamp,
+    TaskView, Timestamp,
 };
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -850,6 +850,9 @@ impl TaskStore for PgProject {
     }
     fn listen(&self) -> baton_store::Result<Option<Box<dyn Listener>>> {
         Ok(Some(Box::new(PgProject::listen(self)?)))
+    }
+    fn ready_tasks(&self) -> baton_store::Result<Vec<TaskView>> {
+        PgProject::ready_tasks(self)
     }
     fn listen_for_changes(&self) -> baton_store::Result<Option<Box<dyn Listener>>> {
         Ok(Some(Box::new(PgProject::listen_for_changes(self)?)))

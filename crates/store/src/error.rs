@@ -22,6 +22,11 @@ pub enum StoreError {
     )]
     AlreadyInitialized { path: PathBuf },
 
+    #[error(
+        "{path} points to a project kept in PostgreSQL (store.json), which only the `baton` CLI and `baton mcp` open for now; run them in this folder"
+    )]
+    KeptInDatabase { path: PathBuf },
+
     #[error("{path} is not valid JSON at line {line}, column {column}: {message}. Baton will not overwrite it; repair it by hand or restore it (e.g. `git checkout -- {file}`)", file = path.display())]
     Corrupt {
         path: PathBuf,
@@ -172,7 +177,9 @@ impl StoreError {
             StoreError::NotASignal { .. } => ErrorKind::NotASignal,
             StoreError::Io { .. } => ErrorKind::Io,
             StoreError::Database { .. } => ErrorKind::Database,
-            StoreError::UnknownProject { .. } => ErrorKind::NotInitialized,
+            StoreError::UnknownProject { .. } | StoreError::KeptInDatabase { .. } => {
+                ErrorKind::NotInitialized
+            }
             StoreError::ProjectExists { .. } => ErrorKind::AlreadyInitialized,
             StoreError::SchemaTooNew { .. } => ErrorKind::SchemaTooNew,
         }

@@ -92,8 +92,14 @@ impl Project {
         Ok(project)
     }
 
-    /// Opens the folder at `layout`, which must hold a `tasks.json`.
+    /// Opens the folder at `layout`, which must hold a `tasks.json` (a folder that points to a
+    /// database instead is refused as such: `baton-api`'s `OpenProject` opens those).
     pub fn open(layout: Layout) -> Result<Project> {
+        if !layout.tasks_file().is_file() && layout.pointer_file().is_file() {
+            return Err(StoreError::KeptInDatabase {
+                path: layout.root().to_path_buf(),
+            });
+        }
         if !layout.tasks_file().is_file() {
             return Err(StoreError::NotInitialized {
                 searched: layout.project_dir().to_path_buf(),

@@ -51,6 +51,21 @@ pub struct TaskView {
     pub stale: bool,
 }
 
+impl TaskView {
+    /// `task` as the board shows it at `now`, given the dependencies it still waits for.
+    pub fn of(task: Task, blocked_by: Vec<String>, now: Timestamp, lease: Duration) -> Self {
+        TaskView {
+            ready: blocked_by.is_empty() && task.is_claimable(now, lease),
+            lease_remaining_secs: task
+                .lease_end(lease)
+                .map(|end| end.remaining(now).as_secs()),
+            stale: task.lease_expired(now, lease),
+            blocked_by,
+            task,
+        }
+    }
+}
+
 impl StatusReport {
     pub fn build(file: &TaskFile, goal: Option<String>, now: Timestamp, lease: Duration) -> Self {
         let index = StatusIndex::new(file);
@@ -65,16 +80,7 @@ impl StatusReport {
                     .into_iter()
                     .map(str::to_string)
                     .collect();
-                let stale = task.lease_expired(now, lease);
-                TaskView {
-                    ready: blocked_by.is_empty() && task.is_claimable(now, lease),
-                    blocked_by,
-                    lease_remaining_secs: task
-                        .lease_end(lease)
-                        .map(|end| end.remaining(now).as_secs()),
-                    stale,
-                    task: task.clone(),
-                }
+                TaskView::of(task.clone(), blocked_by, now, lease)
             })
             .collect();
         for status in TaskStatus::ALL {

@@ -306,3 +306,18 @@ fn a_file_from_the_source_design_can_be_worked_on() {
     assert_eq!(json["tasks"][0]["tags"], serde_json::json!(["api"]));
     assert_eq!(json["tasks"][0]["result"]["output"], "done");
 }
+
+#[test]
+fn a_folder_that_points_to_a_database_is_refused_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = Layout::for_project(dir.path());
+    fs::create_dir_all(layout.root()).unwrap();
+    fs::write(
+        layout.pointer_file(),
+        r#"{"store": "postgres://baton@db/baton", "project": "web"}"#,
+    )
+    .unwrap();
+    let err = Project::locate(None, &dir.path().join("src")).unwrap_err();
+    assert!(matches!(err, StoreError::KeptInDatabase { .. }), "{err}");
+    assert!(err.to_string().contains("PostgreSQL"), "{err}");
+}
