@@ -248,7 +248,7 @@ impl Operation for Claim {
         }
         Ok(match cx.tasks.claim(&self.agent)? {
             Some(claim) => ClaimOutcome::claimed(claim),
-            None => ClaimOutcome::nothing(cx.tasks.status()?.nothing_ready_reason()),
+            None => ClaimOutcome::nothing(cx.tasks.nothing_ready_reason()?),
         })
     }
 }

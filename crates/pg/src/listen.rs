@@ -112,6 +112,26 @@ impl PgProject {
         })
     }
 
+    /// Why a claim got nothing, from the count of tasks in each status.
+    pub fn nothing_ready_reason(&self) -> baton_store::Result<String> {
+        self.transact(|tx, _| {
+            let counts: Vec<(String, i64)> = tx
+                .query(
+                    "SELECT status, count(*) FROM baton_tasks WHERE project = $1 GROUP BY status",
+                    &[&self.name],
+                )?
+                .into_iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect();
+            Ok(baton_store::status::nothing_ready_reason(|status| {
+                counts
+                    .iter()
+                    .find(|(s, _)| s == status.as_str())
+                    .map_or(0, |(_, n)| usize::try_from(*n).unwrap_or(0))
+            }))
+        })
+    }
+
     /// What a waiting worker can expect, read from the indexes: a task ready now (available
     /// or held on an expired lease, dependencies done), else the earliest lease expiry; with
     /// neither, nothing can ever become ready without new tasks (every unfinished task waits

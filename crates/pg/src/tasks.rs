@@ -854,6 +854,9 @@ impl TaskStore for PgProject {
     fn ready_tasks(&self) -> baton_store::Result<Vec<TaskView>> {
         PgProject::ready_tasks(self)
     }
+    fn nothing_ready_reason(&self) -> baton_store::Result<String> {
+        PgProject::nothing_ready_reason(self)
+    }
     fn listen_for_changes(&self) -> baton_store::Result<Option<Box<dyn Listener>>> {
         Ok(Some(Box::new(PgProject::listen_for_changes(self)?)))
     }

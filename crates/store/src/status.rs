@@ -119,22 +119,34 @@ impl StatusReport {
 
     /// Why a claim would find nothing, in one line (for "nothing to claim" answers).
     pub fn nothing_ready_reason(&self) -> String {
-        let available = self.count(TaskStatus::Available);
-        let held = self.count(TaskStatus::Claimed) + self.count(TaskStatus::InProgress);
-        if self.total == 0 {
-            "there are no tasks yet".into()
-        } else if self.all_finished() {
-            "every task is finished".into()
-        } else if available > 0 {
-            format!("{available} available task(s) wait on dependencies; {held} held by workers")
-        } else {
-            format!("all unfinished tasks are held by workers ({held})")
-        }
+        nothing_ready_reason(|status| self.count(status))
     }
 
     /// Every task is done, failed or cancelled.
     pub fn all_finished(&self) -> bool {
         self.tasks.iter().all(|t| t.task.status.is_final())
+    }
+}
+
+/// Why a claim got nothing, from how many tasks are in each status (what every store can
+/// count without reading its tasks).
+pub fn nothing_ready_reason(count: impl Fn(TaskStatus) -> usize) -> String {
+    let total: usize = TaskStatus::ALL.iter().map(|&status| count(status)).sum();
+    let finished: usize = TaskStatus::ALL
+        .iter()
+        .filter(|status| status.is_final())
+        .map(|&status| count(status))
+        .sum();
+    let available = count(TaskStatus::Available);
+    let held = count(TaskStatus::Claimed) + count(TaskStatus::InProgress);
+    if total == 0 {
+        "there are no tasks yet".into()
+    } else if finished == total {
+        "every task is finished".into()
+    } else if available > 0 {
+        format!("{available} available task(s) wait on dependencies; {held} held by workers")
+    } else {
+        format!("all unfinished tasks are held by workers ({held})")
     }
 }
 

@@ -91,6 +91,11 @@ pub trait TaskStore: Send + Sync {
         None
     }
 
+    /// Why a claim got nothing now, for the worker.
+    fn nothing_ready_reason(&self) -> Result<String> {
+        Ok(self.status()?.nothing_ready_reason())
+    }
+
     /// Tasks a worker could claim now, best first (the order `claim` takes them in).
     fn ready_tasks(&self) -> Result<Vec<TaskView>> {
         let mut ready: Vec<TaskView> = self
