@@ -5,7 +5,9 @@
 //! Prints, in one run, for the folder and for PostgreSQL:
 //! - one `worker claim` process's latency, p50/p99, at 100 and at 100,000 tasks (the claim
 //!   is undone outside the timing, so every trial claims from the same queue);
-//! - claims per second with 8 worker processes claiming one after another until none is left.
+//! - claims per second with 8 worker processes claiming one after another until none is left;
+//! - a task added on one connection to a `worker claim --wait` process (another "machine")
+//!   printing its claim, p50/p99.
 //!
 //! Targets (issue 12, 2 cores): on PostgreSQL, claim p50 ≤ 8 ms at 100 tasks and at most 1.5×
 //! that at 100,000. The library's figures (long-lived connections, and the bare SQL loop they
@@ -195,6 +197,65 @@ fn throughput(store: Store<'_>, tasks: usize, workers: usize) {
     );
 }
 
+/// A task added (through the library, on its own connection) to a `worker claim --wait`
+/// process, on another "machine" of the same project, printing its claim.
+fn wake_up(store: Store<'_>, trials: usize) {
+    use std::io::{BufRead, BufReader};
+    let bench = Bench::new(store, 0);
+    let url = match store {
+        Store::Postgres(server) => Some(server.url().to_string()),
+        Store::Folder => None,
+    };
+    let choice = baton_api::Choice {
+        dir: Some(bench.dir.path()),
+        store: url.as_deref(),
+        project: Some(&bench.project),
+    };
+    let lead = baton_api::OpenProject::open(
+        &choice,
+        bench.dir.path(),
+        std::time::Duration::from_secs(900),
+    )
+    .unwrap();
+    let mut samples = Vec::with_capacity(trials);
+    for i in 0..trials {
+        let mut waiter = bench
+            .command(&["worker", "claim", &format!("w{i}"), "--wait", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(waiter.stderr.take().unwrap());
+        let mut line = String::new();
+        while !line.contains("waiting") {
+            line.clear();
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "the waiter ended");
+        }
+        let started = Instant::now();
+        lead.tasks
+            .add_task(baton_store::lifecycle::NewTask {
+                description: "wake up".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        // The claim's first line marks the moment; the rest is read after the timing.
+        let mut stdout = BufReader::new(waiter.stdout.take().unwrap());
+        let mut claim = String::new();
+        stdout.read_line(&mut claim).unwrap();
+        samples.push(started.elapsed());
+        std::io::Read::read_to_string(&mut stdout, &mut claim).unwrap();
+        assert!(claim.contains("wake up"), "{claim}");
+        waiter.wait().unwrap();
+    }
+    samples.sort();
+    println!(
+        "{:>8} add-task -> `worker claim --wait` process prints the claim: p50 {}  p99 {}  ({trials} trials)",
+        store.label(),
+        ms(percentile(&samples, 0.50), 2),
+        ms(percentile(&samples, 0.99), 2)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--list") {
@@ -207,6 +268,7 @@ fn main() {
         for store in stores {
             latency(store, 20, 3);
             throughput(store, 20, 2);
+            wake_up(store, 2);
         }
         return;
     }
@@ -218,5 +280,8 @@ fn main() {
     latency(Store::Folder, 100_000, 10);
     for store in stores {
         throughput(store, 3_000, 8);
+    }
+    for store in stores {
+        wake_up(store, 100);
     }
 }
