@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use baton_store::{Claim, Listener, Outlook, StoreError, TaskStore};
 use serde::Serialize;
 
-use crate::error::{LiveError, Result};
+use crate::error::Result;
+use crate::reconnect::persist;
 use crate::watcher::{Backend, Watch, WatchMode};
 
 /// How often a wait checks whether it was asked to stop (Ctrl-C), at most.
@@ -61,21 +62,11 @@ pub fn claim_when_ready(
     baton_store::names::validate_agent_id(agent)?;
     let deadline = wait.timeout.map(|t| Instant::now() + t);
     let mut armed = Some(armed);
-    let mut retry = RETRY_FIRST;
-    loop {
-        match wait_once(store, agent, &wait, deadline, &mut armed) {
-            Err(LiveError::Store(StoreError::Database { .. }))
-                if deadline.is_none_or(|d| Instant::now() + retry < d)
-                    && !wait.stop.is_some_and(|s| s.load(Ordering::Relaxed)) =>
-            {
-                // The store went away (a restart, a dropped network): wait a little, longer
-                // each time, then listen and look again.
-                std::thread::sleep(retry); // back-off before reconnecting
-                retry = (retry * 2).min(RETRY_MAX);
-            }
-            outcome => return outcome,
-        }
-    }
+    // The store going away (a restart, a dropped network) does not end the wait: listen and
+    // look again once it is back.
+    persist(deadline, wait.stop, || {
+        wait_once(store, agent, &wait, deadline, &mut armed)
+    })
 }
 
 /// Claims the best ready task for `agent`, waiting at most `timeout` (forever without one) for
@@ -98,10 +89,6 @@ pub fn claim_within(
         _ => None,
     })
 }
-
-/// The first pause before reconnecting to a store that went away, and the longest.
-const RETRY_FIRST: Duration = Duration::from_millis(100);
-const RETRY_MAX: Duration = Duration::from_secs(2);
 
 /// What a waiting claim sleeps on.
 enum Waker {

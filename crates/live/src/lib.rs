@@ -21,6 +21,7 @@ pub mod error;
 pub mod feed;
 mod fs_kind;
 pub mod liveness;
+mod reconnect;
 mod task_command;
 pub mod wait;
 pub mod watcher;

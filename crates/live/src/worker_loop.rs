@@ -167,23 +167,11 @@ pub fn run_worker_loop(
 /// network down) before it gives up on an operation.
 const PERSIST_FOR: Duration = Duration::from_secs(60);
 
-/// Runs `op`, and runs it again, after a pause growing to two seconds, while the store cannot
-/// be reached (for at most [`PERSIST_FOR`], and not once asked to stop): the loop rides out a
-/// database restart instead of dropping the task it holds.
-fn persist<T>(stop: &AtomicBool, mut op: impl FnMut() -> StoreResult<T>) -> StoreResult<T> {
-    let give_up = Instant::now() + PERSIST_FOR;
-    let mut pause = Duration::from_millis(100);
-    loop {
-        match op() {
-            Err(StoreError::Database { .. })
-                if Instant::now() < give_up && !stop.load(Ordering::Relaxed) =>
-            {
-                std::thread::sleep(pause); // back-off while the store is away
-                pause = (pause * 2).min(Duration::from_secs(2));
-            }
-            outcome => return outcome,
-        }
-    }
+/// Runs a lifecycle operation, riding out a store that went away (for at most
+/// [`PERSIST_FOR`], and not once asked to stop): the loop rides out a database restart instead
+/// of dropping the task it holds.
+fn persist<T>(stop: &AtomicBool, op: impl FnMut() -> StoreResult<T>) -> StoreResult<T> {
+    crate::reconnect::persist(Some(Instant::now() + PERSIST_FOR), Some(stop), op)
 }
 
 /// Reports a finished task (`op`: complete or fail), riding out an unreachable store. A
