@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use baton_store::lifecycle::Completion;
-use baton_store::{Layout, Result as StoreResult, StoreError, Task, TaskStore};
+use baton_store::{Layout, Result as StoreResult, StoreError, Task, TaskStatus, TaskStore};
 use serde::Serialize;
 
 use crate::claim_wait::{ClaimOutcome, ClaimWait, STOP_CHECK_INTERVAL, claim_when_ready};
@@ -118,18 +118,20 @@ pub fn run_worker_loop(
         let id = claim.task.id.clone();
         let agent = options.agent.as_str();
         if stop.load(Ordering::Relaxed) {
-            let task = persist(stop, || store.release(agent, &id))?;
+            let task = settle(store, &id, stop, released(agent), || {
+                store.release(agent, &id)
+            })?;
             on_event(LoopEvent::Released(&task));
             report.released.push(id);
             report.end = LoopEnd::Stopped;
             return Ok(report);
         }
-        let task = persist(stop, || store.start(agent, &id))?;
+        let task = settle(store, &id, stop, started(agent), || store.start(agent, &id))?;
         on_event(LoopEvent::Started(&task));
         match run_one(store, workdir, options, &task, stop)? {
             Outcome::Finished(finished) => {
                 let success = finished.status.success();
-                let reported = report_outcome(store, agent, &id, stop, || {
+                let reported = settle(store, &id, stop, reported_by(agent), || {
                     if success {
                         store.complete(agent, &id, completion(&finished))
                     } else {
@@ -153,7 +155,9 @@ pub fn run_worker_loop(
                 }
             }
             Outcome::Stopped => {
-                let task = persist(stop, || store.release(agent, &id))?;
+                let task = settle(store, &id, stop, released(agent), || {
+                    store.release(agent, &id)
+                })?;
                 on_event(LoopEvent::Released(&task));
                 report.released.push(id);
                 report.end = LoopEnd::Stopped;
@@ -174,14 +178,15 @@ fn persist<T>(stop: &AtomicBool, op: impl FnMut() -> StoreResult<T>) -> StoreRes
     crate::reconnect::persist(Some(Instant::now() + PERSIST_FOR), Some(stop), op)
 }
 
-/// Reports a finished task (`op`: complete or fail), riding out an unreachable store. A
-/// report whose connection broke while committing may have landed: when its retry is refused,
-/// the task is looked up, and one this agent already finished counts as reported.
-fn report_outcome(
+/// Runs a change of task `id` (`op`: start, complete, fail or release), riding out an
+/// unreachable store. A change whose connection broke while committing may have landed: when
+/// its retry is refused, the task is looked up, and one that `landed` says is as the change
+/// left it counts as changed.
+fn settle(
     store: &dyn TaskStore,
-    agent: &str,
     id: &str,
     stop: &AtomicBool,
+    landed: impl Fn(&Task) -> bool,
     mut op: impl FnMut() -> StoreResult<Task>,
 ) -> StoreResult<Task> {
     let mut interrupted = false;
@@ -192,15 +197,32 @@ fn report_outcome(
     });
     match outcome {
         Err(refused) if interrupted => {
-            let landed = store.status().ok().and_then(|report| {
-                report.tasks.into_iter().map(|view| view.task).find(|t| {
-                    t.id == id && t.status.is_final() && t.claimed_by.as_deref() == Some(agent)
-                })
+            let found = store.status().ok().and_then(|report| {
+                report
+                    .tasks
+                    .into_iter()
+                    .map(|view| view.task)
+                    .find(|t| t.id == id && landed(t))
             });
-            landed.ok_or(refused)
+            found.ok_or(refused)
         }
         outcome => outcome,
     }
+}
+
+/// A start by `agent` landed: the task is in progress in its name.
+fn started(agent: &str) -> impl Fn(&Task) -> bool + '_ {
+    move |t| t.status == TaskStatus::InProgress && t.claimed_by.as_deref() == Some(agent)
+}
+
+/// A completion or failure by `agent` landed: the task is finished in its name.
+fn reported_by(agent: &str) -> impl Fn(&Task) -> bool + '_ {
+    move |t| t.status.is_final() && t.claimed_by.as_deref() == Some(agent)
+}
+
+/// A release by `agent` landed: it no longer holds the task.
+fn released(agent: &str) -> impl Fn(&Task) -> bool + '_ {
+    move |t| t.claimed_by.as_deref() != Some(agent)
 }
 
 enum Outcome {
