@@ -4,6 +4,7 @@
 //! whole file (and [`PgProject::ready_tasks`] the tasks a worker could claim): something to claim now, the next lease expiry to wait for (an expiry sends no
 //! notification, so waiters set a timer), or nothing ever.
 
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use baton_store::{Listener, Outlook, StoreError, TaskView, Timestamp};
@@ -12,7 +13,7 @@ use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
 use crate::connect::connect;
-use crate::tasks::{CHANGES, CHANNEL, DEPENDENCIES_DONE, EXPIRED, PgProject, READY, load};
+use crate::tasks::{CHANGES, CHANNEL, CLAIMABLE, PgProject, load};
 
 /// A connection listening for one project's notifications on one channel.
 pub struct PgListener {
@@ -95,16 +96,14 @@ impl PgProject {
     pub fn ready_tasks(&self) -> baton_store::Result<Vec<TaskView>> {
         let lease = self.lease;
         self.transact(|tx, now| {
-            let ready = load(
-                tx,
-                &format!(
-                    "SELECT body FROM baton_tasks t
-                     WHERE t.project = $1
-                       AND (({READY}) OR ({EXPIRED} AND {DEPENDENCIES_DONE}))
-                     ORDER BY t.priority, t.created_at, t.position"
-                ),
-                &[&self.name],
-            )?;
+            static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
+                format!(
+                    "SELECT body FROM baton_tasks t WHERE t.project = $1 AND {}
+                     ORDER BY t.priority, t.created_at, t.position",
+                    *CLAIMABLE
+                )
+            });
+            let ready = load(tx, &READY_TASKS, &[&self.name])?;
             Ok(ready
                 .into_iter()
                 .map(|task| TaskView::of(task, Vec::new(), now, lease))
@@ -138,15 +137,13 @@ impl PgProject {
     /// on a failed, cancelled or missing one).
     pub fn outlook(&self) -> baton_store::Result<(Outlook, Timestamp)> {
         self.transact(|tx, now| {
-            let ready = tx.query_opt(
-                &format!(
-                    "SELECT 1 FROM baton_tasks t
-                     WHERE t.project = $1
-                       AND (({READY}) OR ({EXPIRED} AND {DEPENDENCIES_DONE}))
-                     LIMIT 1"
-                ),
-                &[&self.name],
-            )?;
+            static ANY_READY: LazyLock<String> = LazyLock::new(|| {
+                format!(
+                    "SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {} LIMIT 1",
+                    *CLAIMABLE
+                )
+            });
+            let ready = tx.query_opt(&ANY_READY, &[&self.name])?;
             if ready.is_some() {
                 return Ok((Outlook::Claimable, now));
             }

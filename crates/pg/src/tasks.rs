@@ -2,7 +2,7 @@
 //! takes its time from the database and locks only the rows it changes; the task rules are
 //! `baton-store`'s, applied to the row as the folder applies them to its entry.
 
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask, TaskEdit};
@@ -35,11 +35,18 @@ pub(crate) const READY: &str = "t.status = 'available' AND t.waiting = 0";
 pub(crate) const EXPIRED: &str =
     "t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= statement_timestamp()";
 
+/// A task a claim could take now: ready, or held on an expired lease with its dependencies
+/// done (what the folder's `Task::is_claimable` and its dependency check say, as SQL on row
+/// `t`).
+pub(crate) static CLAIMABLE: LazyLock<String> =
+    LazyLock::new(|| format!("(({READY}) OR ({EXPIRED} AND {DEPENDENCIES_DONE}))"));
+
 /// The best ready task, locked, skipping rows other claims hold: the best available one (read
 /// in the order of the `baton_tasks_ready` index, so a large board, however many of its tasks
 /// are blocked, costs no more than a small one) and the best one held on an expired lease, whichever sorts first. Both are
-/// locked until the transaction ends; the one not taken is free again a moment later.
-fn best_ready_sql() -> String {
+/// locked until the transaction ends; the one not taken is free again a moment later. Built
+/// once per process: claims are the hot path.
+static BEST_READY: LazyLock<String> = LazyLock::new(|| {
     let candidate = |condition: &str| {
         format!(
             "SELECT t.id, t.priority, t.created_at, t.position, t.body FROM baton_tasks t
@@ -55,7 +62,7 @@ fn best_ready_sql() -> String {
         candidate(READY),
         candidate(&format!("{EXPIRED} AND {DEPENDENCIES_DONE}"))
     )
-}
+});
 
 /// The channel waiting claims listen on: a task may have become ready. The payload is the
 /// project's name.
@@ -409,7 +416,7 @@ impl PgProject {
     pub fn claim(&self, agent: &str) -> baton_store::Result<Option<Claim>> {
         baton_store::names::validate_agent_id(agent)?;
         self.transact_unclocked(|tx| {
-            let Some(row) = tx.query_opt(&best_ready_sql(), &[&self.name])? else {
+            let Some(row) = tx.query_opt(&BEST_READY, &[&self.name])? else {
                 let now = database_now(tx)?;
                 journal(tx, &self.name, agent, "CLAIM", "nothing ready", now)?;
                 return Ok(None);
@@ -693,25 +700,11 @@ fn save(
         &task.dependencies,
         &body,
     ];
-    let mut parts = vec![
-        "saved AS (UPDATE baton_tasks
-             SET status = $3, priority = $4, claimed_by = $5, lease_expires_at = $6,
-                 dependencies = $7, body = $8
-             WHERE project = $1 AND id = $2)"
-            .to_string(),
-    ];
     let seen = worker.map(|(agent, now)| (agent, now.0));
     if let Some((agent, now)) = &seen {
         params.push(agent);
         params.push(now);
-        parts.push(format!(
-            "seen AS (INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, ${}, ${})
-             ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen)",
-            params.len() - 1,
-            params.len()
-        ));
     }
-    let mut notices = Vec::new();
     let logged = entry.map(|e| {
         let line = baton_store::journal::format_line(e.action, &e.details, e.now);
         (e.now.0, e.agent, line)
@@ -720,11 +713,48 @@ fn save(
         params.push(at);
         params.push(agent);
         params.push(line);
+    }
+    tx.execute(save_sql(seen.is_some(), logged.is_some(), wake), &params)?;
+    Ok(())
+}
+
+/// The statement [`save`] runs, for what goes with the row (the parameters after the row's
+/// eight: the agent and its time, then the log line's time, agent and text). Each of the
+/// eight forms is built once per process.
+fn save_sql(seen: bool, logged: bool, wake: bool) -> &'static str {
+    static FORMS: LazyLock<Vec<String>> = LazyLock::new(|| {
+        (0..8)
+            .map(|bits| build_save_sql(bits & 1 != 0, bits & 2 != 0, bits & 4 != 0))
+            .collect()
+    });
+    &FORMS[usize::from(seen) | usize::from(logged) << 1 | usize::from(wake) << 2]
+}
+
+fn build_save_sql(seen: bool, logged: bool, wake: bool) -> String {
+    let mut parts = vec![
+        "saved AS (UPDATE baton_tasks
+             SET status = $3, priority = $4, claimed_by = $5, lease_expires_at = $6,
+                 dependencies = $7, body = $8
+             WHERE project = $1 AND id = $2)"
+            .to_string(),
+    ];
+    let mut next = 9;
+    if seen {
+        parts.push(format!(
+            "seen AS (INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, ${}, ${})
+             ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen)",
+            next,
+            next + 1
+        ));
+        next += 2;
+    }
+    let mut notices = Vec::new();
+    if logged {
         parts.push(format!(
             "logged AS (INSERT INTO baton_log (project, at, agent, line) VALUES ($1, ${}, ${}, ${}))",
-            params.len() - 2,
-            params.len() - 1,
-            params.len()
+            next,
+            next + 1,
+            next + 2
         ));
         notices.push(format!("pg_notify('{CHANGES}', $1)"));
     }
@@ -734,9 +764,7 @@ fn save(
     if notices.is_empty() {
         notices.push("1".into());
     }
-    let sql = format!("WITH {} SELECT {}", parts.join(", "), notices.join(", "));
-    tx.execute(&sql, &params)?;
-    Ok(())
+    format!("WITH {} SELECT {}", parts.join(", "), notices.join(", "))
 }
 
 /// Whether the server ended the connection (an administrator, a shutdown, a crash or a
