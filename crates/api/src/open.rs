@@ -93,11 +93,7 @@ impl OpenProject {
         goal: &str,
         approach: Option<&str>,
     ) -> Result<(OpenProject, Pointer)> {
-        let name = match name {
-            Some(name) => name.to_string(),
-            None => default_name(project_dir)?,
-        };
-        baton_store::names::validate_name("project name", &name)?;
+        let name = chosen_name(name, project_dir)?;
         check_no_folder_project(project_dir)?;
         let tasks = PgProject::init(url, &name, goal, approach)?;
         let pointer = write_pointer(project_dir, url, &name)?;
@@ -119,10 +115,7 @@ impl OpenProject {
         name: Option<&str>,
         lease: Duration,
     ) -> Result<(OpenProject, Pointer)> {
-        let name = match name {
-            Some(name) => name.to_string(),
-            None => default_name(project_dir)?,
-        };
+        let name = chosen_name(name, project_dir)?;
         check_no_folder_project(project_dir)?;
         let open = OpenProject::database(Layout::for_project(project_dir), url, &name, lease)?;
         let pointer = write_pointer(project_dir, url, &name)?;
@@ -163,10 +156,7 @@ impl OpenProject {
                 ),
             ));
         }
-        let name = match name {
-            Some(name) => name.to_string(),
-            None => default_name(layout.project_dir())?,
-        };
+        let name = chosen_name(name, layout.project_dir())?;
         Ok(PgProject::import(url, &name, layout.project_dir())?.1)
     }
 
@@ -252,6 +242,14 @@ fn check_no_folder_project(project_dir: &Path) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The project name given, or else the default for a project in `project_dir`.
+fn chosen_name(name: Option<&str>, project_dir: &Path) -> Result<String> {
+    match name {
+        Some(name) => Ok(name.to_string()),
+        None => default_name(project_dir),
+    }
 }
 
 /// The project name a database project gets unless told: the project folder's name.
