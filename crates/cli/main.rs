@@ -55,15 +55,13 @@ fn run(cli: Cli) -> Result<u8, Error> {
         project: cli.project.as_deref(),
     };
     let open = || OpenProject::open(&choice, &cwd, cli.lease);
+    // The folder a new project or pointer goes in: --dir (from the working folder), or here.
+    let named_dir = || cli.dir.as_deref().map_or_else(|| cwd.clone(), |d| cwd.join(d));
     let keep = ForeignFile::Keep;
 
     match cli.command {
         Command::Leader(LeaderCommand::Init { goal, approach }) => {
-            let dir = match &cli.dir {
-                Some(dir) if dir.is_absolute() => dir.clone(),
-                Some(dir) => cwd.join(dir),
-                None => cwd.clone(),
-            };
+            let dir = named_dir();
             if let Some(url) = &cli.store {
                 return store::init(&dir, url, cli.project.as_deref(), &goal, approach, json);
             }
@@ -349,8 +347,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Route { task } => agents::route(&open()?.folder, &task, json),
         Command::Browser(command) => browser::browser(&open()?.folder, &cwd, command, json),
         Command::Connect { url } => {
-            let dir = cli.dir.clone().map_or(cwd.clone(), |d| cwd.join(d));
-            store::connect(&dir, &url, cli.project.as_deref(), cli.lease, json)
+            store::connect(&named_dir(), &url, cli.project.as_deref(), cli.lease, json)
         }
         Command::Store(command) => store::command(&choice, &cwd, command, json),
         Command::Mcp {
