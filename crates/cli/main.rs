@@ -56,7 +56,11 @@ fn run(cli: Cli) -> Result<u8, Error> {
     };
     let open = || OpenProject::open(&choice, &cwd, cli.lease);
     // The folder a new project or pointer goes in: --dir (from the working folder), or here.
-    let named_dir = || cli.dir.as_deref().map_or_else(|| cwd.clone(), |d| cwd.join(d));
+    let named_dir = || {
+        cli.dir
+            .as_deref()
+            .map_or_else(|| cwd.clone(), |d| cwd.join(d))
+    };
     let keep = ForeignFile::Keep;
 
     match cli.command {
