@@ -21,6 +21,15 @@ support::on_both_stores!(
     worker_loop_runs_a_queue_with_dependencies_to_the_end,
     worker_loop_stops_its_command_and_releases_the_task_on_ctrl_c,
     status_watch_redraws_when_another_process_adds_a_task,
+    a_waiter_started_before_the_write_wakes_and_one_started_after_returns_at_once,
+    any_returns_on_the_first_signal_and_all_waits_for_every_one,
+    a_wait_times_out_with_exit_code_5,
+    a_wait_tied_to_a_process_ends_with_exit_code_6_when_it_dies,
+    a_wait_tied_to_an_agent_ends_when_its_heartbeat_goes_stale,
+    a_new_run_is_waited_in_and_the_last_run_keeps_its_signals,
+    a_signal_at_an_explicit_path_wakes_a_waiter_even_if_its_folders_come_later,
+    a_path_signal_never_overwrites_or_removes_a_file_that_is_not_a_signal_without_force,
+    signal_commands_refuse_bad_names_unknown_runs_and_missing_names,
 );
 
 fn status_watch_redraws_when_another_process_adds_a_task(p: Project) {
@@ -32,11 +41,12 @@ fn status_watch_redraws_when_another_process_adds_a_task(p: Project) {
     assert_eq!(report["total"], 1, "{report}");
 }
 
-#[test]
-fn a_waiter_started_before_the_write_wakes_and_one_started_after_returns_at_once() {
-    let p = Project::init();
+fn a_waiter_started_before_the_write_wakes_and_one_started_after_returns_at_once(p: Project) {
     let mut before = p.spawn(&["signal", "wait", "ui-test-done", "--timeout", "60s"]);
-    before.wait_stderr("waiting for ui-test-done (run 1)");
+    let armed = before.wait_stderr("waiting for ui-test-done (run 1)");
+    if p.on_postgres() {
+        assert!(armed.contains("the store's notifications"), "{armed}");
+    }
     p.ok(&["signal", "write", "ui-test-done"]);
     let (code, stdout, _) = before.finish();
     assert_eq!(code, Some(0));
@@ -47,14 +57,18 @@ fn a_waiter_started_before_the_write_wakes_and_one_started_after_returns_at_once
     let after = p.json(&["signal", "wait", "ui-test-done", "--timeout", "1ms"]);
     assert_eq!(after["outcome"], "signalled");
     assert_eq!(after["signals"][0]["signal"], "done");
-    // The file keeps the source design's content.
+    // The file keeps the source design's content; a database keeps no file.
     let file = p.coordination().join("runs/1/signals/ui-test-done");
-    assert_eq!(std::fs::read_to_string(file).unwrap(), "done\n");
+    if p.on_postgres() {
+        assert!(!file.exists());
+        let place = after["signals"][0]["path"].as_str().unwrap();
+        assert!(place.contains("in PostgreSQL at"), "{place}");
+    } else {
+        assert_eq!(std::fs::read_to_string(file).unwrap(), "done\n");
+    }
 }
 
-#[test]
-fn any_returns_on_the_first_signal_and_all_waits_for_every_one() {
-    let p = Project::init();
+fn any_returns_on_the_first_signal_and_all_waits_for_every_one(p: Project) {
     let mut any = p.spawn(&["signal", "wait", "a", "b", "--any", "--json"]);
     any.wait_stderr("waiting for a (run 1) or b (run 1)");
     let mut all = p.spawn(&["signal", "wait", "a", "b", "--json"]);
@@ -76,9 +90,7 @@ fn any_returns_on_the_first_signal_and_all_waits_for_every_one() {
     assert_eq!(outcome["signals"].as_array().unwrap().len(), 2);
 }
 
-#[test]
-fn a_wait_times_out_with_exit_code_5() {
-    let p = Project::init();
+fn a_wait_times_out_with_exit_code_5(p: Project) {
     let stderr = p.fails(&["signal", "wait", "never", "--timeout", "150ms"], 5);
     assert!(stderr.contains("waiting for never"), "{stderr}");
     let out = p.run(&["signal", "wait", "never", "--timeout", "50ms", "--json"]);
@@ -87,9 +99,7 @@ fn a_wait_times_out_with_exit_code_5() {
     assert_eq!(outcome["missing"], serde_json::json!(["never (run 1)"]));
 }
 
-#[test]
-fn a_wait_tied_to_a_process_ends_with_exit_code_6_when_it_dies() {
-    let p = Project::init();
+fn a_wait_tied_to_a_process_ends_with_exit_code_6_when_it_dies(p: Project) {
     let mut writer = std::process::Command::new("sleep")
         .arg("600")
         .spawn()
@@ -110,11 +120,28 @@ fn a_wait_tied_to_a_process_ends_with_exit_code_6_when_it_dies() {
     let (code, stdout, _) = waiter.finish();
     assert_eq!(code, Some(6), "{stdout}");
     assert!(stdout.contains(&format!("process {pid}")), "{stdout}");
+
+    // A process this machine cannot see: gone on a folder project; on a database project it
+    // may be a writer on another machine, so the wait is refused with what to use instead.
+    let args = [
+        "signal",
+        "wait",
+        "x",
+        "--while-pid",
+        &pid,
+        "--timeout",
+        "10s",
+    ];
+    if p.on_postgres() {
+        let err = p.fails(&args, 1);
+        assert!(err.contains("not running on this machine"), "{err}");
+        assert!(err.contains("--while-agent"), "{err}");
+    } else {
+        p.fails(&args, 6);
+    }
 }
 
-#[test]
-fn a_wait_tied_to_an_agent_ends_when_its_heartbeat_goes_stale() {
-    let p = Project::init();
+fn a_wait_tied_to_an_agent_ends_when_its_heartbeat_goes_stale(p: Project) {
     p.ok(&["worker", "heartbeat", "writer"]);
     let started = Instant::now();
     let mut waiter = p.spawn(&[
@@ -141,10 +168,8 @@ fn a_wait_tied_to_an_agent_ends_when_its_heartbeat_goes_stale() {
 #[test]
 fn run_new_clears_stale_signals_so_a_new_wait_is_not_fooled() {
     let p = Project::init();
-    let first = p.json(&["run", "new", "--note", "sprint 1"]);
-    assert_eq!(first["run"]["number"], 1);
     p.ok(&["signal", "write", "ui-test-done"]);
-    // A crashed earlier attempt left run 2's signal in place.
+    // A crashed earlier attempt left run 2's signal file in place.
     let stale = p.coordination().join("runs/2/signals");
     std::fs::create_dir_all(&stale).unwrap();
     std::fs::write(stale.join("ui-test-done"), "done").unwrap();
@@ -152,6 +177,18 @@ fn run_new_clears_stale_signals_so_a_new_wait_is_not_fooled() {
     let second = p.json(&["run", "new"]);
     assert_eq!(second["run"]["number"], 2);
     assert_eq!(second["cleared"], serde_json::json!(["ui-test-done"]));
+    p.fails(&["signal", "wait", "ui-test-done", "--timeout", "100ms"], 5);
+}
+
+fn a_new_run_is_waited_in_and_the_last_run_keeps_its_signals(p: Project) {
+    let first = p.json(&["run", "new", "--note", "sprint 1"]);
+    assert_eq!(first["run"]["number"], 1);
+    assert_eq!(first["run"]["note"], "sprint 1");
+    p.ok(&["signal", "write", "ui-test-done"]);
+    let second = p.json(&["run", "new"]);
+    assert_eq!(second["run"]["number"], 2);
+    assert_eq!(second["cleared"], serde_json::json!([]));
+    // The new run has no signal yet: last run's does not end this wait.
     p.fails(&["signal", "wait", "ui-test-done", "--timeout", "100ms"], 5);
     // Run 1 keeps its own signal and can still be asked about.
     p.ok(&[
@@ -167,6 +204,12 @@ fn run_new_clears_stale_signals_so_a_new_wait_is_not_fooled() {
     assert_eq!(runs["runs"].as_array().unwrap().len(), 2);
     let listed = p.json(&["signal", "list", "--run", "1"]);
     assert_eq!(listed["signals"][0]["name"], "ui-test-done");
+    assert_eq!(
+        p.json(&["signal", "list"])["signals"],
+        serde_json::json!([])
+    );
+    let cleared = p.json(&["signal", "clear", "--all", "--run", "1"]);
+    assert_eq!(cleared["cleared"], serde_json::json!(["ui-test-done"]));
 }
 
 #[test]
@@ -187,9 +230,7 @@ fn polling_mode_wakes_a_waiter_without_file_system_events() {
     assert_eq!(waiter.finish().0, Some(0));
 }
 
-#[test]
-fn a_signal_at_an_explicit_path_wakes_a_waiter_even_if_its_folders_come_later() {
-    let p = Project::init();
+fn a_signal_at_an_explicit_path_wakes_a_waiter_even_if_its_folders_come_later(p: Project) {
     let path = ".claude/sprint/3/.ui-test-done";
     let mut waiter = p.spawn(&["signal", "wait", "--path", path, "--timeout", "60s"]);
     waiter.wait_stderr("waiting for");
@@ -201,11 +242,32 @@ fn a_signal_at_an_explicit_path_wakes_a_waiter_even_if_its_folders_come_later() 
     );
     p.ok(&["signal", "clear", "--path", path]);
     assert!(!p.path().join(path).exists());
+
+    // A name and a path in one wait: the name in the project's store (a database tells the
+    // waiter), the path a file on this machine (watched), on either store.
+    let mut both = p.spawn(&[
+        "signal",
+        "wait",
+        "ui-test-done",
+        "--path",
+        path,
+        "--timeout",
+        "60s",
+        "--json",
+    ]);
+    both.wait_stderr("waiting for");
+    p.ok(&["signal", "write", "--path", path]);
+    p.ok(&["signal", "write", "ui-test-done", "--agent", "qa"]);
+    let (code, stdout, _) = both.finish();
+    assert_eq!(code, Some(0), "{stdout}");
+    let outcome: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(outcome["signals"].as_array().unwrap().len(), 2, "{outcome}");
+    // The writer's log line is where the project's logs are.
+    let logs = p.ok(&["logs", "qa"]);
+    assert!(logs.contains("SIGNAL: ui-test-done (run 1)"), "{logs}");
 }
 
-#[test]
-fn a_path_signal_never_overwrites_or_removes_a_file_that_is_not_a_signal_without_force() {
-    let p = Project::init();
+fn a_path_signal_never_overwrites_or_removes_a_file_that_is_not_a_signal_without_force(p: Project) {
     let notes = p.path().join("notes.txt");
     std::fs::write(&notes, "my notes\n").unwrap();
     for command in ["write", "clear"] {
@@ -227,9 +289,7 @@ fn a_path_signal_never_overwrites_or_removes_a_file_that_is_not_a_signal_without
     assert!(err.contains("--path"), "{err}");
 }
 
-#[test]
-fn signal_commands_refuse_bad_names_unknown_runs_and_missing_names() {
-    let p = Project::init();
+fn signal_commands_refuse_bad_names_unknown_runs_and_missing_names(p: Project) {
     for name in ["../escape", "a/b", ".hidden"] {
         let err = p.fails(&["signal", "write", name], 1);
         assert!(err.contains("invalid signal name"), "{err}");

@@ -130,11 +130,27 @@ impl Twins {
     }
 }
 
-/// Across stores, where a note was recorded differs (`results`' folder, or the database and
-/// project): an answer's top-level `path` is compared as present, not by value.
+/// Across stores, where a thing is kept differs (a note in `results`' folder or the database;
+/// a signal's file or its row): every `path` in an answer is compared as present, not by
+/// value.
 fn where_out(mut value: Value, across: bool) -> Value {
-    if across && let Some(path) = value.get_mut("path") {
-        *path = json!("<where>");
+    fn hide(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map.iter_mut() {
+                    if key == "path" {
+                        *inner = json!("<where>");
+                    } else {
+                        hide(inner);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(hide),
+            _ => {}
+        }
+    }
+    if across {
+        hide(&mut value);
     }
     value
 }

@@ -109,7 +109,7 @@ pub async fn operation(
     off_main_thread(move || {
         let confinement = Confinement::anywhere(project.layout().project_dir());
         entry
-            .call(&Context::new(&project, &project, &confinement), request)
+            .call(&Context::folder(&project, &confinement), request)
             .map_err(|e| e.body())
     })
     .await

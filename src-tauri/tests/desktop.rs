@@ -62,7 +62,7 @@ impl Project {
     /// Runs the operation `name` with `request`; panics with the refusal.
     fn op(&self, name: &str, request: Value) -> Value {
         let confinement = baton_store::Confinement::anywhere(self.path());
-        let cx = baton_api::Context::new(&self.store, &self.store, &confinement);
+        let cx = baton_api::Context::folder(&self.store, &confinement);
         let entry = baton_api::find(name).unwrap_or_else(|| panic!("no operation {name}"));
         entry
             .call(&cx, request)

@@ -7,8 +7,8 @@
 //! reaches the project with the URL alone. Either way the front ends get an [`OpenProject`]
 //! and run operations on its [`Context`]; none of them knows which store is underneath.
 //!
-//! What is not tasks (signals and runs, orchestration, browsers) stays in the local folder on
-//! either store, for now.
+//! Runs and named signals live in the same store as the tasks. What is not (orchestration,
+//! browsers, signals at a path the user names) stays in the local folder on either store.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use std::time::Duration;
 use baton_pg::PgProject;
 use baton_pg::transfer::Transfer;
 use baton_store::durable::write_atomic;
-use baton_store::{Confinement, Layout, Project, StoreError, TaskStore};
+use baton_store::{Confinement, Layout, Project, SignalStore, StoreError, TaskStore};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -47,11 +47,13 @@ pub struct Choice<'a> {
 /// An opened project: the local folder and the task store (the folder itself, or a database).
 #[derive(Clone)]
 pub struct OpenProject {
-    /// The `.coordination/` folder on this machine: the tasks when they are kept there, and on
-    /// either store the signals, runs, orchestration records and browsers.
+    /// The `.coordination/` folder on this machine: the tasks and signals when they are kept
+    /// there, and on either store the orchestration records and browsers.
     pub folder: Project,
     /// The project's tasks, wherever they are kept.
     pub tasks: Arc<dyn TaskStore>,
+    /// The project's runs and named signals, kept where the tasks are.
+    pub signals: Arc<dyn SignalStore>,
 }
 
 impl std::fmt::Debug for OpenProject {
@@ -68,6 +70,7 @@ impl OpenProject {
     pub fn folder(project: Project) -> OpenProject {
         OpenProject {
             tasks: Arc::new(project.clone()),
+            signals: Arc::new(project.clone()),
             folder: project,
         }
     }
@@ -95,16 +98,10 @@ impl OpenProject {
     ) -> Result<(OpenProject, Pointer)> {
         let name = chosen_name(name, project_dir)?;
         check_no_folder_project(project_dir)?;
-        let tasks = PgProject::init(url, &name, goal, approach)?;
+        let store = Arc::new(PgProject::init(url, &name, goal, approach)?);
         let pointer = write_pointer(project_dir, url, &name)?;
         let layout = Layout::for_project(project_dir);
-        Ok((
-            OpenProject {
-                folder: Project::local(layout),
-                tasks: Arc::new(tasks),
-            },
-            pointer,
-        ))
+        Ok((OpenProject::over(Project::local(layout), store), pointer))
     }
 
     /// Reaches project `name` (default: the folder's name) in the database at `url` from
@@ -166,16 +163,25 @@ impl OpenProject {
         name: &str,
         lease: Duration,
     ) -> baton_store::Result<OpenProject> {
-        let tasks = PgProject::open(url, name)?.with_lease(lease);
-        Ok(OpenProject {
-            folder: Project::local(layout).with_lease(lease),
-            tasks: Arc::new(tasks),
-        })
+        let store = Arc::new(PgProject::open(url, name)?.with_lease(lease));
+        Ok(OpenProject::over(
+            Project::local(layout).with_lease(lease),
+            store,
+        ))
+    }
+
+    /// A project kept in `store`, with this machine's `folder`.
+    fn over(folder: Project, store: Arc<PgProject>) -> OpenProject {
+        OpenProject {
+            folder,
+            tasks: store.clone(),
+            signals: store,
+        }
     }
 
     /// The context an operation runs in, for this project.
     pub fn context<'a>(&'a self, confinement: &'a Confinement) -> Context<'a> {
-        Context::new(&self.folder, &*self.tasks, confinement)
+        Context::new(&self.folder, &*self.tasks, &*self.signals, confinement)
     }
 
     /// How long claims hold a task.

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use baton_live::WatchMode;
-use baton_store::{Confinement, ForeignFile, Project, TaskStore};
+use baton_store::{Confinement, ForeignFile, Project, SignalStore, TaskStore};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
@@ -18,10 +18,12 @@ use crate::error::{Error, Result};
 /// Where an operation runs, and on whose behalf.
 #[derive(Clone, Copy)]
 pub struct Context<'a> {
-    /// The project's folder on this machine: signals, runs, orchestration, browsers.
+    /// The project's folder on this machine: orchestration, browsers.
     pub project: &'a Project,
     /// The project's tasks, wherever they are kept (the folder, or a database).
     pub tasks: &'a dyn TaskStore,
+    /// The project's runs and named signals, kept where its tasks are.
+    pub signals: &'a dyn SignalStore,
     /// Where paths named in the request may lead: the project for an agent's tool call,
     /// anywhere for the user's own command.
     pub confinement: &'a Confinement,
@@ -36,15 +38,22 @@ impl<'a> Context<'a> {
     pub fn new(
         project: &'a Project,
         tasks: &'a dyn TaskStore,
+        signals: &'a dyn SignalStore,
         confinement: &'a Confinement,
     ) -> Self {
         Context {
             project,
             tasks,
+            signals,
             confinement,
             foreign_files: ForeignFile::Keep,
             watch_mode: WatchMode::default(),
         }
+    }
+
+    /// The context of a folder project: the folder holds everything.
+    pub fn folder(project: &'a Project, confinement: &'a Confinement) -> Self {
+        Context::new(project, project, project, confinement)
     }
 }
 

@@ -41,7 +41,7 @@ impl Operation for NewRun {
     const READ_ONLY: bool = false;
     type Output = RunStarted;
     fn run(self, cx: &Context) -> Result<RunStarted> {
-        let (run, cleared) = cx.project.new_run(self.note.as_deref())?;
+        let (run, cleared) = cx.signals.new_run(self.note.as_deref())?;
         Ok(RunStarted { run, cleared })
     }
 }
@@ -65,7 +65,7 @@ impl Operation for ListRuns {
     type Output = Runs;
     fn run(self, cx: &Context) -> Result<Runs> {
         Ok(Runs {
-            runs: cx.project.runs()?,
+            runs: cx.signals.runs()?,
         })
     }
 }
@@ -79,7 +79,7 @@ fn target(
 ) -> Result<SignalTarget> {
     match (name, path) {
         (None, Some(path)) => Ok(SignalTarget::Path(cx.confinement.resolve("path", path)?)),
-        (Some(name), None) => Ok(SignalTarget::named(cx.project.resolve_run(run)?, name)?),
+        (Some(name), None) => Ok(SignalTarget::named(cx.signals.resolve_run(run)?, name)?),
         (Some(_), Some(_)) => Err(Error::invalid_arguments(
             "give a signal name or a path, not both",
         )),
@@ -117,7 +117,7 @@ impl Operation for WriteSignal {
     type Output = Signal;
     fn run(self, cx: &Context) -> Result<Signal> {
         let target = target(cx, self.name.as_deref(), self.path.as_deref(), self.run)?;
-        Ok(cx.project.write_signal(
+        Ok(cx.signals.write_signal(
             &target,
             self.agent.as_deref(),
             self.note.as_deref(),
@@ -176,16 +176,16 @@ impl Operation for ClearSignal {
                     "all clears every signal of the run: give it without name or path",
                 ));
             }
-            let run = cx.project.resolve_run(self.run)?;
+            let run = cx.signals.resolve_run(self.run)?;
             return Ok(Cleared {
                 run: Some(run),
                 signal: None,
-                cleared: cx.project.clear_signals(run)?,
+                cleared: cx.signals.clear_signals(run)?,
             });
         }
         let target = target(cx, self.name.as_deref(), self.path.as_deref(), self.run)?;
         let removed = cx
-            .project
+            .signals
             .clear_signal(&target, self.agent.as_deref(), cx.foreign_files)?;
         let label = target.label();
         Ok(Cleared {
@@ -223,10 +223,10 @@ impl Operation for ListSignals {
     const READ_ONLY: bool = true;
     type Output = SignalList;
     fn run(self, cx: &Context) -> Result<SignalList> {
-        let run = cx.project.resolve_run(self.run)?;
+        let run = cx.signals.resolve_run(self.run)?;
         Ok(SignalList {
             run,
-            signals: cx.project.list_signals(run)?,
+            signals: cx.signals.list_signals(run)?,
         })
     }
 }
@@ -270,7 +270,7 @@ impl WaitSignals {
         }
         let mut targets = Vec::new();
         if !self.names.is_empty() {
-            let run = cx.project.resolve_run(self.run)?;
+            let run = cx.signals.resolve_run(self.run)?;
             for name in &self.names {
                 targets.push(SignalTarget::named(run, name)?);
             }
@@ -296,6 +296,6 @@ impl Operation for WaitSignals {
     type Output = WaitOutcome;
     fn run(self, cx: &Context) -> Result<WaitOutcome> {
         let wait = self.plan(cx)?;
-        Ok(wait_for_signals(cx.project, &wait, |_| {})?)
+        Ok(wait_for_signals(cx.signals, cx.tasks, &wait, |_| {})?)
     }
 }

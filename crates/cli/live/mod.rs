@@ -123,7 +123,7 @@ pub fn signal_command(
             // The CLI's --timeout is exact, not whole seconds.
             wait.timeout = Some(timeout);
             let labels: Vec<String> = wait.targets.iter().map(|t| t.label()).collect();
-            let outcome = wait_for_signals(&project.folder, &wait, |backend| {
+            let outcome = wait_for_signals(&*project.signals, &*project.tasks, &wait, |backend| {
                 eprintln!(
                     "baton: waiting for {} ({backend}; timeout {})",
                     labels.join(if any { " or " } else { " and " }),

@@ -3,33 +3,28 @@
 //! (`--while-agent`), so that a writer that crashed ends the wait instead of leaving the reader
 //! waiting forever, the source design's open problem.
 
-use std::time::Duration;
-
-use baton_store::{Project, Timestamp};
+use baton_store::{TaskStore, Timestamp};
 
 pub use baton_store::process::pid_alive;
 
-/// When agent `agent` counts as gone: its last sign of life in the task store (or `since`,
-/// when the wait began, if later or if it never showed one) plus the lease.
+/// When agent `agent` counts as gone, with the store's time now: its last sign of life in the
+/// task store (or `since`, when the wait began, if later or if it never showed one) plus the
+/// lease, all by the store's clock. `since` is set from the store's time on the first call.
 pub fn agent_deadline(
-    project: &Project,
+    tasks: &dyn TaskStore,
     agent: &str,
-    since: Timestamp,
-    lease: Duration,
-) -> baton_store::Result<Timestamp> {
-    baton_store::names::validate_agent_id(agent)?;
-    let file = project.load()?;
-    let last_seen = file
-        .agents
-        .get(agent)
-        .and_then(|record| record.last_seen)
-        .map_or(since, |seen| seen.max(since));
-    Ok(last_seen.after(lease))
+    since: &mut Option<Timestamp>,
+) -> baton_store::Result<(Timestamp, Timestamp)> {
+    let (seen, now) = tasks.last_seen(agent)?;
+    let since = *since.get_or_insert(now);
+    let last_seen = seen.map_or(since, |seen| seen.max(since));
+    Ok((last_seen.after(tasks.lease()), now))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn this_process_is_alive_and_a_reaped_child_is_not() {

@@ -3,17 +3,20 @@
 //! polling loop), and a waiter tied to its writer's liveness returns when the writer is gone
 //! instead of waiting forever.
 //!
-//! The order of operations makes the wait race-free: watch the folders first, then look at the
-//! signals, then sleep until the watch fires; a write that lands in between still wakes it.
+//! The order of operations makes the wait race-free: watch the folders (or listen to the
+//! database) first, then look at the signals, then sleep until the watch fires; a write that
+//! lands in between still wakes it. Named signals in a database wake the waiter through its
+//! notifications; signals at a path are files on this machine on every store.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use baton_store::{Project, Signal, SignalTarget, Timestamp};
+use baton_store::{Signal, SignalStore, SignalTarget, StoreError, TaskStore, Timestamp};
 use serde::Serialize;
 
 use crate::error::Result;
 use crate::liveness::{agent_deadline, pid_alive};
+use crate::reconnect::persist;
 use crate::watcher::{Backend, Watch, WatchMode};
 
 /// How often a writer's process is checked when the wait is tied to it: processes send no
@@ -66,75 +69,135 @@ pub enum WaitOutcome {
     },
 }
 
-/// Waits as `wait` says. `armed` is called once the watch is in place (and before the first
-/// look), with the backend in use, so callers can tell a writer it may go ahead.
+/// Waits as `wait` says, on the project's `signals` (and its `tasks`, for the heartbeats of
+/// agents the wait is tied to). `armed` is called once the wait is in place (and before the
+/// first look), with what it sleeps on, so callers can tell a writer it may go ahead.
+///
+/// A store that goes away while the wait sleeps (a database restarting) is waited for with
+/// back-off; the wait then listens again and looks again, so a signal written meanwhile is
+/// not missed.
 pub fn wait_for_signals(
-    project: &Project,
+    signals: &dyn SignalStore,
+    tasks: &dyn TaskStore,
     wait: &SignalWait,
     armed: impl FnOnce(Backend),
 ) -> Result<WaitOutcome> {
     if wait.targets.is_empty() {
-        return Err(baton_store::StoreError::InvalidInput {
+        return Err(StoreError::InvalidInput {
             field: "signals",
             reason: "name at least one signal (or --path)".into(),
         }
         .into());
     }
-    let started = Instant::now();
-    let since = Timestamp::now();
-    let deadline = wait.timeout.map(|t| started + t);
-    let paths: Vec<PathBuf> = wait.targets.iter().map(|t| t.path(project)).collect();
-    for target in &wait.targets {
-        if let SignalTarget::Named { run, .. } = target {
-            let dir = project.layout().signals_dir(*run);
-            std::fs::create_dir_all(&dir).map_err(|e| baton_store::StoreError::io(&dir, e))?;
+    if tasks.folder().is_none()
+        && let Some(pid) = wait.while_pids.iter().find(|pid| !pid_alive(**pid))
+    {
+        return Err(StoreError::InvalidInput {
+            field: "while_pid",
+            reason: format!(
+                "process {pid} is not running on this machine, and on a project kept in a \
+                 database its writer may be on another machine, where this waiter cannot see \
+                 it; tie the wait to the writer agent's heartbeat instead (--while-agent NAME)"
+            ),
         }
+        .into());
     }
+    let deadline = wait.timeout.map(|t| Instant::now() + t);
+    let mut armed = Some(armed);
+    let mut since = None;
+    persist(deadline, None, || {
+        wait_once(signals, tasks, wait, deadline, &mut since, &mut armed)
+    })
+}
 
-    let root = project.layout().root();
-    let mut watch = Watch::new(wait.mode, root)?;
+/// One listener's share of [`wait_for_signals`]: returns how the wait ended, or the error
+/// that broke the listener. `since` is when the wait began, by the store's clock.
+fn wait_once(
+    signals: &dyn SignalStore,
+    tasks: &dyn TaskStore,
+    wait: &SignalWait,
+    deadline: Option<Instant>,
+    since: &mut Option<Timestamp>,
+    armed: &mut Option<impl FnOnce(Backend)>,
+) -> Result<WaitOutcome> {
+    let files: Vec<PathBuf> = wait
+        .targets
+        .iter()
+        .filter_map(|target| {
+            let file = signals.signal_file(target)?;
+            // A named signal's run folder is made now, so the watch is on it and not on all
+            // of `runs/`.
+            if let (true, Some(dir)) = (target.is_named(), file.parent()) {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            Some(file)
+        })
+        .collect();
+    let probe = files
+        .first()
+        .map(|f| nearest_existing_parent(f))
+        .or_else(|| tasks.folder().map(|l| l.root().to_path_buf()))
+        .unwrap_or_else(std::env::temp_dir);
+    let mut watch = Watch::new(wait.mode, &probe)?;
     let interval = poll_interval(wait.mode);
-    if !wait.while_agents.is_empty() {
-        // Heartbeats land in tasks.json; watching it lets a renewed lease push the deadline on.
-        watch.add_or_poll(root, false, interval)?;
+    let listener = signals.listen_for_signals()?;
+    let notified = listener.is_some();
+    if let Some(listener) = listener {
+        watch.follow(listener)?;
     }
-    watch_deepest_folders(&mut watch, &paths, interval)?;
-    armed(watch.backend());
+    if let (false, Some(layout)) = (wait.while_agents.is_empty(), tasks.folder()) {
+        // Heartbeats land in tasks.json; watching it lets a renewed lease push the deadline on.
+        // (A database's heartbeats send nothing: the deadline is looked at again when it comes.)
+        watch.add_or_poll(layout.root(), false, interval)?;
+    }
+    watch_deepest_folders(&mut watch, &files, interval)?;
+    if let Some(armed) = armed.take() {
+        armed(if notified {
+            Backend::Notifications
+        } else {
+            watch.backend()
+        });
+    }
 
     loop {
         // Folders created since the last look (a --path whose parents did not exist yet).
-        watch_deepest_folders(&mut watch, &paths, interval)?;
-        let (signals, missing) = look(project, wait)?;
+        watch_deepest_folders(&mut watch, &files, interval)?;
+        let (found, missing) = look(signals, wait)?;
         let enough = match wait.quorum {
-            Quorum::Any => !signals.is_empty(),
+            Quorum::Any => !found.is_empty(),
             Quorum::All => missing.is_empty(),
         };
         if enough {
             watch.unwatch_all();
-            return Ok(WaitOutcome::Signalled { signals, missing });
+            return Ok(WaitOutcome::Signalled {
+                signals: found,
+                missing,
+            });
         }
         if let Some(pid) = wait.while_pids.iter().find(|pid| !pid_alive(**pid)) {
             return Ok(WaitOutcome::WriterGone {
                 writer: format!("process {pid}"),
-                signals,
+                signals: found,
                 missing,
             });
         }
         let mut wake_at = deadline;
         for agent in &wait.while_agents {
-            let gone_at = agent_deadline(project, agent, since, project.lease())?;
-            let now = Timestamp::now();
+            let (gone_at, now) = agent_deadline(tasks, agent, since)?;
             if gone_at <= now {
                 return Ok(WaitOutcome::WriterGone {
                     writer: format!("agent {agent} (no sign of life in the task store)"),
-                    signals,
+                    signals: found,
                     missing,
                 });
             }
             wake_at = earliest(wake_at, Some(Instant::now() + gone_at.remaining(now)));
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(WaitOutcome::TimedOut { signals, missing });
+            return Ok(WaitOutcome::TimedOut {
+                signals: found,
+                missing,
+            });
         }
         if !wait.while_pids.is_empty() {
             wake_at = earliest(wake_at, Some(Instant::now() + PID_CHECK_INTERVAL));
@@ -144,16 +207,16 @@ pub fn wait_for_signals(
 }
 
 /// The signals present and the labels of those missing, in the order asked.
-fn look(project: &Project, wait: &SignalWait) -> Result<(Vec<Signal>, Vec<String>)> {
-    let mut signals = Vec::new();
+fn look(signals: &dyn SignalStore, wait: &SignalWait) -> Result<(Vec<Signal>, Vec<String>)> {
+    let mut found = Vec::new();
     let mut missing = Vec::new();
     for target in &wait.targets {
-        match project.signal(target)? {
-            Some(signal) => signals.push(signal),
+        match signals.signal(target)? {
+            Some(signal) => found.push(signal),
             None => missing.push(target.label()),
         }
     }
-    Ok((signals, missing))
+    Ok((found, missing))
 }
 
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {

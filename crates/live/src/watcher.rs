@@ -2,6 +2,10 @@
 //! when the file system delivers them, polling when it does not. Everything in this crate that
 //! waits goes through [`Watch`], so the choice and the fallback are made in one place.
 //!
+//! A watch can also follow a store's own notifications ([`Watch::follow`]: a database's
+//! `LISTEN`), so a waiter that needs both (a signal in the database and one at a local path;
+//! a feed of the database and of this machine's browsers) sleeps on one thing.
+//!
 //! Callers treat a wake-up only as a hint that something may have changed and re-read what
 //! they care about; they never trust an event's details. That makes both backends equivalent,
 //! and it makes "arm the watch, then check, then wait" free of races: a change that lands
@@ -10,10 +14,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
-use notify::{Config, PollWatcher, RecommendedWatcher, RecursiveMode, Watcher};
+use baton_store::{Listener, StoreError};
+use notify::{Config, EventHandler, PollWatcher, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::error::{LiveError, Result};
 
@@ -95,12 +102,40 @@ pub enum Wake {
 
 type RawEvent = notify::Result<notify::Event>;
 
+/// What reaches a watch: a file-system event, or word from a store it follows.
+enum Raw {
+    Files(RawEvent),
+    /// The store notified (`Ok`), or its listener broke (`Err`).
+    Store(std::result::Result<(), StoreError>),
+}
+
+/// Hands the file watcher's events to the watch's channel.
+struct Forward(Sender<Raw>);
+
+impl EventHandler for Forward {
+    fn handle_event(&mut self, event: RawEvent) {
+        let _ = self.0.send(Raw::Files(event));
+    }
+}
+
+/// How often a thread following a store checks whether its watch is gone.
+const FOLLOW_STOP_CHECK: Duration = Duration::from_millis(200);
+
 /// Watches folders and wakes a waiter when something in them changes.
 pub struct Watch {
     watcher: Box<dyn Watcher + Send>,
-    events: Receiver<RawEvent>,
+    sender: Sender<Raw>,
+    events: Receiver<Raw>,
     backend: Backend,
     watched: BTreeSet<PathBuf>,
+    /// Set when the watch is dropped, for the threads following stores.
+    dropped: Arc<AtomicBool>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Watch {
@@ -108,36 +143,41 @@ impl Watch {
     /// will be watched, used to pick the backend (network file systems get polling).
     pub fn new(mode: WatchMode, probe: &Path) -> Result<Watch> {
         let (tx, rx) = channel();
-        let events = |tx: Sender<RawEvent>| {
-            RecommendedWatcher::new(tx, Config::default()).map_err(|e| LiveError::watch(probe, e))
-        };
-        let (watcher, backend): (Box<dyn Watcher + Send>, Backend) = match mode {
-            WatchMode::Poll(interval) => (
-                poll_watcher(tx, interval, probe)?,
-                Backend::Poll { interval },
-            ),
-            WatchMode::Events => (Box::new(events(tx)?), Backend::Events),
-            WatchMode::Auto(interval) => {
-                let watcher = if crate::fs_kind::delivers_no_events(probe) {
-                    None
-                } else {
-                    events(tx.clone()).ok()
-                };
-                match watcher {
-                    Some(watcher) => (Box::new(watcher), Backend::Events),
-                    None => (
-                        poll_watcher(tx, interval, probe)?,
-                        Backend::Poll { interval },
-                    ),
-                }
-            }
-        };
+        let (watcher, backend) = file_watcher(mode, probe, &tx)?;
         Ok(Watch {
             watcher,
+            sender: tx,
             events: rx,
             backend,
             watched: BTreeSet::new(),
+            dropped: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// Wakes this watch's waiter whenever `listener` says its store changed, from a thread
+    /// of its own that ends soon after the watch is dropped. When the listener breaks (its
+    /// connection lost), the next [`Watch::wait`] returns that error, and the caller makes a
+    /// new listener and follows it.
+    pub fn follow(&self, mut listener: Box<dyn Listener>) -> Result<()> {
+        let sender = self.sender.clone();
+        let dropped = self.dropped.clone();
+        std::thread::Builder::new()
+            .name("baton-follow-store".into())
+            .spawn(move || {
+                while !dropped.load(Ordering::Relaxed) {
+                    let word = match listener.wait(Some(Instant::now() + FOLLOW_STOP_CHECK)) {
+                        Ok(false) => continue,
+                        Ok(true) => Ok(()),
+                        Err(e) => Err(e),
+                    };
+                    let broken = word.is_err();
+                    if sender.send(Raw::Store(word)).is_err() || broken {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| StoreError::io("store follower thread", e))?;
+        Ok(())
     }
 
     pub fn backend(&self) -> Backend {
@@ -168,13 +208,15 @@ impl Watch {
         match self.add(dir, recursive) {
             Ok(()) => Ok(()),
             Err(_) if self.backend == Backend::Events => {
-                let mut replacement = Watch::new(WatchMode::Poll(interval), dir)?;
-                for watched in &self.watched {
-                    replacement.add(watched, recursive)?;
+                // The same channel, so stores this watch follows still reach it.
+                let (watcher, backend) =
+                    file_watcher(WatchMode::Poll(interval), dir, &self.sender)?;
+                self.watcher = watcher;
+                self.backend = backend;
+                for watched in std::mem::take(&mut self.watched) {
+                    self.add(&watched, recursive)?;
                 }
-                replacement.add(dir, recursive)?;
-                *self = replacement;
-                Ok(())
+                self.add(dir, recursive)
             }
             Err(e) => Err(e),
         }
@@ -190,7 +232,8 @@ impl Watch {
     }
 
     /// Waits until something changes or `deadline` passes (`None`: no deadline). Events that
-    /// arrive together are returned together.
+    /// arrive together are returned together; a store's notification names no path (look at
+    /// everything). A broken store listener is returned as its error.
     pub fn wait(&self, deadline: Option<Instant>) -> Result<Wake> {
         let first = match deadline {
             None => self.events.recv().map_err(|_| LiveError::WatchStopped)?,
@@ -204,29 +247,70 @@ impl Watch {
             }
         };
         let mut paths = Vec::new();
-        let mut take = |event: RawEvent| {
-            // An error from the backend (a lost event queue, say) still means "look again".
-            if let Ok(event) = event {
-                paths.extend(event.paths);
+        let mut everything = false;
+        let mut take = |raw: Raw| -> Result<()> {
+            match raw {
+                Raw::Files(Ok(event)) if !event.paths.is_empty() => paths.extend(event.paths),
+                // An error from the backend (a lost event queue, say) still means "look again".
+                Raw::Files(_) | Raw::Store(Ok(())) => everything = true,
+                Raw::Store(Err(e)) => return Err(e.into()),
             }
+            Ok(())
         };
-        take(first);
+        take(first)?;
         while let Ok(more) = self.events.try_recv() {
-            take(more);
+            take(more)?;
+        }
+        if everything {
+            paths.clear();
         }
         Ok(Wake::Changed(paths))
     }
 }
 
+/// The file watcher `mode` asks for, sending into `tx`, and its backend.
+fn file_watcher(
+    mode: WatchMode,
+    probe: &Path,
+    tx: &Sender<Raw>,
+) -> Result<(Box<dyn Watcher + Send>, Backend)> {
+    let events = || {
+        RecommendedWatcher::new(Forward(tx.clone()), Config::default())
+            .map_err(|e| LiveError::watch(probe, e))
+    };
+    Ok(match mode {
+        WatchMode::Poll(interval) => (
+            poll_watcher(tx, interval, probe)?,
+            Backend::Poll { interval },
+        ),
+        WatchMode::Events => (Box::new(events()?), Backend::Events),
+        WatchMode::Auto(interval) => {
+            let watcher = if crate::fs_kind::delivers_no_events(probe) {
+                None
+            } else {
+                events().ok()
+            };
+            match watcher {
+                Some(watcher) => (Box::new(watcher), Backend::Events),
+                None => (
+                    poll_watcher(tx, interval, probe)?,
+                    Backend::Poll { interval },
+                ),
+            }
+        }
+    })
+}
+
 fn poll_watcher(
-    tx: Sender<RawEvent>,
+    tx: &Sender<Raw>,
     interval: Duration,
     probe: &Path,
 ) -> Result<Box<dyn Watcher + Send>> {
     let config = Config::default()
         .with_poll_interval(interval)
         .with_compare_contents(false);
-    let watcher = PollWatcher::new(tx, config).map_err(|e| LiveError::watch(probe, e))?;
+    let watcher =
+        PollWatcher::new(Forward(tx.clone()), config).map_err(|e| LiveError::watch(probe, e))?;
     Ok(Box::new(watcher))
 }
 

@@ -247,16 +247,22 @@ impl BatonServer {
         arguments: JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> Result<Result<Value, Error>, McpError> {
-        let project = self.inner.project.clone();
-        let cx = project.context(&self.inner.confinement);
-        let wait = match tools::signal_wait_plan(&cx, &arguments) {
+        // Planning reads the store (which run a name means): a blocking call, like the wait.
+        let inner = self.inner.clone();
+        let planned = tokio::task::spawn_blocking(move || {
+            tools::signal_wait_plan(&inner.project.context(&inner.confinement), &arguments)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("signal_wait panicked: {e}"), None))?;
+        let wait = match planned {
             Ok(wait) => wait,
             Err(e) => return Ok(Err(e)),
         };
+        let project = self.inner.project.clone();
         let total = wait.timeout.map(|t| t.as_secs_f64());
         let labels: Vec<String> = wait.targets.iter().map(|t| t.label()).collect();
         let mut task = tokio::task::spawn_blocking(move || {
-            baton_live::wait::wait_for_signals(&project.folder, &wait, |_| {})
+            baton_live::wait::wait_for_signals(&*project.signals, &*project.tasks, &wait, |_| {})
                 .map(|outcome| serde_json::to_value(outcome).expect("serialises"))
                 .map_err(Error::from)
         });

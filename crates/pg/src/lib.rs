@@ -17,14 +17,16 @@
 //! Modules: `schema` (versioned migrations), `connect` (URLs, passwords, TLS), `tasks` (the
 //! lifecycle, one transaction each), `notes` (logs, discoveries, master plan, summary, doctor,
 //! aggregate), `listen` (waking waiting workers and watchers), `transfer` (export to and import
-//! from a `.coordination/` folder). Front ends reach it through `baton-api`'s `OpenProject`.
-//! Still per machine on a database project: signals, orchestration, browsers (issue 13).
+//! from a `.coordination/` folder), `signals` (runs and named signals). Front ends reach it
+//! through `baton-api`'s `OpenProject`. Still per machine on a database project: signals at a
+//! path the user names, orchestration, browsers.
 
 mod connect;
 mod error;
 pub mod listen;
 mod notes;
 pub mod schema;
+mod signals;
 pub mod tasks;
 pub mod transfer;
 

@@ -77,7 +77,7 @@ impl PgProject {
         self.listen_on(CHANGES)
     }
 
-    fn listen_on(&self, channel: &str) -> baton_store::Result<PgListener> {
+    pub(crate) fn listen_on(&self, channel: &str) -> baton_store::Result<PgListener> {
         let client = connect(&self.url)
             .and_then(|mut c| {
                 c.batch_execute(&format!("LISTEN {channel}"))?;

@@ -9,7 +9,7 @@ use baton_store::StoreError;
 use crate::error::Result;
 
 /// The schema this `baton` writes.
-pub const VERSION: i32 = 2;
+pub const VERSION: i32 = 3;
 
 /// Migration N brings the schema from version N to N + 1.
 const MIGRATIONS: [&str; VERSION as usize] = [
@@ -80,6 +80,25 @@ CREATE TABLE baton_discoveries (
     agent text NOT NULL,
     entry text NOT NULL,
     PRIMARY KEY (project, seq)
+);
+"#,
+    r#"
+-- Runs and the signals named in them, shared by every machine. A signal's record is what the
+-- folder's signal file holds (`done`, or the writer, pid, time and note).
+CREATE TABLE baton_runs (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    number integer NOT NULL,
+    started_at timestamptz NOT NULL,
+    note text,
+    PRIMARY KEY (project, number)
+);
+CREATE TABLE baton_signals (
+    project text NOT NULL,
+    run integer NOT NULL,
+    name text NOT NULL,
+    record jsonb NOT NULL,
+    PRIMARY KEY (project, run, name),
+    FOREIGN KEY (project, run) REFERENCES baton_runs (project, number) ON DELETE CASCADE
 );
 "#,
 ];

@@ -892,4 +892,23 @@ impl TaskStore for PgProject {
         let (lines, last) = PgProject::log_since(self, i64::try_from(after).unwrap_or(i64::MAX))?;
         Ok(Some((lines, u64::try_from(last).unwrap_or_default())))
     }
+    fn last_seen(&self, agent: &str) -> baton_store::Result<(Option<Timestamp>, Timestamp)> {
+        PgProject::last_seen(self, agent)
+    }
+}
+
+impl PgProject {
+    /// When `agent` last showed a sign of life, from its row alone, with the database's time.
+    pub fn last_seen(&self, agent: &str) -> baton_store::Result<(Option<Timestamp>, Timestamp)> {
+        baton_store::names::validate_agent_id(agent)?;
+        self.transact(|tx, now| {
+            let seen = tx
+                .query_opt(
+                    "SELECT last_seen FROM baton_agents WHERE project = $1 AND name = $2",
+                    &[&self.name, &agent],
+                )?
+                .map(|row| Timestamp(row.get::<_, DateTime<Utc>>(0)));
+            Ok((seen, now))
+        })
+    }
 }

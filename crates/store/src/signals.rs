@@ -116,6 +116,22 @@ impl SignalTarget {
         }
     }
 
+    /// A signal in Baton's own run folders (or rows), not at a path the user named.
+    pub fn is_named(&self) -> bool {
+        matches!(self, SignalTarget::Named { .. })
+    }
+
+    /// The signal this target holds, found at `path` (or, in a database, described by it).
+    pub fn signal(&self, path: PathBuf, record: SignalRecord) -> Signal {
+        let (name, run) = self.name_and_run();
+        Signal {
+            name,
+            run,
+            path,
+            record,
+        }
+    }
+
     fn name_and_run(&self) -> (String, Option<u32>) {
         match self {
             SignalTarget::Named { run, name } => (name.clone(), Some(*run)),
@@ -149,6 +165,21 @@ impl SignalRecord {
         }
     }
 
+    /// What a write leaves: `done` alone as the source design wrote it, or, with a writer or
+    /// a note, who wrote it, from which process, when, and the note.
+    pub fn written(writer: Option<&str>, note: Option<&str>, now: Timestamp) -> SignalRecord {
+        if writer.is_none() && note.is_none() {
+            return SignalRecord::parse(b"done");
+        }
+        SignalRecord {
+            signal: "done".into(),
+            writer: writer.map(str::to_string),
+            pid: Some(std::process::id()),
+            written_at: Some(now),
+            note: note.map(str::to_string),
+        }
+    }
+
     fn encode(&self) -> Vec<u8> {
         if self.writer.is_none() && self.note.is_none() {
             return format!("{}\n", self.signal).into_bytes();
@@ -164,6 +195,44 @@ pub fn read_signal(path: &Path) -> Result<Option<SignalRecord>> {
     match fs::read(path) {
         Ok(bytes) => Ok(Some(SignalRecord::parse(&bytes))),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+/// Checks what a signal write carries: the writer's name and the note.
+pub fn check_write(writer: Option<&str>, note: Option<&str>) -> Result<()> {
+    if let Some(writer) = writer {
+        validate_agent_id(writer)?;
+    }
+    if let Some(note) = note {
+        check_note(note)?;
+    }
+    Ok(())
+}
+
+/// Writes `record` to the signal file at `path` atomically, creating its folders. A file
+/// there that is not a signal is refused unless `foreign` says replace it (`named`: the file
+/// is in Baton's own run folders, where whatever a writer left is that signal).
+pub fn write_signal_file(
+    path: &Path,
+    record: &SignalRecord,
+    foreign: ForeignFile,
+    named: bool,
+) -> Result<()> {
+    check_replaceable(named, path, "overwrite", foreign)?;
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
+    }
+    write_atomic(path, &record.encode())
+}
+
+/// Removes the signal file at `path`; `false` when there was none. Refuses as
+/// [`write_signal_file`] does.
+pub fn remove_signal_file(path: &Path, foreign: ForeignFile, named: bool) -> Result<bool> {
+    check_replaceable(named, path, "remove", foreign)?;
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(false),
         Err(e) => Err(StoreError::io(path, e)),
     }
 }
@@ -237,39 +306,14 @@ impl Project {
         note: Option<&str>,
         foreign: ForeignFile,
     ) -> Result<Signal> {
-        if let Some(writer) = writer {
-            validate_agent_id(writer)?;
-        }
-        if let Some(note) = note {
-            check_note(note)?;
-        }
+        check_write(writer, note)?;
         let path = target.path(self);
-        check_replaceable(target, &path, "overwrite", foreign)?;
-        let record = if writer.is_none() && note.is_none() {
-            SignalRecord::parse(b"done")
-        } else {
-            SignalRecord {
-                signal: "done".into(),
-                writer: writer.map(str::to_string),
-                pid: Some(std::process::id()),
-                written_at: Some(Timestamp::now()),
-                note: note.map(str::to_string),
-            }
-        };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
-        }
-        write_atomic(&path, &record.encode())?;
+        let record = SignalRecord::written(writer, note, Timestamp::now());
+        write_signal_file(&path, &record, foreign, target.is_named())?;
         if let Some(writer) = writer {
             self.log(writer, "SIGNAL", &target.label(), Timestamp::now());
         }
-        let (name, run) = target.name_and_run();
-        Ok(Signal {
-            name,
-            run,
-            path,
-            record,
-        })
+        Ok(target.signal(path, record))
     }
 
     /// Removes a signal; `false` when it was not there.
@@ -282,13 +326,7 @@ impl Project {
         if let Some(by) = by {
             validate_agent_id(by)?;
         }
-        let path = target.path(self);
-        check_replaceable(target, &path, "remove", foreign)?;
-        let removed = match fs::remove_file(&path) {
-            Ok(()) => true,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => false,
-            Err(e) => return Err(StoreError::io(&path, e)),
-        };
+        let removed = remove_signal_file(&target.path(self), foreign, target.is_named())?;
         if let (true, Some(by)) = (removed, by) {
             self.log(by, "SIGNAL_CLEAR", &target.label(), Timestamp::now());
         }
@@ -322,13 +360,7 @@ impl Project {
     /// The signal at `target`, if present.
     pub fn signal(&self, target: &SignalTarget) -> Result<Option<Signal>> {
         let path = target.path(self);
-        let (name, run) = target.name_and_run();
-        Ok(read_signal(&path)?.map(|record| Signal {
-            name,
-            run,
-            path,
-            record,
-        }))
+        Ok(read_signal(&path)?.map(|record| target.signal(path, record)))
     }
 
     fn clear_folder(&self, run: u32) -> Result<Vec<String>> {
@@ -392,12 +424,12 @@ fn signal_names(dir: &Path) -> Result<Vec<String>> {
 /// signal, or `foreign` says replace it anyway. Named signals live in Baton's own run folders,
 /// where whatever a writer left is that signal.
 fn check_replaceable(
-    target: &SignalTarget,
+    named: bool,
     path: &Path,
     action: &'static str,
     foreign: ForeignFile,
 ) -> Result<()> {
-    if foreign == ForeignFile::Replace || matches!(target, SignalTarget::Named { .. }) {
+    if foreign == ForeignFile::Replace || named {
         return Ok(());
     }
     let meta = match fs::symlink_metadata(path) {

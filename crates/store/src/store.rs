@@ -91,6 +91,15 @@ pub trait TaskStore: Send + Sync {
         None
     }
 
+    /// When `agent` last showed a sign of life here (a claim, a start, a heartbeat, a
+    /// report), if ever, with the store's time now: a waiter tied to that agent counts it gone
+    /// a lease after that, by the store's clock.
+    fn last_seen(&self, agent: &str) -> Result<(Option<Timestamp>, Timestamp)> {
+        crate::names::validate_agent_id(agent)?;
+        let (file, now) = self.snapshot()?;
+        Ok((file.agents.get(agent).and_then(|a| a.last_seen), now))
+    }
+
     /// Why a claim got nothing now, for the worker.
     fn nothing_ready_reason(&self) -> Result<String> {
         Ok(self.status()?.nothing_ready_reason())
