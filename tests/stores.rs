@@ -216,6 +216,17 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
     p.ok(&["leader", "cancel", "extra", "--reason", "not needed"]);
     p.ok(&["discover", "a finding", "--agent", "w1"]);
     p.ok(&["leader", "aggregate"]);
+    p.ok(&["run", "new", "--note", "sprint 1"]);
+    p.ok(&[
+        "signal",
+        "write",
+        "ui-test-done",
+        "--agent",
+        "qa",
+        "--note",
+        "green",
+    ]);
+    p.ok(&["run", "new"]);
     let before = p.tasks_json();
     let folder_status = p.json(&["leader", "status"]);
 
@@ -236,6 +247,10 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
     let moved: Value = serde_json::from_slice(&moved.stdout).unwrap();
     assert_eq!(moved["tasks"], 5);
     assert_eq!(moved["discoveries"], 1);
+    assert_eq!(
+        (moved["runs"].clone(), moved["signals"].clone()),
+        (2.into(), 1.into())
+    );
     // A second import under the same name is refused.
     let again = p
         .command(&["store", "import", "--store", &url, "--project", &name])
@@ -254,6 +269,16 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
     assert_eq!(task_ids(&db_status), task_ids(&folder_status));
     b.ok(&["leader", "add-task", "new work"]);
     assert_eq!(task_ids(&b.json(&["worker", "list", "--all"]))[5], "task-5");
+    let signal = &b.json(&["signal", "list", "--run", "1"])["signals"][0];
+    assert_eq!(
+        (&signal["writer"], &signal["note"]),
+        (&"qa".into(), &"green".into())
+    );
+    assert_eq!(
+        b.json(&["signal", "list"])["run"],
+        2,
+        "the latest run is the same"
+    );
 
     // Back to a folder: the tasks as they were (plus the new one), the notes, and a project
     // the folder commands open.
@@ -283,6 +308,12 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
         std::fs::read_to_string(exported.join("context/discoveries.md")).unwrap(),
         std::fs::read_to_string(p.coordination().join("context/discoveries.md")).unwrap()
     );
+    for file in ["runs/runs.json", "runs/1/signals/ui-test-done"] {
+        let read = |root: &std::path::Path| {
+            serde_json::from_slice::<Value>(&std::fs::read(root.join(file)).unwrap()).unwrap()
+        };
+        assert_eq!(read(&exported), read(&p.coordination()), "{file}");
+    }
     let w1_log = std::fs::read_to_string(exported.join("logs/w1.log")).unwrap();
     assert_eq!(
         w1_log,

@@ -6,6 +6,7 @@
 
 use baton_store::doctor::diagnose;
 use baton_store::model::{AgentRecord, TaskFile};
+use baton_store::notes::Notes;
 use baton_store::project::LEADER;
 use baton_store::{Aggregate, DoctorReport, LogLine, TaskStatus, TaskStore, Timestamp};
 use chrono::{DateTime, Utc};
@@ -64,39 +65,25 @@ impl PgProject {
         Ok(format!("the discoveries of {}", TaskStore::describe(self)))
     }
 
-    /// The text of `context/discoveries.md`: the folder's header, then every entry in order.
-    pub fn discoveries(&self) -> baton_store::Result<String> {
+    /// The master plan, the summary and the discoveries, read together.
+    pub fn notes(&self) -> baton_store::Result<Notes> {
         self.transact(|tx, _| {
-            let mut text = baton_store::notes::DISCOVERIES_HEADER.to_string();
-            for row in tx.query(
+            let row = tx.query_one(
+                "SELECT coalesce(master_plan, ''), summary FROM baton_projects WHERE name = $1",
+                &[&self.name],
+            )?;
+            let mut discoveries = baton_store::notes::DISCOVERIES_HEADER.to_string();
+            for entry in tx.query(
                 "SELECT entry FROM baton_discoveries WHERE project = $1 ORDER BY seq",
                 &[&self.name],
             )? {
-                text.push_str(row.get(0));
+                discoveries.push_str(entry.get(0));
             }
-            Ok(text)
-        })
-    }
-
-    /// The master plan's text.
-    pub fn master_plan(&self) -> baton_store::Result<String> {
-        self.transact(|tx, _| {
-            let row = tx.query_one(
-                "SELECT coalesce(master_plan, '') FROM baton_projects WHERE name = $1",
-                &[&self.name],
-            )?;
-            Ok(row.get(0))
-        })
-    }
-
-    /// The summary the last `aggregate` wrote, if any.
-    pub fn summary(&self) -> baton_store::Result<Option<String>> {
-        self.transact(|tx, _| {
-            let row = tx.query_one(
-                "SELECT summary FROM baton_projects WHERE name = $1",
-                &[&self.name],
-            )?;
-            Ok(row.get(0))
+            Ok(Notes {
+                master_plan: row.get(0),
+                summary: row.get(1),
+                discoveries,
+            })
         })
     }
 

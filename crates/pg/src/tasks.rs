@@ -873,6 +873,9 @@ impl TaskStore for PgProject {
     fn doctor(&self, fix: bool) -> baton_store::Result<DoctorReport> {
         PgProject::doctor(self, fix)
     }
+    fn notes(&self) -> baton_store::Result<baton_store::notes::Notes> {
+        PgProject::notes(self)
+    }
     fn outlook(&self) -> baton_store::Result<(Outlook, Timestamp)> {
         PgProject::outlook(self)
     }

@@ -1,6 +1,6 @@
 //! Moving a project between the two stores. [`PgProject::export`] writes a `.coordination/`
 //! folder from a database project (the source design's `tasks.json`, master plan,
-//! discoveries, logs, results and summary), so `jq` and every folder reader work on it and it
+//! discoveries, logs, results, summary, runs and named signals), so `jq` and every folder reader work on it and it
 //! opens as a folder project; [`PgProject::import`] loads a folder project into a database in
 //! one transaction (all of it, or nothing), keeping ids, order, statuses, leases and notes.
 
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use baton_store::durable::write_atomic;
 use baton_store::layout::Layout;
+use baton_store::notes::Notes;
 use baton_store::project::LEADER;
 use baton_store::{Project, StoreError, TaskStore};
 use serde::Serialize;
@@ -28,6 +29,8 @@ pub struct Transfer {
     pub tasks: usize,
     pub log_lines: usize,
     pub discoveries: usize,
+    pub runs: usize,
+    pub signals: usize,
 }
 
 impl PgProject {
@@ -41,10 +44,14 @@ impl PgProject {
             });
         }
         let (file, _) = self.snapshot()?;
-        let plan = self.master_plan()?;
-        let discoveries = self.discoveries()?;
-        let summary = self.summary()?;
+        let Notes {
+            master_plan: plan,
+            summary,
+            discoveries,
+        } = self.notes()?;
         let (lines, _) = self.log_since(0)?;
+        let runs = self.runs()?;
+        let signals = self.all_signals()?;
         for folder in [
             layout.root().to_path_buf(),
             layout.context_dir(),
@@ -70,6 +77,11 @@ impl PgProject {
         for task in file.tasks.iter().filter(|t| t.status.is_final()) {
             baton_store::notes::write_result(&layout, task)?;
         }
+        let folder = Project::local(layout.clone());
+        folder.restore_runs(&runs)?;
+        for signal in &signals {
+            folder.restore_signal(signal)?;
+        }
         let gitignore = layout.root().join(".gitignore");
         write_atomic(
             &gitignore,
@@ -83,6 +95,8 @@ impl PgProject {
             tasks: file.tasks.len(),
             log_lines: lines.len(),
             discoveries: entries_count(&discoveries),
+            runs: runs.len(),
+            signals: signals.len(),
         })
     }
 
@@ -93,10 +107,17 @@ impl PgProject {
         let folder = Project::open(Layout::for_project(dir))?;
         let layout = folder.layout().clone();
         let file = folder.load()?;
-        let plan = baton_store::notes::read_text(&layout.master_plan())?;
-        let discoveries = baton_store::notes::read_text(&layout.discoveries())?;
-        let summary = std::fs::read_to_string(layout.summary()).ok();
+        let Notes {
+            master_plan: plan,
+            summary,
+            discoveries,
+        } = Notes::read(&layout)?;
         let lines = folder.logs(None, usize::MAX)?;
+        let runs = folder.runs()?;
+        let mut signals = Vec::new();
+        for run in &runs {
+            signals.extend(folder.list_signals(run.number)?);
+        }
         let goal = baton_store::notes::goal_of(&plan).unwrap_or_else(|| name.to_string());
         let store = describe(url);
         let client = (|| -> Result<postgres::Client> {
@@ -180,6 +201,20 @@ impl PgProject {
                     &[&name, &now.0, &line.agent, &line.line],
                 )?;
             }
+            for run in &runs {
+                tx.execute(
+                    "INSERT INTO baton_runs (project, number, started_at, note)
+                     VALUES ($1, $2, $3, $4)",
+                    &[&name, &(run.number as i32), &run.started_at.0, &run.note],
+                )?;
+            }
+            for signal in &signals {
+                let record = serde_json::to_value(&signal.record).expect("records serialise");
+                tx.execute(
+                    "INSERT INTO baton_signals (project, run, name, record) VALUES ($1, $2, $3, $4)",
+                    &[&name, &(signal.run.unwrap_or(0) as i32), &signal.name, &record],
+                )?;
+            }
             let details = format!(
                 "{} tasks from {}",
                 file.tasks.len(),
@@ -197,6 +232,8 @@ impl PgProject {
             tasks: file.tasks.len(),
             log_lines: lines.len(),
             discoveries: entries_count(&discoveries),
+            runs: runs.len(),
+            signals: signals.len(),
         };
         Ok((project, transfer))
     }

@@ -12,6 +12,30 @@ use crate::time::Timestamp;
 
 const MAX_DISCOVERY_BYTES: usize = 64 * 1024;
 
+/// The notes around the tasks, as their files hold them: what a reader of the project sees
+/// besides the board.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notes {
+    /// `master-plan.md`.
+    pub master_plan: String,
+    /// `summary.md`, once `aggregate` wrote it.
+    pub summary: Option<String>,
+    /// `context/discoveries.md`.
+    pub discoveries: String,
+}
+
+impl Notes {
+    /// The notes' files in `layout` (a missing file reads as empty).
+    pub fn read(layout: &Layout) -> Result<Notes> {
+        let summary = read_text(&layout.summary())?;
+        Ok(Notes {
+            master_plan: read_text(&layout.master_plan())?,
+            summary: layout.summary().exists().then_some(summary),
+            discoveries: read_text(&layout.discoveries())?,
+        })
+    }
+}
+
 pub fn master_plan(goal: &str, approach: Option<&str>, now: Timestamp) -> String {
     let approach = approach.unwrap_or("To be determined based on codebase analysis.");
     format!(

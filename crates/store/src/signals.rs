@@ -363,6 +363,30 @@ impl Project {
         Ok(read_signal(&path)?.map(|record| target.signal(path, record)))
     }
 
+    /// Records `runs` as this folder's runs, as they are (a project moved here from another
+    /// store).
+    pub fn restore_runs(&self, runs: &[Run]) -> Result<()> {
+        let _lock = FileLock::exclusive(&self.layout().lock_file())?;
+        self.write_runs(&RunsFile {
+            runs: runs.to_vec(),
+        })
+    }
+
+    /// Writes `signal` into its run's folder with its record as it is (who wrote it, when).
+    pub fn restore_signal(&self, signal: &Signal) -> Result<()> {
+        let run = signal.run.ok_or_else(|| StoreError::InvalidInput {
+            field: "signal",
+            reason: format!("{} belongs to no run", signal.name),
+        })?;
+        let target = SignalTarget::named(run, &signal.name)?;
+        write_signal_file(
+            &target.path(self),
+            &signal.record,
+            ForeignFile::Replace,
+            true,
+        )
+    }
+
     fn clear_folder(&self, run: u32) -> Result<Vec<String>> {
         let dir = self.layout().signals_dir(run);
         let names = signal_names(&dir)?;

@@ -15,6 +15,7 @@ use crate::journal::LogLine;
 use crate::lifecycle::{Claim, Completion, NewTask, TaskEdit};
 use crate::model::{Task, TaskFile, TaskStatus};
 use crate::moves::Move;
+use crate::notes::Notes;
 use crate::outlook::Outlook;
 use crate::project::Aggregate;
 use crate::status::{StatusReport, TaskView};
@@ -56,6 +57,8 @@ pub trait TaskStore: Send + Sync {
     fn aggregate(&self) -> Result<Aggregate>;
     /// Finds problems; with `fix`, applies the safe repairs and says what changed.
     fn doctor(&self, fix: bool) -> Result<DoctorReport>;
+    /// The master plan, the summary and the discoveries.
+    fn notes(&self) -> Result<Notes>;
 
     /// What a worker waiting for work can expect now, with the store's time now (a lease
     /// expiry is waited for by the store's clock, not the waiter's).
@@ -250,6 +253,9 @@ impl TaskStore for crate::Project {
     }
     fn doctor(&self, fix: bool) -> Result<DoctorReport> {
         crate::Project::doctor(self, fix)
+    }
+    fn notes(&self) -> Result<Notes> {
+        Notes::read(self.layout())
     }
     fn folder(&self) -> Option<&crate::Layout> {
         Some(self.layout())
