@@ -30,6 +30,7 @@ support::on_both_stores!(
     a_signal_at_an_explicit_path_wakes_a_waiter_even_if_its_folders_come_later,
     a_path_signal_never_overwrites_or_removes_a_file_that_is_not_a_signal_without_force,
     signal_commands_refuse_bad_names_unknown_runs_and_missing_names,
+    the_change_feed_reports_what_another_process_changed,
 );
 
 fn status_watch_redraws_when_another_process_adds_a_task(p: Project) {
@@ -309,9 +310,7 @@ fn next_event(watch: &mut support::Background, event: &str) -> Value {
     serde_json::from_str(&line).unwrap()
 }
 
-#[test]
-fn the_change_feed_reports_what_another_process_changed() {
-    let p = Project::init();
+fn the_change_feed_reports_what_another_process_changed(p: Project) {
     let mut watch = p.spawn(&["watch", "--json"]);
     watch.wait_stderr("watching");
 
@@ -356,6 +355,8 @@ fn the_change_feed_reports_what_another_process_changed() {
             .contains("The lexer is in src/lex.rs")
     );
 
+    p.ok(&["run", "new"]);
+    assert_eq!(next_event(&mut watch, "run_started")["run"], 1);
     p.ok(&["signal", "write", "ui-test-done"]);
     let signal = next_event(&mut watch, "signal_written");
     assert_eq!(signal["name"], "ui-test-done");
@@ -367,6 +368,8 @@ fn the_change_feed_reports_what_another_process_changed() {
     p.ok(&["worker", "complete", "w1", "parser", "Parser written"]);
     let result = next_event(&mut watch, "result_written");
     assert_eq!(result["task"], "parser");
+    p.ok(&["leader", "aggregate"]);
+    next_event(&mut watch, "summary_written");
 }
 
 fn claim_wait_picks_up_a_task_added_later(p: Project) {

@@ -16,20 +16,23 @@ fn mcp(p: &Project, extra: &[&str]) -> RawClient {
     RawClient::start(p.command(&args))
 }
 
-#[test]
-fn the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress() {
-    let p = Project::init();
+support::on_both_stores!(the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress);
+
+fn the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress(p: Project) {
     let python = support::cached_tool("venv/bin/python");
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/clients/python_client.py"
     );
+    // The client runs `baton` itself, with the project's environment (a database's password).
+    let project = p.command(&[]);
     let out = Command::new(python)
         .args([
             script,
             support::baton_bin().to_str().unwrap(),
             p.path().to_str().unwrap(),
         ])
+        .envs(project.get_envs().filter_map(|(k, v)| Some((k, v?))))
         .output()
         .unwrap();
     assert!(
@@ -107,6 +110,7 @@ fn the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress() {
         "a terminal's add-task reached the subscriber"
     );
     assert_eq!(seen["wait_outcome"], "signalled");
+    assert_eq!(seen["signals_updated"], true);
     assert!(seen["progress_reports"].as_u64().unwrap() >= 2);
     assert!(
         seen["bad_args"]

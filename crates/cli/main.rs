@@ -343,7 +343,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }),
         Command::Run(command) => live::run_command(&open()?, command, json),
         Command::Signal(command) => live::signal_command(&open()?, &cwd, command, mode, json),
-        Command::Watch => Ok(live::watch(&open()?.folder, mode, json)?),
+        Command::Watch => Ok(live::watch(&open()?, mode, json)?),
         Command::Agents(command) => agents::agents(&open()?.folder, command, json),
         Command::Invoke(command) => agents::invoke(&open()?.folder, &cwd, command, json),
         Command::Handoff(command) => agents::handoff(&open()?.folder, command, json),

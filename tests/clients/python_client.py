@@ -5,6 +5,7 @@ Prints one JSON object with what it saw; exits non-zero on an unexpected failure
 """
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
@@ -14,9 +15,11 @@ from mcp.client.stdio import stdio_client
 
 async def main(baton: str, project: str) -> dict:
     seen: dict = {}
-    params = StdioServerParameters(command=baton, args=["mcp", "--quiet"], cwd=project)
+    # The whole environment: a project kept in PostgreSQL takes its password from PGPASSWORD.
+    params = StdioServerParameters(command=baton, args=["mcp", "--quiet"], cwd=project, env=dict(os.environ))
     updates: list = []
     update_event = asyncio.Event()
+    signals_event = asyncio.Event()
 
     async def on_message(message):
         # Server notifications arrive here (resources/updated among them).
@@ -25,6 +28,8 @@ async def main(baton: str, project: str) -> dict:
         if method == "notifications/resources/updated":
             updates.append(str(root.params.uri))
             update_event.set()
+            if str(root.params.uri) == "baton://signals":
+                signals_event.set()
 
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, message_handler=on_message) as session:
@@ -58,7 +63,7 @@ async def main(baton: str, project: str) -> dict:
             subprocess.run([baton, "leader", "add-task", "Added from a terminal"], cwd=project, check=True,
                            capture_output=True)
             await asyncio.wait_for(update_event.wait(), timeout=20)
-            seen["updates"] = updates
+            seen["updates"] = list(updates)
 
             # signal_wait with progress notifications while it waits.
             progress: list = []
@@ -73,6 +78,12 @@ async def main(baton: str, project: str) -> dict:
                                              progress_callback=on_progress)
             seen["wait_outcome"] = waited.structured_content["outcome"]
             seen["progress_reports"] = len(progress)
+            # The signal a terminal wrote reaches a subscriber of the signals too.
+            await session.subscribe_resource("baton://signals")
+            subprocess.run([baton, "signal", "write", "py-again"], cwd=project, check=True,
+                           capture_output=True)
+            await asyncio.wait_for(signals_event.wait(), timeout=20)
+            seen["signals_updated"] = True
 
             # Wrong argument types are protocol errors, and the server keeps serving.
             try:

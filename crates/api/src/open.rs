@@ -14,6 +14,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use baton_live::WatchMode;
+use baton_live::feed::{ChangeFeed, Stores};
 use baton_pg::PgProject;
 use baton_pg::transfer::Transfer;
 use baton_store::durable::write_atomic;
@@ -182,6 +184,16 @@ impl OpenProject {
     /// The context an operation runs in, for this project.
     pub fn context<'a>(&'a self, confinement: &'a Confinement) -> Context<'a> {
         Context::new(&self.folder, &*self.tasks, &*self.signals, confinement)
+    }
+
+    /// The project's change feed: the folder's files, or the database's notifications and
+    /// this machine's folder.
+    pub fn feed(&self, mode: WatchMode) -> baton_live::Result<ChangeFeed> {
+        let stores = Stores {
+            tasks: self.tasks.clone(),
+            signals: self.signals.clone(),
+        };
+        ChangeFeed::start_on(&self.folder, stores, mode)
     }
 
     /// How long claims hold a task.

@@ -10,11 +10,10 @@ use baton_api::signals::{ClearSignal, ListRuns, ListSignals, NewRun, WaitSignals
 use baton_api::tasks::ClaimOutcome;
 use baton_api::{Error, OpenProject, Operation, exit};
 use baton_live::claim_wait::claim_within;
-use baton_live::feed::ChangeFeed;
 use baton_live::wait::{WaitOutcome, wait_for_signals};
 use baton_live::worker_loop::{LoopEnd, LoopEvent, LoopOptions, run_worker_loop};
 use baton_live::{LiveError, WatchMode};
-use baton_store::{ForeignFile, Project};
+use baton_store::ForeignFile;
 
 use crate::context::{as_user, user_path};
 pub mod args;
@@ -142,11 +141,11 @@ pub fn signal_command(
 }
 
 /// `baton watch`: prints every change as it happens, until interrupted.
-pub fn watch(project: &Project, mode: WatchMode, json: bool) -> Result<u8, LiveError> {
-    let feed = ChangeFeed::start(project, mode)?;
+pub fn watch(project: &OpenProject, mode: WatchMode, json: bool) -> Result<u8, LiveError> {
+    let feed = project.feed(mode)?;
     eprintln!(
         "baton: watching {} ({}); Ctrl-C to stop",
-        project.layout().root().display(),
+        project.tasks.describe(),
         feed.backend()
     );
     while let Some(event) = feed.recv() {

@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use baton_api::{OpenProject, Operation};
-use baton_live::feed::ChangeFeed;
 use baton_store::Confinement;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
@@ -293,11 +292,13 @@ impl BatonServer {
         if feed.is_some() {
             return Ok(());
         }
-        let changes =
-            ChangeFeed::start(&self.inner.project.folder, baton_live::WatchMode::default())
-                .map_err(|e| {
-                    McpError::internal_error(format!("cannot watch the project: {e}"), None)
-                })?;
+        let changes = self
+            .inner
+            .project
+            .feed(baton_live::WatchMode::default())
+            .map_err(|e| {
+                McpError::internal_error(format!("cannot watch the project: {e}"), None)
+            })?;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let thread = std::thread::Builder::new()
             .name("baton-mcp-feed".into())

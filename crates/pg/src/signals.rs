@@ -363,6 +363,9 @@ impl SignalStore for PgProject {
     fn signal(&self, target: &SignalTarget) -> baton_store::Result<Option<Signal>> {
         PgProject::signal(self, target)
     }
+    fn all_signals(&self) -> baton_store::Result<Vec<Signal>> {
+        PgProject::all_signals(self)
+    }
     fn signal_file(&self, target: &SignalTarget) -> Option<PathBuf> {
         match target {
             SignalTarget::Path(path) => Some(path.clone()),

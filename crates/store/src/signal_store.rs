@@ -43,6 +43,14 @@ pub trait SignalStore: Send + Sync {
     fn list_signals(&self, run: u32) -> Result<Vec<Signal>>;
     /// The signal at `target`, if present.
     fn signal(&self, target: &SignalTarget) -> Result<Option<Signal>>;
+    /// Every named signal present, in every run, by run and name.
+    fn all_signals(&self) -> Result<Vec<Signal>> {
+        let mut all = Vec::new();
+        for run in self.runs()? {
+            all.extend(self.list_signals(run.number)?);
+        }
+        Ok(all)
+    }
     /// The file that holds `target` on this machine, which a waiter watches; `None` for a
     /// signal kept in a database (waited for through [`SignalStore::listen_for_signals`]).
     fn signal_file(&self, target: &SignalTarget) -> Option<PathBuf>;

@@ -343,6 +343,18 @@ impl Background {
         Self::wait_line(&self.stderr, &mut self.stderr_seen, text, "stderr")
     }
 
+    /// Whether the process printed nothing on stdout and kept running for `span` (a waiter
+    /// that must not return yet).
+    pub fn quiet_for(&mut self, span: std::time::Duration) -> bool {
+        match self.stdout.recv_timeout(span) {
+            Ok(line) => {
+                self.stdout_seen.push(line);
+                false
+            }
+            Err(_) => self.child.try_wait().unwrap().is_none(),
+        }
+    }
+
     /// Waits for a stdout line containing `text`.
     pub fn wait_stdout(&mut self, text: &str) -> String {
         Self::wait_line(&self.stdout, &mut self.stdout_seen, text, "stdout")
