@@ -370,6 +370,16 @@ fn the_change_feed_reports_what_another_process_changed(p: Project) {
     assert_eq!(result["task"], "parser");
     p.ok(&["leader", "aggregate"]);
     next_event(&mut watch, "summary_written");
+    p.ok(&[
+        "handoff",
+        "track",
+        "qa",
+        "planner",
+        "--summary",
+        "tests pass",
+    ]);
+    let recorded = next_event(&mut watch, "orchestration_changed");
+    assert_eq!(recorded["file"], "state.json");
 }
 
 fn claim_wait_picks_up_a_task_added_later(p: Project) {

@@ -9,9 +9,10 @@ use baton_test_support as support;
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::Background;
 use support::machine::Machine;
+use support::mcp::RawClient;
 use support::pg::PgServer;
 
 /// Two machines on one new project of `server`: A made it, B connected.
@@ -137,6 +138,64 @@ fn a_writer_killed_on_its_machine_releases_the_waiter_on_another_within_its_leas
     );
     // Within its lease (2 s) of the last heartbeat, with room for a loaded machine.
     assert!(killed_at.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn two_mcp_servers_on_two_machines_record_handoffs_at_once_and_the_chain_holds_both() {
+    const EACH: usize = 15;
+    let server = PgServer::shared();
+    let (a, b) = two_machines(&server, "handoffs");
+    // A's MCP server serves the QA agent, B's the security reviewer.
+    let record = |machine: Machine, who: &'static str, agent: &'static str| {
+        std::thread::spawn(move || {
+            let mut mcp = RawClient::start(machine.command(&["mcp", "--quiet"]));
+            for i in 1..=EACH {
+                let answer = mcp.call(
+                    "track_handoff",
+                    json!({"from_agent": agent, "to_agent": "orchestrator",
+                           "context": {"summary": format!("{who} handoff {i}")}}),
+                );
+                assert_ne!(answer["result"]["isError"], true, "{answer}");
+            }
+            mcp.close();
+            machine
+        })
+    };
+    let (a, b) = (record(a, "a", "qa"), record(b, "b", "security"));
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    // Either machine reads the whole chain, in the order the database committed it.
+    let graph = b.json(&["handoff", "graph"]);
+    let summaries: Vec<&str> = graph["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["handoff"]["summary"].as_str())
+        .collect();
+    assert_eq!(summaries.len(), 2 * EACH, "{graph}");
+    let export = tempfile::tempdir().unwrap();
+    a.ok(&["store", "export", "--to", export.path().to_str().unwrap()]);
+    let state: Value = serde_json::from_slice(
+        &std::fs::read(export.path().join(".coordination/orchestration/state.json")).unwrap(),
+    )
+    .unwrap();
+    let handoffs: Vec<&str> = state["handoffs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["summary"].as_str().unwrap())
+        .collect();
+    for who in ["a", "b"] {
+        let mine: Vec<&str> = handoffs
+            .iter()
+            .copied()
+            .filter(|s| s.starts_with(&format!("{who} ")))
+            .collect();
+        let expected: Vec<String> = (1..=EACH).map(|i| format!("{who} handoff {i}")).collect();
+        assert_eq!(
+            mine, expected,
+            "each machine's handoffs, all there, in its order"
+        );
+    }
 }
 
 /// The next `baton watch --json` line whose event is `event`, parsed.

@@ -25,14 +25,15 @@ fn the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress(p: Projec
         "/tests/clients/python_client.py"
     );
     // The client runs `baton` itself, with the project's environment (a database's password).
-    let project = p.command(&[]);
-    let out = Command::new(python)
-        .args([
-            script,
-            support::baton_bin().to_str().unwrap(),
-            p.path().to_str().unwrap(),
-        ])
-        .envs(project.get_envs().filter_map(|(k, v)| Some((k, v?))))
+    let out = p
+        .command_of(
+            python,
+            &[
+                script,
+                support::baton_bin().to_str().unwrap(),
+                p.path().to_str().unwrap(),
+            ],
+        )
         .output()
         .unwrap();
     assert!(

@@ -8,12 +8,16 @@ use baton_test_support as support;
 use serde_json::Value;
 use support::Project;
 
+/// The orchestration record, from the folder's file or the database's row (exported).
 fn state(p: &Project) -> Value {
-    serde_json::from_slice(
-        &std::fs::read(p.coordination().join("orchestration/state.json")).unwrap(),
-    )
-    .unwrap()
+    serde_json::from_slice(&std::fs::read(p.files().join("orchestration/state.json")).unwrap())
+        .unwrap()
 }
+
+support::on_both_stores!(
+    a_standard_workflow_with_an_escalated_parallel_review_leaves_a_full_record,
+    two_processes_recording_at_once_lose_nothing,
+);
 
 /// Starts an invocation and completes it with `output`; returns the invocation id.
 fn run_agent(
@@ -50,9 +54,7 @@ fn run_agent(
     id
 }
 
-#[test]
-fn a_standard_workflow_with_an_escalated_parallel_review_leaves_a_full_record() {
-    let p = Project::init();
+fn a_standard_workflow_with_an_escalated_parallel_review_leaves_a_full_record(p: Project) {
     let route = p.json(&["route", "Implement rate limiting for the API"]);
     assert_eq!(route["recommended_workflow"], "standard");
     assert_eq!(
@@ -98,6 +100,12 @@ fn a_standard_workflow_with_an_escalated_parallel_review_leaves_a_full_record() 
         ]);
         prior = Some((agent, output));
     }
+    // A database project keeps the record in the database; HANDOFF.md is written where the
+    // handoff was recorded, from that record.
+    assert_eq!(
+        p.coordination().join("orchestration/state.json").exists(),
+        !p.on_postgres()
+    );
     let handoff_md = std::fs::read_to_string(p.coordination().join("HANDOFF.md")).unwrap();
     assert!(
         handoff_md.contains("## Latest: qa → orchestrator\n\nAll 14 tests pass"),
@@ -427,9 +435,7 @@ fn bad_input_is_refused_with_a_clear_message() {
     );
 }
 
-#[test]
-fn two_processes_recording_at_once_lose_nothing() {
-    let p = Project::init();
+fn two_processes_recording_at_once_lose_nothing(p: Project) {
     const EACH: usize = 25;
     let script = |who: &str| {
         format!(
@@ -440,10 +446,8 @@ fn two_processes_recording_at_once_lose_nothing() {
         )
     };
     let spawn = |who: &str| {
-        std::process::Command::new("sh")
-            .args(["-c", &script(who)])
+        p.command_of("sh", &["-c", &script(who)])
             .env("BATON", support::baton_bin())
-            .current_dir(p.path())
             .spawn()
             .unwrap()
     };

@@ -227,6 +227,14 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
         "green",
     ]);
     p.ok(&["run", "new"]);
+    p.ok(&[
+        "handoff",
+        "track",
+        "qa",
+        "planner",
+        "--summary",
+        "moved along",
+    ]);
     let before = p.tasks_json();
     let folder_status = p.json(&["leader", "status"]);
 
@@ -308,7 +316,11 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
         std::fs::read_to_string(exported.join("context/discoveries.md")).unwrap(),
         std::fs::read_to_string(p.coordination().join("context/discoveries.md")).unwrap()
     );
-    for file in ["runs/runs.json", "runs/1/signals/ui-test-done"] {
+    for file in [
+        "runs/runs.json",
+        "runs/1/signals/ui-test-done",
+        "orchestration/state.json",
+    ] {
         let read = |root: &std::path::Path| {
             serde_json::from_slice::<Value>(&std::fs::read(root.join(file)).unwrap()).unwrap()
         };

@@ -344,11 +344,11 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Run(command) => live::run_command(&open()?, command, json),
         Command::Signal(command) => live::signal_command(&open()?, &cwd, command, mode, json),
         Command::Watch => Ok(live::watch(&open()?, mode, json)?),
-        Command::Agents(command) => agents::agents(&open()?.folder, command, json),
-        Command::Invoke(command) => agents::invoke(&open()?.folder, &cwd, command, json),
-        Command::Handoff(command) => agents::handoff(&open()?.folder, command, json),
-        Command::Parallel(command) => agents::parallel(&open()?.folder, &cwd, command, json),
-        Command::Route { task } => agents::route(&open()?.folder, &task, json),
+        Command::Agents(command) => agents::agents(&open()?, command, json),
+        Command::Invoke(command) => agents::invoke(&open()?, &cwd, command, json),
+        Command::Handoff(command) => agents::handoff(&open()?, command, json),
+        Command::Parallel(command) => agents::parallel(&open()?, &cwd, command, json),
+        Command::Route { task } => agents::route(&open()?, &task, json),
         Command::Browser(command) => browser::browser(&open()?.folder, &cwd, command, json),
         Command::Connect { url } => {
             store::connect(&named_dir(), &url, cli.project.as_deref(), cli.lease, json)

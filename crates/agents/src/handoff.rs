@@ -80,7 +80,7 @@ impl Orchestrator {
         }
         let consolidate = request.to_agent == ORCHESTRATOR && request.parallel_id.is_none();
         let layout = self.layout.clone();
-        state::transact(&self.layout, |state, now| {
+        state::transact(&*self.documents, |state, now| {
             if let Some(parallel_id) = &request.parallel_id
                 && !state.parallel_runs.iter().any(|p| &p.id == parallel_id)
             {

@@ -150,13 +150,13 @@ impl Orchestrator {
             &steering,
         );
         let agent_name = agent.name.clone();
-        state::transact(&self.layout, |state, now| {
+        state::transact(&*self.documents, |state, now| {
             let invocation = Invocation {
                 id: state.fresh_id("inv", Some(&agent_name), now),
                 agent: agent_name.clone(),
-                model,
+                model: model.clone(),
                 task: request.prompt.clone(),
-                prompt,
+                prompt: prompt.clone(),
                 status: InvocationStatus::Started,
                 started_at: now,
                 completed_at: None,
@@ -201,7 +201,9 @@ impl Orchestrator {
         if let Some(context) = &report.handoff_context {
             check_text("handoff context", context, MAX_TEXT, false)?;
         }
-        state::transact(&self.layout, |state, now| complete(state, id, report, now))
+        state::transact(&*self.documents, |state, now| {
+            complete(state, id, report.clone(), now)
+        })
     }
 }
 

@@ -4,8 +4,9 @@
 //! configuration.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use baton_store::{Confinement, Layout, Project};
+use baton_store::{Confinement, DocumentStore, Layout, Project};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AgentError, Result};
@@ -23,24 +24,44 @@ pub struct Config {
 }
 
 /// Orchestration over one project.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Orchestrator {
     pub(crate) layout: Layout,
+    /// Where the record of invocations, handoffs and parallel runs is kept: the folder, or
+    /// the database that keeps the project.
+    pub(crate) documents: Arc<dyn DocumentStore>,
     pub(crate) registry: Registry,
     /// Where steering files and artifacts named in a request may be (the project, unless the
     /// caller is the user or the user widened it).
     pub(crate) confinement: Confinement,
 }
 
+impl std::fmt::Debug for Orchestrator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Orchestrator")
+            .field("layout", &self.layout)
+            .field("registry", &self.registry)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Orchestrator {
-    /// Loads the project's configuration and agent registry.
+    /// Loads the configuration and agent registry of a folder project, which keeps its
+    /// orchestration record too.
     pub fn open(project: &Project) -> Result<Orchestrator> {
+        Orchestrator::open_on(project, Arc::new(project.clone()))
+    }
+
+    /// Loads the configuration and agent registry from `project`'s folder (agent definitions
+    /// are files in the repository), with the orchestration record kept in `documents`.
+    pub fn open_on(project: &Project, documents: Arc<dyn DocumentStore>) -> Result<Orchestrator> {
         let layout = project.layout().clone();
         let config = Self::config(&layout)?;
         let registry = Registry::load(layout.project_dir(), &config.agent_dirs);
         let confinement = Confinement::project(layout.project_dir())?;
         Ok(Orchestrator {
             layout,
+            documents,
             registry,
             confinement,
         })
@@ -75,7 +96,7 @@ impl Orchestrator {
 
     /// Everything recorded: active and recent invocations, parallel runs, handoffs, conflicts.
     pub fn state(&self) -> Result<OrchestrationState> {
-        Ok(state::load(&self.layout)?)
+        Ok(state::load(&*self.documents)?)
     }
 
     pub fn workflows_file(&self) -> PathBuf {

@@ -160,7 +160,7 @@ impl Orchestrator {
         for agent in &request.agents {
             self.registry.require(&agent.agent)?;
         }
-        let parallel_id = state::transact(&self.layout, |state, now| {
+        let parallel_id = state::transact(&*self.documents, |state, now| {
             let id = state.fresh_id("par", None, now);
             state.parallel_runs.push(ParallelRun {
                 id: id.clone(),
@@ -358,15 +358,15 @@ impl Orchestrator {
         conflict: Option<ConflictRecord>,
         escalation: Option<String>,
     ) -> Result<()> {
-        state::transact(&self.layout, |state, now| {
+        state::transact(&*self.documents, |state, now| {
             if let Some(run) = state.parallel_runs.iter_mut().find(|p| p.id == id) {
                 run.status = status;
                 run.aggregated_at = Some(now);
                 if escalation.is_some() {
-                    run.escalation = escalation;
+                    run.escalation = escalation.clone();
                 }
             }
-            if let Some(conflict) = conflict
+            if let Some(conflict) = conflict.clone()
                 && !state.conflicts.iter().any(|c| c.parallel_id == id)
             {
                 state.conflicts.push(conflict);

@@ -1,19 +1,18 @@
-//! Orchestration history, kept in `.coordination/orchestration/state.json` with the task
-//! store's discipline: every change holds an exclusive lock, and the file is replaced
-//! atomically, so two processes recording invocations or handoffs never lose one another's.
+//! Orchestration history, kept as one document (`orchestration/state.json`) in the project's
+//! store: the folder's file, replaced atomically under its lock, or a database row, changed
+//! under the row's lock. Either way two processes, on one machine or two, recording
+//! invocations or handoffs never lose one another's.
 //!
 //! One document holds it all (active invocations, the last 50 finished ones, parallel runs,
 //! the handoff chain, the conflict log) so an operation that touches several parts, such as
 //! completing an invocation that belongs to a parallel run, is one atomic write.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::ErrorKind;
 use std::path::PathBuf;
 
-use baton_store::durable::{FileLock, write_atomic};
-use baton_store::{Layout, StoreError, Timestamp};
+use baton_store::{DocumentStore, Layout, StoreError, Timestamp};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// How many finished invocations the history keeps.
 pub const HISTORY_LIMIT: usize = 50;
@@ -178,16 +177,15 @@ pub struct OrchestrationState {
     pub conflicts: Vec<ConflictRecord>,
 }
 
+/// The document that holds it, by its name in the store (its path in the folder).
+pub const DOCUMENT: &str = baton_store::documents::ORCHESTRATION;
+
 pub fn dir(layout: &Layout) -> PathBuf {
     layout.root().join("orchestration")
 }
 
 pub fn state_file(layout: &Layout) -> PathBuf {
-    dir(layout).join("state.json")
-}
-
-fn lock_file(layout: &Layout) -> PathBuf {
-    dir(layout).join(".lock")
+    layout.root().join(DOCUMENT)
 }
 
 /// The consolidated handoff context the orchestrator reads at the start of a session.
@@ -195,36 +193,39 @@ pub fn handoff_file(layout: &Layout) -> PathBuf {
     layout.root().join("HANDOFF.md")
 }
 
-/// Reads the state without locking (writes are atomic renames).
-pub fn load(layout: &Layout) -> Result<OrchestrationState, StoreError> {
-    let path = state_file(layout);
-    match fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-            path,
-        }),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(OrchestrationState::default()),
-        Err(e) => Err(StoreError::io(path, e)),
-    }
+fn decode(value: Value) -> Result<OrchestrationState, StoreError> {
+    serde_json::from_value(value).map_err(|e| StoreError::Corrupt {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+        path: PathBuf::from(DOCUMENT),
+    })
 }
 
-/// Holds the lock, reads, applies `op`, and writes the state back if `op` succeeded.
+/// Reads the state (writes are atomic: a reader never sees half of one).
+pub fn load(documents: &dyn DocumentStore) -> Result<OrchestrationState, StoreError> {
+    Ok(documents
+        .read_document(DOCUMENT)?
+        .map(decode)
+        .transpose()?
+        .unwrap_or_default())
+}
+
+/// Holds the state exclusively, applies `op`, and writes it back if `op` succeeded (a refusal
+/// changes nothing). `op` may run again if a database connection was lost before commit.
 pub fn transact<T, E: From<StoreError>>(
-    layout: &Layout,
-    op: impl FnOnce(&mut OrchestrationState, Timestamp) -> Result<T, E>,
+    documents: &dyn DocumentStore,
+    mut op: impl FnMut(&mut OrchestrationState, Timestamp) -> Result<T, E>,
 ) -> Result<T, E> {
-    let dir = dir(layout);
-    fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-    let _lock = FileLock::exclusive(&lock_file(layout))?;
-    let mut state = load(layout)?;
-    let now = Timestamp::now();
-    let value = op(&mut state, now)?;
-    let mut bytes = serde_json::to_vec_pretty(&state).expect("state serialises");
-    bytes.push(b'\n');
-    write_atomic(&state_file(layout), &bytes)?;
-    Ok(value)
+    let mut outcome = None;
+    documents.change_document(DOCUMENT, &mut |current, now| {
+        let mut state = current.map(decode).transpose()?.unwrap_or_default();
+        let result = op(&mut state, now);
+        let keep = result.is_ok();
+        outcome = Some(result);
+        Ok(keep.then(|| serde_json::to_value(&state).expect("state serialises")))
+    })?;
+    outcome.expect("the change ran")
 }
 
 impl OrchestrationState {

@@ -7,8 +7,9 @@
 //! reaches the project with the URL alone. Either way the front ends get an [`OpenProject`]
 //! and run operations on its [`Context`]; none of them knows which store is underneath.
 //!
-//! Runs and named signals live in the same store as the tasks. What is not (orchestration,
-//! browsers, signals at a path the user names) stays in the local folder on either store.
+//! Runs, named signals and the orchestration record live in the same store as the tasks.
+//! What is not (agent definitions, browsers, signals at a path the user names) stays in the
+//! local folder on either store.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,7 +20,9 @@ use baton_live::feed::{ChangeFeed, Stores};
 use baton_pg::PgProject;
 use baton_pg::transfer::Transfer;
 use baton_store::durable::write_atomic;
-use baton_store::{Confinement, Layout, Project, SignalStore, StoreError, TaskStore};
+use baton_store::{
+    Confinement, DocumentStore, Layout, Project, SignalStore, StoreError, TaskStore,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -49,13 +52,15 @@ pub struct Choice<'a> {
 /// An opened project: the local folder and the task store (the folder itself, or a database).
 #[derive(Clone)]
 pub struct OpenProject {
-    /// The `.coordination/` folder on this machine: the tasks and signals when they are kept
-    /// there, and on either store the orchestration records and browsers.
+    /// The `.coordination/` folder on this machine: everything when the project is kept
+    /// there, and on either store the browsers and orchestration's configuration.
     pub folder: Project,
     /// The project's tasks, wherever they are kept.
     pub tasks: Arc<dyn TaskStore>,
     /// The project's runs and named signals, kept where the tasks are.
     pub signals: Arc<dyn SignalStore>,
+    /// The project's orchestration record, kept where the tasks are.
+    pub documents: Arc<dyn DocumentStore>,
 }
 
 impl std::fmt::Debug for OpenProject {
@@ -73,6 +78,7 @@ impl OpenProject {
         OpenProject {
             tasks: Arc::new(project.clone()),
             signals: Arc::new(project.clone()),
+            documents: Arc::new(project.clone()),
             folder: project,
         }
     }
@@ -177,13 +183,20 @@ impl OpenProject {
         OpenProject {
             folder,
             tasks: store.clone(),
-            signals: store,
+            signals: store.clone(),
+            documents: store,
         }
     }
 
     /// The context an operation runs in, for this project.
     pub fn context<'a>(&'a self, confinement: &'a Confinement) -> Context<'a> {
-        Context::new(&self.folder, &*self.tasks, &*self.signals, confinement)
+        Context::new(
+            &self.folder,
+            &*self.tasks,
+            &*self.signals,
+            self.documents.clone(),
+            confinement,
+        )
     }
 
     /// The project's change feed: the folder's files, or the database's notifications and
@@ -192,6 +205,7 @@ impl OpenProject {
         let stores = Stores {
             tasks: self.tasks.clone(),
             signals: self.signals.clone(),
+            documents: self.documents.clone(),
         };
         ChangeFeed::start_on(&self.folder, stores, mode)
     }

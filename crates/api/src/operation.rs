@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use baton_live::WatchMode;
-use baton_store::{Confinement, ForeignFile, Project, SignalStore, TaskStore};
+use baton_store::{Confinement, DocumentStore, ForeignFile, Project, SignalStore, TaskStore};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
@@ -16,14 +16,16 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 /// Where an operation runs, and on whose behalf.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Context<'a> {
-    /// The project's folder on this machine: orchestration, browsers.
+    /// The project's folder on this machine: agent definitions, browsers.
     pub project: &'a Project,
     /// The project's tasks, wherever they are kept (the folder, or a database).
     pub tasks: &'a dyn TaskStore,
     /// The project's runs and named signals, kept where its tasks are.
     pub signals: &'a dyn SignalStore,
+    /// The project's orchestration record, kept where its tasks are.
+    pub documents: Arc<dyn DocumentStore>,
     /// Where paths named in the request may lead: the project for an agent's tool call,
     /// anywhere for the user's own command.
     pub confinement: &'a Confinement,
@@ -39,12 +41,14 @@ impl<'a> Context<'a> {
         project: &'a Project,
         tasks: &'a dyn TaskStore,
         signals: &'a dyn SignalStore,
+        documents: Arc<dyn DocumentStore>,
         confinement: &'a Confinement,
     ) -> Self {
         Context {
             project,
             tasks,
             signals,
+            documents,
             confinement,
             foreign_files: ForeignFile::Keep,
             watch_mode: WatchMode::default(),
@@ -53,7 +57,13 @@ impl<'a> Context<'a> {
 
     /// The context of a folder project: the folder holds everything.
     pub fn folder(project: &'a Project, confinement: &'a Confinement) -> Self {
-        Context::new(project, project, project, confinement)
+        Context::new(
+            project,
+            project,
+            project,
+            Arc::new(project.clone()),
+            confinement,
+        )
     }
 }
 

@@ -9,7 +9,7 @@ use baton_agents::invoke::{CompletionReport, InvokeContext, InvokeRequest};
 use baton_agents::parallel::{ParallelAgent, ParallelRequest};
 use baton_agents::state::{Decision, InvocationStatus};
 use baton_agents::{Orchestrator, catalog};
-use baton_store::Project;
+use baton_api::OpenProject;
 
 mod args;
 mod render;
@@ -41,11 +41,14 @@ fn text_arg(cwd: &Path, value: &str) -> Result<String, CliError> {
 
 /// The orchestrator for the user's own commands: steering files and artifacts may be anywhere
 /// the user names (the MCP server's agents get the project only).
-fn orchestrator(project: &Project) -> Result<Orchestrator, CliError> {
-    Ok(Orchestrator::open(project)?.with_confinement(crate::context::user_confinement(project)))
+fn orchestrator(project: &OpenProject) -> Result<Orchestrator, CliError> {
+    Ok(
+        Orchestrator::open_on(&project.folder, project.documents.clone())?
+            .with_confinement(crate::context::user_confinement(&project.folder)),
+    )
 }
 
-pub fn agents(project: &Project, command: AgentsCommand, json: bool) -> Result<u8, CliError> {
+pub fn agents(project: &OpenProject, command: AgentsCommand, json: bool) -> Result<u8, CliError> {
     let orchestrator = orchestrator(project)?;
     let registry = orchestrator.registry();
     match command {
@@ -68,7 +71,7 @@ pub fn agents(project: &Project, command: AgentsCommand, json: bool) -> Result<u
             }
         }
         AgentsCommand::Init { to, force } => {
-            let dir = project.layout().project_dir().join(&to);
+            let dir = project.folder.layout().project_dir().join(&to);
             let written = catalog::write_catalog(&dir, force)?;
             let workflows = orchestrator.write_workflows(force)?;
             emit(
@@ -83,7 +86,7 @@ pub fn agents(project: &Project, command: AgentsCommand, json: bool) -> Result<u
 }
 
 pub fn invoke(
-    project: &Project,
+    project: &OpenProject,
     cwd: &Path,
     command: InvokeCommand,
     json: bool,
@@ -157,7 +160,7 @@ pub fn invoke(
     Ok(0)
 }
 
-pub fn handoff(project: &Project, command: HandoffCommand, json: bool) -> Result<u8, CliError> {
+pub fn handoff(project: &OpenProject, command: HandoffCommand, json: bool) -> Result<u8, CliError> {
     let orchestrator = orchestrator(project)?;
     let cwd = std::env::current_dir().map_err(|e| baton_store::StoreError::io(".", e))?;
     match command {
@@ -228,7 +231,7 @@ pub fn handoff(project: &Project, command: HandoffCommand, json: bool) -> Result
 }
 
 pub fn parallel(
-    project: &Project,
+    project: &OpenProject,
     cwd: &Path,
     command: ParallelCommand,
     json: bool,
@@ -273,7 +276,7 @@ pub fn parallel(
     Ok(0)
 }
 
-pub fn route(project: &Project, task: &str, json: bool) -> Result<u8, CliError> {
+pub fn route(project: &OpenProject, task: &str, json: bool) -> Result<u8, CliError> {
     let recommendation = orchestrator(project)?.get_routing_recommendation(task)?;
     emit(json, &recommendation, || {
         format!(

@@ -53,7 +53,8 @@ pub fn list() -> Vec<Resource> {
 /// The resource's content now: the board and the signals are what the `task_status` and
 /// `signal_list` tools return. Blocking.
 pub fn read(cx: &Context, uri: &str) -> Result<Value, Error> {
-    let orchestrator = || Orchestrator::open(cx.project).map_err(Error::from);
+    let orchestrator =
+        || Orchestrator::open_on(cx.project, cx.documents.clone()).map_err(Error::from);
     Ok(match uri {
         TASKS => to_json(tasks::Status {}.run(cx)?),
         SIGNALS => to_json(signals::ListSignals { run: None }.run(cx)?),

@@ -17,11 +17,13 @@
 //! Modules: `schema` (versioned migrations), `connect` (URLs, passwords, TLS), `tasks` (the
 //! lifecycle, one transaction each), `notes` (logs, discoveries, master plan, summary, doctor,
 //! aggregate), `listen` (waking waiting workers and watchers), `transfer` (export to and import
-//! from a `.coordination/` folder), `signals` (runs and named signals). Front ends reach it
-//! through `baton-api`'s `OpenProject`. Still per machine on a database project: signals at a
-//! path the user names, orchestration, browsers.
+//! from a `.coordination/` folder), `signals` (runs and named signals), `documents`
+//! (orchestration's record). Front ends reach it through `baton-api`'s `OpenProject`. Still
+//! per machine on a database project: signals at a path the user names, agent definitions,
+//! browsers.
 
 mod connect;
+mod documents;
 mod error;
 pub mod listen;
 mod notes;

@@ -9,7 +9,7 @@ use baton_store::StoreError;
 use crate::error::Result;
 
 /// The schema this `baton` writes.
-pub const VERSION: i32 = 3;
+pub const VERSION: i32 = 4;
 
 /// Migration N brings the schema from version N to N + 1.
 const MIGRATIONS: [&str; VERSION as usize] = [
@@ -99,6 +99,16 @@ CREATE TABLE baton_signals (
     record jsonb NOT NULL,
     PRIMARY KEY (project, run, name),
     FOREIGN KEY (project, run) REFERENCES baton_runs (project, number) ON DELETE CASCADE
+);
+"#,
+    r#"
+-- Documents kept whole beside the tasks (orchestration's state: invocations, handoffs,
+-- parallel runs, conflicts), each changed under its row's lock.
+CREATE TABLE baton_documents (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    name text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (project, name)
 );
 "#,
 ];

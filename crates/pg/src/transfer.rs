@@ -1,6 +1,6 @@
 //! Moving a project between the two stores. [`PgProject::export`] writes a `.coordination/`
 //! folder from a database project (the source design's `tasks.json`, master plan,
-//! discoveries, logs, results, summary, runs and named signals), so `jq` and every folder reader work on it and it
+//! discoveries, logs, results, summary, runs, named signals and orchestration's record), so `jq` and every folder reader work on it and it
 //! opens as a folder project; [`PgProject::import`] loads a folder project into a database in
 //! one transaction (all of it, or nothing), keeping ids, order, statuses, leases and notes.
 
@@ -11,7 +11,7 @@ use baton_store::durable::write_atomic;
 use baton_store::layout::Layout;
 use baton_store::notes::Notes;
 use baton_store::project::LEADER;
-use baton_store::{Project, StoreError, TaskStore};
+use baton_store::{DocumentStore, Project, StoreError, TaskStore};
 use serde::Serialize;
 
 use crate::connect::{connect, describe};
@@ -52,6 +52,12 @@ impl PgProject {
         let (lines, _) = self.log_since(0)?;
         let runs = self.runs()?;
         let signals = self.all_signals()?;
+        let mut documents = Vec::new();
+        for name in baton_store::documents::ALL {
+            if let Some(body) = self.read_document(name)? {
+                documents.push((name, body));
+            }
+        }
         for folder in [
             layout.root().to_path_buf(),
             layout.context_dir(),
@@ -81,6 +87,9 @@ impl PgProject {
         folder.restore_runs(&runs)?;
         for signal in &signals {
             folder.restore_signal(signal)?;
+        }
+        for (name, body) in &documents {
+            folder.change_document(name, &mut |_, _| Ok(Some(body.clone())))?;
         }
         let gitignore = layout.root().join(".gitignore");
         write_atomic(
@@ -114,6 +123,12 @@ impl PgProject {
         } = Notes::read(&layout)?;
         let lines = folder.logs(None, usize::MAX)?;
         let runs = folder.runs()?;
+        let mut documents = Vec::new();
+        for name in baton_store::documents::ALL {
+            if let Some(body) = folder.read_document(name)? {
+                documents.push((name, body));
+            }
+        }
         let mut signals = Vec::new();
         for run in &runs {
             signals.extend(folder.list_signals(run.number)?);
@@ -213,6 +228,12 @@ impl PgProject {
                 tx.execute(
                     "INSERT INTO baton_signals (project, run, name, record) VALUES ($1, $2, $3, $4)",
                     &[&name, &(signal.run.unwrap_or(0) as i32), &signal.name, &record],
+                )?;
+            }
+            for (document, body) in &documents {
+                tx.execute(
+                    "INSERT INTO baton_documents (project, name, body) VALUES ($1, $2, $3)",
+                    &[&name, document, body],
                 )?;
             }
             let details = format!(

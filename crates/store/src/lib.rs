@@ -13,6 +13,7 @@
 
 pub mod confine;
 pub mod doctor;
+pub mod documents;
 pub mod durable;
 pub mod error;
 pub mod graph;
@@ -41,6 +42,7 @@ mod testing;
 
 pub use confine::Confinement;
 pub use doctor::{DoctorReport, Finding, FindingKind};
+pub use documents::DocumentStore;
 pub use error::{Result, StoreError};
 pub use journal::LogLine;
 pub use kind::ErrorKind;

@@ -203,7 +203,13 @@ impl Project {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(baton_bin());
+        self.command_of(baton_bin(), args)
+    }
+
+    /// `program ARGS` in the project's folder with the environment `baton` gets there (a
+    /// database's password; none of the test's own `BATON_*`).
+    pub fn command_of(&self, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(self.path())
             .env_remove("BATON_DIR")

@@ -23,7 +23,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use baton_store::{Layout, Project, SignalRecord, SignalStore, TaskStatus, TaskStore};
+use baton_store::{
+    DocumentStore, Layout, Project, SignalRecord, SignalStore, TaskStatus, TaskStore,
+};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -143,6 +145,7 @@ pub struct ChangeFeed {
 pub struct Stores {
     pub tasks: Arc<dyn TaskStore>,
     pub signals: Arc<dyn SignalStore>,
+    pub documents: Arc<dyn DocumentStore>,
 }
 
 impl ChangeFeed {
@@ -278,7 +281,7 @@ impl State {
         };
         let mut events = Vec::new();
         let read = store.update(dirty, &mut events).is_ok();
-        // What stays on this machine: orchestration records, HANDOFF.md, browsers.
+        // What stays on this machine: orchestration's configuration, HANDOFF.md, browsers.
         let local = Dirty {
             orchestration: dirty.orchestration,
             handoff: dirty.handoff,

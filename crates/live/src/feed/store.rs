@@ -1,11 +1,12 @@
 //! The change feed's view of a project kept in a store that notifies (a database): on each
 //! notification the store's areas are read through the seams every front end uses
-//! (`TaskStore`, `SignalStore`) and compared with what was seen before, so the events are the
+//! (`TaskStore`, `SignalStore`, `DocumentStore`) and compared with what was seen before, so the events are the
 //! ones the folder's files would give for the same changes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use baton_store::documents::ORCHESTRATION;
 use baton_store::notes::Notes;
 use baton_store::{SignalRecord, TaskStatus};
 use serde_json::{Map, Value};
@@ -22,6 +23,8 @@ pub(super) struct StoreState {
     log_after: u64,
     runs: BTreeSet<u32>,
     signals: BTreeMap<(u32, String), (PathBuf, SignalRecord)>,
+    /// The orchestration record (invocations, handoffs, parallel runs, conflicts).
+    orchestration: Option<Value>,
 }
 
 impl StoreState {
@@ -36,6 +39,7 @@ impl StoreState {
                 .map_or(0, |(_, last)| last),
             runs: BTreeSet::new(),
             signals: BTreeMap::new(),
+            orchestration: stores.documents.read_document(ORCHESTRATION)?,
             stores,
         };
         state.update_runs(&mut Vec::new())?;
@@ -96,6 +100,15 @@ impl StoreState {
         events.extend(results);
         if dirty.runs {
             self.update_runs(events)?;
+        }
+        if dirty.orchestration {
+            let now = self.stores.documents.read_document(ORCHESTRATION)?;
+            if now != self.orchestration {
+                events.push(ChangeEvent::OrchestrationChanged {
+                    file: "state.json".into(),
+                });
+            }
+            self.orchestration = now;
         }
         Ok(())
     }

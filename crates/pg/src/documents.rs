@@ -1,0 +1,53 @@
+//! Documents in PostgreSQL: one row each, changed under the row's lock in one transaction
+//! with the database's time, and watchers told at commit. Two agents on two machines
+//! recording handoffs at once wait for each other's row lock, so neither change is lost.
+
+use baton_store::{DocumentStore, Timestamp};
+use serde_json::Value;
+
+use crate::error::Failure;
+use crate::tasks::{CHANGES, PgProject};
+
+impl DocumentStore for PgProject {
+    fn read_document(&self, name: &str) -> baton_store::Result<Option<Value>> {
+        self.transact(|tx, _| {
+            Ok(tx
+                .query_opt(
+                    "SELECT body FROM baton_documents WHERE project = $1 AND name = $2",
+                    &[&self.name, &name],
+                )?
+                .map(|row| row.get(0)))
+        })
+    }
+
+    fn change_document(
+        &self,
+        name: &str,
+        change: &mut dyn FnMut(Option<Value>, Timestamp) -> baton_store::Result<Option<Value>>,
+    ) -> baton_store::Result<()> {
+        self.transact(|tx, now| {
+            // The row exists before it is locked, so a first write is serialised like the rest.
+            tx.execute(
+                "INSERT INTO baton_documents (project, name, body) VALUES ($1, $2, 'null')
+                 ON CONFLICT (project, name) DO NOTHING",
+                &[&self.name, &name],
+            )?;
+            let current: Value = tx
+                .query_one(
+                    "SELECT body FROM baton_documents WHERE project = $1 AND name = $2 FOR UPDATE",
+                    &[&self.name, &name],
+                )?
+                .get(0);
+            let current = (!current.is_null()).then_some(current);
+            if let Some(body) = change(current, now).map_err(Failure::from)? {
+                tx.execute(
+                    "WITH saved AS (UPDATE baton_documents SET body = $3
+                         WHERE project = $1 AND name = $2)
+                     SELECT pg_notify($4, $1)",
+                    &[&self.name, &name, &body, &CHANGES],
+                )?;
+            }
+            Ok(())
+        })
+    }
+}
