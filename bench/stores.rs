@@ -210,6 +210,7 @@ fn wake_up(store: Store<'_>, trials: usize) {
         dir: Some(bench.dir.path()),
         store: url.as_deref(),
         project: Some(&bench.project),
+        password: None,
     };
     let lead = baton_api::OpenProject::open(
         &choice,

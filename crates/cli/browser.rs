@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use baton_api::OpenProject;
 use baton_browser::session::{self, DEFAULT_SIGNAL, EXIT_CHECK, Ending, ManualSession};
 use baton_browser::{navigate, page_state, reload, save_screenshot};
-use baton_store::{ErrorKind, Project};
+use baton_store::ErrorKind;
 use clap::Subcommand;
 use serde_json::json;
 
@@ -66,13 +67,15 @@ pub enum SessionCommand {
 }
 
 pub fn browser(
-    project: &Project,
+    open: &OpenProject,
     cwd: &Path,
     command: BrowserCommand,
     json: bool,
 ) -> Result<u8, CliError> {
+    // Browsers are this machine's: their registry is in the local folder.
+    let project = &open.folder;
     match command {
-        BrowserCommand::Session(command) => return manual_session(project, command, json),
+        BrowserCommand::Session(command) => return manual_session(open, command, json),
         BrowserCommand::List => {
             let browsers = baton_browser::registry::list(project.layout())?;
             emit(json, &browsers, || {
@@ -126,7 +129,13 @@ pub fn browser(
     Ok(0)
 }
 
-fn manual_session(project: &Project, command: SessionCommand, json: bool) -> Result<u8, CliError> {
+/// A manual session: the browser is this machine's, the signal goes to the project's store.
+fn manual_session(
+    project: &OpenProject,
+    command: SessionCommand,
+    json: bool,
+) -> Result<u8, CliError> {
+    let layout = project.folder.layout();
     match command {
         SessionCommand::Start { url, signal } => {
             let stop = Arc::new(AtomicBool::new(false));
@@ -135,7 +144,8 @@ fn manual_session(project: &Project, command: SessionCommand, json: bool) -> Res
                 |e| CliError::new(ErrorKind::Spawn, format!("cannot handle Ctrl-C: {e}")),
             )?;
             let owner = format!("baton browser session [{}]", std::process::id());
-            let mut held = ManualSession::start(project, &url, &signal, &owner)?;
+            let mut held =
+                ManualSession::start(layout, project.signals.clone(), &url, &signal, &owner)?;
             let record = held.record().clone();
             if let Some(e) = &held.page_error {
                 eprintln!("baton: the page did not open ({e}); the session goes on");
@@ -166,7 +176,7 @@ fn manual_session(project: &Project, command: SessionCommand, json: bool) -> Res
             });
         }
         SessionCommand::Finish => {
-            let record = session::finish(project)?;
+            let record = session::finish(layout, &*project.signals)?;
             emit(json, &record, || {
                 format!(
                     "Finished the session on port {}; wrote {} in run {}",
@@ -175,7 +185,7 @@ fn manual_session(project: &Project, command: SessionCommand, json: bool) -> Res
             });
         }
         SessionCommand::Status => {
-            let Some(record) = session::current(project.layout()) else {
+            let Some(record) = session::current(layout) else {
                 return Err(session::SessionError::NotRunning.into());
             };
             emit(json, &record, || {

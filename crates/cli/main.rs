@@ -53,6 +53,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         dir: cli.dir.as_deref(),
         store: cli.store.as_deref(),
         project: cli.project.as_deref(),
+        password: None,
     };
     let open = || OpenProject::open(&choice, &cwd, cli.lease);
     // The folder a new project or pointer goes in: --dir (from the working folder), or here.
@@ -349,7 +350,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Handoff(command) => agents::handoff(&open()?, command, json),
         Command::Parallel(command) => agents::parallel(&open()?, &cwd, command, json),
         Command::Route { task } => agents::route(&open()?, &task, json),
-        Command::Browser(command) => browser::browser(&open()?.folder, &cwd, command, json),
+        Command::Browser(command) => browser::browser(&open()?, &cwd, command, json),
         Command::Connect { url } => {
             store::connect(&named_dir(), &url, cli.project.as_deref(), cli.lease, json)
         }

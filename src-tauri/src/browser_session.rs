@@ -6,8 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use baton_api::Error;
+use baton_api::OpenProject;
 use baton_browser::session::{self, EXIT_CHECK, ManualSession, SessionRecord};
-use baton_store::Project;
 
 /// Who the registry says started the browser.
 const OWNER: &str = "baton-desktop (manual session)";
@@ -21,12 +21,18 @@ impl BrowserSessions {
     /// Starts a session on `url` that writes `signal` when it ends.
     pub fn start(
         &self,
-        project: &Project,
+        project: &OpenProject,
         url: &str,
         signal: &str,
     ) -> Result<SessionRecord, Error> {
         let mut held = self.held.lock().expect("session lock");
-        let started = ManualSession::start(project, url, signal, OWNER)?;
+        let started = ManualSession::start(
+            project.folder.layout(),
+            project.signals.clone(),
+            url,
+            signal,
+            OWNER,
+        )?;
         if let Some(e) = &started.page_error {
             eprintln!("baton-desktop: manual session: {e}");
         }
@@ -38,17 +44,17 @@ impl BrowserSessions {
     }
 
     /// Finishes the project's session, whoever holds it: writes the signal, stops the browser.
-    pub fn finish(&self, project: &Project) -> Result<SessionRecord, Error> {
+    pub fn finish(&self, project: &OpenProject) -> Result<SessionRecord, Error> {
         let own = self.held.lock().expect("session lock").take();
         Ok(match own {
             Some(own) => own.finish()?,
-            None => session::finish(project)?,
+            None => session::finish(project.folder.layout(), &*project.signals)?,
         })
     }
 
-    /// The project's running session, whoever holds it.
-    pub fn current(&self, project: &Project) -> Option<SessionRecord> {
-        session::current(project.layout())
+    /// The project's running session on this machine, whoever holds it.
+    pub fn current(&self, project: &OpenProject) -> Option<SessionRecord> {
+        session::current(project.folder.layout())
     }
 
     /// Lets go of the session when it ends: the window was closed (the session writes the

@@ -2,9 +2,9 @@
 //! same library function the CLI calls. Errors reach the UI as `{kind, message}`, the message
 //! being the library's own (it says what was wrong and what to do).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use baton_api::Context;
+use baton_api::{Choice, OpenProject};
 use baton_store::{Confinement, ErrorKind, Project};
 use serde::Serialize;
 use tauri::{AppHandle, State};
@@ -16,7 +16,7 @@ pub type CommandError = baton_api::ErrorBody;
 
 type Result<T> = std::result::Result<T, CommandError>;
 
-fn project(session: &State<'_, Session>) -> Result<Project> {
+fn project(session: &State<'_, Session>) -> Result<OpenProject> {
     session.project().ok_or(CommandError {
         kind: ErrorKind::NoProject,
         message: "no project is open: open a folder with .coordination/, or create one".into(),
@@ -26,30 +26,88 @@ fn project(session: &State<'_, Session>) -> Result<Project> {
 /// Which project is open, if any.
 #[derive(Debug, Serialize, ts_rs::TS)]
 pub struct ProjectInfo {
+    /// The project's folder on this machine.
     pub path: String,
     pub goal: Option<String>,
+    /// Where the project is kept when not in the folder: the database and project name
+    /// (never a password). Browsers stay this machine's either way.
+    pub store: Option<String>,
+}
+
+impl ProjectInfo {
+    fn of(project: &OpenProject) -> ProjectInfo {
+        let in_database = project.tasks.folder().is_none();
+        let goal = project
+            .tasks
+            .notes()
+            .ok()
+            .and_then(|notes| baton_store::notes::goal_of(&notes.master_plan));
+        ProjectInfo {
+            path: project.folder.layout().project_dir().display().to_string(),
+            goal,
+            store: in_database.then(|| project.tasks.describe()),
+        }
+    }
 }
 
 #[tauri::command]
 pub fn project_info(session: State<'_, Session>) -> Option<ProjectInfo> {
-    session.project().map(|p| ProjectInfo {
-        path: p.layout().project_dir().display().to_string(),
-        goal: baton_store::notes::goal(p.layout()),
-    })
+    session.project().as_ref().map(ProjectInfo::of)
 }
 
-/// Opens the project at `path` (its folder, or any folder below it).
+/// Opens the project at `path` (its folder, or any folder below it): the folder's own tasks,
+/// or the database its pointer names, with `password` when the user typed one (used for this
+/// connection only; otherwise `PGPASSWORD` or `~/.pgpass`).
 #[tauri::command]
-pub fn open_project(
+pub async fn open_project(
     app: AppHandle,
-    session: State<'_, Session>,
     path: String,
+    password: Option<String>,
 ) -> Result<ProjectInfo> {
-    let project = Project::locate(Some(&PathBuf::from(&path)), &PathBuf::from(&path))
-        .or_else(|_| Project::locate(None, &PathBuf::from(&path)))?;
-    crate::recent::remember_opened(&app, &project);
-    session.open(&app, project)?;
-    Ok(project_info(session).expect("just opened"))
+    off_main_thread(move || {
+        let dir = PathBuf::from(&path);
+        let choice = Choice {
+            dir: Some(&dir),
+            password: password.as_deref().filter(|p| !p.is_empty()),
+            ..Choice::default()
+        };
+        let project = OpenProject::open(&choice, &dir, baton_store::DEFAULT_LEASE)?;
+        opened(&app, project)
+    })
+    .await
+}
+
+/// Points the folder `path` at project `project` in the PostgreSQL database at `url` (as
+/// `baton connect` does: the pointer holds the URL without any password) and opens it.
+#[tauri::command]
+pub async fn connect_database(
+    app: AppHandle,
+    path: String,
+    url: String,
+    project: String,
+    password: Option<String>,
+) -> Result<ProjectInfo> {
+    off_main_thread(move || {
+        let url = match password.as_deref().filter(|p| !p.is_empty()) {
+            Some(password) => baton_api::open::with_password(&url, password),
+            None => url,
+        };
+        let name = Some(project.as_str()).filter(|n| !n.is_empty());
+        let (open, _) =
+            OpenProject::connect(Path::new(&path), &url, name, baton_store::DEFAULT_LEASE)?;
+        opened(&app, open)
+    })
+    .await
+}
+
+/// Remembers and opens `project`. It reads the store, so it runs off the main thread and off
+/// the async runtime (a database's client blocks on a runtime of its own).
+fn opened(app: &AppHandle, project: OpenProject) -> Result<ProjectInfo> {
+    use tauri::Manager;
+    crate::recent::remember_opened(app, &project);
+    let info = ProjectInfo::of(&project);
+    app.state::<Session>().open(app, project)?;
+    Ok(info)
 }
 
 /// Projects opened before, newest first, each with whether it still has a task store.
@@ -77,16 +135,9 @@ pub async fn pick_folder(app: AppHandle) -> Result<Option<String>> {
 
 /// `baton leader init`: creates `.coordination/` in `path` and opens it.
 #[tauri::command]
-pub fn leader_init(
-    app: AppHandle,
-    session: State<'_, Session>,
-    path: String,
-    goal: String,
-) -> Result<ProjectInfo> {
+pub fn leader_init(app: AppHandle, path: String, goal: String) -> Result<ProjectInfo> {
     let project = Project::init(&PathBuf::from(path), &goal, None)?;
-    crate::recent::remember_opened(&app, &project);
-    session.open(&app, project)?;
-    Ok(project_info(session).expect("just opened"))
+    opened(&app, OpenProject::folder(project))
 }
 
 /// Runs the operation `name` (a `baton-api` catalogue name, the MCP tool's name) with
@@ -107,9 +158,9 @@ pub async fn operation(
     };
     // Off the main thread: operations take the store's lock, and some wait.
     off_main_thread(move || {
-        let confinement = Confinement::anywhere(project.layout().project_dir());
+        let confinement = Confinement::anywhere(project.folder.layout().project_dir());
         entry
-            .call(&Context::folder(&project, &confinement), request)
+            .call(&project.context(&confinement), request)
             .map_err(|e| e.body())
     })
     .await
@@ -117,38 +168,39 @@ pub async fn operation(
 
 /// The master plan (`master-plan.md`).
 #[tauri::command]
-pub fn master_plan(session: State<'_, Session>) -> Result<String> {
+pub async fn master_plan(session: State<'_, Session>) -> Result<String> {
     let project = project(&session)?;
-    Ok(baton_store::notes::read_text(
-        &project.layout().master_plan(),
-    )?)
+    off_main_thread(move || Ok(project.tasks.notes()?.master_plan)).await
 }
 
 /// The shared findings (`context/discoveries.md`).
 #[tauri::command]
-pub fn discoveries(session: State<'_, Session>) -> Result<String> {
+pub async fn discoveries(session: State<'_, Session>) -> Result<String> {
     let project = project(&session)?;
-    Ok(baton_store::notes::read_text(
-        &project.layout().discoveries(),
-    )?)
+    off_main_thread(move || Ok(project.tasks.notes()?.discoveries)).await
 }
 
 /// A task's result report (`results/TASK.md`); empty until it is finished.
 #[tauri::command]
-pub fn task_result(session: State<'_, Session>, task: String) -> Result<String> {
+pub async fn task_result(session: State<'_, Session>, task: String) -> Result<String> {
     let project = project(&session)?;
-    Ok(baton_store::notes::read_text(
-        &project.layout().result_file(&task)?,
-    )?)
+    off_main_thread(move || Ok(project.tasks.result_report(&task)?)).await
 }
 
 /// `baton handoff graph`: invocations, handoffs and parallel runs as a directed graph.
 #[tauri::command]
-pub fn handoff_graph(session: State<'_, Session>) -> Result<baton_agents::graph::HandoffGraph> {
-    let orchestrator = baton_agents::Orchestrator::open(&project(&session)?)?;
-    Ok(baton_agents::graph::HandoffGraph::build(
-        &orchestrator.state()?,
-    ))
+pub async fn handoff_graph(
+    session: State<'_, Session>,
+) -> Result<baton_agents::graph::HandoffGraph> {
+    let project = project(&session)?;
+    off_main_thread(move || {
+        let orchestrator =
+            baton_agents::Orchestrator::open_on(&project.folder, project.documents.clone())?;
+        Ok(baton_agents::graph::HandoffGraph::build(
+            &orchestrator.state()?,
+        ))
+    })
+    .await
 }
 
 /// The UI calls this once, on the frame after it first drew the board. With
@@ -220,7 +272,7 @@ pub async fn browser_list(
     session: State<'_, Session>,
 ) -> Result<Vec<baton_browser::ListedBrowser>> {
     let project = project(&session)?;
-    off_main_thread(move || Ok(baton_browser::registry::list(project.layout())?)).await
+    off_main_thread(move || Ok(baton_browser::registry::list(project.folder.layout())?)).await
 }
 
 /// Runs blocking work (a browser control waiting for its page, a store operation) off the main
@@ -268,7 +320,7 @@ pub async fn browser_screenshot(session: State<'_, Session>, port: u16) -> Resul
     use base64::Engine;
     let project = project(&session)?;
     off_main_thread(move || {
-        let saved = baton_browser::save_screenshot(project.layout(), port, None)?;
+        let saved = baton_browser::save_screenshot(project.folder.layout(), port, None)?;
         Ok(Screenshot {
             path: saved.path.display().to_string(),
             bytes: saved.bytes,

@@ -59,18 +59,28 @@ fn main() {
             let arg = std::env::args().nth(1).map(PathBuf::from);
             let dir = arg.or_else(|| std::env::var_os("BATON_DIR").map(PathBuf::from));
             let cwd = std::env::current_dir().unwrap_or_default();
-            if let Ok(project) = baton_store::Project::locate(dir.as_deref(), &cwd) {
-                recent::remember_opened(app.handle(), &project);
-                let session = app.state::<session::Session>();
-                if let Err(e) = session.open(app.handle(), project) {
-                    eprintln!("baton-desktop: {e}");
+            let choice = baton_api::Choice {
+                dir: dir.as_deref(),
+                ..baton_api::Choice::default()
+            };
+            match baton_api::OpenProject::open(&choice, &cwd, baton_store::DEFAULT_LEASE) {
+                Ok(project) => {
+                    recent::remember_opened(app.handle(), &project);
+                    let session = app.state::<session::Session>();
+                    if let Err(e) = session.open(app.handle(), project) {
+                        eprintln!("baton-desktop: {e}");
+                    }
                 }
+                // No project here is the usual start; anything else is worth saying.
+                Err(e) if e.kind() == baton_store::ErrorKind::NotInitialized => {}
+                Err(e) => eprintln!("baton-desktop: {e}"),
             }
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
             commands::project_info,
             commands::open_project,
+            commands::connect_database,
             commands::recent_projects,
             commands::pick_folder,
             commands::leader_init,

@@ -3,8 +3,9 @@
 //! change feed's task diffs and the board as it is now; showing it is the notification
 //! plugin's job (freedesktop notifications over D-Bus on Linux).
 
+use baton_api::OpenProject;
 use baton_live::feed::{ChangeEvent, TaskChange, TaskChangeKind};
-use baton_store::{Project, StatusReport, TaskStatus};
+use baton_store::{StatusReport, TaskStatus};
 use tauri::AppHandle;
 use tauri_plugin_notification::NotificationExt;
 
@@ -62,13 +63,13 @@ pub fn notices(changes: &[TaskChange], report: &StatusReport) -> Vec<Notice> {
 pub struct Notifier;
 
 impl crate::session::Follower for Notifier {
-    fn opened(&self, _app: &AppHandle, _project: &Project) {}
+    fn opened(&self, _app: &AppHandle, _project: &OpenProject) {}
 
-    fn changed(&self, app: &AppHandle, project: &Project, event: &ChangeEvent) {
+    fn changed(&self, app: &AppHandle, project: &OpenProject, event: &ChangeEvent) {
         let ChangeEvent::TasksChanged { changes } = event else {
             return;
         };
-        if let Ok(report) = project.status() {
+        if let Ok(report) = project.tasks.status() {
             for notice in notices(changes, &report) {
                 show(app, &notice);
             }

@@ -1,7 +1,8 @@
 //! Recent projects, so the lead reopens a project with one click. The list lives in the app's
 //! configuration folder (`$XDG_CONFIG_HOME/dev.baton.desktop/recent.json`, or the folder in
 //! `BATON_DESKTOP_CONFIG`): the one file Baton writes outside a project's `.coordination/`,
-//! holding only folder paths and goals. At most [`LIMIT`] entries, newest first.
+//! holding only folder paths and goals (a project kept in a database is remembered by its
+//! folder, whose pointer holds no password; the password is never written here). At most [`LIMIT`] entries, newest first.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,8 @@ pub const LIMIT: usize = 10;
 pub struct RecentProject {
     pub path: String,
     pub goal: Option<String>,
-    /// Whether the folder still has a task store (filled in when listed, not stored).
+    /// Whether the folder still holds a project, or points to one in a database (filled in
+    /// when listed, not stored).
     #[serde(default, skip_deserializing)]
     pub exists: bool,
 }
@@ -34,10 +36,14 @@ pub fn of_app(app: &tauri::AppHandle) -> Option<RecentProjects> {
 }
 
 /// Remembers an opened project; a list that cannot be written only costs the shortcut.
-pub fn remember_opened(app: &tauri::AppHandle, project: &baton_store::Project) {
+pub fn remember_opened(app: &tauri::AppHandle, project: &baton_api::OpenProject) {
     if let Some(recent) = of_app(app) {
-        let goal = baton_store::notes::goal(project.layout());
-        if let Err(e) = recent.remember(project.layout().project_dir(), goal) {
+        let goal = project
+            .tasks
+            .notes()
+            .ok()
+            .and_then(|notes| baton_store::notes::goal_of(&notes.master_plan));
+        if let Err(e) = recent.remember(project.folder.layout().project_dir(), goal) {
             eprintln!("baton-desktop: recent projects not saved: {e}");
         }
     }
@@ -55,9 +61,8 @@ impl RecentProjects {
     pub fn list(&self) -> Vec<RecentProject> {
         let mut list = self.read();
         for entry in &mut list {
-            entry.exists = Path::new(&entry.path)
-                .join(".coordination/tasks.json")
-                .is_file();
+            // Its own tasks, or the pointer to the database that keeps them.
+            entry.exists = baton_store::Layout::for_project(Path::new(&entry.path)).holds_project();
         }
         list
     }

@@ -1,4 +1,5 @@
-//! The open project and its change feed. The feed's events go to the window as
+//! The open project and its change feed (the folder's files, or a database's notifications
+//! when the folder points to one). The feed's events go to the window as
 //! `baton-change` events, so a change made by a worker's CLI in a terminal shows on the board
 //! without polling or reloading, and then to the session's followers (the tray, the
 //! notifications), which know nothing of the session: they are handed the project and the
@@ -7,8 +8,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use baton_live::feed::{ChangeEvent, ChangeFeed};
-use baton_store::Project;
+use baton_api::OpenProject;
+use baton_live::feed::ChangeEvent;
 use tauri::{AppHandle, Emitter};
 
 /// The event name the UI listens to.
@@ -17,9 +18,9 @@ pub const CHANGE_EVENT: &str = "baton-change";
 /// Something that follows the open project's changes besides the window.
 pub trait Follower: Send + Sync {
     /// A project was opened: show its state now.
-    fn opened(&self, app: &AppHandle, project: &Project);
+    fn opened(&self, app: &AppHandle, project: &OpenProject);
     /// One change, after the window has been sent it.
-    fn changed(&self, app: &AppHandle, project: &Project, event: &ChangeEvent);
+    fn changed(&self, app: &AppHandle, project: &OpenProject, event: &ChangeEvent);
 }
 
 pub struct Session {
@@ -28,7 +29,7 @@ pub struct Session {
 }
 
 struct Open {
-    project: Project,
+    project: OpenProject,
     /// Set to stop the thread that owns this project's feed.
     stop: Arc<AtomicBool>,
 }
@@ -48,7 +49,7 @@ impl Session {
         }
     }
 
-    pub fn project(&self) -> Option<Project> {
+    pub fn project(&self) -> Option<OpenProject> {
         self.open
             .lock()
             .expect("session lock")
@@ -56,14 +57,19 @@ impl Session {
             .map(|o| o.project.clone())
     }
 
-    /// Opens `project`, replacing any open one, and starts forwarding its changes.
-    pub fn open(&self, app: &AppHandle, project: Project) -> Result<(), baton_store::StoreError> {
-        let feed = ChangeFeed::start(&project, baton_live::WatchMode::default()).map_err(|e| {
-            baton_store::StoreError::InvalidInput {
+    /// Opens `project` (a folder, or a database through a folder's pointer), replacing any
+    /// open one, and starts forwarding its changes.
+    pub fn open(
+        &self,
+        app: &AppHandle,
+        project: OpenProject,
+    ) -> Result<(), baton_store::StoreError> {
+        let feed = project
+            .feed(baton_live::WatchMode::default())
+            .map_err(|e| baton_store::StoreError::InvalidInput {
                 field: "project",
                 reason: format!("cannot watch it: {e}"),
-            }
-        })?;
+            })?;
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let followers = self.followers.clone();

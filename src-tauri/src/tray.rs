@@ -2,8 +2,9 @@
 //! failed), the browsers that are open, and items to open the window, start or finish a
 //! manual session, and quit. Closing the window keeps the app in the tray, when there is one.
 
+use baton_api::OpenProject;
 use baton_live::feed::ChangeEvent;
-use baton_store::{Project, StatusReport, TaskStatus};
+use baton_store::{StatusReport, TaskStatus};
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -144,17 +145,17 @@ fn show_window(app: &AppHandle) {
 pub struct TrayFollower;
 
 impl crate::session::Follower for TrayFollower {
-    fn opened(&self, app: &AppHandle, project: &Project) {
-        if let Ok(report) = project.status() {
+    fn opened(&self, app: &AppHandle, project: &OpenProject) {
+        if let Ok(report) = project.tasks.status() {
             update(app, &report);
         }
         refresh_browsers(app, project);
     }
 
-    fn changed(&self, app: &AppHandle, project: &Project, event: &ChangeEvent) {
+    fn changed(&self, app: &AppHandle, project: &OpenProject, event: &ChangeEvent) {
         match event {
             ChangeEvent::TasksChanged { .. } => {
-                if let Ok(report) = project.status() {
+                if let Ok(report) = project.tasks.status() {
                     update(app, &report);
                 }
             }
@@ -183,12 +184,12 @@ pub fn update(app: &AppHandle, report: &StatusReport) {
 }
 
 /// Shows `project`'s open browsers and whether a manual session runs.
-pub fn refresh_browsers(app: &AppHandle, project: &Project) {
+pub fn refresh_browsers(app: &AppHandle, project: &OpenProject) {
     let Some(menu) = app.try_state::<TrayMenu>() else {
         return;
     };
-    let session = baton_browser::session::current(project.layout()).map(|s| s.browser.port);
-    let records = baton_browser::registry::records(project.layout()).unwrap_or_default();
+    let session = baton_browser::session::current(project.folder.layout()).map(|s| s.browser.port);
+    let records = baton_browser::registry::records(project.folder.layout()).unwrap_or_default();
     let _ = menu.browsers.set_text(browsers_line(&records, session));
     let _ = menu.start.set_enabled(session.is_none());
     let _ = menu.finish.set_enabled(session.is_some());

@@ -855,3 +855,133 @@ fn the_folder_dialog_opens_the_chosen_project() {
     assert_eq!(session.text("[data-testid=goal]"), "Test goal");
     session.close();
 }
+
+/// The lead's desktop on machine A opens a project kept in PostgreSQL (URL, project name and a
+/// typed password, which is never written down), and a worker on machine B (a folder of its
+/// own, the database over TCP, the same `baton-api` operations its CLI runs) claims, starts
+/// and completes a task: the card moves live, from the database's notifications. Reopened from
+/// the recent list, the app asks for the password.
+#[test]
+fn a_desktop_on_one_machine_follows_a_postgres_project_a_worker_on_another_changes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let server = support::pg::PgServer::shared();
+    let url = server.url_without_password();
+    let name = format!("desk-{}", std::process::id());
+    let b_folder = tempfile::tempdir().unwrap();
+    let (b, _) = baton_api::OpenProject::init_database(
+        b_folder.path(),
+        server.url(),
+        Some(&name),
+        "Ship it",
+        None,
+    )
+    .unwrap();
+    let confinement = baton_store::Confinement::project(b_folder.path()).unwrap();
+    let on_b = |op: &str, request: Value| {
+        baton_api::find(op)
+            .unwrap()
+            .call(&b.context(&confinement), request)
+            .unwrap_or_else(|e| panic!("{op}: {e}"))
+    };
+    on_b(
+        "task_add",
+        json!({"description": "Wire the API", "id": "api"}),
+    );
+
+    let folder = tempfile::tempdir().unwrap(); // machine A's side of the project
+    let config = tempfile::tempdir().unwrap();
+    let nowhere = tempfile::tempdir().unwrap();
+    let (session, _driver, _xvfb) = launch_app(
+        &[],
+        &[
+            ("BATON_DESKTOP_CONFIG", config.path().to_str().unwrap()),
+            ("BATON_DIR", nowhere.path().to_str().unwrap()),
+        ],
+    );
+    session.find("[data-testid=open-project]");
+    session.type_text(
+        &session.find("[data-testid=project-path]"),
+        folder.path().to_str().unwrap(),
+    );
+    session.click(&session.find("[data-testid=database-form] summary"));
+    session.type_text(&session.find("[data-testid=database-url]"), &url);
+    session.type_text(&session.find("[data-testid=database-project]"), &name);
+    session.type_text(
+        &session.find("[data-testid=database-password]"),
+        &server.password(),
+    );
+    session.click(&session.find("[data-testid=connect-database]"));
+    session.wait_for("the database project's board", |s| {
+        s.text("[data-testid=goal]") == "Ship it"
+    });
+    assert!(
+        session
+            .text("[data-testid=store]")
+            .contains("in PostgreSQL"),
+        "the window says where the project is kept"
+    );
+    session.find("[data-testid=card-api]");
+    session.screenshot(&shots().join("12-postgres-board.png"));
+
+    // The worker on B: each step reaches A's board from the database, with no reload.
+    for (op, request, status) in [
+        ("task_claim", json!({"agent": "b1"}), "claimed"),
+        (
+            "task_start",
+            json!({"agent": "b1", "task": "api"}),
+            "in_progress",
+        ),
+        (
+            "task_complete",
+            json!({"agent": "b1", "task": "api", "summary": "Wired"}),
+            "done",
+        ),
+    ] {
+        on_b(op, request);
+        session.wait_for(&format!("the card to show {status}"), |s| {
+            s.attribute("[data-testid=card-api]", "data-status")
+                .as_deref()
+                == Some(status)
+        });
+    }
+    session.wait_for("the counts to show it done", |s| {
+        s.text("[data-testid=counts]").contains("1 done")
+    });
+    session.screenshot(&shots().join("13-postgres-done-by-another-machine.png"));
+
+    // The password was used, never written: not in A's pointer, not in the recent list.
+    let password = server.password();
+    for file in [
+        folder.path().join(".coordination/store.json"),
+        config.path().join("recent.json"),
+    ] {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains(&password),
+            "{} holds the password",
+            file.display()
+        );
+    }
+
+    // Reopened from the recent list, with no password anywhere: the app asks for it.
+    session.click(&session.find("[data-testid=switch-project]"));
+    session.click(&session.find("[data-testid=recent-projects] button"));
+    session.wait_for("the password prompt", |s| {
+        s.find_now("[data-testid=ask-password]").is_some()
+    });
+    assert!(
+        session
+            .text("[data-testid=open-error]")
+            .contains("asks for a password"),
+        "{}",
+        session.text("[data-testid=open-error]")
+    );
+    session.type_text(&session.find("[data-testid=password]"), &password);
+    session.click(&session.find("[data-testid=open-with-password]"));
+    session.wait_for("the board again", |s| {
+        s.attribute("[data-testid=card-api]", "data-status")
+            .as_deref()
+            == Some("done")
+    });
+    session.close();
+}

@@ -67,6 +67,11 @@ export function App() {
         <h1>Baton</h1>
         <span className="goal" data-testid="goal">{report?.goal ?? project.goal ?? ""}</span>
         <span className="path">{project.path}</span>
+        {project.store && (
+          <span className="store" data-testid="store" title="Tasks, signals and handoffs are shared through the database; browsers and the manual session are this machine's.">
+            Kept in {project.store} · browsers on this machine
+          </span>
+        )}
         {report && (
           <span className="counts" data-testid="counts">
             {report.counts.available} available · {report.counts.claimed} claimed · {report.counts.in_progress} in progress ·{" "}
@@ -134,19 +139,35 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
   const [error, setError] = useState<string | null>(null);
   const [offerInit, setOfferInit] = useState<string | null>(null);
   const [recent, setRecent] = useState<RecentProject[]>([]);
+  // A folder whose database needs a password the usual places (PGPASSWORD, ~/.pgpass) lack.
+  const [askPassword, setAskPassword] = useState<string | null>(null);
+  const [password, setPassword] = useState("");
+  const [url, setUrl] = useState("");
+  const [dbProject, setDbProject] = useState("");
 
   useEffect(() => {
     api.recentProjects().then(setRecent, (e: unknown) => setError(errorMessage(e)));
   }, []);
 
-  const open = (folder: string) => {
+  const failed = (folder: string) => (e: unknown) => {
+    const kind = errorKind(e);
+    if (kind === "not_initialized") setOfferInit(folder);
+    else {
+      if (kind === "database") setAskPassword(folder);
+      setError(errorMessage(e));
+    }
+  };
+
+  const open = (folder: string, typed: string | null = null) => {
     setPath(folder);
     setError(null);
     setOfferInit(null);
-    api.openProject(folder).then(onOpen, (e: unknown) => {
-      if (errorKind(e) === "not_initialized") setOfferInit(folder);
-      else setError(errorMessage(e));
-    });
+    api.openProject(folder, typed).then(onOpen, failed(folder));
+  };
+
+  const connect = () => {
+    setError(null);
+    api.connectDatabase(path, url, dbProject, password || null).then(onOpen, (e: unknown) => setError(errorMessage(e)));
   };
 
   return (
@@ -185,6 +206,36 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
       >
         Choose folder…
       </button>
+      {askPassword && (
+        <section className="password" data-testid="ask-password">
+          <label>
+            Database password for {askPassword} (used for this connection only, never saved){" "}
+            <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} data-testid="password" />
+          </label>
+          <button data-testid="open-with-password" onClick={() => open(askPassword, password)}>
+            Open
+          </button>
+        </section>
+      )}
+      <details className="database" data-testid="database-form">
+        <summary>A project kept in PostgreSQL</summary>
+        <p>
+          The folder above is this machine's side of the project (its browsers, agent definitions and a pointer to the database, without
+          the password), as <code>baton connect</code> leaves it.
+        </p>
+        <label>
+          Database URL <input value={url} onChange={(e) => setUrl(e.target.value)} placeholder="postgres://user@host:5432/db" data-testid="database-url" />
+        </label>
+        <label>
+          Project name <input value={dbProject} onChange={(e) => setDbProject(e.target.value)} placeholder="the folder's name" data-testid="database-project" />
+        </label>
+        <label>
+          Password <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} placeholder="or PGPASSWORD, ~/.pgpass" data-testid="database-password" />
+        </label>
+        <button data-testid="connect-database" onClick={connect}>
+          Connect
+        </button>
+      </details>
       {offerInit && (
         <section className="init" data-testid="offer-init">
           <p>

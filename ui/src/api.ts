@@ -46,7 +46,11 @@ const task = ({ task }: { task: Operations["task_start"]["output"]["task"] }) =>
 
 export const api = {
   projectInfo: () => invoke<ProjectInfo | null>("project_info"),
-  openProject: (path: string) => invoke<ProjectInfo>("open_project", { path }),
+  /** Opens a project folder; `password` (never saved) for a folder that points to a database. */
+  openProject: (path: string, password: string | null = null) => invoke<ProjectInfo>("open_project", { path, password }),
+  /** Points `path` at project `project` in the PostgreSQL database at `url` and opens it. */
+  connectDatabase: (path: string, url: string, project: string, password: string | null) =>
+    invoke<ProjectInfo>("connect_database", { path, url, project, password }),
   recentProjects: () => invoke<RecentProject[]>("recent_projects"),
   pickFolder: () => invoke<string | null>("pick_folder"),
   leaderInit: (path: string, goal: string) => invoke<ProjectInfo>("leader_init", { path, goal }),

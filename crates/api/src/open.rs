@@ -47,6 +47,9 @@ pub struct Choice<'a> {
     pub store: Option<&'a str>,
     /// The project's name in the database (`--project`), over the pointer's.
     pub project: Option<&'a str>,
+    /// The database password, when the user typed it (the desktop asks for it): used for
+    /// this connection only, never written down.
+    pub password: Option<&'a str>,
 }
 
 /// An opened project: the local folder and the task store (the folder itself, or a database).
@@ -90,6 +93,10 @@ impl OpenProject {
                 Project::open(layout)?.with_lease(lease),
             )),
             Location::Database { layout, url, name } => {
+                let url = match choice.password {
+                    Some(password) => with_password(&url, password),
+                    None => url,
+                };
                 Ok(OpenProject::database(layout, &url, &name, lease)?)
             }
         }
@@ -340,6 +347,23 @@ pub fn write_pointer(project_dir: &Path, url: &str, name: &str) -> Result<Pointe
     Ok(pointer)
 }
 
+/// `url` with `password` for this connection (as its `password` parameter, percent-encoded),
+/// replacing any it had. Kept in memory only: [`write_pointer`] writes the URL without it.
+pub fn with_password(url: &str, password: &str) -> String {
+    let base = without_password(url);
+    let encoded: String = password
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let joint = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{joint}password={encoded}")
+}
+
 /// `url` with any password removed (`user:secret@` becomes `user@`, `password=` parameters
 /// go), so a URL can be written down.
 pub fn without_password(url: &str) -> String {
@@ -384,6 +408,18 @@ mod tests {
             "postgresql://u@h/db?sslmode=verify-full"
         );
         assert_eq!(without_password("postgres://h/db"), "postgres://h/db");
+    }
+
+    #[test]
+    fn a_typed_password_is_a_percent_encoded_parameter_replacing_any_other() {
+        assert_eq!(
+            with_password("postgres://u:old@h/db?sslmode=require", "p@ss w&rd"),
+            "postgres://u@h/db?sslmode=require&password=p%40ss%20w%26rd"
+        );
+        assert_eq!(
+            with_password("postgres://u@h/db", "x"),
+            "postgres://u@h/db?password=x"
+        );
     }
 
     #[test]

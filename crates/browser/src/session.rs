@@ -12,12 +12,13 @@
 //! A record whose holder or browser no longer runs is stale and counts as no session.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use baton_store::durable::write_atomic;
 use baton_store::process::pid_alive;
 use baton_store::project::LEADER;
-use baton_store::{ErrorKind, ForeignFile, Layout, Project, SignalTarget, StoreError};
+use baton_store::{ErrorKind, ForeignFile, Layout, SignalStore, SignalTarget, StoreError};
 use serde::{Deserialize, Serialize};
 
 use crate::controls::{BrowserControlError, check_url, navigate};
@@ -109,9 +110,9 @@ pub fn current(layout: &Layout) -> Option<SessionRecord> {
 
 /// Finishes the project's session from any process: writes its signal ("manual session
 /// finished"), removes the record, and ends the browser (its holder cleans up after it).
-pub fn finish(project: &Project) -> Result<SessionRecord> {
-    let record = current(project.layout()).ok_or(SessionError::NotRunning)?;
-    end(project, &record, "manual session finished")?;
+pub fn finish(layout: &Layout, signals: &dyn SignalStore) -> Result<SessionRecord> {
+    let record = current(layout).ok_or(SessionError::NotRunning)?;
+    end(layout, signals, &record, "manual session finished")?;
     if let Ok(group) = libc::pid_t::try_from(record.browser.pid) {
         // SAFETY: the browser leads its own process group (see `launch`); only it is signalled.
         unsafe { libc::killpg(group, libc::SIGTERM) };
@@ -120,16 +121,25 @@ pub fn finish(project: &Project) -> Result<SessionRecord> {
 }
 
 /// Writes the session's signal, saying why, and removes its record.
-fn end(project: &Project, record: &SessionRecord, why: &str) -> Result<()> {
+fn end(
+    layout: &Layout,
+    signals: &dyn SignalStore,
+    record: &SessionRecord,
+    why: &str,
+) -> Result<()> {
     let target = SignalTarget::named(record.run, &record.signal)?;
-    project.write_signal(&target, Some(LEADER), Some(why), ForeignFile::Keep)?;
-    let _ = std::fs::remove_file(record_file(project.layout()));
+    signals.write_signal(&target, Some(LEADER), Some(why), ForeignFile::Keep)?;
+    let _ = std::fs::remove_file(record_file(layout));
     Ok(())
 }
 
 /// A session this process holds. Dropping it stops the browser without writing the signal.
 pub struct ManualSession {
-    project: Project,
+    /// The project's folder on this machine, where the browser and the session's record are.
+    layout: Layout,
+    /// Where the session's signal is written: the project's store (a database, for a waiter
+    /// on another machine).
+    signals: Arc<dyn SignalStore>,
     record: SessionRecord,
     browser: RunningBrowser,
     /// Why the first page did not open, if it did not (the dev server is not up yet): the
@@ -140,21 +150,27 @@ pub struct ManualSession {
 impl ManualSession {
     /// Starts a session on `url` for `owner` (shown in the registry): clears the run's signal
     /// `signal`, launches a visible browser and opens the page.
-    pub fn start(project: &Project, url: &str, signal: &str, owner: &str) -> Result<Self> {
+    pub fn start(
+        layout: &Layout,
+        signals: Arc<dyn SignalStore>,
+        url: &str,
+        signal: &str,
+        owner: &str,
+    ) -> Result<Self> {
         check_url(url)?;
-        if let Some(running) = current(project.layout()) {
+        if let Some(running) = current(layout) {
             return Err(SessionError::AlreadyRunning {
                 port: running.browser.port,
                 holder: running.holder_pid,
             });
         }
-        let run = project.resolve_run(None)?;
+        let run = signals.resolve_run(None)?;
         let target = SignalTarget::named(run, signal)?;
-        project.clear_signal(&target, Some(LEADER), ForeignFile::Keep)?;
+        signals.clear_signal(&target, Some(LEADER), ForeignFile::Keep)?;
         let port = free_port().map_err(|e| StoreError::io("a free loopback port", e))?;
         let mut options = LaunchOptions::new(port, owner);
         options.headless = false;
-        let browser = RunningBrowser::launch(project.layout(), &options)?;
+        let browser = RunningBrowser::launch(layout, &options)?;
         let record = SessionRecord {
             browser: browser.record().clone(),
             holder_pid: std::process::id(),
@@ -164,12 +180,13 @@ impl ManualSession {
         };
         let mut bytes = serde_json::to_vec_pretty(&record).expect("serialises");
         bytes.push(b'\n');
-        write_atomic(&record_file(project.layout()), &bytes)?;
+        write_atomic(&record_file(layout), &bytes)?;
         // Opened through CDP rather than on the command line, so the session starts with the
         // page loaded.
         let page_error = navigate(port, url).err().map(|e| e.to_string());
         Ok(ManualSession {
-            project: project.clone(),
+            layout: layout.clone(),
+            signals,
             record,
             browser,
             page_error,
@@ -186,11 +203,16 @@ impl ManualSession {
         if self.browser.is_process_running() {
             return None;
         }
-        let ours = read_record(self.project.layout()).is_some_and(|r| r == self.record);
+        let ours = read_record(&self.layout).is_some_and(|r| r == self.record);
         if !ours {
             return Some(Ending::Finished);
         }
-        if let Err(e) = end(&self.project, &self.record, "browser window closed") {
+        if let Err(e) = end(
+            &self.layout,
+            &*self.signals,
+            &self.record,
+            "browser window closed",
+        ) {
             eprintln!("baton: manual session: {e}");
         }
         Some(Ending::WindowClosed)
@@ -198,7 +220,12 @@ impl ManualSession {
 
     /// Finishes the session: writes the signal, removes the record and stops the browser.
     pub fn finish(self) -> Result<SessionRecord> {
-        end(&self.project, &self.record, "manual session finished")?;
+        end(
+            &self.layout,
+            &*self.signals,
+            &self.record,
+            "manual session finished",
+        )?;
         Ok(self.record.clone()) // dropping `self` stops the browser
     }
 }
@@ -207,8 +234,8 @@ impl Drop for ManualSession {
     fn drop(&mut self) {
         // The record goes with the browser (which `RunningBrowser`'s drop stops), unless it
         // is another session's by now.
-        if read_record(self.project.layout()).is_some_and(|r| r == self.record) {
-            let _ = std::fs::remove_file(record_file(self.project.layout()));
+        if read_record(&self.layout).is_some_and(|r| r == self.record) {
+            let _ = std::fs::remove_file(record_file(&self.layout));
         }
     }
 }

@@ -52,14 +52,21 @@ pub(crate) fn database(store: &str, e: &postgres::Error) -> StoreError {
         None if e.is_closed() => {
             format!("the connection to PostgreSQL at {store} was lost ({e}); try again")
         }
-        None => {
-            let cause = std::error::Error::source(e)
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| e.to_string());
-            format!(
-                "cannot reach PostgreSQL at {store}: {cause}; check the host and port, and that the server runs and accepts TCP connections"
-            )
-        }
+        None if cause_of(e).contains("password missing") => format!(
+            "PostgreSQL at {store} asks for a password and none was given; give it in the URL, \
+             PGPASSWORD or ~/.pgpass"
+        ),
+        None => format!(
+            "cannot reach PostgreSQL at {store}: {}; check the host and port, and that the server runs and accepts TCP connections",
+            cause_of(e)
+        ),
     };
     StoreError::Database { message }
+}
+
+/// What went wrong underneath `e` (the client's own words are the outer layer).
+fn cause_of(e: &postgres::Error) -> String {
+    std::error::Error::source(e)
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| e.to_string())
 }

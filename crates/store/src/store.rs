@@ -60,6 +60,17 @@ pub trait TaskStore: Send + Sync {
     /// The master plan, the summary and the discoveries.
     fn notes(&self) -> Result<Notes>;
 
+    /// Task `id`'s result report, as `results/ID.md` holds it; empty until it is finished.
+    fn result_report(&self, id: &str) -> Result<String> {
+        crate::names::validate_task_id(id)?;
+        let (file, _) = self.snapshot()?;
+        Ok(file
+            .task(id)
+            .filter(|task| task.status.is_final())
+            .map(crate::notes::render_result)
+            .unwrap_or_default())
+    }
+
     /// What a worker waiting for work can expect now, with the store's time now (a lease
     /// expiry is waited for by the store's clock, not the waiter's).
     fn outlook(&self) -> Result<(Outlook, Timestamp)> {
@@ -256,6 +267,9 @@ impl TaskStore for crate::Project {
     }
     fn notes(&self) -> Result<Notes> {
         Notes::read(self.layout())
+    }
+    fn result_report(&self, id: &str) -> Result<String> {
+        crate::notes::read_text(&self.layout().result_file(id)?)
     }
     fn folder(&self) -> Option<&crate::Layout> {
         Some(self.layout())

@@ -3,4 +3,13 @@
 /**
  * Which project is open, if any.
  */
-export type ProjectInfo = { path: string, goal: string | null, };
+export type ProjectInfo = { 
+/**
+ * The project's folder on this machine.
+ */
+path: string, goal: string | null, 
+/**
+ * Where the project is kept when not in the folder: the database and project name
+ * (never a password). Browsers stay this machine's either way.
+ */
+store: string | null, };

@@ -2,6 +2,7 @@
 
 export type RecentProject = { path: string, goal: string | null, 
 /**
- * Whether the folder still has a task store (filled in when listed, not stored).
+ * Whether the folder still holds a project, or points to one in a database (filled in
+ * when listed, not stored).
  */
 exists: boolean, };
