@@ -7,10 +7,12 @@
 //!   is undone outside the timing, so every trial claims from the same queue);
 //! - claims per second with 8 worker processes claiming one after another until none is left;
 //! - a task added on one connection to a `worker claim --wait` process (another "machine")
-//!   printing its claim, p50/p99.
+//!   printing its claim, p50/p99;
+//! - a signal written on one connection to a `signal wait` process (another "machine")
+//!   printing that it was signalled, p50/p99.
 //!
 //! Targets (issue 12, 2 cores): on PostgreSQL, claim p50 ≤ 8 ms at 100 tasks and at most 1.5×
-//! that at 100,000. The library's figures (long-lived connections, and the bare SQL loop they
+//! that at 100,000. Issue 13: signal wake-up p99 ≤ 15 ms. The library's figures (long-lived connections, and the bare SQL loop they
 //! are compared with) are `cargo bench -p baton-pg --bench claims`.
 
 use std::process::{Command, Stdio};
@@ -197,11 +199,8 @@ fn throughput(store: Store<'_>, tasks: usize, workers: usize) {
     );
 }
 
-/// A task added (through the library, on its own connection) to a `worker claim --wait`
-/// process, on another "machine" of the same project, printing its claim.
-fn wake_up(store: Store<'_>, trials: usize) {
-    use std::io::{BufRead, BufReader};
-    let bench = Bench::new(store, 0);
+/// The lead's side of `bench`'s project, opened through the library (its own connection).
+fn lead(store: Store<'_>, bench: &Bench) -> baton_api::OpenProject {
     let url = match store {
         Store::Postgres(server) => Some(server.url().to_string()),
         Store::Folder => None,
@@ -212,26 +211,87 @@ fn wake_up(store: Store<'_>, trials: usize) {
         project: Some(&bench.project),
         password: None,
     };
-    let lead = baton_api::OpenProject::open(
+    baton_api::OpenProject::open(
         &choice,
         bench.dir.path(),
         std::time::Duration::from_secs(900),
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// Starts `args` (a waiting command) and returns it once it says it is waiting.
+fn armed(bench: &Bench, args: &[&str]) -> std::process::Child {
+    use std::io::{BufRead, BufReader};
+    let mut waiter = bench
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(waiter.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("waiting") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the waiter ended");
+    }
+    waiter
+}
+
+/// Reads the waiter's first output line, which marks the moment it knew; the time since
+/// `started`. The rest of its output is read after the timing and returned.
+fn answered(mut waiter: std::process::Child, started: Instant) -> (std::time::Duration, String) {
+    use std::io::{BufRead, BufReader};
+    let mut stdout = BufReader::new(waiter.stdout.take().unwrap());
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    let elapsed = started.elapsed();
+    std::io::Read::read_to_string(&mut stdout, &mut answer).unwrap();
+    waiter.wait().unwrap();
+    (elapsed, answer)
+}
+
+/// A signal written (through the library, on its own connection) to a `signal wait` process
+/// on another "machine" of the same project, printing that it was signalled.
+fn signal_wake(store: Store<'_>, trials: usize) {
+    use baton_store::{ForeignFile, SignalTarget};
+    let bench = Bench::new(store, 0);
+    let writer = lead(store, &bench);
+    let run = writer.signals.resolve_run(None).unwrap();
     let mut samples = Vec::with_capacity(trials);
     for i in 0..trials {
-        let mut waiter = bench
-            .command(&["worker", "claim", &format!("w{i}"), "--wait", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+        let name = format!("ui-test-done-{i}");
+        let waiter = armed(
+            &bench,
+            &["signal", "wait", &name, "--timeout", "60s", "--json"],
+        );
+        let started = Instant::now();
+        let target = SignalTarget::named(run, &name).unwrap();
+        writer
+            .signals
+            .write_signal(&target, Some("ui-tester"), None, ForeignFile::Keep)
             .unwrap();
-        let mut stderr = BufReader::new(waiter.stderr.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("waiting") {
-            line.clear();
-            assert!(stderr.read_line(&mut line).unwrap() > 0, "the waiter ended");
-        }
+        let (elapsed, answer) = answered(waiter, started);
+        samples.push(elapsed);
+        assert!(answer.contains("signalled"), "{answer}");
+    }
+    samples.sort();
+    println!(
+        "{:>8} signal written -> a waiting `signal wait` process answers: p50 {}  p99 {}  ({trials} trials)",
+        store.label(),
+        ms(percentile(&samples, 0.50), 2),
+        ms(percentile(&samples, 0.99), 2)
+    );
+}
+
+/// A task added (through the library, on its own connection) to a `worker claim --wait`
+/// process, on another "machine" of the same project, printing its claim.
+fn wake_up(store: Store<'_>, trials: usize) {
+    let bench = Bench::new(store, 0);
+    let lead = lead(store, &bench);
+    let mut samples = Vec::with_capacity(trials);
+    for i in 0..trials {
+        let agent = format!("w{i}");
+        let waiter = armed(&bench, &["worker", "claim", &agent, "--wait", "--json"]);
         let started = Instant::now();
         lead.tasks
             .add_task(baton_store::lifecycle::NewTask {
@@ -239,14 +299,9 @@ fn wake_up(store: Store<'_>, trials: usize) {
                 ..Default::default()
             })
             .unwrap();
-        // The claim's first line marks the moment; the rest is read after the timing.
-        let mut stdout = BufReader::new(waiter.stdout.take().unwrap());
-        let mut claim = String::new();
-        stdout.read_line(&mut claim).unwrap();
-        samples.push(started.elapsed());
-        std::io::Read::read_to_string(&mut stdout, &mut claim).unwrap();
+        let (elapsed, claim) = answered(waiter, started);
+        samples.push(elapsed);
         assert!(claim.contains("wake up"), "{claim}");
-        waiter.wait().unwrap();
     }
     samples.sort();
     println!(
@@ -270,6 +325,7 @@ fn main() {
             latency(store, 20, 3);
             throughput(store, 20, 2);
             wake_up(store, 2);
+            signal_wake(store, 2);
         }
         return;
     }
@@ -284,5 +340,8 @@ fn main() {
     }
     for store in stores {
         wake_up(store, 100);
+    }
+    for store in stores {
+        signal_wake(store, 100);
     }
 }
