@@ -76,6 +76,8 @@ impl Session {
         let feed_project = project.clone();
         let app = app.clone();
         let opened_app = app.clone();
+        // For `bench/desktop.rs`: when the feed's events reach the window.
+        let timing = std::env::var_os("BATON_DESKTOP_TIMING").is_some();
         std::thread::Builder::new()
             .name("baton-desktop-feed".into())
             .spawn(move || {
@@ -83,6 +85,9 @@ impl Session {
                 while !stopped.load(Ordering::Relaxed) {
                     match feed.recv_timeout(std::time::Duration::from_millis(250)) {
                         Ok(event) => {
+                            if timing {
+                                eprintln!("baton-desktop: change event at {} us", unix_micros());
+                            }
                             let _ = app.emit(CHANGE_EVENT, &event);
                             for follower in followers.iter() {
                                 follower.changed(&app, &feed_project, &event);
@@ -100,4 +105,11 @@ impl Session {
         *self.open.lock().expect("session lock") = Some(Open { project, stop });
         Ok(())
     }
+}
+
+fn unix_micros() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_micros()
 }

@@ -949,6 +949,27 @@ fn a_desktop_on_one_machine_follows_a_postgres_project_a_worker_on_another_chang
     });
     session.screenshot(&shots().join("13-postgres-done-by-another-machine.png"));
 
+    // Handoffs recorded on B appear in A's handoff graph: the first when the view opens, the
+    // second while it is open, from the database's notifications.
+    let handoff = |from: &str, to: &str| {
+        on_b(
+            "track_handoff",
+            json!({"from_agent": from, "to_agent": to,
+                   "context": {"summary": format!("{from} done on machine B")}}),
+        );
+    };
+    handoff("implementer", "qa");
+    session.click(&session.find("[data-testid=view-graph]"));
+    session.wait_for("B's first handoff in A's graph", |s| {
+        s.text("[data-testid=handoff-graph]")
+            .contains("implementer")
+    });
+    handoff("qa", "security");
+    session.wait_for("B's second handoff, live", |s| {
+        s.text("[data-testid=handoff-graph]").contains("security")
+    });
+    session.click(&session.find("[data-testid=view-board]"));
+
     // The password was used, never written: not in A's pointer, not in the recent list.
     let password = server.password();
     for file in [
