@@ -80,6 +80,26 @@ pub enum Command {
         #[arg(long, value_name = "AGENT")]
         agent: String,
     },
+    /// Reserve files (paths or globs) for an agent: others' claims pass over tasks touching
+    /// them, and the pre-commit hook refuses their commits. Exit code 7 when another agent
+    /// holds any of them (nothing is reserved then).
+    Reserve(crate::files::ReserveArgs),
+    /// Give back reserved files (all of the agent's when none are named).
+    Unreserve {
+        /// The paths or globs as they were reserved.
+        #[arg(value_name = "PATH|GLOB")]
+        paths: Vec<String>,
+        #[arg(long)]
+        agent: String,
+    },
+    /// Who holds which files: held tasks' files and reserved paths.
+    Reservations,
+    /// Say which of these files another agent holds exclusively: exit code 0 when none, 7
+    /// when some (listed). For scripts and the git pre-commit hook.
+    CheckPaths(crate::files::CheckPathsArgs),
+    /// Git hooks: `install` adds the pre-commit hook that runs check-paths.
+    #[command(subcommand)]
+    Hooks(crate::files::HooksCommand),
     /// Show agents' logs (all agents merged in time order, or one agent's).
     Logs {
         /// Only this agent's log.
@@ -300,9 +320,13 @@ pub enum WorkerCommand {
     Claim {
         agent: String,
         /// Claim this task instead of the best ready one; refused (exit code 1) with the reason
-        /// when it is not ready.
+        /// when it is not ready (exit code 7 when another agent holds its files).
         #[arg(long, conflicts_with = "wait")]
         task: Option<String>,
+        /// Take the task even if another agent holds its files (by default such a task is
+        /// passed over for the next one, and taken once its files are free).
+        #[arg(long, conflicts_with = "wait")]
+        ignore_reservations: bool,
         /// Wait until a task is ready (added, unblocked, or its lease expired) and claim it.
         #[arg(long)]
         wait: bool,

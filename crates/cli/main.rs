@@ -14,6 +14,7 @@ mod agents;
 mod args;
 mod browser;
 mod context;
+mod files;
 mod follow;
 mod live;
 mod output;
@@ -199,6 +200,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Worker(WorkerCommand::Claim {
             agent,
             task,
+            ignore_reservations,
             wait,
             timeout,
         }) => {
@@ -209,6 +211,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 let request = tasks::Claim {
                     agent: agent.clone(),
                     task,
+                    ignore_reservations,
                 };
                 as_user(&project, mode, keep, |cx| request.run(cx))?
             };
@@ -316,6 +319,11 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(0)
             })
         }
+        Command::Reserve(args) => files::reserve(&open()?, args, mode, json),
+        Command::Unreserve { paths, agent } => files::unreserve(&open()?, agent, paths, mode, json),
+        Command::Reservations => files::list(&open()?, mode, json),
+        Command::CheckPaths(args) => files::check_paths(&open()?, args, mode, json),
+        Command::Hooks(files::HooksCommand::Install) => files::install_hook(&open()?, json),
         Command::Discover { text, agent } => as_user(&open()?, mode, keep, |cx| {
             let out = tasks::Discover { agent, text }.run(cx)?;
             emit(json, &out, || format!("Added to {}", out.path));

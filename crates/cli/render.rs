@@ -93,7 +93,7 @@ fn table(tasks: &[TaskView]) -> String {
         .unwrap_or(5)
         .clamp(5, 24);
     let mut out = format!(
-        "{:id_width$}  {:11}  {:>3}  {:owner_width$}  {:9}  {:18}  DESCRIPTION\n",
+        "{:id_width$}  {:11}  {:>3}  {:owner_width$}  {:9}  {:28}  DESCRIPTION\n",
         "ID", "STATUS", "PRI", "OWNER", "LEASE", "WAITING FOR"
     );
     for view in tasks {
@@ -103,7 +103,10 @@ fn table(tasks: &[TaskView]) -> String {
             (false, Some(secs)) => short_duration(Duration::from_secs(secs)),
             (false, None) => String::new(),
         };
-        let waiting = if task.status.is_final() || view.blocked_by.is_empty() {
+        let waiting = if let Some(note) = view.files_note() {
+            // "files held by w1 (task-2)"
+            note.trim_start_matches("waits on ").to_string()
+        } else if task.status.is_final() || view.blocked_by.is_empty() {
             String::new()
         } else {
             view.blocked_by.join(",")
@@ -115,13 +118,13 @@ fn table(tasks: &[TaskView]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:id_width$}  {:11}  {:>3}  {:owner_width$}  {:9}  {:18}  {}",
+            "{:id_width$}  {:11}  {:>3}  {:owner_width$}  {:9}  {:28}  {}",
             line(&task.id, id_width),
             status,
             task.priority,
             line(task.claimed_by.as_deref().unwrap_or(""), owner_width),
             lease,
-            line(&waiting, 18),
+            line(&waiting, 28),
             line(&task.description, 70)
         );
     }

@@ -39,13 +39,17 @@ pub const WRITER_GONE: Exit = Exit {
     code: 6,
     meaning: "writer gone: a signal wait tied to --while-pid/--while-agent saw the writer stop",
 };
+pub const FILES_HELD: Exit = Exit {
+    code: 7,
+    meaning: "files held: check-paths found files another agent holds, or reserve was refused for them",
+};
 pub const INTERRUPTED: Exit = Exit {
     code: 130,
     meaning: "interrupted: worker loop stopped by Ctrl-C (its running task was released)",
 };
 
 /// Every exit code `baton` uses, in order.
-pub const TABLE: [Exit; 8] = [
+pub const TABLE: [Exit; 9] = [
     SUCCESS,
     ERROR,
     USAGE,
@@ -53,6 +57,7 @@ pub const TABLE: [Exit; 8] = [
     DOCTOR_FINDINGS,
     TIMED_OUT,
     WRITER_GONE,
+    FILES_HELD,
     INTERRUPTED,
 ];
 
@@ -60,6 +65,7 @@ pub const TABLE: [Exit; 8] = [
 pub fn for_error(kind: ErrorKind) -> Exit {
     match kind {
         ErrorKind::InvalidArguments => USAGE,
+        ErrorKind::PathsHeld => FILES_HELD,
         _ => ERROR,
     }
 }

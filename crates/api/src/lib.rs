@@ -22,6 +22,7 @@ pub mod exit;
 pub mod open;
 pub mod operation;
 pub mod orchestration;
+pub mod reservations;
 pub mod signals;
 pub mod tasks;
 
@@ -103,6 +104,10 @@ catalogue!(
     tasks::AggregateResults,
     tasks::Doctor,
     tasks::Logs,
+    reservations::Reserve,
+    reservations::Unreserve,
+    reservations::CheckPaths,
+    reservations::ListReservations,
     signals::NewRun,
     signals::ListRuns,
     signals::WriteSignal,

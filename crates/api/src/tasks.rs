@@ -5,7 +5,7 @@
 //! Every operation that changes one task answers [`TaskOutcome`], `{"task": …}`, on every
 //! front end: a wrapper, so an answer can grow (a hint, a warning) without breaking readers.
 
-use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
+use baton_store::lifecycle::{Completion, Files, NewTask, TaskEdit};
 use baton_store::model::DEFAULT_PRIORITY;
 use baton_store::{
     Aggregate, DoctorReport, LogLine, Move, StatusReport, Task, TaskStatus, TaskView,
@@ -203,6 +203,10 @@ pub struct Claim {
     /// ready is refused with the reason.
     #[serde(default)]
     pub task: Option<String>,
+    /// Take the task even when another agent holds its files (by default a task whose files
+    /// another agent reserved is passed over, and the next one taken).
+    #[serde(default)]
+    pub ignore_reservations: bool,
 }
 
 /// What a claim got: the task (null when nothing is ready, with the reason), and the worker it
@@ -237,20 +241,48 @@ impl ClaimOutcome {
 
 impl Operation for Claim {
     const NAME: &'static str = "task_claim";
-    const DESCRIPTION: &'static str = "Claim the best ready task (priority 1 first, then oldest), or the task named. Returns task null when nothing is ready, with the reason.";
+    const DESCRIPTION: &'static str = "Claim the best ready task (priority 1 first, then oldest) whose files no other agent holds, or the task named. Returns task null when nothing is ready, with the reason.";
     const READ_ONLY: bool = false;
     type Output = ClaimOutcome;
     fn run(self, cx: &Context) -> Result<ClaimOutcome> {
+        let files = if self.ignore_reservations {
+            Files::Ignore
+        } else {
+            Files::Respect
+        };
         if let Some(task) = &self.task {
-            return Ok(ClaimOutcome::claimed(
-                cx.tasks.claim_task(&self.agent, task)?,
-            ));
+            return Ok(ClaimOutcome::claimed(cx.tasks.claim_task_with(
+                &self.agent,
+                task,
+                files,
+            )?));
         }
-        Ok(match cx.tasks.claim(&self.agent)? {
+        Ok(match cx.tasks.claim_with(&self.agent, files)? {
             Some(claim) => ClaimOutcome::claimed(claim),
-            None => ClaimOutcome::nothing(cx.tasks.nothing_ready_reason()?),
+            None => ClaimOutcome::nothing(nothing_ready_reason(cx)?),
         })
     }
+}
+
+/// Why a claim got nothing: the tasks kept back by files others hold, when there are any,
+/// else what the counts say.
+fn nothing_ready_reason(cx: &Context) -> Result<String> {
+    let reason = cx.tasks.nothing_ready_reason()?;
+    if cx.tasks.reservations()?.is_empty() {
+        return Ok(reason);
+    }
+    let report = cx.tasks.status()?;
+    let held: Vec<String> = report
+        .tasks
+        .iter()
+        .filter_map(|t| Some(format!("{} {}", t.task.id, t.files_note()?)))
+        .take(3)
+        .collect();
+    Ok(if held.is_empty() {
+        reason
+    } else {
+        format!("{}; {reason}", held.join("; "))
+    })
 }
 
 macro_rules! agent_task_operation {

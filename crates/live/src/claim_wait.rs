@@ -182,7 +182,7 @@ fn wait_once(
         }
         // Look before claiming: a claim is journaled, and a waiter that claimed on every
         // wake-up would fill its log with "nothing ready".
-        let (outlook, now) = store.outlook()?;
+        let (outlook, now) = store.outlook(agent)?;
         let next_expiry = match outlook {
             Outlook::Claimable => {
                 if let Some(waker) = &mut waker {

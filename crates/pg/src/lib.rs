@@ -18,7 +18,7 @@
 //! lifecycle, one transaction each), `notes` (logs, discoveries, master plan, summary, doctor,
 //! aggregate), `listen` (waking waiting workers and watchers), `transfer` (export to and import
 //! from a `.coordination/` folder), `signals` (runs and named signals), `documents`
-//! (orchestration's record). Front ends reach it through `baton-api`'s `OpenProject`. Still
+//! (orchestration's record), `reservations` (file reservations). Front ends reach it through `baton-api`'s `OpenProject`. Still
 //! per machine on a database project: signals at a path the user names, agent definitions,
 //! browsers.
 
@@ -27,6 +27,7 @@ mod documents;
 mod error;
 pub mod listen;
 mod notes;
+mod reservations;
 pub mod schema;
 mod signals;
 pub mod tasks;

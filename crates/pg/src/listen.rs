@@ -13,7 +13,9 @@ use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
 use crate::connect::connect;
-use crate::tasks::{CHANGES, CHANNEL, CLAIMABLE, PgProject, load};
+use baton_store::reservations::task_conflicts;
+
+use crate::tasks::{CHANGES, CHANNEL, CLAIMABLE, PgProject, READY_TASKS, load};
 
 /// A connection listening for one project's notifications on one channel.
 pub struct PgListener {
@@ -96,16 +98,11 @@ impl PgProject {
     pub fn ready_tasks(&self) -> baton_store::Result<Vec<TaskView>> {
         let lease = self.lease;
         self.transact(|tx, now| {
-            static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
-                format!(
-                    "SELECT body FROM baton_tasks t WHERE t.project = $1 AND {}
-                     ORDER BY t.priority, t.created_at, t.position",
-                    *CLAIMABLE
-                )
-            });
             let ready = load(tx, &READY_TASKS, &[&self.name])?;
+            let active = self.reservation_view(tx)?.active_reservations(now, lease);
             Ok(ready
                 .into_iter()
+                .filter(|task| task_conflicts(&active, task, None).is_empty())
                 .map(|task| TaskView::of(task, Vec::new(), now, lease))
                 .collect())
         })
@@ -135,7 +132,8 @@ impl PgProject {
     /// or held on an expired lease, dependencies done), else the earliest lease expiry; with
     /// neither, nothing can ever become ready without new tasks (every unfinished task waits
     /// on a failed, cancelled or missing one).
-    pub fn outlook(&self) -> baton_store::Result<(Outlook, Timestamp)> {
+    pub fn outlook(&self, agent: &str) -> baton_store::Result<(Outlook, Timestamp)> {
+        let lease = self.lease;
         self.transact(|tx, now| {
             static ANY_READY: LazyLock<String> = LazyLock::new(|| {
                 format!(
@@ -143,9 +141,26 @@ impl PgProject {
                     *CLAIMABLE
                 )
             });
-            let ready = tx.query_opt(&ANY_READY, &[&self.name])?;
-            if ready.is_some() {
-                return Ok((Outlook::Claimable, now));
+            let view = self.reservation_view(tx)?;
+            let active = view.active_reservations(now, lease);
+            let mut files_end = None;
+            if active.iter().all(|r| r.agent == agent) {
+                if tx.query_opt(&ANY_READY, &[&self.name])?.is_some() {
+                    return Ok((Outlook::Claimable, now));
+                }
+            } else {
+                // Ready tasks whose files others hold are waited for until a change frees
+                // them, or a reservation runs out.
+                let ready = load(tx, &READY_TASKS, &[&self.name])?;
+                if ready
+                    .iter()
+                    .any(|task| task_conflicts(&active, task, Some(agent)).is_empty())
+                {
+                    return Ok((Outlook::Claimable, now));
+                }
+                if !ready.is_empty() {
+                    files_end = view.next_reservation_end(now, lease);
+                }
             }
             let next: Option<DateTime<Utc>> = tx
                 .query_one(
@@ -154,9 +169,10 @@ impl PgProject {
                     &[&self.name],
                 )?
                 .get(0);
+            let next = next.map(Timestamp).into_iter().chain(files_end).min();
             let outlook = match next {
                 Some(at) => Outlook::Waiting {
-                    next_lease_expiry: Some(Timestamp(at)),
+                    next_lease_expiry: Some(at),
                 },
                 None => Outlook::Drained,
             };

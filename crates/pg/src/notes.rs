@@ -46,6 +46,7 @@ impl PgProject {
                     },
                 );
             }
+            crate::reservations::explicit(tx, &self.name, &mut file)?;
             Ok((file, now))
         })
     }

@@ -9,7 +9,7 @@ use baton_store::StoreError;
 use crate::error::Result;
 
 /// The schema this `baton` writes.
-pub const VERSION: i32 = 4;
+pub const VERSION: i32 = 5;
 
 /// Migration N brings the schema from version N to N + 1.
 const MIGRATIONS: [&str; VERSION as usize] = [
@@ -109,6 +109,21 @@ CREATE TABLE baton_documents (
     name text NOT NULL,
     body jsonb NOT NULL,
     PRIMARY KEY (project, name)
+);
+"#,
+    r#"
+-- Paths agents reserved with `baton reserve` (a held task's files are reserved by the task).
+CREATE TABLE baton_reservations (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    number bigint NOT NULL,
+    agent text NOT NULL,
+    task text,
+    paths text[] NOT NULL,
+    shared boolean NOT NULL,
+    since timestamptz NOT NULL,
+    expires_at timestamptz,
+    reason text,
+    PRIMARY KEY (project, number)
 );
 "#,
 ];

@@ -5,12 +5,13 @@
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
-use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask, TaskEdit};
+use baton_store::lifecycle::{Claim, Completion, DEFAULT_LEASE, Files, NewTask, TaskEdit};
 use baton_store::model::{Task, TaskFile, TaskStatus};
 use baton_store::project::LEADER;
+use baton_store::reservations::task_conflicts;
 use baton_store::{
-    Aggregate, DoctorReport, Listener, LogLine, Outlook, StatusReport, StoreError, TaskStore,
-    TaskView, Timestamp,
+    Aggregate, DoctorReport, Hold, Listener, LogLine, NewReservation, Outlook, Reservation,
+    StatusReport, StoreError, TaskStore, TaskView, Timestamp,
 };
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -40,6 +41,16 @@ pub(crate) const EXPIRED: &str =
 /// `t`).
 pub(crate) static CLAIMABLE: LazyLock<String> =
     LazyLock::new(|| format!("(({READY}) OR ({EXPIRED} AND {DEPENDENCIES_DONE}))"));
+
+/// The tasks a claim could take, best first (what `worker list` shows, and what a claim
+/// passing over tasks whose files are held walks through).
+pub(crate) static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT body FROM baton_tasks t WHERE t.project = $1 AND {}
+         ORDER BY t.priority, t.created_at, t.position",
+        *CLAIMABLE
+    )
+});
 
 /// The best ready task, locked, skipping rows other claims hold: the best available one (read
 /// in the order of the `baton_tasks_ready` index, so a large board, however many of its tasks
@@ -414,8 +425,40 @@ impl PgProject {
     /// Claims the best ready task for `agent` (priority, then age, then board order); `None`
     /// when nothing is ready. Rows other workers are claiming are skipped, not waited for.
     pub fn claim(&self, agent: &str) -> baton_store::Result<Option<Claim>> {
+        self.claim_with(agent, Files::Respect)
+    }
+
+    /// [`PgProject::claim`], saying whether other agents' file reservations count. Respecting
+    /// them, claims of the project take its reservation lock in turn, and the best ready task
+    /// whose files no other agent holds exclusively is taken.
+    pub fn claim_with(&self, agent: &str, files: Files) -> baton_store::Result<Option<Claim>> {
         baton_store::names::validate_agent_id(agent)?;
+        let lease = self.lease;
         self.transact_unclocked(|tx| {
+            if files == Files::Respect {
+                self.lock_reservations(tx)?;
+                let view = self.reservation_view(tx)?;
+                let others = view
+                    .tasks
+                    .iter()
+                    .any(|t| t.claimed_by.as_deref() != Some(agent))
+                    || view.reservations.iter().any(|r| r.agent != agent);
+                if others {
+                    let now = database_now(tx)?;
+                    let active = view.active_reservations(now, lease);
+                    if active.iter().any(|r| r.agent != agent) {
+                        for task in load(tx, &READY_TASKS, &[&self.name])? {
+                            if !task_conflicts(&active, &task, Some(agent)).is_empty() {
+                                continue;
+                            }
+                            let task = locked_task(tx, &self.name, &task.id)?;
+                            return Ok(Some(self.take(tx, task, agent, now)?));
+                        }
+                        journal(tx, &self.name, agent, "CLAIM", "nothing ready", now)?;
+                        return Ok(None);
+                    }
+                }
+            }
             let Some(row) = tx.query_opt(&BEST_READY, &[&self.name])? else {
                 let now = database_now(tx)?;
                 journal(tx, &self.name, agent, "CLAIM", "nothing ready", now)?;
@@ -430,8 +473,21 @@ impl PgProject {
     /// Claims the task `id` for `agent` if it is ready (dependencies done; available, or held
     /// on an expired lease), refused with the reason otherwise.
     pub fn claim_task(&self, agent: &str, id: &str) -> baton_store::Result<Claim> {
+        self.claim_task_with(agent, id, Files::Respect)
+    }
+
+    /// [`PgProject::claim_task`], saying whether other agents' file reservations count.
+    pub fn claim_task_with(
+        &self,
+        agent: &str,
+        id: &str,
+        files: Files,
+    ) -> baton_store::Result<Claim> {
         baton_store::names::validate_agent_id(agent)?;
         self.transact(|tx, now| {
+            if files == Files::Respect {
+                self.lock_reservations(tx)?;
+            }
             let task = locked_task(tx, &self.name, id)?;
             task.check_claimable(now, self.lease)?;
             let blockers: Vec<String> = tx
@@ -447,6 +503,15 @@ impl PgProject {
             if !blockers.is_empty() {
                 let hint = format!("; it waits for {}", blockers.join(", "));
                 return Err(baton_store::rules::illegal(&task, "claim", &hint).into());
+            }
+            if files == Files::Respect {
+                let active = self
+                    .reservation_view(tx)?
+                    .active_reservations(now, self.lease);
+                let holds = task_conflicts(&active, &task, Some(agent));
+                if !holds.is_empty() {
+                    return Err(crate::reservations::held(&holds).into());
+                }
             }
             self.take(tx, task, agent, now)
         })
@@ -550,6 +615,7 @@ impl PgProject {
                 "SELECT body FROM baton_tasks WHERE project = $1 ORDER BY position",
                 &[&self.name],
             )?;
+            crate::reservations::explicit(tx, &self.name, &mut file)?;
             Ok(StatusReport::build(&file, Some(goal), now, lease))
         })
     }
@@ -822,11 +888,23 @@ impl TaskStore for PgProject {
     fn edit_task(&self, id: &str, edit: TaskEdit) -> baton_store::Result<Task> {
         PgProject::edit_task(self, id, edit)
     }
-    fn claim(&self, agent: &str) -> baton_store::Result<Option<Claim>> {
-        PgProject::claim(self, agent)
+    fn claim_with(&self, agent: &str, files: Files) -> baton_store::Result<Option<Claim>> {
+        PgProject::claim_with(self, agent, files)
     }
-    fn claim_task(&self, agent: &str, id: &str) -> baton_store::Result<Claim> {
-        PgProject::claim_task(self, agent, id)
+    fn claim_task_with(&self, agent: &str, id: &str, files: Files) -> baton_store::Result<Claim> {
+        PgProject::claim_task_with(self, agent, id, files)
+    }
+    fn reserve(&self, new: NewReservation) -> baton_store::Result<Reservation> {
+        PgProject::reserve(self, new)
+    }
+    fn unreserve(&self, agent: &str, paths: &[String]) -> baton_store::Result<Vec<Reservation>> {
+        PgProject::unreserve(self, agent, paths)
+    }
+    fn reservations(&self) -> baton_store::Result<Vec<Reservation>> {
+        PgProject::reservations(self)
+    }
+    fn check_paths(&self, paths: &[String], agent: Option<&str>) -> baton_store::Result<Vec<Hold>> {
+        PgProject::check_paths(self, paths, agent)
     }
     fn start(&self, agent: &str, id: &str) -> baton_store::Result<Task> {
         PgProject::start(self, agent, id)
@@ -876,8 +954,8 @@ impl TaskStore for PgProject {
     fn notes(&self) -> baton_store::Result<baton_store::notes::Notes> {
         PgProject::notes(self)
     }
-    fn outlook(&self) -> baton_store::Result<(Outlook, Timestamp)> {
-        PgProject::outlook(self)
+    fn outlook(&self, agent: &str) -> baton_store::Result<(Outlook, Timestamp)> {
+        PgProject::outlook(self, agent)
     }
     fn listen(&self) -> baton_store::Result<Option<Box<dyn Listener>>> {
         Ok(Some(Box::new(PgProject::listen(self)?)))

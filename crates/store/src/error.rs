@@ -103,6 +103,11 @@ pub enum StoreError {
         known: i32,
     },
 
+    #[error(
+        "{holds}; wait for them, or ask the holder (`baton reservations` lists who holds what)"
+    )]
+    PathsHeld { holds: String },
+
     #[error("no run {run}; {}", match latest { Some(n) => format!("the latest is run {n} (`baton run list`)"), None => "start one with `baton run new`".to_string() })]
     UnknownRun { run: u32, latest: Option<u32> },
 
@@ -175,6 +180,7 @@ impl StoreError {
             StoreError::OutsideProject { .. } => ErrorKind::OutsideProject,
             StoreError::PathRefused { .. } => ErrorKind::InvalidPath,
             StoreError::NotASignal { .. } => ErrorKind::NotASignal,
+            StoreError::PathsHeld { .. } => ErrorKind::PathsHeld,
             StoreError::Io { .. } => ErrorKind::Io,
             StoreError::Database { .. } => ErrorKind::Database,
             StoreError::UnknownProject { .. } | StoreError::KeptInDatabase { .. } => {

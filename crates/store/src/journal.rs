@@ -60,6 +60,34 @@ pub fn added(task: &Task) -> String {
 }
 
 /// The details of a `CLAIM` line: which task, at what priority, taken over from whom.
+/// A reservation's log line details: `r-1: src/api/** (shared, for task-3, until …): reason`.
+pub fn reserved(r: &crate::reservations::Reservation) -> String {
+    let mut notes = Vec::new();
+    if r.shared {
+        notes.push("shared".to_string());
+    }
+    if let Some(task) = &r.task {
+        notes.push(format!("for {task}"));
+    }
+    if let Some(end) = r.expires_at {
+        notes.push(format!("until {end}"));
+    }
+    format!(
+        "{}: {}{}{}",
+        r.id,
+        r.paths.join(", "),
+        if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join(", "))
+        },
+        r.reason
+            .as_deref()
+            .map(|reason| format!(": {reason}"))
+            .unwrap_or_default()
+    )
+}
+
 pub fn claimed(claim: &Claim) -> String {
     format!(
         "{} (priority {}){}: {}",

@@ -29,6 +29,8 @@ pub enum ErrorKind {
     OutsideProject,
     InvalidPath,
     NotASignal,
+    /// Another agent holds files asked for (a reservation, or a task's files).
+    PathsHeld,
     Io,
     /// A project kept in PostgreSQL could not be reached or read.
     Database,
@@ -82,6 +84,7 @@ impl ErrorKind {
             ErrorKind::OutsideProject => "outside_project",
             ErrorKind::InvalidPath => "invalid_path",
             ErrorKind::NotASignal => "not_a_signal",
+            ErrorKind::PathsHeld => "paths_held",
             ErrorKind::Io => "io",
             ErrorKind::Database => "database",
             ErrorKind::SchemaTooNew => "schema_too_new",

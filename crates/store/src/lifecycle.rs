@@ -76,6 +76,16 @@ pub struct Completion {
 }
 
 /// The outcome of a successful claim.
+/// Whether a claim passes over tasks whose files other agents hold exclusively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Files {
+    /// Pass them over (the default everywhere).
+    #[default]
+    Respect,
+    /// Take the best ready task regardless (`--ignore-reservations`).
+    Ignore,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Claim {
     pub task: Task,
@@ -184,14 +194,29 @@ impl TaskFile {
 
     /// Claims the best ready task for `agent`: lowest priority number, then oldest. A held task
     /// whose lease has expired counts as ready and is taken over. `None` when nothing is ready.
+    ///
+    /// A ready task whose files overlap another agent's exclusive reservation is passed over
+    /// for the next one (unless `files` says to ignore reservations); it stays available and
+    /// is taken once the files are free.
     pub fn claim_next(
         &mut self,
         agent: &str,
         now: Timestamp,
         lease: Duration,
     ) -> Result<Option<Claim>> {
+        self.claim_next_with(agent, Files::Respect, now, lease)
+    }
+
+    /// [`TaskFile::claim_next`], saying whether other agents' reservations count.
+    pub fn claim_next_with(
+        &mut self,
+        agent: &str,
+        files: Files,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Result<Option<Claim>> {
         validate_agent_id(agent)?;
-        let Some(i) = self.best_claimable(now, lease) else {
+        let Some(i) = self.best_claimable(Some(agent), files, now, lease) else {
             return Ok(None);
         };
         Ok(Some(self.take(i, agent, now, lease)))
@@ -203,6 +228,19 @@ impl TaskFile {
         &mut self,
         agent: &str,
         id: &str,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Result<Claim> {
+        self.claim_task_with(agent, id, Files::Respect, now, lease)
+    }
+
+    /// [`TaskFile::claim_task`], saying whether other agents' reservations count: a task
+    /// whose files another agent holds exclusively is refused (`paths_held`) unless ignored.
+    pub fn claim_task_with(
+        &mut self,
+        agent: &str,
+        id: &str,
+        files: Files,
         now: Timestamp,
         lease: Duration,
     ) -> Result<Claim> {
@@ -219,6 +257,19 @@ impl TaskFile {
             let hint = format!("; it waits for {}", blockers.join(", "));
             return Err(illegal(task, "claim", &hint));
         }
+        if files == Files::Respect {
+            let active = self.active_reservations(now, lease);
+            let held = crate::reservations::task_conflicts(&active, task, Some(agent));
+            if !held.is_empty() {
+                return Err(StoreError::PathsHeld {
+                    holds: held
+                        .iter()
+                        .map(crate::reservations::describe_hold)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                });
+            }
+        }
         Ok(self.take(i, agent, now, lease))
     }
 
@@ -233,15 +284,38 @@ impl TaskFile {
         }
     }
 
-    /// The index of the task `claim_next` would take now: available (or held on an expired
-    /// lease) with every dependency done; best priority, then oldest, then first in the file.
-    pub(crate) fn best_claimable(&self, now: Timestamp, lease: Duration) -> Option<usize> {
+    /// The index of the task `claim_next` would take now for `agent` (`None`: for anybody):
+    /// available (or held on an expired lease) with every dependency done and, unless `files`
+    /// says otherwise, no file another agent holds exclusively; best priority, then oldest,
+    /// then first in the file.
+    pub(crate) fn best_claimable(
+        &self,
+        agent: Option<&str>,
+        files: Files,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Option<usize> {
         let index = StatusIndex::new(self);
-        self.tasks
+        let mut ready: Vec<(usize, &Task)> = self
+            .tasks
             .iter()
             .enumerate()
             .filter(|(_, t)| t.is_claimable(now, lease) && index.dependencies_done(t))
-            .min_by_key(|(i, t)| (t.priority, t.created_at, *i))
+            .collect();
+        let active = match files {
+            Files::Respect => self.active_reservations(now, lease),
+            Files::Ignore => Vec::new(),
+        };
+        if active.iter().all(|r| Some(r.agent.as_str()) == agent) {
+            return ready
+                .into_iter()
+                .min_by_key(|(i, t)| (t.priority, t.created_at, *i))
+                .map(|(i, _)| i);
+        }
+        ready.sort_by_key(|(i, t)| (t.priority, t.created_at, *i));
+        ready
+            .into_iter()
+            .find(|(_, t)| crate::reservations::task_conflicts(&active, t, agent).is_empty())
             .map(|(i, _)| i)
     }
 

@@ -27,6 +27,10 @@ pub struct TaskFile {
     /// When each agent was last seen acting on the store (claim, start, heartbeat, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agents: BTreeMap<String, AgentRecord>,
+    /// Paths agents reserved with `baton reserve` (a held task's files are reserved by the task
+    /// itself, not listed here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reservations: Vec<crate::reservations::Reservation>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -44,6 +48,7 @@ impl TaskFile {
             last_updated: Some(now),
             tasks: Vec::new(),
             agents: BTreeMap::new(),
+            reservations: Vec::new(),
             extra: Map::new(),
         }
     }

@@ -24,11 +24,22 @@ pub enum Outlook {
 }
 
 impl TaskFile {
-    pub fn outlook(&self, now: Timestamp, lease: Duration) -> Outlook {
-        if self.best_claimable(now, lease).is_some() {
+    /// The queue as `agent` (`None`: anybody) sees it: a task kept back only by files another
+    /// agent holds is waited for until its files are free (a change, or the end of a lease or
+    /// of a reservation's time).
+    pub fn outlook(&self, agent: Option<&str>, now: Timestamp, lease: Duration) -> Outlook {
+        if self
+            .best_claimable(agent, crate::lifecycle::Files::Respect, now, lease)
+            .is_some()
+        {
             return Outlook::Claimable;
         }
-        let next_lease_expiry = self.tasks.iter().filter_map(|t| t.lease_end(lease)).min();
+        let next_lease_expiry = self
+            .tasks
+            .iter()
+            .filter_map(|t| t.lease_end(lease))
+            .chain(self.next_reservation_end(now, lease))
+            .min();
         if next_lease_expiry.is_some() {
             return Outlook::Waiting { next_lease_expiry };
         }
@@ -71,14 +82,17 @@ mod tests {
 
     #[test]
     fn an_empty_queue_is_drained() {
-        assert_eq!(TaskFile::new(t0()).outlook(t0(), LEASE), Outlook::Drained);
+        assert_eq!(
+            TaskFile::new(t0()).outlook(None, t0(), LEASE),
+            Outlook::Drained
+        );
     }
 
     #[test]
     fn a_ready_task_is_claimable() {
         let mut file = TaskFile::new(t0());
         add(&mut file, &[]);
-        assert_eq!(file.outlook(t0(), LEASE), Outlook::Claimable);
+        assert_eq!(file.outlook(None, t0(), LEASE), Outlook::Claimable);
     }
 
     #[test]
@@ -88,13 +102,16 @@ mod tests {
         add(&mut file, &[&a]);
         file.claim_next("w1", t0(), LEASE).unwrap();
         assert_eq!(
-            file.outlook(t0(), LEASE),
+            file.outlook(None, t0(), LEASE),
             Outlook::Waiting {
                 next_lease_expiry: Some(t0().after(LEASE))
             }
         );
         // Once the lease has passed, the held task itself is claimable again.
-        assert_eq!(file.outlook(t0().after(LEASE), LEASE), Outlook::Claimable);
+        assert_eq!(
+            file.outlook(None, t0().after(LEASE), LEASE),
+            Outlook::Claimable
+        );
     }
 
     #[test]
@@ -117,6 +134,6 @@ mod tests {
         .unwrap();
         file.claim_next("w1", t0(), LEASE).unwrap();
         file.fail("w1", &b, "broken", t0()).unwrap();
-        assert_eq!(file.outlook(t0(), LEASE), Outlook::Drained);
+        assert_eq!(file.outlook(None, t0(), LEASE), Outlook::Drained);
     }
 }

@@ -12,9 +12,10 @@ use crate::durable::{FileLock, leftover_temp_files, write_atomic};
 use crate::error::{Result, StoreError};
 use crate::journal::{self, LogLine};
 use crate::layout::Layout;
-use crate::lifecycle::{Claim, Completion, DEFAULT_LEASE, NewTask, TaskEdit};
+use crate::lifecycle::{Claim, Completion, DEFAULT_LEASE, Files, NewTask, TaskEdit};
 use crate::model::{Task, TaskFile, TaskStatus};
 use crate::notes;
+use crate::reservations::{NewReservation, Reservation};
 use crate::status::{StatusReport, TaskView};
 use crate::summary;
 use crate::time::Timestamp;
@@ -234,8 +235,13 @@ impl Project {
 
     /// Claims the best ready task for `agent`; `None` when nothing is ready.
     pub fn claim(&self, agent: &str) -> Result<Option<Claim>> {
+        self.claim_with(agent, Files::Respect)
+    }
+
+    /// [`Project::claim`], saying whether other agents' file reservations count.
+    pub fn claim_with(&self, agent: &str, files: Files) -> Result<Option<Claim>> {
         let (claim, now) = self.transact(|file, now| {
-            Ok(match file.claim_next(agent, now, self.lease)? {
+            Ok(match file.claim_next_with(agent, files, now, self.lease)? {
                 Some(claim) => Change::Write((Some(claim), now)),
                 None => Change::Keep((None, now)),
             })
@@ -251,14 +257,53 @@ impl Project {
     /// Claims the task `id` for `agent` if it is ready (the lead picking a card, or a worker
     /// told which task to take); refused with the reason when it is not.
     pub fn claim_task(&self, agent: &str, id: &str) -> Result<Claim> {
+        self.claim_task_with(agent, id, Files::Respect)
+    }
+
+    /// [`Project::claim_task`], saying whether other agents' file reservations count.
+    pub fn claim_task_with(&self, agent: &str, id: &str, files: Files) -> Result<Claim> {
         let (claim, now) = self.transact(|file, now| {
             Ok(Change::Write((
-                file.claim_task(agent, id, now, self.lease)?,
+                file.claim_task_with(agent, id, files, now, self.lease)?,
                 now,
             )))
         })?;
         self.log(agent, "CLAIM", &journal::claimed(&claim), now);
         Ok(claim)
+    }
+
+    /// Reserves paths for an agent (refused when another agent holds them).
+    pub fn reserve(&self, new: NewReservation) -> Result<Reservation> {
+        let (reservation, now) = self.transact(|file, now| {
+            Ok(Change::Write((
+                file.reserve(new.clone(), now, self.lease)?,
+                now,
+            )))
+        })?;
+        self.log(
+            &reservation.agent,
+            "RESERVE",
+            &journal::reserved(&reservation),
+            now,
+        );
+        Ok(reservation)
+    }
+
+    /// Gives back `agent`'s reservations of `paths` (all of them when empty).
+    pub fn unreserve(&self, agent: &str, paths: &[String]) -> Result<Vec<Reservation>> {
+        let (gone, now) = self.transact(|file, now| {
+            let gone = file.unreserve(agent, paths)?;
+            Ok(if gone.is_empty() {
+                Change::Keep((gone, now))
+            } else {
+                Change::Write((gone, now))
+            })
+        })?;
+        if !gone.is_empty() {
+            let ids: Vec<&str> = gone.iter().map(|r| r.id.as_str()).collect();
+            self.log(agent, "UNRESERVE", &ids.join(", "), now);
+        }
+        Ok(gone)
     }
 
     pub fn start(&self, agent: &str, id: &str) -> Result<Task> {

@@ -49,6 +49,14 @@ pub struct TaskView {
     pub lease_remaining_secs: Option<u64>,
     /// Held, but the lease has expired: the holder is presumed gone.
     pub stale: bool,
+    /// Ready but for files other agents hold exclusively: who holds which (it is taken once
+    /// they are free).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "ts",
+        ts(as = "Option<Vec<crate::reservations::Hold>>", optional)
+    )]
+    pub waits_on_files: Vec<crate::reservations::Hold>,
 }
 
 impl TaskView {
@@ -62,13 +70,38 @@ impl TaskView {
             stale: task.lease_expired(now, lease),
             blocked_by,
             task,
+            waits_on_files: Vec::new(),
         }
+    }
+
+    /// The same view, kept back by files others hold (`holds`; none changes nothing).
+    pub fn waiting_on_files(mut self, holds: Vec<crate::reservations::Hold>) -> Self {
+        if !holds.is_empty() {
+            self.ready = false;
+        }
+        self.waits_on_files = holds;
+        self
+    }
+
+    /// "waits on files held by AGENT (TASK), …", when it does.
+    pub fn files_note(&self) -> Option<String> {
+        (!self.waits_on_files.is_empty()).then(|| {
+            format!(
+                "waits on files held by {}",
+                self.waits_on_files
+                    .iter()
+                    .map(crate::reservations::Hold::holder)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
     }
 }
 
 impl StatusReport {
     pub fn build(file: &TaskFile, goal: Option<String>, now: Timestamp, lease: Duration) -> Self {
         let index = StatusIndex::new(file);
+        let active = file.active_reservations(now, lease);
         let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
         let tasks: Vec<TaskView> = file
             .tasks
@@ -80,7 +113,13 @@ impl StatusReport {
                     .into_iter()
                     .map(str::to_string)
                     .collect();
-                TaskView::of(task.clone(), blocked_by, now, lease)
+                let view = TaskView::of(task.clone(), blocked_by, now, lease);
+                let holds = if view.ready {
+                    crate::reservations::task_conflicts(&active, task, None)
+                } else {
+                    Vec::new()
+                };
+                view.waiting_on_files(holds)
             })
             .collect();
         for status in TaskStatus::ALL {

@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 use crate::doctor::{DoctorReport, FindingKind};
 use crate::error::{Result, StoreError};
 use crate::journal::LogLine;
-use crate::lifecycle::{Claim, Completion, NewTask, TaskEdit};
+use crate::lifecycle::{Claim, Completion, Files, NewTask, TaskEdit};
 use crate::model::{Task, TaskFile, TaskStatus};
 use crate::moves::Move;
 use crate::notes::Notes;
 use crate::outlook::Outlook;
 use crate::project::Aggregate;
+use crate::reservations::{Hold, NewReservation, Reservation};
 use crate::status::{StatusReport, TaskView};
 use crate::time::Timestamp;
 
@@ -33,10 +34,37 @@ pub trait TaskStore: Send + Sync {
     fn add_task(&self, new: NewTask) -> Result<Task>;
     /// Edits a task (dependencies only while it is available; cycles refused).
     fn edit_task(&self, id: &str, edit: TaskEdit) -> Result<Task>;
-    /// Claims the best ready task; `None` when nothing is ready.
-    fn claim(&self, agent: &str) -> Result<Option<Claim>>;
-    /// Claims the task `id` if it is ready.
-    fn claim_task(&self, agent: &str, id: &str) -> Result<Claim>;
+    /// Claims the best ready task whose files no other agent holds exclusively (unless
+    /// `files` says to ignore reservations); `None` when nothing is ready.
+    fn claim_with(&self, agent: &str, files: Files) -> Result<Option<Claim>>;
+    /// Claims the task `id` if it is ready (and, unless ignored, its files are free).
+    fn claim_task_with(&self, agent: &str, id: &str, files: Files) -> Result<Claim>;
+    /// Claims the best ready task, respecting reservations.
+    fn claim(&self, agent: &str) -> Result<Option<Claim>> {
+        self.claim_with(agent, Files::Respect)
+    }
+    /// Claims the task `id`, respecting reservations.
+    fn claim_task(&self, agent: &str, id: &str) -> Result<Claim> {
+        self.claim_task_with(agent, id, Files::Respect)
+    }
+    /// Reserves paths for an agent; refused, changing nothing, when another agent holds any.
+    fn reserve(&self, new: NewReservation) -> Result<Reservation>;
+    /// Gives back `agent`'s reservations of `paths` (all of them when empty); those removed.
+    fn unreserve(&self, agent: &str, paths: &[String]) -> Result<Vec<Reservation>>;
+    /// The reservations in force: held tasks' files and explicit ones.
+    fn reservations(&self) -> Result<Vec<Reservation>> {
+        let (file, now) = self.snapshot()?;
+        Ok(file.active_reservations(now, self.lease()))
+    }
+    /// Which of `paths` other agents (other than `agent`) hold exclusively now.
+    fn check_paths(&self, paths: &[String], agent: Option<&str>) -> Result<Vec<Hold>> {
+        if let Some(agent) = agent {
+            crate::names::validate_agent_id(agent)?;
+        }
+        let paths = crate::reservations::normalise_all(paths)?;
+        let (file, now) = self.snapshot()?;
+        Ok(file.holds(&paths, agent, true, now, self.lease()))
+    }
     fn start(&self, agent: &str, id: &str) -> Result<Task>;
     fn complete(&self, agent: &str, id: &str, report: Completion) -> Result<Task>;
     fn fail(&self, agent: &str, id: &str, reason: &str) -> Result<Task>;
@@ -71,11 +99,11 @@ pub trait TaskStore: Send + Sync {
             .unwrap_or_default())
     }
 
-    /// What a worker waiting for work can expect now, with the store's time now (a lease
-    /// expiry is waited for by the store's clock, not the waiter's).
-    fn outlook(&self) -> Result<(Outlook, Timestamp)> {
+    /// What worker `agent` waiting for work can expect now, with the store's time now (a
+    /// lease expiry is waited for by the store's clock, not the waiter's).
+    fn outlook(&self, agent: &str) -> Result<(Outlook, Timestamp)> {
         let (file, now) = self.snapshot()?;
-        Ok((file.outlook(now, self.lease()), now))
+        Ok((file.outlook(Some(agent), now, self.lease()), now))
     }
 
     /// What wakes a waiting worker on this store, if the store notifies by itself (a
@@ -219,11 +247,17 @@ impl TaskStore for crate::Project {
     fn edit_task(&self, id: &str, edit: TaskEdit) -> Result<Task> {
         crate::Project::edit_task(self, id, edit)
     }
-    fn claim(&self, agent: &str) -> Result<Option<Claim>> {
-        crate::Project::claim(self, agent)
+    fn claim_with(&self, agent: &str, files: Files) -> Result<Option<Claim>> {
+        crate::Project::claim_with(self, agent, files)
     }
-    fn claim_task(&self, agent: &str, id: &str) -> Result<Claim> {
-        crate::Project::claim_task(self, agent, id)
+    fn claim_task_with(&self, agent: &str, id: &str, files: Files) -> Result<Claim> {
+        crate::Project::claim_task_with(self, agent, id, files)
+    }
+    fn reserve(&self, new: NewReservation) -> Result<Reservation> {
+        crate::Project::reserve(self, new)
+    }
+    fn unreserve(&self, agent: &str, paths: &[String]) -> Result<Vec<Reservation>> {
+        crate::Project::unreserve(self, agent, paths)
     }
     fn start(&self, agent: &str, id: &str) -> Result<Task> {
         crate::Project::start(self, agent, id)

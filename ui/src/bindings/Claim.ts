@@ -12,4 +12,9 @@ agent: string,
  * Claim this task (if it is ready) instead of the best ready one; a task that is not
  * ready is refused with the reason.
  */
-task: string | null, };
+task: string | null, 
+/**
+ * Take the task even when another agent holds its files (by default a task whose files
+ * another agent reserved is passed over, and the next one taken).
+ */
+ignore_reservations: boolean, };

@@ -1,0 +1,587 @@
+//! File reservations: which agent holds which paths, so two agents do not edit one file at
+//! once. A claimed or in-progress task holds its `context.files` for its holder; an agent can
+//! reserve more (`baton reserve`). Exclusive by default; shared ones conflict only with
+//! exclusive ones. Every reservation ends with its holder's lease (a dead agent's reservations
+//! expire like its claims), a task's with the task (complete, fail, release, reset), and an
+//! explicit one at its `--ttl` too.
+//!
+//! Paths and globs are project-relative and normalised here ([`normalise`]): no absolute paths,
+//! no `..`, no control characters, globs checked by `globset` (`*` and `?` stay within one
+//! folder, `**` crosses folders). A path names that file; written with a trailing `/` (or as
+//! `DIR/**`) it names a folder and everything in it. Whether two overlap ([`overlap`]) is
+//! decided both ways:
+//!
+//! | one | other | overlap |
+//! | --- | --- | --- |
+//! | `src/api/users.ts` | `src/api/users.ts` | yes: the same file |
+//! | `src/api/` or `src/api` | `src/api/users.ts` | yes: the folder holds the file |
+//! | `src/api/**` or `src/api/*.ts` | `src/api/users.ts` | yes: the glob matches the file |
+//! | `src/**/*.rs` | `src/api/` | yes: the folder may hold files the glob matches |
+//! | `src/*.ts` | `src/api/` | no: the glob matches nothing inside `src/api/` |
+//! | `src/**` | `src/api/*.ts` | yes: two globs overlap when their fixed leading folders are nested (a conservative rule: `src/**/*.rs` and `src/*.ts` count too) |
+//! | `src/**` | `docs/*.md` | no |
+//! | `*.md` | `docs/README.md` | no: `*` does not cross folders |
+
+use std::time::Duration;
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StoreError};
+use crate::model::{Task, TaskFile};
+use crate::time::Timestamp;
+
+/// The longest path or glob accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 512;
+/// The most paths one reservation names.
+pub const MAX_PATTERNS: usize = 100;
+
+/// Paths held by one agent.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Reservation {
+    /// `r-N` for one made with `baton reserve`; `task:ID` for the files of a held task.
+    pub id: String,
+    pub agent: String,
+    /// The task it is for: it ends when the task is no longer held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// Project-relative paths and globs.
+    pub paths: Vec<String>,
+    /// Shared reservations conflict only with exclusive ones.
+    #[serde(default)]
+    pub shared: bool,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub since: Timestamp,
+    /// When it ends at the latest (its `--ttl`, or its task's lease); it also ends when its
+    /// holder shows no sign of life for a lease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
+    pub expires_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Files another agent holds: who, for which task, which of its paths.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Hold {
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// The holder's paths that overlap the ones asked about.
+    pub paths: Vec<String>,
+    pub shared: bool,
+}
+
+impl Hold {
+    /// `AGENT (TASK)` or `AGENT`.
+    pub fn holder(&self) -> String {
+        match &self.task {
+            Some(task) => format!("{} ({task})", self.agent),
+            None => self.agent.clone(),
+        }
+    }
+}
+
+/// A new reservation, as `baton reserve` and `paths_reserve` ask for it.
+#[derive(Debug, Clone, Default)]
+pub struct NewReservation {
+    pub agent: String,
+    pub paths: Vec<String>,
+    pub task: Option<String>,
+    pub shared: bool,
+    pub ttl: Option<Duration>,
+    pub reason: Option<String>,
+}
+
+/// `pattern` as the store keeps it: project-relative, `/`-separated, without `./`, empty or
+/// repeated separators; a glob checked by `globset`. Refuses absolute paths, `..`, control
+/// characters and over-long patterns.
+pub fn normalise(pattern: &str) -> Result<String> {
+    let refuse = |reason: String| StoreError::InvalidInput {
+        field: "paths",
+        reason: format!("{pattern:?}: {reason}"),
+    };
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(refuse(format!("longer than {MAX_PATTERN_BYTES} bytes")));
+    }
+    if pattern.chars().any(char::is_control) {
+        return Err(refuse("contains control characters".into()));
+    }
+    if pattern.contains('\\') {
+        return Err(refuse(
+            "contains a backslash; separate folders with `/`".into(),
+        ));
+    }
+    if pattern.starts_with('/') || pattern.contains(':') {
+        return Err(refuse(
+            "is not inside the project; give a path relative to the project folder".into(),
+        ));
+    }
+    let folder = pattern.ends_with('/');
+    let mut parts = Vec::new();
+    for part in pattern.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                return Err(refuse("leads out of the project (`..`)".into()));
+            }
+            part => parts.push(part),
+        }
+    }
+    if parts.is_empty() {
+        return Err(refuse("names no file".into()));
+    }
+    let mut normal = parts.join("/");
+    if is_glob(&normal) {
+        matcher(&normal).map_err(|e| refuse(format!("is not a valid glob: {e}")))?;
+    } else if folder {
+        normal.push('/');
+    }
+    Ok(normal)
+}
+
+/// Every pattern of `patterns` normalised, without repeats; at least one, at most
+/// [`MAX_PATTERNS`].
+pub fn normalise_all(patterns: &[String]) -> Result<Vec<String>> {
+    if patterns.is_empty() {
+        return Err(StoreError::InvalidInput {
+            field: "paths",
+            reason: "name at least one path or glob".into(),
+        });
+    }
+    if patterns.len() > MAX_PATTERNS {
+        return Err(StoreError::InvalidInput {
+            field: "paths",
+            reason: format!("at most {MAX_PATTERNS} paths in one reservation"),
+        });
+    }
+    let mut out: Vec<String> = Vec::new();
+    for pattern in patterns {
+        let normal = normalise(pattern)?;
+        if !out.contains(&normal) {
+            out.push(normal);
+        }
+    }
+    Ok(out)
+}
+
+fn is_glob(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '[', '{'])
+}
+
+fn matcher(glob: &str) -> std::result::Result<GlobMatcher, globset::Error> {
+    Ok(GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()?
+        .compile_matcher())
+}
+
+/// The folders before a glob's first wildcard (`src/api` of `src/api/**/*.ts`).
+fn fixed_prefix(glob: &str) -> &str {
+    let first = glob.find(['*', '?', '[', '{']).unwrap_or(glob.len());
+    match glob[..first].rfind('/') {
+        Some(slash) => &glob[..slash],
+        None => "",
+    }
+}
+
+/// `inner` is `outer` or lies in the folder `outer`.
+fn within(inner: &str, outer: &str) -> bool {
+    outer.is_empty()
+        || inner == outer
+        || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
+}
+
+/// What a normalised pattern names.
+enum Names<'a> {
+    File(&'a str),
+    /// A folder and everything in it (written with a trailing `/`), without the `/`.
+    Folder(&'a str),
+    Glob(&'a str),
+}
+
+fn names(pattern: &str) -> Names<'_> {
+    if is_glob(pattern) {
+        Names::Glob(pattern)
+    } else if let Some(folder) = pattern.strip_suffix('/') {
+        Names::Folder(folder)
+    } else {
+        Names::File(pattern)
+    }
+}
+
+/// Whether two normalised patterns can name one file (the table in the module docs).
+pub fn overlap(a: &str, b: &str) -> bool {
+    use Names::*;
+    match (names(a), names(b)) {
+        // One path below another makes the other a folder: they overlap.
+        (File(x) | Folder(x), File(y) | Folder(y)) => within(x, y) || within(y, x),
+        (Glob(g), File(x)) | (File(x), Glob(g)) => matches(g, x) || within(fixed_prefix(g), x),
+        (Glob(g), Folder(f)) | (Folder(f), Glob(g)) => {
+            let root = fixed_prefix(g);
+            within(root, f) || (within(f, root) && matches(g, &format!("{f}/{}", sample(g))))
+        }
+        (Glob(x), Glob(y)) => {
+            let (px, py) = (fixed_prefix(x), fixed_prefix(y));
+            within(px, py) || within(py, px)
+        }
+    }
+}
+
+fn matches(glob: &str, path: &str) -> bool {
+    matcher(glob).is_ok_and(|m| m.is_match(path))
+}
+
+/// A file name the last part of `glob` matches (`x.rs` for `src/**/*.rs`), to ask whether the
+/// glob can match something inside a folder.
+fn sample(glob: &str) -> String {
+    let last = glob.rsplit('/').next().unwrap_or(glob);
+    let mut out = String::new();
+    let mut chars = last.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' | '?' => {
+                while chars.peek() == Some(&'*') {
+                    chars.next();
+                }
+                out.push('x');
+            }
+            '[' => {
+                let mut first = None;
+                for c in chars.by_ref() {
+                    if c == ']' && first.is_some() {
+                        break;
+                    }
+                    if first.is_none() && c != '!' && c != '^' {
+                        first = Some(c);
+                    }
+                }
+                out.push(first.unwrap_or('x'));
+            }
+            '{' => {
+                let mut taken = false;
+                for c in chars.by_ref() {
+                    if c == '}' {
+                        break;
+                    }
+                    if c == ',' {
+                        taken = true;
+                    } else if !taken {
+                        out.push(c);
+                    }
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    if out.is_empty() { "x".into() } else { out }
+}
+
+/// The patterns of `held` that overlap any of `asked`.
+fn overlapping(held: &[String], asked: &[String]) -> Vec<String> {
+    held.iter()
+        .filter(|h| asked.iter().any(|a| overlap(h, a)))
+        .cloned()
+        .collect()
+}
+
+impl Reservation {
+    /// The reservation a held task makes of its files, while its lease lasts.
+    pub fn of_task(task: &Task) -> Option<Reservation> {
+        let agent = task.claimed_by.clone()?;
+        if !task.status.is_held() || task.context.files.is_empty() {
+            return None;
+        }
+        let paths = task
+            .context
+            .files
+            .iter()
+            .filter_map(|f| normalise(f).ok())
+            .collect::<Vec<_>>();
+        (!paths.is_empty()).then(|| Reservation {
+            id: format!("task:{}", task.id),
+            agent,
+            task: Some(task.id.clone()),
+            paths,
+            shared: false,
+            since: task
+                .claimed_at
+                .or(task.created_at)
+                .unwrap_or(Timestamp(chrono::DateTime::<chrono::Utc>::UNIX_EPOCH)),
+            expires_at: task.lease_expires_at,
+            reason: None,
+        })
+    }
+
+    /// A conflict with `asked` (paths another agent wants, exclusively or shared), if any.
+    fn against(&self, asked: &[String], shared: bool) -> Option<Hold> {
+        if self.shared && shared {
+            return None;
+        }
+        let paths = overlapping(&self.paths, asked);
+        (!paths.is_empty()).then(|| Hold {
+            agent: self.agent.clone(),
+            task: self.task.clone(),
+            paths,
+            shared: self.shared,
+        })
+    }
+}
+
+impl TaskFile {
+    /// The reservations in force at `now`: the held tasks' files (under a live lease) and the
+    /// explicit ones whose holder is alive, whose task (if any) is still held by it, and whose
+    /// time has not run out.
+    pub fn active_reservations(&self, now: Timestamp, lease: Duration) -> Vec<Reservation> {
+        let mut active: Vec<Reservation> = self
+            .tasks
+            .iter()
+            .filter(|t| t.lease_expires_at.is_none_or(|end| end > now))
+            .filter_map(Reservation::of_task)
+            .collect();
+        active.extend(
+            self.reservations
+                .iter()
+                .filter(|r| self.in_force(r, now, lease))
+                .cloned(),
+        );
+        active
+    }
+
+    fn in_force(&self, r: &Reservation, now: Timestamp, lease: Duration) -> bool {
+        let alive = self
+            .agents
+            .get(&r.agent)
+            .and_then(|a| a.last_seen)
+            .is_some_and(|seen| seen.after(lease) > now);
+        let task_held = r.task.as_deref().is_none_or(|id| {
+            self.task(id)
+                .is_some_and(|t| t.status.is_held() && t.claimed_by.as_deref() == Some(&r.agent))
+        });
+        alive && task_held && r.expires_at.is_none_or(|end| end > now)
+    }
+
+    /// What other agents hold of `paths` now (`shared`: the asker only reads them, so others'
+    /// shared reservations do not count). `agent`'s own reservations never conflict.
+    pub fn holds(
+        &self,
+        paths: &[String],
+        agent: Option<&str>,
+        shared: bool,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Vec<Hold> {
+        holds_among(&self.active_reservations(now, lease), paths, agent, shared)
+    }
+
+    /// Records a reservation for `new.agent` (refused, changing nothing, when another agent
+    /// holds any of its paths in a way that conflicts).
+    pub fn reserve(
+        &mut self,
+        new: NewReservation,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Result<Reservation> {
+        crate::names::validate_agent_id(&new.agent)?;
+        let paths = normalise_all(&new.paths)?;
+        if let Some(reason) = &new.reason {
+            crate::text::check_text("reason", reason, 1024, false)?;
+        }
+        if let Some(id) = &new.task {
+            let task = self
+                .task(id)
+                .ok_or_else(|| StoreError::UnknownTask { id: id.clone() })?;
+            if !(task.status.is_held() && task.claimed_by.as_deref() == Some(&new.agent)) {
+                return Err(StoreError::InvalidInput {
+                    field: "task",
+                    reason: format!(
+                        "{id} is not held by {}; reserve for a task you hold",
+                        new.agent
+                    ),
+                });
+            }
+        }
+        let held = self.holds(&paths, Some(&new.agent), new.shared, now, lease);
+        if !held.is_empty() {
+            return Err(StoreError::PathsHeld {
+                holds: held
+                    .iter()
+                    .map(describe_hold)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            });
+        }
+        self.touch_agent(&new.agent, now);
+        let number = self
+            .reservations
+            .iter()
+            .filter_map(|r| r.id.strip_prefix("r-")?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let reservation = Reservation {
+            id: format!("r-{number}"),
+            agent: new.agent,
+            task: new.task,
+            paths,
+            shared: new.shared,
+            since: now,
+            expires_at: new.ttl.map(|ttl| now.after(ttl)),
+            reason: new.reason,
+        };
+        // Reservations that ended are dropped as new ones are made.
+        let reservations = std::mem::take(&mut self.reservations);
+        self.reservations = reservations
+            .into_iter()
+            .filter(|r| self.in_force(r, now, lease))
+            .collect();
+        self.reservations.push(reservation.clone());
+        Ok(reservation)
+    }
+
+    /// Gives back `agent`'s explicit reservations: those with one of `paths` (all of them when
+    /// `paths` is empty). Returns the ones removed.
+    pub fn unreserve(&mut self, agent: &str, paths: &[String]) -> Result<Vec<Reservation>> {
+        crate::names::validate_agent_id(agent)?;
+        let paths = if paths.is_empty() {
+            Vec::new()
+        } else {
+            normalise_all(paths)?
+        };
+        let (gone, kept): (Vec<Reservation>, Vec<Reservation>) =
+            std::mem::take(&mut self.reservations)
+                .into_iter()
+                .partition(|r| {
+                    r.agent == agent
+                        && (paths.is_empty() || r.paths.iter().any(|p| paths.contains(p)))
+                });
+        self.reservations = kept;
+        Ok(gone)
+    }
+
+    /// The earliest instant at which an active reservation ends on its own (its ttl or its
+    /// holder's lease), for waiters: a task kept back by files becomes claimable then.
+    pub fn next_reservation_end(&self, now: Timestamp, lease: Duration) -> Option<Timestamp> {
+        self.reservations
+            .iter()
+            .filter(|r| self.in_force(r, now, lease))
+            .filter_map(|r| {
+                let holder_gone = self
+                    .agents
+                    .get(&r.agent)
+                    .and_then(|a| a.last_seen)
+                    .map(|seen| seen.after(lease));
+                match (r.expires_at, holder_gone) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            })
+            .min()
+    }
+}
+
+/// What of `paths` the reservations `active` hold for agents other than `agent`.
+pub fn holds_among(
+    active: &[Reservation],
+    paths: &[String],
+    agent: Option<&str>,
+    shared: bool,
+) -> Vec<Hold> {
+    active
+        .iter()
+        .filter(|r| agent != Some(r.agent.as_str()))
+        .filter_map(|r| r.against(paths, shared))
+        .collect()
+}
+
+/// The exclusive reservations among `active` that keep `agent` (or, with none, anybody) from
+/// claiming `task`: its files overlap them, and they are not the task's own.
+pub fn task_conflicts(active: &[Reservation], task: &Task, agent: Option<&str>) -> Vec<Hold> {
+    if task.context.files.is_empty() {
+        return Vec::new();
+    }
+    let files: Vec<String> = task
+        .context
+        .files
+        .iter()
+        .filter_map(|f| normalise(f).ok())
+        .collect();
+    holds_among(active, &files, agent, true)
+        .into_iter()
+        .filter(|h| !h.shared && h.task.as_deref() != Some(&task.id))
+        .collect()
+}
+
+/// `AGENT (TASK) holds PATHS`, for messages.
+pub fn describe_hold(hold: &Hold) -> String {
+    format!(
+        "{} holds {}{}",
+        hold.holder(),
+        hold.paths.join(", "),
+        if hold.shared { " (shared)" } else { "" }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_normalised_and_confined() {
+        assert_eq!(
+            normalise("./src//api/users.ts").unwrap(),
+            "src/api/users.ts"
+        );
+        assert_eq!(normalise("src/api/**").unwrap(), "src/api/**");
+        assert_eq!(normalise("src/api/").unwrap(), "src/api/");
+        for hostile in [
+            "/etc/passwd",
+            "../outside",
+            "src/../../x",
+            "**/../**",
+            "C:\\x",
+            "a\u{7}b",
+            "",
+            ".",
+            "src/[",
+            &"x".repeat(MAX_PATTERN_BYTES + 1),
+        ] {
+            assert!(normalise(hostile).is_err(), "{hostile:?} accepted");
+        }
+    }
+
+    #[test]
+    fn overlap_is_decided_both_ways_on_paths_and_globs() {
+        let yes = [
+            ("src/api/users.ts", "src/api/users.ts"),
+            ("src/api", "src/api/users.ts"),
+            ("src/api/", "src/api/users.ts"),
+            ("src/api/**", "src/api/users.ts"),
+            ("src/api/*.ts", "src/api/users.ts"),
+            ("src/**/*.rs", "src/api/"),
+            ("src/{lib,main}.rs", "src/"),
+            ("src/**", "src/api/*.ts"),
+            ("*.md", "README.md"),
+            ("**", "anything/at/all"),
+            ("src/", "src/api/"),
+        ];
+        for (a, b) in yes {
+            assert!(overlap(a, b) && overlap(b, a), "{a} vs {b}");
+        }
+        let no = [
+            ("src/api/users.ts", "src/api/orders.ts"),
+            ("src/api", "src/apix/users.ts"),
+            ("src/api/*.ts", "src/api/deep/users.ts"),
+            ("src/*.ts", "src/api/"),
+            ("src/**/*.rs", "src/api/users.ts"),
+            ("src/**", "docs/*.md"),
+            ("*.md", "docs/README.md"),
+            ("docs/**", "src/main.rs"),
+        ];
+        for (a, b) in no {
+            assert!(!overlap(a, b) && !overlap(b, a), "{a} vs {b}");
+        }
+    }
+}
