@@ -352,6 +352,28 @@ fn every_operation(mut t: Twins) {
         (&json!("w3"), &json!("failed")),
         "{failed}"
     );
+    // File reservations.
+    let reserved = t.same(
+        "paths_reserve",
+        &["reserve", "lib/**", "--agent", "w5", "--reason", "refactor"],
+        json!({"agent": "w5", "paths": ["lib/**"], "reason": "refactor"}),
+        0,
+    );
+    assert_eq!(reserved["id"], "r-1", "{reserved}");
+    t.same("reservations_list", &["reservations"], json!({}), 0);
+    let held = t.same(
+        "paths_check",
+        &["check-paths", "lib/a.rs", "--agent", "w6"],
+        json!({"paths": ["lib/a.rs"], "agent": "w6"}),
+        7,
+    );
+    assert_eq!(held["held"][0]["agent"], "w5", "{held}");
+    t.same(
+        "paths_release",
+        &["unreserve", "lib/**", "--agent", "w5"],
+        json!({"agent": "w5", "paths": ["lib/**"]}),
+        0,
+    );
     // Runs and signals.
     t.same(
         "run_new",
