@@ -949,6 +949,22 @@ fn a_desktop_on_one_machine_follows_a_postgres_project_a_worker_on_another_chang
     });
     session.screenshot(&shots().join("13-postgres-done-by-another-machine.png"));
 
+    // A ready card whose files B's worker holds says who holds them.
+    on_b(
+        "task_add",
+        json!({"description": "Users", "id": "users", "files": ["src/api/users.ts"], "priority": 1}),
+    );
+    on_b(
+        "task_add",
+        json!({"description": "All of the API", "id": "all", "files": ["src/api/"], "priority": 2}),
+    );
+    on_b("task_claim", json!({"agent": "b2", "task": "users"}));
+    session.wait_for("the waiting card to name the holder", |s| {
+        s.find_now("[data-testid=held-all]").is_some_and(|_| {
+            s.text("[data-testid=held-all]") == "waits on files held by b2 (users)"
+        })
+    });
+
     // Handoffs recorded on B appear in A's handoff graph: the first when the view opens, the
     // second while it is open, from the database's notifications.
     let handoff = |from: &str, to: &str| {

@@ -10,7 +10,7 @@ import {
 } from "@dnd-kit/core";
 import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
-import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, leaseText, priorityAt, visibleCards } from "./board";
+import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, filesLine, leaseText, priorityAt, visibleCards } from "./board";
 import type { Move } from "./bindings/Move";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
 
@@ -140,6 +140,7 @@ function Card({ task, selected, onSelect }: { task: TaskView; selected: boolean;
   const drop = useDroppable({ id: `card:${task.id}` });
   const style = drag.transform ? { transform: `translate(${drag.transform.x}px, ${drag.transform.y}px)` } : undefined;
   const deps = dependencyLine(task);
+  const held = filesLine(task);
   const lease = leaseText(task);
   return (
     <article
@@ -167,7 +168,17 @@ function Card({ task, selected, onSelect }: { task: TaskView; selected: boolean;
         </p>
       )}
       {deps && <p className="deps">{deps}</p>}
-      {task.context.files.length > 0 && <p className="files">{task.context.files.join(", ")}</p>}
+      {held && (
+        <p className="held" data-testid={`held-${task.id}`} title={(task.waits_on_files ?? []).map((h) => h.paths.join(", ")).join("; ")}>
+          {held}
+        </p>
+      )}
+      {task.context.files.length > 0 && (
+        <p className="files" title={task.claimed_by && (task.status === "claimed" || task.status === "in_progress") ? `reserved for ${task.claimed_by} while it holds the task` : "the task's files"}>
+          {task.claimed_by && (task.status === "claimed" || task.status === "in_progress") ? "reserved: " : ""}
+          {task.context.files.join(", ")}
+        </p>
+      )}
       {task.failure_reason && <p className="reason">{task.failure_reason}</p>}
     </article>
   );

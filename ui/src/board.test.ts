@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, dependencyLine, leaseText, priorityAt, sortCards, visibleCards } from "./board";
+import { allowedDependencies, columns, dependencyLine, filesLine, leaseText, priorityAt, sortCards, visibleCards } from "./board";
 import type { TaskView } from "./types";
 
 function task(id: string, extra: Partial<TaskView> = {}): TaskView {
@@ -52,6 +52,16 @@ describe("dependency display", () => {
     expect(dependencyLine(task("a"))).toBe("");
     expect(dependencyLine(task("b", { dependencies: ["a"], blocked_by: ["a"] }))).toBe("waits for a");
     expect(dependencyLine(task("b", { dependencies: ["a"] }))).toBe("after a (done)");
+  });
+  it("says who holds the files a ready task needs", () => {
+    expect(filesLine(task("a"))).toBe("");
+    const held = task("b", {
+      waits_on_files: [
+        { agent: "w1", task: "task-2", paths: ["src/api/"], shared: false },
+        { agent: "w3", paths: ["src/api/users.ts"], shared: false },
+      ],
+    });
+    expect(filesLine(held)).toBe("waits on files held by w1 (task-2), w3");
   });
   it("offers no dependency that would make a cycle", () => {
     const tasks = [task("a"), task("b", { dependencies: ["a"] }), task("c", { dependencies: ["b"] }), task("d")];

@@ -57,6 +57,14 @@ export function dependencyLine(task: TaskView): string {
   return `waits for ${task.blocked_by.join(", ")}`;
 }
 
+/** Who holds the files a ready task needs ("waits on files held by w1 (task-2)"), or "". */
+export function filesLine(task: TaskView): string {
+  const holds = task.waits_on_files ?? [];
+  if (holds.length === 0) return "";
+  const holders = holds.map((h) => (h.task ? `${h.agent} (${h.task})` : h.agent));
+  return `waits on files held by ${holders.join(", ")}`;
+}
+
 /** Lease left, for people. */
 export function leaseText(task: TaskView): string {
   if (task.stale) return "lease expired";
