@@ -9,10 +9,13 @@
 //! - a task added on one connection to a `worker claim --wait` process (another "machine")
 //!   printing its claim, p50/p99;
 //! - a signal written on one connection to a `signal wait` process (another "machine")
-//!   printing that it was signalled, p50/p99.
+//!   printing that it was signalled, p50/p99;
+//! - `worker claim` p50 at 1,000 tasks with 200 reservations in force against none
+//!   (alternating, one run).
 //!
 //! Targets (issue 12, 2 cores): on PostgreSQL, claim p50 ≤ 8 ms at 100 tasks and at most 1.5×
-//! that at 100,000. Issue 13: signal wake-up p99 ≤ 15 ms. The library's figures (long-lived connections, and the bare SQL loop they
+//! that at 100,000. Issue 13: signal wake-up p99 ≤ 15 ms. Issue 14: the reservation check costs
+//! at most 15 % of the claim. The library's figures (long-lived connections, and the bare SQL loop they
 //! are compared with) are `cargo bench -p baton-pg --bench claims`.
 
 use std::process::{Command, Stdio};
@@ -250,6 +253,45 @@ fn answered(mut waiter: std::process::Child, started: Instant) -> (std::time::Du
     (elapsed, answer)
 }
 
+/// `worker claim` processes at 1,000 tasks on a project with 200 reservations in force (other
+/// agents' paths, none overlapping the tasks' files: every claim checks them and passes) and
+/// on one with none, trial by trial alternately, in one run.
+fn reservation_cost(store: Store<'_>, trials: usize) {
+    let plain = Bench::new(store, 1000);
+    let reserved = Bench::new(store, 1000);
+    let lead = lead(store, &reserved);
+    for k in 0..200 {
+        lead.tasks
+            .reserve(baton_store::NewReservation {
+                agent: format!("holder-{k}"),
+                paths: vec![format!("lib/module_{k}/")],
+                ..Default::default()
+            })
+            .unwrap();
+    }
+    let mut samples = [Vec::with_capacity(trials), Vec::with_capacity(trials)];
+    for i in 0..trials {
+        for (which, bench) in [&plain, &reserved].into_iter().enumerate() {
+            bench.restore(store);
+            let started = Instant::now();
+            let code = bench.run(&["worker", "claim", &format!("w{}", i % 4), "--json"]);
+            samples[which].push(started.elapsed());
+            assert_eq!(code, Some(0), "claim failed");
+        }
+    }
+    let [mut none, mut some] = samples;
+    none.sort();
+    some.sort();
+    let (p_none, p_some) = (percentile(&none, 0.50), percentile(&some, 0.50));
+    println!(
+        "{:>8} `worker claim` at 1000 tasks: p50 {} with no reservations, {} with 200 ({:+.1} %)  ({trials} each, alternating)",
+        store.label(),
+        ms(p_none, 2),
+        ms(p_some, 2),
+        (p_some.as_secs_f64() / p_none.as_secs_f64() - 1.0) * 100.0
+    );
+}
+
 /// A signal written (through the library, on its own connection) to a `signal wait` process
 /// on another "machine" of the same project, printing that it was signalled.
 fn signal_wake(store: Store<'_>, trials: usize) {
@@ -326,6 +368,14 @@ fn main() {
             throughput(store, 20, 2);
             wake_up(store, 2);
             signal_wake(store, 2);
+            reservation_cost(store, 2);
+        }
+        return;
+    }
+    // `BATON_BENCH_ONLY=reservations` runs that part alone.
+    if std::env::var("BATON_BENCH_ONLY").is_ok_and(|only| only == "reservations") {
+        for store in stores {
+            reservation_cost(store, 100);
         }
         return;
     }
@@ -343,5 +393,8 @@ fn main() {
     }
     for store in stores {
         signal_wake(store, 100);
+    }
+    for store in stores {
+        reservation_cost(store, 100);
     }
 }

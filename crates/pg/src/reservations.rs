@@ -1,31 +1,75 @@
 //! File reservations in PostgreSQL. The rules (normalising paths, what overlaps, which
 //! reservations are in force, what a claim passes over) are `baton-store`'s
 //! (`baton_store::reservations`); this module reads the reservations in force (held tasks'
-//! files and the `baton_reservations` rows) and serialises everything that decides on them
-//! (claims that respect reservations, reserving) under one advisory lock per project, so two
-//! workers cannot both take tasks with overlapping files in the moment between reading and
-//! committing.
+//! files and the `baton_reservations` rows) and keeps two workers from both taking tasks with
+//! overlapping files in the moment between reading and committing: whoever decides on some
+//! paths first takes their lock keys (`reservations::lock_keys`: each path's own key
+//! exclusively, the folders above it shared, as transaction-level advisory locks), then reads
+//! what is committed. Claims only try the keys and pass over a task whose keys are busy, as
+//! `SKIP LOCKED` passes over a row, so claims never wait for each other and never deadlock;
+//! reserving and named claims wait for the keys, taken in one order.
 
 use baton_store::model::{AgentRecord, TaskFile};
-use baton_store::reservations::{describe_hold, normalise_all};
+use baton_store::reservations::{describe_hold, lock_keys, normalise, normalise_all};
 use baton_store::{Hold, NewReservation, Reservation, StoreError, Timestamp};
 use chrono::{DateTime, Utc};
 
 use crate::error::Result;
 use crate::tasks::{CHANNEL, PgProject, Tx, journal, load};
 
+/// A task's files, normalised (files that do not normalise reserve nothing).
+pub(crate) fn files_of(task: &baton_store::Task) -> Vec<String> {
+    task.context
+        .files
+        .iter()
+        .filter_map(|f| normalise(f).ok())
+        .collect()
+}
+
 impl PgProject {
-    /// Holds this project's reservation lock until the transaction ends.
-    pub(crate) fn lock_reservations(&self, tx: &mut Tx) -> Result<()> {
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('baton-reservations:' || $1))",
-            &[&self.name],
+    /// Tries the lock keys of `patterns` without waiting; `false` when another transaction
+    /// holds a conflicting one (keys taken meanwhile stay taken until the transaction ends).
+    pub(crate) fn try_keys(&self, tx: &mut Tx, patterns: &[String]) -> Result<bool> {
+        let (exclusive, shared) = lock_keys(patterns);
+        let row = tx.query_one(
+            "SELECT coalesce(bool_and(taken), true) FROM (
+                 SELECT pg_try_advisory_xact_lock(hashtext('baton:' || $1 || ':' || k)) AS taken
+                 FROM unnest($2::text[]) AS k
+                 UNION ALL
+                 SELECT pg_try_advisory_xact_lock_shared(hashtext('baton:' || $1 || ':' || k))
+                 FROM unnest($3::text[]) AS k) AS tried",
+            &[&self.name, &exclusive, &shared],
         )?;
+        Ok(row.get(0))
+    }
+
+    /// Takes the lock keys of `patterns`, waiting for them, in one order (by their hash).
+    pub(crate) fn wait_keys(&self, tx: &mut Tx, patterns: &[String]) -> Result<()> {
+        let (exclusive, shared) = lock_keys(patterns);
+        let keys = tx.query(
+            "SELECT h, bool_or(excl) FROM (
+                 SELECT hashtext('baton:' || $1 || ':' || k) AS h, true AS excl
+                 FROM unnest($2::text[]) AS k
+                 UNION ALL
+                 SELECT hashtext('baton:' || $1 || ':' || k), false FROM unnest($3::text[]) AS k
+             ) AS keys GROUP BY h ORDER BY h",
+            &[&self.name, &exclusive, &shared],
+        )?;
+        for key in keys {
+            let (hash, exclusive): (i32, bool) = (key.get(0), key.get(1));
+            let sql = if exclusive {
+                "SELECT pg_advisory_xact_lock($1::bigint)"
+            } else {
+                "SELECT pg_advisory_xact_lock_shared($1::bigint)"
+            };
+            tx.execute(sql, &[&i64::from(hash)])?;
+        }
         Ok(())
     }
 
-    /// The held tasks with files, the explicit reservations and their holders' last signs of
-    /// life, as a `TaskFile` the store's rules read (`active_reservations`, `holds`).
+    /// Every held task with files, the explicit reservations and their holders' last signs of
+    /// life, as a `TaskFile` the store's rules read (for the board and the lists; a claim
+    /// reads only what is near its own files).
     pub(crate) fn reservation_view(&self, tx: &mut Tx) -> Result<TaskFile> {
         let mut file = TaskFile::new(Timestamp(DateTime::<Utc>::UNIX_EPOCH));
         file.tasks = load(
@@ -39,12 +83,49 @@ impl PgProject {
         Ok(file)
     }
 
+    /// The reservations that could overlap `patterns`, as a `TaskFile` the store's rules read:
+    /// the held tasks whose file keys meet the patterns' keys (from the indexes on `keys` and
+    /// `reach`; rows written before those columns existed are always looked at), and every
+    /// explicit reservation with its holder's last sign of life.
+    pub(crate) fn reservations_near(
+        &self,
+        tx: &mut Tx,
+        patterns: &[String],
+    ) -> Result<(TaskFile, Timestamp)> {
+        let (keys, shared) = lock_keys(patterns);
+        let above: Vec<String> = keys.iter().cloned().chain(shared).collect();
+        // One round trip for the common case: the near held tasks, whether any explicit
+        // reservation exists, and the time of this read.
+        let row = tx.query_one(
+            "SELECT statement_timestamp(),
+                    EXISTS (SELECT 1 FROM baton_reservations WHERE project = $1),
+                    (SELECT coalesce(jsonb_agg(body), '[]') FROM baton_tasks
+                     WHERE project = $1 AND status IN ('claimed', 'in_progress')
+                       AND (keys && $2 OR reach && $3
+                            OR (keys IS NULL
+                                AND jsonb_array_length(coalesce(body->'context'->'files', '[]'))
+                                    > 0)))",
+            &[&self.name, &above, &keys],
+        )?;
+        let now = Timestamp(row.get::<_, DateTime<Utc>>(0));
+        let mut file = TaskFile::new(now);
+        file.tasks = serde_json::from_value(row.get(2)).map_err(|e| StoreError::InvalidInput {
+            field: "task row",
+            reason: format!("does not parse: {e}"),
+        })?;
+        if row.get::<_, bool>(1) {
+            explicit(tx, &self.name, &mut file)?;
+        }
+        Ok((file, now))
+    }
+
     /// Reserves paths for an agent; refused when another agent holds any of them.
     pub fn reserve(&self, new: NewReservation) -> baton_store::Result<Reservation> {
         let lease = self.lease;
+        let paths = normalise_all(&new.paths)?;
         self.transact(|tx, now| {
-            self.lock_reservations(tx)?;
-            let mut file = self.reservation_view(tx)?;
+            self.wait_keys(tx, &paths)?;
+            let (mut file, _) = self.reservations_near(tx, &paths)?;
             if let Some(id) = &new.task
                 && file.task(id).is_none()
             {

@@ -125,6 +125,14 @@ CREATE TABLE baton_reservations (
     reason text,
     PRIMARY KEY (project, number)
 );
+-- Each task's file lock keys and every folder above them (`baton_store::reservations::
+-- task_keys`), so a claim finds the held tasks whose files could overlap its own from an
+-- index, not by reading every held task. NULL for rows written before: always looked at.
+ALTER TABLE baton_tasks ADD COLUMN keys text[], ADD COLUMN reach text[];
+CREATE INDEX baton_tasks_held_keys ON baton_tasks USING gin (keys)
+    WHERE status IN ('claimed', 'in_progress');
+CREATE INDEX baton_tasks_held_reach ON baton_tasks USING gin (reach)
+    WHERE status IN ('claimed', 'in_progress');
 "#,
 ];
 

@@ -52,6 +52,14 @@ pub(crate) static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// [`BEST_READY`] but for the tasks in `$2` (passed over already).
+static BEST_READY_BUT: LazyLock<String> = LazyLock::new(|| {
+    BEST_READY.replace(
+        "WHERE t.project = $1 AND",
+        "WHERE t.project = $1 AND t.id <> ALL($2) AND",
+    )
+});
+
 /// The best ready task, locked, skipping rows other claims hold: the best available one (read
 /// in the order of the `baton_tasks_ready` index, so a large board, however many of its tasks
 /// are blocked, costs no more than a small one) and the best one held on an expired lease, whichever sorts first. Both are
@@ -342,11 +350,12 @@ impl PgProject {
             )?;
             let task = file.add_task(new, now)?.clone();
             let waiting = waiting_on(&file, &task);
+            let (keys, reach) = baton_store::reservations::task_keys(&task);
             tx.execute(
                 "INSERT INTO baton_tasks
                      (project, id, position, status, priority, created_at, dependencies, body,
-                      waiting)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                      waiting, keys, reach)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                 &[
                     &self.name,
                     &task.id,
@@ -357,6 +366,8 @@ impl PgProject {
                     &task.dependencies,
                     &to_body(&task),
                     &waiting,
+                    &keys,
+                    &reach,
                 ],
             )?;
             tx.execute(
@@ -435,38 +446,39 @@ impl PgProject {
         baton_store::names::validate_agent_id(agent)?;
         let lease = self.lease;
         self.transact_unclocked(|tx| {
-            if files == Files::Respect {
-                self.lock_reservations(tx)?;
-                let view = self.reservation_view(tx)?;
-                let others = view
-                    .tasks
-                    .iter()
-                    .any(|t| t.claimed_by.as_deref() != Some(agent))
-                    || view.reservations.iter().any(|r| r.agent != agent);
-                if others {
+            // Passed over: tasks whose files another agent holds, or another claim is taking.
+            let mut passed: Vec<String> = Vec::new();
+            loop {
+                let row = if passed.is_empty() {
+                    tx.query_opt(&BEST_READY, &[&self.name])?
+                } else {
+                    tx.query_opt(&BEST_READY_BUT, &[&self.name, &passed])?
+                };
+                let Some(row) = row else {
                     let now = database_now(tx)?;
-                    let active = view.active_reservations(now, lease);
-                    if active.iter().any(|r| r.agent != agent) {
-                        for task in load(tx, &READY_TASKS, &[&self.name])? {
-                            if !task_conflicts(&active, &task, Some(agent)).is_empty() {
-                                continue;
-                            }
-                            let task = locked_task(tx, &self.name, &task.id)?;
-                            return Ok(Some(self.take(tx, task, agent, now)?));
-                        }
-                        journal(tx, &self.name, agent, "CLAIM", "nothing ready", now)?;
-                        return Ok(None);
+                    journal(tx, &self.name, agent, "CLAIM", "nothing ready", now)?;
+                    return Ok(None);
+                };
+                let mut now = Timestamp(row.get::<_, DateTime<Utc>>(1));
+                let task = parse(row.get(0))?;
+                let paths = crate::reservations::files_of(&task);
+                if files == Files::Respect && !paths.is_empty() {
+                    if !self.try_keys(tx, &paths)? {
+                        passed.push(task.id);
+                        continue;
+                    }
+                    // Stamped by the read that found the files free: a claim recorded before
+                    // the completion that freed them would say two tasks overlapped.
+                    let (near, read_at) = self.reservations_near(tx, &paths)?;
+                    now = read_at;
+                    let active = near.active_reservations(now, lease);
+                    if !task_conflicts(&active, &task, Some(agent)).is_empty() {
+                        passed.push(task.id);
+                        continue;
                     }
                 }
+                return Ok(Some(self.take(tx, task, agent, now)?));
             }
-            let Some(row) = tx.query_opt(&BEST_READY, &[&self.name])? else {
-                let now = database_now(tx)?;
-                journal(tx, &self.name, agent, "CLAIM", "nothing ready", now)?;
-                return Ok(None);
-            };
-            let now = Timestamp(row.get::<_, DateTime<Utc>>(1));
-            let task = parse(row.get(0))?;
-            Ok(Some(self.take(tx, task, agent, now)?))
         })
     }
 
@@ -485,9 +497,6 @@ impl PgProject {
     ) -> baton_store::Result<Claim> {
         baton_store::names::validate_agent_id(agent)?;
         self.transact(|tx, now| {
-            if files == Files::Respect {
-                self.lock_reservations(tx)?;
-            }
             let task = locked_task(tx, &self.name, id)?;
             task.check_claimable(now, self.lease)?;
             let blockers: Vec<String> = tx
@@ -504,10 +513,14 @@ impl PgProject {
                 let hint = format!("; it waits for {}", blockers.join(", "));
                 return Err(baton_store::rules::illegal(&task, "claim", &hint).into());
             }
-            if files == Files::Respect {
-                let active = self
-                    .reservation_view(tx)?
-                    .active_reservations(now, self.lease);
+            let paths = crate::reservations::files_of(&task);
+            let mut now = now;
+            if files == Files::Respect && !paths.is_empty() {
+                self.wait_keys(tx, &paths)?;
+                // Stamped by the read that found the files free.
+                let (near, read_at) = self.reservations_near(tx, &paths)?;
+                now = read_at;
+                let active = near.active_reservations(now, self.lease);
                 let holds = task_conflicts(&active, &task, Some(agent));
                 if !holds.is_empty() {
                     return Err(crate::reservations::held(&holds).into());
@@ -756,6 +769,7 @@ fn save(
     let priority = task.priority as i32;
     let lease = task.lease_expires_at.map(|t| t.0);
     let body = to_body(task);
+    let (keys, reach) = baton_store::reservations::task_keys(task);
     let mut params: Vec<&(dyn ToSql + Sync)> = vec![
         &project,
         &task.id,
@@ -765,6 +779,8 @@ fn save(
         &lease,
         &task.dependencies,
         &body,
+        &keys,
+        &reach,
     ];
     let seen = worker.map(|(agent, now)| (agent, now.0));
     if let Some((agent, now)) = &seen {
@@ -785,7 +801,7 @@ fn save(
 }
 
 /// The statement [`save`] runs, for what goes with the row (the parameters after the row's
-/// eight: the agent and its time, then the log line's time, agent and text). Each of the
+/// ten: the agent and its time, then the log line's time, agent and text). Each of the
 /// eight forms is built once per process.
 fn save_sql(seen: bool, logged: bool, wake: bool) -> &'static str {
     static FORMS: LazyLock<Vec<String>> = LazyLock::new(|| {
@@ -800,11 +816,11 @@ fn build_save_sql(seen: bool, logged: bool, wake: bool) -> String {
     let mut parts = vec![
         "saved AS (UPDATE baton_tasks
              SET status = $3, priority = $4, claimed_by = $5, lease_expires_at = $6,
-                 dependencies = $7, body = $8
+                 dependencies = $7, body = $8, keys = $9, reach = $10
              WHERE project = $1 AND id = $2)"
             .to_string(),
     ];
-    let mut next = 9;
+    let mut next = 11;
     if seen {
         parts.push(format!(
             "seen AS (INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, ${}, ${})

@@ -154,6 +154,7 @@ impl PgProject {
             }
             let mut next_number = 1_i64;
             for (position, task) in file.tasks.iter().enumerate() {
+                let (keys, reach) = baton_store::reservations::task_keys(task);
                 if let Some(n) = task
                     .id
                     .strip_prefix("task-")
@@ -163,8 +164,8 @@ impl PgProject {
                 }
                 tx.execute(
                     "INSERT INTO baton_tasks (project, id, position, status, priority, created_at,
-                         claimed_by, lease_expires_at, dependencies, body)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                         claimed_by, lease_expires_at, dependencies, body, keys, reach)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
                     &[
                         &name,
                         &task.id,
@@ -176,6 +177,8 @@ impl PgProject {
                         &task.lease_expires_at.map(|t| t.0),
                         &task.dependencies,
                         &to_body(task),
+                        &keys,
+                        &reach,
                     ],
                 )?;
             }

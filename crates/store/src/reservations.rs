@@ -212,6 +212,65 @@ fn names(pattern: &str) -> Names<'_> {
     }
 }
 
+/// The key a normalised pattern stands on: the file, the folder, or a glob's fixed folders.
+pub fn key_of(pattern: &str) -> &str {
+    match names(pattern) {
+        Names::File(x) | Names::Folder(x) => x,
+        Names::Glob(g) => fixed_prefix(g),
+    }
+}
+
+/// `key` and every folder above it, up to the project's root (`""`).
+pub fn ancestors_of(key: &str) -> Vec<&str> {
+    let mut out = vec![key];
+    let mut rest = key;
+    while let Some(slash) = rest.rfind('/') {
+        rest = &rest[..slash];
+        out.push(rest);
+    }
+    if !key.is_empty() {
+        out.push("");
+    }
+    out
+}
+
+/// Lock keys for deciding on `patterns` while others decide at once: each pattern's own key
+/// exclusively, the folders above it shared. Two sets of patterns that can overlap always meet
+/// on some key that one of them holds exclusively (so the second waits, or passes over), and
+/// two that cannot overlap may still meet (a conservative wait, never a missed conflict).
+/// Sorted, so holders that wait take them in one order.
+pub fn lock_keys(patterns: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut exclusive: Vec<String> = patterns.iter().map(|p| key_of(p).to_string()).collect();
+    exclusive.sort();
+    exclusive.dedup();
+    let mut shared: Vec<String> = exclusive
+        .iter()
+        .flat_map(|k| ancestors_of(k).into_iter().skip(1).map(str::to_string))
+        .filter(|k| exclusive.binary_search(k).is_err())
+        .collect();
+    shared.sort();
+    shared.dedup();
+    (exclusive, shared)
+}
+
+/// The lock keys of a task's files and every folder above them (`keys`, `reach`), as a
+/// database indexes them to find the held tasks that could overlap some paths: those whose
+/// `keys` meet the paths' keys and the folders above them, or whose `reach` meets the paths'
+/// keys (the same meeting [`lock_keys`] makes).
+pub fn task_keys(task: &Task) -> (Vec<String>, Vec<String>) {
+    let files: Vec<String> = task
+        .context
+        .files
+        .iter()
+        .filter_map(|f| normalise(f).ok())
+        .collect();
+    let (keys, shared) = lock_keys(&files);
+    let mut reach: Vec<String> = keys.iter().cloned().chain(shared).collect();
+    reach.sort();
+    reach.dedup();
+    (keys, reach)
+}
+
 /// Whether two normalised patterns can name one file (the table in the module docs).
 pub fn overlap(a: &str, b: &str) -> bool {
     use Names::*;
@@ -550,6 +609,39 @@ mod tests {
         ] {
             assert!(normalise(hostile).is_err(), "{hostile:?} accepted");
         }
+    }
+
+    #[test]
+    fn overlapping_patterns_meet_on_a_key_one_holds_exclusively() {
+        let patterns = [
+            "src/api/users.ts",
+            "src/api/",
+            "src/api/**",
+            "src/**/*.rs",
+            "src/*.ts",
+            "docs/guide.md",
+            "*.md",
+            "src/api/users.ts/x",
+        ];
+        for a in patterns {
+            for b in patterns {
+                if !overlap(a, b) {
+                    continue;
+                }
+                let (ea, sa) = lock_keys(&[a.to_string()]);
+                let (eb, sb) = lock_keys(&[b.to_string()]);
+                let meet = ea.iter().any(|k| eb.contains(k) || sb.contains(k))
+                    || eb.iter().any(|k| sa.contains(k));
+                assert!(meet, "{a} and {b} overlap but their keys do not meet");
+            }
+        }
+        assert_eq!(
+            lock_keys(&["src/api/users.ts".into()]),
+            (
+                vec!["src/api/users.ts".to_string()],
+                vec!["".to_string(), "src".into(), "src/api".into()]
+            )
+        );
     }
 
     #[test]

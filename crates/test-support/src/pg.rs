@@ -418,8 +418,9 @@ fn secret() -> String {
 /// measures). Ids `task-1` … `task-N`, priorities 1 to 5, each a microsecond younger.
 pub fn insert_tasks(url: &str, name: &str, n: usize) {
     let sql = format!(
-        "INSERT INTO baton_tasks (project, id, position, status, priority, created_at, body)
+        "INSERT INTO baton_tasks (project, id, position, status, priority, created_at, keys, reach, body)
          SELECT '{name}', 'task-' || g, g, 'available', 1 + g % 5, now() + g * interval '1 microsecond',
+                ARRAY['src/part_' || g || '.rs'], ARRAY['', 'src', 'src/part_' || g || '.rs'],
                 jsonb_build_object(
                     'id', 'task-' || g,
                     'description', 'Implement part ' || g || ' of the feature, with tests and docs',
