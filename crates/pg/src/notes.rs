@@ -11,7 +11,26 @@ use baton_store::project::LEADER;
 use baton_store::{Aggregate, DoctorReport, LogLine, TaskStatus, TaskStore, Timestamp};
 use chrono::{DateTime, Utc};
 
-use crate::tasks::{PgProject, database_now, journal, load};
+use crate::error::Result;
+use crate::tasks::{PgProject, Tx, database_now, journal, load};
+
+/// Every agent's last sign of life, into `file.agents`.
+pub(crate) fn load_agents(tx: &mut Tx, project: &str, file: &mut TaskFile) -> Result<()> {
+    for row in tx.query(
+        "SELECT name, last_seen FROM baton_agents WHERE project = $1 ORDER BY name",
+        &[&project],
+    )? {
+        let seen: DateTime<Utc> = row.get(1);
+        file.agents.insert(
+            row.get(0),
+            AgentRecord {
+                last_seen: Some(Timestamp(seen)),
+                extra: Default::default(),
+            },
+        );
+    }
+    Ok(())
+}
 
 impl PgProject {
     /// Every task in board order, with the database's time now (one consistent read).
@@ -33,19 +52,7 @@ impl PgProject {
                 "SELECT body FROM baton_tasks WHERE project = $1 ORDER BY position",
                 &[&self.name],
             )?;
-            for row in tx.query(
-                "SELECT name, last_seen FROM baton_agents WHERE project = $1 ORDER BY name",
-                &[&self.name],
-            )? {
-                let seen: DateTime<Utc> = row.get(1);
-                file.agents.insert(
-                    row.get(0),
-                    AgentRecord {
-                        last_seen: Some(Timestamp(seen)),
-                        extra: Default::default(),
-                    },
-                );
-            }
+            load_agents(tx, &self.name, &mut file)?;
             crate::reservations::explicit(tx, &self.name, &mut file)?;
             Ok((file, now))
         })

@@ -9,22 +9,13 @@
 //! `SKIP LOCKED` passes over a row, so claims never wait for each other and never deadlock;
 //! reserving and named claims wait for the keys, taken in one order.
 
-use baton_store::model::{AgentRecord, TaskFile};
-use baton_store::reservations::{describe_hold, lock_keys, normalise, normalise_all};
+use baton_store::model::TaskFile;
+use baton_store::reservations::{describe_hold, lock_keys, normalise_all};
 use baton_store::{Hold, NewReservation, Reservation, StoreError, Timestamp};
 use chrono::{DateTime, Utc};
 
 use crate::error::Result;
 use crate::tasks::{CHANNEL, PgProject, Tx, journal, load};
-
-/// A task's files, normalised (files that do not normalise reserve nothing).
-pub(crate) fn files_of(task: &baton_store::Task) -> Vec<String> {
-    task.context
-        .files
-        .iter()
-        .filter_map(|f| normalise(f).ok())
-        .collect()
-}
 
 impl PgProject {
     /// Tries the lock keys of `patterns` without waiting; `false` when another transaction
@@ -248,20 +239,7 @@ pub(crate) fn explicit(tx: &mut Tx, project: &str, file: &mut TaskFile) -> Resul
     if file.reservations.is_empty() || !file.agents.is_empty() {
         return Ok(());
     }
-    for row in tx.query(
-        "SELECT name, last_seen FROM baton_agents WHERE project = $1",
-        &[&project],
-    )? {
-        let seen: DateTime<Utc> = row.get(1);
-        file.agents.insert(
-            row.get(0),
-            AgentRecord {
-                last_seen: Some(Timestamp(seen)),
-                extra: Default::default(),
-            },
-        );
-    }
-    Ok(())
+    crate::notes::load_agents(tx, project, file)
 }
 
 fn reservation(row: &postgres::Row) -> Reservation {

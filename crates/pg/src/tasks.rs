@@ -461,7 +461,7 @@ impl PgProject {
                 };
                 let mut now = Timestamp(row.get::<_, DateTime<Utc>>(1));
                 let task = parse(row.get(0))?;
-                let paths = crate::reservations::files_of(&task);
+                let paths = baton_store::reservations::task_files(&task);
                 if files == Files::Respect && !paths.is_empty() {
                     if !self.try_keys(tx, &paths)? {
                         passed.push(task.id);
@@ -513,7 +513,7 @@ impl PgProject {
                 let hint = format!("; it waits for {}", blockers.join(", "));
                 return Err(baton_store::rules::illegal(&task, "claim", &hint).into());
             }
-            let paths = crate::reservations::files_of(&task);
+            let paths = baton_store::reservations::task_files(&task);
             let mut now = now;
             if files == Files::Respect && !paths.is_empty() {
                 self.wait_keys(tx, &paths)?;

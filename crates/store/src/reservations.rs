@@ -258,13 +258,7 @@ pub fn lock_keys(patterns: &[String]) -> (Vec<String>, Vec<String>) {
 /// `keys` meet the paths' keys and the folders above them, or whose `reach` meets the paths'
 /// keys (the same meeting [`lock_keys`] makes).
 pub fn task_keys(task: &Task) -> (Vec<String>, Vec<String>) {
-    let files: Vec<String> = task
-        .context
-        .files
-        .iter()
-        .filter_map(|f| normalise(f).ok())
-        .collect();
-    let (keys, shared) = lock_keys(&files);
+    let (keys, shared) = lock_keys(&task_files(task));
     let mut reach: Vec<String> = keys.iter().cloned().chain(shared).collect();
     reach.sort();
     reach.dedup();
@@ -338,6 +332,15 @@ fn sample(glob: &str) -> String {
     if out.is_empty() { "x".into() } else { out }
 }
 
+/// A task's files, normalised (files that do not normalise reserve nothing).
+pub fn task_files(task: &Task) -> Vec<String> {
+    task.context
+        .files
+        .iter()
+        .filter_map(|f| normalise(f).ok())
+        .collect()
+}
+
 /// The patterns of `held` that overlap any of `asked`.
 fn overlapping(held: &[String], asked: &[String]) -> Vec<String> {
     held.iter()
@@ -353,12 +356,7 @@ impl Reservation {
         if !task.status.is_held() || task.context.files.is_empty() {
             return None;
         }
-        let paths = task
-            .context
-            .files
-            .iter()
-            .filter_map(|f| normalise(f).ok())
-            .collect::<Vec<_>>();
+        let paths = task_files(task);
         (!paths.is_empty()).then(|| Reservation {
             id: format!("task:{}", task.id),
             agent,
@@ -561,13 +559,7 @@ pub fn task_conflicts(active: &[Reservation], task: &Task, agent: Option<&str>) 
     if task.context.files.is_empty() {
         return Vec::new();
     }
-    let files: Vec<String> = task
-        .context
-        .files
-        .iter()
-        .filter_map(|f| normalise(f).ok())
-        .collect();
-    holds_among(active, &files, agent, true)
+    holds_among(active, &task_files(task), agent, true)
         .into_iter()
         .filter(|h| !h.shared && h.task.as_deref() != Some(&task.id))
         .collect()
