@@ -52,36 +52,52 @@ pub(crate) static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// [`BEST_READY`] but for the tasks in `$2` (passed over already).
-static BEST_READY_BUT: LazyLock<String> = LazyLock::new(|| {
-    BEST_READY.replace(
-        "WHERE t.project = $1 AND",
-        "WHERE t.project = $1 AND t.id <> ALL($2) AND",
-    )
-});
-
 /// The best ready task, locked, skipping rows other claims hold: the best available one (read
 /// in the order of the `baton_tasks_ready` index, so a large board, however many of its tasks
-/// are blocked, costs no more than a small one) and the best one held on an expired lease, whichever sorts first. Both are
-/// locked until the transaction ends; the one not taken is free again a moment later. Built
-/// once per process: claims are the hot path.
-static BEST_READY: LazyLock<String> = LazyLock::new(|| {
+/// are blocked, costs no more than a small one) and the best one held on an expired lease,
+/// whichever sorts first. Both are locked until the transaction ends; the one not taken is
+/// free again a moment later. Built once per process: claims are the hot path.
+static BEST_READY: LazyLock<String> = LazyLock::new(|| best_ready("", false));
+
+/// [`BEST_READY`] that also tries the chosen task's file lock keys (its `keys` exclusively,
+/// the rest of its `reach` shared; see `reservations`) in the same round trip: the third
+/// column says whether all were taken, NULL when the row has none recorded.
+static BEST_READY_KEYED: LazyLock<String> = LazyLock::new(|| best_ready("", true));
+
+/// [`BEST_READY_KEYED`] but for the tasks in `$2` (passed over already).
+static BEST_READY_BUT_KEYED: LazyLock<String> =
+    LazyLock::new(|| best_ready("t.id <> ALL($2) AND ", true));
+
+fn best_ready(extra: &str, keyed: bool) -> String {
     let candidate = |condition: &str| {
         format!(
-            "SELECT t.id, t.priority, t.created_at, t.position, t.body FROM baton_tasks t
-             WHERE t.project = $1 AND {condition}
+            "SELECT t.id, t.priority, t.created_at, t.position, t.body, t.keys, t.reach
+             FROM baton_tasks t
+             WHERE t.project = $1 AND {extra}{condition}
              ORDER BY t.priority, t.created_at, t.position
              LIMIT 1 FOR UPDATE SKIP LOCKED"
         )
     };
+    let keys = if keyed {
+        ", CASE WHEN best.keys IS NULL THEN NULL ELSE (
+             SELECT coalesce(bool_and(taken), true) FROM (
+                 SELECT pg_try_advisory_xact_lock(hashtext('baton:' || $1 || ':' || k)) AS taken
+                 FROM unnest(best.keys) AS k
+                 UNION ALL
+                 SELECT pg_try_advisory_xact_lock_shared(hashtext('baton:' || $1 || ':' || k))
+                 FROM unnest(best.reach) AS k WHERE NOT k = ANY(best.keys)) AS tried) END"
+    } else {
+        ""
+    };
     format!(
-        "WITH available AS ({}), expired AS ({})
-         SELECT body, statement_timestamp() FROM (SELECT * FROM available UNION ALL SELECT * FROM expired) AS c
-         ORDER BY c.priority, c.created_at, c.position LIMIT 1",
+        "WITH available AS ({}), expired AS ({}),
+         best AS (SELECT * FROM (SELECT * FROM available UNION ALL SELECT * FROM expired) AS c
+                  ORDER BY c.priority, c.created_at, c.position LIMIT 1)
+         SELECT best.body, statement_timestamp(){keys} FROM best",
         candidate(READY),
         candidate(&format!("{EXPIRED} AND {DEPENDENCIES_DONE}"))
     )
-});
+}
 
 /// The channel waiting claims listen on: a task may have become ready. The payload is the
 /// project's name.
@@ -449,10 +465,13 @@ impl PgProject {
             // Passed over: tasks whose files another agent holds, or another claim is taking.
             let mut passed: Vec<String> = Vec::new();
             loop {
-                let row = if passed.is_empty() {
-                    tx.query_opt(&BEST_READY, &[&self.name])?
-                } else {
-                    tx.query_opt(&BEST_READY_BUT, &[&self.name, &passed])?
+                let respect = files == Files::Respect;
+                let row = match (respect, passed.is_empty()) {
+                    (false, _) => tx.query_opt(&BEST_READY, &[&self.name])?,
+                    (true, true) => tx.query_opt(&BEST_READY_KEYED, &[&self.name])?,
+                    (true, false) => {
+                        tx.query_opt(&BEST_READY_BUT_KEYED, &[&self.name, &passed])?
+                    }
                 };
                 let Some(row) = row else {
                     let now = database_now(tx)?;
@@ -462,8 +481,14 @@ impl PgProject {
                 let mut now = Timestamp(row.get::<_, DateTime<Utc>>(1));
                 let task = parse(row.get(0))?;
                 let paths = baton_store::reservations::task_files(&task);
-                if files == Files::Respect && !paths.is_empty() {
-                    if !self.try_keys(tx, &paths)? {
+                if respect && !paths.is_empty() {
+                    // The keys were tried with the row; a row from before they were recorded
+                    // has them tried now.
+                    let taken = match row.get::<_, Option<bool>>(2) {
+                        Some(taken) => taken,
+                        None => self.try_keys(tx, &paths)?,
+                    };
+                    if !taken {
                         passed.push(task.id);
                         continue;
                     }
