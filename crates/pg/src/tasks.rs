@@ -469,9 +469,7 @@ impl PgProject {
                 let row = match (respect, passed.is_empty()) {
                     (false, _) => tx.query_opt(&BEST_READY, &[&self.name])?,
                     (true, true) => tx.query_opt(&BEST_READY_KEYED, &[&self.name])?,
-                    (true, false) => {
-                        tx.query_opt(&BEST_READY_BUT_KEYED, &[&self.name, &passed])?
-                    }
+                    (true, false) => tx.query_opt(&BEST_READY_BUT_KEYED, &[&self.name, &passed])?,
                 };
                 let Some(row) = row else {
                     let now = database_now(tx)?;
