@@ -61,6 +61,12 @@ Repeat until there is no work left:
      baton worker fail {agent} <task-id> \"<why, and what would unblock it>\"
    or, to hand it back untouched:   baton worker release {agent} <task-id>
 
+Files: while you hold a task, its files are reserved for you. Before editing other files,
+reserve them (exit code 7 means another agent holds them: pick other work or wait):
+     baton reserve <path-or-glob> --agent {agent} --reason \"<why>\"
+   and give them back when done:      baton unreserve --agent {agent}
+   Commit with BATON_AGENT={agent} set (export it once), so the pre-commit hook knows you.
+
 Only work on tasks you have claimed. If a command is refused, read its message: it names the
 task's state and owner and what to do next.
 "
