@@ -18,6 +18,7 @@ support::on_both_stores!(
     reservations_are_made_checked_listed_and_given_back,
     a_reservation_ends_with_its_holders_lease,
     hostile_paths_unknown_tasks_and_agents_are_refused_and_change_nothing,
+    agents_reserving_separate_paths_at_once_all_get_their_own,
     eight_workers_never_hold_two_tasks_with_overlapping_files_at_once,
 );
 
@@ -250,6 +251,39 @@ fn hostile_paths_unknown_tasks_and_agents_are_refused_and_change_nothing(p: Proj
             .as_array()
             .unwrap()
             .is_empty()
+    );
+}
+
+/// Eight agents reserving paths that cannot overlap, all at once: none waits for another's
+/// paths, and each reservation gets a number of its own.
+fn agents_reserving_separate_paths_at_once_all_get_their_own(p: Project) {
+    let ids: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let p = &p;
+                s.spawn(move || {
+                    let made = p.json(&[
+                        "reserve",
+                        &format!("lib/m{i}/"),
+                        "--agent",
+                        &format!("a{i}"),
+                    ]);
+                    made["id"].as_str().unwrap().to_string()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 8, "{ids:?}");
+    assert_eq!(
+        p.json(&["reservations"])["reservations"]
+            .as_array()
+            .unwrap()
+            .len(),
+        8
     );
 }
 

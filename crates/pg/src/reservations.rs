@@ -15,7 +15,7 @@ use baton_store::{Hold, NewReservation, Reservation, StoreError, Timestamp};
 use chrono::{DateTime, Utc};
 
 use crate::error::Result;
-use crate::tasks::{CHANNEL, PgProject, Tx, journal, load};
+use crate::tasks::{CHANNEL, PgProject, Tx, journal, load, lock_project};
 
 impl PgProject {
     /// Tries the lock keys of `patterns` without waiting; `false` when another transaction
@@ -133,6 +133,9 @@ impl PgProject {
                 "DELETE FROM baton_reservations WHERE project = $1 AND expires_at <= $2",
                 &[&self.name, &now.0],
             )?;
+            // Reservations of paths that cannot overlap do not wait for each other's keys:
+            // their numbers are given out under the project's row lock.
+            lock_project(tx, &self.name)?;
             let number: i64 = tx
                 .query_one(
                     "SELECT coalesce(max(number), 0) + 1 FROM baton_reservations WHERE project = $1",

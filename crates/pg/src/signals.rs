@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::tasks::{CHANGES, PgProject, Tx, journal};
+use crate::tasks::{CHANGES, PgProject, Tx, journal, lock_project};
 
 /// The channel signal waiters listen on (payload: the project's name).
 pub(crate) const SIGNALS: &str = "baton_signals";
@@ -53,7 +53,7 @@ impl PgProject {
             check_write(None, Some(note))?;
         }
         let run = self.transact(|tx, now| {
-            lock_runs(tx, &self.name)?;
+            lock_project(tx, &self.name)?;
             let number = latest(tx, &self.name)?.unwrap_or(0) + 1;
             insert_run(tx, &self.name, number, now, note)?;
             journal(
@@ -87,7 +87,7 @@ impl PgProject {
                 .into()),
                 (None, Some(newest)) => Ok(newest),
                 (None, None) => {
-                    lock_runs(tx, &self.name)?;
+                    lock_project(tx, &self.name)?;
                     // Read again under the lock (each statement sees what was committed
                     // before it began).
                     if let Some(newest) = latest(tx, &self.name)? {
@@ -268,15 +268,6 @@ fn runs(tx: &mut Tx, project: &str) -> Result<Vec<Run>> {
             note: row.get(2),
         })
         .collect())
-}
-
-/// Serialises run numbering within the project (the project's row, locked).
-fn lock_runs(tx: &mut Tx, project: &str) -> Result<()> {
-    tx.query_one(
-        "SELECT 1 FROM baton_projects WHERE name = $1 FOR UPDATE",
-        &[&project],
-    )?;
-    Ok(())
 }
 
 fn latest(tx: &mut Tx, project: &str) -> Result<Option<u32>> {

@@ -906,6 +906,16 @@ pub(crate) fn journal(
     Ok(())
 }
 
+/// Serialises numbering within the project (runs, reservations): the project's row, locked
+/// until the transaction ends.
+pub(crate) fn lock_project(tx: &mut Tx, project: &str) -> Result<()> {
+    tx.query_one(
+        "SELECT 1 FROM baton_projects WHERE name = $1 FOR UPDATE",
+        &[&project],
+    )?;
+    Ok(())
+}
+
 /// Records `agent` as alive at `now`.
 fn touch(tx: &mut Tx, project: &str, agent: &str, now: Timestamp) -> Result<()> {
     tx.execute(
