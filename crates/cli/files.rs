@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use baton_api::reservations::{CheckPaths, ListReservations, Reserve, Unreserve};
+use baton_api::reservations::{CheckPaths, ListReservations, PathCheck, Reserve, Unreserve};
 use baton_api::{Error, OpenProject, Operation, exit};
 use baton_live::WatchMode;
 use baton_store::{ErrorKind, ForeignFile, Reservation};
@@ -144,9 +144,11 @@ pub fn check_paths(
     }
     if paths.is_empty() {
         // Nothing to check (an empty commit): nothing is held.
-        emit(json, &serde_json::json!({"free": true, "held": []}), || {
-            "No files given; none held.".to_string()
-        });
+        let none = PathCheck {
+            free: true,
+            held: Vec::new(),
+        };
+        emit(json, &none, || "No files given; none held.".to_string());
         return Ok(0);
     }
     let out = as_user(project, mode, ForeignFile::Keep, |cx| {

@@ -168,13 +168,22 @@ impl ChangeFeed {
 
     fn spawn(project: &Project, stores: Option<Stores>, mode: WatchMode) -> Result<ChangeFeed> {
         let layout = project.layout().clone();
-        let mut watch = Watch::new(mode, layout.root())?;
+        // A database project reached by URL alone may have no folder here: then only the
+        // store is followed (nothing is created for it).
+        let local = layout.root().is_dir();
+        let probe = if local {
+            layout.root().to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let mut watch = Watch::new(mode, &probe)?;
         let interval = match mode {
             WatchMode::Auto(i) | WatchMode::Poll(i) => i,
             WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
         };
-        let _ = std::fs::create_dir_all(layout.root());
-        watch.add_or_poll(layout.root(), true, interval)?;
+        if local {
+            watch.add_or_poll(layout.root(), true, interval)?;
+        }
         let backend = if stores.is_some() {
             Backend::Notifications
         } else {
