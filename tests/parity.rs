@@ -352,6 +352,39 @@ fn every_operation(mut t: Twins) {
         (&json!("w3"), &json!("failed")),
         "{failed}"
     );
+    // Merging tasks' branches: in a repository on `main` with nothing to merge yet.
+    for dir in [
+        t.cli.path().to_path_buf(),
+        t.mcp_project.path().to_path_buf(),
+    ] {
+        for args in [
+            &["init", "-q", "-b", "main"][..],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.invalid",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "start",
+            ],
+        ] {
+            let ok = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&dir)
+                .status();
+            assert!(ok.unwrap().success(), "git {args:?}");
+        }
+    }
+    let merged = t.same(
+        "task_merge",
+        &["leader", "merge", "--all"],
+        json!({"all": true}),
+        0,
+    );
+    assert_eq!(merged["into"], "main", "{merged}");
     // File reservations.
     let reserved = t.same(
         "paths_reserve",

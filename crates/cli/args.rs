@@ -66,7 +66,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Plan and oversee the work: init, add-task, edit, status, aggregate, cancel, reset, doctor.
+    /// Plan and oversee the work: init, add-task, edit, status, aggregate, cancel, reset, merge,
+    /// doctor.
     #[command(subcommand)]
     Leader(LeaderCommand),
     /// Do the work: list, claim, start, complete, fail, release, heartbeat.
@@ -257,7 +258,23 @@ pub enum LeaderCommand {
         #[arg(long)]
         force: bool,
     },
-    /// Find stale leases, tasks that can never finish, a stalled queue and crash debris.
+    /// Merge done tasks' branches (worked with --worktree) into the branch your checkout is on,
+    /// each with a merge commit. A conflicting merge is aborted, leaving your checkout as it
+    /// was, and its files are named (exit code 8); the tasks after it are not tried.
+    #[command(after_help = "\
+Only a done task's branch (baton/TASK-ID) is merged, and only while your checkout has no
+uncommitted changes to tracked files (.coordination/ aside). A branch merged already is
+reported as such. Nothing is pushed; worktrees stay until `leader doctor --fix` removes them.")]
+    Merge {
+        /// The tasks, in the order to merge them.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        tasks: Vec<String>,
+        /// Every done task's branch not merged yet, in the order the tasks were completed.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Find stale leases, tasks that can never finish, a stalled queue, crash debris and the
+    /// worktrees of finished tasks.
     Doctor {
         /// Apply the safe repairs and say what changed.
         #[arg(long)]
@@ -333,6 +350,11 @@ pub enum WorkerCommand {
         /// Give up waiting after this long (exit code 5).
         #[arg(long, requires = "wait", value_parser = parse_duration)]
         timeout: Option<Duration>,
+        /// Give the task its own git worktree (.coordination/worktrees/TASK-ID) on a branch
+        /// baton/TASK-ID from your checkout's branch; work and commit there. Completing the task
+        /// records the branch and its commits; `leader merge` merges it.
+        #[arg(long)]
+        worktree: bool,
     },
     /// Claim, start and run a command for each task, over and over; see --help.
     Loop(crate::live::LoopArgs),

@@ -25,8 +25,8 @@ mod values;
 
 use std::process::ExitCode;
 
-use baton_api::tasks;
 use baton_api::{Choice, Error, OpenProject, Operation, exit};
+use baton_api::{tasks, worktrees};
 use baton_store::{ForeignFile, Project, StoreError};
 use clap::Parser;
 
@@ -178,6 +178,21 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(0)
             })
         }
+        Command::Leader(LeaderCommand::Merge { tasks, all }) => {
+            as_user(&open()?, mode, keep, |cx| {
+                let report = worktrees::Merge { tasks, all }.run(cx)?;
+                emit(json, &report, || render::merged(&report));
+                Ok(match &report.conflict {
+                    Some(conflict) => {
+                        if !json {
+                            eprintln!("baton: {}", conflict.message);
+                        }
+                        exit::MERGE_CONFLICT.code
+                    }
+                    None => 0,
+                })
+            })
+        }
         Command::Leader(LeaderCommand::Doctor { fix }) => as_user(&open()?, mode, keep, |cx| {
             let report = tasks::Doctor { fix }.run(cx)?;
             emit(json, &report, || render::doctor(&report, fix));
@@ -203,15 +218,21 @@ fn run(cli: Cli) -> Result<u8, Error> {
             ignore_reservations,
             wait,
             timeout,
+            worktree,
         }) => {
             let project = open()?;
             let outcome = if wait {
-                live::claim_wait(&project, &agent, timeout, mode)?
+                let claimed = live::claim_wait(&project, &agent, timeout, mode)?;
+                match worktree {
+                    true => as_user(&project, mode, keep, |cx| claimed.in_worktree(cx, &agent))?,
+                    false => claimed,
+                }
             } else {
                 let request = tasks::Claim {
                     agent: agent.clone(),
                     task,
                     ignore_reservations,
+                    worktree,
                 };
                 as_user(&project, mode, keep, |cx| request.run(cx))?
             };
@@ -232,6 +253,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 render::claimed(
                     task,
                     outcome.reclaimed_from.as_deref(),
+                    outcome.worktree.as_ref(),
                     &agent,
                     project.lease(),
                 )

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use baton_api::worktrees::{MergeReport, WorktreeInfo};
 use baton_store::time::short_duration;
 use baton_store::{DoctorReport, LogLine, Move, StatusReport, Task, TaskStatus, TaskView};
 
@@ -142,7 +143,13 @@ pub fn task_list(tasks: &[TaskView], all: bool) -> String {
     table(tasks)
 }
 
-pub fn claimed(task: &Task, reclaimed_from: Option<&str>, agent: &str, lease: Duration) -> String {
+pub fn claimed(
+    task: &Task,
+    reclaimed_from: Option<&str>,
+    worktree: Option<&WorktreeInfo>,
+    agent: &str,
+    lease: Duration,
+) -> String {
     let mut out = format!(
         "Claimed {} (priority {}): {}\n",
         task.id,
@@ -169,6 +176,19 @@ pub fn claimed(task: &Task, reclaimed_from: Option<&str>, agent: &str, lease: Du
             clean(&task.context.hints).replace('\n', "\n         ")
         );
     }
+    if let Some(worktree) = worktree {
+        let _ = writeln!(
+            out,
+            "  Worktree: {} on {}{} (work and commit there)",
+            worktree.path.display(),
+            worktree.branch,
+            if worktree.reused {
+                ", as it was left"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "  Lease: {} (renew with `baton worker heartbeat {agent}`)\nNext: baton worker start {agent} {}",
@@ -176,6 +196,41 @@ pub fn claimed(task: &Task, reclaimed_from: Option<&str>, agent: &str, lease: Du
         task.id
     );
     out
+}
+
+/// What `leader merge` did.
+pub fn merged(report: &MergeReport) -> String {
+    let into = report.into.as_deref().unwrap_or("your branch");
+    let mut out = String::new();
+    if report.merged.is_empty() && report.conflict.is_none() {
+        return "Nothing to merge: no done task has a branch that is not merged yet.".into();
+    }
+    for merged in &report.merged {
+        if merged.already_merged {
+            let _ = writeln!(out, "{} is in {into} already", merged.branch);
+        } else {
+            let short = merged.commit.get(..12).unwrap_or(&merged.commit);
+            let _ = writeln!(
+                out,
+                "Merged {} into {into} ({short}; {} file{})",
+                merged.branch,
+                merged.files.len(),
+                if merged.files.len() == 1 { "" } else { "s" }
+            );
+        }
+    }
+    if let Some(conflict) = &report.conflict {
+        let _ = writeln!(
+            out,
+            "Conflict: {} not merged ({}); your checkout is as it was",
+            conflict.branch,
+            conflict.files.join(", ")
+        );
+    }
+    if !report.not_tried.is_empty() {
+        let _ = writeln!(out, "Not tried: {}", report.not_tried.join(", "));
+    }
+    out.trim_end().to_string()
 }
 
 /// What `leader move` did, or (dry run) would do.

@@ -5,6 +5,7 @@
 use baton_agents::AgentError;
 use baton_browser::session::SessionError;
 use baton_browser::{BrowserControlError, BrowserError};
+use baton_git::GitError;
 use baton_live::LiveError;
 use baton_store::{ErrorKind, StoreError};
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,7 @@ macro_rules! error_from {
 
 error_from!(
     StoreError,
+    GitError,
     LiveError,
     AgentError,
     BrowserControlError,

@@ -43,13 +43,17 @@ pub const FILES_HELD: Exit = Exit {
     code: 7,
     meaning: "files held: check-paths found files another agent holds, or reserve was refused for them",
 };
+pub const MERGE_CONFLICT: Exit = Exit {
+    code: 8,
+    meaning: "merge conflict: leader merge was aborted on a conflict, leaving the lead's checkout as it was",
+};
 pub const INTERRUPTED: Exit = Exit {
     code: 130,
     meaning: "interrupted: worker loop stopped by Ctrl-C (its running task was released)",
 };
 
 /// Every exit code `baton` uses, in order.
-pub const TABLE: [Exit; 9] = [
+pub const TABLE: [Exit; 10] = [
     SUCCESS,
     ERROR,
     USAGE,
@@ -58,6 +62,7 @@ pub const TABLE: [Exit; 9] = [
     TIMED_OUT,
     WRITER_GONE,
     FILES_HELD,
+    MERGE_CONFLICT,
     INTERRUPTED,
 ];
 
@@ -66,6 +71,7 @@ pub fn for_error(kind: ErrorKind) -> Exit {
     match kind {
         ErrorKind::InvalidArguments => USAGE,
         ErrorKind::PathsHeld => FILES_HELD,
+        ErrorKind::MergeConflict => MERGE_CONFLICT,
         _ => ERROR,
     }
 }

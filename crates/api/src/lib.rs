@@ -25,6 +25,7 @@ pub mod orchestration;
 pub mod reservations;
 pub mod signals;
 pub mod tasks;
+pub mod worktrees;
 
 pub use error::{Error, ErrorBody, Result};
 pub use open::{Choice, OpenProject};
@@ -104,6 +105,7 @@ catalogue!(
     tasks::AggregateResults,
     tasks::Doctor,
     tasks::Logs,
+    worktrees::Merge,
     reservations::Reserve,
     reservations::Unreserve,
     reservations::CheckPaths,

@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::operation::{Context, Operation};
+use crate::worktrees::{WorktreeInfo, give_worktree};
+use baton_git::record_branch;
 
 /// How many log lines `logs` shows unless asked for more or fewer.
 pub const DEFAULT_LOG_LINES: usize = 40;
@@ -207,6 +209,11 @@ pub struct Claim {
     /// another agent reserved is passed over, and the next one taken).
     #[serde(default)]
     pub ignore_reservations: bool,
+    /// Give the task its own git worktree on a branch baton/TASK-ID from the lead's branch
+    /// (kept when the task is claimed again); work and commit there. Completing it records the
+    /// branch and its commits; the lead merges it.
+    #[serde(default)]
+    pub worktree: bool,
 }
 
 /// What a claim got: the task (null when nothing is ready, with the reason), and the worker it
@@ -219,6 +226,9 @@ pub struct ClaimOutcome {
     pub reclaimed_from: Option<String>,
     /// Why nothing was claimed (null when a task was).
     pub reason: Option<String>,
+    /// The task's own worktree, when one was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
 }
 
 impl ClaimOutcome {
@@ -227,6 +237,7 @@ impl ClaimOutcome {
             task: Some(claim.task),
             reclaimed_from: claim.reclaimed_from,
             reason: None,
+            worktree: None,
         }
     }
 
@@ -235,7 +246,16 @@ impl ClaimOutcome {
             task: None,
             reclaimed_from: None,
             reason: Some(reason),
+            worktree: None,
         }
+    }
+
+    /// Gives the claimed task (if any) its own worktree; see [`give_worktree`].
+    pub fn in_worktree(mut self, cx: &Context, agent: &str) -> Result<Self> {
+        if let Some(task) = &self.task {
+            self.worktree = Some(give_worktree(cx, agent, &task.id)?);
+        }
+        Ok(self)
     }
 }
 
@@ -250,17 +270,18 @@ impl Operation for Claim {
         } else {
             Files::Respect
         };
-        if let Some(task) = &self.task {
-            return Ok(ClaimOutcome::claimed(cx.tasks.claim_task_with(
-                &self.agent,
-                task,
-                files,
-            )?));
+        let outcome = if let Some(task) = &self.task {
+            ClaimOutcome::claimed(cx.tasks.claim_task_with(&self.agent, task, files)?)
+        } else {
+            match cx.tasks.claim_with(&self.agent, files)? {
+                Some(claim) => ClaimOutcome::claimed(claim),
+                None => ClaimOutcome::nothing(nothing_ready_reason(cx)?),
+            }
+        };
+        match self.worktree {
+            true => outcome.in_worktree(cx, &self.agent),
+            false => Ok(outcome),
         }
-        Ok(match cx.tasks.claim_with(&self.agent, files)? {
-            Some(claim) => ClaimOutcome::claimed(claim),
-            None => ClaimOutcome::nothing(nothing_ready_reason(cx)?),
-        })
     }
 }
 
@@ -350,15 +371,14 @@ impl Operation for Complete {
     const READ_ONLY: bool = false;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        let task = cx.tasks.complete(
-            &self.agent,
-            &self.task,
-            Completion {
-                output: self.summary,
-                files_modified: self.modified,
-                files_created: self.created,
-            },
-        )?;
+        let mut completion = Completion {
+            output: self.summary,
+            files_modified: self.modified,
+            files_created: self.created,
+            branch: None,
+        };
+        record_branch(cx.project.layout(), &self.task, &mut completion)?;
+        let task = cx.tasks.complete(&self.agent, &self.task, completion)?;
         Ok(task.into())
     }
 }
@@ -583,7 +603,11 @@ impl Operation for Doctor {
     const READ_ONLY: bool = false;
     type Output = DoctorReport;
     fn run(self, cx: &Context) -> Result<DoctorReport> {
-        Ok(cx.tasks.doctor(self.fix)?)
+        let mut report = cx.tasks.doctor(self.fix)?;
+        let (findings, fixed) = crate::worktrees::worktree_findings(cx, self.fix)?;
+        report.findings.extend(findings);
+        report.fixed.extend(fixed);
+        Ok(report)
     }
 }
 

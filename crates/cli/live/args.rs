@@ -126,7 +126,13 @@ The command runs through `sh -c` in the project folder, once per task, with:
   BATON_TASK_ATTEMPT, BATON_RESULT_PATH (where the report is written), BATON_DIR
 and the task as one JSON object on stdin. Exit 0 completes the task with the command's
 stdout as the result; any other exit fails it with the end of its stderr. The lease is
-renewed while the command runs. Ctrl-C stops the command and releases its task.")]
+renewed while the command runs. Ctrl-C stops the command and releases its task.
+
+With --worktree, each task gets its own git worktree (.coordination/worktrees/TASK-ID) on a
+branch baton/TASK-ID started from the branch your checkout is on; the command runs there (with
+BATON_WORKTREE and BATON_BRANCH set) and should commit its work. The task's result records the
+branch and its commits; nothing is merged until `baton leader merge`. A task claimed again goes
+on in the worktree (or from the branch) it had.")]
 pub struct LoopArgs {
     pub agent: String,
     /// The command to run for each task.
@@ -141,4 +147,7 @@ pub struct LoopArgs {
     /// Do not pass the command's output through.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Work each task in its own git worktree and branch (see below).
+    #[arg(long)]
+    pub worktree: bool,
 }

@@ -210,6 +210,7 @@ pub fn worker_loop(
         max_tasks: args.max_tasks,
         mode,
         echo: !args.quiet && !json,
+        worktree: args.worktree,
     };
     let mut announced_wait = false;
     let report = run_worker_loop(

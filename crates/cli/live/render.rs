@@ -145,6 +145,16 @@ pub fn loop_event(agent: &str, event: &LoopEvent<'_>) -> String {
         LoopEvent::Started(task) => {
             format!("baton: ▶ {} {}", task.id, line(&task.description, 100))
         }
+        LoopEvent::InWorktree(worktree) => format!(
+            "baton:   in {} on {}{}",
+            worktree.workdir.display(),
+            worktree.branch,
+            if worktree.reused {
+                " (as it was left)"
+            } else {
+                ""
+            }
+        ),
         LoopEvent::Completed(task) => format!("baton: ✓ {} done", task.id),
         LoopEvent::Failed(task) => format!(
             "baton: ✗ {} failed: {}",
@@ -163,6 +173,10 @@ pub fn loop_event_json(event: &LoopEvent<'_>) -> Option<String> {
     let value = match event {
         LoopEvent::Waiting(_) => return None,
         LoopEvent::Started(task) => serde_json::json!({"event": "started", "task": task.id}),
+        LoopEvent::InWorktree(worktree) => serde_json::json!({
+            "event": "worktree", "task": worktree.task, "path": worktree.workdir,
+            "branch": worktree.branch, "reused": worktree.reused,
+        }),
         LoopEvent::Completed(task) => serde_json::json!({"event": "completed", "task": task.id}),
         LoopEvent::Failed(task) => serde_json::json!({
             "event": "failed", "task": task.id, "reason": task.failure_reason,

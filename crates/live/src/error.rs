@@ -9,6 +9,9 @@ pub enum LiveError {
     #[error(transparent)]
     Store(#[from] StoreError),
 
+    #[error(transparent)]
+    Git(Box<baton_git::GitError>),
+
     #[error(
         "cannot watch {path}: {message}. Use `--watch poll` on file systems without change events"
     )]
@@ -19,6 +22,12 @@ pub enum LiveError {
 
     #[error("cannot run {command:?}: {message}")]
     Spawn { command: String, message: String },
+}
+
+impl From<baton_git::GitError> for LiveError {
+    fn from(e: baton_git::GitError) -> Self {
+        LiveError::Git(Box::new(e))
+    }
 }
 
 impl LiveError {
@@ -33,6 +42,7 @@ impl LiveError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             LiveError::Store(e) => e.kind(),
+            LiveError::Git(e) => e.kind(),
             LiveError::Watch { .. } | LiveError::WatchStopped => ErrorKind::Watch,
             LiveError::Spawn { .. } => ErrorKind::Spawn,
         }

@@ -10,6 +10,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use baton_git::Worktree;
 use baton_store::Task;
 
 use crate::error::{LiveError, Result};
@@ -40,12 +41,20 @@ pub struct TaskEnv<'a> {
     pub task: &'a Task,
     pub project_dir: &'a Path,
     pub result_path: &'a Path,
+    /// The task's own worktree, when it has one: the command runs there.
+    pub worktree: Option<&'a Worktree>,
 }
 
 impl TaskEnv<'_> {
+    /// Where the command runs: the task's worktree, or the project folder.
+    fn cwd(&self) -> &Path {
+        self.worktree
+            .map_or(self.project_dir, |w| w.workdir.as_path())
+    }
+
     fn variables(&self) -> Vec<(&'static str, String)> {
         let task = self.task;
-        vec![
+        let mut variables = vec![
             ("BATON_AGENT", self.agent.to_string()),
             ("BATON_TASK_ID", task.id.clone()),
             ("BATON_TASK_DESCRIPTION", task.description.clone()),
@@ -56,7 +65,12 @@ impl TaskEnv<'_> {
             ("BATON_TASK_ATTEMPT", task.attempts.to_string()),
             ("BATON_RESULT_PATH", self.result_path.display().to_string()),
             ("BATON_DIR", self.project_dir.display().to_string()),
-        ]
+        ];
+        if let Some(worktree) = self.worktree {
+            variables.push(("BATON_WORKTREE", worktree.workdir.display().to_string()));
+            variables.push(("BATON_BRANCH", worktree.branch.clone()));
+        }
+        variables
     }
 
     fn stdin_json(&self) -> Vec<u8> {
@@ -70,7 +84,7 @@ impl TaskEnv<'_> {
 }
 
 impl RunningCommand {
-    /// Starts `sh -c command` in the project folder. With `echo`, what it prints is passed on
+    /// Starts `sh -c command` in the project folder (the task's worktree, if it has one). With `echo`, what it prints is passed on
     /// to this process's stdout and stderr as it comes.
     pub fn start(command: &str, env: &TaskEnv<'_>, echo: bool) -> Result<RunningCommand> {
         use std::os::unix::process::CommandExt;
@@ -82,7 +96,7 @@ impl RunningCommand {
         let mut child: Child = Command::new("sh")
             .arg("-c")
             .arg(command)
-            .current_dir(env.project_dir)
+            .current_dir(env.cwd())
             .envs(env.variables())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

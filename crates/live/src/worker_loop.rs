@@ -3,6 +3,10 @@
 //! command runs, and completes the task with the command's output (exit 0) or fails it with
 //! the end of its stderr; then it goes on with the next one.
 //!
+//! With `worktree`, each task is worked in its own git worktree on the branch `baton/TASK-ID`
+//! (see `baton-git`): the command runs there, and the completion records the branch, its
+//! commits and the files it changed. Nothing is merged: that is the lead's `leader merge`.
+//!
 //! It stops cleanly: asked to stop (Ctrl-C), it stops the command's process group and releases
 //! the task, so nothing is left claimed; and it stops by itself when no work can ever become
 //! ready (unless told to stay for new tasks).
@@ -18,6 +22,7 @@ use crate::claim_wait::{ClaimOutcome, ClaimWait, STOP_CHECK_INTERVAL, claim_when
 use crate::error::Result;
 use crate::task_command::{Finished, RunningCommand, TaskEnv};
 use crate::watcher::{Backend, WatchMode};
+use baton_git::{Worktree, Worktrees, record_branch};
 
 /// How long a stopped command gets to exit after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -36,6 +41,8 @@ pub struct LoopOptions {
     pub mode: WatchMode,
     /// Pass the command's output through as it runs.
     pub echo: bool,
+    /// Work each task in its own git worktree and branch.
+    pub worktree: bool,
 }
 
 /// What the loop is doing, for progress output.
@@ -43,6 +50,8 @@ pub struct LoopOptions {
 pub enum LoopEvent<'a> {
     Waiting(Backend),
     Started(&'a Task),
+    /// The task's command runs in this worktree.
+    InWorktree(&'a Worktree),
     Completed(&'a Task),
     Failed(&'a Task),
     /// Handed back untouched because the loop was stopped.
@@ -90,6 +99,11 @@ pub fn run_worker_loop(
         released: Vec::new(),
         end: LoopEnd::Drained,
     };
+    // Refuse at once, not after the first claim, when there is no repository to branch from.
+    let worktrees = match options.worktree {
+        true => Some(Worktrees::open(workdir)?),
+        false => None,
+    };
     loop {
         let done = report.completed.len() + report.failed.len();
         if options.max_tasks.is_some_and(|max| done >= max) {
@@ -128,12 +142,24 @@ pub fn run_worker_loop(
         }
         let task = settle(store, &id, stop, started(agent), || store.start(agent, &id))?;
         on_event(LoopEvent::Started(&task));
-        match run_one(store, workdir, options, &task, stop)? {
+        let worktree = match worktrees.as_ref().map(|w| w.prepare(&id)).transpose() {
+            Ok(worktree) => worktree,
+            Err(e) => {
+                // Nothing ran: give the task back rather than leave it claimed.
+                let _ = store.release(agent, &id);
+                return Err(e.into());
+            }
+        };
+        if let Some(worktree) = &worktree {
+            on_event(LoopEvent::InWorktree(worktree));
+        }
+        match run_one(store, workdir, options, &task, worktree.as_ref(), stop)? {
             Outcome::Finished(finished) => {
                 let success = finished.status.success();
+                let completed = success.then(|| completion(&finished, workdir, &id));
                 let reported = settle(store, &id, stop, reported_by(agent), || {
-                    if success {
-                        store.complete(agent, &id, completion(&finished))
+                    if let Some(report) = &completed {
+                        store.complete(agent, &id, report.clone())
                     } else {
                         store.fail(agent, &id, &failure_reason(&finished))
                     }
@@ -236,6 +262,7 @@ fn run_one(
     workdir: &Layout,
     options: &LoopOptions,
     task: &Task,
+    worktree: Option<&Worktree>,
     stop: &AtomicBool,
 ) -> Result<Outcome> {
     let result_path = workdir.result_file(&task.id)?;
@@ -244,6 +271,7 @@ fn run_one(
         task,
         project_dir: workdir.project_dir(),
         result_path: &result_path,
+        worktree,
     };
     let command = match RunningCommand::start(&options.command, &env, options.echo) {
         Ok(command) => command,
@@ -284,17 +312,21 @@ fn run_one(
     }
 }
 
-fn completion(finished: &Finished) -> Completion {
-    let output = if finished.stdout.is_empty() {
+/// The completion of task `id` whose command succeeded: its output, and, when it was worked
+/// in a worktree, its branch and the files the branch changed.
+fn completion(finished: &Finished, workdir: &Layout, id: &str) -> Completion {
+    let mut output = if finished.stdout.is_empty() {
         "(the command printed nothing)".to_string()
     } else {
         finished.stdout.clone()
     };
-    Completion {
-        output,
-        files_modified: Vec::new(),
-        files_created: Vec::new(),
+    let mut completion = Completion::default();
+    if let Err(e) = record_branch(workdir, id, &mut completion) {
+        // The work is done; not knowing its commits is no reason to fail it.
+        output.push_str(&format!("\n(Baton could not read the task's branch: {e})"));
     }
+    completion.output = output;
+    completion
 }
 
 fn failure_reason(finished: &Finished) -> String {

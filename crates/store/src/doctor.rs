@@ -30,6 +30,9 @@ pub enum FindingKind {
     LeftoverTempFile,
     /// A done or failed task has no `results/<id>.md`. Fix: write it from tasks.json.
     MissingResult,
+    /// A finished (or unknown) task's git worktree is still checked out. Fix: remove the
+    /// worktree when it has nothing uncommitted (its branch stays, for `leader merge`).
+    FinishedWorktree,
 }
 
 /// One problem found.

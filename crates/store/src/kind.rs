@@ -39,6 +39,11 @@ pub enum ErrorKind {
     // Watching and running commands.
     Watch,
     Spawn,
+    /// A git command Baton ran for a worktree or a merge failed, or the project is not in a
+    /// git repository.
+    Git,
+    /// Merging a task's branch conflicts; the merge was aborted and nothing changed.
+    MergeConflict,
     // Orchestration.
     UnknownAgent,
     UnknownInvocation,
@@ -90,6 +95,8 @@ impl ErrorKind {
             ErrorKind::SchemaTooNew => "schema_too_new",
             ErrorKind::Watch => "watch",
             ErrorKind::Spawn => "spawn",
+            ErrorKind::Git => "git",
+            ErrorKind::MergeConflict => "merge_conflict",
             ErrorKind::UnknownAgent => "unknown_agent",
             ErrorKind::UnknownInvocation => "unknown_invocation",
             ErrorKind::UnknownParallel => "unknown_parallel",
@@ -149,6 +156,8 @@ mod tests {
             "schema_too_new",
             "watch",
             "spawn",
+            "git",
+            "merge_conflict",
             "unknown_agent",
             "unknown_invocation",
             "unknown_parallel",

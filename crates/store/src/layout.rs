@@ -124,6 +124,16 @@ impl Layout {
         Ok(self.results_dir().join(format!("{task}.md")))
     }
 
+    /// Where a task's own git worktree is checked out (`worker loop --worktree`).
+    pub fn worktrees_dir(&self) -> PathBuf {
+        self.root.join("worktrees")
+    }
+
+    pub fn worktree_dir(&self, task: &str) -> Result<PathBuf> {
+        validate_task_id(task)?;
+        Ok(self.worktrees_dir().join(task))
+    }
+
     pub fn summary(&self) -> PathBuf {
         self.root.join("summary.md")
     }

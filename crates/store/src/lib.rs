@@ -49,7 +49,7 @@ pub use journal::LogLine;
 pub use kind::ErrorKind;
 pub use layout::Layout;
 pub use lifecycle::{Claim, Completion, DEFAULT_LEASE, Files, NewTask, TaskEdit};
-pub use model::{Task, TaskFile, TaskStatus};
+pub use model::{BranchRecord, CommitRecord, Task, TaskFile, TaskStatus};
 pub use moves::Move;
 pub use outlook::Outlook;
 pub use project::{Aggregate, Project};

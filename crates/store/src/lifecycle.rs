@@ -73,6 +73,8 @@ pub struct Completion {
     pub output: String,
     pub files_modified: Vec<String>,
     pub files_created: Vec<String>,
+    /// The task's own branch, when it was worked in a worktree.
+    pub branch: Option<crate::model::BranchRecord>,
 }
 
 /// The outcome of a successful claim.

@@ -227,9 +227,41 @@ pub struct TaskResult {
     pub files_created: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The git branch the task was worked on, when it had a worktree of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<BranchRecord>,
     #[serde(flatten)]
     #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,
+}
+
+/// A task's own git branch (`baton/TASK-ID`, worked in a worktree of its own), as it stood when
+/// the task finished: what the lead merges with `baton leader merge`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BranchRecord {
+    /// The branch, `baton/TASK-ID`.
+    pub name: String,
+    /// The lead's branch it was started from (its upstream), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The commits on it that its base does not have, oldest first.
+    #[serde(default)]
+    pub commits: Vec<CommitRecord>,
+    /// Files changed in the worktree but not committed when the task finished (they are not
+    /// on the branch, so a merge does not bring them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncommitted: Vec<String>,
+}
+
+/// One commit on a task's branch.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CommitRecord {
+    /// The full commit id.
+    pub id: String,
+    /// Its subject line.
+    pub subject: String,
 }
 
 /// A result is an object in the source design's files, but other tools wrote a bare string.
@@ -245,6 +277,8 @@ impl<'de> Deserialize<'de> for TaskResult {
             files_created: Vec<String>,
             #[serde(default)]
             error: Option<String>,
+            #[serde(default)]
+            branch: Option<BranchRecord>,
             #[serde(flatten)]
             extra: Map<String, Value>,
         }
@@ -252,7 +286,7 @@ impl<'de> Deserialize<'de> for TaskResult {
         #[serde(untagged)]
         enum Shape {
             Text(String),
-            Object(Object),
+            Object(Box<Object>),
         }
         Ok(match Shape::deserialize(deserializer)? {
             Shape::Text(output) => TaskResult {
@@ -264,6 +298,7 @@ impl<'de> Deserialize<'de> for TaskResult {
                 files_modified: o.files_modified,
                 files_created: o.files_created,
                 error: o.error,
+                branch: o.branch,
                 extra: o.extra,
             },
         })

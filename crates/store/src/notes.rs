@@ -138,16 +138,49 @@ pub fn render_result(task: &Task) -> String {
         (None, None) => String::new(),
     };
     let when = task.completed_at.map(|t| t.to_string()).unwrap_or_default();
+    let branch = result
+        .branch
+        .as_ref()
+        .map(branch_section)
+        .unwrap_or_default();
     format!(
         "# Task: {id}\n\n## Description\n{description}\n\n## Completed By\n{by}\n\n\
          ## Completed At\n{when}\n\n## Output\n{output}\n\n## Files Modified\n{modified}\n\
-         ## Files Created\n{created}\n## Status\n{status}\n",
+         ## Files Created\n{created}\n{branch}## Status\n{status}\n",
         id = task.id,
         description = task.description,
         by = task.claimed_by.as_deref().unwrap_or("unknown"),
         modified = list(&result.files_modified),
         created = list(&result.files_created),
     )
+}
+
+/// The "Branch" section of a result report: the task's branch, its base, its commits, and
+/// what was left uncommitted.
+fn branch_section(branch: &crate::model::BranchRecord) -> String {
+    use std::fmt::Write as _;
+
+    let mut out = format!("## Branch\n{}", branch.name);
+    if let Some(base) = &branch.base {
+        let _ = write!(out, " (from {base})");
+    }
+    out.push('\n');
+    if branch.commits.is_empty() {
+        out.push_str("No commits.\n");
+    }
+    for commit in &branch.commits {
+        let short = commit.id.get(..12).unwrap_or(&commit.id);
+        let _ = writeln!(out, "- {short} {}", commit.subject);
+    }
+    if !branch.uncommitted.is_empty() {
+        let _ = writeln!(
+            out,
+            "Left uncommitted in the worktree: {}",
+            branch.uncommitted.join(", ")
+        );
+    }
+    out.push('\n');
+    out
 }
 
 /// The text of a note file; empty when it does not exist yet.

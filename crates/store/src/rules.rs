@@ -72,6 +72,7 @@ impl Task {
             output: Some(report.output),
             files_modified: report.files_modified,
             files_created: report.files_created,
+            branch: report.branch,
             ..TaskResult::default()
         });
         Ok(())

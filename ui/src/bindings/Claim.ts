@@ -17,4 +17,10 @@ task: string | null,
  * Take the task even when another agent holds its files (by default a task whose files
  * another agent reserved is passed over, and the next one taken).
  */
-ignore_reservations: boolean, };
+ignore_reservations: boolean, 
+/**
+ * Give the task its own git worktree on a branch baton/TASK-ID from the lead's branch
+ * (kept when the task is claimed again); work and commit there. Completing it records the
+ * branch and its commits; the lead merges it.
+ */
+worktree: boolean, };

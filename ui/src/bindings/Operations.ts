@@ -29,6 +29,8 @@ import type { ListSignals } from "./ListSignals";
 import type { ListTasks } from "./ListTasks";
 import type { LogLines } from "./LogLines";
 import type { Logs } from "./Logs";
+import type { Merge } from "./Merge";
+import type { MergeReport } from "./MergeReport";
 import type { MoveTask } from "./MoveTask";
 import type { Moved } from "./Moved";
 import type { NewRun } from "./NewRun";
@@ -77,6 +79,7 @@ export type Operations = {
   aggregate: { request: AggregateResults; output: Aggregate };
   doctor: { request: Doctor; output: DoctorReport };
   logs: { request: Logs; output: LogLines };
+  task_merge: { request: Merge; output: MergeReport };
   paths_reserve: { request: Reserve; output: Reservation };
   paths_release: { request: Unreserve; output: Unreserved };
   paths_check: { request: CheckPaths; output: PathCheck };

@@ -318,6 +318,7 @@ fn complete_records_the_result_and_clears_the_lease() {
         output: "did it".into(),
         files_modified: vec!["src/a.rs".into()],
         files_created: vec!["src/b.rs".into()],
+        branch: None,
     };
     let task = file
         .complete("w1", &id, report, t0().after(secs(5)))

@@ -1,0 +1,264 @@
+//! A worktree per task, as operations: a claim that gives the task its own git worktree
+//! ([`give_worktree`], used by `task_claim` with `worktree`), merging finished tasks' branches
+//! into the lead's ([`Merge`]), and the worktrees `leader doctor` reports ([`worktree_findings`]).
+//! The git side is `baton-git`'s; this module decides which tasks, and in what order.
+
+use std::path::PathBuf;
+
+use baton_git::{GitError, Worktrees, branch_name, merge_task_branch};
+use baton_store::{Finding, FindingKind, StoreError, Task, TaskStatus};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::operation::{Context, Operation};
+
+/// The worktree a claim gave its task.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WorktreeInfo {
+    /// Where to work on the task (the project folder inside the task's checkout).
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub path: PathBuf,
+    /// The task's branch, `baton/TASK-ID`.
+    pub branch: String,
+    /// The lead's branch it started from.
+    pub base: Option<String>,
+    /// It was there already: the task was worked on before, and its commits are kept.
+    pub reused: bool,
+}
+
+/// Gives the claimed `task` its own worktree. If that fails, the claim is handed back, so a
+/// task is never left claimed with nowhere to work on it.
+pub fn give_worktree(cx: &Context, agent: &str, task: &str) -> Result<WorktreeInfo> {
+    let prepared = Worktrees::open(cx.project.layout()).and_then(|w| w.prepare(task));
+    match prepared {
+        Ok(worktree) => Ok(WorktreeInfo {
+            path: worktree.workdir,
+            branch: worktree.branch,
+            base: worktree.base,
+            reused: worktree.reused,
+        }),
+        Err(e) => {
+            let _ = cx.tasks.release(agent, task);
+            Err(e.into())
+        }
+    }
+}
+
+/// Merge done tasks' branches into the lead's branch.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Merge {
+    /// The tasks whose branches to merge, in this order; each must be done.
+    #[serde(default)]
+    pub tasks: Vec<String>,
+    /// Merge every done task's branch not merged yet, in the order they were completed.
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// One branch merged (or found merged already).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MergedBranch {
+    pub task: String,
+    pub branch: String,
+    /// The lead's commit after it.
+    pub commit: String,
+    /// It was merged before; nothing was done.
+    pub already_merged: bool,
+    /// Files it changed in the lead's checkout.
+    pub files: Vec<String>,
+}
+
+/// The merge that conflicted; it was aborted, so it changed nothing.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MergeConflict {
+    pub task: String,
+    pub branch: String,
+    /// The files both sides changed.
+    pub files: Vec<String>,
+    pub message: String,
+}
+
+/// What a merge did: the branches merged, in order, and the first that conflicted (the ones
+/// after it were not tried).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MergeReport {
+    /// The lead's branch.
+    pub into: Option<String>,
+    pub merged: Vec<MergedBranch>,
+    pub conflict: Option<MergeConflict>,
+    pub not_tried: Vec<String>,
+}
+
+impl Operation for Merge {
+    const NAME: &'static str = "task_merge";
+    const DESCRIPTION: &'static str = "Merge done tasks' branches (baton/TASK-ID, from worktrees) into the branch the lead's checkout is on, each with a merge commit; a conflicting merge is aborted, changing nothing, and reported with its files; later ones are not tried (leader).";
+    const READ_ONLY: bool = false;
+    type Output = MergeReport;
+    fn run(self, cx: &Context) -> Result<MergeReport> {
+        if self.all != self.tasks.is_empty() {
+            return Err(crate::Error::invalid_arguments(
+                "name the tasks to merge, or ask for all of them (not both)",
+            ));
+        }
+        let (file, _) = cx.tasks.snapshot()?;
+        let worktrees = Worktrees::open(cx.project.layout())?;
+        let tasks: Vec<&Task> = if self.all {
+            let mut done: Vec<&Task> = file
+                .tasks
+                .iter()
+                .filter(|t| t.status == TaskStatus::Done)
+                .collect();
+            done.sort_by_key(|t| t.completed_at);
+            let mut waiting = Vec::new();
+            for task in done {
+                let branch = branch_name(&task.id);
+                let repo = worktrees.repo();
+                if repo.has_branch(&branch)?
+                    && !repo.check(&["merge-base", "--is-ancestor", &branch, "HEAD"])?
+                {
+                    waiting.push(task);
+                }
+            }
+            waiting
+        } else {
+            self.tasks
+                .iter()
+                .map(|id| mergeable(&file.tasks, id))
+                .collect::<Result<_>>()?
+        };
+        let mut report = MergeReport {
+            into: worktrees.repo().current_branch().ok(),
+            merged: Vec::new(),
+            conflict: None,
+            not_tried: Vec::new(),
+        };
+        for task in tasks {
+            if report.conflict.is_some() {
+                report.not_tried.push(task.id.clone());
+                continue;
+            }
+            match merge_task_branch(&worktrees, &task.id, &merge_message(task)) {
+                Ok(merged) => report.merged.push(MergedBranch {
+                    task: task.id.clone(),
+                    branch: merged.branch,
+                    commit: merged.commit,
+                    already_merged: merged.already_merged,
+                    files: merged.files,
+                }),
+                Err(GitError::Conflict {
+                    branch,
+                    into,
+                    files,
+                }) => {
+                    let message = GitError::Conflict {
+                        branch: branch.clone(),
+                        into,
+                        files: files.clone(),
+                    }
+                    .to_string();
+                    report.conflict = Some(MergeConflict {
+                        task: task.id.clone(),
+                        branch,
+                        files,
+                        message,
+                    });
+                }
+                Err(e) if report.merged.is_empty() => return Err(e.into()),
+                Err(e) => {
+                    // Say what was merged before it failed, not only the failure.
+                    let done: Vec<&str> = report.merged.iter().map(|m| m.task.as_str()).collect();
+                    return Err(crate::Error::new(
+                        e.kind(),
+                        format!("{e} (merged before it: {})", done.join(", ")),
+                    ));
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// The task `id`, if it is done (only a done task's branch is merged).
+fn mergeable<'t>(tasks: &'t [Task], id: &str) -> Result<&'t Task> {
+    let task = tasks
+        .iter()
+        .find(|t| t.id == id)
+        .ok_or_else(|| StoreError::UnknownTask { id: id.to_string() })?;
+    if task.status != TaskStatus::Done {
+        return Err(StoreError::IllegalTransition {
+            task: id.to_string(),
+            action: "merge",
+            status: task.status,
+            owner: task.claimed_by.clone(),
+            hint: "; only a done task's branch is merged".into(),
+        }
+        .into());
+    }
+    Ok(task)
+}
+
+/// `Merge baton/task-3: Add the users endpoint`.
+fn merge_message(task: &Task) -> String {
+    let first = task.description.lines().next().unwrap_or_default();
+    let mut title: String = first.chars().take(72).collect();
+    if title.len() < first.len() {
+        title.push('…');
+    }
+    format!("Merge {}: {title}", branch_name(&task.id))
+}
+
+/// `leader doctor`'s findings about worktrees: a task that is finished (or unknown) and still
+/// has a worktree checked out. With `fix`, those with nothing uncommitted are removed (their
+/// branches stay). Nothing is looked at (and no git run) in a project without worktrees.
+pub fn worktree_findings(cx: &Context, fix: bool) -> Result<(Vec<Finding>, Vec<String>)> {
+    let layout = cx.project.layout();
+    if !layout.worktrees_dir().is_dir() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let worktrees = Worktrees::open(layout)?;
+    let (file, _) = cx.tasks.snapshot()?;
+    let (mut findings, mut fixed) = (Vec::new(), Vec::new());
+    for found in worktrees.list()? {
+        let status = file.task(&found.task).map(|t| t.status);
+        if status.is_some_and(|s| !s.is_final()) {
+            continue;
+        }
+        let what = match status {
+            Some(status) => format!("{} is {status}", found.task),
+            None => format!("there is no task {}", found.task),
+        };
+        let place = format!(
+            "its worktree {} (branch {})",
+            found.path.display(),
+            branch_name(&found.task)
+        );
+        let clean = found.uncommitted.is_empty();
+        let message = if clean {
+            format!("{what}; {place} is no longer needed (the branch stays)")
+        } else {
+            format!(
+                "{what}; {place} has uncommitted changes ({}): commit or discard them, then \
+                 `git worktree remove` it",
+                found.uncommitted.join(", ")
+            )
+        };
+        if fix && clean {
+            worktrees.remove(&found.task)?;
+            fixed.push(format!("removed the worktree of {}", found.task));
+        }
+        findings.push(Finding {
+            kind: FindingKind::FinishedWorktree,
+            task: Some(found.task),
+            message,
+            fixable: clean,
+        });
+    }
+    Ok((findings, fixed))
+}

@@ -1,0 +1,22 @@
+//! # baton-git
+//!
+//! Baton's use of git, through the real `git` binary (the user's git, with their config, hooks
+//! and identity): a worktree per task on its own branch `baton/TASK-ID`, started from the
+//! lead's branch ([`worktree`]); what that branch holds when the task ends, for its result
+//! ([`worktree::Worktrees::branch_record`]); and merging a finished task's branch into the
+//! lead's, all or nothing ([`merge`]).
+//!
+//! It does not decide anything about tasks: the worker loop, the CLI and the API operations
+//! say which task and when; this crate only does the git side, under one lock per project
+//! (`.coordination/worktrees/.lock`) so that workers creating worktrees at once and a lead
+//! merging never run git's own writes over each other.
+
+pub mod error;
+pub mod merge;
+pub mod repo;
+pub mod worktree;
+
+pub use error::{GitError, Result};
+pub use merge::{MergeOutcome, merge_task_branch};
+pub use repo::Repo;
+pub use worktree::{TaskWorktree, Worktree, Worktrees, branch_name, record_branch};

@@ -1,0 +1,126 @@
+//! `baton leader merge`: a finished task's branch into the lead's, all or nothing. The merge
+//! is refused while the lead has uncommitted changes (git could not always put them back after
+//! a conflict), and a conflicting merge is aborted, so the lead's checkout is left exactly as
+//! it was, and the conflicting files are named.
+
+use crate::error::{GitError, Result};
+use crate::repo::{check, output, status_paths};
+use crate::worktree::{Worktrees, branch_name};
+
+/// A merge done (or found done already).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeOutcome {
+    pub branch: String,
+    /// The lead's branch it went into.
+    pub into: String,
+    /// The branch was in the lead's already; nothing was done.
+    pub already_merged: bool,
+    /// The lead's branch's commit after the merge.
+    pub commit: String,
+    /// Files the merge changed in the lead's checkout, project-relative.
+    pub files: Vec<String>,
+}
+
+/// Merges `task`'s branch into the branch the lead's checkout is on (always with a merge
+/// commit, `message`), or changes nothing.
+pub fn merge_task_branch(worktrees: &Worktrees, task: &str, message: &str) -> Result<MergeOutcome> {
+    let repo = worktrees.repo();
+    let branch = branch_name(task);
+    let _lock = worktrees.lock()?;
+    let into = repo.current_branch()?;
+    if !repo.has_branch(&branch)? {
+        return Err(GitError::NoBranch {
+            task: task.to_string(),
+            branch,
+        });
+    }
+    let before = repo.commit_of("HEAD")?;
+    if repo.check(&["merge-base", "--is-ancestor", &branch, "HEAD"])? {
+        return Ok(MergeOutcome {
+            branch,
+            into,
+            already_merged: true,
+            commit: before,
+            files: Vec::new(),
+        });
+    }
+    let changes = lead_changes(worktrees)?;
+    if !changes.is_empty() {
+        return Err(GitError::UncommittedChanges { files: changes });
+    }
+    let args = ["merge", "--no-ff", "--no-edit", "-m", message, &branch];
+    let out = output(repo.top(), &args)?;
+    if !out.status.success() {
+        return Err(undo(worktrees, &branch, &into, &args, &out));
+    }
+    let commit = repo.commit_of("HEAD")?;
+    let files = repo
+        .git(&["diff", "--name-only", "-z", &before, &commit])?
+        .split('\0')
+        .filter_map(|path| repo.project_path(path))
+        .filter(|path| !path.is_empty())
+        .map(str::to_string)
+        .collect();
+    Ok(MergeOutcome {
+        branch,
+        into,
+        already_merged: false,
+        commit,
+        files,
+    })
+}
+
+/// After a failed merge: aborts it if it started (naming the conflicting files), so the
+/// checkout is as it was; otherwise git refused before changing anything.
+fn undo(
+    worktrees: &Worktrees,
+    branch: &str,
+    into: &str,
+    args: &[&str],
+    out: &std::process::Output,
+) -> GitError {
+    let repo = worktrees.repo();
+    let top = repo.top();
+    let merging = check(top, &["rev-parse", "-q", "--verify", "MERGE_HEAD"]).unwrap_or(false);
+    if !merging {
+        return crate::repo::failed(args, out);
+    }
+    let files = crate::repo::run(top, &["diff", "--name-only", "-z", "--diff-filter=U"])
+        .map(|names| {
+            names
+                .split('\0')
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Err(e) = crate::repo::run(top, &["merge", "--abort"]) {
+        return e;
+    }
+    GitError::Conflict {
+        branch: branch.to_string(),
+        into: into.to_string(),
+        files,
+    }
+}
+
+/// Tracked files the lead has changed and not committed, but for the project's own
+/// `.coordination/` (which the store writes all the time, and a merge never touches).
+fn lead_changes(worktrees: &Worktrees) -> Result<Vec<String>> {
+    let repo = worktrees.repo();
+    let status = crate::repo::run(
+        repo.top(),
+        &[
+            "status",
+            "--porcelain",
+            "-z",
+            "--no-renames",
+            "--untracked-files=no",
+        ],
+    )?;
+    let ours = format!("{}.coordination/", repo.prefix());
+    Ok(status_paths(&status)
+        .into_iter()
+        .filter(|path| !path.starts_with(&ours))
+        .collect())
+}

@@ -1,0 +1,181 @@
+//! One git repository, reached by running `git -C DIR …` with a fixed locale (so messages
+//! parse the same everywhere) and no terminal prompts (a worker has nobody to answer them).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::error::{GitError, Result};
+
+/// The repository a project folder is in.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    project: PathBuf,
+    top: PathBuf,
+    prefix: String,
+}
+
+impl Repo {
+    /// The repository `project_dir` is in; [`GitError::NotARepository`] when it is in none.
+    pub fn discover(project_dir: &Path) -> Result<Repo> {
+        let out = output(
+            project_dir,
+            &["rev-parse", "--show-toplevel", "--show-prefix"],
+        )?;
+        if !out.status.success() {
+            return Err(GitError::NotARepository {
+                dir: project_dir.to_path_buf(),
+            });
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut lines = text.lines();
+        let top = lines.next().unwrap_or_default();
+        let prefix = lines.next().unwrap_or_default();
+        Ok(Repo {
+            project: project_dir.to_path_buf(),
+            top: PathBuf::from(top),
+            prefix: prefix.to_string(),
+        })
+    }
+
+    /// The project folder (where the lead's checkout is used from).
+    pub fn project(&self) -> &Path {
+        &self.project
+    }
+
+    /// The top of the lead's checkout.
+    pub fn top(&self) -> &Path {
+        &self.top
+    }
+
+    /// The project folder's path inside the repository, `sub/dir/` or empty.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Runs git in the project folder; its stdout on success.
+    pub fn git(&self, args: &[&str]) -> Result<String> {
+        run(&self.project, args)
+    }
+
+    /// Runs a git command that answers yes (exit 0) or no (exit 1).
+    pub fn check(&self, args: &[&str]) -> Result<bool> {
+        check(&self.project, args)
+    }
+
+    /// The branch the lead's checkout is on.
+    pub fn current_branch(&self) -> Result<String> {
+        match self.git(&["symbolic-ref", "--quiet", "--short", "HEAD"]) {
+            Ok(branch) => Ok(branch),
+            Err(GitError::Failed { .. }) => Err(GitError::DetachedHead {
+                dir: self.top.clone(),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub fn has_branch(&self, name: &str) -> Result<bool> {
+        self.check(&[
+            "show-ref",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{name}"),
+        ])
+    }
+
+    /// The commit `rev` names.
+    pub fn commit_of(&self, rev: &str) -> Result<String> {
+        self.git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ])
+    }
+
+    /// The branch `branch` tracks (its upstream), if it has one.
+    pub fn upstream(&self, branch: &str) -> Result<Option<String>> {
+        let spec = format!("{branch}@{{upstream}}");
+        let out = output(&self.project, &["rev-parse", "--abbrev-ref", &spec])?;
+        Ok(out
+            .status
+            .success()
+            .then(|| stdout_text(&out))
+            .filter(|s| !s.is_empty()))
+    }
+
+    /// A path git printed (relative to the repository's top) as a project-relative one;
+    /// `None` for a file outside the project folder.
+    pub fn project_path<'a>(&self, repo_path: &'a str) -> Option<&'a str> {
+        repo_path.strip_prefix(self.prefix.as_str())
+    }
+}
+
+fn command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    command
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("LC_ALL", "C")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::null());
+    command
+}
+
+/// Runs git and returns how it ended, whatever that was.
+pub(crate) fn output(dir: &Path, args: &[&str]) -> Result<Output> {
+    command(dir, args)
+        .output()
+        .map_err(|e| GitError::NotInstalled(e.to_string()))
+}
+
+/// Runs git; its stdout (without the final newline) when it succeeds.
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = output(dir, args)?;
+    if out.status.success() {
+        Ok(stdout_text(&out))
+    } else {
+        Err(failed(args, &out))
+    }
+}
+
+/// Runs a git command that answers yes (exit 0) or no (exit 1); anything else is a failure.
+pub(crate) fn check(dir: &Path, args: &[&str]) -> Result<bool> {
+    let out = output(dir, args)?;
+    match out.status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => Err(failed(args, &out)),
+    }
+}
+
+pub(crate) fn failed(args: &[&str], out: &Output) -> GitError {
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    let message = if stderr.is_empty() {
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    } else {
+        stderr
+    };
+    GitError::Failed {
+        command: args.join(" "),
+        message: if message.is_empty() {
+            format!("it exited with {}", out.status)
+        } else {
+            message
+        },
+    }
+}
+
+fn stdout_text(out: &Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.strip_suffix('\n').unwrap_or(&text).to_string()
+}
+
+/// The paths in `git status --porcelain -z --no-renames` output.
+pub(crate) fn status_paths(porcelain: &str) -> Vec<String> {
+    porcelain
+        .split('\0')
+        .filter(|entry| entry.len() > 3)
+        .map(|entry| entry[3..].to_string())
+        .collect()
+}

@@ -1,0 +1,272 @@
+//! A worktree per task: task `T` is worked in `.coordination/worktrees/T`, a git worktree on
+//! the branch `baton/T`, which starts from the lead's branch and tracks it (so `git status`
+//! there says how far ahead it is, and the task's commits are `baton/T@{upstream}..baton/T`).
+//!
+//! A task claimed again (a retry, or one taken over from a worker that died) finds its
+//! worktree, or at least its branch, and goes on from there; nothing here deletes a commit.
+//! The worktrees folder ignores itself (`.gitignore` of `*`), so the lead's `git status` and
+//! `git add -A` never see the checkouts inside it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use baton_store::durable::{FileLock, write_atomic};
+use baton_store::{BranchRecord, CommitRecord, Completion, Layout, StoreError};
+
+use crate::error::{GitError, Result};
+use crate::repo::{Repo, run, status_paths};
+
+/// The branch task `task` is worked on.
+pub fn branch_name(task: &str) -> String {
+    format!("baton/{task}")
+}
+
+/// A task's worktree, ready to work in.
+#[derive(Debug, Clone)]
+pub struct Worktree {
+    pub task: String,
+    pub branch: String,
+    /// The checkout's top.
+    pub path: PathBuf,
+    /// The project folder inside it (the top, unless the project is a subfolder of its
+    /// repository): where a task's command runs.
+    pub workdir: PathBuf,
+    /// The lead's branch it started from.
+    pub base: Option<String>,
+    /// It existed already (the task was worked on before).
+    pub reused: bool,
+}
+
+/// A task worktree found on disk.
+#[derive(Debug, Clone)]
+pub struct TaskWorktree {
+    pub task: String,
+    pub path: PathBuf,
+    /// Files changed in it and not committed (removing it would lose them).
+    pub uncommitted: Vec<String>,
+}
+
+/// The task worktrees of one project.
+#[derive(Debug, Clone)]
+pub struct Worktrees {
+    repo: Repo,
+    layout: Layout,
+}
+
+impl Worktrees {
+    /// The worktrees of the project at `layout`, which must be in a git repository.
+    pub fn open(layout: &Layout) -> Result<Worktrees> {
+        Ok(Worktrees {
+            repo: Repo::discover(layout.project_dir())?,
+            layout: layout.clone(),
+        })
+    }
+
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+
+    /// Holds the project's git lock: worktrees are added and removed, and branches merged,
+    /// one at a time (git's own lock files make concurrent writers fail, not wait).
+    pub(crate) fn lock(&self) -> Result<FileLock> {
+        let dir = self.layout.worktrees_dir();
+        fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        let ignore = dir.join(".gitignore");
+        if !ignore.exists() {
+            write_atomic(&ignore, b"*\n")?;
+        }
+        Ok(FileLock::exclusive(&dir.join(".lock"))?)
+    }
+
+    /// The worktree of `task`, created on its branch if it does not exist yet (the branch
+    /// too, from the branch the lead's checkout is on).
+    pub fn prepare(&self, task: &str) -> Result<Worktree> {
+        let path = self.layout.worktree_dir(task)?;
+        let branch = branch_name(task);
+        let _lock = self.lock()?;
+        let reused = is_checkout(&path);
+        if reused {
+            let on = run(&path, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok();
+            if on.as_deref() != Some(branch.as_str()) {
+                return Err(GitError::Failed {
+                    command: format!("worktree add {}", path.display()),
+                    message: format!(
+                        "{} is there already but not on {branch} (on {}); move it away",
+                        path.display(),
+                        on.as_deref().unwrap_or("no branch")
+                    ),
+                });
+            }
+        } else {
+            // A worktree folder deleted by hand is still registered until pruned.
+            self.repo.git(&["worktree", "prune"])?;
+            let at = path.to_string_lossy();
+            if self.repo.has_branch(&branch)? {
+                self.repo
+                    .git(&["worktree", "add", "--quiet", &at, &branch])?;
+            } else {
+                let base = self.repo.current_branch()?;
+                self.repo.git(&[
+                    "worktree", "add", "--quiet", "--track", "-b", &branch, &at, &base,
+                ])?;
+            }
+        }
+        Ok(Worktree {
+            task: task.to_string(),
+            workdir: path.join(self.repo.prefix()),
+            base: self.repo.upstream(&branch)?,
+            branch,
+            path,
+            reused,
+        })
+    }
+
+    /// What `task`'s branch holds now (its commits beyond its base, and what its worktree has
+    /// not committed); `None` when the task has no branch.
+    pub fn branch_record(&self, task: &str) -> Result<Option<BranchRecord>> {
+        let name = branch_name(task);
+        if !self.repo.has_branch(&name)? {
+            return Ok(None);
+        }
+        let base = self.repo.upstream(&name)?;
+        let commits = match &base {
+            Some(base) => self
+                .repo
+                .git(&[
+                    "log",
+                    "--reverse",
+                    "--format=%H%x1f%s",
+                    &format!("{base}..{name}"),
+                ])?
+                .lines()
+                .filter_map(|line| line.split_once('\u{1f}'))
+                .map(|(id, subject)| CommitRecord {
+                    id: id.to_string(),
+                    subject: subject.to_string(),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let path = self.layout.worktree_dir(task)?;
+        let uncommitted = if is_checkout(&path) {
+            uncommitted(&path)?
+        } else {
+            Vec::new()
+        };
+        Ok(Some(BranchRecord {
+            name,
+            base,
+            commits,
+            uncommitted,
+        }))
+    }
+
+    /// The project files the branch changed since it left its base: (modified or deleted,
+    /// created).
+    pub fn changed_files(&self, record: &BranchRecord) -> Result<(Vec<String>, Vec<String>)> {
+        let Some(base) = &record.base else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let diff = self.repo.git(&[
+            "diff",
+            "--name-status",
+            "--no-renames",
+            "-z",
+            &format!("{base}...{}", record.name),
+        ])?;
+        let (mut modified, mut created) = (Vec::new(), Vec::new());
+        let mut fields = diff.split('\0');
+        while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+            let Some(path) = self.repo.project_path(path) else {
+                continue;
+            };
+            if status.starts_with('A') {
+                created.push(path.to_string());
+            } else {
+                modified.push(path.to_string());
+            }
+        }
+        Ok((modified, created))
+    }
+
+    /// Every task worktree in `.coordination/worktrees/`.
+    pub fn list(&self) -> Result<Vec<TaskWorktree>> {
+        let dir = self.layout.worktrees_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::io(&dir, e).into()),
+        };
+        let mut found = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
+            let path = entry.path();
+            if !is_checkout(&path) {
+                continue;
+            }
+            found.push(TaskWorktree {
+                task: entry.file_name().to_string_lossy().into_owned(),
+                uncommitted: uncommitted(&path)?,
+                path,
+            });
+        }
+        found.sort_by(|a, b| a.task.cmp(&b.task));
+        Ok(found)
+    }
+
+    /// Removes `task`'s worktree; git refuses (and this fails) when it has uncommitted or
+    /// untracked files. Its branch stays.
+    pub fn remove(&self, task: &str) -> Result<()> {
+        let path = self.layout.worktree_dir(task)?;
+        let _lock = self.lock()?;
+        self.repo
+            .git(&["worktree", "remove", &path.to_string_lossy()])
+            .map(drop)
+    }
+}
+
+/// Adds to a completion of `task` what its worktree holds: its branch with its commits, and
+/// the files the branch changed (beside those the worker listed). Does nothing (and runs no
+/// git) for a task that has no worktree.
+pub fn record_branch(layout: &Layout, task: &str, completion: &mut Completion) -> Result<()> {
+    if !is_checkout(&layout.worktree_dir(task)?) {
+        return Ok(());
+    }
+    let worktrees = Worktrees::open(layout)?;
+    let Some(record) = worktrees.branch_record(task)? else {
+        return Ok(());
+    };
+    let (modified, created) = worktrees.changed_files(&record)?;
+    for (listed, found) in [
+        (&mut completion.files_modified, modified),
+        (&mut completion.files_created, created),
+    ] {
+        for path in found {
+            if !listed.contains(&path) {
+                listed.push(path);
+            }
+        }
+    }
+    completion.branch = Some(record);
+    Ok(())
+}
+
+/// A git checkout (a worktree has a `.git` file).
+fn is_checkout(path: &Path) -> bool {
+    path.join(".git").exists()
+}
+
+/// Files changed, staged or untracked in the checkout at `path`.
+fn uncommitted(path: &Path) -> Result<Vec<String>> {
+    let status = run(
+        path,
+        &[
+            "status",
+            "--porcelain",
+            "-z",
+            "--no-renames",
+            "--untracked-files=all",
+        ],
+    )?;
+    Ok(status_paths(&status))
+}
