@@ -22,6 +22,8 @@ All shared state lives in .coordination/ (tasks.json is the source of truth; nev
      baton leader edit <task-id> --description \"...\" --depends ...
 5. When every task is done or failed:  baton leader aggregate   (writes .coordination/summary.md)
    Read the summary, verify the work (build, tests), and add follow-up tasks if needed.
+   Workers that ran with --worktree left each task on a branch baton/<task-id>; merge them:
+     baton leader merge --all      (a conflict is aborted, changing nothing, and named: exit 8)
 
 Signals between agents (e.g. UI tests done, so diagnostics can start):
      baton run new                                 start a run; clears its stale signals
@@ -30,7 +32,8 @@ Signals between agents (e.g. UI tests done, so diagnostics can start):
    Live view of everything that changes:  baton watch
 
 Exit codes: 0 ok, 1 error (message on stderr says what to do), 2 usage, 3 nothing to claim,
-4 doctor found problems, 5 timed out waiting, 6 the writer a wait was tied to is gone.
+4 doctor found problems, 5 timed out waiting, 6 the writer a wait was tied to is gone,
+7 files held by another agent, 8 a merge conflicted.
 "
     .to_string()
 }
@@ -66,6 +69,9 @@ reserve them (exit code 7 means another agent holds them: pick other work or wai
      baton reserve <path-or-glob> --agent {agent} --reason \"<why>\"
    and give them back when done:      baton unreserve --agent {agent}
    Commit with BATON_AGENT={agent} set (export it once), so the pre-commit hook knows you.
+If the lead asks for worktrees, claim with --worktree, cd to the path it prints, and commit
+your work there (on branch baton/<task-id>); completing the task records the branch for the
+lead to merge.
 
 Only work on tasks you have claimed. If a command is refused, read its message: it names the
 task's state and owner and what to do next.
