@@ -66,6 +66,20 @@ fn baton(p: &Project, args: &[&str]) -> Command {
     command
 }
 
+/// One `worker loop AGENT --worktree` over every ready task, running `command`.
+fn worktree_loop(p: &Project, agent: &str, command: &str) -> Output {
+    let args = [
+        "worker",
+        "loop",
+        agent,
+        "--worktree",
+        "--quiet",
+        "--exec",
+        command,
+    ];
+    baton(p, &args).output().unwrap()
+}
+
 fn task<'a>(board: &'a Value, id: &str) -> &'a Value {
     board["tasks"]
         .as_array()
@@ -237,20 +251,12 @@ fn a_conflicting_merge_is_reported_and_changes_nothing() {
     repository(&p);
     p.ok(&["leader", "add-task", "First words", "--id", "a", "-p", "1"]);
     p.ok(&["leader", "add-task", "Other words", "--id", "b", "-p", "2"]);
-    let out = baton(
+    let out = worktree_loop(
         &p,
-        &[
-            "worker",
-            "loop",
-            "w1",
-            "--worktree",
-            "--quiet",
-            "--exec",
-            "echo \"$BATON_TASK_ID was here\" > shared.txt && git add shared.txt && git commit -q -m \"$BATON_TASK_ID\"",
-        ],
-    )
-    .output()
-    .unwrap();
+        "w1",
+        "echo \"$BATON_TASK_ID was here\" > shared.txt && git add shared.txt \
+         && git commit -q -m \"$BATON_TASK_ID\"",
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -296,22 +302,7 @@ fn a_task_claimed_again_goes_on_from_its_branch() {
     let command = "if [ -f one.txt ]; then echo two > two.txt && git add two.txt && \
                    git commit -q -m second; else echo one > one.txt && git add one.txt && \
                    git commit -q -m first && exit 1; fi";
-    let run = || {
-        baton(
-            &p,
-            &[
-                "worker",
-                "loop",
-                "w1",
-                "--worktree",
-                "--quiet",
-                "--exec",
-                command,
-            ],
-        )
-        .output()
-        .unwrap()
-    };
+    let run = || worktree_loop(&p, "w1", command);
     let first = run();
     assert!(first.status.success(), "{first:?}");
     assert_eq!(task(&p.tasks_json(), "steps")["status"], "failed");
@@ -372,20 +363,11 @@ fn bad_input_is_refused_and_changes_nothing() {
     let stderr = p.fails(&["leader", "merge", "t1"], 1);
     assert!(stderr.contains("has no branch baton/t1"), "{stderr}");
     p.ok(&["leader", "add-task", "Edit", "--id", "t2"]);
-    let out = baton(
+    let out = worktree_loop(
         &p,
-        &[
-            "worker",
-            "loop",
-            "w1",
-            "--worktree",
-            "--quiet",
-            "--exec",
-            "echo x > x.txt && git add x.txt && git commit -q -m x",
-        ],
-    )
-    .output()
-    .unwrap();
+        "w1",
+        "echo x > x.txt && git add x.txt && git commit -q -m x",
+    );
     assert!(out.status.success(), "{out:?}");
     std::fs::write(p.path().join("README.md"), "edited\n").unwrap();
     let before = head(&p);
