@@ -294,8 +294,29 @@ fn an_expired_lease_lets_another_worker_take_the_task_over(p: Project) {
     assert_eq!(claim["task"]["id"], "task-1");
     assert_eq!(claim["reclaimed_from"], "dead");
     assert_eq!(claim["task"]["attempts"], 2);
-    let err = p.fails(&["worker", "start", "dead", "task-1"], 1);
-    assert!(err.contains("claimed by alive, not by dead"), "{err}");
+    // Whatever the worker that lost it tries, it is told what happened and what to do with
+    // its partial work, not advice meant for the new holder.
+    for args in [
+        &["worker", "start", "dead", "task-1"][..],
+        &["worker", "complete", "dead", "task-1", "finished it"],
+        &["worker", "fail", "dead", "task-1", "gave up"],
+        &["worker", "release", "dead", "task-1"],
+    ] {
+        let err = p.fails(args, 1);
+        assert!(err.contains("claimed by alive, not by dead"), "{err}");
+        assert!(err.contains("your lease expired"), "{err}");
+        assert!(err.contains("it was taken over"), "{err}");
+        assert!(err.contains("baton discover"), "{err}");
+        assert!(!err.contains("start it first"), "{err}");
+    }
+    let beat = p.json(&["worker", "heartbeat", "dead"]);
+    assert_eq!(beat["renewed"], serde_json::json!([]));
+    let note = beat["note"].as_str().unwrap();
+    assert!(note.contains("dead holds no tasks"), "{note}");
+    assert!(note.contains("taken over"), "{note}");
+    let beat = p.json(&["worker", "heartbeat", "alive"]);
+    assert!(beat.get("note").is_none(), "{beat}");
+    assert_eq!(p.tasks_json()["tasks"][0]["claimed_by"], "alive");
 }
 
 fn release_and_reset_put_tasks_back_in_the_queue(p: Project) {

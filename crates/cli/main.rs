@@ -332,8 +332,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
             as_user(&open()?, mode, keep, |cx| {
                 let out = tasks::Heartbeat { agent }.run(cx)?;
                 emit(json, &out, || {
-                    if out.renewed.is_empty() {
-                        format!("{} holds no tasks; recorded as alive", out.agent)
+                    if let Some(note) = &out.note {
+                        note.clone()
                     } else {
                         format!("Renewed {} lease on {}", out.lease, out.renewed.join(", "))
                     }

@@ -424,6 +424,9 @@ pub struct Renewed {
     pub renewed: Vec<String>,
     /// How long each renewed lease now lasts, e.g. "15m".
     pub lease: String,
+    /// When nothing was renewed: what that means for an agent that thought it held a task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Operation for Heartbeat {
@@ -434,10 +437,19 @@ impl Operation for Heartbeat {
     type Output = Renewed;
     fn run(self, cx: &Context) -> Result<Renewed> {
         let renewed = cx.tasks.heartbeat(&self.agent)?;
+        let note = renewed.is_empty().then(|| {
+            format!(
+                "{agent} holds no tasks (recorded as alive). If you were working on one, your \
+                 lease expired and it was taken over or released: record your partial work with \
+                 `baton discover \"…\" --agent {agent}`, tell the lead, and claim again",
+                agent = self.agent
+            )
+        });
         Ok(Renewed {
             agent: self.agent,
             renewed,
             lease: humantime::format_duration(cx.tasks.lease()).to_string(),
+            note,
         })
     }
 }

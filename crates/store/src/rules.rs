@@ -188,35 +188,50 @@ impl Task {
     /// Refuses `action` unless `agent` holds the task and it is in one of `allowed`.
     fn check_owner(&self, agent: &str, action: &'static str, allowed: &[TaskStatus]) -> Result<()> {
         validate_agent_id(agent)?;
+        let owner = self.claimed_by.as_deref();
+        // Held by another agent: whatever the action, the news is that the task is not this
+        // agent's any more (advice about its state would be advice for the new holder).
+        if owner != Some(agent) && (self.status.is_held() || allowed.contains(&self.status)) {
+            return Err(StoreError::NotOwner {
+                task: self.id.clone(),
+                action,
+                status: self.status,
+                owner: owner.unwrap_or("nobody").to_string(),
+                agent: agent.to_string(),
+                hint: taken_over(agent),
+            });
+        }
         if !allowed.contains(&self.status) {
             let hint = match (action, self.status) {
                 ("start", TaskStatus::InProgress) => "; it is started already".to_string(),
-                (_, TaskStatus::Available) => {
-                    format!("; claim it first with `baton worker claim {agent}`")
-                }
+                (_, TaskStatus::Available) => format!(
+                    "; claim it first with `baton worker claim {agent} --task {}` (if you were \
+                     working on it, your lease expired and it was released: claiming it again \
+                     goes on with it)",
+                    self.id
+                ),
                 ("complete", TaskStatus::Claimed) => {
                     format!(
                         "; start it first with `baton worker start {agent} {}`",
                         self.id
                     )
                 }
+                (_, status) if status.is_final() && owner != Some(agent) => taken_over(agent),
                 _ => String::new(),
             };
             return Err(illegal(self, action, &hint));
         }
-        if self.claimed_by.as_deref() != Some(agent) {
-            return Err(StoreError::NotOwner {
-                task: self.id.clone(),
-                action,
-                status: self.status,
-                owner: self.claimed_by.clone().unwrap_or_else(|| "nobody".into()),
-                agent: agent.to_string(),
-                hint: "; if it was yours, your lease expired and another worker took it over"
-                    .to_string(),
-            });
-        }
         Ok(())
     }
+}
+
+/// What a worker that lost its task reads: why, and what to do with its partial work.
+fn taken_over(agent: &str) -> String {
+    format!(
+        "; if it was yours, your lease expired (no heartbeat in time) and it was taken over: \
+         record your partial work with `baton discover \"…\" --agent {agent}`, tell the lead, \
+         and claim other work"
+    )
 }
 
 fn make_available(task: &mut Task) {

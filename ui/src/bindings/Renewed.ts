@@ -11,4 +11,8 @@ renewed: Array<string>,
 /**
  * How long each renewed lease now lasts, e.g. "15m".
  */
-lease: string, };
+lease: string, 
+/**
+ * When nothing was renewed: what that means for an agent that thought it held a task.
+ */
+note: string | null, };

@@ -256,13 +256,67 @@ fn heartbeat_renews_only_the_agents_own_leases() {
 }
 
 #[test]
+fn a_worker_whose_task_was_taken_over_is_told_so_whatever_it_tries() {
+    let mut file = file_with(vec![]);
+    let id = add(&mut file, "a", 1, &[], t0());
+    file.claim_next("cc1", t0(), secs(60)).unwrap();
+    file.start("cc1", &id, t0(), secs(60)).unwrap();
+    // cc1 sends no heartbeat; after its lease, thief takes the task over (claimed, not started).
+    file.claim_next("thief", t0().after(secs(61)), secs(60))
+        .unwrap()
+        .unwrap();
+    let now = t0().after(secs(62));
+    let report = || Completion {
+        output: "x".into(),
+        ..Default::default()
+    };
+    let refusals = [
+        file.clone().start("cc1", &id, now, LEASE).unwrap_err(),
+        file.clone()
+            .complete("cc1", &id, report(), now)
+            .unwrap_err(),
+        file.clone().fail("cc1", &id, "no", now).unwrap_err(),
+        file.clone().release("cc1", &id, now).unwrap_err(),
+    ];
+    for (err, action) in refusals
+        .iter()
+        .zip(["start", "complete", "fail", "release"])
+    {
+        let err = err.to_string();
+        assert!(
+            err.starts_with(&format!(
+                "cannot {action} task task-1: it is claimed by thief, not by cc1; if it was \
+                 yours, your lease expired (no heartbeat in time) and it was taken over"
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains("`baton discover \"…\" --agent cc1`, tell the lead"),
+            "{err}"
+        );
+        assert!(!err.contains("start it first"), "{err}");
+    }
+    // Once the new holder has finished it, the refusal still says what happened.
+    file.start("thief", &id, now, LEASE).unwrap();
+    file.complete("thief", &id, report(), now).unwrap();
+    let err = file
+        .complete("cc1", &id, report(), now)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("it is done (owned by thief)"), "{err}");
+    assert!(err.contains("it was taken over"), "{err}");
+}
+
+#[test]
 fn only_legal_transitions_are_allowed_and_errors_name_status_and_owner() {
     let mut file = file_with(vec![]);
     let id = add(&mut file, "a", 1, &[], t0());
     let err = file.start("w1", &id, t0(), LEASE).unwrap_err().to_string();
     assert_eq!(
         err,
-        "cannot start task task-1: it is available; claim it first with `baton worker claim w1`"
+        "cannot start task task-1: it is available; claim it first with `baton worker claim w1 \
+         --task task-1` (if you were working on it, your lease expired and it was released: \
+         claiming it again goes on with it)"
     );
     file.claim_next("w1", t0(), LEASE).unwrap();
     let err = file
