@@ -11,7 +11,9 @@
 //! - a signal written on one connection to a `signal wait` process (another "machine")
 //!   printing that it was signalled, p50/p99;
 //! - `worker claim` p50 at 1,000 tasks with 200 reservations in force against none
-//!   (alternating, one run).
+//!   (alternating, one run);
+//! - Claude Code's tool-use hook (`claude-hook tool-use`) against a `worker heartbeat`
+//!   process, p50/p99 (alternating, one run).
 //!
 //! Targets (issue 12, 2 cores): on PostgreSQL, claim p50 ≤ 8 ms at 100 tasks and at most 1.5×
 //! that at 100,000. Issue 13: signal wake-up p99 ≤ 15 ms. Issue 14: the reservation check costs
@@ -292,6 +294,57 @@ fn reservation_cost(store: Store<'_>, trials: usize) {
     );
 }
 
+/// What Claude Code's tool-use hook costs a worker per tool call: a `claude-hook tool-use`
+/// process (the hook's JSON on stdin, the agent holding a task at 1,000 tasks) against the
+/// `worker heartbeat` process an agent would run by hand, alternately, in one run. The keeper
+/// the hook starts runs already (as it does after the session's first hook).
+fn hook_cost(store: Store<'_>, trials: usize) {
+    use std::io::Write;
+    let bench = Bench::new(store, 1000);
+    assert_eq!(bench.run(&["worker", "claim", "cc1"]), Some(0));
+    let keeper = bench
+        .command(&[
+            "worker",
+            "keepalive",
+            "cc1",
+            "--while-pid",
+            &std::process::id().to_string(),
+        ])
+        .spawn()
+        .unwrap();
+    let mut samples = [Vec::with_capacity(trials), Vec::with_capacity(trials)];
+    for _ in 0..trials {
+        let started = Instant::now();
+        let mut hook = bench
+            .command(&["claude-hook", "tool-use"])
+            .env("BATON_AGENT", "cc1")
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = br#"{"hook_event_name":"PostToolUse","tool_name":"Bash","session_id":"s"}"#;
+        hook.stdin.take().unwrap().write_all(input).unwrap();
+        assert!(hook.wait().unwrap().success());
+        samples[0].push(started.elapsed());
+        let started = Instant::now();
+        assert_eq!(bench.run(&["worker", "heartbeat", "cc1"]), Some(0));
+        samples[1].push(started.elapsed());
+    }
+    let mut keeper = keeper;
+    let _ = keeper.kill();
+    let _ = keeper.wait();
+    let [mut hook, mut beat] = samples;
+    hook.sort();
+    beat.sort();
+    println!(
+        "{:>8} `claude-hook tool-use` p50 {} p99 {}; `worker heartbeat` p50 {} p99 {}  ({trials} each, alternating, 1000 tasks)",
+        store.label(),
+        ms(percentile(&hook, 0.50), 2),
+        ms(percentile(&hook, 0.99), 2),
+        ms(percentile(&beat, 0.50), 2),
+        ms(percentile(&beat, 0.99), 2)
+    );
+}
+
 /// A signal written (through the library, on its own connection) to a `signal wait` process
 /// on another "machine" of the same project, printing that it was signalled.
 fn signal_wake(store: Store<'_>, trials: usize) {
@@ -369,13 +422,21 @@ fn main() {
             wake_up(store, 2);
             signal_wake(store, 2);
             reservation_cost(store, 2);
+            hook_cost(store, 2);
         }
         return;
     }
-    // `BATON_BENCH_ONLY=reservations` runs that part alone.
-    if std::env::var("BATON_BENCH_ONLY").is_ok_and(|only| only == "reservations") {
+    // `BATON_BENCH_ONLY=reservations` (or `hooks`) runs that part alone.
+    let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
+    if only == "reservations" {
         for store in stores {
             reservation_cost(store, 100);
+        }
+        return;
+    }
+    if only == "hooks" {
+        for store in stores {
+            hook_cost(store, 100);
         }
         return;
     }
@@ -396,5 +457,8 @@ fn main() {
     }
     for store in stores {
         reservation_cost(store, 100);
+    }
+    for store in stores {
+        hook_cost(store, 100);
     }
 }

@@ -620,3 +620,94 @@ fn browser_controls_refuse_missing_browsers_and_hostile_urls_clearly() {
     assert_eq!(err["error"]["kind"], "invalid_input");
     assert!(!p.coordination().join("screenshots").exists());
 }
+
+#[test]
+fn setup_claude_merges_is_idempotent_and_removes_byte_for_byte() {
+    let p = Project::init();
+    let settings = p.path().join(".claude/settings.json");
+    let mcp = p.path().join(".mcp.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    // The user's own settings, with a hook of theirs, written their way.
+    let theirs = "{\"model\":\"opus\",\"hooks\":{\"PostToolUse\":[{\"matcher\":\"Write\",\
+                  \"hooks\":[{\"type\":\"command\",\"command\":\"cargo fmt\"}]}]}}";
+    std::fs::write(&settings, theirs).unwrap();
+
+    // A dry run shows the changes and makes none.
+    let dry = p.ok(&["setup", "claude", "--approve", "--dry-run"]);
+    assert!(dry.contains(".mcp.json: would be created"), "{dry}");
+    assert!(dry.contains("baton claude-hook stop"), "{dry}");
+    assert!(!mcp.exists());
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), theirs);
+
+    let out = p.json(&["setup", "claude", "--approve"]);
+    assert_eq!(out["files"][0]["action"], "created", "{out}");
+    assert_eq!(out["files"][1]["action"], "updated", "{out}");
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(merged["model"], "opus");
+    let post = merged["hooks"]["PostToolUse"].as_array().unwrap();
+    assert_eq!(
+        post[0]["hooks"][0]["command"], "cargo fmt",
+        "theirs first: {merged}"
+    );
+    assert_eq!(post[1]["hooks"][0]["command"], "baton claude-hook tool-use");
+    assert_eq!(merged["permissions"]["allow"][0], "mcp__baton");
+    let server: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mcp).unwrap()).unwrap();
+    assert_eq!(server["mcpServers"]["baton"]["args"][0], "mcp");
+
+    // Twice: no change the second time.
+    let (settings_once, mcp_once) = (
+        std::fs::read(&settings).unwrap(),
+        std::fs::read(&mcp).unwrap(),
+    );
+    let again = p.json(&["setup", "claude", "--approve"]);
+    assert_eq!(again["files"][0]["action"], "unchanged", "{again}");
+    assert_eq!(again["files"][1]["action"], "unchanged", "{again}");
+    assert_eq!(std::fs::read(&settings).unwrap(), settings_once);
+    assert_eq!(std::fs::read(&mcp).unwrap(), mcp_once);
+
+    // Removed with nothing else changed: back byte for byte, and the created file gone.
+    p.ok(&["setup", "claude", "--remove"]);
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), theirs);
+    assert!(!mcp.exists());
+
+    // Changed by the user after setup: only Baton's entries go.
+    p.ok(&["setup", "claude"]);
+    let mut edited: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    edited["theme"] = "dark".into();
+    std::fs::write(&settings, edited.to_string()).unwrap();
+    let removed = p.ok(&["setup", "claude", "--remove"]);
+    assert!(
+        removed.contains(".claude/settings.json: updated"),
+        "{removed}"
+    );
+    let left: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(left["theme"], "dark");
+    assert_eq!(left["model"], "opus");
+    assert!(!left.to_string().contains("baton claude-hook"), "{left}");
+    assert_eq!(
+        left["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+        "cargo fmt"
+    );
+
+    // A file that is not JSON is refused, and nothing is written.
+    std::fs::write(&settings, "{ not json").unwrap();
+    let err = p.fails(&["setup", "claude"], 1);
+    assert!(
+        err.contains(".claude/settings.json is not valid JSON"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ not json");
+    assert!(!mcp.exists(), "nothing written when one file is bad");
+
+    let worker = p.ok(&["setup", "claude", "--worker", "cc1"]);
+    assert!(
+        worker.contains("BATON_AGENT=cc1 claude \"$(baton prompt worker cc1)\""),
+        "{worker}"
+    );
+    let err = p.fails(&["setup", "claude", "--worker", "../x"], 1);
+    assert!(err.contains("invalid agent id"), "{err}");
+}

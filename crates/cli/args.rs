@@ -115,6 +115,15 @@ pub enum Command {
     /// Print ready-to-paste instructions for a coding agent in a role.
     #[command(subcommand)]
     Prompt(PromptCommand),
+    /// Put the project's coding agents on Baton: `setup claude` for Claude Code.
+    #[command(subcommand)]
+    Setup(SetupCommand),
+    /// What the Claude Code hooks `setup claude` installs run (reads the hook's JSON on stdin;
+    /// does nothing without BATON_AGENT; always exits 0).
+    ClaudeHook {
+        #[arg(value_enum)]
+        event: crate::claude::HookEvent,
+    },
     /// Runs scope signals: start one (clearing stale signals), list them.
     #[command(subcommand)]
     Run(RunCommand),
@@ -383,6 +392,22 @@ pub enum WorkerCommand {
     Release { agent: String, task: String },
     /// Renew the lease on every task you hold (run it every few minutes while working).
     Heartbeat { agent: String },
+    /// Renew AGENT's leases every third of a lease for as long as process PID lives (what the
+    /// Claude Code hooks start for a worker's session); one per agent, a second exits at once.
+    Keepalive {
+        agent: String,
+        /// The agent's process (its Claude Code session).
+        #[arg(long, value_name = "PID")]
+        while_pid: u32,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SetupCommand {
+    /// Claude Code: the baton MCP server in .mcp.json and hooks in .claude/settings.json
+    /// that keep a worker's leases, tell it what it holds, and stop it from stopping while
+    /// it holds an unfinished task.
+    Claude(crate::claude::SetupClaude),
 }
 
 #[derive(Debug, Subcommand)]

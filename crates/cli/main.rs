@@ -13,6 +13,7 @@
 mod agents;
 mod args;
 mod browser;
+mod claude;
 mod context;
 mod files;
 mod follow;
@@ -30,7 +31,7 @@ use baton_api::{tasks, worktrees};
 use baton_store::{ForeignFile, Project, StoreError};
 use clap::Parser;
 
-use args::{Cli, Command, LeaderCommand, PromptCommand, WorkerCommand};
+use args::{Cli, Command, LeaderCommand, PromptCommand, SetupCommand, WorkerCommand};
 use context::as_user;
 use output::emit;
 
@@ -341,6 +342,20 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(0)
             })
         }
+        Command::Worker(WorkerCommand::Keepalive { agent, while_pid }) => {
+            let project = open()?;
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            baton_live::keepalive::keep_alive(
+                &*project.tasks,
+                project.folder.layout(),
+                &agent,
+                while_pid,
+                &stop,
+            )?;
+            Ok(0)
+        }
+        Command::Setup(SetupCommand::Claude(args)) => claude::setup::command(&open()?, args, json),
+        Command::ClaudeHook { event } => Ok(claude::hook::run(event, &choice, &cwd, cli.lease)),
         Command::Reserve(args) => files::reserve(&open()?, args, mode, json),
         Command::Unreserve { paths, agent } => files::unreserve(&open()?, agent, paths, mode, json),
         Command::Reservations => files::list(&open()?, mode, json),

@@ -11,6 +11,7 @@
 //!   leaves a reader waiting forever;
 //! - [`claim_wait`]: claiming the next task as soon as one becomes ready;
 //! - [`worker_loop`]: a worker that claims, runs a command and reports, over and over;
+//! - [`keepalive`]: an agent's leases renewed for as long as its process lives;
 //!
 //! It is synchronous (threads and channels, no async runtime), so async hosts run it on a
 //! blocking thread. The state itself, and every write, belong to `baton-store`; browsers, whose
@@ -20,6 +21,7 @@ pub mod claim_wait;
 pub mod error;
 pub mod feed;
 mod fs_kind;
+pub mod keepalive;
 pub mod liveness;
 mod reconnect;
 mod task_command;

@@ -33,6 +33,21 @@ impl FileLock {
         file.lock().map_err(|e| StoreError::io(path, e))?;
         Ok(FileLock { _file: file })
     }
+
+    /// The lock on `path` if no one holds it now; `None` if someone does.
+    pub fn try_exclusive(path: &Path) -> Result<Option<FileLock>> {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| StoreError::io(path, e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(FileLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, e)),
+        }
+    }
 }
 
 /// Replaces `path` with `bytes` so that a crash at any instant leaves the old or new content.

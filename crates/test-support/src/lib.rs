@@ -5,13 +5,14 @@
 //! the background ([`Background`]); the one way to wait for something ([`eventually`]); an Xvfb
 //! display ([`xvfb`]); a WebDriver client for the desktop app ([`webdriver`]); raw MCP clients
 //! over stdio and HTTP ([`mcp`], [`mcp_http`]); a scripted Anthropic Messages API for the real
-//! Claude Code CLI ([`scripted_api`]); a throwaway PostgreSQL server ([`pg`]); the tool cache
+//! Claude Code CLI ([`scripted_api`]) and the CLI itself driven by it ([`claude`]); a throwaway PostgreSQL server ([`pg`]); the tool cache
 //! `scripts/test.sh` fills; percentiles for the benchmarks ([`stats`]).
 //!
 //! The binaries under test are the ones cargo built for the test that runs: cargo sets
 //! `CARGO_BIN_EXE_<name>` for an integration test and its run, and this crate reads it (no
 //! guessing at `target/` paths, where a stale build could pass).
 
+pub mod claude;
 pub mod machine;
 pub mod mcp;
 pub mod mcp_http;

@@ -1,0 +1,211 @@
+//! `baton claude-hook EVENT`: what Claude Code runs at a worker's session start, around its
+//! tool calls, and when it wants to stop. The worker is `BATON_AGENT`; without it (a session
+//! that is not a Baton worker) every hook does nothing. A hook never fails the agent: it exits
+//! 0 whatever happens, and writes what went wrong to `.coordination/hooks.log`.
+
+use std::io::Read;
+use std::path::Path;
+
+use baton_api::tasks::Heartbeat;
+use baton_api::{Choice, Error, OpenProject, Operation};
+use baton_live::WatchMode;
+use baton_live::keepalive::keeper_running;
+use baton_store::durable::append_line;
+use baton_store::names::validate_agent_id;
+use baton_store::{ForeignFile, Task, TaskStatus, Timestamp};
+use serde_json::Value;
+
+use super::HookEvent;
+use crate::context::as_user;
+
+/// Runs the hook for `event`; always exit code 0 (what to tell Claude Code is on stdout).
+pub fn run(event: HookEvent, choice: &Choice, cwd: &Path, lease: std::time::Duration) -> u8 {
+    let Some(agent) = std::env::var("BATON_AGENT")
+        .ok()
+        .filter(|a| validate_agent_id(a).is_ok())
+    else {
+        return 0;
+    };
+    let mut input = String::new();
+    let _ = std::io::stdin().read_to_string(&mut input);
+    let input: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+    // Claude Code says where the project is; a worker may have changed folder since.
+    let dir = std::env::var_os("CLAUDE_PROJECT_DIR").map(std::path::PathBuf::from);
+    let from = dir.as_deref().unwrap_or(cwd);
+    let Ok(project) = OpenProject::open(choice, from, lease) else {
+        return 0; // not a Baton project: nothing to do
+    };
+    if let Err(e) = answer(event, &project, &agent, &input) {
+        let line = format!("[{}] {agent} {event:?}: {e}", Timestamp::now());
+        let _ = append_line(&project.folder.layout().root().join("hooks.log"), &line);
+    }
+    0
+}
+
+fn answer(
+    event: HookEvent,
+    project: &OpenProject,
+    agent: &str,
+    input: &Value,
+) -> Result<(), Error> {
+    let (mode, keep) = (WatchMode::default(), ForeignFile::Keep);
+    match event {
+        HookEvent::ToolUse => {
+            keep_leases(project, agent);
+            as_user(project, mode, keep, |cx| {
+                Heartbeat {
+                    agent: agent.to_string(),
+                }
+                .run(cx)
+            })?;
+        }
+        HookEvent::SessionStart => {
+            keep_leases(project, agent);
+            let held = held_by(project, agent)?;
+            let goal = project
+                .tasks
+                .notes()
+                .ok()
+                .and_then(|n| baton_store::notes::goal_of(&n.master_plan));
+            println!("{}", session_context(agent, goal.as_deref(), &held));
+        }
+        HookEvent::Stop => {
+            // Asked once per stop: when Claude Code is already going on because of this hook,
+            // the worker may stop (so this can never keep it going for ever).
+            if input["stop_hook_active"] == true {
+                return Ok(());
+            }
+            let held = held_by(project, agent)?;
+            if let Some(reason) = stop_reason(agent, &held) {
+                let answer = serde_json::json!({"decision": "block", "reason": reason});
+                println!("{answer}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The tasks `agent` holds (claimed or in progress).
+fn held_by(project: &OpenProject, agent: &str) -> Result<Vec<Task>, Error> {
+    Ok(project
+        .tasks
+        .status()?
+        .tasks
+        .into_iter()
+        .map(|view| view.task)
+        .filter(|t| t.status.is_held() && t.claimed_by.as_deref() == Some(agent))
+        .collect())
+}
+
+/// Makes sure a keeper renews `agent`'s leases while this Claude Code session lives: starts
+/// `baton worker keepalive` (its own process group, so it outlives the hook) unless one runs.
+fn keep_leases(project: &OpenProject, agent: &str) {
+    let layout = project.folder.layout();
+    if keeper_running(layout, agent).unwrap_or(true) {
+        return;
+    }
+    let Some(session) = session_pid() else {
+        return;
+    };
+    let Ok(baton) = std::env::current_exe() else {
+        return;
+    };
+    use std::os::unix::process::CommandExt;
+    let _ = std::process::Command::new(baton)
+        .arg("--dir")
+        .arg(layout.project_dir())
+        .args([
+            "worker",
+            "keepalive",
+            agent,
+            "--while-pid",
+            &session.to_string(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn();
+}
+
+/// The Claude Code process this hook runs for: the nearest ancestor that is not a shell.
+fn session_pid() -> Option<u32> {
+    let mut pid = std::os::unix::process::parent_id();
+    for _ in 0..8 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+        let name = &stat[open + 1..close];
+        if !matches!(name, "sh" | "bash" | "dash" | "zsh" | "baton") {
+            return Some(pid);
+        }
+        pid = stat[close + 1..].split_whitespace().nth(1)?.parse().ok()?;
+    }
+    None
+}
+
+/// What a worker's session is told at its start.
+pub fn session_context(agent: &str, goal: Option<&str>, held: &[Task]) -> String {
+    let mut text = format!("Baton: you are worker \"{agent}\" in this project");
+    if let Some(goal) = goal {
+        text.push_str(&format!(" (goal: {goal})"));
+    }
+    text.push_str(". Your leases are renewed while this session runs.\n");
+    if held.is_empty() {
+        text.push_str(&format!(
+            "You hold no task. Claim one with `baton worker claim {agent}` (or the task_claim \
+             tool), or wait for one with `baton worker claim {agent} --wait`."
+        ));
+        return text;
+    }
+    for task in held {
+        let status = match task.status {
+            TaskStatus::InProgress => "in progress",
+            _ => "claimed, not started",
+        };
+        text.push_str(&format!(
+            "You hold {} ({status}): {}\n",
+            task.id, task.description
+        ));
+        if !task.context.files.is_empty() {
+            text.push_str(&format!("  Files: {}\n", task.context.files.join(", ")));
+        }
+        if !task.context.hints.is_empty() {
+            text.push_str(&format!("  Hints: {}\n", task.context.hints));
+        }
+        if task.status == TaskStatus::Claimed {
+            text.push_str(&format!(
+                "  Start it with `baton worker start {agent} {}`.\n",
+                task.id
+            ));
+        }
+    }
+    let id = if held.len() == 1 {
+        held[0].id.as_str()
+    } else {
+        "TASK"
+    };
+    text.push_str(&format!(
+        "Go on with it. When finished: `baton worker complete {agent} {id} \"<summary>\"` (or \
+         task_complete); if it cannot be done: `baton worker fail {agent} {id} \"<why>\"`."
+    ));
+    text
+}
+
+/// Why a worker may not stop yet: the unfinished tasks it holds; `None` when it may.
+pub fn stop_reason(agent: &str, held: &[Task]) -> Option<String> {
+    if held.is_empty() {
+        return None;
+    }
+    let tasks: Vec<String> = held
+        .iter()
+        .map(|t| format!("{} ({})", t.id, t.status))
+        .collect();
+    let first = &held[0].id;
+    Some(format!(
+        "You still hold {} in Baton. Before stopping, finish properly: complete it \
+         (`baton worker complete {agent} {first} \"<summary>\"` or task_complete), fail it with \
+         the reason (`baton worker fail {agent} {first} \"<why>\"`), or release it for another \
+         worker (`baton worker release {agent} {first}`).",
+        tasks.join(", ")
+    ))
+}

@@ -1,0 +1,161 @@
+//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned in scripts/lib.sh, from
+//! the tool cache) driven by a [`ScriptedApi`](crate::scripted_api::ScriptedApi) in place of
+//! its model: a [`Host`] is one installation with a HOME of its own, working in a project.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::scripted_api::{Reply, ScriptedApi, prompt_text};
+
+/// How long one `claude -p` run may take.
+pub const RUN_LIMIT: Duration = Duration::from_secs(180);
+
+pub fn claude_bin() -> PathBuf {
+    crate::cached_tool("node/node_modules/.bin/claude")
+}
+
+/// One Claude Code installation: its own HOME (so its configuration is the test's), working in
+/// `project`, talking to `api`.
+pub struct Host {
+    home: tempfile::TempDir,
+    project: PathBuf,
+    api: String,
+    /// Variables every `claude` run gets beside the clean environment (`BATON_AGENT`, …).
+    env: Vec<(String, String)>,
+}
+
+impl Host {
+    pub fn new(project: &Path, api: &ScriptedApi) -> Host {
+        Host {
+            home: tempfile::tempdir().unwrap(),
+            project: project.to_path_buf(),
+            api: api.url(),
+            env: Vec::new(),
+        }
+    }
+
+    /// Gives every later `claude` run (and what it starts: MCP servers, hooks) `key=value`.
+    pub fn with_env(mut self, key: &str, value: &str) -> Host {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// `claude ARGS…` in the project, with nothing of this machine's own Claude setup: a clean
+    /// environment, `baton` and the installed Playwright MCP on PATH.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let baton_dir = crate::baton_bin().parent().unwrap().to_path_buf();
+        let tools_bin = crate::tool_cache().join("node/node_modules/.bin");
+        let path = std::env::join_paths([baton_dir, tools_bin].into_iter().chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
+        let mut command = Command::new(claude_bin());
+        command
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", self.home.path())
+            .env("LANG", "C.UTF-8")
+            .env("ANTHROPIC_BASE_URL", &self.api)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("ENABLE_TOOL_SEARCH", "false")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs `claude ARGS…` to the end (bounded) and expects success.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        run(child)
+    }
+
+    /// `claude mcp add baton -- baton mcp EXTRA…`, checked with `claude mcp list`.
+    pub fn add_baton(&self, extra: &[&str]) {
+        let mut args = vec!["mcp", "add", "baton", "--", "baton", "mcp"];
+        args.extend(extra);
+        self.ok(&args);
+        let listed = self.ok(&["mcp", "list"]);
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with("baton:"))
+            .unwrap_or_else(|| panic!("baton missing from `claude mcp list`: {listed}"));
+        assert!(line.contains("Connected"), "{listed}");
+    }
+
+    /// A worker session: `claude -p` with Baton's tools allowed.
+    pub fn work(&self, agent: &str) -> std::process::Child {
+        let prompt = format!("Work the Baton queue as agent {agent} until it is empty.");
+        self.command(&[
+            "-p",
+            &prompt,
+            "--allowedTools",
+            "mcp__baton",
+            "--max-turns",
+            "60",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+    }
+}
+
+/// Waits for `child` within [`RUN_LIMIT`], killing it past that.
+pub fn finish(mut child: std::process::Child) -> Output {
+    let deadline = Instant::now() + RUN_LIMIT;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "claude did not finish in {RUN_LIMIT:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for a `claude` run with piped output and expects success; returns its stdout.
+pub fn run(child: std::process::Child) -> String {
+    let out = finish(child);
+    assert!(
+        out.status.success(),
+        "claude failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The agent named in the prompt ("… as agent NAME …").
+pub fn agent_of(request: &Value) -> String {
+    let prompt = prompt_text(request);
+    let rest = prompt
+        .split("as agent ")
+        .nth(1)
+        .expect("the prompt names the agent");
+    rest.split_whitespace().next().unwrap().to_string()
+}
+
+pub fn tool(name: &str, input: Value) -> Reply {
+    Reply::Tool {
+        name: format!("mcp__baton__{name}"),
+        input,
+    }
+}

@@ -1,0 +1,260 @@
+//! `baton setup claude` under the real Claude Code CLI (its model a scripted Messages API, as
+//! in tests/claude_code.rs): with the hooks, a worker whose lease is 2 seconds works through
+//! 10 seconds of tool calls and never loses its task to a second worker's claims; without
+//! them, the same run loses it, and the worker is told what happened. A restarted session is
+//! told what it holds, and a worker that tries to stop while holding an unfinished task is
+//! asked to finish it, and can stop once it has.
+
+use baton_test_support as support;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::Project;
+use support::claude::{Host, agent_of, finish, tool};
+use support::scripted_api::{Reply, Script, ScriptedApi, exchanges, tool_names};
+
+/// The lease every process of these runs uses.
+const LEASE: &str = "2s";
+/// Bash calls of `sleep 2` the long task makes: 10 seconds, five leases.
+const LONG_STEPS: usize = 5;
+
+/// A worker on a long task: claim, start, `sleep 2` five times through Bash, complete.
+fn long_worker() -> Script {
+    Arc::new(|request: &Value| {
+        if !tool_names(request)
+            .iter()
+            .any(|n| n == "mcp__baton__task_claim")
+        {
+            return Reply::Text("ok".into());
+        }
+        let agent = agent_of(request);
+        let done = exchanges(request);
+        let Some(last) = done.last() else {
+            return tool("task_claim", json!({"agent": agent}));
+        };
+        let slept = done.iter().filter(|e| e.tool == "Bash").count();
+        match last.tool.as_str() {
+            "mcp__baton__task_claim" => {
+                let claimed: Value = serde_json::from_str(&last.result).unwrap_or(Value::Null);
+                match claimed["task"]["id"].as_str() {
+                    Some(id) => tool("task_start", json!({"agent": agent, "task": id})),
+                    None => Reply::Text("Nothing to do.".into()),
+                }
+            }
+            "mcp__baton__task_start" | "Bash" if slept < LONG_STEPS => Reply::Tool {
+                name: "Bash".into(),
+                input: json!({"command": "sleep 2", "description": "a long step"}),
+            },
+            "Bash" => tool(
+                "task_complete",
+                json!({"agent": agent, "task": "task-1", "summary": "built it"}),
+            ),
+            _ => Reply::Text(format!("Finished: {}", last.result)),
+        }
+    })
+}
+
+/// A worker session as `agent` with the lease of these runs.
+fn session(p: &Project, api: &ScriptedApi, agent: &str) -> Host {
+    Host::new(p.path(), api)
+        .with_env("BATON_AGENT", agent)
+        .with_env("BATON_LEASE", LEASE)
+}
+
+fn run_worker(host: &Host, agent: &str, allowed: &str) -> std::process::Child {
+    let prompt = format!("Do the task as agent {agent} now");
+    host.command(&[
+        "-p",
+        &prompt,
+        "--allowedTools",
+        allowed,
+        "--max-turns",
+        "30",
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
+}
+
+/// Runs the long worker to its end while, from the moment it has started its task, a second
+/// worker tries to claim every 200 ms; the claims that got the task.
+fn long_run_against_a_thief(p: &Project, host: &Host) -> (std::process::Output, Vec<Value>) {
+    let mut child = Some(run_worker(host, "cc1", "mcp__baton Bash"));
+    let mut taken = Vec::new();
+    let mut started = false;
+    let deadline = Instant::now() + support::claude::RUN_LIMIT;
+    let output = loop {
+        let running = child.as_mut().unwrap();
+        if running.try_wait().unwrap().is_some() {
+            break finish(child.take().unwrap());
+        }
+        assert!(Instant::now() < deadline, "claude did not finish");
+        started = started || task(p)["status"] == "in_progress";
+        // Once it has the task, the thief holds it (it claims no more).
+        if started && taken.is_empty() {
+            let out = p.run(&["--json", "--lease", LEASE, "worker", "claim", "thief"]);
+            if out.status.code() == Some(0) {
+                taken.push(serde_json::from_slice(&out.stdout).unwrap());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(started, "the worker never started its task");
+    (output, taken)
+}
+
+fn task(p: &Project) -> Value {
+    p.tasks_json()["tasks"][0].clone()
+}
+
+#[test]
+fn with_the_hooks_a_long_tool_run_keeps_its_task_and_without_them_loses_it() {
+    // With the hooks: never taken over, completed by its worker.
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Build the thing"]);
+    p.ok(&["setup", "claude", "--approve"]);
+    let api = ScriptedApi::start(long_worker());
+    let host = session(&p, &api, "cc1");
+    let started = Instant::now();
+    let (out, taken) = long_run_against_a_thief(&p, &host);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = exchanges(api.requests().last().unwrap());
+    assert!(
+        started.elapsed() >= Duration::from_secs(10),
+        "the run spans five leases: {calls:?}"
+    );
+    assert!(taken.is_empty(), "the thief got it: {taken:?}");
+    let t = task(&p);
+    assert_eq!(t["status"], "done", "{t}");
+    assert_eq!(t["claimed_by"], "cc1", "{t}");
+    assert_eq!(t["attempts"], 1, "{t}");
+    assert_eq!(
+        calls.iter().filter(|e| e.tool == "Bash").count(),
+        LONG_STEPS
+    );
+    assert!(calls.iter().all(|e| !e.is_error), "{calls:?}");
+
+    // Without them (Baton added by hand, as before): the thief takes it over, and the worker's
+    // completion is refused with what happened and what to do.
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Build the thing"]);
+    let api = ScriptedApi::start(long_worker());
+    let host = session(&p, &api, "cc1");
+    host.add_baton(&[]);
+    let (out, taken) = long_run_against_a_thief(&p, &host);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(taken.len(), 1, "the thief took it over once: {taken:?}");
+    assert_eq!(taken[0]["reclaimed_from"], "cc1", "{taken:?}");
+    let calls = exchanges(api.requests().last().unwrap());
+    let complete = calls
+        .iter()
+        .find(|e| e.tool == "mcp__baton__task_complete")
+        .expect("the worker tried to complete");
+    assert!(complete.is_error, "{complete:?}");
+    assert!(
+        complete.result.contains("not by cc1"),
+        "{}",
+        complete.result
+    );
+    assert!(
+        complete.result.contains("taken over"),
+        "{}",
+        complete.result
+    );
+    assert!(
+        complete.result.contains("baton discover"),
+        "{}",
+        complete.result
+    );
+    assert_eq!(task(&p)["claimed_by"], "thief");
+}
+
+/// A worker that first tries to stop, then (told it still holds its task) completes it.
+fn stopping_worker() -> Script {
+    Arc::new(|request: &Value| {
+        if !tool_names(request)
+            .iter()
+            .any(|n| n == "mcp__baton__task_claim")
+        {
+            return Reply::Text("ok".into());
+        }
+        let agent = agent_of(request);
+        let text = request.to_string();
+        let done = exchanges(request);
+        if done.iter().any(|e| e.tool == "mcp__baton__task_complete") {
+            return Reply::Text("All done.".into());
+        }
+        if text.contains("You still hold task-1") {
+            return tool(
+                "task_complete",
+                json!({"agent": agent, "task": "task-1", "summary": "finished after all"}),
+            );
+        }
+        Reply::Text("I think I am done here.".into())
+    })
+}
+
+#[test]
+fn a_restarted_worker_is_told_what_it_holds_and_finishes_before_it_stops() {
+    let p = Project::init();
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Write the parser",
+        "--files",
+        "src/parser.rs",
+    ]);
+    // A session before this one claimed and started it, then ended.
+    p.ok(&["worker", "claim", "cc1"]);
+    p.ok(&["worker", "start", "cc1", "task-1"]);
+    p.ok(&["setup", "claude", "--approve"]);
+    let api = ScriptedApi::start(stopping_worker());
+    let host = session(&p, &api, "cc1");
+    let out = finish(run_worker(&host, "cc1", "mcp__baton"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let requests = api.requests();
+    let worker: Vec<&Value> = requests
+        .iter()
+        .filter(|r| tool_names(r).iter().any(|n| n == "mcp__baton__task_claim"))
+        .collect();
+    let first = worker
+        .first()
+        .expect("the worker's conversation")
+        .to_string();
+    assert!(first.contains("you are worker \\\"cc1\\\""), "{first}");
+    assert!(
+        first.contains("You hold task-1 (in progress): Write the parser"),
+        "{first}"
+    );
+    assert!(first.contains("src/parser.rs"), "{first}");
+    // It tried to stop, was asked to finish, completed, and then could stop.
+    assert!(
+        worker
+            .iter()
+            .any(|r| r.to_string().contains("You still hold task-1")),
+        "the stop hook spoke"
+    );
+    let t = task(&p);
+    let calls = exchanges(worker.last().unwrap());
+    assert_eq!(t["status"], "done", "{t} after {calls:?}");
+    assert_eq!(t["result"]["output"], "finished after all");
+    let last = exchanges(worker.last().unwrap());
+    assert_eq!(last.last().unwrap().tool, "mcp__baton__task_complete");
+}
