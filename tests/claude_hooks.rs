@@ -181,9 +181,18 @@ fn with_the_hooks_a_long_tool_run_keeps_its_task_and_without_them_loses_it() {
     assert_eq!(task(&p)["claimed_by"], "thief");
 }
 
-/// A worker that first tries to stop, then (told it still holds its task) completes it.
-fn stopping_worker() -> Script {
-    Arc::new(|request: &Value| {
+/// What a worker told it still holds its task does next.
+#[derive(Clone, Copy)]
+enum Then {
+    Complete,
+    Release,
+    /// Tries to stop again regardless.
+    Ignore,
+}
+
+/// A worker that first tries to stop; told it still holds task-1, does `then`.
+fn stopping_worker(then: Then) -> Script {
+    Arc::new(move |request: &Value| {
         if !tool_names(request)
             .iter()
             .any(|n| n == "mcp__baton__task_claim")
@@ -192,22 +201,25 @@ fn stopping_worker() -> Script {
         }
         let agent = agent_of(request);
         let text = request.to_string();
-        let done = exchanges(request);
-        if done.iter().any(|e| e.tool == "mcp__baton__task_complete") {
+        if !exchanges(request).is_empty() {
             return Reply::Text("All done.".into());
         }
-        if text.contains("You still hold task-1") {
-            return tool(
+        match then {
+            Then::Complete if text.contains("You still hold task-1") => tool(
                 "task_complete",
                 json!({"agent": agent, "task": "task-1", "summary": "finished after all"}),
-            );
+            ),
+            Then::Release if text.contains("You still hold task-1") => {
+                tool("task_release", json!({"agent": agent, "task": "task-1"}))
+            }
+            _ => Reply::Text("I think I am done here.".into()),
         }
-        Reply::Text("I think I am done here.".into())
     })
 }
 
-#[test]
-fn a_restarted_worker_is_told_what_it_holds_and_finishes_before_it_stops() {
+/// A project whose task-1 worker cc1 claimed and started in a session that ended, set up for
+/// Claude Code; runs a new session of cc1 with `script` to its end.
+fn restarted_session(script: Script) -> (Project, ScriptedApi) {
     let p = Project::init();
     p.ok(&[
         "leader",
@@ -216,11 +228,10 @@ fn a_restarted_worker_is_told_what_it_holds_and_finishes_before_it_stops() {
         "--files",
         "src/parser.rs",
     ]);
-    // A session before this one claimed and started it, then ended.
     p.ok(&["worker", "claim", "cc1"]);
     p.ok(&["worker", "start", "cc1", "task-1"]);
     p.ok(&["setup", "claude", "--approve"]);
-    let api = ScriptedApi::start(stopping_worker());
+    let api = ScriptedApi::start(script);
     let host = session(&p, &api, "cc1");
     let out = finish(run_worker(&host, "cc1", "mcp__baton"));
     assert!(
@@ -228,12 +239,28 @@ fn a_restarted_worker_is_told_what_it_holds_and_finishes_before_it_stops() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    (p, api)
+}
 
-    let requests = api.requests();
-    let worker: Vec<&Value> = requests
-        .iter()
+/// The requests of the worker's conversation (Claude Code makes side requests too).
+fn conversation(api: &ScriptedApi) -> Vec<Value> {
+    api.requests()
+        .into_iter()
         .filter(|r| tool_names(r).iter().any(|n| n == "mcp__baton__task_claim"))
-        .collect();
+        .collect()
+}
+
+fn stop_hook_spoke(requests: &[Value]) -> usize {
+    requests
+        .iter()
+        .filter(|r| r.to_string().contains("You still hold task-1"))
+        .count()
+}
+
+#[test]
+fn a_restarted_worker_is_told_what_it_holds_and_finishes_before_it_stops() {
+    let (p, api) = restarted_session(stopping_worker(Then::Complete));
+    let worker = conversation(&api);
     let first = worker
         .first()
         .expect("the worker's conversation")
@@ -244,17 +271,31 @@ fn a_restarted_worker_is_told_what_it_holds_and_finishes_before_it_stops() {
         "{first}"
     );
     assert!(first.contains("src/parser.rs"), "{first}");
-    // It tried to stop, was asked to finish, completed, and then could stop.
     assert!(
-        worker
-            .iter()
-            .any(|r| r.to_string().contains("You still hold task-1")),
-        "the stop hook spoke"
+        first.contains("baton worker complete cc1 task-1"),
+        "{first}"
     );
+    // It tried to stop, was asked to finish, completed, and then could stop.
+    assert!(stop_hook_spoke(&worker) > 0, "the stop hook spoke");
     let t = task(&p);
     let calls = exchanges(worker.last().unwrap());
     assert_eq!(t["status"], "done", "{t} after {calls:?}");
     assert_eq!(t["result"]["output"], "finished after all");
-    let last = exchanges(worker.last().unwrap());
-    assert_eq!(last.last().unwrap().tool, "mcp__baton__task_complete");
+    assert_eq!(calls.last().unwrap().tool, "mcp__baton__task_complete");
+}
+
+#[test]
+fn a_worker_may_stop_after_releasing_and_is_asked_only_once_per_stop() {
+    let (p, api) = restarted_session(stopping_worker(Then::Release));
+    assert!(stop_hook_spoke(&conversation(&api)) > 0);
+    let t = task(&p);
+    assert_eq!(t["status"], "available", "released: {t}");
+
+    // A worker that ignores the request is asked once, then stops (the hook cannot loop).
+    let (p, api) = restarted_session(stopping_worker(Then::Ignore));
+    let worker = conversation(&api);
+    // The first turn, the one the hook asked for, and no more.
+    assert_eq!(worker.len(), 2, "{worker:?}");
+    assert_eq!(stop_hook_spoke(&worker), 1);
+    assert_eq!(task(&p)["status"], "in_progress", "still held, as it chose");
 }
