@@ -11,17 +11,14 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::Project;
-use support::claude::{Host, agent_of, run, tool};
+use support::claude::{Host, agent_of, is_worker_turn, run, tool};
 use support::scripted_api::{Reply, Script, ScriptedApi, exchanges, tool_names};
 
 /// The model of a worker: claim, start, complete, and again until nothing is ready. Requests
 /// that are not the worker's conversation (Claude Code's own side requests) get plain text.
 fn worker() -> Script {
     Arc::new(|request: &Value| {
-        if !tool_names(request)
-            .iter()
-            .any(|n| n == "mcp__baton__task_claim")
-        {
+        if !is_worker_turn(request) {
             return Reply::Text("ok".into());
         }
         let agent = agent_of(request);
@@ -63,7 +60,7 @@ fn first_offered(api: &ScriptedApi) -> Vec<String> {
 fn completed_by(requests: &[Value], agent: &str) -> Vec<String> {
     let last = requests
         .iter()
-        .filter(|r| tool_names(r).iter().any(|n| n == "mcp__baton__task_claim"))
+        .filter(|r| is_worker_turn(r))
         .rfind(|r| agent_of(r) == agent)
         .unwrap_or_else(|| panic!("no conversation of {agent}"));
     exchanges(last)

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::Project;
-use support::claude::{Host, agent_of, finish, tool};
-use support::scripted_api::{Reply, Script, ScriptedApi, exchanges, tool_names};
+use support::claude::{Host, agent_of, finish, is_worker_turn, tool};
+use support::scripted_api::{Reply, Script, ScriptedApi, exchanges};
 
 /// The lease every process of these runs uses.
 const LEASE: &str = "2s";
@@ -24,10 +24,7 @@ const LONG_STEPS: usize = 5;
 /// A worker on a long task: claim, start, `sleep 2` five times through Bash, complete.
 fn long_worker() -> Script {
     Arc::new(|request: &Value| {
-        if !tool_names(request)
-            .iter()
-            .any(|n| n == "mcp__baton__task_claim")
-        {
+        if !is_worker_turn(request) {
             return Reply::Text("ok".into());
         }
         let agent = agent_of(request);
@@ -193,10 +190,7 @@ enum Then {
 /// A worker that first tries to stop; told it still holds task-1, does `then`.
 fn stopping_worker(then: Then) -> Script {
     Arc::new(move |request: &Value| {
-        if !tool_names(request)
-            .iter()
-            .any(|n| n == "mcp__baton__task_claim")
-        {
+        if !is_worker_turn(request) {
             return Reply::Text("ok".into());
         }
         let agent = agent_of(request);
@@ -244,10 +238,7 @@ fn restarted_session(script: Script) -> (Project, ScriptedApi) {
 
 /// The requests of the worker's conversation (Claude Code makes side requests too).
 fn conversation(api: &ScriptedApi) -> Vec<Value> {
-    api.requests()
-        .into_iter()
-        .filter(|r| tool_names(r).iter().any(|n| n == "mcp__baton__task_claim"))
-        .collect()
+    api.requests().into_iter().filter(is_worker_turn).collect()
 }
 
 fn stop_hook_spoke(requests: &[Value]) -> usize {

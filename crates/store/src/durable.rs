@@ -24,30 +24,30 @@ pub struct FileLock {
 impl FileLock {
     /// Blocks until this process holds the lock on `path`, creating the file if needed.
     pub fn exclusive(path: &Path) -> Result<FileLock> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| StoreError::io(path, e))?;
+        let file = lock_file(path)?;
         file.lock().map_err(|e| StoreError::io(path, e))?;
         Ok(FileLock { _file: file })
     }
 
     /// The lock on `path` if no one holds it now; `None` if someone does.
     pub fn try_exclusive(path: &Path) -> Result<Option<FileLock>> {
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| StoreError::io(path, e))?;
+        let file = lock_file(path)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(FileLock { _file: file })),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
             Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io(path, e)),
         }
     }
+}
+
+/// Opens (creating it if needed) a lock file, leaving its content alone.
+fn lock_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| StoreError::io(path, e))
 }
 
 /// Replaces `path` with `bytes` so that a crash at any instant leaves the old or new content.

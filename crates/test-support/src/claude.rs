@@ -159,3 +159,11 @@ pub fn tool(name: &str, input: Value) -> Reply {
         input,
     }
 }
+
+/// Whether `request` is of a worker's conversation (Baton's tools offered), not one of Claude
+/// Code's own side requests (titles, summaries), which scripts answer with plain text.
+pub fn is_worker_turn(request: &Value) -> bool {
+    crate::scripted_api::tool_names(request)
+        .iter()
+        .any(|n| n == "mcp__baton__task_claim")
+}
