@@ -267,6 +267,10 @@ pub enum LeaderCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Who is doing what: one row per agent (working, lease running out, stale, waiting for
+    /// work, idle, gone), the task it holds with the lease left, when it was last heard from,
+    /// its last log line, and how many tasks it finished and failed.
+    Agents,
     /// Merge done tasks' branches (worked with --worktree) into the branch your checkout is on,
     /// each with a merge commit. A conflicting merge is aborted, leaving your checkout as it
     /// was, and its files are named (exit code 8); the tasks after it are not tried.

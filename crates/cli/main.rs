@@ -27,7 +27,7 @@ mod values;
 use std::process::ExitCode;
 
 use baton_api::{Choice, Error, OpenProject, Operation, exit};
-use baton_api::{tasks, worktrees};
+use baton_api::{tasks, team, worktrees};
 use baton_store::{ForeignFile, Project, StoreError};
 use clap::Parser;
 
@@ -179,6 +179,11 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 Ok(0)
             })
         }
+        Command::Leader(LeaderCommand::Agents) => as_user(&open()?, mode, keep, |cx| {
+            let out = team::AgentsOverview {}.run(cx)?;
+            emit(json, &out, || render::team(&out));
+            Ok(0)
+        }),
         Command::Leader(LeaderCommand::Merge { tasks, all }) => {
             as_user(&open()?, mode, keep, |cx| {
                 let report = worktrees::Merge { tasks, all }.run(cx)?;

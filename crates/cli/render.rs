@@ -198,6 +198,61 @@ pub fn claimed(
     out
 }
 
+/// `leader agents`: one line per agent.
+pub fn team(team: &baton_api::team::Team) -> String {
+    use baton_store::team::AgentState;
+
+    if team.agents.is_empty() {
+        return "No agent has claimed, logged or sent a heartbeat yet.".into();
+    }
+    let mut out = format!(
+        "{:<16} {:<18} {:<32} {:>9} {:>11} {:>4} {:>6}  LAST\n",
+        "AGENT", "STATE", "TASK", "LEASE", "HEARD", "DONE", "FAILED"
+    );
+    for agent in &team.agents {
+        let state = match agent.state {
+            AgentState::Working => "working",
+            AgentState::LeaseRunningOut => "lease running out",
+            AgentState::Stale => "STALE",
+            AgentState::WaitingForWork => "waiting for work",
+            AgentState::Idle => "idle",
+            AgentState::Gone => "gone",
+        };
+        let (task, lease) = match agent.holds.first() {
+            Some(held) => (
+                format!("{} {}", held.id, held.description),
+                humantime::format_duration(Duration::from_secs(held.lease_left_secs)).to_string(),
+            ),
+            None => ("-".to_string(), "-".to_string()),
+        };
+        let heard = match agent.last_seen {
+            Some(seen) => {
+                let ago = Duration::from_secs(seen.age(team.at).as_secs());
+                format!("{} ago", humantime::format_duration(ago))
+            }
+            None => "never".into(),
+        };
+        let last = agent
+            .last_line
+            .as_deref()
+            .map(|l| l.split_once("] ").map_or(l, |(_, rest)| rest))
+            .unwrap_or("-");
+        let _ = writeln!(
+            out,
+            "{:<16} {:<18} {:<32} {:>9} {:>11} {:>4} {:>6}  {}",
+            line(&agent.name, 16),
+            state,
+            line(&task, 32),
+            lease,
+            heard,
+            agent.done,
+            agent.failed,
+            line(last, 60)
+        );
+    }
+    out.trim_end().to_string()
+}
+
 /// What `leader merge` did.
 pub fn merged(report: &MergeReport) -> String {
     let into = report.into.as_deref().unwrap_or("your branch");

@@ -61,8 +61,14 @@ impl Project {
 
     /// Runs the operation `name` with `request`; panics with the refusal.
     fn op(&self, name: &str, request: Value) -> Value {
+        self.op_with_lease(name, request, baton_store::DEFAULT_LEASE)
+    }
+
+    /// [`Project::op`] as a process run with `--lease LEASE` (a worker's claim, heartbeat).
+    fn op_with_lease(&self, name: &str, request: Value, lease: Duration) -> Value {
+        let store = self.store.clone().with_lease(lease);
         let confinement = baton_store::Confinement::anywhere(self.path());
-        let cx = baton_api::Context::folder(&self.store, &confinement);
+        let cx = baton_api::Context::folder(&store, &confinement);
         let entry = baton_api::find(name).unwrap_or_else(|| panic!("no operation {name}"));
         entry
             .call(&cx, request)
@@ -491,6 +497,102 @@ fn the_handoff_graph_shows_the_chain_follows_new_handoffs_and_flags_conflicts() 
         "both edges into the join are flagged"
     );
     session.screenshot(&shots().join("8-handoff-conflict.png"));
+    session.close();
+}
+
+/// The state an agent's row shows.
+fn agent_state(session: &Session, agent: &str) -> Option<String> {
+    let row = format!("[data-testid=agent-{agent}]");
+    session.find_now(&row)?;
+    session.attribute(&row, "data-state")
+}
+
+#[test]
+fn the_agents_view_shows_who_is_doing_what_and_a_stale_agent_s_task_is_released_from_its_row() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::init();
+    for (i, what) in [
+        "Write the parser",
+        "Write the lexer",
+        "Write the docs",
+        "Later",
+    ]
+    .iter()
+    .enumerate()
+    {
+        p.op("task_add", json!({"description": what, "priority": i + 1}));
+    }
+    // Three workers, as their CLIs would: two under the usual lease, one under a short one it
+    // will stop renewing.
+    for agent in ["w1", "w2"] {
+        let claim = p.op("task_claim", json!({"agent": agent}));
+        let id = claim["task"]["id"].as_str().unwrap().to_string();
+        p.op("task_start", json!({"agent": agent, "task": id}));
+    }
+    let short = Duration::from_secs(4);
+    let claim = p.op_with_lease("task_claim", json!({"agent": "w3"}), short);
+    assert_eq!(claim["task"]["id"], "task-3");
+    p.op_with_lease(
+        "task_start",
+        json!({"agent": "w3", "task": "task-3"}),
+        short,
+    );
+
+    let (session, _driver, _xvfb) = launch(&p);
+    session.click(&session.find("[data-testid=view-agents]"));
+    session.wait_for("a row per agent, each working on its task", |s| {
+        ["w1", "w2"]
+            .iter()
+            .all(|a| agent_state(s, a).as_deref() == Some("working"))
+            && agent_state(s, "w3").is_some()
+    });
+    let row = session.text("[data-testid=agent-w1]");
+    assert!(row.contains("task-1: Write the parser"), "{row}");
+    assert!(session.text("[data-testid=agent-w2]").contains("task-2"));
+    session.screenshot(&shots().join("9-agents-working.png"));
+
+    // w1 finishes its task (another process): its row follows, live.
+    p.op(
+        "task_complete",
+        json!({"agent": "w1", "task": "task-1", "summary": "parsed"}),
+    );
+    session.wait_for("w1 idle", |s| agent_state(s, "w1").as_deref() == Some("idle"));
+    let row = session.text("[data-testid=agent-w1]");
+    assert!(row.contains("COMPLETE: task-1"), "{row}");
+
+    // w3 sends no heartbeat: with nothing written, its row turns stale when its lease passes.
+    session.wait_for("w3 stale", |s| {
+        agent_state(s, "w3").as_deref() == Some("stale")
+    });
+    assert!(
+        session
+            .text("[data-testid=agents-summary]")
+            .contains("stale: w3"),
+        "{}",
+        session.text("[data-testid=agents-summary]")
+    );
+    session.screenshot(&shots().join("10-agents-stale.png"));
+    // Its log, then its task released from the row.
+    session.click(&session.find("[data-testid=agent-w3] [data-testid=agent-open-log]"));
+    session.wait_for("w3's log", |s| {
+        s.text("[data-testid=agent-log]").contains("START")
+    });
+    session.click(&session.find("[data-testid=agent-w3] [data-testid=agent-reset-task]"));
+    wait_file(&p, "task-3 available again", |p| {
+        status_of(p, "task-3") == "available"
+    });
+    session.wait_for("w3 holding nothing", |s| {
+        s.find_now("[data-testid=agent-w3] [data-testid=agent-reset-task]")
+            .is_none()
+            && !s.text("[data-testid=agent-w3]").contains("task-3:")
+    });
+    // Show a held task on the board.
+    session.click(&session.find("[data-testid=agent-w2] [data-testid=agent-show-task]"));
+    session.wait_for("the board with task-2 selected", |s| {
+        s.find_now("[data-testid=board] .card.selected").is_some()
+            && s.text("[data-testid=board] .card.selected")
+                .contains("Write the lexer")
+    });
     session.close();
 }
 

@@ -5,6 +5,7 @@ import { NewTaskForm } from "./NewTaskForm";
 import { BrowserSession } from "./BrowserSession";
 import { SidePanel } from "./SidePanel";
 import { HandoffGraphView } from "./HandoffGraphView";
+import { AgentsView } from "./AgentsView";
 import type { RecentProject, StatusReport } from "./types";
 
 /** The window: the open project's board, or a way to open or create one. */
@@ -15,7 +16,7 @@ export function App() {
   const [selected, setSelected] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
-  const [view, setView] = useState<"board" | "graph">("board");
+  const [view, setView] = useState<"board" | "graph" | "agents">("board");
 
   const refresh = useCallback(() => {
     api.status().then((r) => {
@@ -89,6 +90,9 @@ export function App() {
           <button data-testid="view-graph" aria-pressed={view === "graph"} onClick={() => setView("graph")}>
             Handoffs
           </button>
+          <button data-testid="view-agents" aria-pressed={view === "agents"} onClick={() => setView("agents")}>
+            Agents
+          </button>
         </nav>
         <button
           data-testid="aggregate"
@@ -114,6 +118,17 @@ export function App() {
       )}
       {report && <BrowserSession onError={showError} />}
       {report && view === "graph" && <HandoffGraphView onError={showError} />}
+      {report && view === "agents" && (
+        <AgentsView
+          version={version}
+          onError={setError}
+          onChanged={refresh}
+          onShowTask={(id) => {
+            setSelected(id);
+            setView("board");
+          }}
+        />
+      )}
       {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
       {report && view === "board" && (
         <div className="workspace">

@@ -72,6 +72,8 @@ export const api = {
   moveTask: (id: string, to: TaskStatus, text: string | null = null) =>
     call("task_move", { task: id, to, text, dry_run: false }),
   aggregate: () => call("aggregate", {}),
+  /** Every agent's row for the Agents view. */
+  team: () => call("agents_overview", {}),
   logs: (agent: string | null, lines: number) => call("logs", { agent, lines }).then((out) => out.lines),
   masterPlan: () => invoke<string>("master_plan"),
   discoveries: () => invoke<string>("discoveries"),

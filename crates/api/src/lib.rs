@@ -25,6 +25,7 @@ pub mod orchestration;
 pub mod reservations;
 pub mod signals;
 pub mod tasks;
+pub mod team;
 pub mod worktrees;
 
 pub use error::{Error, ErrorBody, Result};
@@ -105,6 +106,7 @@ catalogue!(
     tasks::AggregateResults,
     tasks::Doctor,
     tasks::Logs,
+    team::AgentsOverview,
     worktrees::Merge,
     reservations::Reserve,
     reservations::Unreserve,

@@ -35,6 +35,7 @@ pub mod signals;
 pub mod status;
 pub mod store;
 pub mod summary;
+pub mod team;
 pub mod text;
 pub mod time;
 

@@ -1,5 +1,6 @@
 // Generated from baton-api's catalogue (see src-tauri/src/bindings.rs). Do not edit.
 import type { AddTask } from "./AddTask";
+import type { AgentsOverview } from "./AgentsOverview";
 import type { Aggregate } from "./Aggregate";
 import type { AggregateParallel } from "./AggregateParallel";
 import type { AggregateResults } from "./AggregateResults";
@@ -54,6 +55,7 @@ import type { Status } from "./Status";
 import type { StatusReport } from "./StatusReport";
 import type { TaskList } from "./TaskList";
 import type { TaskOutcome } from "./TaskOutcome";
+import type { Team } from "./Team";
 import type { Unreserve } from "./Unreserve";
 import type { Unreserved } from "./Unreserved";
 import type { WaitOutcome } from "./WaitOutcome";
@@ -79,6 +81,7 @@ export type Operations = {
   aggregate: { request: AggregateResults; output: Aggregate };
   doctor: { request: Doctor; output: DoctorReport };
   logs: { request: Logs; output: LogLines };
+  agents_overview: { request: AgentsOverview; output: Team };
   task_merge: { request: Merge; output: MergeReport };
   paths_reserve: { request: Reserve; output: Reservation };
   paths_release: { request: Unreserve; output: Unreserved };
