@@ -20,6 +20,7 @@ support::on_both_stores!(
     worker_list_shows_ready_tasks_best_first_and_all_with_a_flag,
     doctor_reports_and_fixes_with_exit_codes,
     logs_follow_prints_lines_written_after_it_started,
+    leader_agents_says_who_is_doing_what,
 );
 
 #[test]
@@ -710,4 +711,47 @@ fn setup_claude_merges_is_idempotent_and_removes_byte_for_byte() {
     );
     let err = p.fails(&["setup", "claude", "--worker", "../x"], 1);
     assert!(err.contains("invalid agent id"), "{err}");
+}
+
+fn leader_agents_says_who_is_doing_what(p: Project) {
+    p.ok(&["leader", "add-task", "Parse", "-p", "1"]);
+    p.ok(&["leader", "add-task", "Lex", "-p", "2"]);
+    p.ok(&["leader", "add-task", "Later", "-p", "3"]);
+    p.ok(&["worker", "claim", "busy"]);
+    p.ok(&["worker", "start", "busy", "task-1"]);
+    // A worker that claimed under a lease it let pass.
+    p.ok(&["--lease", "1ms", "worker", "claim", "dead"]);
+    p.ok(&["worker", "heartbeat", "idle"]);
+    let team = p.json(&["leader", "agents"]);
+    let row = |name: &str| {
+        team["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {team}"))
+            .clone()
+    };
+    assert_eq!(row("busy")["state"], "working", "{team}");
+    assert_eq!(row("busy")["holds"][0]["id"], "task-1");
+    assert!(
+        row("busy")["last_line"]
+            .as_str()
+            .unwrap()
+            .contains("START: task-1")
+    );
+    assert_eq!(row("dead")["state"], "stale", "{team}");
+    assert_eq!(row("idle")["state"], "idle", "{team}");
+    assert!(
+        team["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["name"] != "leader"),
+        "{team}"
+    );
+    assert!(team["next_change_at"].is_string(), "{team}");
+    let text = p.ok(&["leader", "agents"]);
+    assert!(text.contains("STALE"), "{text}");
+    assert!(text.contains("task-1 Parse"), "{text}");
 }

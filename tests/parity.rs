@@ -27,11 +27,11 @@ fn normalise(value: &Value, dir: &str) -> Value {
             map.iter()
                 .map(|(k, v)| {
                     let v = match k.as_str() {
-                        "lease_remaining_secs" => json!("<secs>"),
+                        "lease_remaining_secs" | "lease_left_secs" => json!("<secs>"),
                         // The writer process: the CLI itself, or the MCP server.
                         "pid" => json!("<pid>"),
                         "duration_ms" => json!("<ms>"),
-                        "line" => json!(
+                        "line" | "last_line" => json!(
                             v.as_str()
                                 .map(|l| l.split_once("] ").map_or(l, |x| x.1))
                                 .unwrap_or_default()
@@ -352,6 +352,9 @@ fn every_operation(mut t: Twins) {
         (&json!("w3"), &json!("failed")),
         "{failed}"
     );
+    // Who is doing what.
+    let team = t.same("agents_overview", &["leader", "agents"], json!({}), 0);
+    assert!(!team["agents"].as_array().unwrap().is_empty(), "{team}");
     // Merging tasks' branches: in a repository on `main` with nothing to merge yet.
     for dir in [
         t.cli.path().to_path_buf(),

@@ -556,7 +556,9 @@ fn the_agents_view_shows_who_is_doing_what_and_a_stale_agent_s_task_is_released_
         "task_complete",
         json!({"agent": "w1", "task": "task-1", "summary": "parsed"}),
     );
-    session.wait_for("w1 idle", |s| agent_state(s, "w1").as_deref() == Some("idle"));
+    session.wait_for("w1 idle", |s| {
+        agent_state(s, "w1").as_deref() == Some("idle")
+    });
     let row = session.text("[data-testid=agent-w1]");
     assert!(row.contains("COMPLETE: task-1"), "{row}");
 
