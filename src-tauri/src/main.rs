@@ -10,6 +10,7 @@ mod commands;
 mod notices;
 mod recent;
 mod session;
+mod team_watch;
 mod tray;
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ fn main() {
         .manage(session::Session::new(vec![
             std::sync::Arc::new(tray::TrayFollower),
             std::sync::Arc::new(notices::Notifier),
+            std::sync::Arc::new(team_watch::TeamWatch::default()),
         ]))
         .setup(|app| {
             let has_tray = tray::create(app.handle()).is_some();

@@ -20,6 +20,7 @@ const ICON_FAILED: &[u8] = include_bytes!("../../icons/tray-failed.png");
 /// The menu items whose text follows the project.
 pub struct TrayMenu {
     counts: MenuItem<Wry>,
+    agents: MenuItem<Wry>,
     browsers: MenuItem<Wry>,
     start: MenuItem<Wry>,
     finish: MenuItem<Wry>,
@@ -35,6 +36,30 @@ pub fn summary(report: &StatusReport) -> String {
     )
 }
 
+/// The agents line: how many are working, and which are stale.
+pub fn agents_line(team: &baton_api::team::Team) -> String {
+    use baton_store::team::AgentState;
+    if team.agents.is_empty() {
+        return "No agents yet".into();
+    }
+    let working = team
+        .agents
+        .iter()
+        .filter(|a| matches!(a.state, AgentState::Working | AgentState::LeaseRunningOut))
+        .count();
+    let stale: Vec<&str> = team
+        .agents
+        .iter()
+        .filter(|a| a.state == AgentState::Stale)
+        .map(|a| a.name.as_str())
+        .collect();
+    let mut line = format!("{working} agent(s) working");
+    if !stale.is_empty() {
+        line.push_str(&format!("; stale: {}", stale.join(", ")));
+    }
+    line
+}
+
 /// The browsers line: how many are open, and which one is the manual session.
 pub fn browsers_line(records: &[baton_browser::BrowserRecord], session: Option<u16>) -> String {
     match (records.len(), session) {
@@ -48,6 +73,7 @@ pub fn browsers_line(records: &[baton_browser::BrowserRecord], session: Option<u
 pub fn create(app: &AppHandle) -> Option<TrayIcon> {
     let build = || -> tauri::Result<(TrayIcon, TrayMenu)> {
         let counts = MenuItem::with_id(app, "counts", "No project open", false, None::<&str>)?;
+        let agents = MenuItem::with_id(app, "agents", "No agents yet", false, None::<&str>)?;
         let browsers = MenuItem::with_id(app, "browsers", "No browsers open", false, None::<&str>)?;
         let open = MenuItem::with_id(app, "open", "Open Baton", true, None::<&str>)?;
         let start = MenuItem::with_id(
@@ -70,6 +96,7 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
             app,
             &[
                 &counts,
+                &agents,
                 &browsers,
                 &separator()?,
                 &open,
@@ -115,6 +142,7 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
             tray,
             TrayMenu {
                 counts,
+                agents,
                 browsers,
                 start,
                 finish,
@@ -140,42 +168,39 @@ fn show_window(app: &AppHandle) {
     }
 }
 
-/// Follows the change feed: the counts when tasks change, the browsers line when a browser
-/// comes or goes.
+/// Follows the change feed: the browsers line when a browser comes or goes. (The counts and
+/// the agents follow from `team_watch`, which also looks when a lease passes.)
 pub struct TrayFollower;
 
 impl crate::session::Follower for TrayFollower {
     fn opened(&self, app: &AppHandle, project: &OpenProject) {
-        if let Ok(report) = project.tasks.status() {
-            update(app, &report);
-        }
         refresh_browsers(app, project);
     }
 
     fn changed(&self, app: &AppHandle, project: &OpenProject, event: &ChangeEvent) {
-        match event {
-            ChangeEvent::TasksChanged { .. } => {
-                if let Ok(report) = project.tasks.status() {
-                    update(app, &report);
-                }
-            }
-            ChangeEvent::BrowserAdded { .. } | ChangeEvent::BrowserRemoved { .. } => {
-                refresh_browsers(app, project);
-            }
-            _ => {}
+        if let ChangeEvent::BrowserAdded { .. } | ChangeEvent::BrowserRemoved { .. } = event {
+            refresh_browsers(app, project);
         }
     }
 }
 
-/// Shows `report` on the tray, if there is one.
-pub fn update(app: &AppHandle, report: &StatusReport) {
+/// Shows `report` (and the team, when known) on the tray, if there is one.
+pub fn update(app: &AppHandle, report: &StatusReport, team: Option<&baton_api::team::Team>) {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
         return;
     };
-    let text = summary(report);
-    let _ = tray.set_tooltip(Some(&text));
+    let counts = summary(report);
+    let agents = team.map(agents_line);
+    let tooltip = match &agents {
+        Some(agents) => format!("{counts}\n{agents}"),
+        None => counts.clone(),
+    };
+    let _ = tray.set_tooltip(Some(&tooltip));
     if let Some(menu) = app.try_state::<TrayMenu>() {
-        let _ = menu.counts.set_text(text.trim_start_matches("Baton: "));
+        let _ = menu.counts.set_text(counts.trim_start_matches("Baton: "));
+        if let Some(agents) = &agents {
+            let _ = menu.agents.set_text(agents);
+        }
     }
     let failed = report.count(TaskStatus::Failed) > 0;
     if let Ok(icon) = Image::from_bytes(if failed { ICON_FAILED } else { ICON }) {
@@ -225,6 +250,36 @@ mod tests {
         assert_eq!(
             summary(&report),
             "Baton: 1 available, 1 in progress, 0 done, 1 failed, 1 cancelled"
+        );
+    }
+
+    #[test]
+    fn the_agents_line_counts_the_working_and_names_the_stale() {
+        use baton_store::team::{AgentRow, AgentState};
+        let row = |name: &str, state| AgentRow {
+            name: name.into(),
+            state,
+            holds: Vec::new(),
+            last_seen: None,
+            last_line: None,
+            done: 0,
+            failed: 0,
+        };
+        let team = |agents| baton_api::team::Team {
+            agents,
+            next_change_at: None,
+            at: baton_store::Timestamp::now(),
+        };
+        assert_eq!(agents_line(&team(vec![])), "No agents yet");
+        assert_eq!(
+            agents_line(&team(vec![
+                row("a", AgentState::Working),
+                row("b", AgentState::LeaseRunningOut),
+                row("c", AgentState::Stale),
+                row("d", AgentState::Stale),
+                row("e", AgentState::Idle),
+            ])),
+            "2 agent(s) working; stale: c, d"
         );
     }
 

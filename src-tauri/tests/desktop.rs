@@ -538,7 +538,9 @@ fn the_agents_view_shows_who_is_doing_what_and_a_stale_agent_s_task_is_released_
         short,
     );
 
-    let (session, _driver, _xvfb) = launch(&p);
+    let bus = NotificationBus::start();
+    let (session, _driver, _xvfb) =
+        launch_with_env(&p, &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)]);
     session.click(&session.find("[data-testid=view-agents]"));
     session.wait_for("a row per agent, each working on its task", |s| {
         ["w1", "w2"]
@@ -574,6 +576,17 @@ fn the_agents_view_shows_who_is_doing_what_and_a_stale_agent_s_task_is_released_
         session.text("[data-testid=agents-summary]")
     );
     session.screenshot(&shots().join("10-agents-stale.png"));
+    // The lead hears of it without looking: a notification, once.
+    session.wait_for("the stale notification", |_| {
+        let seen = bus.seen();
+        seen.contains("Agent stale: w3") && seen.contains("task-3 (Write the docs)")
+    });
+    assert_eq!(
+        bus.seen().matches("Agent stale").count(),
+        1,
+        "{}",
+        bus.seen()
+    );
     // Its log, then its task released from the row.
     session.click(&session.find("[data-testid=agent-w3] [data-testid=agent-open-log]"));
     session.wait_for("w3's log", |s| {
