@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, errorKind, errorMessage, onChange, type ProjectInfo } from "./api";
 import { Board } from "./Board";
 import { NewTaskForm } from "./NewTaskForm";
@@ -6,6 +6,8 @@ import { BrowserSession } from "./BrowserSession";
 import { SidePanel } from "./SidePanel";
 import { HandoffGraphView } from "./HandoffGraphView";
 import { AgentsView } from "./AgentsView";
+import { FilterBar } from "./FilterBar";
+import { NO_FILTER, filterTasks, loadFilter, saveFilter, type BoardFilter } from "./filters";
 import type { RecentProject, StatusReport } from "./types";
 
 /** The window: the open project's board, or a way to open or create one. */
@@ -17,6 +19,20 @@ export function App() {
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
   const [view, setView] = useState<"board" | "graph" | "agents">("board");
+  const [filter, setFilterState] = useState<BoardFilter>(NO_FILTER);
+  // The filter is kept per project, so a restart shows the board as it was left.
+  const projectPath = project?.path ?? null;
+  useEffect(() => {
+    setFilterState(projectPath ? loadFilter(localStorage, projectPath) : NO_FILTER);
+  }, [projectPath]);
+  const setFilter = useCallback(
+    (next: BoardFilter) => {
+      setFilterState(next);
+      if (projectPath) saveFilter(localStorage, projectPath, next);
+    },
+    [projectPath],
+  );
+  const shownTasks = useMemo(() => (report ? filterTasks(report.tasks, filter) : []), [report, filter]);
 
   const refresh = useCallback(() => {
     api.status().then((r) => {
@@ -130,9 +146,18 @@ export function App() {
         />
       )}
       {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
+      {report && view === "board" && <FilterBar tasks={report.tasks} shown={shownTasks.length} filter={filter} onChange={setFilter} />}
       {report && view === "board" && (
         <div className="workspace">
-          <Board report={report} onError={setError} onChanged={refresh} onSelect={setSelected} selected={selected} />
+          <Board
+            report={report}
+            shown={shownTasks}
+            filtered={shownTasks !== report.tasks}
+            onError={setError}
+            onChanged={refresh}
+            onSelect={setSelected}
+            selected={selected}
+          />
           <SidePanel
             selected={report.tasks.find((t) => t.id === selected) ?? null}
             tasks={report.tasks}

@@ -10,12 +10,16 @@ import {
 } from "@dnd-kit/core";
 import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
-import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, filesLine, leaseText, priorityAt, visibleCards } from "./board";
+import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
 import type { Move } from "./bindings/Move";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
 
 interface Props {
   report: StatusReport;
+  /** The cards the filters keep (all of them when none is set). */
+  shown: TaskView[];
+  /** Whether filters narrowed the board (columns then count "shown of total"). */
+  filtered: boolean;
   onError: (message: string | null) => void;
   onChanged: () => void;
   selected: string | null;
@@ -31,10 +35,12 @@ interface Pending {
 }
 
 /** Columns by status; cards move by drag and drop or the keyboard, through legal moves only. */
-export function Board({ report, onError, onChanged, selected, onSelect }: Props) {
+export function Board({ report, shown, filtered, onError, onChanged, selected, onSelect }: Props) {
   const sensors = useSensors(useSensor(PointerSensor, { activationConstraint: { distance: 4 } }), useSensor(KeyboardSensor));
   const [pending, setPending] = useState<Pending | null>(null);
-  const byColumn = columns(report.tasks);
+  const byColumn = columns(shown);
+  const totals = filtered ? columns(report.tasks) : byColumn;
+  const related = relations(report.tasks, selected);
   const find = (id: string) => report.tasks.find((t) => t.id === id);
 
   const run = (promise: Promise<unknown>) =>
@@ -79,6 +85,20 @@ export function Board({ report, onError, onChanged, selected, onSelect }: Props)
 
   return (
     <DndContext sensors={sensors} onDragEnd={onDragEnd}>
+      {selected && (related.waitsFor.size > 0 || related.waitedBy.size > 0) && (
+        <p className="relations" data-testid="relations">
+          {related.waitsFor.size > 0 && (
+            <span className="waits-for">
+              {selected} waits for {[...related.waitsFor].join(", ")}
+            </span>
+          )}
+          {related.waitedBy.size > 0 && (
+            <span className="waited-by">
+              {[...related.waitedBy].join(", ")} wait{related.waitedBy.size === 1 ? "s" : ""} for {selected}
+            </span>
+          )}
+        </p>
+      )}
       <section className="board" data-testid="board">
         {COLUMNS.map((column) => (
           <Column
@@ -86,7 +106,9 @@ export function Board({ report, onError, onChanged, selected, onSelect }: Props)
             status={column.status}
             title={column.title}
             tasks={byColumn.get(column.status) ?? []}
+            total={filtered ? (totals.get(column.status)?.length ?? 0) : null}
             selected={selected}
+            related={related}
             onSelect={onSelect}
           />
         ))}
@@ -110,21 +132,33 @@ interface ColumnProps {
   status: TaskStatus;
   title: string;
   tasks: TaskView[];
+  /** All the column's cards, when filters show fewer. */
+  total: number | null;
   selected: string | null;
+  related: { waitsFor: Set<string>; waitedBy: Set<string> };
   onSelect: (id: string) => void;
 }
 
-function Column({ status, title, tasks, selected, onSelect }: ColumnProps) {
+function Column({ status, title, tasks, total, selected, related, onSelect }: ColumnProps) {
   const { setNodeRef, isOver } = useDroppable({ id: status });
   const [shown, setShown] = useState(COLUMN_PAGE);
   const { cards, hidden } = visibleCards(tasks, shown, selected);
   return (
     <div ref={setNodeRef} className={`column${isOver ? " over" : ""}`} data-testid={`column-${status}`} aria-label={title}>
       <h2>
-        {title} <span className="count">{tasks.length}</span>
+        {title}{" "}
+        <span className="count" data-testid={`count-${status}`}>
+          {total === null ? tasks.length : `${tasks.length} of ${total}`}
+        </span>
       </h2>
       {cards.map((task) => (
-        <Card key={task.id} task={task} selected={task.id === selected} onSelect={onSelect} />
+        <Card
+          key={task.id}
+          task={task}
+          selected={task.id === selected}
+          relation={related.waitsFor.has(task.id) ? "waited-on" : related.waitedBy.has(task.id) ? "waiting" : null}
+          onSelect={onSelect}
+        />
       ))}
       {hidden > 0 && (
         <button className="more" data-testid={`more-${status}`} onClick={() => setShown((n) => n + COLUMN_PAGE)}>
@@ -135,7 +169,15 @@ function Column({ status, title, tasks, selected, onSelect }: ColumnProps) {
   );
 }
 
-function Card({ task, selected, onSelect }: { task: TaskView; selected: boolean; onSelect: (id: string) => void }) {
+interface CardProps {
+  task: TaskView;
+  selected: boolean;
+  /** How the card stands to the selected one: it waits for this card, or this card waits for it. */
+  relation: "waited-on" | "waiting" | null;
+  onSelect: (id: string) => void;
+}
+
+function Card({ task, selected, relation, onSelect }: CardProps) {
   const drag = useDraggable({ id: task.id });
   const drop = useDroppable({ id: `card:${task.id}` });
   const style = drag.transform ? { transform: `translate(${drag.transform.x}px, ${drag.transform.y}px)` } : undefined;
@@ -149,7 +191,7 @@ function Card({ task, selected, onSelect }: { task: TaskView; selected: boolean;
         drop.setNodeRef(node);
       }}
       style={style}
-      className={`card${task.blocked_by.length > 0 ? " blocked" : ""}${task.stale ? " stale" : ""}${selected ? " selected" : ""}`}
+      className={`card${task.blocked_by.length > 0 ? " blocked" : ""}${task.stale ? " stale" : ""}${selected ? " selected" : ""}${relation ? ` ${relation}` : ""}`}
       onClick={() => onSelect(task.id)}
       data-testid={`card-${task.id}`}
       data-status={task.status}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, dependencyLine, filesLine, leaseText, priorityAt, sortCards, visibleCards } from "./board";
+import { allowedDependencies, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, sortCards, visibleCards } from "./board";
 import type { TaskView } from "./types";
 
 function task(id: string, extra: Partial<TaskView> = {}): TaskView {
@@ -94,5 +94,21 @@ describe("long columns", () => {
 
   it("show everything once the page covers the column", () => {
     expect(visibleCards(many.slice(0, 10), 50, null)).toEqual({ cards: many.slice(0, 10), hidden: 0 });
+  });
+});
+
+describe("relations", () => {
+  it("say what the selected card waits for and what waits for it", () => {
+    const tasks = [
+      task("a"),
+      task("b"),
+      task("c", { dependencies: ["a", "b"] }),
+      task("d", { dependencies: ["c"] }),
+      task("e", { dependencies: ["c", "a"] }),
+    ];
+    const { waitsFor, waitedBy } = relations(tasks, "c");
+    expect([...waitsFor].sort()).toEqual(["a", "b"]);
+    expect([...waitedBy].sort()).toEqual(["d", "e"]);
+    expect(relations(tasks, null).waitsFor.size).toBe(0);
   });
 });

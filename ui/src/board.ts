@@ -104,3 +104,16 @@ export function visibleCards(tasks: TaskView[], shown: number, selected: string 
   if (extra) cards.push(extra);
   return { cards, hidden: tasks.length - cards.length };
 }
+
+/** What the selected card waits for (its dependencies) and what waits for it (the tasks that
+ *  depend on it), for highlighting both on the board. */
+export function relations(tasks: TaskView[], selected: string | null): { waitsFor: Set<string>; waitedBy: Set<string> } {
+  const waitsFor = new Set<string>();
+  const waitedBy = new Set<string>();
+  if (selected === null) return { waitsFor, waitedBy };
+  for (const task of tasks) {
+    if (task.id === selected) task.dependencies.forEach((d) => waitsFor.add(d));
+    if (task.dependencies.includes(selected)) waitedBy.add(task.id);
+  }
+  return { waitsFor, waitedBy };
+}
