@@ -611,6 +611,185 @@ fn the_agents_view_shows_who_is_doing_what_and_a_stale_agent_s_task_is_released_
     session.close();
 }
 
+/// Runs axe-core (ui/node_modules/axe-core) on the page as it is; the serious and critical
+/// violations, as "rule: where".
+fn accessibility_violations(session: &Session) -> Vec<String> {
+    let axe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/node_modules/axe-core/axe.min.js");
+    let source = std::fs::read_to_string(&axe).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run ./scripts/test.sh, which installs the UI's packages)",
+            axe.display()
+        )
+    });
+    session.execute(&source);
+    session.execute(
+        "window.__axe = null; axe.run(document, {resultTypes: ['violations']}).then(r => { window.__axe = r.violations; });",
+    );
+    let mut found = Value::Null;
+    session.wait_for("axe-core's answer", |s| {
+        found = s.execute("return window.__axe");
+        !found.is_null()
+    });
+    found
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+        .map(|v| {
+            let targets: Vec<String> = v["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .take(3)
+                .map(|n| n["target"].to_string())
+                .collect();
+            format!("{}: {}", v["id"], targets.join(" "))
+        })
+        .collect()
+}
+
+/// A board of 1,000 tasks written at once: `Build part N`, every hundredth `Refactor the
+/// parser, part N`; priorities 1 to 5 (task-1 to task-3 first); task-2 and task-3 wait for
+/// task-1.
+fn thousand_tasks(p: &Project) {
+    use baton_store::lifecycle::NewTask;
+    let mut file = baton_store::TaskFile::new(baton_store::Timestamp::now());
+    for i in 1..=1000u32 {
+        let description = if i % 100 == 0 {
+            format!("Refactor the parser, part {i}")
+        } else {
+            format!("Build part {i}")
+        };
+        let dependencies = if i == 2 || i == 3 {
+            vec!["task-1".to_string()]
+        } else {
+            Vec::new()
+        };
+        file.add_task(
+            NewTask {
+                description,
+                // The first three first in their column, to select them.
+                priority: if i <= 3 { 1 } else { 1 + i % 5 },
+                dependencies,
+                ..NewTask::default()
+            },
+            baton_store::Timestamp::now(),
+        )
+        .unwrap();
+    }
+    let bytes = baton_store::project::encode(&file).unwrap();
+    baton_store::durable::write_atomic(&p.store.layout().tasks_file(), &bytes).unwrap();
+}
+
+fn card_ids(session: &Session) -> Vec<String> {
+    let ids = session.execute(
+        "return [...document.querySelectorAll('[data-testid=board] .card')].map(c => c.dataset.testid.slice(5))",
+    );
+    let mut ids: Vec<String> = ids
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    ids.sort_by_key(|id| id[5..].parse::<u32>().unwrap());
+    ids
+}
+
+#[test]
+fn filters_narrow_a_thousand_task_board_are_kept_and_every_view_passes_axe_in_light_and_dark() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::init();
+    thousand_tasks(&p);
+    for id in ["task-200", "task-300"] {
+        p.op("task_claim", json!({"agent": "w1", "task": id}));
+    }
+    p.op("task_claim", json!({"agent": "w2", "task": "task-500"}));
+
+    let (session, driver, xvfb) = launch(&p);
+    session.wait_for("the board", |s| {
+        s.text("[data-testid=filter-count]") == "1000 tasks"
+    });
+    session.type_text(&session.find("[data-testid=filter-text]"), "parser");
+    session.wait_for("ten parser tasks", |s| {
+        s.text("[data-testid=filter-count]") == "10 of 1000 tasks"
+    });
+    let expected: Vec<String> = (1..=10).map(|k| format!("task-{}", k * 100)).collect();
+    assert_eq!(card_ids(&session), expected);
+    session.click(&session.find("[data-testid=filter-owner] option[value=w1]"));
+    session.wait_for("w1's parser tasks", |s| {
+        s.text("[data-testid=filter-count]") == "2 of 1000 tasks"
+    });
+    assert_eq!(card_ids(&session), ["task-200", "task-300"]);
+    assert_eq!(session.text("[data-testid=count-claimed]"), "2 of 3");
+    assert_eq!(session.text("[data-testid=count-available]"), "0 of 997");
+    session.screenshot(&shots().join("11-board-filtered.png"));
+    session.close();
+    drop((driver, xvfb));
+
+    // A restart keeps them.
+    let (session, driver, xvfb) = launch(&p);
+    session.wait_for("the kept filters", |s| {
+        s.text("[data-testid=filter-count]") == "2 of 1000 tasks"
+    });
+    assert_eq!(
+        session.property("[data-testid=filter-text]", "value"),
+        "parser"
+    );
+    session.click(&session.find("[data-testid=filter-clear]"));
+    session.wait_for("every card again", |s| {
+        s.text("[data-testid=filter-count]") == "1000 tasks"
+    });
+
+    // Selecting a card shows what it waits for and what waits for it.
+    session.click(&session.find("[data-testid=card-task-1]"));
+    session.wait_for("task-1's relations", |s| {
+        s.text("[data-testid=relations]") == "task-2, task-3 wait for task-1"
+    });
+    let waiting = session
+        .attribute("[data-testid=card-task-2]", "class")
+        .unwrap_or_default();
+    assert!(waiting.contains("waiting"), "{waiting}");
+    session.click(&session.find("[data-testid=card-task-2]"));
+    session.wait_for("task-2's relations", |s| {
+        s.text("[data-testid=relations]") == "task-2 waits for task-1"
+    });
+    let waited = session
+        .attribute("[data-testid=card-task-1]", "class")
+        .unwrap_or_default();
+    assert!(waited.contains("waited-on"), "{waited}");
+    session.close();
+    drop((driver, xvfb));
+
+    // Every view, light and dark, at two window sizes: no serious accessibility violations,
+    // and a screenshot of each for people to look at.
+    for (theme, env, (width, height)) in [
+        ("light", &[][..], (1280, 800)),
+        ("dark", &[("GTK_THEME", "Adwaita:dark")][..], (1920, 1080)),
+    ] {
+        let (session, _driver, _xvfb) = launch_with_env(&p, env);
+        session.set_window_size(width, height);
+        let dark = session.execute("return matchMedia('(prefers-color-scheme: dark)').matches");
+        assert_eq!(
+            dark,
+            json!(theme == "dark"),
+            "the app follows the desktop's theme"
+        );
+        for view in ["board", "graph", "agents"] {
+            session.click(&session.find(&format!("[data-testid=view-{view}]")));
+            let shown = match view {
+                "board" => "[data-testid=board]",
+                "graph" => "[data-testid=handoff-graph]",
+                _ => "[data-testid=agents-summary]",
+            };
+            session.find(shown);
+            let violations = accessibility_violations(&session);
+            assert!(violations.is_empty(), "{view} ({theme}): {violations:#?}");
+            session.screenshot(&shots().join(format!("views-{view}-{theme}-{width}x{height}.png")));
+        }
+        session.close();
+    }
+}
+
 /// A private D-Bus session bus, and everything sent to the notification service on it.
 struct NotificationBus {
     address: String,
@@ -868,9 +1047,13 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
         &session.find(&format!("{form} [data-testid=field-hints]")),
         "keep it small",
     );
-    session.click(&session.find(&format!(
-        "{form} [data-testid=field-depends] option[value=task-3]"
-    )));
+    // Dependencies are found by searching, and added from the matches.
+    session.type_text(
+        &session.find(&format!("{form} [data-testid=depends-search]")),
+        "task-3",
+    );
+    session.click(&session.find(&format!("{form} [data-testid=dep-option-task-3]")));
+    session.find(&format!("{form} [data-testid=dep-remove-task-3]"));
     session.click(&session.find("[data-testid=save-task]"));
     wait_file(&p, "the edit", |p| {
         p.tasks_json()["tasks"][1]["description"] == "Edited on the board"
@@ -889,17 +1072,33 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
     session.click(&session.find("[data-testid=side-panel] nav button:nth-child(3)"));
     session.click(&session.find("[data-testid=edit-task-open]"));
     session.find(form);
-    let offered = session.execute(&format!(
-        "return [...document.querySelectorAll('{form} [data-testid=field-depends] option')].map(o => o.value)"
-    ));
-    let offered: Vec<&str> = offered
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
-    assert_eq!(offered.len(), 58, "{offered:?}");
-    assert!(!offered.contains(&"task-2") && !offered.contains(&"task-3"));
+    let allowed = session.attribute(
+        &format!("{form} [data-testid=field-depends]"),
+        "data-allowed",
+    );
+    assert_eq!(allowed.as_deref(), Some("58"));
+    let search = format!("{form} [data-testid=depends-search]");
+    for (typed, absent, present) in [
+        ("task-2", "task-2", "task-20"),
+        ("task-3", "task-3", "task-30"),
+    ] {
+        session.execute(&format!(
+            "const f = document.querySelector('{search}'); \
+             Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(f, ''); \
+             f.dispatchEvent(new Event('input', {{bubbles: true}}));"
+        ));
+        session.type_text(&session.find(&search), typed);
+        session.wait_for("the matches", |s| {
+            s.find_now(&format!("{form} [data-testid=dep-option-{present}]"))
+                .is_some()
+        });
+        assert!(
+            session
+                .find_now(&format!("{form} [data-testid=dep-option-{absent}]"))
+                .is_none(),
+            "{absent} is offered"
+        );
+    }
     session.close();
 }
 

@@ -85,34 +85,36 @@ export function Board({ report, shown, filtered, onError, onChanged, selected, o
 
   return (
     <DndContext sensors={sensors} onDragEnd={onDragEnd}>
-      {selected && (related.waitsFor.size > 0 || related.waitedBy.size > 0) && (
-        <p className="relations" data-testid="relations">
-          {related.waitsFor.size > 0 && (
-            <span className="waits-for">
-              {selected} waits for {[...related.waitsFor].join(", ")}
-            </span>
-          )}
-          {related.waitedBy.size > 0 && (
-            <span className="waited-by">
-              {[...related.waitedBy].join(", ")} wait{related.waitedBy.size === 1 ? "s" : ""} for {selected}
-            </span>
-          )}
-        </p>
-      )}
-      <section className="board" data-testid="board">
-        {COLUMNS.map((column) => (
-          <Column
-            key={column.status}
-            status={column.status}
-            title={column.title}
-            tasks={byColumn.get(column.status) ?? []}
-            total={filtered ? (totals.get(column.status)?.length ?? 0) : null}
-            selected={selected}
-            related={related}
-            onSelect={onSelect}
-          />
-        ))}
-      </section>
+      <div className="board-area">
+        {selected && (related.waitsFor.size > 0 || related.waitedBy.size > 0) && (
+          <p className="relations" data-testid="relations">
+            {related.waitsFor.size > 0 && (
+              <span className="waits-for">
+                {selected} waits for {[...related.waitsFor].join(", ")}
+              </span>
+            )}
+            {related.waitedBy.size > 0 && (
+              <span className="waited-by">
+                {[...related.waitedBy].join(", ")} wait{related.waitedBy.size === 1 ? "s" : ""} for {selected}
+              </span>
+            )}
+          </p>
+        )}
+        <section className="board" data-testid="board">
+          {COLUMNS.map((column) => (
+            <Column
+              key={column.status}
+              status={column.status}
+              title={column.title}
+              tasks={byColumn.get(column.status) ?? []}
+              total={filtered ? (totals.get(column.status)?.length ?? 0) : null}
+              selected={selected}
+              related={related}
+              onSelect={onSelect}
+            />
+          ))}
+        </section>
+      </div>
       {pending && (
         <Words
           pending={pending}

@@ -2,6 +2,7 @@ import { useState } from "react";
 import { DEFAULT_PRIORITY } from "./bindings/Defaults";
 import { api, errorMessage } from "./api";
 import { allowedDependencies } from "./board";
+import { pickerMatches } from "./picker";
 import type { TaskView } from "./types";
 
 /** What a task form edits; files as typed (comma separated). */
@@ -40,22 +41,55 @@ function TaskFields({ tasks, editing, draft, onChange }: { tasks: TaskView[]; ed
     <>
       <input aria-label="Description" placeholder="New task…" value={draft.description} onChange={(e) => set({ description: e.target.value })} data-testid="field-description" />
       <input aria-label="Priority" type="number" min={1} max={1000} value={draft.priority} onChange={(e) => set({ priority: Number(e.target.value) })} data-testid="field-priority" />
-      <select
-        aria-label="Depends on"
-        multiple
-        value={draft.depends}
-        onChange={(e) => set({ depends: [...e.target.selectedOptions].map((o) => o.value) })}
-        data-testid="field-depends"
-      >
-        {allowedDependencies(tasks, editing).map((id) => (
-          <option key={id} value={id}>
-            {id}
-          </option>
-        ))}
-      </select>
+      <DependencyPicker allowed={allowedDependencies(tasks, editing)} tasks={tasks} chosen={draft.depends} onChange={(depends) => set({ depends })} />
       <input aria-label="Files" placeholder="files, comma separated" value={draft.files} onChange={(e) => set({ files: e.target.value })} data-testid="field-files" />
       <input aria-label="Hints" placeholder="hints" value={draft.hints} onChange={(e) => set({ hints: e.target.value })} data-testid="field-hints" />
     </>
+  );
+}
+
+/** Dependencies chosen by searching: the chosen ones as removable chips, and the tasks the
+ *  search finds (id or description words) as buttons that add them. */
+function DependencyPicker({ allowed, tasks, chosen, onChange }: { allowed: string[]; tasks: TaskView[]; chosen: string[]; onChange: (ids: string[]) => void }) {
+  const [query, setQuery] = useState("");
+  const { shown, more } = pickerMatches(allowed, tasks, chosen, query);
+  return (
+    <fieldset className="depends" data-testid="field-depends" data-allowed={allowed.length}>
+      <legend>Depends on</legend>
+      {chosen.length > 0 && (
+        <ul className="chosen" aria-label="Chosen dependencies">
+          {chosen.map((id) => (
+            <li key={id}>
+              {id}{" "}
+              <button type="button" aria-label={`Remove ${id}`} onClick={() => onChange(chosen.filter((c) => c !== id))} data-testid={`dep-remove-${id}`}>
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <input type="search" aria-label="Find a task to depend on" placeholder="find a task…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="depends-search" />
+      {query.trim() !== "" && (
+        <ul className="matches" aria-label="Matching tasks">
+          {shown.map((task) => (
+            <li key={task.id}>
+              <button
+                type="button"
+                onClick={() => {
+                  onChange([...chosen, task.id]);
+                  setQuery("");
+                }}
+                data-testid={`dep-option-${task.id}`}
+              >
+                {task.id}: {task.description}
+              </button>
+            </li>
+          ))}
+          {shown.length === 0 && <li className="none">No task matches (a task cannot wait for itself or for one that waits for it).</li>}
+          {more > 0 && <li className="none">{more} more: narrow the search</li>}
+        </ul>
+      )}
+    </fieldset>
   );
 }
 

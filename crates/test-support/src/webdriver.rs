@@ -282,6 +282,15 @@ impl Session {
     }
 
     /// Saves a PNG of the window.
+    /// Resizes the window (the app's own, in a Tauri session).
+    pub fn set_window_size(&self, width: u32, height: u32) {
+        let _ = self.call(
+            "POST",
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        );
+    }
+
     pub fn screenshot(&self, path: &std::path::Path) {
         let data = self.call("GET", "/screenshot", None).unwrap();
         let bytes = base64_decode(data.as_str().unwrap());

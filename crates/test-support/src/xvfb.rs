@@ -29,7 +29,7 @@ impl Xvfb {
             }
             let display = format!(":{n}");
             let server = Command::new("Xvfb")
-                .args([&display, "-screen", "0", "1440x900x24", "-nolisten", "tcp"])
+                .args([&display, "-screen", "0", "1920x1080x24", "-nolisten", "tcp"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
