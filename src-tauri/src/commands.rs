@@ -203,7 +203,16 @@ pub async fn handoff_graph(
     .await
 }
 
-/// The UI calls this once, on the frame after it first drew the board. With
+/// The view the window opens on: `BATON_DESKTOP_VIEW` (board, graph or agents), if set.
+#[tauri::command]
+pub fn initial_view() -> Option<String> {
+    std::env::var("BATON_DESKTOP_VIEW")
+        .ok()
+        .filter(|v| matches!(v.as_str(), "board" | "graph" | "agents"))
+}
+
+/// The UI calls this once, on the frame after it first drew the board (or the Agents view, when
+/// it opens on that). With
 /// `BATON_DESKTOP_TIMING` set, the time since the process started goes to stderr (for
 /// `bench/desktop.rs`).
 #[tauri::command]
@@ -216,7 +225,8 @@ pub fn board_painted(started: State<'_, crate::Started>) {
     }
 }
 
-/// The UI calls this on the frame after it redrew the board for a change from the feed. With
+/// The UI calls this on the frame after it redrew the board (or the Agents view, when that is
+/// shown) for a change from the feed. With
 /// `BATON_DESKTOP_TIMING` set, the wall-clock time goes to stderr, so the benchmark can measure
 /// from a worker's CLI command to the board showing it.
 #[tauri::command]

@@ -92,6 +92,7 @@ fn main() {
             commands::task_result,
             commands::handoff_graph,
             commands::board_painted,
+            commands::initial_view,
             commands::board_updated,
             commands::browser_session_start,
             commands::browser_session_finish,

@@ -1004,6 +1004,11 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
     // Focus the first card, pick it up with Space, carry it right, drop it with Space:
     // a keyboard move claims the task as a mouse drop does.
     session.execute("document.querySelector('[data-testid=card-task-1]').focus()");
+    // Focus selects, as a click does.
+    session.wait_for("task-1 selected by focus", |s| {
+        s.find_now("[data-testid=card-task-1].selected").is_some()
+            && s.text("[data-testid=side-panel] nav button:nth-child(3)") == "task-1"
+    });
     session.press_keys(&[SPACE]);
     let mut keys = vec![ARROW_RIGHT; 8];
     keys.push(SPACE);

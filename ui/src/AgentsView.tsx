@@ -34,6 +34,17 @@ export function AgentsView({ version, onError, onShowTask, onChanged }: Props) {
     };
   }, [version, tick, onError]);
 
+  // For the benchmark: the frame after the first draw, and after each redraw for a change.
+  const [draws, setDraws] = useState(0);
+  useEffect(() => {
+    if (team) setDraws((d) => d + 1);
+  }, [team]);
+  useEffect(() => {
+    if (draws === 0) return;
+    const frame = requestAnimationFrame(() => void (draws === 1 ? api.boardPainted() : api.boardUpdated()));
+    return () => cancelAnimationFrame(frame);
+  }, [draws]);
+
   // No polling: one timer, to the next moment a row changes without a write.
   const next = team?.next_change_at ?? null;
   useEffect(() => {

@@ -43,25 +43,28 @@ export function App() {
   const showError = useCallback((message: string) => setError(message), []);
 
   useEffect(() => {
-    api.projectInfo().then((info) => {
+    Promise.all([api.projectInfo(), api.initialView()]).then(([info, initial]) => {
+      if (initial) setView(initial);
       setProject(info);
       if (info) refresh();
     }, (e: unknown) => setError(errorMessage(e)));
   }, [refresh]);
 
   // Tell the backend once the board has been drawn (for the start-up figure), and after each
-  // redraw (for the change-to-board figure; the backend only prints it when timing).
-  const painted = report !== null;
+  // redraw (for the change-to-board figure; the backend only prints it when timing). The
+  // Agents view tells it of its own draws.
+  const painted = report !== null && view === "board";
   useEffect(() => {
     if (!painted) return;
     const frame = requestAnimationFrame(() => void api.boardPainted());
     return () => cancelAnimationFrame(frame);
   }, [painted]);
+  const boardShown = view === "board";
   useEffect(() => {
-    if (version < 2) return;
+    if (version < 2 || !boardShown) return;
     const frame = requestAnimationFrame(() => void api.boardUpdated());
     return () => cancelAnimationFrame(frame);
-  }, [version]);
+  }, [version, boardShown]);
 
   useEffect(() => {
     if (!project) return;

@@ -195,6 +195,8 @@ function Card({ task, selected, relation, onSelect }: CardProps) {
       style={style}
       className={`card${task.blocked_by.length > 0 ? " blocked" : ""}${task.stale ? " stale" : ""}${selected ? " selected" : ""}${relation ? ` ${relation}` : ""}`}
       onClick={() => onSelect(task.id)}
+      // Reached with Tab, a card is selected as a click selects it: its panel and relations follow.
+      onFocus={() => onSelect(task.id)}
       data-testid={`card-${task.id}`}
       data-status={task.status}
       {...drag.listeners}

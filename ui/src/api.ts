@@ -80,6 +80,8 @@ export const api = {
   taskResult: (id: string) => invoke<string>("task_result", { task: id }),
   handoffGraph: () => invoke<HandoffGraph>("handoff_graph"),
   boardPainted: () => invoke<null>("board_painted"),
+  /** The view to open on (`BATON_DESKTOP_VIEW`), if the environment names one. */
+  initialView: () => invoke<"board" | "graph" | "agents" | null>("initial_view"),
   boardUpdated: () => invoke<null>("board_updated"),
   browserSessionStart: (url: string) => invoke<BrowserRecord>("browser_session_start", { url, signal: null }),
   browserSessionFinish: () => invoke<null>("browser_session_finish"),
