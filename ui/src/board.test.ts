@@ -1,26 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { allowedDependencies, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, sortCards, visibleCards } from "./board";
-import type { TaskView } from "./types";
+import { taskView } from "./testing";
 
-function task(id: string, extra: Partial<TaskView> = {}): TaskView {
-  return {
-    id,
-    description: id,
-    status: "available",
-    priority: 5,
-    claimed_by: null,
-    dependencies: [],
-    context: { files: [], hints: "" },
-    result: null,
-    created_at: "2026-11-22T10:00:00.000000Z",
-    claimed_at: null,
-    completed_at: null,
-    ready: true,
-    blocked_by: [],
-    stale: false,
-    ...extra,
-  };
-}
+const task = taskView;
 
 describe("ordering", () => {
   it("sorts by priority, then age, then id", () => {

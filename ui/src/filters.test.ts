@@ -1,25 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { NO_FILTER, choices, countText, filterTasks, isActive, loadFilter, saveFilter } from "./filters";
+import { taskView } from "./testing";
 import type { TaskView } from "./types";
 
 function card(id: string, over: Partial<TaskView> = {}): TaskView {
-  return {
-    ready: false,
-    blocked_by: [],
-    stale: false,
-    id,
-    description: `Do ${id}`,
-    status: "available",
-    priority: 5,
-    claimed_by: null,
-    dependencies: [],
-    context: { files: [], hints: "" },
-    result: null,
-    created_at: null,
-    claimed_at: null,
-    completed_at: null,
-    ...over,
-  };
+  return taskView(id, { ready: false, description: `Do ${id}`, created_at: null, ...over });
 }
 
 const board = [

@@ -1,23 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { pickerMatches } from "./picker";
-import type { TaskView } from "./types";
+import { taskView } from "./testing";
 
-const task = (id: string, description: string): TaskView => ({
-  ready: true,
-  blocked_by: [],
-  stale: false,
-  id,
-  description,
-  status: "available",
-  priority: 5,
-  claimed_by: null,
-  dependencies: [],
-  context: { files: [], hints: "" },
-  result: null,
-  created_at: null,
-  claimed_at: null,
-  completed_at: null,
-});
+const task = (id: string, description: string) => taskView(id, { description });
 
 describe("the dependency picker", () => {
   const tasks = Array.from({ length: 30 }, (_, i) => task(`task-${i + 1}`, i % 2 ? "Write the lexer" : "Write the parser"));
