@@ -755,3 +755,47 @@ fn leader_agents_says_who_is_doing_what(p: Project) {
     assert!(text.contains("STALE"), "{text}");
     assert!(text.contains("task-1 Parse"), "{text}");
 }
+
+#[test]
+fn claude_hooks_never_fail_the_agent_and_log_what_went_wrong() {
+    use std::io::Write;
+    let p = Project::init();
+    let hook = |event: &str, agent: Option<&str>, input: &str| {
+        let mut command = p.command(&["claude-hook", event]);
+        command
+            .env_remove("BATON_AGENT")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if let Some(agent) = agent {
+            command.env("BATON_AGENT", agent);
+        }
+        let mut child = command.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // Not a worker: nothing done, nothing said.
+    let out = hook("stop", None, "{}");
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+
+    // A worker, but the board cannot be read: exit 0, silent, the failure in hooks.log.
+    std::fs::write(p.coordination().join("tasks.json"), "{ corrupt").unwrap();
+    for event in ["tool-use", "session-start", "stop"] {
+        let out = hook(event, Some("cc1"), "not even JSON");
+        assert!(out.status.success(), "{event}: {out:?}");
+        assert!(out.stdout.is_empty(), "{event}: {out:?}");
+        assert!(out.stderr.is_empty(), "{event}: {out:?}");
+    }
+    let log = std::fs::read_to_string(p.coordination().join("hooks.log")).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+    assert!(
+        log.contains("cc1 ToolUse") && log.contains("is not valid JSON"),
+        "{log}"
+    );
+}
