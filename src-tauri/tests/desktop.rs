@@ -458,6 +458,13 @@ fn the_handoff_graph_shows_the_chain_follows_new_handoffs_and_flags_conflicts() 
             && details.contains("docs/login.md")
     });
     session.screenshot(&shots().join("7-handoff-edge.png"));
+    // A box is reached and chosen with the keyboard too.
+    session.execute("document.querySelector('.graph .node.step').focus()");
+    session.press_keys(&[ENTER]);
+    session.wait_for("the box's invocation, chosen with Enter", |s| {
+        s.text("[data-testid=graph-details]")
+            .contains("Invocation inv-")
+    });
 
     // A parallel review recorded by other processes appears without a reload; its
     // disagreement is flagged on the join.
@@ -975,6 +982,7 @@ fn projects_open_from_the_recent_list_or_a_path_and_a_new_folder_is_offered_init
 }
 
 const SPACE: &str = "\u{E00D}";
+const ENTER: &str = "\u{E007}";
 const ARROW_RIGHT: &str = "\u{E014}";
 
 #[test]

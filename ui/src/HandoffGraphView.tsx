@@ -42,7 +42,7 @@ export function HandoffGraphView({ onError }: { onError: (m: string) => void }) 
   return (
     <section className="graph" data-testid="handoff-graph">
       <div className="graph-canvas">
-        <svg width={layout.width} height={layout.height} role="img" aria-label="Handoff graph">
+        <svg width={layout.width} height={layout.height} role="group" aria-label="Handoff graph">
           <defs>
             {[
               ["arrow", "#7a8699"],
@@ -107,7 +107,15 @@ function NodeShape({ placed, selected, onSelect }: { placed: PlacedNode; selecte
     );
   }
   return (
-    <g className={classes} data-testid={`node-${node.id}`} onClick={onSelect}>
+    <g
+      className={classes}
+      data-testid={`node-${node.id}`}
+      role="button"
+      tabIndex={0}
+      aria-label={`${node.label}: ${nodeDetail(node)}`}
+      onClick={onSelect}
+      onKeyDown={(key) => activate(key, onSelect)}
+    >
       <rect x={x - width / 2} y={y - height / 2} width={width} height={height} rx={6} />
       <text x={x} y={y - 4} textAnchor="middle" className="agent">
         {node.label}
