@@ -57,11 +57,19 @@ fn watch(app: &AppHandle, project: &OpenProject, wake: &Receiver<()>) {
     loop {
         let cx = project.context(&confinement);
         let mut next = None;
-        if let (Ok(team), Ok(report)) = (AgentsOverview {}.run(&cx), project.tasks.status()) {
-            crate::tray::update(app, &report, Some(&team));
-            let now = stale_of(&team);
+        let team = AgentsOverview {}.run(&cx);
+        if let Err(e) = &team {
+            eprintln!("baton-desktop: cannot read the agents ({e})");
+        }
+        let team = team.ok();
+        // The counts are shown even when the agents cannot be read.
+        if let Ok(report) = project.tasks.status() {
+            crate::tray::update(app, &report, team.as_ref());
+        }
+        if let Some(team) = &team {
+            let now = stale_of(team);
             if let Some(before) = &known {
-                for notice in went_stale(before, &team) {
+                for notice in went_stale(before, team) {
                     show(app, &notice);
                 }
             }
