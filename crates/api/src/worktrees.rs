@@ -116,13 +116,11 @@ impl Operation for Merge {
                 .filter(|t| t.status == TaskStatus::Done)
                 .collect();
             done.sort_by_key(|t| t.completed_at);
+            let repo = worktrees.repo();
             let mut waiting = Vec::new();
             for task in done {
                 let branch = branch_name(&task.id);
-                let repo = worktrees.repo();
-                if repo.has_branch(&branch)?
-                    && !repo.check(&["merge-base", "--is-ancestor", &branch, "HEAD"])?
-                {
+                if repo.has_branch(&branch)? && !repo.is_merged(&branch)? {
                     waiting.push(task);
                 }
             }
@@ -152,33 +150,26 @@ impl Operation for Merge {
                     already_merged: merged.already_merged,
                     files: merged.files,
                 }),
-                Err(GitError::Conflict {
-                    branch,
-                    into,
-                    files,
-                }) => {
-                    let message = GitError::Conflict {
-                        branch: branch.clone(),
-                        into,
-                        files: files.clone(),
+                Err(e) => match &e {
+                    GitError::Conflict { branch, files, .. } => {
+                        report.conflict = Some(MergeConflict {
+                            task: task.id.clone(),
+                            branch: branch.clone(),
+                            files: files.clone(),
+                            message: e.to_string(),
+                        });
                     }
-                    .to_string();
-                    report.conflict = Some(MergeConflict {
-                        task: task.id.clone(),
-                        branch,
-                        files,
-                        message,
-                    });
-                }
-                Err(e) if report.merged.is_empty() => return Err(e.into()),
-                Err(e) => {
-                    // Say what was merged before it failed, not only the failure.
-                    let done: Vec<&str> = report.merged.iter().map(|m| m.task.as_str()).collect();
-                    return Err(crate::Error::new(
-                        e.kind(),
-                        format!("{e} (merged before it: {})", done.join(", ")),
-                    ));
-                }
+                    _ if report.merged.is_empty() => return Err(e.into()),
+                    _ => {
+                        // Say what was merged before it failed, not only the failure.
+                        let done: Vec<&str> =
+                            report.merged.iter().map(|m| m.task.as_str()).collect();
+                        return Err(crate::Error::new(
+                            e.kind(),
+                            format!("{e} (merged before it: {})", done.join(", ")),
+                        ));
+                    }
+                },
             }
         }
         Ok(report)

@@ -4,7 +4,7 @@
 //! it was, and the conflicting files are named.
 
 use crate::error::{GitError, Result};
-use crate::repo::{check, output, status_paths};
+use crate::repo::{changed_files, check, nul_list, output, run};
 use crate::worktree::{Worktrees, branch_name};
 
 /// A merge done (or found done already).
@@ -35,7 +35,7 @@ pub fn merge_task_branch(worktrees: &Worktrees, task: &str, message: &str) -> Re
         });
     }
     let before = repo.commit_of("HEAD")?;
-    if repo.check(&["merge-base", "--is-ancestor", &branch, "HEAD"])? {
+    if repo.is_merged(&branch)? {
         return Ok(MergeOutcome {
             branch,
             into,
@@ -54,9 +54,8 @@ pub fn merge_task_branch(worktrees: &Worktrees, task: &str, message: &str) -> Re
         return Err(undo(worktrees, &branch, &into, &args, &out));
     }
     let commit = repo.commit_of("HEAD")?;
-    let files = repo
-        .git(&["diff", "--name-only", "-z", &before, &commit])?
-        .split('\0')
+    let changed = repo.git(&["diff", "--name-only", "-z", &before, &commit])?;
+    let files = nul_list(&changed)
         .filter_map(|path| repo.project_path(path))
         .filter(|path| !path.is_empty())
         .map(str::to_string)
@@ -85,16 +84,10 @@ fn undo(
     if !merging {
         return crate::repo::failed(args, out);
     }
-    let files = crate::repo::run(top, &["diff", "--name-only", "-z", "--diff-filter=U"])
-        .map(|names| {
-            names
-                .split('\0')
-                .filter(|n| !n.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
+    let files = run(top, &["diff", "--name-only", "-z", "--diff-filter=U"])
+        .map(|names| nul_list(&names).map(str::to_string).collect())
         .unwrap_or_default();
-    if let Err(e) = crate::repo::run(top, &["merge", "--abort"]) {
+    if let Err(e) = run(top, &["merge", "--abort"]) {
         return e;
     }
     GitError::Conflict {
@@ -108,18 +101,8 @@ fn undo(
 /// `.coordination/` (which the store writes all the time, and a merge never touches).
 fn lead_changes(worktrees: &Worktrees) -> Result<Vec<String>> {
     let repo = worktrees.repo();
-    let status = crate::repo::run(
-        repo.top(),
-        &[
-            "status",
-            "--porcelain",
-            "-z",
-            "--no-renames",
-            "--untracked-files=no",
-        ],
-    )?;
     let ours = format!("{}.coordination/", repo.prefix());
-    Ok(status_paths(&status)
+    Ok(changed_files(repo.top(), false)?
         .into_iter()
         .filter(|path| !path.starts_with(&ours))
         .collect())

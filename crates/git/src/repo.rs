@@ -92,6 +92,11 @@ impl Repo {
         ])
     }
 
+    /// Whether `branch` is in the lead's checkout already (merged, or never left it).
+    pub fn is_merged(&self, branch: &str) -> Result<bool> {
+        self.check(&["merge-base", "--is-ancestor", branch, "HEAD"])
+    }
+
     /// The branch `branch` tracks (its upstream), if it has one.
     pub fn upstream(&self, branch: &str) -> Result<Option<String>> {
         let spec = format!("{branch}@{{upstream}}");
@@ -171,11 +176,27 @@ fn stdout_text(out: &Output) -> String {
     text.strip_suffix('\n').unwrap_or(&text).to_string()
 }
 
-/// The paths in `git status --porcelain -z --no-renames` output.
-pub(crate) fn status_paths(porcelain: &str) -> Vec<String> {
-    porcelain
+/// The files changed (staged or not) in the checkout at `dir`, as paths from its top; with
+/// `untracked`, new files git does not track yet too.
+pub(crate) fn changed_files(dir: &Path, untracked: bool) -> Result<Vec<String>> {
+    let untracked = if untracked {
+        "--untracked-files=all"
+    } else {
+        "--untracked-files=no"
+    };
+    let status = run(
+        dir,
+        &["status", "--porcelain", "-z", "--no-renames", untracked],
+    )?;
+    // Each entry is `XY PATH`.
+    Ok(status
         .split('\0')
         .filter(|entry| entry.len() > 3)
         .map(|entry| entry[3..].to_string())
-        .collect()
+        .collect())
+}
+
+/// The paths of a `-z` listing (`git diff --name-only -z`).
+pub(crate) fn nul_list(listing: &str) -> impl Iterator<Item = &str> {
+    listing.split('\0').filter(|path| !path.is_empty())
 }

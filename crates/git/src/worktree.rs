@@ -14,7 +14,7 @@ use baton_store::durable::{FileLock, write_atomic};
 use baton_store::{BranchRecord, CommitRecord, Completion, Layout, StoreError};
 
 use crate::error::{GitError, Result};
-use crate::repo::{Repo, run, status_paths};
+use crate::repo::{Repo, changed_files, run};
 
 /// The branch task `task` is worked on.
 pub fn branch_name(task: &str) -> String {
@@ -258,15 +258,5 @@ fn is_checkout(path: &Path) -> bool {
 
 /// Files changed, staged or untracked in the checkout at `path`.
 fn uncommitted(path: &Path) -> Result<Vec<String>> {
-    let status = run(
-        path,
-        &[
-            "status",
-            "--porcelain",
-            "-z",
-            "--no-renames",
-            "--untracked-files=all",
-        ],
-    )?;
-    Ok(status_paths(&status))
+    changed_files(path, true)
 }
