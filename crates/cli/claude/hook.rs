@@ -93,7 +93,7 @@ fn held_by(project: &OpenProject, agent: &str) -> Result<Vec<Task>, Error> {
         .tasks
         .into_iter()
         .map(|view| view.task)
-        .filter(|t| t.status.is_held() && t.claimed_by.as_deref() == Some(agent))
+        .filter(|t| t.is_held_by(agent))
         .collect())
 }
 

@@ -186,6 +186,11 @@ fn is_zero(n: &u32) -> bool {
 }
 
 impl Task {
+    /// Claimed or in progress, by `agent`.
+    pub fn is_held_by(&self, agent: &str) -> bool {
+        self.status.is_held() && self.claimed_by.as_deref() == Some(agent)
+    }
+
     /// When the holder's lease ends. A held task from a file without leases (the source design
     /// wrote none) is given one counted from its claim, so it cannot stay stuck forever.
     pub fn lease_end(&self, default_lease: std::time::Duration) -> Option<Timestamp> {

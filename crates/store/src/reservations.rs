@@ -413,10 +413,10 @@ impl TaskFile {
             .get(&r.agent)
             .and_then(|a| a.last_seen)
             .is_some_and(|seen| seen.after(lease) > now);
-        let task_held = r.task.as_deref().is_none_or(|id| {
-            self.task(id)
-                .is_some_and(|t| t.status.is_held() && t.claimed_by.as_deref() == Some(&r.agent))
-        });
+        let task_held = r
+            .task
+            .as_deref()
+            .is_none_or(|id| self.task(id).is_some_and(|t| t.is_held_by(&r.agent)));
         alive && task_held && r.expires_at.is_none_or(|end| end > now)
     }
 
@@ -450,7 +450,7 @@ impl TaskFile {
             let task = self
                 .task(id)
                 .ok_or_else(|| StoreError::UnknownTask { id: id.clone() })?;
-            if !(task.status.is_held() && task.claimed_by.as_deref() == Some(&new.agent)) {
+            if !task.is_held_by(&new.agent) {
                 return Err(StoreError::InvalidInput {
                     field: "task",
                     reason: format!(

@@ -110,7 +110,7 @@ impl Task {
 
     /// Renews the lease when `agent` holds the task; whether it did.
     pub fn renew(&mut self, agent: &str, now: Timestamp, lease: Duration) -> bool {
-        let held = self.status.is_held() && self.claimed_by.as_deref() == Some(agent);
+        let held = self.is_held_by(agent);
         if held {
             self.lease_expires_at = Some(now.after(lease));
         }
