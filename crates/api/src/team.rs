@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use baton_store::Timestamp;
 use baton_store::journal::LogLine;
-use baton_store::team::{AgentRow, team};
+use baton_store::team::{AgentRow, known_agents, team};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -47,12 +47,11 @@ impl Operation for AgentsOverview {
         for line in cx.tasks.logs(None, RECENT_LINES)? {
             last.insert(line.agent.clone(), line);
         }
-        let known = file
-            .agents
-            .keys()
-            .chain(file.tasks.iter().filter_map(|t| t.claimed_by.as_ref()));
-        let missing: std::collections::BTreeSet<String> =
-            known.filter(|a| !last.contains_key(*a)).cloned().collect();
+        let missing: Vec<String> = known_agents(&file)
+            .into_iter()
+            .filter(|a| !last.contains_key(*a))
+            .map(str::to_string)
+            .collect();
         for agent in missing {
             if let Some(line) = cx.tasks.logs(Some(&agent), 1)?.pop() {
                 last.insert(agent, line);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::journal::LogLine;
-use crate::model::{TaskFile, TaskStatus};
+use crate::model::{Task, TaskFile, TaskStatus};
 use crate::project::LEADER;
 use crate::time::Timestamp;
 
@@ -62,6 +62,15 @@ pub struct AgentRow {
     pub failed: usize,
 }
 
+/// The agents the store knows of besides their logs: those with a recorded sign of life and
+/// those holding or having held a task (the leader is not one).
+pub fn known_agents(file: &TaskFile) -> BTreeSet<&str> {
+    let mut names: BTreeSet<&str> = file.agents.keys().map(String::as_str).collect();
+    names.extend(file.tasks.iter().filter_map(|t| t.claimed_by.as_deref()));
+    names.remove(LEADER);
+    names
+}
+
 /// Every agent's row, in name order, and when a row next changes without anything being
 /// written (`None`: not until something is).
 pub fn team(
@@ -70,10 +79,16 @@ pub fn team(
     now: Timestamp,
     lease: Duration,
 ) -> (Vec<AgentRow>, Option<Timestamp>) {
-    let mut names: BTreeSet<&str> = file.agents.keys().map(String::as_str).collect();
-    names.extend(file.tasks.iter().filter_map(|t| t.claimed_by.as_deref()));
+    let mut names = known_agents(file);
     names.extend(last_lines.keys().map(String::as_str));
     names.remove(LEADER);
+    // Each agent's tasks, gathered in one pass over the board.
+    let mut tasks_of: BTreeMap<&str, Vec<&Task>> = BTreeMap::new();
+    for task in &file.tasks {
+        if let Some(owner) = task.claimed_by.as_deref() {
+            tasks_of.entry(owner).or_default().push(task);
+        }
+    }
     let mut next: Option<Timestamp> = None;
     let mut soonest = |at: Timestamp| {
         if at > now && next.is_none_or(|n| at < n) {
@@ -83,22 +98,18 @@ pub fn team(
     let rows = names
         .into_iter()
         .map(|name| {
-            let mine = || {
-                file.tasks
-                    .iter()
-                    .filter(move |t| t.claimed_by.as_deref() == Some(name))
-            };
-            let mut holds: Vec<(HeldTask, Timestamp)> = mine()
+            let mine = tasks_of.get(name).map(Vec::as_slice).unwrap_or_default();
+            let mut holds: Vec<(HeldTask, Timestamp)> = mine
+                .iter()
                 .filter(|t| t.status.is_held())
                 .filter_map(|t| {
                     let end = t.lease_end(lease)?;
-                    let left = end.remaining(now);
                     Some((
                         HeldTask {
                             id: t.id.clone(),
                             description: t.description.clone(),
                             status: t.status,
-                            lease_left_secs: left.as_secs(),
+                            lease_left_secs: end.remaining(now).as_secs(),
                         },
                         end,
                     ))
@@ -109,7 +120,7 @@ pub fn team(
             let last_line = last_lines.get(name).map(|l| l.line.clone());
             let state = match holds.first() {
                 Some((_, end)) => {
-                    let warn_at = before(*end, lease / 4);
+                    let warn_at = end.before(lease / 4);
                     soonest(warn_at);
                     soonest(*end);
                     if *end <= now {
@@ -132,14 +143,15 @@ pub fn team(
                     _ => AgentState::Gone,
                 },
             };
+            let count = |status: TaskStatus| mine.iter().filter(|t| t.status == status).count();
             AgentRow {
                 name: name.to_string(),
                 state,
                 holds: holds.into_iter().map(|(held, _)| held).collect(),
                 last_seen,
                 last_line,
-                done: mine().filter(|t| t.status == TaskStatus::Done).count(),
-                failed: mine().filter(|t| t.status == TaskStatus::Failed).count(),
+                done: count(TaskStatus::Done),
+                failed: count(TaskStatus::Failed),
             }
         })
         .collect();
@@ -149,15 +161,6 @@ pub fn team(
 /// A claim that found nothing ready, as the journal writes it (`… CLAIM: nothing ready`).
 fn found_nothing(line: &str) -> bool {
     line.contains("] CLAIM: nothing ready")
-}
-
-/// `at` moved back by `duration`, saturating at the far past.
-fn before(at: Timestamp, duration: Duration) -> Timestamp {
-    let delta = chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX);
-    Timestamp(
-        at.0.checked_sub_signed(delta)
-            .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC),
-    )
 }
 
 #[cfg(test)]
@@ -198,12 +201,7 @@ mod tests {
         file.tasks = vec![
             held("a", "working", TaskStatus::InProgress, now.after(secs(60))),
             held("b", "hurrying", TaskStatus::Claimed, now.after(secs(10))),
-            held(
-                "c",
-                "dead",
-                TaskStatus::InProgress,
-                Timestamp(now.0 - chrono::Duration::seconds(5)),
-            ),
+            held("c", "dead", TaskStatus::InProgress, now.before(secs(5))),
         ];
         let mut done = task("d", TaskStatus::Done, &[]);
         done.status = TaskStatus::Done;
@@ -212,21 +210,9 @@ mod tests {
         failed.status = TaskStatus::Failed;
         failed.claimed_by = Some("idle".into());
         file.tasks.extend([done, failed]);
-        seen(
-            &mut file,
-            "idle",
-            Timestamp(now.0 - chrono::Duration::seconds(30)),
-        );
-        seen(
-            &mut file,
-            "waiting",
-            Timestamp(now.0 - chrono::Duration::seconds(20)),
-        );
-        seen(
-            &mut file,
-            "gone",
-            Timestamp(now.0 - chrono::Duration::seconds(500)),
-        );
+        seen(&mut file, "idle", now.before(secs(30)));
+        seen(&mut file, "waiting", now.before(secs(20)));
+        seen(&mut file, "gone", now.before(secs(500)));
         seen(&mut file, LEADER, now);
         let mut lines = BTreeMap::new();
         lines.insert(
@@ -278,11 +264,7 @@ mod tests {
         let now = t0().after(secs(1000));
         let mut file = TaskFile::new(t0());
         file.tasks = vec![held("a", "w", TaskStatus::InProgress, now.after(secs(90)))];
-        seen(
-            &mut file,
-            "i",
-            Timestamp(now.0 - chrono::Duration::seconds(40)),
-        );
+        seen(&mut file, "i", now.before(secs(40)));
         let (_, next) = team(&file, &BTreeMap::new(), now, LEASE);
         // w's lease is short in 65 s (90 − a quarter of 100); i goes quiet in 60 s.
         assert_eq!(next, Some(now.after(secs(60))));

@@ -49,6 +49,16 @@ impl Timestamp {
         )
     }
 
+    /// This instant moved back by `duration`, saturating at the far past.
+    pub fn before(self, duration: std::time::Duration) -> Self {
+        let delta = chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX);
+        Timestamp(
+            self.0
+                .checked_sub_signed(delta)
+                .unwrap_or(DateTime::<Utc>::MIN_UTC),
+        )
+    }
+
     /// How long ago this instant was, seen from `now` (zero if it lies ahead).
     pub fn age(self, now: Timestamp) -> std::time::Duration {
         (now.0 - self.0).to_std().unwrap_or_default()
