@@ -12,6 +12,7 @@ use baton_live::WatchMode;
 use baton_live::keepalive::keeper_running;
 use baton_store::durable::append_line;
 use baton_store::names::validate_agent_id;
+use baton_store::process::proc_stat;
 use baton_store::{ForeignFile, Task, TaskStatus, Timestamp};
 use serde_json::Value;
 
@@ -132,13 +133,11 @@ fn keep_leases(project: &OpenProject, agent: &str) {
 fn session_pid() -> Option<u32> {
     let mut pid = std::os::unix::process::parent_id();
     for _ in 0..8 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let (open, close) = (stat.find('(')?, stat.rfind(')')?);
-        let name = &stat[open + 1..close];
-        if !matches!(name, "sh" | "bash" | "dash" | "zsh" | "baton") {
+        let stat = proc_stat(pid)?;
+        if !matches!(stat.name.as_str(), "sh" | "bash" | "dash" | "zsh" | "baton") {
             return Some(pid);
         }
-        pid = stat[close + 1..].split_whitespace().nth(1)?.parse().ok()?;
+        pid = stat.parent;
     }
     None
 }

@@ -35,14 +35,7 @@ pub fn keeper_lock(layout: &Layout, agent: &str) -> Result<PathBuf> {
 /// Whether a keeper of `agent` is running (its lock is held).
 pub fn keeper_running(layout: &Layout, agent: &str) -> Result<bool> {
     let path = keeper_lock(layout, agent)?;
-    let Ok(file) = fs::OpenOptions::new().write(true).open(&path) else {
-        return Ok(false);
-    };
-    Ok(match file.try_lock() {
-        Ok(()) => false,
-        Err(fs::TryLockError::WouldBlock) => true,
-        Err(fs::TryLockError::Error(e)) => return Err(StoreError::io(&path, e).into()),
-    })
+    Ok(path.exists() && FileLock::try_exclusive(&path)?.is_none())
 }
 
 /// Why a keeper ended.
