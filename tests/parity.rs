@@ -360,26 +360,8 @@ fn every_operation(mut t: Twins) {
         t.cli.path().to_path_buf(),
         t.mcp_project.path().to_path_buf(),
     ] {
-        for args in [
-            &["init", "-q", "-b", "main"][..],
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.invalid",
-                "commit",
-                "-q",
-                "--allow-empty",
-                "-m",
-                "start",
-            ],
-        ] {
-            let ok = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&dir)
-                .status();
-            assert!(ok.unwrap().success(), "git {args:?}");
-        }
+        support::git(&dir, &["init", "-q", "-b", "main"]);
+        support::git(&dir, &["commit", "-q", "--allow-empty", "-m", "start"]);
     }
     let merged = t.same(
         "task_merge",

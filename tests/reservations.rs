@@ -8,7 +8,6 @@
 use baton_test_support as support;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use serde_json::{Value, json};
 use support::{Project, task_ids};
@@ -354,14 +353,8 @@ fn the_pre_commit_hook_refuses_commits_touching_files_another_agent_holds() {
     let p = Project::init();
     // git as an agent (its name in BATON_AGENT, as `worker loop` sets it), or as nobody.
     let git_as = |agent: Option<&str>, args: &[&str]| {
-        let mut git = Command::new("git");
-        git.args(args)
-            .current_dir(p.path())
-            .env("BATON_BIN", support::baton_bin())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        let mut git = support::git_command(p.path(), args);
+        git.env("BATON_BIN", support::baton_bin())
             .env_remove("BATON_AGENT");
         if let Some(agent) = agent {
             git.env("BATON_AGENT", agent);

@@ -11,45 +11,19 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use support::Project;
+use support::{Project, git};
 
 support::on_both_stores!(
     three_worktree_workers_finish_ten_tasks_and_the_lead_merges_them_all,
     a_claimed_worktree_is_recorded_when_the_task_is_completed,
 );
 
-/// git in `dir` as a fixed identity (the workers' commits and the lead's merges).
-fn git_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .envs(identity())
-        .output()
-        .unwrap()
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = git_in(dir, args);
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn identity() -> [(&'static str, &'static str); 4] {
-    [
-        ("GIT_AUTHOR_NAME", "worker"),
-        ("GIT_AUTHOR_EMAIL", "worker@example.invalid"),
-        ("GIT_COMMITTER_NAME", "worker"),
-        ("GIT_COMMITTER_EMAIL", "worker@example.invalid"),
-    ]
-}
-
-/// Makes the project folder a repository on `main` with one commit (the README).
+/// Makes the project folder a repository on `main` with one commit (the README), whose own
+/// configuration names who the lead's merges are by (the machine's may name nobody).
 fn repository(p: &Project) {
     git(p.path(), &["init", "-q", "-b", "main"]);
+    git(p.path(), &["config", "user.name", "lead"]);
+    git(p.path(), &["config", "user.email", "lead@example.invalid"]);
     std::fs::write(p.path().join("README.md"), "# project\n").unwrap();
     git(p.path(), &["add", "README.md"]);
     git(p.path(), &["commit", "-q", "-m", "start"]);
@@ -62,7 +36,7 @@ fn head(p: &Project) -> String {
 /// `baton ARGS` with the git identity the commands it runs commit as.
 fn baton(p: &Project, args: &[&str]) -> Command {
     let mut command = p.command(args);
-    command.envs(identity());
+    command.envs(support::GIT_IDENTITY);
     command
 }
 

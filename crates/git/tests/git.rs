@@ -2,29 +2,10 @@
 //! that happen whole or not at all.
 
 use std::path::Path;
-use std::process::Command;
 
 use baton_git::{GitError, Worktrees, merge_task_branch, record_branch};
 use baton_store::{Completion, Layout};
-
-/// Runs git in `dir` as a fixed identity; panics on failure; stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use baton_test_support::git;
 
 /// A repository on `main` with one commit, and a project folder (`.coordination/`) at its top.
 fn project() -> (tempfile::TempDir, Layout) {

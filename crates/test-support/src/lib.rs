@@ -118,6 +118,32 @@ pub fn artifacts_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// The identity tests commit as, so no git configuration of the machine is needed.
+pub const GIT_IDENTITY: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "tester"),
+    ("GIT_AUTHOR_EMAIL", "tester@example.invalid"),
+    ("GIT_COMMITTER_NAME", "tester"),
+    ("GIT_COMMITTER_EMAIL", "tester@example.invalid"),
+];
+
+/// `git ARGS` in `dir` as [`GIT_IDENTITY`] (not yet run: add to it, or `output()` it).
+pub fn git_command(dir: &Path, args: &[&str]) -> Command {
+    let mut git = Command::new("git");
+    git.args(args).current_dir(dir).envs(GIT_IDENTITY);
+    git
+}
+
+/// `git ARGS` in `dir` as [`GIT_IDENTITY`], expected to succeed; its stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_command(dir, args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// The `baton` binary under test.
 pub fn baton_bin() -> PathBuf {
     cargo_bin("baton")
