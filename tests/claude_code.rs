@@ -11,18 +11,16 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::Project;
-use support::claude::{Host, agent_of, is_worker_turn, run, tool};
+use support::claude::{Host, agent_of, is_worker_turn, run, tool, worker_turn};
 use support::scripted_api::{Reply, Script, ScriptedApi, exchanges, tool_names};
 
 /// The model of a worker: claim, start, complete, and again until nothing is ready. Requests
 /// that are not the worker's conversation (Claude Code's own side requests) get plain text.
 fn worker() -> Script {
     Arc::new(|request: &Value| {
-        if !is_worker_turn(request) {
+        let Some((agent, done)) = worker_turn(request) else {
             return Reply::Text("ok".into());
-        }
-        let agent = agent_of(request);
-        let done = exchanges(request);
+        };
         let Some(last) = done.last() else {
             return tool("task_claim", json!({"agent": agent}));
         };

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::Project;
-use support::claude::{Host, agent_of, finish, is_worker_turn, tool};
+use support::claude::{Host, finish, is_worker_turn, tool, worker_turn};
 use support::scripted_api::{Reply, Script, ScriptedApi, exchanges};
 
 /// The lease every process of these runs uses.
@@ -24,11 +24,9 @@ const LONG_STEPS: usize = 5;
 /// A worker on a long task: claim, start, `sleep 2` five times through Bash, complete.
 fn long_worker() -> Script {
     Arc::new(|request: &Value| {
-        if !is_worker_turn(request) {
+        let Some((agent, done)) = worker_turn(request) else {
             return Reply::Text("ok".into());
-        }
-        let agent = agent_of(request);
-        let done = exchanges(request);
+        };
         let Some(last) = done.last() else {
             return tool("task_claim", json!({"agent": agent}));
         };
@@ -190,12 +188,11 @@ enum Then {
 /// A worker that first tries to stop; told it still holds task-1, does `then`.
 fn stopping_worker(then: Then) -> Script {
     Arc::new(move |request: &Value| {
-        if !is_worker_turn(request) {
+        let Some((agent, done)) = worker_turn(request) else {
             return Reply::Text("ok".into());
-        }
-        let agent = agent_of(request);
+        };
         let text = request.to_string();
-        if !exchanges(request).is_empty() {
+        if !done.is_empty() {
             return Reply::Text("All done.".into());
         }
         match then {

@@ -303,30 +303,16 @@ fn eight_workers_never_hold_two_tasks_with_overlapping_files_at_once(p: Project)
             &files,
         ]);
     }
-    let workers: Vec<_> = (0..8)
-        .map(|w| {
-            p.command(&[
-                "worker",
-                "loop",
-                &format!("w{w}"),
-                "--exec",
-                "sleep 0.05",
-                "--quiet",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-        })
-        .collect();
-    for child in workers {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    support::run_together((0..8).map(|w| {
+        p.command(&[
+            "worker",
+            "loop",
+            &format!("w{w}"),
+            "--exec",
+            "sleep 0.05",
+            "--quiet",
+        ])
+    }));
     let board = p.tasks_json();
     let tasks = board["tasks"].as_array().unwrap();
     assert!(tasks.iter().all(|t| t["status"] == "done"), "{board}");

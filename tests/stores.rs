@@ -453,28 +453,11 @@ fn sixteen_workers_on_two_machines_drain_thousands_of_tasks_exactly_once_in_orde
     const TASKS: usize = 2_000;
     let server = PgServer::shared();
     let (_, machines) = imported_on_two_machines(&server, "drain", TASKS, 100);
-    let workers: Vec<_> = (0..16)
-        .map(|i| {
-            let m = &machines[i % 2];
-            let agent = format!("{}-w{i}", m.name);
-            let child = m
-                .command(&["worker", "loop", &agent, "--exec", "true", "--quiet"])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            (agent, child)
-        })
-        .collect();
-    for (agent, child) in workers {
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{agent}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    support::run_together((0..16).map(|i| {
+        let m = &machines[i % 2];
+        let agent = format!("{}-w{i}", m.name);
+        m.command(&["worker", "loop", &agent, "--exec", "true", "--quiet"])
+    }));
 
     let out = tempfile::tempdir().unwrap();
     machines[0].ok(&["store", "export", "--to", out.path().to_str().unwrap()]);
@@ -688,32 +671,16 @@ fn workers_killed_at_random_moments_lose_nothing_and_their_tasks_come_back() {
         child.wait().unwrap();
     }
     // Survivors finish the queue, taking over what the dead held once their leases run out.
-    let finishers: Vec<_> = (0..3)
-        .map(|i| {
-            workers
-                .command(&[
-                    "worker",
-                    "loop",
-                    &format!("finisher{i}"),
-                    "--exec",
-                    "true",
-                    "--quiet",
-                ])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in finishers {
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    support::run_together((0..3).map(|i| {
+        workers.command(&[
+            "worker",
+            "loop",
+            &format!("finisher{i}"),
+            "--exec",
+            "true",
+            "--quiet",
+        ])
+    }));
     let Exported {
         tasks,
         completes,

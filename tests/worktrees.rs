@@ -8,7 +8,7 @@
 use baton_test_support as support;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 use support::{Project, git};
@@ -73,33 +73,20 @@ fn three_worktree_workers_finish_ten_tasks_and_the_lead_merges_them_all(p: Proje
     for id in &ids {
         p.ok(&["leader", "add-task", &format!("write {id}"), "--id", id]);
     }
-    let workers: Vec<_> = (0..3)
-        .map(|w| {
-            baton(
-                &p,
-                &[
-                    "worker",
-                    "loop",
-                    &format!("w{w}"),
-                    "--exec",
-                    WRITE_AND_COMMIT,
-                    "--worktree",
-                    "--quiet",
-                ],
-            )
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-        })
-        .collect();
-    let mut said = String::new();
-    for child in workers {
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stderr}");
-        said.push_str(&stderr);
-    }
+    let said = support::run_together((0..3).map(|w| {
+        baton(
+            &p,
+            &[
+                "worker",
+                "loop",
+                &format!("w{w}"),
+                "--exec",
+                WRITE_AND_COMMIT,
+                "--worktree",
+                "--quiet",
+            ],
+        )
+    }));
     assert!(
         said.contains("on baton/t"),
         "the loop says where it works: {said}"

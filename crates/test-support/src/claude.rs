@@ -160,6 +160,12 @@ pub fn tool(name: &str, input: Value) -> Reply {
     }
 }
 
+/// A turn of a worker's conversation: the agent its prompt names and the tool calls made so
+/// far; `None` for Claude Code's own side requests, which scripts answer with plain text.
+pub fn worker_turn(request: &Value) -> Option<(String, Vec<crate::scripted_api::Exchange>)> {
+    is_worker_turn(request).then(|| (agent_of(request), crate::scripted_api::exchanges(request)))
+}
+
 /// Whether `request` is of a worker's conversation (Baton's tools offered), not one of Claude
 /// Code's own side requests (titles, summaries), which scripts answer with plain text.
 pub fn is_worker_turn(request: &Value) -> bool {

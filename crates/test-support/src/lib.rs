@@ -118,6 +118,31 @@ pub fn artifacts_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// Runs `commands` all at once (stdout discarded, stderr kept) and waits for each, which must
+/// exit 0; their stderr, one after another.
+pub fn run_together(commands: impl IntoIterator<Item = Command>) -> String {
+    let running: Vec<(String, std::process::Child)> = commands
+        .into_iter()
+        .map(|mut command| {
+            let what = format!("{command:?}");
+            let child = command
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (what, child)
+        })
+        .collect();
+    let mut said = String::new();
+    for (what, child) in running {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{what}: {stderr}");
+        said.push_str(&stderr);
+    }
+    said
+}
+
 /// The identity tests commit as, so no git configuration of the machine is needed.
 pub const GIT_IDENTITY: [(&str, &str); 4] = [
     ("GIT_AUTHOR_NAME", "tester"),
