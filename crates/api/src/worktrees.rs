@@ -116,15 +116,12 @@ impl Operation for Merge {
                 .filter(|t| t.status == TaskStatus::Done)
                 .collect();
             done.sort_by_key(|t| t.completed_at);
-            let repo = worktrees.repo();
-            let mut waiting = Vec::new();
-            for task in done {
-                let branch = branch_name(&task.id);
-                if repo.has_branch(&branch)? && !repo.is_merged(&branch)? {
-                    waiting.push(task);
-                }
-            }
-            waiting
+            let (branches, merged) = worktrees.repo().branches(&branch_name("*"))?;
+            done.retain(|t| {
+                let branch = branch_name(&t.id);
+                branches.contains(&branch) && !merged.contains(&branch)
+            });
+            done
         } else {
             self.tasks
                 .iter()

@@ -1,6 +1,7 @@
 //! One git repository, reached by running `git -C DIR …` with a fixed locale (so messages
 //! parse the same everywhere) and no terminal prompts (a worker has nobody to answer them).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -90,6 +91,18 @@ impl Repo {
             "--quiet",
             &format!("{rev}^{{commit}}"),
         ])
+    }
+
+    /// The local branches matching `pattern` (`baton/*`), and those of them already in the
+    /// lead's checkout: two git runs, however many branches there are.
+    pub fn branches(&self, pattern: &str) -> Result<(BTreeSet<String>, BTreeSet<String>)> {
+        let list = |extra: &[&str]| -> Result<BTreeSet<String>> {
+            let mut args = vec!["branch", "--list", "--format=%(refname:short)"];
+            args.extend(extra);
+            args.push(pattern);
+            Ok(self.git(&args)?.lines().map(str::to_string).collect())
+        };
+        Ok((list(&[])?, list(&["--merged", "HEAD"])?))
     }
 
     /// Whether `branch` is in the lead's checkout already (merged, or never left it).
