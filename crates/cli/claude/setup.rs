@@ -107,18 +107,18 @@ pub fn setup(layout: &Layout, approve: bool, dry: bool) -> Result<Vec<FileChange
     for file in [MCP_FILE, SETTINGS_FILE] {
         let before = read_text(&dir.join(file))?;
         let mut doc = parse(file, before.as_deref())?;
+        let was = doc.clone();
         let changes = if file == MCP_FILE {
             settings::add_server(&mut doc)
         } else {
             settings::add_settings(&mut doc, approve)
         };
-        let after = render(&doc);
-        planned.push((file, before, after, changes));
+        // Nothing to add leaves the file as it is, however it is laid out.
+        let unchanged = before.is_some() && doc == was;
+        planned.push((file, before, render(&doc), changes, unchanged));
     }
     let mut out = Vec::new();
-    for (file, before, after, changes) in planned {
-        let unchanged = before.as_deref() == Some(after.as_str())
-            || (before.is_some() && changes.iter().all(|c| c.starts_with("kept")));
+    for (file, before, after, changes, unchanged) in planned {
         let action = match (&before, unchanged) {
             (_, true) => "unchanged",
             (None, false) => "created",
