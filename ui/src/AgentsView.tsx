@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
 import { agentStateText, lastHeard, leftText, withoutTime } from "./agents";
 import type { AgentRow } from "./bindings/AgentRow";
@@ -35,15 +35,14 @@ export function AgentsView({ version, onError, onShowTask, onChanged }: Props) {
   }, [version, tick, onError]);
 
   // For the benchmark: the frame after the first draw, and after each redraw for a change.
-  const [draws, setDraws] = useState(0);
+  const draws = useRef(0);
   useEffect(() => {
-    if (team) setDraws((d) => d + 1);
-  }, [team]);
-  useEffect(() => {
-    if (draws === 0) return;
-    const frame = requestAnimationFrame(() => void (draws === 1 ? api.boardPainted() : api.boardUpdated()));
+    if (!team) return;
+    draws.current += 1;
+    const first = draws.current === 1;
+    const frame = requestAnimationFrame(() => void (first ? api.boardPainted() : api.boardUpdated()));
     return () => cancelAnimationFrame(frame);
-  }, [draws]);
+  }, [team]);
 
   // No polling: one timer, to the next moment a row changes without a write.
   const next = team?.next_change_at ?? null;
