@@ -18,8 +18,9 @@ use std::process::{Command, Stdio};
 use stats::{ms, percentile};
 use std::time::Instant;
 
-use baton_store::lifecycle::NewTask;
-use baton_store::{Project, TaskFile, Timestamp};
+use baton_core::NewTask;
+use baton_core::{TaskFile, Timestamp};
+use baton_folder::FolderStore;
 
 fn baton() -> &'static str {
     env!("CARGO_BIN_EXE_baton")
@@ -37,7 +38,7 @@ fn binaries() -> Vec<(&'static str, String)> {
 /// A project with `n` available tasks; every tenth depends on an earlier one.
 fn project_with(n: usize) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project::init(dir.path(), "benchmark", None).unwrap();
+    let project = FolderStore::init(dir.path(), "benchmark", None).unwrap();
     let mut file = TaskFile::new(Timestamp::now());
     for i in 1..=n {
         let dependencies = if i % 10 == 0 && i > 1 {
@@ -95,7 +96,7 @@ fn latency(binaries: &[(&str, String)], n: usize, trials: usize) {
             // Restore the queue outside the timing so every trial claims from n ready tasks.
             // Synced, so its dirty pages are not flushed by the claim's own fsync (ext4
             // ordered mode).
-            baton_store::durable::write_atomic(&tasks, &pristine).unwrap();
+            baton_fs::write_atomic(&tasks, &pristine).unwrap();
             let started = Instant::now();
             let code = claim_with(&binaries[which].1, dir.path(), &format!("w{}", i % 4));
             samples[which].push(started.elapsed());

@@ -24,6 +24,7 @@
 //! with 1,000 tasks. Issue 16: with the Agents view open, 1,000 tasks and 20 agents, the start
 //! figures kept and a worker's change to the redrawn view p99 ≤ 200 ms.
 
+use baton_core::TaskStore;
 use baton_test_support::stats;
 use baton_test_support::xvfb;
 
@@ -68,11 +69,11 @@ fn pss_tree(pid: u32) -> u64 {
 
 fn project_with(n: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let project = baton_store::Project::init(dir.path(), "desktop benchmark", None).unwrap();
-    let mut file = baton_store::TaskFile::new(baton_store::Timestamp::now());
+    let project = baton_folder::FolderStore::init(dir.path(), "desktop benchmark", None).unwrap();
+    let mut file = baton_core::TaskFile::new(baton_core::Timestamp::now());
     for i in 1..=n {
         file.add_task(
-            baton_store::lifecycle::NewTask {
+            baton_core::NewTask {
                 description: format!("Implement part {i} of the feature, with tests and docs"),
                 priority: 1 + (i % 5) as u32,
                 dependencies: if i % 10 == 0 {
@@ -84,7 +85,7 @@ fn project_with(n: usize) -> tempfile::TempDir {
                 hints: String::new(),
                 id: None,
             },
-            baton_store::Timestamp::now(),
+            baton_core::Timestamp::now(),
         )
         .unwrap();
     }
@@ -239,10 +240,11 @@ fn main() {
     if folder_too {
         let project = project_with(1000);
         let store =
-            baton_store::Project::open(baton_store::Layout::for_project(project.path())).unwrap();
+            baton_folder::FolderStore::open(baton_core::Layout::for_project(project.path()))
+                .unwrap();
         for k in 1..=20 {
             store
-                .claim(&format!("agent-{k:02}"))
+                .claim(&baton_core::ClaimRequest::next(format!("agent-{k:02}")))
                 .unwrap()
                 .expect("a ready task");
         }

@@ -113,7 +113,7 @@ impl Bench {
     /// Puts every task back to available, outside the timing.
     fn restore(&self, store: Store<'_>) {
         match store {
-            Store::Folder => baton_store::durable::write_atomic(
+            Store::Folder => baton_fs::write_atomic(
                 &self.dir.path().join(".coordination/tasks.json"),
                 &self.pristine,
             )
@@ -138,8 +138,8 @@ impl Bench {
 
 /// `tasks.json` with `n` available tasks shaped like `insert_tasks`' rows.
 fn folder_tasks(n: usize) -> Vec<u8> {
-    use baton_store::lifecycle::NewTask;
-    use baton_store::{TaskFile, Timestamp};
+    use baton_core::NewTask;
+    use baton_core::{TaskFile, Timestamp};
     let mut file = TaskFile::new(Timestamp::now());
     for i in 1..=n {
         file.add_task(
@@ -153,7 +153,7 @@ fn folder_tasks(n: usize) -> Vec<u8> {
         )
         .unwrap();
     }
-    baton_store::project::encode(&file).unwrap()
+    baton_folder::encode(&file).unwrap()
 }
 
 fn latency(store: Store<'_>, n: usize, trials: usize) {
@@ -264,7 +264,7 @@ fn reservation_cost(store: Store<'_>, trials: usize) {
     let lead = lead(store, &reserved);
     for k in 0..200 {
         lead.tasks
-            .reserve(baton_store::NewReservation {
+            .reserve(baton_core::NewReservation {
                 agent: format!("holder-{k}"),
                 paths: vec![format!("lib/module_{k}/")],
                 ..Default::default()
@@ -348,7 +348,7 @@ fn hook_cost(store: Store<'_>, trials: usize) {
 /// A signal written (through the library, on its own connection) to a `signal wait` process
 /// on another "machine" of the same project, printing that it was signalled.
 fn signal_wake(store: Store<'_>, trials: usize) {
-    use baton_store::{ForeignFile, SignalTarget};
+    use baton_core::{ForeignFile, SignalTarget};
     let bench = Bench::new(store, 0);
     let writer = lead(store, &bench);
     let run = writer.signals.resolve_run(None).unwrap();
@@ -389,7 +389,7 @@ fn wake_up(store: Store<'_>, trials: usize) {
         let waiter = armed(&bench, &["worker", "claim", &agent, "--wait", "--json"]);
         let started = Instant::now();
         lead.tasks
-            .add_task(baton_store::lifecycle::NewTask {
+            .add_task(baton_core::NewTask {
                 description: "wake up".into(),
                 ..Default::default()
             })

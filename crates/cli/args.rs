@@ -252,7 +252,7 @@ pub enum LeaderCommand {
         task: String,
         /// available, claimed, in_progress, done, failed or cancelled.
         #[arg(value_parser = parse_status)]
-        to: baton_store::TaskStatus,
+        to: baton_core::TaskStatus,
         /// The summary when the move completes the task, the reason when it fails or cancels it.
         #[arg(long)]
         text: Option<String>,
@@ -300,7 +300,7 @@ pub struct AddTask {
     /// What to do, for the worker who claims it.
     pub description: String,
     /// 1 is the most urgent.
-    #[arg(short, long, default_value_t = baton_store::model::DEFAULT_PRIORITY)]
+    #[arg(short, long, default_value_t = baton_core::model::DEFAULT_PRIORITY)]
     pub priority: u32,
     /// Tasks that must be done first (repeat, or separate with commas).
     #[arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',')]

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use baton_api::OpenProject;
 use baton_browser::session::{self, DEFAULT_SIGNAL, EXIT_CHECK, Ending, ManualSession};
 use baton_browser::{navigate, page_state, reload, save_screenshot};
-use baton_store::ErrorKind;
+use baton_core::ErrorKind;
 use clap::Subcommand;
 use serde_json::json;
 
@@ -73,11 +73,11 @@ pub fn browser(
     json: bool,
 ) -> Result<u8, CliError> {
     // Browsers are this machine's: their registry is in the local folder.
-    let project = &open.folder;
+    let project = open.local();
     match command {
         BrowserCommand::Session(command) => return manual_session(open, command, json),
         BrowserCommand::List => {
-            let browsers = baton_browser::registry::list(project.layout())?;
+            let browsers = baton_browser::registry::list(project)?;
             emit(json, &browsers, || {
                 if browsers.is_empty() {
                     return "No browsers are registered.".to_string();
@@ -120,7 +120,7 @@ pub fn browser(
         }
         BrowserCommand::Screenshot { port, out } => {
             let out = out.map(|o| cwd.join(o));
-            let saved = save_screenshot(project.layout(), port, out.as_deref())?;
+            let saved = save_screenshot(project, port, out.as_deref())?;
             emit(json, &saved, || {
                 format!("Saved {} ({} bytes)", saved.path.display(), saved.bytes)
             });
@@ -135,7 +135,7 @@ fn manual_session(
     command: SessionCommand,
     json: bool,
 ) -> Result<u8, CliError> {
-    let layout = project.folder.layout();
+    let layout = project.local();
     match command {
         SessionCommand::Start { url, signal } => {
             let stop = Arc::new(AtomicBool::new(false));

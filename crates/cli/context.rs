@@ -5,12 +5,12 @@
 use std::path::Path;
 
 use baton_api::{Context, Error, OpenProject};
+use baton_core::{Confinement, ForeignFile, Layout};
 use baton_live::WatchMode;
-use baton_store::{Confinement, ForeignFile, Project};
 
 /// Everywhere: the user may name any path.
-pub fn user_confinement(project: &Project) -> Confinement {
-    Confinement::anywhere(project.layout().project_dir())
+pub fn user_confinement(local: &Layout) -> Confinement {
+    Confinement::anywhere(local.project_dir())
 }
 
 /// Runs `op` in the user's context on `project`.
@@ -20,7 +20,7 @@ pub fn as_user<T>(
     foreign_files: ForeignFile,
     op: impl FnOnce(&Context) -> Result<T, Error>,
 ) -> Result<T, Error> {
-    let confinement = user_confinement(&project.folder);
+    let confinement = user_confinement(project.local());
     let mut cx = project.context(&confinement);
     cx.watch_mode = mode;
     cx.foreign_files = foreign_files;
@@ -51,6 +51,6 @@ mod tests {
         use std::os::unix::ffi::OsStrExt;
         let bad = Path::new(std::ffi::OsStr::from_bytes(b"sig\xff"));
         let err = user_path(cwd, bad).unwrap_err();
-        assert_eq!(err.kind(), baton_store::ErrorKind::InvalidInput, "{err}");
+        assert_eq!(err.kind(), baton_core::ErrorKind::InvalidInput, "{err}");
     }
 }

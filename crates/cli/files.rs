@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use baton_api::reservations::{CheckPaths, ListReservations, PathCheck, Reserve, Unreserve};
 use baton_api::{Error, OpenProject, Operation, exit};
+use baton_core::{ErrorKind, ForeignFile, Reservation};
 use baton_live::WatchMode;
-use baton_store::{ErrorKind, ForeignFile, Reservation};
 use clap::Subcommand;
 
 use crate::context::as_user;
@@ -134,7 +134,7 @@ pub fn check_paths(
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|e| baton_store::StoreError::io("stdin", e))?;
+            .map_err(|e| baton_core::StoreError::io("stdin", e))?;
         paths.extend(
             text.lines()
                 .map(str::trim)
@@ -164,7 +164,7 @@ pub fn check_paths(
         } else {
             out.held
                 .iter()
-                .map(baton_store::reservations::describe_hold)
+                .map(baton_core::reservations::describe_hold)
                 .collect::<Vec<_>>()
                 .join("\n")
         }
@@ -216,9 +216,9 @@ const MARKER: &str = "Added by `baton hooks install`";
 
 /// `baton hooks install`: writes `.git/hooks/pre-commit` in the project's repository.
 pub fn install_hook(project: &OpenProject, json: bool) -> Result<u8, Error> {
-    let dir = project.folder.layout().project_dir();
+    let dir = project.local().project_dir();
     let hooks = git_hooks_dir(dir)?;
-    std::fs::create_dir_all(&hooks).map_err(|e| baton_store::StoreError::io(&hooks, e))?;
+    std::fs::create_dir_all(&hooks).map_err(|e| baton_core::StoreError::io(&hooks, e))?;
     let hook = hooks.join("pre-commit");
     let mut kept = None;
     if let Ok(existing) = std::fs::read_to_string(&hook)
@@ -235,13 +235,13 @@ pub fn install_hook(project: &OpenProject, json: bool) -> Result<u8, Error> {
                 ),
             ));
         }
-        std::fs::rename(&hook, &before).map_err(|e| baton_store::StoreError::io(&hook, e))?;
+        std::fs::rename(&hook, &before).map_err(|e| baton_core::StoreError::io(&hook, e))?;
         kept = Some(before);
     }
-    baton_store::durable::write_atomic(&hook, HOOK.as_bytes())?;
+    baton_fs::write_atomic(&hook, HOOK.as_bytes())?;
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| baton_store::StoreError::io(&hook, e))?;
+        .map_err(|e| baton_core::StoreError::io(&hook, e))?;
     let out = serde_json::json!({
         "hook": hook,
         "kept": kept,

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use baton_api::{Error, OpenProject};
+use baton_core::{Listener, LogLine};
 use baton_live::feed::{ChangeEvent, ChangeFeed};
 use baton_live::{LiveError, WatchMode};
-use baton_store::{Listener, LogLine};
 
 use crate::render;
 
@@ -25,7 +25,7 @@ impl Changes {
     fn start(project: &OpenProject, mode: WatchMode) -> Result<Changes, Error> {
         Ok(match project.tasks.listen_for_changes()? {
             Some(listener) => Changes::Store(listener),
-            None => Changes::Feed(ChangeFeed::start(&project.folder, mode)?),
+            None => Changes::Feed(ChangeFeed::start(project.local(), mode)?),
         })
     }
 

@@ -28,7 +28,8 @@ use std::process::ExitCode;
 
 use baton_api::{Choice, Error, OpenProject, Operation, exit};
 use baton_api::{tasks, team, worktrees};
-use baton_store::{ForeignFile, Project, StoreError};
+use baton_core::{ForeignFile, StoreError};
+use baton_folder::FolderStore;
 use clap::Parser;
 
 use args::{Cli, Command, LeaderCommand, PromptCommand, SetupCommand, WorkerCommand};
@@ -72,7 +73,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             if let Some(url) = &cli.store {
                 return store::init(&dir, url, cli.project.as_deref(), &goal, approach, json);
             }
-            let project = Project::init(&dir, &goal, approach.as_deref())?;
+            let project = FolderStore::init(&dir, &goal, approach.as_deref())?;
             let root = project.layout().root().display().to_string();
             emit(
                 json,
@@ -352,7 +353,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             let stop = std::sync::atomic::AtomicBool::new(false);
             baton_live::keepalive::keep_alive(
                 &*project.tasks,
-                project.folder.layout(),
+                project.local(),
                 &agent,
                 while_pid,
                 &stop,
@@ -377,7 +378,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             lines,
         } => {
             if let Some(agent) = &agent {
-                baton_store::names::validate_agent_id(agent)?;
+                baton_core::names::validate_agent_id(agent)?;
             }
             follow::follow_logs(&open()?, agent.as_deref(), lines, mode, json)?;
             Ok(0)
@@ -436,7 +437,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             let (role, text) = match prompt {
                 PromptCommand::Leader => ("leader", prompts::leader()),
                 PromptCommand::Worker { agent } => {
-                    baton_store::names::validate_agent_id(&agent)?;
+                    baton_core::names::validate_agent_id(&agent)?;
                     ("worker", prompts::worker(&agent))
                 }
             };

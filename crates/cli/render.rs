@@ -5,8 +5,8 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use baton_api::worktrees::{MergeReport, WorktreeInfo};
-use baton_store::time::short_duration;
-use baton_store::{DoctorReport, LogLine, Move, StatusReport, Task, TaskStatus, TaskView};
+use baton_core::time::short_duration;
+use baton_core::{DoctorReport, LogLine, Move, StatusReport, Task, TaskStatus, TaskView};
 
 /// One line of text, safe for a terminal, at most `max` characters.
 pub fn line(text: &str, max: usize) -> String {
@@ -200,7 +200,7 @@ pub fn claimed(
 
 /// `leader agents`: one line per agent.
 pub fn team(team: &baton_api::team::Team) -> String {
-    use baton_store::team::AgentState;
+    use baton_core::team::AgentState;
 
     if team.agents.is_empty() {
         return "No agent has claimed, logged or sent a heartbeat yet.".into();

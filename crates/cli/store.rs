@@ -35,7 +35,7 @@ pub fn init(
     json: bool,
 ) -> Result<u8, Error> {
     let (open, pointer) = OpenProject::init_database(dir, url, name, goal, approach.as_deref())?;
-    let root = open.folder.layout().root().display().to_string();
+    let root = open.local().root().display().to_string();
     let out = serde_json::json!({
         "path": root,
         "goal": goal.trim(),
@@ -64,7 +64,7 @@ pub fn connect(
     json: bool,
 ) -> Result<u8, Error> {
     let (open, pointer) = OpenProject::connect(dir, url, name, lease)?;
-    let root = open.folder.layout().root().display().to_string();
+    let root = open.local().root().display().to_string();
     let out = serde_json::json!({"path": root, "store": pointer.store, "project": pointer.project});
     emit(json, &out, || {
         format!(

@@ -15,8 +15,8 @@ mod tests {
     use baton_agents::state::{Decision, Handoff, InvocationStatus, ParallelStatus};
     use baton_browser::PageState;
     use baton_browser::{BrowserRecord, ListedBrowser};
-    use baton_store::model::{TaskContext, TaskResult};
-    use baton_store::{StatusReport, Task, TaskStatus, TaskView};
+    use baton_core::model::{TaskContext, TaskResult};
+    use baton_core::{StatusReport, Task, TaskStatus, TaskView};
     use ts_rs::TS;
 
     use crate::commands::{ProjectInfo, Screenshot};
@@ -53,15 +53,15 @@ mod tests {
             one::<GraphNode>(),
             one::<GraphEdge>(),
             one::<HandoffGraph>(),
-            one::<baton_store::Aggregate>(),
-            one::<baton_store::LogLine>(),
+            one::<baton_core::Aggregate>(),
+            one::<baton_core::LogLine>(),
             one::<BrowserRecord>(),
             one::<ListedBrowser>(),
             one::<PageState>(),
             one::<Screenshot>(),
             one::<ProjectInfo>(),
             one::<baton_api::ErrorBody>(),
-            one::<baton_store::ErrorKind>(),
+            one::<baton_core::ErrorKind>(),
             one::<crate::recent::RecentProject>(),
         ];
         for (file, text) in own {

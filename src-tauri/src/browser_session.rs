@@ -26,13 +26,8 @@ impl BrowserSessions {
         signal: &str,
     ) -> Result<SessionRecord, Error> {
         let mut held = self.held.lock().expect("session lock");
-        let started = ManualSession::start(
-            project.folder.layout(),
-            project.signals.clone(),
-            url,
-            signal,
-            OWNER,
-        )?;
+        let started =
+            ManualSession::start(project.local(), project.signals.clone(), url, signal, OWNER)?;
         if let Some(e) = &started.page_error {
             eprintln!("baton-desktop: manual session: {e}");
         }
@@ -48,13 +43,13 @@ impl BrowserSessions {
         let own = self.held.lock().expect("session lock").take();
         Ok(match own {
             Some(own) => own.finish()?,
-            None => session::finish(project.folder.layout(), &*project.signals)?,
+            None => session::finish(project.local(), &*project.signals)?,
         })
     }
 
     /// The project's running session on this machine, whoever holds it.
     pub fn current(&self, project: &OpenProject) -> Option<SessionRecord> {
-        session::current(project.folder.layout())
+        session::current(project.local())
     }
 
     /// Lets go of the session when it ends: the window was closed (the session writes the

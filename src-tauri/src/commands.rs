@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use baton_api::{Choice, OpenProject};
-use baton_store::{Confinement, ErrorKind, Project};
+use baton_core::{Confinement, ErrorKind};
+use baton_folder::FolderStore;
 use serde::Serialize;
 use tauri::{AppHandle, State};
 
@@ -36,14 +37,14 @@ pub struct ProjectInfo {
 
 impl ProjectInfo {
     fn of(project: &OpenProject) -> ProjectInfo {
-        let in_database = project.tasks.folder().is_none();
+        let in_database = project.tasks.shared_across_machines();
         let goal = project
             .tasks
             .notes()
             .ok()
-            .and_then(|notes| baton_store::notes::goal_of(&notes.master_plan));
+            .and_then(|notes| baton_core::notes::goal_of(&notes.master_plan));
         ProjectInfo {
-            path: project.folder.layout().project_dir().display().to_string(),
+            path: project.local().project_dir().display().to_string(),
             goal,
             store: in_database.then(|| project.tasks.describe()),
         }
@@ -71,7 +72,7 @@ pub async fn open_project(
             password: password.as_deref().filter(|p| !p.is_empty()),
             ..Choice::default()
         };
-        let project = OpenProject::open(&choice, &dir, baton_store::DEFAULT_LEASE)?;
+        let project = OpenProject::open(&choice, &dir, baton_core::DEFAULT_LEASE)?;
         opened(&app, project)
     })
     .await
@@ -94,7 +95,7 @@ pub async fn connect_database(
         };
         let name = Some(project.as_str()).filter(|n| !n.is_empty());
         let (open, _) =
-            OpenProject::connect(Path::new(&path), &url, name, baton_store::DEFAULT_LEASE)?;
+            OpenProject::connect(Path::new(&path), &url, name, baton_core::DEFAULT_LEASE)?;
         opened(&app, open)
     })
     .await
@@ -136,7 +137,7 @@ pub async fn pick_folder(app: AppHandle) -> Result<Option<String>> {
 /// `baton leader init`: creates `.coordination/` in `path` and opens it.
 #[tauri::command]
 pub fn leader_init(app: AppHandle, path: String, goal: String) -> Result<ProjectInfo> {
-    let project = Project::init(&PathBuf::from(path), &goal, None)?;
+    let project = FolderStore::init(&PathBuf::from(path), &goal, None)?;
     opened(&app, OpenProject::folder(project))
 }
 
@@ -158,7 +159,7 @@ pub async fn operation(
     };
     // Off the main thread: operations take the store's lock, and some wait.
     off_main_thread(move || {
-        let confinement = Confinement::anywhere(project.folder.layout().project_dir());
+        let confinement = Confinement::anywhere(project.local().project_dir());
         entry
             .call(&project.context(&confinement), request)
             .map_err(|e| e.body())
@@ -195,7 +196,7 @@ pub async fn handoff_graph(
     let project = project(&session)?;
     off_main_thread(move || {
         let orchestrator =
-            baton_agents::Orchestrator::open_on(&project.folder, project.documents.clone())?;
+            baton_agents::Orchestrator::open_on(project.local(), project.documents.clone())?;
         Ok(baton_agents::graph::HandoffGraph::build(
             &orchestrator.state()?,
         ))
@@ -282,7 +283,7 @@ pub async fn browser_list(
     session: State<'_, Session>,
 ) -> Result<Vec<baton_browser::ListedBrowser>> {
     let project = project(&session)?;
-    off_main_thread(move || Ok(baton_browser::registry::list(project.folder.layout())?)).await
+    off_main_thread(move || Ok(baton_browser::registry::list(project.local())?)).await
 }
 
 /// Runs blocking work (a browser control waiting for its page, a store operation) off the main
@@ -330,7 +331,7 @@ pub async fn browser_screenshot(session: State<'_, Session>, port: u16) -> Resul
     use base64::Engine;
     let project = project(&session)?;
     off_main_thread(move || {
-        let saved = baton_browser::save_screenshot(project.folder.layout(), port, None)?;
+        let saved = baton_browser::save_screenshot(project.local(), port, None)?;
         Ok(Screenshot {
             path: saved.path.display().to_string(),
             bytes: saved.bytes,

@@ -65,7 +65,7 @@ fn main() {
                 dir: dir.as_deref(),
                 ..baton_api::Choice::default()
             };
-            match baton_api::OpenProject::open(&choice, &cwd, baton_store::DEFAULT_LEASE) {
+            match baton_api::OpenProject::open(&choice, &cwd, baton_core::DEFAULT_LEASE) {
                 Ok(project) => {
                     recent::remember_opened(app.handle(), &project);
                     let session = app.state::<session::Session>();
@@ -74,7 +74,7 @@ fn main() {
                     }
                 }
                 // No project here is the usual start; anything else is worth saying.
-                Err(e) if e.kind() == baton_store::ErrorKind::NotInitialized => {}
+                Err(e) if e.kind() == baton_core::ErrorKind::NotInitialized => {}
                 Err(e) => eprintln!("baton-desktop: {e}"),
             }
             Ok(())

@@ -4,8 +4,8 @@
 //! plugin's job (freedesktop notifications over D-Bus on Linux).
 
 use baton_api::OpenProject;
+use baton_core::{StatusReport, TaskStatus};
 use baton_live::feed::{ChangeEvent, TaskChange, TaskChangeKind};
-use baton_store::{StatusReport, TaskStatus};
 use tauri::AppHandle;
 use tauri_plugin_notification::NotificationExt;
 
@@ -100,7 +100,7 @@ pub fn show(app: &AppHandle, notice: &Notice) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_store::lifecycle::NewTask;
+    use baton_core::{NewTask, TaskStore};
 
     fn status(id: &str, from: TaskStatus, to: TaskStatus, by: &str) -> TaskChange {
         TaskChange {
@@ -116,7 +116,7 @@ mod tests {
     #[test]
     fn a_failure_and_the_last_completion_notify_and_nothing_else_does() {
         let dir = tempfile::tempdir().unwrap();
-        let project = baton_store::Project::init(dir.path(), "notices", None).unwrap();
+        let project = baton_folder::FolderStore::init(dir.path(), "notices", None).unwrap();
         for d in ["Write the parser", "Document it"] {
             project
                 .add_task(NewTask {
@@ -126,7 +126,12 @@ mod tests {
                 })
                 .unwrap();
         }
-        let first = project.claim("w1").unwrap().unwrap().task.id;
+        let first = project
+            .claim(&baton_core::ClaimRequest::next("w1"))
+            .unwrap()
+            .unwrap()
+            .task
+            .id;
         project
             .fail("w1", &first, "tests do not compile\nmore detail")
             .unwrap();
@@ -149,7 +154,12 @@ mod tests {
         );
 
         // A claim, a start, or a completion while work remains: no notification.
-        let second = project.claim("w2").unwrap().unwrap().task.id;
+        let second = project
+            .claim(&baton_core::ClaimRequest::next("w2"))
+            .unwrap()
+            .unwrap()
+            .task
+            .id;
         let report = project.status().unwrap();
         let claimed = status(&second, TaskStatus::Available, TaskStatus::Claimed, "w2");
         assert!(notices(&[claimed], &report).is_empty());
@@ -159,7 +169,7 @@ mod tests {
             .complete(
                 "w2",
                 &second,
-                baton_store::lifecycle::Completion {
+                baton_core::Completion {
                     output: "Documented".into(),
                     ..Default::default()
                 },

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use baton_store::StoreError;
+use baton_core::StoreError;
 use serde::{Deserialize, Serialize};
 
 pub const LIMIT: usize = 10;
@@ -42,8 +42,8 @@ pub fn remember_opened(app: &tauri::AppHandle, project: &baton_api::OpenProject)
             .tasks
             .notes()
             .ok()
-            .and_then(|notes| baton_store::notes::goal_of(&notes.master_plan));
-        if let Err(e) = recent.remember(project.folder.layout().project_dir(), goal) {
+            .and_then(|notes| baton_core::notes::goal_of(&notes.master_plan));
+        if let Err(e) = recent.remember(project.local().project_dir(), goal) {
             eprintln!("baton-desktop: recent projects not saved: {e}");
         }
     }
@@ -62,7 +62,7 @@ impl RecentProjects {
         let mut list = self.read();
         for entry in &mut list {
             // Its own tasks, or the pointer to the database that keeps them.
-            entry.exists = baton_store::Layout::for_project(Path::new(&entry.path)).holds_project();
+            entry.exists = baton_core::Layout::for_project(Path::new(&entry.path)).holds_project();
         }
         list
     }
@@ -105,7 +105,7 @@ impl RecentProjects {
         }
         let mut bytes = serde_json::to_vec_pretty(&list).expect("the list serialises");
         bytes.push(b'\n');
-        baton_store::durable::write_atomic(&self.file, &bytes)
+        Ok(baton_fs::write_atomic(&self.file, &bytes)?)
     }
 }
 
@@ -119,7 +119,7 @@ mod tests {
         let recent = RecentProjects::in_dir(&config.path().join("nested"));
         assert!(recent.list().is_empty());
         let project = tempfile::tempdir().unwrap();
-        baton_store::Project::init(project.path(), "Ship it", None).unwrap();
+        baton_folder::FolderStore::init(project.path(), "Ship it", None).unwrap();
         recent
             .remember(project.path(), Some("Ship it".into()))
             .unwrap();

@@ -63,10 +63,10 @@ impl Session {
         &self,
         app: &AppHandle,
         project: OpenProject,
-    ) -> Result<(), baton_store::StoreError> {
+    ) -> Result<(), baton_core::StoreError> {
         let feed = project
             .feed(baton_live::WatchMode::default())
-            .map_err(|e| baton_store::StoreError::InvalidInput {
+            .map_err(|e| baton_core::StoreError::InvalidInput {
                 field: "project",
                 reason: format!("cannot watch it: {e}"),
             })?;
@@ -98,7 +98,7 @@ impl Session {
                     }
                 }
             })
-            .map_err(|e| baton_store::StoreError::io("feed thread", e))?;
+            .map_err(|e| baton_core::StoreError::io("feed thread", e))?;
         for follower in self.followers.iter() {
             follower.opened(&opened_app, &project);
         }

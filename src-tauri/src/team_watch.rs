@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use baton_api::team::{AgentsOverview, Team};
 use baton_api::{OpenProject, Operation};
+use baton_core::team::AgentState;
+use baton_core::{Confinement, Timestamp};
 use baton_live::feed::ChangeEvent;
-use baton_store::team::AgentState;
-use baton_store::{Confinement, Timestamp};
 use tauri::AppHandle;
 
 use crate::notices::{Notice, show};
@@ -51,7 +51,7 @@ impl crate::session::Follower for TeamWatch {
 }
 
 fn watch(app: &AppHandle, project: &OpenProject, wake: &Receiver<()>) {
-    let confinement = Confinement::anywhere(project.folder.layout().project_dir());
+    let confinement = Confinement::anywhere(project.local().project_dir());
     // Agents stale when the project was opened were so before: shown, not announced.
     let mut known: Option<BTreeSet<Stale>> = None;
     loop {
@@ -122,8 +122,8 @@ pub fn went_stale(before: &BTreeSet<Stale>, team: &Team) -> Vec<Notice> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_store::TaskStatus;
-    use baton_store::team::{AgentRow, HeldTask};
+    use baton_core::TaskStatus;
+    use baton_core::team::{AgentRow, HeldTask};
 
     fn row(name: &str, state: AgentState, task: Option<&str>) -> AgentRow {
         AgentRow {

@@ -3,8 +3,8 @@
 //! manual session, and quit. Closing the window keeps the app in the tray, when there is one.
 
 use baton_api::OpenProject;
+use baton_core::{StatusReport, TaskStatus};
 use baton_live::feed::ChangeEvent;
-use baton_store::{StatusReport, TaskStatus};
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -38,7 +38,7 @@ pub fn summary(report: &StatusReport) -> String {
 
 /// The agents line: how many are working, and which are stale.
 pub fn agents_line(team: &baton_api::team::Team) -> String {
-    use baton_store::team::AgentState;
+    use baton_core::team::AgentState;
     if team.agents.is_empty() {
         return "No agents yet".into();
     }
@@ -213,8 +213,8 @@ pub fn refresh_browsers(app: &AppHandle, project: &OpenProject) {
     let Some(menu) = app.try_state::<TrayMenu>() else {
         return;
     };
-    let session = baton_browser::session::current(project.folder.layout()).map(|s| s.browser.port);
-    let records = baton_browser::registry::records(project.folder.layout()).unwrap_or_default();
+    let session = baton_browser::session::current(project.local()).map(|s| s.browser.port);
+    let records = baton_browser::registry::records(project.local()).unwrap_or_default();
     let _ = menu.browsers.set_text(browsers_line(&records, session));
     let _ = menu.start.set_enabled(session.is_none());
     let _ = menu.finish.set_enabled(session.is_some());
@@ -223,22 +223,28 @@ pub fn refresh_browsers(app: &AppHandle, project: &OpenProject) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use baton_core::TaskStore;
 
     #[test]
     fn the_tooltip_counts_tasks_by_state() {
         let dir = tempfile::tempdir().unwrap();
-        let project = baton_store::Project::init(dir.path(), "tray", None).unwrap();
+        let project = baton_folder::FolderStore::init(dir.path(), "tray", None).unwrap();
         for d in ["a", "b", "c", "d"] {
             project
-                .add_task(baton_store::lifecycle::NewTask {
+                .add_task(baton_core::NewTask {
                     description: d.into(),
                     ..Default::default()
                 })
                 .unwrap();
         }
-        let claim = project.claim("w1").unwrap().unwrap();
+        let claim = project
+            .claim(&baton_core::ClaimRequest::next("w1"))
+            .unwrap()
+            .unwrap();
         project.fail("w1", &claim.task.id, "broken").unwrap();
-        project.claim("w2").unwrap();
+        project
+            .claim(&baton_core::ClaimRequest::next("w2"))
+            .unwrap();
         let report = project.status().unwrap();
         assert_eq!(
             summary(&report),
@@ -255,7 +261,7 @@ mod tests {
 
     #[test]
     fn the_agents_line_counts_the_working_and_names_the_stale() {
-        use baton_store::team::{AgentRow, AgentState};
+        use baton_core::team::{AgentRow, AgentState};
         let row = |name: &str, state| AgentRow {
             name: name.into(),
             state,
@@ -268,7 +274,7 @@ mod tests {
         let team = |agents| baton_api::team::Team {
             agents,
             next_change_at: None,
-            at: baton_store::Timestamp::now(),
+            at: baton_core::Timestamp::now(),
         };
         assert_eq!(agents_line(&team(vec![])), "No agents yet");
         assert_eq!(
@@ -290,7 +296,7 @@ mod tests {
             pid: 1,
             owner: "x".into(),
             headless: true,
-            started_at: baton_store::Timestamp::now(),
+            started_at: baton_core::Timestamp::now(),
             cdp_endpoint: String::new(),
             websocket_url: String::new(),
         };

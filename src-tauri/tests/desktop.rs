@@ -36,14 +36,14 @@ fn desktop_binary() -> PathBuf {
 /// operations by their catalogue names (what `baton` and the MCP tools run).
 struct Project {
     dir: tempfile::TempDir,
-    store: baton_store::Project,
+    store: baton_folder::FolderStore,
 }
 
 impl Project {
     /// `baton leader init "Test goal"` in a new folder.
     fn init() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let store = baton_store::Project::init(dir.path(), "Test goal", None).unwrap();
+        let store = baton_folder::FolderStore::init(dir.path(), "Test goal", None).unwrap();
         Project { dir, store }
     }
 
@@ -61,13 +61,13 @@ impl Project {
 
     /// Runs the operation `name` with `request`; panics with the refusal.
     fn op(&self, name: &str, request: Value) -> Value {
-        self.op_with_lease(name, request, baton_store::DEFAULT_LEASE)
+        self.op_with_lease(name, request, baton_core::DEFAULT_LEASE)
     }
 
     /// [`Project::op`] as a process run with `--lease LEASE` (a worker's claim, heartbeat).
     fn op_with_lease(&self, name: &str, request: Value, lease: Duration) -> Value {
         let store = self.store.clone().with_lease(lease);
-        let confinement = baton_store::Confinement::anywhere(self.path());
+        let confinement = baton_core::Confinement::anywhere(self.path());
         let cx = baton_api::Context::folder(&store, &confinement);
         let entry = baton_api::find(name).unwrap_or_else(|| panic!("no operation {name}"));
         entry
@@ -659,8 +659,8 @@ fn accessibility_violations(session: &Session) -> Vec<String> {
 /// parser, part N`; priorities 1 to 5 (task-1 to task-3 first); task-2 and task-3 wait for
 /// task-1.
 fn thousand_tasks(p: &Project) {
-    use baton_store::lifecycle::NewTask;
-    let mut file = baton_store::TaskFile::new(baton_store::Timestamp::now());
+    use baton_core::NewTask;
+    let mut file = baton_core::TaskFile::new(baton_core::Timestamp::now());
     for i in 1..=1000u32 {
         let description = if i % 100 == 0 {
             format!("Refactor the parser, part {i}")
@@ -680,12 +680,12 @@ fn thousand_tasks(p: &Project) {
                 dependencies,
                 ..NewTask::default()
             },
-            baton_store::Timestamp::now(),
+            baton_core::Timestamp::now(),
         )
         .unwrap();
     }
-    let bytes = baton_store::project::encode(&file).unwrap();
-    baton_store::durable::write_atomic(&p.store.layout().tasks_file(), &bytes).unwrap();
+    let bytes = baton_folder::encode(&file).unwrap();
+    baton_fs::write_atomic(&p.store.layout().tasks_file(), &bytes).unwrap();
 }
 
 fn card_ids(session: &Session) -> Vec<String> {
@@ -1205,7 +1205,7 @@ fn a_desktop_on_one_machine_follows_a_postgres_project_a_worker_on_another_chang
         None,
     )
     .unwrap();
-    let confinement = baton_store::Confinement::project(b_folder.path()).unwrap();
+    let confinement = baton_core::Confinement::project(b_folder.path()).unwrap();
     let on_b = |op: &str, request: Value| {
         baton_api::find(op)
             .unwrap()

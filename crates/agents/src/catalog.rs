@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use baton_store::StoreError;
+use baton_core::StoreError;
 
 use crate::definition::{self, AgentDefinition, Source};
 
@@ -71,7 +71,7 @@ pub fn write_catalog(dir: &Path, force: bool) -> Result<Vec<Written>, StoreError
         let path = dir.join(format!("{name}.md"));
         let exists = path.exists();
         if !exists || force {
-            baton_store::durable::write_atomic(&path, text.as_bytes())?;
+            baton_fs::write_atomic(&path, text.as_bytes())?;
         }
         out.push(Written {
             written: !exists || force,

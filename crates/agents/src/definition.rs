@@ -158,7 +158,7 @@ pub fn parse(text: &str, source: Source) -> Result<AgentDefinition, Diagnostic> 
     else {
         return Err(fail(Some(1), "missing `name` in the front matter".into()));
     };
-    if let Err(e) = baton_store::names::validate_name("agent name", &name) {
+    if let Err(e) = baton_core::names::validate_name("agent name", &name) {
         return Err(fail(line_of("name"), e.to_string()));
     }
     let model = front

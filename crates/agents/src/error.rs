@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use baton_store::{ErrorKind, StoreError};
+use baton_core::{ErrorKind, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -32,6 +32,12 @@ pub enum AgentError {
     Workflows { path: PathBuf, message: String },
 }
 
+impl From<baton_fs::FileError> for AgentError {
+    fn from(e: baton_fs::FileError) -> Self {
+        AgentError::Store(e.into())
+    }
+}
+
 impl AgentError {
     /// A short, stable name for the kind of error, for `--json` output and scripts.
     pub fn kind(&self) -> ErrorKind {
@@ -57,5 +63,5 @@ pub(crate) fn check_text(
     max: usize,
     required: bool,
 ) -> Result<()> {
-    Ok(baton_store::text::check_text(field, text, max, required)?)
+    Ok(baton_core::text::check_text(field, text, max, required)?)
 }

@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write;
 
-use baton_store::Timestamp;
+use baton_core::Timestamp;
 use serde::Serialize;
 
 use crate::state::{

@@ -103,7 +103,7 @@ impl Orchestrator {
             if consolidate {
                 // Written under the same lock, so concurrent handoffs cannot interleave it.
                 let text = render_handoff_md(&state.handoffs);
-                baton_store::durable::write_atomic(&state::handoff_file(&layout), text.as_bytes())?;
+                baton_fs::write_atomic(&state::handoff_file(&layout), text.as_bytes())?;
             }
             Ok(HandoffRecorded {
                 handoff,

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use baton_store::Timestamp;
+use baton_core::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AgentError, Result, check_text};

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use baton_store::{Confinement, DocumentStore, Layout, Project};
+use baton_core::{Confinement, DocumentStore, Layout};
+use baton_folder::FolderStore;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AgentError, Result};
@@ -48,14 +49,15 @@ impl std::fmt::Debug for Orchestrator {
 impl Orchestrator {
     /// Loads the configuration and agent registry of a folder project, which keeps its
     /// orchestration record too.
-    pub fn open(project: &Project) -> Result<Orchestrator> {
-        Orchestrator::open_on(project, Arc::new(project.clone()))
+    pub fn open(project: &FolderStore) -> Result<Orchestrator> {
+        Orchestrator::open_on(project.layout(), Arc::new(project.clone()))
     }
 
-    /// Loads the configuration and agent registry from `project`'s folder (agent definitions
-    /// are files in the repository), with the orchestration record kept in `documents`.
-    pub fn open_on(project: &Project, documents: Arc<dyn DocumentStore>) -> Result<Orchestrator> {
-        let layout = project.layout().clone();
+    /// Loads the configuration and agent registry from the project's local folder `local`
+    /// (agent definitions are files in the repository), with the orchestration record kept in
+    /// `documents`.
+    pub fn open_on(local: &Layout, documents: Arc<dyn DocumentStore>) -> Result<Orchestrator> {
+        let layout = local.clone();
         let config = Self::config(&layout)?;
         let registry = Registry::load(layout.project_dir(), &config.agent_dirs);
         let confinement = Confinement::project(layout.project_dir())?;
@@ -82,7 +84,7 @@ impl Orchestrator {
                 path,
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(baton_store::StoreError::io(path, e).into()),
+            Err(e) => Err(baton_core::StoreError::io(path, e).into()),
         }
     }
 
@@ -118,10 +120,10 @@ impl Orchestrator {
             return Ok(false);
         }
         let dir = state::dir(&self.layout);
-        std::fs::create_dir_all(&dir).map_err(|e| baton_store::StoreError::io(&dir, e))?;
+        std::fs::create_dir_all(&dir).map_err(|e| baton_core::StoreError::io(&dir, e))?;
         let mut bytes = serde_json::to_vec_pretty(&Workflows::default()).expect("serialises");
         bytes.push(b'\n');
-        baton_store::durable::write_atomic(&path, &bytes)?;
+        baton_fs::write_atomic(&path, &bytes)?;
         Ok(true)
     }
 

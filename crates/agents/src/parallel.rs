@@ -340,7 +340,7 @@ impl Orchestrator {
         aggregation.status = status;
         let record = conflict.as_ref().map(|c| ConflictRecord {
             parallel_id: run.id.clone(),
-            at: baton_store::Timestamp::now(),
+            at: baton_core::Timestamp::now(),
             recommendations: c.recommendations.clone(),
             resolution,
         });

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use baton_store::{DocumentStore, Layout, StoreError, Timestamp};
+use baton_core::{DocumentStore, Layout, StoreError, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -178,7 +178,7 @@ pub struct OrchestrationState {
 }
 
 /// The document that holds it, by its name in the store (its path in the folder).
-pub const DOCUMENT: &str = baton_store::documents::ORCHESTRATION;
+pub const DOCUMENT: &str = baton_core::documents::ORCHESTRATION;
 
 pub fn dir(layout: &Layout) -> PathBuf {
     layout.root().join("orchestration")

@@ -1,6 +1,6 @@
 //! Tests of the orchestration operations over a real temporary project.
 
-use baton_store::Project;
+use baton_folder::FolderStore;
 
 use crate::handoff::{HandoffContext, HandoffRequest};
 use crate::invoke::{CompletionReport, InvokeContext, InvokeRequest};
@@ -10,7 +10,7 @@ use crate::{AgentError, Orchestrator};
 
 fn setup() -> (tempfile::TempDir, Orchestrator) {
     let dir = tempfile::tempdir().unwrap();
-    let project = Project::init(dir.path(), "orchestrate", None).unwrap();
+    let project = FolderStore::init(dir.path(), "orchestrate", None).unwrap();
     let orchestrator = Orchestrator::open(&project).unwrap();
     (dir, orchestrator)
 }

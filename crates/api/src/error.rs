@@ -5,9 +5,9 @@
 use baton_agents::AgentError;
 use baton_browser::session::SessionError;
 use baton_browser::{BrowserControlError, BrowserError};
+use baton_core::{ErrorKind, StoreError};
 use baton_git::GitError;
 use baton_live::LiveError;
-use baton_store::{ErrorKind, StoreError};
 use serde::{Deserialize, Serialize};
 
 /// An operation's failure: the refusing library's kind and message, nothing else (front ends
@@ -47,6 +47,12 @@ error_from!(
     BrowserError,
     SessionError
 );
+
+impl From<baton_fs::FileError> for Error {
+    fn from(e: baton_fs::FileError) -> Self {
+        StoreError::from(e).into()
+    }
+}
 
 /// How an error travels: its kind for programs, its message for people. The CLI prints
 /// `{"error": ErrorBody}` on stderr with `--json`, an MCP tool error carries the same object

@@ -2,7 +2,7 @@
 //! lead to it, and the text `--help` prints about them (made from the same table, so the two
 //! cannot disagree).
 
-use baton_store::ErrorKind;
+use baton_core::ErrorKind;
 
 /// One exit code and what it means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

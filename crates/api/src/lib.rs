@@ -14,7 +14,7 @@
 //!
 //! So one operation answers the same JSON wherever it is called, fails with the same
 //! [`Error`] (one kind list, one exit-code table in [`exit`]), and cannot drift between
-//! surfaces. The rules themselves are not here: they live in `baton-store`, `baton-live` and
+//! surfaces. The rules themselves are not here: they live in `baton-core`, the stores, `baton-live` and
 //! `baton-agents`, which this crate calls.
 
 pub mod error;
@@ -137,9 +137,9 @@ pub fn typescript_constants() -> String {
          export const MAX_PRIORITY = {};\n\
          /** The name leader operations are recorded under. */\n\
          export const LEADER = {:?};\n",
-        baton_store::model::DEFAULT_PRIORITY,
-        baton_store::lifecycle::MAX_PRIORITY,
-        baton_store::project::LEADER,
+        baton_core::model::DEFAULT_PRIORITY,
+        baton_core::requests::MAX_PRIORITY,
+        baton_core::LEADER,
     )
 }
 

@@ -15,14 +15,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use baton_core::{Confinement, DocumentStore, Layout, SignalStore, StoreError, TaskStore};
+use baton_folder::FolderStore;
+use baton_fs::write_atomic;
 use baton_live::WatchMode;
 use baton_live::feed::{ChangeFeed, Stores};
-use baton_pg::PgProject;
+use baton_pg::PgStore;
 use baton_pg::transfer::Transfer;
-use baton_store::durable::write_atomic;
-use baton_store::{
-    Confinement, DocumentStore, Layout, Project, SignalStore, StoreError, TaskStore,
-};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -52,12 +51,13 @@ pub struct Choice<'a> {
     pub password: Option<&'a str>,
 }
 
-/// An opened project: the local folder and the task store (the folder itself, or a database).
+/// An opened project: its local folder and its stores (the folder itself, or a database).
 #[derive(Clone)]
 pub struct OpenProject {
     /// The `.coordination/` folder on this machine: everything when the project is kept
-    /// there, and on either store the browsers and orchestration's configuration.
-    pub folder: Project,
+    /// there, and on either store the browsers, worktrees and orchestration's configuration.
+    /// Only a place: what is kept there is reached through the stores.
+    local: Layout,
     /// The project's tasks, wherever they are kept.
     pub tasks: Arc<dyn TaskStore>,
     /// The project's runs and named signals, kept where the tasks are.
@@ -69,7 +69,7 @@ pub struct OpenProject {
 impl std::fmt::Debug for OpenProject {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenProject")
-            .field("folder", &self.folder.layout().root())
+            .field("local", &self.local.root())
             .field("tasks", &self.tasks.describe())
             .finish()
     }
@@ -77,20 +77,26 @@ impl std::fmt::Debug for OpenProject {
 
 impl OpenProject {
     /// A folder project: the folder holds its tasks.
-    pub fn folder(project: Project) -> OpenProject {
+    pub fn folder(project: FolderStore) -> OpenProject {
         OpenProject {
+            local: project.layout().clone(),
             tasks: Arc::new(project.clone()),
             signals: Arc::new(project.clone()),
-            documents: Arc::new(project.clone()),
-            folder: project,
+            documents: Arc::new(project),
         }
+    }
+
+    /// The project's folder on this machine (it may not exist for a database project reached
+    /// by URL alone).
+    pub fn local(&self) -> &Layout {
+        &self.local
     }
 
     /// Opens the project the user chose (see [`Choice`]), with `lease` for claims.
     pub fn open(choice: &Choice<'_>, cwd: &Path, lease: Duration) -> Result<OpenProject> {
         match Location::find(choice, cwd)? {
             Location::Folder(layout) => Ok(OpenProject::folder(
-                Project::open(layout)?.with_lease(lease),
+                FolderStore::open(layout)?.with_lease(lease),
             )),
             Location::Database { layout, url, name } => {
                 let url = match choice.password {
@@ -113,10 +119,10 @@ impl OpenProject {
     ) -> Result<(OpenProject, Pointer)> {
         let name = chosen_name(name, project_dir)?;
         check_no_folder_project(project_dir)?;
-        let store = Arc::new(PgProject::init(url, &name, goal, approach)?);
+        let store = Arc::new(PgStore::init(url, &name, goal, approach)?);
         let pointer = write_pointer(project_dir, url, &name)?;
         let layout = Layout::for_project(project_dir);
-        Ok((OpenProject::over(Project::local(layout), store), pointer))
+        Ok((OpenProject::over(layout, store), pointer))
     }
 
     /// Reaches project `name` (default: the folder's name) in the database at `url` from
@@ -145,7 +151,7 @@ impl OpenProject {
                     layout.root().display()
                 ),
             )),
-            Location::Database { url, name, .. } => Ok(PgProject::open(&url, &name)?.export(to)?),
+            Location::Database { url, name, .. } => Ok(PgStore::open(&url, &name)?.export(to)?),
         }
     }
 
@@ -169,7 +175,7 @@ impl OpenProject {
             ));
         }
         let name = chosen_name(name, layout.project_dir())?;
-        Ok(PgProject::import(url, &name, layout.project_dir())?.1)
+        Ok(PgStore::import(url, &name, layout.project_dir())?.1)
     }
 
     fn database(
@@ -177,18 +183,15 @@ impl OpenProject {
         url: &str,
         name: &str,
         lease: Duration,
-    ) -> baton_store::Result<OpenProject> {
-        let store = Arc::new(PgProject::open(url, name)?.with_lease(lease));
-        Ok(OpenProject::over(
-            Project::local(layout).with_lease(lease),
-            store,
-        ))
+    ) -> baton_core::Result<OpenProject> {
+        let store = Arc::new(PgStore::open(url, name)?.with_lease(lease));
+        Ok(OpenProject::over(layout, store))
     }
 
     /// A project kept in `store`, with this machine's `folder`.
-    fn over(folder: Project, store: Arc<PgProject>) -> OpenProject {
+    fn over(local: Layout, store: Arc<PgStore>) -> OpenProject {
         OpenProject {
-            folder,
+            local,
             tasks: store.clone(),
             signals: store.clone(),
             documents: store,
@@ -198,7 +201,7 @@ impl OpenProject {
     /// The context an operation runs in, for this project.
     pub fn context<'a>(&'a self, confinement: &'a Confinement) -> Context<'a> {
         Context::new(
-            &self.folder,
+            &self.local,
             &*self.tasks,
             &*self.signals,
             self.documents.clone(),
@@ -214,7 +217,7 @@ impl OpenProject {
             signals: self.signals.clone(),
             documents: self.documents.clone(),
         };
-        ChangeFeed::start_on(&self.folder, stores, mode)
+        ChangeFeed::start_on(&self.local, stores, mode)
     }
 
     /// How long claims hold a task.
@@ -298,7 +301,7 @@ pub fn default_name(project_dir: &Path) -> Result<String> {
         .and_then(|n| n.to_str())
         .unwrap_or_default()
         .to_string();
-    baton_store::names::validate_name("project name", &name).map_err(|_| {
+    baton_core::names::validate_name("project name", &name).map_err(|_| {
         Error::input(
             "project",
             format!(
@@ -333,7 +336,7 @@ pub fn read_pointer(layout: &Layout) -> Result<Option<Pointer>> {
 /// needed), with any password taken out of the URL. Refuses a folder that holds tasks of its
 /// own. Returns the pointer written.
 pub fn write_pointer(project_dir: &Path, url: &str, name: &str) -> Result<Pointer> {
-    baton_store::names::validate_name("project name", name)?;
+    baton_core::names::validate_name("project name", name)?;
     check_no_folder_project(project_dir)?;
     let layout = Layout::for_project(project_dir);
     std::fs::create_dir_all(layout.root()).map_err(|e| StoreError::io(layout.root(), e))?;
@@ -441,14 +444,14 @@ mod tests {
         std::fs::create_dir_all(layout.root()).unwrap();
         std::fs::write(layout.pointer_file(), "{not json").unwrap();
         let err = read_pointer(&layout).unwrap_err();
-        assert_eq!(err.kind(), baton_store::ErrorKind::CorruptFile, "{err}");
+        assert_eq!(err.kind(), baton_core::ErrorKind::CorruptFile, "{err}");
         assert!(err.to_string().contains("store.json"), "{err}");
     }
 
     #[test]
     fn a_folder_project_is_not_overwritten_by_a_pointer() {
         let dir = tempfile::tempdir().unwrap();
-        Project::init(dir.path(), "goal", None).unwrap();
+        FolderStore::init(dir.path(), "goal", None).unwrap();
         let err = write_pointer(dir.path(), "postgres://localhost/db", "x").unwrap_err();
         assert!(err.to_string().contains("store import"), "{err}");
     }

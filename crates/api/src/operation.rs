@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
+use baton_core::{Confinement, DocumentStore, ForeignFile, Layout, SignalStore, TaskStore};
+use baton_folder::FolderStore;
 use baton_live::WatchMode;
-use baton_store::{Confinement, DocumentStore, ForeignFile, Project, SignalStore, TaskStore};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
@@ -18,8 +19,8 @@ use crate::error::{Error, Result};
 /// Where an operation runs, and on whose behalf.
 #[derive(Clone)]
 pub struct Context<'a> {
-    /// The project's folder on this machine: agent definitions, browsers.
-    pub project: &'a Project,
+    /// The project's folder on this machine: agent definitions, browsers, worktrees.
+    pub local: &'a Layout,
     /// The project's tasks, wherever they are kept (the folder, or a database).
     pub tasks: &'a dyn TaskStore,
     /// The project's runs and named signals, kept where its tasks are.
@@ -38,14 +39,14 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(
-        project: &'a Project,
+        local: &'a Layout,
         tasks: &'a dyn TaskStore,
         signals: &'a dyn SignalStore,
         documents: Arc<dyn DocumentStore>,
         confinement: &'a Confinement,
     ) -> Self {
         Context {
-            project,
+            local,
             tasks,
             signals,
             documents,
@@ -56,9 +57,9 @@ impl<'a> Context<'a> {
     }
 
     /// The context of a folder project: the folder holds everything.
-    pub fn folder(project: &'a Project, confinement: &'a Confinement) -> Self {
+    pub fn folder(project: &'a FolderStore, confinement: &'a Confinement) -> Self {
         Context::new(
-            project,
+            project.layout(),
             project,
             project,
             Arc::new(project.clone()),
@@ -141,7 +142,7 @@ fn call<O: Operation>(cx: &Context, arguments: Value) -> Result<Value> {
     let output = parse::<O>(arguments)?.run(cx)?;
     serde_json::to_value(output).map_err(|e| {
         Error::new(
-            baton_store::ErrorKind::Internal,
+            baton_core::ErrorKind::Internal,
             format!("{} result cannot be encoded: {e}", O::NAME),
         )
     })

@@ -17,7 +17,7 @@ use crate::operation::{Context, Operation};
 
 /// The orchestrator of the context's project, confined as the context says.
 pub fn orchestrator(cx: &Context) -> Result<Orchestrator> {
-    Ok(Orchestrator::open_on(cx.project, cx.documents.clone())?
+    Ok(Orchestrator::open_on(cx.local, cx.documents.clone())?
         .with_confinement(cx.confinement.clone()))
 }
 

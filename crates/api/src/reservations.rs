@@ -1,11 +1,11 @@
 //! File reservations: an agent holds paths so that others do not edit them at the same time
-//! (`baton_store::reservations` has the rules: what overlaps, what is in force, when one ends).
+//! (`baton_core::reservations` has the rules: what overlaps, what is in force, when one ends).
 //! A claimed task holds its own files; these operations reserve more, give them back, list
 //! who holds what, and check a set of files before a commit.
 
 use std::time::Duration;
 
-use baton_store::{Hold, NewReservation, Reservation};
+use baton_core::{Hold, NewReservation, Reservation};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -5,8 +5,8 @@
 //! A path is resolved through the context's confinement: inside the project for an agent,
 //! anywhere for the user.
 
+use baton_core::{Run, Signal, SignalTarget};
 use baton_live::wait::{Quorum, SignalWait, WaitOutcome, wait_for_signals};
-use baton_store::{Run, Signal, SignalTarget};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -5,11 +5,11 @@
 //! Every operation that changes one task answers [`TaskOutcome`], `{"task": …}`, on every
 //! front end: a wrapper, so an answer can grow (a hint, a warning) without breaking readers.
 
-use baton_store::lifecycle::{Completion, Files, NewTask, TaskEdit};
-use baton_store::model::DEFAULT_PRIORITY;
-use baton_store::{
+use baton_core::model::DEFAULT_PRIORITY;
+use baton_core::{
     Aggregate, DoctorReport, LogLine, Move, StatusReport, Task, TaskStatus, TaskView,
 };
+use baton_core::{ClaimRequest, Completion, Files, NewTask, TaskEdit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -232,7 +232,7 @@ pub struct ClaimOutcome {
 }
 
 impl ClaimOutcome {
-    pub fn claimed(claim: baton_store::Claim) -> Self {
+    pub fn claimed(claim: baton_core::Claimed) -> Self {
         ClaimOutcome {
             task: Some(claim.task),
             reclaimed_from: claim.reclaimed_from,
@@ -270,13 +270,14 @@ impl Operation for Claim {
         } else {
             Files::Respect
         };
-        let outcome = if let Some(task) = &self.task {
-            ClaimOutcome::claimed(cx.tasks.claim_task_with(&self.agent, task, files)?)
-        } else {
-            match cx.tasks.claim_with(&self.agent, files)? {
-                Some(claim) => ClaimOutcome::claimed(claim),
-                None => ClaimOutcome::nothing(nothing_ready_reason(cx)?),
-            }
+        let request = ClaimRequest {
+            agent: self.agent.clone(),
+            task: self.task.clone(),
+            files,
+        };
+        let outcome = match cx.tasks.claim(&request)? {
+            Some(claimed) => ClaimOutcome::claimed(claimed),
+            None => ClaimOutcome::nothing(nothing_ready_reason(cx)?),
         };
         match self.worktree {
             true => outcome.in_worktree(cx, &self.agent),
@@ -377,7 +378,7 @@ impl Operation for Complete {
             files_created: self.created,
             branch: None,
         };
-        record_branch(cx.project.layout(), &self.task, &mut completion)?;
+        record_branch(cx.local, &self.task, &mut completion)?;
         let task = cx.tasks.complete(&self.agent, &self.task, completion)?;
         Ok(task.into())
     }
@@ -660,7 +661,7 @@ impl Operation for Logs {
     type Output = LogLines;
     fn run(self, cx: &Context) -> Result<LogLines> {
         if let Some(agent) = &self.agent {
-            baton_store::names::validate_agent_id(agent)?;
+            baton_core::names::validate_agent_id(agent)?;
         }
         Ok(LogLines {
             lines: cx.tasks.logs(self.agent.as_deref(), self.lines)?,

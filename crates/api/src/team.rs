@@ -1,11 +1,11 @@
-//! The lead's view of the team: one row per agent (`baton_store::team` decides each row's
+//! The lead's view of the team: one row per agent (`baton_core::team` decides each row's
 //! state), read through the seams so it is the same on every store.
 
 use std::collections::BTreeMap;
 
-use baton_store::Timestamp;
-use baton_store::journal::LogLine;
-use baton_store::team::{AgentRow, known_agents, team};
+use baton_core::Timestamp;
+use baton_core::journal::LogLine;
+use baton_core::team::{AgentRow, known_agents, team};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

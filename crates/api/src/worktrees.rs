@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use baton_core::{Finding, FindingKind, StoreError, Task, TaskStatus};
 use baton_git::{GitError, Worktrees, branch_name, merge_task_branch};
-use baton_store::{Finding, FindingKind, StoreError, Task, TaskStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +31,7 @@ pub struct WorktreeInfo {
 /// Gives the claimed `task` its own worktree. If that fails, the claim is handed back, so a
 /// task is never left claimed with nowhere to work on it.
 pub fn give_worktree(cx: &Context, agent: &str, task: &str) -> Result<WorktreeInfo> {
-    let prepared = Worktrees::open(cx.project.layout()).and_then(|w| w.prepare(task));
+    let prepared = Worktrees::open(cx.local).and_then(|w| w.prepare(task));
     match prepared {
         Ok(worktree) => Ok(WorktreeInfo {
             path: worktree.workdir,
@@ -108,7 +108,7 @@ impl Operation for Merge {
             ));
         }
         let (file, _) = cx.tasks.snapshot()?;
-        let worktrees = Worktrees::open(cx.project.layout())?;
+        let worktrees = Worktrees::open(cx.local)?;
         let tasks: Vec<&Task> = if self.all {
             let mut done: Vec<&Task> = file
                 .tasks
@@ -206,7 +206,7 @@ fn merge_message(task: &Task) -> String {
 /// has a worktree checked out. With `fix`, those with nothing uncommitted are removed (their
 /// branches stay). Nothing is looked at (and no git run) in a project without worktrees.
 pub fn worktree_findings(cx: &Context, fix: bool) -> Result<(Vec<Finding>, Vec<String>)> {
-    let layout = cx.project.layout();
+    let layout = cx.local;
     if !layout.worktrees_dir().is_dir() {
         return Ok((Vec::new(), Vec::new()));
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use baton_store::{Layout, StoreError, Timestamp};
+use baton_core::{Layout, StoreError, Timestamp};
 use serde::Serialize;
 use serde_json::json;
 
@@ -43,10 +43,16 @@ pub enum BrowserControlError {
     Store(#[from] StoreError),
 }
 
+impl From<baton_fs::FileError> for BrowserControlError {
+    fn from(e: baton_fs::FileError) -> Self {
+        BrowserControlError::Store(e.into())
+    }
+}
+
 impl BrowserControlError {
     /// A stable name for scripts and the UI.
-    pub fn kind(&self) -> baton_store::ErrorKind {
-        use baton_store::ErrorKind;
+    pub fn kind(&self) -> baton_core::ErrorKind {
+        use baton_core::ErrorKind;
         match self {
             BrowserControlError::NotRunning { .. } => ErrorKind::BrowserNotRunning,
             BrowserControlError::NoPage { .. } => ErrorKind::NoPage,
@@ -172,7 +178,7 @@ pub fn save_screenshot(layout: &Layout, port: u16, out: Option<&Path>) -> Result
             dir.join(format!("port-{port}-{stamp}.png"))
         }
     };
-    baton_store::durable::write_atomic(&path, &png)?;
+    baton_fs::write_atomic(&path, &png)?;
     Ok(SavedScreenshot {
         port,
         bytes: png.len(),

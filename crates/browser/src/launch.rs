@@ -11,8 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use baton_store::durable::write_atomic;
-use baton_store::{Layout, StoreError, Timestamp};
+use baton_core::{Layout, StoreError, Timestamp};
+use baton_fs::write_atomic;
 
 use crate::registry::{BrowserRecord, cdp_answers, registry_dir, version};
 
@@ -64,10 +64,16 @@ pub enum BrowserError {
     Store(#[from] StoreError),
 }
 
+impl From<baton_fs::FileError> for BrowserError {
+    fn from(e: baton_fs::FileError) -> Self {
+        BrowserError::Store(e.into())
+    }
+}
+
 impl BrowserError {
     /// A stable name for scripts and the UI.
-    pub fn kind(&self) -> baton_store::ErrorKind {
-        use baton_store::ErrorKind;
+    pub fn kind(&self) -> baton_core::ErrorKind {
+        use baton_core::ErrorKind;
         match self {
             BrowserError::Spawn { .. } => ErrorKind::Spawn,
             BrowserError::Exited { .. } => ErrorKind::BrowserError,
@@ -301,12 +307,12 @@ fn kill_group(child: &mut Child) {
 mod tests {
     use super::*;
     use crate::registry::{free_port, list};
-    use baton_store::process::pid_alive;
+    use baton_fs::pid_alive;
 
     #[test]
     fn a_launched_browser_answers_is_registered_and_leaves_nothing_when_stopped() {
         let dir = tempfile::tempdir().unwrap();
-        let project = baton_store::Project::init(dir.path(), "browsers", None).unwrap();
+        let project = baton_folder::FolderStore::init(dir.path(), "browsers", None).unwrap();
         let layout = project.layout();
         let port = free_port().unwrap();
         let browser = RunningBrowser::launch(layout, &LaunchOptions::new(port, "test")).unwrap();
@@ -334,7 +340,7 @@ mod tests {
     #[test]
     fn a_browser_outlives_the_thread_that_launched_it() {
         let dir = tempfile::tempdir().unwrap();
-        let project = baton_store::Project::init(dir.path(), "browsers", None).unwrap();
+        let project = baton_folder::FolderStore::init(dir.path(), "browsers", None).unwrap();
         let layout = project.layout().clone();
         let port = free_port().unwrap();
         // As an async runtime's blocking pool does: launch on a worker thread that then ends.
@@ -360,7 +366,7 @@ mod tests {
     #[test]
     fn a_missing_executable_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
-        let project = baton_store::Project::init(dir.path(), "browsers", None).unwrap();
+        let project = baton_folder::FolderStore::init(dir.path(), "browsers", None).unwrap();
         let mut options = LaunchOptions::new(free_port().unwrap(), "test");
         options.executable = PathBuf::from("/nonexistent/chromium");
         let err = RunningBrowser::launch(project.layout(), &options)

@@ -8,7 +8,7 @@
 
 use std::sync::Mutex;
 
-use baton_store::Layout;
+use baton_core::Layout;
 
 use crate::launch::{BrowserError, LaunchOptions, RunningBrowser};
 use crate::registry::{BrowserRecord, free_port};

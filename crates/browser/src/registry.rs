@@ -9,8 +9,8 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use baton_store::process::pid_alive;
-use baton_store::{Layout, StoreError, Timestamp};
+use baton_core::{Layout, StoreError, Timestamp};
+use baton_fs::pid_alive;
 use serde::{Deserialize, Serialize};
 
 /// A browser as the registry records it.

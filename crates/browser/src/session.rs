@@ -15,10 +15,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton_store::durable::write_atomic;
-use baton_store::process::pid_alive;
-use baton_store::project::LEADER;
-use baton_store::{ErrorKind, ForeignFile, Layout, SignalStore, SignalTarget, StoreError};
+use baton_core::LEADER;
+use baton_core::{ErrorKind, ForeignFile, Layout, SignalStore, SignalTarget, StoreError};
+use baton_fs::pid_alive;
+use baton_fs::write_atomic;
 use serde::{Deserialize, Serialize};
 
 use crate::controls::{BrowserControlError, check_url, navigate};
@@ -70,6 +70,12 @@ pub enum SessionError {
     Control(#[from] BrowserControlError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<baton_fs::FileError> for SessionError {
+    fn from(e: baton_fs::FileError) -> Self {
+        SessionError::Store(e.into())
+    }
 }
 
 impl SessionError {

@@ -42,7 +42,7 @@ fn page(dir: &std::path::Path, base: &str, name: &str, title: &str) -> String {
 #[test]
 fn navigate_reload_and_screenshot_a_registered_browser() {
     let dir = tempfile::tempdir().unwrap();
-    let project = baton_store::Project::init(dir.path(), "controls", None).unwrap();
+    let project = baton_folder::FolderStore::init(dir.path(), "controls", None).unwrap();
     let base = serve(dir.path());
     let first = page(dir.path(), &base, "first.html", "First page");
     let second = page(dir.path(), &base, "second.html", "Second page");

@@ -27,13 +27,13 @@ fn text_arg(cwd: &Path, value: &str) -> Result<String, CliError> {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|e| baton_store::StoreError::io("stdin", e))?;
+            .map_err(|e| baton_core::StoreError::io("stdin", e))?;
         return Ok(text);
     }
     match value.strip_prefix('@') {
         Some(path) => {
             let path = cwd.join(path);
-            std::fs::read_to_string(&path).map_err(|e| baton_store::StoreError::io(path, e).into())
+            std::fs::read_to_string(&path).map_err(|e| baton_core::StoreError::io(path, e).into())
         }
         None => Ok(value.to_string()),
     }
@@ -43,8 +43,8 @@ fn text_arg(cwd: &Path, value: &str) -> Result<String, CliError> {
 /// the user names (the MCP server's agents get the project only).
 fn orchestrator(project: &OpenProject) -> Result<Orchestrator, CliError> {
     Ok(
-        Orchestrator::open_on(&project.folder, project.documents.clone())?
-            .with_confinement(crate::context::user_confinement(&project.folder)),
+        Orchestrator::open_on(project.local(), project.documents.clone())?
+            .with_confinement(crate::context::user_confinement(project.local())),
     )
 }
 
@@ -71,7 +71,7 @@ pub fn agents(project: &OpenProject, command: AgentsCommand, json: bool) -> Resu
             }
         }
         AgentsCommand::Init { to, force } => {
-            let dir = project.folder.layout().project_dir().join(&to);
+            let dir = project.local().project_dir().join(&to);
             let written = catalog::write_catalog(&dir, force)?;
             let workflows = orchestrator.write_workflows(force)?;
             emit(
@@ -162,7 +162,7 @@ pub fn invoke(
 
 pub fn handoff(project: &OpenProject, command: HandoffCommand, json: bool) -> Result<u8, CliError> {
     let orchestrator = orchestrator(project)?;
-    let cwd = std::env::current_dir().map_err(|e| baton_store::StoreError::io(".", e))?;
+    let cwd = std::env::current_dir().map_err(|e| baton_core::StoreError::io(".", e))?;
     match command {
         HandoffCommand::Track {
             from,

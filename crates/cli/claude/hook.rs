@@ -8,12 +8,12 @@ use std::path::Path;
 
 use baton_api::tasks::Heartbeat;
 use baton_api::{Choice, Error, OpenProject, Operation};
+use baton_core::names::validate_agent_id;
+use baton_core::{ForeignFile, Task, TaskStatus, Timestamp};
+use baton_fs::append_line;
+use baton_fs::proc_stat;
 use baton_live::WatchMode;
 use baton_live::keepalive::keeper_running;
-use baton_store::durable::append_line;
-use baton_store::names::validate_agent_id;
-use baton_store::process::proc_stat;
-use baton_store::{ForeignFile, Task, TaskStatus, Timestamp};
 use serde_json::Value;
 
 use super::HookEvent;
@@ -38,7 +38,7 @@ pub fn run(event: HookEvent, choice: &Choice, cwd: &Path, lease: std::time::Dura
     };
     if let Err(e) = answer(event, &project, &agent, &input) {
         let line = format!("[{}] {agent} {event:?}: {e}", Timestamp::now());
-        let _ = append_line(&project.folder.layout().root().join("hooks.log"), &line);
+        let _ = append_line(&project.local().root().join("hooks.log"), &line);
     }
     0
 }
@@ -67,7 +67,7 @@ fn answer(
                 .tasks
                 .notes()
                 .ok()
-                .and_then(|n| baton_store::notes::goal_of(&n.master_plan));
+                .and_then(|n| baton_core::notes::goal_of(&n.master_plan));
             println!("{}", session_context(agent, goal.as_deref(), &held));
         }
         HookEvent::Stop => {
@@ -101,7 +101,7 @@ fn held_by(project: &OpenProject, agent: &str) -> Result<Vec<Task>, Error> {
 /// Makes sure a keeper renews `agent`'s leases while this Claude Code session lives: starts
 /// `baton worker keepalive` (its own process group, so it outlives the hook) unless one runs.
 fn keep_leases(project: &OpenProject, agent: &str) {
-    let layout = project.folder.layout();
+    let layout = project.local();
     if keeper_running(layout, agent).unwrap_or(true) {
         return;
     }

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use baton_api::Error;
-use baton_store::durable::write_atomic;
-use baton_store::{Layout, StoreError};
+use baton_core::{Layout, StoreError};
+use baton_fs::write_atomic;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -248,7 +248,7 @@ pub fn command(
     use std::fmt::Write as _;
 
     if let Some(agent) = &args.worker {
-        baton_store::names::validate_agent_id(agent)?;
+        baton_core::names::validate_agent_id(agent)?;
         let command = worker_command(agent);
         crate::output::emit(
             json,
@@ -262,7 +262,7 @@ pub fn command(
         );
         return Ok(0);
     }
-    let layout = project.folder.layout();
+    let layout = project.local();
     let changes = if args.remove {
         remove(layout, args.dry_run)?
     } else {

@@ -45,11 +45,11 @@ impl SignalPlace {
     }
 
     /// What to do with a file at the place that is not a signal.
-    pub fn foreign(&self) -> baton_store::ForeignFile {
+    pub fn foreign(&self) -> baton_core::ForeignFile {
         if self.force {
-            baton_store::ForeignFile::Replace
+            baton_core::ForeignFile::Replace
         } else {
-            baton_store::ForeignFile::Keep
+            baton_core::ForeignFile::Keep
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The live commands: runs, signals, `watch`, `worker claim --wait` and `worker loop`. Each
-//! calls one `baton-store` or `baton-live` operation and prints the outcome.
+//! calls one `baton-api` or `baton-live` operation and prints the outcome.
 
 use std::io::Write;
 use std::path::Path;
@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use baton_api::signals::{ClearSignal, ListRuns, ListSignals, NewRun, WaitSignals, WriteSignal};
 use baton_api::tasks::ClaimOutcome;
 use baton_api::{Error, OpenProject, Operation, exit};
+use baton_core::ForeignFile;
 use baton_live::claim_wait::claim_within;
 use baton_live::wait::{WaitOutcome, wait_for_signals};
 use baton_live::worker_loop::{LoopEnd, LoopEvent, LoopOptions, run_worker_loop};
 use baton_live::{LiveError, WatchMode};
-use baton_store::ForeignFile;
 
 use crate::context::{as_user, user_path};
 pub mod args;
@@ -149,7 +149,7 @@ pub fn watch(project: &OpenProject, mode: WatchMode, json: bool) -> Result<u8, L
         feed.backend()
     );
     while let Some(event) = feed.recv() {
-        let at = baton_store::Timestamp::now();
+        let at = baton_core::Timestamp::now();
         let line = if json {
             let mut value = serde_json::to_value(&event).expect("events serialise");
             value["at"] = serde_json::to_value(at).expect("timestamps serialise");
@@ -213,28 +213,22 @@ pub fn worker_loop(
         worktree: args.worktree,
     };
     let mut announced_wait = false;
-    let report = run_worker_loop(
-        &*project.tasks,
-        project.folder.layout(),
-        &options,
-        &stop,
-        |event| {
-            if json {
-                if let Some(line) = render::loop_event_json(&event) {
-                    println!("{line}");
-                }
+    let report = run_worker_loop(&*project.tasks, project.local(), &options, &stop, |event| {
+        if json {
+            if let Some(line) = render::loop_event_json(&event) {
+                println!("{line}");
+            }
+            return;
+        }
+        if matches!(event, LoopEvent::Waiting(_)) {
+            // Said once: the loop waits again after every task.
+            if announced_wait {
                 return;
             }
-            if matches!(event, LoopEvent::Waiting(_)) {
-                // Said once: the loop waits again after every task.
-                if announced_wait {
-                    return;
-                }
-                announced_wait = true;
-            }
-            eprintln!("{}", render::loop_event(&args.agent, &event));
-        },
-    )?;
+            announced_wait = true;
+        }
+        eprintln!("{}", render::loop_event(&args.agent, &event));
+    })?;
     emit(json, &report, || render::loop_report(&report));
     Ok(match report.end {
         LoopEnd::Stopped => exit::INTERRUPTED.code,

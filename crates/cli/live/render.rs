@@ -3,10 +3,10 @@
 
 use std::fmt::Write;
 
+use baton_core::{Run, Signal, Timestamp};
 use baton_live::feed::{ChangeEvent, TaskChangeKind};
 use baton_live::wait::WaitOutcome;
 use baton_live::worker_loop::{LoopEnd, LoopEvent, LoopReport};
-use baton_store::{Run, Signal, Timestamp};
 
 use crate::render::line;
 

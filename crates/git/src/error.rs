@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use baton_store::{ErrorKind, StoreError};
+use baton_core::{ErrorKind, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -51,6 +51,12 @@ pub enum GitError {
 
     #[error("`git {command}` failed: {message}")]
     Failed { command: String, message: String },
+}
+
+impl From<baton_fs::FileError> for GitError {
+    fn from(e: baton_fs::FileError) -> Self {
+        GitError::Store(e.into())
+    }
 }
 
 impl GitError {

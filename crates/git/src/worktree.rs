@@ -10,8 +10,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use baton_store::durable::{FileLock, write_atomic};
-use baton_store::{BranchRecord, CommitRecord, Completion, Layout, StoreError};
+use baton_core::{BranchRecord, CommitRecord, Completion, Layout, StoreError};
+use baton_fs::{FileLock, write_atomic};
 
 use crate::error::{GitError, Result};
 use crate::repo::{Repo, changed_files, run};

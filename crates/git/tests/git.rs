@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use baton_core::{Completion, Layout};
 use baton_git::{GitError, Worktrees, merge_task_branch, record_branch};
-use baton_store::{Completion, Layout};
 use baton_test_support::git;
 
 /// A repository on `main` with one commit, and a project folder (`.coordination/`) at its top.
@@ -153,7 +153,7 @@ fn a_conflicting_merge_is_aborted_and_leaves_the_checkout_as_it_was() {
         }
         other => panic!("expected a conflict, got {other:?}"),
     }
-    assert_eq!(err.kind(), baton_store::ErrorKind::MergeConflict);
+    assert_eq!(err.kind(), baton_core::ErrorKind::MergeConflict);
     assert!(err.to_string().contains("nothing changed"), "{err}");
     assert_eq!(head(dir.path()), before);
     assert_eq!(

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use std::path::PathBuf;
 
-use baton_store::{Claim, Listener, Outlook, StoreError, TaskStore};
+use baton_core::{Changes, ClaimRequest, Claimed, Listener, Outlook, StoreError, TaskStore};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -24,7 +24,7 @@ pub const STOP_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum ClaimOutcome {
     Claimed {
-        claim: Box<Claim>,
+        claim: Box<Claimed>,
     },
     /// The time limit passed with nothing ready.
     TimedOut,
@@ -59,7 +59,7 @@ pub fn claim_when_ready(
     wait: ClaimWait<'_>,
     armed: impl FnOnce(Backend),
 ) -> Result<ClaimOutcome> {
-    baton_store::names::validate_agent_id(agent)?;
+    baton_core::names::validate_agent_id(agent)?;
     let deadline = wait.timeout.map(|t| Instant::now() + t);
     let mut armed = Some(armed);
     // The store going away (a restart, a dropped network) does not end the wait: listen and
@@ -77,7 +77,7 @@ pub fn claim_within(
     timeout: Option<Duration>,
     mode: WatchMode,
     armed: impl FnOnce(Backend),
-) -> Result<Option<Claim>> {
+) -> Result<Option<Claimed>> {
     let wait = ClaimWait {
         timeout,
         stop_when_drained: false,
@@ -107,13 +107,13 @@ impl Waker {
         if let Some(listener) = store.listen()? {
             return Ok(Waker::Store(listener));
         }
-        let root = store
-            .folder()
-            .map(|layout| layout.root().to_path_buf())
-            .ok_or_else(|| StoreError::InvalidInput {
+        let Changes::Files(root) = store.changes() else {
+            return Err(StoreError::InvalidInput {
                 field: "store",
-                reason: "it can neither notify nor be watched".into(),
-            })?;
+                reason: "it says it notifies, but gave no listener".into(),
+            }
+            .into());
+        };
         let mut watch = Watch::new(mode, &root)?;
         let interval = match mode {
             WatchMode::Auto(i) | WatchMode::Poll(i) => i,
@@ -188,7 +188,7 @@ fn wait_once(
                 if let Some(waker) = &mut waker {
                     waker.pause();
                 }
-                if let Some(claim) = store.claim(agent)? {
+                if let Some(claim) = store.claim(&ClaimRequest::next(agent))? {
                     return Ok(ClaimOutcome::Claimed {
                         claim: Box::new(claim),
                     });

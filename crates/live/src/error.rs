@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use baton_store::{ErrorKind, StoreError};
+use baton_core::{ErrorKind, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
@@ -22,6 +22,12 @@ pub enum LiveError {
 
     #[error("cannot run {command:?}: {message}")]
     Spawn { command: String, message: String },
+}
+
+impl From<baton_fs::FileError> for LiveError {
+    fn from(e: baton_fs::FileError) -> Self {
+        LiveError::Store(e.into())
+    }
 }
 
 impl From<baton_git::GitError> for LiveError {

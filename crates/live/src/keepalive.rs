@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use baton_store::durable::FileLock;
-use baton_store::names::validate_agent_id;
-use baton_store::process::pid_alive;
-use baton_store::{Layout, StoreError, TaskStore};
+use baton_core::names::validate_agent_id;
+use baton_core::{Layout, StoreError, TaskStore};
+use baton_fs::FileLock;
+use baton_fs::pid_alive;
 
 use crate::error::Result;
 

@@ -14,7 +14,7 @@
 //! - [`keepalive`]: an agent's leases renewed for as long as its process lives;
 //!
 //! It is synchronous (threads and channels, no async runtime), so async hosts run it on a
-//! blocking thread. The state itself, and every write, belong to `baton-store`; browsers, whose
+//! blocking thread. The state itself, and every write, belong to the stores (`baton-folder`, `baton-pg`); browsers, whose
 //! registry the feed reads, belong to `baton-browser`.
 
 pub mod claim_wait;

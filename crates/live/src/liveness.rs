@@ -3,9 +3,9 @@
 //! (`--while-agent`), so that a writer that crashed ends the wait instead of leaving the reader
 //! waiting forever, the source design's open problem.
 
-use baton_store::{TaskStore, Timestamp};
+use baton_core::{TaskStore, Timestamp};
 
-pub use baton_store::process::pid_alive;
+pub use baton_fs::pid_alive;
 
 /// When agent `agent` counts as gone, with the store's time now: its last sign of life in the
 /// task store (or `since`, when the wait began, if later or if it never showed one) plus the
@@ -14,7 +14,7 @@ pub fn agent_deadline(
     tasks: &dyn TaskStore,
     agent: &str,
     since: &mut Option<Timestamp>,
-) -> baton_store::Result<(Timestamp, Timestamp)> {
+) -> baton_core::Result<(Timestamp, Timestamp)> {
     let (seen, now) = tasks.last_seen(agent)?;
     let since = *since.get_or_insert(now);
     let last_seen = seen.map_or(since, |seen| seen.max(since));

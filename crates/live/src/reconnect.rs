@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use baton_store::StoreError;
+use baton_core::StoreError;
 
 use crate::error::LiveError;
 

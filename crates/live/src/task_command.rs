@@ -10,8 +10,8 @@ use std::sync::mpsc::{Receiver, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use baton_core::Task;
 use baton_git::Worktree;
-use baton_store::Task;
 
 use crate::error::{LiveError, Result};
 

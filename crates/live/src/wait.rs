@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use baton_store::{Signal, SignalStore, SignalTarget, StoreError, TaskStore, Timestamp};
+use baton_core::{Changes, Signal, SignalStore, SignalTarget, StoreError, TaskStore, Timestamp};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -89,7 +89,7 @@ pub fn wait_for_signals(
         }
         .into());
     }
-    if tasks.folder().is_none()
+    if tasks.shared_across_machines()
         && let Some(pid) = wait.while_pids.iter().find(|pid| !pid_alive(**pid))
     {
         return Err(StoreError::InvalidInput {
@@ -136,7 +136,10 @@ fn wait_once(
     let probe = files
         .first()
         .map(|f| nearest_existing_parent(f))
-        .or_else(|| tasks.folder().map(|l| l.root().to_path_buf()))
+        .or_else(|| match tasks.changes() {
+            Changes::Files(root) => Some(root),
+            Changes::Notifications => None,
+        })
         .unwrap_or_else(std::env::temp_dir);
     let mut watch = Watch::new(wait.mode, &probe)?;
     let interval = poll_interval(wait.mode);
@@ -145,10 +148,11 @@ fn wait_once(
     if let Some(listener) = listener {
         watch.follow(listener)?;
     }
-    if let (false, Some(layout)) = (wait.while_agents.is_empty(), tasks.folder()) {
-        // Heartbeats land in tasks.json; watching it lets a renewed lease push the deadline on.
-        // (A database's heartbeats send nothing: the deadline is looked at again when it comes.)
-        watch.add_or_poll(layout.root(), false, interval)?;
+    if let (false, Changes::Files(root)) = (wait.while_agents.is_empty(), tasks.changes()) {
+        // Heartbeats land in the store's files; watching them lets a renewed lease push the
+        // deadline on. (A store that notifies sends nothing for heartbeats: the deadline is
+        // looked at again when it comes.)
+        watch.add_or_poll(&root, false, interval)?;
     }
     watch_deepest_folders(&mut watch, &files, interval)?;
     if let Some(armed) = armed.take() {

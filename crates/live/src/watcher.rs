@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
-use baton_store::{Listener, StoreError};
+use baton_core::{Listener, StoreError};
 use notify::{Config, EventHandler, PollWatcher, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::error::{LiveError, Result};

@@ -14,8 +14,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use baton_store::lifecycle::Completion;
-use baton_store::{Layout, Result as StoreResult, StoreError, Task, TaskStatus, TaskStore};
+use baton_core::Completion;
+use baton_core::{Layout, Result as StoreResult, StoreError, Task, TaskStatus, TaskStore};
 use serde::Serialize;
 
 use crate::claim_wait::{ClaimOutcome, ClaimWait, STOP_CHECK_INTERVAL, claim_when_ready};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use baton_browser::BrowserRecord;
 use baton_browser::on_demand::OnDemandBrowser;
-use baton_store::Layout;
+use baton_core::Layout;
 
 pub struct BrowserManager {
     browser: Arc<OnDemandBrowser>,

@@ -5,7 +5,7 @@
 //! from the change feed; a proxy for child MCP servers (Playwright MCP by default) with a
 //! browser launched on first use. Every operation calls the same library function the CLI does.
 //!
-//! Not here: any coordination logic (that is in `baton-store`, `baton-live`, `baton-agents`).
+//! Not here: any coordination logic (that is in `baton-core`, the stores, `baton-live`, `baton-agents`).
 
 pub mod browser_manager;
 pub mod config;
@@ -19,7 +19,7 @@ pub mod server;
 pub mod tools;
 
 use baton_api::OpenProject;
-use baton_store::Project;
+use baton_core::Layout;
 use rmcp::ServiceExt;
 
 pub use filter::ToolFilter;
@@ -62,7 +62,7 @@ pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let outcome = runtime.block_on(async move {
         let http = options.http.as_deref().map(http::loopback).transpose()?;
-        let project = open.folder.clone();
+        let project = open.local().clone();
         let server = build(open, &options).await?;
         let result = match http {
             None => serve_stdio(&server).await,
@@ -80,13 +80,13 @@ pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), String> {
 /// The server for these options: the agent's tool filter, the browser's reserved port, and
 /// the children started (so the first `tools/list` already has their tools).
 async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, String> {
-    let project = &open.folder;
-    let log = Log::new(project.layout(), options.quiet);
+    let project = open.local();
+    let log = Log::new(project, options.quiet);
     let confinement = config::confinement(project, &options.allow_paths)?;
     let filter = match &options.agent {
         Some(agent) => {
-            let orchestrator =
-                baton_agents::Orchestrator::open(project).map_err(|e| e.to_string())?;
+            let orchestrator = baton_agents::Orchestrator::open_on(project, open.documents.clone())
+                .map_err(|e| e.to_string())?;
             let definition = orchestrator
                 .registry()
                 .require(agent)
@@ -99,13 +99,12 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, S
         Some(agent) => format!("{agent} (baton-mcp[{}])", std::process::id()),
         None => format!("baton-mcp[{}]", std::process::id()),
     };
-    let browser =
-        browser_manager::BrowserManager::new(project.layout().clone(), owner, !options.headed)
-            .map_err(|e| format!("cannot reserve a port for the browser: {e}"))?;
+    let browser = browser_manager::BrowserManager::new(project.clone(), owner, !options.headed)
+        .map_err(|e| format!("cannot reserve a port for the browser: {e}"))?;
     let proxying = options.proxy || !options.children.is_empty();
     let proxy = if proxying {
         let specs = if options.children.is_empty() {
-            vec![proxy::default_child(project.layout().project_dir())]
+            vec![proxy::default_child(project.project_dir())]
         } else {
             options
                 .children
@@ -115,7 +114,7 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, S
                 .collect::<Result<Vec<_>, _>>()?
         };
         let taken: Vec<String> = tools::own_tool_names().map(str::to_string).collect();
-        let coordination = project.layout().root().to_path_buf();
+        let coordination = project.root().to_path_buf();
         Some(proxy::PendingProxy::spawn(
             specs,
             browser.port(),
@@ -187,7 +186,7 @@ async fn serve_stdio(server: &BatonServer) -> Result<(), String> {
 
 async fn serve_http(
     server: &BatonServer,
-    project: &Project,
+    project: &Layout,
     addr: std::net::SocketAddr,
     token: Option<String>,
 ) -> Result<(), String> {
@@ -198,7 +197,7 @@ async fn serve_http(
         None => http::random_token().map_err(|e| format!("cannot make a token: {e}"))?,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
-    let info_file = project.layout().root().join("mcp").join("http.json");
+    let info_file = project.root().join("mcp").join("http.json");
     let token_for_file = token.clone();
     let info = info_file.clone();
     let announce = move |bound: std::net::SocketAddr| {

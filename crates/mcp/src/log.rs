@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use baton_store::{Layout, Timestamp};
+use baton_core::{Layout, Timestamp};
 
 #[derive(Debug, Clone)]
 pub struct Log {
@@ -32,7 +32,7 @@ impl Log {
             eprintln!("{line}");
         }
         if let Some(file) = &self.file {
-            let _ = baton_store::durable::append_line(file, &line);
+            let _ = baton_fs::append_line(file, &line);
         }
     }
 }

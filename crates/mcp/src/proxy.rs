@@ -108,7 +108,7 @@ impl ChildSpec {
             Some((name, command))
                 if !name.is_empty()
                     && !name.contains(char::is_whitespace)
-                    && baton_store::names::validate_name("child name", name).is_ok() =>
+                    && baton_core::names::validate_name("child name", name).is_ok() =>
             {
                 (name.to_string(), command)
             }

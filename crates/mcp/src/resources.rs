@@ -9,7 +9,7 @@ use rmcp::model::Resource;
 use serde_json::{Value, json};
 
 use baton_api::Error;
-use baton_store::ErrorKind;
+use baton_core::ErrorKind;
 
 pub const CATALOG: &str = "agents://catalog";
 pub const WORKFLOWS: &str = "agents://workflows";
@@ -54,7 +54,7 @@ pub fn list() -> Vec<Resource> {
 /// `signal_list` tools return. Blocking.
 pub fn read(cx: &Context, uri: &str) -> Result<Value, Error> {
     let orchestrator =
-        || Orchestrator::open_on(cx.project, cx.documents.clone()).map_err(Error::from);
+        || Orchestrator::open_on(cx.local, cx.documents.clone()).map_err(Error::from);
     Ok(match uri {
         TASKS => to_json(tasks::Status {}.run(cx)?),
         SIGNALS => to_json(signals::ListSignals { run: None }.run(cx)?),

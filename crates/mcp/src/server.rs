@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use baton_api::{OpenProject, Operation};
-use baton_store::Confinement;
+use baton_core::Confinement;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
     Implementation, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -30,7 +30,7 @@ use crate::proxy::{PendingProxy, Proxy};
 use crate::resources;
 use crate::tools::{self, Coordinator};
 use baton_api::Error;
-use baton_store::ErrorKind;
+use baton_core::ErrorKind;
 
 /// Arguments larger than this are refused before they are parsed.
 pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
@@ -166,7 +166,7 @@ impl BatonServer {
             }
             Coordinator::ListBrowsers => {
                 let _: tools::NoArgs = tools::parse(arguments)?;
-                let layout = self.inner.project.folder.layout().clone();
+                let layout = self.inner.project.local().clone();
                 let browsers =
                     tokio::task::spawn_blocking(move || baton_browser::registry::list(&layout))
                         .await

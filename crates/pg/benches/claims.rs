@@ -17,14 +17,14 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use baton_pg::PgProject;
-use baton_store::lifecycle::NewTask;
+use baton_core::{NewTask, TaskStore};
+use baton_pg::PgStore;
 use baton_test_support::pg::{PgServer, insert_tasks};
 use baton_test_support::stats::{ms, percentile};
 
 /// Project `name` with `n` available tasks (see `baton_test_support::pg::insert_tasks`).
-fn fill(server: &PgServer, name: &str, n: usize) -> PgProject {
-    let project = PgProject::init(server.url(), name, "benchmark", None).unwrap();
+fn fill(server: &PgServer, name: &str, n: usize) -> PgStore {
+    let project = PgStore::init(server.url(), name, "benchmark", None).unwrap();
     insert_tasks(server.url(), name, n);
     project
 }
@@ -35,7 +35,10 @@ fn latency(server: &PgServer, n: usize, trials: usize) {
     for i in 0..trials {
         let agent = format!("w{}", i % 4);
         let started = Instant::now();
-        let claim = project.claim(&agent).unwrap().expect("a task is ready");
+        let claim = project
+            .claim(&baton_core::ClaimRequest::next(&agent))
+            .unwrap()
+            .expect("a task is ready");
         samples.push(started.elapsed());
         project.release(&agent, &claim.task.id).unwrap();
     }
@@ -56,10 +59,14 @@ fn throughput(server: &PgServer, tasks: usize, workers: usize) -> f64 {
             .map(|w| {
                 let name = &name;
                 s.spawn(move || {
-                    let mine = PgProject::open(server.url(), name).unwrap();
+                    let mine = PgStore::open(server.url(), name).unwrap();
                     let agent = format!("w{w}");
                     let mut n = 0;
-                    while mine.claim(&agent).unwrap().is_some() {
+                    while mine
+                        .claim(&baton_core::ClaimRequest::next(&agent))
+                        .unwrap()
+                        .is_some()
+                    {
                         n += 1;
                     }
                     n
@@ -117,14 +124,14 @@ fn bare_sql(server: &PgServer, tasks: usize, connections: usize) -> f64 {
 }
 
 fn wake_up(server: &PgServer, trials: usize) {
-    let leader = PgProject::init(server.url(), "wake", "benchmark", None).unwrap();
+    let leader = PgStore::init(server.url(), "wake", "benchmark", None).unwrap();
     let mut samples = Vec::with_capacity(trials);
     for _ in 0..trials {
         let (armed_tx, armed_rx) = mpsc::channel();
         let (done_tx, done_rx) = mpsc::channel();
         let url = server.url().to_string();
         let waiter = std::thread::spawn(move || {
-            let p = PgProject::open(&url, "wake").unwrap();
+            let p = PgStore::open(&url, "wake").unwrap();
             let claim = baton_live::claim_wait::claim_within(
                 &p,
                 "w1",

@@ -43,7 +43,7 @@ struct Target {
 }
 
 fn invalid(reason: String) -> Failure {
-    Failure::from(baton_store::StoreError::InvalidInput {
+    Failure::from(baton_core::StoreError::InvalidInput {
         field: "store URL",
         reason,
     })

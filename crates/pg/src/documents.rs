@@ -2,14 +2,15 @@
 //! with the database's time, and watchers told at commit. Two agents on two machines
 //! recording handoffs at once wait for each other's row lock, so neither change is lost.
 
-use baton_store::{DocumentStore, Timestamp};
+use baton_core::{DocumentStore, Timestamp};
 use serde_json::Value;
 
 use crate::error::Failure;
-use crate::tasks::{CHANGES, PgProject};
+use crate::sql::CHANGES;
+use crate::store::PgStore;
 
-impl DocumentStore for PgProject {
-    fn read_document(&self, name: &str) -> baton_store::Result<Option<Value>> {
+impl DocumentStore for PgStore {
+    fn read_document(&self, name: &str) -> baton_core::Result<Option<Value>> {
         self.transact(|tx, _| {
             Ok(tx
                 .query_opt(
@@ -23,8 +24,8 @@ impl DocumentStore for PgProject {
     fn change_document(
         &self,
         name: &str,
-        change: &mut dyn FnMut(Option<Value>, Timestamp) -> baton_store::Result<Option<Value>>,
-    ) -> baton_store::Result<()> {
+        change: &mut dyn FnMut(Option<Value>, Timestamp) -> baton_core::Result<Option<Value>>,
+    ) -> baton_core::Result<()> {
         self.transact(|tx, now| {
             // The row exists before it is locked, so a first write is serialised like the rest.
             tx.execute(

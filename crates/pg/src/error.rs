@@ -3,7 +3,7 @@
 //! password) and says what to do. Inside the crate, an operation's failure is either a refusal
 //! of the rules or the database's; [`Failure`] carries both until the boundary.
 
-use baton_store::StoreError;
+use baton_core::StoreError;
 
 #[derive(Debug)]
 pub(crate) enum Failure {

@@ -1,21 +1,23 @@
 //! Waiting on a project in PostgreSQL: [`PgListener`] wakes a waiting worker through
 //! `LISTEN`/`NOTIFY` when a task may have become ready (added, a dependency done, released,
-//! reset), and [`PgProject::outlook`] answers from the indexes what the folder answers from its
-//! whole file (and [`PgProject::ready_tasks`] the tasks a worker could claim): something to claim now, the next lease expiry to wait for (an expiry sends no
+//! reset), and [`PgStore::outlook`] answers from the indexes what the folder answers from its
+//! whole file (and [`PgStore::ready_tasks`] the tasks a worker could claim): something to claim now, the next lease expiry to wait for (an expiry sends no
 //! notification, so waiters set a timer), or nothing ever.
 
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-use baton_store::{Listener, Outlook, StoreError, TaskView, Timestamp};
+use baton_core::{Listener, Outlook, StoreError, TaskView, Timestamp};
 use chrono::{DateTime, Utc};
 use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
 use crate::connect::connect;
-use baton_store::reservations::task_conflicts;
+use baton_core::reservations::task_conflicts;
 
-use crate::tasks::{CHANGES, CHANNEL, CLAIMABLE, PgProject, READY_TASKS, load};
+use crate::rows::load;
+use crate::sql::{CLAIMABLE, READY_TASKS};
+use crate::store::PgStore;
 
 /// A connection listening for one project's notifications on one channel.
 pub struct PgListener {
@@ -26,7 +28,7 @@ pub struct PgListener {
 
 impl PgListener {
     /// Blocks until a notification for this project, or until `until`.
-    fn wait_until(&mut self, until: Option<Instant>) -> baton_store::Result<bool> {
+    fn wait_until(&mut self, until: Option<Instant>) -> baton_core::Result<bool> {
         loop {
             let left = match until {
                 Some(at) => at.saturating_duration_since(Instant::now()),
@@ -62,24 +64,13 @@ impl PgListener {
 }
 
 impl Listener for PgListener {
-    fn wait(&mut self, until: Option<Instant>) -> baton_store::Result<bool> {
+    fn wait(&mut self, until: Option<Instant>) -> baton_core::Result<bool> {
         self.wait_until(until)
     }
 }
 
-impl PgProject {
-    /// A listener for tasks becoming ready. Listening starts before this returns, so a change
-    /// after it is never missed.
-    pub fn listen(&self) -> baton_store::Result<PgListener> {
-        self.listen_on(CHANNEL)
-    }
-
-    /// A listener for any change to the project (tasks, logs, notes), for watchers.
-    pub fn listen_for_changes(&self) -> baton_store::Result<PgListener> {
-        self.listen_on(CHANGES)
-    }
-
-    pub(crate) fn listen_on(&self, channel: &str) -> baton_store::Result<PgListener> {
+impl PgStore {
+    pub(crate) fn listen_on(&self, channel: &str) -> baton_core::Result<PgListener> {
         let client = connect(&self.url)
             .and_then(|mut c| {
                 c.batch_execute(&format!("LISTEN {channel}"))?;
@@ -92,91 +83,91 @@ impl PgProject {
             store: self.store.clone(),
         })
     }
+}
 
-    /// The tasks a worker could claim now, best first, read from the indexes (not the whole
-    /// board): what `worker list` shows.
-    pub fn ready_tasks(&self) -> baton_store::Result<Vec<TaskView>> {
-        let lease = self.lease;
-        self.transact(|tx, now| {
-            let ready = load(tx, &READY_TASKS, &[&self.name])?;
-            let active = self.reservation_view(tx)?.active_reservations(now, lease);
-            Ok(ready
-                .into_iter()
-                .filter(|task| task_conflicts(&active, task, None).is_empty())
-                .map(|task| TaskView::of(task, Vec::new(), now, lease))
-                .collect())
-        })
-    }
+/// The tasks a worker could claim now, best first, read from the indexes (not the whole
+/// board): what `worker list` shows.
+pub(crate) fn ready_tasks(store: &PgStore) -> baton_core::Result<Vec<TaskView>> {
+    let lease = store.lease;
+    store.transact(|tx, now| {
+        let ready = load(tx, &READY_TASKS, &[&store.name])?;
+        let active = store.reservation_view(tx)?.active_reservations(now, lease);
+        Ok(ready
+            .into_iter()
+            .filter(|task| task_conflicts(&active, task, None).is_empty())
+            .map(|task| TaskView::of(task, Vec::new(), now, lease))
+            .collect())
+    })
+}
 
-    /// Why a claim got nothing, from the count of tasks in each status.
-    pub fn nothing_ready_reason(&self) -> baton_store::Result<String> {
-        self.transact(|tx, _| {
-            let counts: Vec<(String, i64)> = tx
-                .query(
-                    "SELECT status, count(*) FROM baton_tasks WHERE project = $1 GROUP BY status",
-                    &[&self.name],
-                )?
-                .into_iter()
-                .map(|row| (row.get(0), row.get(1)))
-                .collect();
-            Ok(baton_store::status::nothing_ready_reason(|status| {
-                counts
-                    .iter()
-                    .find(|(s, _)| s == status.as_str())
-                    .map_or(0, |(_, n)| usize::try_from(*n).unwrap_or(0))
-            }))
-        })
-    }
+/// Why a claim got nothing, from the count of tasks in each status.
+pub(crate) fn nothing_ready_reason(store: &PgStore) -> baton_core::Result<String> {
+    store.transact(|tx, _| {
+        let counts: Vec<(String, i64)> = tx
+            .query(
+                "SELECT status, count(*) FROM baton_tasks WHERE project = $1 GROUP BY status",
+                &[&store.name],
+            )?
+            .into_iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect();
+        Ok(baton_core::status::nothing_ready_reason(|status| {
+            counts
+                .iter()
+                .find(|(s, _)| s == status.as_str())
+                .map_or(0, |(_, n)| usize::try_from(*n).unwrap_or(0))
+        }))
+    })
+}
 
-    /// What a waiting worker can expect, read from the indexes: a task ready now (available
-    /// or held on an expired lease, dependencies done), else the earliest lease expiry; with
-    /// neither, nothing can ever become ready without new tasks (every unfinished task waits
-    /// on a failed, cancelled or missing one).
-    pub fn outlook(&self, agent: &str) -> baton_store::Result<(Outlook, Timestamp)> {
-        let lease = self.lease;
-        self.transact(|tx, now| {
-            static ANY_READY: LazyLock<String> = LazyLock::new(|| {
-                format!(
-                    "SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {} LIMIT 1",
-                    *CLAIMABLE
-                )
-            });
-            let view = self.reservation_view(tx)?;
-            let active = view.active_reservations(now, lease);
-            let mut files_end = None;
-            if active.iter().all(|r| r.agent == agent) {
-                if tx.query_opt(&ANY_READY, &[&self.name])?.is_some() {
-                    return Ok((Outlook::Claimable, now));
-                }
-            } else {
-                // Ready tasks whose files others hold are waited for until a change frees
-                // them, or a reservation runs out.
-                let ready = load(tx, &READY_TASKS, &[&self.name])?;
-                if ready
-                    .iter()
-                    .any(|task| task_conflicts(&active, task, Some(agent)).is_empty())
-                {
-                    return Ok((Outlook::Claimable, now));
-                }
-                if !ready.is_empty() {
-                    files_end = view.next_reservation_end(now, lease);
-                }
+/// What a waiting worker can expect, read from the indexes: a task ready now (available
+/// or held on an expired lease, dependencies done), else the earliest lease expiry; with
+/// neither, nothing can ever become ready without new tasks (every unfinished task waits
+/// on a failed, cancelled or missing one).
+pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlook, Timestamp)> {
+    let lease = store.lease;
+    store.transact(|tx, now| {
+        static ANY_READY: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {} LIMIT 1",
+                *CLAIMABLE
+            )
+        });
+        let view = store.reservation_view(tx)?;
+        let active = view.active_reservations(now, lease);
+        let mut files_end = None;
+        if active.iter().all(|r| r.agent == agent) {
+            if tx.query_opt(&ANY_READY, &[&store.name])?.is_some() {
+                return Ok((Outlook::Claimable, now));
             }
-            let next: Option<DateTime<Utc>> = tx
-                .query_one(
-                    "SELECT min(lease_expires_at) FROM baton_tasks
-                     WHERE project = $1 AND status IN ('claimed', 'in_progress')",
-                    &[&self.name],
-                )?
-                .get(0);
-            let next = next.map(Timestamp).into_iter().chain(files_end).min();
-            let outlook = match next {
-                Some(at) => Outlook::Waiting {
-                    next_lease_expiry: Some(at),
-                },
-                None => Outlook::Drained,
-            };
-            Ok((outlook, now))
-        })
-    }
+        } else {
+            // Ready tasks whose files others hold are waited for until a change frees
+            // them, or a reservation runs out.
+            let ready = load(tx, &READY_TASKS, &[&store.name])?;
+            if ready
+                .iter()
+                .any(|task| task_conflicts(&active, task, Some(agent)).is_empty())
+            {
+                return Ok((Outlook::Claimable, now));
+            }
+            if !ready.is_empty() {
+                files_end = view.next_reservation_end(now, lease);
+            }
+        }
+        let next: Option<DateTime<Utc>> = tx
+            .query_one(
+                "SELECT min(lease_expires_at) FROM baton_tasks
+                 WHERE project = $1 AND status IN ('claimed', 'in_progress')",
+                &[&store.name],
+            )?
+            .get(0);
+        let next = next.map(Timestamp).into_iter().chain(files_end).min();
+        let outlook = match next {
+            Some(at) => Outlook::Waiting {
+                next_lease_expiry: Some(at),
+            },
+            None => Outlook::Drained,
+        };
+        Ok((outlook, now))
+    })
 }

@@ -1,6 +1,6 @@
 //! File reservations in PostgreSQL. The rules (normalising paths, what overlaps, which
-//! reservations are in force, what a claim passes over) are `baton-store`'s
-//! (`baton_store::reservations`); this module reads the reservations in force (held tasks'
+//! reservations are in force, what a claim passes over) are `baton-core`'s
+//! (`baton_core::reservations`); this module reads the reservations in force (held tasks'
 //! files and the `baton_reservations` rows) and keeps two workers from both taking tasks with
 //! overlapping files in the moment between reading and committing: whoever decides on some
 //! paths first takes their lock keys (`reservations::lock_keys`: each path's own key
@@ -9,15 +9,18 @@
 //! `SKIP LOCKED` passes over a row, so claims never wait for each other and never deadlock;
 //! reserving and named claims wait for the keys, taken in one order.
 
-use baton_store::model::TaskFile;
-use baton_store::reservations::{describe_hold, lock_keys, normalise_all};
-use baton_store::{Hold, NewReservation, Reservation, StoreError, Timestamp};
+use baton_core::model::TaskFile;
+use baton_core::reservations::{lock_keys, normalise_all};
+use baton_core::{Entry, Hold, NewReservation, Reservation, StoreError, Timestamp};
 use chrono::{DateTime, Utc};
 
+use crate::connection::Tx;
 use crate::error::Result;
-use crate::tasks::{CHANNEL, PgProject, Tx, journal, load, lock_project};
+use crate::rows::{journal, load, load_agents, lock_project};
+use crate::sql::CHANNEL;
+use crate::store::PgStore;
 
-impl PgProject {
+impl PgStore {
     /// Tries the lock keys of `patterns` without waiting; `false` when another transaction
     /// holds a conflicting one (keys taken meanwhile stay taken until the transaction ends).
     pub(crate) fn try_keys(&self, tx: &mut Tx, patterns: &[String]) -> Result<bool> {
@@ -109,123 +112,6 @@ impl PgProject {
         }
         Ok((file, now))
     }
-
-    /// Reserves paths for an agent; refused when another agent holds any of them.
-    pub fn reserve(&self, new: NewReservation) -> baton_store::Result<Reservation> {
-        let lease = self.lease;
-        let paths = normalise_all(&new.paths)?;
-        self.transact(|tx, now| {
-            self.wait_keys(tx, &paths)?;
-            let (mut file, _) = self.reservations_near(tx, &paths)?;
-            if let Some(id) = &new.task
-                && file.task(id).is_none()
-            {
-                // Not held with files: load it to say why.
-                file.tasks.extend(load(
-                    tx,
-                    "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2",
-                    &[&self.name, id],
-                )?);
-            }
-            let reservation = file.reserve(new.clone(), now, lease)?;
-            // Ones whose time ran out go as new ones are made.
-            tx.execute(
-                "DELETE FROM baton_reservations WHERE project = $1 AND expires_at <= $2",
-                &[&self.name, &now.0],
-            )?;
-            // Reservations of paths that cannot overlap do not wait for each other's keys:
-            // their numbers are given out under the project's row lock.
-            lock_project(tx, &self.name)?;
-            let number: i64 = tx
-                .query_one(
-                    "SELECT coalesce(max(number), 0) + 1 FROM baton_reservations WHERE project = $1",
-                    &[&self.name],
-                )?
-                .get(0);
-            let reservation = Reservation {
-                id: format!("r-{number}"),
-                ..reservation
-            };
-            tx.execute(
-                "INSERT INTO baton_reservations
-                     (project, number, agent, task, paths, shared, since, expires_at, reason)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                &[
-                    &self.name,
-                    &number,
-                    &reservation.agent,
-                    &reservation.task,
-                    &reservation.paths,
-                    &reservation.shared,
-                    &reservation.since.0,
-                    &reservation.expires_at.map(|t| t.0),
-                    &reservation.reason,
-                ],
-            )?;
-            tx.execute(
-                "INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, $2, $3)
-                 ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen",
-                &[&self.name, &reservation.agent, &now.0],
-            )?;
-            let details = baton_store::journal::reserved(&reservation);
-            journal(tx, &self.name, &reservation.agent, "RESERVE", &details, now)?;
-            Ok(reservation)
-        })
-    }
-
-    /// Gives back `agent`'s reservations of `paths` (all when empty); tells waiting claims.
-    pub fn unreserve(
-        &self,
-        agent: &str,
-        paths: &[String],
-    ) -> baton_store::Result<Vec<Reservation>> {
-        baton_store::names::validate_agent_id(agent)?;
-        let paths = if paths.is_empty() {
-            Vec::new()
-        } else {
-            normalise_all(paths)?
-        };
-        self.transact(|tx, now| {
-            let rows = tx.query(
-                "DELETE FROM baton_reservations
-                 WHERE project = $1 AND agent = $2 AND (cardinality($3::text[]) = 0 OR paths && $3)
-                 RETURNING number, agent, task, paths, shared, since, expires_at, reason",
-                &[&self.name, &agent, &paths],
-            )?;
-            let mut gone: Vec<Reservation> = rows.iter().map(reservation).collect();
-            gone.sort_by(|a, b| a.id.cmp(&b.id));
-            if !gone.is_empty() {
-                let ids: Vec<&str> = gone.iter().map(|r| r.id.as_str()).collect();
-                journal(tx, &self.name, agent, "UNRESERVE", &ids.join(", "), now)?;
-                tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.name])?;
-            }
-            Ok(gone)
-        })
-    }
-
-    /// The reservations in force now.
-    pub fn reservations(&self) -> baton_store::Result<Vec<Reservation>> {
-        let lease = self.lease;
-        self.transact(|tx, now| Ok(self.reservation_view(tx)?.active_reservations(now, lease)))
-    }
-
-    /// Which of `paths` agents other than `agent` hold exclusively now.
-    pub fn check_paths(
-        &self,
-        paths: &[String],
-        agent: Option<&str>,
-    ) -> baton_store::Result<Vec<Hold>> {
-        if let Some(agent) = agent {
-            baton_store::names::validate_agent_id(agent)?;
-        }
-        let paths = normalise_all(paths)?;
-        let lease = self.lease;
-        self.transact(|tx, now| {
-            Ok(self
-                .reservation_view(tx)?
-                .holds(&paths, agent, true, now, lease))
-        })
-    }
 }
 
 /// Adds the explicit reservations and every agent's last sign of life to `file`.
@@ -242,7 +128,7 @@ pub(crate) fn explicit(tx: &mut Tx, project: &str, file: &mut TaskFile) -> Resul
     if file.reservations.is_empty() || !file.agents.is_empty() {
         return Ok(());
     }
-    crate::notes::load_agents(tx, project, file)
+    load_agents(tx, project, file)
 }
 
 fn reservation(row: &postgres::Row) -> Reservation {
@@ -258,13 +144,117 @@ fn reservation(row: &postgres::Row) -> Reservation {
     }
 }
 
-/// The `paths_held` refusal for `holds`.
-pub(crate) fn held(holds: &[Hold]) -> StoreError {
-    StoreError::PathsHeld {
-        holds: holds
-            .iter()
-            .map(describe_hold)
-            .collect::<Vec<_>>()
-            .join("; "),
+/// Reserves paths for an agent; refused when another agent holds any of them.
+pub(crate) fn reserve(store: &PgStore, new: NewReservation) -> baton_core::Result<Reservation> {
+    let lease = store.lease;
+    let paths = normalise_all(&new.paths)?;
+    store.transact(|tx, now| {
+        store.wait_keys(tx, &paths)?;
+        let (mut file, _) = store.reservations_near(tx, &paths)?;
+        if let Some(id) = &new.task
+            && file.task(id).is_none()
+        {
+            // Not held with files: load it to say why.
+            file.tasks.extend(load(
+                tx,
+                "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2",
+                &[&store.name, id],
+            )?);
+        }
+        let reservation = file.reserve(new.clone(), now, lease)?;
+        // Ones whose time ran out go as new ones are made.
+        tx.execute(
+            "DELETE FROM baton_reservations WHERE project = $1 AND expires_at <= $2",
+            &[&store.name, &now.0],
+        )?;
+        // Reservations of paths that cannot overlap do not wait for each other's keys:
+        // their numbers are given out under the project's row lock.
+        lock_project(tx, &store.name)?;
+        let number: i64 = tx
+            .query_one(
+                "SELECT coalesce(max(number), 0) + 1 FROM baton_reservations WHERE project = $1",
+                &[&store.name],
+            )?
+            .get(0);
+        let reservation = Reservation {
+            id: format!("r-{number}"),
+            ..reservation
+        };
+        tx.execute(
+            "INSERT INTO baton_reservations
+                 (project, number, agent, task, paths, shared, since, expires_at, reason)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[
+                &store.name,
+                &number,
+                &reservation.agent,
+                &reservation.task,
+                &reservation.paths,
+                &reservation.shared,
+                &reservation.since.0,
+                &reservation.expires_at.map(|t| t.0),
+                &reservation.reason,
+            ],
+        )?;
+        tx.execute(
+            "INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, $2, $3)
+             ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen",
+            &[&store.name, &reservation.agent, &now.0],
+        )?;
+        journal(tx, &store.name, &Entry::reserve(&reservation), now)?;
+        Ok(reservation)
+    })
+}
+
+/// Gives back `agent`'s reservations of `paths` (all when empty); tells waiting claims.
+pub(crate) fn unreserve(
+    store: &PgStore,
+    agent: &str,
+    paths: &[String],
+) -> baton_core::Result<Vec<Reservation>> {
+    baton_core::names::validate_agent_id(agent)?;
+    let paths = if paths.is_empty() {
+        Vec::new()
+    } else {
+        normalise_all(paths)?
+    };
+    store.transact(|tx, now| {
+        let rows = tx.query(
+            "DELETE FROM baton_reservations
+             WHERE project = $1 AND agent = $2 AND (cardinality($3::text[]) = 0 OR paths && $3)
+             RETURNING number, agent, task, paths, shared, since, expires_at, reason",
+            &[&store.name, &agent, &paths],
+        )?;
+        let mut gone: Vec<Reservation> = rows.iter().map(reservation).collect();
+        gone.sort_by(|a, b| a.id.cmp(&b.id));
+        if let Some(entry) = Entry::unreserve(agent, &gone) {
+            journal(tx, &store.name, &entry, now)?;
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &store.name])?;
+        }
+        Ok(gone)
+    })
+}
+
+/// The reservations in force now.
+pub(crate) fn reservations(store: &PgStore) -> baton_core::Result<Vec<Reservation>> {
+    let lease = store.lease;
+    store.transact(|tx, now| Ok(store.reservation_view(tx)?.active_reservations(now, lease)))
+}
+
+/// Which of `paths` agents other than `agent` hold exclusively now.
+pub(crate) fn check_paths(
+    store: &PgStore,
+    paths: &[String],
+    agent: Option<&str>,
+) -> baton_core::Result<Vec<Hold>> {
+    if let Some(agent) = agent {
+        baton_core::names::validate_agent_id(agent)?;
     }
+    let paths = normalise_all(paths)?;
+    let lease = store.lease;
+    store.transact(|tx, now| {
+        Ok(store
+            .reservation_view(tx)?
+            .holds(&paths, agent, true, now, lease))
+    })
 }

@@ -4,7 +4,7 @@
 
 use postgres::Client;
 
-use baton_store::StoreError;
+use baton_core::StoreError;
 
 use crate::error::Result;
 
@@ -125,7 +125,7 @@ CREATE TABLE baton_reservations (
     reason text,
     PRIMARY KEY (project, number)
 );
--- Each task's file lock keys and every folder above them (`baton_store::reservations::
+-- Each task's file lock keys and every folder above them (`baton_core::reservations::
 -- task_keys`), so a claim finds the held tasks whose files could overlap its own from an
 -- index, not by reading every held task. NULL for rows written before: always looked at.
 ALTER TABLE baton_tasks ADD COLUMN keys text[], ADD COLUMN reach text[];

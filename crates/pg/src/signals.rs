@@ -1,29 +1,31 @@
 //! Runs and named signals in PostgreSQL, so a waiter on one machine wakes when a writer on
 //! another writes (`NOTIFY` at commit, on [`SIGNALS`] for waiters and on the changes channel
 //! for watchers). Each operation is one transaction with the database's time; the rules (names,
-//! notes, which run a command means) are `baton-store`'s.
+//! notes, which run a command means) are `baton-core`'s.
 //!
 //! A signal at a path the user named stays a file on the machine that names it, as on a
 //! folder project; only its log line reaches the database.
 
 use std::path::PathBuf;
 
-use baton_store::project::LEADER;
-use baton_store::signals::{check_write, remove_signal_file, write_signal_file};
-use baton_store::{
-    ForeignFile, Listener, Run, Signal, SignalRecord, SignalStore, SignalTarget, StoreError,
+use baton_core::signals::{check_write, remove_signal_file, write_signal_file};
+use baton_core::{
+    Entry, ForeignFile, Listener, Run, Signal, SignalRecord, SignalStore, SignalTarget, StoreError,
     Timestamp,
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::connection::Tx;
 use crate::error::Result;
-use crate::tasks::{CHANGES, PgProject, Tx, journal, lock_project};
+use crate::rows::{journal, lock_project};
+use crate::sql::CHANGES;
+use crate::store::PgStore;
 
 /// The channel signal waiters listen on (payload: the project's name).
 pub(crate) const SIGNALS: &str = "baton_signals";
 
-impl PgProject {
+impl PgStore {
     /// Where a named signal is, for people: there is no file.
     fn signal_place(&self, run: u32, name: &str) -> PathBuf {
         PathBuf::from(format!(
@@ -41,14 +43,22 @@ impl PgProject {
         }
     }
 
+    /// Appends a log line on its own (for a change that is not in the database: a signal
+    /// file at a path on this machine).
+    fn note(&self, entry: &Entry) -> baton_core::Result<()> {
+        self.transact(|tx, now| journal(tx, &self.name, entry, now))
+    }
+}
+
+impl SignalStore for PgStore {
     /// Every run, oldest first.
-    pub fn runs(&self) -> baton_store::Result<Vec<Run>> {
+    fn runs(&self) -> baton_core::Result<Vec<Run>> {
         self.transact(|tx, _| runs(tx, &self.name))
     }
 
     /// Starts the next run. The database holds no signal of a run before it starts, so none
     /// is ever stale: the list of cleared signals is empty.
-    pub fn new_run(&self, note: Option<&str>) -> baton_store::Result<(Run, Vec<String>)> {
+    fn new_run(&self, note: Option<&str>) -> baton_core::Result<(Run, Vec<String>)> {
         if let Some(note) = note {
             check_write(None, Some(note))?;
         }
@@ -56,14 +66,7 @@ impl PgProject {
             lock_project(tx, &self.name)?;
             let number = latest(tx, &self.name)?.unwrap_or(0) + 1;
             insert_run(tx, &self.name, number, now, note)?;
-            journal(
-                tx,
-                &self.name,
-                LEADER,
-                "RUN_NEW",
-                &format!("run {number}"),
-                now,
-            )?;
+            journal(tx, &self.name, &Entry::run_new(number, &[]), now)?;
             notify_signals(tx, &self.name)?;
             Ok(Run {
                 number,
@@ -75,7 +78,7 @@ impl PgProject {
     }
 
     /// The run a signal command means (see [`SignalStore::resolve_run`]).
-    pub fn resolve_run(&self, run: Option<u32>) -> baton_store::Result<u32> {
+    fn resolve_run(&self, run: Option<u32>) -> baton_core::Result<u32> {
         self.transact(|tx, now| {
             let newest = latest(tx, &self.name)?;
             match (run, newest) {
@@ -102,20 +105,20 @@ impl PgProject {
     }
 
     /// Writes a named signal (a row), or a signal at a path (a file on this machine).
-    pub fn write_signal(
+    fn write_signal(
         &self,
         target: &SignalTarget,
         writer: Option<&str>,
         note: Option<&str>,
         foreign: ForeignFile,
-    ) -> baton_store::Result<Signal> {
+    ) -> baton_core::Result<Signal> {
         check_write(writer, note)?;
         match target {
             SignalTarget::Path(path) => {
                 let record = SignalRecord::written(writer, note, Timestamp::now());
                 write_signal_file(path, &record, foreign, false)?;
                 if let Some(writer) = writer {
-                    self.note(writer, "SIGNAL", &target.label())?;
+                    self.note(&Entry::signal(writer, target))?;
                 }
                 Ok(target.signal(path.clone(), record))
             }
@@ -129,7 +132,7 @@ impl PgProject {
                     &[&self.name, &(*run as i32), name, &body],
                 )?;
                 if let Some(writer) = writer {
-                    journal(tx, &self.name, writer, "SIGNAL", &target.label(), now)?;
+                    journal(tx, &self.name, &Entry::signal(writer, target), now)?;
                 }
                 notify_signals(tx, &self.name)?;
                 Ok(self.named_signal(*run, name, record.clone()))
@@ -138,14 +141,14 @@ impl PgProject {
     }
 
     /// Removes a named signal (a row) or a signal at a path (a file on this machine).
-    pub fn clear_signal(
+    fn clear_signal(
         &self,
         target: &SignalTarget,
         by: Option<&str>,
         foreign: ForeignFile,
-    ) -> baton_store::Result<bool> {
+    ) -> baton_core::Result<bool> {
         if let Some(by) = by {
-            baton_store::names::validate_agent_id(by)?;
+            baton_core::names::validate_agent_id(by)?;
         }
         let removed = match target {
             SignalTarget::Path(path) => remove_signal_file(path, foreign, false)?,
@@ -156,7 +159,7 @@ impl PgProject {
                 )? > 0;
                 if removed {
                     if let Some(by) = by {
-                        journal(tx, &self.name, by, "SIGNAL_CLEAR", &target.label(), now)?;
+                        journal(tx, &self.name, &Entry::signal_clear(by, target), now)?;
                     }
                     notify_signals(tx, &self.name)?;
                 }
@@ -164,13 +167,13 @@ impl PgProject {
             })?,
         };
         if let (true, Some(by), SignalTarget::Path(_)) = (removed, by, target) {
-            self.note(by, "SIGNAL_CLEAR", &target.label())?;
+            self.note(&Entry::signal_clear(by, target))?;
         }
         Ok(removed)
     }
 
     /// Removes every signal of `run`; their names.
-    pub fn clear_signals(&self, run: u32) -> baton_store::Result<Vec<String>> {
+    fn clear_signals(&self, run: u32) -> baton_core::Result<Vec<String>> {
         self.transact(|tx, _| {
             check_run(tx, &self.name, run)?;
             let mut names: Vec<String> = tx
@@ -190,7 +193,7 @@ impl PgProject {
     }
 
     /// The signals present in `run`, by name.
-    pub fn list_signals(&self, run: u32) -> baton_store::Result<Vec<Signal>> {
+    fn list_signals(&self, run: u32) -> baton_core::Result<Vec<Signal>> {
         self.transact(|tx, _| {
             check_run(tx, &self.name, run)?;
             let rows = tx.query(
@@ -206,7 +209,7 @@ impl PgProject {
     }
 
     /// Every signal present, in every run, by run and name (for the change feed).
-    pub fn all_signals(&self) -> baton_store::Result<Vec<Signal>> {
+    fn all_signals(&self) -> baton_core::Result<Vec<Signal>> {
         self.transact(|tx, _| {
             let rows = tx.query(
                 "SELECT run, name, record FROM baton_signals WHERE project = $1
@@ -224,9 +227,9 @@ impl PgProject {
     }
 
     /// The signal at `target`, if present.
-    pub fn signal(&self, target: &SignalTarget) -> baton_store::Result<Option<Signal>> {
+    fn signal(&self, target: &SignalTarget) -> baton_core::Result<Option<Signal>> {
         match target {
-            SignalTarget::Path(path) => Ok(baton_store::signals::read_signal(path)?
+            SignalTarget::Path(path) => Ok(baton_core::signals::read_signal(path)?
                 .map(|record| target.signal(path.clone(), record))),
             SignalTarget::Named { run, name } => self.transact(|tx, _| {
                 let row = tx.query_opt(
@@ -238,15 +241,15 @@ impl PgProject {
         }
     }
 
-    /// A listener for named signals written or cleared (and runs started).
-    pub fn listen_for_signals(&self) -> baton_store::Result<crate::PgListener> {
-        self.listen_on(SIGNALS)
+    fn signal_file(&self, target: &SignalTarget) -> Option<PathBuf> {
+        match target {
+            SignalTarget::Path(path) => Some(path.clone()),
+            SignalTarget::Named { .. } => None,
+        }
     }
 
-    /// Appends a log line on its own (for a change that is not in the database: a signal
-    /// file at a path on this machine).
-    fn note(&self, agent: &str, action: &str, details: &str) -> baton_store::Result<()> {
-        self.transact(|tx, now| journal(tx, &self.name, agent, action, details, now))
+    fn listen_for_signals(&self) -> baton_core::Result<Option<Box<dyn Listener>>> {
+        Ok(Some(Box::new(self.listen_on(SIGNALS)?)))
     }
 }
 
@@ -316,54 +319,4 @@ fn notify_signals(tx: &mut Tx, project: &str) -> Result<()> {
         &[&SIGNALS, &project, &CHANGES],
     )?;
     Ok(())
-}
-
-impl SignalStore for PgProject {
-    fn runs(&self) -> baton_store::Result<Vec<Run>> {
-        PgProject::runs(self)
-    }
-    fn new_run(&self, note: Option<&str>) -> baton_store::Result<(Run, Vec<String>)> {
-        PgProject::new_run(self, note)
-    }
-    fn resolve_run(&self, run: Option<u32>) -> baton_store::Result<u32> {
-        PgProject::resolve_run(self, run)
-    }
-    fn write_signal(
-        &self,
-        target: &SignalTarget,
-        writer: Option<&str>,
-        note: Option<&str>,
-        foreign: ForeignFile,
-    ) -> baton_store::Result<Signal> {
-        PgProject::write_signal(self, target, writer, note, foreign)
-    }
-    fn clear_signal(
-        &self,
-        target: &SignalTarget,
-        by: Option<&str>,
-        foreign: ForeignFile,
-    ) -> baton_store::Result<bool> {
-        PgProject::clear_signal(self, target, by, foreign)
-    }
-    fn clear_signals(&self, run: u32) -> baton_store::Result<Vec<String>> {
-        PgProject::clear_signals(self, run)
-    }
-    fn list_signals(&self, run: u32) -> baton_store::Result<Vec<Signal>> {
-        PgProject::list_signals(self, run)
-    }
-    fn signal(&self, target: &SignalTarget) -> baton_store::Result<Option<Signal>> {
-        PgProject::signal(self, target)
-    }
-    fn all_signals(&self) -> baton_store::Result<Vec<Signal>> {
-        PgProject::all_signals(self)
-    }
-    fn signal_file(&self, target: &SignalTarget) -> Option<PathBuf> {
-        match target {
-            SignalTarget::Path(path) => Some(path.clone()),
-            SignalTarget::Named { .. } => None,
-        }
-    }
-    fn listen_for_signals(&self) -> baton_store::Result<Option<Box<dyn Listener>>> {
-        Ok(Some(Box::new(PgProject::listen_for_signals(self)?)))
-    }
 }

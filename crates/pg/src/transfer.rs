@@ -1,23 +1,25 @@
-//! Moving a project between the two stores. [`PgProject::export`] writes a `.coordination/`
+//! Moving a project between the two stores. [`PgStore::export`] writes a `.coordination/`
 //! folder from a database project (the source design's `tasks.json`, master plan,
 //! discoveries, logs, results, summary, runs, named signals and orchestration's record), so `jq` and every folder reader work on it and it
-//! opens as a folder project; [`PgProject::import`] loads a folder project into a database in
+//! opens as a folder project; [`PgStore::import`] loads a folder project into a database in
 //! one transaction (all of it, or nothing), keeping ids, order, statuses, leases and notes.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use baton_store::durable::write_atomic;
-use baton_store::layout::Layout;
-use baton_store::notes::Notes;
-use baton_store::project::LEADER;
-use baton_store::{DocumentStore, Project, StoreError, TaskStore};
+use baton_core::layout::Layout;
+use baton_core::notes::Notes;
+use baton_core::{DocumentStore, Entry, LEADER, SignalStore, StoreError, TaskStore};
+use baton_folder::FolderStore;
+use baton_fs::{TEMP_SUFFIX, write_atomic};
 use serde::Serialize;
 
 use crate::connect::{connect, describe};
+use crate::connection::Tx;
 use crate::error::{Failure, Result};
+use crate::rows::{database_now, journal, to_body};
 use crate::schema;
-use crate::tasks::{PgProject, Tx, database_now, journal, to_body};
+use crate::store::PgStore;
 
 /// What an export or import moved.
 #[derive(Debug, Clone, Serialize)]
@@ -33,10 +35,10 @@ pub struct Transfer {
     pub signals: usize,
 }
 
-impl PgProject {
+impl PgStore {
     /// Writes this project as a `.coordination/` folder in `dir` (a project folder, or the
     /// `.coordination` folder itself). Refuses a folder that already holds a project.
-    pub fn export(&self, dir: &Path) -> baton_store::Result<Transfer> {
+    pub fn export(&self, dir: &Path) -> baton_core::Result<Transfer> {
         let layout = Layout::for_project(dir);
         if layout.holds_project() {
             return Err(StoreError::AlreadyInitialized {
@@ -49,11 +51,11 @@ impl PgProject {
             summary,
             discoveries,
         } = self.notes()?;
-        let (lines, _) = self.log_since(0)?;
+        let (lines, _) = crate::notes::log_since(self, 0)?;
         let runs = self.runs()?;
         let signals = self.all_signals()?;
         let mut documents = Vec::new();
-        for name in baton_store::documents::ALL {
+        for name in baton_core::documents::ALL {
             if let Some(body) = self.read_document(name)? {
                 documents.push((name, body));
             }
@@ -81,9 +83,9 @@ impl PgProject {
             write_atomic(&layout.log_file(agent)?, text.as_bytes())?;
         }
         for task in file.tasks.iter().filter(|t| t.status.is_final()) {
-            baton_store::notes::write_result(&layout, task)?;
+            baton_folder::notes::write_result(&layout, task)?;
         }
-        let folder = Project::local(layout.clone());
+        let folder = FolderStore::unopened(layout.clone());
         folder.restore_runs(&runs)?;
         for signal in &signals {
             folder.restore_signal(signal)?;
@@ -92,12 +94,9 @@ impl PgProject {
             folder.change_document(name, &mut |_, _| Ok(Some(body.clone())))?;
         }
         let gitignore = layout.root().join(".gitignore");
-        write_atomic(
-            &gitignore,
-            format!(".lock\n*{}\n", baton_store::durable::TEMP_SUFFIX).as_bytes(),
-        )?;
+        write_atomic(&gitignore, format!(".lock\n*{TEMP_SUFFIX}\n").as_bytes())?;
         // Last, as `leader init` does: a folder without tasks.json is not a project yet.
-        write_atomic(&layout.tasks_file(), &baton_store::project::encode(&file)?)?;
+        write_atomic(&layout.tasks_file(), &baton_folder::encode(&file)?)?;
         Ok(Transfer {
             folder: layout.root().to_path_buf(),
             store: TaskStore::describe(self),
@@ -111,20 +110,20 @@ impl PgProject {
 
     /// Loads the folder project at `dir` into the database at `url` as project `name`, in one
     /// transaction. Refuses a name the database already has.
-    pub fn import(url: &str, name: &str, dir: &Path) -> baton_store::Result<(PgProject, Transfer)> {
-        baton_store::names::validate_name("project name", name)?;
-        let folder = Project::open(Layout::for_project(dir))?;
+    pub fn import(url: &str, name: &str, dir: &Path) -> baton_core::Result<(PgStore, Transfer)> {
+        baton_core::names::validate_name("project name", name)?;
+        let folder = FolderStore::open(Layout::for_project(dir))?;
         let layout = folder.layout().clone();
         let file = folder.load()?;
         let Notes {
             master_plan: plan,
             summary,
             discoveries,
-        } = Notes::read(&layout)?;
+        } = baton_folder::notes::read(&layout)?;
         let lines = folder.logs(None, usize::MAX)?;
         let runs = folder.runs()?;
         let mut documents = Vec::new();
-        for name in baton_store::documents::ALL {
+        for name in baton_core::documents::ALL {
             if let Some(body) = folder.read_document(name)? {
                 documents.push((name, body));
             }
@@ -133,7 +132,7 @@ impl PgProject {
         for run in &runs {
             signals.extend(folder.list_signals(run.number)?);
         }
-        let goal = baton_store::notes::goal_of(&plan).unwrap_or_else(|| name.to_string());
+        let goal = baton_core::notes::goal_of(&plan).unwrap_or_else(|| name.to_string());
         let store = describe(url);
         let client = (|| -> Result<postgres::Client> {
             let mut client = connect(url)?;
@@ -154,7 +153,7 @@ impl PgProject {
             }
             let mut next_number = 1_i64;
             for (position, task) in file.tasks.iter().enumerate() {
-                let (keys, reach) = baton_store::reservations::task_keys(task);
+                let (keys, reach) = baton_core::reservations::task_keys(task);
                 if let Some(n) = task
                     .id
                     .strip_prefix("task-")
@@ -204,7 +203,7 @@ impl PgProject {
                 }
             }
             let entries = discoveries
-                .strip_prefix(baton_store::notes::DISCOVERIES_HEADER)
+                .strip_prefix(baton_core::notes::DISCOVERIES_HEADER)
                 .unwrap_or(&discoveries);
             if !entries.trim().is_empty() {
                 tx.execute(
@@ -244,12 +243,12 @@ impl PgProject {
                 file.tasks.len(),
                 layout.root().display()
             );
-            journal(&mut tx, name, LEADER, "IMPORT", &details, now)?;
+            journal(&mut tx, name, &Entry::new(LEADER, "IMPORT", details), now)?;
             tx.commit()?;
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
-        let project = PgProject::over(client, url, name, store);
+        let project = PgStore::over(client, url, name, store);
         let transfer = Transfer {
             folder: layout.root().to_path_buf(),
             store: TaskStore::describe(&project),

@@ -2,13 +2,14 @@
 //! through the `TaskStore` seam, gives the same answers: claim order, refusals (kind and
 //! words), the tasks after each change, and the board.
 
-use baton_store::lifecycle::{Completion, NewTask, TaskEdit};
-use baton_store::{Project, TaskStore};
+use baton_core::TaskStore;
+use baton_core::{Completion, NewTask, TaskEdit};
+use baton_folder::FolderStore;
 use baton_test_support::pg::PgServer;
 use serde_json::{Value, json};
 
 /// What one step answered, with times left out (each store has its own clock).
-fn answer<T: serde::Serialize>(result: baton_store::Result<T>) -> Value {
+fn answer<T: serde::Serialize>(result: baton_core::Result<T>) -> Value {
     match result {
         Ok(value) => without_times(serde_json::to_value(value).unwrap()),
         Err(e) => json!({"error": e.kind(), "message": e.to_string()}),
@@ -75,14 +76,22 @@ fn scenario(store: &dyn TaskStore) -> Vec<Value> {
         answer(store.edit_task("task-3", edit(None, Some(0)))),
         answer(store.edit_task("task-3", edit(Some(vec![]), Some(4)))),
         answer(store.edit_task("ghost", edit(None, Some(2)))),
-        answer(store.claim("w1")),
-        answer(store.claim_task("w2", "task-2")),
-        answer(store.claim_task("w2", "task-1")),
+        answer(store.claim(&baton_core::ClaimRequest::next("w1"))),
+        answer(
+            store
+                .claim(&baton_core::ClaimRequest::task("w2", "task-2"))
+                .map(Option::unwrap),
+        ),
+        answer(
+            store
+                .claim(&baton_core::ClaimRequest::task("w2", "task-1"))
+                .map(Option::unwrap),
+        ),
         answer(store.complete("w2", "task-1", report("too early"))),
         answer(store.start("w1", "task-1")),
         answer(store.start("w2", "task-1")),
         answer(store.complete("w2", "task-1", report("did A"))),
-        answer(store.claim("w3")),
+        answer(store.claim(&baton_core::ClaimRequest::next("w3"))),
         answer(store.heartbeat("w1")),
         answer(store.fail("w1", "api", "broke")),
         answer(store.reset("api", false)),
@@ -90,7 +99,7 @@ fn scenario(store: &dyn TaskStore) -> Vec<Value> {
         answer(store.release("w3", "task-2")),
         answer(store.cancel("task-2", Some("not needed"))),
         answer(store.cancel("task-2", None)),
-        answer(store.claim("w4")),
+        answer(store.claim(&baton_core::ClaimRequest::next("w4"))),
         answer(store.start("bad name!", "task-1")),
         answer(store.status()),
     ]
@@ -99,10 +108,9 @@ fn scenario(store: &dyn TaskStore) -> Vec<Value> {
 #[test]
 fn the_folder_and_postgres_answer_every_step_the_same() {
     let dir = tempfile::tempdir().unwrap();
-    let folder = Project::init(dir.path(), "Test goal", None).unwrap();
+    let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
     let server = PgServer::shared();
-    let database =
-        baton_pg::PgProject::init(server.url(), "conformance", "Test goal", None).unwrap();
+    let database = baton_pg::PgStore::init(server.url(), "conformance", "Test goal", None).unwrap();
     let from_folder = scenario(&folder);
     let from_database = scenario(&database);
     for (step, (f, d)) in from_folder.iter().zip(&from_database).enumerate() {

@@ -4,9 +4,9 @@
 
 use std::sync::mpsc;
 
-use baton_pg::PgProject;
-use baton_store::lifecycle::NewTask;
-use baton_store::{ErrorKind, TaskStatus};
+use baton_core::NewTask;
+use baton_core::{ErrorKind, TaskStatus, TaskStore};
+use baton_pg::PgStore;
 use baton_test_support::PATIENCE;
 use baton_test_support::pg::PgServer;
 
@@ -20,13 +20,16 @@ fn new(description: &str) -> NewTask {
 #[test]
 fn operations_carry_on_after_the_server_restarts() {
     let server = PgServer::start();
-    let p = PgProject::init(server.url(), "restart", "goal", None).unwrap();
+    let p = PgStore::init(server.url(), "restart", "goal", None).unwrap();
     p.add_task(new("before")).unwrap();
     server.restart();
     // The old connection is gone; the next operation learns it before anything was applied,
     // reconnects and runs on the new connection.
     p.add_task(new("after")).unwrap();
-    let claim = p.claim("w1").unwrap().unwrap();
+    let claim = p
+        .claim(&baton_core::ClaimRequest::next("w1"))
+        .unwrap()
+        .unwrap();
     assert_eq!(claim.task.id, "task-1");
     let status = p.status().unwrap();
     assert_eq!(status.count(TaskStatus::Available), 1);
@@ -36,7 +39,7 @@ fn operations_carry_on_after_the_server_restarts() {
 #[test]
 fn a_connection_cut_during_an_operation_fails_it_cleanly_and_the_next_one_works() {
     let server = PgServer::start();
-    let p = PgProject::init(server.url(), "cut", "goal", None).unwrap();
+    let p = PgStore::init(server.url(), "cut", "goal", None).unwrap();
     p.add_task(new("A")).unwrap();
     // Cut every connection of the test role, as a failover or a network drop would.
     server.admin_sql(
@@ -45,7 +48,7 @@ fn a_connection_cut_during_an_operation_fails_it_cleanly_and_the_next_one_works(
     );
     // The cut may be noticed by this call or already before it: either it fails with the
     // store's error, or it reconnects and succeeds. Nothing is half-done either way.
-    match p.claim("w1") {
+    match p.claim(&baton_core::ClaimRequest::next("w1")) {
         Err(e) => assert_eq!(e.kind(), ErrorKind::Database, "{e}"),
         Ok(claim) => assert_eq!(claim.unwrap().task.id, "task-1"),
     }
@@ -54,19 +57,26 @@ fn a_connection_cut_during_an_operation_fails_it_cleanly_and_the_next_one_works(
     let claimed = status.count(TaskStatus::Claimed);
     assert!(claimed <= 1, "claimed at most once");
     if claimed == 0 {
-        assert_eq!(p.claim("w1").unwrap().unwrap().task.id, "task-1");
+        assert_eq!(
+            p.claim(&baton_core::ClaimRequest::next("w1"))
+                .unwrap()
+                .unwrap()
+                .task
+                .id,
+            "task-1"
+        );
     }
 }
 
 #[test]
 fn a_waiting_claim_reconnects_when_its_connection_is_cut_and_still_wakes() {
     let server = PgServer::start();
-    let leader = PgProject::init(server.url(), "waiter", "goal", None).unwrap();
+    let leader = PgStore::init(server.url(), "waiter", "goal", None).unwrap();
     let (armed_tx, armed_rx) = mpsc::channel();
     let (done_tx, done_rx) = mpsc::channel();
     let url = server.url().to_string();
     std::thread::spawn(move || {
-        let p = PgProject::open(&url, "waiter").unwrap();
+        let p = PgStore::open(&url, "waiter").unwrap();
         let claim = baton_live::claim_wait::claim_within(
             &p,
             "w1",

@@ -4,13 +4,13 @@
 
 use std::collections::HashSet;
 
-use baton_pg::PgProject;
-use baton_store::lifecycle::{Completion, NewTask};
-use baton_store::{ErrorKind, StoreError, TaskStatus, TaskStore};
+use baton_core::{Completion, NewTask};
+use baton_core::{ErrorKind, StoreError, TaskStatus, TaskStore};
+use baton_pg::PgStore;
 use baton_test_support::pg::PgServer;
 
-fn project(server: &PgServer, name: &str) -> PgProject {
-    PgProject::init(server.url(), name, "Test goal", None).unwrap()
+fn project(server: &PgServer, name: &str) -> PgStore {
+    PgStore::init(server.url(), name, "Test goal", None).unwrap()
 }
 
 fn task(description: &str, priority: u32, dependencies: &[&str]) -> NewTask {
@@ -45,11 +45,22 @@ fn tasks_go_through_their_lifecycle_with_the_folders_rules_and_words() {
     );
 
     // Best ready first: task-2 has priority 1 but waits for task-1, so task-3 comes first.
-    let first = p.claim("w1").unwrap().unwrap();
+    let first = p
+        .claim(&baton_core::ClaimRequest::next("w1"))
+        .unwrap()
+        .unwrap();
     assert_eq!(first.task.id, "task-3");
-    let second = p.claim("w2").unwrap().unwrap();
+    let second = p
+        .claim(&baton_core::ClaimRequest::next("w2"))
+        .unwrap()
+        .unwrap();
     assert_eq!(second.task.id, "task-1");
-    assert!(p.claim("w3").unwrap().is_none(), "task-2 waits for task-1");
+    assert!(
+        p.claim(&baton_core::ClaimRequest::next("w3"))
+            .unwrap()
+            .is_none(),
+        "task-2 waits for task-1"
+    );
 
     // The folder's refusal, word for word.
     let report = Completion {
@@ -65,7 +76,11 @@ fn tasks_go_through_their_lifecycle_with_the_folders_rules_and_words() {
     let done = p.complete("w2", "task-1", report).unwrap();
     assert_eq!(done.status, TaskStatus::Done);
     assert_eq!(
-        p.claim("w3").unwrap().unwrap().task.id,
+        p.claim(&baton_core::ClaimRequest::next("w3"))
+            .unwrap()
+            .unwrap()
+            .task
+            .id,
         "task-2",
         "unblocked"
     );
@@ -103,10 +118,12 @@ fn concurrent_workers_claim_every_task_exactly_once() {
             .map(|w| {
                 let server = &server;
                 s.spawn(move || {
-                    let mine = PgProject::open(server.url(), "contention").unwrap();
+                    let mine = PgStore::open(server.url(), "contention").unwrap();
                     let agent = format!("w{w}");
                     let mut got = Vec::new();
-                    while let Some(claim) = mine.claim(&agent).unwrap() {
+                    while let Some(claim) =
+                        mine.claim(&baton_core::ClaimRequest::next(&agent)).unwrap()
+                    {
                         got.push(claim.task.id);
                     }
                     got
@@ -127,9 +144,9 @@ fn concurrent_workers_claim_every_task_exactly_once() {
 fn projects_are_created_once_and_must_exist_to_open() {
     let server = PgServer::shared();
     project(&server, "once");
-    let again = PgProject::init(server.url(), "once", "other", None);
+    let again = PgStore::init(server.url(), "once", "other", None);
     assert!(matches!(again, Err(StoreError::ProjectExists { .. })));
-    let missing = PgProject::open(server.url(), "nowhere");
+    let missing = PgStore::open(server.url(), "nowhere");
     assert!(matches!(missing, Err(StoreError::UnknownProject { .. })));
 }
 
@@ -144,7 +161,7 @@ fn a_wrong_password_or_an_unreachable_server_says_what_to_do_without_the_passwor
         &url[..colon],
         &url[url.find('@').unwrap()..]
     );
-    let refused = PgProject::open(&wrong, "x").err().expect("refused");
+    let refused = PgStore::open(&wrong, "x").err().expect("refused");
     let text = refused.to_string();
     assert_eq!(refused.kind(), ErrorKind::Database, "{text}");
     assert!(
@@ -156,7 +173,7 @@ fn a_wrong_password_or_an_unreachable_server_says_what_to_do_without_the_passwor
     let port = closed.local_addr().unwrap().port();
     drop(closed);
     let nowhere = format!("postgres://baton:secret@127.0.0.1:{port}/baton");
-    let unreachable = PgProject::open(&nowhere, "x").err().expect("refused");
+    let unreachable = PgStore::open(&nowhere, "x").err().expect("refused");
     let text = unreachable.to_string();
     assert!(
         text.contains("cannot reach PostgreSQL at baton@127.0.0.1"),
@@ -203,21 +220,36 @@ fn a_database_of_the_first_schema_is_migrated_and_its_tasks_carry_on() {
     }
     baton_test_support::pg::psql(&url, &sql);
 
-    let p = PgProject::open(&url, "old").unwrap();
+    let p = PgStore::open(&url, "old").unwrap();
     assert_eq!(
         baton_test_support::pg::psql(&url, "SELECT version FROM baton_schema").trim(),
         baton_pg::schema::VERSION.to_string()
     );
-    let claim = p.claim("w1").unwrap().expect("b is ready");
+    let claim = p
+        .claim(&baton_core::ClaimRequest::next("w1"))
+        .unwrap()
+        .expect("b is ready");
     assert_eq!(claim.task.id, "b");
-    assert!(p.claim("w2").unwrap().is_none(), "c waits for b");
+    assert!(
+        p.claim(&baton_core::ClaimRequest::next("w2"))
+            .unwrap()
+            .is_none(),
+        "c waits for b"
+    );
     p.start("w1", "b").unwrap();
     let report = Completion {
         output: "b done".into(),
         ..Completion::default()
     };
     p.complete("w1", "b", report).unwrap();
-    assert_eq!(p.claim("w2").unwrap().unwrap().task.id, "c");
+    assert_eq!(
+        p.claim(&baton_core::ClaimRequest::next("w2"))
+            .unwrap()
+            .unwrap()
+            .task
+            .id,
+        "c"
+    );
     // The new notes work on the migrated project.
     TaskStore::discover(&p, "w2", "migrated").unwrap();
     assert!(
@@ -233,9 +265,9 @@ fn a_schema_from_a_newer_baton_is_refused() {
     server.admin_sql("CREATE DATABASE newer OWNER baton");
     let base = server.url();
     let url = format!("{}/newer", &base[..base.rfind('/').unwrap()]);
-    PgProject::init(&url, "p", "goal", None).unwrap();
+    PgStore::init(&url, "p", "goal", None).unwrap();
     baton_test_support::pg::psql(&url, "UPDATE baton_schema SET version = 99");
-    let refused = PgProject::open(&url, "p");
+    let refused = PgStore::open(&url, "p");
     match refused {
         Err(e @ StoreError::SchemaTooNew { .. }) => {
             assert!(e.to_string().contains("upgrade baton"), "{e}")
@@ -254,7 +286,7 @@ fn tls_connects_verified_required_or_preferred_and_a_wrong_ca_or_a_plain_server_
         tls.url().replace("127.0.0.1", "localhost"),
         ca.display()
     );
-    let p = PgProject::init(&verified, "tls", "goal", None).unwrap();
+    let p = PgStore::init(&verified, "tls", "goal", None).unwrap();
     p.add_task(task("over TLS", 5, &[])).unwrap();
     let on_tls = baton_test_support::pg::psql(
         tls.admin_url(),
@@ -263,8 +295,8 @@ fn tls_connects_verified_required_or_preferred_and_a_wrong_ca_or_a_plain_server_
     assert_ne!(on_tls, "0", "the project's connection uses TLS");
 
     // require (any certificate) and prefer (TLS when offered; the default) speak TLS too.
-    let required = PgProject::open(&format!("{}?sslmode=require", tls.url()), "tls").unwrap();
-    let preferred = PgProject::open(tls.url(), "tls").unwrap();
+    let required = PgStore::open(&format!("{}?sslmode=require", tls.url()), "tls").unwrap();
+    let preferred = PgStore::open(tls.url(), "tls").unwrap();
     assert_eq!(required.status().unwrap().total, 1);
     assert_eq!(preferred.status().unwrap().total, 1);
     let encrypted = baton_test_support::pg::psql(
@@ -288,7 +320,7 @@ fn tls_connects_verified_required_or_preferred_and_a_wrong_ca_or_a_plain_server_
         tls.url().replace("127.0.0.1", "localhost"),
         other_ca.display()
     );
-    let refused = PgProject::open(&wrong_ca, "tls")
+    let refused = PgStore::open(&wrong_ca, "tls")
         .err()
         .expect("another CA is refused");
     assert_eq!(refused.kind(), ErrorKind::Database, "{refused}");
@@ -296,7 +328,7 @@ fn tls_connects_verified_required_or_preferred_and_a_wrong_ca_or_a_plain_server_
     // sslmode=require against a server without TLS is refused, not silently plain.
     let plain = PgServer::shared();
     let required = format!("{}?sslmode=require", plain.url());
-    let refused = PgProject::init(&required, "plain", "goal", None)
+    let refused = PgStore::init(&required, "plain", "goal", None)
         .err()
         .expect("refused");
     assert_eq!(refused.kind(), ErrorKind::Database, "{refused}");

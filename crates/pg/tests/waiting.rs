@@ -5,8 +5,8 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use baton_pg::PgProject;
-use baton_store::lifecycle::{Completion, NewTask};
+use baton_core::{Completion, NewTask, TaskStore};
+use baton_pg::PgStore;
 use baton_test_support::PATIENCE;
 use baton_test_support::pg::PgServer;
 
@@ -30,7 +30,7 @@ fn waiter(
     let (done_tx, done_rx) = mpsc::channel();
     let (url, project) = (url.to_string(), project.to_string());
     std::thread::spawn(move || {
-        let p = PgProject::open(&url, &project).unwrap();
+        let p = PgStore::open(&url, &project).unwrap();
         let claim = baton_live::claim_wait::claim_within(
             &p,
             agent,
@@ -48,7 +48,7 @@ fn waiter(
 #[test]
 fn a_waiting_claim_wakes_when_a_task_is_added_or_its_dependency_is_done() {
     let server = PgServer::shared();
-    let p = PgProject::init(server.url(), "wake", "goal", None).unwrap();
+    let p = PgStore::init(server.url(), "wake", "goal", None).unwrap();
     let woke = waiter(server.url(), "wake", "w1", PATIENCE * 2);
     p.add_task(new("A", &[])).unwrap();
     assert_eq!(
@@ -74,11 +74,13 @@ fn a_waiting_claim_wakes_when_a_task_is_added_or_its_dependency_is_done() {
 #[test]
 fn a_lease_running_out_wakes_a_waiter_without_any_notification() {
     let server = PgServer::shared();
-    let p = PgProject::init(server.url(), "expiry", "goal", None)
+    let p = PgStore::init(server.url(), "expiry", "goal", None)
         .unwrap()
         .with_lease(Duration::from_secs(1));
     p.add_task(new("A", &[])).unwrap();
-    p.claim("gone").unwrap().unwrap();
+    p.claim(&baton_core::ClaimRequest::next("gone"))
+        .unwrap()
+        .unwrap();
     let started = Instant::now();
     let woke = waiter(server.url(), "expiry", "w2", PATIENCE * 2);
     // The waiter's own lease setting does not matter: the claim's expiry is in the row.
@@ -95,7 +97,7 @@ fn a_lease_running_out_wakes_a_waiter_without_any_notification() {
 #[test]
 fn a_waiting_claim_gives_up_at_its_timeout() {
     let server = PgServer::shared();
-    PgProject::init(server.url(), "nothing", "goal", None).unwrap();
+    PgStore::init(server.url(), "nothing", "goal", None).unwrap();
     let woke = waiter(server.url(), "nothing", "w1", Duration::from_millis(300));
     assert_eq!(woke.recv_timeout(PATIENCE).unwrap(), None);
 }

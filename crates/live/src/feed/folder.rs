@@ -8,9 +8,9 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use baton_store::Layout;
-use baton_store::SignalRecord;
-use baton_store::signals::read_signal;
+use baton_core::Layout;
+use baton_core::SignalRecord;
+use baton_core::signals::read_signal;
 use serde_json::{Map, Value};
 
 use super::{ChangeEvent, Dirty, diff_tasks, tasks_by_id};
@@ -269,7 +269,7 @@ fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<(String, PathBuf)> {
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(baton_store::durable::TEMP_SUFFIX) || name.starts_with('.') {
+            if name.ends_with(baton_fs::TEMP_SUFFIX) || name.starts_with('.') {
                 return None;
             }
             let stem = name.strip_suffix(suffix)?.to_string();
@@ -308,13 +308,13 @@ fn signal_identity(layout: &Layout, path: &Path) -> Option<(u32, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_store::Project;
+    use baton_folder::FolderStore;
     use serde_json::json;
 
     #[test]
     fn browsers_entering_and_leaving_the_registry_are_reported_once() {
         let dir = tempfile::tempdir().unwrap();
-        let project = Project::init(dir.path(), "feed", None).unwrap();
+        let project = FolderStore::init(dir.path(), "feed", None).unwrap();
         let layout = project.layout();
         let mut state = FolderState::read(layout);
         let dirty = Dirty {

@@ -23,8 +23,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use baton_store::{
-    DocumentStore, Layout, Project, SignalRecord, SignalStore, TaskStatus, TaskStore,
+use baton_core::{
+    Changes, DocumentStore, Layout, SignalRecord, SignalStore, TaskStatus, TaskStore,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -149,25 +149,26 @@ pub struct Stores {
 }
 
 impl ChangeFeed {
-    /// Starts watching `project`'s folder. Events describe changes made after this returns.
-    pub fn start(project: &Project, mode: WatchMode) -> Result<ChangeFeed> {
-        ChangeFeed::spawn(project, None, mode)
+    /// Starts watching a folder project's folder, `local`. Events describe changes made after
+    /// this returns.
+    pub fn start(local: &Layout, mode: WatchMode) -> Result<ChangeFeed> {
+        ChangeFeed::spawn(local, None, mode)
     }
 
     /// Starts following a project whose tasks and signals are in `stores` (their
-    /// notifications), and what stays in `folder` on this machine (orchestration, browsers).
+    /// notifications), and what stays in `local` on this machine (orchestration, browsers).
     /// A folder store is watched as [`ChangeFeed::start`] watches it. Events describe changes
     /// made after this returns. Nothing here talks to the store on the caller's thread (an
     /// async runtime's, in the MCP server): the feed's own thread does, and this waits for it.
-    pub fn start_on(folder: &Project, stores: Stores, mode: WatchMode) -> Result<ChangeFeed> {
-        if stores.tasks.folder().is_some() {
-            return ChangeFeed::start(folder, mode);
+    pub fn start_on(local: &Layout, stores: Stores, mode: WatchMode) -> Result<ChangeFeed> {
+        if let Changes::Files(_) = stores.tasks.changes() {
+            return ChangeFeed::start(local, mode);
         }
-        ChangeFeed::spawn(folder, Some(stores), mode)
+        ChangeFeed::spawn(local, Some(stores), mode)
     }
 
-    fn spawn(project: &Project, stores: Option<Stores>, mode: WatchMode) -> Result<ChangeFeed> {
-        let layout = project.layout().clone();
+    fn spawn(local: &Layout, stores: Option<Stores>, mode: WatchMode) -> Result<ChangeFeed> {
+        let layout = local.clone();
         // A database project reached by URL alone may have no folder here: then only the
         // store is followed (nothing is created for it).
         let local = layout.root().is_dir();
@@ -217,7 +218,7 @@ impl ChangeFeed {
                 };
                 run(&mut watch, &mut state, &tx, &thread_stop)
             })
-            .map_err(|e| baton_store::StoreError::io("change feed thread", e))?;
+            .map_err(|e| baton_core::StoreError::io("change feed thread", e))?;
         ready_rx
             .recv()
             .unwrap_or(Err(crate::LiveError::WatchStopped))?;

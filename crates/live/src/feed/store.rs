@@ -6,9 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use baton_store::documents::ORCHESTRATION;
-use baton_store::notes::Notes;
-use baton_store::{SignalRecord, TaskStatus};
+use baton_core::documents::ORCHESTRATION;
+use baton_core::notes::Notes;
+use baton_core::{SignalRecord, TaskStatus};
 use serde_json::{Map, Value};
 
 use super::{ChangeEvent, Dirty, Stores, diff_tasks, tasks_by_id};

@@ -1,0 +1,37 @@
+//! [`DocumentStore`]: small JSON documents a project keeps beside its tasks (orchestration's
+//! record of invocations, handoffs, parallel runs and conflicts), each changed as a whole under
+//! an exclusive hold, so two agents changing one at once, on one machine or two, lose neither
+//! change. The folder keeps a document as a file in `.coordination/` (its name is the path),
+//! replaced atomically under the folder's lock file next to it; a database keeps it as a row.
+//!
+//! What a document means is its owner's business (`baton-agents` for orchestration); stores
+//! only hold, lock and hand it over.
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::time::Timestamp;
+
+/// Orchestration's record: invocations, handoffs, parallel runs, conflicts (`baton-agents`).
+pub const ORCHESTRATION: &str = "orchestration/state.json";
+
+/// Every document Baton keeps (what moving a project between stores carries).
+pub const ALL: [&str; 1] = [ORCHESTRATION];
+
+/// A project's documents, wherever they are kept.
+pub trait DocumentStore: Send + Sync {
+    /// The document `name` (a relative path such as `orchestration/state.json`), `None` when
+    /// it was never written.
+    fn read_document(&self, name: &str) -> Result<Option<Value>>;
+
+    /// Holds document `name` exclusively, gives it (`None`: never written) and the store's
+    /// time to `change`, and writes back what `change` returns; `Ok(None)` from `change`
+    /// leaves the document as it was. One transaction: `change` may be run again if the store
+    /// lost its connection before committing, so it must not have effects of its own
+    /// besides what it captures.
+    fn change_document(
+        &self,
+        name: &str,
+        change: &mut dyn FnMut(Option<Value>, Timestamp) -> Result<Option<Value>>,
+    ) -> Result<()>;
+}

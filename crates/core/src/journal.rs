@@ -1,0 +1,261 @@
+//! What agents' logs say: one line per operation, in the source design's format
+//! `[timestamp] ACTION: details`, and the words for each operation ([`Entry`]), written once
+//! so that every store (the folder's `logs/<agent>.log`, the database's rows) logs an
+//! operation the same. The journal is for people; the tasks are the record.
+
+use serde::Serialize;
+
+use crate::model::{Reservation, Task};
+use crate::names::LEADER;
+use crate::requests::Claimed;
+use crate::signals::SignalTarget;
+use crate::time::Timestamp;
+
+/// One line of one agent's log.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LogLine {
+    pub agent: String,
+    pub line: String,
+}
+
+/// One log line, `[now] ACTION: details`, as every store writes it: details folded onto one
+/// line (control characters become spaces).
+pub fn format_line(action: &str, details: &str, now: Timestamp) -> String {
+    let details: String = details
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if details.is_empty() {
+        format!("[{now}] {action}")
+    } else {
+        format!("[{now}] {action}: {details}")
+    }
+}
+
+/// The details of an `ADD_TASK` line: id, priority, dependencies, description.
+pub fn added(task: &Task) -> String {
+    let deps = if task.dependencies.is_empty() {
+        String::new()
+    } else {
+        format!(" after {}", task.dependencies.join(", "))
+    };
+    format!(
+        "{} (priority {}{deps}): {}",
+        task.id, task.priority, task.description
+    )
+}
+
+/// A reservation's log line details: `r-1: src/api/** (shared, for task-3, until …): reason`.
+pub fn reserved(r: &Reservation) -> String {
+    let mut notes = Vec::new();
+    if r.shared {
+        notes.push("shared".to_string());
+    }
+    if let Some(task) = &r.task {
+        notes.push(format!("for {task}"));
+    }
+    if let Some(end) = r.expires_at {
+        notes.push(format!("until {end}"));
+    }
+    format!(
+        "{}: {}{}{}",
+        r.id,
+        r.paths.join(", "),
+        if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join(", "))
+        },
+        r.reason
+            .as_deref()
+            .map(|reason| format!(": {reason}"))
+            .unwrap_or_default()
+    )
+}
+
+/// The details of a `CLAIM` line: which task, at what priority, taken over from whom.
+pub fn claimed(claim: &Claimed) -> String {
+    format!(
+        "{} (priority {}){}: {}",
+        claim.task.id,
+        claim.task.priority,
+        claim
+            .reclaimed_from
+            .as_deref()
+            .map(|from| format!(", taken over from {from} whose lease expired"))
+            .unwrap_or_default(),
+        claim.task.description
+    )
+}
+
+/// One operation's line in an agent's log, before its time is stamped: whose log, the
+/// action's name, its details. Each store writes it where it keeps logs; the words come from
+/// here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub agent: String,
+    pub action: &'static str,
+    pub details: String,
+}
+
+/// A change of one task that a store journals, by its action's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskChange {
+    Start,
+    Complete,
+    Fail,
+    Release,
+    Reset,
+    Cancel,
+}
+
+impl TaskChange {
+    /// The action's name in the log.
+    pub fn action(self) -> &'static str {
+        match self {
+            TaskChange::Start => "START",
+            TaskChange::Complete => "COMPLETE",
+            TaskChange::Fail => "FAIL",
+            TaskChange::Release => "RELEASE",
+            TaskChange::Reset => "RESET",
+            TaskChange::Cancel => "CANCEL",
+        }
+    }
+}
+
+impl Entry {
+    /// A line in `agent`'s log.
+    pub fn new(agent: &str, action: &'static str, details: impl Into<String>) -> Entry {
+        Entry {
+            agent: agent.to_string(),
+            action,
+            details: details.into(),
+        }
+    }
+
+    /// `INIT: Goal: …`, the lead's first line.
+    pub fn init(goal: &str) -> Entry {
+        Entry::new(LEADER, "INIT", format!("Goal: {goal}"))
+    }
+
+    /// A task added by the lead.
+    pub fn added(task: &Task) -> Entry {
+        Entry::new(LEADER, "ADD_TASK", added(task))
+    }
+
+    /// A task edited by the lead.
+    pub fn edited(task: &Task) -> Entry {
+        Entry::new(
+            LEADER,
+            "EDIT_TASK",
+            format!("{}: {}", task.id, task.description),
+        )
+    }
+
+    /// A claim by `agent`: what it took, or that nothing was ready.
+    pub fn claim(agent: &str, claimed: Option<&Claimed>) -> Entry {
+        let details = match claimed {
+            Some(claimed) => self::claimed(claimed),
+            None => "nothing ready".to_string(),
+        };
+        Entry::new(agent, "CLAIM", details)
+    }
+
+    /// A reservation made.
+    pub fn reserve(reservation: &Reservation) -> Entry {
+        Entry::new(&reservation.agent, "RESERVE", reserved(reservation))
+    }
+
+    /// Reservations `agent` gave back; nothing to log when none were.
+    pub fn unreserve(agent: &str, gone: &[Reservation]) -> Option<Entry> {
+        let ids: Vec<&str> = gone.iter().map(|r| r.id.as_str()).collect();
+        (!ids.is_empty()).then(|| Entry::new(agent, "UNRESERVE", ids.join(", ")))
+    }
+
+    /// `change` of `task` as it is now, by its holder `agent` (the lead's changes, reset
+    /// and cancel, by nobody): the task's id, and the reason for a failure or a cancellation.
+    pub fn task(change: TaskChange, agent: Option<&str>, task: &Task) -> Entry {
+        let details = match change {
+            TaskChange::Fail | TaskChange::Cancel => format!(
+                "{}: {}",
+                task.id,
+                task.failure_reason.as_deref().unwrap_or_default()
+            ),
+            _ => task.id.clone(),
+        };
+        Entry::new(agent.unwrap_or(LEADER), change.action(), details)
+    }
+
+    /// `agent`'s leases renewed: the tasks it holds.
+    pub fn heartbeat(agent: &str, renewed: &[String]) -> Entry {
+        Entry::new(agent, "HEARTBEAT", renewed.join(", "))
+    }
+
+    /// A finding shared by `agent`.
+    pub fn discovery(agent: &str, text: &str) -> Entry {
+        Entry::new(agent, "DISCOVERY", text.trim())
+    }
+
+    /// The summary written: `done of total` as the report's outcome says.
+    pub fn aggregate(outcome: &str, total: usize) -> Entry {
+        Entry::new(LEADER, "AGGREGATE", format!("{outcome} of {total}"))
+    }
+
+    /// Run `number` started, with the stale signals it cleared.
+    pub fn run_new(number: u32, cleared: &[String]) -> Entry {
+        let details = match cleared.len() {
+            0 => format!("run {number}"),
+            n => format!(
+                "run {number}; cleared {n} stale signal(s): {}",
+                cleared.join(", ")
+            ),
+        };
+        Entry::new(LEADER, "RUN_NEW", details)
+    }
+
+    /// A signal written by `writer`.
+    pub fn signal(writer: &str, target: &SignalTarget) -> Entry {
+        Entry::new(writer, "SIGNAL", target.label())
+    }
+
+    /// A signal cleared by `by`.
+    pub fn signal_clear(by: &str, target: &SignalTarget) -> Entry {
+        Entry::new(by, "SIGNAL_CLEAR", target.label())
+    }
+
+    /// One repair the doctor made.
+    pub fn doctor_fix(line: &str) -> Entry {
+        Entry::new(LEADER, "DOCTOR_FIX", line)
+    }
+
+    /// This entry as its log line at `now`.
+    pub fn line(&self, now: Timestamp) -> String {
+        format_line(self.action, &self.details, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{t0, task};
+
+    #[test]
+    fn a_failure_is_logged_with_its_reason_and_a_start_with_the_id_alone() {
+        let mut failed = task("task-1", crate::TaskStatus::Failed, &[]);
+        failed.failure_reason = Some("tests fail".into());
+        let fail = Entry::task(TaskChange::Fail, Some("w1"), &failed);
+        assert_eq!(
+            fail.line(t0()),
+            format!("[{}] FAIL: task-1: tests fail", t0())
+        );
+        let start = Entry::task(TaskChange::Start, Some("w1"), &failed);
+        assert_eq!(
+            (start.agent.as_str(), start.details.as_str()),
+            ("w1", "task-1")
+        );
+        assert_eq!(Entry::task(TaskChange::Reset, None, &failed).agent, LEADER);
+        assert_eq!(Entry::claim("w1", None).details, "nothing ready");
+        assert_eq!(Entry::unreserve("w1", &[]), None);
+    }
+}

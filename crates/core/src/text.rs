@@ -1,0 +1,48 @@
+//! Validation of free text (descriptions, summaries, reasons, notes, prompts): bounded, and free
+//! of control characters other than newlines and tabs, so nothing stored can rewrite the
+//! terminal or the page that shows it.
+
+use crate::error::{Result, StoreError};
+
+/// The most bytes a long text (hints, a result's output) may hold.
+pub const MAX_TEXT_BYTES: usize = 1024 * 1024;
+/// The most bytes a task's description may hold.
+pub const MAX_DESCRIPTION_BYTES: usize = 64 * 1024;
+
+/// Free text: bounded, and free of control characters other than newlines (where allowed)
+/// and tabs, so nothing can rewrite a terminal that shows it.
+pub fn check_text(field: &'static str, text: &str, max_bytes: usize, required: bool) -> Result<()> {
+    let refuse = |reason: String| Err(StoreError::InvalidInput { field, reason });
+    if required && text.trim().is_empty() {
+        return refuse("it is empty".into());
+    }
+    if text.len() > max_bytes {
+        return refuse(format!(
+            "it is {} bytes, more than the {max_bytes} allowed",
+            text.len()
+        ));
+    }
+    if let Some(c) = text
+        .chars()
+        .find(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+    {
+        return refuse(format!("it contains control character U+{:04X}", c as u32));
+    }
+    Ok(())
+}
+
+/// File names listed in a task's context or result: one line each, no control characters.
+pub fn check_paths(paths: &[String]) -> Result<()> {
+    for path in paths {
+        if path.is_empty() || path.len() > 4096 || path.chars().any(char::is_control) {
+            return Err(StoreError::InvalidInput {
+                field: "file",
+                reason: format!(
+                    "{:?} is not a usable file name",
+                    path.chars().take(80).collect::<String>()
+                ),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! [`FolderStore`]: a project kept in its `.coordination/` folder, opened. Every change is
+//! one transaction ([`FolderStore::transact`]): the exclusive lock, a read of `tasks.json`,
+//! the core's rules applied, an atomic write when something changed, then the files derived
+//! from it (result reports, the agent's log line).
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use baton_core::layout::Layout;
+use baton_core::model::{Task, TaskFile};
+use baton_core::{DEFAULT_LEASE, Entry, Result, StoreError, Timestamp, notes};
+use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic};
+
+/// An opened `.coordination/` folder that holds its project's tasks.
+#[derive(Debug, Clone)]
+pub struct FolderStore {
+    layout: Layout,
+    lease: Duration,
+}
+
+/// What a transaction decided: write the new state, or keep the file as it was.
+pub(crate) enum Change<T> {
+    Write(T),
+    Keep(T),
+}
+
+impl FolderStore {
+    /// Creates `.coordination/` in `dir` with a master plan for `goal`. Refuses if a task store
+    /// is already there. `tasks.json` is written last, so an interrupted init can be re-run.
+    pub fn init(dir: &Path, goal: &str, approach: Option<&str>) -> Result<FolderStore> {
+        let goal = notes::check_goal(goal)?;
+        let layout = Layout::for_project(dir);
+        for folder in [
+            layout.root().to_path_buf(),
+            layout.context_dir(),
+            layout.logs_dir(),
+            layout.results_dir(),
+        ] {
+            fs::create_dir_all(&folder).map_err(|e| StoreError::io(&folder, e))?;
+        }
+        let _lock = FileLock::exclusive(&layout.lock_file())?;
+        if layout.tasks_file().exists() {
+            return Err(StoreError::AlreadyInitialized {
+                path: layout.root().to_path_buf(),
+            });
+        }
+        let now = Timestamp::now();
+        write_atomic(
+            &layout.master_plan(),
+            notes::master_plan(goal, approach, now).as_bytes(),
+        )?;
+        if !layout.discoveries().exists() {
+            write_atomic(&layout.discoveries(), notes::DISCOVERIES_HEADER.as_bytes())?;
+        }
+        let gitignore = layout.root().join(".gitignore");
+        if !gitignore.exists() {
+            write_atomic(&gitignore, format!(".lock\n*{TEMP_SUFFIX}\n").as_bytes())?;
+        }
+        write_atomic(&layout.tasks_file(), &encode(&TaskFile::new(now))?)?;
+        let store = FolderStore {
+            layout,
+            lease: DEFAULT_LEASE,
+        };
+        store.log(&Entry::init(goal), now);
+        Ok(store)
+    }
+
+    /// Opens the folder at `layout`, which must hold a `tasks.json` (a folder that points to a
+    /// database instead is refused as such: `baton-api`'s `OpenProject` opens those).
+    pub fn open(layout: Layout) -> Result<FolderStore> {
+        if !layout.tasks_file().is_file() && layout.pointer_file().is_file() {
+            return Err(StoreError::KeptInDatabase {
+                path: layout.root().to_path_buf(),
+            });
+        }
+        if !layout.tasks_file().is_file() {
+            return Err(StoreError::NotInitialized {
+                searched: layout.project_dir().to_path_buf(),
+            });
+        }
+        Ok(FolderStore {
+            layout,
+            lease: DEFAULT_LEASE,
+        })
+    }
+
+    /// The folder at `layout` as it is, nothing checked or created: for writing a project's
+    /// folder whose `tasks.json` comes last (an export from another store), so that its runs,
+    /// signals and documents are written as the folder store writes them.
+    pub fn unopened(layout: Layout) -> FolderStore {
+        FolderStore {
+            layout,
+            lease: DEFAULT_LEASE,
+        }
+    }
+
+    /// Finds and opens the folder: `dir` if given, else the nearest one above `cwd`.
+    pub fn locate(dir: Option<&Path>, cwd: &Path) -> Result<FolderStore> {
+        FolderStore::open(Layout::locate(dir, cwd)?)
+    }
+
+    /// Uses `lease` for new claims, starts and heartbeats (default 15 minutes).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    /// Reads `tasks.json` without locking: writes are atomic renames, so this sees a whole
+    /// state, never a torn one.
+    pub fn load(&self) -> Result<TaskFile> {
+        let path = self.layout.tasks_file();
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::NotInitialized {
+                    searched: self.layout.project_dir().to_path_buf(),
+                });
+            }
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
+        serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+            path,
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()),
+        })
+    }
+
+    /// Holds the lock, reads, applies `op`, and writes the result atomically if `op` asks to.
+    /// If `op` fails, nothing is written.
+    pub(crate) fn transact<T>(
+        &self,
+        op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<Change<T>>,
+    ) -> Result<T> {
+        let _lock = FileLock::exclusive(&self.layout.lock_file())?;
+        let mut file = self.load()?;
+        let now = Timestamp::now();
+        match op(&mut file, now)? {
+            Change::Keep(value) => Ok(value),
+            Change::Write(value) => {
+                file.last_updated = Some(now);
+                write_atomic(&self.layout.tasks_file(), &encode(&file)?)?;
+                Ok(value)
+            }
+        }
+    }
+
+    /// Runs `op` in a transaction that always writes, and returns a copy of task `id` after it.
+    pub(crate) fn change_task(
+        &self,
+        id: &str,
+        op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<()>,
+    ) -> Result<(Task, Timestamp)> {
+        self.transact(|file, now| {
+            op(file, now)?;
+            let task = file
+                .task(id)
+                .cloned()
+                .ok_or_else(|| StoreError::UnknownTask { id: id.to_string() })?;
+            Ok(Change::Write((task, now)))
+        })
+    }
+
+    /// Journals an operation that has already happened. Best effort: `tasks.json` holds the
+    /// record, and failing an operation that is done because its log line could not be
+    /// written would mislead the caller.
+    pub(crate) fn log(&self, entry: &Entry, now: Timestamp) {
+        let _ = crate::journal::record(&self.layout, entry, now);
+    }
+}
+
+/// `tasks.json`'s bytes for `file`: pretty JSON and a final newline, as every writer of the
+/// file writes it (`git diff` and `jq` friendly).
+pub fn encode(file: &TaskFile) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(file).map_err(|e| StoreError::InvalidInput {
+        field: "tasks.json",
+        reason: e.to_string(),
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// serde_json appends " at line L column C"; the error carries those separately.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

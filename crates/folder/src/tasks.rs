@@ -1,0 +1,198 @@
+//! The folder store's task operations: [`TaskStore`] for [`FolderStore`]. Each is one
+//! transaction of `tasks.json` applying the core's rules, then the files derived from it (a
+//! result report for a finished task) and the agent's log line, worded by the core.
+
+use std::time::Duration;
+
+use baton_core::model::{Task, TaskFile};
+use baton_core::{
+    Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Entry, LogLine, NewTask,
+    Notes, Result, StatusReport, TaskChange, TaskEdit, TaskStore, Timestamp, summary,
+};
+use baton_core::{NewReservation, Reservation};
+use baton_fs::write_atomic;
+
+use crate::store::{Change, FolderStore};
+use crate::{journal, notes};
+
+impl FolderStore {
+    /// Applies `change` to task `id` in one transaction, writes its result report when it
+    /// finished, and journals it.
+    fn change(
+        &self,
+        change: TaskChange,
+        agent: Option<&str>,
+        id: &str,
+        op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<()>,
+    ) -> Result<Task> {
+        let (task, now) = self.change_task(id, op)?;
+        if task.status.is_final() {
+            notes::write_result(self.layout(), &task)?;
+        }
+        self.log(&Entry::task(change, agent, &task), now);
+        Ok(task)
+    }
+}
+
+impl TaskStore for FolderStore {
+    fn describe(&self) -> String {
+        self.layout().root().display().to_string()
+    }
+
+    fn lease(&self) -> Duration {
+        FolderStore::lease(self)
+    }
+
+    fn add_task(&self, new: NewTask) -> Result<Task> {
+        let (task, now) = self.transact(|file, now| {
+            let task = file.add_task(new, now)?.clone();
+            Ok(Change::Write((task, now)))
+        })?;
+        self.log(&Entry::added(&task), now);
+        Ok(task)
+    }
+
+    fn edit_task(&self, id: &str, edit: TaskEdit) -> Result<Task> {
+        let (task, now) = self.change_task(id, |file, _| file.edit_task(id, edit).map(drop))?;
+        self.log(&Entry::edited(&task), now);
+        Ok(task)
+    }
+
+    fn claim(&self, request: &ClaimRequest) -> Result<Option<Claimed>> {
+        let lease = self.lease();
+        let (claimed, now) = self.transact(|file, now| {
+            Ok(match file.claim(request, now, lease)? {
+                Some(claimed) => Change::Write((Some(claimed), now)),
+                None => Change::Keep((None, now)),
+            })
+        })?;
+        self.log(&Entry::claim(&request.agent, claimed.as_ref()), now);
+        Ok(claimed)
+    }
+
+    fn reserve(&self, new: NewReservation) -> Result<Reservation> {
+        let lease = self.lease();
+        let (reservation, now) = self.transact(|file, now| {
+            Ok(Change::Write((file.reserve(new.clone(), now, lease)?, now)))
+        })?;
+        self.log(&Entry::reserve(&reservation), now);
+        Ok(reservation)
+    }
+
+    fn unreserve(&self, agent: &str, paths: &[String]) -> Result<Vec<Reservation>> {
+        let (gone, now) = self.transact(|file, now| {
+            let gone = file.unreserve(agent, paths)?;
+            Ok(if gone.is_empty() {
+                Change::Keep((gone, now))
+            } else {
+                Change::Write((gone, now))
+            })
+        })?;
+        if let Some(entry) = Entry::unreserve(agent, &gone) {
+            self.log(&entry, now);
+        }
+        Ok(gone)
+    }
+
+    fn start(&self, agent: &str, id: &str) -> Result<Task> {
+        let lease = self.lease();
+        self.change(TaskChange::Start, Some(agent), id, |file, now| {
+            file.start(agent, id, now, lease).map(drop)
+        })
+    }
+
+    fn complete(&self, agent: &str, id: &str, report: Completion) -> Result<Task> {
+        self.change(TaskChange::Complete, Some(agent), id, |file, now| {
+            file.complete(agent, id, report, now).map(drop)
+        })
+    }
+
+    fn fail(&self, agent: &str, id: &str, reason: &str) -> Result<Task> {
+        self.change(TaskChange::Fail, Some(agent), id, |file, now| {
+            file.fail(agent, id, reason, now).map(drop)
+        })
+    }
+
+    fn release(&self, agent: &str, id: &str) -> Result<Task> {
+        self.change(TaskChange::Release, Some(agent), id, |file, now| {
+            file.release(agent, id, now).map(drop)
+        })
+    }
+
+    fn heartbeat(&self, agent: &str) -> Result<Vec<String>> {
+        let lease = self.lease();
+        let (renewed, now) = self
+            .transact(|file, now| Ok(Change::Write((file.heartbeat(agent, now, lease)?, now))))?;
+        self.log(&Entry::heartbeat(agent, &renewed), now);
+        Ok(renewed)
+    }
+
+    fn reset(&self, id: &str, force: bool) -> Result<Task> {
+        let lease = self.lease();
+        self.change(TaskChange::Reset, None, id, |file, now| {
+            file.reset(id, now, lease, force).map(drop)
+        })
+    }
+
+    fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task> {
+        self.change(TaskChange::Cancel, None, id, |file, now| {
+            file.cancel(id, reason, now).map(drop)
+        })
+    }
+
+    fn status(&self) -> Result<StatusReport> {
+        let file = self.load()?;
+        Ok(StatusReport::build(
+            &file,
+            notes::goal(self.layout()),
+            Timestamp::now(),
+            self.lease(),
+        ))
+    }
+
+    fn snapshot(&self) -> Result<(TaskFile, Timestamp)> {
+        Ok((self.load()?, Timestamp::now()))
+    }
+
+    fn discover(&self, agent: &str, text: &str) -> Result<String> {
+        let now = Timestamp::now();
+        notes::add_discovery(self.layout(), agent, text, now)?;
+        self.log(&Entry::discovery(agent, text), now);
+        Ok(self.layout().discoveries().display().to_string())
+    }
+
+    fn logs(&self, agent: Option<&str>, tail: usize) -> Result<Vec<LogLine>> {
+        journal::read(self.layout(), agent, tail)
+    }
+
+    fn aggregate(&self) -> Result<Aggregate> {
+        let report = self.status()?;
+        let path = self.layout().summary();
+        write_atomic(&path, summary::render(&report).as_bytes())?;
+        self.log(
+            &Entry::aggregate(&report.outcome(), report.total),
+            report.as_of,
+        );
+        Ok(Aggregate::of(&report, path.display().to_string()))
+    }
+
+    fn doctor(&self, fix: bool) -> Result<DoctorReport> {
+        crate::doctor::doctor(self, fix)
+    }
+
+    fn notes(&self) -> Result<Notes> {
+        notes::read(self.layout())
+    }
+
+    fn result_report(&self, id: &str) -> Result<String> {
+        notes::read_text(&self.layout().result_file(id)?)
+    }
+
+    fn changes(&self) -> Changes {
+        Changes::Files(self.layout().root().to_path_buf())
+    }
+
+    fn shared_across_machines(&self) -> bool {
+        false
+    }
+}

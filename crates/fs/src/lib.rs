@@ -1,0 +1,42 @@
+//! # baton-fs
+//!
+//! The plumbing every part of Baton that keeps files on this machine shares, and nothing else:
+//! crash-safe replacement of a file ([`write_atomic`]), advisory lock files ([`FileLock`]),
+//! appends that never interleave ([`append_line`]), and whether a process is still there
+//! ([`pid_alive`]). It knows nothing of tasks, stores or projects, so `baton-git` and
+//! `baton-browser` can use it without depending on the task model, and the folder store
+//! builds its transactions on it.
+//!
+//! Errors are [`FileError`]: the path and the operating system's error, which every caller
+//! wraps into its own error type.
+
+pub mod durable;
+pub mod process;
+
+use std::path::PathBuf;
+
+pub use durable::{
+    FileLock, TEMP_SUFFIX, append_line, leftover_temp_files, sync_dir, write_atomic,
+};
+pub use process::{ProcStat, pid_alive, proc_stat};
+
+/// A file operation failed: which path, and what the operating system said.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct FileError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl FileError {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn new(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        FileError {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = FileError> = std::result::Result<T, E>;

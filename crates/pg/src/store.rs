@@ -1,0 +1,182 @@
+//! [`PgStore`]: a project kept in PostgreSQL, opened over one connection. Every operation is
+//! one transaction ([`PgStore::transact`]) that takes its time from the database, and a
+//! connection lost before committing is replaced and the operation run again once.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use baton_core::{DEFAULT_LEASE, Entry, StoreError, Timestamp};
+use postgres::Client;
+
+use crate::connect::{connect, describe};
+use crate::connection::{Connection, Tx};
+use crate::error::{Failure, Result};
+use crate::rows::{database_now, journal};
+use crate::schema;
+
+/// A project in a PostgreSQL database, over one connection.
+pub struct PgStore {
+    connection: Mutex<Connection>,
+    /// For the extra connection a waiting claim listens on.
+    pub(crate) url: String,
+    pub(crate) name: String,
+    /// `user@host:port/db`, for messages (never the password).
+    pub(crate) store: String,
+    pub(crate) lease: Duration,
+}
+
+impl PgStore {
+    /// Creates project `name` (migrating the schema first).
+    pub fn init(
+        url: &str,
+        name: &str,
+        goal: &str,
+        approach: Option<&str>,
+    ) -> baton_core::Result<PgStore> {
+        let store = describe(url);
+        let goal = baton_core::notes::check_goal(goal)?;
+        baton_core::names::validate_name("project name", name)?;
+        let created = (|| {
+            let mut client = connect(url)?;
+            schema::migrate(&mut client, &store)?;
+            let mut prepared = HashMap::new();
+            let mut tx = Tx::over(client.transaction()?, &mut prepared);
+            let now = database_now(&mut tx)?;
+            let plan = baton_core::notes::master_plan(goal, approach, now);
+            let created = tx.execute(
+                "INSERT INTO baton_projects (name, goal, approach, master_plan)
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING",
+                &[&name, &goal, &approach, &plan],
+            )?;
+            if created == 0 {
+                return Err(Failure::from(StoreError::ProjectExists {
+                    name: name.to_string(),
+                    store: store.clone(),
+                }));
+            }
+            journal(&mut tx, name, &Entry::init(goal), now)?;
+            tx.commit()?;
+            Ok(client)
+        })()
+        .map_err(|e| e.at(&store))?;
+        Ok(PgStore::over(created, url, name, store))
+    }
+
+    /// Opens project `name`, which must exist.
+    pub fn open(url: &str, name: &str) -> baton_core::Result<PgStore> {
+        let store = describe(url);
+        baton_core::names::validate_name("project name", name)?;
+        let client = (|| {
+            let mut client = connect(url)?;
+            // The common case in one round trip: the schema is current and the project there.
+            // Anything else (no schema yet, an older or newer one) takes the migration's path.
+            let current = client
+                .query_typed_one(
+                    "SELECT (SELECT version FROM baton_schema),
+                            EXISTS (SELECT 1 FROM baton_projects WHERE name = $1)",
+                    &[(&name, postgres::types::Type::TEXT)],
+                )
+                .ok()
+                .filter(|row| row.get::<_, Option<i32>>(0) == Some(schema::VERSION));
+            let known = match current {
+                Some(row) => row.get::<_, bool>(1),
+                None => {
+                    schema::migrate(&mut client, &store)?;
+                    client
+                        .query_opt("SELECT 1 FROM baton_projects WHERE name = $1", &[&name])?
+                        .is_some()
+                }
+            };
+            if !known {
+                return Err(Failure::from(StoreError::UnknownProject {
+                    name: name.to_string(),
+                    store: store.clone(),
+                }));
+            }
+            Ok(client)
+        })()
+        .map_err(|e| e.at(&store))?;
+        Ok(PgStore::over(client, url, name, store))
+    }
+
+    pub(crate) fn over(client: Client, url: &str, name: &str, store: String) -> PgStore {
+        PgStore {
+            connection: Mutex::new(Connection::new(client)),
+            url: url.to_string(),
+            name: name.to_string(),
+            store,
+            lease: DEFAULT_LEASE,
+        }
+    }
+
+    /// Uses `lease` for new claims, starts and heartbeats (default 15 minutes).
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs `op` in one transaction on the project's connection; a failure rolls it back.
+    pub(crate) fn transact<T>(
+        &self,
+        mut op: impl FnMut(&mut Tx, Timestamp) -> Result<T>,
+    ) -> baton_core::Result<T> {
+        self.transact_unclocked(|tx| {
+            let now = database_now(tx)?;
+            op(tx, now)
+        })
+    }
+
+    /// [`Self::transact`] for an operation that reads the clock itself, with its first query
+    /// (one round trip fewer, on the claim path).
+    pub(crate) fn transact_unclocked<T>(
+        &self,
+        mut op: impl FnMut(&mut Tx) -> Result<T>,
+    ) -> baton_core::Result<T> {
+        let mut connection = self.connection.lock().unwrap_or_else(|e| e.into_inner());
+        // A connection lost since the last operation (the server restarted, the network
+        // dropped) is replaced, and an operation that found it lost before committing runs
+        // again once on the new one: nothing of it can have been applied. A connection lost
+        // while committing fails the operation, since the commit may or may not have landed.
+        let mut retried = false;
+        loop {
+            if connection.client.is_closed() {
+                *connection = Connection::new(connect(&self.url).map_err(|e| e.at(&self.store))?);
+            }
+            let mut committing = false;
+            let mut run = || -> Result<T> {
+                let Connection { client, prepared } = &mut *connection;
+                let mut tx = Tx {
+                    tx: client.transaction()?,
+                    prepared,
+                };
+                let out = op(&mut tx)?;
+                committing = true;
+                tx.commit()?;
+                Ok(out)
+            };
+            match run() {
+                Err(Failure::Database(e))
+                    if !committing && !retried && (connection.client.is_closed() || ended(&e)) =>
+                {
+                    retried = true;
+                    *connection =
+                        Connection::new(connect(&self.url).map_err(|e| e.at(&self.store))?);
+                }
+                outcome => return outcome.map_err(|e| e.at(&self.store)),
+            }
+        }
+    }
+}
+
+/// Whether the server ended the connection (an administrator, a shutdown, a crash or a
+/// restart), so a fresh connection could run the operation.
+fn ended(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || e.as_db_error()
+            .is_some_and(|db| matches!(db.code().code(), "57P01" | "57P02" | "57P03"))
+}
