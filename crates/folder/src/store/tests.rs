@@ -280,9 +280,7 @@ fn threads_claiming_at_once_each_get_a_different_task() {
                 let project = project.clone();
                 s.spawn(move || {
                     let mut mine = Vec::new();
-                    while let Some(c) = project
-                        .claim(&ClaimRequest::next(format!("w{w}")))
-                        .unwrap()
+                    while let Some(c) = project.claim(&ClaimRequest::next(format!("w{w}"))).unwrap()
                     {
                         mine.push(c.task.id);
                     }
