@@ -335,7 +335,7 @@ fn text_or_lines<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D
 }
 
 /// Paths held by one agent: an explicit reservation (`baton reserve`), or a held task's
-/// files as [`crate::reservations`] derives them.
+/// files while it is held.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reservation {
