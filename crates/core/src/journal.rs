@@ -21,7 +21,7 @@ pub struct LogLine {
 
 /// One log line, `[now] ACTION: details`, as every store writes it: details folded onto one
 /// line (control characters become spaces).
-pub fn format_line(action: &str, details: &str, now: Timestamp) -> String {
+fn format_line(action: &str, details: &str, now: Timestamp) -> String {
     let details: String = details
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -34,7 +34,7 @@ pub fn format_line(action: &str, details: &str, now: Timestamp) -> String {
 }
 
 /// The details of an `ADD_TASK` line: id, priority, dependencies, description.
-pub fn added(task: &Task) -> String {
+fn added(task: &Task) -> String {
     let deps = if task.dependencies.is_empty() {
         String::new()
     } else {
@@ -47,7 +47,7 @@ pub fn added(task: &Task) -> String {
 }
 
 /// A reservation's log line details: `r-1: src/api/** (shared, for task-3, until …): reason`.
-pub fn reserved(r: &Reservation) -> String {
+fn reserved(r: &Reservation) -> String {
     let mut notes = Vec::new();
     if r.shared {
         notes.push("shared".to_string());
@@ -75,7 +75,7 @@ pub fn reserved(r: &Reservation) -> String {
 }
 
 /// The details of a `CLAIM` line: which task, at what priority, taken over from whom.
-pub fn claimed(claim: &Claimed) -> String {
+fn claimed(claim: &Claimed) -> String {
     format!(
         "{} (priority {}){}: {}",
         claim.task.id,

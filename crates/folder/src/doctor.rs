@@ -15,7 +15,7 @@ pub(crate) fn doctor(store: &FolderStore, fix: bool) -> Result<DoctorReport> {
     let _lock = FileLock::exclusive(&store.layout().lock_file())?;
     let mut file = store.load()?;
     let now = Timestamp::now();
-    let mut findings = baton_core::doctor::diagnose(&file, now, store.lease());
+    let mut findings = baton_core::doctor::diagnose(&file, now, store.lease);
     // Under the lock no write is in flight, so every temp file is debris.
     for temp in leftover_temp_files(store.layout().root())? {
         findings.push(Finding {
@@ -57,7 +57,7 @@ pub(crate) fn doctor(store: &FolderStore, fix: bool) -> Result<DoctorReport> {
                     .task(id)
                     .and_then(|t| t.claimed_by.clone())
                     .unwrap_or_default();
-                file.reset(id, now, store.lease(), false)?;
+                file.reset(id, now, store.lease, false)?;
                 rewrite = true;
                 report.fixed.push(format!(
                     "{id}: released from {owner} (lease expired); it is available again"

@@ -16,7 +16,8 @@ use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic};
 #[derive(Debug, Clone)]
 pub struct FolderStore {
     layout: Layout,
-    lease: Duration,
+    /// How long claims, starts and heartbeats hold a task (`TaskStore::lease`).
+    pub(crate) lease: Duration,
 }
 
 /// What a transaction decided: write the new state, or keep the file as it was.
@@ -108,10 +109,6 @@ impl FolderStore {
 
     pub fn layout(&self) -> &Layout {
         &self.layout
-    }
-
-    pub fn lease(&self) -> Duration {
-        self.lease
     }
 
     /// Reads `tasks.json` without locking: writes are atomic renames, so this sees a whole

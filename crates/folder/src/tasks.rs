@@ -40,7 +40,7 @@ impl TaskStore for FolderStore {
     }
 
     fn lease(&self) -> Duration {
-        FolderStore::lease(self)
+        self.lease
     }
 
     fn add_task(&self, new: NewTask) -> Result<Task> {
