@@ -19,6 +19,9 @@ build_ui
 say "cargo fmt --check"
 cargo fmt --all --check
 
+say "crate layout: no import circles between modules, no source file over 600 lines (docs/CRATES.md)"
+python3 scripts/check-layout.py
+
 say "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tungstenite::{Message, WebSocket};
 
-use crate::controls::{BrowserControlError, Result};
+use crate::control_error::{BrowserControlError, Result};
 
 pub struct PageSession {
     port: u16,

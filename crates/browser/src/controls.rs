@@ -9,7 +9,7 @@
 //! The API is blocking, so the CLI and the desktop's command threads call it directly.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use base64::Engine;
 use baton_core::{Layout, StoreError, Timestamp};
@@ -17,54 +17,11 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cdp::PageSession;
+pub use crate::control_error::{BrowserControlError, CONTROL_TIMEOUT, Result};
 
-/// How long one control may take, connecting included.
-pub const CONTROL_TIMEOUT: Duration = Duration::from_secs(30);
-/// URL schemes a page may be sent to.
 /// What Baton's browser controls open: web pages and `about:` pages. Not `file:` (a page could
 /// then show any file the user can read), `chrome:`, `javascript:` or other schemes.
 const SCHEMES: [&str; 3] = ["http://", "https://", "about:"];
-
-#[derive(Debug, thiserror::Error)]
-pub enum BrowserControlError {
-    #[error(
-        "no browser answers on 127.0.0.1:{port}; list running browsers with `baton browser list`"
-    )]
-    NotRunning { port: u16 },
-    #[error("the browser on port {port} has no open page")]
-    NoPage { port: u16 },
-    #[error("cannot open {url:?}: {reason}")]
-    BadUrl { url: String, reason: String },
-    #[error("the browser on port {port} did not answer within {}s", CONTROL_TIMEOUT.as_secs())]
-    Timeout { port: u16 },
-    #[error("the browser on port {port} refused: {message}")]
-    Protocol { port: u16, message: String },
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl From<baton_fs::FileError> for BrowserControlError {
-    fn from(e: baton_fs::FileError) -> Self {
-        BrowserControlError::Store(e.into())
-    }
-}
-
-impl BrowserControlError {
-    /// A stable name for scripts and the UI.
-    pub fn kind(&self) -> baton_core::ErrorKind {
-        use baton_core::ErrorKind;
-        match self {
-            BrowserControlError::NotRunning { .. } => ErrorKind::BrowserNotRunning,
-            BrowserControlError::NoPage { .. } => ErrorKind::NoPage,
-            BrowserControlError::BadUrl { .. } => ErrorKind::InvalidInput,
-            BrowserControlError::Timeout { .. } => ErrorKind::Timeout,
-            BrowserControlError::Protocol { .. } => ErrorKind::BrowserError,
-            BrowserControlError::Store(e) => e.kind(),
-        }
-    }
-}
-
-pub type Result<T> = std::result::Result<T, BrowserControlError>;
 
 /// What the page shows after a control.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

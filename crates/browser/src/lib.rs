@@ -9,6 +9,7 @@
 //! registry to report browsers coming and going.
 
 pub mod cdp;
+mod control_error;
 pub mod controls;
 pub mod launch;
 pub mod on_demand;
