@@ -1,5 +1,9 @@
-//! The IPC commands: one per CLI operation, with the same names and arguments, each calling the
-//! same library function the CLI calls. Errors reach the UI as `{kind, message}`, the message
+//! The IPC commands. Every operation of `baton-api`'s catalogue goes through one command,
+//! [`operation`], by its catalogue name with its request type, so the desktop, the CLI and MCP
+//! cannot drift apart. The others are what is not a catalogue operation: opening a project
+//! (folder, database, recent, picked), the notes and results to show, the handoff graph, the
+//! window's first view and paint reports, and the browser controls (the same `baton-browser`
+//! functions `baton browser …` calls). Errors reach the UI as `{kind, message}`, the message
 //! being the library's own (it says what was wrong and what to do).
 
 use std::path::{Path, PathBuf};

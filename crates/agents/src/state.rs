@@ -184,10 +184,6 @@ pub fn dir(layout: &Layout) -> PathBuf {
     layout.root().join("orchestration")
 }
 
-pub fn state_file(layout: &Layout) -> PathBuf {
-    layout.root().join(DOCUMENT)
-}
-
 /// The consolidated handoff context the orchestrator reads at the start of a session.
 pub fn handoff_file(layout: &Layout) -> PathBuf {
     layout.root().join("HANDOFF.md")

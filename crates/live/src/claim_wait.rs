@@ -19,10 +19,10 @@ use crate::watcher::{Backend, Watch, WatchMode};
 /// How often a wait checks whether it was asked to stop (Ctrl-C), at most.
 pub const STOP_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
-/// How a waiting claim ended.
+/// How a waiting claim ended (the catalogue's answer to a claim is `baton_api`'s `ClaimOutcome`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum ClaimOutcome {
+pub enum WaitedClaim {
     Claimed {
         claim: Box<Claimed>,
     },
@@ -38,7 +38,7 @@ pub enum ClaimOutcome {
 #[derive(Debug, Clone, Copy)]
 pub struct ClaimWait<'a> {
     pub timeout: Option<Duration>,
-    /// Return [`ClaimOutcome::Drained`] when no work can become ready, rather than waiting
+    /// Return [`WaitedClaim::Drained`] when no work can become ready, rather than waiting
     /// for the leader to add some.
     pub stop_when_drained: bool,
     pub mode: WatchMode,
@@ -58,7 +58,7 @@ pub fn claim_when_ready(
     agent: &str,
     wait: ClaimWait<'_>,
     armed: impl FnOnce(Backend),
-) -> Result<ClaimOutcome> {
+) -> Result<WaitedClaim> {
     baton_core::names::validate_agent_id(agent)?;
     let deadline = wait.timeout.map(|t| Instant::now() + t);
     let mut armed = Some(armed);
@@ -85,7 +85,7 @@ pub fn claim_within(
         stop: None,
     };
     Ok(match claim_when_ready(store, agent, wait, armed)? {
-        ClaimOutcome::Claimed { claim } => Some(*claim),
+        WaitedClaim::Claimed { claim } => Some(*claim),
         _ => None,
     })
 }
@@ -171,14 +171,14 @@ fn wait_once(
     wait: &ClaimWait<'_>,
     deadline: Option<Instant>,
     armed: &mut Option<impl FnOnce(Backend)>,
-) -> Result<ClaimOutcome> {
+) -> Result<WaitedClaim> {
     // The waker is set up only when there is something to wait for (a worker that finds work
     // at once costs the store no listening connection), and then the queue is looked at once
     // more before sleeping: a task made ready in between is either seen then or wakes it.
     let mut waker: Option<Waker> = None;
     loop {
         if wait.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
-            return Ok(ClaimOutcome::Stopped);
+            return Ok(WaitedClaim::Stopped);
         }
         // Look before claiming: a claim is journaled, and a waiter that claimed on every
         // wake-up would fill its log with "nothing ready".
@@ -189,7 +189,7 @@ fn wait_once(
                     waker.pause();
                 }
                 if let Some(claim) = store.claim(&ClaimRequest::next(agent))? {
-                    return Ok(ClaimOutcome::Claimed {
+                    return Ok(WaitedClaim::Claimed {
                         claim: Box::new(claim),
                     });
                 }
@@ -199,7 +199,7 @@ fn wait_once(
                 }
                 continue;
             }
-            Outlook::Drained if wait.stop_when_drained => return Ok(ClaimOutcome::Drained),
+            Outlook::Drained if wait.stop_when_drained => return Ok(WaitedClaim::Drained),
             Outlook::Drained => None,
             Outlook::Waiting { next_lease_expiry } => next_lease_expiry,
         };
@@ -211,7 +211,7 @@ fn wait_once(
             armed(waker.backend());
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(ClaimOutcome::TimedOut);
+            return Ok(WaitedClaim::TimedOut);
         }
         let mut wake_at = deadline;
         if let Some(expiry) = next_expiry {

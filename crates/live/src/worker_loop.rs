@@ -18,7 +18,7 @@ use baton_core::Completion;
 use baton_core::{Layout, Result as StoreResult, StoreError, Task, TaskStatus, TaskStore};
 use serde::Serialize;
 
-use crate::claim_wait::{ClaimOutcome, ClaimWait, STOP_CHECK_INTERVAL, claim_when_ready};
+use crate::claim_wait::{ClaimWait, STOP_CHECK_INTERVAL, WaitedClaim, claim_when_ready};
 use crate::error::Result;
 use crate::task_command::{Finished, RunningCommand, TaskEnv};
 use crate::watcher::{Backend, WatchMode};
@@ -119,12 +119,12 @@ pub fn run_worker_loop(
         let claim = match claim_when_ready(store, &options.agent, wait, |backend| {
             on_event(LoopEvent::Waiting(backend))
         })? {
-            ClaimOutcome::Claimed { claim } => *claim,
-            ClaimOutcome::Drained | ClaimOutcome::TimedOut => {
+            WaitedClaim::Claimed { claim } => *claim,
+            WaitedClaim::Drained | WaitedClaim::TimedOut => {
                 report.end = LoopEnd::Drained;
                 return Ok(report);
             }
-            ClaimOutcome::Stopped => {
+            WaitedClaim::Stopped => {
                 report.end = LoopEnd::Stopped;
                 return Ok(report);
             }
