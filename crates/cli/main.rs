@@ -430,7 +430,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 http,
                 token,
             };
-            baton_mcp::serve(open()?, options).map_err(|e| Error::input("mcp", e))?;
+            baton_mcp::serve(open()?, options)?;
             Ok(0)
         }
         Command::Prompt(prompt) => {

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use baton_core::{Confinement, Layout};
+use baton_api::Error;
+use baton_core::{Confinement, ErrorKind, Layout};
 use serde::Deserialize;
 
 #[derive(Debug, Default, Deserialize)]
@@ -22,32 +23,41 @@ pub fn path(local: &Layout) -> PathBuf {
 
 /// Reads the configuration; none is the default. A file that does not parse is an error that
 /// names it, so a typo never silently drops a setting.
-pub fn load(local: &Layout) -> Result<McpConfig, String> {
+pub fn load(local: &Layout) -> Result<McpConfig, Error> {
     let file = path(local);
     match std::fs::read(&file) {
         Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "{} is not a valid configuration (line {}, column {}): {e}; fix or remove it",
-                file.display(),
-                e.line(),
-                e.column()
+            Error::new(
+                ErrorKind::CorruptFile,
+                format!(
+                    "{} is not a valid configuration (line {}, column {}): {e}; fix or remove it",
+                    file.display(),
+                    e.line(),
+                    e.column()
+                ),
             )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(McpConfig::default()),
-        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
+        Err(e) => Err(Error::new(
+            ErrorKind::Io,
+            format!("cannot read {}: {e}", file.display()),
+        )),
     }
 }
 
 /// Where agents' paths may lead: the project, widened by the configuration file's
 /// `allow_paths` and by `allowed` (from `--allow-path`, absolute or relative to the project).
-pub fn confinement(local: &Layout, allowed: &[PathBuf]) -> Result<Confinement, String> {
+pub fn confinement(local: &Layout, allowed: &[PathBuf]) -> Result<Confinement, Error> {
     let config = load(local)?;
     let project_dir = local.project_dir();
-    let mut confinement = Confinement::project(project_dir).map_err(|e| e.to_string())?;
+    let mut confinement = Confinement::project(project_dir)?;
     for dir in config.allow_paths.iter().chain(allowed) {
-        confinement = confinement
-            .allow(dir)
-            .map_err(|e| format!("cannot allow {}: {e}", Path::new(dir).display()))?;
+        confinement = confinement.allow(dir).map_err(|e| {
+            Error::new(
+                e.kind(),
+                format!("cannot allow {}: {e}", Path::new(dir).display()),
+            )
+        })?;
     }
     Ok(confinement)
 }
@@ -75,9 +85,11 @@ mod tests {
         );
         std::fs::write(path(project.layout()), r#"{"allow_path": ["shared"]}"#).unwrap();
         let err = confinement(project.layout(), &[]).unwrap_err();
-        assert!(err.contains("config.json"), "{err}");
+        assert!(err.to_string().contains("config.json"), "{err}");
+        assert_eq!(err.kind(), ErrorKind::CorruptFile);
         std::fs::write(path(project.layout()), r#"{"allow_paths": ["missing"]}"#).unwrap();
         let err = confinement(project.layout(), &[]).unwrap_err();
-        assert!(err.contains("missing"), "{err}");
+        assert!(err.to_string().contains("missing"), "{err}");
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
     }
 }

@@ -11,6 +11,8 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use baton_api::Error;
+use baton_core::ErrorKind;
 use bytes::Bytes;
 use http_body_util::Full;
 use http_body_util::combinators::BoxBody;
@@ -28,13 +30,19 @@ use crate::server::BatonServer;
 pub const ENDPOINT: &str = "/mcp";
 
 /// Checks that `address` is a loopback socket address.
-pub fn loopback(address: &str) -> Result<SocketAddr, String> {
-    let addr: SocketAddr = address
-        .parse()
-        .map_err(|_| format!("--http {address:?}: give IP:PORT, e.g. 127.0.0.1:8765"))?;
+pub fn loopback(address: &str) -> Result<SocketAddr, Error> {
+    let addr: SocketAddr = address.parse().map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidInput,
+            format!("--http {address:?}: give IP:PORT, e.g. 127.0.0.1:8765"),
+        )
+    })?;
     if !addr.ip().is_loopback() {
-        return Err(format!(
-            "--http {address}: Baton listens on loopback only (127.0.0.1 or [::1]); use an SSH tunnel to reach it from elsewhere"
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!(
+                "--http {address}: Baton listens on loopback only (127.0.0.1 or [::1]); use an SSH tunnel to reach it from elsewhere"
+            ),
         ));
     }
     Ok(addr)
@@ -91,11 +99,13 @@ pub async fn serve(
     log: Log,
     cancel: CancellationToken,
     bound: impl FnOnce(SocketAddr),
-) -> Result<(), String> {
+) -> Result<(), Error> {
+    let cannot_listen =
+        |e: std::io::Error| Error::new(ErrorKind::Io, format!("cannot listen on {addr}: {e}"));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(cannot_listen)?;
+    let local = listener.local_addr().map_err(cannot_listen)?;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(["127.0.0.1", "localhost", "::1", "[::1]"].map(|h| h.to_string()))
         .with_allowed_origins([
@@ -164,10 +174,13 @@ mod tests {
         assert!(
             loopback("0.0.0.0:8765")
                 .unwrap_err()
+                .to_string()
                 .contains("loopback only")
         );
         assert!(loopback("192.168.1.4:80").is_err());
-        assert!(loopback("localhost").unwrap_err().contains("IP:PORT"));
+        let err = loopback("localhost").unwrap_err();
+        assert!(err.to_string().contains("IP:PORT"), "{err}");
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
     }
 
     #[test]

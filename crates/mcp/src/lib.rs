@@ -18,8 +18,8 @@ pub mod resources;
 pub mod server;
 pub mod tools;
 
-use baton_api::OpenProject;
-use baton_core::Layout;
+use baton_api::{Error, OpenProject};
+use baton_core::{ErrorKind, Layout};
 use rmcp::ServiceExt;
 
 pub use filter::ToolFilter;
@@ -51,15 +51,22 @@ pub struct McpOptions {
 }
 
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
-/// (SIGTERM, Ctrl-C); then stops the browser and the children.
-pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), String> {
+/// (SIGTERM, Ctrl-C); then stops the browser and the children. A failure to start or serve is
+/// an [`Error`] with its kind (a bad option, an unknown agent, a configuration that does not
+/// parse, a port that cannot be listened on), as every other command reports.
+pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), Error> {
     tools::prepare(); // first, so it overlaps everything else start-up does
     // One thread drives the protocol (store operations run on blocking threads): request and
     // response hops then need no cross-thread wake-ups, which is most of a proxied call's cost.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("cannot start the runtime: {e}"),
+            )
+        })?;
     let outcome = runtime.block_on(async move {
         let http = options.http.as_deref().map(http::loopback).transpose()?;
         let project = open.local().clone();
@@ -79,18 +86,15 @@ pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), String> {
 
 /// The server for these options: the agent's tool filter, the browser's reserved port, and
 /// the children started (so the first `tools/list` already has their tools).
-async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, String> {
+async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, Error> {
     let project = open.local();
     let log = Log::new(project, options.quiet);
     let confinement = config::confinement(project, &options.allow_paths)?;
     let filter = match &options.agent {
         Some(agent) => {
-            let orchestrator = baton_agents::Orchestrator::open_on(project, open.documents.clone())
-                .map_err(|e| e.to_string())?;
-            let definition = orchestrator
-                .registry()
-                .require(agent)
-                .map_err(|e| e.to_string())?;
+            let orchestrator =
+                baton_agents::Orchestrator::open_on(project, open.documents.clone())?;
+            let definition = orchestrator.registry().require(agent)?;
             ToolFilter::new(&definition.tools)
         }
         None => ToolFilter::new(&[]),
@@ -100,7 +104,12 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, S
         None => format!("baton-mcp[{}]", std::process::id()),
     };
     let browser = browser_manager::BrowserManager::new(project.clone(), owner, !options.headed)
-        .map_err(|e| format!("cannot reserve a port for the browser: {e}"))?;
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot reserve a port for the browser: {e}"),
+            )
+        })?;
     let proxying = options.proxy || !options.children.is_empty();
     let proxy = if proxying {
         let specs = if options.children.is_empty() {
@@ -111,7 +120,8 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, S
                 .iter()
                 .enumerate()
                 .map(|(i, c)| proxy::ChildSpec::parse(c, i + 1))
-                .collect::<Result<Vec<_>, _>>()?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| Error::new(ErrorKind::InvalidInput, e))?
         };
         let taken: Vec<String> = tools::own_tool_names().map(str::to_string).collect();
         let coordination = project.root().to_path_buf();
@@ -161,13 +171,13 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, S
     Ok(server)
 }
 
-async fn serve_stdio(server: &BatonServer) -> Result<(), String> {
+async fn serve_stdio(server: &BatonServer) -> Result<(), Error> {
     let log = server.log().clone();
     let service = server
         .clone()
         .serve(framing::StdioTransport::stdio())
         .await
-        .map_err(|e| format!("MCP handshake failed: {e}"))?;
+        .map_err(|e| Error::new(ErrorKind::Io, format!("MCP handshake failed: {e}")))?;
     let cancel = service.cancellation_token();
     tokio::select! {
         result = service.waiting() => {
@@ -189,12 +199,18 @@ async fn serve_http(
     project: &Layout,
     addr: std::net::SocketAddr,
     token: Option<String>,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let log = server.log().clone();
     let token = match token {
         Some(token) if token.len() >= 16 => token,
-        Some(_) => return Err("the HTTP token must be at least 16 characters".into()),
-        None => http::random_token().map_err(|e| format!("cannot make a token: {e}"))?,
+        Some(_) => {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                "the HTTP token must be at least 16 characters",
+            ));
+        }
+        None => http::random_token()
+            .map_err(|e| Error::new(ErrorKind::Io, format!("cannot make a token: {e}")))?,
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let info_file = project.root().join("mcp").join("http.json");
