@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use baton_core::{Finding, FindingKind, StoreError, Task, TaskStatus};
-use baton_git::{GitError, Worktrees, branch_name, merge_task_branch};
+use baton_git::{GitError, Worktrees, branch_name, merge_task_branch, worktree_for_claim};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -28,22 +28,16 @@ pub struct WorktreeInfo {
     pub reused: bool,
 }
 
-/// Gives the claimed `task` its own worktree. If that fails, the claim is handed back, so a
-/// task is never left claimed with nowhere to work on it.
+/// Gives the claimed `task` its own worktree (handed back if that fails; see
+/// [`worktree_for_claim`]).
 pub fn give_worktree(cx: &Context, agent: &str, task: &str) -> Result<WorktreeInfo> {
-    let prepared = Worktrees::open(cx.local).and_then(|w| w.prepare(task));
-    match prepared {
-        Ok(worktree) => Ok(WorktreeInfo {
-            path: worktree.workdir,
-            branch: worktree.branch,
-            base: worktree.base,
-            reused: worktree.reused,
-        }),
-        Err(e) => {
-            let _ = cx.tasks.release(agent, task);
-            Err(e.into())
-        }
-    }
+    let worktree = worktree_for_claim(cx.tasks, cx.local, agent, task)?;
+    Ok(WorktreeInfo {
+        path: worktree.workdir,
+        branch: worktree.branch,
+        base: worktree.base,
+        reused: worktree.reused,
+    })
 }
 
 /// Merge done tasks' branches into the lead's branch.

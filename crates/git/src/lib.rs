@@ -11,11 +11,13 @@
 //! (`.coordination/worktrees/.lock`) so that workers creating worktrees at once and a lead
 //! merging never run git's own writes over each other.
 
+mod claimed;
 pub mod error;
 pub mod merge;
 pub mod repo;
 pub mod worktree;
 
+pub use claimed::{record_branch_or_say_why, worktree_for_claim};
 pub use error::{GitError, Result};
 pub use merge::{MergeOutcome, merge_task_branch};
 pub use repo::Repo;

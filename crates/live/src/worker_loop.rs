@@ -22,7 +22,7 @@ use crate::claim_wait::{ClaimWait, STOP_CHECK_INTERVAL, WaitedClaim, claim_when_
 use crate::error::Result;
 use crate::task_command::{Finished, RunningCommand, TaskEnv};
 use crate::watcher::{Backend, WatchMode};
-use baton_git::{Worktree, Worktrees, record_branch};
+use baton_git::{Worktree, Worktrees, record_branch_or_say_why};
 
 /// How long a stopped command gets to exit after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -142,14 +142,10 @@ pub fn run_worker_loop(
         }
         let task = settle(store, &id, stop, started(agent), || store.start(agent, &id))?;
         on_event(LoopEvent::Started(&task));
-        let worktree = match worktrees.as_ref().map(|w| w.prepare(&id)).transpose() {
-            Ok(worktree) => worktree,
-            Err(e) => {
-                // Nothing ran: give the task back rather than leave it claimed.
-                let _ = store.release(agent, &id);
-                return Err(e.into());
-            }
-        };
+        let worktree = worktrees
+            .as_ref()
+            .map(|w| w.prepare_claimed(store, agent, &id))
+            .transpose()?;
         if let Some(worktree) = &worktree {
             on_event(LoopEvent::InWorktree(worktree));
         }
@@ -315,17 +311,17 @@ fn run_one(
 /// The completion of task `id` whose command succeeded: its output, and, when it was worked
 /// in a worktree, its branch and the files the branch changed.
 fn completion(finished: &Finished, workdir: &Layout, id: &str) -> Completion {
-    let mut output = if finished.stdout.is_empty() {
+    let output = if finished.stdout.is_empty() {
         "(the command printed nothing)".to_string()
     } else {
         finished.stdout.clone()
     };
-    let mut completion = Completion::default();
-    if let Err(e) = record_branch(workdir, id, &mut completion) {
-        // The work is done; not knowing its commits is no reason to fail it.
-        output.push_str(&format!("\n(Baton could not read the task's branch: {e})"));
-    }
-    completion.output = output;
+    let mut completion = Completion {
+        output,
+        ..Completion::default()
+    };
+    // The id was claimed, so it is a valid name: nothing here can refuse.
+    let _ = record_branch_or_say_why(workdir, id, &mut completion);
     completion
 }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::operation::{Context, Operation};
-use baton_git::record_branch;
+use baton_git::record_branch_or_say_why;
 
 mod claim;
 
@@ -268,7 +268,7 @@ impl Operation for Complete {
             files_created: self.created,
             branch: None,
         };
-        record_branch(cx.local, &self.task, &mut completion)?;
+        record_branch_or_say_why(cx.local, &self.task, &mut completion)?;
         let task = cx.tasks.complete(&self.agent, &self.task, completion)?;
         Ok(task.into())
     }
