@@ -1,4 +1,7 @@
-//! The command line, as clap types. Each command maps to one `Project` operation.
+//! The command line, as clap types: the global options and the tree of commands. An
+//! operation's own arguments are its `baton-api` request type (derived with the `cli`
+//! feature), so its flags, defaults and help are declared once; each command group's tree is in
+//! its own module.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -6,10 +9,11 @@ use std::time::Duration;
 use baton_live::WatchMode;
 use clap::{Args, Parser, Subcommand};
 
-use crate::values::{parse_duration, parse_status};
+use crate::values::parse_duration;
 
 pub use crate::agents::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
 pub use crate::live::{RunCommand, SignalCommand};
+pub use crate::worker::WorkerCommand;
 
 /// Coordinate parallel AI coding agents through one `.coordination/` folder.
 ///
@@ -74,13 +78,7 @@ pub enum Command {
     #[command(subcommand)]
     Worker(WorkerCommand),
     /// Share a finding with every agent (appended to context/discoveries.md).
-    Discover {
-        /// What you found out.
-        text: String,
-        /// Who found it.
-        #[arg(long, value_name = "AGENT")]
-        agent: String,
-    },
+    Discover(baton_api::tasks::Discover),
     /// Reserve files (paths or globs) for an agent: others' claims pass over tasks touching
     /// them, and the pre-commit hook refuses their commits. Exit code 7 when another agent
     /// holds any of them (nothing is reserved then).
@@ -239,34 +237,13 @@ pub enum LeaderCommand {
     Aggregate,
     /// Cancel a task that is not finished (available, claimed or in progress): its holder
     /// loses it, and tasks that wait on it cannot start until it is reset.
-    Cancel {
-        task: String,
-        /// Why it is no longer wanted (recorded in results/TASK.md).
-        #[arg(long)]
-        reason: Option<String>,
-    },
+    Cancel(baton_api::tasks::Cancel),
     /// Bring a task to another status as on the desktop board: claims as the leader, and
     /// starts, completes, fails or releases in its holder's name; resets or cancels as the
     /// leader. Says which, or why the lifecycle refuses it.
-    Move {
-        task: String,
-        /// available, claimed, in_progress, done, failed or cancelled.
-        #[arg(value_parser = parse_status)]
-        to: baton_core::TaskStatus,
-        /// The summary when the move completes the task, the reason when it fails or cancels it.
-        #[arg(long)]
-        text: Option<String>,
-        /// Only say which operation the move takes; change nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
+    Move(baton_api::tasks::MoveTask),
     /// Put a failed, cancelled or stale task back to available.
-    Reset {
-        task: String,
-        /// Reset even a task held under a live lease.
-        #[arg(long)]
-        force: bool,
-    },
+    Reset(baton_api::tasks::Reset),
     /// Who is doing what: one row per agent (working, lease running out, stale, waiting for
     /// work, idle, gone), the task it holds with the lease left, when it was last heard from,
     /// its last log line, and how many tasks it finished and failed.
@@ -278,21 +255,10 @@ pub enum LeaderCommand {
 Only a done task's branch (baton/TASK-ID) is merged, and only while your checkout has no
 uncommitted changes to tracked files (.coordination/ aside). A branch merged already is
 reported as such. Nothing is pushed; worktrees stay until `leader doctor --fix` removes them.")]
-    Merge {
-        /// The tasks, in the order to merge them.
-        #[arg(required_unless_present = "all", conflicts_with = "all")]
-        tasks: Vec<String>,
-        /// Every done task's branch not merged yet, in the order the tasks were completed.
-        #[arg(long)]
-        all: bool,
-    },
+    Merge(baton_api::worktrees::Merge),
     /// Find stale leases, tasks that can never finish, a stalled queue, crash debris and the
     /// worktrees of finished tasks.
-    Doctor {
-        /// Apply the safe repairs and say what changed.
-        #[arg(long)]
-        fix: bool,
-    },
+    Doctor(baton_api::tasks::Doctor),
 }
 
 #[derive(Debug, Args)]
@@ -335,75 +301,6 @@ pub struct EditTask {
     /// Replace the hints.
     #[arg(long)]
     pub hints: Option<String>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum WorkerCommand {
-    /// List the tasks that can be claimed now, best first.
-    List {
-        /// List every task instead.
-        #[arg(long)]
-        all: bool,
-    },
-    /// Claim the best ready task (lowest priority number, then oldest). Exit code 3 if none;
-    /// with --wait, block until one is ready instead.
-    Claim {
-        agent: String,
-        /// Claim this task instead of the best ready one; refused (exit code 1) with the reason
-        /// when it is not ready (exit code 7 when another agent holds its files).
-        #[arg(long, conflicts_with = "wait")]
-        task: Option<String>,
-        /// Take the task even if another agent holds its files (by default such a task is
-        /// passed over for the next one, and taken once its files are free).
-        #[arg(long, conflicts_with = "wait")]
-        ignore_reservations: bool,
-        /// Wait until a task is ready (added, unblocked, or its lease expired) and claim it.
-        #[arg(long)]
-        wait: bool,
-        /// Give up waiting after this long (exit code 5).
-        #[arg(long, requires = "wait", value_parser = parse_duration)]
-        timeout: Option<Duration>,
-        /// Give the task its own git worktree (.coordination/worktrees/TASK-ID) on a branch
-        /// baton/TASK-ID from your checkout's branch; work and commit there. Completing the task
-        /// records the branch and its commits; `leader merge` merges it.
-        #[arg(long)]
-        worktree: bool,
-    },
-    /// Claim, start and run a command for each task, over and over; see --help.
-    Loop(crate::live::LoopArgs),
-    /// Start work on a task you claimed.
-    Start { agent: String, task: String },
-    /// Complete a task you started; writes results/TASK.md.
-    Complete {
-        agent: String,
-        task: String,
-        /// What was done, for the leader and the next agents.
-        summary: String,
-        /// Files changed (repeat, or separate with commas).
-        #[arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')]
-        modified: Vec<String>,
-        /// Files created (repeat, or separate with commas).
-        #[arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')]
-        created: Vec<String>,
-    },
-    /// Give up on a task, saying why; writes results/TASK.md.
-    Fail {
-        agent: String,
-        task: String,
-        reason: String,
-    },
-    /// Hand a task you hold back to the queue, untouched.
-    Release { agent: String, task: String },
-    /// Renew the lease on every task you hold (run it every few minutes while working).
-    Heartbeat { agent: String },
-    /// Renew AGENT's leases every third of a lease for as long as process PID lives (what the
-    /// Claude Code hooks start for a worker's session); one per agent, a second exits at once.
-    Keepalive {
-        agent: String,
-        /// The agent's process (its Claude Code session).
-        #[arg(long, value_name = "PID")]
-        while_pid: u32,
-    },
 }
 
 #[derive(Debug, Subcommand)]

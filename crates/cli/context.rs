@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use baton_api::{Context, Error, OpenProject};
+use baton_api::{Context, Error, OpenProject, Operation};
 use baton_core::{Confinement, ForeignFile, Layout};
 use baton_live::WatchMode;
 
@@ -25,6 +25,20 @@ pub fn as_user<T>(
     cx.watch_mode = mode;
     cx.foreign_files = foreign_files;
     op(&cx)
+}
+
+/// Runs the operation `op` as the user, prints its result (`render` for people, the result
+/// itself with `--json`) and exits 0: what most commands are.
+pub fn operate<O: Operation>(
+    project: &OpenProject,
+    mode: WatchMode,
+    json: bool,
+    op: O,
+    render: impl FnOnce(&O::Output) -> String,
+) -> Result<u8, Error> {
+    let out = as_user(project, mode, ForeignFile::Keep, |cx| op.run(cx))?;
+    crate::output::emit(json, &out, || render(&out));
+    Ok(0)
 }
 
 /// A path the user typed, as an operation's request names it: absolute, from `cwd` when

@@ -6,7 +6,7 @@
 //! Modules, a tree with no circle: `args` (the clap tree of the leader and worker commands,
 //! taking each other group's arguments from its module), `render` (their text), one folder or
 //! file per other command group (`live/` for signals, runs, watching and the worker loop;
-//! `agents/` for orchestration; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
+//! `agents/` for orchestration; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
 //! arguments, handlers and text; `context` (the user's context for an operation), `values`
 //! (argument parsers) and `output` (printing results and errors) serve them all.
 
@@ -23,17 +23,18 @@ mod prompts;
 mod render;
 mod store;
 mod values;
+mod worker;
 
 use std::process::ExitCode;
 
 use baton_api::{Choice, Error, OpenProject, Operation, exit};
-use baton_api::{tasks, team, worktrees};
+use baton_api::{tasks, team};
 use baton_core::{ForeignFile, StoreError};
 use baton_folder::FolderStore;
 use clap::Parser;
 
-use args::{Cli, Command, LeaderCommand, PromptCommand, SetupCommand, WorkerCommand};
-use context::as_user;
+use args::{Cli, Command, LeaderCommand, PromptCommand, SetupCommand};
+use context::{as_user, operate};
 use output::emit;
 
 fn main() -> ExitCode {
@@ -143,65 +144,38 @@ fn run(cli: Cli) -> Result<u8, Error> {
             });
             Ok(0)
         }),
-        Command::Leader(LeaderCommand::Cancel { task, reason }) => {
-            as_user(&open()?, mode, keep, |cx| {
-                let out = tasks::Cancel { task, reason }.run(cx)?;
-                emit(json, &out, || {
-                    format!(
-                        "Cancelled {}; `baton leader reset {}` makes it available again",
-                        out.task.id, out.task.id
-                    )
-                });
-                Ok(0)
-            })
-        }
-        Command::Leader(LeaderCommand::Move {
-            task,
-            to,
-            text,
-            dry_run,
-        }) => as_user(&open()?, mode, keep, |cx| {
-            let out = tasks::MoveTask {
-                task,
-                to,
-                text,
-                dry_run,
-            }
-            .run(cx)?;
-            emit(json, &out, || render::moved(&out, to));
-            Ok(0)
+        Command::Leader(LeaderCommand::Cancel(op)) => operate(&open()?, mode, json, op, |out| {
+            format!(
+                "Cancelled {}; `baton leader reset {}` makes it available again",
+                out.task.id, out.task.id
+            )
         }),
-        Command::Leader(LeaderCommand::Reset { task, force }) => {
-            as_user(&open()?, mode, keep, |cx| {
-                let out = tasks::Reset { task, force }.run(cx)?;
-                emit(json, &out, || {
-                    format!("Reset {}: available again", out.task.id)
-                });
-                Ok(0)
-            })
+        Command::Leader(LeaderCommand::Move(op)) => {
+            let to = op.to;
+            operate(&open()?, mode, json, op, |out| render::moved(out, to))
         }
-        Command::Leader(LeaderCommand::Agents) => as_user(&open()?, mode, keep, |cx| {
-            let out = team::AgentsOverview {}.run(cx)?;
-            emit(json, &out, || render::team(&out));
-            Ok(0)
+        Command::Leader(LeaderCommand::Reset(op)) => operate(&open()?, mode, json, op, |out| {
+            format!("Reset {}: available again", out.task.id)
         }),
-        Command::Leader(LeaderCommand::Merge { tasks, all }) => {
-            as_user(&open()?, mode, keep, |cx| {
-                let report = worktrees::Merge { tasks, all }.run(cx)?;
-                emit(json, &report, || render::merged(&report));
-                Ok(match &report.conflict {
-                    Some(conflict) => {
-                        if !json {
-                            eprintln!("baton: {}", conflict.message);
-                        }
-                        exit::MERGE_CONFLICT.code
+        Command::Leader(LeaderCommand::Agents) => {
+            operate(&open()?, mode, json, team::AgentsOverview {}, render::team)
+        }
+        Command::Leader(LeaderCommand::Merge(op)) => as_user(&open()?, mode, keep, |cx| {
+            let report = op.run(cx)?;
+            emit(json, &report, || render::merged(&report));
+            Ok(match &report.conflict {
+                Some(conflict) => {
+                    if !json {
+                        eprintln!("baton: {}", conflict.message);
                     }
-                    None => 0,
-                })
+                    exit::MERGE_CONFLICT.code
+                }
+                None => 0,
             })
-        }
-        Command::Leader(LeaderCommand::Doctor { fix }) => as_user(&open()?, mode, keep, |cx| {
-            let report = tasks::Doctor { fix }.run(cx)?;
+        }),
+        Command::Leader(LeaderCommand::Doctor(op)) => as_user(&open()?, mode, keep, |cx| {
+            let fix = op.fix;
+            let report = op.run(cx)?;
             emit(json, &report, || render::doctor(&report, fix));
             let remaining = report
                 .findings
@@ -214,152 +188,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 0
             })
         }),
-        Command::Worker(WorkerCommand::List { all }) => as_user(&open()?, mode, keep, |cx| {
-            let out = tasks::ListTasks { all }.run(cx)?;
-            emit(json, &out, || render::task_list(&out.tasks, all));
-            Ok(0)
-        }),
-        Command::Worker(WorkerCommand::Claim {
-            agent,
-            task,
-            ignore_reservations,
-            wait,
-            timeout,
-            worktree,
-        }) => {
-            let project = open()?;
-            let outcome = if wait {
-                let claimed = live::claim_wait(&project, &agent, timeout, mode)?;
-                match worktree {
-                    true => as_user(&project, mode, keep, |cx| claimed.in_worktree(cx, &agent))?,
-                    false => claimed,
-                }
-            } else {
-                let request = tasks::Claim {
-                    agent: agent.clone(),
-                    task,
-                    ignore_reservations,
-                    worktree,
-                };
-                as_user(&project, mode, keep, |cx| request.run(cx))?
-            };
-            let Some(task) = &outcome.task else {
-                let reason = outcome.reason.clone().unwrap_or_default();
-                if json {
-                    emit(json, &outcome, String::new);
-                } else {
-                    eprintln!("baton: nothing to claim: {reason}");
-                }
-                return Ok(if wait {
-                    exit::TIMED_OUT.code
-                } else {
-                    exit::NOTHING_TO_CLAIM.code
-                });
-            };
-            emit(json, &outcome, || {
-                render::claimed(
-                    task,
-                    outcome.reclaimed_from.as_deref(),
-                    outcome.worktree.as_ref(),
-                    &agent,
-                    project.lease(),
-                )
-            });
-            Ok(0)
-        }
-        Command::Worker(WorkerCommand::Loop(args)) => live::worker_loop(&open()?, args, mode, json),
-        Command::Worker(WorkerCommand::Start { agent, task }) => {
-            as_user(&open()?, mode, keep, |cx| {
-                let out = tasks::Start {
-                    agent: agent.clone(),
-                    task,
-                }
-                .run(cx)?;
-                emit(json, &out, || {
-                    format!(
-                        "Started {}. When done: baton worker complete {agent} {} \"SUMMARY\" --modified FILE…",
-                        out.task.id, out.task.id
-                    )
-                });
-                Ok(0)
-            })
-        }
-        Command::Worker(WorkerCommand::Complete {
-            agent,
-            task,
-            summary,
-            modified,
-            created,
-        }) => as_user(&open()?, mode, keep, |cx| {
-            let out = tasks::Complete {
-                agent,
-                task,
-                summary,
-                modified,
-                created,
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                format!(
-                    "Completed {}; report in results/{}.md",
-                    out.task.id, out.task.id
-                )
-            });
-            Ok(0)
-        }),
-        Command::Worker(WorkerCommand::Fail {
-            agent,
-            task,
-            reason,
-        }) => as_user(&open()?, mode, keep, |cx| {
-            let out = tasks::Fail {
-                agent,
-                task,
-                reason,
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                format!(
-                    "Marked {} failed; the leader can `baton leader reset {}` to retry it",
-                    out.task.id, out.task.id
-                )
-            });
-            Ok(0)
-        }),
-        Command::Worker(WorkerCommand::Release { agent, task }) => {
-            as_user(&open()?, mode, keep, |cx| {
-                let out = tasks::Release { agent, task }.run(cx)?;
-                emit(json, &out, || {
-                    format!("Released {}; it is available again", out.task.id)
-                });
-                Ok(0)
-            })
-        }
-        Command::Worker(WorkerCommand::Heartbeat { agent }) => {
-            as_user(&open()?, mode, keep, |cx| {
-                let out = tasks::Heartbeat { agent }.run(cx)?;
-                emit(json, &out, || {
-                    if let Some(note) = &out.note {
-                        note.clone()
-                    } else {
-                        format!("Renewed {} lease on {}", out.lease, out.renewed.join(", "))
-                    }
-                });
-                Ok(0)
-            })
-        }
-        Command::Worker(WorkerCommand::Keepalive { agent, while_pid }) => {
-            let project = open()?;
-            let stop = std::sync::atomic::AtomicBool::new(false);
-            baton_live::keepalive::keep_alive(
-                &*project.tasks,
-                project.local(),
-                &agent,
-                while_pid,
-                &stop,
-            )?;
-            Ok(0)
-        }
+        Command::Worker(command) => worker::run(&open()?, command, mode, json),
         Command::Setup(SetupCommand::Claude(args)) => claude::setup::command(&open()?, args, json),
         Command::ClaudeHook { event } => Ok(claude::hook::run(event, &choice, &cwd, cli.lease)),
         Command::Reserve(args) => files::reserve(&open()?, args, mode, json),
@@ -367,10 +196,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Reservations => files::list(&open()?, mode, json),
         Command::CheckPaths(args) => files::check_paths(&open()?, args, mode, json),
         Command::Hooks(files::HooksCommand::Install) => files::install_hook(&open()?, json),
-        Command::Discover { text, agent } => as_user(&open()?, mode, keep, |cx| {
-            let out = tasks::Discover { agent, text }.run(cx)?;
-            emit(json, &out, || format!("Added to {}", out.path));
-            Ok(0)
+        Command::Discover(op) => operate(&open()?, mode, json, op, |out| {
+            format!("Added to {}", out.path)
         }),
         Command::Logs {
             agent,

@@ -11,15 +11,3 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
     Ok(duration)
 }
-
-/// A task status as the store names it (`in-progress` is accepted for `in_progress`).
-pub fn parse_status(text: &str) -> Result<baton_core::TaskStatus, String> {
-    let wanted = text.trim().to_ascii_lowercase().replace(['-', ' '], "_");
-    baton_core::TaskStatus::ALL
-        .into_iter()
-        .find(|status| status.as_str() == wanted)
-        .ok_or_else(|| {
-            let names: Vec<_> = baton_core::TaskStatus::ALL.map(|s| s.as_str()).into();
-            format!("not a status; use one of {}", names.join(", "))
-        })
-}

@@ -43,13 +43,19 @@ pub fn give_worktree(cx: &Context, agent: &str, task: &str) -> Result<WorktreeIn
 /// Merge done tasks' branches into the lead's branch.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Merge {
     /// The tasks whose branches to merge, in this order; each must be done.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(required_unless_present = "all", conflicts_with = "all")
+    )]
     pub tasks: Vec<String>,
     /// Merge every done task's branch not merged yet, in the order they were completed.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub all: bool,
 }
 

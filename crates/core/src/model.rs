@@ -125,6 +125,23 @@ impl TaskStatus {
     }
 }
 
+/// A task status as the store names it (`in-progress` and `In Progress` are accepted for
+/// `in_progress`), for the command line.
+impl std::str::FromStr for TaskStatus {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let wanted = text.trim().to_ascii_lowercase().replace(['-', ' '], "_");
+        TaskStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == wanted)
+            .ok_or_else(|| {
+                let names: Vec<_> = TaskStatus::ALL.map(|s| s.as_str()).into();
+                format!("not a status; use one of {}", names.join(", "))
+            })
+    }
+}
+
 impl fmt::Display for TaskStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -13,6 +13,7 @@ use crate::worktrees::{WorktreeInfo, give_worktree};
 /// An agent, by name, and the task it wants when it wants a particular one.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Claim {
     /// Your agent name (letters, digits, '.', '_' and '-').
@@ -20,15 +21,18 @@ pub struct Claim {
     /// Claim this task (if it is ready) instead of the best ready one; a task that is not
     /// ready is refused with the reason.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub task: Option<String>,
     /// Take the task even when another agent holds its files (by default a task whose files
     /// another agent reserved is passed over, and the next one taken).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub ignore_reservations: bool,
     /// Give the task its own git worktree on a branch baton/TASK-ID from the lead's branch
     /// (kept when the task is claimed again); work and commit there. Completing it records the
     /// branch and its commits; the lead merges it.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub worktree: bool,
 }
 

@@ -64,10 +64,12 @@ impl Operation for Status {
 /// Tasks that can be claimed now, or all of them.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct ListTasks {
     /// List every task, not only those that can be claimed now.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub all: bool,
 }
 
@@ -202,6 +204,7 @@ macro_rules! agent_task_operation {
         $(#[$doc])*
         #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+        #[cfg_attr(feature = "cli", derive(clap::Args))]
         #[serde(deny_unknown_fields)]
         pub struct $name {
             /// Your agent name.
@@ -240,6 +243,7 @@ agent_task_operation!(
 /// A worker's report on a task it finished.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Complete {
     /// Your agent name.
@@ -248,11 +252,19 @@ pub struct Complete {
     pub task: String,
     /// What was done, for the leader and the next agents.
     pub summary: String,
-    /// Files changed.
+    /// Files changed (repeat, or separate with commas).
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')
+    )]
     pub modified: Vec<String>,
-    /// Files created.
+    /// Files created (repeat, or separate with commas).
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')
+    )]
     pub created: Vec<String>,
 }
 
@@ -277,6 +289,7 @@ impl Operation for Complete {
 /// A worker gives up on a task.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Fail {
     /// Your agent name.
@@ -300,6 +313,7 @@ impl Operation for Fail {
 /// A worker renews its leases.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Heartbeat {
     /// Your agent name.
@@ -348,12 +362,14 @@ impl Operation for Heartbeat {
 /// The leader puts a task back to available.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Reset {
     /// The task's id.
     pub task: String,
     /// Reset even a task held under a live lease.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub force: bool,
 }
 
@@ -370,12 +386,14 @@ impl Operation for Reset {
 /// The leader cancels a task.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Cancel {
     /// The task's id.
     pub task: String,
     /// Why it is no longer wanted (recorded in its result).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub reason: Option<String>,
 }
 
@@ -392,17 +410,21 @@ impl Operation for Cancel {
 /// A task and the status to bring it to, as a lead drags a card on the board.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct MoveTask {
     /// The task's id.
     pub task: String,
-    /// The status to bring it to (cancelled tasks stand with the failed ones).
+    /// The status to bring it to: available, claimed, in_progress, done, failed or cancelled
+    /// (cancelled tasks stand with the failed ones).
     pub to: TaskStatus,
     /// The summary when the move completes the task, the reason when it fails or cancels it.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub text: Option<String>,
     /// Only say which operation the move takes (or why it is refused); change nothing.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub dry_run: bool,
 }
 
@@ -442,9 +464,11 @@ impl Operation for MoveTask {
 /// A finding to share.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Discover {
     /// Your agent name.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "AGENT"))]
     pub agent: String,
     /// The finding to share with every agent.
     pub text: String,
@@ -493,10 +517,13 @@ impl Operation for AggregateResults {
 /// Look for problems, and repair the safe ones.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Doctor {
-    /// Apply the safe repairs (release stale leases, rewrite missing results, remove debris).
+    /// Apply the safe repairs (release stale leases, rewrite missing results, remove debris)
+    /// and say what changed.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub fix: bool,
 }
 
