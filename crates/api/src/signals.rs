@@ -19,10 +19,12 @@ pub const DEFAULT_WAIT_SECONDS: u64 = 60;
 /// Start the next run.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct NewRun {
     /// What this run is for.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub note: Option<String>,
 }
 
@@ -203,10 +205,12 @@ impl Operation for ClearSignal {
 /// The signals present in a run.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct ListSignals {
     /// The run (default: the latest).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub run: Option<u32>,
 }
 

@@ -10,11 +10,7 @@ use crate::values::parse_duration;
 #[derive(Debug, Subcommand)]
 pub enum RunCommand {
     /// Start the next run (numbered) and clear any signals already in its folder.
-    New {
-        /// What this run is for.
-        #[arg(long)]
-        note: Option<String>,
-    },
+    New(baton_api::signals::NewRun),
     /// List the runs.
     List,
 }
@@ -84,10 +80,7 @@ pub enum SignalCommand {
         agent: Option<String>,
     },
     /// List the signals present in a run.
-    List {
-        #[arg(long, value_name = "N")]
-        run: Option<u32>,
-    },
+    List(baton_api::signals::ListSignals),
     /// Wait until signals are written. Exit 0 when they are, 5 on timeout, 6 when a writer the
     /// wait is tied to is gone.
     Wait {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use baton_api::signals::{ClearSignal, ListRuns, ListSignals, NewRun, WaitSignals, WriteSignal};
+use baton_api::signals::{ClearSignal, ListRuns, WaitSignals, WriteSignal};
 use baton_api::tasks::ClaimOutcome;
 use baton_api::{Error, OpenProject, Operation, exit};
 use baton_core::ForeignFile;
@@ -25,8 +25,8 @@ pub use args::{LoopArgs, RunCommand, SignalCommand};
 pub fn run_command(project: &OpenProject, command: RunCommand, json: bool) -> Result<u8, Error> {
     let (mode, keep) = (WatchMode::default(), ForeignFile::Keep);
     match command {
-        RunCommand::New { note } => {
-            let out = as_user(project, mode, keep, |cx| NewRun { note }.run(cx))?;
+        RunCommand::New(op) => {
+            let out = as_user(project, mode, keep, |cx| op.run(cx))?;
             emit(json, &out, || {
                 let mut text = format!("Started run {}", out.run.number);
                 if !out.cleared.is_empty() {
@@ -92,8 +92,8 @@ pub fn signal_command(
                 (None, None) => String::new(),
             });
         }
-        SignalCommand::List { run } => {
-            let out = as_user(project, mode, keep, |cx| ListSignals { run }.run(cx))?;
+        SignalCommand::List(op) => {
+            let out = as_user(project, mode, keep, |cx| op.run(cx))?;
             emit(json, &out, || render::signals(out.run, &out.signals));
         }
         SignalCommand::Wait {
