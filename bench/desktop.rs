@@ -19,6 +19,11 @@
 //! (`BATON_DESKTOP_VIEW=agents`), on 1,000 tasks with 20 agents each holding one ("agents"
 //! lines).
 //!
+//! With `BATON_BENCH_BASELINE_DESKTOP=/path/to/an/older/baton-desktop` (and
+//! `BATON_BENCH_BASELINE=/path/to/its/baton` for the worker's commands), every figure is
+//! measured for that app too, in the same run, each right after the current app's ("baseline"
+//! lines).
+//!
 //! Targets (issue 6): first paint ≤ 1.5 s; idle PSS ≤ 300 MB in total; a change made by the CLI
 //! on the board within 200 ms. Issue 13: from machine B's CLI to machine A's board p99 ≤ 250 ms
 //! with 1,000 tasks. Issue 16: with the Agents view open, 1,000 tasks and 20 agents, the start
@@ -152,10 +157,43 @@ fn unix_micros() -> u128 {
         .as_micros()
 }
 
-/// Where the worker's command runs, and how it names the project.
+/// Where the worker's command runs, which `baton` it is, and how it names the project.
 struct Worker<'a> {
+    cli: &'a Path,
     cwd: &'a Path,
     args: Vec<String>,
+}
+
+/// An app measured: its label in the figures, the app, and the CLI its worker runs.
+struct Measured {
+    label: &'static str,
+    app: PathBuf,
+    cli: PathBuf,
+}
+
+/// This build's app and CLI, then the baseline's when one is given.
+fn measured() -> Vec<Measured> {
+    let cli = PathBuf::from(env!("CARGO_BIN_EXE_baton"));
+    let app = cli.with_file_name("baton-desktop");
+    assert!(
+        app.exists(),
+        "{} is missing: cargo build --release -p baton-desktop",
+        app.display()
+    );
+    let mut all = vec![Measured {
+        label: "",
+        app,
+        cli: cli.clone(),
+    }];
+    if let Some(app) = std::env::var_os("BATON_BENCH_BASELINE_DESKTOP") {
+        let cli = std::env::var_os("BATON_BENCH_BASELINE").map_or(cli, PathBuf::from);
+        all.push(Measured {
+            label: "baseline ",
+            app: app.into(),
+            cli,
+        });
+    }
+    all
 }
 
 /// From a worker's command to the feed's event reaching the window, and to the board redrawn
@@ -167,7 +205,6 @@ fn change_to_board(
     env: &[(&str, &str)],
     worker: &Worker<'_>,
 ) -> (Vec<Duration>, Vec<Duration>) {
-    let baton = PathBuf::from(env!("CARGO_BIN_EXE_baton"));
     let (_app, mut stderr) = start_app(app, display, project, env);
     let mut next = |marker: &str| loop {
         let line = stderr.next().expect("the app stopped").unwrap();
@@ -187,7 +224,7 @@ fn change_to_board(
     };
     for i in 0..30 {
         let before = unix_micros();
-        let status = Command::new(&baton)
+        let status = Command::new(worker.cli)
             .current_dir(worker.cwd)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -212,32 +249,30 @@ fn main() {
     if args.iter().any(|a| a == "--list") || !args.iter().any(|a| a == "--bench") {
         return; // needs a release build of the app and a few seconds per start: `cargo bench` only
     }
-    let app = PathBuf::from(env!("CARGO_BIN_EXE_baton")).with_file_name("baton-desktop");
-    assert!(
-        app.exists(),
-        "{} is missing: cargo build --release -p baton-desktop",
-        app.display()
-    );
+    let apps = measured();
     let xvfb = xvfb::Xvfb::start(200..300, Duration::from_secs(20));
     let display = xvfb.display.clone();
     // The same app on an empty project, in the same run: what the window itself costs.
     // (`BATON_BENCH_ONLY=postgres` skips to the database part.)
     let folder_too = std::env::var("BATON_BENCH_ONLY").map_or(true, |only| only != "postgres");
     for tasks in [0, 1000].into_iter().filter(|_| folder_too) {
-        let project = project_with(tasks);
-        let (paints, pss) = measure(&app, &display, project.path(), &[]);
-        report_start(&format!("{tasks:>5} tasks"), &paints, &pss);
-        if tasks > 0 {
-            let worker = Worker {
-                cwd: project.path(),
-                args: vec!["--dir".into(), project.path().display().to_string()],
-            };
-            let (events, boards) = change_to_board(&app, &display, project.path(), &[], &worker);
-            report_board("folder", tasks, &events, &boards);
+        for Measured { label, app, cli } in &apps {
+            let project = project_with(tasks);
+            let (paints, pss) = measure(app, &display, project.path(), &[]);
+            report_start(&format!("{label}{tasks:>5} tasks"), &paints, &pss);
+            if tasks > 0 {
+                let worker = Worker {
+                    cli,
+                    cwd: project.path(),
+                    args: vec!["--dir".into(), project.path().display().to_string()],
+                };
+                let (events, boards) = change_to_board(app, &display, project.path(), &[], &worker);
+                report_board(&format!("{label}folder"), tasks, &events, &boards);
+            }
         }
     }
     // The lead's Agents view open instead of the board: 1,000 tasks, 20 agents holding one each.
-    if folder_too {
+    for Measured { label, app, cli } in apps.iter().filter(|_| folder_too) {
         let project = project_with(1000);
         let store =
             baton_folder::FolderStore::open(baton_core::Layout::for_project(project.path()))
@@ -249,50 +284,58 @@ fn main() {
                 .expect("a ready task");
         }
         let agents = [("BATON_DESKTOP_VIEW", "agents")];
-        let (paints, pss) = measure(&app, &display, project.path(), &agents);
-        report_start(" 1000 tasks, 20 agents, Agents view", &paints, &pss);
+        let (paints, pss) = measure(app, &display, project.path(), &agents);
+        report_start(
+            &format!("{label} 1000 tasks, 20 agents, Agents view"),
+            &paints,
+            &pss,
+        );
         let worker = Worker {
+            cli,
             cwd: project.path(),
             args: vec!["--dir".into(), project.path().display().to_string()],
         };
-        let (events, views) = change_to_board(&app, &display, project.path(), &agents, &worker);
-        report_board("agents", 1000, &events, &views);
+        let (events, views) = change_to_board(app, &display, project.path(), &agents, &worker);
+        report_board(&format!("{label}agents"), 1000, &events, &views);
     }
 
     // The same 1,000 tasks in PostgreSQL: the app on machine A, the worker on machine B.
     let server = baton_test_support::pg::PgServer::start();
-    let name = "desktop-bench";
-    let machine_a = tempfile::tempdir().unwrap();
-    let machine_b = tempfile::tempdir().unwrap();
     let password = server.password();
-    let init = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .current_dir(machine_a.path())
-        .env("PGPASSWORD", &password)
-        .args(["leader", "init", "desktop benchmark", "--store"])
-        .arg(server.url_without_password())
-        .args(["--project", name])
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(init.success());
-    baton_test_support::pg::insert_tasks(server.url(), name, 1000);
-    let worker = Worker {
-        cwd: machine_b.path(),
-        args: vec![
-            "--store".into(),
-            server.url().to_string(),
-            "--project".into(),
-            name.into(),
-        ],
-    };
-    let (events, boards) = change_to_board(
-        &app,
-        &display,
-        machine_a.path(),
-        &[("PGPASSWORD", &password)],
-        &worker,
-    );
-    report_board("postgres", 1000, &events, &boards);
+    for (i, Measured { label, app, cli }) in apps.iter().enumerate() {
+        let name = format!("desktop-bench-{i}");
+        let machine_a = tempfile::tempdir().unwrap();
+        let machine_b = tempfile::tempdir().unwrap();
+        let init = Command::new(env!("CARGO_BIN_EXE_baton"))
+            .current_dir(machine_a.path())
+            .env("PGPASSWORD", &password)
+            .args(["leader", "init", "desktop benchmark", "--store"])
+            .arg(server.url_without_password())
+            .args(["--project", &name])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(init.success());
+        baton_test_support::pg::insert_tasks(server.url(), &name, 1000);
+        let worker = Worker {
+            cli,
+            cwd: machine_b.path(),
+            args: vec![
+                "--store".into(),
+                server.url().to_string(),
+                "--project".into(),
+                name.clone(),
+            ],
+        };
+        let (events, boards) = change_to_board(
+            app,
+            &display,
+            machine_a.path(),
+            &[("PGPASSWORD", &password)],
+            &worker,
+        );
+        report_board(&format!("{label}postgres"), 1000, &events, &boards);
+    }
 }
 
 fn report_start(what: &str, paints: &[Duration], pss: &[u64]) {
@@ -310,12 +353,12 @@ fn report_start(what: &str, paints: &[Duration], pss: &[u64]) {
 
 fn report_board(store: &str, tasks: usize, events: &[Duration], boards: &[Duration]) {
     println!(
-        "{store:>8} {tasks:>5} tasks: CLI change to the window's change event p50 {}  p99 {}  (30 changes)",
+        "{store:>17} {tasks:>5} tasks: CLI change to the window's change event p50 {}  p99 {}  (30 changes)",
         ms(percentile(events, 0.5), 1),
         ms(percentile(events, 0.99), 1),
     );
     println!(
-        "{store:>8} {tasks:>5} tasks: CLI change to redrawn board p50 {}  p99 {}  max {}  (30 changes)",
+        "{store:>17} {tasks:>5} tasks: CLI change to redrawn board p50 {}  p99 {}  max {}  (30 changes)",
         ms(percentile(boards, 0.5), 1),
         ms(percentile(boards, 0.99), 1),
         ms(*boards.last().unwrap(), 1)

@@ -15,6 +15,10 @@
 //! - Claude Code's tool-use hook (`claude-hook tool-use`) against a `worker heartbeat`
 //!   process, p50/p99 (alternating, one run).
 //!
+//! With `BATON_BENCH_BASELINE=/path/to/an/older/baton`, every figure is measured for that binary
+//! too, in the same run, each right after the current binary's (the same schema version is
+//! assumed for the database).
+//!
 //! Targets (issue 12, 2 cores): on PostgreSQL, claim p50 ≤ 8 ms at 100 tasks and at most 1.5×
 //! that at 100,000. Issue 13: signal wake-up p99 ≤ 15 ms. Issue 14: the reservation check costs
 //! at most 15 % of the claim. The library's figures (long-lived connections, and the bare SQL loop they
@@ -26,8 +30,30 @@ use std::time::Instant;
 use baton_test_support::pg::{PgServer, insert_tasks, psql};
 use baton_test_support::stats::{ms, percentile};
 
-fn baton() -> &'static str {
-    env!("CARGO_BIN_EXE_baton")
+/// The binary measured now: this build's, or the baseline's (`BATON_BENCH_BASELINE`), with
+/// its label.
+static MEASURED: std::sync::RwLock<(&str, String)> = std::sync::RwLock::new(("", String::new()));
+
+fn baton() -> String {
+    let measured = MEASURED.read().unwrap();
+    if measured.1.is_empty() {
+        env!("CARGO_BIN_EXE_baton").to_string()
+    } else {
+        measured.1.clone()
+    }
+}
+
+/// Runs `figure` for this build's binary, then for the baseline's when one is given.
+fn for_each_binary(mut figure: impl FnMut()) {
+    let mut all = vec![("", env!("CARGO_BIN_EXE_baton").to_string())];
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        all.push(("baseline ", baseline));
+    }
+    for measured in all {
+        *MEASURED.write().unwrap() = measured;
+        figure();
+    }
+    *MEASURED.write().unwrap() = ("", String::new());
 }
 
 /// Where a benchmark project's tasks are kept.
@@ -38,11 +64,13 @@ enum Store<'a> {
 }
 
 impl Store<'_> {
-    fn label(&self) -> &'static str {
-        match self {
+    /// The store, after "baseline" while the baseline binary is measured.
+    fn label(&self) -> String {
+        let store = match self {
             Store::Folder => "folder",
             Store::Postgres(_) => "postgres",
-        }
+        };
+        format!("{}{store}", MEASURED.read().unwrap().0)
     }
 }
 
@@ -426,39 +454,52 @@ fn main() {
         }
         return;
     }
-    // `BATON_BENCH_ONLY=reservations` (or `hooks`) runs that part alone.
+    // `BATON_BENCH_ONLY=reservations` (or `hooks`, `waits`, `claims`) runs that part alone.
     let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
     if only == "reservations" {
         for store in stores {
-            reservation_cost(store, 100);
+            for_each_binary(|| reservation_cost(store, 100));
         }
         return;
     }
     if only == "hooks" {
         for store in stores {
-            hook_cost(store, 100);
+            for_each_binary(|| hook_cost(store, 100));
+        }
+        return;
+    }
+    if only == "claims" {
+        for store in stores {
+            for_each_binary(|| latency(store, 100, 200));
+        }
+        return;
+    }
+    if only == "waits" {
+        for store in stores {
+            for_each_binary(|| wake_up(store, 100));
+            for_each_binary(|| signal_wake(store, 100));
         }
         return;
     }
     for store in stores {
-        latency(store, 100, 200);
+        for_each_binary(|| latency(store, 100, 200));
     }
-    latency(Store::Postgres(&server), 100_000, 200);
+    for_each_binary(|| latency(Store::Postgres(&server), 100_000, 200));
     // A claim on the folder rewrites the whole file: 100,000 tasks are tens of megabytes.
-    latency(Store::Folder, 100_000, 10);
+    for_each_binary(|| latency(Store::Folder, 100_000, 10));
     for store in stores {
-        throughput(store, 3_000, 8);
+        for_each_binary(|| throughput(store, 3_000, 8));
     }
     for store in stores {
-        wake_up(store, 100);
+        for_each_binary(|| wake_up(store, 100));
     }
     for store in stores {
-        signal_wake(store, 100);
+        for_each_binary(|| signal_wake(store, 100));
     }
     for store in stores {
-        reservation_cost(store, 100);
+        for_each_binary(|| reservation_cost(store, 100));
     }
     for store in stores {
-        hook_cost(store, 100);
+        for_each_binary(|| hook_cost(store, 100));
     }
 }
