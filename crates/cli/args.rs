@@ -84,13 +84,7 @@ pub enum Command {
     /// holds any of them (nothing is reserved then).
     Reserve(crate::files::ReserveArgs),
     /// Give back reserved files (all of the agent's when none are named).
-    Unreserve {
-        /// The paths or globs as they were reserved.
-        #[arg(value_name = "PATH|GLOB")]
-        paths: Vec<String>,
-        #[arg(long)]
-        agent: String,
-    },
+    Unreserve(baton_api::reservations::Unreserve),
     /// Who holds which files: held tasks' files and reserved paths.
     Reservations,
     /// Say which of these files another agent holds exclusively: exit code 0 when none, 7

@@ -87,23 +87,18 @@ pub fn reserve(
 
 pub fn unreserve(
     project: &OpenProject,
-    agent: String,
-    paths: Vec<String>,
+    op: Unreserve,
     mode: WatchMode,
     json: bool,
 ) -> Result<u8, Error> {
-    let out = as_user(project, mode, ForeignFile::Keep, |cx| {
-        Unreserve { agent, paths }.run(cx)
-    })?;
-    emit(json, &out, || {
+    crate::context::operate(project, mode, json, op, |out| {
         if out.released.is_empty() {
             "Nothing to give back".to_string()
         } else {
             let ids: Vec<&str> = out.released.iter().map(|r| r.id.as_str()).collect();
             format!("Gave back {}", ids.join(", "))
         }
-    });
-    Ok(0)
+    })
 }
 
 pub fn list(project: &OpenProject, mode: WatchMode, json: bool) -> Result<u8, Error> {

@@ -192,7 +192,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Setup(SetupCommand::Claude(args)) => claude::setup::command(&open()?, args, json),
         Command::ClaudeHook { event } => Ok(claude::hook::run(event, &choice, &cwd, cli.lease)),
         Command::Reserve(args) => files::reserve(&open()?, args, mode, json),
-        Command::Unreserve { paths, agent } => files::unreserve(&open()?, agent, paths, mode, json),
+        Command::Unreserve(op) => files::unreserve(&open()?, op, mode, json),
         Command::Reservations => files::list(&open()?, mode, json),
         Command::CheckPaths(args) => files::check_paths(&open()?, args, mode, json),
         Command::Hooks(files::HooksCommand::Install) => files::install_hook(&open()?, json),

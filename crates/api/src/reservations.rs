@@ -57,13 +57,16 @@ impl Operation for Reserve {
 /// Give back reserved paths.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Unreserve {
     /// Your agent name.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub agent: String,
     /// The reservations naming any of these paths (as they were reserved); every one of
     /// yours when empty.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(value_name = "PATH|GLOB"))]
     pub paths: Vec<String>,
 }
 
