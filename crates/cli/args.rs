@@ -7,11 +7,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use baton_live::WatchMode;
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 use crate::values::parse_duration;
 
 pub use crate::agents::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
+pub use crate::leader::LeaderCommand;
 pub use crate::live::{RunCommand, SignalCommand};
 pub use crate::worker::WorkerCommand;
 
@@ -203,98 +204,6 @@ pub enum Command {
         /// The task, in words.
         task: String,
     },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum LeaderCommand {
-    /// Create .coordination/ in the current folder (or --dir) with a master plan for GOAL; with
-    /// --store URL, create the project in that PostgreSQL database instead (named by
-    /// --project, default the folder's name) and leave a pointer to it in .coordination/.
-    Init {
-        /// The goal of the whole effort, one line.
-        goal: String,
-        /// How to get there, for master-plan.md.
-        #[arg(long)]
-        approach: Option<String>,
-    },
-    /// Add a task to the queue.
-    AddTask(AddTask),
-    /// Change a task's description, priority, dependencies, files or hints.
-    Edit(EditTask),
-    /// Show every task with counts by status.
-    Status {
-        /// Redraw whenever tasks.json changes (Ctrl-C to stop).
-        #[arg(long)]
-        watch: bool,
-    },
-    /// Write summary.md from every task's result.
-    Aggregate,
-    /// Cancel a task that is not finished (available, claimed or in progress): its holder
-    /// loses it, and tasks that wait on it cannot start until it is reset.
-    Cancel(baton_api::tasks::Cancel),
-    /// Bring a task to another status as on the desktop board: claims as the leader, and
-    /// starts, completes, fails or releases in its holder's name; resets or cancels as the
-    /// leader. Says which, or why the lifecycle refuses it.
-    Move(baton_api::tasks::MoveTask),
-    /// Put a failed, cancelled or stale task back to available.
-    Reset(baton_api::tasks::Reset),
-    /// Who is doing what: one row per agent (working, lease running out, stale, waiting for
-    /// work, idle, gone), the task it holds with the lease left, when it was last heard from,
-    /// its last log line, and how many tasks it finished and failed.
-    Agents,
-    /// Merge done tasks' branches (worked with --worktree) into the branch your checkout is on,
-    /// each with a merge commit. A conflicting merge is aborted, leaving your checkout as it
-    /// was, and its files are named (exit code 8); the tasks after it are not tried.
-    #[command(after_help = "\
-Only a done task's branch (baton/TASK-ID) is merged, and only while your checkout has no
-uncommitted changes to tracked files (.coordination/ aside). A branch merged already is
-reported as such. Nothing is pushed; worktrees stay until `leader doctor --fix` removes them.")]
-    Merge(baton_api::worktrees::Merge),
-    /// Find stale leases, tasks that can never finish, a stalled queue, crash debris and the
-    /// worktrees of finished tasks.
-    Doctor(baton_api::tasks::Doctor),
-}
-
-#[derive(Debug, Args)]
-pub struct AddTask {
-    /// What to do, for the worker who claims it.
-    pub description: String,
-    /// 1 is the most urgent.
-    #[arg(short, long, default_value_t = baton_core::model::DEFAULT_PRIORITY)]
-    pub priority: u32,
-    /// Tasks that must be done first (repeat, or separate with commas).
-    #[arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',')]
-    pub depends: Vec<String>,
-    /// Files the worker should look at.
-    #[arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')]
-    pub files: Vec<String>,
-    /// Hints for the worker (repeat for several lines).
-    #[arg(long = "hints", value_name = "TEXT")]
-    pub hints: Vec<String>,
-    /// Choose the id instead of the next task-N.
-    #[arg(long)]
-    pub id: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct EditTask {
-    pub task: String,
-    #[arg(long)]
-    pub description: Option<String>,
-    #[arg(short, long)]
-    pub priority: Option<u32>,
-    /// Replace the dependencies (only while the task is available).
-    #[arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',', conflicts_with = "no_depends")]
-    pub depends: Option<Vec<String>>,
-    /// Remove all dependencies.
-    #[arg(long)]
-    pub no_depends: bool,
-    /// Replace the files.
-    #[arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')]
-    pub files: Option<Vec<String>>,
-    /// Replace the hints.
-    #[arg(long)]
-    pub hints: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

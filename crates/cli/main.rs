@@ -6,7 +6,7 @@
 //! Modules, a tree with no circle: `args` (the clap tree of the leader and worker commands,
 //! taking each other group's arguments from its module), `render` (their text), one folder or
 //! file per other command group (`live/` for signals, runs, watching and the worker loop;
-//! `agents/` for orchestration; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
+//! `agents/` for orchestration; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
 //! arguments, handlers and text; `context` (the user's context for an operation), `values`
 //! (argument parsers) and `output` (printing results and errors) serve them all.
 
@@ -17,6 +17,7 @@ mod claude;
 mod context;
 mod files;
 mod follow;
+mod leader;
 mod live;
 mod output;
 mod prompts;
@@ -27,8 +28,8 @@ mod worker;
 
 use std::process::ExitCode;
 
+use baton_api::tasks;
 use baton_api::{Choice, Error, OpenProject, Operation, exit};
-use baton_api::{tasks, team};
 use baton_core::{ForeignFile, StoreError};
 use baton_folder::FolderStore;
 use clap::Parser;
@@ -83,111 +84,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             );
             Ok(0)
         }
-        Command::Leader(LeaderCommand::AddTask(add)) => as_user(&open()?, mode, keep, |cx| {
-            let out = tasks::AddTask {
-                id: add.id,
-                description: add.description,
-                priority: add.priority,
-                depends: add.depends,
-                files: add.files,
-                hints: add.hints.join("\n"),
-            }
-            .run(cx)?;
-            emit(json, &out, || render::added(&out.task));
-            Ok(0)
-        }),
-        Command::Leader(LeaderCommand::Edit(edit)) => as_user(&open()?, mode, keep, |cx| {
-            let out = tasks::EditTask {
-                task: edit.task,
-                description: edit.description,
-                priority: edit.priority,
-                depends: if edit.no_depends {
-                    Some(Vec::new())
-                } else {
-                    edit.depends
-                },
-                files: edit.files,
-                hints: edit.hints,
-            }
-            .run(cx)?;
-            emit(json, &out, || {
-                format!(
-                    "Edited {}: {}",
-                    out.task.id,
-                    render::clean(&out.task.description)
-                )
-            });
-            Ok(0)
-        }),
-        Command::Leader(LeaderCommand::Status { watch: true }) => {
-            follow::watch_status(&open()?, mode, json)?;
-            Ok(0)
-        }
-        Command::Leader(LeaderCommand::Status { watch: false }) => {
-            as_user(&open()?, mode, keep, |cx| {
-                let report = tasks::Status {}.run(cx)?;
-                emit(json, &report, || render::status(&report));
-                Ok(0)
-            })
-        }
-        Command::Leader(LeaderCommand::Aggregate) => as_user(&open()?, mode, keep, |cx| {
-            let agg = tasks::AggregateResults {}.run(cx)?;
-            emit(json, &agg, || {
-                let cancelled = match agg.cancelled {
-                    0 => String::new(),
-                    n => format!(", {n} cancelled"),
-                };
-                format!(
-                    "Wrote {}: {} done, {} failed{cancelled}, {} unfinished of {} tasks",
-                    agg.path, agg.done, agg.failed, agg.unfinished, agg.total
-                )
-            });
-            Ok(0)
-        }),
-        Command::Leader(LeaderCommand::Cancel(op)) => operate(&open()?, mode, json, op, |out| {
-            format!(
-                "Cancelled {}; `baton leader reset {}` makes it available again",
-                out.task.id, out.task.id
-            )
-        }),
-        Command::Leader(LeaderCommand::Move(op)) => {
-            let to = op.to;
-            operate(&open()?, mode, json, op, |out| render::moved(out, to))
-        }
-        Command::Leader(LeaderCommand::Reset(op)) => operate(&open()?, mode, json, op, |out| {
-            format!("Reset {}: available again", out.task.id)
-        }),
-        Command::Leader(LeaderCommand::Agents) => {
-            operate(&open()?, mode, json, team::AgentsOverview {}, render::team)
-        }
-        Command::Leader(LeaderCommand::Merge(op)) => as_user(&open()?, mode, keep, |cx| {
-            let report = op.run(cx)?;
-            emit(json, &report, || render::merged(&report));
-            Ok(match &report.conflict {
-                Some(conflict) => {
-                    if !json {
-                        eprintln!("baton: {}", conflict.message);
-                    }
-                    exit::MERGE_CONFLICT.code
-                }
-                None => 0,
-            })
-        }),
-        Command::Leader(LeaderCommand::Doctor(op)) => as_user(&open()?, mode, keep, |cx| {
-            let fix = op.fix;
-            let report = op.run(cx)?;
-            emit(json, &report, || render::doctor(&report, fix));
-            let remaining = report
-                .findings
-                .iter()
-                .filter(|f| !(fix && f.fixable))
-                .count();
-            Ok(if remaining > 0 {
-                exit::DOCTOR_FINDINGS.code
-            } else {
-                0
-            })
-        }),
+        Command::Leader(command) => leader::run(&open()?, command, mode, json),
         Command::Worker(command) => worker::run(&open()?, command, mode, json),
         Command::Setup(SetupCommand::Claude(args)) => claude::setup::command(&open()?, args, json),
         Command::ClaudeHook { event } => Ok(claude::hook::run(event, &choice, &cwd, cli.lease)),

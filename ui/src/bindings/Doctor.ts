@@ -5,6 +5,7 @@
  */
 export type Doctor = { 
 /**
- * Apply the safe repairs (release stale leases, rewrite missing results, remove debris).
+ * Apply the safe repairs (release stale leases, rewrite missing results, remove debris)
+ * and say what changed.
  */
 fix: boolean, };

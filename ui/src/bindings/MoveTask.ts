@@ -10,7 +10,8 @@ export type MoveTask = {
  */
 task: string, 
 /**
- * The status to bring it to (cancelled tasks stand with the failed ones).
+ * The status to bring it to: available, claimed, in_progress, done, failed or cancelled
+ * (cancelled tasks stand with the failed ones).
  */
 to: TaskStatus, 
 /**

@@ -6,9 +6,7 @@
 //! front end: a wrapper, so an answer can grow (a hint, a warning) without breaking readers.
 
 use baton_core::model::DEFAULT_PRIORITY;
-use baton_core::{
-    Aggregate, DoctorReport, LogLine, Move, StatusReport, Task, TaskStatus, TaskView,
-};
+use baton_core::{Aggregate, DoctorReport, LogLine, StatusReport, Task, TaskView};
 use baton_core::{Completion, NewTask, TaskEdit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,8 +16,10 @@ use crate::operation::{Context, Operation};
 use baton_git::record_branch_or_say_why;
 
 mod claim;
+mod lead;
 
 pub use claim::{Claim, ClaimOutcome};
+pub use lead::{Cancel, MoveTask, Moved, Reset};
 
 /// How many log lines `logs` shows unless asked for more or fewer.
 pub const DEFAULT_LOG_LINES: usize = 40;
@@ -99,6 +99,7 @@ impl Operation for ListTasks {
 /// A task to add to the queue.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct AddTask {
     /// What to do, for the worker who claims it.
@@ -106,18 +107,30 @@ pub struct AddTask {
     /// 1 is the most urgent (default 5).
     #[serde(default = "default_priority")]
     #[schemars(range(min = 1, max = 1000))]
+    #[cfg_attr(feature = "cli", arg(short, long, default_value_t = DEFAULT_PRIORITY))]
     pub priority: u32,
     /// Ids of tasks that must be done first.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',')
+    )]
     pub depends: Vec<String>,
     /// Files the worker should look at.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')
+    )]
     pub files: Vec<String>,
     /// Hints for the worker.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    // the command line takes lines: see `baton leader add-task`
     pub hints: String,
     /// Choose the id instead of the next task-N.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub id: Option<String>,
 }
 
@@ -157,25 +170,37 @@ impl Operation for AddTask {
 /// Changes to a task; a field left out stays as it is.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct EditTask {
     /// The task's id.
     pub task: String,
     /// The new description.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub description: Option<String>,
     /// The new priority (1 is the most urgent).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(short, long))]
     pub priority: Option<u32>,
     /// The new dependencies, replacing the old (only while the task is available; [] removes
     /// them all).
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',')
+    )]
     pub depends: Option<Vec<String>>,
     /// The new files, replacing the old.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')
+    )]
     pub files: Option<Vec<String>>,
     /// The new hints.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub hints: Option<String>,
 }
 
@@ -252,14 +277,14 @@ pub struct Complete {
     pub task: String,
     /// What was done, for the leader and the next agents.
     pub summary: String,
-    /// Files changed (repeat, or separate with commas).
+    /// Files changed.
     #[serde(default)]
     #[cfg_attr(
         feature = "cli",
         arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')
     )]
     pub modified: Vec<String>,
-    /// Files created (repeat, or separate with commas).
+    /// Files created.
     #[serde(default)]
     #[cfg_attr(
         feature = "cli",
@@ -355,108 +380,6 @@ impl Operation for Heartbeat {
             renewed,
             lease: humantime::format_duration(cx.tasks.lease()).to_string(),
             note,
-        })
-    }
-}
-
-/// The leader puts a task back to available.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
-#[serde(deny_unknown_fields)]
-pub struct Reset {
-    /// The task's id.
-    pub task: String,
-    /// Reset even a task held under a live lease.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub force: bool,
-}
-
-impl Operation for Reset {
-    const NAME: &'static str = "task_reset";
-    const DESCRIPTION: &'static str = "Put a failed, cancelled or stale task back to available (leader); force=true takes it from a live holder.";
-    const READ_ONLY: bool = false;
-    type Output = TaskOutcome;
-    fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        Ok(cx.tasks.reset(&self.task, self.force)?.into())
-    }
-}
-
-/// The leader cancels a task.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
-#[serde(deny_unknown_fields)]
-pub struct Cancel {
-    /// The task's id.
-    pub task: String,
-    /// Why it is no longer wanted (recorded in its result).
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub reason: Option<String>,
-}
-
-impl Operation for Cancel {
-    const NAME: &'static str = "task_cancel";
-    const DESCRIPTION: &'static str = "Cancel a task that is not finished (leader): available, claimed or in progress. Its holder loses it; tasks that wait on it cannot start until it is reset.";
-    const READ_ONLY: bool = false;
-    type Output = TaskOutcome;
-    fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        Ok(cx.tasks.cancel(&self.task, self.reason.as_deref())?.into())
-    }
-}
-
-/// A task and the status to bring it to, as a lead drags a card on the board.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
-#[serde(deny_unknown_fields)]
-pub struct MoveTask {
-    /// The task's id.
-    pub task: String,
-    /// The status to bring it to: available, claimed, in_progress, done, failed or cancelled
-    /// (cancelled tasks stand with the failed ones).
-    pub to: TaskStatus,
-    /// The summary when the move completes the task, the reason when it fails or cancels it.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub text: Option<String>,
-    /// Only say which operation the move takes (or why it is refused); change nothing.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub dry_run: bool,
-}
-
-/// The operation a move took (or would take), and the task after it (null for a dry run or a
-/// task that was there already).
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Moved {
-    #[serde(rename = "move")]
-    #[cfg_attr(feature = "ts", ts(rename = "move"))]
-    pub step: Move,
-    /// The text the move needs before it can be made ("summary" or "reason"), if any.
-    pub needs: Option<String>,
-    pub task: Option<Task>,
-}
-
-impl Operation for MoveTask {
-    const NAME: &'static str = "task_move";
-    const DESCRIPTION: &'static str = "Bring a task to another status the way the lead does on the board (leader): the lifecycle operation that takes (claim, start, complete, fail, release, reset or cancel, in the holder's name), or the lifecycle's refusal. dry_run only asks.";
-    const READ_ONLY: bool = false;
-    type Output = Moved;
-    fn run(self, cx: &Context) -> Result<Moved> {
-        let (step, task) = if self.dry_run {
-            (cx.tasks.plan_move(&self.task, self.to)?, None)
-        } else {
-            cx.tasks
-                .move_task(&self.task, self.to, self.text.as_deref())?
-        };
-        Ok(Moved {
-            needs: step.needs().map(str::to_string),
-            step,
-            task,
         })
     }
 }

@@ -1,0 +1,112 @@
+//! The lead's changes to one task: reset, cancel, and a move to another status as on the board
+//! (the lifecycle operation it takes, or the lifecycle's refusal).
+
+use baton_core::{Move, Task, TaskStatus};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::TaskOutcome;
+use crate::error::Result;
+use crate::operation::{Context, Operation};
+
+/// The leader puts a task back to available.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct Reset {
+    /// The task's id.
+    pub task: String,
+    /// Reset even a task held under a live lease.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub force: bool,
+}
+
+impl Operation for Reset {
+    const NAME: &'static str = "task_reset";
+    const DESCRIPTION: &'static str = "Put a failed, cancelled or stale task back to available (leader); force=true takes it from a live holder.";
+    const READ_ONLY: bool = false;
+    type Output = TaskOutcome;
+    fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        Ok(cx.tasks.reset(&self.task, self.force)?.into())
+    }
+}
+
+/// The leader cancels a task.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct Cancel {
+    /// The task's id.
+    pub task: String,
+    /// Why it is no longer wanted (recorded in its result).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub reason: Option<String>,
+}
+
+impl Operation for Cancel {
+    const NAME: &'static str = "task_cancel";
+    const DESCRIPTION: &'static str = "Cancel a task that is not finished (leader): available, claimed or in progress. Its holder loses it; tasks that wait on it cannot start until it is reset.";
+    const READ_ONLY: bool = false;
+    type Output = TaskOutcome;
+    fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        Ok(cx.tasks.cancel(&self.task, self.reason.as_deref())?.into())
+    }
+}
+
+/// A task and the status to bring it to, as a lead drags a card on the board.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct MoveTask {
+    /// The task's id.
+    pub task: String,
+    /// The status to bring it to: available, claimed, in_progress, done, failed or cancelled
+    /// (cancelled tasks stand with the failed ones).
+    pub to: TaskStatus,
+    /// The summary when the move completes the task, the reason when it fails or cancels it.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub text: Option<String>,
+    /// Only say which operation the move takes (or why it is refused); change nothing.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub dry_run: bool,
+}
+
+/// The operation a move took (or would take), and the task after it (null for a dry run or a
+/// task that was there already).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Moved {
+    #[serde(rename = "move")]
+    #[cfg_attr(feature = "ts", ts(rename = "move"))]
+    pub step: Move,
+    /// The text the move needs before it can be made ("summary" or "reason"), if any.
+    pub needs: Option<String>,
+    pub task: Option<Task>,
+}
+
+impl Operation for MoveTask {
+    const NAME: &'static str = "task_move";
+    const DESCRIPTION: &'static str = "Bring a task to another status the way the lead does on the board (leader): the lifecycle operation that takes (claim, start, complete, fail, release, reset or cancel, in the holder's name), or the lifecycle's refusal. dry_run only asks.";
+    const READ_ONLY: bool = false;
+    type Output = Moved;
+    fn run(self, cx: &Context) -> Result<Moved> {
+        let (step, task) = if self.dry_run {
+            (cx.tasks.plan_move(&self.task, self.to)?, None)
+        } else {
+            cx.tasks
+                .move_task(&self.task, self.to, self.text.as_deref())?
+        };
+        Ok(Moved {
+            needs: step.needs().map(str::to_string),
+            step,
+            task,
+        })
+    }
+}
