@@ -96,14 +96,11 @@ pub enum Command {
     Hooks(crate::files::HooksCommand),
     /// Show agents' logs (all agents merged in time order, or one agent's).
     Logs {
-        /// Only this agent's log.
-        agent: Option<String>,
+        #[command(flatten)]
+        request: baton_api::tasks::Logs,
         /// Keep printing new lines as they are written.
         #[arg(short, long)]
         follow: bool,
-        /// How many of the last lines to show first.
-        #[arg(short = 'n', long, default_value_t = baton_api::tasks::DEFAULT_LOG_LINES)]
-        lines: usize,
     },
     /// Print ready-to-paste instructions for a coding agent in a role.
     #[command(subcommand)]

@@ -29,13 +29,13 @@ mod worker;
 use std::process::ExitCode;
 
 use baton_api::tasks;
-use baton_api::{Choice, Error, OpenProject, Operation, exit};
-use baton_core::{ForeignFile, StoreError};
+use baton_api::{Choice, Error, OpenProject, exit};
+use baton_core::StoreError;
 use baton_folder::FolderStore;
 use clap::Parser;
 
 use args::{Cli, Command, LeaderCommand, PromptCommand, SetupCommand};
-use context::{as_user, operate};
+use context::operate;
 use output::emit;
 
 fn main() -> ExitCode {
@@ -67,7 +67,6 @@ fn run(cli: Cli) -> Result<u8, Error> {
             .as_deref()
             .map_or_else(|| cwd.clone(), |d| cwd.join(d))
     };
-    let keep = ForeignFile::Keep;
 
     match cli.command {
         Command::Leader(LeaderCommand::Init { goal, approach }) => {
@@ -97,9 +96,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
             format!("Added to {}", out.path)
         }),
         Command::Logs {
-            agent,
+            request: tasks::Logs { agent, lines },
             follow: true,
-            lines,
         } => {
             if let Some(agent) = &agent {
                 baton_core::names::validate_agent_id(agent)?;
@@ -108,15 +106,14 @@ fn run(cli: Cli) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Logs {
-            agent,
+            request,
             follow: false,
-            lines,
-        } => as_user(&open()?, mode, keep, |cx| {
-            let every_agent = agent.is_none();
-            let out = tasks::Logs { agent, lines }.run(cx)?;
-            emit(json, &out, || render::log_lines(&out.lines, every_agent));
-            Ok(0)
-        }),
+        } => {
+            let every_agent = request.agent.is_none();
+            operate(&open()?, mode, json, request, |out| {
+                render::log_lines(&out.lines, every_agent)
+            })
+        }
         Command::Run(command) => live::run_command(&open()?, command, json),
         Command::Signal(command) => live::signal_command(&open()?, &cwd, command, mode, json),
         Command::Watch => Ok(live::watch(&open()?, mode, json)?),

@@ -467,6 +467,7 @@ impl Operation for Doctor {
 /// Agents' log lines.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Logs {
     /// Only this agent's log (default: every agent's, merged in time order).
@@ -474,6 +475,7 @@ pub struct Logs {
     pub agent: Option<String>,
     /// How many of the last lines (default 40).
     #[serde(default = "default_log_lines")]
+    #[cfg_attr(feature = "cli", arg(short = 'n', long, default_value_t = DEFAULT_LOG_LINES))]
     pub lines: usize,
 }
 
