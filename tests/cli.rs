@@ -771,12 +771,12 @@ fn claude_hooks_never_fail_the_agent_and_log_what_went_wrong() {
             command.env("BATON_AGENT", agent);
         }
         let mut child = command.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
+        // A hook with nothing to do exits without reading its input, as Claude Code allows:
+        // the write may then find the pipe closed, and only that is not a failure.
+        let written = child.stdin.take().unwrap().write_all(input.as_bytes());
+        if let Err(e) = written {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+        }
         child.wait_with_output().unwrap()
     };
     // Not a worker: nothing done, nothing said.

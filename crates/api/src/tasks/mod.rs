@@ -467,7 +467,7 @@ impl Operation for Doctor {
 /// Agents' log lines.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[cfg_attr(feature = "cli", derive(clap::Args), group(id = "task_logs"))]
 #[serde(deny_unknown_fields)]
 pub struct Logs {
     /// Only this agent's log (default: every agent's, merged in time order).
