@@ -218,3 +218,17 @@ pub enum PromptCommand {
     /// Instructions for a worker agent named AGENT.
     Worker { agent: String },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clap's own check of the whole tree (argument and group ids unique, requirements and
+    /// conflicts naming arguments that exist, …), which it otherwise makes only when a
+    /// command is parsed: a request type flattened into a command cannot break another.
+    #[test]
+    fn the_command_tree_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}
