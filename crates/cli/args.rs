@@ -83,7 +83,7 @@ pub enum Command {
     /// Reserve files (paths or globs) for an agent: others' claims pass over tasks touching
     /// them, and the pre-commit hook refuses their commits. Exit code 7 when another agent
     /// holds any of them (nothing is reserved then).
-    Reserve(crate::files::ReserveArgs),
+    Reserve(baton_api::reservations::Reserve),
     /// Give back reserved files (all of the agent's when none are named).
     Unreserve(baton_api::reservations::Unreserve),
     /// Who holds which files: held tasks' files and reserved paths.

@@ -5,7 +5,6 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use baton_api::reservations::{CheckPaths, ListReservations, PathCheck, Reserve, Unreserve};
 use baton_api::{Error, OpenProject, Operation, exit};
@@ -15,42 +14,12 @@ use clap::Subcommand;
 
 use crate::context::as_user;
 use crate::output::emit;
-use crate::values::parse_duration;
 
-/// `baton reserve`.
-#[derive(Debug, clap::Args)]
-pub struct ReserveArgs {
-    /// Paths or globs relative to the project folder: `src/api/users.ts`, `src/api/` (the
-    /// folder and everything in it), `src/api/**/*.ts`.
-    #[arg(required = true, value_name = "PATH|GLOB")]
-    pub paths: Vec<String>,
-    /// Who holds them.
-    #[arg(long)]
-    pub agent: String,
-    /// The task they are for: the reservation ends with it.
-    #[arg(long)]
-    pub task: Option<String>,
-    /// Only reading: conflicts only with exclusive reservations.
-    #[arg(long)]
-    pub shared: bool,
-    /// End it after this long at the latest (e.g. 30m); it also ends when the agent stops
-    /// sending heartbeats for a lease.
-    #[arg(long, value_parser = parse_duration)]
-    pub ttl: Option<Duration>,
-    /// Why, for the other agents.
-    #[arg(long)]
-    pub reason: Option<String>,
-}
-
-/// `baton check-paths`.
+/// `baton check-paths`: the `paths_check` request, and its files from stdin.
 #[derive(Debug, clap::Args)]
 pub struct CheckPathsArgs {
-    /// Files relative to the project folder.
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
-    /// Who asks: their own reservations do not count.
-    #[arg(long)]
-    pub agent: Option<String>,
+    #[command(flatten)]
+    pub request: CheckPaths,
     /// Read the files from stdin, one per line (as `git diff --name-only` prints them).
     #[arg(long)]
     pub stdin: bool,
@@ -66,23 +35,13 @@ pub enum HooksCommand {
 
 pub fn reserve(
     project: &OpenProject,
-    args: ReserveArgs,
+    request: Reserve,
     mode: WatchMode,
     json: bool,
 ) -> Result<u8, Error> {
-    let request = Reserve {
-        agent: args.agent,
-        paths: args.paths,
-        task: args.task,
-        shared: args.shared,
-        ttl_seconds: args.ttl.map(|d| d.as_secs().max(1)),
-        reason: args.reason,
-    };
-    let reservation = as_user(project, mode, ForeignFile::Keep, |cx| request.run(cx))?;
-    emit(json, &reservation, || {
-        format!("Reserved {}", describe(&reservation))
-    });
-    Ok(0)
+    crate::context::operate(project, mode, json, request, |reservation| {
+        format!("Reserved {}", describe(reservation))
+    })
 }
 
 pub fn unreserve(
@@ -124,20 +83,20 @@ pub fn check_paths(
     mode: WatchMode,
     json: bool,
 ) -> Result<u8, Error> {
-    let mut paths = args.files;
-    if args.stdin {
+    let CheckPathsArgs { mut request, stdin } = args;
+    if stdin {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
             .map_err(|e| baton_core::StoreError::io("stdin", e))?;
-        paths.extend(
+        request.paths.extend(
             text.lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .map(String::from),
         );
     }
-    if paths.is_empty() {
+    if request.paths.is_empty() {
         // Nothing to check (an empty commit): nothing is held.
         let none = PathCheck {
             free: true,
@@ -146,13 +105,7 @@ pub fn check_paths(
         emit(json, &none, || "No files given; none held.".to_string());
         return Ok(0);
     }
-    let out = as_user(project, mode, ForeignFile::Keep, |cx| {
-        CheckPaths {
-            paths,
-            agent: args.agent,
-        }
-        .run(cx)
-    })?;
+    let out = as_user(project, mode, ForeignFile::Keep, |cx| request.run(cx))?;
     emit(json, &out, || {
         if out.free {
             "No other agent holds these files.".to_string()

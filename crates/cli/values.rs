@@ -1,13 +1,4 @@
-//! Parsers for argument values shared by several command groups.
+//! Parsers for argument values shared by several command groups: `baton-api`'s, which the
+//! request types' own flags use too.
 
-use std::time::Duration;
-
-/// A duration such as `90s`, `15m` or `1h30m`, longer than zero.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text)
-        .map_err(|e| format!("{e}; write e.g. 90s, 15m or 1h30m"))?;
-    if duration.is_zero() {
-        return Err("must be longer than zero".into());
-    }
-    Ok(duration)
-}
+pub use baton_api::values::parse_duration;

@@ -26,6 +26,7 @@ pub mod reservations;
 pub mod signals;
 pub mod tasks;
 pub mod team;
+pub mod values;
 pub mod worktrees;
 
 pub use error::{Error, ErrorBody, Result};

@@ -15,25 +15,35 @@ use crate::operation::{Context, Operation};
 /// Reserve paths or globs for an agent.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Reserve {
     /// Your agent name.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub agent: String,
     /// Paths or globs relative to the project folder (`src/api/users.ts`, `src/api/`,
     /// `src/api/**`); a trailing `/` means the folder and everything in it.
+    #[cfg_attr(feature = "cli", arg(required = true, value_name = "PATH|GLOB"))]
     pub paths: Vec<String>,
     /// The task they are for: the reservation ends with it.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub task: Option<String>,
     /// Only reading: conflicts with exclusive reservations only.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub shared: bool,
-    /// End it after this many seconds at the latest (it also ends when you stop sending
-    /// heartbeats for a lease).
+    /// End it after this long at the latest: seconds in a tool call, a duration such as 30m
+    /// on the command line (it also ends when you stop sending heartbeats for a lease).
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "ttl", value_name = "DURATION", value_parser = crate::values::parse_seconds)
+    )]
     pub ttl_seconds: Option<u64>,
     /// Why, for the others.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub reason: Option<String>,
 }
 
@@ -92,12 +102,15 @@ impl Operation for Unreserve {
 /// Which of these files another agent holds.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct CheckPaths {
     /// Files relative to the project folder (e.g. the ones a commit touches).
+    #[cfg_attr(feature = "cli", arg(value_name = "FILE"))]
     pub paths: Vec<String>,
     /// Who asks: their own reservations do not count.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub agent: Option<String>,
 }
 

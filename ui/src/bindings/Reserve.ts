@@ -22,8 +22,8 @@ task: string | null,
  */
 shared: boolean, 
 /**
- * End it after this many seconds at the latest (it also ends when you stop sending
- * heartbeats for a lease).
+ * End it after this long at the latest: seconds in a tool call, a duration such as 30m
+ * on the command line (it also ends when you stop sending heartbeats for a lease).
  */
 ttl_seconds: bigint | null, 
 /**
