@@ -92,22 +92,33 @@ fn target(
 /// Write a signal.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct WriteSignal {
     /// The signal's name, e.g. ui-test-done (or give `path`).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(required_unless_present = "path"))]
     pub name: Option<String>,
-    /// An explicit signal file, relative to the project (instead of `name`).
+    /// An explicit signal file instead of `name` (relative to the project in a tool call, to
+    /// the working folder on the command line), for agents that already use a path convention
+    /// (e.g. .claude/sprint/3/.ui-test-done).
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "FILE", conflicts_with = "run")
+    )]
     pub path: Option<String>,
-    /// The run (default: the latest).
+    /// The run (default: the latest; run 1 is started if there is none).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub run: Option<u32>,
-    /// Who writes it.
+    /// Who writes it (recorded in the signal and in that agent's log).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "AGENT"))]
     pub agent: Option<String>,
     /// A note for the reader.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub note: Option<String>,
 }
 
@@ -131,22 +142,35 @@ impl Operation for WriteSignal {
 /// Remove a signal, or every signal of a run.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct ClearSignal {
     /// The signal's name (or give `path`, or `all`).
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(required_unless_present_any = ["path", "all"], conflicts_with = "all")
+    )]
     pub name: Option<String>,
-    /// An explicit signal file, relative to the project.
+    /// An explicit signal file instead of `name` (relative to the project in a tool call, to
+    /// the working folder on the command line).
     #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "FILE", conflicts_with = "run")
+    )]
     pub path: Option<String>,
     /// Remove every signal of the run.
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "path"))]
     pub all: bool,
     /// The run (default: the latest).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub run: Option<u32>,
     /// Who clears it (recorded in that agent's log).
     #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "AGENT"))]
     pub agent: Option<String>,
 }
 

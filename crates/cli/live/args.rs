@@ -15,31 +15,19 @@ pub enum RunCommand {
     List,
 }
 
-/// Where a signal is: by name in a run (default: the latest), or at an explicit path.
+/// A signal write or clear as the user asks for it: the request, its `--path` taken from the
+/// working folder, and whether a file there that is not a signal may go.
 #[derive(Debug, Args)]
-pub struct SignalPlace {
-    /// The run (default: the latest; run 1 is started if there is none).
-    #[arg(long, value_name = "N")]
-    pub run: Option<u32>,
-    /// An explicit file instead of a name, for agents that already use a path convention
-    /// (e.g. .claude/sprint/3/.ui-test-done).
-    #[arg(long, value_name = "FILE", conflicts_with = "run")]
-    pub path: Option<PathBuf>,
+pub struct SignalChange<R: Args> {
+    #[command(flatten)]
+    pub request: R,
     /// Overwrite or remove the file at --path even when it is not a signal (a file holding
     /// `done` or Baton's signal JSON). Without it, Baton refuses and changes nothing.
     #[arg(long, requires = "path")]
     pub force: bool,
 }
 
-impl SignalPlace {
-    /// The --path, resolved against `cwd` as the user's own path.
-    pub fn path(&self, cwd: &std::path::Path) -> Result<Option<String>, baton_api::Error> {
-        self.path
-            .as_deref()
-            .map(|p| crate::context::user_path(cwd, p))
-            .transpose()
-    }
-
+impl<R: Args> SignalChange<R> {
     /// What to do with a file at the place that is not a signal.
     pub fn foreign(&self) -> baton_core::ForeignFile {
         if self.force {
@@ -53,32 +41,9 @@ impl SignalPlace {
 #[derive(Debug, Subcommand)]
 pub enum SignalCommand {
     /// Write a signal (atomically). It holds `done`, or a small JSON with --agent or --note.
-    Write {
-        /// The signal's name, e.g. ui-test-done.
-        #[arg(required_unless_present = "path")]
-        name: Option<String>,
-        #[command(flatten)]
-        place: SignalPlace,
-        /// A note for the reader.
-        #[arg(long)]
-        note: Option<String>,
-        /// Who writes it (recorded in the signal and in that agent's log).
-        #[arg(long, value_name = "AGENT")]
-        agent: Option<String>,
-    },
+    Write(SignalChange<baton_api::signals::WriteSignal>),
     /// Remove a signal, or all signals of the run with --all.
-    Clear {
-        #[arg(required_unless_present_any = ["path", "all"], conflicts_with = "all")]
-        name: Option<String>,
-        /// Remove every signal of the run.
-        #[arg(long, conflicts_with = "path")]
-        all: bool,
-        #[command(flatten)]
-        place: SignalPlace,
-        /// Who clears it (recorded in that agent's log).
-        #[arg(long, value_name = "AGENT")]
-        agent: Option<String>,
-    },
+    Clear(SignalChange<baton_api::signals::ClearSignal>),
     /// List the signals present in a run.
     List(baton_api::signals::ListSignals),
     /// Wait until signals are written. Exit 0 when they are, 5 on timeout, 6 when a writer the

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use baton_api::signals::{ClearSignal, ListRuns, WaitSignals, WriteSignal};
+use baton_api::signals::{ListRuns, WaitSignals};
 use baton_api::tasks::ClaimOutcome;
 use baton_api::{Error, OpenProject, Operation, exit};
 use baton_core::ForeignFile;
@@ -52,39 +52,21 @@ pub fn signal_command(
 ) -> Result<u8, Error> {
     let keep = ForeignFile::Keep;
     match command {
-        SignalCommand::Write {
-            name,
-            place,
-            note,
-            agent,
-        } => {
-            let request = WriteSignal {
-                name,
-                path: place.path(cwd)?,
-                run: place.run,
-                agent,
-                note,
-            };
-            let signal = as_user(project, mode, place.foreign(), |cx| request.run(cx))?;
+        SignalCommand::Write(change) => {
+            let foreign = change.foreign();
+            let mut request = change.request;
+            request.path = user_path_of(cwd, request.path)?;
+            let signal = as_user(project, mode, foreign, |cx| request.run(cx))?;
             emit(json, &signal, || match signal.run {
                 Some(run) => format!("Wrote {} (run {run})", signal.name),
                 None => format!("Wrote {}", signal.path.display()),
             });
         }
-        SignalCommand::Clear {
-            name,
-            all,
-            place,
-            agent,
-        } => {
-            let request = ClearSignal {
-                name,
-                path: place.path(cwd)?,
-                all,
-                run: place.run,
-                agent,
-            };
-            let out = as_user(project, mode, place.foreign(), |cx| request.run(cx))?;
+        SignalCommand::Clear(change) => {
+            let foreign = change.foreign();
+            let mut request = change.request;
+            request.path = user_path_of(cwd, request.path)?;
+            let out = as_user(project, mode, foreign, |cx| request.run(cx))?;
             emit(json, &out, || match (&out.run, &out.signal) {
                 (Some(run), _) => format!("Cleared {} signal(s) of run {run}", out.cleared.len()),
                 (None, Some(signal)) if out.cleared.is_empty() => format!("{signal} was not set"),
@@ -138,6 +120,11 @@ pub fn signal_command(
         }
     }
     Ok(0)
+}
+
+/// A `--path` the user typed, taken from the working folder `cwd`.
+fn user_path_of(cwd: &Path, path: Option<String>) -> Result<Option<String>, Error> {
+    path.map(|p| user_path(cwd, Path::new(&p))).transpose()
 }
 
 /// `baton watch`: prints every change as it happens, until interrupted.

@@ -9,7 +9,8 @@ export type ClearSignal = {
  */
 name: string | null, 
 /**
- * An explicit signal file, relative to the project.
+ * An explicit signal file instead of `name` (relative to the project in a tool call, to
+ * the working folder on the command line).
  */
 path: string | null, 
 /**

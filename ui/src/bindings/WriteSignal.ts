@@ -9,15 +9,17 @@ export type WriteSignal = {
  */
 name: string | null, 
 /**
- * An explicit signal file, relative to the project (instead of `name`).
+ * An explicit signal file instead of `name` (relative to the project in a tool call, to
+ * the working folder on the command line), for agents that already use a path convention
+ * (e.g. .claude/sprint/3/.ui-test-done).
  */
 path: string | null, 
 /**
- * The run (default: the latest).
+ * The run (default: the latest; run 1 is started if there is none).
  */
 run: number | null, 
 /**
- * Who writes it.
+ * Who writes it (recorded in the signal and in that agent's log).
  */
 agent: string | null, 
 /**
