@@ -1,4 +1,8 @@
-//! The orchestration commands: each calls one `baton-agents` operation and prints the outcome.
+//! The orchestration commands. Each change runs the catalogue operation the MCP tool runs
+//! (invoke_agent, complete_invocation, track_handoff, start_parallel_execution,
+//! aggregate_parallel_results, get_routing_recommendation) as the user; the command line builds
+//! its request from flags of its own shape (text from `@FILE` or stdin, `NAME=PROMPT` pairs,
+//! `DECISION :: RATIONALE`). Reading the registry and the record is `baton-agents`' directly.
 
 use std::io::Read;
 use std::path::Path;
@@ -9,7 +13,8 @@ use baton_agents::invoke::{CompletionReport, InvokeContext, InvokeRequest};
 use baton_agents::parallel::{ParallelAgent, ParallelRequest};
 use baton_agents::state::{Decision, InvocationStatus};
 use baton_agents::{Orchestrator, catalog};
-use baton_api::OpenProject;
+use baton_api::orchestration::{AggregateParallel, CompleteInvocation, Route};
+use baton_api::{OpenProject, Operation};
 
 mod args;
 mod render;
@@ -37,6 +42,17 @@ fn text_arg(cwd: &Path, value: &str) -> Result<String, CliError> {
         }
         None => Ok(value.to_string()),
     }
+}
+
+/// Runs the catalogue operation `op` as the user (paths anywhere the user names), as the MCP
+/// server runs it for an agent.
+fn run<O: Operation>(project: &OpenProject, op: O) -> Result<O::Output, CliError> {
+    crate::context::as_user(
+        project,
+        baton_live::WatchMode::default(),
+        baton_core::ForeignFile::Keep,
+        |cx| op.run(cx),
+    )
 }
 
 /// The orchestrator for the user's own commands: steering files and artifacts may be anywhere
@@ -91,7 +107,6 @@ pub fn invoke(
     command: InvokeCommand,
     json: bool,
 ) -> Result<u8, CliError> {
-    let orchestrator = orchestrator(project)?;
     match command {
         InvokeCommand::Start {
             agent,
@@ -103,18 +118,21 @@ pub fn invoke(
             artifact,
             parallel_id,
         } => {
-            let invocation = orchestrator.invoke_agent(InvokeRequest {
-                agent,
-                prompt: text_arg(cwd, &prompt)?,
-                context: InvokeContext {
-                    prior_agent,
-                    prior_output: prior_output.map(|p| text_arg(cwd, &p)).transpose()?,
-                    artifacts: artifact,
-                    steering,
+            let invocation = run(
+                project,
+                InvokeRequest {
+                    agent,
+                    prompt: text_arg(cwd, &prompt)?,
+                    context: InvokeContext {
+                        prior_agent,
+                        prior_output: prior_output.map(|p| text_arg(cwd, &p)).transpose()?,
+                        artifacts: artifact,
+                        steering,
+                    },
+                    model_override: model,
+                    parallel_id,
                 },
-                model_override: model,
-                parallel_id,
-            })?;
+            )?;
             emit(json, &invocation, || {
                 render::invocation_started(&invocation)
             });
@@ -126,17 +144,20 @@ pub fn invoke(
             artifact,
             handoff_context,
         } => {
-            let invocation = orchestrator.complete_invocation(
-                &id,
-                CompletionReport {
-                    status: if failed {
-                        InvocationStatus::Failed
-                    } else {
-                        InvocationStatus::Completed
+            let invocation = run(
+                project,
+                CompleteInvocation {
+                    invocation_id: id,
+                    report: CompletionReport {
+                        status: if failed {
+                            InvocationStatus::Failed
+                        } else {
+                            InvocationStatus::Completed
+                        },
+                        output: text_arg(cwd, &output)?,
+                        artifacts_created: artifact,
+                        handoff_context: handoff_context.map(|h| text_arg(cwd, &h)).transpose()?,
                     },
-                    output: text_arg(cwd, &output)?,
-                    artifacts_created: artifact,
-                    handoff_context: handoff_context.map(|h| text_arg(cwd, &h)).transpose()?,
                 },
             )?;
             emit(json, &invocation, || {
@@ -148,7 +169,7 @@ pub fn invoke(
             });
         }
         InvokeCommand::List { active } => {
-            let state = orchestrator.state()?;
+            let state = orchestrator(project)?.state()?;
             let value = if active {
                 serde_json::json!({"active": state.active})
             } else {
@@ -161,7 +182,6 @@ pub fn invoke(
 }
 
 pub fn handoff(project: &OpenProject, command: HandoffCommand, json: bool) -> Result<u8, CliError> {
-    let orchestrator = orchestrator(project)?;
     let cwd = std::env::current_dir().map_err(|e| baton_core::StoreError::io(".", e))?;
     match command {
         HandoffCommand::Track {
@@ -186,17 +206,20 @@ pub fn handoff(project: &OpenProject, command: HandoffCommand, json: bool) -> Re
                     )),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let recorded = orchestrator.track_handoff(HandoffRequest {
-                from_agent: from,
-                to_agent: to,
-                context: HandoffContext {
-                    summary: text_arg(&cwd, &summary)?,
-                    artifacts: artifact,
-                    decisions,
-                    open_questions: question,
+            let recorded = run(
+                project,
+                HandoffRequest {
+                    from_agent: from,
+                    to_agent: to,
+                    context: HandoffContext {
+                        summary: text_arg(&cwd, &summary)?,
+                        artifacts: artifact,
+                        decisions,
+                        open_questions: question,
+                    },
+                    parallel_id,
                 },
-                parallel_id,
-            })?;
+            )?;
             emit(json, &recorded, || {
                 let h = &recorded.handoff;
                 let mut text = format!("Recorded handoff {} ({} → {})", h.id, h.from, h.to);
@@ -207,7 +230,7 @@ pub fn handoff(project: &OpenProject, command: HandoffCommand, json: bool) -> Re
             });
         }
         HandoffCommand::Chain => {
-            let chain = orchestrator.state()?.handoffs;
+            let chain = orchestrator(project)?.state()?.handoffs;
             emit(json, &chain, || render::chain(&chain));
         }
         HandoffCommand::Graph { dot } => {
@@ -217,7 +240,7 @@ pub fn handoff(project: &OpenProject, command: HandoffCommand, json: bool) -> Re
                     "--dot and --json are two formats: pick one",
                 ));
             }
-            let graph = HandoffGraph::build(&orchestrator.state()?);
+            let graph = HandoffGraph::build(&orchestrator(project)?.state()?);
             emit(json, &graph, || {
                 if dot {
                     graph.render_dot()
@@ -236,7 +259,6 @@ pub fn parallel(
     command: ParallelCommand,
     json: bool,
 ) -> Result<u8, CliError> {
-    let orchestrator = orchestrator(project)?;
     match command {
         ParallelCommand::Start {
             agents,
@@ -257,19 +279,22 @@ pub fn parallel(
                     )),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let started = orchestrator.start_parallel_execution(ParallelRequest {
-                agents,
-                aggregation_strategy: strategy,
-                conflict_handler: handler,
-            })?;
+            let started = run(
+                project,
+                ParallelRequest {
+                    agents,
+                    aggregation_strategy: strategy,
+                    conflict_handler: handler,
+                },
+            )?;
             emit(json, &started, || render::parallel_started(&started));
         }
         ParallelCommand::Aggregate { id } => {
-            let aggregation = orchestrator.aggregate_parallel_results(&id)?;
+            let aggregation = run(project, AggregateParallel { parallel_id: id })?;
             emit(json, &aggregation, || render::aggregation(&aggregation));
         }
         ParallelCommand::List => {
-            let runs = orchestrator.state()?.parallel_runs;
+            let runs = orchestrator(project)?.state()?.parallel_runs;
             emit(json, &runs, || render::parallel_runs(&runs));
         }
     }
@@ -277,7 +302,13 @@ pub fn parallel(
 }
 
 pub fn route(project: &OpenProject, task: &str, json: bool) -> Result<u8, CliError> {
-    let recommendation = orchestrator(project)?.get_routing_recommendation(task)?;
+    let recommendation = run(
+        project,
+        Route {
+            task: task.to_string(),
+            current_state: None,
+        },
+    )?;
     emit(json, &recommendation, || {
         format!(
             "Workflow: {} ({}% confidence)\nAgents:   {}\nWhy:      {}",
