@@ -12,6 +12,10 @@
 //!   summary.md              written by leader aggregate
 //!   runs/runs.json          numbered runs (baton run new)
 //!   runs/<n>/signals/<name> signals of run n
+//!   transcripts/<task>/<n>.json   attempt n at a task: who, how it ended, what it cost
+//!   transcripts/<task>/<n>.jsonl  its transcript, one event per line
+//!   team/workers/<name>.json      each supervised worker's last record
+//!   team/profiles.toml            the project's agent profiles (`baton team profiles`)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -132,6 +136,28 @@ impl Layout {
     pub fn worktree_dir(&self, task: &str) -> Result<PathBuf> {
         validate_task_id(task)?;
         Ok(self.worktrees_dir().join(task))
+    }
+
+    /// Each task's agents' transcripts and attempt records (`baton team`).
+    pub fn transcripts_dir(&self) -> PathBuf {
+        self.root.join("transcripts")
+    }
+
+    /// Task `task`'s attempt records and transcripts: `ATTEMPT.json` and `ATTEMPT.jsonl`.
+    pub fn task_transcripts_dir(&self, task: &str) -> Result<PathBuf> {
+        validate_task_id(task)?;
+        Ok(self.transcripts_dir().join(task))
+    }
+
+    /// The team's supervisor and workers on this machine (`baton team`).
+    pub fn team_dir(&self) -> PathBuf {
+        self.root.join("team")
+    }
+
+    /// Each worker's last record, whichever machine it runs on.
+    pub fn worker_file(&self, name: &str) -> Result<PathBuf> {
+        validate_agent_id(name)?;
+        Ok(self.team_dir().join("workers").join(format!("{name}.json")))
     }
 
     pub fn summary(&self) -> PathBuf {

@@ -5,7 +5,8 @@
 //! decisions made from the whole board (which task a claim takes, dependencies and cycles,
 //! file reservations, the board's status, the doctor's findings, each agent's state), the
 //! words of the agents' logs, the error kinds every part of Baton reports, and the traits
-//! every store implements ([`TaskStore`], [`SignalStore`], [`DocumentStore`]).
+//! every store implements ([`TaskStore`], [`SignalStore`], [`DocumentStore`], [`TeamStore`]),
+//! and the team's records (agents' transcripts, attempts, spend).
 //!
 //! It does no I/O of its own beyond two things every store shares: the project's local
 //! folder ([`Layout`]: on either store browsers, agent definitions and signals at a path the
@@ -19,6 +20,7 @@
 //! Baton grew from (`.coordination/` with `tasks.json`, logs, results and signal files): its
 //! file formats are kept so that its readers and agents keep working.
 
+pub mod attempts;
 pub mod confine;
 pub mod doctor;
 pub mod documents;
@@ -42,12 +44,15 @@ pub mod status;
 pub mod store;
 pub mod summary;
 pub mod team;
+pub mod team_store;
 pub mod text;
 pub mod time;
+pub mod transcript;
 
 #[cfg(test)]
 mod testing;
 
+pub use attempts::{Attempt, AttemptEnd, Spend, Usage, WorkerRecord, WorkerState};
 pub use confine::Confinement;
 pub use doctor::{DoctorReport, Finding, FindingKind};
 pub use documents::DocumentStore;
@@ -67,4 +72,6 @@ pub use signals::{ForeignFile, Run, Signal, SignalRecord, SignalTarget};
 pub use status::{StatusReport, TaskView};
 pub use store::{Changes, Listener, TaskStore};
 pub use summary::Aggregate;
+pub use team_store::TeamStore;
 pub use time::Timestamp;
+pub use transcript::{Happened, TranscriptEvent};

@@ -2,7 +2,7 @@
 //!
 //! The embedded default store: a project kept in its `.coordination/` folder, no server,
 //! human-readable and git-friendly. [`FolderStore`] implements the core's store traits
-//! (`TaskStore`, `SignalStore`, `DocumentStore`) over files: `tasks.json` is the source of
+//! (`TaskStore`, `SignalStore`, `DocumentStore`, `TeamStore`) over files: `tasks.json` is the source of
 //! truth, changed under an exclusive lock file by one atomic replacement per operation; logs,
 //! notes, result reports, runs and signals are files around it.
 //!
@@ -29,5 +29,6 @@ pub mod notes;
 mod signals;
 mod store;
 mod tasks;
+mod team;
 
 pub use store::{FolderStore, encode};

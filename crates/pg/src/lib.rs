@@ -13,7 +13,7 @@
 //! other tasks (a claim's readiness: every dependency done) is a query.
 //!
 //! Errors are `baton-core`'s (`StoreError`, database failures included). [`PgStore`]
-//! implements `TaskStore`, `SignalStore` and `DocumentStore`; it has no public operations of
+//! implements `TaskStore`, `SignalStore`, `DocumentStore` and `TeamStore`; it has no public operations of
 //! its own besides creating, opening, exporting and importing a project.
 //!
 //! Modules, each importing only those before it: `error`, `schema` (versioned migrations),
@@ -21,7 +21,7 @@
 //! `sql` (the hot paths' SQL), `rows` (loading and saving tasks, the log, the clock), `store`
 //! ([`PgStore`] and its transactions), `reservations`, `notes` (logs, discoveries, master
 //! plan, summary, doctor, aggregate), `listen` (waking waiting workers and watchers), `tasks`
-//! (the `TaskStore`), `signals`, `documents`, `transfer` (export to and import from a
+//! (the `TaskStore`), `signals`, `documents`, `team` (attempts, transcripts, workers), `transfer` (export to and import from a
 //! `.coordination/` folder). Still per machine on a database project: signals at a path the
 //! user names, agent definitions, browsers.
 
@@ -38,6 +38,7 @@ mod signals;
 mod sql;
 mod store;
 mod tasks;
+mod team;
 pub mod transfer;
 
 pub use listen::PgListener;

@@ -9,7 +9,7 @@ use baton_core::StoreError;
 use crate::error::Result;
 
 /// The schema this `baton` writes.
-pub const VERSION: i32 = 5;
+pub const VERSION: i32 = 6;
 
 /// Migration N brings the schema from version N to N + 1.
 const MIGRATIONS: [&str; VERSION as usize] = [
@@ -133,6 +133,31 @@ CREATE INDEX baton_tasks_held_keys ON baton_tasks USING gin (keys)
     WHERE status IN ('claimed', 'in_progress');
 CREATE INDEX baton_tasks_held_reach ON baton_tasks USING gin (reach)
     WHERE status IN ('claimed', 'in_progress');
+"#,
+    r#"
+-- The team (`baton team`): each attempt an agent made at a task, its transcript (one row per
+-- event, numbered by the attempt's one writer), and each supervised worker's last record.
+CREATE TABLE baton_attempts (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    task text NOT NULL,
+    attempt integer NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (project, task, attempt)
+);
+CREATE TABLE baton_transcripts (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    task text NOT NULL,
+    attempt integer NOT NULL,
+    seq bigint NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (project, task, attempt, seq)
+);
+CREATE TABLE baton_workers (
+    project text NOT NULL REFERENCES baton_projects (name) ON DELETE CASCADE,
+    name text NOT NULL,
+    body jsonb NOT NULL,
+    PRIMARY KEY (project, name)
+);
 "#,
 ];
 

@@ -123,3 +123,115 @@ fn the_folder_and_postgres_answer_every_step_the_same() {
         .count();
     assert!(errors >= 6, "{from_folder:#?}");
 }
+
+/// The team's records through the `TeamStore` seam: transcripts in batches read back in order
+/// and from a point, attempts and workers replaced whole, and hostile names refused.
+fn team_scenario(store: &dyn baton_core::TeamStore, at: baton_core::Timestamp) -> Vec<Value> {
+    use baton_core::{
+        Attempt, AttemptEnd, Happened, Timestamp, TranscriptEvent, Usage, WorkerRecord, WorkerState,
+    };
+    let event = |seq: u64, what: Happened| TranscriptEvent { seq, at, what };
+    let text = |t: &str| Happened::Text { text: t.into() };
+    let call = Happened::ToolCall {
+        id: "toolu_1".into(),
+        name: "Bash".into(),
+        input: json!({"command": "cargo test"}),
+    };
+    let mut attempt = Attempt {
+        task: "task-1".into(),
+        attempt: 1,
+        agent: "cc1".into(),
+        host: "a".into(),
+        profile: "claude".into(),
+        started_at: Timestamp::now(),
+        ended_at: None,
+        end: AttemptEnd::Running,
+        reason: None,
+        session_id: Some("s-1".into()),
+        usage: Usage::default(),
+        last_message: None,
+        events: 0,
+    };
+    let worker = WorkerRecord {
+        name: "cc1".into(),
+        host: "a".into(),
+        supervisor_pid: 42,
+        profile: "claude".into(),
+        state: WorkerState::Working,
+        task: Some("task-1".into()),
+        pid: Some(43),
+        attempt: Some(1),
+        usage: Usage::default(),
+        last_event: Some("started".into()),
+        updated_at: Timestamp::now(),
+    };
+    let mut answers = vec![
+        answer(store.events("task-1", 1, 0, 100)),
+        answer(store.append_events("task-1", 1, &[event(1, text("one")), event(2, call)])),
+        answer(store.append_events("task-1", 1, &[event(3, text("three"))])),
+        answer(store.append_events("task-1", 2, &[event(1, text("again"))])),
+        answer(store.events("task-1", 1, 0, 100)),
+        answer(store.events("task-1", 1, 1, 1)),
+        answer(store.events("task-1", 2, 0, 100)),
+        answer(store.save_attempt(&attempt)),
+    ];
+    attempt.end = AttemptEnd::Completed;
+    attempt.usage.cost_usd = 0.25;
+    attempt.usage.turns = 3;
+    let mut second = attempt.clone();
+    second.task = "task-0".into();
+    answers.extend([
+        answer(store.save_attempt(&attempt)),
+        answer(store.save_attempt(&second)),
+        answer(store.attempts(None)),
+        answer(store.attempts(Some("task-1"))),
+        answer(store.attempts(Some("nothing"))),
+        answer(store.save_worker(&worker)),
+        answer(store.save_worker(&WorkerRecord {
+            state: WorkerState::Waiting,
+            task: None,
+            ..worker.clone()
+        })),
+        answer(store.workers()),
+        answer(store.append_events("../x", 1, &[event(1, text("no"))])),
+        answer(store.save_worker(&WorkerRecord {
+            name: "bad name!".into(),
+            ..worker
+        })),
+    ]);
+    answers
+}
+
+#[test]
+fn the_folder_and_postgres_keep_the_team_records_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
+    let server = PgServer::shared();
+    let database =
+        baton_pg::PgStore::init(server.url(), "conformance-team", "Test goal", None).unwrap();
+    let at = baton_core::Timestamp::now();
+    let from_folder = team_scenario(&folder, at);
+    let from_database = team_scenario(&database, at);
+    for (step, (f, d)) in from_folder.iter().zip(&from_database).enumerate() {
+        assert_eq!(f, d, "step {step} differs");
+    }
+    assert_eq!(
+        from_folder[4].as_array().map(Vec::len),
+        Some(3),
+        "{from_folder:#?}"
+    );
+    assert_eq!(from_folder[5][0]["seq"], 2);
+    assert_eq!(from_folder[10].as_array().map(Vec::len), Some(2));
+    assert_eq!(from_folder[11][0]["usage"]["cost_usd"], 0.25);
+    assert_eq!(from_folder[15][0]["state"], "waiting");
+    assert!(
+        from_folder[16]["error"].is_string(),
+        "{:?}",
+        from_folder[16]
+    );
+    assert!(
+        from_folder[17]["error"].is_string(),
+        "{:?}",
+        from_folder[17]
+    );
+}

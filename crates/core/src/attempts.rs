@@ -1,0 +1,207 @@
+//! The team's records: each attempt an agent made at a task (who, where, how it ended, what it
+//! cost), and each supervised worker as its supervisor last saw it. `baton-team` writes them;
+//! a store keeps them beside the tasks, so `team status` on one machine lists every machine's
+//! workers, and spend is summed the same way whichever store holds it ([`Spend`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::time::Timestamp;
+
+/// Tokens and money an agent reported for an attempt (or a sum of attempts).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Usage {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub input_tokens: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub output_tokens: u64,
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub cache_creation_tokens: u64,
+    /// In US dollars, as the agent computed it (Claude Code's `total_cost_usd`).
+    pub cost_usd: f64,
+    /// Model turns (requests) taken.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub turns: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_creation_tokens += other.cache_creation_tokens;
+        self.cost_usd += other.cost_usd;
+        self.turns += other.turns;
+    }
+}
+
+/// How an attempt ended.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptEnd {
+    /// Still running.
+    Running,
+    /// The task was reported done in this attempt (by the agent, or from the exit status).
+    Completed,
+    /// The task was reported failed in this attempt.
+    Failed,
+    /// The agent died by a signal; a later attempt may resume the task.
+    Crashed,
+    /// The agent exited without reporting the task.
+    Unreported,
+    /// Stopped at a budget's cap.
+    Budget,
+    /// Stopped by the lead (`team stop --now`) or with its supervisor; the task handed back.
+    Stopped,
+    /// The task was no longer this worker's (taken over, cancelled) when the agent ended.
+    Lost,
+}
+
+/// One attempt at a task by one agent process.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Attempt {
+    pub task: String,
+    /// 1 for the first attempt at the task, then 2, 3…
+    pub attempt: u32,
+    pub agent: String,
+    /// The machine it ran on.
+    pub host: String,
+    /// The agent profile it ran with (`claude`, `exec`, …).
+    pub profile: String,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub started_at: Timestamp,
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
+    pub ended_at: Option<Timestamp>,
+    pub end: AttemptEnd,
+    /// Why it ended that way, in words (the exit status, the budget crossed, …).
+    pub reason: Option<String>,
+    /// The agent's own session id (Claude Code's), so a later attempt can resume it.
+    pub session_id: Option<String>,
+    pub usage: Usage,
+    /// What the agent last said, for the lead and for the next attempt's prompt.
+    pub last_message: Option<String>,
+    /// Events in its transcript.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub events: u64,
+}
+
+/// What a supervised worker is doing.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerState {
+    /// Waiting for a task to become ready.
+    Waiting,
+    /// Its agent is working on a task.
+    Working,
+    /// Waiting before restarting a crashed agent.
+    BackingOff,
+    /// Finishing its task before it stops (asked to stop gracefully).
+    Stopping,
+    /// Stopped: drained, asked to stop, or its supervisor ended.
+    Stopped,
+}
+
+/// One worker as its supervisor last recorded it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WorkerRecord {
+    /// The agent name it claims under (`cc1`).
+    pub name: String,
+    pub host: String,
+    /// Its supervisor's process id on that host.
+    pub supervisor_pid: u32,
+    pub profile: String,
+    pub state: WorkerState,
+    pub task: Option<String>,
+    /// The agent process (its process group) while one runs.
+    pub pid: Option<u32>,
+    pub attempt: Option<u32>,
+    /// What this worker's agents cost so far under this supervisor.
+    pub usage: Usage,
+    /// The last thing that happened, in words.
+    pub last_event: Option<String>,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub updated_at: Timestamp,
+}
+
+/// Spend summed per task, per agent and for the project.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Spend {
+    pub total: Usage,
+    pub by_task: BTreeMap<String, Usage>,
+    pub by_agent: BTreeMap<String, Usage>,
+}
+
+impl Spend {
+    pub fn of(attempts: &[Attempt]) -> Spend {
+        let mut spend = Spend::default();
+        for a in attempts {
+            spend.total.add(&a.usage);
+            spend
+                .by_task
+                .entry(a.task.clone())
+                .or_default()
+                .add(&a.usage);
+            spend
+                .by_agent
+                .entry(a.agent.clone())
+                .or_default()
+                .add(&a.usage);
+        }
+        spend
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(task: &str, n: u32, agent: &str, cost: f64) -> Attempt {
+        Attempt {
+            task: task.into(),
+            attempt: n,
+            agent: agent.into(),
+            host: "h".into(),
+            profile: "claude".into(),
+            started_at: Timestamp::now(),
+            ended_at: None,
+            end: AttemptEnd::Completed,
+            reason: None,
+            session_id: None,
+            usage: Usage {
+                input_tokens: 100,
+                output_tokens: 20,
+                cost_usd: cost,
+                turns: 1,
+                ..Usage::default()
+            },
+            last_message: None,
+            events: 0,
+        }
+    }
+
+    #[test]
+    fn spend_sums_attempts_per_task_agent_and_project() {
+        let spend = Spend::of(&[
+            attempt("task-1", 1, "cc1", 0.5),
+            attempt("task-1", 2, "cc2", 0.25),
+            attempt("task-2", 1, "cc1", 1.0),
+        ]);
+        assert_eq!(spend.total.cost_usd, 1.75);
+        assert_eq!(spend.total.input_tokens, 300);
+        assert_eq!(spend.by_task["task-1"].cost_usd, 0.75);
+        assert_eq!(spend.by_task["task-1"].turns, 2);
+        assert_eq!(spend.by_agent["cc1"].cost_usd, 1.5);
+        assert_eq!(spend.by_agent["cc2"].output_tokens, 20);
+    }
+}

@@ -1,0 +1,38 @@
+//! [`TeamStore`]: where the team's records are kept, beside the tasks. A supervisor appends its
+//! agents' transcripts and records their attempts and its workers; a lead anywhere reads them.
+//! The folder keeps them as files under `.coordination/` (a transcript is one JSON line per
+//! event, appended), a database as rows; either way each transcript has one writer (the worker
+//! running the attempt), which numbers its events.
+
+use crate::attempts::{Attempt, WorkerRecord};
+use crate::error::Result;
+use crate::transcript::TranscriptEvent;
+
+/// The team's records, wherever they are kept.
+pub trait TeamStore: Send + Sync {
+    /// Appends `events` (numbered by the caller, in order) to the transcript of `task`'s
+    /// attempt `attempt`.
+    fn append_events(&self, task: &str, attempt: u32, events: &[TranscriptEvent]) -> Result<()>;
+
+    /// The events of `task`'s attempt `attempt` numbered after `after`, at most `limit`, in
+    /// order; none for a transcript never written.
+    fn events(
+        &self,
+        task: &str,
+        attempt: u32,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<TranscriptEvent>>;
+
+    /// Records an attempt (replacing what was recorded for the same task and number).
+    fn save_attempt(&self, attempt: &Attempt) -> Result<()>;
+
+    /// The attempts at `task`, or at every task, ordered by task and number.
+    fn attempts(&self, task: Option<&str>) -> Result<Vec<Attempt>>;
+
+    /// Records a worker (replacing its earlier record).
+    fn save_worker(&self, worker: &WorkerRecord) -> Result<()>;
+
+    /// Every worker any supervisor recorded, by name.
+    fn workers(&self) -> Result<Vec<WorkerRecord>>;
+}

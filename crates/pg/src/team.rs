@@ -1,0 +1,129 @@
+//! The team's records in PostgreSQL ([`TeamStore`]): attempts and workers as one row each
+//! (`body` the record as JSON), transcripts as one row per event, a batch inserted in one
+//! statement. Every write tells watchers at commit, so a lead on another machine following a
+//! transcript or the team's status learns of it at once.
+
+use baton_core::{Attempt, StoreError, TeamStore, TranscriptEvent, WorkerRecord};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::Failure;
+use crate::sql::CHANGES;
+use crate::store::PgStore;
+
+/// A record read back from a `body` column.
+fn record<T: DeserializeOwned>(table: &str, body: Value) -> Result<T, Failure> {
+    serde_json::from_value(body).map_err(|e| {
+        Failure::from(StoreError::InvalidInput {
+            field: "record",
+            reason: format!("a row of {table} is not a Baton record: {e}"),
+        })
+    })
+}
+
+impl TeamStore for PgStore {
+    fn append_events(
+        &self,
+        task: &str,
+        attempt: u32,
+        events: &[TranscriptEvent],
+    ) -> baton_core::Result<()> {
+        baton_core::names::validate_task_id(task)?;
+        if events.is_empty() {
+            return Ok(());
+        }
+        let attempt = attempt as i32;
+        let batch = serde_json::to_value(events).expect("events serialise");
+        self.transact_unclocked(|tx| {
+            tx.execute(
+                "WITH saved AS (
+                     INSERT INTO baton_transcripts (project, task, attempt, seq, body)
+                     SELECT $1, $2, $3, (e->>'seq')::bigint, e FROM jsonb_array_elements($4) e
+                     ON CONFLICT (project, task, attempt, seq) DO UPDATE SET body = EXCLUDED.body)
+                 SELECT pg_notify($5, $1)",
+                &[&self.name, &task, &attempt, &batch, &CHANGES],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn events(
+        &self,
+        task: &str,
+        attempt: u32,
+        after: u64,
+        limit: usize,
+    ) -> baton_core::Result<Vec<TranscriptEvent>> {
+        let attempt = attempt as i32;
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.transact_unclocked(|tx| {
+            tx.query(
+                "SELECT body FROM baton_transcripts
+                 WHERE project = $1 AND task = $2 AND attempt = $3 AND seq > $4
+                 ORDER BY seq LIMIT $5",
+                &[&self.name, &task, &attempt, &after, &limit],
+            )?
+            .into_iter()
+            .map(|row| record("baton_transcripts", row.get(0)))
+            .collect()
+        })
+    }
+
+    fn save_attempt(&self, attempt: &Attempt) -> baton_core::Result<()> {
+        baton_core::names::validate_task_id(&attempt.task)?;
+        let body = serde_json::to_value(attempt).expect("attempts serialise");
+        let number = attempt.attempt as i32;
+        self.transact_unclocked(|tx| {
+            tx.execute(
+                "WITH saved AS (
+                     INSERT INTO baton_attempts (project, task, attempt, body) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (project, task, attempt) DO UPDATE SET body = EXCLUDED.body)
+                 SELECT pg_notify($5, $1)",
+                &[&self.name, &attempt.task, &number, &body, &CHANGES],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn attempts(&self, task: Option<&str>) -> baton_core::Result<Vec<Attempt>> {
+        self.transact_unclocked(|tx| {
+            tx.query(
+                "SELECT body FROM baton_attempts
+                 WHERE project = $1 AND ($2::text IS NULL OR task = $2)
+                 ORDER BY task, attempt",
+                &[&self.name, &task],
+            )?
+            .into_iter()
+            .map(|row| record("baton_attempts", row.get(0)))
+            .collect()
+        })
+    }
+
+    fn save_worker(&self, worker: &WorkerRecord) -> baton_core::Result<()> {
+        baton_core::names::validate_agent_id(&worker.name)?;
+        let body = serde_json::to_value(worker).expect("workers serialise");
+        self.transact_unclocked(|tx| {
+            tx.execute(
+                "WITH saved AS (
+                     INSERT INTO baton_workers (project, name, body) VALUES ($1, $2, $3)
+                     ON CONFLICT (project, name) DO UPDATE SET body = EXCLUDED.body)
+                 SELECT pg_notify($4, $1)",
+                &[&self.name, &worker.name, &body, &CHANGES],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn workers(&self) -> baton_core::Result<Vec<WorkerRecord>> {
+        self.transact_unclocked(|tx| {
+            tx.query(
+                "SELECT body FROM baton_workers WHERE project = $1 ORDER BY name",
+                &[&self.name],
+            )?
+            .into_iter()
+            .map(|row| record("baton_workers", row.get(0)))
+            .collect()
+        })
+    }
+}
