@@ -15,7 +15,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton_core::{Confinement, DocumentStore, Layout, SignalStore, StoreError, TaskStore};
+use baton_core::{
+    Confinement, DocumentStore, Layout, SignalStore, StoreError, TaskStore, TeamStore,
+};
 use baton_folder::FolderStore;
 use baton_fs::write_atomic;
 use baton_live::WatchMode;
@@ -64,6 +66,8 @@ pub struct OpenProject {
     pub signals: Arc<dyn SignalStore>,
     /// The project's orchestration record, kept where the tasks are.
     pub documents: Arc<dyn DocumentStore>,
+    /// The team's attempts, transcripts and workers, kept where the tasks are.
+    pub team: Arc<dyn TeamStore>,
 }
 
 impl std::fmt::Debug for OpenProject {
@@ -82,7 +86,8 @@ impl OpenProject {
             local: project.layout().clone(),
             tasks: Arc::new(project.clone()),
             signals: Arc::new(project.clone()),
-            documents: Arc::new(project),
+            documents: Arc::new(project.clone()),
+            team: Arc::new(project),
         }
     }
 
@@ -194,7 +199,8 @@ impl OpenProject {
             local,
             tasks: store.clone(),
             signals: store.clone(),
-            documents: store,
+            documents: store.clone(),
+            team: store,
         }
     }
 

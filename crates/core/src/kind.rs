@@ -59,6 +59,15 @@ pub enum ErrorKind {
     SessionRunning,
     /// No manual test session is running.
     NoSession,
+    // The team (`baton team`).
+    /// No agent profile of that name, built in or in `team/profiles.toml`.
+    UnknownProfile,
+    /// The program a profile runs is not installed (the message says what to install).
+    AgentNotInstalled,
+    /// No team supervisor runs for this project on this machine.
+    NoTeam,
+    /// A team supervisor runs already for this project on this machine.
+    TeamRunning,
     // The front ends.
     /// Arguments that do not fit the operation's schema (a usage error).
     InvalidArguments,
@@ -108,6 +117,10 @@ impl ErrorKind {
             ErrorKind::BrowserError => "browser_error",
             ErrorKind::SessionRunning => "session_running",
             ErrorKind::NoSession => "no_session",
+            ErrorKind::UnknownProfile => "unknown_profile",
+            ErrorKind::AgentNotInstalled => "agent_not_installed",
+            ErrorKind::NoTeam => "no_team",
+            ErrorKind::TeamRunning => "team_running",
             ErrorKind::InvalidArguments => "invalid_arguments",
             ErrorKind::UnknownTool => "unknown_tool",
             ErrorKind::UnknownResource => "unknown_resource",

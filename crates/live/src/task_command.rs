@@ -52,7 +52,8 @@ impl TaskEnv<'_> {
             .map_or(self.project_dir, |w| w.workdir.as_path())
     }
 
-    fn variables(&self) -> Vec<(&'static str, String)> {
+    /// The task in environment variables (`BATON_TASK_ID`, `BATON_WORKTREE`, …).
+    pub fn variables(&self) -> Vec<(&'static str, String)> {
         let task = self.task;
         let mut variables = vec![
             ("BATON_AGENT", self.agent.to_string()),
@@ -73,7 +74,8 @@ impl TaskEnv<'_> {
         variables
     }
 
-    fn stdin_json(&self) -> Vec<u8> {
+    /// The task as one line of JSON, with the agent and where its result report goes.
+    pub fn stdin_json(&self) -> Vec<u8> {
         let mut value = serde_json::to_value(self.task).expect("tasks serialise");
         value["agent"] = self.agent.into();
         value["result_path"] = self.result_path.display().to_string().into();

@@ -1,0 +1,308 @@
+//! One attempt at a task: the agent started, its output read into the transcript (stored in
+//! batches as it comes), its lease kept while it lives, its budget watched, and, when it
+//! ends, what became of the task decided from the store (not from what the agent printed):
+//! reported by the agent, crashed, exited without reporting, stopped, or lost.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use baton_core::transcript::Stream;
+use baton_core::{
+    Attempt, AttemptEnd, Happened, Task, TaskStatus, Timestamp, TranscriptEvent, Usage,
+};
+
+use crate::crew::{Crew, note_working};
+use crate::error::{Result, TeamError};
+use crate::launch::Session;
+use crate::output::OutputReader;
+use crate::process::{AgentProcess, Launch, Output};
+
+/// Events stored in one write, at most.
+const BATCH: usize = 256;
+/// How long events wait to be stored, at most.
+const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// Events one attempt's transcript keeps; later ones are counted, not stored.
+pub const MAX_EVENTS: u64 = 100_000;
+/// How often a running attempt looks at its stop flags and its wall-time budget.
+const LOOK_EVERY: Duration = Duration::from_millis(100);
+/// How long a stopped agent gets to exit before it is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Lines of an `exec` command's output kept for its completion or failure.
+const KEPT_LINES: usize = 200;
+
+/// Why the supervisor stopped an agent before it ended by itself.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Interrupted {
+    Budget(String),
+    StopNow,
+}
+
+/// What happened, for the worker to act on.
+#[derive(Debug)]
+pub struct Finished {
+    pub record: Attempt,
+    pub interrupted: Option<Interrupted>,
+    pub exit_code: Option<i32>,
+    /// The ends of what an `exec` command printed.
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// What one attempt is given.
+pub struct AttemptPlan<'a> {
+    pub worker: &'a str,
+    pub task: &'a Task,
+    pub number: u32,
+    pub launch: Launch,
+    pub session: &'a Session,
+    /// What earlier attempts at the task cost, counted against its cap.
+    pub spent_before: Usage,
+}
+
+/// Numbers events and stores them in batches.
+struct Transcript<'a> {
+    crew: &'a Crew<'a>,
+    task: &'a str,
+    attempt: u32,
+    seq: u64,
+    pending: Vec<TranscriptEvent>,
+    due: Option<Instant>,
+    cut_said: bool,
+}
+
+impl Transcript<'_> {
+    fn push(&mut self, what: Happened) {
+        self.seq += 1;
+        if self.seq > MAX_EVENTS {
+            if !self.cut_said {
+                self.cut_said = true;
+                let text = format!(
+                    "the transcript keeps {MAX_EVENTS} events; later ones are counted, not kept"
+                );
+                self.pending.push(TranscriptEvent {
+                    seq: self.seq,
+                    at: Timestamp::now(),
+                    what: Happened::Supervisor { text },
+                });
+            }
+            return;
+        }
+        self.pending.push(TranscriptEvent {
+            seq: self.seq,
+            at: Timestamp::now(),
+            what,
+        });
+        self.due.get_or_insert_with(|| Instant::now() + FLUSH_EVERY);
+        if self.pending.len() >= BATCH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        // A transcript that cannot be stored must not stop the agent: the events are kept
+        // for the next flush, up to a bound, and the failure reported.
+        match self
+            .crew
+            .team
+            .append_events(self.task, self.attempt, &self.pending)
+        {
+            Ok(()) => self.pending.clear(),
+            Err(e) => {
+                (self.crew.progress)(crate::Progress::Trouble {
+                    worker: self.task.to_string(),
+                    message: format!("cannot store the transcript: {e}"),
+                });
+                if self.pending.len() > 10 * BATCH {
+                    self.pending.drain(..BATCH);
+                }
+            }
+        }
+        self.due = None;
+    }
+
+    fn flush_if_due(&mut self) {
+        if self.due.is_some_and(|due| Instant::now() >= due) {
+            self.flush();
+        }
+    }
+}
+
+fn tail(lines: &VecDeque<String>) -> String {
+    lines.iter().cloned().collect::<Vec<_>>().join("\n")
+}
+
+/// Runs one attempt to its end.
+pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
+    let profile = &crew.profile;
+    let id = plan.task.id.as_str();
+    let mut record = Attempt {
+        task: id.to_string(),
+        attempt: plan.number,
+        agent: plan.worker.to_string(),
+        host: crew.host.clone(),
+        profile: profile.name.clone(),
+        started_at: Timestamp::now(),
+        ended_at: None,
+        end: AttemptEnd::Running,
+        reason: None,
+        session_id: match plan.session {
+            Session::New(id) | Session::Resume(id) => Some(id.clone()),
+            Session::Unnamed => None,
+        },
+        usage: Usage::default(),
+        last_message: None,
+        events: 0,
+    };
+    crew.team.save_attempt(&record)?;
+    let mut transcript = Transcript {
+        crew,
+        task: id,
+        attempt: plan.number,
+        seq: 0,
+        pending: Vec::new(),
+        due: None,
+        cut_said: false,
+    };
+    transcript.push(Happened::Started {
+        command: plan.launch.describe(),
+        workdir: plan.launch.workdir.display().to_string(),
+    });
+    let mut process = match AgentProcess::start(&plan.launch) {
+        Ok(process) => process,
+        Err(e) => {
+            let message = format!("cannot run {}: {e}", plan.launch.program.display());
+            transcript.push(Happened::Error {
+                message: message.clone(),
+            });
+            transcript.flush();
+            record.end = AttemptEnd::Stopped;
+            record.reason = Some(message.clone());
+            record.ended_at = Some(Timestamp::now());
+            let _ = crew.team.save_attempt(&record);
+            return Err(TeamError::new(baton_core::ErrorKind::Spawn, message));
+        }
+    };
+    note_working(crew, plan.worker, id, plan.number, process.pid);
+    (crew.progress)(crate::Progress::Started {
+        worker: plan.worker.to_string(),
+        task: id.to_string(),
+        attempt: plan.number,
+        pid: process.pid,
+    });
+    let mut reader = OutputReader::new(profile.kind);
+    let mut stdout: VecDeque<String> = VecDeque::new();
+    let mut stderr: VecDeque<String> = VecDeque::new();
+    let heartbeat_every = (crew.tasks.lease() / 3).max(Duration::from_millis(100));
+    let mut next_heartbeat = Instant::now() + heartbeat_every;
+    let mut interrupted: Option<Interrupted> = None;
+    let status = loop {
+        let wait = transcript
+            .due
+            .map_or(LOOK_EVERY, |due| {
+                due.saturating_duration_since(Instant::now())
+            })
+            .min(LOOK_EVERY)
+            .min(next_heartbeat.saturating_duration_since(Instant::now()));
+        match process.next(wait) {
+            Some(Output::Line(stream, line)) => {
+                if profile.kind == crate::profile::AgentKind::Exec {
+                    let kept = match stream {
+                        Stream::Stdout => &mut stdout,
+                        Stream::Stderr => &mut stderr,
+                    };
+                    kept.push_back(baton_live::printable(line.as_bytes()));
+                    if kept.len() > KEPT_LINES {
+                        kept.pop_front();
+                    }
+                }
+                for event in reader.line(&line, stream) {
+                    transcript.push(event);
+                }
+            }
+            Some(Output::Exited(status)) => break status,
+            None => {}
+        }
+        transcript.flush_if_due();
+        if Instant::now() >= next_heartbeat {
+            // A failed renewal is not fatal: the next may work, and the end says if the task
+            // was lost meanwhile.
+            let _ = crew.tasks.heartbeat(plan.worker);
+            next_heartbeat = Instant::now() + heartbeat_every;
+        }
+        if interrupted.is_none() {
+            let mut spent = plan.spent_before;
+            spent.add(&reader.usage);
+            interrupted = crew
+                .flags_of(plan.worker)
+                .is_some_and(|f| f.stop_now())
+                .then_some(Interrupted::StopNow)
+                .or_else(|| {
+                    crew.over_budget(&spent, &reader.usage, process.running_for())
+                        .map(Interrupted::Budget)
+                });
+            if let Some(why) = &interrupted {
+                let text = match why {
+                    Interrupted::Budget(reason) => format!("stopping the agent: {reason}"),
+                    Interrupted::StopNow => "stopping the agent: asked to stop now".to_string(),
+                };
+                transcript.push(Happened::Supervisor { text });
+                process.stop(STOP_GRACE);
+            }
+        }
+    };
+    let (exit_code, signal) = match &status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            (status.code(), status.signal())
+        }
+        Err(_) => (None, None),
+    };
+    transcript.push(Happened::Exited {
+        code: exit_code,
+        signal,
+    });
+    transcript.flush();
+    crew.add_spend(&reader.usage);
+    let task = crew.task(id);
+    record.usage = reader.usage;
+    record.session_id = reader.session_id.clone().or(record.session_id);
+    record.last_message = reader.last_said.clone();
+    record.events = transcript.seq;
+    record.ended_at = Some(Timestamp::now());
+    let held = |t: &Task| t.claimed_by.as_deref() == Some(plan.worker);
+    let how = match (exit_code, signal) {
+        (Some(code), _) => format!("the agent exited with status {code}"),
+        (None, Some(signal)) => format!("the agent was killed by signal {signal}"),
+        _ => "the agent's exit status is unknown".to_string(),
+    };
+    (record.end, record.reason) = match (&interrupted, &task) {
+        (Some(Interrupted::Budget(reason)), _) => (AttemptEnd::Budget, Some(reason.clone())),
+        (Some(Interrupted::StopNow), _) => (AttemptEnd::Stopped, Some("asked to stop now".into())),
+        (None, Some(t)) if held(t) && t.status == TaskStatus::Done => (AttemptEnd::Completed, None),
+        (None, Some(t)) if held(t) && t.status == TaskStatus::Failed => (AttemptEnd::Failed, None),
+        (None, Some(t)) if held(t) && t.status.is_held() => match signal {
+            Some(_) => (AttemptEnd::Crashed, Some(how)),
+            None => (AttemptEnd::Unreported, Some(how)),
+        },
+        (None, Some(t)) => (
+            AttemptEnd::Lost,
+            Some(format!(
+                "the task was {} ({}) when the agent ended",
+                t.status.as_str(),
+                t.claimed_by.as_deref().unwrap_or("nobody")
+            )),
+        ),
+        (None, None) => (AttemptEnd::Lost, Some("the task could not be read".into())),
+    };
+    crew.team.save_attempt(&record)?;
+    Ok(Finished {
+        record,
+        interrupted,
+        exit_code,
+        stdout: tail(&stdout),
+        stderr: tail(&stderr),
+    })
+}

@@ -1,0 +1,225 @@
+//! What every worker of a team shares ([`Crew`]): the stores, the profile, how agents reach
+//! Baton, the team's spend and budget, each worker's stop flags, and the workers' records.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use baton_core::{Layout, Task, TaskStore, TeamStore, Timestamp, Usage, WorkerRecord, WorkerState};
+use baton_git::Worktrees;
+use baton_live::WatchMode;
+
+use crate::Progress;
+use crate::error::Result;
+use crate::launch::Setting;
+use crate::profile::Profile;
+
+/// How a worker is asked to stop.
+#[derive(Debug, Default)]
+pub struct WorkerFlags {
+    /// Finish the current task, then stop (also ends a wait for work).
+    pub(crate) finish: AtomicBool,
+    /// Stop the agent now and hand its task back.
+    now: AtomicBool,
+}
+
+impl WorkerFlags {
+    pub fn stop(&self, now: bool) {
+        if now {
+            self.now.store(true, Ordering::SeqCst);
+        }
+        self.finish.store(true, Ordering::SeqCst);
+    }
+
+    pub fn stop_now(&self) -> bool {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn finishing(&self) -> bool {
+        self.finish.load(Ordering::SeqCst)
+    }
+}
+
+/// What every worker of a team shares.
+pub struct Crew<'a> {
+    pub tasks: &'a dyn TaskStore,
+    pub team: &'a dyn TeamStore,
+    /// This machine's `.coordination/` (worktrees, result reports).
+    pub local: &'a Layout,
+    pub setting: Setting,
+    pub profile: Profile,
+    pub host: String,
+    pub supervisor_pid: u32,
+    pub mode: WatchMode,
+    /// Keep waiting for new tasks when the queue is drained.
+    pub stay: bool,
+    /// The team's cap on what all its attempts together cost.
+    pub team_budget_usd: Option<f64>,
+    pub progress: &'a (dyn Fn(Progress) + Sync),
+    /// What the team's attempts cost so far, in millionths of a dollar.
+    spent_micro: AtomicU64,
+    flags: Mutex<HashMap<String, Arc<WorkerFlags>>>,
+    pub(crate) worktrees: Option<Worktrees>,
+}
+
+impl<'a> Crew<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        tasks: &'a dyn TaskStore,
+        team: &'a dyn TeamStore,
+        local: &'a Layout,
+        setting: Setting,
+        profile: Profile,
+        host: String,
+        mode: WatchMode,
+        progress: &'a (dyn Fn(Progress) + Sync),
+    ) -> Result<Crew<'a>> {
+        // Refused before any claim when there is no repository to branch from.
+        let worktrees = match profile.worktree {
+            true => Some(Worktrees::open(local)?),
+            false => None,
+        };
+        Ok(Crew {
+            tasks,
+            team,
+            local,
+            setting,
+            profile,
+            host,
+            supervisor_pid: std::process::id(),
+            mode,
+            stay: false,
+            team_budget_usd: None,
+            progress,
+            spent_micro: AtomicU64::new(0),
+            flags: Mutex::new(HashMap::new()),
+            worktrees,
+        })
+    }
+
+    /// The flags of worker `name`, made on first use.
+    pub fn flags(&self, name: &str) -> Arc<WorkerFlags> {
+        let mut flags = self.flags.lock().unwrap_or_else(|e| e.into_inner());
+        flags.entry(name.to_string()).or_default().clone()
+    }
+
+    pub(crate) fn flags_of(&self, name: &str) -> Option<Arc<WorkerFlags>> {
+        let flags = self.flags.lock().unwrap_or_else(|e| e.into_inner());
+        flags.get(name).cloned()
+    }
+
+    /// Asks every worker to stop.
+    pub fn stop_all(&self, now: bool) {
+        let flags = self.flags.lock().unwrap_or_else(|e| e.into_inner());
+        for f in flags.values() {
+            f.stop(now);
+        }
+    }
+
+    pub(crate) fn add_spend(&self, usage: &Usage) {
+        let micro = (usage.cost_usd.max(0.0) * 1e6).round() as u64;
+        self.spent_micro.fetch_add(micro, Ordering::SeqCst);
+    }
+
+    /// What the team's attempts cost so far.
+    pub fn spent_usd(&self) -> f64 {
+        self.spent_micro.load(Ordering::SeqCst) as f64 / 1e6
+    }
+
+    /// The budget a running attempt crossed, in words: the task's cost, turns or time (over
+    /// all its attempts: `task_spent`), or the team's cost (`running` is this attempt's part
+    /// not yet added to the team's).
+    pub(crate) fn over_budget(
+        &self,
+        task_spent: &Usage,
+        running: &Usage,
+        running_for: Duration,
+    ) -> Option<String> {
+        let profile = &self.profile;
+        if let Some(cap) = profile.max_cost_usd
+            && task_spent.cost_usd >= cap
+        {
+            return Some(format!(
+                "budget: the task cost ${:.4}, its cap is ${cap:.4}",
+                task_spent.cost_usd
+            ));
+        }
+        if let Some(cap) = profile.max_turns
+            && task_spent.turns >= cap
+        {
+            return Some(format!(
+                "budget: the task took {} turns, its cap is {cap}",
+                task_spent.turns
+            ));
+        }
+        if let Some(cap) = profile.max_wall()
+            && running_for >= cap
+        {
+            return Some(format!(
+                "budget: the attempt ran {}, its cap is {}",
+                baton_core::time::short_duration(running_for),
+                baton_core::time::short_duration(cap)
+            ));
+        }
+        if let Some(cap) = self.team_budget_usd {
+            let team = self.spent_usd() + running.cost_usd;
+            if team >= cap {
+                return Some(format!(
+                    "budget: the team cost ${team:.4}, its cap is ${cap:.4}"
+                ));
+            }
+        }
+        None
+    }
+
+    /// Task `id` as the store has it now.
+    pub(crate) fn task(&self, id: &str) -> Option<Task> {
+        let report = self.tasks.status().ok()?;
+        report
+            .tasks
+            .into_iter()
+            .map(|v| v.task)
+            .find(|t| t.id == id)
+    }
+
+    pub(crate) fn save(&self, record: &WorkerRecord) {
+        if let Err(e) = self.team.save_worker(record) {
+            (self.progress)(Progress::Trouble {
+                worker: record.name.clone(),
+                message: format!("cannot record the worker: {e}"),
+            });
+        }
+    }
+
+    pub(crate) fn record(&self, name: &str, state: WorkerState) -> WorkerRecord {
+        WorkerRecord {
+            name: name.to_string(),
+            host: self.host.clone(),
+            supervisor_pid: self.supervisor_pid,
+            profile: self.profile.name.clone(),
+            state,
+            task: None,
+            pid: None,
+            attempt: None,
+            usage: Usage::default(),
+            last_event: None,
+            updated_at: Timestamp::now(),
+        }
+    }
+}
+
+/// Records that worker `name` runs attempt `attempt` at `task` in process `pid`.
+pub(crate) fn note_working(crew: &Crew<'_>, name: &str, task: &str, attempt: u32, pid: u32) {
+    let mut record = crew.record(name, WorkerState::Working);
+    if let Ok(workers) = crew.team.workers()
+        && let Some(known) = workers.into_iter().find(|w| w.name == name)
+    {
+        record.usage = known.usage;
+    }
+    record.task = Some(task.to_string());
+    record.attempt = Some(attempt);
+    record.pid = Some(pid);
+    record.last_event = Some(format!("started attempt {attempt} at {task}"));
+    crew.save(&record);
+}

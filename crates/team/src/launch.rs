@@ -1,0 +1,246 @@
+//! Exactly what each profile runs for a task: the command line, where, with which
+//! environment. The agent kinds differ only here and in how their output is read
+//! ([`crate::output`]); everything else a worker does is the same for all of them.
+
+use std::path::{Path, PathBuf};
+
+use baton_core::Task;
+use baton_git::Worktree;
+use baton_live::TaskEnv;
+use serde_json::json;
+
+use crate::process::Launch;
+use crate::profile::{AgentKind, Profile};
+
+/// Where the agent's own session is, when it has one Baton can name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Session {
+    /// A new session with this id (Claude Code's `--session-id`).
+    New(String),
+    /// Go on with this earlier session (Claude Code's `--resume`).
+    Resume(String),
+    /// The agent names its own (or has none).
+    Unnamed,
+}
+
+/// What every launch of a worker's agent shares.
+#[derive(Debug, Clone)]
+pub struct Setting {
+    /// The `baton` program the agents reach Baton through (the MCP server, the CLI).
+    pub baton: PathBuf,
+    /// The project folder (`BATON_DIR`).
+    pub project_dir: PathBuf,
+    /// How this supervisor reached the project's store (`BATON_STORE`, `BATON_PROJECT`, …),
+    /// passed on so agents reach the same one.
+    pub store_env: Vec<(String, String)>,
+}
+
+/// One attempt's launch.
+pub struct Attempting<'a> {
+    pub agent: &'a str,
+    pub task: &'a Task,
+    pub worktree: Option<&'a Worktree>,
+    pub prompt: &'a str,
+    pub session: &'a Session,
+    /// For `exec`: where `BATON_RESULT_PATH` points.
+    pub result_path: &'a Path,
+    /// What is left of the task's cost cap, for an agent that can stop itself at it.
+    pub budget_left_usd: Option<f64>,
+}
+
+pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) -> Launch {
+    let workdir = attempt
+        .worktree
+        .map_or(setting.project_dir.clone(), |w| w.workdir.clone());
+    let mut env: Vec<(String, String)> = vec![
+        ("BATON_AGENT".into(), attempt.agent.into()),
+        (
+            "BATON_DIR".into(),
+            setting.project_dir.display().to_string(),
+        ),
+        ("BATON_TASK_ID".into(), attempt.task.id.clone()),
+    ];
+    env.extend(setting.store_env.iter().cloned());
+    // `baton` first on PATH, so an agent's shell and hooks run the same Baton.
+    if let Some(dir) = setting.baton.parent() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(
+            std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&path)),
+        );
+        if let Ok(joined) = joined {
+            env.push(("PATH".into(), joined.to_string_lossy().into_owned()));
+        }
+    }
+    let (program, mut args, stdin) = match profile.kind {
+        AgentKind::Claude => (
+            profile.command.clone(),
+            claude_args(profile, setting, attempt),
+            None,
+        ),
+        AgentKind::Codex => (
+            profile.command.clone(),
+            codex_args(profile, setting, attempt, &workdir),
+            None,
+        ),
+        AgentKind::Gemini => (profile.command.clone(), gemini_args(profile, attempt), None),
+        AgentKind::Exec => {
+            let task_env = TaskEnv {
+                agent: attempt.agent,
+                task: attempt.task,
+                project_dir: &setting.project_dir,
+                result_path: attempt.result_path,
+                worktree: attempt.worktree,
+            };
+            env.extend(
+                task_env
+                    .variables()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v)),
+            );
+            (
+                "sh".to_string(),
+                vec!["-c".to_string(), profile.command.clone()],
+                Some(task_env.stdin_json()),
+            )
+        }
+    };
+    if profile.kind != AgentKind::Exec {
+        args.extend(profile.args.iter().cloned());
+    }
+    env.extend(profile.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Launch {
+        program: PathBuf::from(program),
+        args,
+        workdir,
+        env,
+        stdin,
+    }
+}
+
+/// The MCP configuration that gives an agent Baton's tools.
+fn mcp_servers(setting: &Setting) -> serde_json::Value {
+    json!({"mcpServers": {"baton": {
+        "type": "stdio",
+        "command": setting.baton.display().to_string(),
+        "args": ["mcp", "--quiet"],
+    }}})
+}
+
+fn claude_args(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) -> Vec<String> {
+    // The prompt right after -p: the tool list that follows takes several values.
+    let mut args = vec![
+        "-p".to_string(),
+        attempt.prompt.to_string(),
+        "--output-format".into(),
+        "stream-json".into(),
+        "--verbose".into(),
+        "--mcp-config".into(),
+        mcp_servers(setting).to_string(),
+    ];
+    match attempt.session {
+        Session::New(id) => args.extend(["--session-id".into(), id.clone()]),
+        Session::Resume(id) => args.extend(["--resume".into(), id.clone()]),
+        Session::Unnamed => {}
+    }
+    if let Some(model) = &profile.model {
+        args.extend(["--model".into(), model.clone()]);
+    }
+    if let Some(mode) = &profile.permission_mode {
+        args.extend(["--permission-mode".into(), mode.clone()]);
+    }
+    if let Some(turns) = profile.max_turns {
+        args.extend(["--max-turns".into(), turns.to_string()]);
+    }
+    if let Some(left) = attempt.budget_left_usd {
+        args.extend(["--max-budget-usd".into(), format!("{left:.4}")]);
+    }
+    if !profile.allowed_tools.is_empty() {
+        args.push("--allowedTools".into());
+        args.extend(profile.allowed_tools.iter().cloned());
+    }
+    args
+}
+
+fn codex_args(
+    profile: &Profile,
+    setting: &Setting,
+    attempt: &Attempting<'_>,
+    workdir: &Path,
+) -> Vec<String> {
+    let mut args = vec![
+        "exec".to_string(),
+        "--json".into(),
+        "--full-auto".into(),
+        "--cd".into(),
+        workdir.display().to_string(),
+        "-c".into(),
+        format!(
+            "mcp_servers.baton.command={}",
+            json!(setting.baton.display().to_string())
+        ),
+        "-c".into(),
+        "mcp_servers.baton.args=[\"mcp\", \"--quiet\"]".into(),
+    ];
+    if let Some(model) = &profile.model {
+        args.extend(["--model".into(), model.clone()]);
+    }
+    args.push(attempt.prompt.to_string());
+    args
+}
+
+fn gemini_args(profile: &Profile, attempt: &Attempting<'_>) -> Vec<String> {
+    let mut args = vec![
+        "-p".to_string(),
+        attempt.prompt.to_string(),
+        "--output-format".into(),
+        "stream-json".into(),
+        "--yolo".into(),
+    ];
+    if let Some(model) = &profile.model {
+        args.extend(["--model".into(), model.clone()]);
+    }
+    args
+}
+
+/// A random version 4 UUID, for a new agent session's id.
+pub fn new_session_id() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .is_err()
+    {
+        // No /dev/urandom: the clock and the process id, still unique enough for a name.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        bytes = (nanos ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_version_4_uuids_and_differ() {
+        let a = new_session_id();
+        let b = new_session_id();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4", "{a}");
+        assert!("89ab".contains(&a[19..20]), "{a}");
+    }
+}

@@ -1,0 +1,75 @@
+//! # baton-team
+//!
+//! Baton runs the team: a supervisor per machine and project starts an agent on each task a
+//! worker claims (Claude Code, Codex, Gemini CLI, or any command), keeps its lease while its
+//! process lives, stores its transcript and what it cost with the task, restarts it after a
+//! crash in the same worktree, stops it at its budget, and, started again after it was killed,
+//! takes up every task its workers held. Claims, leases, reservations and worktrees are the
+//! ones every worker uses (`baton-live`, `baton-git`); this crate adds the agents' processes.
+//!
+//! Modules: `profile` (what each kind of agent runs, and the project's own profiles), `launch`
+//! (the exact command line), `prompt` (what the agent is told), `process` (a process group,
+//! its output as lines), `output` (those lines as transcript events and usage), `crew` (what the workers share), `attempt` (one
+//! agent process at one task, to its end), `worker` (one worker's tasks and attempts),
+//! `supervisor` (the workers, the lock, the requests).
+
+mod attempt;
+pub mod crew;
+pub mod error;
+pub mod launch;
+pub mod output;
+pub mod process;
+pub mod profile;
+pub mod prompt;
+pub mod supervisor;
+pub mod worker;
+
+use std::time::Duration;
+
+use baton_core::AttemptEnd;
+
+pub use error::{Result, TeamError};
+pub use launch::Setting;
+pub use profile::{AgentKind, Profile};
+pub use supervisor::{
+    Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, run_team,
+    running_supervisor, send_request,
+};
+
+/// What a team is doing, for progress output.
+#[derive(Debug, Clone)]
+pub enum Progress {
+    Waiting {
+        worker: String,
+    },
+    Resumed {
+        worker: String,
+        task: String,
+    },
+    Started {
+        worker: String,
+        task: String,
+        attempt: u32,
+        pid: u32,
+    },
+    Ended {
+        worker: String,
+        task: String,
+        attempt: u32,
+        end: AttemptEnd,
+        reason: Option<String>,
+    },
+    Restarting {
+        worker: String,
+        task: String,
+        after: Duration,
+    },
+    Stopped {
+        worker: String,
+    },
+    /// Something went wrong that did not stop the worker.
+    Trouble {
+        worker: String,
+        message: String,
+    },
+}

@@ -1,0 +1,323 @@
+//! One agent process: started in its own process group (so stopping it reaches everything it
+//! started), tied to its supervisor's life on Linux (it is killed if the supervisor dies, so a
+//! SIGKILLed supervisor leaves no agent running unsupervised), its output read line by line
+//! into a bounded channel (an agent that floods its output is slowed down by the pipe, never
+//! buffered without end), and each line cut to [`MAX_LINE`].
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::time::{Duration, Instant};
+
+use baton_core::transcript::Stream;
+
+/// The longest line kept whole; the rest of a longer line is dropped, and it says so.
+pub const MAX_LINE: usize = 1024 * 1024;
+/// Lines waiting to be read before the agent's writes block.
+const QUEUE: usize = 1024;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub workdir: PathBuf,
+    pub env: Vec<(String, String)>,
+    /// Written to the process's stdin, which is then closed (none: stdin is empty).
+    pub stdin: Option<Vec<u8>>,
+}
+
+impl Launch {
+    /// The command line, for people (the prompt is shortened).
+    pub fn describe(&self) -> String {
+        let mut words = vec![self.program.display().to_string()];
+        for arg in &self.args {
+            let mut arg = arg.replace('\n', " ");
+            if arg.len() > 60 {
+                let mut end = 57;
+                while !arg.is_char_boundary(end) {
+                    end -= 1;
+                }
+                arg.truncate(end);
+                arg.push('…');
+            }
+            if arg.contains(' ') || arg.is_empty() {
+                arg = format!("'{arg}'");
+            }
+            words.push(arg);
+        }
+        words.join(" ")
+    }
+}
+
+/// What comes out of a running agent.
+#[derive(Debug)]
+pub enum Output {
+    Line(Stream, String),
+    Exited(std::io::Result<ExitStatus>),
+}
+
+/// A started agent process.
+pub struct AgentProcess {
+    pub pid: u32,
+    output: Receiver<Output>,
+    started: Instant,
+    exited: bool,
+}
+
+impl AgentProcess {
+    pub fn start(launch: &Launch) -> std::io::Result<AgentProcess> {
+        use std::os::unix::process::CommandExt;
+
+        let mut command = Command::new(&launch.program);
+        command
+            .args(&launch.args)
+            .current_dir(&launch.workdir)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .stdin(if launch.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        // SAFETY: prctl only sets this process's parent-death signal; it allocates nothing
+        // and is async-signal-safe, as a pre_exec closure must be.
+        #[cfg(target_os = "linux")]
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child: Child = command.spawn()?;
+        let pid = child.id();
+        if let Some(bytes) = launch.stdin.clone() {
+            let mut stdin = child.stdin.take().expect("stdin is piped");
+            // A command that never reads stdin must not block the supervisor.
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&bytes);
+            });
+        }
+        let (tx, output) = sync_channel(QUEUE);
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let readers = [
+            spawn_reader(stdout, Stream::Stdout, tx.clone()),
+            spawn_reader(stderr, Stream::Stderr, tx.clone()),
+        ];
+        std::thread::spawn(move || {
+            let status = child.wait();
+            // Everything the agent printed comes before its exit. Its own children may hold
+            // the pipes open after it exits: the group is killed then, so this ends.
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
+                // SAFETY: killpg only sends a signal to the agent's own group.
+                unsafe {
+                    libc::killpg(pid, libc::SIGKILL);
+                }
+            }
+            for reader in readers {
+                let _ = reader.join();
+            }
+            let _ = tx.send(Output::Exited(status));
+        });
+        Ok(AgentProcess {
+            pid,
+            output,
+            started: Instant::now(),
+            exited: false,
+        })
+    }
+
+    /// The next output within `timeout`; `None` if there was none (or the process has been
+    /// seen to exit already).
+    pub fn next(&mut self, timeout: Duration) -> Option<Output> {
+        if self.exited {
+            return None;
+        }
+        match self.output.recv_timeout(timeout) {
+            Ok(output) => {
+                self.exited = matches!(output, Output::Exited(_));
+                Some(output)
+            }
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.exited = true;
+                Some(Output::Exited(Err(std::io::Error::other(
+                    "the agent's output stopped without an exit status",
+                ))))
+            }
+        }
+    }
+
+    pub fn running_for(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Asks the whole group to stop (SIGTERM), then kills it (SIGKILL) after `grace`.
+    /// Output keeps arriving through [`Self::next`] until the exit.
+    pub fn stop(&self, grace: Duration) {
+        signal_group(self.pid, libc::SIGTERM);
+        let pid = self.pid;
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + grace;
+            while Instant::now() < deadline {
+                if !group_alive(pid) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            signal_group(pid, libc::SIGKILL);
+        });
+    }
+}
+
+/// Sends `signal` to the process group `pid` leads.
+pub fn signal_group(pid: u32, signal: libc::c_int) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: killpg only sends a signal; the group is an agent's own (process_group(0)).
+        unsafe {
+            libc::killpg(pid, signal);
+        }
+    }
+}
+
+/// Whether any process of group `pid` is left.
+pub fn group_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 checks for existence and sends nothing.
+    unsafe { libc::killpg(pid, 0) == 0 }
+}
+
+fn spawn_reader(
+    mut from: impl Read + Send + 'static,
+    stream: Stream,
+    tx: SyncSender<Output>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut line: Vec<u8> = Vec::new();
+        let mut dropped = 0usize;
+        let mut buffer = [0u8; 16 * 1024];
+        let send = |line: &mut Vec<u8>, dropped: &mut usize| {
+            let mut text = String::from_utf8_lossy(line).into_owned();
+            if *dropped > 0 {
+                text.push_str(&format!(" [… {dropped} more bytes of this line dropped]"));
+            }
+            line.clear();
+            *dropped = 0;
+            tx.send(Output::Line(stream, text)).is_ok()
+        };
+        loop {
+            let n = match from.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let mut rest = &buffer[..n];
+            while let Some(newline) = rest.iter().position(|b| *b == b'\n') {
+                keep(&mut line, &mut dropped, &rest[..newline]);
+                if !send(&mut line, &mut dropped) {
+                    return;
+                }
+                rest = &rest[newline + 1..];
+            }
+            keep(&mut line, &mut dropped, rest);
+        }
+        if !line.is_empty() || dropped > 0 {
+            send(&mut line, &mut dropped);
+        }
+    })
+}
+
+/// Adds `bytes` to the line being read, keeping at most [`MAX_LINE`] of it.
+fn keep(line: &mut Vec<u8>, dropped: &mut usize, bytes: &[u8]) {
+    let room = MAX_LINE.saturating_sub(line.len());
+    let taken = bytes.len().min(room);
+    line.extend_from_slice(&bytes[..taken]);
+    *dropped += bytes.len() - taken;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Launch {
+        Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            workdir: std::env::temp_dir(),
+            env: vec![],
+            stdin: None,
+        }
+    }
+
+    fn collect(mut process: AgentProcess) -> (Vec<(Stream, String)>, ExitStatus) {
+        let mut lines = Vec::new();
+        loop {
+            match process.next(Duration::from_secs(30)) {
+                Some(Output::Line(stream, text)) => lines.push((stream, text)),
+                Some(Output::Exited(status)) => return (lines, status.unwrap()),
+                None => panic!("no output within 30 s"),
+            }
+        }
+    }
+
+    #[test]
+    fn lines_of_both_streams_then_the_exit() {
+        let process =
+            AgentProcess::start(&sh("echo one; echo two >&2; printf three; exit 3")).unwrap();
+        let (mut lines, status) = collect(process);
+        lines.sort_by(|a, b| a.1.cmp(&b.1));
+        assert_eq!(
+            lines,
+            [
+                (Stream::Stdout, "one".to_string()),
+                (Stream::Stdout, "three".to_string()),
+                (Stream::Stderr, "two".to_string())
+            ]
+        );
+        assert_eq!(status.code(), Some(3));
+    }
+
+    #[test]
+    fn a_giant_line_is_cut_and_says_so() {
+        let script = format!(
+            "head -c {} /dev/zero | tr '\\0' x; echo; echo after",
+            MAX_LINE + 10
+        );
+        let (lines, _) = collect(AgentProcess::start(&sh(&script)).unwrap());
+        assert!(
+            lines[0]
+                .1
+                .ends_with("[… 10 more bytes of this line dropped]")
+        );
+        assert_eq!(
+            lines[0].1.len(),
+            MAX_LINE + " [… 10 more bytes of this line dropped]".len()
+        );
+        assert_eq!(lines[1].1, "after");
+    }
+
+    #[test]
+    fn stopping_reaches_the_agents_children_too() {
+        let mut process = AgentProcess::start(&sh("sleep 300 & echo started; wait")).unwrap();
+        assert!(
+            matches!(process.next(Duration::from_secs(30)), Some(Output::Line(_, t)) if t == "started")
+        );
+        let pid = process.pid;
+        process.stop(Duration::from_secs(5));
+        let (_, status) = collect(process);
+        assert!(status.code().is_none(), "killed by a signal: {status:?}");
+        // Killed with the group; reaped by whoever adopted it, soon.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while group_alive(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!group_alive(pid), "the background sleep is gone too");
+    }
+}

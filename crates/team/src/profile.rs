@@ -1,0 +1,426 @@
+//! Agent profiles: what a worker runs for a task, declared once. Four are built in (`claude`,
+//! `codex`, `gemini`, `exec`); a project adds its own or changes the built-ins in
+//! `.coordination/team/profiles.toml`, a table per profile:
+//!
+//! ```toml
+//! [profiles.claude]            # changes the built-in: only the fields given
+//! allowed_tools = ["Bash", "Read", "Edit", "Write", "mcp__baton"]
+//! max_cost_usd = 2.0
+//!
+//! [profiles.tests]             # a new profile
+//! kind = "exec"
+//! command = "cargo test --workspace"
+//! ```
+//!
+//! A profile is checked whole before any claim: an unknown field, a bad value or a program
+//! that is not installed is a clear error naming what to fix or install.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use baton_core::{ErrorKind, Layout};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, TeamError};
+
+/// How a profile's agent is run and its output read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    /// Claude Code headless: `claude -p PROMPT --output-format stream-json --verbose`.
+    Claude,
+    /// Codex: `codex exec --json PROMPT`.
+    Codex,
+    /// Gemini CLI: `gemini -p PROMPT --output-format stream-json`.
+    Gemini,
+    /// Any command, run by `sh -c` with the task in its environment and on stdin (as
+    /// `worker loop` runs it); exit 0 completes the task, anything else fails it.
+    Exec,
+}
+
+/// One profile, with every field settled.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Profile {
+    pub name: String,
+    pub kind: AgentKind,
+    /// The program (`claude`, a path), or for `exec` the shell command.
+    pub command: String,
+    /// Extra arguments after Baton's own.
+    pub args: Vec<String>,
+    /// The model, when the agent takes one (`--model`).
+    pub model: Option<String>,
+    /// Tools the agent may use without asking (Claude Code's `--allowedTools`).
+    pub allowed_tools: Vec<String>,
+    /// Claude Code's `--permission-mode`.
+    pub permission_mode: Option<String>,
+    /// Extra environment variables for the agent.
+    pub env: BTreeMap<String, String>,
+    /// Work each task in its own git worktree (when the project is a git repository).
+    pub worktree: bool,
+    /// Attempts at one task before it is failed (a crash starts another).
+    pub max_attempts: u32,
+    /// The wait before the first restart; doubled for each further one.
+    pub backoff_secs: f64,
+    /// Start another attempt when the agent exits without reporting the task, instead of
+    /// failing it at once.
+    pub retry_unreported: bool,
+    /// Caps for one task (all attempts): crossing one stops the agent and fails the task.
+    pub max_cost_usd: Option<f64>,
+    pub max_turns: Option<u64>,
+    pub max_minutes: Option<f64>,
+    /// Worker names are this and a number (`cc1`, `cc2`).
+    pub name_prefix: String,
+}
+
+/// A profile as a file declares it: every field optional, merged over a built-in.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Declared {
+    kind: Option<AgentKind>,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    model: Option<String>,
+    allowed_tools: Option<Vec<String>>,
+    permission_mode: Option<String>,
+    env: Option<BTreeMap<String, String>>,
+    worktree: Option<bool>,
+    max_attempts: Option<u32>,
+    backoff_secs: Option<f64>,
+    retry_unreported: Option<bool>,
+    max_cost_usd: Option<f64>,
+    max_turns: Option<u64>,
+    max_minutes: Option<f64>,
+    name_prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfilesFile {
+    #[serde(default)]
+    profiles: BTreeMap<String, Declared>,
+}
+
+/// The file a project's profiles are declared in.
+pub fn profiles_file(layout: &Layout) -> PathBuf {
+    layout.team_dir().join("profiles.toml")
+}
+
+/// What to install for a profile's program, by kind.
+fn install_hint(kind: AgentKind) -> &'static str {
+    match kind {
+        AgentKind::Claude => "install Claude Code: `npm install -g @anthropic-ai/claude-code`",
+        AgentKind::Codex => "install Codex: `npm install -g @openai/codex`",
+        AgentKind::Gemini => "install the Gemini CLI: `npm install -g @google/gemini-cli`",
+        AgentKind::Exec => "check the command",
+    }
+}
+
+fn builtin(name: &str) -> Option<Profile> {
+    let (kind, command, prefix) = match name {
+        "claude" => (AgentKind::Claude, "claude", "cc"),
+        "codex" => (AgentKind::Codex, "codex", "cx"),
+        "gemini" => (AgentKind::Gemini, "gemini", "gm"),
+        "exec" => (AgentKind::Exec, "", "ex"),
+        _ => return None,
+    };
+    let claude = kind == AgentKind::Claude;
+    Some(Profile {
+        name: name.to_string(),
+        kind,
+        command: command.to_string(),
+        args: Vec::new(),
+        model: None,
+        allowed_tools: if claude {
+            [
+                "Bash",
+                "Read",
+                "Edit",
+                "Write",
+                "Glob",
+                "Grep",
+                "mcp__baton",
+            ]
+            .map(String::from)
+            .to_vec()
+        } else {
+            Vec::new()
+        },
+        permission_mode: claude.then(|| "acceptEdits".to_string()),
+        env: BTreeMap::new(),
+        worktree: true,
+        max_attempts: 3,
+        backoff_secs: 2.0,
+        retry_unreported: false,
+        max_cost_usd: None,
+        max_turns: None,
+        max_minutes: None,
+        name_prefix: prefix.to_string(),
+    })
+}
+
+/// The built-in profiles' names.
+pub const BUILT_IN: [&str; 4] = ["claude", "codex", "gemini", "exec"];
+
+impl Declared {
+    fn over(self, base: Profile) -> Profile {
+        Profile {
+            name: base.name,
+            kind: self.kind.unwrap_or(base.kind),
+            command: self.command.unwrap_or(base.command),
+            args: self.args.unwrap_or(base.args),
+            model: self.model.or(base.model),
+            allowed_tools: self.allowed_tools.unwrap_or(base.allowed_tools),
+            permission_mode: self.permission_mode.or(base.permission_mode),
+            env: self.env.unwrap_or(base.env),
+            worktree: self.worktree.unwrap_or(base.worktree),
+            max_attempts: self.max_attempts.unwrap_or(base.max_attempts),
+            backoff_secs: self.backoff_secs.unwrap_or(base.backoff_secs),
+            retry_unreported: self.retry_unreported.unwrap_or(base.retry_unreported),
+            max_cost_usd: self.max_cost_usd.or(base.max_cost_usd),
+            max_turns: self.max_turns.or(base.max_turns),
+            max_minutes: self.max_minutes.or(base.max_minutes),
+            name_prefix: self.name_prefix.unwrap_or(base.name_prefix),
+        }
+    }
+}
+
+/// Every profile the project has: the built-ins with the file's changes, and the file's own.
+pub fn load_profiles(layout: &Layout) -> Result<BTreeMap<String, Profile>> {
+    let path = profiles_file(layout);
+    let declared = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            toml::from_str::<ProfilesFile>(&text)
+                .map_err(|e| TeamError::profile(&path, e.to_string()))?
+                .profiles
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+        Err(e) => return Err(baton_core::StoreError::io(&path, e).into()),
+    };
+    let mut profiles: BTreeMap<String, Profile> = BUILT_IN
+        .iter()
+        .filter_map(|name| builtin(name).map(|p| (name.to_string(), p)))
+        .collect();
+    for (name, declared) in declared {
+        baton_core::names::validate_name("profile name", &name)?;
+        let base = match profiles.remove(&name) {
+            Some(base) => base,
+            None => {
+                let Some(kind) = declared.kind else {
+                    return Err(TeamError::profile(
+                        &path,
+                        format!(
+                            "profile {name:?} is not built in, so it needs a `kind` (claude, codex, gemini or exec)"
+                        ),
+                    ));
+                };
+                let mut base = builtin(kind_name(kind)).expect("every kind has a built-in");
+                base.name = name.clone();
+                base
+            }
+        };
+        let profile = declared.over(base);
+        check(&profile).map_err(|message| TeamError::profile(&path, message))?;
+        profiles.insert(name, profile);
+    }
+    Ok(profiles)
+}
+
+fn kind_name(kind: AgentKind) -> &'static str {
+    match kind {
+        AgentKind::Claude => "claude",
+        AgentKind::Codex => "codex",
+        AgentKind::Gemini => "gemini",
+        AgentKind::Exec => "exec",
+    }
+}
+
+/// The values a profile may not have, in words.
+fn check(profile: &Profile) -> std::result::Result<(), String> {
+    let name = &profile.name;
+    if profile.max_attempts == 0 || profile.max_attempts > 20 {
+        return Err(format!(
+            "profile {name:?}: max_attempts must be 1 to 20 (it is {})",
+            profile.max_attempts
+        ));
+    }
+    if !(0.0..=3600.0).contains(&profile.backoff_secs) {
+        return Err(format!(
+            "profile {name:?}: backoff_secs must be 0 to 3600 (it is {})",
+            profile.backoff_secs
+        ));
+    }
+    for (field, value) in [
+        ("max_cost_usd", profile.max_cost_usd),
+        ("max_minutes", profile.max_minutes),
+    ] {
+        if value.is_some_and(|v| !(v > 0.0 && v.is_finite())) {
+            return Err(format!(
+                "profile {name:?}: {field} must be a positive number"
+            ));
+        }
+    }
+    if profile.max_turns == Some(0) {
+        return Err(format!("profile {name:?}: max_turns must be at least 1"));
+    }
+    baton_core::names::validate_agent_id(&format!("{}1", profile.name_prefix)).map_err(|_| {
+        format!(
+            "profile {name:?}: name_prefix {:?} does not make a valid agent name",
+            profile.name_prefix
+        )
+    })?;
+    Ok(())
+}
+
+/// The profile `name`, with an `exec` command given on the command line, checked and with its
+/// program found on `PATH`: everything that can be wrong with it is said before any claim.
+pub fn resolve(layout: &Layout, name: &str, exec: Option<&str>) -> Result<Profile> {
+    let profiles = load_profiles(layout)?;
+    let mut profile = profiles.get(name).cloned().ok_or_else(|| {
+        let known: Vec<&str> = profiles.keys().map(String::as_str).collect();
+        TeamError::new(
+            ErrorKind::UnknownProfile,
+            format!(
+                "no agent profile {name:?}; known: {} (declare others in {})",
+                known.join(", "),
+                profiles_file(layout).display()
+            ),
+        )
+    })?;
+    if let Some(exec) = exec {
+        if profile.kind != AgentKind::Exec {
+            return Err(TeamError::new(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "--exec runs a command; profile {name:?} runs {}",
+                    kind_name(profile.kind)
+                ),
+            ));
+        }
+        profile.command = exec.to_string();
+    }
+    if profile.command.trim().is_empty() {
+        return Err(TeamError::new(
+            ErrorKind::InvalidArguments,
+            format!("profile {name:?} has no command: give one with --exec 'COMMAND'"),
+        ));
+    }
+    if profile.kind != AgentKind::Exec {
+        let found = find_program(&profile.command).ok_or_else(|| {
+            TeamError::new(
+                ErrorKind::AgentNotInstalled,
+                format!(
+                    "profile {name:?} runs `{}`, which is not installed or not on PATH: {} (or set `command` in {})",
+                    profile.command,
+                    install_hint(profile.kind),
+                    profiles_file(layout).display()
+                ),
+            )
+        })?;
+        profile.command = found.display().to_string();
+    }
+    Ok(profile)
+}
+
+/// `program` as a path to an executable file: itself when it has a slash, else the first
+/// match on `PATH`.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &Path| {
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return executable(&path).then_some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
+impl Profile {
+    /// The longest an attempt may run, from `max_minutes`.
+    pub fn max_wall(&self) -> Option<Duration> {
+        self.max_minutes.map(|m| Duration::from_secs_f64(m * 60.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout_with(text: &str) -> (tempfile::TempDir, Layout) {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::for_project(dir.path());
+        std::fs::create_dir_all(layout.team_dir()).unwrap();
+        std::fs::write(profiles_file(&layout), text).unwrap();
+        (dir, layout)
+    }
+
+    #[test]
+    fn a_file_changes_a_built_in_field_by_field_and_adds_its_own() {
+        let (_dir, layout) = layout_with(
+            "[profiles.claude]\nmax_cost_usd = 2.5\n\n[profiles.tests]\nkind = \"exec\"\ncommand = \"make test\"\n",
+        );
+        let profiles = load_profiles(&layout).unwrap();
+        let claude = &profiles["claude"];
+        assert_eq!(claude.max_cost_usd, Some(2.5));
+        assert_eq!(claude.permission_mode.as_deref(), Some("acceptEdits"));
+        assert!(claude.allowed_tools.contains(&"mcp__baton".to_string()));
+        assert_eq!(profiles["tests"].kind, AgentKind::Exec);
+        assert_eq!(profiles["tests"].command, "make test");
+        assert_eq!(profiles["tests"].name_prefix, "ex");
+    }
+
+    #[test]
+    fn bad_profiles_are_refused_naming_the_file_and_the_field() {
+        for (text, expected) in [
+            (
+                "[profiles.claude]\nmax_atempts = 2\n",
+                "unknown field `max_atempts`",
+            ),
+            (
+                "[profiles.claude]\nmax_attempts = 0\n",
+                "max_attempts must be 1 to 20",
+            ),
+            ("[profiles.mine]\ncommand = \"x\"\n", "needs a `kind`"),
+            (
+                "[profiles.claude]\nmax_cost_usd = -1.0\n",
+                "max_cost_usd must be a positive",
+            ),
+            ("[profiles.claude]\nname_prefix = \"a b\"\n", "name_prefix"),
+            ("[profiles\n", "profiles.toml"),
+        ] {
+            let (_dir, layout) = layout_with(text);
+            let err = load_profiles(&layout).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text:?}: {err}");
+            assert!(err.contains("profiles.toml"), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_profile_and_a_missing_program_say_what_to_do() {
+        let (_dir, layout) = layout_with("[profiles.claude]\ncommand = \"/nonexistent/claude\"\n");
+        let err = resolve(&layout, "cluade", None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnknownProfile);
+        assert!(
+            err.to_string()
+                .contains("known: claude, codex, exec, gemini"),
+            "{err}"
+        );
+        let err = resolve(&layout, "claude", None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::AgentNotInstalled);
+        assert!(
+            err.to_string()
+                .contains("npm install -g @anthropic-ai/claude-code"),
+            "{err}"
+        );
+        let err = resolve(&layout, "exec", None).unwrap_err();
+        assert!(err.to_string().contains("--exec"), "{err}");
+        assert_eq!(
+            resolve(&layout, "exec", Some("true")).unwrap().command,
+            "true"
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! The prompt an agent is started with: the one task it was given (description, files, hints,
+//! what the tasks it depends on reported), where to work, how to report through Baton's MCP
+//! tools, the file reservation rules, and, on a later attempt, what the earlier one did last.
+
+use baton_core::{Attempt, AttemptEnd, Task, TaskStore};
+use baton_git::Worktree;
+
+/// What a dependency's report may add to a prompt, at most.
+const DEPENDENCY_REPORT: usize = 2000;
+
+/// Everything the prompt says, gathered by the worker.
+pub struct TaskBrief<'a> {
+    pub agent: &'a str,
+    pub task: &'a Task,
+    pub worktree: Option<&'a Worktree>,
+    /// The earlier attempts at the task, oldest first.
+    pub earlier: &'a [Attempt],
+}
+
+/// The prompt for an agent that reports through Baton's MCP tools.
+pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
+    let TaskBrief {
+        agent,
+        task,
+        worktree,
+        earlier,
+    } = brief;
+    let id = &task.id;
+    let mut prompt = format!(
+        "You are worker agent \"{agent}\" in a team coordinated by Baton. Baton has claimed task \
+         {id} for you and started it: work on this task only, as agent {agent}.\n\n\
+         Task {id} (priority {}): {}\n",
+        task.priority, task.description
+    );
+    if !task.context.files.is_empty() {
+        prompt.push_str(&format!("Files: {}\n", task.context.files.join(", ")));
+    }
+    if !task.context.hints.trim().is_empty() {
+        prompt.push_str(&format!("Hints: {}\n", task.context.hints.trim()));
+    }
+    if !task.dependencies.is_empty() {
+        prompt.push_str("\nWhat the tasks it depends on reported:\n");
+        for dependency in &task.dependencies {
+            let report = store
+                .result_report(dependency)
+                .map(|r| shorten(r.trim(), DEPENDENCY_REPORT))
+                .unwrap_or_else(|_| "(no report)".into());
+            prompt.push_str(&format!("- {dependency}: {report}\n"));
+        }
+    }
+    if let Some(worktree) = worktree {
+        prompt.push_str(&format!(
+            "\nYou work in {} on branch {}: make your changes there and commit them on that \
+             branch (the lead reviews and merges it).\n",
+            worktree.workdir.display(),
+            worktree.branch
+        ));
+    }
+    prompt.push_str(&format!(
+        "\nWhen the task is done, report it once with Baton's MCP tool task_complete (agent \
+         \"{agent}\", task \"{id}\", a summary of what you did, and the files you modified and \
+         created), then stop. If it cannot be done, call task_fail (agent \"{agent}\", task \
+         \"{id}\") with why and what would unblock it, then stop. Share anything other agents \
+         must know with the tool discover.\n\
+         Files: the task's files are reserved for you. Before editing any other file, reserve \
+         it with the tool paths_reserve (agent \"{agent}\"); a refusal (paths_held) means \
+         another agent holds it: work around it, or fail the task saying which file you \
+         need.\n"
+    ));
+    if let Some(last) = earlier.last() {
+        prompt.push_str(&format!(
+            "\nThis is attempt {} at the task. The previous attempt ({}) {}.",
+            last.attempt + 1,
+            last.agent,
+            ended(last)
+        ));
+        if let Some(said) = &last.last_message {
+            prompt.push_str(&format!(
+                " Its last words: \"{}\"",
+                shorten(said.trim(), DEPENDENCY_REPORT)
+            ));
+        }
+        prompt.push_str(
+            "\nIts work so far is kept: look at what is there (for example `git status` and \
+             `git log`) and go on from it rather than starting over.\n",
+        );
+    }
+    prompt
+}
+
+fn ended(attempt: &Attempt) -> String {
+    let reason = attempt.reason.as_deref().unwrap_or("no reason recorded");
+    match attempt.end {
+        AttemptEnd::Crashed => format!("crashed: {reason}"),
+        AttemptEnd::Unreported => format!("ended without reporting: {reason}"),
+        AttemptEnd::Stopped | AttemptEnd::Running => {
+            format!("was stopped before it finished: {reason}")
+        }
+        _ => format!("ended: {reason}"),
+    }
+}
+
+/// `text` cut to about `max` bytes at a character boundary.
+fn shorten(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}

@@ -1,0 +1,405 @@
+//! The supervisor: one per machine and project. It holds `.coordination/team/supervisor.lock`
+//! while it runs (so a second `team up` finds it and changes it instead of starting another),
+//! says who it is in `supervisor.json`, runs one thread per worker, and takes requests (more
+//! or fewer workers, stop some or all, now or after their task) as files in
+//! `team/requests/`, which it watches: nothing polls.
+//!
+//! On start it clears up after a supervisor of this machine that was killed: agent process
+//! groups still running are killed (their tasks are taken up again by the workers of the same
+//! names), and its workers' records say they stopped.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use baton_core::{Layout, StoreError, TaskStore, TeamStore, Timestamp, WorkerState};
+use baton_fs::{FileLock, pid_alive, write_atomic};
+use baton_live::WatchMode;
+use baton_live::watcher::Watch;
+use serde::{Deserialize, Serialize};
+
+use crate::Progress;
+use crate::crew::Crew;
+use crate::error::{Result, TeamError};
+use crate::launch::Setting;
+use crate::process::{group_alive, signal_group};
+use crate::profile::Profile;
+use crate::worker::{WorkerReport, run_worker};
+
+/// Most workers one supervisor runs.
+pub const MAX_WORKERS: usize = 256;
+
+/// Who runs the team on this machine, as `supervisor.json` says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SupervisorInfo {
+    pub pid: u32,
+    pub host: String,
+    pub profile: String,
+    /// How many workers it is asked to run.
+    pub workers: usize,
+    /// Its workers' names.
+    pub names: Vec<String>,
+    #[schemars(with = "String")]
+    pub started_at: Timestamp,
+}
+
+/// A change asked of a running supervisor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Request {
+    /// Run this many workers.
+    Workers(usize),
+    /// Stop these workers (none named: all), now or after their current task.
+    Stop { names: Vec<String>, now: bool },
+}
+
+/// What the supervisor reacts to.
+#[derive(Debug)]
+pub enum Control {
+    /// Requests may be waiting in `team/requests/`.
+    Requests,
+    /// A worker's thread ended.
+    WorkerEnded(String, Result<WorkerReport>),
+    /// Stop everything (Ctrl-C), now or after the current tasks.
+    Stop { now: bool },
+}
+
+/// How to reach a running supervisor from this process (a Ctrl-C handler).
+#[derive(Clone)]
+pub struct Controller(Sender<Control>);
+
+impl Controller {
+    pub fn stop(&self, now: bool) {
+        let _ = self.0.send(Control::Stop { now });
+    }
+}
+
+/// The supervisor's inbox.
+pub struct Controls {
+    tx: Sender<Control>,
+    rx: Receiver<Control>,
+}
+
+impl Default for Controls {
+    fn default() -> Self {
+        let (tx, rx) = channel();
+        Controls { tx, rx }
+    }
+}
+
+impl Controls {
+    pub fn controller(&self) -> Controller {
+        Controller(self.tx.clone())
+    }
+}
+
+/// What a team is asked to be.
+#[derive(Debug, Clone)]
+pub struct TeamPlan {
+    pub profile: Profile,
+    pub workers: usize,
+    /// Worker names are this and a number (default: the profile's prefix, with the host on a
+    /// store shared across machines).
+    pub prefix: Option<String>,
+    pub stay: bool,
+    pub budget_usd: Option<f64>,
+    pub mode: WatchMode,
+}
+
+/// How a team ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct TeamReport {
+    pub workers: Vec<WorkerReport>,
+    pub spent_usd: f64,
+    /// Workers whose thread ended in an error, with it.
+    pub errors: Vec<(String, String)>,
+}
+
+fn team_file(local: &Layout, name: &str) -> PathBuf {
+    local.team_dir().join(name)
+}
+
+pub fn requests_dir(local: &Layout) -> PathBuf {
+    team_file(local, "requests")
+}
+
+/// The supervisor running for this project on this machine, if one is.
+pub fn running_supervisor(local: &Layout) -> Result<Option<SupervisorInfo>> {
+    let lock = team_file(local, "supervisor.lock");
+    if !lock.exists() || FileLock::try_exclusive(&lock)?.is_some() {
+        return Ok(None);
+    }
+    let path = team_file(local, "supervisor.json");
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(&path, e).into()),
+    }
+}
+
+/// Leaves `request` for the running supervisor; refused when none runs.
+pub fn send_request(local: &Layout, request: &Request) -> Result<SupervisorInfo> {
+    let Some(info) = running_supervisor(local)? else {
+        return Err(TeamError::new(
+            baton_core::ErrorKind::NoTeam,
+            "no team runs for this project on this machine: start one with `baton team up`",
+        ));
+    };
+    let dir = requests_dir(local);
+    std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let path = dir.join(format!("{nanos:032}-{}.json", std::process::id()));
+    write_atomic(
+        &path,
+        &serde_json::to_vec(request).expect("requests serialise"),
+    )?;
+    Ok(info)
+}
+
+/// A host name fit for an agent name: letters, digits, `.`, `_` and `-`.
+pub fn host_name() -> String {
+    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into());
+    let clean: String = raw
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(32)
+        .collect();
+    if clean.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        clean
+    } else {
+        format!("h{clean}")
+    }
+}
+
+/// The names of workers `range` of a team.
+fn worker_names(prefix: &str, range: std::ops::RangeInclusive<usize>) -> Vec<String> {
+    range.map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// Kills what a killed supervisor of this machine left running, and says its workers stopped.
+fn clear_up_after_a_killed_supervisor(team: &dyn TeamStore, host: &str) -> Result<()> {
+    let me = std::process::id();
+    for mut worker in team.workers()? {
+        if worker.host != host || worker.supervisor_pid == me || pid_alive(worker.supervisor_pid) {
+            continue;
+        }
+        if let Some(pid) = worker.pid
+            && group_alive(pid)
+        {
+            signal_group(pid, libc::SIGKILL);
+        }
+        if worker.state != WorkerState::Stopped {
+            worker.state = WorkerState::Stopped;
+            worker.pid = None;
+            worker.last_event = Some("its supervisor was killed".into());
+            worker.updated_at = Timestamp::now();
+            team.save_worker(&worker)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs a team until its workers drain the queue or it is asked to stop. Refused when a
+/// supervisor runs already for this project on this machine ([`send_request`] changes it).
+pub fn run_team(
+    tasks: &dyn TaskStore,
+    team: &dyn TeamStore,
+    local: &Layout,
+    setting: Setting,
+    plan: TeamPlan,
+    controls: Controls,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<TeamReport> {
+    if plan.workers == 0 || plan.workers > MAX_WORKERS {
+        return Err(TeamError::new(
+            baton_core::ErrorKind::InvalidArguments,
+            format!(
+                "a team runs 1 to {MAX_WORKERS} workers (asked for {})",
+                plan.workers
+            ),
+        ));
+    }
+    let dir = local.team_dir();
+    std::fs::create_dir_all(requests_dir(local)).map_err(|e| StoreError::io(&dir, e))?;
+    let Some(_held) = FileLock::try_exclusive(&team_file(local, "supervisor.lock"))? else {
+        return Err(TeamError::new(
+            baton_core::ErrorKind::TeamRunning,
+            "a team runs already for this project on this machine: `baton team up` changes it",
+        ));
+    };
+    // Requests left for a supervisor that is gone are not this one's.
+    clear_requests(local);
+    let host = host_name();
+    clear_up_after_a_killed_supervisor(team, &host)?;
+    let prefix = plan.prefix.clone().unwrap_or_else(|| {
+        if tasks.shared_across_machines() {
+            format!("{host}-{}", plan.profile.name_prefix)
+        } else {
+            plan.profile.name_prefix.clone()
+        }
+    });
+    let mut crew = Crew::new(
+        tasks,
+        team,
+        local,
+        setting,
+        plan.profile.clone(),
+        host.clone(),
+        plan.mode,
+        progress,
+    )?;
+    crew.stay = plan.stay;
+    crew.team_budget_usd = plan.budget_usd;
+    let mut info = SupervisorInfo {
+        pid: std::process::id(),
+        host,
+        profile: plan.profile.name.clone(),
+        workers: plan.workers,
+        names: worker_names(&prefix, 1..=plan.workers),
+        started_at: Timestamp::now(),
+    };
+    for name in &info.names {
+        baton_core::names::validate_agent_id(name)?;
+    }
+    write_info(local, &info)?;
+    let Controls { tx, rx } = controls;
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let report = std::thread::scope(|scope| -> Result<TeamReport> {
+        let done = &done;
+        let watch_tx = tx.clone();
+        let watched = requests_dir(local);
+        let mut watch = Watch::new(plan.mode, &watched)?;
+        watch.add(&watched, false)?;
+        scope.spawn(move || {
+            let watch = watch;
+            let tx = watch_tx;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                if watch.wait(None).is_err() || tx.send(Control::Requests).is_err() {
+                    return;
+                }
+            }
+        });
+        let crew = &crew;
+        let start = |name: String| {
+            let tx = tx.clone();
+            crew.flags(&name);
+            scope.spawn(move || {
+                let result = run_worker(crew, &name);
+                let _ = tx.send(Control::WorkerEnded(name, result));
+            });
+        };
+        let mut running: BTreeSet<String> = info.names.iter().cloned().collect();
+        for name in &info.names {
+            start(name.clone());
+        }
+        let mut report = TeamReport {
+            workers: Vec::new(),
+            spent_usd: 0.0,
+            errors: Vec::new(),
+        };
+        // Requests sent before the watch was in place.
+        let _ = tx.send(Control::Requests);
+        while !running.is_empty() {
+            let Ok(control) = rx.recv() else { break };
+            match control {
+                Control::WorkerEnded(name, result) => {
+                    running.remove(&name);
+                    match result {
+                        Ok(worker) => report.workers.push(worker),
+                        Err(e) => report.errors.push((name, e.to_string())),
+                    }
+                }
+                Control::Stop { now } => crew.stop_all(now),
+                Control::Requests => {
+                    for request in take_requests(local) {
+                        match request {
+                            Request::Stop { names, now } if names.is_empty() => crew.stop_all(now),
+                            Request::Stop { names, now } => {
+                                for name in names.iter().filter(|n| running.contains(*n)) {
+                                    crew.flags(name).stop(now);
+                                }
+                            }
+                            Request::Workers(count) => {
+                                let count = count.clamp(1, MAX_WORKERS);
+                                let have = info.names.len();
+                                if count > have {
+                                    for name in worker_names(&prefix, have + 1..=count) {
+                                        running.insert(name.clone());
+                                        info.names.push(name.clone());
+                                        start(name);
+                                    }
+                                } else {
+                                    for name in info.names.drain(count..) {
+                                        crew.flags(&name).stop(false);
+                                    }
+                                }
+                                info.workers = count;
+                                let _ = write_info(local, &info);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the request watcher so it sees it is done.
+        let _ = write_atomic(&requests_dir(local).join(".done"), b"");
+        report.spent_usd = crew.spent_usd();
+        Ok(report)
+    })?;
+    let _ = std::fs::remove_file(team_file(local, "supervisor.json"));
+    clear_requests(local);
+    Ok(report)
+}
+
+fn write_info(local: &Layout, info: &SupervisorInfo) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(info).expect("the info serialises");
+    bytes.push(b'\n');
+    Ok(write_atomic(&team_file(local, "supervisor.json"), &bytes)?)
+}
+
+fn request_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The waiting requests, oldest first, each removed once read. A file that is not a request
+/// is removed too (nothing else writes there).
+fn take_requests(local: &Layout) -> Vec<Request> {
+    request_files(&requests_dir(local))
+        .into_iter()
+        .filter_map(|path| {
+            let request = std::fs::read(&path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+            let _ = std::fs::remove_file(&path);
+            request
+        })
+        .collect()
+}
+
+fn clear_requests(local: &Layout) {
+    for path in request_files(&requests_dir(local)) {
+        let _ = std::fs::remove_file(path);
+    }
+    let _ = std::fs::remove_file(requests_dir(local).join(".done"));
+}

@@ -1,0 +1,382 @@
+//! One supervised worker: it takes up the tasks it still holds (its supervisor was killed),
+//! then claims the next ready task as the worker loop does, works each in its own worktree,
+//! and runs attempts at it until the task is reported, the attempts run out, or a budget is
+//! reached. What an ended attempt means is decided from the store: the agent reported the
+//! task (go on), crashed (start another attempt after a back-off, in the same worktree), exited
+//! without reporting (fail the task with its last words, or retry if the profile says so), or
+//! was stopped (hand the task back, or fail it for its budget).
+
+use std::time::Duration;
+
+use baton_core::{AttemptEnd, Completion, Task, Timestamp, Usage, WorkerState};
+use baton_git::{Worktree, record_branch_or_say_why};
+use baton_live::claim_wait::{ClaimWait, WaitedClaim, claim_when_ready};
+
+use crate::Progress;
+use crate::attempt::{AttemptPlan, Finished, Interrupted, run_attempt};
+use crate::crew::{Crew, WorkerFlags};
+use crate::error::Result;
+use crate::launch::{Attempting, Session, launch, new_session_id};
+use crate::profile::AgentKind;
+use crate::prompt::{TaskBrief, task_prompt};
+
+/// What a worker did before it stopped.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct WorkerReport {
+    pub name: String,
+    pub completed: Vec<String>,
+    pub failed: Vec<String>,
+    pub released: Vec<String>,
+    pub usage: Usage,
+}
+
+/// Runs worker `name` until it drains the queue or is asked to stop.
+pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
+    let flags = crew.flags(name);
+    let mut report = WorkerReport {
+        name: name.to_string(),
+        ..WorkerReport::default()
+    };
+    let mut record = crew.record(name, WorkerState::Waiting);
+    crew.save(&record);
+    // Tasks it holds from before (its supervisor was killed): taken up first, if the lease
+    // is still its own.
+    let renewed = crew.tasks.heartbeat(name).unwrap_or_default();
+    for id in renewed {
+        if flags.finishing() {
+            break;
+        }
+        if let Some(task) = crew.task(&id) {
+            (crew.progress)(Progress::Resumed {
+                worker: name.to_string(),
+                task: id.clone(),
+            });
+            work_task(crew, name, task, true, &mut report)?;
+        }
+    }
+    loop {
+        if flags.finishing() {
+            break;
+        }
+        record.state = WorkerState::Waiting;
+        record.task = None;
+        record.pid = None;
+        record.attempt = None;
+        record.usage = report.usage;
+        record.updated_at = Timestamp::now();
+        record.last_event = Some("waiting for a ready task".into());
+        crew.save(&record);
+        let wait = ClaimWait {
+            timeout: None,
+            stop_when_drained: !crew.stay,
+            mode: crew.mode,
+            stop: Some(&flags.finish),
+        };
+        let claimed = claim_when_ready(crew.tasks, name, wait, |_| {
+            (crew.progress)(Progress::Waiting {
+                worker: name.to_string(),
+            })
+        })?;
+        let claim = match claimed {
+            WaitedClaim::Claimed { claim } => *claim,
+            WaitedClaim::Drained | WaitedClaim::TimedOut | WaitedClaim::Stopped => break,
+        };
+        work_task(crew, name, claim.task, false, &mut report)?;
+    }
+    record.state = WorkerState::Stopped;
+    record.task = None;
+    record.pid = None;
+    record.usage = report.usage;
+    record.updated_at = Timestamp::now();
+    record.last_event = Some(format!(
+        "stopped: {} done, {} failed, {} handed back",
+        report.completed.len(),
+        report.failed.len(),
+        report.released.len()
+    ));
+    crew.save(&record);
+    (crew.progress)(Progress::Stopped {
+        worker: name.to_string(),
+    });
+    Ok(report)
+}
+
+/// Works one claimed task to its end: attempts until it is reported, given up or stopped.
+fn work_task(
+    crew: &Crew<'_>,
+    name: &str,
+    task: Task,
+    resumed: bool,
+    report: &mut WorkerReport,
+) -> Result<()> {
+    let id = task.id.clone();
+    let flags = crew.flags(name);
+    if task.status == baton_core::TaskStatus::Claimed
+        && let Err(e) = crew.tasks.start(name, &id)
+    {
+        (crew.progress)(Progress::Trouble {
+            worker: name.to_string(),
+            message: format!("cannot start {id}: {e}"),
+        });
+        return Ok(());
+    }
+    let worktree: Option<Worktree> = match &crew.worktrees {
+        Some(worktrees) => match worktrees.prepare_claimed(crew.tasks, name, &id) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                // Handed back already; the lead sees why.
+                (crew.progress)(Progress::Trouble {
+                    worker: name.to_string(),
+                    message: format!("no worktree for {id}, handed it back: {e}"),
+                });
+                report.released.push(id);
+                return Ok(());
+            }
+        },
+        None => None,
+    };
+    let mut earlier = crew.team.attempts(Some(&id))?;
+    let mut resume_session = None;
+    if resumed
+        && let Some(last) = earlier.last_mut()
+        && last.end == AttemptEnd::Running
+    {
+        // Its supervisor died with it: that attempt ended then.
+        last.end = AttemptEnd::Stopped;
+        last.reason = Some("its supervisor stopped".into());
+        last.ended_at.get_or_insert_with(Timestamp::now);
+        crew.team.save_attempt(last)?;
+        resume_session = last
+            .session_id
+            .clone()
+            .filter(|_| crew.profile.kind == AgentKind::Claude);
+    }
+    let result_path = crew.local.result_file(&id)?;
+    let mut backoff = Duration::from_secs_f64(crew.profile.backoff_secs);
+    loop {
+        let number = earlier.last().map_or(1, |a| a.attempt + 1);
+        let mut spent = Usage::default();
+        for a in &earlier {
+            spent.add(&a.usage);
+        }
+        let session = match (crew.profile.kind, resume_session.take()) {
+            (AgentKind::Claude, Some(id)) => Session::Resume(id),
+            (AgentKind::Claude, None) => Session::New(new_session_id()),
+            _ => Session::Unnamed,
+        };
+        let prompt = match &session {
+            Session::Resume(_) => format!(
+                "Baton restarted you after your supervisor stopped. Go on with task {id} as agent \
+                 {name} from where you were, and report it with task_complete or task_fail when done."
+            ),
+            _ => task_prompt(
+                crew.tasks,
+                &TaskBrief {
+                    agent: name,
+                    task: &task,
+                    worktree: worktree.as_ref(),
+                    earlier: &earlier,
+                },
+            ),
+        };
+        let budget_left_usd = crew
+            .profile
+            .max_cost_usd
+            .map(|cap| (cap - spent.cost_usd).max(0.0));
+        let planned = launch(
+            &crew.profile,
+            &crew.setting,
+            &Attempting {
+                agent: name,
+                task: &task,
+                worktree: worktree.as_ref(),
+                prompt: &prompt,
+                session: &session,
+                result_path: &result_path,
+                budget_left_usd,
+            },
+        );
+        let finished = match run_attempt(
+            crew,
+            AttemptPlan {
+                worker: name,
+                task: &task,
+                number,
+                launch: planned,
+                session: &session,
+                spent_before: spent,
+            },
+        ) {
+            Ok(finished) => finished,
+            Err(e) => {
+                let _ = crew.tasks.release(name, &id);
+                report.released.push(id);
+                return Err(e);
+            }
+        };
+        report.usage.add(&finished.record.usage);
+        let end = finished.record.end;
+        (crew.progress)(Progress::Ended {
+            worker: name.to_string(),
+            task: id.clone(),
+            attempt: number,
+            end,
+            reason: finished.record.reason.clone(),
+        });
+        earlier.push(finished.record.clone());
+        let attempts_left = number < crew.profile.max_attempts;
+        match end {
+            AttemptEnd::Completed => {
+                report.completed.push(id);
+                return Ok(());
+            }
+            AttemptEnd::Failed => {
+                report.failed.push(id);
+                return Ok(());
+            }
+            AttemptEnd::Lost | AttemptEnd::Running => return Ok(()),
+            AttemptEnd::Stopped => {
+                let _ = crew.tasks.release(name, &id);
+                {
+                    report.released.push(id);
+                    return Ok(());
+                };
+            }
+            AttemptEnd::Budget => {
+                let reason = finished
+                    .record
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "budget".into());
+                fail(crew, name, &id, &reason, report);
+                return Ok(());
+            }
+            AttemptEnd::Unreported if crew.profile.kind == AgentKind::Exec => {
+                report_exec(crew, name, &id, &finished, report);
+                return Ok(());
+            }
+            AttemptEnd::Crashed | AttemptEnd::Unreported => {
+                let retry = attempts_left
+                    && (end == AttemptEnd::Crashed || crew.profile.retry_unreported)
+                    && !flags.finishing();
+                if !retry {
+                    fail(crew, name, &id, &give_up_reason(&earlier), report);
+                    return Ok(());
+                }
+                (crew.progress)(Progress::Restarting {
+                    worker: name.to_string(),
+                    task: id.clone(),
+                    after: backoff,
+                });
+                if wait_unless_stopped(&flags, backoff) {
+                    let _ = crew.tasks.release(name, &id);
+                    {
+                        report.released.push(id);
+                        return Ok(());
+                    };
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(300));
+            }
+        }
+    }
+}
+
+/// Waits `how_long`, ending early when the worker is asked to stop now; true if it was.
+fn wait_unless_stopped(flags: &WorkerFlags, how_long: Duration) -> bool {
+    let until = std::time::Instant::now() + how_long;
+    while std::time::Instant::now() < until {
+        if flags.stop_now() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50).min(until - std::time::Instant::now()));
+    }
+    flags.stop_now()
+}
+
+/// Why a task is given up, from its attempts.
+fn give_up_reason(attempts: &[baton_core::Attempt]) -> String {
+    let mut reason = format!("gave up after {} attempt(s):", attempts.len());
+    for a in attempts {
+        reason.push_str(&format!(
+            "\n- attempt {} ({}): {}",
+            a.attempt,
+            a.agent,
+            a.reason.as_deref().unwrap_or("no reason recorded")
+        ));
+        if let Some(said) = &a.last_message {
+            let said: String = said.chars().take(300).collect();
+            reason.push_str(&format!("; it last said: {said}"));
+        }
+    }
+    reason
+}
+
+fn fail(crew: &Crew<'_>, name: &str, id: &str, reason: &str, report: &mut WorkerReport) {
+    match crew.tasks.fail(name, id, reason) {
+        Ok(_) => report.failed.push(id.to_string()),
+        Err(e) => (crew.progress)(Progress::Trouble {
+            worker: name.to_string(),
+            message: format!("cannot fail {id}: {e}"),
+        }),
+    }
+}
+
+/// An `exec` command that ended without reporting: its exit status reports the task, as the
+/// worker loop does (exit 0 completes it with the output, anything else fails it).
+fn report_exec(
+    crew: &Crew<'_>,
+    name: &str,
+    id: &str,
+    finished: &Finished,
+    report: &mut WorkerReport,
+) {
+    if finished.exit_code == Some(0) && finished.interrupted.is_none() {
+        let mut completion = Completion {
+            output: if finished.stdout.is_empty() {
+                "(the command printed nothing)".into()
+            } else {
+                finished.stdout.clone()
+            },
+            ..Completion::default()
+        };
+        if crew.worktrees.is_some() {
+            let _ = record_branch_or_say_why(crew.local, id, &mut completion);
+        }
+        match crew.tasks.complete(name, id, completion) {
+            Ok(_) => {
+                report.completed.push(id.to_string());
+                let mut record = finished.record.clone();
+                record.end = AttemptEnd::Completed;
+                let _ = crew.team.save_attempt(&record);
+            }
+            Err(e) => (crew.progress)(Progress::Trouble {
+                worker: name.to_string(),
+                message: format!("cannot complete {id}: {e}"),
+            }),
+        }
+        return;
+    }
+    let mut reason = finished
+        .record
+        .reason
+        .clone()
+        .unwrap_or_else(|| "the command failed".into())
+        .replace("the agent", "the command");
+    if !finished.stderr.is_empty() {
+        reason.push_str(&format!("; stderr ends with:\n{}", finished.stderr));
+    }
+    fail(crew, name, id, &reason, report);
+    let mut record = finished.record.clone();
+    record.end = AttemptEnd::Failed;
+    let _ = crew.team.save_attempt(&record);
+}
+
+/// Marks how an interrupted attempt ended, for progress output.
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Interrupted::Budget(reason) => f.write_str(reason),
+            Interrupted::StopNow => f.write_str("asked to stop now"),
+        }
+    }
+}
