@@ -78,6 +78,11 @@ pub enum Command {
     /// Do the work: list, claim, start, complete, fail, release, heartbeat.
     #[command(subcommand)]
     Worker(WorkerCommand),
+    /// Let Baton run the agents: `team up` starts supervised workers (Claude Code, Codex,
+    /// Gemini or any command) that claim tasks, work each in its own worktree, and are
+    /// restarted if they crash; `status`, `logs`, `stop`, `profiles`.
+    #[command(subcommand)]
+    Team(crate::team::TeamCommand),
     /// Share a finding with every agent (appended to context/discoveries.md).
     Discover(baton_api::tasks::Discover),
     /// Reserve files (paths or globs) for an agent: others' claims pass over tasks touching

@@ -6,7 +6,7 @@
 //! Modules, a tree with no circle: `args` (the clap tree of the leader and worker commands,
 //! taking each other group's arguments from its module), `render` (their text), one folder or
 //! file per other command group (`live/` for signals, runs, watching and the worker loop;
-//! `agents/` for orchestration; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
+//! `agents/` for orchestration; `team/` for the supervised team; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
 //! arguments, handlers and text; `context` (the user's context for an operation), `values`
 //! (argument parsers) and `output` (printing results and errors) serve them all.
 
@@ -23,6 +23,7 @@ mod output;
 mod prompts;
 mod render;
 mod store;
+mod team;
 mod values;
 mod worker;
 
@@ -117,6 +118,14 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Run(command) => live::run_command(&open()?, command, json),
         Command::Signal(command) => live::signal_command(&open()?, &cwd, command, mode, json),
         Command::Watch => Ok(live::watch(&open()?, mode, json)?),
+        Command::Team(command) => {
+            let reach = team::Reach {
+                store: cli.store.as_deref(),
+                project: cli.project.as_deref(),
+                lease: cli.lease,
+            };
+            team::run(&open()?, command, &reach, mode, json)
+        }
         Command::Agents(command) => agents::agents(&open()?, command, json),
         Command::Invoke(command) => agents::invoke(&open()?, &cwd, command, json),
         Command::Handoff(command) => agents::handoff(&open()?, command, json),

@@ -45,7 +45,8 @@ error_from!(
     AgentError,
     BrowserControlError,
     BrowserError,
-    SessionError
+    SessionError,
+    baton_team::TeamError
 );
 
 impl From<baton_fs::FileError> for Error {

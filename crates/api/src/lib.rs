@@ -17,6 +17,7 @@
 //! surfaces. The rules themselves are not here: they live in `baton-core`, the stores, `baton-live` and
 //! `baton-agents`, which this crate calls.
 
+pub mod crew;
 pub mod error;
 pub mod exit;
 pub mod open;
@@ -108,6 +109,9 @@ catalogue!(
     tasks::Doctor,
     tasks::Logs,
     team::AgentsOverview,
+    crew::TeamStatus,
+    crew::TeamTranscript,
+    crew::TeamStop,
     worktrees::Merge,
     reservations::Reserve,
     reservations::Unreserve,

@@ -211,6 +211,7 @@ impl OpenProject {
             &*self.tasks,
             &*self.signals,
             self.documents.clone(),
+            &*self.team,
             confinement,
         )
     }

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use baton_core::{Confinement, DocumentStore, ForeignFile, Layout, SignalStore, TaskStore};
+use baton_core::{
+    Confinement, DocumentStore, ForeignFile, Layout, SignalStore, TaskStore, TeamStore,
+};
 use baton_folder::FolderStore;
 use baton_live::WatchMode;
 use schemars::generate::SchemaSettings;
@@ -27,6 +29,8 @@ pub struct Context<'a> {
     pub signals: &'a dyn SignalStore,
     /// The project's orchestration record, kept where its tasks are.
     pub documents: Arc<dyn DocumentStore>,
+    /// The team's attempts, transcripts and workers, kept where its tasks are.
+    pub team: &'a dyn TeamStore,
     /// Where paths named in the request may lead: the project for an agent's tool call,
     /// anywhere for the user's own command.
     pub confinement: &'a Confinement,
@@ -43,6 +47,7 @@ impl<'a> Context<'a> {
         tasks: &'a dyn TaskStore,
         signals: &'a dyn SignalStore,
         documents: Arc<dyn DocumentStore>,
+        team: &'a dyn TeamStore,
         confinement: &'a Confinement,
     ) -> Self {
         Context {
@@ -50,6 +55,7 @@ impl<'a> Context<'a> {
             tasks,
             signals,
             documents,
+            team,
             confinement,
             foreign_files: ForeignFile::Keep,
             watch_mode: WatchMode::default(),
@@ -63,6 +69,7 @@ impl<'a> Context<'a> {
             project,
             project,
             Arc::new(project.clone()),
+            project,
             confinement,
         )
     }

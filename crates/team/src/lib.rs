@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use baton_core::AttemptEnd;
 
+pub use attempt::STOP_GRACE;
 pub use error::{Result, TeamError};
 pub use launch::Setting;
 pub use profile::{AgentKind, Profile};
@@ -36,8 +37,9 @@ pub use supervisor::{
     running_supervisor, send_request,
 };
 
-/// What a team is doing, for progress output.
-#[derive(Debug, Clone)]
+/// What a team is doing, for progress output (one JSON object per event with `--json`).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
 pub enum Progress {
     Waiting {
         worker: String,
@@ -62,6 +64,7 @@ pub enum Progress {
     Restarting {
         worker: String,
         task: String,
+        #[serde(with = "seconds")]
         after: Duration,
     },
     Stopped {
@@ -72,4 +75,13 @@ pub enum Progress {
         worker: String,
         message: String,
     },
+}
+
+mod seconds {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
 }

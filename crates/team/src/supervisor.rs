@@ -30,16 +30,18 @@ use crate::worker::{WorkerReport, run_worker};
 pub const MAX_WORKERS: usize = 256;
 
 /// Who runs the team on this machine, as `supervisor.json` says.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SupervisorInfo {
     pub pid: u32,
     pub host: String,
     pub profile: String,
     /// How many workers it is asked to run.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub workers: usize,
     /// Its workers' names.
     pub names: Vec<String>,
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub started_at: Timestamp,
 }
 
@@ -159,10 +161,13 @@ pub fn send_request(local: &Layout, request: &Request) -> Result<SupervisorInfo>
     Ok(info)
 }
 
-/// A host name fit for an agent name: letters, digits, `.`, `_` and `-`.
+/// The name this machine goes by in the team (`BATON_HOST`, else its host name), fit for an
+/// agent name: letters, digits, `.`, `_` and `-`.
 pub fn host_name() -> String {
-    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname")
+    let raw = std::env::var("BATON_HOST")
         .ok()
+        .filter(|h| !h.trim().is_empty())
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "localhost".into());
     let clean: String = raw

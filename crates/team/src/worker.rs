@@ -215,6 +215,11 @@ fn work_task(
             }
         };
         report.usage.add(&finished.record.usage);
+        let mut finished = finished;
+        if finished.record.end == AttemptEnd::Unreported && crew.profile.kind == AgentKind::Exec {
+            // An exec command reports by its exit status.
+            finished.record = report_exec(crew, name, &id, &finished);
+        }
         let end = finished.record.end;
         (crew.progress)(Progress::Ended {
             worker: name.to_string(),
@@ -249,10 +254,6 @@ fn work_task(
                     .clone()
                     .unwrap_or_else(|| "budget".into());
                 fail(crew, name, &id, &reason, report);
-                return Ok(());
-            }
-            AttemptEnd::Unreported if crew.profile.kind == AgentKind::Exec => {
-                report_exec(crew, name, &id, &finished, report);
                 return Ok(());
             }
             AttemptEnd::Crashed | AttemptEnd::Unreported => {
@@ -323,13 +324,8 @@ fn fail(crew: &Crew<'_>, name: &str, id: &str, reason: &str, report: &mut Worker
 
 /// An `exec` command that ended without reporting: its exit status reports the task, as the
 /// worker loop does (exit 0 completes it with the output, anything else fails it).
-fn report_exec(
-    crew: &Crew<'_>,
-    name: &str,
-    id: &str,
-    finished: &Finished,
-    report: &mut WorkerReport,
-) {
+fn report_exec(crew: &Crew<'_>, name: &str, id: &str, finished: &Finished) -> baton_core::Attempt {
+    let mut record = finished.record.clone();
     if finished.exit_code == Some(0) && finished.interrupted.is_none() {
         let mut completion = Completion {
             output: if finished.stdout.is_empty() {
@@ -344,17 +340,19 @@ fn report_exec(
         }
         match crew.tasks.complete(name, id, completion) {
             Ok(_) => {
-                report.completed.push(id.to_string());
-                let mut record = finished.record.clone();
                 record.end = AttemptEnd::Completed;
+                record.reason = Some("the command exited with status 0".into());
                 let _ = crew.team.save_attempt(&record);
             }
-            Err(e) => (crew.progress)(Progress::Trouble {
-                worker: name.to_string(),
-                message: format!("cannot complete {id}: {e}"),
-            }),
+            Err(e) => {
+                (crew.progress)(Progress::Trouble {
+                    worker: name.to_string(),
+                    message: format!("cannot complete {id}: {e}"),
+                });
+                record.end = AttemptEnd::Lost;
+            }
         }
-        return;
+        return record;
     }
     let mut reason = finished
         .record
@@ -365,10 +363,18 @@ fn report_exec(
     if !finished.stderr.is_empty() {
         reason.push_str(&format!("; stderr ends with:\n{}", finished.stderr));
     }
-    fail(crew, name, id, &reason, report);
-    let mut record = finished.record.clone();
+    if let Err(e) = crew.tasks.fail(name, id, &reason) {
+        (crew.progress)(Progress::Trouble {
+            worker: name.to_string(),
+            message: format!("cannot fail {id}: {e}"),
+        });
+        record.end = AttemptEnd::Lost;
+        return record;
+    }
     record.end = AttemptEnd::Failed;
+    record.reason = Some(reason);
     let _ = crew.team.save_attempt(&record);
+    record
 }
 
 /// Marks how an interrupted attempt ended, for progress output.

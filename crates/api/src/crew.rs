@@ -1,0 +1,234 @@
+//! The supervised team, as the lead reads and steers it (`baton team`): every machine's
+//! workers with what they do and cost, an attempt's transcript, and stopping workers. Starting
+//! a team is a process of its own (`baton team up`, `baton-team`'s supervisor), not an
+//! operation; these read what supervisors record in the store, and leave requests for the one
+//! on this machine.
+
+use baton_core::{Attempt, Spend, TranscriptEvent, WorkerRecord, WorkerState};
+use baton_team::supervisor::host_name;
+use baton_team::{Request, SupervisorInfo, running_supervisor, send_request};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::operation::{Context, Operation};
+
+/// Every machine's workers, and what the team cost.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamStatus {}
+
+/// A worker as its supervisor last recorded it, and whether that supervisor still runs.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WorkerView {
+    #[serde(flatten)]
+    pub record: WorkerRecord,
+    /// Whether its supervisor is running: known for this machine's workers only (null for
+    /// another machine's).
+    pub supervisor_alive: Option<bool>,
+}
+
+/// The team across machines.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TeamView {
+    pub workers: Vec<WorkerView>,
+    /// This machine's supervisor, when one runs.
+    pub supervisor: Option<SupervisorInfo>,
+    /// Tokens and cost per task, per agent and in total, over every recorded attempt.
+    pub spend: Spend,
+}
+
+impl Operation for TeamStatus {
+    const NAME: &'static str = "team_status";
+    const DESCRIPTION: &'static str = "The supervised team on every machine: each worker's host, agent profile, state, task, attempt, agent process, cost so far and last event; this machine's supervisor; tokens and cost per task, per agent and in total.";
+    const READ_ONLY: bool = true;
+    type Output = TeamView;
+    fn run(self, cx: &Context) -> Result<TeamView> {
+        let host = host_name();
+        let workers = cx
+            .team
+            .workers()?
+            .into_iter()
+            .map(|record| {
+                let supervisor_alive =
+                    (record.host == host).then(|| baton_fs::pid_alive(record.supervisor_pid));
+                let mut record = record;
+                if supervisor_alive == Some(false) && record.state != WorkerState::Stopped {
+                    record.state = WorkerState::Stopped;
+                    record.pid = None;
+                }
+                WorkerView {
+                    record,
+                    supervisor_alive,
+                }
+            })
+            .collect();
+        Ok(TeamView {
+            workers,
+            supervisor: running_supervisor(cx.local)?,
+            spend: Spend::of(&cx.team.attempts(None)?),
+        })
+    }
+}
+
+/// One attempt's transcript: what the agent said, the tools it called with their input and
+/// results, errors, and the final result.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamTranscript {
+    /// The task's id.
+    pub task: String,
+    /// Which attempt (1, 2, …); the latest when not given.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub attempt: Option<u32>,
+    /// Only events numbered after this one (to follow a transcript as it grows).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub after: u64,
+    /// At most this many events.
+    #[serde(default = "default_limit")]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = default_limit()))]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub limit: u64,
+}
+
+fn default_limit() -> u64 {
+    10_000
+}
+
+/// An attempt and its events.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Transcript {
+    pub attempt: Attempt,
+    /// Every attempt at the task, by number.
+    pub attempts: Vec<u32>,
+    pub events: Vec<TranscriptEvent>,
+}
+
+impl Operation for TeamTranscript {
+    const NAME: &'static str = "team_transcript";
+    const DESCRIPTION: &'static str = "The transcript of an agent's attempt at a task (the latest unless one is named): its text, tool calls with input, tool results, errors and final result, with who ran it, how it ended and what it cost. `after` gives only newer events.";
+    const READ_ONLY: bool = true;
+    type Output = Transcript;
+    fn run(self, cx: &Context) -> Result<Transcript> {
+        baton_core::names::validate_task_id(&self.task)?;
+        let attempts = cx.team.attempts(Some(&self.task))?;
+        let chosen = match self.attempt {
+            Some(n) => attempts.iter().find(|a| a.attempt == n),
+            None => attempts.last(),
+        };
+        let Some(attempt) = chosen.cloned() else {
+            let which = self
+                .attempt
+                .map_or(String::new(), |n| format!(" numbered {n}"));
+            return Err(Error::new(
+                baton_core::ErrorKind::UnknownTask,
+                format!(
+                    "task {} has no attempt{which} by a supervised agent (attempts: {})",
+                    self.task,
+                    if attempts.is_empty() {
+                        "none".to_string()
+                    } else {
+                        attempts
+                            .iter()
+                            .map(|a| a.attempt.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            ));
+        };
+        let limit = usize::try_from(self.limit.clamp(1, 100_000)).unwrap_or(100_000);
+        let events = cx
+            .team
+            .events(&self.task, attempt.attempt, self.after, limit)?;
+        Ok(Transcript {
+            attempts: attempts.iter().map(|a| a.attempt).collect(),
+            attempt,
+            events,
+        })
+    }
+}
+
+/// Stop this machine's team, or one of its workers: after the current task, or now (the
+/// agent stopped and its task handed back).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamStop {
+    /// The worker to stop (all of this machine's when not given).
+    #[serde(default)]
+    pub worker: Option<String>,
+    /// Stop the agent now and hand its task back, instead of letting it finish the task.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub now: bool,
+}
+
+/// What was asked of the supervisor.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StopAsked {
+    pub supervisor: SupervisorInfo,
+    /// The workers asked to stop.
+    pub workers: Vec<String>,
+    pub now: bool,
+}
+
+impl Operation for TeamStop {
+    const NAME: &'static str = "team_stop";
+    const DESCRIPTION: &'static str = "Stop this machine's supervised team, or one worker: after its current task, or now (the agent is stopped and its task handed back).";
+    const READ_ONLY: bool = false;
+    type Output = StopAsked;
+    fn run(self, cx: &Context) -> Result<StopAsked> {
+        let supervisor = running_supervisor(cx.local)?.ok_or_else(|| {
+            Error::new(
+                baton_core::ErrorKind::NoTeam,
+                "no team runs for this project on this machine: start one with `baton team up`",
+            )
+        })?;
+        let workers = match &self.worker {
+            Some(name) => {
+                baton_core::names::validate_agent_id(name)?;
+                if !supervisor.names.contains(name) {
+                    return Err(Error::new(
+                        baton_core::ErrorKind::UnknownAgent,
+                        format!(
+                            "{name} is not a worker of this machine's team (its workers: {})",
+                            supervisor.names.join(", ")
+                        ),
+                    ));
+                }
+                vec![name.clone()]
+            }
+            None => supervisor.names.clone(),
+        };
+        let names = if self.worker.is_some() {
+            workers.clone()
+        } else {
+            Vec::new()
+        };
+        let supervisor = send_request(
+            cx.local,
+            &Request::Stop {
+                names,
+                now: self.now,
+            },
+        )?;
+        Ok(StopAsked {
+            supervisor,
+            workers,
+            now: self.now,
+        })
+    }
+}

@@ -1,0 +1,235 @@
+//! The text of `baton team` for people.
+
+use baton_api::crew::{StopAsked, TeamView, Transcript};
+use baton_core::{Attempt, TranscriptEvent, Usage};
+use baton_team::{Profile, Progress, TeamReport};
+
+/// What one event is cut to on a line.
+const LINE: usize = 160;
+
+fn cost(usage: &Usage) -> String {
+    format!("${:.4}", usage.cost_usd)
+}
+
+fn one_line(text: &str, full: bool) -> String {
+    if full {
+        return text.to_string();
+    }
+    let flat = text.replace('\n', " ⏎ ");
+    if flat.chars().count() <= LINE {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(LINE).collect::<String>())
+    }
+}
+
+pub fn progress(event: &Progress) -> Option<String> {
+    Some(match event {
+        // Said by the summary line at the start; a worker waits after every task.
+        Progress::Waiting { .. } => return None,
+        Progress::Resumed { worker, task } => format!("{worker}: taking up {task} again"),
+        Progress::Started {
+            worker,
+            task,
+            attempt,
+            pid,
+        } => format!("{worker}: {task} attempt {attempt} started (pid {pid})"),
+        Progress::Ended {
+            worker,
+            task,
+            attempt,
+            end,
+            reason,
+        } => {
+            let end = serde_json::to_value(end)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            match reason {
+                Some(reason) => format!("{worker}: {task} attempt {attempt} {end}: {reason}"),
+                None => format!("{worker}: {task} attempt {attempt} {end}"),
+            }
+        }
+        Progress::Restarting {
+            worker,
+            task,
+            after,
+        } => format!(
+            "{worker}: restarting {task} in {:.1} s",
+            after.as_secs_f64()
+        ),
+        Progress::Stopped { worker } => format!("{worker}: stopped"),
+        Progress::Trouble { worker, message } => format!("{worker}: {message}"),
+    })
+}
+
+pub fn report(report: &TeamReport) -> String {
+    let mut lines = Vec::new();
+    for w in &report.workers {
+        lines.push(format!(
+            "{}: {} done, {} failed, {} handed back, {}",
+            w.name,
+            w.completed.len(),
+            w.failed.len(),
+            w.released.len(),
+            cost(&w.usage)
+        ));
+    }
+    for (name, error) in &report.errors {
+        lines.push(format!("{name}: stopped by an error: {error}"));
+    }
+    lines.push(format!("The team cost ${:.4}.", report.spent_usd));
+    lines.join("\n")
+}
+
+pub fn status(view: &TeamView) -> String {
+    let mut lines = Vec::new();
+    match &view.supervisor {
+        Some(s) => lines.push(format!(
+            "This machine's supervisor: pid {} on {}, {} × {}",
+            s.pid, s.host, s.workers, s.profile
+        )),
+        None => lines.push("No supervisor runs on this machine.".to_string()),
+    }
+    if view.workers.is_empty() {
+        lines.push("No supervised workers yet: `baton team up` starts some.".to_string());
+    } else {
+        lines.push(format!(
+            "{:<14} {:<16} {:<8} {:<11} {:<12} {:>3} {:>8} {:>9}  LAST EVENT",
+            "WORKER", "HOST", "PROFILE", "STATE", "TASK", "TRY", "PID", "COST"
+        ));
+        for w in &view.workers {
+            let r = &w.record;
+            let state = serde_json::to_value(r.state)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            lines.push(format!(
+                "{:<14} {:<16} {:<8} {:<11} {:<12} {:>3} {:>8} {:>9}  {}",
+                r.name,
+                r.host,
+                r.profile,
+                state,
+                r.task.as_deref().unwrap_or("-"),
+                r.attempt.map_or("-".into(), |a| a.to_string()),
+                r.pid.map_or("-".into(), |p| p.to_string()),
+                cost(&r.usage),
+                one_line(r.last_event.as_deref().unwrap_or(""), false)
+            ));
+        }
+    }
+    let total = &view.spend.total;
+    lines.push(format!(
+        "Spent {} over {} task(s): {} input and {} output tokens, {} turns.",
+        cost(total),
+        view.spend.by_task.len(),
+        total.input_tokens,
+        total.output_tokens,
+        total.turns
+    ));
+    lines.join("\n")
+}
+
+pub fn header(attempt: &Attempt) -> String {
+    let end = serde_json::to_value(attempt.end)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let reason = attempt
+        .reason
+        .as_deref()
+        .map(|r| format!(" ({})", one_line(r, false)))
+        .unwrap_or_default();
+    format!(
+        "{} attempt {} by {} on {} ({}): {end}{reason}, {}, {} turns, {} events",
+        attempt.task,
+        attempt.attempt,
+        attempt.agent,
+        attempt.host,
+        attempt.profile,
+        cost(&attempt.usage),
+        attempt.usage.turns,
+        attempt.events
+    )
+}
+
+pub fn event(event: &TranscriptEvent, full: bool) -> String {
+    format!(
+        "#{:<4} {} {}",
+        event.seq,
+        event.at.0.format("%H:%M:%S"),
+        one_line(&event.what.summary(), full)
+    )
+}
+
+pub fn transcript(t: &Transcript, full: bool) -> String {
+    let mut lines = vec![header(&t.attempt)];
+    if t.attempts.len() > 1 {
+        lines.push(format!(
+            "(attempts: {}; --attempt N shows another)",
+            t.attempts
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    lines.extend(t.events.iter().map(|e| event(e, full)));
+    lines.join("\n")
+}
+
+pub fn stop_asked(asked: &StopAsked) -> String {
+    let how = if asked.now {
+        "now (their tasks handed back)"
+    } else {
+        "after their current task"
+    };
+    format!(
+        "Asked the team (pid {}) to stop {}: {}",
+        asked.supervisor.pid,
+        how,
+        asked.workers.join(", ")
+    )
+}
+
+pub fn profiles(profiles: &[&Profile], local: &baton_core::Layout) -> String {
+    let mut lines = vec![format!(
+        "Agent profiles (change or add them in {}):",
+        baton_team::profile::profiles_file(local).display()
+    )];
+    for p in profiles {
+        let kind = serde_json::to_value(p.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let command = if p.command.is_empty() {
+            "(give --exec)".to_string()
+        } else {
+            p.command.clone()
+        };
+        let mut caps = Vec::new();
+        if let Some(c) = p.max_cost_usd {
+            caps.push(format!("${c} per task"));
+        }
+        if let Some(t) = p.max_turns {
+            caps.push(format!("{t} turns"));
+        }
+        if let Some(m) = p.max_minutes {
+            caps.push(format!("{m} min"));
+        }
+        lines.push(format!(
+            "  {:<10} {:<7} {}  (workers {}1…, {} attempts{})",
+            p.name,
+            kind,
+            command,
+            p.name_prefix,
+            p.max_attempts,
+            if caps.is_empty() {
+                String::new()
+            } else {
+                format!(", caps: {}", caps.join(", "))
+            }
+        ));
+    }
+    lines.join("\n")
+}

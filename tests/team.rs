@@ -1,0 +1,409 @@
+//! Baton runs the team (`baton team`), with the `exec` profile so no agent program is needed:
+//! a team drains a project in worktrees on both stores, each task once, with transcripts; a
+//! SIGKILLed agent is restarted in the same worktree; a SIGKILLed supervisor's tasks are taken
+//! up by `team up` again; a never-ending agent is stopped at its budget; a second `team up`
+//! resizes the running team and `team stop` ends it, gracefully or now; bad input is refused
+//! before any claim. The real Claude Code team is in `team_claude.rs`.
+
+use baton_test_support as support;
+
+use serde_json::Value;
+use support::{Background, Project, eventually, git};
+
+support::on_both_stores!(an_exec_team_drains_a_project_in_worktrees_each_task_once);
+
+/// Makes the project folder a repository on `main` with one commit.
+fn repository(p: &Project) {
+    git(p.path(), &["init", "-q", "-b", "main"]);
+    git(p.path(), &["config", "user.name", "lead"]);
+    git(p.path(), &["config", "user.email", "lead@example.invalid"]);
+    std::fs::write(p.path().join("README.md"), "# project\n").unwrap();
+    git(p.path(), &["add", "README.md"]);
+    git(p.path(), &["commit", "-q", "-m", "start"]);
+}
+
+/// `baton ARGS` in the background, with the git identity its agents commit as.
+fn spawn(p: &Project, args: &[&str]) -> Background {
+    let mut command = p.command(args);
+    command.envs(support::GIT_IDENTITY);
+    Background::from_command(command)
+}
+
+fn run_ok(p: &Project, args: &[&str]) -> String {
+    let mut command = p.command(args);
+    command.envs(support::GIT_IDENTITY);
+    let out = command.output().unwrap();
+    support::expect_code(&format!("baton {args:?}"), out, 0).0
+}
+
+fn task<'a>(board: &'a Value, id: &str) -> &'a Value {
+    board["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {board}"))
+}
+
+fn transcript(p: &Project, task: &str, attempt: u32) -> Value {
+    p.json(&["team", "logs", task, "--attempt", &attempt.to_string()])
+}
+
+fn event_texts(t: &Value) -> Vec<String> {
+    t["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            e["text"]
+                .as_str()
+                .or(e["message"].as_str())
+                .map(str::to_string)
+                .unwrap_or_else(|| e["kind"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// The worker record of `name` in `team status --json`.
+fn worker(p: &Project, name: &str) -> Option<Value> {
+    p.json(&["team", "status"])["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == name)
+        .cloned()
+}
+
+/// Waits until worker `name` runs an agent on a task; returns the agent's pid.
+fn working_pid(p: &Project, name: &str) -> u32 {
+    let mut pid = 0;
+    eventually(&format!("{name} works on a task"), || {
+        match worker(p, name) {
+            Some(w) if w["state"] == "working" => {
+                pid = w["pid"].as_u64().unwrap() as u32;
+                true
+            }
+            _ => false,
+        }
+    });
+    pid
+}
+
+fn kill(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Processes whose command line is `text` (arguments joined by spaces).
+fn processes_with(text: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim() == text)
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+fn an_exec_team_drains_a_project_in_worktrees_each_task_once(p: Project) {
+    repository(&p);
+    p.ok(&["leader", "add-task", "Schema", "--files", "schema.txt"]);
+    p.ok(&["leader", "add-task", "Parser", "--files", "parser.txt"]);
+    p.ok(&["leader", "add-task", "API", "--depends", "task-1,task-2"]);
+    p.ok(&["leader", "add-task", "Docs"]);
+    p.ok(&["leader", "add-task", "CLI", "--depends", "task-3"]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Release",
+        "--depends",
+        "task-4,task-5",
+    ]);
+    let command = "echo \"work of $BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add -A && \
+                   git commit -qm \"$BATON_TASK_ID\" && echo \"did $BATON_TASK_ID\"";
+    let out = run_ok(
+        &p,
+        &["team", "up", "--workers", "3", "--exec", command, "--json"],
+    );
+    let report: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let mut done: Vec<String> = report["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["completed"].as_array().unwrap().clone())
+        .map(|id| id.as_str().unwrap().to_string())
+        .collect();
+    done.sort();
+    assert_eq!(
+        done,
+        ["task-1", "task-2", "task-3", "task-4", "task-5", "task-6"]
+    );
+    // Progress came as JSON lines before the report: each task started once.
+    let started = out
+        .lines()
+        .filter(|l| l.contains("\"event\":\"started\""))
+        .count();
+    assert_eq!(started, 6, "{out}");
+
+    let board = p.tasks_json();
+    for i in 1..=6 {
+        let t = task(&board, &format!("task-{i}"));
+        assert_eq!(t["status"], "done", "{t}");
+        assert_eq!(t["attempts"], 1, "claimed once: {t}");
+        let branch = &t["result"]["branch"];
+        assert_eq!(branch["name"], format!("baton/task-{i}"), "{t}");
+        assert_eq!(branch["commits"].as_array().unwrap().len(), 1, "{t}");
+        let log = transcript(&p, &format!("task-{i}"), 1);
+        assert_eq!(log["attempt"]["end"], "completed", "{log}");
+        let texts = event_texts(&log);
+        assert!(texts.contains(&format!("did task-{i}")), "{texts:?}");
+        assert_eq!(log["events"][0]["kind"], "started");
+        assert_eq!(log["events"].as_array().unwrap().last().unwrap()["code"], 0);
+    }
+    let status = p.json(&["team", "status"]);
+    let workers = status["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 3, "{status}");
+    assert!(workers.iter().all(|w| w["state"] == "stopped"), "{status}");
+    assert_eq!(status["spend"]["by_task"].as_object().unwrap().len(), 6);
+
+    run_ok(&p, &["leader", "merge", "--all"]);
+    for i in 1..=6 {
+        assert!(p.path().join(format!("task-{i}.txt")).is_file());
+    }
+}
+
+#[test]
+fn a_sigkilled_agent_is_restarted_in_its_worktree_and_both_transcripts_are_kept() {
+    let p = Project::init();
+    repository(&p);
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        "[profiles.exec]\nbackoff_secs = 0.1\n",
+    )
+    .unwrap();
+    p.ok(&["leader", "add-task", "Long work"]);
+    // The first attempt leaves a mark in its worktree and waits; the second finds the mark.
+    let command = "if [ -f .begun ]; then echo \"going on from the mark\"; exit 0; fi; \
+                   touch .begun; echo \"first attempt waits\"; exec sleep 611";
+    let team = spawn(&p, &["team", "up", "--exec", command]);
+    let pid = working_pid(&p, "ex1");
+    eventually("the first attempt printed", || {
+        event_texts(&transcript(&p, "task-1", 1)).contains(&"first attempt waits".to_string())
+    });
+    kill(pid, "KILL");
+    let (code, _, stderr) = team.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("restarting task-1"), "{stderr}");
+
+    let board = p.tasks_json();
+    let t = task(&board, "task-1");
+    assert_eq!(t["status"], "done", "{t}");
+    assert_eq!(t["claimed_by"], "ex1");
+    assert_eq!(t["attempts"], 1, "claimed once, worked twice: {t}");
+    let first = transcript(&p, "task-1", 1);
+    assert_eq!(first["attempt"]["end"], "crashed", "{first}");
+    assert!(
+        first["attempt"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("signal 9"),
+        "{first}"
+    );
+    let second = transcript(&p, "task-1", 2);
+    assert_eq!(second["attempt"]["end"], "completed", "{second}");
+    assert!(event_texts(&second).contains(&"going on from the mark".to_string()));
+    assert_eq!(second["attempts"], serde_json::json!([1, 2]));
+    let workdir = |t: &Value| t["events"][0]["workdir"].as_str().unwrap().to_string();
+    assert_eq!(workdir(&first), workdir(&second), "the same worktree");
+    assert!(
+        processes_with("sleep 611").is_empty(),
+        "nothing left running"
+    );
+}
+
+#[test]
+fn team_up_again_takes_up_what_a_sigkilled_supervisor_held() {
+    let p = Project::init();
+    repository(&p);
+    p.ok(&["leader", "add-task", "Held through a crash"]);
+    p.ok(&["leader", "add-task", "Next"]);
+    // Task 1's first attempt waits (with a child of its own); everything else finishes.
+    let command = "if [ -f .begun ] || [ \"$BATON_TASK_ID\" != task-1 ]; then \
+                   echo \"taken up again\"; exit 0; fi; touch .begun; sleep 612 & wait";
+    let team = spawn(&p, &["team", "up", "--exec", command]);
+    working_pid(&p, "ex1");
+    eventually("the agent's child runs", || {
+        !processes_with("sleep 612").is_empty()
+    });
+    kill(team.pid(), "KILL");
+    drop(team);
+    // The lease is still ex1's; the agent's own child is still running until team up again.
+    run_ok(&p, &["team", "up", "--exec", command]);
+    let board = p.tasks_json();
+    for id in ["task-1", "task-2"] {
+        let t = task(&board, id);
+        assert_eq!(t["status"], "done", "{t}");
+        assert_eq!(t["attempts"], 1, "claimed once: {t}");
+    }
+    let first = transcript(&p, "task-1", 1);
+    assert_eq!(first["attempt"]["end"], "stopped", "{first}");
+    assert_eq!(first["attempt"]["reason"], "its supervisor stopped");
+    let second = transcript(&p, "task-1", 2);
+    assert!(event_texts(&second).contains(&"taken up again".to_string()));
+    assert!(
+        processes_with("sleep 612").is_empty(),
+        "the killed team's agent is gone"
+    );
+}
+
+#[test]
+fn an_agent_that_never_ends_is_stopped_at_its_budget_and_the_task_failed() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Forever"]);
+    let out = p.ok(&[
+        "--json",
+        "team",
+        "up",
+        "--exec",
+        "echo working; exec sleep 613",
+        "--max-minutes",
+        "0.02",
+    ]);
+    let out: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(out["workers"][0]["failed"], serde_json::json!(["task-1"]));
+    let t = task(&p.tasks_json(), "task-1").clone();
+    assert_eq!(t["status"], "failed", "{t}");
+    let reason = t["result"]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(reason.starts_with("budget: the attempt ran"), "{t}");
+    let log = transcript(&p, "task-1", 1);
+    assert_eq!(log["attempt"]["end"], "budget");
+    assert!(processes_with("sleep 613").is_empty());
+}
+
+#[test]
+fn a_second_team_up_resizes_the_running_team_and_team_stop_ends_it() {
+    let p = Project::init();
+    for i in 1..=4 {
+        p.ok(&["leader", "add-task", &format!("Task {i}")]);
+    }
+    let command = "echo \"on $BATON_TASK_ID\"; exec sleep 614";
+    let up = p.json(&["team", "up", "--detach", "--exec", command]);
+    let pid = up["pid"].as_u64().unwrap();
+    assert_eq!(up["names"], serde_json::json!(["ex1"]));
+    working_pid(&p, "ex1");
+    let resized = p.json(&["team", "up", "--workers", "2", "--exec", command]);
+    assert_eq!(resized["pid"].as_u64(), Some(pid), "the same supervisor");
+    assert_eq!(resized["names"], serde_json::json!(["ex1", "ex2"]));
+    working_pid(&p, "ex2");
+    let other = p.fails(&["team", "up", "--agent", "claude"], 1);
+    assert!(other.contains("runs already"), "{other}");
+
+    let stopped = p.json(&["team", "stop", "ex2", "--now"]);
+    assert_eq!(stopped["workers"], serde_json::json!(["ex2"]));
+    let w = worker(&p, "ex2").unwrap();
+    assert_eq!(w["state"], "stopped", "{w}");
+    let board = p.tasks_json();
+    let held: Vec<&Value> = board["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["claimed_by"].is_string())
+        .collect();
+    assert_eq!(held.len(), 1, "only ex1 holds a task: {board}");
+
+    p.json(&["team", "stop", "--now"]);
+    assert_eq!(p.json(&["team", "status"])["supervisor"], Value::Null);
+    let board = p.tasks_json();
+    assert!(
+        board["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["status"] == "available"),
+        "every task handed back: {board}"
+    );
+    assert!(processes_with("sleep 614").is_empty());
+    let none = p.fails(&["team", "stop"], 1);
+    assert!(none.contains("no team runs"), "{none}");
+}
+
+#[test]
+fn a_graceful_stop_lets_the_agent_finish_its_task_and_claims_nothing_more() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "First"]);
+    p.ok(&["leader", "add-task", "Second"]);
+    let go = p.path().join("go");
+    let command = format!(
+        "while [ ! -f '{}' ]; do sleep 0.05; done; echo finished",
+        go.display()
+    );
+    let team = spawn(&p, &["team", "up", "--exec", &command]);
+    working_pid(&p, "ex1");
+    p.json(&["team", "stop"]);
+    std::fs::write(&go, "").unwrap();
+    let (code, _, stderr) = team.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let board = p.tasks_json();
+    assert_eq!(task(&board, "task-1")["status"], "done");
+    assert_eq!(task(&board, "task-2")["status"], "available", "{board}");
+}
+
+#[test]
+fn bad_input_is_refused_before_any_claim() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Untouched"]);
+    let unknown = p.fails(&["team", "up", "--agent", "cluade"], 1);
+    assert!(unknown.contains("no agent profile \"cluade\""), "{unknown}");
+    assert!(
+        unknown.contains("known: claude, codex, exec, gemini"),
+        "{unknown}"
+    );
+
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    let profiles = p.coordination().join("team/profiles.toml");
+    std::fs::write(
+        &profiles,
+        "[profiles.claude]\ncommand = \"/nonexistent/claude\"\n",
+    )
+    .unwrap();
+    let missing = p.fails(&["team", "up"], 1);
+    assert!(
+        missing.contains("npm install -g @anthropic-ai/claude-code"),
+        "{missing}"
+    );
+
+    std::fs::write(&profiles, "[profiles.exec]\nmax_atempts = 2\n").unwrap();
+    let bad = p.fails(&["team", "up", "--exec", "true"], 1);
+    assert!(bad.contains("unknown field `max_atempts`"), "{bad}");
+    assert!(bad.contains("profiles.toml"), "{bad}");
+    std::fs::remove_file(&profiles).unwrap();
+
+    let zero = p.fails(&["team", "up", "--workers", "0", "--exec", "true"], 2);
+    assert!(zero.contains("--workers must be 1 to 256"), "{zero}");
+    let absurd = p.fails(&["team", "up", "--workers", "100000", "--exec", "true"], 2);
+    assert!(absurd.contains("--workers must be 1 to 256"), "{absurd}");
+    let no_repo = p.fails(&["team", "up", "--worktree", "--exec", "true"], 1);
+    assert!(no_repo.contains("git"), "{no_repo}");
+    let no_command = p.fails(&["team", "up", "--agent", "exec"], 2);
+    assert!(no_command.contains("--exec"), "{no_command}");
+
+    let t = task(&p.tasks_json(), "task-1").clone();
+    assert_eq!(t["status"], "available", "nothing was claimed: {t}");
+    assert_eq!(t["attempts"].as_u64().unwrap_or(0), 0, "{t}");
+    assert!(
+        p.json(&["team", "status"])["workers"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
