@@ -46,15 +46,22 @@ impl Host {
     /// `claude ARGS…` in the project, with nothing of this machine's own Claude setup: a clean
     /// environment, `baton` and the installed Playwright MCP on PATH.
     pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(claude_bin());
+        command.args(args).stdin(Stdio::null());
+        self.environment(&mut command);
+        command
+    }
+
+    /// Gives `command` the environment a `claude` run of this host gets, and the project as
+    /// its folder: for a program that starts Claude Code itself (`baton team up`).
+    pub fn environment(&self, command: &mut Command) {
         let baton_dir = crate::baton_bin().parent().unwrap().to_path_buf();
         let tools_bin = crate::tool_cache().join("node/node_modules/.bin");
         let path = std::env::join_paths([baton_dir, tools_bin].into_iter().chain(
             std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
         ))
         .unwrap();
-        let mut command = Command::new(claude_bin());
         command
-            .args(args)
             .current_dir(&self.project)
             .env_clear()
             .env("PATH", path)
@@ -65,9 +72,7 @@ impl Host {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("ENABLE_TOOL_SEARCH", "false")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null());
-        command
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
     }
 
     /// Runs `claude ARGS…` to the end (bounded) and expects success.

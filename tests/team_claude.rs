@@ -1,0 +1,218 @@
+//! A team of real Claude Code workers (npm `@anthropic-ai/claude-code`, pinned in
+//! scripts/lib.sh) started by `baton team up --agent claude`, their model replaced by a
+//! scripted Messages API on loopback: each agent is told its task in its prompt, commits a
+//! file through Claude Code's own Bash tool in the task's worktree, and reports the task with
+//! Baton's MCP tool. The tests assert on the board, the branches, the stored transcripts and
+//! the cost the scripted usage implies.
+
+use baton_test_support as support;
+
+use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use support::Project;
+use support::claude::{Host, tool};
+use support::scripted_api::{Reply, ScriptedApi, exchanges, prompt_text, tool_names};
+
+/// What one scripted model request and reply cost at Claude Code's list price for the model
+/// the scripted API names (100 input tokens at $5/M, 20 output tokens at $15/M).
+const COST_PER_REQUEST: f64 = 0.0008;
+
+/// The task and agent a team prompt names ("Baton has claimed task T for you … as agent A.").
+fn assignment(request: &Value) -> Option<(String, String)> {
+    let prompt = prompt_text(request);
+    let word_after = |marker: &str| {
+        let rest = prompt.split(marker).nth(1)?;
+        let word = rest.split_whitespace().next()?;
+        Some(word.trim_end_matches(['.', ',', ':']).to_string())
+    };
+    Some((word_after("claimed task ")?, word_after("as agent ")?))
+}
+
+/// The model of a team worker: commit the task's file with Bash, report the task, stop.
+fn committer() -> support::scripted_api::Script {
+    Arc::new(|request: &Value| {
+        let offered = tool_names(request);
+        if !offered.iter().any(|n| n == "mcp__baton__task_complete") {
+            return Reply::Text("ok".into());
+        }
+        let Some((task, agent)) = assignment(request) else {
+            return Reply::Text("No task named.".into());
+        };
+        let done = exchanges(request);
+        let Some(last) = done.last() else {
+            let command = format!(
+                "printf 'work of %s by %s\\n' {task} {agent} > {task}.txt && git add {task}.txt && git commit -qm '{task} by {agent}'"
+            );
+            return Reply::Tool {
+                name: "Bash".into(),
+                input: json!({"command": command, "description": "commit the work"}),
+            };
+        };
+        if last.is_error {
+            return Reply::Text(format!("Stopping: {}", last.result));
+        }
+        match last.tool.as_str() {
+            "Bash" => tool(
+                "task_complete",
+                json!({"agent": agent, "task": task,
+                       "summary": format!("{task} written by {agent}"),
+                       "modified": [format!("{task}.txt")]}),
+            ),
+            _ => Reply::Text(format!("Done with {task}.")),
+        }
+    })
+}
+
+fn repository(p: &Project) {
+    support::git(p.path(), &["init", "-q", "-b", "main"]);
+    support::git(p.path(), &["config", "user.name", "lead"]);
+    support::git(p.path(), &["config", "user.email", "lead@example.invalid"]);
+    std::fs::write(p.path().join("README.md"), "# project\n").unwrap();
+    support::git(p.path(), &["add", "README.md"]);
+    support::git(p.path(), &["commit", "-q", "-m", "start"]);
+}
+
+/// `baton ARGS` in the host's clean environment (Claude Code's, the scripted API's).
+fn baton(host: &Host, args: &[&str]) -> Command {
+    let mut command = Command::new(support::baton_bin());
+    command.args(args);
+    host.environment(&mut command);
+    command.envs(support::GIT_IDENTITY);
+    command
+}
+
+#[test]
+fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
+    let p = Project::init();
+    repository(&p);
+    let deps: [&[&str]; 9] = [
+        &[],
+        &[],
+        &[],
+        &["task-1"],
+        &["task-2"],
+        &["task-3"],
+        &["task-4", "task-5"],
+        &["task-6"],
+        &["task-7", "task-8"],
+    ];
+    for (i, deps) in deps.iter().enumerate() {
+        let n = i + 1;
+        let mut args = vec![
+            "leader".to_string(),
+            "add-task".into(),
+            format!("Write task-{n}.txt"),
+            "--files".into(),
+            format!("task-{n}.txt"),
+        ];
+        if !deps.is_empty() {
+            args.extend(["--depends".into(), deps.join(",")]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        p.ok(&args);
+    }
+    let api = ScriptedApi::start(committer());
+    let host = Host::new(p.path(), &api);
+
+    let out = baton(
+        &host,
+        &[
+            "--json",
+            "team",
+            "up",
+            "--workers",
+            "3",
+            "--agent",
+            "claude",
+        ],
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert!(report["errors"].as_array().unwrap().is_empty(), "{report}");
+
+    let board = p.tasks_json();
+    let requests = api.requests();
+    let mut total = 0.0;
+    for n in 1..=9 {
+        let id = format!("task-{n}");
+        let t = board["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id.as_str())
+            .unwrap();
+        assert_eq!(t["status"], "done", "{t}");
+        assert_eq!(t["attempts"], 1, "claimed once: {t}");
+        let agent = t["claimed_by"].as_str().unwrap();
+        assert!(["cc1", "cc2", "cc3"].contains(&agent), "{t}");
+        let branch = &t["result"]["branch"];
+        assert_eq!(branch["name"], format!("baton/{id}"), "{t}");
+        let commits = branch["commits"].as_array().unwrap();
+        assert_eq!(commits.len(), 1, "{t}");
+        assert_eq!(commits[0]["subject"], format!("{id} by {agent}"), "{t}");
+
+        // The transcript holds Claude Code's own tool calls and their results.
+        let log = baton(&host, &["--json", "team", "logs", &id])
+            .output()
+            .unwrap();
+        assert!(log.status.success(), "{log:?}");
+        let log: Value = serde_json::from_slice(&log.stdout).unwrap();
+        let calls: Vec<&str> = log["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "tool_call")
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(calls, ["Bash", "mcp__baton__task_complete"], "{log}");
+        let results = log["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "tool_result" && e["is_error"] == false)
+            .count();
+        assert_eq!(results, 2, "{log}");
+        assert_eq!(log["attempt"]["end"], "completed", "{log}");
+        assert!(log["attempt"]["session_id"].is_string(), "{log}");
+
+        // The cost is Claude Code's own report, as the scripted usage implies.
+        let asked = requests
+            .iter()
+            .filter(|r| assignment(r).is_some_and(|(task, _)| task == id))
+            .count();
+        assert_eq!(asked, 3, "Bash, task_complete, the last words: {id}");
+        let cost = log["attempt"]["usage"]["cost_usd"].as_f64().unwrap();
+        let implied = asked as f64 * COST_PER_REQUEST;
+        assert!((cost - implied).abs() < 1e-9, "{id}: {cost} != {implied}");
+        assert_eq!(log["attempt"]["usage"]["input_tokens"], 100 * asked as u64);
+        total += cost;
+    }
+    let status = baton(&host, &["--json", "team", "status"])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    let spent = status["spend"]["total"]["cost_usd"].as_f64().unwrap();
+    assert!((spent - total).abs() < 1e-9, "{status}");
+    assert!((report["spent_usd"].as_f64().unwrap() - total).abs() < 1e-6);
+
+    let merged = baton(&host, &["leader", "merge", "--all"])
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{merged:?}");
+    for n in 1..=9 {
+        let text = std::fs::read_to_string(p.path().join(format!("task-{n}.txt"))).unwrap();
+        assert!(
+            text.starts_with(&format!("work of task-{n} by cc")),
+            "{text}"
+        );
+    }
+}
