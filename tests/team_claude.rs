@@ -216,3 +216,164 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
         );
     }
 }
+
+/// Whether `request` is of the session resumed after its supervisor was killed.
+fn restarted(request: &Value) -> bool {
+    request["messages"]
+        .to_string()
+        .contains("Baton restarted you")
+}
+
+#[test]
+fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_failed() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Loop forever"]);
+    let api = ScriptedApi::start(Arc::new(|request: &Value| {
+        if !tool_names(request).iter().any(|n| n == "Bash") || assignment(request).is_none() {
+            return Reply::Text("ok".into());
+        }
+        Reply::Tool {
+            name: "Bash".into(),
+            input: json!({"command": "echo again", "description": "again"}),
+        }
+    }));
+    let host = Host::new(p.path(), &api);
+    let out = baton(
+        &host,
+        &[
+            "--json",
+            "team",
+            "up",
+            "--agent",
+            "claude",
+            "--max-turns",
+            "3",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let t = p.tasks_json()["tasks"][0].clone();
+    assert_eq!(t["status"], "failed", "{t}");
+    let reason = t["result"]["error"].as_str().unwrap().to_string();
+    // Claude Code stopped itself at the cap it was given (its count of turns may run one
+    // past it), and reported what it cost.
+    assert!(reason.starts_with("budget: the task took "), "{reason}");
+    assert!(reason.ends_with("turns, its cap is 3"), "{reason}");
+    let log = baton(&host, &["--json", "team", "logs", "task-1"])
+        .output()
+        .unwrap();
+    let log: Value = serde_json::from_slice(&log.stdout).unwrap();
+    assert_eq!(log["attempt"]["end"], "budget", "{log}");
+    let asked = api
+        .requests()
+        .iter()
+        .filter(|r| assignment(r).is_some())
+        .count();
+    let cost = log["attempt"]["usage"]["cost_usd"].as_f64().unwrap();
+    assert!(asked >= 3, "{asked}");
+    assert!(
+        (cost - asked as f64 * COST_PER_REQUEST).abs() < 1e-9,
+        "{cost} for {asked}"
+    );
+}
+
+#[test]
+fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
+    let p = Project::init();
+    repository(&p);
+    p.ok(&["leader", "add-task", "Survive a crash"]);
+    let api = ScriptedApi::start(Arc::new(|request: &Value| {
+        let Some((task, agent)) = assignment(request) else {
+            return Reply::Text("ok".into());
+        };
+        if !tool_names(request)
+            .iter()
+            .any(|n| n == "mcp__baton__task_complete")
+        {
+            return Reply::Text("ok".into());
+        }
+        if restarted(request) {
+            return match exchanges(request).last() {
+                Some(e) if e.tool == "mcp__baton__task_complete" => {
+                    Reply::Text("Finished after the restart.".into())
+                }
+                _ => tool(
+                    "task_complete",
+                    json!({"agent": agent, "task": task, "summary": "done after a restart"}),
+                ),
+            };
+        }
+        // The first session: a long step, during which its supervisor is killed.
+        Reply::Tool {
+            name: "Bash".into(),
+            input: json!({"command": "exec -a long-step-615 tail -f /dev/null",
+                          "description": "a long build"}),
+        }
+    }));
+    let host = Host::new(p.path(), &api);
+    let first =
+        support::Background::from_command(baton(&host, &["team", "up", "--agent", "claude"]));
+    let long_step_runs = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).starts_with("long-step-615"))
+                    .unwrap_or(false)
+            })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !long_step_runs() {
+        if std::time::Instant::now() > deadline {
+            let log = baton(&host, &["team", "logs", "task-1"]).output().unwrap();
+            panic!(
+                "the long step never ran: {}",
+                String::from_utf8_lossy(&log.stdout)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    kill_now(first.pid());
+    drop(first);
+
+    let again = baton(&host, &["--json", "team", "up", "--agent", "claude"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let t = p.tasks_json()["tasks"][0].clone();
+    assert_eq!(t["status"], "done", "{t}");
+    assert_eq!(t["attempts"], 1, "claimed once: {t}");
+    let attempt = |n: &str| {
+        let out = baton(&host, &["--json", "team", "logs", "task-1", "--attempt", n])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let (one, two) = (attempt("1"), attempt("2"));
+    assert_eq!(one["attempt"]["end"], "stopped", "{one}");
+    assert_eq!(two["attempt"]["end"], "completed", "{two}");
+    assert_eq!(
+        one["attempt"]["session_id"], two["attempt"]["session_id"],
+        "the same Claude Code session, resumed"
+    );
+    // The resumed session carried the first one's conversation to the model.
+    let resumed = api
+        .requests()
+        .into_iter()
+        .find(restarted)
+        .expect("a request of the resumed session");
+    let earlier: Vec<String> = exchanges(&resumed).into_iter().map(|e| e.tool).collect();
+    let calls = resumed["messages"].to_string();
+    assert!(calls.contains("long-step-615"), "{earlier:?}");
+    assert!(!long_step_runs(), "the killed team's long step is gone");
+}
+
+fn kill_now(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}

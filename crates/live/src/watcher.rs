@@ -114,6 +114,22 @@ struct Forward(Sender<Raw>);
 
 impl EventHandler for Forward {
     fn handle_event(&mut self, event: RawEvent) {
+        // A file or folder being opened or read changes nothing; passing it on would wake a
+        // waiter that then reads the folder, which is another such event, and so on forever.
+        if let Ok(event) = &event
+            && matches!(
+                event.kind,
+                notify::EventKind::Access(
+                    notify::event::AccessKind::Open(_)
+                        | notify::event::AccessKind::Read
+                        | notify::event::AccessKind::Close(
+                            notify::event::AccessMode::Read | notify::event::AccessMode::Execute
+                        )
+                )
+            )
+        {
+            return;
+        }
         let _ = self.0.send(Raw::Files(event));
     }
 }

@@ -240,7 +240,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
                 .is_some_and(|f| f.stop_now())
                 .then_some(Interrupted::StopNow)
                 .or_else(|| {
-                    crew.over_budget(&spent, &reader.usage, process.running_for())
+                    crew.over_budget(&spent, &reader.usage, Some(process.running_for()))
                         .map(Interrupted::Budget)
                 });
             if let Some(why) = &interrupted {
@@ -278,6 +278,16 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         (None, Some(signal)) => format!("the agent was killed by signal {signal}"),
         _ => "the agent's exit status is unknown".to_string(),
     };
+    // An agent that stopped itself at a cap it was given (Claude Code's --max-turns and
+    // --max-budget-usd) without reporting the task ended at its budget too.
+    let mut spent = plan.spent_before;
+    spent.add(&reader.usage);
+    if interrupted.is_none()
+        && task.as_ref().is_some_and(|t| held(t) && t.status.is_held())
+        && let Some(reason) = crew.over_budget(&spent, &Usage::default(), None)
+    {
+        interrupted = Some(Interrupted::Budget(reason));
+    }
     (record.end, record.reason) = match (&interrupted, &task) {
         (Some(Interrupted::Budget(reason)), _) => (AttemptEnd::Budget, Some(reason.clone())),
         (Some(Interrupted::StopNow), _) => (AttemptEnd::Stopped, Some("asked to stop now".into())),

@@ -129,16 +129,24 @@ impl<'a> Crew<'a> {
 
     /// The budget a running attempt crossed, in words: the task's cost, turns or time (over
     /// all its attempts: `task_spent`), or the team's cost (`running` is this attempt's part
-    /// not yet added to the team's).
+    /// not yet added to the team's). `running_for`: how long the attempt runs, or `None` once
+    /// it has ended.
     pub(crate) fn over_budget(
         &self,
         task_spent: &Usage,
         running: &Usage,
-        running_for: Duration,
+        running_for: Option<Duration>,
     ) -> Option<String> {
         let profile = &self.profile;
+        // Claude Code is given its caps (--max-turns, --max-budget-usd) and stops itself at
+        // them with its own report of the cost; it is stopped from outside only if it
+        // overruns them.
+        let (turn_slack, cost_slack) = match profile.kind {
+            crate::profile::AgentKind::Claude if running_for.is_some() => (2, 1.5),
+            _ => (0, 1.0),
+        };
         if let Some(cap) = profile.max_cost_usd
-            && task_spent.cost_usd >= cap
+            && task_spent.cost_usd >= cap * cost_slack
         {
             return Some(format!(
                 "budget: the task cost ${:.4}, its cap is ${cap:.4}",
@@ -146,7 +154,7 @@ impl<'a> Crew<'a> {
             ));
         }
         if let Some(cap) = profile.max_turns
-            && task_spent.turns >= cap
+            && task_spent.turns >= cap + turn_slack
         {
             return Some(format!(
                 "budget: the task took {} turns, its cap is {cap}",
@@ -154,6 +162,7 @@ impl<'a> Crew<'a> {
             ));
         }
         if let Some(cap) = profile.max_wall()
+            && let Some(running_for) = running_for
             && running_for >= cap
         {
             return Some(format!(

@@ -39,6 +39,8 @@ pub struct Setting {
 pub struct Attempting<'a> {
     pub agent: &'a str,
     pub task: &'a Task,
+    /// The attempt's number at the task.
+    pub attempt: u32,
     pub worktree: Option<&'a Worktree>,
     pub prompt: &'a str,
     pub session: &'a Session,
@@ -52,14 +54,19 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
     let workdir = attempt
         .worktree
         .map_or(setting.project_dir.clone(), |w| w.workdir.clone());
-    let mut env: Vec<(String, String)> = vec![
-        ("BATON_AGENT".into(), attempt.agent.into()),
-        (
-            "BATON_DIR".into(),
-            setting.project_dir.display().to_string(),
-        ),
-        ("BATON_TASK_ID".into(), attempt.task.id.clone()),
-    ];
+    // The attempt's marks first: the project, the agent, the attempt.
+    let marks = attempt_marks(
+        &setting.project_dir,
+        attempt.agent,
+        &attempt.task.id,
+        attempt.attempt,
+    );
+    let mut env: Vec<(String, String)> = marks
+        .iter()
+        .filter_map(|m| m.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    env.push(("BATON_TASK_ID".into(), attempt.task.id.clone()));
     env.extend(setting.store_env.iter().cloned());
     // `baton` first on PATH, so an agent's shell and hooks run the same Baton.
     if let Some(dir) = setting.baton.parent() {
@@ -114,7 +121,18 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
         workdir,
         env,
         stdin,
+        marks,
     }
+}
+
+/// The variables every process of one attempt carries (`KEY=VALUE`): the project, the agent
+/// and the attempt. Together they find the attempt's processes, and no other's.
+pub fn attempt_marks(project_dir: &Path, agent: &str, task: &str, attempt: u32) -> Vec<String> {
+    vec![
+        format!("BATON_DIR={}", project_dir.display()),
+        format!("BATON_AGENT={agent}"),
+        format!("BATON_ATTEMPT={task}/{attempt}"),
+    ]
 }
 
 /// The MCP configuration that gives an agent Baton's tools.

@@ -26,6 +26,10 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Written to the process's stdin, which is then closed (none: stdin is empty).
     pub stdin: Option<Vec<u8>>,
+    /// Variables of `env` (`KEY=VALUE`) that together mark this attempt's processes: what
+    /// the agent started outside its process group (Claude Code runs its tools in groups of
+    /// their own) is found by them and killed when the agent ends.
+    pub marks: Vec<String>,
 }
 
 impl Launch {
@@ -103,6 +107,7 @@ impl AgentProcess {
                 let _ = stdin.write_all(&bytes);
             });
         }
+        let marks = launch.marks.clone();
         let (tx, output) = sync_channel(QUEUE);
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -120,6 +125,7 @@ impl AgentProcess {
                     libc::killpg(pid, libc::SIGKILL);
                 }
             }
+            kill_marked(&marks);
             for reader in readers {
                 let _ = reader.join();
             }
@@ -195,6 +201,47 @@ pub fn group_alive(pid: u32) -> bool {
     unsafe { libc::killpg(pid, 0) == 0 }
 }
 
+/// Kills every process of this user whose environment holds all of `marks` (none when
+/// `marks` is empty); returns how many. Reads `/proc`, so it finds processes whatever group
+/// or parent they have now (an agent's tool left running after the agent was killed).
+pub fn kill_marked(marks: &[String]) -> usize {
+    if marks.is_empty() {
+        return 0;
+    }
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut killed = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        // Another user's process cannot be read, and is not ours to kill.
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let vars: Vec<&[u8]> = environ.split(|b| *b == 0).collect();
+        if marks.iter().all(|m| vars.contains(&m.as_bytes()))
+            && let Ok(pid) = libc::pid_t::try_from(pid)
+        {
+            // SAFETY: kill only sends a signal, to a process carrying this attempt's marks.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            killed += 1;
+        }
+    }
+    killed
+}
+
 fn spawn_reader(
     mut from: impl Read + Send + 'static,
     stream: Stream,
@@ -253,6 +300,7 @@ mod tests {
             workdir: std::env::temp_dir(),
             env: vec![],
             stdin: None,
+            marks: vec![],
         }
     }
 
@@ -319,5 +367,42 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(!group_alive(pid), "the background sleep is gone too");
+    }
+}
+
+#[cfg(test)]
+mod marked {
+    use super::*;
+
+    #[test]
+    fn a_marked_process_outside_the_group_is_killed_when_the_agent_ends() {
+        let mark = format!("BATON_ATTEMPT=test-{}/1", std::process::id());
+        let (key, value) = mark.split_once('=').unwrap();
+        // The agent starts a child in a session (and group) of its own, then exits.
+        let launch = Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), "setsid sleep 617 & echo $!".into()],
+            workdir: std::env::temp_dir(),
+            env: vec![(key.into(), value.into())],
+            stdin: None,
+            marks: vec![mark.clone()],
+        };
+        let mut process = AgentProcess::start(&launch).unwrap();
+        let mut child = None;
+        loop {
+            match process.next(Duration::from_secs(30)) {
+                Some(Output::Line(_, pid)) => child = pid.trim().parse::<u32>().ok(),
+                Some(Output::Exited(_)) => break,
+                None => panic!("the agent did not end"),
+            }
+        }
+        let child = child.expect("the child's pid");
+        let alive = || std::fs::read(format!("/proc/{child}/cmdline")).is_ok_and(|c| !c.is_empty());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while alive() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(), "the child outside the group was killed");
+        assert_eq!(kill_marked(&[mark]), 0, "nothing carries the mark any more");
     }
 }

@@ -22,7 +22,8 @@ use crate::Progress;
 use crate::crew::Crew;
 use crate::error::{Result, TeamError};
 use crate::launch::Setting;
-use crate::process::{group_alive, signal_group};
+use crate::launch::attempt_marks;
+use crate::process::{group_alive, kill_marked, signal_group};
 use crate::profile::Profile;
 use crate::worker::{WorkerReport, run_worker};
 
@@ -195,7 +196,11 @@ fn worker_names(prefix: &str, range: std::ops::RangeInclusive<usize>) -> Vec<Str
 }
 
 /// Kills what a killed supervisor of this machine left running, and says its workers stopped.
-fn clear_up_after_a_killed_supervisor(team: &dyn TeamStore, host: &str) -> Result<()> {
+fn clear_up_after_a_killed_supervisor(
+    team: &dyn TeamStore,
+    host: &str,
+    project_dir: &Path,
+) -> Result<()> {
     let me = std::process::id();
     for mut worker in team.workers()? {
         if worker.host != host || worker.supervisor_pid == me || pid_alive(worker.supervisor_pid) {
@@ -205,6 +210,9 @@ fn clear_up_after_a_killed_supervisor(team: &dyn TeamStore, host: &str) -> Resul
             && group_alive(pid)
         {
             signal_group(pid, libc::SIGKILL);
+        }
+        if let (Some(task), Some(attempt)) = (&worker.task, worker.attempt) {
+            kill_marked(&attempt_marks(project_dir, &worker.name, task, attempt));
         }
         if worker.state != WorkerState::Stopped {
             worker.state = WorkerState::Stopped;
@@ -248,7 +256,7 @@ pub fn run_team(
     // Requests left for a supervisor that is gone are not this one's.
     clear_requests(local);
     let host = host_name();
-    clear_up_after_a_killed_supervisor(team, &host)?;
+    clear_up_after_a_killed_supervisor(team, &host, local.project_dir())?;
     let prefix = plan.prefix.clone().unwrap_or_else(|| {
         if tasks.shared_across_machines() {
             format!("{host}-{}", plan.profile.name_prefix)

@@ -189,6 +189,7 @@ fn work_task(
             &Attempting {
                 agent: name,
                 task: &task,
+                attempt: number,
                 worktree: worktree.as_ref(),
                 prompt: &prompt,
                 session: &session,
