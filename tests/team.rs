@@ -407,3 +407,90 @@ fn bad_input_is_refused_before_any_claim() {
             .is_empty()
     );
 }
+
+#[test]
+fn two_machines_each_with_a_team_drain_one_postgres_queue_once() {
+    use support::machine::Machine;
+    use support::pg::PgServer;
+    let server = PgServer::shared();
+    let a = Machine::new("a").with_env("PGPASSWORD", &server.password());
+    let b = Machine::new("b").with_env("PGPASSWORD", &server.password());
+    let url = server.url_without_password();
+    let project = format!("teams-{}", std::process::id());
+    a.ok(&[
+        "leader",
+        "init",
+        "Two teams",
+        "--store",
+        &url,
+        "--project",
+        &project,
+    ]);
+    b.ok(&["connect", &url, "--project", &project]);
+    for i in 1..=12 {
+        a.ok(&["leader", "add-task", &format!("Task {i}")]);
+    }
+    let command = "sleep 0.2; echo \"$BATON_TASK_ID by $BATON_AGENT\"";
+    let up = [
+        "team",
+        "up",
+        "--workers",
+        "2",
+        "--no-worktree",
+        "--exec",
+        command,
+        "--json",
+    ];
+    let on_a = Background::from_command(a.command(&up));
+    let on_b = Background::from_command(b.command(&up));
+    let (code_a, out_a, err_a) = on_a.finish();
+    let (code_b, out_b, err_b) = on_b.finish();
+    assert_eq!((code_a, code_b), (Some(0), Some(0)), "{err_a}\n{err_b}");
+    let report = |out: &str| -> Vec<String> {
+        let report: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        report["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|w| w["completed"].as_array().unwrap().clone())
+            .map(|id| id.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (done_a, done_b) = (report(&out_a), report(&out_b));
+    assert!(
+        !done_a.is_empty() && !done_b.is_empty(),
+        "both teams worked: {done_a:?} {done_b:?}"
+    );
+    let mut all: Vec<String> = done_a.iter().chain(&done_b).cloned().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 12, "each task once: {done_a:?} {done_b:?}");
+    assert_eq!(done_a.len() + done_b.len(), 12, "none twice");
+
+    // A lists B's workers too, named by their machine.
+    let status = a.json(&["team", "status"]);
+    let mut names: Vec<(String, String, Value)> = status["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap().to_string(),
+                w["host"].as_str().unwrap().to_string(),
+                w["supervisor_alive"].clone(),
+            )
+        })
+        .collect();
+    names.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        names,
+        [
+            ("a-ex1".to_string(), "a".to_string(), Value::Bool(false)),
+            ("a-ex2".to_string(), "a".to_string(), Value::Bool(false)),
+            ("b-ex1".to_string(), "b".to_string(), Value::Null),
+            ("b-ex2".to_string(), "b".to_string(), Value::Null),
+        ]
+    );
+    let by_agent = status["spend"]["by_agent"].as_object().unwrap();
+    assert_eq!(by_agent.len(), 4, "{status}");
+}

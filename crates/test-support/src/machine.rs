@@ -1,4 +1,5 @@
-//! A simulated machine for tests across machines: its own `HOME` and working folder, no
+//! A simulated machine for tests across machines: its own `HOME`, working folder and host
+//! name (`BATON_HOST`), no
 //! path shared with any other machine, reaching the database over TCP only, and its `baton`
 //! processes each in a process group of their own, as on another host.
 
@@ -76,6 +77,8 @@ impl Machine {
             }
         }
         cmd.env("HOME", self.home());
+        // The name the machine goes by in a team (its host name on a real machine).
+        cmd.env("BATON_HOST", &self.name);
         for (key, value) in &self.env {
             cmd.env(key, value);
         }
