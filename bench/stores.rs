@@ -28,7 +28,11 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use baton_test_support::pg::{PgServer, insert_tasks, psql};
+
+#[path = "common/tasks.rs"]
+mod tasks;
 use baton_test_support::stats::{ms, percentile};
+use tasks::folder_tasks;
 
 /// The binary measured now: this build's, or the baseline's (`BATON_BENCH_BASELINE`), with
 /// its label.
@@ -165,25 +169,6 @@ impl Bench {
 }
 
 /// `tasks.json` with `n` available tasks shaped like `insert_tasks`' rows.
-fn folder_tasks(n: usize) -> Vec<u8> {
-    use baton_core::NewTask;
-    use baton_core::{TaskFile, Timestamp};
-    let mut file = TaskFile::new(Timestamp::now());
-    for i in 1..=n {
-        file.add_task(
-            NewTask {
-                description: format!("Implement part {i} of the feature, with tests and docs"),
-                priority: 1 + (i % 5) as u32,
-                files: vec![format!("src/part_{i}.rs")],
-                ..NewTask::default()
-            },
-            Timestamp::now(),
-        )
-        .unwrap();
-    }
-    baton_folder::encode(&file).unwrap()
-}
-
 fn latency(store: Store<'_>, n: usize, trials: usize) {
     let bench = Bench::new(store, n);
     let mut samples = Vec::with_capacity(trials);

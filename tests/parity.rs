@@ -29,7 +29,7 @@ fn normalise(value: &Value, dir: &str) -> Value {
                     let v = match k.as_str() {
                         "lease_remaining_secs" | "lease_left_secs" => json!("<secs>"),
                         // The writer process: the CLI itself, or the MCP server.
-                        "pid" => json!("<pid>"),
+                        "pid" | "supervisor_pid" => json!("<pid>"),
                         "duration_ms" => json!("<ms>"),
                         "line" | "last_line" => json!(
                             v.as_str()
@@ -470,6 +470,57 @@ fn every_operation(mut t: Twins) {
         json!({"parallel_id": mcp_parallel["parallel_id"]}),
         0,
     );
+
+    // The supervised team: an exec team drains what is ready on each twin, then its records
+    // are read, and a waiting team is stopped.
+    let mut added = None;
+    for p in [&t.cli, &t.mcp_project] {
+        let task = p.json(&["leader", "add-task", "Team work"]);
+        added = task["task"]["id"].as_str().map(str::to_string);
+        p.ok(&[
+            "team",
+            "up",
+            "--no-worktree",
+            "--prefix",
+            "tm",
+            "--exec",
+            "echo team work",
+        ]);
+    }
+    let team = t.same("team_status", &["team", "status"], json!({}), 0);
+    assert_eq!(team["workers"][0]["name"], "tm1", "{team}");
+    let task = added.unwrap();
+    let transcript = t.same(
+        "team_transcript",
+        &["team", "logs", &task],
+        json!({"task": task}),
+        0,
+    );
+    assert_eq!(transcript["attempt"]["end"], "completed", "{transcript}");
+    for p in [&t.cli, &t.mcp_project] {
+        let args = [
+            "team",
+            "up",
+            "--detach",
+            "--stay",
+            "--no-worktree",
+            "--prefix",
+            "st",
+            "--exec",
+            "true",
+        ];
+        p.ok(&args);
+    }
+    let stopped = t.same(
+        "team_stop",
+        &["team", "stop", "--now"],
+        json!({"now": true}),
+        0,
+    );
+    assert_eq!(stopped["workers"], json!(["st1"]), "{stopped}");
+    support::eventually("the MCP twin's team stopped", || {
+        t.mcp_project.json(&["team", "status"])["supervisor"].is_null()
+    });
 
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));

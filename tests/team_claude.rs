@@ -202,6 +202,28 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
     let spent = status["spend"]["total"]["cost_usd"].as_f64().unwrap();
     assert!((spent - total).abs() < 1e-9, "{status}");
+    // The lead's board and agents view show the same spend.
+    let board = baton(&host, &["--json", "leader", "status"])
+        .output()
+        .unwrap();
+    let board: Value = serde_json::from_slice(&board.stdout).unwrap();
+    assert_eq!(board["spend"], status["spend"], "{board}");
+    let agents = baton(&host, &["--json", "leader", "agents"])
+        .output()
+        .unwrap();
+    let agents: Value = serde_json::from_slice(&agents.stdout).unwrap();
+    let by_agent = agents["spend"]["by_agent"].as_object().unwrap();
+    let per_agent: f64 = by_agent
+        .values()
+        .map(|u| u["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!((per_agent - total).abs() < 1e-9, "{agents}");
+    let text = baton(&host, &["leader", "status"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(
+        text.contains(&format!("Agents' spend: ${total:.4}")),
+        "{text}"
+    );
     assert!((report["spent_usd"].as_f64().unwrap() - total).abs() < 1e-6);
 
     let merged = baton(&host, &["leader", "merge", "--all"])

@@ -71,6 +71,16 @@ pub fn status(report: &StatusReport) -> String {
             String::new()
         }
     );
+    if let Some(spend) = &report.spend {
+        let _ = writeln!(
+            out,
+            "Agents' spend: ${:.4} ({} input and {} output tokens, {} turns; `baton team status` per agent)",
+            spend.total.cost_usd,
+            spend.total.input_tokens,
+            spend.total.output_tokens,
+            spend.total.turns
+        );
+    }
     if report.tasks.is_empty() {
         out.push_str("\nNo tasks yet: baton leader add-task \"DESCRIPTION\"\n");
         return out;
@@ -206,8 +216,8 @@ pub fn team(team: &baton_api::team::Team) -> String {
         return "No agent has claimed, logged or sent a heartbeat yet.".into();
     }
     let mut out = format!(
-        "{:<16} {:<18} {:<32} {:>9} {:>11} {:>4} {:>6}  LAST\n",
-        "AGENT", "STATE", "TASK", "LEASE", "HEARD", "DONE", "FAILED"
+        "{:<16} {:<18} {:<32} {:>9} {:>11} {:>4} {:>6} {:>9}  LAST\n",
+        "AGENT", "STATE", "TASK", "LEASE", "HEARD", "DONE", "FAILED", "COST"
     );
     for agent in &team.agents {
         let state = match agent.state {
@@ -237,9 +247,14 @@ pub fn team(team: &baton_api::team::Team) -> String {
             .as_deref()
             .map(|l| l.split_once("] ").map_or(l, |(_, rest)| rest))
             .unwrap_or("-");
+        let cost = team
+            .spend
+            .as_ref()
+            .and_then(|s| s.by_agent.get(&agent.name))
+            .map_or("-".to_string(), |u| format!("${:.4}", u.cost_usd));
         let _ = writeln!(
             out,
-            "{:<16} {:<18} {:<32} {:>9} {:>11} {:>4} {:>6}  {}",
+            "{:<16} {:<18} {:<32} {:>9} {:>11} {:>4} {:>6} {:>9}  {}",
             line(&agent.name, 16),
             state,
             line(&task, 32),
@@ -247,6 +262,7 @@ pub fn team(team: &baton_api::team::Team) -> String {
             heard,
             agent.done,
             agent.failed,
+            cost,
             line(last, 60)
         );
     }

@@ -156,6 +156,7 @@ mod tests {
             ],
             next_change_at: None,
             at: Timestamp::now(),
+            spend: None,
         };
         let before: BTreeSet<Stale> = [("old".to_string(), "task-1".to_string())].into();
         let notices = went_stale(&before, &team);

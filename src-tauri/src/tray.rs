@@ -275,6 +275,7 @@ mod tests {
             agents,
             next_change_at: None,
             at: baton_core::Timestamp::now(),
+            spend: None,
         };
         assert_eq!(agents_line(&team(vec![])), "No agents yet");
         assert_eq!(

@@ -34,6 +34,9 @@ pub struct Team {
     /// The store's time the rows are for.
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub at: Timestamp,
+    /// What supervised agents cost, per agent, per task and in total; none until an agent of
+    /// a team has run.
+    pub spend: Option<baton_core::Spend>,
 }
 
 impl Operation for AgentsOverview {
@@ -62,6 +65,7 @@ impl Operation for AgentsOverview {
             agents,
             next_change_at,
             at: now,
+            spend: crate::crew::spend(cx)?,
         })
     }
 }

@@ -171,15 +171,13 @@ fn up(
             eprintln!("{line}");
         }
     };
-    let report = run_team(
-        &*project.tasks,
-        &*project.team,
+    let stores = baton_team::TeamStores {
+        tasks: &*project.tasks,
+        team: &*project.team,
+        documents: &*project.documents,
         local,
-        setting,
-        plan,
-        controls,
-        &progress,
-    )?;
+    };
+    let report = run_team(stores, setting, plan, controls, &progress)?;
     // With --json the progress events came one per line; the report is the last line.
     emit_line(json, &report, || render::report(&report));
     if interrupted.load(std::sync::atomic::Ordering::SeqCst) {

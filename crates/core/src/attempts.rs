@@ -133,9 +133,13 @@ pub struct WorkerRecord {
     pub updated_at: Timestamp,
 }
 
+/// The document the project's spend is kept in, summed as each attempt ends (so a board
+/// shows it without reading every attempt).
+pub const SPEND_DOCUMENT: &str = "team/spend.json";
+
 /// Spend summed per task, per agent and for the project.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spend {
     pub total: Usage,
     pub by_task: BTreeMap<String, Usage>,
@@ -146,19 +150,22 @@ impl Spend {
     pub fn of(attempts: &[Attempt]) -> Spend {
         let mut spend = Spend::default();
         for a in attempts {
-            spend.total.add(&a.usage);
-            spend
-                .by_task
-                .entry(a.task.clone())
-                .or_default()
-                .add(&a.usage);
-            spend
-                .by_agent
-                .entry(a.agent.clone())
-                .or_default()
-                .add(&a.usage);
+            spend.add(a);
         }
         spend
+    }
+
+    /// Counts what `attempt` cost.
+    pub fn add(&mut self, attempt: &Attempt) {
+        self.total.add(&attempt.usage);
+        self.by_task
+            .entry(attempt.task.clone())
+            .or_default()
+            .add(&attempt.usage);
+        self.by_agent
+            .entry(attempt.agent.clone())
+            .or_default()
+            .add(&attempt.usage);
     }
 }
 

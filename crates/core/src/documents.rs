@@ -15,8 +15,11 @@ use crate::time::Timestamp;
 /// Orchestration's record: invocations, handoffs, parallel runs, conflicts (`baton-agents`).
 pub const ORCHESTRATION: &str = "orchestration/state.json";
 
+/// The team's spend, summed per task, agent and project (`baton-team`).
+pub const TEAM_SPEND: &str = crate::attempts::SPEND_DOCUMENT;
+
 /// Every document Baton keeps (what moving a project between stores carries).
-pub const ALL: [&str; 1] = [ORCHESTRATION];
+pub const ALL: [&str; 2] = [ORCHESTRATION, TEAM_SPEND];
 
 /// A project's documents, wherever they are kept.
 pub trait DocumentStore: Send + Sync {

@@ -31,6 +31,10 @@ pub struct StatusReport {
     /// Held tasks whose lease has expired.
     pub stale: usize,
     pub tasks: Vec<TaskView>,
+    /// What supervised agents cost, per task, per agent and in total (`baton team`); none
+    /// until an agent of a team has run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend: Option<crate::attempts::Spend>,
 }
 
 /// One task as the board shows it.
@@ -133,6 +137,7 @@ impl StatusReport {
             stale: tasks.iter().filter(|t| t.stale).count(),
             counts,
             tasks,
+            spend: None,
         }
     }
 

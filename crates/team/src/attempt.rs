@@ -308,6 +308,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         (None, None) => (AttemptEnd::Lost, Some("the task could not be read".into())),
     };
     crew.team.save_attempt(&record)?;
+    crew.record_spend(&record);
     Ok(Finished {
         record,
         interrupted,

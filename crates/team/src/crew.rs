@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use baton_core::{Layout, Task, TaskStore, TeamStore, Timestamp, Usage, WorkerRecord, WorkerState};
+use baton_core::{
+    DocumentStore, Layout, Task, TaskStore, TeamStore, Timestamp, Usage, WorkerRecord, WorkerState,
+};
 use baton_git::Worktrees;
 use baton_live::WatchMode;
 
@@ -42,9 +44,21 @@ impl WorkerFlags {
 }
 
 /// What every worker of a team shares.
+/// Where a team's project is: its stores, and this machine's folder.
+#[derive(Clone, Copy)]
+pub struct TeamStores<'a> {
+    pub tasks: &'a dyn TaskStore,
+    pub team: &'a dyn TeamStore,
+    /// Where the project's spend is summed ([`baton_core::attempts::SPEND_DOCUMENT`]).
+    pub documents: &'a dyn DocumentStore,
+    /// This machine's `.coordination/` (worktrees, result reports, the supervisor's files).
+    pub local: &'a Layout,
+}
+
 pub struct Crew<'a> {
     pub tasks: &'a dyn TaskStore,
     pub team: &'a dyn TeamStore,
+    pub documents: &'a dyn DocumentStore,
     /// This machine's `.coordination/` (worktrees, result reports).
     pub local: &'a Layout,
     pub setting: Setting,
@@ -64,11 +78,8 @@ pub struct Crew<'a> {
 }
 
 impl<'a> Crew<'a> {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
-        tasks: &'a dyn TaskStore,
-        team: &'a dyn TeamStore,
-        local: &'a Layout,
+        stores: TeamStores<'a>,
         setting: Setting,
         profile: Profile,
         host: String,
@@ -77,13 +88,14 @@ impl<'a> Crew<'a> {
     ) -> Result<Crew<'a>> {
         // Refused before any claim when there is no repository to branch from.
         let worktrees = match profile.worktree {
-            true => Some(Worktrees::open(local)?),
+            true => Some(Worktrees::open(stores.local)?),
             false => None,
         };
         Ok(Crew {
-            tasks,
-            team,
-            local,
+            tasks: stores.tasks,
+            team: stores.team,
+            documents: stores.documents,
+            local: stores.local,
             setting,
             profile,
             host,
@@ -180,6 +192,26 @@ impl<'a> Crew<'a> {
             }
         }
         None
+    }
+
+    /// Adds an ended attempt's cost to the project's spend.
+    pub(crate) fn record_spend(&self, attempt: &baton_core::Attempt) {
+        let spent = self.documents.change_document(
+            baton_core::attempts::SPEND_DOCUMENT,
+            &mut |document, _| {
+                let mut spend: baton_core::Spend = document
+                    .and_then(|d| serde_json::from_value(d).ok())
+                    .unwrap_or_default();
+                spend.add(attempt);
+                Ok(Some(serde_json::to_value(spend).expect("spend serialises")))
+            },
+        );
+        if let Err(e) = spent {
+            (self.progress)(Progress::Trouble {
+                worker: attempt.agent.clone(),
+                message: format!("cannot add to the project's spend: {e}"),
+            });
+        }
     }
 
     /// Task `id` as the store has it now.

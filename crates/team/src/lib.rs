@@ -29,6 +29,7 @@ use std::time::Duration;
 use baton_core::AttemptEnd;
 
 pub use attempt::STOP_GRACE;
+pub use crew::TeamStores;
 pub use error::{Result, TeamError};
 pub use launch::Setting;
 pub use profile::{AgentKind, Profile};

@@ -12,14 +12,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use baton_core::{Layout, StoreError, TaskStore, TeamStore, Timestamp, WorkerState};
+use baton_core::{Layout, StoreError, TeamStore, Timestamp, WorkerState};
 use baton_fs::{FileLock, pid_alive, write_atomic};
 use baton_live::WatchMode;
 use baton_live::watcher::Watch;
 use serde::{Deserialize, Serialize};
 
 use crate::Progress;
-use crate::crew::Crew;
+use crate::crew::{Crew, TeamStores};
 use crate::error::{Result, TeamError};
 use crate::launch::Setting;
 use crate::launch::attempt_marks;
@@ -228,14 +228,15 @@ fn clear_up_after_a_killed_supervisor(
 /// Runs a team until its workers drain the queue or it is asked to stop. Refused when a
 /// supervisor runs already for this project on this machine ([`send_request`] changes it).
 pub fn run_team(
-    tasks: &dyn TaskStore,
-    team: &dyn TeamStore,
-    local: &Layout,
+    stores: TeamStores<'_>,
     setting: Setting,
     plan: TeamPlan,
     controls: Controls,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<TeamReport> {
+    let TeamStores {
+        tasks, team, local, ..
+    } = stores;
     if plan.workers == 0 || plan.workers > MAX_WORKERS {
         return Err(TeamError::new(
             baton_core::ErrorKind::InvalidArguments,
@@ -265,9 +266,7 @@ pub fn run_team(
         }
     });
     let mut crew = Crew::new(
-        tasks,
-        team,
-        local,
+        stores,
         setting,
         plan.profile.clone(),
         host.clone(),

@@ -57,7 +57,9 @@ impl Operation for Status {
     const READ_ONLY: bool = true;
     type Output = StatusReport;
     fn run(self, cx: &Context) -> Result<StatusReport> {
-        Ok(cx.tasks.status()?)
+        let mut report = cx.tasks.status()?;
+        report.spend = crate::crew::spend(cx)?;
+        Ok(report)
     }
 }
 

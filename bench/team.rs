@@ -1,0 +1,438 @@
+//! The supervised team, whole CLI processes (run with `cargo bench --bench team`). A throwaway
+//! PostgreSQL server is started for the run. Prints, in one run:
+//!
+//! - pickup: from starting `baton leader add-task` to the agent process of a waiting
+//!   `team up --stay` worker starting on it (the agent writes the time it started), p50/p99,
+//!   against a waiting `worker loop --stay` running the same command;
+//! - idle: CPU time of a team of 8 waiting workers over `BATON_BENCH_IDLE_SECS` (60), against
+//!   8 waiting `worker loop`s;
+//! - ingestion: events per second stored from an agent that prints 300,000 lines, into the
+//!   folder and into PostgreSQL, and `worker claim` (a process) p50 while it runs against the
+//!   same claims with no team;
+//! - scale: `BATON_BENCH_WORKERS` (100) exec workers drain `BATON_BENCH_TASKS` (5,000) tasks
+//!   on the folder, and two teams of that many on PostgreSQL ("two machines"), each task once,
+//!   wall time against the same number of `worker loop` processes.
+//!
+//! Targets (issue 25): pickup p50 within 20 ms of the worker loop's; an idle team uses no CPU
+//! to speak of; ingestion ≥ 10,000 events/s with claims within 10 % of their no-team p50.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use baton_test_support::pg::PgServer;
+
+#[path = "common/tasks.rs"]
+mod tasks;
+use baton_test_support::stats::{ms, percentile};
+
+fn baton() -> &'static str {
+    env!("CARGO_BIN_EXE_baton")
+}
+
+/// Where a benchmark project's tasks are kept.
+#[derive(Clone, Copy)]
+enum Store<'a> {
+    Folder,
+    Postgres(&'a PgServer),
+}
+
+struct Project {
+    dir: tempfile::TempDir,
+    password: Option<String>,
+    /// The database's URL (with its password) and the project's name there.
+    store: Option<(String, String)>,
+}
+
+impl Project {
+    fn new(store: Store<'_>) -> Project {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let name = format!(
+            "team{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let project = Project {
+            dir: tempfile::tempdir().unwrap(),
+            password: match store {
+                Store::Folder => None,
+                Store::Postgres(server) => Some(server.password()),
+            },
+            store: match store {
+                Store::Folder => None,
+                Store::Postgres(server) => Some((server.url().to_string(), name.clone())),
+            },
+        };
+        match store {
+            Store::Folder => project.ok(&["leader", "init", "benchmark"]),
+            Store::Postgres(server) => project.ok(&[
+                "leader",
+                "init",
+                "benchmark",
+                "--store",
+                &server.url_without_password(),
+                "--project",
+                &name,
+            ]),
+        }
+        project
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(baton());
+        command
+            .args(args)
+            .current_dir(self.path())
+            .env_remove("BATON_DIR")
+            .env_remove("BATON_STORE")
+            .env_remove("BATON_PROJECT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(password) = &self.password {
+            command.env("PGPASSWORD", password);
+        }
+        command
+    }
+
+    fn ok(&self, args: &[&str]) {
+        let status = self.command(args).status().unwrap();
+        assert!(status.success(), "baton {args:?}");
+    }
+
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.command(args).spawn().unwrap()
+    }
+
+    fn add_tasks(&self, n: usize) {
+        match &self.store {
+            Some((url, name)) => baton_test_support::pg::insert_tasks(url, name, n),
+            None => std::fs::write(
+                self.path().join(".coordination/tasks.json"),
+                tasks::folder_tasks(n),
+            )
+            .unwrap(),
+        }
+    }
+}
+
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+fn report(what: &str, mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    let p50 = percentile(&samples, 0.50);
+    println!(
+        "{what}: p50 {}  p99 {}  ({} trials)",
+        ms(p50, 2),
+        ms(percentile(&samples, 0.99), 2),
+        samples.len()
+    );
+    p50
+}
+
+/// Waits for `path` to exist (the agent wrote it), up to 30 s.
+fn wait_file(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "{} never came", path.display());
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+fn stop(mut child: Child) {
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Ready → agent started, for a waiting runner started by `args` (its command is appended).
+fn pickup(label: &str, args: &[&str], trials: usize) -> Duration {
+    let p = Project::new(Store::Folder);
+    let command = "date +%s%N > \"started-$BATON_TASK_ID\"";
+    let mut full: Vec<&str> = args.to_vec();
+    full.push(command);
+    let runner = p.spawn(&full);
+    std::thread::sleep(Duration::from_millis(500)); // let it arm its wait
+    let mut samples = Vec::new();
+    for i in 1..=trials {
+        let before = now_ns();
+        p.ok(&["leader", "add-task", &format!("Task {i}")]);
+        let started: u128 = wait_file(&p.path().join(format!("started-task-{i}")))
+            .trim()
+            .parse()
+            .unwrap();
+        samples.push(Duration::from_nanos(started.saturating_sub(before) as u64));
+    }
+    stop(runner);
+    report(label, samples)
+}
+
+fn cpu_of(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, r)| r)
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
+fn idle(seconds: u64) {
+    let p = Project::new(Store::Folder);
+    let team = p.spawn(&[
+        "team",
+        "up",
+        "--workers",
+        "8",
+        "--stay",
+        "--no-worktree",
+        "--exec",
+        "true",
+    ]);
+    let loops: Vec<Child> = (1..=8)
+        .map(|i| {
+            p.spawn(&[
+                "worker",
+                "loop",
+                &format!("w{i}"),
+                "--stay",
+                "--exec",
+                "true",
+            ])
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let team_before = cpu_of(team.id());
+    let loops_before: Duration = loops.iter().map(|c| cpu_of(c.id())).sum();
+    std::thread::sleep(Duration::from_secs(seconds));
+    let team_cpu = cpu_of(team.id()) - team_before;
+    let loops_cpu = loops.iter().map(|c| cpu_of(c.id())).sum::<Duration>() - loops_before;
+    println!(
+        "idle over {seconds} s: a team of 8 waiting workers used {} of CPU; 8 waiting worker loops {}",
+        ms(team_cpu, 0),
+        ms(loops_cpu, 0)
+    );
+    stop(team);
+    for l in loops {
+        stop(l);
+    }
+}
+
+/// `worker claim` process latencies on `p` (each claim released again), `n` trials.
+fn claims(p: &Project, n: usize) -> Vec<Duration> {
+    (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            p.ok(&["worker", "claim", "bench"]);
+            let took = start.elapsed();
+            p.ok(&["worker", "release", "bench", "task-2"]);
+            took
+        })
+        .collect()
+}
+
+fn ingestion(store: Store<'_>, label: &str) {
+    let lines = 300_000;
+    // No team: the claim figure to compare with.
+    let quiet = Project::new(store);
+    quiet.add_tasks(2);
+    quiet.ok(&["leader", "edit", "task-1", "--priority", "1"]);
+    quiet.ok(&["worker", "claim", "holder"]);
+    let base = report(
+        &format!("{label}: worker claim, no team"),
+        claims(&quiet, 40),
+    );
+
+    let p = Project::new(store);
+    p.add_tasks(2);
+    p.ok(&["leader", "edit", "task-1", "--priority", "1"]);
+    let flood = format!("seq 1 {lines}");
+    let team = p.spawn(&[
+        "team",
+        "up",
+        "--no-worktree",
+        "--exec",
+        &flood,
+        "--max-attempts",
+        "1",
+    ]);
+    // Wait for the flood to begin (its transcript exists), then claim while it runs.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        let out = p
+            .command(&["--json", "team", "logs", "task-1", "--limit", "1"])
+            .stdout(Stdio::piped())
+            .output()
+            .unwrap();
+        if out.status.success() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let during = report(
+        &format!("{label}: worker claim, during the flood"),
+        claims(&p, 40),
+    );
+    let status = {
+        let mut child = team;
+        child.wait().unwrap()
+    };
+    let out = p
+        .command(&[
+            "--json",
+            "team",
+            "logs",
+            "task-1",
+            "--limit",
+            "1",
+            "--after",
+            &(lines - 1).to_string(),
+        ])
+        .stdout(Stdio::piped())
+        .output()
+        .unwrap();
+    let last: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = p
+        .command(&["--json", "team", "logs", "task-1", "--limit", "1"])
+        .stdout(Stdio::piped())
+        .output()
+        .unwrap();
+    let first: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    let at = |v: &serde_json::Value| {
+        baton_core::Timestamp::parse(v["events"][0]["at"].as_str().unwrap()).unwrap()
+    };
+    let events = last["attempt"]["events"].as_u64().unwrap_or(0);
+    let span = (at(&last).0 - at(&first).0).to_std().unwrap_or_default();
+    println!(
+        "{label}: {events} events stored in {} ({:.0} events/s; team exited {status}); claims during it p50 {} against {} ({:+.1} %)",
+        ms(span, 0),
+        events as f64 / span.as_secs_f64(),
+        ms(during, 2),
+        ms(base, 2),
+        (during.as_secs_f64() / base.as_secs_f64() - 1.0) * 100.0
+    );
+}
+
+fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usize) {
+    for runner in ["team", "worker loops"] {
+        let p = Project::new(store);
+        p.add_tasks(tasks);
+        let start = Instant::now();
+        let children: Vec<Child> = match runner {
+            "team" => (0..teams)
+                .map(|t| {
+                    let mut c = p.command(&[
+                        "team",
+                        "up",
+                        "--workers",
+                        &workers.to_string(),
+                        "--no-worktree",
+                        "--prefix",
+                        &format!("m{t}-"),
+                        "--exec",
+                        "true",
+                    ]);
+                    c.env("BATON_HOST", format!("machine{t}"));
+                    c.spawn().unwrap()
+                })
+                .collect(),
+            _ => (0..workers * teams)
+                .map(|i| {
+                    p.spawn(&[
+                        "worker",
+                        "loop",
+                        &format!("w{i}"),
+                        "--quiet",
+                        "--exec",
+                        "true",
+                    ])
+                })
+                .collect(),
+        };
+        for mut child in children {
+            let status = child.wait().unwrap();
+            assert!(status.success(), "{runner}: {status}");
+        }
+        let took = start.elapsed();
+        let out = p
+            .command(&["--json", "leader", "status"])
+            .stdout(Stdio::piped())
+            .output()
+            .unwrap();
+        let board: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let done = board["counts"]["done"].as_u64().unwrap();
+        let twice = board["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["attempts"].as_u64().unwrap_or(0) != 1)
+            .count();
+        println!(
+            "{label}: {} × {workers} {runner} drained {tasks} tasks in {:.1} s: {done} done, {twice} claimed other than once",
+            teams,
+            took.as_secs_f64()
+        );
+    }
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let server = PgServer::start();
+    println!("== pickup: task ready → agent started (folder) ==");
+    let team = pickup(
+        "team up --stay (exec)",
+        &["team", "up", "--stay", "--no-worktree", "--exec"],
+        40,
+    );
+    let lp = pickup(
+        "worker loop --stay (exec)",
+        &["worker", "loop", "w1", "--stay", "--quiet", "--exec"],
+        40,
+    );
+    println!(
+        "pickup: the team's p50 is {} the worker loop's",
+        if team >= lp {
+            format!("{} above", ms(team - lp, 2))
+        } else {
+            format!("{} below", ms(lp - team, 2))
+        }
+    );
+    println!("== idle ==");
+    idle(env_number("BATON_BENCH_IDLE_SECS", 60) as u64);
+    println!("== transcript ingestion ==");
+    ingestion(Store::Folder, "folder");
+    ingestion(Store::Postgres(&server), "postgres");
+    println!("== scale ==");
+    let workers = env_number("BATON_BENCH_WORKERS", 100);
+    let tasks = env_number("BATON_BENCH_TASKS", 5000);
+    scale(Store::Folder, "folder", workers, tasks, 1);
+    scale(Store::Postgres(&server), "postgres", workers, tasks, 2);
+}
