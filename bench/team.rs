@@ -6,7 +6,7 @@
 //!   against a waiting `worker loop --stay` running the same command;
 //! - idle: CPU time of a team of 8 waiting workers over `BATON_BENCH_IDLE_SECS` (60), against
 //!   8 waiting `worker loop`s;
-//! - ingestion: events per second stored from an agent that prints 300,000 lines, into the
+//! - ingestion: events per second stored from an agent that prints 90,000 lines, into the
 //!   folder and into PostgreSQL, and `worker claim` (a process) p50 while it runs against the
 //!   same claims with no team;
 //! - scale: `BATON_BENCH_WORKERS` (100) exec workers drain `BATON_BENCH_TASKS` (5,000) tasks
@@ -253,21 +253,24 @@ fn claims(p: &Project, n: usize) -> Vec<Duration> {
         .collect()
 }
 
-fn ingestion(store: Store<'_>, label: &str) {
-    let lines = 300_000;
+fn ingestion(store: Store<'_>, label: &str, lines: usize, trials: usize) {
     // No team: the claim figure to compare with.
+    // task-2's file is reserved for the claimer, so the team passes it over and only the
+    // claims measured take it (and give it back).
     let quiet = Project::new(store);
     quiet.add_tasks(2);
     quiet.ok(&["leader", "edit", "task-1", "--priority", "1"]);
+    quiet.ok(&["reserve", "src/part_2.rs", "--agent", "bench"]);
     quiet.ok(&["worker", "claim", "holder"]);
     let base = report(
         &format!("{label}: worker claim, no team"),
-        claims(&quiet, 40),
+        claims(&quiet, trials),
     );
 
     let p = Project::new(store);
     p.add_tasks(2);
     p.ok(&["leader", "edit", "task-1", "--priority", "1"]);
+    p.ok(&["reserve", "src/part_2.rs", "--agent", "bench"]);
     let flood = format!("seq 1 {lines}");
     let team = p.spawn(&[
         "team",
@@ -293,12 +296,24 @@ fn ingestion(store: Store<'_>, label: &str) {
     }
     let during = report(
         &format!("{label}: worker claim, during the flood"),
-        claims(&p, 40),
+        claims(&p, trials),
     );
-    let status = {
-        let mut child = team;
-        child.wait().unwrap()
-    };
+    // The flood's attempt ends; the team then waits (task-2's file is held), so it is stopped.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let out = p
+            .command(&["--json", "team", "logs", "task-1", "--limit", "1"])
+            .stdout(Stdio::piped())
+            .output()
+            .unwrap();
+        let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if log["attempt"]["end"] != "running" || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop(team);
+    let status = "stopped";
     let out = p
         .command(&[
             "--json",
@@ -308,7 +323,7 @@ fn ingestion(store: Store<'_>, label: &str) {
             "--limit",
             "1",
             "--after",
-            &(lines - 1).to_string(),
+            &(lines + 1).to_string(),
         ])
         .stdout(Stdio::piped())
         .output()
@@ -326,7 +341,7 @@ fn ingestion(store: Store<'_>, label: &str) {
     let events = last["attempt"]["events"].as_u64().unwrap_or(0);
     let span = (at(&last).0 - at(&first).0).to_std().unwrap_or_default();
     println!(
-        "{label}: {events} events stored in {} ({:.0} events/s; team exited {status}); claims during it p50 {} against {} ({:+.1} %)",
+        "{label}: {events} events stored in {} ({:.0} events/s; the team then {status}); claims during it p50 {} against {} ({:+.1} %)",
         ms(span, 0),
         events as f64 / span.as_secs_f64(),
         ms(during, 2),
@@ -405,17 +420,28 @@ fn env_number(name: &str, default: usize) -> usize {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo test --benches` probes harness-less benches with --list
+    }
+    // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
+    let full = args.iter().any(|a| a == "--bench");
+    let size = |name: &str, bench: usize, smoke: usize| match full {
+        true => env_number(name, bench),
+        false => smoke,
+    };
     let server = PgServer::start();
     println!("== pickup: task ready → agent started (folder) ==");
+    let trials = size("BATON_BENCH_TRIALS", 40, 3);
     let team = pickup(
         "team up --stay (exec)",
         &["team", "up", "--stay", "--no-worktree", "--exec"],
-        40,
+        trials,
     );
     let lp = pickup(
         "worker loop --stay (exec)",
         &["worker", "loop", "w1", "--stay", "--quiet", "--exec"],
-        40,
+        trials,
     );
     println!(
         "pickup: the team's p50 is {} the worker loop's",
@@ -426,13 +452,15 @@ fn main() {
         }
     );
     println!("== idle ==");
-    idle(env_number("BATON_BENCH_IDLE_SECS", 60) as u64);
+    idle(size("BATON_BENCH_IDLE_SECS", 60, 1) as u64);
     println!("== transcript ingestion ==");
-    ingestion(Store::Folder, "folder");
-    ingestion(Store::Postgres(&server), "postgres");
+    // Under the 100,000 events one attempt keeps.
+    let lines = size("BATON_BENCH_LINES", 90_000, 2_000);
+    ingestion(Store::Folder, "folder", lines, trials);
+    ingestion(Store::Postgres(&server), "postgres", lines, trials);
     println!("== scale ==");
-    let workers = env_number("BATON_BENCH_WORKERS", 100);
-    let tasks = env_number("BATON_BENCH_TASKS", 5000);
+    let workers = size("BATON_BENCH_WORKERS", 100, 3);
+    let tasks = size("BATON_BENCH_TASKS", 5000, 30);
     scale(Store::Folder, "folder", workers, tasks, 1);
     scale(Store::Postgres(&server), "postgres", workers, tasks, 2);
 }

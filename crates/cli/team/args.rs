@@ -83,6 +83,12 @@ pub struct LogsArgs {
     /// Print each event whole, not cut to a line.
     #[arg(long)]
     pub full: bool,
+    /// Only events numbered after this one.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub after: u64,
+    /// At most this many events (the first ones after --after).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub limit: u64,
 }
 
 #[derive(Debug, Args)]

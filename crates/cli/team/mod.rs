@@ -333,12 +333,12 @@ fn logs(project: &OpenProject, args: LogsArgs, mode: WatchMode, json: bool) -> R
                 task: task.clone(),
                 attempt,
                 after,
-                limit: 10_000,
+                limit: args.limit,
             }
             .run(cx)
         })
     };
-    let first = read(0, attempt)?;
+    let first = read(args.after, attempt)?;
     let number = first.attempt.attempt;
     if !args.follow {
         emit(json, &first, || render::transcript(&first, args.full));

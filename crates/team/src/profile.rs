@@ -154,7 +154,9 @@ fn builtin(name: &str) -> Option<Profile> {
         retry_unreported: false,
         max_cost_usd: None,
         max_turns: None,
-        max_minutes: None,
+        // An agent that never ends is stopped after two hours (a command runs as long as
+        // it takes, as under `worker loop`).
+        max_minutes: (kind != AgentKind::Exec).then_some(120.0),
         name_prefix: prefix.to_string(),
     })
 }

@@ -270,6 +270,20 @@ fn work_task(
                     task: id.clone(),
                     after: backoff,
                 });
+                let mut record = crew.record(name, WorkerState::BackingOff);
+                record.task = Some(id.clone());
+                record.attempt = Some(number);
+                record.usage = report.usage;
+                record.last_event = Some(format!(
+                    "attempt {number} at {id} {}; restarting in {:.1} s",
+                    if end == AttemptEnd::Crashed {
+                        "crashed"
+                    } else {
+                        "ended unreported"
+                    },
+                    backoff.as_secs_f64()
+                ));
+                crew.save(&record);
                 if wait_unless_stopped(&flags, backoff) {
                     let _ = crew.tasks.release(name, &id);
                     {
