@@ -6,9 +6,10 @@
 //!   against a waiting `worker loop --stay` running the same command;
 //! - idle: CPU time of a team of 8 waiting workers over `BATON_BENCH_IDLE_SECS` (60), against
 //!   8 waiting `worker loop`s;
-//! - ingestion: events per second stored from an agent that prints 90,000 lines, into the
-//!   folder and into PostgreSQL, and `worker claim` (a process) p50 while it runs against the
-//!   same claims with no team;
+//! - ingestion: an agent printing a little over 10,000 lines a second for about 6 s, into the
+//!   folder and into PostgreSQL: the events stored per second, and `worker claim` (a process)
+//!   p50 meanwhile against the same claims with no team; then the rate for an agent printing
+//!   60,000 lines as fast as it can;
 //! - scale: `BATON_BENCH_WORKERS` (100) exec workers drain `BATON_BENCH_TASKS` (5,000) tasks
 //!   on the folder, and two teams of that many on PostgreSQL ("two machines"), each task once,
 //!   wall time against the same number of `worker loop` processes.
@@ -253,67 +254,18 @@ fn claims(p: &Project, n: usize) -> Vec<Duration> {
         .collect()
 }
 
-fn ingestion(store: Store<'_>, label: &str, lines: usize, trials: usize) {
-    // No team: the claim figure to compare with.
-    // task-2's file is reserved for the claimer, so the team passes it over and only the
-    // claims measured take it (and give it back).
-    let quiet = Project::new(store);
-    quiet.add_tasks(2);
-    quiet.ok(&["leader", "edit", "task-1", "--priority", "1"]);
-    quiet.ok(&["reserve", "src/part_2.rs", "--agent", "bench"]);
-    quiet.ok(&["worker", "claim", "holder"]);
-    let base = report(
-        &format!("{label}: worker claim, no team"),
-        claims(&quiet, trials),
-    );
-
+/// A project whose task-1 (first by priority) a team floods with `command`'s output, and whose
+/// task-2's file is reserved for the claimer, so the team passes it over and only the claims
+/// measured take it (and give it back).
+fn flooded_project(store: Store<'_>) -> Project {
     let p = Project::new(store);
     p.add_tasks(2);
     p.ok(&["leader", "edit", "task-1", "--priority", "1"]);
     p.ok(&["reserve", "src/part_2.rs", "--agent", "bench"]);
-    let flood = format!("seq 1 {lines}");
-    let team = p.spawn(&[
-        "team",
-        "up",
-        "--no-worktree",
-        "--exec",
-        &flood,
-        "--max-attempts",
-        "1",
-    ]);
-    // Wait for the flood to begin (its transcript exists), then claim while it runs.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        let out = p
-            .command(&["--json", "team", "logs", "task-1", "--limit", "1"])
-            .stdout(Stdio::piped())
-            .output()
-            .unwrap();
-        if out.status.success() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let during = report(
-        &format!("{label}: worker claim, during the flood"),
-        claims(&p, trials),
-    );
-    // The flood's attempt ends; the team then waits (task-2's file is held), so it is stopped.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let out = p
-            .command(&["--json", "team", "logs", "task-1", "--limit", "1"])
-            .stdout(Stdio::piped())
-            .output()
-            .unwrap();
-        let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        if log["attempt"]["end"] != "running" || Instant::now() > deadline {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    stop(team);
-    let status = "stopped";
+    p
+}
+
+fn transcript_head(p: &Project, after: usize) -> serde_json::Value {
     let out = p
         .command(&[
             "--json",
@@ -323,30 +275,96 @@ fn ingestion(store: Store<'_>, label: &str, lines: usize, trials: usize) {
             "--limit",
             "1",
             "--after",
-            &(lines + 1).to_string(),
+            &after.to_string(),
         ])
         .stdout(Stdio::piped())
         .output()
         .unwrap();
-    let last: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let first = p
-        .command(&["--json", "team", "logs", "task-1", "--limit", "1"])
-        .stdout(Stdio::piped())
-        .output()
-        .unwrap();
-    let first: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_default()
+}
+
+/// Runs a team whose agent prints `lines` lines with `command`, measuring `claims` of
+/// task-2 while it runs (none: no claims); returns the events stored per second, and the
+/// claims' p50.
+fn flood(
+    store: Store<'_>,
+    label: &str,
+    command: &str,
+    lines: usize,
+    trials: usize,
+) -> (f64, Option<Duration>) {
+    let p = flooded_project(store);
+    let team = p.spawn(&[
+        "team",
+        "up",
+        "--no-worktree",
+        "--exec",
+        command,
+        "--max-attempts",
+        "1",
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while transcript_head(&p, 0)["events"][0].is_null() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let during = (trials > 0).then(|| {
+        report(
+            &format!("{label}: worker claim, during it"),
+            claims(&p, trials),
+        )
+    });
+    // The attempt ends; the team then waits (task-2's file is held), so it is stopped.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while transcript_head(&p, 0)["attempt"]["end"] == "running" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop(team);
+    let (first, last) = (transcript_head(&p, 0), transcript_head(&p, lines + 1));
     let at = |v: &serde_json::Value| {
         baton_core::Timestamp::parse(v["events"][0]["at"].as_str().unwrap()).unwrap()
     };
     let events = last["attempt"]["events"].as_u64().unwrap_or(0);
     let span = (at(&last).0 - at(&first).0).to_std().unwrap_or_default();
+    let rate = events as f64 / span.as_secs_f64();
     println!(
-        "{label}: {events} events stored in {} ({:.0} events/s; the team then {status}); claims during it p50 {} against {} ({:+.1} %)",
-        ms(span, 0),
-        events as f64 / span.as_secs_f64(),
+        "{label}: {events} events stored in {} ({rate:.0} events/s)",
+        ms(span, 0)
+    );
+    (rate, during)
+}
+
+fn ingestion(store: Store<'_>, label: &str, lines: usize, trials: usize) {
+    // No team: the claim figure to compare with.
+    let quiet = flooded_project(store);
+    quiet.ok(&["worker", "claim", "holder"]);
+    let base = report(
+        &format!("{label}: worker claim, no team"),
+        claims(&quiet, trials),
+    );
+    // Sustained: 600 lines every 50 ms (a little over 10,000 a second).
+    let rounds = lines.div_ceil(600);
+    let sustained = format!("for i in $(seq 1 {rounds}); do seq 1 600; sleep 0.05; done");
+    let (rate, during) = flood(
+        store,
+        &format!("{label}, sustained"),
+        &sustained,
+        rounds * 600,
+        trials,
+    );
+    let during = during.unwrap();
+    println!(
+        "{label}: sustained {rate:.0} events/s; claims during it p50 {} against {} with no team ({:+.1} %)",
         ms(during, 2),
         ms(base, 2),
         (during.as_secs_f64() / base.as_secs_f64() - 1.0) * 100.0
+    );
+    // As fast as the agent prints.
+    flood(
+        store,
+        &format!("{label}, unthrottled"),
+        &format!("seq 1 {lines}"),
+        lines,
+        0,
     );
 }
 
@@ -430,37 +448,50 @@ fn main() {
         true => env_number(name, bench),
         false => smoke,
     };
+    // BATON_BENCH_ONLY=pickup,idle,ingestion,scale-folder,scale-postgres runs only those.
+    let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
+    let wanted = |part: &str| only.is_empty() || only.split(',').any(|p| p == part);
     let server = PgServer::start();
-    println!("== pickup: task ready → agent started (folder) ==");
     let trials = size("BATON_BENCH_TRIALS", 40, 3);
-    let team = pickup(
-        "team up --stay (exec)",
-        &["team", "up", "--stay", "--no-worktree", "--exec"],
-        trials,
-    );
-    let lp = pickup(
-        "worker loop --stay (exec)",
-        &["worker", "loop", "w1", "--stay", "--quiet", "--exec"],
-        trials,
-    );
-    println!(
-        "pickup: the team's p50 is {} the worker loop's",
-        if team >= lp {
-            format!("{} above", ms(team - lp, 2))
-        } else {
-            format!("{} below", ms(lp - team, 2))
-        }
-    );
-    println!("== idle ==");
-    idle(size("BATON_BENCH_IDLE_SECS", 60, 1) as u64);
-    println!("== transcript ingestion ==");
-    // Under the 100,000 events one attempt keeps.
-    let lines = size("BATON_BENCH_LINES", 90_000, 2_000);
-    ingestion(Store::Folder, "folder", lines, trials);
-    ingestion(Store::Postgres(&server), "postgres", lines, trials);
-    println!("== scale ==");
+    if wanted("pickup") {
+        println!("== pickup: task ready → agent started (folder) ==");
+        let team = pickup(
+            "team up --stay (exec)",
+            &["team", "up", "--stay", "--no-worktree", "--exec"],
+            trials,
+        );
+        let lp = pickup(
+            "worker loop --stay (exec)",
+            &["worker", "loop", "w1", "--stay", "--quiet", "--exec"],
+            trials,
+        );
+        println!(
+            "pickup: the team's p50 is {} the worker loop's",
+            if team >= lp {
+                format!("{} above", ms(team - lp, 2))
+            } else {
+                format!("{} below", ms(lp - team, 2))
+            }
+        );
+    }
+    if wanted("idle") {
+        println!("== idle ==");
+        idle(size("BATON_BENCH_IDLE_SECS", 60, 1) as u64);
+    }
+    if wanted("ingestion") {
+        println!("== transcript ingestion ==");
+        let lines = size("BATON_BENCH_LINES", 60_000, 1_200);
+        ingestion(Store::Folder, "folder", lines, trials);
+        ingestion(Store::Postgres(&server), "postgres", lines, trials);
+    }
     let workers = size("BATON_BENCH_WORKERS", 100, 3);
     let tasks = size("BATON_BENCH_TASKS", 5000, 30);
-    scale(Store::Folder, "folder", workers, tasks, 1);
-    scale(Store::Postgres(&server), "postgres", workers, tasks, 2);
+    if wanted("scale-folder") {
+        println!("== scale (folder) ==");
+        scale(Store::Folder, "folder", workers, tasks, 1);
+    }
+    if wanted("scale-postgres") {
+        println!("== scale (postgres, two machines) ==");
+        scale(Store::Postgres(&server), "postgres", workers, tasks, 2);
+    }
 }

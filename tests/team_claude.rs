@@ -207,7 +207,11 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
         .output()
         .unwrap();
     let board: Value = serde_json::from_slice(&board.stdout).unwrap();
-    assert_eq!(board["spend"], status["spend"], "{board}");
+    assert_eq!(board["spend"]["total"], status["spend"]["total"], "{board}");
+    assert_eq!(
+        board["spend"]["by_agent"], status["spend"]["by_agent"],
+        "{board}"
+    );
     let agents = baton(&host, &["--json", "leader", "agents"])
         .output()
         .unwrap();
@@ -398,4 +402,40 @@ fn kill_now(pid: u32) {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+#[test]
+fn a_claude_worker_that_exits_without_reporting_fails_the_task_with_its_last_words() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Say something and leave"]);
+    let api = ScriptedApi::start(Arc::new(|request: &Value| match assignment(request) {
+        Some(_) => Reply::Text("I looked at it and decided to stop here.".into()),
+        None => Reply::Text("ok".into()),
+    }));
+    let host = Host::new(p.path(), &api);
+    let out = baton(&host, &["--json", "team", "up", "--agent", "claude"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let t = p.tasks_json()["tasks"][0].clone();
+    assert_eq!(t["status"], "failed", "{t}");
+    let reason = t["result"]["error"].as_str().unwrap();
+    assert!(
+        reason.contains("the agent exited with status 0"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("it last said: I looked at it and decided to stop here."),
+        "{reason}"
+    );
+    let log = baton(&host, &["--json", "team", "logs", "task-1"])
+        .output()
+        .unwrap();
+    let log: Value = serde_json::from_slice(&log.stdout).unwrap();
+    assert_eq!(log["attempt"]["end"], "unreported", "{log}");
+    assert_eq!(
+        log["attempts"],
+        json!([1]),
+        "no retry unless the profile asks: {log}"
+    );
 }

@@ -70,7 +70,7 @@ impl Operation for TeamStatus {
         Ok(TeamView {
             workers,
             supervisor: running_supervisor(cx.local)?,
-            spend: spend(cx)?.unwrap_or_default(),
+            spend: Spend::of(&cx.team.attempts(None)?),
         })
     }
 }

@@ -34,8 +34,8 @@ pub struct Team {
     /// The store's time the rows are for.
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub at: Timestamp,
-    /// What supervised agents cost, per agent, per task and in total; none until an agent of
-    /// a team has run.
+    /// What supervised agents cost, in total and per agent; none until an agent of a team
+    /// has run.
     pub spend: Option<baton_core::Spend>,
 }
 

@@ -134,7 +134,9 @@ pub struct WorkerRecord {
 }
 
 /// The document the project's spend is kept in, summed as each attempt ends (so a board
-/// shows it without reading every attempt).
+/// shows it without reading every attempt): in total and per agent; per task is summed from
+/// the attempts when asked for (`team status`), so the document does not grow with the
+/// project.
 pub const SPEND_DOCUMENT: &str = "team/spend.json";
 
 /// Spend summed per task, per agent and for the project.

@@ -31,8 +31,8 @@ pub struct StatusReport {
     /// Held tasks whose lease has expired.
     pub stale: usize,
     pub tasks: Vec<TaskView>,
-    /// What supervised agents cost, per task, per agent and in total (`baton team`); none
-    /// until an agent of a team has run.
+    /// What supervised agents cost, in total and per agent (`baton team`; per task:
+    /// `team_status`); none until an agent of a team has run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spend: Option<crate::attempts::Spend>,
 }

@@ -57,6 +57,8 @@ pub struct AttemptPlan<'a> {
     pub session: &'a Session,
     /// What earlier attempts at the task cost, counted against its cap.
     pub spent_before: Usage,
+    /// What the worker's agents cost before this attempt, for its record.
+    pub worker_usage: Usage,
 }
 
 /// Numbers events and stores them in batches.
@@ -185,7 +187,14 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             return Err(TeamError::new(baton_core::ErrorKind::Spawn, message));
         }
     };
-    note_working(crew, plan.worker, id, plan.number, process.pid);
+    note_working(
+        crew,
+        plan.worker,
+        id,
+        plan.number,
+        process.pid,
+        plan.worker_usage,
+    );
     (crew.progress)(crate::Progress::Started {
         worker: plan.worker.to_string(),
         task: id.to_string(),

@@ -203,6 +203,9 @@ impl<'a> Crew<'a> {
                     .and_then(|d| serde_json::from_value(d).ok())
                     .unwrap_or_default();
                 spend.add(attempt);
+                // Per task is read from the attempts themselves: kept here it would make the
+                // document grow with the project, and every attempt rewrite it whole.
+                spend.by_task.clear();
                 Ok(Some(serde_json::to_value(spend).expect("spend serialises")))
             },
         );
@@ -216,12 +219,8 @@ impl<'a> Crew<'a> {
 
     /// Task `id` as the store has it now.
     pub(crate) fn task(&self, id: &str) -> Option<Task> {
-        let report = self.tasks.status().ok()?;
-        report
-            .tasks
-            .into_iter()
-            .map(|v| v.task)
-            .find(|t| t.id == id)
+        let (file, _) = self.tasks.snapshot().ok()?;
+        file.tasks.into_iter().find(|t| t.id == id)
     }
 
     pub(crate) fn save(&self, record: &WorkerRecord) {
@@ -251,13 +250,17 @@ impl<'a> Crew<'a> {
 }
 
 /// Records that worker `name` runs attempt `attempt` at `task` in process `pid`.
-pub(crate) fn note_working(crew: &Crew<'_>, name: &str, task: &str, attempt: u32, pid: u32) {
+/// `usage` is what the worker's agents cost before this attempt.
+pub(crate) fn note_working(
+    crew: &Crew<'_>,
+    name: &str,
+    task: &str,
+    attempt: u32,
+    pid: u32,
+    usage: Usage,
+) {
     let mut record = crew.record(name, WorkerState::Working);
-    if let Ok(workers) = crew.team.workers()
-        && let Some(known) = workers.into_iter().find(|w| w.name == name)
-    {
-        record.usage = known.usage;
-    }
+    record.usage = usage;
     record.task = Some(task.to_string());
     record.attempt = Some(attempt);
     record.pid = Some(pid);

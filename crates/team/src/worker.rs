@@ -206,6 +206,7 @@ fn work_task(
                 launch: planned,
                 session: &session,
                 spent_before: spent,
+                worker_usage: report.usage,
             },
         ) {
             Ok(finished) => finished,
