@@ -109,6 +109,25 @@ impl Project {
         self.command(args).spawn().unwrap()
     }
 
+    /// Another folder connected to the same database project (another machine's).
+    fn another_machine(&self) -> Project {
+        let (url, name) = self
+            .store
+            .clone()
+            .expect("only a database project is shared");
+        let other = Project {
+            dir: tempfile::tempdir().unwrap(),
+            password: self.password.clone(),
+            store: self.store.clone(),
+        };
+        let without_password = {
+            let password = self.password.clone().unwrap_or_default();
+            url.replacen(&format!(":{password}@"), "@", 1)
+        };
+        other.ok(&["connect", &without_password, "--project", &name]);
+        other
+    }
+
     fn add_tasks(&self, n: usize) {
         match &self.store {
             Some((url, name)) => baton_test_support::pg::insert_tasks(url, name, n),
@@ -372,11 +391,14 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
     for runner in ["team", "worker loops"] {
         let p = Project::new(store);
         p.add_tasks(tasks);
+        // Each team on a "machine" of its own: a folder connected to the same project.
+        let machines: Vec<Project> = (1..teams).map(|_| p.another_machine()).collect();
         let start = Instant::now();
         let children: Vec<Child> = match runner {
             "team" => (0..teams)
                 .map(|t| {
-                    let mut c = p.command(&[
+                    let on = if t == 0 { &p } else { &machines[t - 1] };
+                    let mut c = on.command(&[
                         "team",
                         "up",
                         "--workers",
@@ -388,6 +410,9 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
                         "true",
                     ]);
                     c.env("BATON_HOST", format!("machine{t}"));
+                    let log = std::fs::File::create(p.path().join(format!("team{t}.log"))).unwrap();
+                    c.stdout(log.try_clone().unwrap());
+                    c.stderr(log);
                     c.spawn().unwrap()
                 })
                 .collect(),
@@ -406,7 +431,22 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
         };
         for mut child in children {
             let status = child.wait().unwrap();
-            assert!(status.success(), "{runner}: {status}");
+            if !status.success() {
+                let logs: String = (0..teams)
+                    .filter_map(|t| {
+                        std::fs::read_to_string(p.path().join(format!("team{t}.log"))).ok()
+                    })
+                    .flat_map(|l| {
+                        l.lines()
+                            .filter(|l| l.contains("error") || l.contains("baton:"))
+                            .map(str::to_string)
+                            .collect::<Vec<_>>()
+                    })
+                    .take(20)
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                panic!("{runner}: {status}\n{logs}");
+            }
         }
         let took = start.elapsed();
         let out = p

@@ -71,6 +71,12 @@ pub trait TaskStore: Send + Sync {
     fn status(&self) -> Result<StatusReport>;
     /// Every task as `tasks.json` would hold it, with the store's time now.
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)>;
+    /// Task `id` as the store holds it now; `None` when there is no such task. A store that
+    /// can read one task without the others (a database row) says so by overriding this.
+    fn task(&self, id: &str) -> Result<Option<Task>> {
+        let (file, _) = self.snapshot()?;
+        Ok(file.tasks.into_iter().find(|t| t.id == id))
+    }
     /// Shares a finding with every agent; says where it was recorded.
     fn discover(&self, agent: &str, text: &str) -> Result<String>;
     /// The last `tail` log lines of one agent, or of every agent merged in time order.

@@ -400,6 +400,17 @@ impl TaskStore for PgStore {
         crate::notes::snapshot(self)
     }
 
+    fn task(&self, id: &str) -> baton_core::Result<Option<Task>> {
+        self.transact_unclocked(|tx| {
+            Ok(crate::rows::load(
+                tx,
+                "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2",
+                &[&self.name, &id],
+            )?
+            .pop())
+        })
+    }
+
     fn discover(&self, agent: &str, text: &str) -> baton_core::Result<String> {
         crate::notes::discover(self, agent, text)
     }

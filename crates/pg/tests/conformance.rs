@@ -101,6 +101,8 @@ fn scenario(store: &dyn TaskStore) -> Vec<Value> {
         answer(store.cancel("task-2", None)),
         answer(store.claim(&baton_core::ClaimRequest::next("w4"))),
         answer(store.start("bad name!", "task-1")),
+        answer(store.task("task-1")),
+        answer(store.task("ghost")),
         answer(store.status()),
     ]
 }

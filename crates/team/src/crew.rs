@@ -219,8 +219,7 @@ impl<'a> Crew<'a> {
 
     /// Task `id` as the store has it now.
     pub(crate) fn task(&self, id: &str) -> Option<Task> {
-        let (file, _) = self.tasks.snapshot().ok()?;
-        file.tasks.into_iter().find(|t| t.id == id)
+        self.tasks.task(id).ok().flatten()
     }
 
     pub(crate) fn save(&self, record: &WorkerRecord) {
