@@ -19,7 +19,7 @@ ready: number,
  */
 stale: number, tasks: Array<TaskView>, 
 /**
- * What supervised agents cost, per task, per agent and in total (`baton team`); none
- * until an agent of a team has run.
+ * What supervised agents cost, in total and per agent (`baton team`; per task:
+ * `team_status`); none until an agent of a team has run.
  */
 spend?: Spend | null, };

@@ -16,7 +16,7 @@ next_change_at: string | null,
  */
 at: string, 
 /**
- * What supervised agents cost, per agent, per task and in total; none until an agent of
- * a team has run.
+ * What supervised agents cost, in total and per agent; none until an agent of a team
+ * has run.
  */
 spend: Spend | null, };
