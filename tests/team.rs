@@ -494,3 +494,25 @@ fn two_machines_each_with_a_team_drain_one_postgres_queue_once() {
     let by_agent = status["spend"]["by_agent"].as_object().unwrap();
     assert_eq!(by_agent.len(), 4, "{status}");
 }
+
+#[test]
+fn team_logs_follow_prints_events_as_they_come_and_ends_with_the_attempt() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Slow"]);
+    let go = p.path().join("go");
+    let command = format!(
+        "echo first; while [ ! -f '{}' ]; do sleep 0.05; done; echo second",
+        go.display()
+    );
+    let team = spawn(&p, &["team", "up", "--no-worktree", "--exec", &command]);
+    working_pid(&p, "ex1");
+    let mut follow = Background::from_command(p.command(&["--json", "team", "logs", "ex1", "-f"]));
+    follow.wait_stdout("\"text\":\"first\"");
+    std::fs::write(&go, "").unwrap();
+    follow.wait_stdout("\"text\":\"second\"");
+    let (code, out, err) = follow.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("\"kind\":\"exited\""), "{out}");
+    let (code, _, err) = team.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
