@@ -803,3 +803,59 @@ fn a_worker_whose_clock_is_an_hour_off_cannot_take_a_live_lease_or_keep_a_dead_o
     let beat: Value = serde_json::from_slice(&beat.stdout).unwrap();
     assert_eq!(beat["renewed"], json!([]), "{beat}");
 }
+
+#[test]
+fn a_teams_attempts_transcripts_and_spend_move_with_the_project() {
+    let server = PgServer::shared();
+    let url = server.url_without_password();
+    let name = unique("team-moved");
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Worked by a team"]);
+    p.ok(&["team", "up", "--no-worktree", "--exec", "echo moved along"]);
+    let transcript = p.json(&["team", "logs", "task-1"]);
+    let status = p.json(&["team", "status"]);
+    let board = p.json(&["leader", "status"]);
+    assert_eq!(transcript["attempt"]["end"], "completed", "{transcript}");
+
+    let moved = p
+        .command(&[
+            "store",
+            "import",
+            "--store",
+            &url,
+            "--project",
+            &name,
+            "--json",
+        ])
+        .env("PGPASSWORD", server.password())
+        .output()
+        .unwrap();
+    assert_eq!(moved.status.code(), Some(0), "{moved:?}");
+    let moved: Value = serde_json::from_slice(&moved.stdout).unwrap();
+    assert_eq!(moved["attempts"], 1, "{moved}");
+
+    // Read on another machine from the database: the same transcript, workers and spend.
+    let b = Machine::new("b").with_env("PGPASSWORD", &server.password());
+    b.ok(&["connect", &url, "--project", &name]);
+    assert_eq!(b.json(&["team", "logs", "task-1"]), transcript);
+    let on_b = b.json(&["team", "status"]);
+    assert_eq!(on_b["workers"][0]["name"], status["workers"][0]["name"]);
+    assert_eq!(on_b["spend"], status["spend"]);
+    assert_eq!(b.json(&["leader", "status"])["spend"], board["spend"]);
+
+    // And back to a folder, unchanged.
+    let out = tempfile::tempdir().unwrap();
+    b.ok(&["store", "export", "--to", out.path().to_str().unwrap()]);
+    let c = Machine::new("c");
+    let dir = out.path().to_str().unwrap();
+    assert_eq!(
+        c.json(&["--dir", dir, "team", "logs", "task-1"]),
+        transcript
+    );
+    let read =
+        |root: &std::path::Path| std::fs::read(root.join("transcripts/task-1/1.jsonl")).unwrap();
+    assert_eq!(
+        read(&out.path().join(".coordination")),
+        read(&p.coordination())
+    );
+}

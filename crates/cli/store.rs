@@ -110,10 +110,11 @@ pub fn command(
     };
     emit(json, &transfer, || {
         format!(
-            "{} tasks, {} log lines and {} discoveries between {} and {}",
+            "{} tasks, {} log lines, {} discoveries and {} agents' attempts between {} and {}",
             transfer.tasks,
             transfer.log_lines,
             transfer.discoveries,
+            transfer.attempts,
             transfer.folder.display(),
             transfer.store
         )

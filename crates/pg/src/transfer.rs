@@ -1,6 +1,7 @@
 //! Moving a project between the two stores. [`PgStore::export`] writes a `.coordination/`
 //! folder from a database project (the source design's `tasks.json`, master plan,
-//! discoveries, logs, results, summary, runs, named signals and orchestration's record), so `jq` and every folder reader work on it and it
+//! discoveries, logs, results, summary, runs, named signals, orchestration's record, and the
+//! team's attempts, transcripts and workers), so `jq` and every folder reader work on it and it
 //! opens as a folder project; [`PgStore::import`] loads a folder project into a database in
 //! one transaction (all of it, or nothing), keeping ids, order, statuses, leases and notes.
 
@@ -9,7 +10,10 @@ use std::path::{Path, PathBuf};
 
 use baton_core::layout::Layout;
 use baton_core::notes::Notes;
-use baton_core::{DocumentStore, Entry, LEADER, SignalStore, StoreError, TaskStore};
+use baton_core::{
+    Attempt, DocumentStore, Entry, LEADER, SignalStore, StoreError, TaskStore, TeamStore,
+    TranscriptEvent, WorkerRecord,
+};
 use baton_folder::FolderStore;
 use baton_fs::{TEMP_SUFFIX, write_atomic};
 use serde::Serialize;
@@ -33,6 +37,20 @@ pub struct Transfer {
     pub discoveries: usize,
     pub runs: usize,
     pub signals: usize,
+    /// Agents' attempts at tasks (`baton team`), each with its transcript.
+    pub attempts: usize,
+}
+
+/// A store's team records: every attempt with its transcript, and every worker.
+type TeamRecords = (Vec<(Attempt, Vec<TranscriptEvent>)>, Vec<WorkerRecord>);
+
+fn team_records(store: &dyn TeamStore) -> baton_core::Result<TeamRecords> {
+    let mut attempts = Vec::new();
+    for attempt in store.attempts(None)? {
+        let events = store.events(&attempt.task, attempt.attempt, 0, usize::MAX)?;
+        attempts.push((attempt, events));
+    }
+    Ok((attempts, store.workers()?))
 }
 
 impl PgStore {
@@ -54,6 +72,7 @@ impl PgStore {
         let (lines, _) = crate::notes::log_since(self, 0)?;
         let runs = self.runs()?;
         let signals = self.all_signals()?;
+        let (attempts, workers) = team_records(self)?;
         let mut documents = Vec::new();
         for name in baton_core::documents::ALL {
             if let Some(body) = self.read_document(name)? {
@@ -93,6 +112,13 @@ impl PgStore {
         for (name, body) in &documents {
             folder.change_document(name, &mut |_, _| Ok(Some(body.clone())))?;
         }
+        for (attempt, events) in &attempts {
+            folder.save_attempt(attempt)?;
+            folder.append_events(&attempt.task, attempt.attempt, events)?;
+        }
+        for worker in &workers {
+            folder.save_worker(worker)?;
+        }
         let gitignore = layout.root().join(".gitignore");
         write_atomic(&gitignore, format!(".lock\n*{TEMP_SUFFIX}\n").as_bytes())?;
         // Last, as `leader init` does: a folder without tasks.json is not a project yet.
@@ -105,6 +131,7 @@ impl PgStore {
             discoveries: entries_count(&discoveries),
             runs: runs.len(),
             signals: signals.len(),
+            attempts: attempts.len(),
         })
     }
 
@@ -132,6 +159,7 @@ impl PgStore {
         for run in &runs {
             signals.extend(folder.list_signals(run.number)?);
         }
+        let (attempts, workers) = team_records(&folder)?;
         let goal = baton_core::notes::goal_of(&plan).unwrap_or_else(|| name.to_string());
         let store = describe(url);
         let client = (|| -> Result<postgres::Client> {
@@ -238,6 +266,27 @@ impl PgStore {
                     &[&name, document, body],
                 )?;
             }
+            for (attempt, events) in &attempts {
+                let number = attempt.attempt as i32;
+                let body = serde_json::to_value(attempt).expect("attempts serialise");
+                tx.execute(
+                    "INSERT INTO baton_attempts (project, task, attempt, body) VALUES ($1, $2, $3, $4)",
+                    &[&name, &attempt.task, &number, &body],
+                )?;
+                let batch = serde_json::to_value(events).expect("events serialise");
+                tx.execute(
+                    "INSERT INTO baton_transcripts (project, task, attempt, seq, body)
+                     SELECT $1, $2, $3, (e->>'seq')::bigint, e FROM jsonb_array_elements($4) e",
+                    &[&name, &attempt.task, &number, &batch],
+                )?;
+            }
+            for worker in &workers {
+                let body = serde_json::to_value(worker).expect("workers serialise");
+                tx.execute(
+                    "INSERT INTO baton_workers (project, name, body) VALUES ($1, $2, $3)",
+                    &[&name, &worker.name, &body],
+                )?;
+            }
             let details = format!(
                 "{} tasks from {}",
                 file.tasks.len(),
@@ -257,6 +306,7 @@ impl PgStore {
             discoveries: entries_count(&discoveries),
             runs: runs.len(),
             signals: signals.len(),
+            attempts: attempts.len(),
         };
         Ok((project, transfer))
     }
