@@ -8,19 +8,9 @@
 use baton_test_support as support;
 
 use serde_json::Value;
-use support::{Background, Project, eventually, git};
+use support::{Background, Project, eventually};
 
 support::on_both_stores!(an_exec_team_drains_a_project_in_worktrees_each_task_once);
-
-/// Makes the project folder a repository on `main` with one commit.
-fn repository(p: &Project) {
-    git(p.path(), &["init", "-q", "-b", "main"]);
-    git(p.path(), &["config", "user.name", "lead"]);
-    git(p.path(), &["config", "user.email", "lead@example.invalid"]);
-    std::fs::write(p.path().join("README.md"), "# project\n").unwrap();
-    git(p.path(), &["add", "README.md"]);
-    git(p.path(), &["commit", "-q", "-m", "start"]);
-}
 
 /// `baton ARGS` in the background, with the git identity its agents commit as.
 fn spawn(p: &Project, args: &[&str]) -> Background {
@@ -112,7 +102,7 @@ fn processes_with(text: &str) -> Vec<u32> {
 }
 
 fn an_exec_team_drains_a_project_in_worktrees_each_task_once(p: Project) {
-    repository(&p);
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "Schema", "--files", "schema.txt"]);
     p.ok(&["leader", "add-task", "Parser", "--files", "parser.txt"]);
     p.ok(&["leader", "add-task", "API", "--depends", "task-1,task-2"]);
@@ -181,7 +171,7 @@ fn an_exec_team_drains_a_project_in_worktrees_each_task_once(p: Project) {
 #[test]
 fn a_sigkilled_agent_is_restarted_in_its_worktree_and_both_transcripts_are_kept() {
     let p = Project::init();
-    repository(&p);
+    support::repository(p.path());
     std::fs::create_dir_all(p.coordination().join("team")).unwrap();
     std::fs::write(
         p.coordination().join("team/profiles.toml"),
@@ -231,7 +221,7 @@ fn a_sigkilled_agent_is_restarted_in_its_worktree_and_both_transcripts_are_kept(
 #[test]
 fn team_up_again_takes_up_what_a_sigkilled_supervisor_held() {
     let p = Project::init();
-    repository(&p);
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "Held through a crash"]);
     p.ok(&["leader", "add-task", "Next"]);
     // Task 1's first attempt waits (with a child of its own); everything else finishes.

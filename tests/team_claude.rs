@@ -65,15 +65,6 @@ fn committer() -> support::scripted_api::Script {
     })
 }
 
-fn repository(p: &Project) {
-    support::git(p.path(), &["init", "-q", "-b", "main"]);
-    support::git(p.path(), &["config", "user.name", "lead"]);
-    support::git(p.path(), &["config", "user.email", "lead@example.invalid"]);
-    std::fs::write(p.path().join("README.md"), "# project\n").unwrap();
-    support::git(p.path(), &["add", "README.md"]);
-    support::git(p.path(), &["commit", "-q", "-m", "start"]);
-}
-
 /// `baton ARGS` in the host's clean environment (Claude Code's, the scripted API's).
 fn baton(host: &Host, args: &[&str]) -> Command {
     let mut command = Command::new(support::baton_bin());
@@ -86,7 +77,7 @@ fn baton(host: &Host, args: &[&str]) -> Command {
 #[test]
 fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
     let p = Project::init();
-    repository(&p);
+    support::repository(p.path());
     let deps: [&[&str]; 9] = [
         &[],
         &[],
@@ -307,7 +298,7 @@ fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_fa
 #[test]
 fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
     let p = Project::init();
-    repository(&p);
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "Survive a crash"]);
     let api = ScriptedApi::start(Arc::new(|request: &Value| {
         let Some((task, agent)) = assignment(request) else {

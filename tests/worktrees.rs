@@ -18,17 +18,6 @@ support::on_both_stores!(
     a_claimed_worktree_is_recorded_when_the_task_is_completed,
 );
 
-/// Makes the project folder a repository on `main` with one commit (the README), whose own
-/// configuration names who the lead's merges are by (the machine's may name nobody).
-fn repository(p: &Project) {
-    git(p.path(), &["init", "-q", "-b", "main"]);
-    git(p.path(), &["config", "user.name", "lead"]);
-    git(p.path(), &["config", "user.email", "lead@example.invalid"]);
-    std::fs::write(p.path().join("README.md"), "# project\n").unwrap();
-    git(p.path(), &["add", "README.md"]);
-    git(p.path(), &["commit", "-q", "-m", "start"]);
-}
-
 fn head(p: &Project) -> String {
     git(p.path(), &["rev-parse", "HEAD"]).trim().to_string()
 }
@@ -68,7 +57,7 @@ const WRITE_AND_COMMIT: &str = "mkdir -p out && printf '%s\\n' \"$BATON_TASK_ID\
      && git add out && git commit -q -m \"$BATON_TASK_ID: write its file\" && echo \"wrote $BATON_TASK_ID on $BATON_BRANCH\"";
 
 fn three_worktree_workers_finish_ten_tasks_and_the_lead_merges_them_all(p: Project) {
-    repository(&p);
+    support::repository(p.path());
     let ids: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
     for id in &ids {
         p.ok(&["leader", "add-task", &format!("write {id}"), "--id", id]);
@@ -163,7 +152,7 @@ fn three_worktree_workers_finish_ten_tasks_and_the_lead_merges_them_all(p: Proje
 }
 
 fn a_claimed_worktree_is_recorded_when_the_task_is_completed(p: Project) {
-    repository(&p);
+    support::repository(p.path());
     p.ok(&[
         "leader",
         "add-task",
@@ -209,7 +198,7 @@ fn a_claimed_worktree_is_recorded_when_the_task_is_completed(p: Project) {
 #[test]
 fn a_conflicting_merge_is_reported_and_changes_nothing() {
     let p = Project::init();
-    repository(&p);
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "First words", "--id", "a", "-p", "1"]);
     p.ok(&["leader", "add-task", "Other words", "--id", "b", "-p", "2"]);
     let out = worktree_loop(
@@ -257,7 +246,7 @@ fn a_conflicting_merge_is_reported_and_changes_nothing() {
 #[test]
 fn a_task_claimed_again_goes_on_from_its_branch() {
     let p = Project::init();
-    repository(&p);
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "Two steps", "--id", "steps"]);
     // The first attempt commits its first step and fails; the second sees it and finishes.
     let command = "if [ -f one.txt ]; then echo two > two.txt && git add two.txt && \
@@ -305,7 +294,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     assert_eq!(task(&p.tasks_json(), "t1")["status"], "available");
     assert!(!p.coordination().join("worktrees").exists());
 
-    repository(&p);
+    support::repository(p.path());
     // Unknown, unfinished, and neither or both of tasks and --all.
     let stderr = p.fails(&["leader", "merge", "nope"], 1);
     assert!(stderr.contains("no task with id \"nope\""), "{stderr}");

@@ -151,6 +151,17 @@ pub const GIT_IDENTITY: [(&str, &str); 4] = [
     ("GIT_COMMITTER_EMAIL", "tester@example.invalid"),
 ];
 
+/// Makes `dir` a git repository on `main` with one commit (its README), whose own
+/// configuration names who the lead's merges are by (the machine's may name nobody).
+pub fn repository(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.name", "lead"]);
+    git(dir, &["config", "user.email", "lead@example.invalid"]);
+    std::fs::write(dir.join("README.md"), "# project\n").unwrap();
+    git(dir, &["add", "README.md"]);
+    git(dir, &["commit", "-q", "-m", "start"]);
+}
+
 /// `git ARGS` in `dir` as [`GIT_IDENTITY`] (not yet run: add to it, or `output()` it).
 pub fn git_command(dir: &Path, args: &[&str]) -> Command {
     let mut git = Command::new("git");
