@@ -211,40 +211,29 @@ impl Operation for TeamStop {
     const READ_ONLY: bool = false;
     type Output = StopAsked;
     fn run(self, cx: &Context) -> Result<StopAsked> {
-        let supervisor = running_supervisor(cx.local)?.ok_or_else(|| {
-            Error::new(
-                baton_core::ErrorKind::NoTeam,
-                "no team runs for this project on this machine: start one with `baton team up`",
-            )
-        })?;
-        let workers = match &self.worker {
-            Some(name) => {
-                baton_core::names::validate_agent_id(name)?;
-                if !supervisor.names.contains(name) {
-                    return Err(Error::new(
-                        baton_core::ErrorKind::UnknownAgent,
-                        format!(
-                            "{name} is not a worker of this machine's team (its workers: {})",
-                            supervisor.names.join(", ")
-                        ),
-                    ));
-                }
-                vec![name.clone()]
+        if let Some(name) = &self.worker {
+            baton_core::names::validate_agent_id(name)?;
+            // None running is refused by `send_request` below, in its own words.
+            if let Some(team) = running_supervisor(cx.local)?.filter(|t| !t.names.contains(name)) {
+                return Err(Error::new(
+                    baton_core::ErrorKind::UnknownAgent,
+                    format!(
+                        "{name} is not a worker of this machine's team (its workers: {})",
+                        team.names.join(", ")
+                    ),
+                ));
             }
-            None => supervisor.names.clone(),
+        }
+        let names: Vec<String> = self.worker.iter().cloned().collect();
+        let request = Request::Stop {
+            names: names.clone(),
+            now: self.now,
         };
-        let names = if self.worker.is_some() {
-            workers.clone()
-        } else {
-            Vec::new()
+        let supervisor = send_request(cx.local, &request)?;
+        let workers = match names.is_empty() {
+            true => supervisor.names.clone(),
+            false => names,
         };
-        let supervisor = send_request(
-            cx.local,
-            &Request::Stop {
-                names,
-                now: self.now,
-            },
-        )?;
         Ok(StopAsked {
             supervisor,
             workers,

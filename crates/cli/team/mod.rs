@@ -62,6 +62,14 @@ fn up(
     json: bool,
 ) -> Result<u8, Error> {
     let local = project.local();
+    // Said here, before anything else, for a new team and a resize alike.
+    let most = baton_team::supervisor::MAX_WORKERS;
+    if args.workers == 0 || args.workers > most {
+        return Err(Error::invalid_arguments(format!(
+            "--workers must be 1 to {most} (it is {})",
+            args.workers
+        )));
+    }
     let name = args.agent.clone().unwrap_or_else(|| {
         if args.exec.is_some() {
             "exec"
@@ -111,13 +119,6 @@ fn up(
         budget_usd: args.budget_usd,
         mode,
     };
-    if plan.workers == 0 || plan.workers > baton_team::supervisor::MAX_WORKERS {
-        return Err(Error::invalid_arguments(format!(
-            "--workers must be 1 to {} (it is {})",
-            baton_team::supervisor::MAX_WORKERS,
-            plan.workers
-        )));
-    }
     if args.detach && std::env::var_os(DETACHED).is_none() {
         return detach(local, json);
     }
@@ -192,12 +193,6 @@ fn up(
 
 /// Asks the running supervisor for `workers` workers and waits until it says it has them.
 fn resize(local: &baton_core::Layout, pid: u32, workers: usize, json: bool) -> Result<u8, Error> {
-    if workers == 0 || workers > baton_team::supervisor::MAX_WORKERS {
-        return Err(Error::invalid_arguments(format!(
-            "--workers must be 1 to {}",
-            baton_team::supervisor::MAX_WORKERS
-        )));
-    }
     let before = send_request(local, &Request::Workers(workers))?;
     let deadline = Instant::now() + Duration::from_secs(30);
     let info = loop {

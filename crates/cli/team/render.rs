@@ -11,16 +11,13 @@ fn cost(usage: &Usage) -> String {
     format!("${:.4}", usage.cost_usd)
 }
 
+/// An event's text for the terminal: whole with `--full`, else on one line (newlines
+/// marked) cut to [`LINE`] characters; control characters never reach the terminal.
 fn one_line(text: &str, full: bool) -> String {
     if full {
-        return text.to_string();
+        return crate::render::clean(text);
     }
-    let flat = text.replace('\n', " ⏎ ");
-    if flat.chars().count() <= LINE {
-        flat
-    } else {
-        format!("{}…", flat.chars().take(LINE).collect::<String>())
-    }
+    crate::render::line(&text.replace('\n', " ⏎ "), LINE + 1)
 }
 
 pub fn progress(event: &Progress) -> Option<String> {

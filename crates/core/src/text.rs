@@ -31,6 +31,19 @@ pub fn check_text(field: &'static str, text: &str, max_bytes: usize, required: b
     Ok(())
 }
 
+/// The longest start of `text` of at most `max_bytes` bytes that ends at a character
+/// boundary (all of `text` when it is that short).
+pub fn prefix(text: &str, max_bytes: usize) -> &str {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// File names listed in a task's context or result: one line each, no control characters.
 pub fn check_paths(paths: &[String]) -> Result<()> {
     for path in paths {

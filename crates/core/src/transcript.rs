@@ -191,18 +191,12 @@ pub fn cut(text: String) -> String {
     cut_to(text, MAX_TEXT)
 }
 
-fn cut_to(mut text: String, max: usize) -> String {
-    if text.len() <= max {
+fn cut_to(text: String, max: usize) -> String {
+    let kept = crate::text::prefix(&text, max);
+    if kept.len() == text.len() {
         return text;
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let left_out = text.len() - end;
-    text.truncate(end);
-    text.push_str(&format!(" [… {left_out} more bytes cut]"));
-    text
+    format!("{kept} [… {} more bytes cut]", text.len() - kept.len())
 }
 
 /// A tool call's input kept whole when small, else as its cut JSON text.

@@ -30,5 +30,5 @@ pub mod watcher;
 pub mod worker_loop;
 
 pub use error::{LiveError, Result};
-pub use task_command::{TaskEnv, printable};
+pub use task_command::{TaskEnv, printable, signal_group};
 pub use watcher::{Backend, WatchMode};

@@ -162,7 +162,8 @@ impl RunningCommand {
     }
 }
 
-fn signal_group(pid: u32, signal: libc::c_int) {
+/// Sends `signal` to the process group `pid` leads (a command started in a group of its own).
+pub fn signal_group(pid: u32, signal: libc::c_int) {
     if let Ok(pid) = libc::pid_t::try_from(pid) {
         // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
         unsafe {

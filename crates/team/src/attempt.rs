@@ -64,6 +64,8 @@ pub struct AttemptPlan<'a> {
 /// Numbers events and stores them in batches.
 struct Transcript<'a> {
     crew: &'a Crew<'a>,
+    /// The worker whose agent it is, for a report of trouble storing it.
+    worker: &'a str,
     task: &'a str,
     attempt: u32,
     seq: u64,
@@ -114,7 +116,7 @@ impl Transcript<'_> {
             Ok(()) => self.pending.clear(),
             Err(e) => {
                 (self.crew.progress)(crate::Progress::Trouble {
-                    worker: self.task.to_string(),
+                    worker: self.worker.to_string(),
                     message: format!("cannot store the transcript: {e}"),
                 });
                 if self.pending.len() > 10 * BATCH {
@@ -161,6 +163,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     crew.team.save_attempt(&record)?;
     let mut transcript = Transcript {
         crew,
+        worker: plan.worker,
         task: id,
         attempt: plan.number,
         seq: 0,

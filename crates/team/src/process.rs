@@ -11,6 +11,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 
 use baton_core::transcript::Stream;
+pub use baton_live::signal_group;
 
 /// The longest line kept whole; the rest of a longer line is dropped, and it says so.
 pub const MAX_LINE: usize = 1024 * 1024;
@@ -39,12 +40,7 @@ impl Launch {
         for arg in &self.args {
             let mut arg = arg.replace('\n', " ");
             if arg.len() > 60 {
-                let mut end = 57;
-                while !arg.is_char_boundary(end) {
-                    end -= 1;
-                }
-                arg.truncate(end);
-                arg.push('…');
+                arg = format!("{}…", baton_core::text::prefix(&arg, 57));
             }
             if arg.contains(' ') || arg.is_empty() {
                 arg = format!("'{arg}'");
@@ -119,12 +115,7 @@ impl AgentProcess {
             let status = child.wait();
             // Everything the agent printed comes before its exit. Its own children may hold
             // the pipes open after it exits: the group is killed then, so this ends.
-            if let Ok(pid) = libc::pid_t::try_from(pid) {
-                // SAFETY: killpg only sends a signal to the agent's own group.
-                unsafe {
-                    libc::killpg(pid, libc::SIGKILL);
-                }
-            }
+            signal_group(pid, libc::SIGKILL);
             kill_marked(&marks);
             for reader in readers {
                 let _ = reader.join();
@@ -179,16 +170,6 @@ impl AgentProcess {
             }
             signal_group(pid, libc::SIGKILL);
         });
-    }
-}
-
-/// Sends `signal` to the process group `pid` leads.
-pub fn signal_group(pid: u32, signal: libc::c_int) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: killpg only sends a signal; the group is an agent's own (process_group(0)).
-        unsafe {
-            libc::killpg(pid, signal);
-        }
     }
 }
 

@@ -100,14 +100,10 @@ fn ended(attempt: &Attempt) -> String {
     }
 }
 
-/// `text` cut to about `max` bytes at a character boundary.
+/// `text` cut to `max` bytes at a character boundary, with `…` when it was cut.
 fn shorten(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
+    match baton_core::text::prefix(text, max) {
+        kept if kept.len() == text.len() => text.to_string(),
+        kept => format!("{kept}…"),
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
