@@ -14,15 +14,11 @@ support::on_both_stores!(an_exec_team_drains_a_project_in_worktrees_each_task_on
 
 /// `baton ARGS` in the background, with the git identity its agents commit as.
 fn spawn(p: &Project, args: &[&str]) -> Background {
-    let mut command = p.command(args);
-    command.envs(support::GIT_IDENTITY);
-    Background::from_command(command)
+    Background::from_command(p.committing(args))
 }
 
 fn run_ok(p: &Project, args: &[&str]) -> String {
-    let mut command = p.command(args);
-    command.envs(support::GIT_IDENTITY);
-    let out = command.output().unwrap();
+    let out = p.committing(args).output().unwrap();
     support::expect_code(&format!("baton {args:?}"), out, 0).0
 }
 
@@ -77,14 +73,6 @@ fn working_pid(p: &Project, name: &str) -> u32 {
         }
     });
     pid
-}
-
-fn kill(pid: u32, signal: &str) {
-    let status = std::process::Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 /// Processes whose command line is `text` (arguments joined by spaces).
@@ -187,7 +175,7 @@ fn a_sigkilled_agent_is_restarted_in_its_worktree_and_both_transcripts_are_kept(
     eventually("the first attempt printed", || {
         event_texts(&transcript(&p, "task-1", 1)).contains(&"first attempt waits".to_string())
     });
-    kill(pid, "KILL");
+    support::kill(pid, "KILL");
     let (code, _, stderr) = team.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("restarting task-1"), "{stderr}");
@@ -232,7 +220,7 @@ fn team_up_again_takes_up_what_a_sigkilled_supervisor_held() {
     eventually("the agent's child runs", || {
         !processes_with("sleep 612").is_empty()
     });
-    kill(team.pid(), "KILL");
+    support::kill(team.pid(), "KILL");
     drop(team);
     // The lease is still ex1's; the agent's own child is still running until team up again.
     run_ok(&p, &["team", "up", "--exec", command]);

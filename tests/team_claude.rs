@@ -352,7 +352,7 @@ fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    kill_now(first.pid());
+    support::kill(first.pid(), "KILL");
     drop(first);
 
     let again = baton(&host, &["--json", "team", "up", "--agent", "claude"])
@@ -385,14 +385,6 @@ fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
     let calls = resumed["messages"].to_string();
     assert!(calls.contains("long-step-615"), "{earlier:?}");
     assert!(!long_step_runs(), "the killed team's long step is gone");
-}
-
-fn kill_now(pid: u32) {
-    let status = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 #[test]

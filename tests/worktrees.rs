@@ -8,7 +8,7 @@
 use baton_test_support as support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 use support::{Project, git};
@@ -22,13 +22,6 @@ fn head(p: &Project) -> String {
     git(p.path(), &["rev-parse", "HEAD"]).trim().to_string()
 }
 
-/// `baton ARGS` with the git identity the commands it runs commit as.
-fn baton(p: &Project, args: &[&str]) -> Command {
-    let mut command = p.command(args);
-    command.envs(support::GIT_IDENTITY);
-    command
-}
-
 /// One `worker loop AGENT --worktree` over every ready task, running `command`.
 fn worktree_loop(p: &Project, agent: &str, command: &str) -> Output {
     let args = [
@@ -40,7 +33,7 @@ fn worktree_loop(p: &Project, agent: &str, command: &str) -> Output {
         "--exec",
         command,
     ];
-    baton(p, &args).output().unwrap()
+    p.committing(&args).output().unwrap()
 }
 
 fn task<'a>(board: &'a Value, id: &str) -> &'a Value {
@@ -63,18 +56,15 @@ fn three_worktree_workers_finish_ten_tasks_and_the_lead_merges_them_all(p: Proje
         p.ok(&["leader", "add-task", &format!("write {id}"), "--id", id]);
     }
     let said = support::run_together((0..3).map(|w| {
-        baton(
-            &p,
-            &[
-                "worker",
-                "loop",
-                &format!("w{w}"),
-                "--exec",
-                WRITE_AND_COMMIT,
-                "--worktree",
-                "--quiet",
-            ],
-        )
+        p.committing(&[
+            "worker",
+            "loop",
+            &format!("w{w}"),
+            "--exec",
+            WRITE_AND_COMMIT,
+            "--worktree",
+            "--quiet",
+        ])
     }));
     assert!(
         said.contains("on baton/t"),

@@ -285,6 +285,14 @@ impl Project {
         cmd
     }
 
+    /// `baton ARGS` with the git identity the commands it runs commit as
+    /// ([`GIT_IDENTITY`]).
+    pub fn committing(&self, args: &[&str]) -> Command {
+        let mut command = self.command(args);
+        command.envs(GIT_IDENTITY);
+        command
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().unwrap()
     }
@@ -376,6 +384,15 @@ macro_rules! on_both_stores {
             }
         }
     )*};
+}
+
+/// Sends `signal` (a name, such as `KILL`, or a number) to process `pid`, which must exist.
+pub fn kill(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {pid}");
 }
 
 /// A `baton` process running in the background, its output read line by line as it comes.
@@ -477,11 +494,7 @@ impl Background {
 
     /// Sends a signal (e.g. libc SIGINT = 2) to the process.
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        kill(self.child.id(), signal);
     }
 }
 
