@@ -20,16 +20,13 @@ support::on_both_stores!(the_python_sdk_lists_calls_reads_subscribes_and_waits_w
 
 fn the_python_sdk_lists_calls_reads_subscribes_and_waits_with_progress(p: Project) {
     let python = support::cached_tool("venv/bin/python");
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/clients/python_client.py"
-    );
+    let script = support::package_file("tests/clients/python_client.py");
     // The client runs `baton` itself, with the project's environment (a database's password).
     let out = p
         .command_of(
             python,
             &[
-                script,
+                script.to_str().unwrap(),
                 support::baton_bin().to_str().unwrap(),
                 p.path().to_str().unwrap(),
             ],
@@ -353,12 +350,13 @@ fn streamable_http_is_loopback_only_and_needs_the_token_and_a_local_origin() {
     );
 
     let python = support::cached_tool("venv/bin/python");
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/clients/python_http_client.py"
-    );
+    let script = support::package_file("tests/clients/python_http_client.py");
     let out = Command::new(python)
-        .args([script, info["url"].as_str().unwrap(), token])
+        .args([
+            script.to_str().unwrap(),
+            info["url"].as_str().unwrap(),
+            token,
+        ])
         .output()
         .unwrap();
     assert!(

@@ -494,3 +494,84 @@ fn team_logs_follow_prints_events_as_they_come_and_ends_with_the_attempt() {
     let (code, _, err) = team.finish();
     assert_eq!(code, Some(0), "{err}");
 }
+
+support::on_both_stores!(the_change_feed_carries_workers_and_every_transcript_event_once);
+
+/// `baton watch` started before a team: every event of every attempt (short ones too, begun
+/// and ended between two looks) arrives once and in order, the same as `team logs` reads
+/// afterwards, and each worker's record changes are reported.
+fn the_change_feed_carries_workers_and_every_transcript_event_once(p: Project) {
+    for i in 1..=4 {
+        p.ok(&["leader", "add-task", &format!("Task {i}")]);
+    }
+    let mut watch = p.spawn(&["watch", "--json"]);
+    watch.wait_stderr("watching");
+    let command = "echo \"one of $BATON_TASK_ID\"; echo \"two of $BATON_TASK_ID\"";
+    run_ok(&p, &["team", "up", "--workers", "2", "--exec", command]);
+
+    let stored: Vec<(String, Value)> = (1..=4)
+        .map(|i| {
+            let id = format!("task-{i}");
+            let events = transcript(&p, &id, 1)["events"].clone();
+            (id, events)
+        })
+        .collect();
+    let fed = |seen: &[String]| -> std::collections::BTreeMap<String, Vec<Value>> {
+        let mut fed = std::collections::BTreeMap::<String, Vec<Value>>::new();
+        for line in seen
+            .iter()
+            .filter(|l| l.contains("\"transcript_appended\""))
+        {
+            let event: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(event["attempt"], 1, "{event}");
+            let task = event["task"].as_str().unwrap().to_string();
+            fed.entry(task)
+                .or_default()
+                .extend(event["events"].as_array().unwrap().iter().cloned());
+        }
+        fed
+    };
+    loop {
+        let fed = fed(&watch.stdout_seen);
+        let complete = stored.iter().all(|(id, events)| {
+            fed.get(id)
+                .is_some_and(|f| f.len() >= events.as_array().unwrap().len())
+        });
+        if complete {
+            for (id, events) in &stored {
+                assert_eq!(
+                    &Value::from(fed[id].clone()),
+                    events,
+                    "{id}: once, in order"
+                );
+                let texts = event_texts(&serde_json::json!({ "events": events }));
+                assert!(texts.contains(&format!("two of {id}")), "{texts:?}");
+            }
+            break;
+        }
+        watch.wait_stdout("\"event\"");
+    }
+    // Workers are compared, not logged: the last record of each, stopped, is reported (a
+    // state held for less than a look may be passed over).
+    let stopped = |seen: &[String], name: &str| {
+        seen.iter()
+            .rev()
+            .filter(|l| l.contains("\"worker_changed\""))
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["worker"].clone())
+            .find(|w| w["name"] == name)
+            .is_some_and(|w| w["state"] == "stopped" && w["task"].is_null())
+    };
+    let status = p.json(&["team", "status"]);
+    let names: Vec<&str> = status["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{status}");
+    for name in names {
+        while !stopped(&watch.stdout_seen, name) {
+            watch.wait_stdout("\"worker_changed\"");
+        }
+    }
+}

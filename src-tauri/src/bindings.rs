@@ -74,7 +74,10 @@ mod tests {
 
     #[test]
     fn bindings_are_fresh() {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings");
+        // Where the sources are when the test runs (cargo sets the variable for a test), not
+        // where the binary was built: a shared build cache may have built it elsewhere.
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").expect("run with cargo test");
+        let dir = PathBuf::from(manifest_dir).join("../ui/src/bindings");
         let update = std::env::var_os("BATON_UPDATE_BINDINGS").is_some();
         let mut stale = Vec::new();
         for (file, text) in declarations() {

@@ -621,7 +621,7 @@ fn the_agents_view_shows_who_is_doing_what_and_a_stale_agent_s_task_is_released_
 /// Runs axe-core (ui/node_modules/axe-core) on the page as it is; the serious and critical
 /// violations, as "rule: where".
 fn accessibility_violations(session: &Session) -> Vec<String> {
-    let axe = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/node_modules/axe-core/axe.min.js");
+    let axe = support::package_file("../ui/node_modules/axe-core/axe.min.js");
     let source = std::fs::read_to_string(&axe).unwrap_or_else(|e| {
         panic!(
             "{}: {e} (run ./scripts/test.sh, which installs the UI's packages)",

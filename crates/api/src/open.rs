@@ -223,6 +223,7 @@ impl OpenProject {
             tasks: self.tasks.clone(),
             signals: self.signals.clone(),
             documents: self.documents.clone(),
+            team: self.team.clone(),
         };
         ChangeFeed::start_on(&self.local, stores, mode)
     }

@@ -133,6 +133,26 @@ pub fn change(event: &ChangeEvent, at: Timestamp) -> String {
             if *headless { "headless" } else { "visible" }
         ),
         ChangeEvent::BrowserRemoved { port } => format!("browser :{port} gone"),
+        ChangeEvent::WorkerChanged { worker } => format!(
+            "worker {} on {}: {}{}",
+            worker.name,
+            line(&worker.host, 64),
+            worker.state.word(),
+            worker
+                .last_event
+                .as_deref()
+                .map(|e| format!(" ({})", line(e, 120)))
+                .unwrap_or_default()
+        ),
+        ChangeEvent::TranscriptAppended {
+            task,
+            attempt,
+            events,
+        } => events
+            .iter()
+            .map(|e| format!("{task} #{attempt}: {}", line(&e.what.summary(), 200)))
+            .collect::<Vec<_>>()
+            .join("\n             "),
     };
     format!("{time}  {what}")
 }

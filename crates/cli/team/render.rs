@@ -97,16 +97,12 @@ pub fn status(view: &TeamView) -> String {
         ));
         for w in &view.workers {
             let r = &w.record;
-            let state = serde_json::to_value(r.state)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
             lines.push(format!(
                 "{:<14} {:<16} {:<8} {:<11} {:<12} {:>3} {:>8} {:>9}  {}",
                 r.name,
                 r.host,
                 r.profile,
-                state,
+                r.state.word(),
                 r.task.as_deref().unwrap_or("-"),
                 r.attempt.map_or("-".into(), |a| a.to_string()),
                 r.pid.map_or("-".into(), |p| p.to_string()),

@@ -110,6 +110,19 @@ pub enum WorkerState {
     Stopped,
 }
 
+impl WorkerState {
+    /// The state as one word, as `team status` shows it and the JSON spells it.
+    pub fn word(self) -> &'static str {
+        match self {
+            WorkerState::Waiting => "waiting",
+            WorkerState::Working => "working",
+            WorkerState::BackingOff => "backing_off",
+            WorkerState::Stopping => "stopping",
+            WorkerState::Stopped => "stopped",
+        }
+    }
+}
+
 /// One worker as its supervisor last recorded it.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -196,6 +209,19 @@ mod tests {
             },
             last_message: None,
             events: 0,
+        }
+    }
+
+    #[test]
+    fn a_worker_state_word_is_its_json() {
+        for state in [
+            WorkerState::Waiting,
+            WorkerState::Working,
+            WorkerState::BackingOff,
+            WorkerState::Stopping,
+            WorkerState::Stopped,
+        ] {
+            assert_eq!(serde_json::to_value(state).unwrap(), state.word());
         }
     }
 

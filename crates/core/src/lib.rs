@@ -74,4 +74,4 @@ pub use store::{Changes, Listener, TaskStore};
 pub use summary::Aggregate;
 pub use team_store::TeamStore;
 pub use time::Timestamp;
-pub use transcript::{Happened, TranscriptEvent};
+pub use transcript::{AttemptEvent, Happened, TranscriptEvent};

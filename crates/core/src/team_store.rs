@@ -6,7 +6,7 @@
 
 use crate::attempts::{Attempt, WorkerRecord};
 use crate::error::Result;
-use crate::transcript::TranscriptEvent;
+use crate::transcript::{AttemptEvent, TranscriptEvent};
 
 /// The team's records, wherever they are kept.
 pub trait TeamStore: Send + Sync {
@@ -23,6 +23,15 @@ pub trait TeamStore: Send + Sync {
         after: u64,
         limit: usize,
     ) -> Result<Vec<TranscriptEvent>>;
+
+    /// Every transcript's events appended after position `after` (any task, any attempt),
+    /// oldest first, at most `limit`, with the position of the last one there is (`u64::MAX`
+    /// asks for that position alone); `None` when the store's transcripts are files, which a
+    /// reader follows by watching them. Events copied in by an import have no position.
+    fn events_since(&self, after: u64, limit: usize) -> Result<Option<(Vec<AttemptEvent>, u64)>> {
+        let _ = (after, limit);
+        Ok(None)
+    }
 
     /// Records an attempt (replacing what was recorded for the same task and number).
     fn save_attempt(&self, attempt: &Attempt) -> Result<()>;

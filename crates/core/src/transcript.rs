@@ -31,6 +31,15 @@ pub struct TranscriptEvent {
     pub what: Happened,
 }
 
+/// An event with the attempt it belongs to, as a reader following every transcript of a
+/// project receives it (the change feed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptEvent {
+    pub task: String,
+    pub attempt: u32,
+    pub event: TranscriptEvent,
+}
+
 /// What an event records.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -9,7 +9,7 @@ use baton_core::StoreError;
 use crate::error::Result;
 
 /// The schema this `baton` writes.
-pub const VERSION: i32 = 6;
+pub const VERSION: i32 = 7;
 
 /// Migration N brings the schema from version N to N + 1.
 const MIGRATIONS: [&str; VERSION as usize] = [
@@ -157,6 +157,19 @@ CREATE TABLE baton_workers (
     name text NOT NULL,
     body jsonb NOT NULL,
     PRIMARY KEY (project, name)
+);
+"#,
+    r#"
+-- Each transcript event's place in the project's order of appends, so a reader following
+-- every transcript (the change feed) asks for what came after the last place it saw. The
+-- counter row is taken in the append's transaction, so places commit in their order and a
+-- reader never passes one that commits later. Events copied in by an import have none.
+ALTER TABLE baton_transcripts ADD COLUMN place bigint;
+CREATE INDEX baton_transcripts_place ON baton_transcripts (project, place)
+    WHERE place IS NOT NULL;
+CREATE TABLE baton_transcript_places (
+    project text PRIMARY KEY REFERENCES baton_projects (name) ON DELETE CASCADE,
+    last bigint NOT NULL
 );
 "#,
 ];

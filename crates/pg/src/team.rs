@@ -3,7 +3,7 @@
 //! statement. Every write tells watchers at commit, so a lead on another machine following a
 //! transcript or the team's status learns of it at once.
 
-use baton_core::{Attempt, StoreError, TeamStore, TranscriptEvent, WorkerRecord};
+use baton_core::{Attempt, AttemptEvent, StoreError, TeamStore, TranscriptEvent, WorkerRecord};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -34,16 +34,65 @@ impl TeamStore for PgStore {
         }
         let attempt = attempt as i32;
         let batch = serde_json::to_value(events).expect("events serialise");
+        let count = events.len() as i64;
         self.transact_unclocked(|tx| {
+            // The batch's places: the counter moved on by its size, under the counter row's
+            // lock until commit (so places become visible in order).
             tx.execute(
-                "WITH saved AS (
-                     INSERT INTO baton_transcripts (project, task, attempt, seq, body)
-                     SELECT $1, $2, $3, (e->>'seq')::bigint, e FROM jsonb_array_elements($4) e
-                     ON CONFLICT (project, task, attempt, seq) DO UPDATE SET body = EXCLUDED.body)
+                "WITH places AS (
+                     INSERT INTO baton_transcript_places (project, last) VALUES ($1, $6)
+                     ON CONFLICT (project)
+                     DO UPDATE SET last = baton_transcript_places.last + EXCLUDED.last
+                     RETURNING last - $6 AS first),
+                 saved AS (
+                     INSERT INTO baton_transcripts (project, task, attempt, seq, body, place)
+                     SELECT $1, $2, $3, (e->>'seq')::bigint, e, places.first + n
+                     FROM jsonb_array_elements($4) WITH ORDINALITY AS batch(e, n), places
+                     ON CONFLICT (project, task, attempt, seq)
+                     DO UPDATE SET body = EXCLUDED.body, place = EXCLUDED.place)
                  SELECT pg_notify($5, $1)",
-                &[&self.name, &task, &attempt, &batch, &CHANGES],
+                &[&self.name, &task, &attempt, &batch, &CHANGES, &count],
             )?;
             Ok(())
+        })
+    }
+
+    fn events_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> baton_core::Result<Option<(Vec<AttemptEvent>, u64)>> {
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.transact_unclocked(|tx| {
+            let rows = tx.query(
+                "SELECT place, task, attempt, body FROM baton_transcripts
+                 WHERE project = $1 AND place > $2 ORDER BY place LIMIT $3",
+                &[&self.name, &after, &limit],
+            )?;
+            let last: i64 = match rows.last() {
+                Some(row) => row.get(0),
+                // Nothing new: the last place there is, never past `after` (a batch that
+                // commits between the two statements is read next time, not skipped).
+                None => tx
+                    .query_opt(
+                        "SELECT last FROM baton_transcript_places WHERE project = $1",
+                        &[&self.name],
+                    )?
+                    .map_or(0, |row| row.get::<_, i64>(0))
+                    .min(after),
+            };
+            let events = rows
+                .into_iter()
+                .map(|row| {
+                    Ok(AttemptEvent {
+                        task: row.get(1),
+                        attempt: row.get::<_, i32>(2) as u32,
+                        event: record("baton_transcripts", row.get(3))?,
+                    })
+                })
+                .collect::<Result<Vec<_>, Failure>>()?;
+            Ok(Some((events, u64::try_from(last).unwrap_or_default())))
         })
     }
 

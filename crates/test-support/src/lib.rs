@@ -77,6 +77,15 @@ pub fn tool_cache() -> PathBuf {
         })
 }
 
+/// `relative` inside the package whose tests are running, found when the test runs: cargo
+/// sets `CARGO_MANIFEST_DIR` for a test process. (The same variable read at compile time would
+/// name wherever the binary was built, and a build cache shared by two checkouts keeps that.)
+pub fn package_file(relative: &str) -> PathBuf {
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .expect("cargo sets CARGO_MANIFEST_DIR for a test; run the tests with cargo test");
+    PathBuf::from(dir).join(relative)
+}
+
 /// `relative` inside the tool cache; panics with what to do when it is missing.
 pub fn cached_tool(relative: &str) -> PathBuf {
     let path = tool_cache().join(relative);

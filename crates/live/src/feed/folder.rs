@@ -240,7 +240,7 @@ fn changed_mtime(path: &Path, seen: &mut Option<Fingerprint>) -> bool {
 
 /// Text appended to `path` since `len` bytes, moving `len` on. With `whole_lines`, a partial
 /// last line is left for next time. A file that shrank is read from the start.
-fn appended(path: &Path, len: &mut u64, whole_lines: bool) -> Option<String> {
+pub(super) fn appended(path: &Path, len: &mut u64, whole_lines: bool) -> Option<String> {
     let mut file = fs::File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
     if size < *len {

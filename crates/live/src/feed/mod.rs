@@ -14,8 +14,9 @@
 
 mod folder;
 mod store;
+mod team;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +25,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use baton_core::{
-    Changes, DocumentStore, Layout, SignalRecord, SignalStore, TaskStatus, TaskStore,
+    Changes, DocumentStore, Layout, SignalRecord, SignalStore, TaskStatus, TaskStore, TeamStore,
+    TranscriptEvent, WorkerRecord,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -33,6 +35,8 @@ use crate::error::Result;
 use crate::watcher::{Backend, Wake, Watch, WatchMode};
 use folder::FolderState;
 use store::StoreState;
+pub use team::MAX_EVENTS_PER_CHANGE;
+use team::TeamState;
 
 /// How long the folder must be quiet before a burst of writes is turned into events.
 pub const QUIET: Duration = Duration::from_millis(5);
@@ -100,6 +104,17 @@ pub enum ChangeEvent {
     BrowserRemoved {
         port: u16,
     },
+    /// A supervised worker's record changed (its state, task, agent process, cost).
+    WorkerChanged {
+        worker: WorkerRecord,
+    },
+    /// Events appended to the transcript of `task`'s attempt `attempt`, in order (a long run
+    /// comes as several of these, [`MAX_EVENTS_PER_CHANGE`] at most each).
+    TranscriptAppended {
+        task: String,
+        attempt: u32,
+        events: Vec<TranscriptEvent>,
+    },
 }
 
 /// What happened to one task.
@@ -146,13 +161,15 @@ pub struct Stores {
     pub tasks: Arc<dyn TaskStore>,
     pub signals: Arc<dyn SignalStore>,
     pub documents: Arc<dyn DocumentStore>,
+    /// The team's workers and transcripts (kept where the tasks are).
+    pub team: Arc<dyn TeamStore>,
 }
 
 impl ChangeFeed {
     /// Starts watching a folder project's folder, `local`. Events describe changes made after
     /// this returns.
     pub fn start(local: &Layout, mode: WatchMode) -> Result<ChangeFeed> {
-        ChangeFeed::spawn(local, None, mode)
+        ChangeFeed::spawn(local, None, None, mode)
     }
 
     /// Starts following a project whose tasks and signals are in `stores` (their
@@ -161,13 +178,19 @@ impl ChangeFeed {
     /// made after this returns. Nothing here talks to the store on the caller's thread (an
     /// async runtime's, in the MCP server): the feed's own thread does, and this waits for it.
     pub fn start_on(local: &Layout, stores: Stores, mode: WatchMode) -> Result<ChangeFeed> {
+        let team = stores.team.clone();
         if let Changes::Files(_) = stores.tasks.changes() {
-            return ChangeFeed::start(local, mode);
+            return ChangeFeed::spawn(local, None, Some(team), mode);
         }
-        ChangeFeed::spawn(local, Some(stores), mode)
+        ChangeFeed::spawn(local, Some(stores), Some(team), mode)
     }
 
-    fn spawn(local: &Layout, stores: Option<Stores>, mode: WatchMode) -> Result<ChangeFeed> {
+    fn spawn(
+        local: &Layout,
+        stores: Option<Stores>,
+        team: Option<Arc<dyn TeamStore>>,
+        mode: WatchMode,
+    ) -> Result<ChangeFeed> {
         let layout = local.clone();
         // A database project reached by URL alone may have no folder here: then only the
         // store is followed (nothing is created for it).
@@ -204,7 +227,7 @@ impl ChangeFeed {
                     {
                         watch.follow(listener)?;
                     }
-                    State::read(layout, stores)
+                    State::read(layout, stores, team)
                 })();
                 let mut state = match started {
                     Ok(state) => {
@@ -269,23 +292,39 @@ struct State {
     layout: Layout,
     folder: FolderState,
     store: Option<StoreState>,
+    team: Option<TeamState>,
 }
 
 impl State {
     /// The first look, which sets the baseline silently.
-    fn read(layout: Layout, stores: Option<Stores>) -> Result<State> {
+    fn read(
+        layout: Layout,
+        stores: Option<Stores>,
+        team: Option<Arc<dyn TeamStore>>,
+    ) -> Result<State> {
         let store = stores.map(StoreState::read).transpose()?;
         let folder = FolderState::read(&layout);
+        let team = team.map(|t| TeamState::read(t, &layout)).transpose()?;
         Ok(State {
             layout,
             folder,
             store,
+            team,
         })
     }
 
     /// The events since the last look at the `dirty` areas; `false` when the store could not
     /// be read (those areas are looked at again later).
     fn update(&mut self, dirty: &Dirty) -> (Vec<ChangeEvent>, bool) {
+        let (mut events, mut read) = self.update_project(dirty);
+        if let Some(team) = &mut self.team {
+            read &= team.update(&self.layout, dirty, &mut events).is_ok();
+        }
+        (events, read)
+    }
+
+    /// The events of everything but the team.
+    fn update_project(&mut self, dirty: &Dirty) -> (Vec<ChangeEvent>, bool) {
         let Some(store) = &mut self.store else {
             return (self.folder.update(&self.layout, dirty), true);
         };
@@ -388,6 +427,12 @@ pub(crate) struct Dirty {
     orchestration: bool,
     handoff: bool,
     browsers: bool,
+    /// Workers' records (`team/`).
+    team: bool,
+    /// Every transcript (`transcripts/` as a whole)…
+    transcripts: bool,
+    /// …or these paths under it: transcript files, or a task's new folder of them.
+    transcript_paths: BTreeSet<PathBuf>,
 }
 
 impl Dirty {
@@ -403,6 +448,9 @@ impl Dirty {
             orchestration: true,
             handoff: true,
             browsers: true,
+            team: true,
+            transcripts: true,
+            transcript_paths: BTreeSet::new(),
         }
     }
 
@@ -435,6 +483,11 @@ impl Dirty {
                 "orchestration" => self.orchestration = true,
                 "HANDOFF.md" => self.handoff = true,
                 "browsers" => self.browsers = true,
+                "team" => self.team = true,
+                "transcripts" if relative.components().count() == 1 => self.transcripts = true,
+                "transcripts" => {
+                    self.transcript_paths.insert(path.clone());
+                }
                 "" => self.mark(layout, &[]),
                 _ => {}
             }
