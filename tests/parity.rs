@@ -522,6 +522,57 @@ fn every_operation(mut t: Twins) {
         t.mcp_project.json(&["team", "status"])["supervisor"].is_null()
     });
 
+    // The lead in the loop: a message, the inbox, an acknowledgement; a question that nobody
+    // answers in time; one the lead answers while its agent waits.
+    let sent = t.same(
+        "message_send",
+        &[
+            "message",
+            "send",
+            "lead",
+            "Status",
+            "half done",
+            "--as",
+            "cc1",
+        ],
+        json!({"to": "lead", "subject": "Status", "body": "half done", "from": "cc1"}),
+        0,
+    );
+    assert_eq!(sent["id"], "m-1", "{sent}");
+    let inbox = t.same("inbox_read", &["inbox"], json!({}), 0);
+    assert_eq!(inbox["messages"][0]["body"], "half done", "{inbox}");
+    t.same(
+        "message_ack",
+        &["message", "ack", "m-1"],
+        json!({"ids": ["m-1"]}),
+        0,
+    );
+    let unanswered = t.same(
+        "ask_lead",
+        &["ask", "Anyone?", "--agent", "cc1", "--timeout", "1"],
+        json!({"question": "Anyone?", "agent": "cc1", "timeout_seconds": 1}),
+        5,
+    );
+    assert_eq!(unanswered["answered"], false, "{unanswered}");
+    let asking: Vec<support::Background> = [&t.cli, &t.mcp_project]
+        .iter()
+        .map(|p| p.spawn(&["ask", "Go?", "--agent", "cc1", "--timeout", "60"]))
+        .collect();
+    for p in [&t.cli, &t.mcp_project] {
+        p.json(&["inbox", "--wait", "--timeout", "60"]);
+    }
+    let answered = t.same(
+        "answer_question",
+        &["answer", "q-2", "yes"],
+        json!({"id": "q-2", "answer": "yes"}),
+        0,
+    );
+    assert_eq!(answered["state"]["answer"], "yes", "{answered}");
+    for ask in asking {
+        let (code, out, err) = ask.finish();
+        assert_eq!((code, out.trim()), (Some(0), "yes"), "{err}");
+    }
+
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));
     let mut missing: Vec<String> = listed["result"]["tools"]

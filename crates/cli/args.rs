@@ -83,6 +83,19 @@ pub enum Command {
     /// restarted if they crash; `status`, `logs`, `stop`, `profiles`.
     #[command(subcommand)]
     Team(crate::team::TeamCommand),
+    /// Ask the lead a question and wait for the answer (an agent in a terminal; the agent is
+    /// BATON_AGENT or --agent). Prints the answer; exit code 5 when none came in time.
+    Ask(baton_api::inbox::AskLead),
+    /// What waits for the lead (the agents' open questions, messages to the lead) or, as an
+    /// agent (BATON_AGENT or --agent), for that agent. --wait returns as soon as something
+    /// arrives (exit code 5 when nothing did in time).
+    Inbox(baton_api::inbox::InboxRead),
+    /// Answer an agent's question: `baton answer q-3 "use the v2 API"`, or a choice by its
+    /// text or number.
+    Answer(baton_api::inbox::AnswerQuestion),
+    /// Messages between agents and the lead: send, ack.
+    #[command(subcommand)]
+    Message(crate::inbox::MessageCommand),
     /// Share a finding with every agent (appended to context/discoveries.md).
     Discover(baton_api::tasks::Discover),
     /// Reserve files (paths or globs) for an agent: others' claims pass over tasks touching

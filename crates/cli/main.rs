@@ -17,6 +17,7 @@ mod claude;
 mod context;
 mod files;
 mod follow;
+mod inbox;
 mod leader;
 mod live;
 mod output;
@@ -126,6 +127,10 @@ fn run(cli: Cli) -> Result<u8, Error> {
             };
             team::run(&open()?, command, &reach, mode, json)
         }
+        Command::Ask(request) => inbox::ask(&open()?, request, mode, json),
+        Command::Inbox(request) => inbox::inbox(&open()?, request, mode, json),
+        Command::Answer(request) => inbox::answer(&open()?, request, mode, json),
+        Command::Message(command) => inbox::message(&open()?, command, mode, json),
         Command::Agents(command) => agents::agents(&open()?, command, json),
         Command::Invoke(command) => agents::invoke(&open()?, &cwd, command, json),
         Command::Handoff(command) => agents::handoff(&open()?, command, json),
@@ -148,7 +153,15 @@ fn run(cli: Cli) -> Result<u8, Error> {
             allow_path,
             allow_unsafe_tools,
         } => {
+            let caller = match std::env::var("BATON_AGENT") {
+                Ok(agent) if !agent.is_empty() => {
+                    baton_core::names::validate_agent_id(&agent)?;
+                    Some(agent)
+                }
+                _ => None,
+            };
             let options = baton_mcp::McpOptions {
+                caller,
                 allow_unsafe_tools,
                 allow_paths: allow_path.iter().map(|dir| cwd.join(dir)).collect(),
                 agent,

@@ -4,6 +4,7 @@
 //! plugin's job (freedesktop notifications over D-Bus on Linux).
 
 use baton_api::OpenProject;
+use baton_core::inbox::{About, Question};
 use baton_core::{StatusReport, TaskStatus};
 use baton_live::feed::{ChangeEvent, TaskChange, TaskChangeKind};
 use tauri::AppHandle;
@@ -66,6 +67,10 @@ impl crate::session::Follower for Notifier {
     fn opened(&self, _app: &AppHandle, _project: &OpenProject) {}
 
     fn changed(&self, app: &AppHandle, project: &OpenProject, event: &ChangeEvent) {
+        if let ChangeEvent::QuestionAsked { question } = event {
+            show(app, &question_notice(question));
+            return;
+        }
         let ChangeEvent::TasksChanged { changes } = event else {
             return;
         };
@@ -74,6 +79,29 @@ impl crate::session::Follower for Notifier {
                 show(app, &notice);
             }
         }
+    }
+}
+
+/// The notification for a question (or an approval) an agent waits on.
+pub fn question_notice(question: &Question) -> Notice {
+    let task = question
+        .task
+        .as_deref()
+        .map(|t| format!(" on {t}"))
+        .unwrap_or_default();
+    let (title, body) = match &question.about {
+        About::Question => (
+            format!("{} asks{task}", question.agent),
+            first_line(&question.text).to_string(),
+        ),
+        About::Approval { tool, .. } => (
+            format!("{} asks to use {tool}{task}", question.agent),
+            first_line(&question.text).to_string(),
+        ),
+    };
+    Notice {
+        title,
+        body: format!("{body}\nAnswer: baton answer {} …", question.id),
     }
 }
 

@@ -21,6 +21,7 @@ const ICON_FAILED: &[u8] = include_bytes!("../../icons/tray-failed.png");
 pub struct TrayMenu {
     counts: MenuItem<Wry>,
     agents: MenuItem<Wry>,
+    questions: MenuItem<Wry>,
     browsers: MenuItem<Wry>,
     start: MenuItem<Wry>,
     finish: MenuItem<Wry>,
@@ -74,6 +75,8 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
     let build = || -> tauri::Result<(TrayIcon, TrayMenu)> {
         let counts = MenuItem::with_id(app, "counts", "No project open", false, None::<&str>)?;
         let agents = MenuItem::with_id(app, "agents", "No agents yet", false, None::<&str>)?;
+        let questions =
+            MenuItem::with_id(app, "questions", questions_line(0), false, None::<&str>)?;
         let browsers = MenuItem::with_id(app, "browsers", "No browsers open", false, None::<&str>)?;
         let open = MenuItem::with_id(app, "open", "Open Baton", true, None::<&str>)?;
         let start = MenuItem::with_id(
@@ -97,6 +100,7 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
             &[
                 &counts,
                 &agents,
+                &questions,
                 &browsers,
                 &separator()?,
                 &open,
@@ -111,7 +115,7 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
             .tooltip("Baton")
             .menu(&menu)
             .on_menu_event(|app, event| match event.id.as_ref() {
-                "open" => show_window(app),
+                "open" | "questions" => show_window(app),
                 "start-session" => {
                     // The window holds the URL to open; it starts the session as its own
                     // button would, so errors show where the lead looks.
@@ -143,6 +147,7 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
             TrayMenu {
                 counts,
                 agents,
+                questions,
                 browsers,
                 start,
                 finish,
@@ -168,18 +173,26 @@ fn show_window(app: &AppHandle) {
     }
 }
 
-/// Follows the change feed: the browsers line when a browser comes or goes. (The counts and
-/// the agents follow from `team_watch`, which also looks when a lease passes.)
+/// Follows the change feed: the browsers line when a browser comes or goes, the questions
+/// line when a question is asked or settled. (The counts and the agents follow from
+/// `team_watch`, which also looks when a lease passes.)
 pub struct TrayFollower;
 
 impl crate::session::Follower for TrayFollower {
     fn opened(&self, app: &AppHandle, project: &OpenProject) {
         refresh_browsers(app, project);
+        refresh_questions(app, project);
     }
 
     fn changed(&self, app: &AppHandle, project: &OpenProject, event: &ChangeEvent) {
-        if let ChangeEvent::BrowserAdded { .. } | ChangeEvent::BrowserRemoved { .. } = event {
-            refresh_browsers(app, project);
+        match event {
+            ChangeEvent::BrowserAdded { .. } | ChangeEvent::BrowserRemoved { .. } => {
+                refresh_browsers(app, project)
+            }
+            ChangeEvent::QuestionAsked { .. } | ChangeEvent::QuestionSettled { .. } => {
+                refresh_questions(app, project)
+            }
+            _ => {}
         }
     }
 }
@@ -208,6 +221,25 @@ pub fn update(app: &AppHandle, report: &StatusReport, team: Option<&baton_api::t
     }
 }
 
+/// The menu line for `open` questions waiting for the lead.
+pub fn questions_line(open: usize) -> String {
+    match open {
+        0 => "No questions waiting".to_string(),
+        1 => "1 question waiting for you".to_string(),
+        n => format!("{n} questions waiting for you"),
+    }
+}
+
+/// Shows how many of `project`'s questions wait for the lead (clicking opens the window).
+pub fn refresh_questions(app: &AppHandle, project: &OpenProject) {
+    let Some(menu) = app.try_state::<TrayMenu>() else {
+        return;
+    };
+    let open = baton_core::inbox::questions(&*project.documents, true).map_or(0, |q| q.len());
+    let _ = menu.questions.set_text(questions_line(open));
+    let _ = menu.questions.set_enabled(open > 0);
+}
+
 /// Shows `project`'s open browsers and whether a manual session runs.
 pub fn refresh_browsers(app: &AppHandle, project: &OpenProject) {
     let Some(menu) = app.try_state::<TrayMenu>() else {
@@ -224,6 +256,13 @@ pub fn refresh_browsers(app: &AppHandle, project: &OpenProject) {
 mod tests {
     use super::*;
     use baton_core::TaskStore;
+
+    #[test]
+    fn the_questions_line_counts_what_waits() {
+        assert_eq!(questions_line(0), "No questions waiting");
+        assert_eq!(questions_line(1), "1 question waiting for you");
+        assert_eq!(questions_line(3), "3 questions waiting for you");
+    }
 
     #[test]
     fn the_tooltip_counts_tasks_by_state() {

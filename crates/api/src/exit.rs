@@ -33,7 +33,7 @@ pub const DOCTOR_FINDINGS: Exit = Exit {
 };
 pub const TIMED_OUT: Exit = Exit {
     code: 5,
-    meaning: "timed out: signal wait, or worker claim --wait, reached --timeout",
+    meaning: "timed out: signal wait, worker claim --wait, ask or inbox --wait reached --timeout",
 };
 pub const WRITER_GONE: Exit = Exit {
     code: 6,

@@ -20,6 +20,7 @@
 pub mod crew;
 pub mod error;
 pub mod exit;
+pub mod inbox;
 pub mod open;
 pub mod operation;
 pub mod orchestration;
@@ -112,6 +113,11 @@ catalogue!(
     crew::TeamStatus,
     crew::TeamTranscript,
     crew::TeamStop,
+    inbox::AskLead,
+    inbox::AnswerQuestion,
+    inbox::InboxRead,
+    inbox::MessageSend,
+    inbox::MessageAck,
     worktrees::Merge,
     reservations::Reserve,
     reservations::Unreserve,

@@ -39,6 +39,10 @@ pub struct Context<'a> {
     pub foreign_files: ForeignFile,
     /// How waits notice changes.
     pub watch_mode: WatchMode,
+    /// The agent this caller is, when it is one: the identity an MCP server was started with
+    /// (`BATON_AGENT`). An agent asks, sends and reads as itself and no other; `None` is the
+    /// user, who is the lead unless they name an agent.
+    pub caller: Option<String>,
 }
 
 impl<'a> Context<'a> {
@@ -59,6 +63,7 @@ impl<'a> Context<'a> {
             confinement,
             foreign_files: ForeignFile::Keep,
             watch_mode: WatchMode::default(),
+            caller: None,
         }
     }
 

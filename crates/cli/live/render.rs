@@ -153,6 +153,23 @@ pub fn change(event: &ChangeEvent, at: Timestamp) -> String {
             .map(|e| format!("{task} #{attempt}: {}", line(&e.what.summary(), 200)))
             .collect::<Vec<_>>()
             .join("\n             "),
+        ChangeEvent::QuestionAsked { question } => format!(
+            "question {} from {}: {}",
+            question.id,
+            question.agent,
+            line(&question.text, 160)
+        ),
+        ChangeEvent::QuestionSettled { question } => match question.answer() {
+            Some(answer) => format!("question {} answered: {}", question.id, line(answer, 160)),
+            None => format!("question {} closed unanswered", question.id),
+        },
+        ChangeEvent::MessageSent { message } => format!(
+            "message {} from {} to {}: {}",
+            message.id,
+            message.from,
+            message.to,
+            line(&message.subject, 160)
+        ),
     };
     format!("{time}  {what}")
 }

@@ -32,6 +32,10 @@ pub trait DocumentStore: Send + Sync {
     /// leaves the document as it was. One transaction: `change` may be run again if the store
     /// lost its connection before committing, so it must not have effects of its own
     /// besides what it captures.
+    /// Every document directly in folder `folder` (such as `inbox/questions`), by name, in no
+    /// particular order.
+    fn documents_in(&self, folder: &str) -> Result<Vec<(String, Value)>>;
+
     fn change_document(
         &self,
         name: &str,

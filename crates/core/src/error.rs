@@ -138,6 +138,12 @@ pub enum StoreError {
         hint: &'static str,
     },
 
+    #[error("no {what} {id:?}; `baton inbox --all` lists them")]
+    UnknownInboxItem { what: &'static str, id: String },
+
+    #[error("question {id} is {how}")]
+    QuestionSettled { id: String, how: String },
+
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -191,6 +197,8 @@ impl StoreError {
             StoreError::NotASignal { .. } => ErrorKind::NotASignal,
             StoreError::PathsHeld { .. } => ErrorKind::PathsHeld,
             StoreError::Io { .. } => ErrorKind::Io,
+            StoreError::UnknownInboxItem { .. } => ErrorKind::UnknownQuestion,
+            StoreError::QuestionSettled { .. } => ErrorKind::QuestionSettled,
             StoreError::Database { .. } => ErrorKind::Database,
             StoreError::UnknownProject { .. } | StoreError::KeptInDatabase { .. } => {
                 ErrorKind::NotInitialized

@@ -68,6 +68,15 @@ pub enum ErrorKind {
     NoTeam,
     /// A team supervisor runs already for this project on this machine.
     TeamRunning,
+    // The lead in the loop (`baton inbox`).
+    /// No question or message with that id.
+    UnknownQuestion,
+    /// The question was answered or closed already.
+    QuestionSettled,
+    /// A message to nobody Baton knows: not an agent of the project, `lead` or `all`.
+    UnknownRecipient,
+    /// A caller acting as another agent than the one it is.
+    NotYou,
     // The front ends.
     /// Arguments that do not fit the operation's schema (a usage error).
     InvalidArguments,
@@ -121,6 +130,10 @@ impl ErrorKind {
             ErrorKind::AgentNotInstalled => "agent_not_installed",
             ErrorKind::NoTeam => "no_team",
             ErrorKind::TeamRunning => "team_running",
+            ErrorKind::UnknownQuestion => "unknown_question",
+            ErrorKind::QuestionSettled => "question_settled",
+            ErrorKind::UnknownRecipient => "unknown_recipient",
+            ErrorKind::NotYou => "not_you",
             ErrorKind::InvalidArguments => "invalid_arguments",
             ErrorKind::UnknownTool => "unknown_tool",
             ErrorKind::UnknownResource => "unknown_resource",

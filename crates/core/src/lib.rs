@@ -26,6 +26,7 @@ pub mod doctor;
 pub mod documents;
 pub mod error;
 pub mod graph;
+pub mod inbox;
 pub mod journal;
 pub mod kind;
 pub mod layout;

@@ -48,6 +48,29 @@ impl DocumentStore for FolderStore {
         }
     }
 
+    fn documents_in(&self, folder: &str) -> Result<Vec<(String, Value)>> {
+        let dir = self.document_path(folder)?;
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::io(dir, e)),
+        };
+        let mut documents = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
+            let file = entry.file_name().to_string_lossy().into_owned();
+            // The hold's lock file and a write in progress are not documents.
+            if file.starts_with('.') || !file.ends_with(".json") || !entry.path().is_file() {
+                continue;
+            }
+            let name = format!("{folder}/{file}");
+            if let Some(value) = self.read_document(&name)? {
+                documents.push((name, value));
+            }
+        }
+        Ok(documents)
+    }
+
     fn change_document(
         &self,
         name: &str,

@@ -21,6 +21,7 @@ pub mod claim_wait;
 pub mod error;
 pub mod feed;
 mod fs_kind;
+pub mod inbox_wait;
 pub mod keepalive;
 pub mod liveness;
 mod reconnect;

@@ -31,6 +31,9 @@ pub use server::BatonServer;
 pub struct McpOptions {
     /// Serve only the tools this agent's definition allows.
     pub agent: Option<String>,
+    /// The agent the server speaks for (`BATON_AGENT`): questions, messages and inbox reads
+    /// are that agent's, and acting as another is refused.
+    pub caller: Option<String>,
     /// Keep log lines off stderr (the log file still has them).
     pub quiet: bool,
     /// Proxy child servers: these `--child` values, or Playwright MCP when empty.
@@ -76,12 +79,17 @@ pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), Error> {
             Some(addr) => serve_http(&server, &project, addr, options.token.clone()).await,
         };
         server.shutdown().await;
-        result
+        Ok::<_, Error>((result, server))
     });
     // stdin is read on a blocking thread when it is not a pipe, and that read only returns when
     // input arrives: do not wait for it (or any other blocking task) once serving is over.
     runtime.shutdown_background();
-    outcome
+    // The server (with its stores) is dropped here, outside the runtime: a database
+    // connection says goodbye to its server with a blocking call, which a runtime's own thread
+    // must not make.
+    let (result, server) = outcome?;
+    drop(server);
+    result
 }
 
 /// The server for these options: the agent's tool filter, the browser's reserved port, and
@@ -153,7 +161,8 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
         browser,
         proxy,
         proxying && !options.no_browser,
-    );
+    )
+    .with_caller(options.caller.clone());
     log.line(&format!(
         "serving {} tools{}{}",
         server.own_tool_count(),

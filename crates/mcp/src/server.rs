@@ -68,6 +68,18 @@ struct Inner {
     proxy: Option<PendingProxy>,
     /// Whether a child tool call first makes sure the browser runs.
     lazy_browser: bool,
+    /// The agent this server speaks for (`BATON_AGENT` where it was started): it asks, sends
+    /// and reads as that agent only.
+    caller: Option<String>,
+}
+
+impl Inner {
+    /// The context a tool call runs in.
+    fn context(&self) -> baton_api::Context<'_> {
+        let mut cx = self.project.context(&self.confinement);
+        cx.caller = self.caller.clone();
+        cx
+    }
 }
 
 /// The change feed forwarding resource updates to the client, started on first subscribe.
@@ -96,9 +108,18 @@ impl BatonServer {
                 browser,
                 proxy,
                 lazy_browser,
+                caller: None,
             }),
             session: Arc::default(),
         }
+    }
+
+    /// The same server speaking for agent `caller` (before it is shared with a session).
+    pub fn with_caller(mut self, caller: Option<String>) -> BatonServer {
+        Arc::get_mut(&mut self.inner)
+            .expect("the caller is set before the server is shared")
+            .caller = caller;
+        self
     }
 
     /// The same server for a new client connection, with its own subscriptions.
@@ -224,12 +245,13 @@ impl BatonServer {
                 return Err(unknown_tool(&name));
             };
             let inner = self.inner.clone();
-            tokio::task::spawn_blocking(move || {
-                let cx = inner.project.context(&inner.confinement);
-                entry.call(&cx, Value::Object(arguments))
-            })
-            .await
-            .map_err(|e| McpError::internal_error(format!("tool {name} panicked: {e}"), None))?
+            let task = tokio::task::spawn_blocking(move || {
+                entry.call(&inner.context(), Value::Object(arguments))
+            });
+            // A call that waits (ask_lead, inbox_read with wait) says so every second.
+            with_progress(task, context, None, format!("{name} waiting"))
+                .await
+                .map_err(|e| McpError::internal_error(format!("tool {name} panicked: {e}"), None))?
         };
         self.inner.log.line(&format!(
             "tool {name}: {} in {} ms",
@@ -249,7 +271,7 @@ impl BatonServer {
         // Planning reads the store (which run a name means): a blocking call, like the wait.
         let inner = self.inner.clone();
         let planned = tokio::task::spawn_blocking(move || {
-            tools::signal_wait_plan(&inner.project.context(&inner.confinement), &arguments)
+            tools::signal_wait_plan(&inner.context(), &arguments)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("signal_wait panicked: {e}"), None))?;
@@ -260,30 +282,19 @@ impl BatonServer {
         let project = self.inner.project.clone();
         let total = wait.timeout.map(|t| t.as_secs_f64());
         let labels: Vec<String> = wait.targets.iter().map(|t| t.label()).collect();
-        let mut task = tokio::task::spawn_blocking(move || {
+        let task = tokio::task::spawn_blocking(move || {
             baton_live::wait::wait_for_signals(&*project.signals, &*project.tasks, &wait, |_| {})
                 .map(|outcome| serde_json::to_value(outcome).expect("serialises"))
                 .map_err(Error::from)
         });
-        let token = context.meta.get_progress_token();
-        let started = Instant::now();
-        let mut ticker = tokio::time::interval(PROGRESS_EVERY);
-        ticker.tick().await; // the first tick is immediate
-        loop {
-            tokio::select! {
-                done = &mut task => {
-                    return done.map_err(|e| McpError::internal_error(format!("signal_wait panicked: {e}"), None));
-                }
-                _ = ticker.tick() => {
-                    if let Some(token) = &token {
-                        let mut progress = ProgressNotificationParam::new(token.clone(), started.elapsed().as_secs_f64());
-                        progress.total = total;
-                        progress.message = Some(format!("waiting for {}", labels.join(", ")));
-                        let _ = context.peer.notify_progress(progress).await;
-                    }
-                }
-            }
-        }
+        with_progress(
+            task,
+            context,
+            total,
+            format!("waiting for {}", labels.join(", ")),
+        )
+        .await
+        .map_err(|e| McpError::internal_error(format!("signal_wait panicked: {e}"), None))
     }
 
     /// Starts forwarding change-feed events as `resources/updated` to `peer`, once.
@@ -336,6 +347,35 @@ impl BatonServer {
             _feed_thread: thread,
         });
         Ok(())
+    }
+}
+
+/// Waits for `task`, sending a progress notification every [`PROGRESS_EVERY`] while it runs
+/// when the client asked for progress (a token), saying `message` and the seconds so far of
+/// `total`.
+async fn with_progress<T>(
+    mut task: tokio::task::JoinHandle<T>,
+    context: &RequestContext<RoleServer>,
+    total: Option<f64>,
+    message: String,
+) -> Result<T, tokio::task::JoinError> {
+    let token = context.meta.get_progress_token();
+    let started = Instant::now();
+    let mut ticker = tokio::time::interval(PROGRESS_EVERY);
+    ticker.tick().await; // the first tick is immediate
+    loop {
+        tokio::select! {
+            done = &mut task => return done,
+            _ = ticker.tick() => {
+                if let Some(token) = &token {
+                    let mut progress =
+                        ProgressNotificationParam::new(token.clone(), started.elapsed().as_secs_f64());
+                    progress.total = total;
+                    progress.message = Some(message.clone());
+                    let _ = context.peer.notify_progress(progress).await;
+                }
+            }
+        }
     }
 }
 
@@ -458,11 +498,9 @@ impl ServerHandler for BatonServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let inner = self.inner.clone();
         let uri = request.uri.clone();
-        let value = tokio::task::spawn_blocking(move || {
-            resources::read(&inner.project.context(&inner.confinement), &uri)
-        })
-        .await
-        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let value = tokio::task::spawn_blocking(move || resources::read(&inner.context(), &uri))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         match value {
             Ok(value) => {
                 let text = serde_json::to_string_pretty(&value).expect("serialises");

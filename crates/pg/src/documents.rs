@@ -21,6 +21,23 @@ impl DocumentStore for PgStore {
         })
     }
 
+    fn documents_in(&self, folder: &str) -> baton_core::Result<Vec<(String, Value)>> {
+        let prefix = format!("{folder}/");
+        self.transact_unclocked(|tx| {
+            Ok(tx
+                .query(
+                    "SELECT name, body FROM baton_documents
+                     WHERE project = $1 AND starts_with(name, $2)
+                       AND strpos(substr(name, length($2) + 1), '/') = 0
+                       AND body <> 'null'::jsonb",
+                    &[&self.name, &prefix],
+                )?
+                .into_iter()
+                .map(|row| (row.get(0), row.get(1)))
+                .collect())
+        })
+    }
+
     fn change_document(
         &self,
         name: &str,

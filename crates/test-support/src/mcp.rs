@@ -77,6 +77,13 @@ impl RawClient {
     }
 
     /// Sends a request and returns its response, skipping notifications in between.
+    /// A fresh request id, for a request sent by hand whose response is read later
+    /// ([`RawClient::response_to`]).
+    pub fn request_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;

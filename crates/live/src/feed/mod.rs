@@ -12,11 +12,13 @@
 //! areas dirty, and the rows are read and compared as the files are (`store`); what stays on
 //! this machine (orchestration records, browsers) is still watched in the folder (`folder`).
 
+mod dirty;
 mod folder;
+mod inbox;
 mod store;
 mod team;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +26,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use baton_core::inbox::{Message, Question};
 use baton_core::{
     Changes, DocumentStore, Layout, SignalRecord, SignalStore, TaskStatus, TaskStore, TeamStore,
     TranscriptEvent, WorkerRecord,
@@ -33,7 +36,9 @@ use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::watcher::{Backend, Wake, Watch, WatchMode};
+pub(crate) use dirty::Dirty;
 use folder::FolderState;
+use inbox::InboxState;
 use store::StoreState;
 pub use team::MAX_EVENTS_PER_CHANGE;
 use team::TeamState;
@@ -115,6 +120,18 @@ pub enum ChangeEvent {
         attempt: u32,
         events: Vec<TranscriptEvent>,
     },
+    /// An agent asked the lead a question (or for an approval).
+    QuestionAsked {
+        question: Question,
+    },
+    /// A question was answered, or closed unanswered.
+    QuestionSettled {
+        question: Question,
+    },
+    /// A message was sent.
+    MessageSent {
+        message: Message,
+    },
 }
 
 /// What happened to one task.
@@ -178,17 +195,20 @@ impl ChangeFeed {
     /// made after this returns. Nothing here talks to the store on the caller's thread (an
     /// async runtime's, in the MCP server): the feed's own thread does, and this waits for it.
     pub fn start_on(local: &Layout, stores: Stores, mode: WatchMode) -> Result<ChangeFeed> {
-        let team = stores.team.clone();
+        let records = Records {
+            team: stores.team.clone(),
+            documents: stores.documents.clone(),
+        };
         if let Changes::Files(_) = stores.tasks.changes() {
-            return ChangeFeed::spawn(local, None, Some(team), mode);
+            return ChangeFeed::spawn(local, None, Some(records), mode);
         }
-        ChangeFeed::spawn(local, Some(stores), Some(team), mode)
+        ChangeFeed::spawn(local, Some(stores), Some(records), mode)
     }
 
     fn spawn(
         local: &Layout,
         stores: Option<Stores>,
-        team: Option<Arc<dyn TeamStore>>,
+        records: Option<Records>,
         mode: WatchMode,
     ) -> Result<ChangeFeed> {
         let layout = local.clone();
@@ -227,7 +247,7 @@ impl ChangeFeed {
                     {
                         watch.follow(listener)?;
                     }
-                    State::read(layout, stores, team)
+                    State::read(layout, stores, records)
                 })();
                 let mut state = match started {
                     Ok(state) => {
@@ -293,23 +313,33 @@ struct State {
     folder: FolderState,
     store: Option<StoreState>,
     team: Option<TeamState>,
+    inbox: Option<InboxState>,
+}
+
+/// The team's records and the inbox, read through their stores whichever kind they are.
+struct Records {
+    team: Arc<dyn TeamStore>,
+    documents: Arc<dyn DocumentStore>,
 }
 
 impl State {
     /// The first look, which sets the baseline silently.
-    fn read(
-        layout: Layout,
-        stores: Option<Stores>,
-        team: Option<Arc<dyn TeamStore>>,
-    ) -> Result<State> {
+    fn read(layout: Layout, stores: Option<Stores>, records: Option<Records>) -> Result<State> {
         let store = stores.map(StoreState::read).transpose()?;
         let folder = FolderState::read(&layout);
-        let team = team.map(|t| TeamState::read(t, &layout)).transpose()?;
+        let (team, inbox) = match records {
+            Some(r) => (
+                Some(TeamState::read(r.team, &layout)?),
+                Some(InboxState::read(r.documents)?),
+            ),
+            None => (None, None),
+        };
         Ok(State {
             layout,
             folder,
             store,
             team,
+            inbox,
         })
     }
 
@@ -319,6 +349,11 @@ impl State {
         let (mut events, mut read) = self.update_project(dirty);
         if let Some(team) = &mut self.team {
             read &= team.update(&self.layout, dirty, &mut events).is_ok();
+        }
+        if let Some(inbox) = &mut self.inbox
+            && dirty.inbox
+        {
+            read &= inbox.update(&mut events).is_ok();
         }
         (events, read)
     }
@@ -409,87 +444,6 @@ fn run(watch: &mut Watch, state: &mut State, tx: &Sender<ChangeEvent>, stop: &At
         for event in events {
             if tx.send(event).is_err() {
                 return; // the feed was dropped
-            }
-        }
-    }
-}
-
-/// Areas of the folder that may have changed.
-#[derive(Debug, Default)]
-pub(crate) struct Dirty {
-    tasks: bool,
-    plan: bool,
-    summary: bool,
-    discoveries: bool,
-    logs: bool,
-    results: bool,
-    runs: bool,
-    orchestration: bool,
-    handoff: bool,
-    browsers: bool,
-    /// Workers' records (`team/`).
-    team: bool,
-    /// Every transcript (`transcripts/` as a whole)…
-    transcripts: bool,
-    /// …or these paths under it: transcript files, or a task's new folder of them.
-    transcript_paths: BTreeSet<PathBuf>,
-}
-
-impl Dirty {
-    pub(crate) fn all() -> Dirty {
-        Dirty {
-            tasks: true,
-            plan: true,
-            summary: true,
-            discoveries: true,
-            logs: true,
-            results: true,
-            runs: true,
-            orchestration: true,
-            handoff: true,
-            browsers: true,
-            team: true,
-            transcripts: true,
-            transcript_paths: BTreeSet::new(),
-        }
-    }
-
-    /// Marks the areas `paths` fall in; a path the backend did not name marks everything.
-    fn mark(&mut self, layout: &Layout, paths: &[PathBuf]) {
-        if paths.is_empty() {
-            *self = Dirty::all();
-            return;
-        }
-        let root = layout.root();
-        for path in paths {
-            let Ok(relative) = path.strip_prefix(root) else {
-                continue;
-            };
-            let first = relative
-                .components()
-                .next()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .unwrap_or_default();
-            match first.as_str() {
-                // A rename of a temp file over tasks.json shows as either name.
-                "tasks.json" => self.tasks = true,
-                name if name.starts_with(".tasks.json.") => self.tasks = true,
-                "master-plan.md" => self.plan = true,
-                "summary.md" => self.summary = true,
-                "context" => self.discoveries = true,
-                "logs" => self.logs = true,
-                "results" => self.results = true,
-                "runs" => self.runs = true,
-                "orchestration" => self.orchestration = true,
-                "HANDOFF.md" => self.handoff = true,
-                "browsers" => self.browsers = true,
-                "team" => self.team = true,
-                "transcripts" if relative.components().count() == 1 => self.transcripts = true,
-                "transcripts" => {
-                    self.transcript_paths.insert(path.clone());
-                }
-                "" => self.mark(layout, &[]),
-                _ => {}
             }
         }
     }

@@ -1,0 +1,384 @@
+//! The lead in the loop, as operations: an agent asks the lead and waits for the answer
+//! (`ask_lead`), the lead reads what waits for it and answers (`inbox_read`,
+//! `answer_question`), and agents and the lead send each other messages (`message_send`,
+//! `message_ack`). The records and their rules are `baton_core::inbox`; the waiting is
+//! `baton_live::inbox_wait`. A caller that is an agent acts as itself only.
+
+use std::time::{Duration, Instant};
+
+use baton_core::inbox::{self, About, EVERYONE, LEAD, Message, NewMessage, NewQuestion, Question};
+use baton_core::{ErrorKind, StoreError};
+use baton_live::inbox_wait::wait_for_inbox;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::operation::{Context, Operation};
+
+/// How long `ask_lead` waits by default, and at most (seconds).
+pub const DEFAULT_ASK_SECONDS: u64 = 300;
+pub const MAX_WAIT_SECONDS: u64 = 3600;
+
+/// Who the caller acts as: itself when it is an agent (naming another is refused), otherwise
+/// the agent it names, or the lead when `lead_by_default`.
+pub fn acting_as(cx: &Context, named: Option<&str>, lead_by_default: bool) -> Result<String> {
+    match (cx.caller.as_deref(), named) {
+        (Some(me), Some(other)) if other != me => Err(Error::new(
+            ErrorKind::NotYou,
+            format!("this connection is agent {me}; it cannot act as {other}"),
+        )),
+        (Some(me), _) => Ok(me.to_string()),
+        (None, Some(name)) if name == LEAD => Ok(LEAD.to_string()),
+        (None, Some(name)) => {
+            baton_core::names::validate_agent_id(name)?;
+            Ok(name.to_string())
+        }
+        (None, None) if lead_by_default => Ok(LEAD.to_string()),
+        (None, None) => Err(Error::invalid_arguments(
+            "say which agent is asking: agent=NAME, or start the server with BATON_AGENT set",
+        )),
+    }
+}
+
+fn wait_limit(seconds: Option<u64>, default: u64) -> Result<Duration> {
+    let seconds = seconds.unwrap_or(default);
+    if seconds == 0 || seconds > MAX_WAIT_SECONDS {
+        return Err(Error::invalid_arguments(format!(
+            "timeout_seconds must be between 1 and {MAX_WAIT_SECONDS}"
+        )));
+    }
+    Ok(Duration::from_secs(seconds))
+}
+
+fn known_task(cx: &Context, task: Option<&str>) -> Result<()> {
+    if let Some(task) = task
+        && cx.tasks.task(task)?.is_none()
+    {
+        return Err(StoreError::UnknownTask {
+            id: task.to_string(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Ask the lead a question and wait for the answer.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskLead {
+    /// The question, in words the lead can answer without opening anything else.
+    pub question: String,
+    /// Answers to choose from (the lead picks one); any text when none are given.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long = "choice", value_name = "CHOICE"))]
+    pub choices: Vec<String>,
+    /// The task it is about.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub task: Option<String>,
+    /// The agent asking (an MCP server started with BATON_AGENT knows it already).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub agent: Option<String>,
+    /// How long to wait for the answer, in seconds (default 300, at most 3600).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long = "timeout", value_name = "SECONDS"))]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// How a question ended for the agent that asked.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AskOutcome {
+    pub question: Question,
+    /// Whether the lead answered within the time.
+    pub answered: bool,
+    /// The lead's answer.
+    pub answer: Option<String>,
+    /// What to do now, in words for the agent.
+    pub message: String,
+}
+
+impl Operation for AskLead {
+    const NAME: &'static str = "ask_lead";
+    const DESCRIPTION: &'static str = "Ask the lead a question and wait for the answer (with progress notifications while waiting). Offer choices when the answer is one of a few. Returns the answer, or after timeout_seconds says no answer came: then go on with your best judgement, or fail the task saying what you needed.";
+    const READ_ONLY: bool = false;
+    type Output = AskOutcome;
+    fn run(self, cx: &Context) -> Result<AskOutcome> {
+        let agent = acting_as(cx, self.agent.as_deref(), false)?;
+        let limit = wait_limit(self.timeout_seconds, DEFAULT_ASK_SECONDS)?;
+        known_task(cx, self.task.as_deref())?;
+        let asked = inbox::ask(
+            &*cx.documents,
+            NewQuestion {
+                agent,
+                task: self.task,
+                text: self.question,
+                choices: self.choices,
+                about: About::Question,
+            },
+        )?;
+        let settled = wait_until_settled(cx, &asked.id, Instant::now() + limit)?;
+        let question = match settled {
+            Some(question) => question,
+            None => {
+                let why = format!("no answer within {}", humantime::format_duration(limit));
+                match inbox::close(&*cx.documents, &asked.id, &why) {
+                    Ok(question) => question,
+                    // Answered as the wait ended: the answer counts.
+                    Err(StoreError::QuestionSettled { .. }) => {
+                        inbox::question(&*cx.documents, &asked.id)?
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        Ok(outcome(question))
+    }
+}
+
+/// The question once answered or closed, or `None` at `deadline`.
+pub fn wait_until_settled(cx: &Context, id: &str, deadline: Instant) -> Result<Option<Question>> {
+    let documents = cx.documents.clone();
+    Ok(wait_for_inbox(
+        cx.tasks,
+        &[inbox::QUESTIONS],
+        Some(deadline),
+        cx.watch_mode,
+        None,
+        || Ok(Some(inbox::question(&*documents, id)?).filter(|q| !q.is_open())),
+    )?)
+}
+
+fn outcome(question: Question) -> AskOutcome {
+    let answer = question.answer().map(str::to_string);
+    let message = match (&answer, &question.state) {
+        (Some(answer), _) => format!("The lead answered: {answer}"),
+        (None, inbox::QuestionState::Closed { reason, .. }) => format!(
+            "{reason}; go on with your best judgement, or fail the task saying what you needed"
+        ),
+        (None, _) => "the question is still open".to_string(),
+    };
+    AskOutcome {
+        answered: answer.is_some(),
+        answer,
+        message,
+        question,
+    }
+}
+
+/// Answer a question an agent asked.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerQuestion {
+    /// The question's id (q-3).
+    pub id: String,
+    /// The answer; for a question with choices, one of them or its number (1 for the first).
+    pub answer: String,
+}
+
+impl Operation for AnswerQuestion {
+    const NAME: &'static str = "answer_question";
+    const DESCRIPTION: &'static str = "Answer an open question an agent asked (`inbox_read` lists them); the agent's waiting ask_lead returns the answer at once. A question answered or closed already is refused.";
+    const READ_ONLY: bool = false;
+    type Output = Question;
+    fn run(self, cx: &Context) -> Result<Question> {
+        let by = acting_as(cx, None, true)?;
+        Ok(inbox::answer(&*cx.documents, &self.id, &by, &self.answer)?)
+    }
+}
+
+/// What waits for a reader: open questions (for the lead) and messages.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InboxRead {
+    /// Whose inbox: the lead's unless the caller is an agent (or names one).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub agent: Option<String>,
+    /// Everything, answered questions and read messages too (default: what waits).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub all: bool,
+    /// Wait until something waits (returns at once when something does already).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub wait: bool,
+    /// With wait: give up after this many seconds (default 60, at most 3600).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long = "timeout", value_name = "SECONDS"))]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// A reader's inbox.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct InboxView {
+    /// Who it is for.
+    pub reader: String,
+    /// Questions the agents asked (the lead's inbox only), oldest first.
+    pub questions: Vec<Question>,
+    /// Messages for the reader, oldest first.
+    pub messages: Vec<Message>,
+}
+
+impl InboxView {
+    pub fn is_empty(&self) -> bool {
+        self.questions.is_empty() && self.messages.is_empty()
+    }
+}
+
+/// What waits for `reader` now (everything with `all`).
+pub fn inbox_of(cx: &Context, reader: &str, all: bool) -> baton_core::Result<InboxView> {
+    let questions = if reader == LEAD {
+        inbox::questions(&*cx.documents, !all)?
+    } else {
+        Vec::new()
+    };
+    Ok(InboxView {
+        reader: reader.to_string(),
+        questions,
+        messages: inbox::messages_for(&*cx.documents, reader, !all)?,
+    })
+}
+
+impl Operation for InboxRead {
+    const NAME: &'static str = "inbox_read";
+    const DESCRIPTION: &'static str = "What waits for you: messages sent to you (unread ones unless all), and for the lead the agents' open questions. With wait, returns as soon as something arrives (pushed, not polled). Acknowledge messages with message_ack.";
+    const READ_ONLY: bool = true;
+    type Output = InboxView;
+    fn run(self, cx: &Context) -> Result<InboxView> {
+        let reader = acting_as(cx, self.agent.as_deref(), true)?;
+        if !self.wait {
+            return Ok(inbox_of(cx, &reader, self.all)?);
+        }
+        let limit = wait_limit(self.timeout_seconds, 60)?;
+        let found = wait_for_inbox(
+            cx.tasks,
+            &[inbox::QUESTIONS, inbox::MESSAGES],
+            Some(Instant::now() + limit),
+            cx.watch_mode,
+            None,
+            || {
+                let view = inbox_of(cx, &reader, false)?;
+                Ok((!view.is_empty()).then_some(view))
+            },
+        )?;
+        match found {
+            Some(view) if !self.all => Ok(view),
+            _ => Ok(inbox_of(cx, &reader, self.all)?),
+        }
+    }
+}
+
+/// Send a message to an agent, the lead, or everyone.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageSend {
+    /// An agent's name, `lead`, or `all` (everyone working on the project).
+    pub to: String,
+    /// One line saying what it is about.
+    pub subject: String,
+    /// The message (at most 64 KiB of plain text).
+    pub body: String,
+    /// The task it is about.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub task: Option<String>,
+    /// Who sends it: yourself (an MCP server started with BATON_AGENT knows who that is);
+    /// the lead by default for the user.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long = "as", value_name = "AGENT"))]
+    pub from: Option<String>,
+}
+
+impl Operation for MessageSend {
+    const NAME: &'static str = "message_send";
+    const DESCRIPTION: &'static str = "Send a message to an agent, the lead, or all (everyone working on the project). It reaches an agent on its next tool call (Claude Code's hooks) or its inbox_read, and wakes anyone waiting. You send as yourself only.";
+    const READ_ONLY: bool = false;
+    type Output = Message;
+    fn run(self, cx: &Context) -> Result<Message> {
+        let from = acting_as(cx, self.from.as_deref(), true)?;
+        known_recipient(cx, &self.to)?;
+        known_task(cx, self.task.as_deref())?;
+        Ok(inbox::send(
+            &*cx.documents,
+            NewMessage {
+                from,
+                to: self.to,
+                subject: self.subject,
+                body: self.body,
+                task: self.task,
+            },
+        )?)
+    }
+}
+
+/// A recipient Baton knows: the lead, everyone, an agent that has worked on the project or a
+/// supervised worker.
+fn known_recipient(cx: &Context, to: &str) -> Result<()> {
+    if to == LEAD || to == EVERYONE {
+        return Ok(());
+    }
+    baton_core::names::validate_agent_id(to)?;
+    let (file, _) = cx.tasks.snapshot()?;
+    if file.agents.contains_key(to) || cx.team.workers()?.iter().any(|w| w.name == to) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::UnknownRecipient,
+        format!(
+            "no agent {to:?} in this project (`baton leader agents` lists them); send to lead or all instead"
+        ),
+    ))
+}
+
+/// Mark messages as read.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageAck {
+    /// The messages' ids (m-4).
+    #[cfg_attr(feature = "cli", arg(required = true))]
+    pub ids: Vec<String>,
+    /// Whose reading: yourself (the lead by default for the user).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long = "as", value_name = "AGENT"))]
+    pub reader: Option<String>,
+}
+
+/// Messages marked read.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Acknowledged {
+    pub reader: String,
+    pub ids: Vec<String>,
+}
+
+impl Operation for MessageAck {
+    const NAME: &'static str = "message_ack";
+    const DESCRIPTION: &'static str =
+        "Mark messages sent to you as read, so inbox_read and the hooks stop showing them.";
+    const READ_ONLY: bool = false;
+    type Output = Acknowledged;
+    fn run(self, cx: &Context) -> Result<Acknowledged> {
+        let reader = acting_as(cx, self.reader.as_deref(), true)?;
+        if self.ids.is_empty() {
+            return Err(Error::invalid_arguments("name at least one message id"));
+        }
+        inbox::mark_read(&*cx.documents, &reader, &self.ids)?;
+        Ok(Acknowledged {
+            reader,
+            ids: self.ids,
+        })
+    }
+}

@@ -1,0 +1,167 @@
+//! The lead in the loop on the command line: `baton ask` (an agent in a terminal asks the lead
+//! and waits), `baton inbox [--wait]`, `baton answer ID TEXT`, and `baton message send|ack`.
+//! Each is its catalogue operation; this file only reads the words and prints the result.
+
+use baton_api::inbox::{AnswerQuestion, AskLead, InboxRead, InboxView, MessageAck, MessageSend};
+use baton_api::{Error, OpenProject, Operation, exit};
+use baton_core::inbox::{About, Message, Question, QuestionState};
+use baton_live::WatchMode;
+use clap::Subcommand;
+
+use crate::context::{as_user, operate};
+use crate::output::emit;
+use crate::render::{clean, line};
+
+#[derive(Debug, Subcommand)]
+pub enum MessageCommand {
+    /// Send a message to an agent, the lead, or all (everyone working on the project). An
+    /// agent gets it on its next tool call (Claude Code hooks) or its `baton inbox`.
+    Send(MessageSend),
+    /// Mark messages as read (acknowledged), so they stop being shown as new.
+    Ack(MessageAck),
+}
+
+/// The agent a terminal's commands speak for, from BATON_AGENT.
+fn terminal_agent() -> Option<String> {
+    std::env::var("BATON_AGENT").ok().filter(|a| !a.is_empty())
+}
+
+/// `baton ask`: the answer on stdout; exit code 5 (timed out) when none came.
+pub fn ask(
+    project: &OpenProject,
+    mut request: AskLead,
+    mode: WatchMode,
+    json: bool,
+) -> Result<u8, Error> {
+    request.agent = request.agent.or_else(terminal_agent);
+    let outcome = as_user(project, mode, baton_core::ForeignFile::Keep, |cx| {
+        request.run(cx)
+    })?;
+    // The answer alone on stdout (for `$(baton ask …)`); why there is none on stderr.
+    match &outcome.answer {
+        None if !json => eprintln!("baton: {}", outcome.message),
+        _ => emit(json, &outcome, || {
+            outcome.answer.clone().unwrap_or_default()
+        }),
+    }
+    Ok(if outcome.answered {
+        0
+    } else {
+        exit::TIMED_OUT.code
+    })
+}
+
+/// `baton inbox`: what waits; with --wait and nothing arriving, exit code 5.
+pub fn inbox(
+    project: &OpenProject,
+    mut request: InboxRead,
+    mode: WatchMode,
+    json: bool,
+) -> Result<u8, Error> {
+    request.agent = request.agent.or_else(terminal_agent);
+    let waited = request.wait;
+    let view = as_user(project, mode, baton_core::ForeignFile::Keep, |cx| {
+        request.run(cx)
+    })?;
+    emit(json, &view, || render(&view));
+    Ok(if waited && view.is_empty() {
+        exit::TIMED_OUT.code
+    } else {
+        0
+    })
+}
+
+pub fn answer(
+    project: &OpenProject,
+    request: AnswerQuestion,
+    mode: WatchMode,
+    json: bool,
+) -> Result<u8, Error> {
+    operate(project, mode, json, request, |q| {
+        format!(
+            "{} answered: {}",
+            q.id,
+            clean(q.answer().unwrap_or_default())
+        )
+    })
+}
+
+pub fn message(
+    project: &OpenProject,
+    command: MessageCommand,
+    mode: WatchMode,
+    json: bool,
+) -> Result<u8, Error> {
+    match command {
+        MessageCommand::Send(mut request) => {
+            request.from = request.from.or_else(terminal_agent);
+            operate(project, mode, json, request, |m| {
+                format!("{} sent to {}", m.id, m.to)
+            })
+        }
+        MessageCommand::Ack(mut request) => {
+            request.reader = request.reader.or_else(terminal_agent);
+            operate(project, mode, json, request, |a| {
+                format!("{} marked read by {}", a.ids.join(", "), a.reader)
+            })
+        }
+    }
+}
+
+/// The inbox for people: each question with its choices and how to answer, then messages.
+pub fn render(view: &InboxView) -> String {
+    if view.is_empty() {
+        return format!("Nothing waits for {}.", view.reader);
+    }
+    let mut lines = Vec::new();
+    for q in &view.questions {
+        lines.push(question_line(q));
+    }
+    for m in &view.messages {
+        lines.push(message_line(m));
+    }
+    lines.join("\n")
+}
+
+fn question_line(q: &Question) -> String {
+    let task = q
+        .task
+        .as_deref()
+        .map(|t| format!(" on {t}"))
+        .unwrap_or_default();
+    let what = match &q.about {
+        About::Question => clean(&q.text),
+        About::Approval { tool, input } => format!(
+            "may I run {tool} {}? {}",
+            line(&input.to_string(), 200),
+            clean(&q.text)
+        ),
+    };
+    let mut text = format!("{}  {}{task} asks: {what}", q.id, q.agent);
+    for (i, choice) in q.choices.iter().enumerate() {
+        text.push_str(&format!("\n      {}. {}", i + 1, line(choice, 200)));
+    }
+    text.push_str(&match &q.state {
+        QuestionState::Open => format!("\n      answer: baton answer {} TEXT", q.id),
+        QuestionState::Answered { answer, by, .. } => {
+            format!("\n      answered by {by}: {}", line(answer, 200))
+        }
+        QuestionState::Closed { reason, .. } => format!("\n      closed: {}", line(reason, 200)),
+    });
+    text
+}
+
+fn message_line(m: &Message) -> String {
+    let task = m
+        .task
+        .as_deref()
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
+    format!(
+        "{}  from {}{task}: {}\n      {}",
+        m.id,
+        m.from,
+        line(&m.subject, 200),
+        clean(&m.body).replace('\n', "\n      ")
+    )
+}

@@ -1,0 +1,458 @@
+//! The lead in the loop: questions an agent asks the lead (an approval is a question about one
+//! tool call), and messages between agents and the lead. Each question and each message is a
+//! document beside the tasks ([`DocumentStore`]), changed under its hold: two leads answering
+//! at once give one answer, and a reader marking a message read loses nobody else's mark.
+//! Waiters wake on the store's own notice of a change (file events, a database's
+//! notifications), never by polling; `baton-live` does the waiting.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::documents::DocumentStore;
+use crate::error::{Result, StoreError};
+use crate::time::Timestamp;
+
+/// The folder of question documents (`inbox/questions/q-N.json`).
+pub const QUESTIONS: &str = "inbox/questions";
+/// The folder of message documents (`inbox/messages/m-N.json`).
+pub const MESSAGES: &str = "inbox/messages";
+/// The document numbering questions and messages.
+pub const NUMBERS: &str = "inbox/numbers.json";
+
+/// Who the lead is, as a sender and a recipient.
+pub const LEAD: &str = "lead";
+/// The recipient that is everyone working on the project.
+pub const EVERYONE: &str = "all";
+
+/// The longest question, answer, subject and body kept (bytes).
+pub const MAX_TEXT: usize = 16 * 1024;
+pub const MAX_BODY: usize = 64 * 1024;
+pub const MAX_SUBJECT: usize = 200;
+/// The most choices a question offers.
+pub const MAX_CHOICES: usize = 20;
+
+/// A question to the lead, or an approval asked for.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Question {
+    /// `q-1`, `q-2`, … in the order asked.
+    pub id: String,
+    /// The agent that asked.
+    pub agent: String,
+    /// The task it asked about.
+    pub task: Option<String>,
+    pub text: String,
+    /// The answers to choose from; any text when empty.
+    pub choices: Vec<String>,
+    /// What is asked about: a plain question, or a tool call to approve.
+    pub about: About,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub asked_at: Timestamp,
+    pub state: QuestionState,
+}
+
+/// What a question is about.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum About {
+    /// A question in words.
+    Question,
+    /// Whether the agent may make this tool call (its permission prompt).
+    Approval {
+        tool: String,
+        #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+        input: Value,
+    },
+}
+
+/// Where a question stands.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum QuestionState {
+    /// Waiting for the lead.
+    Open,
+    Answered {
+        answer: String,
+        by: String,
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
+        at: Timestamp,
+    },
+    /// Closed without an answer: the asker stopped waiting (its timeout), or went away.
+    Closed {
+        reason: String,
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
+        at: Timestamp,
+    },
+}
+
+impl Question {
+    pub fn is_open(&self) -> bool {
+        self.state == QuestionState::Open
+    }
+
+    pub fn answer(&self) -> Option<&str> {
+        match &self.state {
+            QuestionState::Answered { answer, .. } => Some(answer),
+            _ => None,
+        }
+    }
+}
+
+/// A message between agents and the lead.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Message {
+    /// `m-1`, `m-2`, … in the order sent.
+    pub id: String,
+    pub from: String,
+    /// An agent, `lead`, or `all` (everyone working on the project but the sender).
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+    pub task: Option<String>,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub sent_at: Timestamp,
+    /// Who has read it (acknowledged it).
+    pub read_by: Vec<String>,
+}
+
+impl Message {
+    /// Whether `reader` is among its recipients.
+    pub fn is_for(&self, reader: &str) -> bool {
+        self.to == reader || (self.to == EVERYONE && self.from != reader)
+    }
+
+    pub fn is_read_by(&self, reader: &str) -> bool {
+        self.read_by.iter().any(|r| r == reader)
+    }
+}
+
+/// A question about to be asked.
+#[derive(Debug, Clone)]
+pub struct NewQuestion {
+    pub agent: String,
+    pub task: Option<String>,
+    pub text: String,
+    pub choices: Vec<String>,
+    pub about: About,
+}
+
+/// A message about to be sent.
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    pub from: String,
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+    pub task: Option<String>,
+}
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> StoreError {
+    StoreError::InvalidInput {
+        field,
+        reason: reason.into(),
+    }
+}
+
+/// Refuses text over `max` bytes or with control characters (a line break and a tab are text;
+/// `one_line` refuses them too), so what reaches a terminal or an agent's context is what
+/// was meant.
+pub fn check_text(field: &'static str, text: &str, max: usize, one_line: bool) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(invalid(field, "is empty"));
+    }
+    if text.len() > max {
+        return Err(invalid(
+            field,
+            format!("is {} bytes; at most {max} are kept", text.len()),
+        ));
+    }
+    let allowed = |c: char| !one_line && (c == '\n' || c == '\t');
+    if let Some(c) = text.chars().find(|c| c.is_control() && !allowed(*c)) {
+        return Err(invalid(
+            field,
+            format!("holds the control character {c:?}; send plain text"),
+        ));
+    }
+    Ok(())
+}
+
+/// The next number of `kind` (`questions` or `messages`), taken under the numbers' hold.
+fn next_number(docs: &dyn DocumentStore, kind: &str) -> Result<u64> {
+    let mut number = 0;
+    docs.change_document(NUMBERS, &mut |current, _| {
+        let mut numbers = current.unwrap_or_else(|| serde_json::json!({}));
+        number = numbers[kind].as_u64().unwrap_or(0) + 1;
+        numbers[kind] = number.into();
+        Ok(Some(numbers))
+    })?;
+    Ok(number)
+}
+
+fn document(folder: &str, id: &str) -> String {
+    format!("{folder}/{id}.json")
+}
+
+fn parse<T: serde::de::DeserializeOwned>(name: &str, value: Value) -> Result<T> {
+    serde_json::from_value(value).map_err(|e| {
+        invalid(
+            "inbox",
+            format!("{name} is not what Baton wrote ({e}); fix or remove it"),
+        )
+    })
+}
+
+/// Checks an id as `prefix-N`, so it names a document and nothing else.
+fn check_id(id: &str, prefix: &str) -> Result<()> {
+    let number = id
+        .strip_prefix(prefix)
+        .and_then(|n| n.strip_prefix('-'))
+        .filter(|n| !n.is_empty() && n.len() <= 12 && n.bytes().all(|b| b.is_ascii_digit()));
+    match number {
+        Some(_) => Ok(()),
+        None => Err(invalid(
+            "id",
+            format!("{id:?} is not an id of Baton's inbox (they look like {prefix}-12)"),
+        )),
+    }
+}
+
+/// Records `new` as an open question and returns it.
+pub fn ask(docs: &dyn DocumentStore, new: NewQuestion) -> Result<Question> {
+    check_text("question", &new.text, MAX_TEXT, false)?;
+    if new.choices.len() > MAX_CHOICES {
+        return Err(invalid("choices", format!("at most {MAX_CHOICES}")));
+    }
+    for choice in &new.choices {
+        check_text("choices", choice, MAX_SUBJECT, true)?;
+    }
+    let id = format!("q-{}", next_number(docs, "questions")?);
+    let mut question = None;
+    docs.change_document(&document(QUESTIONS, &id), &mut |_, now| {
+        let asked = Question {
+            id: id.clone(),
+            agent: new.agent.clone(),
+            task: new.task.clone(),
+            text: new.text.clone(),
+            choices: new.choices.clone(),
+            about: new.about.clone(),
+            asked_at: now,
+            state: QuestionState::Open,
+        };
+        let value = serde_json::to_value(&asked).expect("questions serialise");
+        question = Some(asked);
+        Ok(Some(value))
+    })?;
+    Ok(question.expect("the question was written"))
+}
+
+/// Question `id`, or an unknown-id error.
+pub fn question(docs: &dyn DocumentStore, id: &str) -> Result<Question> {
+    check_id(id, "q")?;
+    let name = document(QUESTIONS, id);
+    match docs.read_document(&name)? {
+        Some(value) => parse(&name, value),
+        None => Err(StoreError::UnknownInboxItem {
+            what: "question",
+            id: id.to_string(),
+        }),
+    }
+}
+
+/// Every question, oldest first; only the open ones with `open_only`.
+pub fn questions(docs: &dyn DocumentStore, open_only: bool) -> Result<Vec<Question>> {
+    let mut all: Vec<Question> = docs
+        .documents_in(QUESTIONS)?
+        .into_iter()
+        .map(|(name, value)| parse::<Question>(&name, value))
+        .collect::<Result<_>>()?;
+    all.retain(|q| !open_only || q.is_open());
+    all.sort_by_key(|q| number_of(&q.id));
+    Ok(all)
+}
+
+fn number_of(id: &str) -> u64 {
+    id.rsplit('-')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Settles open question `id` by `settle` (an answer or a closing); a question already settled
+/// is refused with what settled it, and left as it was.
+fn settle(
+    docs: &dyn DocumentStore,
+    id: &str,
+    state: &dyn Fn(Timestamp) -> QuestionState,
+) -> Result<Question> {
+    question(docs, id)?; // known, before anything is held
+    let name = document(QUESTIONS, id);
+    let mut outcome = None;
+    docs.change_document(&name, &mut |current, now| {
+        let Some(value) = current else {
+            outcome = Some(Err(StoreError::UnknownInboxItem {
+                what: "question",
+                id: id.to_string(),
+            }));
+            return Ok(None);
+        };
+        let mut question: Question = parse(&name, value)?;
+        if !question.is_open() {
+            let how = match &question.state {
+                QuestionState::Answered { answer, by, .. } => {
+                    format!("already answered by {by}: {answer:?}")
+                }
+                QuestionState::Closed { reason, .. } => format!("closed: {reason}"),
+                QuestionState::Open => unreachable!(),
+            };
+            outcome = Some(Err(StoreError::QuestionSettled {
+                id: id.to_string(),
+                how,
+            }));
+            return Ok(None);
+        }
+        question.state = state(now);
+        let value = serde_json::to_value(&question).expect("questions serialise");
+        outcome = Some(Ok(question));
+        Ok(Some(value))
+    })?;
+    outcome.expect("the question was looked at")
+}
+
+/// Answers open question `id` as `by`. With choices, the answer is one of them (or its number,
+/// 1 for the first).
+pub fn answer(docs: &dyn DocumentStore, id: &str, by: &str, text: &str) -> Result<Question> {
+    check_text("answer", text, MAX_TEXT, false)?;
+    let asked = question(docs, id)?;
+    let text = if asked.choices.is_empty() {
+        text.to_string()
+    } else {
+        chosen(&asked.choices, text)?
+    };
+    settle(docs, id, &|at| QuestionState::Answered {
+        answer: text.clone(),
+        by: by.to_string(),
+        at,
+    })
+}
+
+/// The choice `text` names: itself, or its number.
+fn chosen(choices: &[String], text: &str) -> Result<String> {
+    let text = text.trim();
+    if let Some(choice) = choices.iter().find(|c| c.as_str() == text) {
+        return Ok(choice.clone());
+    }
+    if let Ok(n) = text.parse::<usize>()
+        && (1..=choices.len()).contains(&n)
+    {
+        return Ok(choices[n - 1].clone());
+    }
+    let listed: Vec<String> = choices
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{} {c:?}", i + 1))
+        .collect();
+    Err(invalid(
+        "answer",
+        format!("choose one of: {}", listed.join(", ")),
+    ))
+}
+
+/// Closes open question `id` unanswered, saying why (the asker stopped waiting, or is gone).
+pub fn close(docs: &dyn DocumentStore, id: &str, reason: &str) -> Result<Question> {
+    settle(docs, id, &|at| QuestionState::Closed {
+        reason: reason.to_string(),
+        at,
+    })
+}
+
+/// Sends `new` and returns it as stored.
+pub fn send(docs: &dyn DocumentStore, new: NewMessage) -> Result<Message> {
+    check_text("subject", &new.subject, MAX_SUBJECT, true)?;
+    check_text("body", &new.body, MAX_BODY, false)?;
+    let id = format!("m-{}", next_number(docs, "messages")?);
+    let mut message = None;
+    docs.change_document(&document(MESSAGES, &id), &mut |_, now| {
+        let sent = Message {
+            id: id.clone(),
+            from: new.from.clone(),
+            to: new.to.clone(),
+            subject: new.subject.clone(),
+            body: new.body.clone(),
+            task: new.task.clone(),
+            sent_at: now,
+            read_by: Vec::new(),
+        };
+        let value = serde_json::to_value(&sent).expect("messages serialise");
+        message = Some(sent);
+        Ok(Some(value))
+    })?;
+    Ok(message.expect("the message was written"))
+}
+
+/// Every message, oldest first.
+pub fn all_messages(docs: &dyn DocumentStore) -> Result<Vec<Message>> {
+    let mut all: Vec<Message> = docs
+        .documents_in(MESSAGES)?
+        .into_iter()
+        .map(|(name, value)| parse::<Message>(&name, value))
+        .collect::<Result<_>>()?;
+    all.sort_by_key(|m| number_of(&m.id));
+    Ok(all)
+}
+
+/// The messages for `reader`, oldest first; only those it has not read with `unread_only`.
+pub fn messages_for(
+    docs: &dyn DocumentStore,
+    reader: &str,
+    unread_only: bool,
+) -> Result<Vec<Message>> {
+    let mut all = all_messages(docs)?;
+    all.retain(|m| m.is_for(reader) && !(unread_only && m.is_read_by(reader)));
+    Ok(all)
+}
+
+/// Marks messages `ids` read by `reader`; a message not for `reader` is refused.
+pub fn mark_read(docs: &dyn DocumentStore, reader: &str, ids: &[String]) -> Result<()> {
+    for id in ids {
+        check_id(id, "m")?;
+        let name = document(MESSAGES, id);
+        if docs.read_document(&name)?.is_none() {
+            return Err(StoreError::UnknownInboxItem {
+                what: "message",
+                id: id.clone(),
+            });
+        }
+        let mut refusal = None;
+        docs.change_document(&name, &mut |current, _| {
+            let Some(value) = current else {
+                refusal = Some(StoreError::UnknownInboxItem {
+                    what: "message",
+                    id: id.clone(),
+                });
+                return Ok(None);
+            };
+            let mut message: Message = parse(&name, value)?;
+            if !message.is_for(reader) {
+                refusal = Some(invalid(
+                    "ids",
+                    format!("message {id} is for {}, not {reader}", message.to),
+                ));
+                return Ok(None);
+            }
+            if message.is_read_by(reader) {
+                return Ok(None);
+            }
+            message.read_by.push(reader.to_string());
+            Ok(Some(
+                serde_json::to_value(&message).expect("messages serialise"),
+            ))
+        })?;
+        if let Some(refusal) = refusal {
+            return Err(refusal);
+        }
+    }
+    Ok(())
+}

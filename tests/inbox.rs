@@ -1,0 +1,286 @@
+//! The lead in the loop, through the real `baton` binary on both stores: an agent's `ask`
+//! waits until the lead answers from another process; an unanswered question times out with
+//! the clear message and is closed; messages reach their recipients and only them; an MCP
+//! server started for an agent speaks for that agent only; the change feed reports questions
+//! and messages; and on PostgreSQL a question asked on one machine reaches the lead waiting on
+//! another. The real Claude Code asking through MCP is in `team_claude.rs`.
+
+use baton_test_support as support;
+
+use serde_json::{Value, json};
+use support::mcp::RawClient;
+use support::{Background, Project};
+
+support::on_both_stores!(
+    an_agent_asks_and_the_lead_answers_from_another_process,
+    an_unanswered_question_times_out_with_the_clear_message_and_is_closed,
+    messages_reach_their_recipients_and_only_them,
+    an_mcp_server_speaks_for_its_agent_only,
+    the_change_feed_reports_questions_answers_and_messages,
+);
+
+/// `baton ARGS` in the background as agent `agent` (BATON_AGENT).
+fn as_agent(p: &Project, agent: &str, args: &[&str]) -> Background {
+    let mut command = p.command(args);
+    command.env("BATON_AGENT", agent);
+    Background::from_command(command)
+}
+
+fn an_agent_asks_and_the_lead_answers_from_another_process(p: Project) {
+    p.ok(&["leader", "add-task", "Write the parser"]);
+    let ask = as_agent(
+        &p,
+        "cc1",
+        &[
+            "ask",
+            "Which JSON library?",
+            "--choice",
+            "serde_json",
+            "--choice",
+            "simd-json",
+            "--task",
+            "task-1",
+        ],
+    );
+    let inbox = p.json(&["inbox", "--wait", "--timeout", "60"]);
+    let question = &inbox["questions"][0];
+    assert_eq!(question["id"], "q-1", "{inbox}");
+    assert_eq!(question["agent"], "cc1");
+    assert_eq!(question["task"], "task-1");
+    assert_eq!(question["state"]["state"], "open");
+    assert_eq!(question["choices"], json!(["serde_json", "simd-json"]));
+
+    let err = p.fails(&["answer", "q-1", "rapidjson"], 1);
+    assert!(err.contains("choose one of: 1 \"serde_json\""), "{err}");
+    let answered = p.json(&["answer", "q-1", "2"]);
+    assert_eq!(answered["state"]["answer"], "simd-json", "{answered}");
+    assert_eq!(answered["state"]["by"], "lead");
+    let (code, out, err) = ask.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.trim(), "simd-json");
+
+    let err = p.fails(&["answer", "q-1", "1"], 1);
+    assert!(err.contains("already answered by lead"), "{err}");
+    let open = p.json(&["inbox"]);
+    assert_eq!(open["questions"], json!([]), "nothing waits now: {open}");
+    let all = p.json(&["inbox", "--all"]);
+    assert_eq!(all["questions"][0]["state"]["answer"], "simd-json");
+    // Bad input: unknown and hostile ids, an unknown task, an empty question.
+    assert!(
+        p.fails(&["answer", "q-9", "x"], 1)
+            .contains("no question \"q-9\"")
+    );
+    assert!(p.fails(&["answer", "../q-1", "x"], 1).contains("not an id"));
+    let mut unknown_task = p.command(&["ask", "Why?", "--task", "task-9", "--timeout", "1"]);
+    unknown_task.env("BATON_AGENT", "cc1");
+    let (_, err) =
+        support::expect_code("ask on an unknown task", unknown_task.output().unwrap(), 1);
+    assert!(err.contains("task-9"), "{err}");
+    let mut empty = p.command(&["ask", "  ", "--timeout", "1"]);
+    empty.env("BATON_AGENT", "cc1");
+    let (_, err) = support::expect_code("an empty question", empty.output().unwrap(), 1);
+    assert!(err.contains("question"), "{err}");
+    assert_eq!(
+        p.json(&["inbox", "--all"])["questions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+fn an_unanswered_question_times_out_with_the_clear_message_and_is_closed(p: Project) {
+    let mut ask = p.command(&["ask", "Shall I drop the table?", "--timeout", "1"]);
+    ask.env("BATON_AGENT", "cc1");
+    let (_, err) = support::expect_code("an unanswered ask", ask.output().unwrap(), 5);
+    assert!(
+        err.contains("no answer within 1s; go on with your best judgement, or fail the task"),
+        "{err}"
+    );
+    let all = p.json(&["inbox", "--all"]);
+    assert_eq!(all["questions"][0]["state"]["state"], "closed", "{all}");
+    let err = p.fails(&["answer", "q-1", "yes"], 1);
+    assert!(err.contains("closed: no answer within 1s"), "{err}");
+    // The lead waiting on an empty inbox gives up at its timeout, exit 5.
+    let out = p
+        .command(&["inbox", "--wait", "--timeout", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+}
+
+fn messages_reach_their_recipients_and_only_them(p: Project) {
+    p.ok(&["leader", "add-task", "Parser"]);
+    p.ok(&["worker", "claim", "cc1"]);
+    p.ok(&["worker", "heartbeat", "cc2"]);
+    p.ok(&[
+        "message",
+        "send",
+        "all",
+        "Heads up",
+        "main is red\ndo not merge",
+    ]);
+    p.ok(&[
+        "message",
+        "send",
+        "cc1",
+        "Parser",
+        "use serde",
+        "--task",
+        "task-1",
+    ]);
+    let sent = as_agent(&p, "cc2", &["message", "send", "lead", "Done?", "yes"]).finish();
+    assert_eq!(sent.0, Some(0), "{}", sent.2);
+
+    let read = |agent: &str, extra: &[&str]| -> Value {
+        let mut args = vec!["inbox", "--json"];
+        args.extend_from_slice(extra);
+        let out = p.command(&args).env("BATON_AGENT", agent).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let ids = |inbox: &Value| -> Vec<String> {
+        inbox["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&read("cc1", &[])), ["m-1", "m-2"]);
+    assert_eq!(ids(&read("cc2", &[])), ["m-1"], "everyone but the sender");
+    let lead = p.json(&["inbox"]);
+    assert_eq!(ids(&lead), ["m-3"], "not the lead's own to all: {lead}");
+    assert_eq!(lead["messages"][0]["from"], "cc2");
+    assert_eq!(
+        read("cc1", &[])["messages"][0]["body"],
+        "main is red\ndo not merge"
+    );
+
+    let acked = p
+        .command(&["message", "ack", "m-1"])
+        .env("BATON_AGENT", "cc1")
+        .output()
+        .unwrap();
+    assert!(acked.status.success());
+    assert_eq!(ids(&read("cc1", &[])), ["m-2"], "m-1 read");
+    assert_eq!(ids(&read("cc1", &["--all"])), ["m-1", "m-2"]);
+    assert_eq!(ids(&read("cc2", &[])), ["m-1"], "read by cc1 only");
+    let not_yours = p
+        .command(&["message", "ack", "m-2"])
+        .env("BATON_AGENT", "cc2")
+        .output()
+        .unwrap();
+    let (_, err) = support::expect_code("ack of another's message", not_yours, 1);
+    assert!(err.contains("m-2 is for cc1, not cc2"), "{err}");
+
+    // Bad input, refused with nothing sent.
+    let err = p.fails(&["message", "send", "cc9", "Hi", "there"], 1);
+    assert!(err.contains("no agent \"cc9\""), "{err}");
+    let err = p.fails(&["message", "send", "all", "\u{1b}[31mred", "x"], 1);
+    assert!(err.contains("control character"), "{err}");
+    let huge = "x".repeat(65 * 1024);
+    let err = p.fails(&["message", "send", "all", "Big", &huge], 1);
+    assert!(err.contains("at most 65536"), "{err}");
+    let err = p.fails(&["message", "ack", "m-99"], 1);
+    assert!(err.contains("no message \"m-99\""), "{err}");
+    assert_eq!(
+        ids(&read("cc1", &["--all"])),
+        ["m-1", "m-2"],
+        "nothing more sent"
+    );
+}
+
+fn an_mcp_server_speaks_for_its_agent_only(p: Project) {
+    p.ok(&["worker", "heartbeat", "cc2"]);
+    let mut command = p.command(&["mcp", "--quiet"]);
+    command.env("BATON_AGENT", "cc1");
+    let mut client = RawClient::start(command);
+    let spoofed = client.call(
+        "message_send",
+        json!({"to": "cc2", "subject": "From cc2", "body": "honest", "from": "cc2"}),
+    );
+    let text = spoofed.to_string();
+    assert!(
+        text.contains("not_you") && text.contains("cannot act as cc2"),
+        "{text}"
+    );
+    let sent = client.call(
+        "message_send",
+        json!({"to": "cc2", "subject": "Hi", "body": "b"}),
+    );
+    assert_eq!(sent["result"]["structuredContent"]["from"], "cc1", "{sent}");
+    let other_inbox = client.call("inbox_read", json!({"agent": "cc2"}));
+    assert!(other_inbox.to_string().contains("not_you"), "{other_inbox}");
+
+    // ask_lead from the server waits for the lead's answer given through the CLI.
+    let id = client.request_id();
+    client.send_line(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "ask_lead", "arguments": {"question": "Port?"}}})
+        .to_string(),
+    );
+    let inbox = p.json(&["inbox", "--wait", "--timeout", "60"]);
+    assert_eq!(inbox["questions"][0]["agent"], "cc1", "{inbox}");
+    p.ok(&["answer", "q-1", "8080"]);
+    let answered = client.response_to(id);
+    let outcome = &answered["result"]["structuredContent"];
+    assert_eq!(outcome["answer"], "8080", "{answered}");
+    assert_eq!(outcome["message"], "The lead answered: 8080");
+    assert_eq!(client.close(), Some(0));
+}
+
+fn the_change_feed_reports_questions_answers_and_messages(p: Project) {
+    let mut watch = p.spawn(&["watch", "--json"]);
+    watch.wait_stderr("watching");
+    let ask = as_agent(&p, "cc1", &["ask", "Ready?", "--timeout", "60"]);
+    let asked: Value = serde_json::from_str(&watch.wait_stdout("\"question_asked\"")).unwrap();
+    assert_eq!(asked["question"]["text"], "Ready?", "{asked}");
+    p.ok(&["answer", "q-1", "yes"]);
+    let settled: Value = serde_json::from_str(&watch.wait_stdout("\"question_settled\"")).unwrap();
+    assert_eq!(settled["question"]["state"]["answer"], "yes", "{settled}");
+    assert_eq!(ask.finish().0, Some(0));
+    p.ok(&["message", "send", "all", "News", "body"]);
+    let sent: Value = serde_json::from_str(&watch.wait_stdout("\"message_sent\"")).unwrap();
+    assert_eq!(sent["message"]["subject"], "News", "{sent}");
+}
+
+/// On PostgreSQL, a question asked on machine B reaches `inbox --wait` on machine A, and A's
+/// answer returns B's waiting `ask`.
+#[test]
+fn a_question_asked_on_one_machine_is_answered_from_another() {
+    use support::machine::Machine;
+    use support::pg::PgServer;
+    let server = PgServer::shared();
+    let a = Machine::new("a").with_env("PGPASSWORD", &server.password());
+    let b = Machine::new("b").with_env("PGPASSWORD", &server.password());
+    let url = server.url_without_password();
+    let project = format!("inbox-{}", std::process::id());
+    a.ok(&[
+        "leader",
+        "init",
+        "Ask",
+        "--store",
+        &url,
+        "--project",
+        &project,
+    ]);
+    b.ok(&["connect", &url, "--project", &project]);
+    let lead =
+        Background::from_command(a.command(&["inbox", "--wait", "--timeout", "60", "--json"]));
+    let mut ask = b.command(&["ask", "Which port?", "--timeout", "60"]);
+    ask.env("BATON_AGENT", "b-cc1");
+    let ask = Background::from_command(ask);
+    let (code, out, err) = lead.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let inbox: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(inbox["questions"][0]["agent"], "b-cc1", "{inbox}");
+    a.ok(&["answer", "q-1", "8080"]);
+    let (code, out, err) = ask.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.trim(), "8080");
+}
