@@ -115,7 +115,12 @@ impl Twins {
         let response = self.mcp.call(tool, arguments);
         let result = &response["result"];
         assert_ne!(result["isError"], true, "{tool}: {response}");
-        let from_mcp = result["structuredContent"].clone();
+        // A text-only tool (the permission prompt) answers with its JSON as the text alone.
+        let from_mcp = match &result["structuredContent"] {
+            Value::Null => serde_json::from_str(result["content"][0]["text"].as_str().unwrap())
+                .unwrap_or_else(|e| panic!("{tool} answered no JSON text ({e}): {response}")),
+            structured => structured.clone(),
+        };
         let cli_dir = self.cli.path().display().to_string();
         let mcp_dir = self.mcp_project.path().display().to_string();
         let across = self.cli.on_postgres() != self.mcp_project.on_postgres();
@@ -572,6 +577,23 @@ fn every_operation(mut t: Twins) {
         let (code, out, err) = ask.finish();
         assert_eq!((code, out.trim()), (Some(0), "yes"), "{err}");
     }
+
+    // The permission prompt: a file inside the project is allowed by the policy's rule for
+    // the project, on each twin the same.
+    let verdict = t.same(
+        "approve_tool_call",
+        &[
+            "approve",
+            "Read",
+            "--input",
+            r#"{"file_path":"README.md"}"#,
+            "--agent",
+            "cc1",
+        ],
+        json!({"tool_name": "Read", "input": {"file_path": "README.md"}, "agent": "cc1"}),
+        0,
+    );
+    assert_eq!(verdict["behavior"], "allow", "{verdict}");
 
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));

@@ -93,6 +93,10 @@ pub enum Command {
     /// Answer an agent's question: `baton answer q-3 "use the v2 API"`, or a choice by its
     /// text or number.
     Answer(baton_api::inbox::AnswerQuestion),
+    /// Whether an agent may make a tool call, by the project's policy
+    /// (.coordination/policy.toml) or the lead's answer: what Claude Code's permission prompt
+    /// tool asks (`approve Bash --input '{"command":"cargo test"}' --agent cc1`).
+    Approve(baton_api::approvals::ApproveToolCall),
     /// Messages between agents and the lead: send, ack.
     #[command(subcommand)]
     Message(crate::inbox::MessageCommand),

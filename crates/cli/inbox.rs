@@ -2,6 +2,7 @@
 //! and waits), `baton inbox [--wait]`, `baton answer ID TEXT`, and `baton message send|ack`.
 //! Each is its catalogue operation; this file only reads the words and prints the result.
 
+use baton_api::approvals::ApproveToolCall;
 use baton_api::inbox::{AnswerQuestion, AskLead, InboxRead, InboxView, MessageAck, MessageSend};
 use baton_api::{Error, OpenProject, Operation, exit};
 use baton_core::inbox::{About, Message, Question, QuestionState};
@@ -71,6 +72,20 @@ pub fn inbox(
     })
 }
 
+/// `baton approve`: the verdict; the agent is BATON_AGENT unless --agent names it.
+pub fn approve(
+    project: &OpenProject,
+    mut request: ApproveToolCall,
+    mode: WatchMode,
+    json: bool,
+) -> Result<u8, Error> {
+    request.agent = request.agent.or_else(terminal_agent);
+    operate(project, mode, json, request, |v| match &v.message {
+        Some(why) => format!("{}: {}", v.behavior, clean(why)),
+        None => v.behavior.clone(),
+    })
+}
+
 pub fn answer(
     project: &OpenProject,
     request: AnswerQuestion,
@@ -110,7 +125,7 @@ pub fn message(
 
 /// The inbox for people: each question with its choices and how to answer, then messages.
 pub fn render(view: &InboxView) -> String {
-    if view.is_empty() {
+    if view.is_empty() && view.decisions.is_empty() {
         return format!("Nothing waits for {}.", view.reader);
     }
     let mut lines = Vec::new();
@@ -119,6 +134,17 @@ pub fn render(view: &InboxView) -> String {
     }
     for m in &view.messages {
         lines.push(message_line(m));
+    }
+    for d in &view.decisions {
+        lines.push(format!(
+            "{}  {} {} for {}: {} ({})",
+            d.at,
+            if d.allowed { "allowed" } else { "denied" },
+            d.tool,
+            d.agent,
+            line(&d.call, 160),
+            line(&d.why, 200)
+        ));
     }
     lines.join("\n")
 }

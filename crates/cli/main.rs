@@ -131,6 +131,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Inbox(request) => inbox::inbox(&open()?, request, mode, json),
         Command::Answer(request) => inbox::answer(&open()?, request, mode, json),
         Command::Message(command) => inbox::message(&open()?, command, mode, json),
+        Command::Approve(request) => inbox::approve(&open()?, request, mode, json),
         Command::Agents(command) => agents::agents(&open()?, command, json),
         Command::Invoke(command) => agents::invoke(&open()?, &cwd, command, json),
         Command::Handoff(command) => agents::handoff(&open()?, command, json),

@@ -21,7 +21,8 @@ mod tests {
 
     use crate::commands::{ProjectInfo, Screenshot};
 
-    fn declarations() -> Vec<(String, String)> {
+    /// Every type's declaration as each source declares it (a file may come more than once).
+    fn every_declaration() -> Vec<(String, String)> {
         fn one<T: TS + 'static>() -> (String, String) {
             (
                 format!("{}.ts", T::name()),
@@ -64,12 +65,29 @@ mod tests {
             one::<baton_core::ErrorKind>(),
             one::<crate::recent::RecentProject>(),
         ];
-        for (file, text) in own {
+        all.extend(own);
+        all
+    }
+
+    /// Every declaration once (a type several operations use is declared by each).
+    fn declarations() -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> = Vec::new();
+        for (file, text) in every_declaration() {
             if !all.iter().any(|(f, _)| *f == file) {
                 all.push((file, text));
             }
         }
         all
+    }
+
+    /// Two Rust types of one name would be one TypeScript file, and one of them lost.
+    #[test]
+    fn no_two_types_share_a_binding_file() {
+        let every = every_declaration();
+        for (file, text) in &every {
+            let clash = every.iter().any(|(f, t)| f == file && t != text);
+            assert!(!clash, "two types are declared as {file}; rename one");
+        }
     }
 
     #[test]

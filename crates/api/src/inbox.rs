@@ -6,7 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use baton_core::inbox::{self, About, EVERYONE, LEAD, Message, NewMessage, NewQuestion, Question};
+use baton_core::inbox::{
+    self, About, ApprovalDecision, EVERYONE, LEAD, Message, NewMessage, NewQuestion, Question,
+};
 use baton_core::{ErrorKind, StoreError};
 use baton_live::inbox_wait::wait_for_inbox;
 use schemars::JsonSchema;
@@ -206,6 +208,10 @@ pub struct InboxRead {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub all: bool,
+    /// Only what concerns this task, with the approval decisions made for it.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub task: Option<String>,
     /// Wait until something waits (returns at once when something does already).
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
@@ -226,6 +232,9 @@ pub struct InboxView {
     pub questions: Vec<Question>,
     /// Messages for the reader, oldest first.
     pub messages: Vec<Message>,
+    /// With a task: every decision about its agents' tool calls (by the policy, the lead, or
+    /// for want of an answer), oldest first.
+    pub decisions: Vec<ApprovalDecision>,
 }
 
 impl InboxView {
@@ -235,16 +244,29 @@ impl InboxView {
 }
 
 /// What waits for `reader` now (everything with `all`).
-pub fn inbox_of(cx: &Context, reader: &str, all: bool) -> baton_core::Result<InboxView> {
-    let questions = if reader == LEAD {
+pub fn inbox_of(
+    cx: &Context,
+    reader: &str,
+    all: bool,
+    task: Option<&str>,
+) -> baton_core::Result<InboxView> {
+    let mut questions = if reader == LEAD {
         inbox::questions(&*cx.documents, !all)?
     } else {
         Vec::new()
     };
+    let mut messages = inbox::messages_for(&*cx.documents, reader, !all)?;
+    let mut decisions = Vec::new();
+    if let Some(task) = task {
+        questions.retain(|q| q.task.as_deref() == Some(task));
+        messages.retain(|m| m.task.as_deref() == Some(task));
+        decisions = inbox::decisions(&*cx.documents, Some(task), reader)?;
+    }
     Ok(InboxView {
         reader: reader.to_string(),
         questions,
-        messages: inbox::messages_for(&*cx.documents, reader, !all)?,
+        messages,
+        decisions,
     })
 }
 
@@ -255,8 +277,9 @@ impl Operation for InboxRead {
     type Output = InboxView;
     fn run(self, cx: &Context) -> Result<InboxView> {
         let reader = acting_as(cx, self.agent.as_deref(), true)?;
+        let task = self.task.as_deref();
         if !self.wait {
-            return Ok(inbox_of(cx, &reader, self.all)?);
+            return Ok(inbox_of(cx, &reader, self.all, task)?);
         }
         let limit = wait_limit(self.timeout_seconds, 60)?;
         let found = wait_for_inbox(
@@ -266,13 +289,13 @@ impl Operation for InboxRead {
             cx.watch_mode,
             None,
             || {
-                let view = inbox_of(cx, &reader, false)?;
+                let view = inbox_of(cx, &reader, false, task)?;
                 Ok((!view.is_empty()).then_some(view))
             },
         )?;
         match found {
             Some(view) if !self.all => Ok(view),
-            _ => Ok(inbox_of(cx, &reader, self.all)?),
+            _ => Ok(inbox_of(cx, &reader, self.all, task)?),
         }
     }
 }

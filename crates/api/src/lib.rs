@@ -17,6 +17,7 @@
 //! surfaces. The rules themselves are not here: they live in `baton-core`, the stores, `baton-live` and
 //! `baton-agents`, which this crate calls.
 
+pub mod approvals;
 pub mod crew;
 pub mod error;
 pub mod exit;
@@ -118,6 +119,7 @@ catalogue!(
     inbox::InboxRead,
     inbox::MessageSend,
     inbox::MessageAck,
+    approvals::ApproveToolCall,
     worktrees::Merge,
     reservations::Reserve,
     reservations::Unreserve,

@@ -90,6 +90,10 @@ pub trait Operation: DeserializeOwned + JsonSchema {
     const DESCRIPTION: &'static str;
     /// It only reads.
     const READ_ONLY: bool;
+    /// Its result goes to an MCP client as one text block of JSON and nothing else (no output
+    /// schema, no structured content): for a caller that parses the text itself, as Claude
+    /// Code does its permission prompt tool's answer.
+    const TEXT_ONLY: bool = false;
     type Output: Serialize + JsonSchema;
     /// Runs it. Blocking: the store takes a file lock, and waits wait.
     fn run(self, cx: &Context) -> Result<Self::Output>;
@@ -101,6 +105,8 @@ pub struct Entry {
     pub name: &'static str,
     pub description: &'static str,
     pub read_only: bool,
+    /// See [`Operation::TEXT_ONLY`].
+    pub text_only: bool,
     input_schema: fn(&mut SchemaGenerator) -> Schema,
     output_schema: fn(&mut SchemaGenerator) -> Schema,
     call: fn(&Context, Value) -> Result<Value>,
@@ -118,6 +124,7 @@ impl Entry {
             name: O::NAME,
             description: O::DESCRIPTION,
             read_only: O::READ_ONLY,
+            text_only: O::TEXT_ONLY,
             input_schema: <O as JsonSchema>::json_schema,
             output_schema: <O::Output as JsonSchema>::json_schema,
             call: call::<O>,

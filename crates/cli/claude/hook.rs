@@ -8,6 +8,7 @@ use std::path::Path;
 
 use baton_api::tasks::Heartbeat;
 use baton_api::{Choice, Error, OpenProject, Operation};
+use baton_core::inbox;
 use baton_core::names::validate_agent_id;
 use baton_core::{ForeignFile, Task, TaskStatus, Timestamp};
 use baton_fs::append_line;
@@ -59,7 +60,11 @@ fn answer(
                 }
                 .run(cx)
             })?;
+            if input["hook_event_name"] == "PostToolUse" {
+                deliver_messages(project, agent)?;
+            }
         }
+        HookEvent::Messages => deliver_messages(project, agent)?,
         HookEvent::SessionStart => {
             keep_leases(project, agent);
             let held = held_by(project, agent)?;
@@ -84,6 +89,46 @@ fn answer(
         }
     }
     Ok(())
+}
+
+/// Puts `agent`'s unread messages into its context (Claude Code reads a PostToolUse hook's
+/// `additionalContext` with its next request) and marks them read: pushed on its next tool
+/// call, never polled for.
+fn deliver_messages(project: &OpenProject, agent: &str) -> Result<(), Error> {
+    let documents = &*project.documents;
+    let unread = inbox::messages_for(documents, agent, true)?;
+    if unread.is_empty() {
+        return Ok(());
+    }
+    let answer = serde_json::json!({"hookSpecificOutput": {
+        "hookEventName": "PostToolUse",
+        "additionalContext": messages_context(&unread),
+    }});
+    println!("{answer}");
+    let ids: Vec<String> = unread.into_iter().map(|m| m.id).collect();
+    inbox::mark_read(documents, agent, &ids)?;
+    Ok(())
+}
+
+/// The messages as the agent reads them.
+pub fn messages_context(messages: &[inbox::Message]) -> String {
+    let mut text = format!(
+        "Baton: {} new message{} for you (reply with message_send):\n",
+        messages.len(),
+        if messages.len() == 1 { "" } else { "s" }
+    );
+    for m in messages {
+        let task = m
+            .task
+            .as_deref()
+            .map(|t| format!(" about {t}"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "- {} from {}{task}: {}\n{}\n",
+            m.id, m.from, m.subject, m.body
+        ));
+    }
+    text
 }
 
 /// The tasks `agent` holds (claimed or in progress).

@@ -45,4 +45,7 @@ pub enum HookEvent {
     ToolUse,
     /// The worker wants to stop: not while it holds an unfinished task.
     Stop,
+    /// After a tool call: put the worker's unread messages into its context (the team's
+    /// agents run this alone; `tool-use` does it too after a call).
+    Messages,
 }

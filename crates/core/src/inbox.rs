@@ -156,25 +156,12 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> StoreError {
     }
 }
 
-/// Refuses text over `max` bytes or with control characters (a line break and a tab are text;
-/// `one_line` refuses them too), so what reaches a terminal or an agent's context is what
-/// was meant.
-pub fn check_text(field: &'static str, text: &str, max: usize, one_line: bool) -> Result<()> {
-    if text.trim().is_empty() {
-        return Err(invalid(field, "is empty"));
-    }
-    if text.len() > max {
-        return Err(invalid(
-            field,
-            format!("is {} bytes; at most {max} are kept", text.len()),
-        ));
-    }
-    let allowed = |c: char| !one_line && (c == '\n' || c == '\t');
-    if let Some(c) = text.chars().find(|c| c.is_control() && !allowed(*c)) {
-        return Err(invalid(
-            field,
-            format!("holds the control character {c:?}; send plain text"),
-        ));
+/// Refuses empty text, text over `max` bytes or with control characters (the rules of every
+/// free text, `crate::text`); `one_line` refuses line breaks and tabs too.
+fn check_text(field: &'static str, text: &str, max: usize, one_line: bool) -> Result<()> {
+    crate::text::check_text(field, text, max, true)?;
+    if one_line && text.contains(['\n', '\r', '\t']) {
+        return Err(invalid(field, "it must be one line"));
     }
     Ok(())
 }
@@ -368,6 +355,28 @@ pub fn close(docs: &dyn DocumentStore, id: &str, reason: &str) -> Result<Questio
     })
 }
 
+/// Closes every open question `agent` asked about `task`, saying `reason` (its attempt ended,
+/// so nobody waits for the answer any more); the ids closed.
+pub fn close_open_of(
+    docs: &dyn DocumentStore,
+    agent: &str,
+    task: &str,
+    reason: &str,
+) -> Result<Vec<String>> {
+    let mut closed = Vec::new();
+    for question in questions(docs, true)? {
+        if question.agent == agent && question.task.as_deref() == Some(task) {
+            match close(docs, &question.id, reason) {
+                Ok(_) => closed.push(question.id),
+                // Answered meanwhile: nothing to close.
+                Err(StoreError::QuestionSettled { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(closed)
+}
+
 /// Sends `new` and returns it as stored.
 pub fn send(docs: &dyn DocumentStore, new: NewMessage) -> Result<Message> {
     check_text("subject", &new.subject, MAX_SUBJECT, true)?;
@@ -455,4 +464,72 @@ pub fn mark_read(docs: &dyn DocumentStore, reader: &str, ids: &[String]) -> Resu
         }
     }
     Ok(())
+}
+
+/// The folder of approval decisions, one document per task (or per agent without a task).
+pub const DECISIONS: &str = "inbox/decisions";
+/// The most decisions one document keeps (the oldest go first, and the document says so).
+pub const MAX_DECISIONS: usize = 1000;
+
+/// One decision about an agent's tool call: by the policy, by the lead, or for want of an
+/// answer.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ApprovalDecision {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub at: Timestamp,
+    pub agent: String,
+    pub task: Option<String>,
+    pub tool: String,
+    /// What the call was given, shortened to one line.
+    pub call: String,
+    pub allowed: bool,
+    /// Who decided and why: a policy rule, the lead's answer (and its question), a timeout.
+    pub why: String,
+}
+
+/// The decisions kept for `task` (or, without one, for `agent`).
+fn decisions_document(task: Option<&str>, agent: &str) -> Result<String> {
+    let key = match task {
+        Some(task) => {
+            crate::names::validate_task_id(task)?;
+            task.to_string()
+        }
+        None => {
+            crate::names::validate_agent_id(agent)?;
+            format!("agent-{agent}")
+        }
+    };
+    Ok(document(DECISIONS, &key))
+}
+
+/// Records `decision` with its task (or agent).
+pub fn record_decision(docs: &dyn DocumentStore, decision: &ApprovalDecision) -> Result<()> {
+    let name = decisions_document(decision.task.as_deref(), &decision.agent)?;
+    docs.change_document(&name, &mut |current, _| {
+        let mut list: Vec<ApprovalDecision> = match current {
+            Some(value) => parse(&name, value)?,
+            None => Vec::new(),
+        };
+        list.push(decision.clone());
+        if list.len() > MAX_DECISIONS {
+            list.drain(..list.len() - MAX_DECISIONS);
+        }
+        Ok(Some(
+            serde_json::to_value(&list).expect("decisions serialise"),
+        ))
+    })
+}
+
+/// The decisions recorded for `task` (or `agent`), oldest first.
+pub fn decisions(
+    docs: &dyn DocumentStore,
+    task: Option<&str>,
+    agent: &str,
+) -> Result<Vec<ApprovalDecision>> {
+    let name = decisions_document(task, agent)?;
+    match docs.read_document(&name)? {
+        Some(value) => parse(&name, value),
+        None => Ok(Vec::new()),
+    }
 }

@@ -36,6 +36,7 @@ pub mod moves;
 pub mod names;
 pub mod notes;
 pub mod outlook;
+pub mod policy;
 pub mod requests;
 pub mod reservations;
 pub mod rules;

@@ -249,9 +249,19 @@ impl BatonServer {
                 entry.call(&inner.context(), Value::Object(arguments))
             });
             // A call that waits (ask_lead, inbox_read with wait) says so every second.
-            with_progress(task, context, None, format!("{name} waiting"))
+            let outcome = with_progress(task, context, None, format!("{name} waiting"))
                 .await
-                .map_err(|e| McpError::internal_error(format!("tool {name} panicked: {e}"), None))?
+                .map_err(|e| {
+                    McpError::internal_error(format!("tool {name} panicked: {e}"), None)
+                })?;
+            if entry.text_only
+                && let Ok(value) = &outcome
+            {
+                return Ok(CallToolResult::success(vec![ContentBlock::text(
+                    value.to_string(),
+                )]));
+            }
+            outcome
         };
         self.inner.log.line(&format!(
             "tool {name}: {} in {} ms",

@@ -28,9 +28,12 @@ fn annotations(read_only: bool) -> ToolAnnotations {
 
 /// An operation as an MCP tool.
 pub fn operation_tool(entry: &Entry) -> Tool {
-    Tool::new(entry.name, entry.description, entry.input_schema())
-        .with_raw_output_schema(entry.output_schema())
-        .with_annotations(annotations(entry.read_only))
+    let tool = Tool::new(entry.name, entry.description, entry.input_schema())
+        .with_annotations(annotations(entry.read_only));
+    if entry.text_only {
+        return tool;
+    }
+    tool.with_raw_output_schema(entry.output_schema())
 }
 
 /// The proxy's own tools: the child servers and the browser behind them.

@@ -321,6 +321,16 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     };
     crew.team.save_attempt(&record)?;
     crew.record_spend(&record);
+    // A question the agent asked and still waited on has nobody waiting for its answer now.
+    let why = format!("attempt {} of {} ended", record.attempt, record.task);
+    if let Err(e) =
+        baton_core::inbox::close_open_of(crew.documents, &record.agent, &record.task, &why)
+    {
+        eprintln!(
+            "baton: {}'s open questions could not be closed: {e}",
+            record.agent
+        );
+    }
     Ok(Finished {
         record,
         interrupted,

@@ -144,6 +144,18 @@ fn mcp_servers(setting: &Setting) -> serde_json::Value {
     }}})
 }
 
+/// Claude Code settings whose PostToolUse hook puts the agent's unread messages into its
+/// context.
+fn message_hooks(setting: &Setting) -> serde_json::Value {
+    let command = format!(
+        "'{}' claude-hook messages",
+        setting.baton.display().to_string().replace('\'', "'\\''")
+    );
+    json!({"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": command}
+    ]}]}})
+}
+
 fn claude_args(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) -> Vec<String> {
     // The prompt right after -p: the tool list that follows takes several values.
     let mut args = vec![
@@ -171,6 +183,14 @@ fn claude_args(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) -
     }
     if let Some(left) = attempt.budget_left_usd {
         args.extend(["--max-budget-usd".into(), format!("{left:.4}")]);
+    }
+    // Messages for the agent reach it after its next tool call (a hook, not polling).
+    args.extend(["--settings".into(), message_hooks(setting).to_string()]);
+    if profile.approvals {
+        args.extend([
+            "--permission-prompt-tool".into(),
+            "mcp__baton__approve_tool_call".into(),
+        ]);
     }
     if !profile.allowed_tools.is_empty() {
         args.push("--allowedTools".into());

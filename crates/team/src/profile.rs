@@ -54,6 +54,11 @@ pub struct Profile {
     pub allowed_tools: Vec<String>,
     /// Claude Code's `--permission-mode`.
     pub permission_mode: Option<String>,
+    /// Put every tool call not in `allowed_tools` to Baton's permission prompt
+    /// (`mcp__baton__approve_tool_call`): the project's policy allows or refuses it, or the
+    /// lead answers. On for Claude Code when the project has a policy
+    /// (`.coordination/policy.toml`).
+    pub approvals: bool,
     /// Extra environment variables for the agent.
     pub env: BTreeMap<String, String>,
     /// Work each task in its own git worktree (when the project is a git repository).
@@ -83,6 +88,7 @@ struct Declared {
     model: Option<String>,
     allowed_tools: Option<Vec<String>>,
     permission_mode: Option<String>,
+    approvals: Option<bool>,
     env: Option<BTreeMap<String, String>>,
     worktree: Option<bool>,
     max_attempts: Option<u32>,
@@ -147,6 +153,7 @@ fn builtin(name: &str) -> Option<Profile> {
             Vec::new()
         },
         permission_mode: claude.then(|| "acceptEdits".to_string()),
+        approvals: false,
         env: BTreeMap::new(),
         worktree: true,
         max_attempts: 3,
@@ -174,6 +181,7 @@ impl Declared {
             model: self.model.or(base.model),
             allowed_tools: self.allowed_tools.unwrap_or(base.allowed_tools),
             permission_mode: self.permission_mode.or(base.permission_mode),
+            approvals: self.approvals.unwrap_or(base.approvals),
             env: self.env.unwrap_or(base.env),
             worktree: self.worktree.unwrap_or(base.worktree),
             max_attempts: self.max_attempts.unwrap_or(base.max_attempts),
@@ -199,9 +207,11 @@ pub fn load_profiles(layout: &Layout) -> Result<BTreeMap<String, Profile>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
         Err(e) => return Err(baton_core::StoreError::io(&path, e).into()),
     };
+    let governed = baton_core::policy::policy_path(layout.root()).is_file();
+    let base_of = |name: &str| builtin(name).map(|p| under_policy(p, governed));
     let mut profiles: BTreeMap<String, Profile> = BUILT_IN
         .iter()
-        .filter_map(|name| builtin(name).map(|p| (name.to_string(), p)))
+        .filter_map(|name| base_of(name).map(|p| (name.to_string(), p)))
         .collect();
     for (name, declared) in declared {
         baton_core::names::validate_name("profile name", &name)?;
@@ -216,7 +226,7 @@ pub fn load_profiles(layout: &Layout) -> Result<BTreeMap<String, Profile>> {
                         ),
                     ));
                 };
-                let mut base = builtin(kind_name(kind)).expect("every kind has a built-in");
+                let mut base = base_of(kind_name(kind)).expect("every kind has a built-in");
                 base.name = name.clone();
                 base
             }
@@ -226,6 +236,21 @@ pub fn load_profiles(layout: &Layout) -> Result<BTreeMap<String, Profile>> {
         profiles.insert(name, profile);
     }
     Ok(profiles)
+}
+
+/// A built-in profile in a project with an approval policy: Claude Code may read and use
+/// Baton's tools unasked, and everything else goes to the permission prompt.
+fn under_policy(mut profile: Profile, governed: bool) -> Profile {
+    if governed && profile.kind == AgentKind::Claude {
+        profile.approvals = true;
+        // Claude Code's acceptEdits would pass file commands (touch, rm, mv) in the working
+        // folder without asking: under a policy, the policy decides them.
+        profile.permission_mode = None;
+        profile.allowed_tools = ["Read", "Glob", "Grep", "mcp__baton"]
+            .map(String::from)
+            .to_vec();
+    }
+    profile
 }
 
 fn kind_name(kind: AgentKind) -> &'static str {
@@ -373,6 +398,30 @@ mod tests {
         assert_eq!(profiles["tests"].kind, AgentKind::Exec);
         assert_eq!(profiles["tests"].command, "make test");
         assert_eq!(profiles["tests"].name_prefix, "ex");
+    }
+
+    #[test]
+    fn a_policy_puts_claude_under_approvals_unless_a_profile_says_otherwise() {
+        let (_dir, layout) = layout_with("[profiles.free]\nkind = \"claude\"\napprovals = false\n");
+        assert!(
+            !load_profiles(&layout).unwrap()["claude"].approvals,
+            "no policy, no approvals"
+        );
+        std::fs::write(layout.root().join("policy.toml"), "allow = []\n").unwrap();
+        let profiles = load_profiles(&layout).unwrap();
+        let claude = &profiles["claude"];
+        assert!(claude.approvals);
+        assert_eq!(
+            claude.permission_mode, None,
+            "acceptEdits would pass rm and touch unasked"
+        );
+        assert!(
+            !claude.allowed_tools.contains(&"Bash".to_string()),
+            "{:?}",
+            claude.allowed_tools
+        );
+        assert!(!profiles["free"].approvals);
+        assert!(!profiles["exec"].approvals);
     }
 
     #[test]

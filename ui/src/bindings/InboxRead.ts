@@ -13,6 +13,10 @@ agent: string | null,
  */
 all: boolean, 
 /**
+ * Only what concerns this task, with the approval decisions made for it.
+ */
+task: string | null, 
+/**
  * Wait until something waits (returns at once when something does already).
  */
 wait: boolean, 
