@@ -23,111 +23,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use baton_test_support::pg::PgServer;
 
+#[path = "common/project.rs"]
+mod project;
 #[path = "common/tasks.rs"]
 mod tasks;
 use baton_test_support::stats::{ms, percentile};
-
-fn baton() -> &'static str {
-    env!("CARGO_BIN_EXE_baton")
-}
-
-/// Where a benchmark project's tasks are kept.
-#[derive(Clone, Copy)]
-enum Store<'a> {
-    Folder,
-    Postgres(&'a PgServer),
-}
-
-struct Project {
-    dir: tempfile::TempDir,
-    password: Option<String>,
-    /// The database's URL (with its password) and the project's name there.
-    store: Option<(String, String)>,
-}
+use project::{Project, Store, cpu_of};
 
 impl Project {
-    fn new(store: Store<'_>) -> Project {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
-        let name = format!(
-            "team{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        let project = Project {
-            dir: tempfile::tempdir().unwrap(),
-            password: match store {
-                Store::Folder => None,
-                Store::Postgres(server) => Some(server.password()),
-            },
-            store: match store {
-                Store::Folder => None,
-                Store::Postgres(server) => Some((server.url().to_string(), name.clone())),
-            },
-        };
-        match store {
-            Store::Folder => project.ok(&["leader", "init", "benchmark"]),
-            Store::Postgres(server) => project.ok(&[
-                "leader",
-                "init",
-                "benchmark",
-                "--store",
-                &server.url_without_password(),
-                "--project",
-                &name,
-            ]),
-        }
-        project
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(baton());
-        command
-            .args(args)
-            .current_dir(self.path())
-            .env_remove("BATON_DIR")
-            .env_remove("BATON_STORE")
-            .env_remove("BATON_PROJECT")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some(password) = &self.password {
-            command.env("PGPASSWORD", password);
-        }
-        command
-    }
-
-    fn ok(&self, args: &[&str]) {
-        let status = self.command(args).status().unwrap();
-        assert!(status.success(), "baton {args:?}");
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        self.command(args).spawn().unwrap()
-    }
-
-    /// Another folder connected to the same database project (another machine's).
-    fn another_machine(&self) -> Project {
-        let (url, name) = self
-            .store
-            .clone()
-            .expect("only a database project is shared");
-        let other = Project {
-            dir: tempfile::tempdir().unwrap(),
-            password: self.password.clone(),
-            store: self.store.clone(),
-        };
-        let without_password = {
-            let password = self.password.clone().unwrap_or_default();
-            url.replacen(&format!(":{password}@"), "@", 1)
-        };
-        other.ok(&["connect", &without_password, "--project", &name]);
-        other
-    }
-
     fn add_tasks(&self, n: usize) {
         match &self.store {
             Some((url, name)) => baton_test_support::pg::insert_tasks(url, name, n),
@@ -205,18 +108,6 @@ fn pickup(label: &str, args: &[&str], trials: usize) -> Duration {
     }
     stop(runner);
     report(label, samples)
-}
-
-fn cpu_of(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or("", |(_, r)| r)
-        .split_whitespace()
-        .collect();
-    let ticks: u64 = fields.get(11).and_then(|f| f.parse().ok()).unwrap_or(0)
-        + fields.get(12).and_then(|f| f.parse().ok()).unwrap_or(0);
-    Duration::from_millis(ticks * 10)
 }
 
 fn idle(seconds: u64) {

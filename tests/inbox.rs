@@ -196,6 +196,7 @@ fn messages_reach_their_recipients_and_only_them(p: Project) {
 }
 
 fn an_mcp_server_speaks_for_its_agent_only(p: Project) {
+    p.ok(&["worker", "heartbeat", "cc1"]);
     p.ok(&["worker", "heartbeat", "cc2"]);
     let mut command = p.command(&["mcp", "--quiet"]);
     command.env("BATON_AGENT", "cc1");
@@ -216,6 +217,23 @@ fn an_mcp_server_speaks_for_its_agent_only(p: Project) {
     assert_eq!(sent["result"]["structuredContent"]["from"], "cc1", "{sent}");
     let other_inbox = client.call("inbox_read", json!({"agent": "cc2"}));
     assert!(other_inbox.to_string().contains("not_you"), "{other_inbox}");
+
+    // A subscriber to its inbox hears of a message to it at once, and reads it there.
+    let subscribed = client.request("resources/subscribe", json!({"uri": "baton://inbox"}));
+    assert!(subscribed.get("error").is_none(), "{subscribed}");
+    p.ok(&["message", "send", "cc1", "Ping", "are you there?"]);
+    loop {
+        let message = client.next_message();
+        if message["method"] == "notifications/resources/updated" {
+            assert_eq!(message["params"]["uri"], "baton://inbox", "{message}");
+            break;
+        }
+    }
+    let read = client.request("resources/read", json!({"uri": "baton://inbox"}));
+    let text = read["result"]["contents"][0]["text"].as_str().unwrap();
+    let inbox: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(inbox["reader"], "cc1", "{inbox}");
+    assert_eq!(inbox["messages"][0]["subject"], "Ping", "{inbox}");
 
     // ask_lead from the server waits for the lead's answer given through the CLI.
     let id = client.request_id();

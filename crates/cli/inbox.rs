@@ -4,7 +4,7 @@
 
 use baton_api::approvals::ApproveToolCall;
 use baton_api::inbox::{AnswerQuestion, AskLead, InboxRead, InboxView, MessageAck, MessageSend};
-use baton_api::{Error, OpenProject, Operation, exit};
+use baton_api::{Error, OpenProject, exit};
 use baton_core::inbox::{About, Message, Question, QuestionState};
 use baton_live::WatchMode;
 use clap::Subcommand;
@@ -36,7 +36,9 @@ pub fn ask(
 ) -> Result<u8, Error> {
     request.agent = request.agent.or_else(terminal_agent);
     let outcome = as_user(project, mode, baton_core::ForeignFile::Keep, |cx| {
-        request.run(cx)
+        request.run_with(cx, |id, backend| {
+            eprintln!("baton: asked {id}; waiting for the lead's answer ({backend})")
+        })
     })?;
     // The answer alone on stdout (for `$(baton ask …)`); why there is none on stderr.
     match &outcome.answer {
@@ -62,7 +64,9 @@ pub fn inbox(
     request.agent = request.agent.or_else(terminal_agent);
     let waited = request.wait;
     let view = as_user(project, mode, baton_core::ForeignFile::Keep, |cx| {
-        request.run(cx)
+        request.run_with(cx, |backend| {
+            eprintln!("baton: waiting for questions and messages ({backend})")
+        })
     })?;
     emit(json, &view, || render(&view));
     Ok(if waited && view.is_empty() {

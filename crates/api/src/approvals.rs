@@ -200,7 +200,7 @@ fn ask_the_lead(
             },
         },
     )?;
-    let settled = match wait_until_settled(cx, &asked.id, Instant::now() + limit)? {
+    let settled = match wait_until_settled(cx, &asked.id, Instant::now() + limit, |_| {})? {
         Some(question) => question,
         None => {
             let why = format!(

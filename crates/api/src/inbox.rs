@@ -10,6 +10,7 @@ use baton_core::inbox::{
     self, About, ApprovalDecision, EVERYONE, LEAD, Message, NewMessage, NewQuestion, Question,
 };
 use baton_core::{ErrorKind, StoreError};
+use baton_live::Backend;
 use baton_live::inbox_wait::wait_for_inbox;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -109,6 +110,14 @@ impl Operation for AskLead {
     const READ_ONLY: bool = false;
     type Output = AskOutcome;
     fn run(self, cx: &Context) -> Result<AskOutcome> {
+        self.run_with(cx, |_, _| {})
+    }
+}
+
+impl AskLead {
+    /// Asks and waits; `armed` hears the question's id and what the wait sleeps on, once the
+    /// wait is in place.
+    pub fn run_with(self, cx: &Context, armed: impl FnOnce(&str, Backend)) -> Result<AskOutcome> {
         let agent = acting_as(cx, self.agent.as_deref(), false)?;
         let limit = wait_limit(self.timeout_seconds, DEFAULT_ASK_SECONDS)?;
         known_task(cx, self.task.as_deref())?;
@@ -122,7 +131,10 @@ impl Operation for AskLead {
                 about: About::Question,
             },
         )?;
-        let settled = wait_until_settled(cx, &asked.id, Instant::now() + limit)?;
+        let id = asked.id.clone();
+        let settled = wait_until_settled(cx, &asked.id, Instant::now() + limit, |backend| {
+            armed(&id, backend)
+        })?;
         let question = match settled {
             Some(question) => question,
             None => {
@@ -142,7 +154,12 @@ impl Operation for AskLead {
 }
 
 /// The question once answered or closed, or `None` at `deadline`.
-pub fn wait_until_settled(cx: &Context, id: &str, deadline: Instant) -> Result<Option<Question>> {
+pub fn wait_until_settled(
+    cx: &Context,
+    id: &str,
+    deadline: Instant,
+    armed: impl FnOnce(Backend),
+) -> Result<Option<Question>> {
     let documents = cx.documents.clone();
     Ok(wait_for_inbox(
         cx.tasks,
@@ -150,6 +167,7 @@ pub fn wait_until_settled(cx: &Context, id: &str, deadline: Instant) -> Result<O
         Some(deadline),
         cx.watch_mode,
         None,
+        armed,
         || Ok(Some(inbox::question(&*documents, id)?).filter(|q| !q.is_open())),
     )?)
 }
@@ -276,6 +294,14 @@ impl Operation for InboxRead {
     const READ_ONLY: bool = true;
     type Output = InboxView;
     fn run(self, cx: &Context) -> Result<InboxView> {
+        self.run_with(cx, |_| {})
+    }
+}
+
+impl InboxRead {
+    /// Reads (and with wait, waits); `armed` hears what the wait sleeps on once it is in
+    /// place (not called without wait).
+    pub fn run_with(self, cx: &Context, armed: impl FnOnce(Backend)) -> Result<InboxView> {
         let reader = acting_as(cx, self.agent.as_deref(), true)?;
         let task = self.task.as_deref();
         if !self.wait {
@@ -288,6 +314,7 @@ impl Operation for InboxRead {
             Some(Instant::now() + limit),
             cx.watch_mode,
             None,
+            armed,
             || {
                 let view = inbox_of(cx, &reader, false, task)?;
                 Ok((!view.is_empty()).then_some(view))

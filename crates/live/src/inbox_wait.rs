@@ -11,7 +11,7 @@ use baton_core::{Changes, TaskStore};
 
 use crate::error::Result;
 use crate::reconnect::persist;
-use crate::watcher::{Watch, WatchMode};
+use crate::watcher::{Backend, Watch, WatchMode};
 
 /// How often a wait that may be stopped from outside looks at its stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(200);
@@ -20,14 +20,18 @@ const STOP_CHECK: Duration = Duration::from_millis(200);
 /// set (`None`). `folders` are the inbox folders (`inbox/questions`, …) whose documents `look`
 /// reads; a project that notifies by itself wakes the waiter through its notifications
 /// instead. A store that goes away meanwhile is waited for, and looked at again once back.
+/// `armed` is called once, when the watch is in place (before the first look), with what it
+/// sleeps on.
 pub fn wait_for_inbox<T>(
     tasks: &dyn TaskStore,
     folders: &[&str],
     deadline: Option<Instant>,
     mode: WatchMode,
     stop: Option<&AtomicBool>,
+    armed: impl FnOnce(Backend),
     mut look: impl FnMut() -> baton_core::Result<Option<T>>,
 ) -> Result<Option<T>> {
+    let mut armed = Some(armed);
     persist(deadline, stop, || {
         let watch = match tasks.changes() {
             Changes::Files(root) => {
@@ -52,6 +56,12 @@ pub fn wait_for_inbox<T>(
                 watch
             }
         };
+        if let Some(armed) = armed.take() {
+            armed(match tasks.changes() {
+                Changes::Files(_) => watch.backend(),
+                Changes::Notifications => Backend::Notifications,
+            });
+        }
         loop {
             if let Some(found) = look()? {
                 return Ok(Some(found));

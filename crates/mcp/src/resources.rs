@@ -17,6 +17,7 @@ pub const ACTIVE: &str = "agents://active";
 pub const HISTORY: &str = "agents://history";
 pub const TASKS: &str = "baton://tasks";
 pub const SIGNALS: &str = "baton://signals";
+pub const INBOX: &str = "baton://inbox";
 
 pub fn list() -> Vec<Resource> {
     let json = |uri: &str, name: &str, description: &str| {
@@ -31,6 +32,11 @@ pub fn list() -> Vec<Resource> {
             "The task board: every task, its status, owner, lease and dependencies, with counts.",
         ),
         json(SIGNALS, "signals", "The signals present in the latest run."),
+        json(
+            INBOX,
+            "inbox",
+            "What waits for this server's agent (BATON_AGENT), or for the lead: open questions and unread messages. Subscribe to hear of each arrival.",
+        ),
         json(
             CATALOG,
             "catalog",
@@ -58,6 +64,7 @@ pub fn read(cx: &Context, uri: &str) -> Result<Value, Error> {
     Ok(match uri {
         TASKS => to_json(tasks::Status {}.run(cx)?),
         SIGNALS => to_json(signals::ListSignals { run: None }.run(cx)?),
+        INBOX => to_json(baton_api::inbox::InboxRead::default().run(cx)?),
         CATALOG => {
             let o = orchestrator()?;
             let agents: Vec<Value> = o
@@ -112,6 +119,9 @@ pub fn affected(event: &ChangeEvent) -> &'static [&'static str] {
         ChangeEvent::OrchestrationChanged { file } if file == "workflows.json" => &[WORKFLOWS],
         ChangeEvent::OrchestrationChanged { file } if file == "config.json" => &[CATALOG],
         ChangeEvent::OrchestrationChanged { .. } => &[ACTIVE, HISTORY],
+        ChangeEvent::QuestionAsked { .. }
+        | ChangeEvent::QuestionSettled { .. }
+        | ChangeEvent::MessageSent { .. } => &[INBOX],
         _ => &[],
     }
 }

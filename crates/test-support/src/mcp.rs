@@ -76,7 +76,6 @@ impl RawClient {
             .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
     }
 
-    /// Sends a request and returns its response, skipping notifications in between.
     /// A fresh request id, for a request sent by hand whose response is read later
     /// ([`RawClient::response_to`]).
     pub fn request_id(&mut self) -> u64 {
@@ -84,6 +83,7 @@ impl RawClient {
         self.next_id
     }
 
+    /// Sends a request and returns its response, skipping notifications in between.
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
