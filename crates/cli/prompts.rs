@@ -31,6 +31,11 @@ Signals between agents (e.g. UI tests done, so diagnostics can start):
      baton signal wait ui-test-done --while-agent <writer> --timeout 30m   from the reader
    Live view of everything that changes:  baton watch
 
+Questions and messages from workers:
+     baton inbox --wait            returns as soon as a question or message waits
+     baton answer <q-id> \"<answer>\"   (or a choice's number)
+     baton message send <agent|all> \"<subject>\" \"<body>\"
+
 Exit codes: 0 ok, 1 error (message on stderr says what to do), 2 usage, 3 nothing to claim,
 4 doctor found problems, 5 timed out waiting, 6 the writer a wait was tied to is gone,
 7 files held by another agent, 8 a merge conflicted.
@@ -72,6 +77,10 @@ reserve them (exit code 7 means another agent holds them: pick other work or wai
 If the lead asks for worktrees, claim with --worktree, cd to the path it prints, and commit
 your work there (on branch baton/<task-id>); completing the task records the branch for the
 lead to merge.
+
+When you cannot settle something yourself, ask the lead and wait for the answer:
+     baton ask \"<question>\" --choice <a> --choice <b> --task <task-id>   (exit code 5: none came)
+   Messages for you:  baton inbox   (--wait to wait for one); reply with baton message send.
 
 Only work on tasks you have claimed. If a command is refused, read its message: it names the
 task's state and owner and what to do next.

@@ -1351,3 +1351,29 @@ fn a_desktop_on_one_machine_follows_a_postgres_project_a_worker_on_another_chang
     });
     session.close();
 }
+
+#[test]
+fn an_agents_question_raises_a_desktop_notification_at_once() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let bus = NotificationBus::start();
+    let p = Project::init();
+    p.op("task_add", json!({"description": "Pick the port"}));
+    let (session, _driver, _xvfb) =
+        launch_with_env(&p, &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)]);
+    session.wait_for("the board", |s| {
+        s.text("[data-testid=counts]").contains("1 available")
+    });
+    let mut ask = p.command(&["ask", "Which port, 8080 or 9090?", "--task", "task-1"]);
+    ask.env("BATON_AGENT", "cc1");
+    let ask = support::Background::from_command(ask);
+    session.wait_for("the question's notification", |_| {
+        let seen = bus.seen();
+        seen.contains("member=Notify")
+            && seen.contains("cc1 asks on task-1")
+            && seen.contains("Which port, 8080 or 9090?")
+    });
+    p.ok(&["answer", "q-1", "8080"]);
+    let (code, out, _) = ask.finish();
+    assert_eq!((code, out.trim()), (Some(0), "8080"));
+    session.close();
+}

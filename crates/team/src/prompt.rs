@@ -65,7 +65,10 @@ pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
          Files: the task's files are reserved for you. Before editing any other file, reserve \
          it with the tool paths_reserve (agent \"{agent}\"); a refusal (paths_held) means \
          another agent holds it: work around it, or fail the task saying which file you \
-         need.\n"
+         need.\n\
+         The lead: when you cannot settle something yourself, ask with the tool ask_lead (a \
+         question, and choices when the answer is one of a few); it waits for the answer. \
+         Messages for you arrive after your tool calls; reply with message_send.\n"
     ));
     if let Some(last) = earlier.last() {
         prompt.push_str(&format!(
