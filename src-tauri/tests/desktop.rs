@@ -1363,17 +1363,24 @@ fn an_agents_question_raises_a_desktop_notification_at_once() {
     session.wait_for("the board", |s| {
         s.text("[data-testid=counts]").contains("1 available")
     });
-    let mut ask = p.command(&["ask", "Which port, 8080 or 9090?", "--task", "task-1"]);
-    ask.env("BATON_AGENT", "cc1");
-    let ask = support::Background::from_command(ask);
-    session.wait_for("the question's notification", |_| {
-        let seen = bus.seen();
-        seen.contains("member=Notify")
-            && seen.contains("cc1 asks on task-1")
-            && seen.contains("Which port, 8080 or 9090?")
+    std::thread::scope(|scope| {
+        // An agent's ask_lead waits on another thread, as it would in another process.
+        let asking = scope.spawn(|| {
+            p.op(
+                "ask_lead",
+                json!({"question": "Which port, 8080 or 9090?", "task": "task-1",
+                       "agent": "cc1", "timeout_seconds": 120}),
+            )
+        });
+        session.wait_for("the question's notification", |_| {
+            let seen = bus.seen();
+            seen.contains("member=Notify")
+                && seen.contains("cc1 asks on task-1")
+                && seen.contains("Which port, 8080 or 9090?")
+        });
+        p.op("answer_question", json!({"id": "q-1", "answer": "8080"}));
+        let outcome = asking.join().unwrap();
+        assert_eq!(outcome["answer"], "8080", "{outcome}");
     });
-    p.ok(&["answer", "q-1", "8080"]);
-    let (code, out, _) = ask.finish();
-    assert_eq!((code, out.trim()), (Some(0), "8080"));
     session.close();
 }
