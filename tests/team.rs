@@ -575,3 +575,26 @@ fn the_change_feed_carries_workers_and_every_transcript_event_once(p: Project) {
         }
     }
 }
+
+/// An agent stopped while it waits on a question: its attempt ends, and so does the question
+/// (closed, saying why), so the lead is not left answering nobody.
+#[test]
+fn a_question_whose_agent_was_stopped_is_closed() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Ask and wait"]);
+    let command = "baton ask \"Still there?\" --task \"$BATON_TASK_ID\" --timeout 600";
+    let team = spawn(&p, &["team", "up", "--exec", command]);
+    let inbox = p.json(&["inbox", "--wait", "--timeout", "60"]);
+    assert_eq!(inbox["questions"][0]["agent"], "ex1", "{inbox}");
+    run_ok(&p, &["team", "stop", "--now"]);
+    let (code, _, stderr) = team.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let all = p.json(&["inbox", "--all"]);
+    let state = &all["questions"][0]["state"];
+    assert_eq!(state["state"], "closed", "{all}");
+    assert_eq!(state["reason"], "attempt 1 of task-1 ended", "{all}");
+    assert!(
+        p.fails(&["answer", "q-1", "yes"], 1)
+            .contains("closed: attempt 1")
+    );
+}
