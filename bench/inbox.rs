@@ -15,8 +15,6 @@
 //! Targets (issue 26): both latencies p99 ≤ 50 ms on both stores; the waiting agents use no
 //! CPU to speak of.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use baton_test_support::pg::PgServer;
@@ -25,6 +23,9 @@ use baton_test_support::stats::{ms, percentile};
 #[path = "common/project.rs"]
 mod project;
 use project::{Project, Store, cpu_of};
+#[path = "common/waiter.rs"]
+mod waiter;
+use waiter::Waiter;
 
 fn report(what: &str, mut samples: Vec<Duration>) {
     samples.sort();
@@ -44,50 +45,13 @@ fn env_number(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// A process waiting on the inbox, started and armed (it said so on stderr).
-struct Waiter {
-    child: Child,
-    answered: std::sync::mpsc::Receiver<Instant>,
-}
-
+/// `baton ARGS` on `p` (as `agent`, when given), waiting and armed.
 fn armed(p: &Project, args: &[&str], agent: Option<&str>) -> Waiter {
     let mut command = p.command(args);
     if let Some(agent) = agent {
         command.env("BATON_AGENT", agent);
     }
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "waiter exited");
-        if line.contains("waiting") {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let (tx, answered) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap_or(0) > 0 {
-            let _ = tx.send(Instant::now());
-        }
-        std::io::copy(&mut stdout, &mut std::io::sink())
-    });
-    Waiter { child, answered }
-}
-
-impl Waiter {
-    /// When it first printed; waits for it to end well.
-    fn finish(mut self) -> Instant {
-        assert!(self.child.wait().unwrap().success(), "waiter failed");
-        self.answered.recv().expect("waiter printed nothing")
-    }
+    waiter::armed(command)
 }
 
 /// Asked → seen and answered → returned, `trials` times: the lead on `lead`, the agent on
@@ -101,10 +65,10 @@ fn latencies(label: &str, lead: &Project, agent: &Project, trials: usize) {
         // The ask prints "waiting" once its question is recorded and its wait in place.
         let question = format!("Question {i}?");
         let ask = armed(agent, &["ask", &question, "--timeout", "60"], Some("cc1"));
-        seen.push(inbox.finish() - asked_at);
+        seen.push(inbox.finish().0 - asked_at);
         let answered_at = Instant::now();
         lead.ok(&["answer", &format!("q-{i}"), "yes"]);
-        returned.push(ask.finish() - answered_at);
+        returned.push(ask.finish().0 - answered_at);
     }
     report(
         &format!("{label}: asked → seen by the lead's inbox --wait"),

@@ -17,10 +17,13 @@
 use baton_test_support::stats;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use stats::{ms, percentile};
+#[path = "common/waiter.rs"]
+mod waiter;
 use std::time::{Duration, Instant};
+use waiter::Waiter;
 
 /// The binary being measured now (this build's unless `use_binary` chose another).
 static BINARY: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
@@ -69,52 +72,9 @@ fn baton_in(dir: &Path, args: &[&str]) -> Command {
     command
 }
 
-/// A waiting process, started and armed (it said its watch is in place).
-struct Waiter {
-    child: Child,
-    first_line: std::sync::mpsc::Receiver<Instant>,
-}
-
-/// Starts a waiting process and returns once it says its watch is armed.
+/// Starts a waiting `baton ARGS` in `dir` and returns once it says its watch is armed.
 fn armed(dir: &Path, args: &[&str]) -> Waiter {
-    let mut child = baton_in(dir, args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "waiter exited");
-        if line.contains("waiting") {
-            break;
-        }
-    }
-    // Keep draining stderr so the waiter never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    // When the waiter's answer arrives on stdout: the moment it woke and knew.
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let (tx, first_line) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap_or(0) > 0 {
-            let _ = tx.send(Instant::now());
-        }
-        std::io::copy(&mut stdout, &mut std::io::sink())
-    });
-    Waiter { child, first_line }
-}
-
-impl Waiter {
-    /// (time to its first output line, time to its exit), both from `started`.
-    fn finish(mut self, started: Instant) -> (Duration, Duration) {
-        let status = self.child.wait().unwrap();
-        let exited = started.elapsed();
-        assert!(status.success(), "waiter failed");
-        let answered = self.first_line.recv().expect("waiter printed nothing");
-        (answered - started, exited)
-    }
+    waiter::armed(baton_in(dir, args))
 }
 
 fn project() -> tempfile::TempDir {
@@ -136,7 +96,7 @@ fn signal_latency(trials: usize) -> Vec<(Duration, Duration)> {
             let mut writer = baton_in(dir.path(), &["signal", "write", &name])
                 .spawn()
                 .unwrap();
-            let times = waiter.finish(started);
+            let times = waiter.finish_from(started);
             writer.wait().unwrap();
             times
         })
@@ -169,7 +129,7 @@ fn pickup_latency(trials: usize) -> Vec<(Duration, Duration)> {
             let mut leader = baton_in(dir.path(), &["leader", "add-task", &format!("task {i}")])
                 .spawn()
                 .unwrap();
-            let times = worker.finish(started);
+            let times = worker.finish_from(started);
             leader.wait().unwrap();
             times
         })
