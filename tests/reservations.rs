@@ -414,3 +414,48 @@ fn the_pre_commit_hook_refuses_commits_touching_files_another_agent_holds() {
     git(&["add", "src/api/users.ts"]);
     assert!(git(&["commit", "-q", "-m", "free now"]).status.success());
 }
+
+/// The hook runs the `baton` that installed it, so a commit from a shell (or a GUI git client)
+/// without `baton` on PATH is still checked; with that binary gone and none on PATH, the
+/// commit is refused with what to do, not a bare "not found".
+#[test]
+fn the_pre_commit_hook_finds_its_baton_without_path_and_says_what_to_do_when_it_is_gone() {
+    let p = Project::init();
+    let bin = tempfile::tempdir().unwrap();
+    let copy = bin.path().join("baton");
+    std::fs::copy(support::baton_bin(), &copy).unwrap();
+    let git = |args: &[&str]| {
+        let mut git = support::git_command(p.path(), args);
+        // git itself, and nothing named baton, on PATH.
+        git.env("PATH", "/usr/bin:/bin")
+            .env_remove("BATON_BIN")
+            .env("BATON_AGENT", "me");
+        git.output().unwrap()
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    let installed = std::process::Command::new(&copy)
+        .args(["hooks", "install"])
+        .current_dir(p.path())
+        .env_remove("BATON_DIR")
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{installed:?}");
+    p.ok(&["reserve", "held.txt", "--agent", "other"]);
+    std::fs::write(p.path().join("held.txt"), "x\n").unwrap();
+    assert!(git(&["add", "held.txt"]).status.success());
+    let refused = git(&["commit", "-q", "-m", "touch held"]);
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(!refused.status.success());
+    assert!(
+        said.contains("other holds held.txt"),
+        "checked without PATH: {said}"
+    );
+
+    std::fs::remove_file(&copy).unwrap();
+    let refused = git(&["commit", "-q", "-m", "touch held"]);
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(!refused.status.success());
+    assert!(said.contains("cannot find baton"), "{said}");
+    assert!(said.contains(copy.to_str().unwrap()), "{said}");
+    assert!(said.contains("--no-verify"), "{said}");
+}

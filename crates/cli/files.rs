@@ -142,7 +142,9 @@ fn describe(r: &Reservation) -> String {
     )
 }
 
-/// The hook's text: the earlier hook first, then the check of the staged files.
+/// The hook's text: the earlier hook first, then the check of the staged files, by the
+/// `baton` at `@BATON@` (the one that installed it, so a GUI git client or a shell without it
+/// on PATH still checks), else the one on PATH, else a refusal that says what to do.
 const HOOK: &str = r#"#!/bin/sh
 # Added by `baton hooks install`: refuses a commit touching files another agent holds
 # exclusively (the committing agent is $BATON_AGENT). `git commit --no-verify` skips it.
@@ -150,7 +152,17 @@ hooks="$(dirname "$0")"
 if [ -x "$hooks/pre-commit.before-baton" ]; then
     "$hooks/pre-commit.before-baton" "$@" || exit $?
 fi
-baton="${BATON_BIN:-baton}"
+baton="${BATON_BIN:-}"
+if [ -z "$baton" ]; then
+    if [ -x @BATON@ ]; then
+        baton=@BATON@
+    elif command -v baton >/dev/null 2>&1; then
+        baton=baton
+    else
+        echo "baton: the pre-commit hook cannot find baton (it was "@BATON@" when the hook was installed, and there is none on PATH): run \`baton hooks install\` again with the baton you use, set BATON_BIN to it, or commit with \`git commit --no-verify\`" >&2
+        exit 1
+    fi
+fi
 git diff --cached --name-only --diff-filter=ACMRD | "$baton" check-paths --stdin ${BATON_AGENT:+--agent "$BATON_AGENT"}
 status=$?
 if [ "$status" -eq 7 ]; then
@@ -161,6 +173,12 @@ exit $status
 
 /// A marker every hook Baton writes carries.
 const MARKER: &str = "Added by `baton hooks install`";
+
+/// The hook for the `baton` at `baton`, its path quoted for the shell.
+fn hook_text(baton: &Path) -> String {
+    let quoted = format!("'{}'", baton.display().to_string().replace('\'', "'\\''"));
+    HOOK.replace("@BATON@", &quoted)
+}
 
 /// `baton hooks install`: writes `.git/hooks/pre-commit` in the project's repository.
 pub fn install_hook(project: &OpenProject, json: bool) -> Result<u8, Error> {
@@ -186,7 +204,9 @@ pub fn install_hook(project: &OpenProject, json: bool) -> Result<u8, Error> {
         std::fs::rename(&hook, &before).map_err(|e| baton_core::StoreError::io(&hook, e))?;
         kept = Some(before);
     }
-    baton_fs::write_atomic(&hook, HOOK.as_bytes())?;
+    let baton = std::env::current_exe()
+        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot tell where baton is: {e}")))?;
+    baton_fs::write_atomic(&hook, hook_text(&baton).as_bytes())?;
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755))
         .map_err(|e| baton_core::StoreError::io(&hook, e))?;
