@@ -368,6 +368,10 @@ fn streamable_http_is_loopback_only_and_needs_the_token_and_a_local_origin() {
     assert_eq!(seen["no_token"], 401);
     assert_eq!(seen["wrong_token"], 401);
     assert_eq!(seen["foreign_origin"], 403);
+    assert_eq!(
+        seen["loopback_origin"], 200,
+        "a loopback page on another port"
+    );
     assert!(seen["tools"].as_u64().unwrap() >= 20);
     assert_eq!(seen["added"], "task-1");
     assert_eq!(p.tasks_json()["tasks"][0]["description"], "Over HTTP");

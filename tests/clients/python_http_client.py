@@ -24,6 +24,8 @@ async def main(url: str, token: str) -> dict:
         seen["wrong_token"] = (await raw.post(url, json=INIT, headers=wrong)).status_code
         evil = {**HEADERS, "Authorization": "Bearer " + token, "Origin": "http://evil.example"}
         seen["foreign_origin"] = (await raw.post(url, json=INIT, headers=evil)).status_code
+        inspector = {**HEADERS, "Authorization": "Bearer " + token, "Origin": "http://localhost:6274"}
+        seen["loopback_origin"] = (await raw.post(url, json=INIT, headers=inspector)).status_code
 
     client = create_mcp_http_client(headers={"Authorization": "Bearer " + token})
     async with streamable_http_client(url, http_client=client) as streams:

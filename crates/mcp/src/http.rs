@@ -90,6 +90,41 @@ fn authorized<B>(request: &Request<B>, token: &str) -> bool {
             == 0
 }
 
+/// Whether the request comes from no page (no `Origin`, as from a tool or a script) or from a
+/// page on this machine: `http(s)://` and a loopback host (`127.0.0.1`, `localhost`, `[::1]`),
+/// any port. A page elsewhere (DNS rebinding, a site the user visits) is refused; the bearer
+/// token still guards every request either way.
+fn loopback_origin<B>(request: &Request<B>) -> bool {
+    let Some(origin) = request.headers().get(hyper::header::ORIGIN) else {
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = match rest.strip_prefix('[') {
+        Some(v6) => v6.split_once(']'),
+        None => Some(
+            rest.split_once(':')
+                .map_or((rest, ""), |(host, port)| (host, port)),
+        ),
+    };
+    let Some((host, after)) = host else {
+        return false;
+    };
+    let port_ok = after.is_empty()
+        || after
+            .trim_start_matches(':')
+            .bytes()
+            .all(|b| b.is_ascii_digit());
+    port_ok && matches!(host, "127.0.0.1" | "localhost" | "::1")
+}
+
 /// Serves `server` over streamable HTTP on `addr` until `cancel` fires. Returns the bound
 /// address once listening (port 0 picks a free port) through `bound`.
 pub async fn serve(
@@ -108,11 +143,9 @@ pub async fn serve(
     let local = listener.local_addr().map_err(cannot_listen)?;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(["127.0.0.1", "localhost", "::1", "[::1]"].map(|h| h.to_string()))
-        .with_allowed_origins([
-            format!("http://127.0.0.1:{}", local.port()),
-            format!("http://localhost:{}", local.port()),
-            format!("http://[::1]:{}", local.port()),
-        ])
+        // Origins are checked before the service sees a request (`loopback_origin`): any
+        // loopback origin on any port (an inspector page, a local tool), nothing else.
+        .disable_allowed_origins()
         .with_legacy_session_mode(true)
         .with_cancellation_token(cancel.child_token());
     let service = StreamableHttpService::new(
@@ -142,6 +175,12 @@ pub async fn serve(
                         return Ok::<_, Infallible>(refuse(
                             StatusCode::NOT_FOUND,
                             "the MCP endpoint is /mcp",
+                        ));
+                    }
+                    if !loopback_origin(&request) {
+                        return Ok(refuse(
+                            StatusCode::FORBIDDEN,
+                            "only a page on this machine (a loopback Origin) may call this server",
                         ));
                     }
                     if !authorized(&request, &token) {
@@ -181,6 +220,39 @@ mod tests {
         let err = loopback("localhost").unwrap_err();
         assert!(err.to_string().contains("IP:PORT"), "{err}");
         assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn loopback_origins_on_any_port_are_accepted_and_others_refused() {
+        let with = |origin: Option<&str>| {
+            let mut request = Request::builder();
+            if let Some(origin) = origin {
+                request = request.header("Origin", origin);
+            }
+            loopback_origin(&request.body(()).unwrap())
+        };
+        for ok in [
+            None,
+            Some("http://localhost"),
+            Some("http://localhost:6274"),
+            Some("http://127.0.0.1:8765"),
+            Some("https://[::1]:3000"),
+            Some("http://[::1]"),
+        ] {
+            assert!(with(ok), "{ok:?}");
+        }
+        for refused in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example:80",
+            "http://[::1].evil",
+            "file://localhost",
+            "null",
+            "http://localhost:80/x",
+            "http://localhost:6274@evil.example",
+        ] {
+            assert!(!with(Some(refused)), "{refused}");
+        }
     }
 
     #[test]
