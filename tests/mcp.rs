@@ -381,3 +381,54 @@ fn streamable_http_is_loopback_only_and_needs_the_token_and_a_local_origin() {
     assert_eq!(code, Some(0));
     assert!(!info_file.exists(), "the token file is removed on shutdown");
 }
+
+/// Baton's prompts as MCP prompts (what hosts show as slash commands): listed with their
+/// arguments, the worker's naming its agent in every command, the same text `baton prompt`
+/// prints; a missing, hostile or unknown name is a protocol error.
+#[test]
+fn the_worker_and_leader_prompts_are_served_as_mcp_prompts() {
+    let p = Project::init();
+    let mut client = mcp(&p, &[]);
+    let listed = client.request("prompts/list", json!({}));
+    let prompts = listed["result"]["prompts"].as_array().unwrap();
+    let names: Vec<&str> = prompts
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["worker", "leader"], "{listed}");
+    assert_eq!(prompts[0]["arguments"][0]["name"], "agent");
+    assert_eq!(prompts[0]["arguments"][0]["required"], true);
+
+    let worker = client.request(
+        "prompts/get",
+        json!({"name": "worker", "arguments": {"agent": "cc1"}}),
+    );
+    let text = worker["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(worker["result"]["messages"][0]["role"], "user");
+    assert!(text.contains("baton worker claim cc1"), "{text}");
+    let printed = p.json(&["prompt", "worker", "cc1"]);
+    assert_eq!(printed["text"], text.as_str(), "the same as baton prompt");
+    let leader = client.request("prompts/get", json!({"name": "leader"}));
+    assert!(
+        leader["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("baton leader add-task")
+    );
+    for (params, says) in [
+        (json!({"name": "worker"}), "needs its agent's name"),
+        (
+            json!({"name": "worker", "arguments": {"agent": "../x"}}),
+            "invalid agent id",
+        ),
+        (json!({"name": "deploy"}), "unknown prompt"),
+    ] {
+        let refused = client.request("prompts/get", params);
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert!(refused.to_string().contains(says), "{refused}");
+    }
+    assert_eq!(client.close(), Some(0));
+}

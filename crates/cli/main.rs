@@ -21,7 +21,6 @@ mod inbox;
 mod leader;
 mod live;
 mod output;
-mod prompts;
 mod render;
 mod store;
 mod team;
@@ -179,10 +178,10 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Prompt(prompt) => {
             let (role, text) = match prompt {
-                PromptCommand::Leader => ("leader", prompts::leader()),
+                PromptCommand::Leader => ("leader", baton_api::prompts::leader()),
                 PromptCommand::Worker { agent } => {
                     baton_core::names::validate_agent_id(&agent)?;
-                    ("worker", prompts::worker(&agent))
+                    ("worker", baton_api::prompts::worker(&agent))
                 }
             };
             emit(

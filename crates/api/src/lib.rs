@@ -25,6 +25,7 @@ pub mod inbox;
 pub mod open;
 pub mod operation;
 pub mod orchestration;
+pub mod prompts;
 pub mod reservations;
 pub mod signals;
 pub mod tasks;

@@ -13,6 +13,7 @@ pub mod filter;
 pub mod framing;
 pub mod http;
 pub mod log;
+pub mod prompts;
 pub mod proxy;
 pub mod resources;
 pub mod server;

@@ -14,10 +14,11 @@ use baton_api::{OpenProject, Operation};
 use baton_core::Confinement;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    Implementation, JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    GetPromptRequestParams, GetPromptResponse, Implementation, JsonObject, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -420,6 +421,7 @@ impl ServerHandler for BatonServer {
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_subscribe()
+                .enable_prompts()
                 .build(),
         )
         .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
@@ -491,6 +493,22 @@ impl ServerHandler for BatonServer {
         params.arguments = Some(arguments);
         params.meta = request.meta;
         Ok(child.call(original, params, &self.inner.log).await?.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(crate::prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        crate::prompts::get(&request.name, request.arguments.as_ref()).map(Into::into)
     }
 
     async fn list_resources(

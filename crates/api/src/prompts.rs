@@ -1,5 +1,6 @@
 //! Ready-to-paste instructions for coding agents, naming the exact `baton` commands, as the
-//! source design ships prompts for its leader and workers.
+//! source design ships prompts for its leader and workers: printed by `baton prompt` and
+//! served as MCP prompts (`/mcp__baton__worker cc1` in Claude Code).
 
 pub fn leader() -> String {
     "\
