@@ -115,10 +115,7 @@ impl Waker {
             .into());
         };
         let mut watch = Watch::new(mode, &root)?;
-        let interval = match mode {
-            WatchMode::Auto(i) | WatchMode::Poll(i) => i,
-            WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
-        };
+        let interval = mode.poll_interval();
         watch.add_or_poll(&root, false, interval)?;
         Ok(Waker::Files {
             watch,

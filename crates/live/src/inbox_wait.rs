@@ -35,10 +35,7 @@ pub fn wait_for_inbox<T>(
     persist(deadline, stop, || {
         let watch = match tasks.changes() {
             Changes::Files(root) => {
-                let interval = match mode {
-                    WatchMode::Auto(i) | WatchMode::Poll(i) => i,
-                    WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
-                };
+                let interval = mode.poll_interval();
                 let mut watch = Watch::new(mode, &root)?;
                 for folder in folders {
                     let dir = root.join(folder);

@@ -142,7 +142,7 @@ fn wait_once(
         })
         .unwrap_or_else(std::env::temp_dir);
     let mut watch = Watch::new(wait.mode, &probe)?;
-    let interval = poll_interval(wait.mode);
+    let interval = wait.mode.poll_interval();
     let listener = signals.listen_for_signals()?;
     let notified = listener.is_some();
     if let Some(listener) = listener {
@@ -227,13 +227,6 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
-    }
-}
-
-fn poll_interval(mode: WatchMode) -> Duration {
-    match mode {
-        WatchMode::Auto(interval) | WatchMode::Poll(interval) => interval,
-        WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
     }
 }
 

@@ -39,6 +39,17 @@ pub enum WatchMode {
     Poll(Duration),
 }
 
+impl WatchMode {
+    /// How often a folder is looked at when it is polled: the mode's interval, or the default
+    /// for events (which poll only where events cannot be had).
+    pub fn poll_interval(self) -> Duration {
+        match self {
+            WatchMode::Auto(interval) | WatchMode::Poll(interval) => interval,
+            WatchMode::Events => DEFAULT_POLL_INTERVAL,
+        }
+    }
+}
+
 impl Default for WatchMode {
     fn default() -> Self {
         WatchMode::Auto(DEFAULT_POLL_INTERVAL)

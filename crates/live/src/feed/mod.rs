@@ -221,10 +221,7 @@ impl ChangeFeed {
             std::env::temp_dir()
         };
         let mut watch = Watch::new(mode, &probe)?;
-        let interval = match mode {
-            WatchMode::Auto(i) | WatchMode::Poll(i) => i,
-            WatchMode::Events => crate::watcher::DEFAULT_POLL_INTERVAL,
-        };
+        let interval = mode.poll_interval();
         if local {
             watch.add_or_poll(layout.root(), true, interval)?;
         }
