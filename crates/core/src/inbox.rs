@@ -215,24 +215,36 @@ pub fn ask(docs: &dyn DocumentStore, new: NewQuestion) -> Result<Question> {
     for choice in &new.choices {
         check_text("choices", choice, MAX_SUBJECT, true)?;
     }
-    let id = format!("q-{}", next_number(docs, "questions")?);
-    let mut question = None;
-    docs.change_document(&document(QUESTIONS, &id), &mut |_, now| {
-        let asked = Question {
-            id: id.clone(),
-            agent: new.agent.clone(),
-            task: new.task.clone(),
-            text: new.text.clone(),
-            choices: new.choices.clone(),
-            about: new.about.clone(),
-            asked_at: now,
-            state: QuestionState::Open,
-        };
-        let value = serde_json::to_value(&asked).expect("questions serialise");
-        question = Some(asked);
+    create(docs, QUESTIONS, "q", "questions", &|id, now| Question {
+        id,
+        agent: new.agent.clone(),
+        task: new.task.clone(),
+        text: new.text.clone(),
+        choices: new.choices.clone(),
+        about: new.about.clone(),
+        asked_at: now,
+        state: QuestionState::Open,
+    })
+}
+
+/// Writes a new record of `kind` (`questions`, `messages`) in `folder`: numbered next, its id
+/// `PREFIX-N`, made by `make` from the id and the store's time, and returned as written.
+fn create<T: Serialize>(
+    docs: &dyn DocumentStore,
+    folder: &str,
+    prefix: &str,
+    kind: &str,
+    make: &dyn Fn(String, Timestamp) -> T,
+) -> Result<T> {
+    let id = format!("{prefix}-{}", next_number(docs, kind)?);
+    let mut written = None;
+    docs.change_document(&document(folder, &id), &mut |_, now| {
+        let record = make(id.clone(), now);
+        let value = serde_json::to_value(&record).expect("inbox records serialise");
+        written = Some(record);
         Ok(Some(value))
     })?;
-    Ok(question.expect("the question was written"))
+    Ok(written.expect("the record was written"))
 }
 
 /// Question `id`, or an unknown-id error.
@@ -267,12 +279,13 @@ fn number_of(id: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Settles open question `id` by `settle` (an answer or a closing); a question already settled
-/// is refused with what settled it, and left as it was.
+/// Settles open question `id` by the state `state` gives it (an answer or a closing), under
+/// the question's hold; a question already settled is refused with what settled it, and left
+/// as it was.
 fn settle(
     docs: &dyn DocumentStore,
     id: &str,
-    state: &dyn Fn(Timestamp) -> QuestionState,
+    state: &dyn Fn(&Question, Timestamp) -> Result<QuestionState>,
 ) -> Result<Question> {
     question(docs, id)?; // known, before anything is held
     let name = document(QUESTIONS, id);
@@ -300,7 +313,7 @@ fn settle(
             }));
             return Ok(None);
         }
-        question.state = state(now);
+        question.state = state(&question, now)?;
         let value = serde_json::to_value(&question).expect("questions serialise");
         outcome = Some(Ok(question));
         Ok(Some(value))
@@ -312,16 +325,17 @@ fn settle(
 /// 1 for the first).
 pub fn answer(docs: &dyn DocumentStore, id: &str, by: &str, text: &str) -> Result<Question> {
     check_text("answer", text, MAX_TEXT, false)?;
-    let asked = question(docs, id)?;
-    let text = if asked.choices.is_empty() {
-        text.to_string()
-    } else {
-        chosen(&asked.choices, text)?
-    };
-    settle(docs, id, &|at| QuestionState::Answered {
-        answer: text.clone(),
-        by: by.to_string(),
-        at,
+    settle(docs, id, &|asked, at| {
+        let answer = if asked.choices.is_empty() {
+            text.to_string()
+        } else {
+            chosen(&asked.choices, text)?
+        };
+        Ok(QuestionState::Answered {
+            answer,
+            by: by.to_string(),
+            at,
+        })
     })
 }
 
@@ -349,9 +363,11 @@ fn chosen(choices: &[String], text: &str) -> Result<String> {
 
 /// Closes open question `id` unanswered, saying why (the asker stopped waiting, or is gone).
 pub fn close(docs: &dyn DocumentStore, id: &str, reason: &str) -> Result<Question> {
-    settle(docs, id, &|at| QuestionState::Closed {
-        reason: reason.to_string(),
-        at,
+    settle(docs, id, &|_, at| {
+        Ok(QuestionState::Closed {
+            reason: reason.to_string(),
+            at,
+        })
     })
 }
 
@@ -381,24 +397,16 @@ pub fn close_open_of(
 pub fn send(docs: &dyn DocumentStore, new: NewMessage) -> Result<Message> {
     check_text("subject", &new.subject, MAX_SUBJECT, true)?;
     check_text("body", &new.body, MAX_BODY, false)?;
-    let id = format!("m-{}", next_number(docs, "messages")?);
-    let mut message = None;
-    docs.change_document(&document(MESSAGES, &id), &mut |_, now| {
-        let sent = Message {
-            id: id.clone(),
-            from: new.from.clone(),
-            to: new.to.clone(),
-            subject: new.subject.clone(),
-            body: new.body.clone(),
-            task: new.task.clone(),
-            sent_at: now,
-            read_by: Vec::new(),
-        };
-        let value = serde_json::to_value(&sent).expect("messages serialise");
-        message = Some(sent);
-        Ok(Some(value))
-    })?;
-    Ok(message.expect("the message was written"))
+    create(docs, MESSAGES, "m", "messages", &|id, now| Message {
+        id,
+        from: new.from.clone(),
+        to: new.to.clone(),
+        subject: new.subject.clone(),
+        body: new.body.clone(),
+        task: new.task.clone(),
+        sent_at: now,
+        read_by: Vec::new(),
+    })
 }
 
 /// Every message, oldest first.
