@@ -261,7 +261,7 @@ pub(super) fn appended(path: &Path, len: &mut u64, whole_lines: bool) -> Option<
 }
 
 /// `(stem, path)` of the files in `dir` whose names end with `suffix`, skipping temp files.
-fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<(String, PathBuf)> {
+pub(super) fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<(String, PathBuf)> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };

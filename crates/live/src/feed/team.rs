@@ -168,14 +168,11 @@ fn transcript_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// The transcripts in one task's folder (temp files of a write in progress left out).
 fn transcripts_in(task_dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(task_dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| is_transcript(p))
+    super::folder::files_with_suffix(task_dir, ".jsonl")
+        .into_iter()
+        .map(|(_, path)| path)
         .collect()
 }
 
