@@ -18,7 +18,7 @@
 use std::time::{Duration, Instant};
 
 use baton_test_support::pg::PgServer;
-use baton_test_support::stats::{ms, percentile};
+use baton_test_support::stats::{ms, report};
 
 #[path = "common/project.rs"]
 mod project;
@@ -26,17 +26,6 @@ use project::{Project, Store, cpu_of};
 #[path = "common/waiter.rs"]
 mod waiter;
 use waiter::Waiter;
-
-fn report(what: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    println!(
-        "{what}: p50 {}  p99 {}  max {}  ({} trials)",
-        ms(percentile(&samples, 0.50), 2),
-        ms(percentile(&samples, 0.99), 2),
-        ms(*samples.last().unwrap(), 2),
-        samples.len()
-    );
-}
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name)

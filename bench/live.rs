@@ -19,7 +19,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use stats::{ms, percentile};
+use stats::report;
 #[path = "common/waiter.rs"]
 mod waiter;
 use std::time::{Duration, Instant};
@@ -47,17 +47,6 @@ fn binaries() -> Vec<(&'static str, String)> {
         all.push(("baseline", baseline));
     }
     all
-}
-
-fn report(what: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    println!(
-        "{what}: p50 {}  p99 {}  max {}  ({} trials)",
-        ms(percentile(&samples, 0.50), 2),
-        ms(percentile(&samples, 0.99), 2),
-        ms(*samples.last().unwrap(), 2),
-        samples.len()
-    );
 }
 
 fn baton_in(dir: &Path, args: &[&str]) -> Command {

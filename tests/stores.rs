@@ -21,6 +21,30 @@ fn unique(prefix: &str) -> String {
 }
 
 /// `host:port:db:user:password` for `~/.pgpass`, from the server's URL.
+/// `baton store import --json` of folder project `p` into project `name` at `url` (the
+/// server's password from the environment).
+fn store_import(p: &Project, url: &str, name: &str, server: &PgServer) -> std::process::Output {
+    p.command(&[
+        "store",
+        "import",
+        "--store",
+        url,
+        "--project",
+        name,
+        "--json",
+    ])
+    .env("PGPASSWORD", server.password())
+    .output()
+    .unwrap()
+}
+
+/// [`store_import`] that must succeed: what it reports it moved.
+fn imported(p: &Project, url: &str, name: &str, server: &PgServer) -> Value {
+    let moved = store_import(p, url, name, server);
+    assert_eq!(moved.status.code(), Some(0), "{moved:?}");
+    serde_json::from_slice(&moved.stdout).unwrap()
+}
+
 fn pgpass_line(server: &PgServer) -> String {
     let port = server.port().expect("the tests' own server");
     format!("127.0.0.1:{port}:baton:baton:{}", server.password())
@@ -238,21 +262,7 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
     let before = p.tasks_json();
     let folder_status = p.json(&["leader", "status"]);
 
-    let moved = p
-        .command(&[
-            "store",
-            "import",
-            "--store",
-            &url,
-            "--project",
-            &name,
-            "--json",
-        ])
-        .env("PGPASSWORD", server.password())
-        .output()
-        .unwrap();
-    assert_eq!(moved.status.code(), Some(0), "{moved:?}");
-    let moved: Value = serde_json::from_slice(&moved.stdout).unwrap();
+    let moved = imported(&p, &url, &name, &server);
     assert_eq!(moved["tasks"], 5);
     assert_eq!(moved["discoveries"], 1);
     assert_eq!(
@@ -260,11 +270,7 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
         (2.into(), 1.into())
     );
     // A second import under the same name is refused.
-    let again = p
-        .command(&["store", "import", "--store", &url, "--project", &name])
-        .env("PGPASSWORD", server.password())
-        .output()
-        .unwrap();
+    let again = store_import(&p, &url, &name, &server);
     assert_eq!(again.status.code(), Some(1));
 
     // Another machine works on it from the database: same board, and it carries on.
@@ -817,21 +823,7 @@ fn a_teams_attempts_transcripts_and_spend_move_with_the_project() {
     let board = p.json(&["leader", "status"]);
     assert_eq!(transcript["attempt"]["end"], "completed", "{transcript}");
 
-    let moved = p
-        .command(&[
-            "store",
-            "import",
-            "--store",
-            &url,
-            "--project",
-            &name,
-            "--json",
-        ])
-        .env("PGPASSWORD", server.password())
-        .output()
-        .unwrap();
-    assert_eq!(moved.status.code(), Some(0), "{moved:?}");
-    let moved: Value = serde_json::from_slice(&moved.stdout).unwrap();
+    let moved = imported(&p, &url, &name, &server);
     assert_eq!(moved["attempts"], 1, "{moved}");
 
     // Read on another machine from the database: the same transcript, workers and spend.

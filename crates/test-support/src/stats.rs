@@ -7,6 +7,18 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
+/// Prints `what: p50 … p99 … max … (N trials)` for `samples`, in milliseconds.
+pub fn report(what: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    println!(
+        "{what}: p50 {}  p99 {}  max {}  ({} trials)",
+        ms(percentile(&samples, 0.50), 2),
+        ms(percentile(&samples, 0.99), 2),
+        ms(*samples.last().unwrap(), 2),
+        samples.len()
+    );
+}
+
 /// Milliseconds with `decimals` digits.
 pub fn ms(d: Duration, decimals: usize) -> String {
     format!("{:.*} ms", decimals, d.as_secs_f64() * 1000.0)
