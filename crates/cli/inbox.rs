@@ -22,8 +22,8 @@ pub enum MessageCommand {
     Ack(MessageAck),
 }
 
-/// The agent a terminal's commands speak for, from BATON_AGENT.
-fn terminal_agent() -> Option<String> {
+/// The agent a terminal's commands (and an MCP server it starts) speak for, from BATON_AGENT.
+pub fn terminal_agent() -> Option<String> {
     std::env::var("BATON_AGENT").ok().filter(|a| !a.is_empty())
 }
 

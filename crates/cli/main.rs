@@ -153,13 +153,10 @@ fn run(cli: Cli) -> Result<u8, Error> {
             allow_path,
             allow_unsafe_tools,
         } => {
-            let caller = match std::env::var("BATON_AGENT") {
-                Ok(agent) if !agent.is_empty() => {
-                    baton_core::names::validate_agent_id(&agent)?;
-                    Some(agent)
-                }
-                _ => None,
-            };
+            let caller = inbox::terminal_agent();
+            if let Some(agent) = &caller {
+                baton_core::names::validate_agent_id(agent)?;
+            }
             let options = baton_mcp::McpOptions {
                 caller,
                 allow_unsafe_tools,

@@ -379,8 +379,9 @@ fn known_recipient(cx: &Context, to: &str) -> Result<()> {
         return Ok(());
     }
     baton_core::names::validate_agent_id(to)?;
-    let (file, _) = cx.tasks.snapshot()?;
-    if file.agents.contains_key(to) || cx.team.workers()?.iter().any(|w| w.name == to) {
+    // One agent's record (one row in a database), not the whole board.
+    let (seen, _) = cx.tasks.last_seen(to)?;
+    if seen.is_some() || cx.team.workers()?.iter().any(|w| w.name == to) {
         return Ok(());
     }
     Err(Error::new(
