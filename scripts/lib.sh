@@ -77,13 +77,16 @@ ensure_postgres() {
 }
 
 # Real MCP clients and servers the tests drive, pinned, in a cache outside the clone:
-# the Python SDK (venv), the MCP Inspector CLI, Playwright MCP and the Claude Code CLI (npm),
+# the Python SDK (venv), the MCP Inspector CLI, Playwright MCP and the agent CLIs the team runs
+# (Claude Code, Codex, the Gemini CLI; npm),
 # Debian's Chromium.
 TEST_TOOLS="${BATON_TEST_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/baton-test-tools}"
 PYTHON_MCP_VERSION=2.3.0
 INSPECTOR_VERSION=2.12.0
 PLAYWRIGHT_MCP_VERSION=0.0.83
 CLAUDE_CODE_VERSION=2.1.330
+CODEX_VERSION=0.169.0
+GEMINI_CLI_VERSION=0.61.0
 
 ensure_test_tools() {
     ensure_packages chromium python3-venv
@@ -97,15 +100,20 @@ ensure_test_tools() {
         "$TEST_TOOLS/venv/bin/pip" install --quiet "mcp==$PYTHON_MCP_VERSION"
     fi
     local bin="$TEST_TOOLS/node/node_modules/.bin"
-    local claude_version=""
+    local claude_version="" codex_version="" gemini_version=""
     [ -x "$bin/claude" ] && claude_version="$("$bin/claude" --version 2>/dev/null | cut -d' ' -f1)"
+    [ -x "$bin/codex" ] && codex_version="$("$bin/codex" --version 2>/dev/null | cut -d' ' -f2)"
+    [ -x "$bin/gemini" ] && gemini_version="$("$bin/gemini" --version 2>/dev/null | tail -1)"
     if [ ! -x "$bin/mcp-inspector" ] || [ ! -x "$bin/playwright-mcp" ] \
-        || [ "$claude_version" != "$CLAUDE_CODE_VERSION" ]; then
-        say "installing the MCP Inspector $INSPECTOR_VERSION, Playwright MCP $PLAYWRIGHT_MCP_VERSION and Claude Code $CLAUDE_CODE_VERSION into $TEST_TOOLS/node"
+        || [ "$claude_version" != "$CLAUDE_CODE_VERSION" ] \
+        || [ "$codex_version" != "$CODEX_VERSION" ] \
+        || [ "$gemini_version" != "$GEMINI_CLI_VERSION" ]; then
+        say "installing the MCP Inspector $INSPECTOR_VERSION, Playwright MCP $PLAYWRIGHT_MCP_VERSION, Claude Code $CLAUDE_CODE_VERSION, Codex $CODEX_VERSION and the Gemini CLI $GEMINI_CLI_VERSION into $TEST_TOOLS/node"
         mkdir -p "$TEST_TOOLS/node"
         npm install --prefix "$TEST_TOOLS/node" --no-audit --no-fund --loglevel=error \
             "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION" \
-            "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+            "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" \
+            "@google/gemini-cli@$GEMINI_CLI_VERSION"
     fi
     export BATON_TEST_TOOLS="$TEST_TOOLS"
 }

@@ -210,8 +210,11 @@ pub fn profiles(profiles: &[&Profile], local: &baton_core::Layout) -> String {
         if let Some(m) = p.max_minutes {
             caps.push(format!("{m} min"));
         }
+        let price = p.price.map_or(String::new(), |price| {
+            format!(", ${} in / ${} out per M tokens", price.input, price.output)
+        });
         lines.push(format!(
-            "  {:<10} {:<7} {}  (workers {}1…, {} attempts{})",
+            "  {:<10} {:<7} {}  (workers {}1…, {} attempts{}{price})",
             p.name,
             kind,
             command,

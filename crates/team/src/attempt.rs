@@ -204,7 +204,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         attempt: plan.number,
         pid: process.pid,
     });
-    let mut reader = OutputReader::new(profile.kind);
+    let mut reader = OutputReader::new(profile.kind).priced(profile.price);
     let mut stdout: VecDeque<String> = VecDeque::new();
     let mut stderr: VecDeque<String> = VecDeque::new();
     let heartbeat_every = (crew.tasks.lease() / 3).max(Duration::from_millis(100));

@@ -86,7 +86,7 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
         ),
         AgentKind::Codex => (
             profile.command.clone(),
-            codex_args(profile, setting, attempt, &workdir),
+            codex_args(profile, setting, attempt, &workdir, &env),
             None,
         ),
         AgentKind::Gemini => (profile.command.clone(), gemini_args(profile, attempt), None),
@@ -111,7 +111,7 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
             )
         }
     };
-    if profile.kind != AgentKind::Exec {
+    if matches!(profile.kind, AgentKind::Claude | AgentKind::Gemini) {
         args.extend(profile.args.iter().cloned());
     }
     env.extend(profile.env.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -199,33 +199,71 @@ fn claude_args(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) -
     args
 }
 
+/// Codex runs without its sandbox and never asks (`danger-full-access`, `never`): its
+/// `workspace-write` sandbox keeps `.git` read-only, so an agent could not commit on its task's
+/// branch, and nobody is at a headless run's terminal to approve. A profile's `args` come after
+/// and may set either back (`-c sandbox_mode="workspace-write"`). Codex gives an MCP server
+/// only the environment its configuration names, so Baton's server gets the attempt's
+/// variables spelled out.
 fn codex_args(
     profile: &Profile,
     setting: &Setting,
     attempt: &Attempting<'_>,
     workdir: &Path,
+    env: &[(String, String)],
 ) -> Vec<String> {
-    let mut args = vec![
-        "exec".to_string(),
-        "--json".into(),
-        "--full-auto".into(),
-        "--cd".into(),
-        workdir.display().to_string(),
+    let server_env: Vec<String> = env
+        .iter()
+        .filter(|(k, _)| k.starts_with("BATON_") || k.starts_with("PG"))
+        .map(|(k, v)| format!("{k}={}", toml_string(v)))
+        .collect();
+    let mut args = vec!["exec".to_string()];
+    if let Session::Resume(_) = attempt.session {
+        args.push("resume".into());
+    }
+    args.extend([
+        "--json".to_string(),
+        "--skip-git-repo-check".into(),
+        "-c".into(),
+        "sandbox_mode=\"danger-full-access\"".into(),
+        "-c".into(),
+        "approval_policy=\"never\"".into(),
         "-c".into(),
         format!(
             "mcp_servers.baton.command={}",
-            json!(setting.baton.display().to_string())
+            toml_string(&setting.baton.display().to_string())
         ),
         "-c".into(),
         "mcp_servers.baton.args=[\"mcp\", \"--quiet\"]".into(),
-    ];
+        "-c".into(),
+        format!(
+            "mcp_servers.baton.cwd={}",
+            toml_string(&workdir.display().to_string())
+        ),
+        "-c".into(),
+        format!("mcp_servers.baton.env={{{}}}", server_env.join(", ")),
+    ]);
     if let Some(model) = &profile.model {
         args.extend(["--model".into(), model.clone()]);
+    }
+    args.extend(profile.args.iter().cloned());
+    if let Session::Resume(id) = attempt.session {
+        args.push(id.clone());
     }
     args.push(attempt.prompt.to_string());
     args
 }
 
+/// `text` as a TOML basic string (what Codex's `-c key=value` parses).
+fn toml_string(text: &str) -> String {
+    // JSON's string escapes are TOML's, for everything JSON escapes.
+    serde_json::Value::String(text.to_string()).to_string()
+}
+
+/// The Gemini CLI has no option that adds an MCP server for one run (its system settings must
+/// belong to root, and a workspace's would be written into the task's worktree), so a Gemini
+/// agent reports through the `baton` command in its shell, which is first on its PATH; its
+/// prompt says how. `--skip-trust`: the lead who started the team trusts the project.
 fn gemini_args(profile: &Profile, attempt: &Attempting<'_>) -> Vec<String> {
     let mut args = vec![
         "-p".to_string(),
@@ -233,6 +271,7 @@ fn gemini_args(profile: &Profile, attempt: &Attempting<'_>) -> Vec<String> {
         "--output-format".into(),
         "stream-json".into(),
         "--yolo".into(),
+        "--skip-trust".into(),
     ];
     if let Some(model) = &profile.model {
         args.extend(["--model".into(), model.clone()]);

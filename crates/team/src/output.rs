@@ -11,7 +11,7 @@ use baton_core::transcript::Stream;
 use baton_core::{Happened, Usage};
 use serde_json::Value;
 
-use crate::profile::AgentKind;
+use crate::profile::{AgentKind, Price};
 
 /// An agent's output, read line by line, with what it reported so far.
 #[derive(Debug)]
@@ -27,6 +27,8 @@ pub struct OutputReader {
     pub reported_result: bool,
     /// Claude Code repeats a message's usage on every event of the message; counted once.
     seen_messages: HashSet<String>,
+    /// Prices the tokens of an agent that reports no cost of its own.
+    price: Option<Price>,
 }
 
 impl OutputReader {
@@ -38,6 +40,20 @@ impl OutputReader {
             last_said: None,
             reported_result: false,
             seen_messages: HashSet::new(),
+            price: None,
+        }
+    }
+
+    /// The reader of an agent whose tokens cost `price` (when it reports no cost itself).
+    pub fn priced(mut self, price: Option<Price>) -> OutputReader {
+        self.price = price;
+        self
+    }
+
+    /// The usage's cost at the profile's price, for an agent that reports tokens only.
+    fn price_usage(&mut self) {
+        if let Some(price) = &self.price {
+            self.usage.cost_usd = price.cost(&self.usage);
         }
     }
 
@@ -163,6 +179,7 @@ impl OutputReader {
             Some("turn.completed") => {
                 self.usage.turns += 1;
                 add_tokens(&mut self.usage, &value["usage"]);
+                self.price_usage();
             }
             Some("turn.failed") => events.push(Happened::Error {
                 message: text(&value["error"]["message"]).unwrap_or_else(|| value.to_string()),
@@ -188,10 +205,11 @@ impl OutputReader {
                         output: text(&item["aggregated_output"]).unwrap_or_default(),
                         is_error: item["exit_code"].as_i64().is_some_and(|c| c != 0),
                     }),
+                    // Named as Claude Code names MCP tools, so transcripts read alike.
                     (Some("mcp_tool_call"), false) => events.push(Happened::ToolCall {
                         id,
                         name: format!(
-                            "{}.{}",
+                            "mcp__{}__{}",
                             item["server"].as_str().unwrap_or("mcp"),
                             item["tool"].as_str().unwrap_or("?")
                         ),
@@ -256,6 +274,8 @@ impl OutputReader {
                 let stats = &value["stats"];
                 self.usage.input_tokens = stats["input_tokens"].as_u64().unwrap_or(0);
                 self.usage.output_tokens = stats["output_tokens"].as_u64().unwrap_or(0);
+                self.usage.cache_read_tokens = stats["cached"].as_u64().unwrap_or(0);
+                self.price_usage();
                 events.push(Happened::Result {
                     text: text(&value["status"]).unwrap_or_default(),
                     is_error: value["status"] == "error",
@@ -377,6 +397,35 @@ mod tests {
             (50, 10)
         );
         assert_eq!(reader.last_said.as_deref(), Some("Done."));
+    }
+
+    #[test]
+    fn tokens_of_an_agent_without_a_cost_are_priced_by_the_profile() {
+        let price = Price {
+            input: 2.0,
+            output: 8.0,
+            cached_input: Some(0.5),
+        };
+        let mut reader = OutputReader::new(AgentKind::Codex).priced(Some(price));
+        for _ in 0..2 {
+            reader.line(
+                r#"{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":400,"output_tokens":100}}"#,
+                Stream::Stdout,
+            );
+        }
+        // 1,200 fresh input at $2/M, 800 cached at $0.5/M, 200 output at $8/M.
+        let expected = (1200.0 * 2.0 + 800.0 * 0.5 + 200.0 * 8.0) / 1e6;
+        assert!(
+            (reader.usage.cost_usd - expected).abs() < 1e-12,
+            "{:?}",
+            reader.usage
+        );
+        let unpriced = read(
+            AgentKind::Codex,
+            &[r#"{"type":"turn.completed","usage":{"input_tokens":1000,"output_tokens":100}}"#],
+        )
+        .0;
+        assert_eq!(unpriced.usage.cost_usd, 0.0);
     }
 
     #[test]

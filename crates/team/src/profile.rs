@@ -7,6 +7,11 @@
 //! allowed_tools = ["Bash", "Read", "Edit", "Write", "mcp__baton"]
 //! max_cost_usd = 2.0
 //!
+//! [profiles.codex.price]       # USD per million tokens, for an agent that reports no cost
+//! input = 1.25
+//! cached_input = 0.125
+//! output = 10.0
+//!
 //! [profiles.tests]             # a new profile
 //! kind = "exec"
 //! command = "cargo test --workspace"
@@ -74,8 +79,34 @@ pub struct Profile {
     pub max_cost_usd: Option<f64>,
     pub max_turns: Option<u64>,
     pub max_minutes: Option<f64>,
+    /// What the model's tokens cost, for an agent that reports tokens but no cost (Codex, the
+    /// Gemini CLI); without it their cost is 0 and only turns and minutes cap them.
+    pub price: Option<Price>,
     /// Worker names are this and a number (`cc1`, `cc2`).
     pub name_prefix: String,
+}
+
+/// US dollars per million tokens (`[profiles.codex.price]` with `input`, `output` and
+/// optionally `cached_input`, which is `input` when not given).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+}
+
+impl Price {
+    /// What `usage` cost: input tokens read from the cache at their own price.
+    pub fn cost(&self, usage: &baton_core::Usage) -> f64 {
+        let cached = usage.cache_read_tokens.min(usage.input_tokens);
+        let fresh = usage.input_tokens - cached;
+        (fresh as f64 * self.input
+            + cached as f64 * self.cached_input.unwrap_or(self.input)
+            + usage.output_tokens as f64 * self.output)
+            / 1e6
+    }
 }
 
 /// A profile as a file declares it: every field optional, merged over a built-in.
@@ -97,6 +128,7 @@ struct Declared {
     max_cost_usd: Option<f64>,
     max_turns: Option<u64>,
     max_minutes: Option<f64>,
+    price: Option<Price>,
     name_prefix: Option<String>,
 }
 
@@ -164,6 +196,7 @@ fn builtin(name: &str) -> Option<Profile> {
         // An agent that never ends is stopped after two hours (a command runs as long as
         // it takes, as under `worker loop`).
         max_minutes: (kind != AgentKind::Exec).then_some(120.0),
+        price: None,
         name_prefix: prefix.to_string(),
     })
 }
@@ -190,6 +223,7 @@ impl Declared {
             max_cost_usd: self.max_cost_usd.or(base.max_cost_usd),
             max_turns: self.max_turns.or(base.max_turns),
             max_minutes: self.max_minutes.or(base.max_minutes),
+            price: self.price.or(base.price),
             name_prefix: self.name_prefix.unwrap_or(base.name_prefix),
         }
     }
@@ -284,6 +318,18 @@ fn check(profile: &Profile) -> std::result::Result<(), String> {
         if value.is_some_and(|v| !(v > 0.0 && v.is_finite())) {
             return Err(format!(
                 "profile {name:?}: {field} must be a positive number"
+            ));
+        }
+    }
+    if let Some(price) = &profile.price {
+        let rates = [Some(price.input), Some(price.output), price.cached_input];
+        if rates
+            .into_iter()
+            .flatten()
+            .any(|r| !(r >= 0.0 && r.is_finite()))
+        {
+            return Err(format!(
+                "profile {name:?}: price rates (USD per million tokens) must be numbers of 0 or more"
             ));
         }
     }

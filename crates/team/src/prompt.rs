@@ -1,6 +1,7 @@
 //! The prompt an agent is started with: the one task it was given (description, files, hints,
 //! what the tasks it depends on reported), where to work, how to report through Baton's MCP
-//! tools, the file reservation rules, and, on a later attempt, what the earlier one did last.
+//! tools (or the `baton` command, for an agent without them), the file reservation rules, and,
+//! on a later attempt, what the earlier one did last.
 
 use baton_core::{Attempt, AttemptEnd, Task, TaskStore};
 use baton_git::Worktree;
@@ -8,8 +9,17 @@ use baton_git::Worktree;
 /// What a dependency's report may add to a prompt, at most.
 const DEPENDENCY_REPORT: usize = 2000;
 
+/// How the agent reaches Baton: its MCP tools, or the `baton` command in its shell (an agent
+/// Baton cannot give an MCP server for one run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reporting {
+    Mcp,
+    Cli,
+}
+
 /// Everything the prompt says, gathered by the worker.
 pub struct TaskBrief<'a> {
+    pub reporting: Reporting,
     pub agent: &'a str,
     pub task: &'a Task,
     pub worktree: Option<&'a Worktree>,
@@ -17,9 +27,10 @@ pub struct TaskBrief<'a> {
     pub earlier: &'a [Attempt],
 }
 
-/// The prompt for an agent that reports through Baton's MCP tools.
+/// The prompt for an agent given one task.
 pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
     let TaskBrief {
+        reporting,
         agent,
         task,
         worktree,
@@ -56,20 +67,10 @@ pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
             worktree.branch
         ));
     }
-    prompt.push_str(&format!(
-        "\nWhen the task is done, report it once with Baton's MCP tool task_complete (agent \
-         \"{agent}\", task \"{id}\", a summary of what you did, and the files you modified and \
-         created), then stop. If it cannot be done, call task_fail (agent \"{agent}\", task \
-         \"{id}\") with why and what would unblock it, then stop. Share anything other agents \
-         must know with the tool discover.\n\
-         Files: the task's files are reserved for you. Before editing any other file, reserve \
-         it with the tool paths_reserve (agent \"{agent}\"); a refusal (paths_held) means \
-         another agent holds it: work around it, or fail the task saying which file you \
-         need.\n\
-         The lead: when you cannot settle something yourself, ask with the tool ask_lead (a \
-         question, and choices when the answer is one of a few); it waits for the answer. \
-         Messages for you arrive after your tool calls; reply with message_send.\n"
-    ));
+    prompt.push_str(&match reporting {
+        Reporting::Mcp => mcp_rules(agent, id),
+        Reporting::Cli => cli_rules(agent, id),
+    });
     if let Some(last) = earlier.last() {
         prompt.push_str(&format!(
             "\nThis is attempt {} at the task. The previous attempt ({}) {}.",
@@ -89,6 +90,43 @@ pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
         );
     }
     prompt
+}
+
+/// How to report, reserve, share and ask through Baton's MCP tools.
+fn mcp_rules(agent: &str, id: &str) -> String {
+    format!(
+        "\nWhen the task is done, report it once with Baton's MCP tool task_complete (agent \
+         \"{agent}\", task \"{id}\", a summary of what you did, and the files you modified and \
+         created), then stop. If it cannot be done, call task_fail (agent \"{agent}\", task \
+         \"{id}\") with why and what would unblock it, then stop. Share anything other agents \
+         must know with the tool discover.\n\
+         Files: the task's files are reserved for you. Before editing any other file, reserve \
+         it with the tool paths_reserve (agent \"{agent}\"); a refusal (paths_held) means \
+         another agent holds it: work around it, or fail the task saying which file you \
+         need.\n\
+         The lead: when you cannot settle something yourself, ask with the tool ask_lead (a \
+         question, and choices when the answer is one of a few); it waits for the answer. \
+         Messages for you arrive after your tool calls; reply with message_send.\n"
+    )
+}
+
+/// The same through the `baton` command, for an agent without Baton's MCP tools.
+fn cli_rules(agent: &str, id: &str) -> String {
+    format!(
+        "\nYou reach Baton with the `baton` command in your shell. When the task is done, \
+         report it once with `baton worker complete {agent} {id} \"SUMMARY\" --modified FILE… \
+         --created FILE…` (a summary of what you did, and the files you modified and created), \
+         then stop. If it cannot be done, run `baton worker fail {agent} {id} \"WHY\"` saying \
+         what would unblock it, then stop. Share anything other agents must know with `baton \
+         discover --agent {agent} \"TEXT\"`.\n\
+         Files: the task's files are reserved for you. Before editing any other file, reserve \
+         it with `baton reserve --agent {agent} PATH`; exit code 7 means another agent holds \
+         it: work around it, or fail the task saying which file you need.\n\
+         The lead: when you cannot settle something yourself, ask with `baton ask --agent \
+         {agent} \"QUESTION\"` (`--choice` for each answer when it is one of a few); it waits \
+         for the answer and prints it. `baton inbox --agent {agent}` shows messages for you; \
+         reply with `baton message send --as {agent} TO SUBJECT BODY`.\n"
+    )
 }
 
 fn ended(attempt: &Attempt) -> String {

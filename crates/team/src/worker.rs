@@ -18,7 +18,7 @@ use crate::crew::{Crew, WorkerFlags};
 use crate::error::Result;
 use crate::launch::{Attempting, Session, launch, new_session_id};
 use crate::profile::AgentKind;
-use crate::prompt::{TaskBrief, task_prompt};
+use crate::prompt::{Reporting, TaskBrief, task_prompt};
 
 /// What a worker did before it stopped.
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -149,7 +149,7 @@ fn work_task(
         resume_session = last
             .session_id
             .clone()
-            .filter(|_| crew.profile.kind == AgentKind::Claude);
+            .filter(|_| matches!(crew.profile.kind, AgentKind::Claude | AgentKind::Codex));
     }
     let result_path = crew.local.result_file(&id)?;
     let mut backoff = Duration::from_secs_f64(crew.profile.backoff_secs);
@@ -160,7 +160,7 @@ fn work_task(
             spent.add(&a.usage);
         }
         let session = match (crew.profile.kind, resume_session.take()) {
-            (AgentKind::Claude, Some(id)) => Session::Resume(id),
+            (AgentKind::Claude | AgentKind::Codex, Some(id)) => Session::Resume(id),
             (AgentKind::Claude, None) => Session::New(new_session_id()),
             _ => Session::Unnamed,
         };
@@ -172,6 +172,10 @@ fn work_task(
             _ => task_prompt(
                 crew.tasks,
                 &TaskBrief {
+                    reporting: match crew.profile.kind {
+                        AgentKind::Gemini => Reporting::Cli,
+                        _ => Reporting::Mcp,
+                    },
                     agent: name,
                     task: &task,
                     worktree: worktree.as_ref(),

@@ -1,6 +1,7 @@
-//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned in scripts/lib.sh, from
-//! the tool cache) driven by a [`ScriptedApi`](crate::scripted_api::ScriptedApi) in place of
-//! its model: a [`Host`] is one installation with a HOME of its own, working in a project.
+//! The real agent CLIs (npm `@anthropic-ai/claude-code`, `@openai/codex`,
+//! `@google/gemini-cli`, pinned in scripts/lib.sh, from the tool cache) driven by a
+//! [`ScriptedApi`](crate::scripted_api::ScriptedApi) in place of their model: a [`Host`] is one
+//! installation of each with a HOME of its own, working in a project.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -29,8 +30,31 @@ pub struct Host {
 
 impl Host {
     pub fn new(project: &Path, api: &ScriptedApi) -> Host {
+        let home = tempfile::tempdir().unwrap();
+        // Codex and the Gemini CLI read their model's address from their own configuration;
+        // both are pointed at the same scripted API, which speaks each one's dialect.
+        let codex = home.path().join(".codex");
+        std::fs::create_dir_all(&codex).unwrap();
+        std::fs::write(
+            codex.join("config.toml"),
+            format!(
+                "model_provider = \"scripted\"\nmodel = \"scripted-model\"\n\
+                 [model_providers.scripted]\nname = \"scripted\"\n\
+                 base_url = \"{}/v1\"\nenv_key = \"SCRIPTED_API_KEY\"\n\
+                 wire_api = \"responses\"\n",
+                api.url()
+            ),
+        )
+        .unwrap();
+        let gemini = home.path().join(".gemini");
+        std::fs::create_dir_all(&gemini).unwrap();
+        std::fs::write(
+            gemini.join("settings.json"),
+            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+        )
+        .unwrap();
         Host {
-            home: tempfile::tempdir().unwrap(),
+            home,
             project: project.to_path_buf(),
             api: api.url(),
             env: Vec::new(),
@@ -72,6 +96,10 @@ impl Host {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("ENABLE_TOOL_SEARCH", "false")
+            .env("CODEX_HOME", self.home.path().join(".codex"))
+            .env("SCRIPTED_API_KEY", "not-a-real-key")
+            .env("GEMINI_API_KEY", "not-a-real-key")
+            .env("GOOGLE_GEMINI_BASE_URL", &self.api)
             .envs(self.env.iter().map(|(k, v)| (k, v)));
     }
 

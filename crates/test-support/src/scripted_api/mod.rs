@@ -1,15 +1,23 @@
-//! A scripted Anthropic Messages API on loopback, so the real Claude Code CLI can be driven in
-//! tests without an account or a network: each `POST /v1/messages` is answered by a script that
-//! reads the conversation so far (Claude Code sends all of it every turn) and replies with a
-//! tool call or a final text, streamed as server-sent events like the real API. Every request
-//! body is kept for the test to assert on what Claude Code sent, including what Baton answered
-//! (the `tool_result` blocks).
+//! A scripted model API on loopback, so the real agent CLIs can be driven in tests without an
+//! account or a network. It speaks three vendors' dialects on one port: Anthropic's Messages
+//! API (`POST /v1/messages`, Claude Code), OpenAI's Responses API (`POST /v1/responses`,
+//! Codex) and Gemini's `streamGenerateContent` (Gemini CLI). Each request is turned into one
+//! shape, the Messages API's (`messages` with `tool_use`/`tool_result` blocks, `tools` by
+//! name), and answered by a script that reads the conversation so far (every CLI sends all of
+//! it each turn); the reply goes back streamed in the request's own dialect. So one script
+//! drives all three agents: a shell command is the tool `Bash` whichever CLI runs it, and
+//! Baton's MCP tools are `mcp__baton__NAME`. Every request is kept, in that one shape, for the
+//! test to assert on what the agent sent, including what Baton answered.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+
+mod anthropic;
+mod gemini;
+mod responses;
 
 /// What the model says next.
 pub enum Reply {
@@ -83,18 +91,7 @@ fn serve(stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
         }
         let path = request_line.split_whitespace().nth(1).unwrap_or("");
         let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let (content_type, payload) = if path.starts_with("/v1/messages/count_tokens") {
-            ("application/json", json!({"input_tokens": 100}).to_string())
-        } else if path.starts_with("/v1/messages") {
-            seen.lock().unwrap().push(request.clone());
-            let reply = script(&request);
-            let model = request["model"].as_str().unwrap_or("claude").to_string();
-            if request["stream"] == true {
-                ("text/event-stream", events(&model, &reply))
-            } else {
-                ("application/json", message(&model, &reply).to_string())
-            }
-        } else {
+        let Some((content_type, payload)) = answer(path, &request, script, seen) else {
             let answer = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
             if stream.write_all(answer.as_bytes()).is_err() {
                 return;
@@ -113,86 +110,44 @@ fn serve(stream: TcpStream, script: &Script, seen: &Mutex<Vec<Value>>) {
     }
 }
 
-fn content_block(reply: &Reply) -> Value {
-    match reply {
-        Reply::Tool { name, input } => json!({
-            "type": "tool_use",
-            "id": format!("toolu_{:016x}", rand_id()),
-            "name": name,
-            "input": input,
-        }),
-        Reply::Text(text) => json!({"type": "text", "text": text}),
-    }
-}
-
-fn stop_reason(reply: &Reply) -> &'static str {
-    match reply {
-        Reply::Tool { .. } => "tool_use",
-        Reply::Text(_) => "end_turn",
-    }
-}
-
-fn message(model: &str, reply: &Reply) -> Value {
-    json!({
-        "id": format!("msg_{:016x}", rand_id()),
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [content_block(reply)],
-        "stop_reason": stop_reason(reply),
-        "stop_sequence": null,
-        "usage": {"input_tokens": 100, "output_tokens": 20},
-    })
-}
-
-/// The reply as the streaming API sends it: the block opened empty, its content as one delta.
-fn events(model: &str, reply: &Reply) -> String {
-    let mut block = content_block(reply);
-    let delta = match reply {
-        Reply::Tool { input, .. } => {
-            block["input"] = json!({});
-            json!({"type": "input_json_delta", "partial_json": input.to_string()})
-        }
-        Reply::Text(text) => {
-            block["text"] = json!("");
-            json!({"type": "text_delta", "text": text})
-        }
+/// The reply to a request at `path`, by its dialect: the content type and the body (none: no
+/// such endpoint).
+fn answer(
+    path: &str,
+    request: &Value,
+    script: &Script,
+    seen: &Mutex<Vec<Value>>,
+) -> Option<(&'static str, String)> {
+    let ask = |conversation: Value| {
+        seen.lock().unwrap().push(conversation.clone());
+        script(&conversation)
     };
-    let mut start = message(model, reply);
-    start["content"] = json!([]);
-    start["stop_reason"] = Value::Null;
-    let events = [
-        (
-            "message_start",
-            json!({"type": "message_start", "message": start}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": block}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": delta}),
-        ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 0}),
-        ),
-        (
-            "message_delta",
-            json!({"type": "message_delta",
-                   "delta": {"stop_reason": stop_reason(reply), "stop_sequence": null},
-                   "usage": {"output_tokens": 20}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
-    ];
-    events
-        .iter()
-        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
-        .collect()
+    if path.starts_with("/v1/messages/count_tokens") {
+        Some(("application/json", json!({"input_tokens": 100}).to_string()))
+    } else if path.starts_with("/v1/messages") {
+        let reply = ask(request.clone());
+        Some(anthropic::encode(request, &reply))
+    } else if path.starts_with("/v1/responses") {
+        let reply = ask(responses::conversation(request));
+        Some(responses::encode(request, &reply))
+    } else if let Some(call) = path.strip_prefix("/v1beta/models/") {
+        let (model, method) = call.split_once(':')?;
+        let method = method.split('?').next().unwrap_or(method);
+        if method == "countTokens" {
+            return Some(("application/json", json!({"totalTokens": 100}).to_string()));
+        }
+        let reply = ask(gemini::conversation(model, request));
+        Some(gemini::encode(model, method, &reply))
+    } else {
+        None
+    }
 }
 
-fn rand_id() -> u64 {
+/// The usage every scripted reply reports, whatever the dialect.
+pub const INPUT_TOKENS: u64 = 100;
+pub const OUTPUT_TOKENS: u64 = 20;
+
+pub(crate) fn rand_id() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(

@@ -1,0 +1,230 @@
+//! Teams of the other agent CLIs Baton runs, for real: Codex (npm `@openai/codex`) and the
+//! Gemini CLI (npm `@google/gemini-cli`), pinned in scripts/lib.sh, started by `baton team up
+//! --agent codex|gemini`, their model replaced by the scripted API speaking each vendor's
+//! dialect (OpenAI's Responses API, Gemini's `streamGenerateContent`). Each agent commits its
+//! task's file through its own shell tool in the task's worktree and reports the task: Codex
+//! through Baton's MCP server (which Baton configures for the run), the Gemini CLI through the
+//! `baton` command (it has no way to add an MCP server for one run). The tests assert on the
+//! board, the branches, the stored transcripts and the cost the scripted usage implies at the
+//! profile's price.
+
+use baton_test_support as support;
+
+use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use support::Project;
+use support::claude::{Host, tool};
+use support::scripted_api::{
+    INPUT_TOKENS, OUTPUT_TOKENS, Reply, Script, ScriptedApi, exchanges, prompt_text, tool_names,
+};
+
+/// The task and agent a team prompt names ("Baton has claimed task T for you … as agent A.").
+fn assignment(request: &Value) -> Option<(String, String)> {
+    let prompt = prompt_text(request);
+    let word_after = |marker: &str| {
+        let rest = prompt.split(marker).nth(1)?;
+        let word = rest.split_whitespace().next()?;
+        Some(word.trim_end_matches(['.', ',', ':']).to_string())
+    };
+    Some((word_after("claimed task ")?, word_after("as agent ")?))
+}
+
+/// The model of a team worker: commit the task's file with the shell, report the task with
+/// Baton's MCP tool when the agent has it and with the `baton` command when not, stop.
+fn committer() -> Script {
+    Arc::new(|request: &Value| {
+        let offered = tool_names(request);
+        let Some((task, agent)) =
+            assignment(request).filter(|_| offered.iter().any(|n| n == "Bash"))
+        else {
+            return Reply::Text("ok".into());
+        };
+        let done = exchanges(request);
+        let bash = |command: String| Reply::Tool {
+            name: "Bash".into(),
+            input: json!({"command": command, "description": "the task's work"}),
+        };
+        match done.as_slice() {
+            [] => bash(format!(
+                "printf 'work of %s by %s\\n' {task} {agent} > {task}.txt && git add {task}.txt && git commit -qm '{task} by {agent}'"
+            )),
+            [first] if !first.is_error => {
+                if offered.iter().any(|n| n == "mcp__baton__task_complete") {
+                    tool(
+                        "task_complete",
+                        json!({"agent": agent, "task": task,
+                               "summary": format!("{task} written by {agent}"),
+                               "modified": [format!("{task}.txt")]}),
+                    )
+                } else {
+                    bash(format!(
+                        "baton worker complete {agent} {task} '{task} written by {agent}' --modified {task}.txt"
+                    ))
+                }
+            }
+            [.., last] if last.is_error => Reply::Text(format!("Stopping: {}", last.result)),
+            _ => Reply::Text(format!("Done with {task}.")),
+        }
+    })
+}
+
+/// `baton ARGS` in the host's clean environment (the agents', the scripted API's).
+fn baton(host: &Host, args: &[&str]) -> Command {
+    let mut command = Command::new(support::baton_bin());
+    command.args(args);
+    host.environment(&mut command);
+    command.envs(support::GIT_IDENTITY);
+    command
+}
+
+fn json_of(host: &Host, args: &[&str]) -> Value {
+    let out = baton(host, args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Three tasks (the third after the first) done by a team of two `profile` workers: each
+/// once, committed on its branch, reported, its transcript holding `calls`, its tokens what
+/// the scripted usage implies and its cost those tokens at the profile's price.
+fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2]) {
+    let p = Project::init();
+    support::repository(p.path());
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Write task-1.txt",
+        "--files",
+        "task-1.txt",
+    ]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Write task-2.txt",
+        "--files",
+        "task-2.txt",
+    ]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Write task-3.txt",
+        "--files",
+        "task-3.txt",
+        "--depends",
+        "task-1",
+    ]);
+    // USD per million tokens: what the team's cost is checked against.
+    let (input_price, output_price) = (2.0, 8.0);
+    let team = p.path().join(".coordination/team");
+    std::fs::create_dir_all(&team).unwrap();
+    std::fs::write(
+        team.join("profiles.toml"),
+        // A model named: the Gemini CLI's default (`auto`) first asks a small model which
+        // model to use, a request that is not the agent's work.
+        format!(
+            "[profiles.{profile}]\nmodel = \"scripted-model\"\n\
+             [profiles.{profile}.price]\ninput = {input_price}\noutput = {output_price}\n"
+        ),
+    )
+    .unwrap();
+    let api = ScriptedApi::start(committer());
+    let host = Host::new(p.path(), &api);
+
+    let out = baton(
+        &host,
+        &["--json", "team", "up", "--workers", "2", "--agent", profile],
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert!(report["errors"].as_array().unwrap().is_empty(), "{report}");
+
+    let board = p.tasks_json();
+    let requests = api.requests();
+    let mut total = 0.0;
+    for n in 1..=3 {
+        let id = format!("task-{n}");
+        let t = board["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id.as_str())
+            .unwrap();
+        assert_eq!(t["status"], "done", "{t}");
+        assert_eq!(t["attempts"], 1, "claimed once: {t}");
+        let agent = t["claimed_by"].as_str().unwrap();
+        assert!(agent.starts_with(prefix), "{t}");
+        assert_eq!(
+            t["result"]["output"],
+            format!("{id} written by {agent}"),
+            "{t}"
+        );
+        let branch = &t["result"]["branch"];
+        assert_eq!(branch["name"], format!("baton/{id}"), "{t}");
+        let commits = branch["commits"].as_array().unwrap();
+        assert_eq!(commits.len(), 1, "{t}");
+        assert_eq!(commits[0]["subject"], format!("{id} by {agent}"), "{t}");
+
+        // The transcript holds the agent's own tool calls, each with a result.
+        let log = json_of(&host, &["--json", "team", "logs", &id]);
+        let events = log["events"].as_array().unwrap();
+        let called: Vec<&str> = events
+            .iter()
+            .filter(|e| e["kind"] == "tool_call")
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(called, calls, "{log}");
+        let results = events
+            .iter()
+            .filter(|e| e["kind"] == "tool_result" && e["is_error"] == false)
+            .count();
+        assert_eq!(results, 2, "{log}");
+        assert_eq!(log["attempt"]["end"], "completed", "{log}");
+        assert!(log["attempt"]["session_id"].is_string(), "{log}");
+
+        // Tokens as the agent reported them, the scripted usage of each request it made;
+        // the cost those tokens at the profile's price.
+        let asked = requests
+            .iter()
+            .filter(|r| assignment(r).is_some_and(|(task, _)| task == id))
+            .count() as u64;
+        assert_eq!(asked, 3, "the command, the report, the last words: {id}");
+        let usage = &log["attempt"]["usage"];
+        assert_eq!(usage["input_tokens"], INPUT_TOKENS * asked, "{log}");
+        assert_eq!(usage["output_tokens"], OUTPUT_TOKENS * asked, "{log}");
+        let implied = asked as f64
+            * (INPUT_TOKENS as f64 * input_price + OUTPUT_TOKENS as f64 * output_price)
+            / 1e6;
+        let cost = usage["cost_usd"].as_f64().unwrap();
+        assert!((cost - implied).abs() < 1e-9, "{id}: {cost} != {implied}");
+        total += cost;
+    }
+    let status = json_of(&host, &["--json", "team", "status"]);
+    let spent = status["spend"]["total"]["cost_usd"].as_f64().unwrap();
+    assert!((spent - total).abs() < 1e-9, "{status}");
+
+    let merged = baton(&host, &["leader", "merge", "--all"])
+        .output()
+        .unwrap();
+    assert!(merged.status.success(), "{merged:?}");
+    for n in 1..=3 {
+        assert!(p.path().join(format!("task-{n}.txt")).is_file());
+    }
+}
+
+#[test]
+fn a_team_of_codex_workers_commits_and_reports_through_batons_mcp_server() {
+    a_team_does_three_tasks("codex", "cx", ["command", "mcp__baton__task_complete"]);
+}
+
+#[test]
+fn a_team_of_gemini_workers_commits_and_reports_through_the_baton_command() {
+    a_team_does_three_tasks("gemini", "gm", ["run_shell_command", "run_shell_command"]);
+}
