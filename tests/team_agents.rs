@@ -228,3 +228,107 @@ fn a_team_of_codex_workers_commits_and_reports_through_batons_mcp_server() {
 fn a_team_of_gemini_workers_commits_and_reports_through_the_baton_command() {
     a_team_does_three_tasks("gemini", "gm", ["run_shell_command", "run_shell_command"]);
 }
+
+/// Whether `request` is of the thread resumed after its supervisor was killed.
+fn restarted(request: &Value) -> bool {
+    request["messages"]
+        .to_string()
+        .contains("Baton restarted you")
+}
+
+#[test]
+fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
+    let p = Project::init();
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "Survive a crash"]);
+    let api = ScriptedApi::start(Arc::new(|request: &Value| {
+        let offered = tool_names(request);
+        let Some((task, agent)) = assignment(request)
+            .filter(|_| offered.iter().any(|n| n == "mcp__baton__task_complete"))
+        else {
+            return Reply::Text("ok".into());
+        };
+        if restarted(request) {
+            return match exchanges(request).last() {
+                Some(e) if e.tool == "mcp__baton__task_complete" => {
+                    Reply::Text("Finished after the restart.".into())
+                }
+                _ => tool(
+                    "task_complete",
+                    json!({"agent": agent, "task": task, "summary": "done after a restart"}),
+                ),
+            };
+        }
+        // The first thread: a long step, during which its supervisor is killed.
+        Reply::Tool {
+            name: "Bash".into(),
+            input: json!({"command": "exec -a long-step-716 tail -f /dev/null"}),
+        }
+    }));
+    let host = Host::new(p.path(), &api);
+    let first =
+        support::Background::from_command(baton(&host, &["team", "up", "--agent", "codex"]));
+    let long_step_runs = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).starts_with("long-step-716"))
+                    .unwrap_or(false)
+            })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !long_step_runs() {
+        if std::time::Instant::now() > deadline {
+            let log = baton(&host, &["team", "logs", "task-1"]).output().unwrap();
+            panic!(
+                "the long step never ran: {}",
+                String::from_utf8_lossy(&log.stdout)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    support::kill(first.pid(), "KILL");
+    drop(first);
+
+    // Bounded: a fresh thread instead of the resumed one would take the long step again.
+    let again = baton(
+        &host,
+        &[
+            "--json",
+            "team",
+            "up",
+            "--agent",
+            "codex",
+            "--max-minutes",
+            "2",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let t = p.tasks_json()["tasks"][0].clone();
+    assert_eq!(t["status"], "done", "{t}");
+    assert_eq!(t["attempts"], 1, "claimed once: {t}");
+    let attempt = |n: &str| json_of(&host, &["--json", "team", "logs", "task-1", "--attempt", n]);
+    let (one, two) = (attempt("1"), attempt("2"));
+    assert_eq!(one["attempt"]["end"], "stopped", "{one}");
+    assert_eq!(two["attempt"]["end"], "completed", "{two}");
+    assert!(one["attempt"]["session_id"].is_string(), "{one}");
+    assert_eq!(
+        one["attempt"]["session_id"], two["attempt"]["session_id"],
+        "the same Codex thread, resumed"
+    );
+    // The resumed thread carried the first one's conversation to the model.
+    let resumed = api
+        .requests()
+        .into_iter()
+        .find(restarted)
+        .expect("a request of the resumed thread");
+    assert!(
+        resumed["messages"].to_string().contains("long-step-716"),
+        "{resumed}"
+    );
+    assert!(!long_step_runs(), "the killed team's long step is gone");
+}

@@ -233,6 +233,12 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
                 for event in reader.line(&line, stream) {
                     transcript.push(event);
                 }
+                // An agent that names its own session (Codex's thread): kept at once, so a
+                // team started again after this supervisor is killed can resume it.
+                if record.session_id.is_none() && reader.session_id.is_some() {
+                    record.session_id = reader.session_id.clone();
+                    let _ = crew.team.save_attempt(&record);
+                }
             }
             Some(Output::Exited(status)) => break status,
             None => {}
