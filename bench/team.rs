@@ -284,6 +284,29 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
         p.add_tasks(tasks);
         // Each team on a "machine" of its own: a folder connected to the same project.
         let machines: Vec<Project> = (1..teams).map(|_| p.another_machine()).collect();
+        // The server's connections, sampled while the run lasts (PostgreSQL only).
+        let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let peak_connections = match store {
+            Store::Postgres(server) => {
+                let (server, sampling) = (server.admin_url().to_string(), sampling.clone());
+                Some(std::thread::spawn(move || {
+                    let mut peak = 0usize;
+                    while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                        let now: usize = baton_test_support::pg::psql(
+                            &server,
+                            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'baton'",
+                        )
+                        .trim()
+                        .parse()
+                        .unwrap_or(0);
+                        peak = peak.max(now);
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    peak
+                }))
+            }
+            Store::Folder => None,
+        };
         let start = Instant::now();
         let children: Vec<Child> = match runner {
             "team" => (0..teams)
@@ -340,6 +363,10 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
             }
         }
         let took = start.elapsed();
+        let peak = peak_connections.map(|sampler| {
+            sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+            sampler.join().unwrap()
+        });
         let out = p
             .command(&["--json", "leader", "status"])
             .stdout(Stdio::piped())
@@ -353,8 +380,11 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
             .iter()
             .filter(|t| t["attempts"].as_u64().unwrap_or(0) != 1)
             .count();
+        let peak = peak.map_or(String::new(), |n| {
+            format!("; server connections at peak: {n}")
+        });
         println!(
-            "{label}: {} × {workers} {runner} drained {tasks} tasks in {:.1} s: {done} done, {twice} claimed other than once",
+            "{label}: {} × {workers} {runner} drained {tasks} tasks in {:.1} s: {done} done, {twice} claimed other than once{peak}",
             teams,
             took.as_secs_f64()
         );
@@ -423,6 +453,9 @@ fn main() {
     }
     if wanted("scale-postgres") {
         println!("== scale (postgres, two machines) ==");
-        scale(Store::Postgres(&server), "postgres", workers, tasks, 2);
+        // Room for the comparison: each `worker loop` process holds two connections (its
+        // store and its listener), 2 × 100 of them more than the default 100.
+        let roomy = PgServer::start_allowing(500);
+        scale(Store::Postgres(&roomy), "postgres", workers, tasks, 2);
     }
 }

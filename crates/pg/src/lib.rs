@@ -29,6 +29,7 @@ mod connect;
 mod connection;
 mod documents;
 mod error;
+mod hub;
 pub mod listen;
 mod notes;
 mod reservations;

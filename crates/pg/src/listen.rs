@@ -70,17 +70,21 @@ impl Listener for PgListener {
 }
 
 impl PgStore {
-    pub(crate) fn listen_on(&self, channel: &str) -> baton_core::Result<PgListener> {
-        let client = connect(&self.url)
-            .and_then(|mut c| {
-                c.batch_execute(&format!("LISTEN {channel}"))?;
-                Ok(c)
+    /// A listener on `channel`: every waiter of this store shares one connection per channel
+    /// (see [`crate::hub`]).
+    pub(crate) fn listen_on(&self, channel: &str) -> baton_core::Result<Box<dyn Listener>> {
+        self.hubs.listen(channel, || {
+            let client = connect(&self.url)
+                .and_then(|mut c| {
+                    c.batch_execute(&format!("LISTEN {channel}"))?;
+                    Ok(c)
+                })
+                .map_err(|e| e.at(&self.store))?;
+            Ok(PgListener {
+                client,
+                project: self.name.clone(),
+                store: self.store.clone(),
             })
-            .map_err(|e| e.at(&self.store))?;
-        Ok(PgListener {
-            client,
-            project: self.name.clone(),
-            store: self.store.clone(),
         })
     }
 }

@@ -249,7 +249,7 @@ impl SignalStore for PgStore {
     }
 
     fn listen_for_signals(&self) -> baton_core::Result<Option<Box<dyn Listener>>> {
-        Ok(Some(Box::new(self.listen_on(SIGNALS)?)))
+        Ok(Some(self.listen_on(SIGNALS)?))
     }
 }
 

@@ -24,6 +24,8 @@ pub struct PgStore {
     /// `user@host:port/db`, for messages (never the password).
     pub(crate) store: String,
     pub(crate) lease: Duration,
+    /// The one listening connection per channel every waiter of this store shares.
+    pub(crate) hubs: crate::hub::Hubs,
 }
 
 impl PgStore {
@@ -107,6 +109,7 @@ impl PgStore {
             name: name.to_string(),
             store,
             lease: DEFAULT_LEASE,
+            hubs: crate::hub::Hubs::default(),
         }
     }
 

@@ -436,7 +436,7 @@ impl TaskStore for PgStore {
     }
 
     fn listen(&self) -> baton_core::Result<Option<Box<dyn Listener>>> {
-        Ok(Some(Box::new(self.listen_on(crate::sql::CHANNEL)?)))
+        Ok(Some(self.listen_on(crate::sql::CHANNEL)?))
     }
 
     fn ready_tasks(&self) -> baton_core::Result<Vec<TaskView>> {
@@ -448,7 +448,7 @@ impl TaskStore for PgStore {
     }
 
     fn listen_for_changes(&self) -> baton_core::Result<Option<Box<dyn Listener>>> {
-        Ok(Some(Box::new(self.listen_on(crate::sql::CHANGES)?)))
+        Ok(Some(self.listen_on(crate::sql::CHANGES)?))
     }
 
     fn log_since(&self, after: u64) -> baton_core::Result<Option<(Vec<LogLine>, u64)>> {

@@ -101,3 +101,71 @@ fn a_waiting_claim_gives_up_at_its_timeout() {
     let woke = waiter(server.url(), "nothing", "w1", Duration::from_millis(300));
     assert_eq!(woke.recv_timeout(PATIENCE).unwrap(), None);
 }
+
+/// The server's connections listening on `channel` for database `baton`'s user, counted.
+fn listening(server: &PgServer, channel: &str) -> usize {
+    server
+        .admin_sql(&format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'baton' AND query = 'LISTEN {channel}'"
+        ))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn forty_waiters_on_one_store_share_one_listening_connection_and_each_claims() {
+    // A supervisor's workers all wait through its one store: a connection each would put two
+    // teams of a hundred past the server's connection limit.
+    let server = PgServer::start();
+    let leader = PgStore::init(server.url(), "many", "goal", None).unwrap();
+    let store = PgStore::open(server.url(), "many").unwrap();
+    const WAITERS: usize = 40;
+    let (armed_tx, armed_rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for n in 0..WAITERS {
+            let (store, armed_tx, done_tx) = (&store, armed_tx.clone(), done_tx.clone());
+            scope.spawn(move || {
+                let agent = format!("w{n}");
+                let claim = baton_live::claim_wait::claim_within(
+                    store,
+                    &agent,
+                    Some(PATIENCE * 4),
+                    baton_live::WatchMode::default(),
+                    |_| armed_tx.send(()).unwrap(),
+                )
+                .unwrap();
+                done_tx.send(claim.map(|c| c.task.id)).unwrap();
+            });
+        }
+        for _ in 0..WAITERS {
+            armed_rx
+                .recv_timeout(PATIENCE)
+                .expect("every waiter listens");
+        }
+        assert_eq!(
+            listening(&server, "baton_tasks"),
+            1,
+            "one connection listens for all"
+        );
+        for n in 0..WAITERS {
+            leader.add_task(new(&format!("T{n}"), &[])).unwrap();
+        }
+        let mut claimed: Vec<String> = (0..WAITERS)
+            .map(|_| {
+                done_rx
+                    .recv_timeout(PATIENCE * 2)
+                    .expect("every waiter woke")
+                    .expect("and claimed a task")
+            })
+            .collect();
+        claimed.sort();
+        claimed.dedup();
+        assert_eq!(
+            claimed.len(),
+            WAITERS,
+            "each task claimed once: {claimed:?}"
+        );
+    });
+}

@@ -63,7 +63,17 @@ impl PgServer {
         ca.is_file().then_some(ca)
     }
 
+    /// A server of the tests' own allowing `max` connections (PostgreSQL's default is 100),
+    /// for a benchmark whose comparison needs more than that.
+    pub fn start_allowing(max: u32) -> PgServer {
+        PgServer::start_with_options(false, &format!(" -c max_connections={max}"))
+    }
+
     fn start_with(tls: bool) -> PgServer {
+        PgServer::start_with_options(tls, "")
+    }
+
+    fn start_with_options(tls: bool, extra: &str) -> PgServer {
         if let Ok(url) = std::env::var("BATON_TEST_PG_URL") {
             return PgServer {
                 admin_url: url.clone(),
@@ -118,6 +128,7 @@ impl PgServer {
         let mut options = format!(
             "-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={socket_dir} -c fsync=on"
         );
+        options.push_str(extra);
         if tls {
             certificates(&folder, own.run_as.as_deref());
             options.push_str(&format!(
