@@ -15,21 +15,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::Project;
-use support::claude::{Host, tool};
+use support::claude::{Host, assignment, tool};
 use support::scripted_api::{
-    INPUT_TOKENS, OUTPUT_TOKENS, Reply, Script, ScriptedApi, exchanges, prompt_text, tool_names,
+    INPUT_TOKENS, OUTPUT_TOKENS, Reply, Script, ScriptedApi, exchanges, tool_names,
 };
-
-/// The task and agent a team prompt names ("Baton has claimed task T for you … as agent A.").
-fn assignment(request: &Value) -> Option<(String, String)> {
-    let prompt = prompt_text(request);
-    let word_after = |marker: &str| {
-        let rest = prompt.split(marker).nth(1)?;
-        let word = rest.split_whitespace().next()?;
-        Some(word.trim_end_matches(['.', ',', ':']).to_string())
-    };
-    Some((word_after("claimed task ")?, word_after("as agent ")?))
-}
 
 /// The model of a team worker: commit the task's file with the shell, report the task with
 /// Baton's MCP tool when the agent has it and with the `baton` command when not, stop.
@@ -268,16 +257,7 @@ fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
     let host = Host::new(p.path(), &api);
     let first =
         support::Background::from_command(baton(&host, &["team", "up", "--agent", "codex"]));
-    let long_step_runs = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .any(|e| {
-                std::fs::read(e.path().join("cmdline"))
-                    .map(|c| String::from_utf8_lossy(&c).starts_with("long-step-716"))
-                    .unwrap_or(false)
-            })
-    };
+    let long_step_runs = || support::claude::process_runs("long-step-716");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !long_step_runs() {
         if std::time::Instant::now() > deadline {

@@ -12,23 +12,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::Project;
-use support::claude::{Host, tool};
-use support::scripted_api::{Reply, ScriptedApi, exchanges, prompt_text, tool_names};
+use support::claude::{Host, assignment, tool};
+use support::scripted_api::{Reply, ScriptedApi, exchanges, tool_names};
 
 /// What one scripted model request and reply cost at Claude Code's list price for the model
 /// the scripted API names (100 input tokens at $5/M, 20 output tokens at $15/M).
 const COST_PER_REQUEST: f64 = 0.0008;
-
-/// The task and agent a team prompt names ("Baton has claimed task T for you … as agent A.").
-fn assignment(request: &Value) -> Option<(String, String)> {
-    let prompt = prompt_text(request);
-    let word_after = |marker: &str| {
-        let rest = prompt.split(marker).nth(1)?;
-        let word = rest.split_whitespace().next()?;
-        Some(word.trim_end_matches(['.', ',', ':']).to_string())
-    };
-    Some((word_after("claimed task ")?, word_after("as agent ")?))
-}
 
 /// The model of a team worker: commit the task's file with Bash, report the task, stop.
 fn committer() -> support::scripted_api::Script {
@@ -331,16 +320,7 @@ fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
     let host = Host::new(p.path(), &api);
     let first =
         support::Background::from_command(baton(&host, &["team", "up", "--agent", "claude"]));
-    let long_step_runs = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .any(|e| {
-                std::fs::read(e.path().join("cmdline"))
-                    .map(|c| String::from_utf8_lossy(&c).starts_with("long-step-615"))
-                    .unwrap_or(false)
-            })
-    };
+    let long_step_runs = || support::claude::process_runs("long-step-615");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !long_step_runs() {
         if std::time::Instant::now() > deadline {

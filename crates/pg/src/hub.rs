@@ -15,8 +15,6 @@ use std::time::{Duration, Instant};
 
 use baton_core::{Listener, StoreError};
 
-use crate::listen::PgListener;
-
 /// How often a hub's thread looks whether anyone still waits on it.
 const IDLE_CHECK: Duration = Duration::from_secs(10);
 
@@ -40,12 +38,12 @@ struct HubState {
 }
 
 impl Hubs {
-    /// A listener on `channel`, sharing the hub's connection; `open` makes the connection
-    /// (already listening) when there is no live hub.
+    /// A listener on `channel`, sharing the hub's connection; `open` makes the connection's
+    /// own listener (already listening) when there is no live hub.
     pub(crate) fn listen(
         &self,
         channel: &str,
-        open: impl FnOnce() -> baton_core::Result<PgListener>,
+        open: impl FnOnce() -> baton_core::Result<Box<dyn Listener>>,
     ) -> baton_core::Result<Box<dyn Listener>> {
         let mut hubs = self.by_channel.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(hub) = hubs.get(channel).and_then(Weak::upgrade) {
@@ -75,7 +73,7 @@ impl Hubs {
 
 /// The hub's thread: every notification for the project wakes the waiters; it ends when the
 /// connection is lost or nobody waits any more.
-fn read_notifications(hub: Arc<Hub>, mut connection: PgListener) {
+fn read_notifications(hub: Arc<Hub>, mut connection: Box<dyn Listener>) {
     loop {
         let outcome = connection.wait(Some(Instant::now() + IDLE_CHECK));
         let mut state = hub.state.lock().unwrap_or_else(|e| e.into_inner());

@@ -80,11 +80,11 @@ impl PgStore {
                     Ok(c)
                 })
                 .map_err(|e| e.at(&self.store))?;
-            Ok(PgListener {
+            Ok(Box::new(PgListener {
                 client,
                 project: self.name.clone(),
                 store: self.store.clone(),
-            })
+            }) as Box<dyn Listener>)
         })
     }
 }

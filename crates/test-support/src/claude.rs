@@ -206,3 +206,27 @@ pub fn is_worker_turn(request: &Value) -> bool {
         .iter()
         .any(|n| n == "mcp__baton__task_claim")
 }
+
+/// The task and agent a team prompt names ("Baton has claimed task T for you … as agent A.").
+pub fn assignment(request: &Value) -> Option<(String, String)> {
+    let prompt = prompt_text(request);
+    let word_after = |marker: &str| {
+        let rest = prompt.split(marker).nth(1)?;
+        let word = rest.split_whitespace().next()?;
+        Some(word.trim_end_matches(['.', ',', ':']).to_string())
+    };
+    Some((word_after("claimed task ")?, word_after("as agent ")?))
+}
+
+/// Whether a process whose command line starts with `name` runs (one an agent started with
+/// `exec -a NAME`).
+pub fn process_runs(name: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).starts_with(name))
+                .unwrap_or(false)
+        })
+}

@@ -174,15 +174,21 @@ pub fn tool_names(request: &Value) -> Vec<String> {
 
 /// The first user message's text (the prompt given to `claude -p`, with what Claude Code adds).
 pub fn prompt_text(request: &Value) -> String {
-    let first = &request["messages"][0]["content"];
-    match first {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+    text_of(&request["messages"][0]["content"]).unwrap_or_default()
+}
+
+/// Content as text: a string, or its parts' texts one per line; `None` for anything else.
+pub(crate) fn text_of(content: &Value) -> Option<String> {
+    match content {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
     }
 }
 
@@ -213,15 +219,7 @@ pub fn exchanges(request: &Value) -> Vec<Exchange> {
                 Some("tool_result") => {
                     let id = block["tool_use_id"].as_str().unwrap_or_default();
                     if let Some((_, tool, input)) = calls.iter().find(|(i, _, _)| i == id) {
-                        let result = match &block["content"] {
-                            Value::String(text) => text.clone(),
-                            Value::Array(parts) => parts
-                                .iter()
-                                .filter_map(|p| p["text"].as_str())
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                            _ => String::new(),
-                        };
+                        let result = text_of(&block["content"]).unwrap_or_default();
                         done.push(Exchange {
                             tool: tool.clone(),
                             input: input.clone(),

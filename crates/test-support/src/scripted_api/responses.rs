@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{INPUT_TOKENS, OUTPUT_TOKENS, Reply, rand_id};
+use super::{INPUT_TOKENS, OUTPUT_TOKENS, Reply, rand_id, text_of};
 
 /// Codex's shell tool.
 const SHELL: &str = "exec_command";
@@ -22,13 +22,7 @@ pub fn conversation(request: &Value) -> Value {
     for item in request["input"].as_array().into_iter().flatten() {
         match item["type"].as_str() {
             Some("message") => {
-                let text = item["content"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n");
+                let text = text_of(&item["content"]).unwrap_or_default();
                 match item["role"].as_str() {
                     Some("developer") | Some("system") => system.push(text),
                     Some("assistant") => push("assistant", json!({"type": "text", "text": text})),
@@ -97,15 +91,7 @@ fn from_codex(item: &Value, arguments: Value) -> (String, Value) {
 /// A tool output's text, and whether it failed: a shell command that exited non-zero, an MCP
 /// result marked as an error.
 fn output_text(output: &Value) -> (String, bool) {
-    let text = match output {
-        Value::String(text) => text.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        other => other.to_string(),
-    };
+    let text = text_of(output).unwrap_or_else(|| output.to_string());
     let exit_code = text
         .lines()
         .find_map(|l| l.strip_prefix("Process exited with code "))
