@@ -10,69 +10,15 @@
 
 use baton_test_support as support;
 
-use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::Project;
 use support::claude::{Host, assignment, tool};
 use support::scripted_api::{
-    INPUT_TOKENS, OUTPUT_TOKENS, Reply, Script, ScriptedApi, exchanges, tool_names,
+    INPUT_TOKENS, OUTPUT_TOKENS, Reply, ScriptedApi, exchanges, tool_names,
 };
-
-/// The model of a team worker: commit the task's file with the shell, report the task with
-/// Baton's MCP tool when the agent has it and with the `baton` command when not, stop.
-fn committer() -> Script {
-    Arc::new(|request: &Value| {
-        let offered = tool_names(request);
-        let Some((task, agent)) =
-            assignment(request).filter(|_| offered.iter().any(|n| n == "Bash"))
-        else {
-            return Reply::Text("ok".into());
-        };
-        let done = exchanges(request);
-        let bash = |command: String| Reply::Tool {
-            name: "Bash".into(),
-            input: json!({"command": command, "description": "the task's work"}),
-        };
-        match done.as_slice() {
-            [] => bash(format!(
-                "printf 'work of %s by %s\\n' {task} {agent} > {task}.txt && git add {task}.txt && git commit -qm '{task} by {agent}'"
-            )),
-            [first] if !first.is_error => {
-                if offered.iter().any(|n| n == "mcp__baton__task_complete") {
-                    tool(
-                        "task_complete",
-                        json!({"agent": agent, "task": task,
-                               "summary": format!("{task} written by {agent}"),
-                               "modified": [format!("{task}.txt")]}),
-                    )
-                } else {
-                    bash(format!(
-                        "baton worker complete {agent} {task} '{task} written by {agent}' --modified {task}.txt"
-                    ))
-                }
-            }
-            [.., last] if last.is_error => Reply::Text(format!("Stopping: {}", last.result)),
-            _ => Reply::Text(format!("Done with {task}.")),
-        }
-    })
-}
-
-/// `baton ARGS` in the host's clean environment (the agents', the scripted API's).
-fn baton(host: &Host, args: &[&str]) -> Command {
-    let mut command = Command::new(support::baton_bin());
-    command.args(args);
-    host.environment(&mut command);
-    command.envs(support::GIT_IDENTITY);
-    command
-}
-
-fn json_of(host: &Host, args: &[&str]) -> Value {
-    let out = baton(host, args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {out:?}");
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use support::team::{check_done, committer, restarted, team_up};
 
 /// Three tasks (the third after the first) done by a team of two `profile` workers: each
 /// once, committed on its branch, reported, its transcript holding `calls`, its tokens what
@@ -120,88 +66,26 @@ fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2]) {
     let api = ScriptedApi::start(committer());
     let host = Host::new(p.path(), &api);
 
-    let out = baton(
+    team_up(&host, &["--workers", "2", "--agent", profile]);
+
+    // The cost: the scripted usage at the profile's price.
+    let cost_per_request =
+        (INPUT_TOKENS as f64 * input_price + OUTPUT_TOKENS as f64 * output_price) / 1e6;
+    let tasks: Vec<String> = (1..=3).map(|n| format!("task-{n}")).collect();
+    let total = check_done(
         &host,
-        &["--json", "team", "up", "--workers", "2", "--agent", profile],
-    )
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        &p.tasks_json(),
+        &api.requests(),
+        &tasks,
+        &|agent| agent.starts_with(prefix),
+        calls,
+        cost_per_request,
     );
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert!(report["errors"].as_array().unwrap().is_empty(), "{report}");
-
-    let board = p.tasks_json();
-    let requests = api.requests();
-    let mut total = 0.0;
-    for n in 1..=3 {
-        let id = format!("task-{n}");
-        let t = board["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["id"] == id.as_str())
-            .unwrap();
-        assert_eq!(t["status"], "done", "{t}");
-        assert_eq!(t["attempts"], 1, "claimed once: {t}");
-        let agent = t["claimed_by"].as_str().unwrap();
-        assert!(agent.starts_with(prefix), "{t}");
-        assert_eq!(
-            t["result"]["output"],
-            format!("{id} written by {agent}"),
-            "{t}"
-        );
-        let branch = &t["result"]["branch"];
-        assert_eq!(branch["name"], format!("baton/{id}"), "{t}");
-        let commits = branch["commits"].as_array().unwrap();
-        assert_eq!(commits.len(), 1, "{t}");
-        assert_eq!(commits[0]["subject"], format!("{id} by {agent}"), "{t}");
-
-        // The transcript holds the agent's own tool calls, each with a result.
-        let log = json_of(&host, &["--json", "team", "logs", &id]);
-        let events = log["events"].as_array().unwrap();
-        let called: Vec<&str> = events
-            .iter()
-            .filter(|e| e["kind"] == "tool_call")
-            .map(|e| e["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(called, calls, "{log}");
-        let results = events
-            .iter()
-            .filter(|e| e["kind"] == "tool_result" && e["is_error"] == false)
-            .count();
-        assert_eq!(results, 2, "{log}");
-        assert_eq!(log["attempt"]["end"], "completed", "{log}");
-        assert!(log["attempt"]["session_id"].is_string(), "{log}");
-
-        // Tokens as the agent reported them, the scripted usage of each request it made;
-        // the cost those tokens at the profile's price.
-        let asked = requests
-            .iter()
-            .filter(|r| assignment(r).is_some_and(|(task, _)| task == id))
-            .count() as u64;
-        assert_eq!(asked, 3, "the command, the report, the last words: {id}");
-        let usage = &log["attempt"]["usage"];
-        assert_eq!(usage["input_tokens"], INPUT_TOKENS * asked, "{log}");
-        assert_eq!(usage["output_tokens"], OUTPUT_TOKENS * asked, "{log}");
-        let implied = asked as f64
-            * (INPUT_TOKENS as f64 * input_price + OUTPUT_TOKENS as f64 * output_price)
-            / 1e6;
-        let cost = usage["cost_usd"].as_f64().unwrap();
-        assert!((cost - implied).abs() < 1e-9, "{id}: {cost} != {implied}");
-        total += cost;
-    }
-    let status = json_of(&host, &["--json", "team", "status"]);
+    let status = host.baton_json(&["--json", "team", "status"]);
     let spent = status["spend"]["total"]["cost_usd"].as_f64().unwrap();
     assert!((spent - total).abs() < 1e-9, "{status}");
 
-    let merged = baton(&host, &["leader", "merge", "--all"])
-        .output()
-        .unwrap();
+    let merged = host.baton(&["leader", "merge", "--all"]).output().unwrap();
     assert!(merged.status.success(), "{merged:?}");
     for n in 1..=3 {
         assert!(p.path().join(format!("task-{n}.txt")).is_file());
@@ -216,13 +100,6 @@ fn a_team_of_codex_workers_commits_and_reports_through_batons_mcp_server() {
 #[test]
 fn a_team_of_gemini_workers_commits_and_reports_through_the_baton_command() {
     a_team_does_three_tasks("gemini", "gm", ["run_shell_command", "run_shell_command"]);
-}
-
-/// Whether `request` is of the thread resumed after its supervisor was killed.
-fn restarted(request: &Value) -> bool {
-    request["messages"]
-        .to_string()
-        .contains("Baton restarted you")
 }
 
 #[test]
@@ -255,13 +132,12 @@ fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
         }
     }));
     let host = Host::new(p.path(), &api);
-    let first =
-        support::Background::from_command(baton(&host, &["team", "up", "--agent", "codex"]));
+    let first = support::Background::from_command(host.baton(&["team", "up", "--agent", "codex"]));
     let long_step_runs = || support::claude::process_runs("long-step-716");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !long_step_runs() {
         if std::time::Instant::now() > deadline {
-            let log = baton(&host, &["team", "logs", "task-1"]).output().unwrap();
+            let log = host.baton(&["team", "logs", "task-1"]).output().unwrap();
             panic!(
                 "the long step never ran: {}",
                 String::from_utf8_lossy(&log.stdout)
@@ -273,9 +149,8 @@ fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
     drop(first);
 
     // Bounded: a fresh thread instead of the resumed one would take the long step again.
-    let again = baton(
-        &host,
-        &[
+    let again = host
+        .baton(&[
             "--json",
             "team",
             "up",
@@ -283,15 +158,14 @@ fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
             "codex",
             "--max-minutes",
             "2",
-        ],
-    )
-    .output()
-    .unwrap();
+        ])
+        .output()
+        .unwrap();
     assert!(again.status.success(), "{again:?}");
     let t = p.tasks_json()["tasks"][0].clone();
     assert_eq!(t["status"], "done", "{t}");
     assert_eq!(t["attempts"], 1, "claimed once: {t}");
-    let attempt = |n: &str| json_of(&host, &["--json", "team", "logs", "task-1", "--attempt", n]);
+    let attempt = |n: &str| host.baton_json(&["--json", "team", "logs", "task-1", "--attempt", n]);
     let (one, two) = (attempt("1"), attempt("2"));
     assert_eq!(one["attempt"]["end"], "stopped", "{one}");
     assert_eq!(two["attempt"]["end"], "completed", "{two}");

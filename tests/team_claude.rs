@@ -7,61 +7,17 @@
 
 use baton_test_support as support;
 
-use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::Project;
 use support::claude::{Host, assignment, tool};
 use support::scripted_api::{Reply, ScriptedApi, exchanges, tool_names};
+use support::team::{check_done, committer, restarted, team_up};
 
 /// What one scripted model request and reply cost at Claude Code's list price for the model
 /// the scripted API names (100 input tokens at $5/M, 20 output tokens at $15/M).
 const COST_PER_REQUEST: f64 = 0.0008;
-
-/// The model of a team worker: commit the task's file with Bash, report the task, stop.
-fn committer() -> support::scripted_api::Script {
-    Arc::new(|request: &Value| {
-        let offered = tool_names(request);
-        if !offered.iter().any(|n| n == "mcp__baton__task_complete") {
-            return Reply::Text("ok".into());
-        }
-        let Some((task, agent)) = assignment(request) else {
-            return Reply::Text("No task named.".into());
-        };
-        let done = exchanges(request);
-        let Some(last) = done.last() else {
-            let command = format!(
-                "printf 'work of %s by %s\\n' {task} {agent} > {task}.txt && git add {task}.txt && git commit -qm '{task} by {agent}'"
-            );
-            return Reply::Tool {
-                name: "Bash".into(),
-                input: json!({"command": command, "description": "commit the work"}),
-            };
-        };
-        if last.is_error {
-            return Reply::Text(format!("Stopping: {}", last.result));
-        }
-        match last.tool.as_str() {
-            "Bash" => tool(
-                "task_complete",
-                json!({"agent": agent, "task": task,
-                       "summary": format!("{task} written by {agent}"),
-                       "modified": [format!("{task}.txt")]}),
-            ),
-            _ => Reply::Text(format!("Done with {task}.")),
-        }
-    })
-}
-
-/// `baton ARGS` in the host's clean environment (Claude Code's, the scripted API's).
-fn baton(host: &Host, args: &[&str]) -> Command {
-    let mut command = Command::new(support::baton_bin());
-    command.args(args);
-    host.environment(&mut command);
-    command.envs(support::GIT_IDENTITY);
-    command
-}
 
 #[test]
 fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
@@ -96,94 +52,26 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
     let api = ScriptedApi::start(committer());
     let host = Host::new(p.path(), &api);
 
-    let out = baton(
+    let report = team_up(&host, &["--workers", "3", "--agent", "claude"]);
+
+    // The cost is Claude Code's own report, as the scripted usage implies.
+    let tasks: Vec<String> = (1..=9).map(|n| format!("task-{n}")).collect();
+    let total = check_done(
         &host,
-        &[
-            "--json",
-            "team",
-            "up",
-            "--workers",
-            "3",
-            "--agent",
-            "claude",
-        ],
-    )
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        &p.tasks_json(),
+        &api.requests(),
+        &tasks,
+        &|agent| ["cc1", "cc2", "cc3"].contains(&agent),
+        ["Bash", "mcp__baton__task_complete"],
+        COST_PER_REQUEST,
     );
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert!(report["errors"].as_array().unwrap().is_empty(), "{report}");
-
-    let board = p.tasks_json();
-    let requests = api.requests();
-    let mut total = 0.0;
-    for n in 1..=9 {
-        let id = format!("task-{n}");
-        let t = board["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["id"] == id.as_str())
-            .unwrap();
-        assert_eq!(t["status"], "done", "{t}");
-        assert_eq!(t["attempts"], 1, "claimed once: {t}");
-        let agent = t["claimed_by"].as_str().unwrap();
-        assert!(["cc1", "cc2", "cc3"].contains(&agent), "{t}");
-        let branch = &t["result"]["branch"];
-        assert_eq!(branch["name"], format!("baton/{id}"), "{t}");
-        let commits = branch["commits"].as_array().unwrap();
-        assert_eq!(commits.len(), 1, "{t}");
-        assert_eq!(commits[0]["subject"], format!("{id} by {agent}"), "{t}");
-
-        // The transcript holds Claude Code's own tool calls and their results.
-        let log = baton(&host, &["--json", "team", "logs", &id])
-            .output()
-            .unwrap();
-        assert!(log.status.success(), "{log:?}");
-        let log: Value = serde_json::from_slice(&log.stdout).unwrap();
-        let calls: Vec<&str> = log["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["kind"] == "tool_call")
-            .map(|e| e["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(calls, ["Bash", "mcp__baton__task_complete"], "{log}");
-        let results = log["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["kind"] == "tool_result" && e["is_error"] == false)
-            .count();
-        assert_eq!(results, 2, "{log}");
-        assert_eq!(log["attempt"]["end"], "completed", "{log}");
-        assert!(log["attempt"]["session_id"].is_string(), "{log}");
-
-        // The cost is Claude Code's own report, as the scripted usage implies.
-        let asked = requests
-            .iter()
-            .filter(|r| assignment(r).is_some_and(|(task, _)| task == id))
-            .count();
-        assert_eq!(asked, 3, "Bash, task_complete, the last words: {id}");
-        let cost = log["attempt"]["usage"]["cost_usd"].as_f64().unwrap();
-        let implied = asked as f64 * COST_PER_REQUEST;
-        assert!((cost - implied).abs() < 1e-9, "{id}: {cost} != {implied}");
-        assert_eq!(log["attempt"]["usage"]["input_tokens"], 100 * asked as u64);
-        total += cost;
-    }
-    let status = baton(&host, &["--json", "team", "status"])
-        .output()
-        .unwrap();
+    let status = host.baton(&["--json", "team", "status"]).output().unwrap();
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
     let spent = status["spend"]["total"]["cost_usd"].as_f64().unwrap();
     assert!((spent - total).abs() < 1e-9, "{status}");
     // The lead's board and agents view show the same spend.
-    let board = baton(&host, &["--json", "leader", "status"])
+    let board = host
+        .baton(&["--json", "leader", "status"])
         .output()
         .unwrap();
     let board: Value = serde_json::from_slice(&board.stdout).unwrap();
@@ -192,7 +80,8 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
         board["spend"]["by_agent"], status["spend"]["by_agent"],
         "{board}"
     );
-    let agents = baton(&host, &["--json", "leader", "agents"])
+    let agents = host
+        .baton(&["--json", "leader", "agents"])
         .output()
         .unwrap();
     let agents: Value = serde_json::from_slice(&agents.stdout).unwrap();
@@ -202,7 +91,7 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
         .map(|u| u["cost_usd"].as_f64().unwrap())
         .sum();
     assert!((per_agent - total).abs() < 1e-9, "{agents}");
-    let text = baton(&host, &["leader", "status"]).output().unwrap();
+    let text = host.baton(&["leader", "status"]).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout).to_string();
     assert!(
         text.contains(&format!("Agents' spend: ${total:.4}")),
@@ -210,9 +99,7 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
     );
     assert!((report["spent_usd"].as_f64().unwrap() - total).abs() < 1e-6);
 
-    let merged = baton(&host, &["leader", "merge", "--all"])
-        .output()
-        .unwrap();
+    let merged = host.baton(&["leader", "merge", "--all"]).output().unwrap();
     assert!(merged.status.success(), "{merged:?}");
     for n in 1..=9 {
         let text = std::fs::read_to_string(p.path().join(format!("task-{n}.txt"))).unwrap();
@@ -221,13 +108,6 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
             "{text}"
         );
     }
-}
-
-/// Whether `request` is of the session resumed after its supervisor was killed.
-fn restarted(request: &Value) -> bool {
-    request["messages"]
-        .to_string()
-        .contains("Baton restarted you")
 }
 
 #[test]
@@ -244,9 +124,8 @@ fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_fa
         }
     }));
     let host = Host::new(p.path(), &api);
-    let out = baton(
-        &host,
-        &[
+    let out = host
+        .baton(&[
             "--json",
             "team",
             "up",
@@ -254,10 +133,9 @@ fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_fa
             "claude",
             "--max-turns",
             "3",
-        ],
-    )
-    .output()
-    .unwrap();
+        ])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
     let t = p.tasks_json()["tasks"][0].clone();
     assert_eq!(t["status"], "failed", "{t}");
@@ -266,7 +144,8 @@ fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_fa
     // past it), and reported what it cost.
     assert!(reason.starts_with("budget: the task took "), "{reason}");
     assert!(reason.ends_with("turns, its cap is 3"), "{reason}");
-    let log = baton(&host, &["--json", "team", "logs", "task-1"])
+    let log = host
+        .baton(&["--json", "team", "logs", "task-1"])
         .output()
         .unwrap();
     let log: Value = serde_json::from_slice(&log.stdout).unwrap();
@@ -318,13 +197,12 @@ fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
         }
     }));
     let host = Host::new(p.path(), &api);
-    let first =
-        support::Background::from_command(baton(&host, &["team", "up", "--agent", "claude"]));
+    let first = support::Background::from_command(host.baton(&["team", "up", "--agent", "claude"]));
     let long_step_runs = || support::claude::process_runs("long-step-615");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !long_step_runs() {
         if std::time::Instant::now() > deadline {
-            let log = baton(&host, &["team", "logs", "task-1"]).output().unwrap();
+            let log = host.baton(&["team", "logs", "task-1"]).output().unwrap();
             panic!(
                 "the long step never ran: {}",
                 String::from_utf8_lossy(&log.stdout)
@@ -335,7 +213,8 @@ fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
     support::kill(first.pid(), "KILL");
     drop(first);
 
-    let again = baton(&host, &["--json", "team", "up", "--agent", "claude"])
+    let again = host
+        .baton(&["--json", "team", "up", "--agent", "claude"])
         .output()
         .unwrap();
     assert!(again.status.success(), "{again:?}");
@@ -343,7 +222,8 @@ fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
     assert_eq!(t["status"], "done", "{t}");
     assert_eq!(t["attempts"], 1, "claimed once: {t}");
     let attempt = |n: &str| {
-        let out = baton(&host, &["--json", "team", "logs", "task-1", "--attempt", n])
+        let out = host
+            .baton(&["--json", "team", "logs", "task-1", "--attempt", n])
             .output()
             .unwrap();
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
@@ -376,7 +256,8 @@ fn a_claude_worker_that_exits_without_reporting_fails_the_task_with_its_last_wor
         None => Reply::Text("ok".into()),
     }));
     let host = Host::new(p.path(), &api);
-    let out = baton(&host, &["--json", "team", "up", "--agent", "claude"])
+    let out = host
+        .baton(&["--json", "team", "up", "--agent", "claude"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -391,7 +272,8 @@ fn a_claude_worker_that_exits_without_reporting_fails_the_task_with_its_last_wor
         reason.contains("it last said: I looked at it and decided to stop here."),
         "{reason}"
     );
-    let log = baton(&host, &["--json", "team", "logs", "task-1"])
+    let log = host
+        .baton(&["--json", "team", "logs", "task-1"])
         .output()
         .unwrap();
     let log: Value = serde_json::from_slice(&log.stdout).unwrap();

@@ -103,6 +103,23 @@ impl Host {
             .envs(self.env.iter().map(|(k, v)| (k, v)));
     }
 
+    /// `baton ARGS` in this host's environment (so what it starts finds the agents and the
+    /// scripted API), committing as the tests' git identity.
+    pub fn baton(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(crate::baton_bin());
+        command.args(args);
+        self.environment(&mut command);
+        command.envs(crate::GIT_IDENTITY);
+        command
+    }
+
+    /// `baton ARGS` (with `--json` among them) expected to succeed; its answer.
+    pub fn baton_json(&self, args: &[&str]) -> Value {
+        let out = self.baton(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
     /// Runs `claude ARGS…` to the end (bounded) and expects success.
     pub fn ok(&self, args: &[&str]) -> String {
         let child = self

@@ -19,6 +19,7 @@ pub mod mcp_http;
 pub mod pg;
 pub mod scripted_api;
 pub mod stats;
+pub mod team;
 pub mod webdriver;
 pub mod xvfb;
 
