@@ -33,8 +33,8 @@ struct Hub {
 struct HubState {
     /// Notifications for the project so far.
     generation: u64,
-    /// The hub ended: why (its connection lost), or `None` for left idle.
-    ended: Option<Option<String>>,
+    /// The hub ended, and why (its connection lost, or left without waiters).
+    ended: Option<String>,
 }
 
 impl Hubs {
@@ -84,12 +84,12 @@ fn read_notifications(hub: Arc<Hub>, mut connection: Box<dyn Listener>) {
             }
             // Only this thread holds the hub: its waiters are gone.
             Ok(false) if Arc::strong_count(&hub) == 1 => {
-                state.ended = Some(None);
+                state.ended = Some("the listening connection was closed: nobody waited".into());
                 return;
             }
             Ok(false) => {}
             Err(e) => {
-                state.ended = Some(Some(e.to_string()));
+                state.ended = Some(e.to_string());
                 hub.changed.notify_all();
                 return;
             }
@@ -113,9 +113,7 @@ impl Listener for HubListener {
             }
             if let Some(why) = &state.ended {
                 return Err(StoreError::Database {
-                    message: why
-                        .clone()
-                        .unwrap_or_else(|| "the listening connection was closed".into()),
+                    message: why.clone(),
                 });
             }
             state = match until {
