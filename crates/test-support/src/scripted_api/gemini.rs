@@ -5,14 +5,14 @@
 
 use serde_json::{Value, json};
 
-use super::{INPUT_TOKENS, OUTPUT_TOKENS, Reply};
+use super::{Conversation, INPUT_TOKENS, OUTPUT_TOKENS, Reply, text_of};
 
 /// The Gemini CLI's shell tool.
 const SHELL: &str = "run_shell_command";
 
 /// `request` in the Messages API's shape.
 pub fn conversation(model: &str, request: &Value) -> Value {
-    let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut messages = Conversation::default();
     let mut calls = 0;
     let mut answered = 0;
     for content in request["contents"].as_array().into_iter().flatten() {
@@ -46,10 +46,7 @@ pub fn conversation(model: &str, request: &Value) -> Value {
             } else {
                 continue;
             };
-            match messages.last_mut() {
-                Some((last, blocks)) if last == role => blocks.push(block),
-                _ => messages.push((role.to_string(), vec![block])),
-            }
+            messages.push(role, block);
         }
     }
     let tools: Vec<Value> = request["tools"]
@@ -65,22 +62,8 @@ pub fn conversation(model: &str, request: &Value) -> Value {
         .filter_map(|d| d["name"].as_str().map(str::to_string))
         .map(|name| json!({"name": if name == SHELL { "Bash".to_string() } else { name }}))
         .collect();
-    let system = request["systemInstruction"]["parts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    json!({
-        "model": model,
-        "system": system,
-        "messages": messages
-            .into_iter()
-            .map(|(role, content)| json!({"role": role, "content": content}))
-            .collect::<Vec<_>>(),
-        "tools": tools,
-    })
+    let system = text_of(&request["systemInstruction"]["parts"]).unwrap_or_default();
+    messages.request(json!(model), system, tools)
 }
 
 /// A function response's text, and whether it failed (an `error`, or a shell command's

@@ -143,6 +143,32 @@ fn answer(
     }
 }
 
+/// A conversation being put in the Messages API's shape: consecutive blocks of one role in one
+/// message.
+#[derive(Default)]
+pub(crate) struct Conversation {
+    messages: Vec<(String, Vec<Value>)>,
+}
+
+impl Conversation {
+    pub(crate) fn push(&mut self, role: &str, block: Value) {
+        match self.messages.last_mut() {
+            Some((last, blocks)) if last == role => blocks.push(block),
+            _ => self.messages.push((role.to_string(), vec![block])),
+        }
+    }
+
+    /// The request a script reads.
+    pub(crate) fn request(self, model: Value, system: String, tools: Vec<Value>) -> Value {
+        let messages: Vec<Value> = self
+            .messages
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect();
+        json!({"model": model, "system": system, "messages": messages, "tools": tools})
+    }
+}
+
 /// The usage every scripted reply reports, whatever the dialect.
 pub const INPUT_TOKENS: u64 = 100;
 pub const OUTPUT_TOKENS: u64 = 20;

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::{INPUT_TOKENS, OUTPUT_TOKENS, Reply, rand_id, text_of};
+use super::{Conversation, INPUT_TOKENS, OUTPUT_TOKENS, Reply, rand_id, text_of};
 
 /// Codex's shell tool.
 const SHELL: &str = "exec_command";
@@ -14,19 +14,17 @@ const SHELL: &str = "exec_command";
 /// (consecutive items of one role in one message), the tools by their full names.
 pub fn conversation(request: &Value) -> Value {
     let mut system = Vec::new();
-    let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
-    let mut push = |role: &str, block: Value| match messages.last_mut() {
-        Some((last, blocks)) if last == role => blocks.push(block),
-        _ => messages.push((role.to_string(), vec![block])),
-    };
+    let mut messages = Conversation::default();
     for item in request["input"].as_array().into_iter().flatten() {
         match item["type"].as_str() {
             Some("message") => {
                 let text = text_of(&item["content"]).unwrap_or_default();
                 match item["role"].as_str() {
                     Some("developer") | Some("system") => system.push(text),
-                    Some("assistant") => push("assistant", json!({"type": "text", "text": text})),
-                    _ => push("user", json!({"type": "text", "text": text})),
+                    Some("assistant") => {
+                        messages.push("assistant", json!({"type": "text", "text": text}))
+                    }
+                    _ => messages.push("user", json!({"type": "text", "text": text})),
                 }
             }
             Some("function_call") => {
@@ -35,14 +33,14 @@ pub fn conversation(request: &Value) -> Value {
                     .and_then(|a| serde_json::from_str(a).ok())
                     .unwrap_or(Value::Null);
                 let (name, input) = from_codex(item, arguments);
-                push(
+                messages.push(
                     "assistant",
                     json!({"type": "tool_use", "id": item["call_id"], "name": name, "input": input}),
                 );
             }
             Some("function_call_output") => {
                 let (text, is_error) = output_text(&item["output"]);
-                push(
+                messages.push(
                     "user",
                     json!({"type": "tool_result", "tool_use_id": item["call_id"],
                            "content": text, "is_error": is_error}),
@@ -66,15 +64,7 @@ pub fn conversation(request: &Value) -> Value {
             _ => {}
         }
     }
-    json!({
-        "model": request["model"],
-        "system": system.join("\n"),
-        "messages": messages
-            .into_iter()
-            .map(|(role, content)| json!({"role": role, "content": content}))
-            .collect::<Vec<_>>(),
-        "tools": tools,
-    })
+    messages.request(request["model"].clone(), system.join("\n"), tools)
 }
 
 /// A call Codex made, by the names scripts use: its shell as `Bash` with `command`, a
