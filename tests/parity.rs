@@ -31,6 +31,8 @@ fn normalise(value: &Value, dir: &str) -> Value {
                         // The writer process: the CLI itself, or the MCP server.
                         "pid" | "supervisor_pid" => json!("<pid>"),
                         "duration_ms" => json!("<ms>"),
+                        // A commit's id holds its time.
+                        "head" => json!("<commit>"),
                         "line" | "last_line" => json!(
                             v.as_str()
                                 .map(|l| l.split_once("] ").map_or(l, |x| x.1))
@@ -594,6 +596,47 @@ fn every_operation(mut t: Twins) {
         0,
     );
     assert_eq!(verdict["behavior"], "allow", "{verdict}");
+
+    // Reviewing: a task worked in its worktree, committed and completed on each twin alike.
+    for p in [&t.cli, &t.mcp_project] {
+        p.ok(&["leader", "add-task", "Review me", "--id", "rv"]);
+        let claimed = p.json(&["worker", "claim", "w9", "--task", "rv", "--worktree"]);
+        let tree = std::path::PathBuf::from(claimed["worktree"]["path"].as_str().unwrap());
+        std::fs::write(tree.join("rv.txt"), "one\ntwo\n").unwrap();
+        support::git(&tree, &["add", "rv.txt"]);
+        support::git(&tree, &["commit", "-q", "-m", "rv"]);
+        p.ok(&["worker", "start", "w9", "rv"]);
+        p.ok(&["worker", "complete", "w9", "rv", "wrote rv.txt"]);
+        std::fs::write(
+            p.coordination().join("review.toml"),
+            "check = \"test -s rv.txt\"\n",
+        )
+        .unwrap();
+    }
+    let review = t.same("task_review", &["review", "rv"], json!({"task": "rv"}), 0);
+    assert_eq!(review["files"][0]["path"], "rv.txt", "{review}");
+    t.same(
+        "review_comment",
+        &[
+            "review", "comment", "rv", "--file", "rv.txt", "--line", "2", "Three?",
+        ],
+        json!({"task": "rv", "file": "rv.txt", "line": 2, "text": "Three?"}),
+        0,
+    );
+    let checked = t.same(
+        "review_check",
+        &["review", "check", "rv"],
+        json!({"task": "rv"}),
+        0,
+    );
+    assert_eq!(checked["check"]["passed"], true, "{checked}");
+    let sent = t.same(
+        "review_request_changes",
+        &["review", "request-changes", "rv"],
+        json!({"task": "rv"}),
+        0,
+    );
+    assert_eq!(sent["task"]["status"], "available", "{sent}");
 
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));

@@ -97,6 +97,10 @@ pub enum Command {
     /// (.coordination/policy.toml) or the lead's answer: what Claude Code's permission prompt
     /// tool asks (`approve Bash --input '{"command":"cargo test"}' --agent cc1`).
     Approve(baton_api::approvals::ApproveToolCall),
+    /// Review a task's work before merging it: `baton review task-3` shows its branch's diff
+    /// against yours with the comments; `comment`, `request-changes` (the task goes back to be
+    /// worked again on its branch) and `check` (the project's check command).
+    Review(crate::review::ReviewArgs),
     /// Messages between agents and the lead: send, ack.
     #[command(subcommand)]
     Message(crate::inbox::MessageCommand),

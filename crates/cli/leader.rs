@@ -154,14 +154,15 @@ pub fn run(
         LeaderCommand::Merge(op) => as_user(project, mode, keep, |cx| {
             let report = op.run(cx)?;
             emit(json, &report, || render::merged(&report));
-            Ok(match &report.conflict {
-                Some(conflict) => {
+            Ok(match (&report.conflict, &report.check_failed) {
+                (Some(conflict), _) => {
                     if !json {
                         eprintln!("baton: {}", conflict.message);
                     }
                     exit::MERGE_CONFLICT.code
                 }
-                None => 0,
+                (None, Some(_)) => exit::CHECK_FAILED.code,
+                (None, None) => 0,
             })
         }),
         LeaderCommand::Doctor(op) => as_user(project, mode, keep, |cx| {

@@ -22,6 +22,7 @@ mod leader;
 mod live;
 mod output;
 mod render;
+mod review;
 mod store;
 mod team;
 mod values;
@@ -131,6 +132,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Answer(request) => inbox::answer(&open()?, request, mode, json),
         Command::Message(command) => inbox::message(&open()?, command, mode, json),
         Command::Approve(request) => inbox::approve(&open()?, request, mode, json),
+        Command::Review(args) => review::review(&open()?, args, mode, json),
         Command::Agents(command) => agents::agents(&open()?, command, json),
         Command::Invoke(command) => agents::invoke(&open()?, &cwd, command, json),
         Command::Handoff(command) => agents::handoff(&open()?, command, json),

@@ -293,9 +293,29 @@ pub fn merged(report: &MergeReport) -> String {
     if let Some(conflict) = &report.conflict {
         let _ = writeln!(
             out,
-            "Conflict: {} not merged ({}); your checkout is as it was",
+            "Conflict: {} not merged ({}); your checkout is as it was. To have it resolved:\n  \
+             baton leader add-task {}{}",
             conflict.branch,
-            conflict.files.join(", ")
+            conflict.files.join(", "),
+            crate::render::shell_word(&conflict.follow_up.description),
+            conflict
+                .follow_up
+                .files
+                .iter()
+                .map(|f| format!(" --files {}", crate::render::shell_word(f)))
+                .collect::<String>()
+        );
+    }
+    if let Some(failed) = &report.check_failed {
+        let check = &failed.check;
+        let code = check
+            .exit_code
+            .map_or("it was stopped".to_string(), |c| format!("exit code {c}"));
+        let _ = writeln!(
+            out,
+            "Check failed: {} not merged; `{}` {code} on its branch (`baton review {}` shows its \
+             output; --no-check merges anyway)",
+            failed.task, check.command, failed.task
         );
     }
     if !report.not_tried.is_empty() {
@@ -364,5 +384,18 @@ pub fn log_line(l: &LogLine, with_agent: bool) -> String {
         format!("{:>12} | {}", line(&l.agent, 12), clean(&l.line))
     } else {
         clean(&l.line)
+    }
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }

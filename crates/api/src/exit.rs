@@ -47,13 +47,17 @@ pub const MERGE_CONFLICT: Exit = Exit {
     code: 8,
     meaning: "merge conflict: leader merge was aborted on a conflict, leaving the lead's checkout as it was",
 };
+pub const CHECK_FAILED: Exit = Exit {
+    code: 9,
+    meaning: "check failed: the project's check command (.coordination/review.toml) failed on a task's branch (review check, leader merge, which merged nothing from there on)",
+};
 pub const INTERRUPTED: Exit = Exit {
     code: 130,
     meaning: "interrupted: worker loop stopped by Ctrl-C (its running task was released)",
 };
 
 /// Every exit code `baton` uses, in order.
-pub const TABLE: [Exit; 10] = [
+pub const TABLE: [Exit; 11] = [
     SUCCESS,
     ERROR,
     USAGE,
@@ -63,6 +67,7 @@ pub const TABLE: [Exit; 10] = [
     WRITER_GONE,
     FILES_HELD,
     MERGE_CONFLICT,
+    CHECK_FAILED,
     INTERRUPTED,
 ];
 

@@ -18,6 +18,7 @@
 //! `baton-agents`, which this crate calls.
 
 pub mod approvals;
+pub mod check;
 pub mod crew;
 pub mod error;
 pub mod exit;
@@ -27,6 +28,7 @@ pub mod operation;
 pub mod orchestration;
 pub mod prompts;
 pub mod reservations;
+pub mod review;
 pub mod signals;
 pub mod tasks;
 pub mod team;
@@ -122,6 +124,10 @@ catalogue!(
     inbox::MessageAck,
     approvals::ApproveToolCall,
     worktrees::Merge,
+    review::TaskReview,
+    review::CommentOnLine,
+    review::RequestChanges,
+    check::RunCheck,
     reservations::Reserve,
     reservations::Unreserve,
     reservations::CheckPaths,

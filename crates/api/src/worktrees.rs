@@ -57,6 +57,10 @@ pub struct Merge {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub all: bool,
+    /// Merge without running the project's check command (.coordination/review.toml).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub no_check: bool,
 }
 
 /// One branch merged (or found merged already).
@@ -82,10 +86,28 @@ pub struct MergeConflict {
     /// The files both sides changed.
     pub files: Vec<String>,
     pub message: String,
+    /// A task to add that resolves it (the lead decides).
+    pub follow_up: FollowUp,
 }
 
-/// What a merge did: the branches merged, in order, and the first that conflicted (the ones
-/// after it were not tried).
+/// A task whose check failed; it was not merged.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CheckFailed {
+    pub task: String,
+    pub check: baton_core::review::CheckRun,
+}
+
+/// A task that would resolve a conflict: the description and files to add it with.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FollowUp {
+    pub description: String,
+    pub files: Vec<String>,
+}
+
+/// What a merge did: the branches merged, in order, and the first that conflicted or failed
+/// its check (the ones after it were not tried).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct MergeReport {
@@ -93,12 +115,13 @@ pub struct MergeReport {
     pub into: Option<String>,
     pub merged: Vec<MergedBranch>,
     pub conflict: Option<MergeConflict>,
+    pub check_failed: Option<CheckFailed>,
     pub not_tried: Vec<String>,
 }
 
 impl Operation for Merge {
     const NAME: &'static str = "task_merge";
-    const DESCRIPTION: &'static str = "Merge done tasks' branches (baton/TASK-ID, from worktrees) into the branch the lead's checkout is on, each with a merge commit; a conflicting merge is aborted, changing nothing, and reported with its files; later ones are not tried (leader).";
+    const DESCRIPTION: &'static str = "Merge done tasks' branches (baton/TASK-ID, from worktrees) into the branch the lead's checkout is on, each with a merge commit, after the project's check command (.coordination/review.toml) passes on the branch; a failing check stops there, and a conflicting merge is aborted, changing nothing, and reported with its files and a follow-up task to resolve it; later ones are not tried (leader).";
     const READ_ONLY: bool = false;
     type Output = MergeReport;
     fn run(self, cx: &Context) -> Result<MergeReport> {
@@ -132,11 +155,22 @@ impl Operation for Merge {
             into: worktrees.repo().current_branch().ok(),
             merged: Vec::new(),
             conflict: None,
+            check_failed: None,
             not_tried: Vec::new(),
         };
         for task in tasks {
-            if report.conflict.is_some() {
+            if report.conflict.is_some() || report.check_failed.is_some() {
                 report.not_tried.push(task.id.clone());
+                continue;
+            }
+            if !self.no_check
+                && let Some(check) = check_before_merge(cx, &worktrees, task)?
+                && !check.passed
+            {
+                report.check_failed = Some(CheckFailed {
+                    task: task.id.clone(),
+                    check,
+                });
                 continue;
             }
             match merge_task_branch(&worktrees, &task.id, &merge_message(task)) {
@@ -154,6 +188,7 @@ impl Operation for Merge {
                             branch: branch.clone(),
                             files: files.clone(),
                             message: e.to_string(),
+                            follow_up: follow_up(task, branch, report.into.as_deref(), files),
                         });
                     }
                     _ if report.merged.is_empty() => return Err(e.into()),
@@ -170,6 +205,45 @@ impl Operation for Merge {
             }
         }
         Ok(report)
+    }
+}
+
+/// The project's check on `task`'s branch before it is merged: the latest run on the
+/// branch's commit if there is one, else a new run; `None` when the project has none, or the
+/// branch is merged already (nothing would be merged).
+fn check_before_merge(
+    cx: &Context,
+    worktrees: &Worktrees,
+    task: &Task,
+) -> Result<Option<baton_core::review::CheckRun>> {
+    let Some(command) = crate::review::settings(cx)?.check else {
+        return Ok(None);
+    };
+    let diff = worktrees.branch_diff(&task.id)?;
+    if diff.merged {
+        return Ok(None);
+    }
+    let record = baton_core::review::review_of(cx.documents.as_ref(), &task.id)?;
+    if let Some(run) = record.check_on(&diff.head, &command) {
+        return Ok(Some(run.clone()));
+    }
+    crate::check::run_check(cx, task)
+}
+
+/// The task that resolves `task`'s conflict: merge its branch into the new task's own (which
+/// starts from the lead's), resolve, commit; merging that then brings both in.
+fn follow_up(task: &Task, branch: &str, into: Option<&str>, files: &[String]) -> FollowUp {
+    let into = into.unwrap_or("the lead's branch");
+    FollowUp {
+        description: format!(
+            "Resolve the conflict of {branch} with {into}: run `git merge {branch}` on this \
+             task's branch, resolve the conflicts in {} keeping what both sides meant, and \
+             commit. ({} could not be merged: {})",
+            files.join(", "),
+            task.id,
+            task.description.lines().next().unwrap_or_default()
+        ),
+        files: files.to_vec(),
     }
 }
 

@@ -108,6 +108,7 @@ pub enum TaskChange {
     Release,
     Reset,
     Cancel,
+    Reopen,
 }
 
 impl TaskChange {
@@ -120,6 +121,7 @@ impl TaskChange {
             TaskChange::Release => "RELEASE",
             TaskChange::Reset => "RESET",
             TaskChange::Cancel => "CANCEL",
+            TaskChange::Reopen => "REOPEN",
         }
     }
 }

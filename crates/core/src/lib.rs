@@ -39,6 +39,7 @@ pub mod outlook;
 pub mod policy;
 pub mod requests;
 pub mod reservations;
+pub mod review;
 pub mod rules;
 pub mod signal_store;
 pub mod signals;

@@ -271,6 +271,11 @@ impl TaskFile {
         self.change(id, None, |task| task.reset(now, lease, force))
     }
 
+    /// The leader sends done task `id` back with `request` (see [`Task::reopen`]).
+    pub fn reopen(&mut self, id: &str, request: &str) -> Result<&Task> {
+        self.change(id, None, |task| task.reopen(request))
+    }
+
     /// The leader cancels a task that is not finished (available, claimed or in progress):
     /// the work is no longer wanted. Tasks that wait on it can then never become ready
     /// (`doctor` says so).

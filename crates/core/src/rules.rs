@@ -159,6 +159,29 @@ impl Task {
         Ok(())
     }
 
+    /// The leader sends a done task back for more work (a review's requested changes): it is
+    /// available again, its result set aside, and `request` added to its hints, so whoever
+    /// claims it next reads what to change. Only a done task is reopened.
+    pub fn reopen(&mut self, request: &str) -> Result<()> {
+        if self.status != TaskStatus::Done {
+            return Err(illegal(
+                self,
+                "reopen",
+                "; only a done task is sent back for changes",
+            ));
+        }
+        let hints = match self.context.hints.trim() {
+            "" => request.trim().to_string(),
+            before => format!("{before}\n\n{}", request.trim()),
+        };
+        check_text("hints", &hints, MAX_TEXT_BYTES, false)?;
+        make_available(self);
+        self.context.hints = hints;
+        self.completed_at = None;
+        self.result = None;
+        Ok(())
+    }
+
     /// The leader cancels the task while it is not finished (available, claimed or in
     /// progress): the work is no longer wanted. Cancelled is final, like failed; a reset makes
     /// it available again.

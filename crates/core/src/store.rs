@@ -67,6 +67,9 @@ pub trait TaskStore: Send + Sync {
     fn heartbeat(&self, agent: &str) -> Result<Vec<String>>;
     fn reset(&self, id: &str, force: bool) -> Result<Task>;
     fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task>;
+    /// The leader sends done task `id` back for more work, with `request` added to its hints
+    /// (a review's requested changes).
+    fn reopen(&self, id: &str, request: &str) -> Result<Task>;
     /// The board now.
     fn status(&self) -> Result<StatusReport>;
     /// Every task as `tasks.json` would hold it, with the store's time now.

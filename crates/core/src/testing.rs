@@ -23,3 +23,38 @@ pub fn file_with(tasks: Vec<Task>) -> TaskFile {
     file.tasks = tasks;
     file
 }
+
+/// Documents in memory, held by one mutex (the stores' own suites test the real holds).
+#[derive(Default)]
+pub struct MemoryDocuments(std::sync::Mutex<std::collections::BTreeMap<String, serde_json::Value>>);
+
+impl crate::documents::DocumentStore for MemoryDocuments {
+    fn read_document(&self, name: &str) -> crate::Result<Option<serde_json::Value>> {
+        Ok(self.0.lock().unwrap().get(name).cloned())
+    }
+
+    fn documents_in(&self, folder: &str) -> crate::Result<Vec<(String, serde_json::Value)>> {
+        let prefix = format!("{folder}/");
+        let docs = self.0.lock().unwrap();
+        Ok(docs
+            .iter()
+            .filter(|(name, _)| name.starts_with(&prefix))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect())
+    }
+
+    fn change_document(
+        &self,
+        name: &str,
+        change: &mut dyn FnMut(
+            Option<serde_json::Value>,
+            Timestamp,
+        ) -> crate::Result<Option<serde_json::Value>>,
+    ) -> crate::Result<()> {
+        let mut docs = self.0.lock().unwrap();
+        if let Some(value) = change(docs.get(name).cloned(), Timestamp::now())? {
+            docs.insert(name.to_string(), value);
+        }
+        Ok(())
+    }
+}

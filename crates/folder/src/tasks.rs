@@ -134,6 +134,12 @@ impl TaskStore for FolderStore {
         })
     }
 
+    fn reopen(&self, id: &str, request: &str) -> Result<Task> {
+        self.change(TaskChange::Reopen, None, id, |file, _| {
+            file.reopen(id, request).map(drop)
+        })
+    }
+
     fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task> {
         self.change(TaskChange::Cancel, None, id, |file, now| {
             file.cancel(id, reason, now).map(drop)

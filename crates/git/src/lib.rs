@@ -4,7 +4,8 @@
 //! and identity): a worktree per task on its own branch `baton/TASK-ID`, started from the
 //! lead's branch ([`worktree`]); what that branch holds when the task ends, for its result
 //! ([`worktree::Worktrees::branch_record`]); and merging a finished task's branch into the
-//! lead's, all or nothing ([`merge`]).
+//! lead's, all or nothing ([`merge`]); and what a branch changed, for the lead's review
+//! ([`diff`]).
 //!
 //! It does not decide anything about tasks: the worker loop, the CLI and the API operations
 //! say which task and when; this crate only does the git side, under one lock per project
@@ -12,12 +13,14 @@
 //! merging never run git's own writes over each other.
 
 mod claimed;
+pub mod diff;
 pub mod error;
 pub mod merge;
 pub mod repo;
 pub mod worktree;
 
 pub use claimed::{record_branch_or_say_why, worktree_for_claim};
+pub use diff::{BranchDiff, FileChangeKind, FileDiff};
 pub use error::{GitError, Result};
 pub use merge::{MergeOutcome, merge_task_branch};
 pub use repo::Repo;

@@ -214,6 +214,15 @@ impl Worktrees {
         Ok(found)
     }
 
+    /// What `task`'s worktree has not committed; `None` when it has no worktree.
+    pub fn uncommitted_in(&self, task: &str) -> Result<Option<Vec<String>>> {
+        let path = self.layout.worktree_dir(task)?;
+        if !is_checkout(&path) {
+            return Ok(None);
+        }
+        uncommitted(&path).map(Some)
+    }
+
     /// Removes `task`'s worktree; git refuses (and this fails) when it has uncommitted or
     /// untracked files. Its branch stays.
     pub fn remove(&self, task: &str) -> Result<()> {

@@ -317,6 +317,11 @@ impl TaskStore for PgStore {
         })
     }
 
+    /// The leader sends a done task back for more work.
+    fn reopen(&self, id: &str, request: &str) -> baton_core::Result<Task> {
+        self.change(id, None, TaskChange::Reopen, |task, _| task.reopen(request))
+    }
+
     /// The leader cancels an unfinished task.
     fn cancel(&self, id: &str, reason: Option<&str>) -> baton_core::Result<Task> {
         self.change(id, None, TaskChange::Cancel, |task, now| {

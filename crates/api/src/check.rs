@@ -1,0 +1,130 @@
+//! The project's check before a merge: the command `.coordination/review.toml` names (say
+//! `cargo test`), run in the task's worktree on its branch's commit, its outcome kept in the
+//! task's review record. `task_merge` runs it for each task unless a run on the same commit
+//! passed already, and a failing check stops the merge of that task; `review_check` runs it on
+//! demand (the Review view's "Run check").
+//!
+//! The command is the user's own file's, never a request's: an agent may ask for the check,
+//! not choose what runs.
+
+use std::time::{Duration, Instant};
+
+use baton_core::review::{CheckRun, MAX_CHECK_OUTPUT, record_check};
+use baton_core::{ErrorKind, LEADER, Timestamp};
+use baton_git::Worktrees;
+use baton_live::{RunningCommand, TaskEnv};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::operation::{Context, Operation};
+use crate::review::{settings, task_named};
+
+/// Run the project's check on a task's branch.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunCheck {
+    /// The task's id.
+    pub task: String,
+}
+
+/// A check's outcome.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CheckOutcome {
+    pub task: String,
+    pub check: CheckRun,
+}
+
+impl Operation for RunCheck {
+    const NAME: &'static str = "review_check";
+    const DESCRIPTION: &'static str = "Run the project's check command (.coordination/review.toml, such as `cargo test`) in a task's worktree, on its branch's latest commit, and record the outcome (exit code, the end of its output, how long it took) in the task's review; task_merge needs it to pass.";
+    const READ_ONLY: bool = false;
+    type Output = CheckOutcome;
+    fn run(self, cx: &Context) -> Result<CheckOutcome> {
+        let task = task_named(cx, &self.task)?;
+        let Some(check) = run_check(cx, &task)? else {
+            return Err(Error::new(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "the project has no check command: put `check = \"cargo test\"` (or yours) \
+                     in {}",
+                    baton_core::review::review_settings_path(cx.local.root()).display()
+                ),
+            ));
+        };
+        Ok(CheckOutcome {
+            task: task.id,
+            check,
+        })
+    }
+}
+
+/// Runs the project's check on `task`'s branch in its worktree (made again from its branch
+/// if it was removed) and records it; `None` when the project has no check command.
+pub fn run_check(cx: &Context, task: &baton_core::Task) -> Result<Option<CheckRun>> {
+    let settings = settings(cx)?;
+    let Some(command) = settings.check else {
+        return Ok(None);
+    };
+    let worktrees = Worktrees::open(cx.local)?;
+    let head = worktrees.branch_diff(&task.id)?.head;
+    let worktree = worktrees.prepare(&task.id)?;
+    let result_path = cx.local.result_file(&task.id)?;
+    let env = TaskEnv {
+        agent: LEADER,
+        task,
+        project_dir: cx.local.project_dir(),
+        result_path: &result_path,
+        worktree: Some(&worktree),
+    };
+    let started_at = Timestamp::now();
+    let clock = Instant::now();
+    let running = RunningCommand::start(&command, &env, false)?;
+    let limit = Duration::from_secs_f64(settings.check_timeout_minutes * 60.0);
+    let (status, timed_out) = match running.wait_timeout(limit) {
+        Some(status) => (status, false),
+        None => (
+            running
+                .stop(Duration::from_secs(5))
+                .unwrap_or_else(|| Err(std::io::Error::other("it could not be stopped"))),
+            true,
+        ),
+    };
+    let status = status.map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!("the check `{command}` could not be waited for: {e}"),
+        )
+    })?;
+    let finished = running.finish(status);
+    let mut output = format!("{}{}", finished.stdout, finished.stderr);
+    if timed_out {
+        output.push_str(&format!(
+            "\n[stopped after {} minutes: check_timeout_minutes in review.toml]",
+            settings.check_timeout_minutes
+        ));
+    }
+    let run = CheckRun {
+        command,
+        head,
+        passed: status.success() && !timed_out,
+        exit_code: status.code(),
+        output: tail(&output, MAX_CHECK_OUTPUT),
+        started_at,
+        duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    record_check(cx.documents.as_ref(), &task.id, &run)?;
+    Ok(Some(run))
+}
+
+/// The last `max` bytes of `text`, from a character boundary.
+fn tail(text: &str, max: usize) -> String {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
+}

@@ -1,0 +1,229 @@
+//! Reviewing a task's work with the real `git`, on both stores: a worker's branch is shown as
+//! a diff with the lead's line comments under their lines; "request changes" reopens the done
+//! task with them, and the next `worker loop --worktree` carries on from its branch, whose new
+//! commit the review then shows; the project's check command (`.coordination/review.toml`)
+//! runs in the task's worktree and a failing one stops `leader merge`, which a passing one then
+//! lets through. Bad input is refused and changes nothing.
+
+use baton_test_support as support;
+
+use serde_json::Value;
+use support::{Project, git};
+
+support::on_both_stores!(a_review_round_trip_ends_in_a_checked_merge);
+
+/// A first attempt writes `greet.txt`; an attempt whose hints ask for changes adds `bye`.
+const WORK: &str = "if printf '%s' \"$BATON_TASK_HINTS\" | grep -q 'Changes requested'; then \
+     echo bye >> greet.txt && git commit -q -am 'say bye'; \
+     else printf 'hello\\nworld\\n' > greet.txt && git add greet.txt && git commit -q -m 'greet'; fi";
+
+fn work(p: &Project) {
+    let out = p
+        .committing(&[
+            "worker",
+            "loop",
+            "w1",
+            "--worktree",
+            "--quiet",
+            "--exec",
+            WORK,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn status(p: &Project, id: &str) -> String {
+    let board = p.json(&["leader", "status"]);
+    board["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .map(|t| t["status"].as_str().unwrap().to_string())
+        .unwrap()
+}
+
+fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "Greet the user", "--id", "t1"]);
+    work(&p);
+
+    let review = p.json(&["review", "t1"]);
+    assert_eq!(review["branch"], "baton/t1", "{review}");
+    assert_eq!(review["base"], "main");
+    assert_eq!(review["merged"], false);
+    let files = review["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{review}");
+    assert_eq!(files[0]["path"], "greet.txt");
+    assert_eq!(files[0]["change"], "added");
+    assert_eq!(
+        (
+            files[0]["additions"].as_u64(),
+            files[0]["deletions"].as_u64()
+        ),
+        (Some(2), Some(0))
+    );
+    assert!(
+        files[0]["patch"].as_str().unwrap().contains("\n+world"),
+        "{review}"
+    );
+    let first_head = review["head"].as_str().unwrap().to_string();
+
+    // Comments: on a line of the diff, and refusals that change nothing.
+    let comment = p.json(&[
+        "review",
+        "comment",
+        "t1",
+        "--file",
+        "greet.txt",
+        "--line",
+        "2",
+        "say goodbye too",
+    ]);
+    assert_eq!(comment["id"], 1);
+    assert_eq!(comment["head"], first_head.as_str());
+    let refused = p.fails(
+        &[
+            "review",
+            "comment",
+            "t1",
+            "--file",
+            "other.txt",
+            "--line",
+            "1",
+            "x",
+        ],
+        2,
+    );
+    assert!(
+        refused.contains("not a file of t1's diff (its files: greet.txt)"),
+        "{refused}"
+    );
+    let zero = p.fails(
+        &[
+            "review",
+            "comment",
+            "t1",
+            "--file",
+            "greet.txt",
+            "--line",
+            "0",
+            "x",
+        ],
+        1,
+    );
+    assert!(zero.contains("lines are counted from 1"), "{zero}");
+    p.fails(
+        &[
+            "review",
+            "comment",
+            "t9",
+            "--file",
+            "greet.txt",
+            "--line",
+            "1",
+            "x",
+        ],
+        1,
+    );
+    let shown = p.ok(&["review", "t1"]);
+    let after_world = shown.lines().skip_while(|l| *l != "+world").nth(1);
+    assert_eq!(
+        after_world,
+        Some("    >> leader (open): say goodbye too"),
+        "{shown}"
+    );
+    assert!(shown.contains("1 open comment"), "{shown}");
+
+    // Requesting changes reopens the task with the comment; the next loop carries on.
+    let sent = p.json(&["review", "request-changes", "t1", "--summary", "Nearly."]);
+    assert_eq!(sent["round"]["round"], 1);
+    assert_eq!(sent["task"]["status"], "available", "{sent}");
+    let hints = sent["task"]["context"]["hints"].as_str().unwrap();
+    assert!(hints.contains("- greet.txt:2: say goodbye too"), "{hints}");
+    assert!(hints.contains("Nearly."), "{hints}");
+    let again = p.fails(&["review", "request-changes", "t1", "--summary", "More"], 1);
+    assert!(again.contains("only a done task"), "{again}");
+    work(&p);
+    assert_eq!(status(&p, "t1"), "done");
+    let review = p.json(&["review", "t1"]);
+    assert_ne!(
+        review["head"],
+        first_head.as_str(),
+        "a new commit on the same branch"
+    );
+    assert!(
+        review["files"][0]["patch"]
+            .as_str()
+            .unwrap()
+            .contains("\n+bye"),
+        "{review}"
+    );
+    assert_eq!(review["comments"][0]["round"], 1);
+    assert_eq!(review["rounds"].as_array().unwrap().len(), 1);
+    let log = git(p.path(), &["log", "--format=%s", "baton/t1"]);
+    assert!(log.starts_with("say bye\ngreet\n"), "{log}");
+
+    // A failing check stops the merge; the lead's branch does not move.
+    let lead_head = git(p.path(), &["rev-parse", "HEAD"]);
+    std::fs::write(
+        p.coordination().join("review.toml"),
+        "check = \"grep -q forbidden greet.txt\"\n",
+    )
+    .unwrap();
+    let out = p.run(&["--json", "leader", "merge", "t1"]);
+    assert_eq!(out.status.code(), Some(9), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["check_failed"]["task"], "t1", "{report}");
+    assert_eq!(report["check_failed"]["check"]["exit_code"], 1, "{report}");
+    assert!(report["merged"].as_array().unwrap().is_empty());
+    assert_eq!(git(p.path(), &["rev-parse", "HEAD"]), lead_head);
+    let review = p.json(&["review", "t1"]);
+    assert_eq!(review["check"]["passed"], false, "{review}");
+    assert_eq!(review["check_command"], "grep -q forbidden greet.txt");
+    let (said, _) = support::expect_code("review check", p.run(&["review", "check", "t1"]), 9);
+    assert!(said.contains("failed (exit code 1)"), "{said}");
+
+    // A check that passes lets it through; the branch's commits reach the lead.
+    std::fs::write(
+        p.coordination().join("review.toml"),
+        "check = \"grep -q bye greet.txt && echo checked\"\n",
+    )
+    .unwrap();
+    let merged = p.json(&["leader", "merge", "t1"]);
+    assert!(merged["check_failed"].is_null(), "{merged}");
+    assert_eq!(merged["merged"][0]["task"], "t1", "{merged}");
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("greet.txt")).unwrap(),
+        "hello\nworld\nbye\n"
+    );
+    let review = p.json(&["review", "t1"]);
+    assert_eq!(review["merged"], true);
+    assert_eq!(
+        review["files"][0]["additions"], 3,
+        "what the merge brought: {review}"
+    );
+    assert_eq!(review["check"]["output"], "checked", "{review}");
+}
+
+#[test]
+fn bad_settings_and_unknown_tasks_are_refused() {
+    let p = Project::init();
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "Nothing yet", "--id", "t1"]);
+    let no_branch = p.fails(&["review", "t1"], 1);
+    assert!(no_branch.contains("has no branch baton/t1"), "{no_branch}");
+    let hostile = p.fails(&["review", "../../etc"], 1);
+    assert!(hostile.contains("task id"), "{hostile}");
+    std::fs::write(p.coordination().join("review.toml"), "chek = 'x'\n").unwrap();
+    let bad = p.fails(&["review", "check", "t1"], 1);
+    assert!(bad.contains("chek"), "{bad}");
+    std::fs::remove_file(p.coordination().join("review.toml")).unwrap();
+    let none = p.fails(&["review", "check", "t1"], 2);
+    assert!(none.contains("no check command"), "{none}");
+}
