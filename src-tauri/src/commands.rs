@@ -21,7 +21,7 @@ pub type CommandError = baton_api::ErrorBody;
 
 type Result<T> = std::result::Result<T, CommandError>;
 
-fn project(session: &State<'_, Session>) -> Result<OpenProject> {
+pub(crate) fn project(session: &State<'_, Session>) -> Result<OpenProject> {
     session.project().ok_or(CommandError {
         kind: ErrorKind::NoProject,
         message: "no project is open: open a folder with .coordination/, or create one".into(),
@@ -208,12 +208,15 @@ pub async fn handoff_graph(
     .await
 }
 
-/// The view the window opens on: `BATON_DESKTOP_VIEW` (board, graph or agents), if set.
+/// The views the window has.
+pub const VIEWS: [&str; 6] = ["board", "graph", "agents", "team", "inbox", "review"];
+
+/// The view the window opens on: `BATON_DESKTOP_VIEW` (one of [`VIEWS`]), if set.
 #[tauri::command]
 pub fn initial_view() -> Option<String> {
     std::env::var("BATON_DESKTOP_VIEW")
         .ok()
-        .filter(|v| matches!(v.as_str(), "board" | "graph" | "agents"))
+        .filter(|v| VIEWS.contains(&v.as_str()))
 }
 
 /// The UI calls this once, on the frame after it first drew the board (or the Agents view, when
@@ -292,7 +295,7 @@ pub async fn browser_list(
 
 /// Runs blocking work (a browser control waiting for its page, a store operation) off the main
 /// thread, so the window stays responsive meanwhile.
-async fn off_main_thread<T: Send + 'static>(
+pub(crate) async fn off_main_thread<T: Send + 'static>(
     control: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
     tauri::async_runtime::spawn_blocking(control)

@@ -11,6 +11,9 @@ use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Emitter, Manager, Wry};
 
 pub const TRAY_ID: &str = "baton";
+/// Asks the window to show a view (its name as the payload): the questions line opens the
+/// Inbox.
+pub const OPEN_VIEW_EVENT: &str = "baton-open-view";
 /// Asks the window to start a manual session with the URL it shows.
 pub const START_SESSION_EVENT: &str = "baton-start-session";
 
@@ -115,7 +118,11 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
             .tooltip("Baton")
             .menu(&menu)
             .on_menu_event(|app, event| match event.id.as_ref() {
-                "open" | "questions" => show_window(app),
+                "open" => show_window(app),
+                "questions" => {
+                    show_window(app);
+                    let _ = app.emit(OPEN_VIEW_EVENT, "inbox");
+                }
                 "start-session" => {
                     // The window holds the URL to open; it starts the session as its own
                     // button would, so errors show where the lead looks.

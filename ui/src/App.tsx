@@ -1,11 +1,16 @@
-import { useCallback, useEffect, useMemo, useState } from "react";
-import { api, errorKind, errorMessage, onChange, type ProjectInfo } from "./api";
+import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
+import { api, errorKind, errorMessage, onChange, onOpenView, type ProjectInfo, type View } from "./api";
 import { Board } from "./Board";
 import { NewTaskForm } from "./NewTaskForm";
 import { BrowserSession } from "./BrowserSession";
 import { SidePanel } from "./SidePanel";
 import { HandoffGraphView } from "./HandoffGraphView";
 import { AgentsView } from "./AgentsView";
+import { TeamView } from "./TeamView";
+import { InboxView } from "./InboxView";
+// The diff component and its highlighter are most of the UI's code: loaded when the Review
+// view first opens, so the board starts as fast as before.
+const ReviewView = lazy(() => import("./ReviewView").then((m) => ({ default: m.ReviewView })));
 import { FilterBar } from "./FilterBar";
 import { NO_FILTER, filterTasks, loadFilter, saveFilter, type BoardFilter } from "./filters";
 import type { RecentProject, StatusReport } from "./types";
@@ -18,7 +23,12 @@ export function App() {
   const [selected, setSelected] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
-  const [view, setView] = useState<"board" | "graph" | "agents">("board");
+  const [view, setView] = useState<View>("board");
+  // The tray's questions line opens the Inbox.
+  useEffect(() => {
+    const unlisten = onOpenView(setView);
+    return () => void unlisten.then((stop) => stop());
+  }, []);
   const [filter, setFilterState] = useState<BoardFilter>(NO_FILTER);
   // The filter is kept per project, so a restart shows the board as it was left.
   const projectPath = project?.path ?? null;
@@ -112,6 +122,15 @@ export function App() {
           <button data-testid="view-agents" aria-pressed={view === "agents"} onClick={() => setView("agents")}>
             Agents
           </button>
+          <button data-testid="view-team" aria-pressed={view === "team"} onClick={() => setView("team")}>
+            Team
+          </button>
+          <button data-testid="view-inbox" aria-pressed={view === "inbox"} onClick={() => setView("inbox")}>
+            Inbox
+          </button>
+          <button data-testid="view-review" aria-pressed={view === "review"} onClick={() => setView("review")}>
+            Review
+          </button>
         </nav>
         <button
           data-testid="aggregate"
@@ -148,6 +167,13 @@ export function App() {
           }}
         />
       )}
+      {report && view === "team" && <TeamView version={version} onError={setError} />}
+      {report && view === "inbox" && <InboxView version={version} onError={setError} />}
+      {report && view === "review" && (
+        <Suspense fallback={<p className="loading">Loading the review…</p>}>
+          <ReviewView tasks={report.tasks} version={version} dark={prefersDark()} onError={setError} onChanged={refresh} />
+        </Suspense>
+      )}
       {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
       {report && view === "board" && <FilterBar tasks={report.tasks} shown={shownTasks.length} filter={filter} onChange={setFilter} />}
       {report && view === "board" && (
@@ -172,6 +198,11 @@ export function App() {
       )}
     </main>
   );
+}
+
+/** Whether the system asks for dark colours (the diff's theme follows it). */
+function prefersDark(): boolean {
+  return typeof window.matchMedia === "function" && window.matchMedia("(prefers-color-scheme: dark)").matches;
 }
 
 /** Open a project: a recent one, a folder from the dialog or typed in; a folder without

@@ -7,6 +7,8 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { ChangeEvent } from "./bindings/ChangeEvent";
+import type { SupervisorInfo } from "./bindings/SupervisorInfo";
+import type { TeamUp } from "./bindings/TeamUp";
 import type { Operations, OperationName } from "./bindings/Operations";
 import type {
   BrowserRecord,
@@ -21,6 +23,9 @@ import type {
 } from "./types";
 
 export type { BrowserRecord, ChangeEvent, ProjectInfo };
+
+/** The window's views. */
+export type View = "board" | "graph" | "agents" | "team" | "inbox" | "review";
 
 /** Runs the operation `name` with `request`; rejects with an `ErrorBody`. */
 export function call<K extends OperationName>(name: K, request: Operations[K]["request"]): Promise<Operations[K]["output"]> {
@@ -81,7 +86,9 @@ export const api = {
   handoffGraph: () => invoke<HandoffGraph>("handoff_graph"),
   boardPainted: () => invoke<null>("board_painted"),
   /** The view to open on (`BATON_DESKTOP_VIEW`), if the environment names one. */
-  initialView: () => invoke<"board" | "graph" | "agents" | null>("initial_view"),
+  initialView: () => invoke<View | null>("initial_view"),
+  /** Starts (or resizes) this machine's team: `baton team up --detach`. */
+  teamUp: (request: TeamUp) => invoke<SupervisorInfo>("team_up", { request }),
   boardUpdated: () => invoke<null>("board_updated"),
   browserSessionStart: (url: string) => invoke<BrowserRecord>("browser_session_start", { url, signal: null }),
   browserSessionFinish: () => invoke<null>("browser_session_finish"),
@@ -97,6 +104,11 @@ export const api = {
  *  generated). */
 export function onChange(onChange: (change: ChangeEvent) => void): Promise<UnlistenFn> {
   return listen<ChangeEvent>("baton-change", (e) => onChange(e.payload));
+}
+
+/** Calls `onOpen` with a view's name when the tray asks for it (the questions line: inbox). */
+export function onOpenView(onOpen: (view: View) => void): Promise<UnlistenFn> {
+  return listen<View>("baton-open-view", (e) => onOpen(e.payload));
 }
 
 /** Calls `onStart` when the tray's "Start manual session" is chosen. */

@@ -40,6 +40,39 @@ pub struct TeamView {
     pub supervisor: Option<SupervisorInfo>,
     /// Tokens and cost per task, per agent and in total, over every recorded attempt.
     pub spend: Spend,
+    /// The total spent after each attempt that cost something, in the order they ended: the
+    /// team's spend over time.
+    pub timeline: Vec<SpendPoint>,
+}
+
+/// The team's total spend at a moment.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SpendPoint {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub at: baton_core::Timestamp,
+    pub total_usd: f64,
+}
+
+/// The running total of `attempts`' cost, by when each ended (a running one counts now).
+fn timeline(attempts: &[Attempt], now: baton_core::Timestamp) -> Vec<SpendPoint> {
+    let mut costs: Vec<(baton_core::Timestamp, f64)> = attempts
+        .iter()
+        .filter(|a| a.usage.cost_usd > 0.0)
+        .map(|a| (a.ended_at.unwrap_or(now), a.usage.cost_usd))
+        .collect();
+    costs.sort_by_key(|(at, _)| *at);
+    let mut total = 0.0;
+    costs
+        .into_iter()
+        .map(|(at, cost)| {
+            total += cost;
+            SpendPoint {
+                at,
+                total_usd: total,
+            }
+        })
+        .collect()
 }
 
 impl Operation for TeamStatus {
@@ -67,10 +100,12 @@ impl Operation for TeamStatus {
                 }
             })
             .collect();
+        let attempts = cx.team.attempts(None)?;
         Ok(TeamView {
             workers,
             supervisor: running_supervisor(cx.local)?,
-            spend: Spend::of(&cx.team.attempts(None)?),
+            spend: Spend::of(&attempts),
+            timeline: timeline(&attempts, baton_core::Timestamp::now()),
         })
     }
 }

@@ -44,6 +44,9 @@ pub struct SupervisorInfo {
     pub names: Vec<String>,
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub started_at: Timestamp,
+    /// The whole team's budget (US dollars), if it has one.
+    #[serde(default)]
+    pub budget_usd: Option<f64>,
 }
 
 /// A change asked of a running supervisor.
@@ -282,6 +285,7 @@ pub fn run_team(
         workers: plan.workers,
         names: worker_names(&prefix, 1..=plan.workers),
         started_at: Timestamp::now(),
+        budget_usd: plan.budget_usd,
     };
     for name in &info.names {
         baton_core::names::validate_agent_id(name)?;

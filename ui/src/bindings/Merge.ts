@@ -11,4 +11,8 @@ tasks: Array<string>,
 /**
  * Merge every done task's branch not merged yet, in the order they were completed.
  */
-all: boolean, };
+all: boolean, 
+/**
+ * Merge without running the project's check command (.coordination/review.toml).
+ */
+no_check: boolean, };

@@ -11,4 +11,8 @@ workers: number,
 /**
  * Its workers' names.
  */
-names: Array<string>, started_at: string, };
+names: Array<string>, started_at: string, 
+/**
+ * The whole team's budget (US dollars), if it has one.
+ */
+budget_usd: number | null, };

@@ -1,0 +1,104 @@
+import { useEffect, useState } from "react";
+import { call, errorMessage } from "./api";
+import type { InboxView as Inbox } from "./bindings/InboxView";
+import type { Question } from "./bindings/Question";
+
+interface Props {
+  /** Bumped on every change from the feed (a question asked or settled, a message): read again. */
+  version: number;
+  onError: (message: string | null) => void;
+}
+
+/** What waits for the lead: the agents' open questions and approvals, answered here with a
+ *  choice or in words (an approval also "always allow", which adds its rule to the project's
+ *  policy), and unread messages to the lead. The agent waiting on a question gets the answer
+ *  at once, through the store. */
+export function InboxView({ version, onError }: Props) {
+  const [inbox, setInbox] = useState<Inbox | null>(null);
+  useEffect(() => {
+    let current = true;
+    call("inbox_read", { agent: null, all: false, task: null, wait: false, timeout_seconds: null }).then(
+      (i) => current && setInbox(i),
+      (e: unknown) => onError(errorMessage(e)),
+    );
+    return () => {
+      current = false;
+    };
+  }, [version, onError]);
+
+  if (!inbox) return <p className="loading">Reading the inbox…</p>;
+  const open = inbox.questions.filter((q) => q.state.state === "open");
+  const ack = (id: string) =>
+    call("message_ack", { ids: [id], reader: null }).then(
+      () => onError(null),
+      (e: unknown) => onError(errorMessage(e)),
+    );
+  return (
+    <section className="inbox-view" aria-label="Inbox" data-testid="inbox-view">
+      <h2>Questions and approvals ({open.length})</h2>
+      {open.length === 0 && <p className="empty">Nothing waits for you.</p>}
+      <ul className="questions">
+        {open.map((q) => (
+          <QuestionItem key={q.id} question={q} onError={onError} />
+        ))}
+      </ul>
+      <h2>Messages ({inbox.messages.length})</h2>
+      {inbox.messages.length === 0 && <p className="empty">No unread messages.</p>}
+      <ul className="messages" data-testid="messages">
+        {inbox.messages.map((m) => (
+          <li key={m.id} data-testid={`message-${m.id}`}>
+            <p>
+              <strong>{m.subject}</strong> from {m.from}
+              {m.task && ` about ${m.task}`}
+            </p>
+            <p className="body">{m.body}</p>
+            <button onClick={() => void ack(m.id)}>Mark read</button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function QuestionItem({ question, onError }: { question: Question; onError: (message: string | null) => void }) {
+  const [text, setText] = useState("");
+  const answer = (value: string) =>
+    call("answer_question", { id: question.id, answer: value }).then(
+      () => onError(null),
+      (e: unknown) => onError(errorMessage(e)),
+    );
+  const about = question.about;
+  return (
+    <li className={`question ${about.kind}`} data-testid={`question-${question.id}`}>
+      <p>
+        <strong>{question.agent}</strong>
+        {question.task && ` (${question.task})`} {about.kind === "approval" ? "asks to run" : "asks"}:
+      </p>
+      {about.kind === "approval" ? (
+        <>
+          <p className="tool-name">{about.tool}</p>
+          <pre className="tool-input">{JSON.stringify(about.input, null, 2)}</pre>
+        </>
+      ) : (
+        <p className="question-text">{question.text}</p>
+      )}
+      <div className="choices" role="group" aria-label={`Answers to ${question.id}`}>
+        {question.choices.map((choice) => (
+          <button key={choice} onClick={() => void answer(choice)} data-testid={`answer-${question.id}-${choice.replace(/\s+/g, "-")}`}>
+            {choice}
+          </button>
+        ))}
+      </div>
+      {question.choices.length === 0 && (
+        <form onSubmit={(e) => (e.preventDefault(), text.trim() && void answer(text))}>
+          <label>
+            Your answer <input value={text} onChange={(e) => setText(e.target.value)} data-testid={`answer-text-${question.id}`} />
+          </label>{" "}
+          <button type="submit" data-testid={`answer-send-${question.id}`}>
+            Answer
+          </button>
+        </form>
+      )}
+    </li>
+  );
+}

@@ -1,0 +1,239 @@
+import { useCallback, useEffect, useState } from "react";
+import { DiffModeEnum, DiffView, SplitSide } from "@git-diff-view/react";
+import "@git-diff-view/react/styles/diff-view-pure.css";
+import { api, call, errorMessage } from "./api";
+import type { MergeReport } from "./bindings/MergeReport";
+import type { Review } from "./bindings/Review";
+import type { ReviewComment } from "./bindings/ReviewComment";
+import type { ReviewFile } from "./bindings/ReviewFile";
+import type { TaskView } from "./types";
+
+interface Props {
+  tasks: TaskView[];
+  /** Bumped on every change from the feed: the chosen review is read again. */
+  version: number;
+  dark: boolean;
+  onError: (message: string | null) => void;
+  onChanged: () => void;
+}
+
+/** A done task's work before it is merged: its branch's diff against the lead's branch, file
+ *  by file with syntax highlighting (`@git-diff-view/react`), comments on lines, "Request
+ *  changes" (the task goes back to be worked on its branch), the project's check and "Merge". */
+export function ReviewView({ tasks, version, dark, onError, onChanged }: Props) {
+  const done = tasks.filter((t) => t.status === "done");
+  const [chosen, setChosen] = useState<string | null>(null);
+  const task = chosen ?? done[0]?.id ?? null;
+  return (
+    <section className="review-view" aria-label="Review" data-testid="review-view">
+      <nav className="review-tasks" aria-label="Done tasks">
+        <h2>Done tasks</h2>
+        {done.length === 0 && <p className="empty">No task is done yet.</p>}
+        <ul>
+          {done.map((t) => (
+            <li key={t.id}>
+              <button aria-pressed={t.id === task} onClick={() => setChosen(t.id)} data-testid={`review-task-${t.id}`}>
+                {t.id}: {t.description}
+              </button>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      {task && <TaskReview key={task} task={task} version={version} dark={dark} onError={onError} onChanged={onChanged} />}
+    </section>
+  );
+}
+
+function TaskReview({ task, version, dark, onError, onChanged }: { task: string; version: number; dark: boolean; onError: (m: string | null) => void; onChanged: () => void }) {
+  const [review, setReview] = useState<Review | null>(null);
+  const [summary, setSummary] = useState("");
+  const [merge, setMerge] = useState<MergeReport | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [reads, setReads] = useState(0);
+  const reread = useCallback(() => setReads((n) => n + 1), []);
+  useEffect(() => {
+    let current = true;
+    call("task_review", { task }).then(
+      (r) => current && setReview(r),
+      (e: unknown) => current && (setReview(null), onError(errorMessage(e))),
+    );
+    return () => {
+      current = false;
+    };
+  }, [task, version, reads, onError]);
+
+  const act = <T,>(what: string, run: () => Promise<T>, then: (value: T) => void = () => {}) => {
+    setBusy(what);
+    run()
+      .then(
+        (value) => {
+          onError(null);
+          then(value);
+          reread();
+          onChanged();
+        },
+        (e: unknown) => onError(errorMessage(e)),
+      )
+      .finally(() => setBusy(null));
+  };
+
+  if (!review) return <p className="loading">Reading {task}'s branch…</p>;
+  const open = review.comments.filter((c) => c.round === null).length;
+  const check = review.check;
+  return (
+    <article className="task-review" data-testid="task-review">
+      <h2>
+        {review.task.id}: {review.task.description}
+      </h2>
+      <p className="muted">
+        {review.branch} against {review.base} at <code>{review.head.slice(0, 12)}</code>
+        {review.merged && " · merged"} · {review.files.length} file{review.files.length === 1 ? "" : "s"}
+      </p>
+      {review.uncommitted.length > 0 && <p className="warning">Not committed in its worktree (not shown): {review.uncommitted.join(", ")}</p>}
+      <div className="review-actions">
+        {review.check_command && (
+          <p data-testid="check" className={check ? (check.passed ? "passed" : "failed") : undefined}>
+            Check <code>{review.check_command}</code>:{" "}
+            {check ? (check.passed ? "passed" : `failed (exit code ${check.exit_code ?? "none: stopped"})`) : "not run on this commit"}{" "}
+            <button disabled={busy !== null} onClick={() => act("check", () => call("review_check", { task }))} data-testid="run-check">
+              {busy === "check" ? "Running…" : "Run check"}
+            </button>
+          </p>
+        )}
+        {check && !check.passed && <pre className="check-output" data-testid="check-output">{check.output}</pre>}
+        {!review.merged && (
+          <>
+            <label>
+              Summary for the worker <textarea value={summary} onChange={(e) => setSummary(e.target.value)} rows={2} data-testid="review-summary" />
+            </label>
+            <button
+              disabled={busy !== null || (open === 0 && summary.trim() === "")}
+              onClick={() => act("changes", () => call("review_request_changes", { task, summary: summary.trim() || null }), () => setSummary(""))}
+              data-testid="request-changes"
+            >
+              Request changes ({open} comment{open === 1 ? "" : "s"})
+            </button>{" "}
+            <button disabled={busy !== null} onClick={() => act("merge", () => call("task_merge", { tasks: [task], all: false, no_check: false }), setMerge)} data-testid="merge">
+              {busy === "merge" ? "Merging…" : "Merge"}
+            </button>
+          </>
+        )}
+      </div>
+      {merge && <MergeOutcome report={merge} onError={onError} onChanged={onChanged} />}
+      {review.files.map((file) => (
+        <FileDiff key={file.path} task={task} file={file} comments={review.comments} dark={dark} onError={onError} onCommented={reread} />
+      ))}
+    </article>
+  );
+}
+
+function MergeOutcome({ report, onError, onChanged }: { report: MergeReport; onError: (m: string | null) => void; onChanged: () => void }) {
+  const [added, setAdded] = useState<string | null>(null);
+  if (report.check_failed) {
+    const c = report.check_failed.check;
+    return (
+      <p className="error" role="alert" data-testid="merge-outcome">
+        Not merged: the check <code>{c.command}</code> failed (exit code {c.exit_code ?? "none: stopped"}). Its output is above.
+      </p>
+    );
+  }
+  if (report.conflict) {
+    const conflict = report.conflict;
+    const addFollowUp = () =>
+      api.addTask({ description: conflict.follow_up.description, priority: 1, depends: [], files: conflict.follow_up.files, hints: "", id: null }).then(
+        (t) => (setAdded(t.id), onChanged()),
+        (e: unknown) => onError(errorMessage(e)),
+      );
+    return (
+      <div className="error" role="alert" data-testid="merge-outcome">
+        <p>
+          Not merged: {conflict.branch} conflicts with {report.into ?? "your branch"} in {conflict.files.join(", ")}. Your checkout is as it was.
+        </p>
+        {added ? (
+          <p>Added {added} to resolve it.</p>
+        ) : (
+          <button onClick={() => void addFollowUp()} data-testid="add-follow-up">
+            Add a task to resolve it
+          </button>
+        )}
+      </div>
+    );
+  }
+  const merged = report.merged[0];
+  return (
+    <p className="notice" role="status" data-testid="merge-outcome">
+      {merged ? (merged.already_merged ? `${merged.branch} is in ${report.into} already.` : `Merged ${merged.branch} into ${report.into} (${merged.files.length} files).`) : "Nothing to merge."}
+    </p>
+  );
+}
+
+type Notes = Record<string, { data: ReviewComment[] }>;
+
+/** One file's diff, with its comments under their lines and a form on any line to add one. */
+function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: string; file: ReviewFile; comments: ReviewComment[]; dark: boolean; onError: (m: string | null) => void; onCommented: () => void }) {
+  const mine = comments.filter((c) => c.file === file.path || c.file === file.old_path);
+  const notes = (side: "new" | "old") =>
+    mine
+      .filter((c) => c.side === side)
+      .reduce<Notes>((all, c) => {
+        (all[c.line] ??= { data: [] }).data.push(c);
+        return all;
+      }, {});
+  return (
+    <section className="file-diff" data-testid={`diff-${file.path}`} aria-label={`Changes to ${file.path}`}>
+      <h3>
+        {file.old_path ? `${file.old_path} → ` : ""}
+        {file.path} <span className="muted">+{file.additions} −{file.deletions}</span>
+      </h3>
+      {file.binary ? (
+        <p className="muted">A binary file.</p>
+      ) : (
+        <DiffView<ReviewComment[]>
+          data={{ oldFile: { fileName: file.old_path ?? file.path }, newFile: { fileName: file.path }, hunks: [file.patch] }}
+          extendData={{ oldFile: notes("old"), newFile: notes("new") }}
+          diffViewMode={DiffModeEnum.Unified}
+          diffViewTheme={dark ? "dark" : "light"}
+          diffViewHighlight
+          diffViewAddWidget
+          renderExtendLine={({ data }) => (
+            <ul className="line-comments">
+              {data.map((c) => (
+                <li key={c.id} data-testid={`comment-${c.id}`}>
+                  <strong>{c.by}</strong>: {c.text} <span className="muted">{c.round === null ? "(open)" : `(sent in round ${c.round})`}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+          renderWidgetLine={({ side, lineNumber, onClose }) => (
+            <CommentForm
+              onCancel={onClose}
+              onSend={(text) =>
+                call("review_comment", { task, file: file.path, line: lineNumber, side: side === SplitSide.old ? "old" : "new", text }).then(
+                  () => (onClose(), onError(null), onCommented()),
+                  (e: unknown) => onError(errorMessage(e)),
+                )
+              }
+            />
+          )}
+        />
+      )}
+    </section>
+  );
+}
+
+function CommentForm({ onSend, onCancel }: { onSend: (text: string) => void; onCancel: () => void }) {
+  const [text, setText] = useState("");
+  return (
+    <form className="comment-form" onSubmit={(e) => (e.preventDefault(), text.trim() && onSend(text.trim()))}>
+      <label>
+        Comment <input autoFocus value={text} onChange={(e) => setText(e.target.value)} data-testid="comment-text" />
+      </label>{" "}
+      <button type="submit" data-testid="comment-send">
+        Comment
+      </button>{" "}
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </form>
+  );
+}

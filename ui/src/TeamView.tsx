@@ -1,0 +1,245 @@
+import { useCallback, useEffect, useRef, useState } from "react";
+import { api, call, errorMessage, onChange } from "./api";
+import type { TeamView as Team } from "./bindings/TeamView";
+import type { WorkerView } from "./bindings/WorkerView";
+import { Transcript } from "./Transcript";
+import { budgetShare, chartPoints, fold, lastSeq, usd, type Entry } from "./team";
+
+interface Props {
+  /** Bumped on every change from the feed (a worker's record, a task): the team is read again. */
+  version: number;
+  onError: (message: string | null) => void;
+}
+
+const PROFILES = ["claude", "codex", "gemini", "exec"];
+
+/** The supervised team: start and stop it and its workers; each worker's state, task and
+ *  cost; the spend over time against the budget; the chosen worker's transcript, following
+ *  live as the change feed brings its events. */
+export function TeamView({ version, onError }: Props) {
+  const [team, setTeam] = useState<Team | null>(null);
+  const [chosen, setChosen] = useState<string | null>(null);
+
+  useEffect(() => {
+    let current = true;
+    call("team_status", {}).then(
+      (t) => current && setTeam(t),
+      (e: unknown) => onError(errorMessage(e)),
+    );
+    return () => {
+      current = false;
+    };
+  }, [version, onError]);
+
+  const stop = (worker: string | null, now: boolean) =>
+    call("team_stop", { worker, now }).then(
+      () => onError(null),
+      (e: unknown) => onError(errorMessage(e)),
+    );
+
+  if (!team) return <p className="loading">Reading the team…</p>;
+  const worker = team.workers.find((w) => w.name === chosen) ?? null;
+  return (
+    <section className="team-view" aria-label="Team" data-testid="team-view">
+      <StartForm running={team.supervisor !== null} onError={onError} />
+      <Spend team={team} />
+      <table className="workers" data-testid="workers">
+        <caption>Workers</caption>
+        <thead>
+          <tr>
+            <th scope="col">Worker</th>
+            <th scope="col">State</th>
+            <th scope="col">Task</th>
+            <th scope="col">Cost</th>
+            <th scope="col">Last event</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {team.workers.map((w) => (
+            <WorkerRow key={w.name} worker={w} cost={w.usage.cost_usd} chosen={w.name === chosen} onChoose={() => setChosen(w.name)} onStop={stop} />
+          ))}
+        </tbody>
+      </table>
+      {team.workers.length === 0 && <p className="empty">No supervised workers yet: start a team above.</p>}
+      {team.supervisor && (
+        <p>
+          <button data-testid="stop-team" onClick={() => void stop(null, false)}>
+            Stop the team after its tasks
+          </button>{" "}
+          <button data-testid="stop-team-now" onClick={() => void stop(null, true)}>
+            Stop now
+          </button>
+        </p>
+      )}
+      {worker?.task && <WorkerTranscript key={`${worker.name}/${worker.task}`} task={worker.task} cost={team.spend.by_task[worker.task]?.cost_usd ?? 0} onError={onError} />}
+    </section>
+  );
+}
+
+function WorkerRow({
+  worker,
+  cost,
+  chosen,
+  onChoose,
+  onStop,
+}: {
+  worker: WorkerView;
+  cost: number;
+  chosen: boolean;
+  onChoose: () => void;
+  onStop: (worker: string, now: boolean) => void;
+}) {
+  const here = worker.supervisor_alive === true && worker.state !== "stopped";
+  return (
+    <tr data-testid={`worker-${worker.name}`} className={chosen ? "chosen" : undefined}>
+      <th scope="row">
+        <button onClick={onChoose} aria-pressed={chosen} data-testid={`show-${worker.name}`}>
+          {worker.name}
+        </button>{" "}
+        <span className="muted">
+          {worker.profile} on {worker.host}
+        </span>
+      </th>
+      <td data-testid={`state-${worker.name}`}>{worker.state.replace("_", " ")}</td>
+      <td>{worker.task ? `${worker.task}${worker.attempt ? ` (attempt ${worker.attempt})` : ""}` : "—"}</td>
+      <td>{usd(cost)}</td>
+      <td className="last-event">{worker.last_event ?? ""}</td>
+      <td>
+        {here && (
+          <>
+            <button onClick={() => onStop(worker.name, false)} aria-label={`Stop ${worker.name} after its task`}>
+              Stop
+            </button>{" "}
+            <button onClick={() => onStop(worker.name, true)} aria-label={`Stop ${worker.name} now`}>
+              Stop now
+            </button>
+          </>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+/** Start (or resize) this machine's team. */
+function StartForm({ running, onError }: { running: boolean; onError: (message: string | null) => void }) {
+  const [profile, setProfile] = useState("claude");
+  const [workers, setWorkers] = useState(2);
+  const [exec, setExec] = useState("");
+  const [budget, setBudget] = useState("");
+  const [stay, setStay] = useState(true);
+  const [busy, setBusy] = useState(false);
+  const start = () => {
+    setBusy(true);
+    const budgetUsd = budget.trim() === "" ? null : Number(budget);
+    api
+      .teamUp({ profile, workers, exec: profile === "exec" ? exec : null, budget_usd: budgetUsd, stay })
+      .then(
+        () => onError(null),
+        (e: unknown) => onError(errorMessage(e)),
+      )
+      .finally(() => setBusy(false));
+  };
+  return (
+    <form className="team-start" data-testid="team-start" onSubmit={(e) => (e.preventDefault(), start())}>
+      <label>
+        Agent{" "}
+        <select value={profile} onChange={(e) => setProfile(e.target.value)} data-testid="team-profile">
+          {PROFILES.map((p) => (
+            <option key={p}>{p}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Workers <input type="number" min={1} max={256} value={workers} onChange={(e) => setWorkers(Number(e.target.value))} data-testid="team-workers" />
+      </label>
+      {profile === "exec" && (
+        <label>
+          Command <input value={exec} onChange={(e) => setExec(e.target.value)} placeholder="make test" data-testid="team-exec" />
+        </label>
+      )}
+      <label>
+        Budget (USD) <input value={budget} onChange={(e) => setBudget(e.target.value)} inputMode="decimal" placeholder="none" data-testid="team-budget" />
+      </label>
+      <label>
+        <input type="checkbox" checked={stay} onChange={(e) => setStay(e.target.checked)} /> Wait for new tasks
+      </label>
+      <button type="submit" disabled={busy} data-testid="team-up">
+        {running ? "Resize the team" : "Start the team"}
+      </button>
+    </form>
+  );
+}
+
+/** What the team cost: the total, per agent, over time, and against its budget. */
+function Spend({ team }: { team: Team }) {
+  const total = team.spend.total.cost_usd;
+  const budget = team.supervisor?.budget_usd ?? null;
+  const share = budgetShare(total, budget);
+  const points = chartPoints(team.timeline, 240, 48);
+  return (
+    <section className="spend" aria-label="Spend" data-testid="spend">
+      <p>
+        Spent <strong data-testid="spend-total">{usd(total)}</strong> ({team.spend.total.input_tokens} tokens in, {team.spend.total.output_tokens} out)
+        {Object.entries(team.spend.by_agent).map(([agent, u]) => (
+          <span key={agent} className="muted">
+            {" "}
+            · {agent} {usd(u?.cost_usd ?? 0)}
+          </span>
+        ))}
+      </p>
+      {points && (
+        <svg className="spend-chart" width={240} height={48} role="img" aria-label={`Spend over time, up to ${usd(total)}`} data-testid="spend-chart">
+          <polyline points={points} fill="none" stroke="currentColor" strokeWidth={2} />
+        </svg>
+      )}
+      {share !== null && budget !== null && (
+        <label className="budget">
+          Budget {usd(budget)}{" "}
+          <meter min={0} max={1} high={0.8} value={share} data-testid="budget-bar">
+            {Math.round(share * 100)}%
+          </meter>
+        </label>
+      )}
+    </section>
+  );
+}
+
+/** The latest attempt at `task`, read once and then followed from the change feed. */
+function WorkerTranscript({ task, cost, onError }: { task: string; cost: number; onError: (message: string | null) => void }) {
+  const [entries, setEntries] = useState<Entry[]>([]);
+  const [attempt, setAttempt] = useState<number | null>(null);
+  const after = useRef(0);
+  const load = useCallback(() => {
+    call("team_transcript", { task, attempt: null, after: 0, limit: 10000 }).then(
+      (t) => {
+        after.current = lastSeq(t.events, 0);
+        setAttempt(t.attempt.attempt);
+        setEntries(fold([], t.events, 0));
+      },
+      (e: unknown) => onError(errorMessage(e)),
+    );
+  }, [task, onError]);
+  useEffect(load, [load]);
+  useEffect(() => {
+    const unlisten = onChange((change) => {
+      if (change.event !== "transcript_appended" || change.task !== task) return;
+      if (attempt !== null && change.attempt !== attempt) return load();
+      const from = after.current;
+      after.current = lastSeq(change.events, from);
+      setEntries((old) => fold(old, change.events, from));
+    });
+    return () => void unlisten.then((stop) => stop());
+  }, [task, attempt, load]);
+  return (
+    <section className="worker-transcript" aria-label={`Transcript of ${task}`}>
+      <h2>
+        {task}
+        {attempt !== null && `, attempt ${attempt}`} <span className="muted">({usd(cost)} on this task)</span>
+      </h2>
+      <Transcript entries={entries} />
+    </section>
+  );
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { budgetShare, chartPoints, fold, lastSeq, usd } from "./team";
+import type { TranscriptEvent } from "./bindings/TranscriptEvent";
+
+const at = "2026-11-24T10:00:00Z";
+
+describe("fold", () => {
+  it("joins a tool result to its call, even across batches, and marks errors", () => {
+    const first: TranscriptEvent[] = [
+      { seq: 1, at, kind: "text", text: "Reading the file" },
+      { seq: 2, at, kind: "tool_call", id: "t1", name: "Bash", input: { command: "ls" } },
+    ];
+    const entries = fold([], first, 0);
+    expect(entries).toHaveLength(2);
+    expect(entries[1]).toMatchObject({ kind: "tool", name: "Bash", output: null });
+    const next = fold(entries, [
+      { seq: 2, at, kind: "tool_call", id: "t1", name: "Bash", input: { command: "ls" } },
+      { seq: 3, at, kind: "tool_result", id: "t1", output: "a.rs", is_error: true },
+      { seq: 4, at, kind: "error", message: "rate limited" },
+    ], lastSeq(first, 0));
+    expect(next).toHaveLength(3);
+    expect(next[1]).toMatchObject({ kind: "tool", output: "a.rs", isError: true });
+    expect(next[2]).toMatchObject({ kind: "error", text: "rate limited" });
+    expect(lastSeq(first, 0)).toBe(2);
+    expect(lastSeq([], 7)).toBe(7);
+    expect(entries[1]).toMatchObject({ output: null });
+  });
+});
+
+describe("chart and budget", () => {
+  it("draws spend from zero up to the highest total", () => {
+    const points = chartPoints(
+      [
+        { at: "2026-11-24T10:00:00Z", total_usd: 1 },
+        { at: "2026-11-24T10:10:00Z", total_usd: 2 },
+      ],
+      100,
+      20,
+    );
+    expect(points).toBe("0,20 0.0,10.0 100.0,0.0");
+    expect(chartPoints([], 100, 20)).toBe("");
+  });
+
+  it("fills a budget bar to at most full, and formats dollars", () => {
+    expect(budgetShare(0.5, 2)).toBe(0.25);
+    expect(budgetShare(3, 2)).toBe(1);
+    expect(budgetShare(3, null)).toBeNull();
+    expect(usd(0.0123)).toBe("$0.012");
+    expect(usd(12.345)).toBe("$12.35");
+  });
+});

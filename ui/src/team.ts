@@ -1,0 +1,112 @@
+// The Team view's logic, apart from drawing: a transcript's events folded for reading (each
+// tool call with its result), the spend chart's points, and budget bars. Pure, so it is
+// unit-tested (team.test.ts).
+
+import type { TranscriptEvent } from "./bindings/TranscriptEvent";
+import type { SpendPoint } from "./bindings/SpendPoint";
+
+/** One entry of a transcript as read: text, a tool call with its result (when it came), an
+ *  error, the final result, or a line of the supervisor's or the process's. */
+export type Entry =
+  | { kind: "text"; seq: number; text: string }
+  | { kind: "tool"; seq: number; id: string; name: string; input: string; output: string | null; isError: boolean }
+  | { kind: "error"; seq: number; text: string }
+  | { kind: "result"; seq: number; text: string; isError: boolean; cost: number | null }
+  | { kind: "note"; seq: number; text: string };
+
+function shown(input: unknown): string {
+  if (typeof input === "string") return input;
+  return JSON.stringify(input, null, 2) ?? "";
+}
+
+/** Folds `events` into `entries` (a copy, with the new ones added): a tool result joins its
+ *  call. Only events numbered after `after` are taken, so following a transcript appends each
+ *  event once however it arrived (read, or pushed by the change feed). */
+export function fold(entries: Entry[], events: TranscriptEvent[], after: number): Entry[] {
+  const out = entries.slice();
+  for (const event of events) {
+    if (event.seq <= after) continue;
+    switch (event.kind) {
+      case "text":
+        out.push({ kind: "text", seq: event.seq, text: event.text });
+        break;
+      case "tool_call":
+        out.push({ kind: "tool", seq: event.seq, id: event.id, name: event.name, input: shown(event.input), output: null, isError: false });
+        break;
+      case "tool_result": {
+        const at = callOf(out, event.id);
+        const call = out[at];
+        if (call?.kind === "tool") out[at] = { ...call, output: event.output, isError: event.is_error };
+        else out.push({ kind: "note", seq: event.seq, text: `tool result: ${event.output}` });
+        break;
+      }
+      case "error":
+        out.push({ kind: "error", seq: event.seq, text: event.message });
+        break;
+      case "result":
+        out.push({ kind: "result", seq: event.seq, text: event.text, isError: event.is_error, cost: event.cost_usd });
+        break;
+      case "line":
+        if (event.stream === "stderr") out.push({ kind: "error", seq: event.seq, text: event.text });
+        else out.push({ kind: "note", seq: event.seq, text: event.text });
+        break;
+      case "supervisor":
+        out.push({ kind: "note", seq: event.seq, text: event.text });
+        break;
+      case "started":
+        out.push({ kind: "note", seq: event.seq, text: `started: ${event.command}` });
+        break;
+      case "exited":
+        out.push({
+          kind: event.code === 0 ? "note" : "error",
+          seq: event.seq,
+          text: event.signal !== null ? `exited on signal ${event.signal}` : `exited with code ${event.code ?? "?"}`,
+        });
+        break;
+      case "session":
+        break;
+    }
+  }
+  return out;
+}
+
+/** Where the tool call `id` is in `entries` (the latest of that id), or -1. */
+function callOf(entries: Entry[], id: string): number {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i];
+    if (e?.kind === "tool" && e.id === id) return i;
+  }
+  return -1;
+}
+
+/** The highest event number in `events`, or `after` when none is higher. */
+export function lastSeq(events: TranscriptEvent[], after: number): number {
+  return events.reduce((most, e) => Math.max(most, e.seq), after);
+}
+
+/** The spend over time as an SVG polyline's points in a `width` × `height` box (time across,
+ *  dollars up, from zero); empty with fewer than one point. */
+export function chartPoints(points: SpendPoint[], width: number, height: number): string {
+  if (points.length === 0) return "";
+  const times = points.map((p) => Date.parse(p.at));
+  const first = Math.min(...times);
+  const span = Math.max(1, Math.max(...times) - first);
+  const top = Math.max(...points.map((p) => p.total_usd), 1e-9);
+  const xy = points.map((p, i) => {
+    const x = points.length === 1 ? width : (((times[i] ?? first) - first) / span) * width;
+    const y = height - (p.total_usd / top) * height;
+    return `${x.toFixed(1)},${y.toFixed(1)}`;
+  });
+  return [`0,${height}`, ...xy].join(" ");
+}
+
+/** How full a budget is, 0 to 1 (over budget is 1). */
+export function budgetShare(spent: number, budget: number | null): number | null {
+  if (budget === null || budget <= 0) return null;
+  return Math.min(1, spent / budget);
+}
+
+/** US dollars as the lead reads them: cents, or tenths of a cent below a dollar. */
+export function usd(amount: number): string {
+  return amount < 1 ? `$${amount.toFixed(3)}` : `$${amount.toFixed(2)}`;
+}
