@@ -781,11 +781,14 @@ fn filters_narrow_a_thousand_task_board_are_kept_and_every_view_passes_axe_in_li
             json!(theme == "dark"),
             "the app follows the desktop's theme"
         );
-        for view in ["board", "graph", "agents"] {
+        for view in ["board", "graph", "agents", "team", "inbox", "review"] {
             session.click(&session.find(&format!("[data-testid=view-{view}]")));
             let shown = match view {
                 "board" => "[data-testid=board]",
                 "graph" => "[data-testid=handoff-graph]",
+                "team" => "[data-testid=team-start]",
+                "inbox" => "[data-testid=inbox-view]",
+                "review" => "[data-testid=review-view]",
                 _ => "[data-testid=agents-summary]",
             };
             session.find(shown);
@@ -1381,6 +1384,198 @@ fn an_agents_question_raises_a_desktop_notification_at_once() {
         p.op("answer_question", json!({"id": "q-1", "answer": "8080"}));
         let outcome = asking.join().unwrap();
         assert_eq!(outcome["answer"], "8080", "{outcome}");
+    });
+    session.close();
+}
+
+/// The `baton` CLI built beside the app (the Team view starts the team through it).
+fn baton_beside_the_app() -> PathBuf {
+    let baton = desktop_binary().parent().unwrap().join("baton");
+    assert!(
+        baton.exists(),
+        "{} is missing: `cargo build` the workspace first (./scripts/test.sh does)",
+        baton.display()
+    );
+    baton
+}
+
+/// The first attempt waits for `go` (so the test sees the transcript follow it live), then
+/// writes `greet.txt`; an attempt whose hints ask for changes adds `bye`. Each commits.
+const GREETER: &str = "echo \"starting $BATON_TASK_ID\"; \
+     while [ ! -e \"$BATON_DIR/go\" ]; do sleep 0.1; done; \
+     if printf '%s' \"$BATON_TASK_HINTS\" | grep -q 'Changes requested'; then \
+       echo bye >> greet.txt && git commit -q -am 'say bye' && echo 'said bye'; \
+     else printf 'hello\\nworld\\n' > greet.txt && git add greet.txt && git commit -q -m greet \
+       && echo 'wrote the greeting'; fi";
+
+/// Stops a project's team however the test ends (the supervisor outlives the app by design).
+struct StopsTheTeam(PathBuf, PathBuf);
+
+impl Drop for StopsTheTeam {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.0)
+            .args(["team", "stop", "--now"])
+            .current_dir(&self.1)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// Axe on the view as it is, in the theme the app was started with, and a screenshot.
+fn check_view(session: &Session, view: &str, theme: &str) {
+    let violations = accessibility_violations(session);
+    assert!(violations.is_empty(), "{view} ({theme}): {violations:#?}");
+    session.screenshot(&shots().join(format!("{view}-{theme}.png")));
+}
+
+#[test]
+fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::init();
+    support::repository(p.path());
+    let baton = baton_beside_the_app();
+    std::fs::write(
+        p.coordination().join("review.toml"),
+        "check = \"grep -q forbidden greet.txt\"\n",
+    )
+    .unwrap();
+    p.op(
+        "task_add",
+        json!({"description": "Greet the user", "id": "t1"}),
+    );
+    let _team = StopsTheTeam(baton.clone(), p.path().to_path_buf());
+    let (session, _driver, _xvfb) = launch_with_env(&p, &[("BATON_DESKTOP_VIEW", "team")]);
+    session.find("[data-testid=team-start]");
+    check_view(&session, "team-empty", "light");
+
+    // Start a team of one exec worker from the Team view.
+    session.click(&session.find("[data-testid=team-profile] option:nth-child(4)"));
+    session.execute("document.querySelector('[data-testid=team-workers]').select()");
+    session.type_text(&session.find("[data-testid=team-workers]"), "1");
+    session.type_text(&session.find("[data-testid=team-exec]"), GREETER);
+    session.type_text(&session.find("[data-testid=team-budget]"), "5");
+    session.click(&session.find("[data-testid=team-up]"));
+    session.wait_for("the worker at work on t1", |s| {
+        s.find_now("[data-testid^=state-]")
+            .is_some_and(|_| s.text("[data-testid=workers]").contains("t1"))
+    });
+    session.find("[data-testid=budget-bar]");
+    let show = session.find("[data-testid^=show-]");
+    session.click(&show);
+    session.wait_for("the transcript of the running attempt", |s| {
+        s.find_now("[data-testid=transcript]").is_some()
+            && s.text("[data-testid=transcript]").contains("starting t1")
+    });
+    check_view(&session, "team", "light");
+    // The attempt goes on; its new lines reach the open transcript through the change feed.
+    std::fs::write(p.path().join("go"), "").unwrap();
+    session.wait_for("the transcript to follow", |s| {
+        s.text("[data-testid=transcript]")
+            .contains("wrote the greeting")
+    });
+    wait_file(&p, "t1 done", |p| status_of(p, "t1") == "done");
+
+    // An agent's question, answered from the Inbox, reaches the agent waiting on it.
+    let asking = Running(
+        Command::new(&baton)
+            .args([
+                "ask",
+                "Which greeting?",
+                "--choice",
+                "hello",
+                "--choice",
+                "hi",
+            ])
+            .args(["--agent", "w9", "--timeout", "120"])
+            .current_dir(p.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    session.click(&session.find("[data-testid=view-inbox]"));
+    session.wait_for("the question in the Inbox", |s| {
+        s.find_now("[data-testid=question-q-1]").is_some()
+    });
+    check_view(&session, "inbox", "light");
+    session.click(&session.find("[data-testid=answer-q-1-hi]"));
+    let mut asking = asking;
+    let child = &mut asking.0;
+    let status = child.wait().unwrap();
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut said).unwrap();
+    assert_eq!((status.code(), said.trim()), (Some(0), "hi"));
+
+    // The Review: the diff, a comment on a line, and the work sent back.
+    session.click(&session.find("[data-testid=view-review]"));
+    session.wait_for("t1's diff", |s| {
+        s.find_now("[data-testid='diff-greet.txt']").is_some()
+            && s.text("[data-testid='diff-greet.txt']").contains("world")
+    });
+    check_view(&session, "review", "light");
+    // The "+" beside a line opens the comment form (on mouse down, as the component listens).
+    session.execute(
+        "document.querySelector(\"[data-testid='diff-greet.txt'] [data-line-new-num='2']\")\
+         .closest('tr').querySelector('.diff-add-widget')\
+         .dispatchEvent(new MouseEvent('mousedown', {bubbles: true}))",
+    );
+    session.type_text(
+        &session.find("[data-testid=comment-text]"),
+        "say goodbye too",
+    );
+    session.click(&session.find("[data-testid=comment-send]"));
+    session.wait_for("the comment under its line", |s| {
+        s.find_now("[data-testid=comment-1]").is_some_and(|_| {
+            s.text("[data-testid=comment-1]")
+                .contains("say goodbye too")
+        })
+    });
+    session.click(&session.find("[data-testid=request-changes]"));
+    session.wait_for("the worker's new commit in the review", |s| {
+        s.find_now("[data-testid='diff-greet.txt']")
+            .is_some_and(|_| s.text("[data-testid='diff-greet.txt']").contains("bye"))
+    });
+    wait_file(&p, "t1 done again", |p| status_of(p, "t1") == "done");
+    session.wait_for("the review to show it done again", |s| {
+        s.text("[data-testid=review-state]").starts_with("done")
+    });
+
+    // A failing check blocks the merge and says why; a passing one lets it through.
+    let before = support::git(p.path(), &["rev-parse", "HEAD"]);
+    session.wait_for("Merge to be ready", |s| {
+        s.property("[data-testid=merge]", "disabled") == "false"
+    });
+    session.click(&session.find("[data-testid=merge]"));
+    session.wait_for("the merge refused by the check", |s| {
+        s.find_now("[data-testid=merge-outcome]").is_some_and(|_| {
+            s.text("[data-testid=merge-outcome]")
+                .contains("failed (exit code 1)")
+        })
+    });
+    assert_eq!(support::git(p.path(), &["rev-parse", "HEAD"]), before);
+    check_view(&session, "review-check-failed", "light");
+    std::fs::write(
+        p.coordination().join("review.toml"),
+        "check = \"grep -q bye greet.txt\"\n",
+    )
+    .unwrap();
+    session.click(&session.find("[data-testid=merge]"));
+    session.wait_for("the merge", |s| {
+        s.text("[data-testid=merge-outcome]")
+            .contains("Merged baton/t1")
+    });
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("greet.txt")).unwrap(),
+        "hello\nworld\nbye\n"
+    );
+
+    // The team stops from the Team view, leaving nothing running.
+    session.click(&session.find("[data-testid=view-team]"));
+    session.click(&session.find("[data-testid=stop-team-now]"));
+    let local = baton_core::Layout::for_project(p.path());
+    support::eventually("the supervisor to stop", || {
+        baton_team::running_supervisor(&local).unwrap().is_none()
     });
     session.close();
 }

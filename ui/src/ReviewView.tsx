@@ -23,7 +23,12 @@ interface Props {
 export function ReviewView({ tasks, version, dark, onError, onChanged }: Props) {
   const done = tasks.filter((t) => t.status === "done");
   const [chosen, setChosen] = useState<string | null>(null);
-  const task = chosen ?? done[0]?.id ?? null;
+  // The task shown stays shown while it is sent back and worked again (it is not done then).
+  const first = done[0]?.id ?? null;
+  useEffect(() => {
+    if (chosen === null && first !== null) setChosen(first);
+  }, [chosen, first]);
+  const task = chosen ?? first;
   return (
     <section className="review-view" aria-label="Review" data-testid="review-view">
       <nav className="review-tasks" aria-label="Done tasks">
@@ -55,7 +60,8 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
     let current = true;
     call("task_review", { task }).then(
       (r) => current && setReview(r),
-      (e: unknown) => current && (setReview(null), onError(errorMessage(e))),
+      // A read that fails (git busy while the worker commits) keeps what was shown.
+      (e: unknown) => current && onError(errorMessage(e)),
     );
     return () => {
       current = false;
@@ -85,8 +91,8 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
       <h2>
         {review.task.id}: {review.task.description}
       </h2>
-      <p className="muted">
-        {review.branch} against {review.base} at <code>{review.head.slice(0, 12)}</code>
+      <p className="muted" data-testid="review-state">
+        <span className="status">{review.task.status.replace("_", " ")}</span> · {review.branch} against {review.base} at <code>{review.head.slice(0, 12)}</code>
         {review.merged && " · merged"} · {review.files.length} file{review.files.length === 1 ? "" : "s"}
       </p>
       {review.uncommitted.length > 0 && <p className="warning">Not committed in its worktree (not shown): {review.uncommitted.join(", ")}</p>}

@@ -19,6 +19,9 @@ const PROFILES = ["claude", "codex", "gemini", "exec"];
 export function TeamView({ version, onError }: Props) {
   const [team, setTeam] = useState<Team | null>(null);
   const [chosen, setChosen] = useState<string | null>(null);
+  // The chosen worker's task, kept after it finishes (its record then holds none) until the
+  // worker takes another, so what it just did stays readable.
+  const [shown, setShown] = useState<string | null>(null);
 
   useEffect(() => {
     let current = true;
@@ -37,8 +40,12 @@ export function TeamView({ version, onError }: Props) {
       (e: unknown) => onError(errorMessage(e)),
     );
 
+  const worker = team?.workers.find((w) => w.name === chosen) ?? null;
+  const working = worker?.task ?? null;
+  useEffect(() => {
+    if (working) setShown(working);
+  }, [working]);
   if (!team) return <p className="loading">Reading the team…</p>;
-  const worker = team.workers.find((w) => w.name === chosen) ?? null;
   return (
     <section className="team-view" aria-label="Team" data-testid="team-view">
       <StartForm running={team.supervisor !== null} onError={onError} />
@@ -59,7 +66,17 @@ export function TeamView({ version, onError }: Props) {
         </thead>
         <tbody>
           {team.workers.map((w) => (
-            <WorkerRow key={w.name} worker={w} cost={w.usage.cost_usd} chosen={w.name === chosen} onChoose={() => setChosen(w.name)} onStop={stop} />
+            <WorkerRow
+              key={w.name}
+              worker={w}
+              cost={w.usage.cost_usd}
+              chosen={w.name === chosen}
+              onChoose={() => {
+                setChosen(w.name);
+                setShown(w.task);
+              }}
+              onStop={stop}
+            />
           ))}
         </tbody>
       </table>
@@ -74,7 +91,7 @@ export function TeamView({ version, onError }: Props) {
           </button>
         </p>
       )}
-      {worker?.task && <WorkerTranscript key={`${worker.name}/${worker.task}`} task={worker.task} cost={team.spend.by_task[worker.task]?.cost_usd ?? 0} onError={onError} />}
+      {shown && <WorkerTranscript key={shown} task={shown} cost={team.spend.by_task[shown]?.cost_usd ?? 0} onError={onError} />}
     </section>
   );
 }
@@ -110,10 +127,10 @@ function WorkerRow({
       <td>
         {here && (
           <>
-            <button onClick={() => onStop(worker.name, false)} aria-label={`Stop ${worker.name} after its task`}>
+            <button onClick={() => onStop(worker.name, false)} aria-label={`Stop (${worker.name}, after its task)`}>
               Stop
             </button>{" "}
-            <button onClick={() => onStop(worker.name, true)} aria-label={`Stop ${worker.name} now`}>
+            <button onClick={() => onStop(worker.name, true)} aria-label={`Stop now (${worker.name})`}>
               Stop now
             </button>
           </>
