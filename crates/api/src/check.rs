@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use baton_core::review::{CheckRun, MAX_CHECK_OUTPUT, record_check};
+use baton_core::review::{CheckRun, MAX_CHECK_OUTPUT, ReviewSettings, record_check};
 use baton_core::{ErrorKind, LEADER, Timestamp};
 use baton_git::Worktrees;
 use baton_live::{RunningCommand, TaskEnv};
@@ -45,7 +45,7 @@ impl Operation for RunCheck {
     type Output = CheckOutcome;
     fn run(self, cx: &Context) -> Result<CheckOutcome> {
         let task = task_named(cx, &self.task)?;
-        let Some(check) = run_check(cx, &task)? else {
+        let Some(check) = run_check(cx, &task, &settings(cx)?)? else {
             return Err(Error::new(
                 ErrorKind::InvalidArguments,
                 format!(
@@ -62,15 +62,18 @@ impl Operation for RunCheck {
     }
 }
 
-/// Runs the project's check on `task`'s branch in its worktree (made again from its branch
-/// if it was removed) and records it; `None` when the project has no check command.
-pub fn run_check(cx: &Context, task: &baton_core::Task) -> Result<Option<CheckRun>> {
-    let settings = settings(cx)?;
-    let Some(command) = settings.check else {
+/// Runs the project's check (`settings`) on `task`'s branch in its worktree (made again from
+/// its branch if it was removed) and records it; `None` when the project has no check command.
+pub fn run_check(
+    cx: &Context,
+    task: &baton_core::Task,
+    settings: &ReviewSettings,
+) -> Result<Option<CheckRun>> {
+    let Some(command) = settings.check.clone() else {
         return Ok(None);
     };
     let worktrees = Worktrees::open(cx.local)?;
-    let head = worktrees.branch_diff(&task.id)?.head;
+    let (_, head) = worktrees.branch_head(&task.id)?;
     let worktree = worktrees.prepare(&task.id)?;
     let result_path = cx.local.result_file(&task.id)?;
     let env = TaskEnv {
@@ -112,19 +115,10 @@ pub fn run_check(cx: &Context, task: &baton_core::Task) -> Result<Option<CheckRu
         head,
         passed: status.success() && !timed_out,
         exit_code: status.code(),
-        output: tail(&output, MAX_CHECK_OUTPUT),
+        output: baton_core::text::suffix(&output, MAX_CHECK_OUTPUT).to_string(),
         started_at,
         duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
     };
     record_check(cx.documents.as_ref(), &task.id, &run)?;
     Ok(Some(run))
-}
-
-/// The last `max` bytes of `text`, from a character boundary.
-fn tail(text: &str, max: usize) -> String {
-    let mut start = text.len().saturating_sub(max);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text[start..].to_string()
 }

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use baton_core::review::ReviewSettings;
 use baton_core::{Finding, FindingKind, StoreError, Task, TaskStatus};
 use baton_git::{GitError, Worktrees, branch_name, merge_task_branch, worktree_for_claim};
 use schemars::JsonSchema;
@@ -151,6 +152,11 @@ impl Operation for Merge {
                 .map(|id| mergeable(&file.tasks, id))
                 .collect::<Result<_>>()?
         };
+        // Read once, and only when a task will be checked: each is checked by the same command.
+        let settings = match self.no_check || tasks.is_empty() {
+            true => ReviewSettings::default(),
+            false => crate::review::settings(cx)?,
+        };
         let mut report = MergeReport {
             into: worktrees.repo().current_branch().ok(),
             merged: Vec::new(),
@@ -164,7 +170,7 @@ impl Operation for Merge {
                 continue;
             }
             if !self.no_check
-                && let Some(check) = check_before_merge(cx, &worktrees, task)?
+                && let Some(check) = check_before_merge(cx, &worktrees, task, &settings)?
                 && !check.passed
             {
                 report.check_failed = Some(CheckFailed {
@@ -215,19 +221,20 @@ fn check_before_merge(
     cx: &Context,
     worktrees: &Worktrees,
     task: &Task,
+    settings: &ReviewSettings,
 ) -> Result<Option<baton_core::review::CheckRun>> {
-    let Some(command) = crate::review::settings(cx)?.check else {
+    let Some(command) = &settings.check else {
         return Ok(None);
     };
-    let diff = worktrees.branch_diff(&task.id)?;
-    if diff.merged {
+    let (branch, head) = worktrees.branch_head(&task.id)?;
+    if worktrees.repo().is_merged(&branch)? {
         return Ok(None);
     }
     let record = baton_core::review::review_of(cx.documents.as_ref(), &task.id)?;
-    if let Some(run) = record.check_on(&diff.head, &command) {
+    if let Some(run) = record.check_on(&head, command) {
         return Ok(Some(run.clone()));
     }
-    crate::check::run_check(cx, task)
+    crate::check::run_check(cx, task, settings)
 }
 
 /// The task that resolves `task`'s conflict: merge its branch into the new task's own (which

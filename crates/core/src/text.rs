@@ -31,6 +31,16 @@ pub fn check_text(field: &'static str, text: &str, max_bytes: usize, required: b
     Ok(())
 }
 
+/// The longest end of `text` of at most `max_bytes` bytes that starts at a character
+/// boundary (all of `text` when it is that short).
+pub fn suffix(text: &str, max_bytes: usize) -> &str {
+    let mut start = text.len().saturating_sub(max_bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
 /// The longest start of `text` of at most `max_bytes` bytes that ends at a character
 /// boundary (all of `text` when it is that short).
 pub fn prefix(text: &str, max_bytes: usize) -> &str {

@@ -47,22 +47,28 @@ pub struct BranchDiff {
 }
 
 impl Worktrees {
-    /// The diff of `task`'s branch against the lead's branch it started from (the branch the
-    /// lead's checkout is on, for a branch that tracks none).
-    pub fn branch_diff(&self, task: &str) -> Result<BranchDiff> {
-        let repo = self.repo();
+    /// `task`'s branch and the commit it is at; [`GitError::NoBranch`] when it has none.
+    pub fn branch_head(&self, task: &str) -> Result<(String, String)> {
         let branch = branch_name(task);
-        if !repo.has_branch(&branch)? {
+        if !self.repo().has_branch(&branch)? {
             return Err(GitError::NoBranch {
                 task: task.to_string(),
                 branch,
             });
         }
+        let head = self.repo().commit_of(&branch)?;
+        Ok((branch, head))
+    }
+
+    /// The diff of `task`'s branch against the lead's branch it started from (the branch the
+    /// lead's checkout is on, for a branch that tracks none).
+    pub fn branch_diff(&self, task: &str) -> Result<BranchDiff> {
+        let repo = self.repo();
+        let (branch, head) = self.branch_head(task)?;
         let base = match repo.upstream(&branch)? {
             Some(base) => base,
             None => repo.current_branch()?,
         };
-        let head = repo.commit_of(&branch)?;
         let merged = repo.is_merged(&branch)?;
         let merge_base = match merged {
             // Merged: what it brought, from where it left the base before its merge commit.
