@@ -82,12 +82,7 @@ impl Policy {
     /// The policy at `path`; the default (ask about everything not inside the project) when
     /// there is no file. A file that is not a policy is an error naming what is wrong.
     pub fn load(path: &Path) -> Result<Policy> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Policy::default()),
-            Err(e) => return Err(StoreError::io(path, e)),
-        };
-        let policy: Policy = toml::from_str(&text).map_err(|e| StoreError::InvalidInput {
+        let policy: Policy = crate::text::settings_file(path, |e| StoreError::InvalidInput {
             field: "policy",
             reason: format!("{} is not an approval policy: {e}", path.display()),
         })?;

@@ -63,12 +63,7 @@ impl Default for ReviewSettings {
 impl ReviewSettings {
     /// The settings in `path`; the defaults (no check) when there is no such file.
     pub fn load(path: &Path) -> Result<ReviewSettings> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(e) => return Err(StoreError::io(path, e)),
-        };
-        let settings: ReviewSettings = toml::from_str(&text).map_err(|e| {
+        let settings: ReviewSettings = crate::text::settings_file(path, |e| {
             invalid(
                 "review.toml",
                 format!("{} cannot be read: {}", path.display(), e.message()),

@@ -1,6 +1,7 @@
 //! Validation of free text (descriptions, summaries, reasons, notes, prompts): bounded, and free
 //! of control characters other than newlines and tabs, so nothing stored can rewrite the
-//! terminal or the page that shows it.
+//! terminal or the page that shows it. And the text the user writes for Baton to read: the
+//! settings files in `.coordination/` ([`settings_file`]).
 
 use crate::error::{Result, StoreError};
 
@@ -68,4 +69,17 @@ pub fn check_paths(paths: &[String]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The settings file the user wrote at `path` (`policy.toml`, `review.toml`), as TOML; `T`'s
+/// defaults when there is none. `invalid` says what is wrong with one that does not parse.
+pub fn settings_file<T: Default + serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    invalid: impl FnOnce(toml::de::Error) -> StoreError,
+) -> Result<T> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => toml::from_str(&text).map_err(invalid),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(T::default()),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
 }
