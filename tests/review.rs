@@ -37,6 +37,11 @@ fn work(p: &Project) {
     );
 }
 
+/// Writes the project's `.coordination/review.toml`.
+fn review_settings(p: &Project, toml: &str) {
+    std::fs::write(p.coordination().join("review.toml"), toml).unwrap();
+}
+
 fn status(p: &Project, id: &str) -> String {
     let board = p.json(&["leader", "status"]);
     board["tasks"]
@@ -171,11 +176,7 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
 
     // A failing check stops the merge; the lead's branch does not move.
     let lead_head = git(p.path(), &["rev-parse", "HEAD"]);
-    std::fs::write(
-        p.coordination().join("review.toml"),
-        "check = \"grep -q forbidden greet.txt\"\n",
-    )
-    .unwrap();
+    review_settings(&p, "check = \"grep -q forbidden greet.txt\"\n");
     let out = p.run(&["--json", "leader", "merge", "t1"]);
     assert_eq!(out.status.code(), Some(9), "{out:?}");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -190,11 +191,7 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
     assert!(said.contains("failed (exit code 1)"), "{said}");
 
     // A check that passes lets it through; the branch's commits reach the lead.
-    std::fs::write(
-        p.coordination().join("review.toml"),
-        "check = \"grep -q bye greet.txt && echo checked\"\n",
-    )
-    .unwrap();
+    review_settings(&p, "check = \"grep -q bye greet.txt && echo checked\"\n");
     let merged = p.json(&["leader", "merge", "t1"]);
     assert!(merged["check_failed"].is_null(), "{merged}");
     assert_eq!(merged["merged"][0]["task"], "t1", "{merged}");
@@ -220,7 +217,7 @@ fn bad_settings_and_unknown_tasks_are_refused() {
     assert!(no_branch.contains("has no branch baton/t1"), "{no_branch}");
     let hostile = p.fails(&["review", "../../etc"], 1);
     assert!(hostile.contains("task id"), "{hostile}");
-    std::fs::write(p.coordination().join("review.toml"), "chek = 'x'\n").unwrap();
+    review_settings(&p, "chek = 'x'\n");
     let bad = p.fails(&["review", "check", "t1"], 1);
     assert!(bad.contains("chek"), "{bad}");
     std::fs::remove_file(p.coordination().join("review.toml")).unwrap();
