@@ -169,6 +169,14 @@ impl From<baton_fs::FileError> for StoreError {
 }
 
 impl StoreError {
+    /// `field` of the input is wrong, for `reason`.
+    pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        StoreError::InvalidInput {
+            field,
+            reason: reason.into(),
+        }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         StoreError::Io {

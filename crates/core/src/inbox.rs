@@ -149,19 +149,12 @@ pub struct NewMessage {
     pub task: Option<String>,
 }
 
-fn invalid(field: &'static str, reason: impl Into<String>) -> StoreError {
-    StoreError::InvalidInput {
-        field,
-        reason: reason.into(),
-    }
-}
-
 /// Refuses empty text, text over `max` bytes or with control characters (the rules of every
 /// free text, `crate::text`); `one_line` refuses line breaks and tabs too.
 fn check_text(field: &'static str, text: &str, max: usize, one_line: bool) -> Result<()> {
     crate::text::check_text(field, text, max, true)?;
     if one_line && text.contains(['\n', '\r', '\t']) {
-        return Err(invalid(field, "it must be one line"));
+        return Err(StoreError::invalid(field, "it must be one line"));
     }
     Ok(())
 }
@@ -184,7 +177,7 @@ fn document(folder: &str, id: &str) -> String {
 
 fn parse<T: serde::de::DeserializeOwned>(name: &str, value: Value) -> Result<T> {
     serde_json::from_value(value).map_err(|e| {
-        invalid(
+        StoreError::invalid(
             "inbox",
             format!("{name} is not what Baton wrote ({e}); fix or remove it"),
         )
@@ -199,7 +192,7 @@ fn check_id(id: &str, prefix: &str) -> Result<()> {
         .filter(|n| !n.is_empty() && n.len() <= 12 && n.bytes().all(|b| b.is_ascii_digit()));
     match number {
         Some(_) => Ok(()),
-        None => Err(invalid(
+        None => Err(StoreError::invalid(
             "id",
             format!("{id:?} is not an id of Baton's inbox (they look like {prefix}-12)"),
         )),
@@ -210,7 +203,10 @@ fn check_id(id: &str, prefix: &str) -> Result<()> {
 pub fn ask(docs: &dyn DocumentStore, new: NewQuestion) -> Result<Question> {
     check_text("question", &new.text, MAX_TEXT, false)?;
     if new.choices.len() > MAX_CHOICES {
-        return Err(invalid("choices", format!("at most {MAX_CHOICES}")));
+        return Err(StoreError::invalid(
+            "choices",
+            format!("at most {MAX_CHOICES}"),
+        ));
     }
     for choice in &new.choices {
         check_text("choices", choice, MAX_SUBJECT, true)?;
@@ -355,7 +351,7 @@ fn chosen(choices: &[String], text: &str) -> Result<String> {
         .enumerate()
         .map(|(i, c)| format!("{} {c:?}", i + 1))
         .collect();
-    Err(invalid(
+    Err(StoreError::invalid(
         "answer",
         format!("choose one of: {}", listed.join(", ")),
     ))
@@ -453,7 +449,7 @@ pub fn mark_read(docs: &dyn DocumentStore, reader: &str, ids: &[String]) -> Resu
             };
             let mut message: Message = parse(&name, value)?;
             if !message.is_for(reader) {
-                refusal = Some(invalid(
+                refusal = Some(StoreError::invalid(
                     "ids",
                     format!("message {id} is for {}, not {reader}", message.to),
                 ));

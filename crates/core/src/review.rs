@@ -64,7 +64,7 @@ impl ReviewSettings {
     /// The settings in `path`; the defaults (no check) when there is no such file.
     pub fn load(path: &Path) -> Result<ReviewSettings> {
         let settings: ReviewSettings = crate::text::settings_file(path, |e| {
-            invalid(
+            StoreError::invalid(
                 "review.toml",
                 format!("{} cannot be read: {}", path.display(), e.message()),
             )
@@ -74,14 +74,14 @@ impl ReviewSettings {
             .as_deref()
             .is_some_and(|c| c.trim().is_empty())
         {
-            return Err(invalid(
+            return Err(StoreError::invalid(
                 "check",
                 "it is empty; remove the line for no check",
             ));
         }
         if !(settings.check_timeout_minutes > 0.0 && settings.check_timeout_minutes <= 24.0 * 60.0)
         {
-            return Err(invalid(
+            return Err(StoreError::invalid(
                 "check_timeout_minutes",
                 "it must be more than 0 and at most a day (1440)",
             ));
@@ -210,13 +210,6 @@ pub struct NewComment {
     pub head: String,
 }
 
-fn invalid(field: &'static str, reason: impl Into<String>) -> StoreError {
-    StoreError::InvalidInput {
-        field,
-        reason: reason.into(),
-    }
-}
-
 fn document(task: &str) -> Result<String> {
     validate_task_id(task)?;
     Ok(format!("{REVIEWS}/{task}.json"))
@@ -224,7 +217,7 @@ fn document(task: &str) -> Result<String> {
 
 fn parse(name: &str, value: serde_json::Value) -> Result<ReviewRecord> {
     serde_json::from_value(value).map_err(|e| {
-        invalid(
+        StoreError::invalid(
             "review",
             format!("{name} is not what Baton wrote ({e}); fix or remove it"),
         )
@@ -267,13 +260,13 @@ pub fn comment(docs: &dyn DocumentStore, task: &str, new: NewComment) -> Result<
     crate::text::check_paths(std::slice::from_ref(&new.file))?;
     let leaves = new.file.starts_with('/') || new.file.split('/').any(|part| part == "..");
     if leaves {
-        return Err(invalid(
+        return Err(StoreError::invalid(
             "file",
             "a file of the diff, relative to the project",
         ));
     }
     if new.line == 0 {
-        return Err(invalid("line", "lines are counted from 1"));
+        return Err(StoreError::invalid("line", "lines are counted from 1"));
     }
     change(docs, task, &mut |record, now| {
         let comment = ReviewComment {
@@ -310,7 +303,7 @@ pub fn draft_round(task: &str, record: &ReviewRecord, summary: Option<&str>) -> 
     let summary = summary.map(str::trim).filter(|s| !s.is_empty());
     let open: Vec<&ReviewComment> = record.open_comments().collect();
     if open.is_empty() && summary.is_none() {
-        return Err(invalid(
+        return Err(StoreError::invalid(
             "comments",
             format!("{task} has no open comment: comment on a line or say what to change"),
         ));
