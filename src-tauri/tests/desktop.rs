@@ -1532,9 +1532,10 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
         })
     });
     session.click(&session.find("[data-testid=request-changes]"));
+    // The new line itself (the comment under line 2 says "goodbye" too).
     session.wait_for("the worker's new commit in the review", |s| {
-        s.find_now("[data-testid='diff-greet.txt']")
-            .is_some_and(|_| s.text("[data-testid='diff-greet.txt']").contains("bye"))
+        s.find_now("[data-testid='diff-greet.txt'] [data-line-new-num='3']")
+            .is_some()
     });
     wait_file(&p, "t1 done again", |p| status_of(p, "t1") == "done");
     session.wait_for("the review to show it done again", |s| {
@@ -1544,7 +1545,7 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     // A failing check blocks the merge and says why; a passing one lets it through.
     let before = support::git(p.path(), &["rev-parse", "HEAD"]);
     session.wait_for("Merge to be ready", |s| {
-        s.property("[data-testid=merge]", "disabled") == "false"
+        s.find_now("[data-testid=merge]:enabled").is_some()
     });
     session.click(&session.find("[data-testid=merge]"));
     session.wait_for("the merge refused by the check", |s| {

@@ -1,9 +1,9 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { api, call, errorMessage, onChange } from "./api";
 import type { TeamView as Team } from "./bindings/TeamView";
 import type { WorkerView } from "./bindings/WorkerView";
 import { Transcript } from "./Transcript";
-import { budgetShare, chartPoints, fold, lastSeq, usd, type Entry } from "./team";
+import { budgetShare, chartPoints, NOT_READ, take, usd, type Followed } from "./team";
 
 interface Props {
   /** Bumped on every change from the feed (a worker's record, a task): the team is read again. */
@@ -224,32 +224,45 @@ function Spend({ team }: { team: Team }) {
   );
 }
 
-/** The latest attempt at `task`, read once and then followed from the change feed. */
+/** The latest attempt at `task`, followed from the change feed: the feed is listened to
+ *  first, then the transcript read; pushed events that cannot be taken as they come (a newer
+ *  attempt, or some missed before the listening began) are read instead (`take`). */
 function WorkerTranscript({ task, cost, onError }: { task: string; cost: number; onError: (message: string | null) => void }) {
-  const [entries, setEntries] = useState<Entry[]>([]);
-  const [attempt, setAttempt] = useState<number | null>(null);
-  const after = useRef(0);
-  const load = useCallback(() => {
-    call("team_transcript", { task, attempt: null, after: 0, limit: 10000 }).then(
-      (t) => {
-        after.current = lastSeq(t.events, 0);
-        setAttempt(t.attempt.attempt);
-        setEntries(fold([], t.events, 0));
-      },
-      (e: unknown) => onError(errorMessage(e)),
-    );
-  }, [task, onError]);
-  useEffect(load, [load]);
+  const [followed, setFollowed] = useState<Followed>(NOT_READ);
   useEffect(() => {
-    const unlisten = onChange((change) => {
-      if (change.event !== "transcript_appended" || change.task !== task) return;
-      if (attempt !== null && change.attempt !== attempt) return load();
-      const from = after.current;
-      after.current = lastSeq(change.events, from);
-      setEntries((old) => fold(old, change.events, from));
+    let live = true;
+    let state = NOT_READ;
+    const apply = (next: Followed) => {
+      state = next;
+      setFollowed(next);
+    };
+    const read = () => {
+      const same = state.attempt;
+      call("team_transcript", { task, attempt: same, after: same === null ? 0 : state.after, limit: 10000 }).then(
+        (t) => {
+          if (!live) return;
+          const next = take(state, t.attempt.attempt, t.events, true);
+          if (next !== "read") apply(next);
+        },
+        (e: unknown) => live && onError(errorMessage(e)),
+      );
+    };
+    const listening = onChange((change) => {
+      if (!live || change.event !== "transcript_appended" || change.task !== task) return;
+      const next = take(state, change.attempt, change.events, false);
+      if (next === "read") {
+        // A newer attempt is read whole (attempt null: the latest); a gap from where it was.
+        if (change.attempt !== state.attempt) state = { ...state, attempt: null, after: 0 };
+        read();
+      } else apply(next);
     });
-    return () => void unlisten.then((stop) => stop());
-  }, [task, attempt, load]);
+    void listening.then(() => live && read());
+    return () => {
+      live = false;
+      void listening.then((stop) => stop());
+    };
+  }, [task, onError]);
+  const { attempt, entries } = followed;
   return (
     <section className="worker-transcript" aria-label={`Transcript of ${task}`}>
       <h2>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { budgetShare, chartPoints, fold, lastSeq, usd } from "./team";
+import { budgetShare, chartPoints, fold, lastSeq, NOT_READ, take, usd, type Followed } from "./team";
 import type { TranscriptEvent } from "./bindings/TranscriptEvent";
 
 const at = "2026-11-24T10:00:00Z";
@@ -24,6 +24,38 @@ describe("fold", () => {
     expect(lastSeq(first, 0)).toBe(2);
     expect(lastSeq([], 7)).toBe(7);
     expect(entries[1]).toMatchObject({ output: null });
+  });
+});
+
+describe("take", () => {
+  const line = (seq: number, text = `line ${seq}`): TranscriptEvent => ({ seq, at, kind: "line", stream: "stdout", text });
+  const texts = (f: Followed | "read") => (f === "read" ? "read" : f.entries.map((e) => ("text" in e ? e.text : "")));
+
+  it("asks for a read when pushed events come before the first read or after a gap", () => {
+    expect(take(NOT_READ, 1, [line(1)], false)).toBe("read");
+    const read = take(NOT_READ, 1, [line(1), line(2)], true);
+    expect(texts(read)).toEqual(["line 1", "line 2"]);
+    expect(take(read as Followed, 1, [line(4)], false)).toBe("read");
+    expect(texts(take(read as Followed, 1, [line(3)], false))).toEqual(["line 1", "line 2", "line 3"]);
+  });
+
+  it("takes each event once whichever of the read and the push comes first", () => {
+    const read = take(NOT_READ, 1, [line(1)], true) as Followed;
+    const pushed = take(read, 1, [line(2), line(3)], false) as Followed;
+    // A read made before the push answers after it: nothing is lost or doubled.
+    const late = take(pushed, 1, [line(1), line(2)], true);
+    expect(texts(late)).toEqual(["line 1", "line 2", "line 3"]);
+    expect((late as Followed).after).toBe(3);
+    expect(take(pushed, 1, [line(2), line(3)], false)).toBe(pushed);
+  });
+
+  it("starts over for a newer attempt and ignores an older one", () => {
+    const first = take(NOT_READ, 1, [line(1, "one")], true) as Followed;
+    expect(take(first, 2, [line(1, "two")], false)).toBe("read");
+    const second = take(first, 2, [line(1, "two")], true) as Followed;
+    expect(texts(second)).toEqual(["two"]);
+    expect(take(second, 1, [line(2, "late")], false)).toBe(second);
+    expect(take(second, 1, [line(1, "old read")], true)).toBe(second);
   });
 });
 

@@ -79,6 +79,34 @@ function callOf(entries: Entry[], id: string): number {
   return -1;
 }
 
+/** A transcript as followed: the attempt shown (none before the first read), its entries, and
+ *  the last event number taken (events are numbered 1, 2, 3… within an attempt). */
+export interface Followed {
+  attempt: number | null;
+  entries: Entry[];
+  after: number;
+}
+
+export const NOT_READ: Followed = { attempt: null, entries: [], after: 0 };
+
+/** Takes `attempt`'s `events` into `state`, however they came: from a read of the transcript
+ *  (`read`, everything after some number) or pushed by the change feed, in any order. Returns
+ *  the new state, or `"read"` when pushed events cannot be taken without a read first: they
+ *  belong to a newer attempt, or some before them were missed (the feed was not listening yet,
+ *  or a read raced them). An older attempt's events change nothing. */
+export function take(state: Followed, attempt: number, events: TranscriptEvent[], read: boolean): Followed | "read" {
+  if (state.attempt !== null && attempt < state.attempt) return state;
+  if (state.attempt !== attempt) {
+    if (!read) return "read";
+    return { attempt, entries: fold([], events, 0), after: lastSeq(events, 0) };
+  }
+  const fresh = events.filter((e) => e.seq > state.after);
+  if (fresh.length === 0) return state;
+  const first = Math.min(...fresh.map((e) => e.seq));
+  if (first > state.after + 1 && !read) return "read";
+  return { attempt, entries: fold(state.entries, fresh, state.after), after: lastSeq(fresh, state.after) };
+}
+
 /** The highest event number in `events`, or `after` when none is higher. */
 export function lastSeq(events: TranscriptEvent[], after: number): number {
   return events.reduce((most, e) => Math.max(most, e.seq), after);

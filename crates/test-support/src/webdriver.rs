@@ -189,13 +189,16 @@ impl Session {
             .unwrap_or_default()
     }
 
-    /// A DOM property of the element matching `css` (`value` of a text field, say).
+    /// A DOM property of the element matching `css` (`value` of a text field, say): a string
+    /// as it is, any other value as JSON (`disabled` is `"false"` or `"true"`), `""` when the
+    /// driver could not read it.
     pub fn property(&self, css: &str, name: &str) -> String {
         let element = self.find(css);
-        self.call("GET", &format!("/element/{element}/property/{name}"), None)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
+        match self.call("GET", &format!("/element/{element}/property/{name}"), None) {
+            Ok(Value::String(text)) => text,
+            Ok(other) => other.to_string(),
+            Err(_) => String::new(),
+        }
     }
 
     pub fn attribute(&self, css: &str, name: &str) -> Option<String> {
