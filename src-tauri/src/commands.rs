@@ -123,15 +123,17 @@ pub fn recent_projects(app: AppHandle) -> Vec<crate::recent::RecentProject> {
         .unwrap_or_default()
 }
 
-/// Asks for a project folder with the desktop's folder dialog; `None` when cancelled.
+/// Asks for a project folder with the desktop's folder dialog, opened in `start` when that is
+/// a folder (what the open screen's field names); `None` when cancelled.
 #[tauri::command]
-pub async fn pick_folder(app: AppHandle) -> Result<Option<String>> {
+pub async fn pick_folder(app: AppHandle, start: Option<String>) -> Result<Option<String>> {
     use tauri_plugin_dialog::DialogExt;
     off_main_thread(move || {
-        Ok(app
-            .dialog()
-            .file()
-            .set_title("Open a project folder")
+        let mut dialog = app.dialog().file().set_title("Open a project folder");
+        if let Some(start) = start.map(PathBuf::from).filter(|p| p.is_dir()) {
+            dialog = dialog.set_directory(start);
+        }
+        Ok(dialog
             .blocking_pick_folder()
             .map(|folder| folder.to_string()))
     })

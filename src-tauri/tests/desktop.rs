@@ -12,7 +12,7 @@ use baton_test_support as support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::PATIENCE;
@@ -1141,49 +1141,30 @@ fn the_folder_dialog_opens_the_chosen_project() {
             ("BATON_DIR", nowhere.path().to_str().unwrap()),
         ],
     );
-    // The desktop's own folder chooser (GTK): type the folder's path (typing a path opens
-    // its location field) and press Enter, as a user would. Keys sent while the dialog is
-    // still settling can be lost; then the dialog is cancelled and opened again.
-    let folder = format!("{}/", known.path().display());
-    let dialog = || {
-        xdotool(
+    // The desktop's own folder chooser (GTK) opens in the folder the field names; the lead
+    // confirms it from the keyboard: Ctrl+L (the location field, left empty), Enter.
+    let field = session.find("[data-testid=project-path]");
+    session.execute("document.querySelector('[data-testid=project-path]').select()");
+    session.type_text(&field, &known.path().display().to_string());
+    session.click(&session.find("[data-testid=choose-folder]"));
+    let mut window = String::new();
+    session.wait_for("the folder dialog", |_| {
+        window = xdotool(
             &display,
             &["search", "--onlyvisible", "--name", "Open a project folder"],
         )
         .lines()
         .next()
         .unwrap_or_default()
-        .to_string()
-    };
-    let mut opened = false;
-    for _attempt in 0..3 {
-        session.click(&session.find("[data-testid=choose-folder]"));
-        let mut window = String::new();
-        session.wait_for("the folder dialog", |_| {
-            window = dialog();
-            !window.is_empty()
-        });
-        xdotool(&display, &["windowfocus", "--sync", &window]);
-        xdotool(&display, &["type", "--delay", "20", &folder]);
-        xdotool(&display, &["key", "Return"]);
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while Instant::now() < deadline && !opened {
-            opened = session.find_now("[data-testid=goal]").is_some();
-            if !opened && !dialog().is_empty() {
-                // Enter on a folder's path may first go into it; Enter again chooses it.
-                xdotool(&display, &["key", "Return"]);
-            }
-            std::thread::sleep(Duration::from_millis(100)); // retry until the deadline
-        }
-        if opened {
-            break;
-        }
-        if !dialog().is_empty() {
-            xdotool(&display, &["key", "Escape"]);
-            session.wait_for("the dialog to close", |_| dialog().is_empty());
-        }
-    }
-    assert!(opened, "the folder dialog never chose {folder}");
+        .to_string();
+        !window.is_empty()
+    });
+    xdotool(&display, &["windowfocus", "--sync", &window]);
+    xdotool(&display, &["key", "ctrl+l"]);
+    xdotool(&display, &["key", "Return"]);
+    session.wait_for("the chosen project", |s| {
+        s.find_now("[data-testid=goal]").is_some()
+    });
     assert_eq!(session.text("[data-testid=goal]"), "Test goal");
     session.close();
 }

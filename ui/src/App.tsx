@@ -272,7 +272,7 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
       <button
         data-testid="choose-folder"
         onClick={() =>
-          api.pickFolder().then(
+          api.pickFolder(path).then(
             (folder) => folder && open(folder),
             (e: unknown) => setError(errorMessage(e)),
           )

@@ -57,7 +57,8 @@ export const api = {
   connectDatabase: (path: string, url: string, project: string, password: string | null) =>
     invoke<ProjectInfo>("connect_database", { path, url, project, password }),
   recentProjects: () => invoke<RecentProject[]>("recent_projects"),
-  pickFolder: () => invoke<string | null>("pick_folder"),
+  /** The folder dialog, opened in `start` when that is a folder. */
+  pickFolder: (start: string) => invoke<string | null>("pick_folder", { start: start.trim() || null }),
   leaderInit: (path: string, goal: string) => invoke<ProjectInfo>("leader_init", { path, goal }),
   status: () => call("task_status", {}),
   addTask: (request: Operations["task_add"]["request"]) => call("task_add", request).then(task),
