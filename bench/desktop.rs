@@ -33,44 +33,15 @@ use baton_core::TaskStore;
 use baton_test_support::stats;
 use baton_test_support::xvfb;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use stats::{ms, percentile};
 
-/// A process stopped when the benchmark ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        xvfb::stop_gently(&mut self.0);
-    }
-}
-
-/// PSS in kB of `pid` and all its descendants.
-fn pss_tree(pid: u32) -> u64 {
-    let mut total = 0;
-    let mut stack = vec![pid];
-    while let Some(pid) = stack.pop() {
-        if let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) {
-            total += text
-                .lines()
-                .find_map(|l| l.strip_prefix("Pss:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-        if let Ok(children) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
-            stack.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-    }
-    total
-}
+#[path = "common/app.rs"]
+mod app;
+use app::{measure, start_app, wait_for_line};
 
 fn project_with(n: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -100,54 +71,6 @@ fn project_with(n: usize) -> tempfile::TempDir {
     )
     .unwrap();
     dir
-}
-
-/// Starts the app with its timing reports on; the app, and its stderr by lines.
-fn start_app(
-    app: &Path,
-    display: &str,
-    project: &Path,
-    env: &[(&str, &str)],
-) -> (Killed, std::io::Lines<BufReader<std::process::ChildStderr>>) {
-    let mut child = Command::new(app)
-        .arg(project)
-        .envs(env.iter().copied())
-        .env("DISPLAY", display)
-        .env("BATON_DESKTOP_TIMING", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    (Killed(child), stderr)
-}
-
-/// Five starts: time to the first board (or view) paint, and PSS (kB) 3 s later.
-fn measure(
-    app: &Path,
-    display: &str,
-    project: &Path,
-    env: &[(&str, &str)],
-) -> (Vec<Duration>, Vec<u64>) {
-    let mut paints = Vec::new();
-    let mut pss = Vec::new();
-    for _ in 0..5 {
-        let started = Instant::now();
-        let (app_process, stderr) = start_app(app, display, project, env);
-        for line in stderr {
-            let line = line.unwrap();
-            if line.contains("first board paint") {
-                paints.push(started.elapsed());
-                break;
-            }
-        }
-        std::thread::sleep(Duration::from_secs(3)); // idle on purpose: memory at rest
-        pss.push(pss_tree(app_process.0.id()));
-        drop(app_process);
-    }
-    paints.sort();
-    pss.sort();
-    (paints, pss)
 }
 
 fn unix_micros() -> u128 {
@@ -206,12 +129,7 @@ fn change_to_board(
     worker: &Worker<'_>,
 ) -> (Vec<Duration>, Vec<Duration>) {
     let (_app, mut stderr) = start_app(app, display, project, env);
-    let mut next = |marker: &str| loop {
-        let line = stderr.next().expect("the app stopped").unwrap();
-        if line.contains(marker) {
-            return line;
-        }
-    };
+    let mut next = |marker: &str| wait_for_line(&mut stderr, marker);
     next("first board paint");
     let mut latencies = Vec::new();
     let mut events = Vec::new();

@@ -120,9 +120,9 @@ ensure_test_tools() {
 
 # The desktop app: Tauri's system libraries, the end-to-end test drivers (Xvfb, Debian's
 # WebKitWebDriver, tauri-driver, a private D-Bus session bus whose notifications the tests
-# watch), and the web UI's packages.
+# watch, dunst to show them and click one), and the web UI's packages.
 DESKTOP_PACKAGES=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
-    libssl-dev pkg-config xvfb xauth webkit2gtk-driver dbus-daemon dbus-bin xdotool)
+    libssl-dev pkg-config xvfb xauth webkit2gtk-driver dbus-daemon dbus-bin xdotool dunst)
 TAURI_DRIVER_VERSION=2.1.0
 
 ensure_desktop() {

@@ -249,6 +249,19 @@ pub fn board_updated() {
     }
 }
 
+/// The UI calls this when a view it measures has drawn (`transcript opened: …`, `transcript
+/// shows …`, `review opened: …`). With `BATON_DESKTOP_TIMING` set, `what` and the wall-clock
+/// time go to stderr for `bench/desktop_views.rs`; otherwise nothing happens.
+#[tauri::command]
+pub fn timing_mark(what: String) {
+    if std::env::var_os("BATON_DESKTOP_TIMING").is_some() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        eprintln!("baton-desktop: {what} at {} us", now.as_micros());
+    }
+}
+
 /// Starts a manual UI-test session: clears the run's signal, opens `url` in a visible browser.
 #[tauri::command]
 pub async fn browser_session_start(

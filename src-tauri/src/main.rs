@@ -95,6 +95,7 @@ fn main() {
             commands::board_painted,
             commands::initial_view,
             commands::board_updated,
+            commands::timing_mark,
             commands::browser_session_start,
             commands::browser_session_finish,
             commands::browser_session,

@@ -68,7 +68,7 @@ impl crate::session::Follower for Notifier {
 
     fn changed(&self, app: &AppHandle, project: &OpenProject, event: &ChangeEvent) {
         if let ChangeEvent::QuestionAsked { question } = event {
-            show(app, &question_notice(question));
+            show_opening_inbox(app, question_notice(question));
             return;
         }
         let ChangeEvent::TasksChanged { changes } = event else {
@@ -107,6 +107,38 @@ pub fn question_notice(question: &Question) -> Notice {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("").trim()
+}
+
+/// Shows a question's `notice`; on a freedesktop desktop (D-Bus notifications) a click on it
+/// opens the Inbox, where the question waits. The notification plugin cannot say when one is
+/// clicked, so this one is shown with `notify-rust` (what the plugin uses there) and its
+/// "default" action waited for on a thread of its own, until it is clicked or closed.
+pub fn show_opening_inbox(app: &AppHandle, notice: Notice) {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let app = app.clone();
+        std::thread::spawn(move || {
+            let shown = notify_rust::Notification::new()
+                .appname("Baton")
+                .summary(&notice.title)
+                .body(&notice.body)
+                .action("default", "Open the Inbox")
+                .show();
+            match shown {
+                Ok(handle) => handle.wait_for_action(|action| {
+                    if action == "default" {
+                        crate::tray::open_view(&app, "inbox");
+                    }
+                }),
+                Err(e) => eprintln!(
+                    "baton-desktop: notification not shown ({e}): {}",
+                    notice.title
+                ),
+            }
+        });
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    show(app, &notice);
 }
 
 /// Shows `notice`; a desktop without a notification service only loses the popup.

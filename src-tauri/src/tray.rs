@@ -119,10 +119,7 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
             .menu(&menu)
             .on_menu_event(|app, event| match event.id.as_ref() {
                 "open" => show_window(app),
-                "questions" => {
-                    show_window(app);
-                    let _ = app.emit(OPEN_VIEW_EVENT, "inbox");
-                }
+                "questions" => open_view(app, "inbox"),
                 "start-session" => {
                     // The window holds the URL to open; it starts the session as its own
                     // button would, so errors show where the lead looks.
@@ -171,6 +168,13 @@ pub fn create(app: &AppHandle) -> Option<TrayIcon> {
             None
         }
     }
+}
+
+/// Brings the window forward on `view` (the questions line and a question's notification
+/// open the Inbox).
+pub fn open_view(app: &AppHandle, view: &str) {
+    show_window(app);
+    let _ = app.emit(OPEN_VIEW_EVENT, view);
 }
 
 fn show_window(app: &AppHandle) {

@@ -16,6 +16,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::PATIENCE;
+use support::claude::Host;
+use support::scripted_api::ScriptedApi;
+use support::team::committer;
 use support::webdriver::Session;
 use support::xvfb::{Xvfb, stop_gently};
 
@@ -857,6 +860,35 @@ impl NotificationBus {
     fn seen(&self) -> String {
         self.seen.lock().unwrap().clone()
     }
+
+    /// dunst serving this bus's notifications on `xvfb`'s screen, until dropped. Whatever was
+    /// sent before it started is not shown: start it before what it should show.
+    fn show_with_dunst(&self, xvfb: &Xvfb) -> Running {
+        let dunst = Running(
+            Command::new("dunst")
+                .args(["-config", "/dev/null"])
+                .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+                .env("DISPLAY", &xvfb.display)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("dunst is missing: run ./scripts/test.sh, which installs it"),
+        );
+        support::eventually("dunst to serve notifications", || {
+            self.dunstctl(&["is-paused"]).trim() == "false"
+        });
+        dunst
+    }
+
+    /// `dunstctl ARGS` on this bus; its output.
+    fn dunstctl(&self, args: &[&str]) -> String {
+        let out = Command::new("dunstctl")
+            .args(args)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .output()
+            .expect("dunstctl is missing: run ./scripts/test.sh, which installs dunst");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
 }
 
 #[test]
@@ -1342,11 +1374,13 @@ fn an_agents_question_raises_a_desktop_notification_at_once() {
     let bus = NotificationBus::start();
     let p = Project::init();
     p.op("task_add", json!({"description": "Pick the port"}));
-    let (session, _driver, _xvfb) =
+    let (session, _driver, xvfb) =
         launch_with_env(&p, &[("DBUS_SESSION_BUS_ADDRESS", &bus.address)]);
     session.wait_for("the board", |s| {
         s.text("[data-testid=counts]").contains("1 available")
     });
+    // A real notification daemon shows them on the app's screen.
+    let _daemon = bus.show_with_dunst(&xvfb);
     std::thread::scope(|scope| {
         // An agent's ask_lead waits on another thread, as it would in another process.
         let asking = scope.spawn(|| {
@@ -1361,6 +1395,16 @@ fn an_agents_question_raises_a_desktop_notification_at_once() {
             seen.contains("member=Notify")
                 && seen.contains("cc1 asks on task-1")
                 && seen.contains("Which port, 8080 or 9090?")
+        });
+        // A click on the notification (dunst performs its default action) brings the window
+        // forward on the Inbox, where the question waits.
+        session.wait_for("the notification on screen", |_| {
+            bus.dunstctl(&["count", "displayed"]).trim() == "1"
+        });
+        assert!(session.find_now("[data-testid=inbox-view]").is_none());
+        bus.dunstctl(&["action", "0"]);
+        session.wait_for("the Inbox", |s| {
+            s.find_now("[data-testid=question-q-1]").is_some()
         });
         p.op("answer_question", json!({"id": "q-1", "answer": "8080"}));
         let outcome = asking.join().unwrap();
@@ -1426,7 +1470,20 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
         json!({"description": "Greet the user", "id": "t1"}),
     );
     let _team = StopsTheTeam(baton.clone(), p.path().to_path_buf());
-    let (session, _driver, _xvfb) = launch_with_env(&p, &[("BATON_DESKTOP_VIEW", "team")]);
+    // The real Claude Code, its model scripted, for the Claude worker at the end: the app (and
+    // the team it starts) gets that installation's environment.
+    let api = ScriptedApi::start(committer());
+    let host = Host::new(p.path(), &api);
+    let mut claude_env = Command::new("true");
+    host.environment(&mut claude_env);
+    let mut env: Vec<(String, String)> = claude_env
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v?.to_str()?.to_string())))
+        .filter(|(k, _)| k != "LANG")
+        .collect();
+    env.push(("BATON_DESKTOP_VIEW".into(), "team".into()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (session, _driver, _xvfb) = launch_with_env(&p, &env);
     session.find("[data-testid=team-start]");
     check_view(&session, "team-empty", "light");
 
@@ -1557,6 +1614,38 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     session.click(&session.find("[data-testid=stop-team-now]"));
     let local = baton_core::Layout::for_project(p.path());
     support::eventually("the supervisor to stop", || {
+        baton_team::running_supervisor(&local).unwrap().is_none()
+    });
+
+    // A Claude Code worker started the same way: its tool call is folded in the transcript
+    // with its input and result, and it reports the task itself (Baton's MCP tool).
+    p.op(
+        "task_add",
+        json!({"description": "Write t2.txt", "id": "t2"}),
+    );
+    session.wait_for("the Start button", |s| {
+        s.find_now("[data-testid=team-up]:enabled").is_some()
+    });
+    session.click(&session.find("[data-testid=team-profile] option:nth-child(1)"));
+    session.click(&session.find("[data-testid=team-up]"));
+    let claude_worker = "[data-testid^=show-]:not([data-testid=show-ex1])";
+    session.wait_for("the Claude worker at work on t2", |s| {
+        s.find_now(claude_worker).is_some() && s.text("[data-testid=workers]").contains("t2")
+    });
+    session.click(&session.find(claude_worker));
+    session.wait_for("Claude Code's shell call in the transcript", |s| {
+        s.find_now("[data-testid=transcript] [data-testid=entry-tool]")
+            .is_some_and(|_| s.text("[data-testid=transcript]").contains("Bash"))
+    });
+    wait_file(&p, "t2 done by the Claude worker", |p| {
+        status_of(p, "t2") == "done"
+    });
+    session.wait_for("the cost of the Claude worker's task", |s| {
+        !s.text("[data-testid=spend-total]").starts_with("$0.000")
+    });
+    check_view(&session, "team-claude", "light");
+    session.click(&session.find("[data-testid=stop-team-now]"));
+    support::eventually("the Claude team to stop", || {
         baton_team::running_supervisor(&local).unwrap().is_none()
     });
     session.close();

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { DiffModeEnum, DiffView, SplitSide } from "@git-diff-view/react";
 import "@git-diff-view/react/styles/diff-view-pure.css";
 import { api, call, errorMessage } from "./api";
@@ -82,6 +82,15 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
       )
       .finally(() => setBusy(null));
   };
+
+  // For the benchmark: the frame after the review is first drawn.
+  const opened = useRef(performance.now());
+  const lines = review?.files.reduce((n, f) => n + f.additions + f.deletions, 0) ?? null;
+  useEffect(() => {
+    if (lines === null) return;
+    const frame = requestAnimationFrame(() => void api.timingMark(`review opened: ${lines} changed lines in ${(performance.now() - opened.current).toFixed(1)} ms`));
+    return () => cancelAnimationFrame(frame);
+  }, [lines]);
 
   if (!review) return <p className="loading">Reading {task}'s branch…</p>;
   const open = review.comments.filter((c) => c.round === null).length;

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api, call, errorMessage, onChange } from "./api";
 import type { TeamView as Team } from "./bindings/TeamView";
 import type { WorkerView } from "./bindings/WorkerView";
@@ -40,11 +40,20 @@ export function TeamView({ version, onError }: Props) {
       (e: unknown) => onError(errorMessage(e)),
     );
 
-  const worker = team?.workers.find((w) => w.name === chosen) ?? null;
+  // Until the lead chooses a worker, the first one at work is shown.
+  const worker = team?.workers.find((w) => w.name === chosen) ?? team?.workers.find((w) => w.task !== null) ?? null;
   const working = worker?.task ?? null;
   useEffect(() => {
     if (working) setShown(working);
   }, [working]);
+
+  // For the benchmark: the frame after the team is first drawn.
+  const drawn = team !== null;
+  useEffect(() => {
+    if (!drawn) return;
+    const frame = requestAnimationFrame(() => void api.boardPainted());
+    return () => cancelAnimationFrame(frame);
+  }, [drawn]);
   if (!team) return <p className="loading">Reading the team…</p>;
   return (
     <section className="team-view" aria-label="Team" data-testid="team-view">
@@ -70,7 +79,7 @@ export function TeamView({ version, onError }: Props) {
               key={w.name}
               worker={w}
               cost={w.usage.cost_usd}
-              chosen={w.name === chosen}
+              chosen={w.name === worker?.name}
               onChoose={() => {
                 setChosen(w.name);
                 setShown(w.task);
@@ -263,6 +272,23 @@ function WorkerTranscript({ task, cost, onError }: { task: string; cost: number;
     };
   }, [task, onError]);
   const { attempt, entries } = followed;
+
+  // For the benchmark: the frame after the transcript is drawn, first whole, then as it grows.
+  const opened = useRef(performance.now());
+  const reported = useRef(false);
+  useEffect(() => {
+    if (attempt === null) return;
+    const frame = requestAnimationFrame(() => {
+      const last = entries[entries.length - 1];
+      void api.timingMark(
+        reported.current
+          ? `transcript shows ${last && "text" in last ? last.text : "?"}`
+          : `transcript opened: ${entries.length} entries in ${(performance.now() - opened.current).toFixed(1)} ms`,
+      );
+      reported.current = true;
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [attempt, entries]);
   return (
     <section className="worker-transcript" aria-label={`Transcript of ${task}`}>
       <h2>

@@ -91,6 +91,8 @@ export const api = {
   /** Starts (or resizes) this machine's team: `baton team up --detach`. */
   teamUp: (request: TeamUp) => invoke<SupervisorInfo>("team_up", { request }),
   boardUpdated: () => invoke<null>("board_updated"),
+  /** For the benchmark: a measured view has drawn (printed by the app only when timing). */
+  timingMark: (what: string) => invoke<null>("timing_mark", { what }),
   browserSessionStart: (url: string) => invoke<BrowserRecord>("browser_session_start", { url, signal: null }),
   browserSessionFinish: () => invoke<null>("browser_session_finish"),
   browserSession: () => invoke<BrowserRecord | null>("browser_session"),

@@ -19,8 +19,12 @@ use crate::process::{AgentProcess, Launch, Output};
 
 /// Events stored in one write, at most.
 const BATCH: usize = 256;
-/// How long events wait to be stored, at most.
+/// How long events wait to be stored, at most, while the agent keeps printing.
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// A pause this long in the agent's output stores what it printed at once: an event the lead
+/// follows live is not held back for a batch that is not coming, and a busy agent's events are
+/// still stored in batches.
+const QUIET: Duration = Duration::from_millis(2);
 /// Events one attempt's transcript keeps; later ones are counted, not stored.
 pub const MAX_EVENTS: u64 = 100_000;
 /// How often a running attempt looks at its stop flags and its wall-time budget.
@@ -211,13 +215,11 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     let mut next_heartbeat = Instant::now() + heartbeat_every;
     let mut interrupted: Option<Interrupted> = None;
     let status = loop {
-        let wait = transcript
-            .due
-            .map_or(LOOK_EVERY, |due| {
-                due.saturating_duration_since(Instant::now())
-            })
-            .min(LOOK_EVERY)
-            .min(next_heartbeat.saturating_duration_since(Instant::now()));
+        let wait = match transcript.due {
+            Some(_) => QUIET,
+            None => LOOK_EVERY,
+        }
+        .min(next_heartbeat.saturating_duration_since(Instant::now()));
         match process.next(wait) {
             Some(Output::Line(stream, line)) => {
                 if profile.kind == crate::profile::AgentKind::Exec {
@@ -241,7 +243,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
                 }
             }
             Some(Output::Exited(status)) => break status,
-            None => {}
+            None => transcript.flush(), // a pause (nothing when nothing waits)
         }
         transcript.flush_if_due();
         if Instant::now() >= next_heartbeat {
