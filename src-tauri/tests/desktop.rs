@@ -1475,7 +1475,7 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     let api = ScriptedApi::start(committer());
     let host = Host::new(p.path(), &api);
     let mut claude_env = Command::new("true");
-    host.environment(&mut claude_env);
+    host.environment_with(&mut claude_env, &baton);
     let mut env: Vec<(String, String)> = claude_env
         .get_envs()
         .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v?.to_str()?.to_string())))
@@ -1627,18 +1627,17 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
         s.find_now("[data-testid=team-up]:enabled").is_some()
     });
     session.click(&session.find("[data-testid=team-profile] option:nth-child(1)"));
+    session.execute("document.querySelector('[data-testid=team-workers]').select()");
+    session.type_text(&session.find("[data-testid=team-workers]"), "1");
     session.click(&session.find("[data-testid=team-up]"));
-    let claude_worker = "[data-testid^=show-]:not([data-testid=show-ex1])";
-    session.wait_for("the Claude worker at work on t2", |s| {
-        s.find_now(claude_worker).is_some() && s.text("[data-testid=workers]").contains("t2")
+    wait_file(&p, "t2 done by the Claude worker", |p| {
+        status_of(p, "t2") == "done"
     });
-    session.click(&session.find(claude_worker));
+    // Chosen once it has finished, the worker shows the task it did.
+    session.click(&session.find("[data-testid=show-cc1]"));
     session.wait_for("Claude Code's shell call in the transcript", |s| {
         s.find_now("[data-testid=transcript] [data-testid=entry-tool]")
             .is_some_and(|_| s.text("[data-testid=transcript]").contains("Bash"))
-    });
-    wait_file(&p, "t2 done by the Claude worker", |p| {
-        status_of(p, "t2") == "done"
     });
     session.wait_for("the cost of the Claude worker's task", |s| {
         !s.text("[data-testid=spend-total]").starts_with("$0.000")

@@ -23,10 +23,16 @@ export function TeamView({ version, onError }: Props) {
   // worker takes another, so what it just did stays readable.
   const [shown, setShown] = useState<string | null>(null);
 
+  // Each worker's latest task as seen, so choosing a worker that has finished shows what it did.
+  const lastTask = useRef(new Map<string, string>());
   useEffect(() => {
     let current = true;
     call("team_status", {}).then(
-      (t) => current && setTeam(t),
+      (t) => {
+        if (!current) return;
+        for (const w of t.workers) if (w.task) lastTask.current.set(w.name, w.task);
+        setTeam(t);
+      },
       (e: unknown) => onError(errorMessage(e)),
     );
     return () => {
@@ -82,7 +88,7 @@ export function TeamView({ version, onError }: Props) {
               chosen={w.name === worker?.name}
               onChoose={() => {
                 setChosen(w.name);
-                setShown(w.task);
+                setShown(w.task ?? lastTask.current.get(w.name) ?? null);
               }}
               onStop={stop}
             />

@@ -79,7 +79,13 @@ impl Host {
     /// Gives `command` the environment a `claude` run of this host gets, and the project as
     /// its folder: for a program that starts Claude Code itself (`baton team up`).
     pub fn environment(&self, command: &mut Command) {
-        let baton_dir = crate::baton_bin().parent().unwrap().to_path_buf();
+        self.environment_with(command, &crate::baton_bin());
+    }
+
+    /// [`environment`](Self::environment) with `baton` as the Baton on `PATH` (for a package
+    /// whose tests cargo gives no `baton` binary of its own: the desktop's).
+    pub fn environment_with(&self, command: &mut Command, baton: &Path) {
+        let baton_dir = baton.parent().unwrap().to_path_buf();
         let tools_bin = crate::tool_cache().join("node/node_modules/.bin");
         let path = std::env::join_paths([baton_dir, tools_bin].into_iter().chain(
             std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
