@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { DiffModeEnum, DiffView, SplitSide } from "@git-diff-view/react";
 import "@git-diff-view/react/styles/diff-view-pure.css";
 import { api, call, errorMessage } from "./api";
@@ -7,6 +7,7 @@ import type { Review } from "./bindings/Review";
 import type { ReviewComment } from "./bindings/ReviewComment";
 import type { ReviewFile } from "./bindings/ReviewFile";
 import type { TaskView } from "./types";
+import { firstLines, LARGE_FILE_LINES } from "./review";
 
 interface Props {
   tasks: TaskView[];
@@ -187,6 +188,10 @@ type Notes = Record<string, { data: ReviewComment[] }>;
 /** One file's diff, with its comments under their lines and a form on any line to add one. */
 function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: string; file: ReviewFile; comments: ReviewComment[]; dark: boolean; onError: (m: string | null) => void; onCommented: () => void }) {
   const mine = comments.filter((c) => c.file === file.path || c.file === file.old_path);
+  // A large file's first lines are drawn at once, the rest when asked (as code hosts do).
+  const [whole, setWhole] = useState(false);
+  const changed = file.additions + file.deletions;
+  const shown = useMemo(() => (whole ? { patch: file.patch, cut: false } : firstLines(file.patch, LARGE_FILE_LINES)), [whole, file.patch]);
   const notes = (side: "new" | "old") =>
     mine
       .filter((c) => c.side === side)
@@ -204,7 +209,7 @@ function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: 
         <p className="muted">A binary file.</p>
       ) : (
         <DiffView<ReviewComment[]>
-          data={{ oldFile: { fileName: file.old_path ?? file.path }, newFile: { fileName: file.path }, hunks: [file.patch] }}
+          data={{ oldFile: { fileName: file.old_path ?? file.path }, newFile: { fileName: file.path }, hunks: [shown.patch] }}
           extendData={{ oldFile: notes("old"), newFile: notes("new") }}
           diffViewMode={DiffModeEnum.Unified}
           diffViewTheme={dark ? "dark" : "light"}
@@ -231,6 +236,11 @@ function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: 
             />
           )}
         />
+      )}
+      {shown.cut && (
+        <button className="show-whole" onClick={() => setWhole(true)} data-testid={`show-whole-${file.path}`}>
+          Show all {changed} changed lines (the first {LARGE_FILE_LINES} are drawn)
+        </button>
       )}
     </section>
   );
