@@ -58,17 +58,6 @@ fn run(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?} failed");
-}
-
 /// A project with `tasks` tasks (`t1`, `t2`, …) and nothing else.
 fn project(tasks: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -254,18 +243,15 @@ fn transcript(display: &str) {
 fn diff(display: &str) {
     let dir = project(1);
     let path = dir.path();
-    std::fs::write(path.join(".gitignore"), ".coordination/\n").unwrap();
-    git(path, &["init", "-q", "-b", "main"]);
-    git(path, &["add", "."]);
-    git(path, &["commit", "-q", "-m", "start"]);
-    git(path, &["checkout", "-q", "-b", "baton/t1"]);
+    baton_test_support::repository(path);
+    baton_test_support::git(path, &["checkout", "-q", "-b", "baton/t1"]);
     let text: String = (1..=5000)
         .map(|i| format!("fn line_{i}() -> u32 {{ {i} }}\n"))
         .collect();
     std::fs::write(path.join("big.rs"), text).unwrap();
-    git(path, &["add", "big.rs"]);
-    git(path, &["commit", "-q", "-m", "5,000 lines"]);
-    git(path, &["checkout", "-q", "main"]);
+    baton_test_support::git(path, &["add", "big.rs"]);
+    baton_test_support::git(path, &["commit", "-q", "-m", "5,000 lines"]);
+    baton_test_support::git(path, &["checkout", "-q", "main"]);
     run(path, &["worker", "claim", "w1", "--task", "t1"]);
     run(path, &["worker", "start", "w1", "t1"]);
     run(path, &["worker", "complete", "w1", "t1", "5,000 lines"]);

@@ -30,11 +30,7 @@ fn work(p: &Project) {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::expect_code("worker loop", out, 0);
 }
 
 /// Writes the project's `.coordination/review.toml`.

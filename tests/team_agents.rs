@@ -132,21 +132,8 @@ fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
         }
     }));
     let host = Host::new(p.path(), &api);
-    let first = support::Background::from_command(host.baton(&["team", "up", "--agent", "codex"]));
+    support::team::kill_team_during_long_step(&host, "codex", "long-step-716");
     let long_step_runs = || support::claude::process_runs("long-step-716");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !long_step_runs() {
-        if std::time::Instant::now() > deadline {
-            let log = host.baton(&["team", "logs", "task-1"]).output().unwrap();
-            panic!(
-                "the long step never ran: {}",
-                String::from_utf8_lossy(&log.stdout)
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    support::kill(first.pid(), "KILL");
-    drop(first);
 
     // Bounded: a fresh thread instead of the resumed one would take the long step again.
     let again = host

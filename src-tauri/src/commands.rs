@@ -241,12 +241,7 @@ pub fn board_painted(started: State<'_, crate::Started>) {
 /// from a worker's CLI command to the board showing it.
 #[tauri::command]
 pub fn board_updated() {
-    if std::env::var_os("BATON_DESKTOP_TIMING").is_some() {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        eprintln!("baton-desktop: board updated at {} us", now.as_micros());
-    }
+    timing_mark("board updated".into());
 }
 
 /// The UI calls this when a view it measures has drawn (`transcript opened: …`, `transcript

@@ -146,3 +146,24 @@ pub fn check_done(
     }
     total
 }
+
+/// Starts `baton team up --agent AGENT` on `host` and kills its supervisor (SIGKILL) once a
+/// process named `marker` runs: the agent's long step, which the killed team leaves behind
+/// for a second `team up` to resume past. Panics with the task's transcript when the step
+/// never starts within a minute.
+pub fn kill_team_during_long_step(host: &Host, agent: &str, marker: &str) {
+    let first = crate::Background::from_command(host.baton(&["team", "up", "--agent", agent]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !crate::claude::process_runs(marker) {
+        if std::time::Instant::now() > deadline {
+            let log = host.baton(&["team", "logs", "task-1"]).output().unwrap();
+            panic!(
+                "the long step never ran: {}",
+                String::from_utf8_lossy(&log.stdout)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50)); // retry until the deadline
+    }
+    crate::kill(first.pid(), "KILL");
+    drop(first);
+}
