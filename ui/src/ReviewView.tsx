@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { DiffModeEnum, DiffView, SplitSide } from "@git-diff-view/react";
 import "@git-diff-view/react/styles/diff-view-pure.css";
 import { api, call, errorMessage } from "./api";
@@ -7,7 +7,7 @@ import type { Review } from "./bindings/Review";
 import type { ReviewComment } from "./bindings/ReviewComment";
 import type { ReviewFile } from "./bindings/ReviewFile";
 import type { TaskView } from "./types";
-import { firstLines, LARGE_FILE_LINES } from "./review";
+import { LARGE_FILE_LINES, PIECE_LINES, pieces } from "./review";
 
 interface Props {
   tasks: TaskView[];
@@ -59,8 +59,14 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
   const reread = useCallback(() => setReads((n) => n + 1), []);
   useEffect(() => {
     let current = true;
+    const asked = performance.now();
     call("task_review", { task }).then(
-      (r) => current && setReview(r),
+      (r) => {
+        if (!current) return;
+        // For the benchmark: how much of opening a review is the read.
+        void api.timingMark(`review read in ${(performance.now() - asked).toFixed(1)} ms`);
+        setReview(r);
+      },
       // A read that fails (git busy while the worker commits) keeps what was shown.
       (e: unknown) => current && onError(errorMessage(e)),
     );
@@ -187,18 +193,37 @@ type Notes = Record<string, { data: ReviewComment[] }>;
 
 /** One file's diff, with its comments under their lines and a form on any line to add one. */
 function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: string; file: ReviewFile; comments: ReviewComment[]; dark: boolean; onError: (m: string | null) => void; onCommented: () => void }) {
-  const mine = comments.filter((c) => c.file === file.path || c.file === file.old_path);
-  // A large file's first lines are drawn at once, the rest when asked (as code hosts do).
+  // A large file's first lines are drawn, the rest when asked (as code hosts do); what is
+  // drawn goes a piece a frame, so the first lines show at once.
   const [whole, setWhole] = useState(false);
   const changed = file.additions + file.deletions;
-  const shown = useMemo(() => (whole ? { patch: file.patch, cut: false } : firstLines(file.patch, LARGE_FILE_LINES)), [whole, file.patch]);
-  const notes = (side: "new" | "old") =>
-    mine
-      .filter((c) => c.side === side)
-      .reduce<Notes>((all, c) => {
-        (all[c.line] ??= { data: [] }).data.push(c);
-        return all;
-      }, {});
+  const shown = useMemo(() => pieces(file.patch, PIECE_LINES, whole ? Infinity : LARGE_FILE_LINES), [whole, file.patch]);
+  const [drawn, setDrawn] = useState(1);
+  const started = useRef(performance.now());
+  useEffect(() => {
+    let timer: number | undefined;
+    const frame = requestAnimationFrame(() => {
+      if (drawn < shown.pieces.length) timer = window.setTimeout(() => setDrawn((n) => n + 1));
+      // For the benchmark: the frame after the whole file is drawn.
+      else void api.timingMark(`file drawn: ${file.path}, ${shown.pieces.length} pieces in ${(performance.now() - started.current).toFixed(1)} ms`);
+    });
+    return () => (cancelAnimationFrame(frame), window.clearTimeout(timer));
+  }, [drawn, shown, file.path]);
+  const notes = useMemo(() => {
+    const mine = comments.filter((c) => c.file === file.path || c.file === file.old_path);
+    const on = (side: "new" | "old") =>
+      mine
+        .filter((c) => c.side === side)
+        .reduce<Notes>((all, c) => {
+          (all[c.line] ??= { data: [] }).data.push(c);
+          return all;
+        }, {});
+    return { oldFile: on("old"), newFile: on("new") };
+  }, [comments, file.path, file.old_path]);
+  const comment = useCallback(
+    (line: number, side: "old" | "new", text: string) => call("review_comment", { task, file: file.path, line, side, text }).then(() => (onError(null), onCommented())),
+    [task, file.path, onError, onCommented],
+  );
   return (
     <section className="file-diff" data-testid={`diff-${file.path}`} aria-label={`Changes to ${file.path}`}>
       <h3>
@@ -208,36 +233,13 @@ function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: 
       {file.binary ? (
         <p className="muted">A binary file.</p>
       ) : (
-        <DiffView<ReviewComment[]>
-          data={{ oldFile: { fileName: file.old_path ?? file.path }, newFile: { fileName: file.path }, hunks: [shown.patch] }}
-          extendData={{ oldFile: notes("old"), newFile: notes("new") }}
-          diffViewMode={DiffModeEnum.Unified}
-          diffViewTheme={dark ? "dark" : "light"}
-          diffViewHighlight
-          diffViewAddWidget
-          renderExtendLine={({ data }) => (
-            <ul className="line-comments">
-              {data.map((c) => (
-                <li key={c.id} data-testid={`comment-${c.id}`}>
-                  <strong>{c.by}</strong>: {c.text} <span className="muted">{c.round === null ? "(open)" : `(sent in round ${c.round})`}</span>
-                </li>
-              ))}
-            </ul>
-          )}
-          renderWidgetLine={({ side, lineNumber, onClose }) => (
-            <CommentForm
-              onCancel={onClose}
-              onSend={(text) =>
-                call("review_comment", { task, file: file.path, line: lineNumber, side: side === SplitSide.old ? "old" : "new", text }).then(
-                  () => (onClose(), onError(null), onCommented()),
-                  (e: unknown) => onError(errorMessage(e)),
-                )
-              }
-            />
-          )}
-        />
+        shown.pieces
+          .slice(0, drawn)
+          .map((patch, i) => (
+            <DiffPiece key={i} continued={shown.continued[i] ?? false} file={file} patch={patch} notes={notes} dark={dark} comment={comment} onError={onError} />
+          ))
       )}
-      {shown.cut && (
+      {shown.cut && drawn >= shown.pieces.length && (
         <button className="show-whole" onClick={() => setWhole(true)} data-testid={`show-whole-${file.path}`}>
           Show all {changed} changed lines (the first {LARGE_FILE_LINES} are drawn)
         </button>
@@ -245,6 +247,51 @@ function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: 
     </section>
   );
 }
+
+interface PieceProps {
+  /** Goes on with the hunk of the piece above: its hunk header is not drawn. */
+  continued: boolean;
+  file: ReviewFile;
+  patch: string;
+  notes: { oldFile: Notes; newFile: Notes };
+  dark: boolean;
+  comment: (line: number, side: "old" | "new", text: string) => Promise<void>;
+  onError: (m: string | null) => void;
+}
+
+/** A piece of a file's diff, drawn once: a piece drawn later does not draw it again. */
+const DiffPiece = memo(function DiffPiece({ continued, file, patch, notes, dark, comment, onError }: PieceProps) {
+  const data = useMemo(() => ({ oldFile: { fileName: file.old_path ?? file.path }, newFile: { fileName: file.path }, hunks: [patch] }), [file.old_path, file.path, patch]);
+  return (
+    <div className={continued ? "diff-continued" : undefined}>
+      <DiffView<ReviewComment[]>
+        data={data}
+        extendData={notes}
+        diffViewMode={DiffModeEnum.Unified}
+        diffViewTheme={dark ? "dark" : "light"}
+        diffViewHighlight
+        diffViewAddWidget
+        renderExtendLine={({ data }) => (
+          <ul className="line-comments">
+            {data.map((c) => (
+              <li key={c.id} data-testid={`comment-${c.id}`}>
+                <strong>{c.by}</strong>: {c.text} <span className="muted">{c.round === null ? "(open)" : `(sent in round ${c.round})`}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+        renderWidgetLine={({ side, lineNumber, onClose }) => (
+          <CommentForm
+            onCancel={onClose}
+            onSend={(text) =>
+              comment(lineNumber, side === SplitSide.old ? "old" : "new", text).then(onClose, (e: unknown) => onError(errorMessage(e)))
+            }
+          />
+        )}
+      />
+    </div>
+  );
+});
 
 function CommentForm({ onSend, onCancel }: { onSend: (text: string) => void; onCancel: () => void }) {
   const [text, setText] = useState("");
