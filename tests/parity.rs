@@ -33,6 +33,13 @@ fn normalise(value: &Value, dir: &str) -> Value {
                         "duration_ms" => json!("<ms>"),
                         // A commit's id holds its time.
                         "head" => json!("<commit>"),
+                        "commits" => Value::Array(
+                            v.as_array()
+                                .into_iter()
+                                .flatten()
+                                .map(|c| json!({"id": "<commit>", "subject": c["subject"]}))
+                                .collect(),
+                        ),
                         "line" | "last_line" => json!(
                             v.as_str()
                                 .map(|l| l.split_once("] ").map_or(l, |x| x.1))
@@ -636,7 +643,10 @@ fn every_operation(mut t: Twins) {
         json!({"task": "rv"}),
         0,
     );
-    assert_eq!(sent["task"]["status"], "available", "{sent}");
+    assert_eq!(
+        sent["task"]["status"], "claimed",
+        "back to its worker: {sent}"
+    );
 
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));

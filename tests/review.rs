@@ -1,6 +1,7 @@
 //! Reviewing a task's work with the real `git`, on both stores: a worker's branch is shown as
-//! a diff with the lead's line comments under their lines; "request changes" reopens the done
-//! task with them, and the next `worker loop --worktree` carries on from its branch, whose new
+//! a diff with the lead's line comments under their lines; "request changes" sends the done
+//! task back to its worker with them (another worker passes it over), and that worker's next
+//! `worker loop --worktree` carries on from its branch, whose new
 //! commit the review then shows; the project's check command (`.coordination/review.toml`)
 //! runs in the task's worktree and a failing one stops `leader merge`, which a passing one then
 //! lets through. Bad input is refused and changes nothing.
@@ -141,10 +142,22 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
     );
     assert!(shown.contains("1 open comment"), "{shown}");
 
-    // Requesting changes reopens the task with the comment; the next loop carries on.
+    // Requesting changes sends the task back to its worker with the comment: another worker
+    // passes it over; its worker's next loop carries on.
     let sent = p.json(&["review", "request-changes", "t1", "--summary", "Nearly."]);
     assert_eq!(sent["round"]["round"], 1);
-    assert_eq!(sent["task"]["status"], "available", "{sent}");
+    assert_eq!(sent["task"]["status"], "claimed", "{sent}");
+    assert_eq!(sent["task"]["claimed_by"], "w1", "{sent}");
+    let (other, _) = support::expect_code(
+        "another worker's claim",
+        p.run(&["--json", "worker", "claim", "w2"]),
+        3,
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&other).unwrap()["task"],
+        Value::Null,
+        "{other}"
+    );
     let hints = sent["task"]["context"]["hints"].as_str().unwrap();
     assert!(hints.contains("- greet.txt:2: say goodbye too"), "{hints}");
     assert!(hints.contains("Nearly."), "{hints}");

@@ -201,7 +201,9 @@ fn schemas(name: &str) -> &'static SchemaPair {
 
 /// `root` as an object schema with the `$defs` it refers to, directly or through each other.
 fn whole(root: Schema, definitions: &Map<String, Value>) -> Arc<Map<String, Value>> {
-    let Value::Object(mut root) = Value::from(root) else {
+    let mut root = Value::from(root);
+    standard_formats_only(&mut root);
+    let Value::Object(mut root) = root else {
         unreachable!("a type's schema is an object")
     };
     let mut needed = Map::new();
@@ -213,7 +215,9 @@ fn whole(root: Schema, definitions: &Map<String, Value>) -> Arc<Map<String, Valu
         }
         if let Some(definition) = definitions.get(&name) {
             references(definition, &mut queue);
-            needed.insert(name, definition.clone());
+            let mut definition = definition.clone();
+            standard_formats_only(&mut definition);
+            needed.insert(name, definition);
         }
     }
     if !needed.is_empty() {
@@ -222,6 +226,31 @@ fn whole(root: Schema, definitions: &Map<String, Value>) -> Arc<Map<String, Valu
     root.entry("type")
         .or_insert_with(|| Value::String("object".into()));
     Arc::new(root)
+}
+
+/// `value` without the `format`s JSON Schema does not define (schemars marks Rust's integer
+/// and float widths: `uint32`, `int64`, `double`, …): hosts validate tool arguments against the
+/// schema and warn at each unknown format (Claude Code: `unknown format "uint32" ignored`). A
+/// width stays told by `minimum` where schemars gives one.
+fn standard_formats_only(value: &mut Value) {
+    const WIDTHS: [&str; 12] = [
+        "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
+        "float", "double",
+    ];
+    match value {
+        Value::Object(map) => {
+            if map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| WIDTHS.contains(&f))
+            {
+                map.remove("format");
+            }
+            map.values_mut().for_each(standard_formats_only);
+        }
+        Value::Array(items) => items.iter_mut().for_each(standard_formats_only),
+        _ => {}
+    }
 }
 
 /// The definition names `value` refers to (`{"$ref": "#/$defs/NAME"}`), anywhere inside it.
@@ -243,7 +272,8 @@ fn references(value: &Value, out: &mut Vec<String>) {
 /// `T`'s JSON Schema as an object schema: no `$schema` or `title`, `"type": "object"` at the top
 /// (MCP requires it of input and output schemas, even for tools without arguments).
 pub fn object_schema<T: JsonSchema>() -> Arc<Map<String, Value>> {
-    let value: Value = schemars::schema_for!(T).into();
+    let mut value: Value = schemars::schema_for!(T).into();
+    standard_formats_only(&mut value);
     match value {
         Value::Object(mut object) => {
             object.remove("$schema");

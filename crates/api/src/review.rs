@@ -8,7 +8,7 @@ use baton_core::review::{
     CheckRun, NewComment, ReviewComment, ReviewRecord, ReviewRound, ReviewSettings, Side,
     review_settings_path,
 };
-use baton_core::{ErrorKind, LEADER, Task, TaskStatus};
+use baton_core::{ErrorKind, LEADER, Reopen, Task, TaskStatus};
 use baton_git::{BranchDiff, FileChangeKind, Worktrees};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -235,6 +235,11 @@ pub struct RequestChanges {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub summary: Option<String>,
+    /// Make the task available to any worker at once, instead of holding it for the worker
+    /// that did it (until its lease runs out).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub anyone: bool,
 }
 
 /// The round sent, and the task as reopened.
@@ -247,7 +252,7 @@ pub struct ChangesRequested {
 
 impl Operation for RequestChanges {
     const NAME: &'static str = "review_request_changes";
-    const DESCRIPTION: &'static str = "Send a done task back for changes (leader): the review's open line comments (and a summary) become a round, and the task is available again with them in its hints, on the same branch, so the next worker carries on from its commits.";
+    const DESCRIPTION: &'static str = "Send a done task back for changes (leader): the review's open line comments (and a summary) become a round, added to the task's hints, and the task goes back to the worker that did it, on the same branch (its next claim takes it; anyone may once its lease runs out), or with anyone=true to any worker at once.";
     const READ_ONLY: bool = false;
     type Output = ChangesRequested;
     fn run(self, cx: &Context) -> Result<ChangesRequested> {
@@ -276,7 +281,12 @@ impl Operation for RequestChanges {
         let draft = baton_core::review::draft_round(&task.id, &record, self.summary.as_deref())?;
         // Reopened first: a task another lead reopened (or that changed) keeps its comments
         // open.
-        let task = cx.tasks.reopen(&task.id, &draft.text)?;
+        let to = if self.anyone {
+            Reopen::ToAnyone
+        } else {
+            Reopen::ToItsWorker
+        };
+        let task = cx.tasks.reopen(&task.id, &draft.text, to)?;
         let round =
             baton_core::review::record_round(docs, &task.id, &draft, &reviewer(cx), &diff.head)?;
         Ok(ChangesRequested { round, task })

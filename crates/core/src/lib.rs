@@ -68,7 +68,9 @@ pub use moves::Move;
 pub use names::LEADER;
 pub use notes::Notes;
 pub use outlook::Outlook;
-pub use requests::{ClaimRequest, Claimed, Completion, DEFAULT_LEASE, Files, NewTask, TaskEdit};
+pub use requests::{
+    ClaimRequest, Claimed, Completion, DEFAULT_LEASE, Files, NewTask, Reopen, TaskEdit,
+};
 pub use reservations::{Hold, NewReservation};
 pub use signal_store::SignalStore;
 pub use signals::{ForeignFile, Run, Signal, SignalRecord, SignalTarget};

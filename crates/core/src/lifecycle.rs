@@ -17,7 +17,9 @@ use crate::error::{Result, StoreError};
 use crate::graph::{StatusIndex, check_dependencies};
 use crate::model::{Task, TaskContext, TaskFile, TaskStatus};
 use crate::names::{validate_agent_id, validate_task_id};
-use crate::requests::{ClaimRequest, Claimed, Completion, Files, MAX_PRIORITY, NewTask, TaskEdit};
+use crate::requests::{
+    ClaimRequest, Claimed, Completion, Files, MAX_PRIORITY, NewTask, Reopen, TaskEdit,
+};
 use crate::rules::illegal;
 use crate::text::{MAX_DESCRIPTION_BYTES, MAX_TEXT_BYTES, check_paths, check_text};
 use crate::time::Timestamp;
@@ -61,6 +63,7 @@ impl TaskFile {
             lease_expires_at: None,
             attempts: 0,
             failure_reason: None,
+            sent_back: false,
             extra: Default::default(),
         });
         Ok(self.tasks.last().expect("just pushed"))
@@ -121,7 +124,8 @@ impl TaskFile {
         Ok(task)
     }
 
-    /// Claims a task for `request.agent`. Without a named task: the best ready one (lowest
+    /// Claims a task for `request.agent`. Without a named task: one sent back to the agent for
+    /// changes ([`Task::is_sent_back_to`]) if there is one, else the best ready one (lowest
     /// priority number, then oldest; a held task whose lease has expired counts as ready and
     /// is taken over), `None` when nothing is ready; a ready task whose files overlap another
     /// agent's exclusive reservation is passed over for the next one (unless the request
@@ -136,7 +140,13 @@ impl TaskFile {
         let agent = request.agent.as_str();
         validate_agent_id(agent)?;
         let i = match &request.task {
-            None => match self.best_claimable(Some(agent), request.files, now, lease) {
+            // A task sent back to this agent for changes comes first: it holds it already.
+            None => match self
+                .tasks
+                .iter()
+                .position(|t| t.is_sent_back_to(agent, now, lease))
+                .or_else(|| self.best_claimable(Some(agent), request.files, now, lease))
+            {
                 Some(i) => i,
                 None => return Ok(None),
             },
@@ -272,8 +282,15 @@ impl TaskFile {
     }
 
     /// The leader sends done task `id` back with `request` (see [`Task::reopen`]).
-    pub fn reopen(&mut self, id: &str, request: &str) -> Result<&Task> {
-        self.change(id, None, |task| task.reopen(request))
+    pub fn reopen(
+        &mut self,
+        id: &str,
+        request: &str,
+        to: Reopen,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Result<&Task> {
+        self.change(id, None, |task| task.reopen(request, to, now, lease))
     }
 
     /// The leader cancels a task that is not finished (available, claimed or in progress):

@@ -187,6 +187,10 @@ pub struct Task {
     pub attempts: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    /// Sent back for changes to the worker that did it (`claimed_by`) and held for it: its
+    /// next claim takes this task before any other. Once its lease runs out, anyone may.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sent_back: bool,
     #[serde(flatten)]
     #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,
@@ -196,6 +200,10 @@ pub const DEFAULT_PRIORITY: u32 = 5;
 
 fn default_priority() -> u32 {
     DEFAULT_PRIORITY
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -28,9 +28,15 @@ impl TaskFile {
     /// agent holds is waited for until its files are free (a change, or the end of a lease or
     /// of a reservation's time).
     pub fn outlook(&self, agent: Option<&str>, now: Timestamp, lease: Duration) -> Outlook {
-        if self
-            .best_claimable(agent, crate::requests::Files::Respect, now, lease)
-            .is_some()
+        let sent_back = |agent: &str| {
+            self.tasks
+                .iter()
+                .any(|t| t.is_sent_back_to(agent, now, lease))
+        };
+        if agent.is_some_and(sent_back)
+            || self
+                .best_claimable(agent, crate::requests::Files::Respect, now, lease)
+                .is_some()
         {
             return Outlook::Claimable;
         }

@@ -61,6 +61,17 @@ pub struct Completion {
     pub branch: Option<BranchRecord>,
 }
 
+/// Where a done task sent back for changes goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reopen {
+    /// Held for the worker that did it (the default): its next claim takes it, on the same
+    /// branch; if that worker does not come back before the lease runs out, anyone may.
+    #[default]
+    ToItsWorker,
+    /// Available to any worker at once.
+    ToAnyone,
+}
+
 /// Whether a claim passes over tasks whose files other agents hold exclusively.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Files {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::error::{Result, StoreError};
 use crate::model::{Task, TaskResult, TaskStatus};
 use crate::names::validate_agent_id;
-use crate::requests::Completion;
+use crate::requests::{Completion, Reopen};
 use crate::text::{MAX_TEXT_BYTES, check_paths, check_text};
 use crate::time::Timestamp;
 
@@ -41,10 +41,11 @@ impl Task {
     /// when that holder's lease had expired.
     pub fn take(&mut self, agent: &str, now: Timestamp, lease: Duration) -> Option<String> {
         let reclaimed_from = if self.status.is_held() {
-            self.claimed_by.take()
+            self.claimed_by.take().filter(|holder| holder != agent)
         } else {
             None
         };
+        self.sent_back = false;
         self.status = TaskStatus::Claimed;
         self.claimed_by = Some(agent.to_string());
         self.claimed_at = Some(now);
@@ -58,6 +59,7 @@ impl Task {
     pub fn start(&mut self, agent: &str, now: Timestamp, lease: Duration) -> Result<()> {
         self.check_owner(agent, "start", &[TaskStatus::Claimed])?;
         self.status = TaskStatus::InProgress;
+        self.sent_back = false;
         self.started_at = Some(now);
         self.lease_expires_at = Some(now.after(lease));
         Ok(())
@@ -91,6 +93,7 @@ impl Task {
             &[TaskStatus::Claimed, TaskStatus::InProgress],
         )?;
         self.status = TaskStatus::Failed;
+        self.sent_back = false;
         self.completed_at = Some(now);
         self.lease_expires_at = None;
         self.failure_reason = Some(reason.to_string());
@@ -159,10 +162,26 @@ impl Task {
         Ok(())
     }
 
-    /// The leader sends a done task back for more work (a review's requested changes): it is
-    /// available again, its result set aside, and `request` added to its hints, so whoever
-    /// claims it next reads what to change. Only a done task is reopened.
-    pub fn reopen(&mut self, request: &str) -> Result<()> {
+    /// Whether this task was sent back for changes to `agent` and waits for its claim (within
+    /// the lease: after it, the task is claimable by anyone, `agent` too).
+    pub fn is_sent_back_to(&self, agent: &str, now: Timestamp, lease: Duration) -> bool {
+        self.sent_back
+            && self.status == TaskStatus::Claimed
+            && self.claimed_by.as_deref() == Some(agent)
+            && !self.lease_expired(now, lease)
+    }
+
+    /// The leader sends a done task back for more work (a review's requested changes): its
+    /// result set aside, `request` added to its hints so whoever works it next reads what to
+    /// change, and, `to` its worker, held for the worker that did it (claimed for it with a
+    /// new lease, [`Task::sent_back`]); to anyone, available. Only a done task is reopened.
+    pub fn reopen(
+        &mut self,
+        request: &str,
+        to: Reopen,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Result<()> {
         if self.status != TaskStatus::Done {
             return Err(illegal(
                 self,
@@ -175,10 +194,21 @@ impl Task {
             before => format!("{before}\n\n{}", request.trim()),
         };
         check_text("hints", &hints, MAX_TEXT_BYTES, false)?;
+        let worker = self
+            .claimed_by
+            .clone()
+            .filter(|_| to == Reopen::ToItsWorker);
         make_available(self);
         self.context.hints = hints;
         self.completed_at = None;
         self.result = None;
+        if let Some(worker) = worker {
+            self.status = TaskStatus::Claimed;
+            self.claimed_by = Some(worker);
+            self.claimed_at = Some(now);
+            self.lease_expires_at = Some(now.after(lease));
+            self.sent_back = true;
+        }
         Ok(())
     }
 
@@ -268,6 +298,7 @@ fn make_available(task: &mut Task) {
 
 /// Forgets who held the task and since when.
 fn drop_holder(task: &mut Task) {
+    task.sent_back = false;
     task.claimed_by = None;
     task.claimed_at = None;
     task.started_at = None;

@@ -18,7 +18,7 @@ use crate::model::{Task, TaskFile, TaskStatus};
 use crate::moves::Move;
 use crate::notes::Notes;
 use crate::outlook::Outlook;
-use crate::requests::{ClaimRequest, Claimed, Completion, NewTask, TaskEdit};
+use crate::requests::{ClaimRequest, Claimed, Completion, NewTask, Reopen, TaskEdit};
 use crate::reservations::{Hold, NewReservation};
 use crate::status::{StatusReport, TaskView};
 use crate::summary::Aggregate;
@@ -68,8 +68,8 @@ pub trait TaskStore: Send + Sync {
     fn reset(&self, id: &str, force: bool) -> Result<Task>;
     fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task>;
     /// The leader sends done task `id` back for more work, with `request` added to its hints
-    /// (a review's requested changes).
-    fn reopen(&self, id: &str, request: &str) -> Result<Task>;
+    /// (a review's requested changes), held for its worker or available to anyone (`to`).
+    fn reopen(&self, id: &str, request: &str, to: Reopen) -> Result<Task>;
     /// The board now.
     fn status(&self) -> Result<StatusReport>;
     /// Every task as `tasks.json` would hold it, with the store's time now.

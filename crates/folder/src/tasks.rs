@@ -9,7 +9,7 @@ use baton_core::{
     Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Entry, LogLine, NewTask,
     Notes, Result, StatusReport, TaskChange, TaskEdit, TaskStore, Timestamp, summary,
 };
-use baton_core::{NewReservation, Reservation};
+use baton_core::{NewReservation, Reopen, Reservation};
 use baton_fs::write_atomic;
 
 use crate::store::{Change, FolderStore};
@@ -134,9 +134,10 @@ impl TaskStore for FolderStore {
         })
     }
 
-    fn reopen(&self, id: &str, request: &str) -> Result<Task> {
-        self.change(TaskChange::Reopen, None, id, |file, _| {
-            file.reopen(id, request).map(drop)
+    fn reopen(&self, id: &str, request: &str, to: Reopen) -> Result<Task> {
+        let lease = self.lease();
+        self.change(TaskChange::Reopen, None, id, |file, now| {
+            file.reopen(id, request, to, now, lease).map(drop)
         })
     }
 

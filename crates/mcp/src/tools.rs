@@ -181,4 +181,46 @@ mod tests {
             assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
         }
     }
+
+    #[test]
+    fn no_tool_schema_carries_a_format_json_schema_does_not_define() {
+        fn formats(value: &serde_json::Value, out: &mut Vec<String>) {
+            match value {
+                serde_json::Value::Object(map) => {
+                    if let Some(serde_json::Value::String(f)) = map.get("format") {
+                        out.push(f.clone());
+                    }
+                    map.values().for_each(|v| formats(v, out));
+                }
+                serde_json::Value::Array(items) => items.iter().for_each(|v| formats(v, out)),
+                _ => {}
+            }
+        }
+        let mut seen = Vec::new();
+        let mut integers = 0;
+        for tool in own_tools() {
+            let schema = serde_json::Value::Object((*tool.input_schema).clone());
+            formats(&schema, &mut seen);
+            integers += schema.to_string().matches("\"integer\"").count();
+            if let Some(output) = &tool.output_schema {
+                formats(&serde_json::Value::Object((**output).clone()), &mut seen);
+            }
+        }
+        assert!(integers > 0, "the catalogue has integer arguments to check");
+        let standard = [
+            "date-time",
+            "date",
+            "time",
+            "duration",
+            "email",
+            "uri",
+            "uuid",
+            "hostname",
+            "ipv4",
+            "ipv6",
+            "regex",
+        ];
+        seen.retain(|f| !standard.contains(&f.as_str()));
+        assert!(seen.is_empty(), "non-standard formats: {seen:?}");
+    }
 }

@@ -137,6 +137,19 @@ pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlo
                 *CLAIMABLE
             )
         });
+        static SENT_BACK_TO: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {} LIMIT 1",
+                crate::sql::SENT_BACK
+            )
+        });
+        // A task sent back to this worker is its own to claim, whatever else is held.
+        if tx
+            .query_opt(&SENT_BACK_TO, &[&store.name, &agent])?
+            .is_some()
+        {
+            return Ok((Outlook::Claimable, now));
+        }
         let view = store.reservation_view(tx)?;
         let active = view.active_reservations(now, lease);
         let mut files_end = None;

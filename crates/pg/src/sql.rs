@@ -44,9 +44,14 @@ pub(crate) static BEST_READY: LazyLock<String> = LazyLock::new(|| best_ready("",
 /// column says whether all were taken, NULL when the row has none recorded.
 pub(crate) static BEST_READY_KEYED: LazyLock<String> = LazyLock::new(|| best_ready("", true));
 
-/// [`BEST_READY_KEYED`] but for the tasks in `$2` (passed over already).
+/// [`BEST_READY_KEYED`] but for the tasks in `$3` (passed over already).
 pub(crate) static BEST_READY_BUT_KEYED: LazyLock<String> =
-    LazyLock::new(|| best_ready("t.id <> ALL($2) AND ", true));
+    LazyLock::new(|| best_ready("t.id <> ALL($3) AND ", true));
+
+/// A task sent back for changes to the worker `$2`, within its lease (the folder's
+/// `Task::is_sent_back_to`; the `baton_tasks_sent_back` index's predicate).
+pub(crate) const SENT_BACK: &str = "t.claimed_by = $2 AND t.status = 'claimed' \
+     AND t.body @> '{\"sent_back\": true}' AND t.lease_expires_at > statement_timestamp()";
 
 fn best_ready(extra: &str, keyed: bool) -> String {
     let candidate = |condition: &str| {
@@ -69,11 +74,15 @@ fn best_ready(extra: &str, keyed: bool) -> String {
     } else {
         ""
     };
+    // A task sent back to the claiming worker comes before any other (`$2`).
     format!(
-        "WITH available AS ({}), expired AS ({}),
-         best AS (SELECT * FROM (SELECT * FROM available UNION ALL SELECT * FROM expired) AS c
-                  ORDER BY c.priority, c.created_at, c.position LIMIT 1)
+        "WITH mine AS ({}), available AS ({}), expired AS ({}),
+         best AS (SELECT * FROM mine UNION ALL
+                  (SELECT * FROM (SELECT * FROM available UNION ALL SELECT * FROM expired) AS c
+                   ORDER BY c.priority, c.created_at, c.position LIMIT 1)
+                  LIMIT 1)
          SELECT best.body, statement_timestamp(){keys} FROM best",
+        candidate(SENT_BACK),
         candidate(READY),
         candidate(&format!("{EXPIRED} AND {DEPENDENCIES_DONE}"))
     )

@@ -12,7 +12,7 @@ use baton_core::reservations::{refuse_held, task_conflicts};
 use baton_core::rules::check_named_claim;
 use baton_core::{
     Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Entry, Files, Hold,
-    Listener, LogLine, NewReservation, NewTask, Notes, Outlook, Reservation, StatusReport,
+    Listener, LogLine, NewReservation, NewTask, Notes, Outlook, Reopen, Reservation, StatusReport,
     TaskChange, TaskEdit, TaskStore, TaskView, Timestamp,
 };
 use chrono::{DateTime, Utc};
@@ -38,9 +38,11 @@ impl PgStore {
             loop {
                 let respect = files == Files::Respect;
                 let row = match (respect, passed.is_empty()) {
-                    (false, _) => tx.query_opt(&BEST_READY, &[&self.name])?,
-                    (true, true) => tx.query_opt(&BEST_READY_KEYED, &[&self.name])?,
-                    (true, false) => tx.query_opt(&BEST_READY_BUT_KEYED, &[&self.name, &passed])?,
+                    (false, _) => tx.query_opt(&BEST_READY, &[&self.name, &agent])?,
+                    (true, true) => tx.query_opt(&BEST_READY_KEYED, &[&self.name, &agent])?,
+                    (true, false) => {
+                        tx.query_opt(&BEST_READY_BUT_KEYED, &[&self.name, &agent, &passed])?
+                    }
                 };
                 let Some(row) = row else {
                     let now = database_now(tx)?;
@@ -50,7 +52,8 @@ impl PgStore {
                 let mut now = Timestamp(row.get::<_, DateTime<Utc>>(1));
                 let task = parse(row.get(0))?;
                 let paths = baton_core::reservations::task_files(&task);
-                if respect && !paths.is_empty() {
+                // A task sent back to this worker is held by it already: its files are its own.
+                if respect && !paths.is_empty() && !task.sent_back {
                     // The keys were tried with the row; a row from before they were recorded
                     // has them tried now.
                     let taken = match row.get::<_, Option<bool>>(2) {
@@ -155,7 +158,8 @@ impl PgStore {
             }
             let entry = Entry::task(change, worker, &task);
             // Available again, or done (its dependents may be ready): waiting claims look.
-            let wake = matches!(task.status, TaskStatus::Available | TaskStatus::Done);
+            let wake =
+                matches!(task.status, TaskStatus::Available | TaskStatus::Done) || task.sent_back;
             let seen = worker.map(|agent| (agent, now));
             save(tx, &self.name, &task, seen, Some((&entry, now)), wake)?;
             Ok(task)
@@ -318,8 +322,11 @@ impl TaskStore for PgStore {
     }
 
     /// The leader sends a done task back for more work.
-    fn reopen(&self, id: &str, request: &str) -> baton_core::Result<Task> {
-        self.change(id, None, TaskChange::Reopen, |task, _| task.reopen(request))
+    fn reopen(&self, id: &str, request: &str, to: Reopen) -> baton_core::Result<Task> {
+        let lease = self.lease;
+        self.change(id, None, TaskChange::Reopen, |task, now| {
+            task.reopen(request, to, now, lease)
+        })
     }
 
     /// The leader cancels an unfinished task.

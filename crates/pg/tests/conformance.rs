@@ -3,7 +3,7 @@
 //! words), the tasks after each change, and the board.
 
 use baton_core::TaskStore;
-use baton_core::{Completion, NewTask, TaskEdit};
+use baton_core::{Completion, NewTask, Reopen, TaskEdit};
 use baton_folder::FolderStore;
 use baton_test_support::pg::PgServer;
 use serde_json::{Value, json};
@@ -103,6 +103,17 @@ fn scenario(store: &dyn TaskStore) -> Vec<Value> {
         answer(store.start("bad name!", "task-1")),
         answer(store.task("task-1")),
         answer(store.task("ghost")),
+        // Sent back for changes: held for the worker that did it, which takes it before any
+        // other task; to anyone, available.
+        answer(store.reopen("task-1", "Changes requested: more", Reopen::ToItsWorker)),
+        answer(store.claim(&baton_core::ClaimRequest::next("w5"))),
+        answer(store.claim(&baton_core::ClaimRequest::task("w5", "task-1"))),
+        answer(store.add_task(new("E", 1, &[]))),
+        answer(store.claim(&baton_core::ClaimRequest::next("w2"))),
+        answer(store.reopen("task-1", "again", Reopen::ToItsWorker)),
+        answer(store.start("w2", "task-1")),
+        answer(store.complete("w2", "task-1", report("did more"))),
+        answer(store.reopen("task-1", "to anyone", Reopen::ToAnyone)),
         answer(store.status()),
     ]
 }
@@ -124,6 +135,26 @@ fn the_folder_and_postgres_answer_every_step_the_same() {
         .filter(|a| a.get("error").is_some())
         .count();
     assert!(errors >= 6, "{from_folder:#?}");
+    // A task sent back goes to its worker: held for it, passed over by others, taken by its
+    // worker's next claim before a better ready task.
+    let from_end = |n: usize| &from_folder[from_folder.len() - n];
+    assert_eq!(from_end(10)["status"], "claimed", "{:#}", from_end(10));
+    assert_eq!(from_end(10)["claimed_by"], "w2");
+    assert_eq!(from_end(10)["sent_back"], true);
+    assert_ne!(from_end(9)["task"]["id"], "task-1", "{:#}", from_end(9));
+    assert_eq!(
+        from_end(8)["error"],
+        "illegal_transition",
+        "{:#}",
+        from_end(8)
+    );
+    assert_eq!(from_end(6)["task"]["id"], "task-1", "{:#}", from_end(6));
+    assert_eq!(from_end(6)["reclaimed_from"], Value::Null);
+    assert!(
+        from_end(5)["error"].is_string(),
+        "a claimed task is not sent back"
+    );
+    assert_eq!(from_end(2)["status"], "available", "{:#}", from_end(2));
 }
 
 /// The team's records through the `TeamStore` seam: transcripts in batches read back in order

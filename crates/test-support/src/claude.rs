@@ -111,6 +111,26 @@ impl Host {
 
     /// `baton ARGS` in this host's environment (so what it starts finds the agents and the
     /// scripted API), committing as the tests' git identity.
+    /// Whether a session an agent saved under this installation's HOME (Claude Code's
+    /// `.claude/projects/…/*.jsonl`, Codex's `.codex/sessions/…/*.jsonl`) holds `text`.
+    pub fn saved_session_holds(&self, text: &str) -> bool {
+        fn holds(dir: &Path, text: &str) -> bool {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return false;
+            };
+            entries.flatten().any(|entry| {
+                let path = entry.path();
+                if path.is_dir() {
+                    holds(&path, text)
+                } else {
+                    path.extension().is_some_and(|e| e == "jsonl")
+                        && std::fs::read_to_string(&path).is_ok_and(|s| s.contains(text))
+                }
+            })
+        }
+        holds(self.home.path(), text)
+    }
+
     pub fn baton(&self, args: &[&str]) -> Command {
         let mut command = Command::new(crate::baton_bin());
         command.args(args);

@@ -148,13 +148,14 @@ pub fn check_done(
 }
 
 /// Starts `baton team up --agent AGENT` on `host` and kills its supervisor (SIGKILL) once a
-/// process named `marker` runs: the agent's long step, which the killed team leaves behind
-/// for a second `team up` to resume past. Panics with the task's transcript when the step
-/// never starts within a minute.
+/// process named `marker` runs and the agent has saved the call that started it in its
+/// session: the agent's long step, which the killed team leaves behind for a second `team up`
+/// to resume past (a kill before the save would resume a session without the call). Panics
+/// with the task's transcript when that does not happen within a minute.
 pub fn kill_team_during_long_step(host: &Host, agent: &str, marker: &str) {
     let first = crate::Background::from_command(host.baton(&["team", "up", "--agent", agent]));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !crate::claude::process_runs(marker) {
+    while !(crate::claude::process_runs(marker) && host.saved_session_holds(marker)) {
         if std::time::Instant::now() > deadline {
             let log = host.baton(&["team", "logs", "task-1"]).output().unwrap();
             panic!(

@@ -11,4 +11,9 @@ task: string,
 /**
  * What to change overall, besides the line comments.
  */
-summary: string | null, };
+summary: string | null, 
+/**
+ * Make the task available to any worker at once, instead of holding it for the worker
+ * that did it (until its lease runs out).
+ */
+anyone: boolean, };

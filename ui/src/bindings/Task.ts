@@ -18,4 +18,9 @@ lease_expires_at?: string | null,
 /**
  * How many times the task has been claimed.
  */
-attempts?: number, failure_reason?: string | null, };
+attempts?: number, failure_reason?: string | null, 
+/**
+ * Sent back for changes to the worker that did it (`claimed_by`) and held for it: its
+ * next claim takes this task before any other. Once its lease runs out, anyone may.
+ */
+sent_back?: boolean, };

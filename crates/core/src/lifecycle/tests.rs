@@ -244,6 +244,124 @@ fn an_expired_lease_makes_the_task_claimable_by_another_worker() {
     assert!(err.contains("claimed by w2, not by dead"), "{err}");
 }
 
+/// `id` claimed, started and completed by `agent` at `now`.
+fn done_by(file: &mut TaskFile, agent: &str, id: &str, now: Timestamp) {
+    file.claim(&ClaimRequest::task(agent, id), now, LEASE)
+        .unwrap();
+    file.start(agent, id, now, LEASE).unwrap();
+    let report = Completion {
+        output: "did it".into(),
+        ..Default::default()
+    };
+    file.complete(agent, id, report, now).unwrap();
+}
+
+#[test]
+fn a_task_sent_back_goes_to_its_worker_first_and_to_anyone_after_its_lease() {
+    let mut file = file_with(vec![]);
+    let reviewed = add(&mut file, "reviewed", 5, &[], t0());
+    let urgent = add(&mut file, "urgent", 1, &[], t0());
+    done_by(&mut file, "w1", &reviewed, t0());
+    let sent = file
+        .reopen(
+            &reviewed,
+            "Changes requested",
+            Reopen::ToItsWorker,
+            t0(),
+            secs(60),
+        )
+        .unwrap();
+    assert_eq!(sent.status, TaskStatus::Claimed);
+    assert_eq!(sent.claimed_by.as_deref(), Some("w1"));
+    assert!(sent.sent_back);
+    assert!(sent.result.is_none());
+    assert!(sent.context.hints.contains("Changes requested"));
+    // A waiting worker looks again for it: its worker sees it claimable (another does not,
+    // below).
+    assert_eq!(
+        file.outlook(Some("w1"), t0(), secs(60)),
+        crate::outlook::Outlook::Claimable
+    );
+    // Another worker gets the next ready task, and is refused the held one by name.
+    assert_eq!(claimed_id(&mut file, "w2", t0()), Some(urgent.clone()));
+    assert_ne!(
+        file.outlook(Some("w3"), t0(), secs(60)),
+        crate::outlook::Outlook::Claimable
+    );
+    let err = file
+        .claim(&ClaimRequest::task("w3", &reviewed), t0(), secs(60))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("lease is still running"), "{err}");
+    // Its worker's next claim takes it before any better ready task, as its own.
+    add(&mut file, "more urgent", 1, &[], t0());
+    let claim = file
+        .claim(&ClaimRequest::next("w1"), t0().after(secs(1)), secs(60))
+        .unwrap()
+        .unwrap();
+    assert_eq!(claim.task.id, reviewed);
+    assert_eq!(claim.reclaimed_from, None);
+    assert!(!claim.task.sent_back);
+    assert_eq!(claim.task.attempts, 2);
+
+    // Sent back again, to a worker that does not come back: anyone may take it after the
+    // lease, and the next claim of the first worker is an ordinary one.
+    file.start("w1", &reviewed, t0().after(secs(1)), secs(60))
+        .unwrap();
+    let report = Completion {
+        output: "changed".into(),
+        ..Default::default()
+    };
+    file.complete("w1", &reviewed, report, t0().after(secs(2)))
+        .unwrap();
+    file.reopen(
+        &reviewed,
+        "Again",
+        Reopen::ToItsWorker,
+        t0().after(secs(2)),
+        secs(60),
+    )
+    .unwrap();
+    let late = t0().after(secs(62));
+    let claim = file
+        .claim(&ClaimRequest::task("w2", &reviewed), late, secs(60))
+        .unwrap()
+        .unwrap();
+    assert_eq!(claim.reclaimed_from.as_deref(), Some("w1"));
+    assert!(!claim.task.sent_back);
+}
+
+#[test]
+fn a_task_sent_back_to_anyone_is_available_and_a_sent_back_task_released_is_too() {
+    let mut file = file_with(vec![]);
+    let a = add(&mut file, "a", 1, &[], t0());
+    done_by(&mut file, "w1", &a, t0());
+    let open = file
+        .reopen(&a, "Changes", Reopen::ToAnyone, t0(), LEASE)
+        .unwrap();
+    assert_eq!(open.status, TaskStatus::Available);
+    assert_eq!(open.claimed_by, None);
+    assert!(!open.sent_back);
+    assert_eq!(claimed_id(&mut file, "w2", t0()), Some(a.clone()));
+    file.start("w2", &a, t0(), LEASE).unwrap();
+    let report = Completion {
+        output: "ok".into(),
+        ..Default::default()
+    };
+    file.complete("w2", &a, report, t0()).unwrap();
+    file.reopen(&a, "Once more", Reopen::ToItsWorker, t0(), LEASE)
+        .unwrap();
+    let released = file.release("w2", &a, t0()).unwrap();
+    assert_eq!(released.status, TaskStatus::Available);
+    assert!(!released.sent_back);
+    // Only a done task is sent back.
+    let err = file
+        .reopen(&a, "no", Reopen::ToItsWorker, t0(), LEASE)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("only a done task"), "{err}");
+}
+
 #[test]
 fn heartbeat_renews_only_the_agents_own_leases() {
     let mut file = file_with(vec![]);
