@@ -259,11 +259,27 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
         "--summary",
         "moved along",
     ]);
+    // The inbox: a question nobody answered in time, and a message to the lead.
+    p.fails(
+        &["ask", "Which port?", "--agent", "w3", "--timeout", "1"],
+        5,
+    );
+    p.ok(&[
+        "message",
+        "send",
+        "lead",
+        "Blocked",
+        "Waiting on the schema",
+        "--as",
+        "w3",
+    ]);
     let before = p.tasks_json();
     let folder_status = p.json(&["leader", "status"]);
 
     let moved = imported(&p, &url, &name, &server);
     assert_eq!(moved["tasks"], 5);
+    // orchestration's record, the inbox's numbers, one question and one message.
+    assert_eq!(moved["documents"], 4, "{moved}");
     assert_eq!(moved["discoveries"], 1);
     assert_eq!(
         (moved["runs"].clone(), moved["signals"].clone()),
@@ -293,6 +309,9 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
         2,
         "the latest run is the same"
     );
+    let inbox = b.json(&["inbox", "--all"]);
+    assert_eq!(inbox["questions"][0]["text"], "Which port?", "{inbox}");
+    assert_eq!(inbox["messages"][0]["subject"], "Blocked", "{inbox}");
 
     // Back to a folder: the tasks as they were (plus the new one), the notes, and a project
     // the folder commands open.
@@ -326,6 +345,9 @@ fn a_project_moves_from_the_folder_to_postgres_and_back_unchanged() {
         "runs/runs.json",
         "runs/1/signals/ui-test-done",
         "orchestration/state.json",
+        "inbox/numbers.json",
+        "inbox/questions/q-1.json",
+        "inbox/messages/m-1.json",
     ] {
         let read = |root: &std::path::Path| {
             serde_json::from_slice::<Value>(&std::fs::read(root.join(file)).unwrap()).unwrap()

@@ -98,8 +98,8 @@ pub enum Command {
     /// tool asks (`approve Bash --input '{"command":"cargo test"}' --agent cc1`).
     Approve(baton_api::approvals::ApproveToolCall),
     /// Review a task's work before merging it: `baton review task-3` shows its branch's diff
-    /// against yours with the comments; `comment`, `request-changes` (the task goes back to be
-    /// worked again on its branch) and `check` (the project's check command).
+    /// against yours with the comments; `comment`, `request-changes` (the task goes back to the
+    /// worker that did it, on its branch) and `check` (the project's check command).
     Review(crate::review::ReviewArgs),
     /// Messages between agents and the lead: send, ack.
     #[command(subcommand)]

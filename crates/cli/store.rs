@@ -110,11 +110,12 @@ pub fn command(
     };
     emit(json, &transfer, || {
         format!(
-            "{} tasks, {} log lines, {} discoveries and {} agents' attempts between {} and {}",
+            "{} tasks, {} log lines, {} discoveries, {} agents' attempts and {} documents (questions, messages, reviews, …) between {} and {}",
             transfer.tasks,
             transfer.log_lines,
             transfer.discoveries,
             transfer.attempts,
+            transfer.documents,
             transfer.folder.display(),
             transfer.store
         )

@@ -20,7 +20,7 @@ interface Props {
 
 /** A done task's work before it is merged: its branch's diff against the lead's branch, file
  *  by file with syntax highlighting (`@git-diff-view/react`), comments on lines, "Request
- *  changes" (the task goes back to be worked on its branch), the project's check and "Merge". */
+ *  changes" (the task goes back to its worker, on its branch), the project's check and "Merge". */
 export function ReviewView({ tasks, version, dark, onError, onChanged }: Props) {
   const done = tasks.filter((t) => t.status === "done");
   const [chosen, setChosen] = useState<string | null>(null);

@@ -39,6 +39,9 @@ pub struct Transfer {
     pub signals: usize,
     /// Agents' attempts at tasks (`baton team`), each with its transcript.
     pub attempts: usize,
+    /// Documents: questions, messages and approval decisions, reviews, orchestration's record,
+    /// the team's spend.
+    pub documents: usize,
 }
 
 /// A store's team records: every attempt with its transcript, and every worker.
@@ -73,12 +76,7 @@ impl PgStore {
         let runs = self.runs()?;
         let signals = self.all_signals()?;
         let (attempts, workers) = team_records(self)?;
-        let mut documents = Vec::new();
-        for name in baton_core::documents::ALL {
-            if let Some(body) = self.read_document(name)? {
-                documents.push((name, body));
-            }
-        }
+        let documents = baton_core::documents::every_document(self)?;
         for folder in [
             layout.root().to_path_buf(),
             layout.context_dir(),
@@ -132,6 +130,7 @@ impl PgStore {
             runs: runs.len(),
             signals: signals.len(),
             attempts: attempts.len(),
+            documents: documents.len(),
         })
     }
 
@@ -149,12 +148,7 @@ impl PgStore {
         } = baton_folder::notes::read(&layout)?;
         let lines = folder.logs(None, usize::MAX)?;
         let runs = folder.runs()?;
-        let mut documents = Vec::new();
-        for name in baton_core::documents::ALL {
-            if let Some(body) = folder.read_document(name)? {
-                documents.push((name, body));
-            }
-        }
+        let documents = baton_core::documents::every_document(&folder)?;
         let mut signals = Vec::new();
         for run in &runs {
             signals.extend(folder.list_signals(run.number)?);
@@ -307,6 +301,7 @@ impl PgStore {
             runs: runs.len(),
             signals: signals.len(),
             attempts: attempts.len(),
+            documents: documents.len(),
         };
         Ok((project, transfer))
     }
