@@ -87,6 +87,10 @@ PLAYWRIGHT_MCP_VERSION=0.0.83
 CLAUDE_CODE_VERSION=2.1.330
 CODEX_VERSION=0.169.0
 GEMINI_CLI_VERSION=0.61.0
+# The official MCP conformance suite, run against `baton mcp --http`; it needs Node 22 (its
+# `fs.globSync`), which it gets from npm's node-linux-* package, not the system's Node.
+CONFORMANCE_VERSION=0.1.16
+CONFORMANCE_NODE_VERSION=22.22.0
 
 ensure_test_tools() {
     ensure_packages chromium python3-venv
@@ -114,6 +118,19 @@ ensure_test_tools() {
             "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION" \
             "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" \
             "@google/gemini-cli@$GEMINI_CLI_VERSION"
+    fi
+    local arch
+    case "$(uname -m)" in
+        aarch64 | arm64) arch=arm64 ;;
+        *) arch=x64 ;;
+    esac
+    local suite="$TEST_TOOLS/conformance" wanted="node-linux-$arch@$CONFORMANCE_NODE_VERSION conformance@$CONFORMANCE_VERSION"
+    if [ "$(cat "$suite/versions" 2>/dev/null)" != "$wanted" ]; then
+        say "installing the MCP conformance suite $CONFORMANCE_VERSION and Node $CONFORMANCE_NODE_VERSION into $suite"
+        mkdir -p "$suite"
+        npm install --prefix "$suite" --no-audit --no-fund --loglevel=error \
+            "node-linux-$arch@$CONFORMANCE_NODE_VERSION" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+        echo "$wanted" > "$suite/versions"
     fi
     export BATON_TEST_TOOLS="$TEST_TOOLS"
 }

@@ -167,3 +167,114 @@ impl HttpClient {
         self.request("tools/call", json!({"name": tool, "arguments": arguments}))
     }
 }
+
+/// A loopback proxy in front of `baton mcp --http` that adds `Authorization: Bearer TOKEN` to
+/// every request, for clients that cannot send a header of their own (the official MCP
+/// conformance suite takes only a URL). Everything else passes through as it is, both ways,
+/// streamed (server-sent events included); each request on a kept-alive connection gets the
+/// header. Stops accepting when dropped.
+pub struct BearerProxy {
+    pub addr: SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl BearerProxy {
+    pub fn start(server: SocketAddr, token: &str) -> BearerProxy {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let header = format!("Authorization: Bearer {token}\r\n");
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if stopped.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(client) = client else { continue };
+                let header = header.clone();
+                std::thread::spawn(move || {
+                    let Ok(upstream) = TcpStream::connect(server) else {
+                        return;
+                    };
+                    let (mut from_server, mut to_client) =
+                        (upstream.try_clone().unwrap(), client.try_clone().unwrap());
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from_server, &mut to_client);
+                        let _ = to_client.shutdown(std::net::Shutdown::Both);
+                    });
+                    let _ = forward_requests(client, upstream, header.as_bytes());
+                });
+            }
+        });
+        BearerProxy { addr, stop }
+    }
+}
+
+impl Drop for BearerProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = TcpStream::connect(self.addr); // wakes the accept loop to see the stop
+    }
+}
+
+/// Copies HTTP/1.1 requests from `client` to `upstream`, `header` added after each request
+/// line; bodies by `Content-Length` or chunked, as they come.
+fn forward_requests(
+    client: TcpStream,
+    mut upstream: TcpStream,
+    header: &[u8],
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(client);
+    loop {
+        let mut head = Vec::new();
+        let mut line = Vec::new();
+        let mut length = 0usize;
+        let mut chunked = false;
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                let _ = upstream.shutdown(std::net::Shutdown::Write);
+                return Ok(());
+            }
+            let text = String::from_utf8_lossy(&line).to_ascii_lowercase();
+            if let Some(value) = text.strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+            if text.starts_with("transfer-encoding:") && text.contains("chunked") {
+                chunked = true;
+            }
+            let first = head.is_empty();
+            head.extend_from_slice(&line);
+            if first {
+                head.extend_from_slice(header);
+            }
+            if line == b"\r\n" {
+                break;
+            }
+        }
+        upstream.write_all(&head)?;
+        if chunked {
+            loop {
+                line.clear();
+                reader.read_until(b'\n', &mut line)?;
+                upstream.write_all(&line)?;
+                let size_text = String::from_utf8_lossy(&line);
+                let size =
+                    usize::from_str_radix(size_text.trim().split(';').next().unwrap_or("0"), 16)
+                        .unwrap_or(0);
+                let mut chunk = vec![0; size + 2];
+                reader.read_exact(&mut chunk)?;
+                upstream.write_all(&chunk)?;
+                if size == 0 {
+                    break;
+                }
+            }
+        } else {
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body)?;
+            upstream.write_all(&body)?;
+        }
+    }
+}
