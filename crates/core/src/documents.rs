@@ -18,35 +18,6 @@ pub const ORCHESTRATION: &str = "orchestration/state.json";
 /// The team's spend, summed per task, agent and project (`baton-team`).
 pub const TEAM_SPEND: &str = crate::attempts::SPEND_DOCUMENT;
 
-/// Every single document Baton keeps.
-pub const ALL: [&str; 3] = [ORCHESTRATION, TEAM_SPEND, crate::inbox::NUMBERS];
-
-/// The folders Baton keeps a document per item in: questions, messages, approval decisions,
-/// reviews.
-pub const FOLDERS: [&str; 4] = [
-    crate::inbox::QUESTIONS,
-    crate::inbox::MESSAGES,
-    crate::inbox::DECISIONS,
-    crate::review::REVIEWS,
-];
-
-/// Every document `store` holds of [`ALL`] and [`FOLDERS`], by name: what moving a project
-/// between stores carries.
-pub fn every_document(store: &dyn DocumentStore) -> Result<Vec<(String, Value)>> {
-    let mut documents = Vec::new();
-    for name in ALL {
-        if let Some(body) = store.read_document(name)? {
-            documents.push((name.to_string(), body));
-        }
-    }
-    for folder in FOLDERS {
-        let mut found = store.documents_in(folder)?;
-        found.sort_by(|a, b| a.0.cmp(&b.0));
-        documents.extend(found);
-    }
-    Ok(documents)
-}
-
 /// A project's documents, wherever they are kept.
 pub trait DocumentStore: Send + Sync {
     /// The document `name` (a relative path such as `orchestration/state.json`), `None` when

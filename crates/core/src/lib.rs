@@ -21,6 +21,7 @@
 //! file formats are kept so that its readers and agents keep working.
 
 pub mod attempts;
+pub mod carried;
 pub mod confine;
 pub mod doctor;
 pub mod documents;
