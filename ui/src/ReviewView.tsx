@@ -53,6 +53,8 @@ export function ReviewView({ tasks, version, dark, onError, onChanged }: Props) 
 function TaskReview({ task, version, dark, onError, onChanged }: { task: string; version: number; dark: boolean; onError: (m: string | null) => void; onChanged: () => void }) {
   const [review, setReview] = useState<Review | null>(null);
   const [summary, setSummary] = useState("");
+  // Sent back to the worker that did it unless the lead lets any worker take it.
+  const [anyone, setAnyone] = useState(false);
   const [merge, setMerge] = useState<MergeReport | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [reads, setReads] = useState(0);
@@ -128,9 +130,12 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
             <label>
               Summary for the worker <textarea value={summary} onChange={(e) => setSummary(e.target.value)} rows={2} data-testid="review-summary" />
             </label>
+            <label className="inline">
+              <input type="checkbox" checked={anyone} onChange={(e) => setAnyone(e.target.checked)} data-testid="review-anyone" /> Any worker may take it (not only the one that did it)
+            </label>
             <button
               disabled={busy !== null || (open === 0 && summary.trim() === "")}
-              onClick={() => act("changes", () => call("review_request_changes", { task, summary: summary.trim() || null }), () => setSummary(""))}
+              onClick={() => act("changes", () => call("review_request_changes", { task, summary: summary.trim() || null, anyone }), () => setSummary(""))}
               data-testid="request-changes"
             >
               Request changes ({open} comment{open === 1 ? "" : "s"})
