@@ -62,14 +62,20 @@ ensure_core() {
 # PostgreSQL for the store's tests: Debian's server programs, without the cluster the package
 # would create and start (each test run starts its own throwaway server on loopback and stops
 # it), and the unprivileged user that server runs as (PostgreSQL refuses to run as root); and
-# `faketime`, for the test of a worker whose clock is wrong.
+# `faketime`, for the test of a worker whose clock is wrong; PgBouncer, which the tests start
+# in front of their server as they start the server.
 ensure_postgres() {
     if ! dpkg-query -W -f='${Status}' postgresql 2>/dev/null | grep -q "install ok installed"; then
         as_root mkdir -p /etc/postgresql-common/createcluster.d
         echo "create_main_cluster = false" \
             | as_root tee /etc/postgresql-common/createcluster.d/baton-tests.conf >/dev/null
     fi
-    ensure_packages postgresql faketime
+    ensure_packages postgresql pgbouncer faketime
+    # The package's own pooler is not the tests' (each test starts its own, as with the
+    # server): not left running or started at boot.
+    if command -v systemctl >/dev/null 2>&1 && systemctl is-enabled pgbouncer >/dev/null 2>&1; then
+        as_root systemctl disable --now pgbouncer >/dev/null 2>&1 || true
+    fi
     if [ "$(id -u)" -eq 0 ] && ! id "${BATON_TEST_PG_USER:-baton-test}" >/dev/null 2>&1; then
         say "creating the user ${BATON_TEST_PG_USER:-baton-test}, for the tests' PostgreSQL server"
         useradd --system --no-create-home --shell /usr/sbin/nologin "${BATON_TEST_PG_USER:-baton-test}"

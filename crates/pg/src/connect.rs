@@ -4,6 +4,11 @@
 //! libpq's modes: `disable`, `prefer` (the default: TLS when the server offers it), `require`
 //! (TLS, no certificate check), `verify-ca` (the server's certificate signed by the CA in
 //! `sslrootcert`) and `verify-full` (that, and the host name matches).
+//!
+//! Behind PgBouncer in transaction mode the URL says so (`pgbouncer=true`) and where the
+//! server itself listens (`listen_port=PORT`, `listen_host=HOST` if it is elsewhere): `LISTEN`
+//! needs a session of its own, which transaction pooling does not keep, so waiting workers
+//! and watchers listen there; everything else goes through the pooler ([`route`]).
 
 use std::path::PathBuf;
 
@@ -58,6 +63,8 @@ fn parse(url: &str) -> Result<Target> {
         match pair.split_once('=') {
             Some(("sslmode", value)) => mode = value.to_string(),
             Some(("sslrootcert", value)) => root_certificate = Some(PathBuf::from(value)),
+            // Baton's own (see `route`), not the driver's.
+            Some(("pgbouncer" | "listen_port" | "listen_host", _)) => {}
             _ => kept.push(pair),
         }
     }
@@ -92,6 +99,91 @@ fn parse(url: &str) -> Result<Target> {
         verify,
         root_certificate,
     })
+}
+
+/// How a store reaches its database: through a pooler in transaction mode or not, and the
+/// URL its `LISTEN` connections use (the server's own address behind a pooler, else `url`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub(crate) pooled: bool,
+    pub(crate) listen_url: String,
+}
+
+/// The [`Route`] `url` asks for; a pooler without the server's own port is refused, saying
+/// why.
+pub(crate) fn route(url: &str) -> Result<Route> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut pooled = false;
+    let mut port = None;
+    let mut host = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("pgbouncer", value)) => {
+                pooled = match value {
+                    "true" | "1" => true,
+                    "false" | "0" => false,
+                    other => {
+                        return Err(invalid(format!(
+                            "pgbouncer={other}: say pgbouncer=true (a pooler in transaction mode) or leave it out"
+                        )));
+                    }
+                }
+            }
+            Some(("listen_port", value)) => {
+                port =
+                    Some(value.parse::<u16>().map_err(|_| {
+                        invalid(format!("listen_port={value} is not a port number"))
+                    })?)
+            }
+            Some(("listen_host", value)) => host = Some(value.to_string()),
+            _ => {}
+        }
+    }
+    if !pooled {
+        return Ok(Route {
+            pooled,
+            listen_url: url.to_string(),
+        });
+    }
+    let Some(port) = port else {
+        return Err(invalid(
+            "pgbouncer=true needs listen_port=PORT, the port PostgreSQL itself listens on \
+             (and listen_host=HOST if it is not the pooler's host): waiting workers LISTEN \
+             there, since a pooled session does not stay theirs between transactions"
+                .into(),
+        ));
+    };
+    // postgres://[userinfo@]host[:port]/db: the address swapped for the server's, and the
+    // pooler's parameters dropped.
+    let Some((scheme, rest)) = base.split_once("://") else {
+        return Err(invalid(
+            "pgbouncer=true needs a postgres://USER@HOST:PORT/DB URL".into(),
+        ));
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let (userinfo, address) = match authority.rfind('@') {
+        Some(at) => (&authority[..=at], &authority[at + 1..]),
+        None => ("", authority),
+    };
+    let pooler_host = match address.rfind(':') {
+        Some(colon) if !address[colon..].contains(']') => &address[..colon],
+        _ => address,
+    };
+    let host = host.as_deref().unwrap_or(pooler_host);
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|p| {
+            !p.is_empty()
+                && !["pgbouncer=", "listen_port=", "listen_host="]
+                    .iter()
+                    .any(|k| p.starts_with(k))
+        })
+        .collect();
+    let mut listen_url = format!("{scheme}://{userinfo}{host}:{port}{path}");
+    if !kept.is_empty() {
+        listen_url = format!("{listen_url}?{}", kept.join("&"));
+    }
+    Ok(Route { pooled, listen_url })
 }
 
 /// Connects to `url`. TLS is rustls (pure Rust, linked in: a `baton` process loads no TLS
@@ -400,6 +492,48 @@ fn split_pgpass(line: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pooler_url_routes_listening_to_the_server_itself() {
+        let direct = route("postgres://u@db:5432/b?sslmode=require").unwrap();
+        assert!(!direct.pooled);
+        assert_eq!(direct.listen_url, "postgres://u@db:5432/b?sslmode=require");
+        let pooled =
+            route("postgres://u:pw@pool:6432/b?pgbouncer=true&listen_port=5432&sslmode=require")
+                .unwrap();
+        assert!(pooled.pooled);
+        assert_eq!(
+            pooled.listen_url,
+            "postgres://u:pw@pool:5432/b?sslmode=require"
+        );
+        let elsewhere =
+            route("postgres://u@pool/b?listen_host=db&pgbouncer=true&listen_port=5433").unwrap();
+        assert_eq!(elsewhere.listen_url, "postgres://u@db:5433/b");
+        let v6 = route("postgres://u@[::1]:6432/b?pgbouncer=true&listen_port=5432").unwrap();
+        assert_eq!(v6.listen_url, "postgres://u@[::1]:5432/b");
+    }
+
+    #[test]
+    fn a_pooler_url_without_the_servers_port_or_with_a_bad_value_is_refused() {
+        let no_port = route("postgres://u@pool:6432/b?pgbouncer=true")
+            .unwrap_err()
+            .at("s");
+        assert!(
+            no_port.to_string().contains("listen_port=PORT"),
+            "{no_port}"
+        );
+        let bad = route("postgres://u@pool/b?pgbouncer=yes&listen_port=1")
+            .unwrap_err()
+            .at("s");
+        assert!(bad.to_string().contains("pgbouncer=yes"), "{bad}");
+        let port = route("postgres://u@pool/b?pgbouncer=true&listen_port=x")
+            .unwrap_err()
+            .at("s");
+        assert!(port.to_string().contains("not a port number"), "{port}");
+        // The driver never sees Baton's own parameters.
+        let target = parse("postgres://u@pool:6432/b?pgbouncer=true&listen_port=5432").unwrap();
+        assert_eq!(target.config.get_ports(), [6432]);
+    }
 
     #[test]
     fn pgpass_lines_split_on_unescaped_colons() {

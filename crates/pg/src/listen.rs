@@ -74,7 +74,8 @@ impl PgStore {
     /// (see [`crate::hub`]).
     pub(crate) fn listen_on(&self, channel: &str) -> baton_core::Result<Box<dyn Listener>> {
         self.hubs.listen(channel, || {
-            let client = connect(&self.url)
+            // Straight to the server: a pooled session would not stay this one's.
+            let client = connect(&self.route.listen_url)
                 .and_then(|mut c| {
                     c.batch_execute(&format!("LISTEN {channel}"))?;
                     Ok(c)

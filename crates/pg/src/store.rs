@@ -9,7 +9,7 @@ use std::time::Duration;
 use baton_core::{DEFAULT_LEASE, Entry, StoreError, Timestamp};
 use postgres::Client;
 
-use crate::connect::{connect, describe};
+use crate::connect::{Route, connect, describe, route};
 use crate::connection::{Connection, Tx};
 use crate::error::{Failure, Result};
 use crate::rows::{database_now, journal};
@@ -18,8 +18,10 @@ use crate::schema;
 /// A project in a PostgreSQL database, over one connection.
 pub struct PgStore {
     connection: Mutex<Connection>,
-    /// For the extra connection a waiting claim listens on.
-    pub(crate) url: String,
+    /// For a new connection when this one is lost.
+    url: String,
+    /// Through a pooler or not, and where the connections waiters listen on go.
+    pub(crate) route: Route,
     pub(crate) name: String,
     /// `user@host:port/db`, for messages (never the password).
     pub(crate) store: String,
@@ -40,10 +42,11 @@ impl PgStore {
         let goal = baton_core::notes::check_goal(goal)?;
         baton_core::names::validate_name("project name", name)?;
         let created = (|| {
+            let pooled = route(url)?.pooled;
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
             let mut prepared = HashMap::new();
-            let mut tx = Tx::over(client.transaction()?, &mut prepared);
+            let mut tx = Tx::over(client.transaction()?, &mut prepared, pooled);
             let now = database_now(&mut tx)?;
             let plan = baton_core::notes::master_plan(goal, approach, now);
             let created = tx.execute(
@@ -62,7 +65,7 @@ impl PgStore {
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
-        Ok(PgStore::over(created, url, name, store))
+        PgStore::over(created, url, name, store)
     }
 
     /// Opens project `name`, which must exist.
@@ -85,8 +88,13 @@ impl PgStore {
                 Some(row) => row.get::<_, bool>(1),
                 None => {
                     schema::migrate(&mut client, &store)?;
+                    // Unnamed, in one round trip: behind a pooler the next round trip may
+                    // reach another server session.
                     client
-                        .query_opt("SELECT 1 FROM baton_projects WHERE name = $1", &[&name])?
+                        .query_typed_opt(
+                            "SELECT 1 FROM baton_projects WHERE name = $1",
+                            &[(&name, postgres::types::Type::TEXT)],
+                        )?
                         .is_some()
                 }
             };
@@ -99,18 +107,25 @@ impl PgStore {
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
-        Ok(PgStore::over(client, url, name, store))
+        PgStore::over(client, url, name, store)
     }
 
-    pub(crate) fn over(client: Client, url: &str, name: &str, store: String) -> PgStore {
-        PgStore {
-            connection: Mutex::new(Connection::new(client)),
+    pub(crate) fn over(
+        client: Client,
+        url: &str,
+        name: &str,
+        store: String,
+    ) -> baton_core::Result<PgStore> {
+        let route = route(url).map_err(|e| e.at(&store))?;
+        Ok(PgStore {
+            connection: Mutex::new(Connection::new(client, route.pooled)),
             url: url.to_string(),
+            route,
             name: name.to_string(),
             store,
             lease: DEFAULT_LEASE,
             hubs: crate::hub::Hubs::default(),
-        }
+        })
     }
 
     /// Uses `lease` for new claims, starts and heartbeats (default 15 minutes).
@@ -148,15 +163,19 @@ impl PgStore {
         let mut retried = false;
         loop {
             if connection.client.is_closed() {
-                *connection = Connection::new(connect(&self.url).map_err(|e| e.at(&self.store))?);
+                *connection = Connection::new(
+                    connect(&self.url).map_err(|e| e.at(&self.store))?,
+                    self.route.pooled,
+                );
             }
             let mut committing = false;
             let mut run = || -> Result<T> {
-                let Connection { client, prepared } = &mut *connection;
-                let mut tx = Tx {
-                    tx: client.transaction()?,
+                let Connection {
+                    client,
                     prepared,
-                };
+                    pooled,
+                } = &mut *connection;
+                let mut tx = Tx::over(client.transaction()?, prepared, *pooled);
                 let out = op(&mut tx)?;
                 committing = true;
                 tx.commit()?;
@@ -167,8 +186,10 @@ impl PgStore {
                     if !committing && !retried && (connection.client.is_closed() || ended(&e)) =>
                 {
                     retried = true;
-                    *connection =
-                        Connection::new(connect(&self.url).map_err(|e| e.at(&self.store))?);
+                    *connection = Connection::new(
+                        connect(&self.url).map_err(|e| e.at(&self.store))?,
+                        self.route.pooled,
+                    );
                 }
                 outcome => return outcome.map_err(|e| e.at(&self.store)),
             }

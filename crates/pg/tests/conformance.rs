@@ -6,6 +6,7 @@ use baton_core::TaskStore;
 use baton_core::{Completion, NewTask, Reopen, TaskEdit};
 use baton_folder::FolderStore;
 use baton_test_support::pg::PgServer;
+use baton_test_support::pgbouncer::PgBouncer;
 use serde_json::{Value, json};
 
 /// What one step answered, with times left out (each store has its own clock).
@@ -155,6 +156,33 @@ fn the_folder_and_postgres_answer_every_step_the_same() {
         "a claimed task is not sent back"
     );
     assert_eq!(from_end(2)["status"], "available", "{:#}", from_end(2));
+}
+
+#[test]
+fn through_pgbouncer_in_transaction_mode_postgres_answers_every_step_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
+    let server = PgServer::shared();
+    // Two server connections for the store's own connection and the test's: every
+    // transaction may land on either, so a statement prepared in one and used in another
+    // would fail.
+    let bouncer = PgBouncer::start(&server, 2);
+    let pooled =
+        baton_pg::PgStore::init(&bouncer.url(), "conformance-pooled", "Test goal", None).unwrap();
+    let other = baton_pg::PgStore::open(&bouncer.url(), "conformance-pooled").unwrap();
+    other.status().unwrap();
+    bouncer.wait_for_full_pool(2);
+    let from_folder = scenario(&folder);
+    let from_pooler = scenario(&pooled);
+    for (step, (f, d)) in from_folder.iter().zip(&from_pooler).enumerate() {
+        assert_eq!(f, d, "step {step} differs");
+    }
+    assert_eq!(
+        other.status().unwrap().tasks.len(),
+        folder.status().unwrap().tasks.len(),
+        "seen from another client"
+    );
+    assert!(bouncer.server_connections() <= 2);
 }
 
 /// The team's records through the `TeamStore` seam: transcripts in batches read back in order

@@ -72,6 +72,23 @@ fn a_waiting_claim_wakes_when_a_task_is_added_or_its_dependency_is_done() {
 }
 
 #[test]
+fn through_pgbouncer_a_waiting_claim_listens_on_the_server_and_wakes() {
+    let server = PgServer::shared();
+    let bouncer = baton_test_support::pgbouncer::PgBouncer::start(&server, 2);
+    let url = bouncer.url();
+    let p = PgStore::init(&url, "wake-pooled", "goal", None).unwrap();
+    bouncer.wait_for_full_pool(2);
+    let woke = waiter(&url, "wake-pooled", "w1", PATIENCE * 2);
+    p.add_task(new("A", &[])).unwrap();
+    assert_eq!(
+        woke.recv_timeout(PATIENCE).unwrap().as_deref(),
+        Some("task-1")
+    );
+    // The wake went through the server itself; the pooler saw only the transactions.
+    assert!(bouncer.server_connections() <= 2);
+}
+
+#[test]
 fn a_lease_running_out_wakes_a_waiter_without_any_notification() {
     let server = PgServer::shared();
     let p = PgStore::init(server.url(), "expiry", "goal", None)

@@ -17,6 +17,7 @@ pub mod machine;
 pub mod mcp;
 pub mod mcp_http;
 pub mod pg;
+pub mod pgbouncer;
 pub mod scripted_api;
 pub mod stats;
 pub mod team;

@@ -395,7 +395,7 @@ fn bin_dir() -> PathBuf {
 }
 
 /// The user the server runs as: nobody special unless we are root.
-fn run_as() -> Option<String> {
+pub(crate) fn run_as() -> Option<String> {
     let uid = Command::new("id").arg("-u").output().ok()?;
     if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
         return None;
@@ -415,7 +415,7 @@ fn run_as() -> Option<String> {
 }
 
 /// A random password (hex), from the kernel's generator.
-fn secret() -> String {
+pub(crate) fn secret() -> String {
     use std::io::Read;
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")

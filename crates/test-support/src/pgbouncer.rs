@@ -1,0 +1,180 @@
+//! A throwaway PgBouncer (Debian's `pgbouncer`) in front of a test server, as a deployment
+//! with many agents puts one: transaction pooling, listening on a free loopback port only,
+//! SCRAM for clients and for the server, `pool` server connections (opened at once and used in
+//! turn, so a client's next transaction runs on another server session than its last: what
+//! a busy pooler does, made the rule so a test of it cannot pass by luck). Run as the
+//! server's unprivileged user under root (PgBouncer refuses root too); stopped and removed
+//! when dropped.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use crate::pg::PgServer;
+
+pub struct PgBouncer {
+    port: u16,
+    server_port: u16,
+    password: String,
+    pidfile: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl PgBouncer {
+    /// Starts a pooler for `server`'s test database with at most `pool` server connections.
+    pub fn start(server: &PgServer, pool: u32) -> PgBouncer {
+        let server_port = server
+            .port()
+            .expect("PgBouncer is put in front of the tests' own server");
+        let program = "/usr/sbin/pgbouncer";
+        assert!(
+            std::path::Path::new(program).exists(),
+            "{program} is missing: run ./scripts/test.sh, which installs pgbouncer"
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("baton-pgbouncer-")
+            .tempdir()
+            .unwrap();
+        let port = crate::free_port();
+        let password = server.password();
+        let users = dir.path().join("users.txt");
+        std::fs::write(&users, format!("\"baton\" \"{password}\"\n")).unwrap();
+        let pidfile = dir.path().join("pgbouncer.pid");
+        let config = dir.path().join("pgbouncer.ini");
+        std::fs::write(
+            &config,
+            format!(
+                "[databases]\n\
+                 baton = host=127.0.0.1 port={server_port} dbname=baton\n\
+                 [pgbouncer]\n\
+                 listen_addr = 127.0.0.1\n\
+                 listen_port = {port}\n\
+                 unix_socket_dir =\n\
+                 auth_type = scram-sha-256\n\
+                 auth_file = {users}\n\
+                 pool_mode = transaction\n\
+                 default_pool_size = {pool}\n\
+                 min_pool_size = {pool}\n\
+                 server_round_robin = 1\n\
+                 max_client_conn = 2000\n\
+                 admin_users = baton\n\
+                 logfile = {log}\n\
+                 pidfile = {pid}\n",
+                users = users.display(),
+                log = dir.path().join("pgbouncer.log").display(),
+                pid = pidfile.display(),
+            ),
+        )
+        .unwrap();
+        let run_as = crate::pg::run_as();
+        if let Some(user) = &run_as {
+            let status = Command::new("chown")
+                .args(["-R", user, &dir.path().display().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success(), "chown of the pooler's folder failed");
+        }
+        let mut command = match &run_as {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", user, "--", program]);
+                c
+            }
+            None => Command::new(program),
+        };
+        let out = command
+            .arg("-d")
+            .arg(&config)
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pgbouncer failed to start: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bouncer = PgBouncer {
+            port,
+            server_port,
+            password,
+            pidfile,
+            _dir: dir,
+        };
+        crate::eventually("PgBouncer to accept connections", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        bouncer
+    }
+
+    /// The test role's URL through the pooler, with what Baton needs to know of it: it pools
+    /// by transaction, and the server's own port for `LISTEN`.
+    pub fn url(&self) -> String {
+        format!(
+            "postgres://baton:{}@127.0.0.1:{}/baton?pgbouncer=true&listen_port={}",
+            self.password, self.port, self.server_port
+        )
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Waits until the pooler holds all `pool` server connections it was started with (it
+    /// opens them once a client has logged in, within a second or so).
+    pub fn wait_for_full_pool(&self, pool: u32) {
+        crate::eventually("PgBouncer to open its pool's server connections", || {
+            self.server_connections() >= pool
+        });
+    }
+
+    /// The server connections the pooler holds now (its admin console's `SHOW POOLS`: active,
+    /// idle, used, tested and logging in, for the test database).
+    pub fn server_connections(&self) -> u32 {
+        let url = format!(
+            "postgres://baton:{}@127.0.0.1:{}/pgbouncer",
+            self.password, self.port
+        );
+        let out = Command::new("psql")
+            .args([&url, "-At", "-F", ",", "-c", "SHOW POOLS"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "SHOW POOLS: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // database,user,cl_active,cl_waiting,[cl_active_cancel_req,cl_waiting_cancel_req,]
+        // sv_active,sv_idle,sv_used,sv_tested,sv_login,maxwait,…: read by the header's names.
+        let header = Command::new("psql")
+            .args([&url, "-A", "-F", ",", "-c", "SHOW POOLS"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&header.stdout).to_string();
+        let names: Vec<&str> = text.lines().next().unwrap_or_default().split(',').collect();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|line| line.split(',').collect::<Vec<_>>())
+            .filter(|row| row.first() == Some(&"baton"))
+            .map(|row| {
+                ["sv_active", "sv_idle", "sv_used", "sv_tested", "sv_login"]
+                    .iter()
+                    .filter_map(|name| names.iter().position(|n| n == name))
+                    .filter_map(|i| row.get(i)?.parse::<u32>().ok())
+                    .sum::<u32>()
+            })
+            .sum()
+    }
+}
+
+impl Drop for PgBouncer {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(&self.pidfile) {
+            let pid = pid.trim().to_string();
+            let _ = Command::new("kill").args(["-INT", &pid]).status();
+            crate::eventually("PgBouncer to stop", || {
+                !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            });
+        }
+    }
+}
