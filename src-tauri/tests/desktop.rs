@@ -1648,4 +1648,31 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
         baton_team::running_supervisor(&local).unwrap().is_none()
     });
     session.close();
+
+    // The new views filled, in the dark theme: the workers with their spend, a message for
+    // the lead, the merged task's diff with the lead's comment.
+    p.op(
+        "message_send",
+        json!({"to": "lead", "subject": "Both done", "body": "t1 and t2 are in.", "from": "cc1"}),
+    );
+    let (dark, _dark_driver, _dark_xvfb) = launch_with_env(
+        &p,
+        &[
+            ("GTK_THEME", "Adwaita:dark"),
+            ("BATON_DESKTOP_VIEW", "team"),
+        ],
+    );
+    for (view, filled) in [
+        ("team", "[data-testid=workers]"),
+        ("inbox", "[data-testid=inbox-view] [data-testid^=message-]"),
+        (
+            "review",
+            "[data-testid='diff-greet.txt'] [data-testid=comment-1]",
+        ),
+    ] {
+        dark.click(&dark.find(&format!("[data-testid=view-{view}]")));
+        dark.find(filled);
+        check_view(&dark, &format!("{view}-filled"), "dark");
+    }
+    dark.close();
 }
