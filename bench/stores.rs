@@ -2,7 +2,8 @@
 //! process (run with `cargo bench --bench stores`). A throwaway PostgreSQL server is started
 //! for the run (`BATON_TEST_PG_URL` for an existing one).
 //!
-//! Prints, in one run, for the folder and for PostgreSQL:
+//! Prints, in one run, for the folder, for PostgreSQL, and (claims) for PostgreSQL through
+//! PgBouncer in transaction mode (`BATON_BENCH_ONLY=pooled` runs that comparison alone):
 //! - one `worker claim` process's latency, p50/p99, at 100 and at 100,000 tasks (the claim
 //!   is undone outside the timing, so every trial claims from the same queue);
 //! - claims per second with 8 worker processes claiming one after another until none is left;
@@ -28,6 +29,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use baton_test_support::pg::{PgServer, insert_tasks, psql};
+use baton_test_support::pgbouncer::PgBouncer;
 
 #[path = "common/tasks.rs"]
 mod tasks;
@@ -65,6 +67,8 @@ fn for_each_binary(mut figure: impl FnMut()) {
 enum Store<'a> {
     Folder,
     Postgres(&'a PgServer),
+    /// The same server, reached through a pooler.
+    Pooled(&'a PgServer, &'a PgBouncer),
 }
 
 impl Store<'_> {
@@ -73,6 +77,7 @@ impl Store<'_> {
         let store = match self {
             Store::Folder => "folder",
             Store::Postgres(_) => "postgres",
+            Store::Pooled(..) => "pgbouncer",
         };
         format!("{}{store}", MEASURED.read().unwrap().0)
     }
@@ -109,14 +114,18 @@ impl Bench {
                 let path = bench.dir.path().join(".coordination/tasks.json");
                 std::fs::write(&path, &bench.pristine).unwrap();
             }
-            Store::Postgres(server) => {
+            Store::Postgres(server) | Store::Pooled(server, _) => {
                 bench.password = Some(server.password());
+                let url = match store {
+                    Store::Pooled(_, bouncer) => bouncer.url_without_password(),
+                    _ => server.url_without_password(),
+                };
                 bench.run(&[
                     "leader",
                     "init",
                     "benchmark",
                     "--store",
-                    &server.url_without_password(),
+                    &url,
                     "--project",
                     &bench.project,
                 ]);
@@ -150,7 +159,7 @@ impl Bench {
                 &self.pristine,
             )
             .unwrap(),
-            Store::Postgres(server) => {
+            Store::Postgres(server) | Store::Pooled(server, _) => {
                 psql(
                     server.url(),
                     &format!(
@@ -221,6 +230,7 @@ fn throughput(store: Store<'_>, tasks: usize, workers: usize) {
 fn lead(store: Store<'_>, bench: &Bench) -> baton_api::OpenProject {
     let url = match store {
         Store::Postgres(server) => Some(server.url().to_string()),
+        Store::Pooled(_, bouncer) => Some(bouncer.url()),
         Store::Folder => None,
     };
     let choice = baton_api::Choice {
@@ -426,16 +436,34 @@ fn main() {
         return; // `cargo test --benches` probes harness-less benches with --list
     }
     let server = PgServer::start();
+    let bouncer = PgBouncer::start(&server, 4);
     let stores = [Store::Folder, Store::Postgres(&server)];
+    let claiming = [
+        Store::Folder,
+        Store::Postgres(&server),
+        Store::Pooled(&server, &bouncer),
+    ];
     if !args.iter().any(|a| a == "--bench") {
         // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
-        for store in stores {
+        for store in claiming {
             latency(store, 20, 3);
             throughput(store, 20, 2);
             wake_up(store, 2);
             signal_wake(store, 2);
             reservation_cost(store, 2);
             hook_cost(store, 2);
+        }
+        return;
+    }
+    if std::env::var("BATON_BENCH_ONLY").is_ok_and(|only| only == "pooled") {
+        // Alternating rounds, so the machine's load falls on the three alike.
+        for _ in 0..3 {
+            for store in claiming {
+                for_each_binary(|| latency(store, 100, 100));
+            }
+        }
+        for store in claiming {
+            for_each_binary(|| throughput(store, 3_000, 8));
         }
         return;
     }

@@ -116,6 +116,15 @@ impl PgBouncer {
         )
     }
 
+    /// [`PgBouncer::url`] without the password, as a user writes it down (the password then
+    /// comes from `PGPASSWORD` or `~/.pgpass`).
+    pub fn url_without_password(&self) -> String {
+        format!(
+            "postgres://baton@127.0.0.1:{}/baton?pgbouncer=true&listen_port={}",
+            self.port, self.server_port
+        )
+    }
+
     pub fn port(&self) -> u16 {
         self.port
     }
