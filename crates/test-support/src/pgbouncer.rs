@@ -36,8 +36,16 @@ impl PgBouncer {
             .unwrap();
         let port = crate::free_port();
         let password = server.password();
+        // The role's SCRAM verifier, as `auth_query` would read it (what a deployment puts
+        // here): the pooler checks a client's proof against it and logs in to the server with
+        // the keys the proof gives, with no PBKDF2 of its own per client.
+        let verifier = server
+            .admin_sql("SELECT rolpassword FROM pg_authid WHERE rolname = 'baton'")
+            .trim()
+            .to_string();
+        assert!(verifier.starts_with("SCRAM-SHA-256$"), "{verifier}");
         let users = dir.path().join("users.txt");
-        std::fs::write(&users, format!("\"baton\" \"{password}\"\n")).unwrap();
+        std::fs::write(&users, format!("\"baton\" \"{verifier}\"\n")).unwrap();
         let pidfile = dir.path().join("pgbouncer.pid");
         let config = dir.path().join("pgbouncer.ini");
         std::fs::write(
