@@ -46,11 +46,7 @@ impl Task {
             None
         };
         self.sent_back = false;
-        self.status = TaskStatus::Claimed;
-        self.claimed_by = Some(agent.to_string());
-        self.claimed_at = Some(now);
-        self.started_at = None;
-        self.lease_expires_at = Some(now.after(lease));
+        hold_for(self, agent.to_string(), now, lease);
         self.attempts += 1;
         reclaimed_from
     }
@@ -203,10 +199,7 @@ impl Task {
         self.completed_at = None;
         self.result = None;
         if let Some(worker) = worker {
-            self.status = TaskStatus::Claimed;
-            self.claimed_by = Some(worker);
-            self.claimed_at = Some(now);
-            self.lease_expires_at = Some(now.after(lease));
+            hold_for(self, worker, now, lease);
             self.sent_back = true;
         }
         Ok(())
@@ -289,6 +282,15 @@ fn taken_over(agent: &str) -> String {
          record your partial work with `baton discover \"…\" --agent {agent}`, tell the lead, \
          and claim other work"
     )
+}
+
+/// Claimed for `agent` from `now`, under a new lease, not started.
+fn hold_for(task: &mut Task, agent: String, now: Timestamp, lease: Duration) {
+    task.status = TaskStatus::Claimed;
+    task.claimed_by = Some(agent);
+    task.claimed_at = Some(now);
+    task.started_at = None;
+    task.lease_expires_at = Some(now.after(lease));
 }
 
 fn make_available(task: &mut Task) {

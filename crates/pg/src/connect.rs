@@ -63,8 +63,7 @@ fn parse(url: &str) -> Result<Target> {
         match pair.split_once('=') {
             Some(("sslmode", value)) => mode = value.to_string(),
             Some(("sslrootcert", value)) => root_certificate = Some(PathBuf::from(value)),
-            // Baton's own (see `route`), not the driver's.
-            Some(("pgbouncer" | "listen_port" | "listen_host", _)) => {}
+            Some((key, _)) if OWN_PARAMETERS.contains(&key) => {}
             _ => kept.push(pair),
         }
     }
@@ -101,6 +100,9 @@ fn parse(url: &str) -> Result<Target> {
     })
 }
 
+/// The URL's parameters that are Baton's own (read by [`route`]), not the driver's.
+const OWN_PARAMETERS: [&str; 3] = ["pgbouncer", "listen_port", "listen_host"];
+
 /// How a store reaches its database: through a pooler in transaction mode or not, and the
 /// URL its `LISTEN` connections use (the server's own address behind a pooler, else `url`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +118,8 @@ pub(crate) fn route(url: &str) -> Result<Route> {
     let mut pooled = false;
     let mut port = None;
     let mut host = None;
+    // The driver's parameters, kept for the listening URL.
+    let mut kept = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
             Some(("pgbouncer", value)) => {
@@ -136,7 +140,7 @@ pub(crate) fn route(url: &str) -> Result<Route> {
                     })?)
             }
             Some(("listen_host", value)) => host = Some(value.to_string()),
-            _ => {}
+            _ => kept.push(pair),
         }
     }
     if !pooled {
@@ -170,15 +174,6 @@ pub(crate) fn route(url: &str) -> Result<Route> {
         _ => address,
     };
     let host = host.as_deref().unwrap_or(pooler_host);
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|p| {
-            !p.is_empty()
-                && !["pgbouncer=", "listen_port=", "listen_host="]
-                    .iter()
-                    .any(|k| p.starts_with(k))
-        })
-        .collect();
     let mut listen_url = format!("{scheme}://{userinfo}{host}:{port}{path}");
     if !kept.is_empty() {
         listen_url = format!("{listen_url}?{}", kept.join("&"));

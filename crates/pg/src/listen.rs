@@ -132,30 +132,26 @@ pub(crate) fn nothing_ready_reason(store: &PgStore) -> baton_core::Result<String
 pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlook, Timestamp)> {
     let lease = store.lease;
     store.transact(|tx, now| {
-        static ANY_READY: LazyLock<String> = LazyLock::new(|| {
+        // Whether a task was sent back to this worker, and whether any task is ready: one
+        // round trip for both.
+        static SENT_BACK_OR_READY: LazyLock<String> = LazyLock::new(|| {
             format!(
-                "SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {} LIMIT 1",
+                "SELECT EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {}),
+                        EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {})",
+                crate::sql::SENT_BACK,
                 *CLAIMABLE
             )
         });
-        static SENT_BACK_TO: LazyLock<String> = LazyLock::new(|| {
-            format!(
-                "SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {} LIMIT 1",
-                crate::sql::SENT_BACK
-            )
-        });
+        let found = tx.query_one(&SENT_BACK_OR_READY, &[&store.name, &agent])?;
         // A task sent back to this worker is its own to claim, whatever else is held.
-        if tx
-            .query_opt(&SENT_BACK_TO, &[&store.name, &agent])?
-            .is_some()
-        {
+        if found.get::<_, bool>(0) {
             return Ok((Outlook::Claimable, now));
         }
         let view = store.reservation_view(tx)?;
         let active = view.active_reservations(now, lease);
         let mut files_end = None;
         if active.iter().all(|r| r.agent == agent) {
-            if tx.query_opt(&ANY_READY, &[&store.name])?.is_some() {
+            if found.get::<_, bool>(1) {
                 return Ok((Outlook::Claimable, now));
             }
         } else {

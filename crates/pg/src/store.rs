@@ -41,12 +41,12 @@ impl PgStore {
         let store = describe(url);
         let goal = baton_core::notes::check_goal(goal)?;
         baton_core::names::validate_name("project name", name)?;
+        let route = route(url).map_err(|e| e.at(&store))?;
         let created = (|| {
-            let pooled = route(url)?.pooled;
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
             let mut prepared = HashMap::new();
-            let mut tx = Tx::over(client.transaction()?, &mut prepared, pooled);
+            let mut tx = Tx::over(client.transaction()?, &mut prepared, route.pooled);
             let now = database_now(&mut tx)?;
             let plan = baton_core::notes::master_plan(goal, approach, now);
             let created = tx.execute(
@@ -65,13 +65,14 @@ impl PgStore {
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
-        PgStore::over(created, url, name, store)
+        Ok(PgStore::over(created, url, route, name, store))
     }
 
     /// Opens project `name`, which must exist.
     pub fn open(url: &str, name: &str) -> baton_core::Result<PgStore> {
         let store = describe(url);
         baton_core::names::validate_name("project name", name)?;
+        let route = route(url).map_err(|e| e.at(&store))?;
         let client = (|| {
             let mut client = connect(url)?;
             // The common case in one round trip: the schema is current and the project there.
@@ -107,17 +108,18 @@ impl PgStore {
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
-        PgStore::over(client, url, name, store)
+        Ok(PgStore::over(client, url, route, name, store))
     }
 
+    /// The store over `client`, connected to `url` as `route` says.
     pub(crate) fn over(
         client: Client,
         url: &str,
+        route: Route,
         name: &str,
         store: String,
-    ) -> baton_core::Result<PgStore> {
-        let route = route(url).map_err(|e| e.at(&store))?;
-        Ok(PgStore {
+    ) -> PgStore {
+        PgStore {
             connection: Mutex::new(Connection::new(client, route.pooled)),
             url: url.to_string(),
             route,
@@ -125,7 +127,7 @@ impl PgStore {
             store,
             lease: DEFAULT_LEASE,
             hubs: crate::hub::Hubs::default(),
-        })
+        }
     }
 
     /// Uses `lease` for new claims, starts and heartbeats (default 15 minutes).

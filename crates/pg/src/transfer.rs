@@ -156,12 +156,12 @@ impl PgStore {
         let (attempts, workers) = team_records(&folder)?;
         let goal = baton_core::notes::goal_of(&plan).unwrap_or_else(|| name.to_string());
         let store = describe(url);
+        let route = crate::connect::route(url).map_err(|e| e.at(&store))?;
         let client = (|| -> Result<postgres::Client> {
-            let pooled = crate::connect::route(url)?.pooled;
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
             let mut prepared = std::collections::HashMap::new();
-            let mut tx = Tx::over(client.transaction()?, &mut prepared, pooled);
+            let mut tx = Tx::over(client.transaction()?, &mut prepared, route.pooled);
             let now = database_now(&mut tx)?;
             let created = tx.execute(
                 "INSERT INTO baton_projects (name, goal, master_plan, summary, created_at)
@@ -292,7 +292,7 @@ impl PgStore {
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
-        let project = PgStore::over(client, url, name, store)?;
+        let project = PgStore::over(client, url, route, name, store);
         let transfer = Transfer {
             folder: layout.root().to_path_buf(),
             store: TaskStore::describe(&project),

@@ -152,8 +152,19 @@ impl PgBouncer {
             "postgres://baton:{}@127.0.0.1:{}/pgbouncer",
             self.password, self.port
         );
+        // One read: the header names the columns (their set differs between versions), the
+        // rows follow.
         let out = Command::new("psql")
-            .args([&url, "-At", "-F", ",", "-c", "SHOW POOLS"])
+            .args([
+                &url,
+                "-A",
+                "-F",
+                ",",
+                "-P",
+                "footer=off",
+                "-c",
+                "SHOW POOLS",
+            ])
             .output()
             .unwrap();
         assert!(
@@ -161,16 +172,10 @@ impl PgBouncer {
             "SHOW POOLS: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // database,user,cl_active,cl_waiting,[cl_active_cancel_req,cl_waiting_cancel_req,]
-        // sv_active,sv_idle,sv_used,sv_tested,sv_login,maxwait,…: read by the header's names.
-        let header = Command::new("psql")
-            .args([&url, "-A", "-F", ",", "-c", "SHOW POOLS"])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&header.stdout).to_string();
-        let names: Vec<&str> = text.lines().next().unwrap_or_default().split(',').collect();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let mut lines = text.lines();
+        let names: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+        lines
             .map(|line| line.split(',').collect::<Vec<_>>())
             .filter(|row| row.first() == Some(&"baton"))
             .map(|row| {
