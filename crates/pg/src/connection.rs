@@ -4,13 +4,15 @@
 //! Through a pooler in transaction mode (PgBouncer, `pgbouncer=true` in the URL) a session is
 //! this client's only while a transaction lasts: the next transaction may run on another
 //! server session, where a statement prepared before does not exist, and a statement left
-//! behind would collide with another client's of the same name. So a pooled transaction
-//! prepares what it runs and closes it all before it ends (commit or rollback): one round trip
-//! more per statement, and nothing outlives the transaction.
+//! behind would collide with another client's of the same name. So a pooled transaction runs
+//! each statement unnamed, parsed, bound and executed in one round trip, its parameters'
+//! types read off their Rust values ([`declared_types`]); nothing outlives the transaction. A
+//! parameter of a type not listed there falls back to a named statement, closed before the
+//! transaction ends (commit or rollback).
 
 use std::collections::HashMap;
 
-use postgres::types::ToSql;
+use postgres::types::{ToSql, Type};
 use postgres::{Client, Row, Statement, Transaction};
 
 use crate::error::Result;
@@ -32,6 +34,46 @@ impl Connection {
             pooled,
         }
     }
+}
+
+/// A statement's parameters, each with the type the server is told it has.
+type Typed<'p> = Vec<(&'p (dyn ToSql + Sync), Type)>;
+
+/// The types a pooled statement declares for its parameters, read off their Rust values:
+/// each one's first type here that its value encodes as (`&str` as `text`, `i64` as `int8`,
+/// `serde_json::Value` as `jsonb`, `Vec<String>` as `text[]`, `None` as its inner type). The
+/// server converts a declared type where the statement wants another (`int8` to an `integer`
+/// column, `text` cast to `jsonb`), as it does a prepared statement's inferred ones. `None`
+/// when a value is of none of these types.
+pub(crate) fn declared_types<'p>(params: &[&'p (dyn ToSql + Sync)]) -> Option<Typed<'p>> {
+    const TYPES: [Type; 13] = [
+        Type::TEXT,
+        Type::INT8,
+        Type::INT4,
+        Type::INT2,
+        Type::BOOL,
+        Type::FLOAT8,
+        Type::TIMESTAMPTZ,
+        Type::TIMESTAMP,
+        Type::JSONB,
+        Type::TEXT_ARRAY,
+        Type::INT8_ARRAY,
+        Type::INT4_ARRAY,
+        Type::BYTEA,
+    ];
+    let mut scratch = bytes::BytesMut::new();
+    params
+        .iter()
+        .map(|&param| {
+            TYPES.iter().find_map(|ty| {
+                scratch.clear();
+                param
+                    .to_sql_checked(ty, &mut scratch)
+                    .ok()
+                    .map(|_| (param, ty.clone()))
+            })
+        })
+        .collect()
 }
 
 /// A transaction on a project's connection, running its statements prepared.
@@ -87,12 +129,23 @@ impl<'a> Tx<'a> {
         Ok(statement)
     }
 
+    /// Pooled, `params` with their declared types: the statement is then run unnamed.
+    fn unnamed<'p>(&self, params: &[&'p (dyn ToSql + Sync)]) -> Option<Typed<'p>> {
+        self.pooled.then(|| declared_types(params)).flatten()
+    }
+
     pub(crate) fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        if let Some(typed) = self.unnamed(params) {
+            return Ok(self.transaction().query_typed(sql, &typed)?);
+        }
         let statement = self.statement(sql)?;
         Ok(self.transaction().query(&statement, params)?)
     }
 
     pub(crate) fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
+        if let Some(typed) = self.unnamed(params) {
+            return Ok(self.transaction().query_typed_one(sql, &typed)?);
+        }
         let statement = self.statement(sql)?;
         Ok(self.transaction().query_one(&statement, params)?)
     }
@@ -102,11 +155,17 @@ impl<'a> Tx<'a> {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>> {
+        if let Some(typed) = self.unnamed(params) {
+            return Ok(self.transaction().query_typed_opt(sql, &typed)?);
+        }
         let statement = self.statement(sql)?;
         Ok(self.transaction().query_opt(&statement, params)?)
     }
 
     pub(crate) fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+        if let Some(typed) = self.unnamed(params) {
+            return Ok(self.transaction().execute_typed(sql, &typed)?);
+        }
         let statement = self.statement(sql)?;
         Ok(self.transaction().execute(&statement, params)?)
     }
@@ -116,5 +175,56 @@ impl Drop for Tx<'_> {
     /// A transaction dropped uncommitted rolls back: its statements are closed first.
     fn drop(&mut self) {
         self.close_if_pooled();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, Utc};
+    use postgres::types::Type;
+
+    use super::declared_types;
+
+    #[test]
+    fn a_parameter_declares_the_type_its_rust_value_encodes_as() {
+        let text = "w1";
+        let owned = String::from("w1");
+        let none: Option<&str> = None;
+        let big = 7_i64;
+        let small = 7_i32;
+        let flag = true;
+        let body = serde_json::json!({"id": "task-1"});
+        let at: DateTime<Utc> = Utc::now();
+        let never: Option<DateTime<Utc>> = None;
+        let ids = vec![String::from("task-1")];
+        let types: Vec<Type> = declared_types(&[
+            &text, &owned, &none, &big, &small, &flag, &body, &at, &never, &ids,
+        ])
+        .expect("every one of Baton's parameter types is declared")
+        .into_iter()
+        .map(|(_, ty)| ty)
+        .collect();
+        assert_eq!(
+            types,
+            [
+                Type::TEXT,
+                Type::TEXT,
+                Type::TEXT,
+                Type::INT8,
+                Type::INT4,
+                Type::BOOL,
+                Type::JSONB,
+                Type::TIMESTAMPTZ,
+                Type::TIMESTAMPTZ,
+                Type::TEXT_ARRAY,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_parameter_of_a_type_not_listed_leaves_the_statement_prepared() {
+        let ratio = 0.5_f32;
+        let text = "w1";
+        assert!(declared_types(&[&text, &ratio]).is_none());
     }
 }

@@ -297,6 +297,25 @@ fn the_folder_and_postgres_keep_the_team_records_the_same() {
     );
 }
 
+#[test]
+fn through_pgbouncer_the_team_records_are_kept_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
+    let server = PgServer::shared();
+    let bouncer = PgBouncer::start(&server, 2);
+    let pooled =
+        baton_pg::PgStore::init(&bouncer.url(), "conformance-team-pooled", "Test goal", None)
+            .unwrap();
+    bouncer.wait_for_full_pool(2);
+    let at = baton_core::Timestamp::now();
+    let from_folder = team_scenario(&folder, at);
+    let from_pooler = team_scenario(&pooled, at);
+    for (step, (f, d)) in from_folder.iter().zip(&from_pooler).enumerate() {
+        assert_eq!(f, d, "step {step} differs");
+    }
+    assert_eq!(from_pooler[11][0]["usage"]["cost_usd"], 0.25);
+}
+
 /// Every transcript of a project followed from a place (the change feed's reading): events
 /// in the order their batches were appended, across tasks and attempts, none of another
 /// project's; nothing new past the last place; the folder says it has no places (its files are
