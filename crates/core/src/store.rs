@@ -153,6 +153,21 @@ pub trait TaskStore: Send + Sync {
         Ok(self.status()?.nothing_ready_reason())
     }
 
+    /// Tasks that would be ready but for files other agents hold, best first, at most
+    /// `limit` (what a claim that got nothing names as the reason). A store that can find them
+    /// without reading the whole board says so by overriding this.
+    fn held_back_by_files(&self, limit: usize) -> Result<Vec<TaskView>> {
+        let mut held: Vec<TaskView> = self
+            .status()?
+            .tasks
+            .into_iter()
+            .filter(|t| !t.waits_on_files.is_empty())
+            .collect();
+        held.sort_by_key(|t| (t.task.priority, t.task.created_at));
+        held.truncate(limit);
+        Ok(held)
+    }
+
     /// Tasks a worker could claim now, best first (the order `claim` takes them in).
     fn ready_tasks(&self) -> Result<Vec<TaskView>> {
         let mut ready: Vec<TaskView> = self

@@ -105,6 +105,31 @@ pub(crate) fn ready_tasks(store: &PgStore) -> baton_core::Result<Vec<TaskView>> 
     })
 }
 
+/// The ready tasks kept back by files others hold, best first, at most `limit`: the ready
+/// rows and the held ones with files (the indexes' share of the board), not the whole board.
+pub(crate) fn held_back_by_files(
+    store: &PgStore,
+    limit: usize,
+) -> baton_core::Result<Vec<TaskView>> {
+    let lease = store.lease;
+    store.transact(|tx, now| {
+        let active = store.reservation_view(tx)?.active_reservations(now, lease);
+        if active.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ready = load(tx, &READY_TASKS, &[&store.name])?;
+        Ok(ready
+            .into_iter()
+            .filter_map(|task| {
+                let holds = task_conflicts(&active, &task, None);
+                (!holds.is_empty())
+                    .then(|| TaskView::of(task, Vec::new(), now, lease).waiting_on_files(holds))
+            })
+            .take(limit)
+            .collect())
+    })
+}
+
 /// Why a claim got nothing, from the count of tasks in each status.
 pub(crate) fn nothing_ready_reason(store: &PgStore) -> baton_core::Result<String> {
     store.transact(|tx, _| {

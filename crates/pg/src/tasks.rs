@@ -459,6 +459,10 @@ impl TaskStore for PgStore {
         crate::listen::nothing_ready_reason(self)
     }
 
+    fn held_back_by_files(&self, limit: usize) -> baton_core::Result<Vec<TaskView>> {
+        crate::listen::held_back_by_files(self, limit)
+    }
+
     fn listen_for_changes(&self) -> baton_core::Result<Option<Box<dyn Listener>>> {
         Ok(Some(self.listen_on(crate::sql::CHANGES)?))
     }

@@ -185,6 +185,65 @@ fn through_pgbouncer_in_transaction_mode_postgres_answers_every_step_the_same() 
     assert!(bouncer.server_connections() <= 2);
 }
 
+/// Claims among tasks whose files others hold: the database passes over a task whose plain
+/// files meet another worker's in its claim query, and leaves globs to the exact check, so
+/// both stores must take the same tasks in the same order.
+fn held_files_scenario(store: &dyn TaskStore) -> Vec<String> {
+    let files = [
+        vec!["src/a.rs"],
+        vec!["src/**/*.ts"],
+        vec!["src/a.rs"],
+        vec!["src/"],
+        vec!["src/b.rs"],
+        vec!["docs/guide.md", "src/a.rs"],
+        vec!["src/api/users.ts"],
+        vec!["docs/guide.md"],
+        vec!["docs/"],
+    ];
+    for (i, paths) in files.iter().enumerate() {
+        store
+            .add_task(NewTask {
+                description: format!("Task {i}"),
+                files: paths.iter().map(|p| p.to_string()).collect(),
+                ..NewTask::default()
+            })
+            .unwrap();
+    }
+    let claim = |agent: &str| {
+        store
+            .claim(&baton_core::ClaimRequest::next(agent))
+            .unwrap()
+            .map_or("none".to_string(), |c| c.task.id)
+    };
+    // w1 holds src/a.rs; then each worker takes the best task no other worker's files meet,
+    // and w1 may take another task on its own file.
+    ["w1", "w2", "w3", "w4", "w1", "w5", "w6"]
+        .into_iter()
+        .map(claim)
+        .collect()
+}
+
+#[test]
+fn claims_pass_over_tasks_whose_files_others_hold_alike_on_both_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
+    let server = PgServer::shared();
+    let database =
+        baton_pg::PgStore::init(server.url(), "conformance-held", "Test goal", None).unwrap();
+    let from_folder = held_files_scenario(&folder);
+    let from_database = held_files_scenario(&database);
+    assert_eq!(from_folder, from_database);
+    // w3 passes over the two tasks w1's src/a.rs meets (the file, its folder) and takes
+    // src/b.rs, which w2's glob does not name; w4 passes over the glob's file too; w1 takes a
+    // task on its own file; nothing is left that no other worker's files meet.
+    assert_eq!(
+        from_folder,
+        [
+            "task-1", "task-2", "task-5", "task-8", "task-3", "none", "none"
+        ]
+    );
+}
+
 /// The team's records through the `TeamStore` seam: transcripts in batches read back in order
 /// and from a point, attempts and workers replaced whole, and hostile names refused.
 fn team_scenario(store: &dyn baton_core::TeamStore, at: baton_core::Timestamp) -> Vec<Value> {

@@ -110,15 +110,11 @@ impl Operation for Claim {
 /// else what the counts say.
 fn nothing_ready_reason(cx: &Context) -> Result<String> {
     let reason = cx.tasks.nothing_ready_reason()?;
-    if cx.tasks.reservations()?.is_empty() {
-        return Ok(reason);
-    }
-    let report = cx.tasks.status()?;
-    let held: Vec<String> = report
+    let held: Vec<String> = cx
         .tasks
+        .held_back_by_files(3)?
         .iter()
         .filter_map(|t| Some(format!("{} {}", t.task.id, t.files_note()?)))
-        .take(3)
         .collect();
     Ok(if held.is_empty() {
         reason

@@ -1,0 +1,412 @@
+//! Hundreds of agents on one PostgreSQL project through PgBouncer (run with `cargo bench
+//! --bench scale`; issue 28). A throwaway server and a PgBouncer in transaction mode in front
+//! of it are started for the run; four "machines" (folders connected to the project through
+//! the pooler) each run a quarter of the workers. Every worker does what Baton's worker
+//! prompt tells an agent to, each step a `baton` process: `worker claim` (on exit code 3,
+//! `worker claim --wait --timeout`), `worker start`, the work (a pause of a random length),
+//! `worker complete --modified` with the task's files.
+//!
+//! The board: `BATON_BENCH_TASKS` (10,000) tasks, each with one or two files out of 2,500
+//! (so claims pass over tasks whose files another worker holds) and, past the first
+//! `WINDOW`, one or two dependencies on tasks some way before it.
+//!
+//! Prints: the wall time; `worker claim` process p50/p99 (the claims that found a task without
+//! waiting) and how many claims waited; each task done exactly once (no task claimed twice,
+//! none lost); the server connections at peak, the pooler's against its pool size and the
+//! listening ones (a waiting claim `LISTEN`s on the server directly).
+//!
+//! Sizes: `BATON_BENCH_WORKERS` (200), `BATON_BENCH_TASKS` (10,000), `BATON_BENCH_POOL` (10
+//! server connections), `BATON_BENCH_WORK_MS` (the mean pause, 4,000 ms: an agent's minutes
+//! of work shortened so 200 of them offer ~50 tasks a second). Targets (issue 28): claim p99
+//! ≤ 50 ms, 0 double claims, 0 lost tasks, server connections bounded by the pool.
+
+use std::collections::HashMap;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use baton_core::{NewTask, TaskStore};
+use baton_test_support::pg::{PgServer, psql};
+use baton_test_support::pgbouncer::PgBouncer;
+use baton_test_support::stats::{ms, percentile};
+
+/// Tasks before the first with dependencies; a task depends on tasks between `2 × WINDOW` and
+/// `WINDOW` before it, so with the workers taking tasks in board order its dependencies are
+/// mostly done when it is reached.
+const WINDOW: usize = 400;
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A small deterministic generator (xorshift), so every run has the same board.
+struct Dice(u64);
+
+impl Dice {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// A task's files: one or two out of 2,500 paths (fewer on a small board), so that 200
+/// workers hold about one path in eight and claims pass over tasks whose files are held.
+fn files_of(dice: &mut Dice, tasks: usize) -> Vec<String> {
+    let paths = 2_500.min(tasks * 4);
+    let n = 1 + dice.below(2);
+    let mut files: Vec<String> = (0..n)
+        .map(|_| format!("src/module_{}.rs", dice.below(paths)))
+        .collect();
+    files.dedup();
+    files
+}
+
+/// Adds the board through the library, on a direct connection (setup, not measured).
+fn add_board(url: &str, project: &str, tasks: usize) {
+    let store = baton_pg::PgStore::open(url, project).unwrap();
+    let mut dice = Dice(0x9e37_79b9_7f4a_7c15);
+    let window = WINDOW.min(tasks / 4).max(1);
+    for i in 1..=tasks {
+        let dependencies = if i > 2 * window {
+            let n = 1 + dice.below(2);
+            let mut deps: Vec<String> = (0..n)
+                .map(|_| format!("task-{}", i - window - dice.below(window)))
+                .collect();
+            deps.dedup();
+            deps
+        } else {
+            Vec::new()
+        };
+        store
+            .add_task(NewTask {
+                description: format!("Part {i} of the feature, with its tests"),
+                dependencies,
+                files: files_of(&mut dice, tasks),
+                ..NewTask::default()
+            })
+            .unwrap();
+    }
+}
+
+/// One machine: a folder connected to the project through the pooler.
+struct Machine {
+    dir: tempfile::TempDir,
+    password: String,
+}
+
+impl Machine {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_baton"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_remove("BATON_DIR")
+            .env_remove("BATON_STORE")
+            .env_remove("BATON_PROJECT")
+            .env("PGPASSWORD", &self.password)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+}
+
+fn connect(url: &str, project: &str, password: &str) -> Machine {
+    let machine = Machine {
+        dir: tempfile::tempdir().unwrap(),
+        password: password.to_string(),
+    };
+    let out = machine.run(&["connect", url, "--project", project]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    machine
+}
+
+/// What the workers found, together.
+#[derive(Default)]
+struct Tally {
+    /// Each claim that found a task without waiting: the tasks completed when it was made,
+    /// and how long the process took.
+    claims: Vec<(usize, Duration)>,
+    waited: usize,
+    /// Task id → the workers that completed it.
+    completed: HashMap<String, Vec<String>>,
+}
+
+fn expect_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// One worker, as the worker prompt has an agent work, until every task is done.
+fn work(
+    machine: &Machine,
+    name: &str,
+    mut dice: Dice,
+    mean_pause: Duration,
+    tasks: usize,
+    tally: &Mutex<Tally>,
+) {
+    loop {
+        if tally.lock().unwrap().completed.len() >= tasks {
+            return;
+        }
+        let started = Instant::now();
+        let mut out = machine.run(&["worker", "claim", name, "--json"]);
+        let took = started.elapsed();
+        match out.status.code() {
+            Some(0) => {
+                let mut tally = tally.lock().unwrap();
+                let done = tally.completed.len();
+                tally.claims.push((done, took));
+            }
+            Some(3) => {
+                out = machine.run(&[
+                    "worker",
+                    "claim",
+                    name,
+                    "--wait",
+                    "--timeout",
+                    "2s",
+                    "--json",
+                ]);
+                tally.lock().unwrap().waited += 1;
+                if out.status.code() == Some(5) {
+                    continue; // nothing came: look again whether all is done
+                }
+                expect_ok(&out, "worker claim --wait");
+            }
+            _ => expect_ok(&out, "worker claim"),
+        }
+        let claimed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let task = &claimed["task"];
+        let id = task["id"].as_str().unwrap().to_string();
+        expect_ok(
+            &machine.run(&["worker", "start", name, &id]),
+            "worker start",
+        );
+        let pause = mean_pause.as_millis() as usize;
+        std::thread::sleep(Duration::from_millis(
+            (pause / 2 + dice.below(pause.max(1))) as u64,
+        ));
+        let files: Vec<&str> = task["context"]["files"]
+            .as_array()
+            .map(|f| f.iter().filter_map(|f| f.as_str()).collect())
+            .unwrap_or_default();
+        let modified = files.join(",");
+        let mut args = vec!["worker", "complete", name, &id, "done"];
+        if !modified.is_empty() {
+            args.extend(["--modified", &modified]);
+        }
+        expect_ok(&machine.run(&args), "worker complete");
+        tally
+            .lock()
+            .unwrap()
+            .completed
+            .entry(id)
+            .or_default()
+            .push(name.to_string());
+    }
+}
+
+/// The server's connections at peak while `running`: the pooler's (its `SHOW POOLS`) and
+/// every session of the role on the server, with those listening.
+fn sample_connections(
+    server: &PgServer,
+    bouncer: &PgBouncer,
+    running: &AtomicBool,
+) -> (u32, usize, usize) {
+    let (mut pooled, mut sessions, mut listening) = (0, 0, 0);
+    while running.load(Ordering::Relaxed) {
+        pooled = pooled.max(bouncer.server_connections());
+        let row = psql(
+            server.admin_url(),
+            "SELECT count(*), count(*) FILTER (WHERE query LIKE 'LISTEN%')
+             FROM pg_stat_activity WHERE usename = 'baton' AND backend_type = 'client backend'",
+        );
+        let counts: Vec<usize> = row
+            .trim()
+            .split('|')
+            .filter_map(|n| n.trim().parse().ok())
+            .collect();
+        if let [all, listens] = counts[..] {
+            sessions = sessions.max(all);
+            listening = listening.max(listens);
+        }
+        std::thread::sleep(Duration::from_secs(1)); // a sampling interval
+    }
+    (pooled, sessions, listening)
+}
+
+/// The machine's CPU time so far: (busy, total), in clock ticks (`/proc/stat`).
+fn cpu_times() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let idle = ticks.get(3).copied().unwrap_or(0) + ticks.get(4).copied().unwrap_or(0);
+    let total: u64 = ticks.iter().take(8).sum();
+    (total - idle, total)
+}
+
+/// The share of the machine's CPU busy since `before`.
+fn cpu_busy(before: &(u64, u64)) -> f64 {
+    let now = cpu_times();
+    (now.0 - before.0) as f64 / (now.1 - before.1).max(1) as f64
+}
+
+fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
+    let server = PgServer::start_allowing((workers + 50) as u32);
+    let bouncer = PgBouncer::start(&server, pool);
+    let project = format!("scale{}", std::process::id());
+    let lead = tempfile::tempdir().unwrap();
+    let init = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["leader", "init", "scale", "--store"])
+        .arg(bouncer.url_without_password())
+        .args(["--project", &project])
+        .current_dir(lead.path())
+        .env("PGPASSWORD", server.password())
+        .output()
+        .unwrap();
+    expect_ok(&init, "leader init");
+    let setup = Instant::now();
+    add_board(server.url(), &project, tasks);
+    // What autovacuum does on a live server shortly after a bulk load: the planner sees the
+    // board's size (the completion's dependents are found through their index).
+    psql(server.url(), "ANALYZE baton_tasks");
+    println!(
+        "board: {tasks} tasks with files and dependencies added in {:.1} s",
+        setup.elapsed().as_secs_f64()
+    );
+    let machines: Vec<Machine> = (0..4)
+        .map(|_| {
+            connect(
+                &bouncer.url_without_password(),
+                &project,
+                &server.password(),
+            )
+        })
+        .collect();
+    let tally = Mutex::new(Tally::default());
+    let cpu_before = cpu_times();
+    let running = AtomicBool::new(true);
+    let started = Instant::now();
+    let finished = AtomicUsize::new(0);
+    let connections = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| sample_connections(&server, &bouncer, &running));
+        let workers: Vec<_> = (0..workers)
+            .map(|i| {
+                let (machine, tally, finished) = (&machines[i % 4], &tally, &finished);
+                scope.spawn(move || {
+                    let name = format!("m{}-w{i}", i % 4);
+                    let dice = Dice(0x2545_f491_4f6c_dd1d ^ (i as u64 + 1));
+                    work(machine, &name, dice, mean_pause, tasks, tally);
+                    finished.fetch_add(1, Ordering::Relaxed);
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        running.store(false, Ordering::Relaxed);
+        sampler.join().unwrap()
+    });
+    let wall = started.elapsed();
+    let tally = tally.into_inner().unwrap();
+    let twice = tally.completed.values().filter(|by| by.len() > 1).count();
+    // What the store says: every task done, each claimed once.
+    let store = baton_pg::PgStore::open(server.url(), &project).unwrap();
+    let (board, _) = store.snapshot().unwrap();
+    let not_done = board
+        .tasks
+        .iter()
+        .filter(|t| t.status != baton_core::model::TaskStatus::Done)
+        .count();
+    let attempts_other_than_one = board.tasks.iter().filter(|t| t.attempts != 1).count();
+    let busy_share = cpu_busy(&cpu_before);
+    // The last tasks have their dependencies among the ones just before them: most workers
+    // wait there, and their wakes fall on the claims still running.
+    let mut steady: Vec<Duration> = tally
+        .claims
+        .iter()
+        .filter(|(done, _)| *done < tasks * 9 / 10)
+        .map(|(_, took)| *took)
+        .collect();
+    steady.sort();
+    let mut claims: Vec<Duration> = tally.claims.iter().map(|(_, took)| *took).collect();
+    claims.sort();
+    let (pooled, sessions, listening) = connections;
+    println!(
+        "{workers} workers on 4 machines through PgBouncer (pool {pool}) drained {tasks} tasks in {:.1} s",
+        wall.as_secs_f64()
+    );
+    println!(
+        "`worker claim` process: p50 {}  p90 {}  p99 {}  ({} claims; {} waited for a task)",
+        ms(percentile(&claims, 0.50), 2),
+        ms(percentile(&claims, 0.90), 2),
+        ms(percentile(&claims, 0.99), 2),
+        claims.len(),
+        tally.waited
+    );
+    println!(
+        "… while the first 90 % of the tasks were done: p50 {}  p99 {}  ({} claims); the machine's CPU {:.0} % busy over the run",
+        ms(percentile(&steady, 0.50), 2),
+        ms(percentile(&steady, 0.99), 2),
+        steady.len(),
+        busy_share * 100.0
+    );
+    println!(
+        "done: {} of {tasks}; completed twice: {twice}; not done (lost): {not_done}; claimed other than once: {attempts_other_than_one}",
+        tally.completed.len()
+    );
+    println!(
+        "server connections at peak: the pooler's {pooled} (pool {pool}); all of the role's {sessions}, of them listening {listening}"
+    );
+    assert_eq!(finished.into_inner(), workers);
+    assert_eq!(tally.completed.len(), tasks, "every task completed");
+    assert_eq!(twice, 0, "no task completed twice");
+    assert_eq!(not_done, 0, "no task lost");
+    assert_eq!(attempts_other_than_one, 0, "each task claimed once");
+    assert!(pooled <= pool, "the pooler kept within its pool");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo test --benches` probes harness-less benches with --list
+    }
+    if !args.iter().any(|a| a == "--bench") {
+        // Under `cargo test --all-targets`: a small run so the benchmark cannot rot, with
+        // every check it makes.
+        run(8, 60, 2, Duration::from_millis(20));
+        return;
+    }
+    run(
+        env_number("BATON_BENCH_WORKERS", 200),
+        env_number("BATON_BENCH_TASKS", 10_000),
+        env_number("BATON_BENCH_POOL", 10) as u32,
+        Duration::from_millis(env_number("BATON_BENCH_WORK_MS", 4_000) as u64),
+    );
+}
