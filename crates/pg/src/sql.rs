@@ -53,25 +53,6 @@ pub(crate) static BEST_READY_BUT_KEYED: LazyLock<String> =
 pub(crate) const SENT_BACK: &str = "t.claimed_by = $2 AND t.status = 'claimed' \
      AND t.body @> '{\"sent_back\": true}' AND t.lease_expires_at > statement_timestamp()";
 
-/// Row `t`'s files meet files another worker holds now (row `h`: a held task whose lease runs,
-/// of another agent than `$2`), neither task naming a glob. For plain files and folders the
-/// keys meet exactly when the files overlap (`baton_core::reservations::lock_keys`; the meeting
-/// `reservations_near` reads), so a claim passes over such a task inside its query instead of
-/// a round trip each: at a busy board's front, the tasks kept back by files pile up. Globs, rows
-/// without keys and explicit reservations are left to the exact check that follows.
-const FILES_HELD_BY_ANOTHER: &str = "(NOT EXISTS (
-          SELECT 1 FROM jsonb_array_elements_text(t.body->'context'->'files') AS f(path)
-          WHERE f.path ~ '[*?[{]')
-      AND EXISTS (
-          SELECT 1 FROM baton_tasks h
-          WHERE h.project = t.project AND h.status IN ('claimed', 'in_progress')
-            AND (h.lease_expires_at IS NULL OR h.lease_expires_at > statement_timestamp())
-            AND h.claimed_by IS DISTINCT FROM $2
-            AND (h.keys && t.reach OR h.reach && t.keys)
-            AND NOT EXISTS (
-                SELECT 1 FROM jsonb_array_elements_text(h.body->'context'->'files') AS g(path)
-                WHERE g.path ~ '[*?[{]')))";
-
 fn best_ready(extra: &str, keyed: bool) -> String {
     let candidate = |condition: &str| {
         format!(
@@ -93,11 +74,6 @@ fn best_ready(extra: &str, keyed: bool) -> String {
     } else {
         ""
     };
-    let free = if keyed {
-        format!(" AND NOT {FILES_HELD_BY_ANOTHER}")
-    } else {
-        String::new()
-    };
     // A task sent back to the claiming worker comes before any other (`$2`).
     format!(
         "WITH mine AS ({}), available AS ({}), expired AS ({}),
@@ -107,8 +83,8 @@ fn best_ready(extra: &str, keyed: bool) -> String {
                   LIMIT 1)
          SELECT best.body, statement_timestamp(){keys} FROM best",
         candidate(SENT_BACK),
-        candidate(&format!("{READY}{free}")),
-        candidate(&format!("{EXPIRED} AND {DEPENDENCIES_DONE}{free}"))
+        candidate(READY),
+        candidate(&format!("{EXPIRED} AND {DEPENDENCIES_DONE}"))
     )
 }
 
