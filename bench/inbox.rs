@@ -18,7 +18,7 @@
 use std::time::{Duration, Instant};
 
 use baton_test_support::pg::PgServer;
-use baton_test_support::stats::{ms, report};
+use baton_test_support::stats::{env_number, ms, report};
 
 #[path = "common/project.rs"]
 mod project;
@@ -26,13 +26,6 @@ use project::{Project, Store, cpu_of};
 #[path = "common/waiter.rs"]
 mod waiter;
 use waiter::Waiter;
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// `baton ARGS` on `p` (as `agent`, when given), waiting and armed.
 fn armed(p: &Project, args: &[&str], agent: Option<&str>) -> Waiter {

@@ -21,7 +21,7 @@
 //! ≤ 50 ms, 0 double claims, 0 lost tasks, server connections bounded by the pool.
 
 use std::collections::HashMap;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -29,19 +29,16 @@ use std::time::{Duration, Instant};
 use baton_core::{NewTask, TaskStore};
 use baton_test_support::pg::{PgServer, psql};
 use baton_test_support::pgbouncer::PgBouncer;
-use baton_test_support::stats::{ms, percentile};
+use baton_test_support::stats::{env_number, ms, percentile};
+
+#[path = "common/project.rs"]
+mod project;
+use project::Project;
 
 /// Tasks before the first with dependencies; a task depends on tasks between `2 × WINDOW` and
 /// `WINDOW` before it, so with the workers taking tasks in board order its dependencies are
 /// mostly done when it is reached.
 const WINDOW: usize = 400;
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// A small deterministic generator (xorshift), so every run has the same board.
 struct Dice(u64);
@@ -94,45 +91,14 @@ fn add_board(url: &str, project: &str, tasks: usize) {
     }
 }
 
-/// One machine: a folder connected to the project through the pooler.
-struct Machine {
-    dir: tempfile::TempDir,
-    password: String,
-}
-
-impl Machine {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_baton"));
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_remove("BATON_DIR")
-            .env_remove("BATON_STORE")
-            .env_remove("BATON_PROJECT")
-            .env("PGPASSWORD", &self.password)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
-    }
-}
-
-fn connect(url: &str, project: &str, password: &str) -> Machine {
-    let machine = Machine {
-        dir: tempfile::tempdir().unwrap(),
-        password: password.to_string(),
-    };
-    let out = machine.run(&["connect", url, "--project", project]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// `baton ARGS` on `machine` (a folder connected to the project), its output kept.
+fn run_on(machine: &Project, args: &[&str]) -> Output {
     machine
+        .command(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
 }
 
 /// What the workers found, together.
@@ -157,7 +123,7 @@ fn expect_ok(out: &Output, what: &str) {
 
 /// One worker, as the worker prompt has an agent work, until every task is done.
 fn work(
-    machine: &Machine,
+    machine: &Project,
     name: &str,
     mut dice: Dice,
     mean_pause: Duration,
@@ -169,7 +135,7 @@ fn work(
             return;
         }
         let started = Instant::now();
-        let mut out = machine.run(&["worker", "claim", name, "--json"]);
+        let mut out = run_on(machine, &["worker", "claim", name, "--json"]);
         let took = started.elapsed();
         match out.status.code() {
             Some(0) => {
@@ -178,15 +144,18 @@ fn work(
                 tally.claims.push((done, took));
             }
             Some(3) => {
-                out = machine.run(&[
-                    "worker",
-                    "claim",
-                    name,
-                    "--wait",
-                    "--timeout",
-                    "2s",
-                    "--json",
-                ]);
+                out = run_on(
+                    machine,
+                    &[
+                        "worker",
+                        "claim",
+                        name,
+                        "--wait",
+                        "--timeout",
+                        "2s",
+                        "--json",
+                    ],
+                );
                 tally.lock().unwrap().waited += 1;
                 if out.status.code() == Some(5) {
                     continue; // nothing came: look again whether all is done
@@ -199,7 +168,7 @@ fn work(
         let task = &claimed["task"];
         let id = task["id"].as_str().unwrap().to_string();
         expect_ok(
-            &machine.run(&["worker", "start", name, &id]),
+            &run_on(machine, &["worker", "start", name, &id]),
             "worker start",
         );
         let pause = mean_pause.as_millis() as usize;
@@ -215,7 +184,7 @@ fn work(
         if !modified.is_empty() {
             args.extend(["--modified", &modified]);
         }
-        expect_ok(&machine.run(&args), "worker complete");
+        expect_ok(&run_on(machine, &args), "worker complete");
         tally
             .lock()
             .unwrap()
@@ -281,16 +250,22 @@ fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
     let server = PgServer::start_allowing((workers + 50) as u32);
     let bouncer = PgBouncer::start(&server, pool);
     let project = format!("scale{}", std::process::id());
-    let lead = tempfile::tempdir().unwrap();
-    let init = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["leader", "init", "scale", "--store"])
-        .arg(bouncer.url_without_password())
-        .args(["--project", &project])
-        .current_dir(lead.path())
-        .env("PGPASSWORD", server.password())
-        .output()
-        .unwrap();
-    expect_ok(&init, "leader init");
+    // The lead's folder, created through the pooler; the machines connect to it there.
+    let lead = Project {
+        dir: tempfile::tempdir().unwrap(),
+        password: Some(server.password()),
+        store: Some((bouncer.url(), project.clone())),
+    };
+    let pooler = bouncer.url_without_password();
+    lead.ok(&[
+        "leader",
+        "init",
+        "scale",
+        "--store",
+        &pooler,
+        "--project",
+        &project,
+    ]);
     let setup = Instant::now();
     add_board(server.url(), &project, tasks);
     // What autovacuum does on a live server shortly after a bulk load: the planner sees the
@@ -300,15 +275,7 @@ fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
         "board: {tasks} tasks with files and dependencies added in {:.1} s",
         setup.elapsed().as_secs_f64()
     );
-    let machines: Vec<Machine> = (0..4)
-        .map(|_| {
-            connect(
-                &bouncer.url_without_password(),
-                &project,
-                &server.password(),
-            )
-        })
-        .collect();
+    let machines: Vec<Project> = (0..4).map(|_| lead.another_machine()).collect();
     let tally = Mutex::new(Tally::default());
     let cpu_before = cpu_times();
     let running = AtomicBool::new(true);

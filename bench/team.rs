@@ -27,7 +27,7 @@ use baton_test_support::pg::PgServer;
 mod project;
 #[path = "common/tasks.rs"]
 mod tasks;
-use baton_test_support::stats::{ms, percentile};
+use baton_test_support::stats::{env_number, ms, percentile};
 use project::{Project, Store, cpu_of};
 
 impl Project {
@@ -389,13 +389,6 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
             took.as_secs_f64()
         );
     }
-}
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn main() {

@@ -7,7 +7,8 @@
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-use baton_core::{Listener, Outlook, StoreError, TaskView, Timestamp};
+use baton_core::model::Task;
+use baton_core::{Hold, Listener, Outlook, StoreError, TaskView, Timestamp};
 use chrono::{DateTime, Utc};
 use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
@@ -15,6 +16,8 @@ use postgres::fallible_iterator::FallibleIterator;
 use crate::connect::connect;
 use baton_core::reservations::task_conflicts;
 
+use crate::connection::Tx;
+use crate::error::Result;
 use crate::rows::load;
 use crate::sql::{CLAIMABLE, READY_TASKS};
 use crate::store::PgStore;
@@ -90,42 +93,54 @@ impl PgStore {
     }
 }
 
-/// The tasks a worker could claim now, best first, read from the indexes (not the whole
-/// board): what `worker list` shows.
+/// The ready rows, best first, each with what other agents hold of its files now, read from
+/// the indexes (the ready rows, and the held ones with files only when there are ready ones),
+/// not the whole board.
+fn ready_with_holds(
+    store: &PgStore,
+    tx: &mut Tx,
+    now: Timestamp,
+) -> Result<Vec<(Task, Vec<Hold>)>> {
+    let ready = load(tx, &READY_TASKS, &[&store.name])?;
+    if ready.is_empty() {
+        return Ok(Vec::new());
+    }
+    let active = store
+        .reservation_view(tx)?
+        .active_reservations(now, store.lease);
+    Ok(ready
+        .into_iter()
+        .map(|task| {
+            let holds = task_conflicts(&active, &task, None);
+            (task, holds)
+        })
+        .collect())
+}
+
+/// The tasks a worker could claim now, best first: what `worker list` shows.
 pub(crate) fn ready_tasks(store: &PgStore) -> baton_core::Result<Vec<TaskView>> {
-    let lease = store.lease;
     store.transact(|tx, now| {
-        let ready = load(tx, &READY_TASKS, &[&store.name])?;
-        let active = store.reservation_view(tx)?.active_reservations(now, lease);
-        Ok(ready
+        Ok(ready_with_holds(store, tx, now)?
             .into_iter()
-            .filter(|task| task_conflicts(&active, task, None).is_empty())
-            .map(|task| TaskView::of(task, Vec::new(), now, lease))
+            .filter(|(_, holds)| holds.is_empty())
+            .map(|(task, _)| TaskView::of(task, Vec::new(), now, store.lease))
             .collect())
     })
 }
 
-/// The ready tasks kept back by files others hold, best first, at most `limit`: the ready
-/// rows and the held ones with files (the indexes' share of the board), not the whole board.
+/// The ready tasks kept back by files others hold, best first, at most `limit`.
 pub(crate) fn held_back_by_files(
     store: &PgStore,
     limit: usize,
 ) -> baton_core::Result<Vec<TaskView>> {
-    let lease = store.lease;
     store.transact(|tx, now| {
-        let active = store.reservation_view(tx)?.active_reservations(now, lease);
-        if active.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ready = load(tx, &READY_TASKS, &[&store.name])?;
-        Ok(ready
+        Ok(ready_with_holds(store, tx, now)?
             .into_iter()
-            .filter_map(|task| {
-                let holds = task_conflicts(&active, &task, None);
-                (!holds.is_empty())
-                    .then(|| TaskView::of(task, Vec::new(), now, lease).waiting_on_files(holds))
-            })
+            .filter(|(_, holds)| !holds.is_empty())
             .take(limit)
+            .map(|(task, holds)| {
+                TaskView::of(task, Vec::new(), now, store.lease).waiting_on_files(holds)
+            })
             .collect())
     })
 }

@@ -140,6 +140,12 @@ impl PgStore {
         &self.name
     }
 
+    /// A fresh connection for one that was lost, routed as the first was.
+    fn reconnect(&self) -> baton_core::Result<Connection> {
+        let client = connect(&self.url).map_err(|e| e.at(&self.store))?;
+        Ok(Connection::new(client, self.route.pooled))
+    }
+
     /// Runs `op` in one transaction on the project's connection; a failure rolls it back.
     pub(crate) fn transact<T>(
         &self,
@@ -165,10 +171,7 @@ impl PgStore {
         let mut retried = false;
         loop {
             if connection.client.is_closed() {
-                *connection = Connection::new(
-                    connect(&self.url).map_err(|e| e.at(&self.store))?,
-                    self.route.pooled,
-                );
+                *connection = self.reconnect()?;
             }
             let mut committing = false;
             let mut run = || -> Result<T> {
@@ -188,10 +191,7 @@ impl PgStore {
                     if !committing && !retried && (connection.client.is_closed() || ended(&e)) =>
                 {
                     retried = true;
-                    *connection = Connection::new(
-                        connect(&self.url).map_err(|e| e.at(&self.store))?,
-                        self.route.pooled,
-                    );
+                    *connection = self.reconnect()?;
                 }
                 outcome => return outcome.map_err(|e| e.at(&self.store)),
             }

@@ -93,11 +93,7 @@ impl PgServer {
         let password_file = dir.path().join("pw");
         std::fs::write(&password_file, &superuser_password).unwrap();
         if let Some(user) = &run_as {
-            let status = Command::new("chown")
-                .args(["-R", user, &dir.path().display().to_string()])
-                .status()
-                .unwrap();
-            assert!(status.success(), "chown of the server's folder failed");
+            hand_over(user, dir.path());
         }
         let own = OwnServer {
             bin,
@@ -246,15 +242,7 @@ impl OwnServer {
     /// Runs one of the server's programs (as the unprivileged user under root).
     fn try_run(&self, program: &str, args: &[&str]) -> Output {
         let program = self.bin.join(program);
-        let mut command = match &self.run_as {
-            Some(user) => {
-                let mut c = Command::new("runuser");
-                c.args(["-u", user, "--"]).arg(&program);
-                c
-            }
-            None => Command::new(&program),
-        };
-        command
+        command_as(self.run_as.as_deref(), &program)
             .args(args)
             .current_dir("/")
             .stdin(Stdio::null())
@@ -344,11 +332,7 @@ fn certificates(folder: &Path, run_as: Option<&str>) {
     let key = folder.join("server.key");
     if let Some(user) = run_as {
         for file in ["server.key", "server.crt"] {
-            let status = Command::new("chown")
-                .args([user, &folder.join(file).display().to_string()])
-                .status()
-                .unwrap();
-            assert!(status.success());
+            hand_over(user, &folder.join(file));
         }
     }
     use std::os::unix::fs::PermissionsExt;
@@ -392,6 +376,32 @@ fn bin_dir() -> PathBuf {
         .max()
         .expect("PostgreSQL is missing: run ./scripts/test.sh, which installs postgresql");
     root.join(newest.to_string()).join("bin")
+}
+
+/// `program`, run as `user` (the unprivileged one, under root) when there is one.
+pub(crate) fn command_as(user: Option<&str>, program: &Path) -> Command {
+    match user {
+        Some(user) => {
+            let mut command = Command::new("runuser");
+            command.args(["-u", user, "--"]).arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
+}
+
+/// Gives `path` (a file, or a folder with everything in it) to `user`, who runs the server.
+pub(crate) fn hand_over(user: &str, path: &Path) {
+    let status = Command::new("chown")
+        .args(["-R", user])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "chown {} to {user} failed",
+        path.display()
+    );
 }
 
 /// The user the server runs as: nobody special unless we are root.

@@ -75,21 +75,9 @@ impl PgBouncer {
         .unwrap();
         let run_as = crate::pg::run_as();
         if let Some(user) = &run_as {
-            let status = Command::new("chown")
-                .args(["-R", user, &dir.path().display().to_string()])
-                .status()
-                .unwrap();
-            assert!(status.success(), "chown of the pooler's folder failed");
+            crate::pg::hand_over(user, dir.path());
         }
-        let mut command = match &run_as {
-            Some(user) => {
-                let mut c = Command::new("runuser");
-                c.args(["-u", user, "--", program]);
-                c
-            }
-            None => Command::new(program),
-        };
-        let out = command
+        let out = crate::pg::command_as(run_as.as_deref(), std::path::Path::new(program))
             .arg("-d")
             .arg(&config)
             .current_dir("/")

@@ -1,4 +1,4 @@
-//! Percentiles and formatting shared by the benchmarks.
+//! Percentiles, formatting and sizes from the environment, shared by the benchmarks.
 
 use std::time::Duration;
 
@@ -22,4 +22,12 @@ pub fn report(what: &str, mut samples: Vec<Duration>) {
 /// Milliseconds with `decimals` digits.
 pub fn ms(d: Duration, decimals: usize) -> String {
     format!("{:.*} ms", decimals, d.as_secs_f64() * 1000.0)
+}
+
+/// The number in environment variable `name` (a benchmark's size or count), else `default`.
+pub fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
