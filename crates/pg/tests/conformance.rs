@@ -119,6 +119,14 @@ fn scenario(store: &dyn TaskStore) -> Vec<Value> {
     ]
 }
 
+/// Both stores answered every step alike, and took as many.
+fn same_steps(from_folder: &[Value], from_database: &[Value]) {
+    for (step, (f, d)) in from_folder.iter().zip(from_database).enumerate() {
+        assert_eq!(f, d, "step {step} differs");
+    }
+    assert_eq!(from_folder.len(), from_database.len(), "steps taken");
+}
+
 #[test]
 fn the_folder_and_postgres_answer_every_step_the_same() {
     let dir = tempfile::tempdir().unwrap();
@@ -127,9 +135,7 @@ fn the_folder_and_postgres_answer_every_step_the_same() {
     let database = baton_pg::PgStore::init(server.url(), "conformance", "Test goal", None).unwrap();
     let from_folder = scenario(&folder);
     let from_database = scenario(&database);
-    for (step, (f, d)) in from_folder.iter().zip(&from_database).enumerate() {
-        assert_eq!(f, d, "step {step} differs");
-    }
+    same_steps(&from_folder, &from_database);
     // The scenario reached what it meant to: refusals and successes both.
     let errors = from_folder
         .iter()
@@ -174,9 +180,7 @@ fn through_pgbouncer_in_transaction_mode_postgres_answers_every_step_the_same() 
     bouncer.wait_for_full_pool(2);
     let from_folder = scenario(&folder);
     let from_pooler = scenario(&pooled);
-    for (step, (f, d)) in from_folder.iter().zip(&from_pooler).enumerate() {
-        assert_eq!(f, d, "step {step} differs");
-    }
+    same_steps(&from_folder, &from_pooler);
     assert_eq!(
         other.status().unwrap().tasks.len(),
         folder.status().unwrap().tasks.len(),
@@ -332,9 +336,7 @@ fn the_folder_and_postgres_keep_the_team_records_the_same() {
     let at = baton_core::Timestamp::now();
     let from_folder = team_scenario(&folder, at);
     let from_database = team_scenario(&database, at);
-    for (step, (f, d)) in from_folder.iter().zip(&from_database).enumerate() {
-        assert_eq!(f, d, "step {step} differs");
-    }
+    same_steps(&from_folder, &from_database);
     assert_eq!(
         from_folder[4].as_array().map(Vec::len),
         Some(3),
@@ -369,9 +371,7 @@ fn through_pgbouncer_the_team_records_are_kept_the_same() {
     let at = baton_core::Timestamp::now();
     let from_folder = team_scenario(&folder, at);
     let from_pooler = team_scenario(&pooled, at);
-    for (step, (f, d)) in from_folder.iter().zip(&from_pooler).enumerate() {
-        assert_eq!(f, d, "step {step} differs");
-    }
+    same_steps(&from_folder, &from_pooler);
     assert_eq!(from_pooler[11][0]["usage"]["cost_usd"], 0.25);
 }
 
