@@ -15,6 +15,8 @@
 //! none lost); the server connections at peak, the pooler's against its pool size and the
 //! listening ones (a waiting claim `LISTEN`s on the server directly).
 //!
+//! `BATON_BENCH_PROFILE=1` also prints the statements that took the server's time.
+//!
 //! Sizes: `BATON_BENCH_WORKERS` (200), `BATON_BENCH_TASKS` (10,000), `BATON_BENCH_POOL` (10
 //! server connections), `BATON_BENCH_WORK_MS` (the mean pause, 4,000 ms: an agent's minutes
 //! of work shortened so 200 of them offer ~50 tasks a second). Targets (issue 28): claim p99
@@ -247,7 +249,11 @@ fn cpu_busy(before: &(u64, u64)) -> f64 {
 }
 
 fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
-    let server = PgServer::start_allowing((workers + 50) as u32);
+    let profiled = std::env::var_os("BATON_BENCH_PROFILE").is_some();
+    let server = match profiled {
+        true => PgServer::start_allowing_profiled((workers + 50) as u32),
+        false => PgServer::start_allowing((workers + 50) as u32),
+    };
     let bouncer = PgBouncer::start(&server, pool);
     let project = format!("scale{}", std::process::id());
     // The lead's folder, created through the pooler; the machines connect to it there.
@@ -351,6 +357,19 @@ fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
     println!(
         "server connections at peak: the pooler's {pooled} (pool {pool}); all of the role's {sessions}, of them listening {listening}"
     );
+    let stats = bouncer.stats();
+    println!(
+        "the pooler ran {} transactions: {} in one on average, {} waiting for a server connection before it",
+        stats.transactions,
+        ms(stats.in_transactions / stats.transactions.max(1) as u32, 2),
+        ms(stats.waited / stats.transactions.max(1) as u32, 2)
+    );
+    if profiled {
+        println!(
+            "where the server's time went:\n{}",
+            server.statement_profile(12)
+        );
+    }
     assert_eq!(finished.into_inner(), workers);
     assert_eq!(tally.completed.len(), tasks, "every task completed");
     assert_eq!(twice, 0, "no task completed twice");

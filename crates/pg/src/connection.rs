@@ -1,5 +1,6 @@
 //! A connection and its prepared statements, and a transaction that runs its statements
-//! prepared: the plumbing every operation of the database store runs on.
+//! prepared (or, for an operation that only reads, its statements each on its own): the
+//! plumbing every operation of the database store runs on.
 //!
 //! Through a pooler in transaction mode (PgBouncer, `pgbouncer=true` in the URL) a session is
 //! this client's only while a transaction lasts: the next transaction may run on another
@@ -76,12 +77,31 @@ pub(crate) fn declared_types<'p>(params: &[&'p (dyn ToSql + Sync)]) -> Option<Ty
         .collect()
 }
 
-/// A transaction on a project's connection, running its statements prepared.
+/// Where a [`Tx`] runs its statements.
+enum Session<'a> {
+    /// In a transaction (`None` only once committed).
+    Transaction(Option<Transaction<'a>>),
+    /// Each statement on its own, as it comes (`None` only while becoming a transaction).
+    Reads(Option<&'a mut Client>),
+}
+
+/// A transaction on a project's connection, running its statements prepared; or, for an
+/// operation that only reads, its statements each on its own (see [`Tx::reads`]).
 pub(crate) struct Tx<'a> {
-    /// `None` only once committed.
-    tx: Option<Transaction<'a>>,
+    session: Session<'a>,
     prepared: &'a mut HashMap<String, Statement>,
     pooled: bool,
+}
+
+/// Runs `$call` on the client or the transaction a [`Tx`] runs its statements on.
+macro_rules! on_session {
+    ($tx:expr, $c:ident => $call:expr) => {
+        match &mut $tx.session {
+            Session::Transaction(Some($c)) => $call,
+            Session::Reads(Some($c)) => $call,
+            _ => unreachable!("a statement runs before its transaction is committed"),
+        }
+    };
 }
 
 impl<'a> Tx<'a> {
@@ -93,7 +113,26 @@ impl<'a> Tx<'a> {
         pooled: bool,
     ) -> Self {
         Tx {
-            tx: Some(tx),
+            session: Session::Transaction(Some(tx)),
+            prepared,
+            pooled,
+        }
+    }
+
+    /// Statements run each on its own, outside a transaction: for an operation that only
+    /// reads, each of its statements sees what was committed when it started, as in a
+    /// transaction at PostgreSQL's `READ COMMITTED`, without the round trips to begin and end
+    /// one. Through a pooler each statement holds a server session only while it runs, not
+    /// for the whole operation. A statement that must be prepared through a pooler (a
+    /// parameter type [`declared_types`] does not list) makes it a transaction from there on,
+    /// so the statement stays on one server session.
+    pub(crate) fn reads(
+        client: &'a mut Client,
+        prepared: &'a mut HashMap<String, Statement>,
+        pooled: bool,
+    ) -> Self {
+        Tx {
+            session: Session::Reads(Some(client)),
             prepared,
             pooled,
         }
@@ -101,8 +140,13 @@ impl<'a> Tx<'a> {
 
     pub(crate) fn commit(mut self) -> Result<()> {
         self.close_if_pooled();
-        let tx = self.tx.take().expect("a transaction is committed once");
-        Ok(tx.commit()?)
+        match &mut self.session {
+            Session::Transaction(tx) => {
+                let tx = tx.take().expect("a transaction is committed once");
+                Ok(tx.commit()?)
+            }
+            Session::Reads(_) => Ok(()),
+        }
     }
 
     /// Pooled: closes every statement prepared in this transaction, while the transaction
@@ -114,17 +158,17 @@ impl<'a> Tx<'a> {
         }
     }
 
-    fn transaction(&mut self) -> &mut Transaction<'a> {
-        self.tx
-            .as_mut()
-            .expect("a transaction is used before it is committed")
-    }
-
     fn statement(&mut self, sql: &str) -> Result<Statement> {
         if let Some(statement) = self.prepared.get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self.transaction().prepare(sql)?;
+        if self.pooled
+            && let Session::Reads(client) = &mut self.session
+        {
+            let client = client.take().expect("reads become a transaction once");
+            self.session = Session::Transaction(Some(client.transaction()?));
+        }
+        let statement = on_session!(self, c => c.prepare(sql))?;
         self.prepared.insert(sql.to_string(), statement.clone());
         Ok(statement)
     }
@@ -136,18 +180,18 @@ impl<'a> Tx<'a> {
 
     pub(crate) fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
         if let Some(typed) = self.unnamed(params) {
-            return Ok(self.transaction().query_typed(sql, &typed)?);
+            return Ok(on_session!(self, c => c.query_typed(sql, &typed))?);
         }
         let statement = self.statement(sql)?;
-        Ok(self.transaction().query(&statement, params)?)
+        Ok(on_session!(self, c => c.query(&statement, params))?)
     }
 
     pub(crate) fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
         if let Some(typed) = self.unnamed(params) {
-            return Ok(self.transaction().query_typed_one(sql, &typed)?);
+            return Ok(on_session!(self, c => c.query_typed_one(sql, &typed))?);
         }
         let statement = self.statement(sql)?;
-        Ok(self.transaction().query_one(&statement, params)?)
+        Ok(on_session!(self, c => c.query_one(&statement, params))?)
     }
 
     pub(crate) fn query_opt(
@@ -156,18 +200,18 @@ impl<'a> Tx<'a> {
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>> {
         if let Some(typed) = self.unnamed(params) {
-            return Ok(self.transaction().query_typed_opt(sql, &typed)?);
+            return Ok(on_session!(self, c => c.query_typed_opt(sql, &typed))?);
         }
         let statement = self.statement(sql)?;
-        Ok(self.transaction().query_opt(&statement, params)?)
+        Ok(on_session!(self, c => c.query_opt(&statement, params))?)
     }
 
     pub(crate) fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
         if let Some(typed) = self.unnamed(params) {
-            return Ok(self.transaction().execute_typed(sql, &typed)?);
+            return Ok(on_session!(self, c => c.execute_typed(sql, &typed))?);
         }
         let statement = self.statement(sql)?;
-        Ok(self.transaction().execute(&statement, params)?)
+        Ok(on_session!(self, c => c.execute(&statement, params))?)
     }
 }
 
@@ -226,5 +270,35 @@ mod tests {
         let ratio = 0.5_f32;
         let text = "w1";
         assert!(declared_types(&[&text, &ratio]).is_none());
+    }
+
+    /// Whether two statements in a row ran in one transaction (their transaction ids).
+    fn in_a_transaction(tx: &mut super::Tx) -> bool {
+        let mut xid = || -> i64 { tx.query_one("SELECT txid_current()", &[]).unwrap().get(0) };
+        xid() == xid()
+    }
+
+    #[test]
+    fn reads_through_a_pooler_run_each_statement_on_its_own_until_one_must_be_prepared() {
+        let server = baton_test_support::pg::PgServer::start();
+        let bouncer = baton_test_support::pgbouncer::PgBouncer::start(&server, 2);
+        let mut client = crate::connect::connect(&bouncer.url()).unwrap();
+        let mut prepared = std::collections::HashMap::new();
+        let mut tx = super::Tx::reads(&mut client, &mut prepared, true);
+        assert!(!in_a_transaction(&mut tx));
+        assert!(!in_a_transaction(&mut tx));
+        // A parameter whose type is not declared: the statement is prepared, in a transaction
+        // that holds one server session until the reads end.
+        let ratio = 0.5_f32;
+        let sum: f64 = tx
+            .query_one("SELECT ($1::real + 1)::float8", &[&ratio])
+            .unwrap()
+            .get(0);
+        assert_eq!(sum, 1.5);
+        assert!(in_a_transaction(&mut tx));
+        tx.commit().unwrap();
+        assert!(prepared.is_empty(), "the prepared statement was closed");
+        let mut tx = super::Tx::reads(&mut client, &mut prepared, true);
+        assert!(!in_a_transaction(&mut tx));
     }
 }

@@ -119,7 +119,7 @@ fn ready_with_holds(
 
 /// The tasks a worker could claim now, best first: what `worker list` shows.
 pub(crate) fn ready_tasks(store: &PgStore) -> baton_core::Result<Vec<TaskView>> {
-    store.transact(|tx, now| {
+    store.read(|tx, now| {
         Ok(ready_with_holds(store, tx, now)?
             .into_iter()
             .filter(|(_, holds)| holds.is_empty())
@@ -133,7 +133,7 @@ pub(crate) fn held_back_by_files(
     store: &PgStore,
     limit: usize,
 ) -> baton_core::Result<Vec<TaskView>> {
-    store.transact(|tx, now| {
+    store.read(|tx, now| {
         Ok(ready_with_holds(store, tx, now)?
             .into_iter()
             .filter(|(_, holds)| !holds.is_empty())
@@ -147,7 +147,7 @@ pub(crate) fn held_back_by_files(
 
 /// Why a claim got nothing, from the count of tasks in each status.
 pub(crate) fn nothing_ready_reason(store: &PgStore) -> baton_core::Result<String> {
-    store.transact(|tx, _| {
+    store.read(|tx, _| {
         let counts: Vec<(String, i64)> = tx
             .query(
                 "SELECT status, count(*) FROM baton_tasks WHERE project = $1 GROUP BY status",
@@ -171,7 +171,7 @@ pub(crate) fn nothing_ready_reason(store: &PgStore) -> baton_core::Result<String
 /// on a failed, cancelled or missing one).
 pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlook, Timestamp)> {
     let lease = store.lease;
-    store.transact(|tx, now| {
+    store.read(|tx, now| {
         // Whether a task was sent back to this worker, and whether any task is ready: one
         // round trip for both.
         static SENT_BACK_OR_READY: LazyLock<String> = LazyLock::new(|| {

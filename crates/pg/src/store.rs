@@ -161,6 +161,30 @@ impl PgStore {
     /// (one round trip fewer, on the claim path).
     pub(crate) fn transact_unclocked<T>(
         &self,
+        op: impl FnMut(&mut Tx) -> Result<T>,
+    ) -> baton_core::Result<T> {
+        self.run(true, op)
+    }
+
+    /// Runs `op`, which only reads, its statements each on its own ([`Tx::reads`]): no round
+    /// trips to begin and end a transaction, and through a pooler a server session held only
+    /// while each statement runs. For reads that a change committed between two of their
+    /// statements cannot lead astray (what each sees is as in a `READ COMMITTED` transaction).
+    pub(crate) fn read<T>(
+        &self,
+        mut op: impl FnMut(&mut Tx, Timestamp) -> Result<T>,
+    ) -> baton_core::Result<T> {
+        self.run(false, |tx| {
+            let now = database_now(tx)?;
+            op(tx, now)
+        })
+    }
+
+    /// Runs `op` on the project's connection, in one transaction when `transaction` (a
+    /// failure rolls it back), else its statements each on its own.
+    fn run<T>(
+        &self,
+        transaction: bool,
         mut op: impl FnMut(&mut Tx) -> Result<T>,
     ) -> baton_core::Result<T> {
         let mut connection = self.connection.lock().unwrap_or_else(|e| e.into_inner());
@@ -180,7 +204,10 @@ impl PgStore {
                     prepared,
                     pooled,
                 } = &mut *connection;
-                let mut tx = Tx::over(client.transaction()?, prepared, *pooled);
+                let mut tx = match transaction {
+                    true => Tx::over(client.transaction()?, prepared, *pooled),
+                    false => Tx::reads(client, prepared, *pooled),
+                };
                 let out = op(&mut tx)?;
                 committing = true;
                 tx.commit()?;

@@ -69,6 +69,42 @@ impl PgServer {
         PgServer::start_with_options(false, &format!(" -c max_connections={max}"))
     }
 
+    /// [`PgServer::start_allowing`], also counting what each statement costs the server
+    /// (`pg_stat_statements`), for a benchmark to say where the server's time went
+    /// ([`PgServer::statement_profile`]).
+    pub fn start_allowing_profiled(max: u32) -> PgServer {
+        let server = PgServer::start_with_options(
+            false,
+            &format!(
+                " -c max_connections={max} -c shared_preload_libraries=pg_stat_statements \
+                 -c pg_stat_statements.track=all"
+            ),
+        );
+        psql(
+            &server.admin_url,
+            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
+        );
+        server
+    }
+
+    /// The `top` statements by the server's total time in them, one line each (calls, total
+    /// and mean milliseconds, the longest run, rows, the statement's start), for a server started with
+    /// [`PgServer::start_allowing_profiled`].
+    pub fn statement_profile(&self, top: usize) -> String {
+        psql(
+            &self.admin_url,
+            &format!(
+                "SELECT format('%8s calls %9s ms total %7s ms mean %8s ms max %8s rows  %s', \
+                   calls, round(total_exec_time::numeric + total_plan_time::numeric), \
+                   round((total_exec_time + total_plan_time)::numeric / calls, 3), \
+                   round(max_exec_time::numeric, 1), rows, \
+                   left(regexp_replace(query, '\\s+', ' ', 'g'), 110)) \
+                 FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC \
+                 LIMIT {top}"
+            ),
+        )
+    }
+
     fn start_with(tls: bool) -> PgServer {
         PgServer::start_with_options(tls, "")
     }

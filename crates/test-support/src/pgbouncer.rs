@@ -136,6 +136,33 @@ impl PgBouncer {
     /// The server connections the pooler holds now (its admin console's `SHOW POOLS`: active,
     /// idle, used, tested and logging in, for the test database).
     pub fn server_connections(&self) -> u32 {
+        self.show(
+            "POOLS",
+            &["sv_active", "sv_idle", "sv_used", "sv_tested", "sv_login"],
+        )
+        .into_iter()
+        .map(|n| n as u32)
+        .sum()
+    }
+
+    /// What the pooler counted for the test database since it started (`SHOW STATS`).
+    pub fn stats(&self) -> PoolerStats {
+        let [transactions, in_transactions_us, waited_us] = self
+            .show(
+                "STATS",
+                &["total_xact_count", "total_xact_time", "total_wait_time"],
+            )
+            .try_into()
+            .expect("SHOW STATS has a transaction count and time and a wait time");
+        PoolerStats {
+            transactions,
+            in_transactions: std::time::Duration::from_micros(in_transactions_us),
+            waited: std::time::Duration::from_micros(waited_us),
+        }
+    }
+
+    /// The `columns` of the test database's row of the admin console's `SHOW what`.
+    fn show(&self, what: &str, columns: &[&str]) -> Vec<u64> {
         let url = format!(
             "postgres://baton:{}@127.0.0.1:{}/pgbouncer",
             self.password, self.port
@@ -151,30 +178,42 @@ impl PgBouncer {
                 "-P",
                 "footer=off",
                 "-c",
-                "SHOW POOLS",
+                &format!("SHOW {what}"),
             ])
             .output()
             .unwrap();
         assert!(
             out.status.success(),
-            "SHOW POOLS: {}",
+            "SHOW {what}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         let mut lines = text.lines();
         let names: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-        lines
+        let row: Vec<&str> = lines
             .map(|line| line.split(',').collect::<Vec<_>>())
-            .filter(|row| row.first() == Some(&"baton"))
-            .map(|row| {
-                ["sv_active", "sv_idle", "sv_used", "sv_tested", "sv_login"]
+            .find(|row| row.first() == Some(&"baton"))
+            .unwrap_or_default();
+        columns
+            .iter()
+            .map(|column| {
+                names
                     .iter()
-                    .filter_map(|name| names.iter().position(|n| n == name))
-                    .filter_map(|i| row.get(i)?.parse::<u32>().ok())
-                    .sum::<u32>()
+                    .position(|n| n == column)
+                    .and_then(|i| row.get(i)?.parse::<u64>().ok())
+                    .unwrap_or_else(|| panic!("SHOW {what} has no {column} for baton"))
             })
-            .sum()
+            .collect()
     }
+}
+
+/// A pooler's counts for one database: transactions run, the time clients spent in them, and
+/// the time clients waited for a server connection.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolerStats {
+    pub transactions: u64,
+    pub in_transactions: std::time::Duration,
+    pub waited: std::time::Duration,
 }
 
 impl Drop for PgBouncer {
