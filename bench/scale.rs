@@ -23,12 +23,12 @@
 //! ≤ 50 ms, 0 double claims, 0 lost tasks, server connections bounded by the pool.
 
 use std::collections::HashMap;
-use std::process::{Output, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use baton_core::{NewTask, TaskStore};
+use baton_test_support::expect_code;
 use baton_test_support::pg::{PgServer, psql};
 use baton_test_support::pgbouncer::PgBouncer;
 use baton_test_support::stats::{env_number, ms, percentile};
@@ -93,16 +93,6 @@ fn add_board(url: &str, project: &str, tasks: usize) {
     }
 }
 
-/// `baton ARGS` on `machine` (a folder connected to the project), its output kept.
-fn run_on(machine: &Project, args: &[&str]) -> Output {
-    machine
-        .command(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap()
-}
-
 /// What the workers found, together.
 #[derive(Default)]
 struct Tally {
@@ -112,15 +102,6 @@ struct Tally {
     waited: usize,
     /// Task id → the workers that completed it.
     completed: HashMap<String, Vec<String>>,
-}
-
-fn expect_ok(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// One worker, as the worker prompt has an agent work, until every task is done.
@@ -137,41 +118,37 @@ fn work(
             return;
         }
         let started = Instant::now();
-        let mut out = run_on(machine, &["worker", "claim", name, "--json"]);
+        let out = machine.output(&["worker", "claim", name, "--json"]);
         let took = started.elapsed();
-        match out.status.code() {
-            Some(0) => {
-                let mut tally = tally.lock().unwrap();
-                let done = tally.completed.len();
-                tally.claims.push((done, took));
+        let stdout = if out.status.code() == Some(3) {
+            let waited = machine.output(&[
+                "worker",
+                "claim",
+                name,
+                "--wait",
+                "--timeout",
+                "2s",
+                "--json",
+            ]);
+            tally.lock().unwrap().waited += 1;
+            if waited.status.code() == Some(5) {
+                continue; // nothing came: look again whether all is done
             }
-            Some(3) => {
-                out = run_on(
-                    machine,
-                    &[
-                        "worker",
-                        "claim",
-                        name,
-                        "--wait",
-                        "--timeout",
-                        "2s",
-                        "--json",
-                    ],
-                );
-                tally.lock().unwrap().waited += 1;
-                if out.status.code() == Some(5) {
-                    continue; // nothing came: look again whether all is done
-                }
-                expect_ok(&out, "worker claim --wait");
-            }
-            _ => expect_ok(&out, "worker claim"),
-        }
-        let claimed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            expect_code("worker claim --wait", waited, 0).0
+        } else {
+            let stdout = expect_code("worker claim", out, 0).0;
+            let mut tally = tally.lock().unwrap();
+            let done = tally.completed.len();
+            tally.claims.push((done, took));
+            stdout
+        };
+        let claimed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         let task = &claimed["task"];
         let id = task["id"].as_str().unwrap().to_string();
-        expect_ok(
-            &run_on(machine, &["worker", "start", name, &id]),
+        expect_code(
             "worker start",
+            machine.output(&["worker", "start", name, &id]),
+            0,
         );
         let pause = mean_pause.as_millis() as usize;
         std::thread::sleep(Duration::from_millis(
@@ -186,7 +163,7 @@ fn work(
         if !modified.is_empty() {
             args.extend(["--modified", &modified]);
         }
-        expect_ok(&run_on(machine, &args), "worker complete");
+        expect_code("worker complete", machine.output(&args), 0);
         tally
             .lock()
             .unwrap()

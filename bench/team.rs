@@ -18,7 +18,7 @@
 //! to speak of; ingestion ≥ 10,000 events/s with claims within 10 % of their no-team p50.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use baton_test_support::pg::PgServer;
@@ -176,20 +176,16 @@ fn flooded_project(store: Store<'_>) -> Project {
 }
 
 fn transcript_head(p: &Project, after: usize) -> serde_json::Value {
-    let out = p
-        .command(&[
-            "--json",
-            "team",
-            "logs",
-            "task-1",
-            "--limit",
-            "1",
-            "--after",
-            &after.to_string(),
-        ])
-        .stdout(Stdio::piped())
-        .output()
-        .unwrap();
+    let out = p.output(&[
+        "--json",
+        "team",
+        "logs",
+        "task-1",
+        "--limit",
+        "1",
+        "--after",
+        &after.to_string(),
+    ]);
     serde_json::from_slice(&out.stdout).unwrap_or_default()
 }
 
@@ -367,11 +363,7 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
             sampling.store(false, std::sync::atomic::Ordering::Relaxed);
             sampler.join().unwrap()
         });
-        let out = p
-            .command(&["--json", "leader", "status"])
-            .stdout(Stdio::piped())
-            .output()
-            .unwrap();
+        let out = p.output(&["--json", "leader", "status"]);
         let board: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let done = board["counts"]["done"].as_u64().unwrap();
         let twice = board["tasks"]

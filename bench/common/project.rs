@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each benchmark uses its own share
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use baton_test_support::pg::PgServer;
@@ -85,6 +85,15 @@ impl Project {
     pub fn ok(&self, args: &[&str]) {
         let status = self.command(args).status().unwrap();
         assert!(status.success(), "baton {args:?}");
+    }
+
+    /// Runs `baton ARGS` here to its end, its stdout and stderr kept.
+    pub fn output(&self, args: &[&str]) -> Output {
+        self.command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap()
     }
 
     pub fn spawn(&self, args: &[&str]) -> Child {

@@ -157,27 +157,14 @@ pub trait TaskStore: Send + Sync {
     /// `limit` (what a claim that got nothing names as the reason). A store that can find them
     /// without reading the whole board says so by overriding this.
     fn held_back_by_files(&self, limit: usize) -> Result<Vec<TaskView>> {
-        let mut held: Vec<TaskView> = self
-            .status()?
-            .tasks
-            .into_iter()
-            .filter(|t| !t.waits_on_files.is_empty())
-            .collect();
-        held.sort_by_key(|t| (t.task.priority, t.task.created_at));
+        let mut held = best_first(self.status()?, |t| !t.waits_on_files.is_empty());
         held.truncate(limit);
         Ok(held)
     }
 
     /// Tasks a worker could claim now, best first (the order `claim` takes them in).
     fn ready_tasks(&self) -> Result<Vec<TaskView>> {
-        let mut ready: Vec<TaskView> = self
-            .status()?
-            .tasks
-            .into_iter()
-            .filter(|t| t.ready)
-            .collect();
-        ready.sort_by_key(|t| (t.task.priority, t.task.created_at));
-        Ok(ready)
+        Ok(best_first(self.status()?, |t| t.ready))
     }
 
     /// The move that brings task `id` to `to` now, or the lifecycle's refusal. Changes nothing.
@@ -224,6 +211,14 @@ pub trait TaskStore: Send + Sync {
         };
         Ok((step, task))
     }
+}
+
+/// The tasks of `report` that `keep` keeps, best first (priority, then age: the order a
+/// claim takes them in).
+fn best_first(report: StatusReport, keep: impl Fn(&TaskView) -> bool) -> Vec<TaskView> {
+    let mut kept: Vec<TaskView> = report.tasks.into_iter().filter(|t| keep(t)).collect();
+    kept.sort_by_key(|t| (t.task.priority, t.task.created_at));
+    kept
 }
 
 /// How a waiter notices that a store changed: the store's answer, so waiters and views never

@@ -149,12 +149,9 @@ impl PgStore {
     /// Runs `op` in one transaction on the project's connection; a failure rolls it back.
     pub(crate) fn transact<T>(
         &self,
-        mut op: impl FnMut(&mut Tx, Timestamp) -> Result<T>,
+        op: impl FnMut(&mut Tx, Timestamp) -> Result<T>,
     ) -> baton_core::Result<T> {
-        self.transact_unclocked(|tx| {
-            let now = database_now(tx)?;
-            op(tx, now)
-        })
+        self.run(true, clocked(op))
     }
 
     /// [`Self::transact`] for an operation that reads the clock itself, with its first query
@@ -172,12 +169,9 @@ impl PgStore {
     /// statements cannot lead astray (what each sees is as in a `READ COMMITTED` transaction).
     pub(crate) fn read<T>(
         &self,
-        mut op: impl FnMut(&mut Tx, Timestamp) -> Result<T>,
+        op: impl FnMut(&mut Tx, Timestamp) -> Result<T>,
     ) -> baton_core::Result<T> {
-        self.run(false, |tx| {
-            let now = database_now(tx)?;
-            op(tx, now)
-        })
+        self.run(false, clocked(op))
     }
 
     /// Runs `op` on the project's connection, in one transaction when `transaction` (a
@@ -223,6 +217,16 @@ impl PgStore {
                 outcome => return outcome.map_err(|e| e.at(&self.store)),
             }
         }
+    }
+}
+
+/// `op`, given the database's time by a first query.
+fn clocked<T>(
+    mut op: impl FnMut(&mut Tx, Timestamp) -> Result<T>,
+) -> impl FnMut(&mut Tx) -> Result<T> {
+    move |tx| {
+        let now = database_now(tx)?;
+        op(tx, now)
     }
 }
 

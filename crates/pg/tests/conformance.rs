@@ -189,9 +189,10 @@ fn through_pgbouncer_in_transaction_mode_postgres_answers_every_step_the_same() 
     assert!(bouncer.server_connections() <= 2);
 }
 
-/// Claims among tasks whose files others hold: the database passes over a task whose plain
-/// files meet another worker's in its claim query, and leaves globs to the exact check, so
-/// both stores must take the same tasks in the same order.
+/// Claims among tasks whose files others hold: plain files, a folder, a glob and a worker's
+/// own file. The folder passes over such a task as it reads its one file, the database one
+/// candidate at a time (its file keys, then the reservations near its files), so both stores
+/// must take the same tasks in the same order.
 fn held_files_scenario(store: &dyn TaskStore) -> Vec<String> {
     let files = [
         vec!["src/a.rs"],

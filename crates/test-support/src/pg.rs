@@ -88,8 +88,8 @@ impl PgServer {
     }
 
     /// The `top` statements by the server's total time in them, one line each (calls, total
-    /// and mean milliseconds, the longest run, rows, the statement's start), for a server started with
-    /// [`PgServer::start_allowing_profiled`].
+    /// and mean milliseconds, the longest run, rows, the statement's start), for a server
+    /// started with [`PgServer::start_allowing_profiled`].
     pub fn statement_profile(&self, top: usize) -> String {
         psql(
             &self.admin_url,

@@ -84,12 +84,7 @@ impl PgBouncer {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "pgbouncer failed to start: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::expect_code("pgbouncer failed to start", out, 0);
         let bouncer = PgBouncer {
             port,
             server_port,
@@ -182,12 +177,7 @@ impl PgBouncer {
             ])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "SHOW {what}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let (text, _) = crate::expect_code(&format!("SHOW {what}"), out, 0);
         let mut lines = text.lines();
         let names: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
         let row: Vec<&str> = lines
