@@ -398,7 +398,7 @@ impl TlsConnect<Socket> for LazyConnect {
             let mut maker = tls_connector(self.verify, self.root_certificate).map_err(|e| {
                 TlsError::from(match e {
                     Failure::Store(e) => e.to_string(),
-                    Failure::Database(e) => e.to_string(),
+                    Failure::Database(e) | Failure::KeptMissing(_, e) => e.to_string(),
                 })
             })?;
             let connect = MakeTlsConnect::<Socket>::make_tls_connect(&mut maker, &self.domain)?;

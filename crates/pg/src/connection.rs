@@ -9,14 +9,16 @@
 //! each statement unnamed, parsed, bound and executed in one round trip, its parameters'
 //! types read off their Rust values ([`declared_types`]); nothing outlives the transaction. A
 //! parameter of a type not listed there falls back to a named statement, closed before the
-//! transaction ends (commit or rollback).
+//! transaction ends (commit or rollback). A statement whose plan costs much runs pooled as a
+//! function that keeps it (`kept`).
 
 use std::collections::HashMap;
 
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Row, Statement, Transaction};
 
-use crate::error::Result;
+use crate::error::{Failure, Result};
+use crate::kept::Kept;
 
 /// A connection and the statements prepared on it (by their SQL), so an operation's
 /// statements are parsed and planned once per connection, not once per call: one round trip
@@ -204,6 +206,25 @@ impl<'a> Tx<'a> {
         }
         let statement = self.statement(sql)?;
         Ok(on_session!(self, c => c.query_opt(&statement, params))?)
+    }
+
+    /// [`Self::query_opt`] for a statement kept planned as a function through a pooler (see
+    /// `kept`): pooled, its function is called, and a missing one is reported as
+    /// [`Failure::KeptMissing`] so the operation can run again once it is made.
+    pub(crate) fn query_opt_kept(
+        &mut self,
+        kept: &'static Kept,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>> {
+        let Some(typed) = self.unnamed(params) else {
+            return self.query_opt(&kept.sql, params);
+        };
+        on_session!(self, c => c.query_typed_opt(kept.pooled_sql(), &typed)).map_err(|e| match kept
+            .is_missing(&e)
+        {
+            true => Failure::KeptMissing(kept, e),
+            false => Failure::Database(e),
+        })
     }
 
     pub(crate) fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {

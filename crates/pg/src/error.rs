@@ -5,10 +5,16 @@
 
 use baton_core::StoreError;
 
+use crate::kept::Kept;
+
 #[derive(Debug)]
 pub(crate) enum Failure {
     Store(StoreError),
     Database(postgres::Error),
+    /// A pooled transaction called the function that keeps this statement, and there was
+    /// none (yet): the transaction was rolled back, so the operation can run again once the
+    /// function is made.
+    KeptMissing(&'static Kept, postgres::Error),
 }
 
 impl From<StoreError> for Failure {
@@ -30,7 +36,7 @@ impl Failure {
     pub(crate) fn at(self, store: &str) -> StoreError {
         match self {
             Failure::Store(e) => e,
-            Failure::Database(e) => database(store, &e),
+            Failure::Database(e) | Failure::KeptMissing(_, e) => database(store, &e),
         }
     }
 }

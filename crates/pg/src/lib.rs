@@ -16,7 +16,8 @@
 //! implements `TaskStore`, `SignalStore`, `DocumentStore` and `TeamStore`; it has no public operations of
 //! its own besides creating, opening, exporting and importing a project.
 //!
-//! Modules, each importing only those before it: `error`, `schema` (versioned migrations),
+//! Modules, each importing only those before it: `kept` (statements kept planned as functions
+//! on a pooler's server sessions), `error`, `schema` (versioned migrations),
 //! `connect` (URLs, passwords, TLS), `connection` (a connection and its prepared statements),
 //! `sql` (the hot paths' SQL), `rows` (loading and saving tasks, the log, the clock), `store`
 //! ([`PgStore`] and its transactions), `reservations`, `notes` (logs, discoveries, master
@@ -30,6 +31,7 @@ mod connection;
 mod documents;
 mod error;
 mod hub;
+mod kept;
 pub mod listen;
 mod notes;
 mod reservations;

@@ -4,6 +4,8 @@
 
 use std::sync::LazyLock;
 
+use crate::kept::Kept;
+
 /// Every dependency of row `t` is done (an unknown dependency is never done).
 pub(crate) const DEPENDENCIES_DONE: &str = "NOT EXISTS (
       SELECT 1 FROM unnest(t.dependencies) AS d(id)
@@ -37,16 +39,33 @@ pub(crate) static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
 /// are blocked, costs no more than a small one) and the best one held on an expired lease,
 /// whichever sorts first. Both are locked until the transaction ends; the one not taken is
 /// free again a moment later. Built once per process: claims are the hot path.
-pub(crate) static BEST_READY: LazyLock<String> = LazyLock::new(|| best_ready("", false));
+pub(crate) static BEST_READY: LazyLock<Kept> = LazyLock::new(|| {
+    Kept::new(
+        best_ready("", false),
+        &["text", "text"],
+        &["jsonb", "timestamptz"],
+    )
+});
 
 /// [`BEST_READY`] that also tries the chosen task's file lock keys (its `keys` exclusively,
 /// the rest of its `reach` shared; see `reservations`) in the same round trip: the third
 /// column says whether all were taken, NULL when the row has none recorded.
-pub(crate) static BEST_READY_KEYED: LazyLock<String> = LazyLock::new(|| best_ready("", true));
+pub(crate) static BEST_READY_KEYED: LazyLock<Kept> = LazyLock::new(|| {
+    Kept::new(
+        best_ready("", true),
+        &["text", "text"],
+        &["jsonb", "timestamptz", "boolean"],
+    )
+});
 
 /// [`BEST_READY_KEYED`] but for the tasks in `$3` (passed over already).
-pub(crate) static BEST_READY_BUT_KEYED: LazyLock<String> =
-    LazyLock::new(|| best_ready("t.id <> ALL($3) AND ", true));
+pub(crate) static BEST_READY_BUT_KEYED: LazyLock<Kept> = LazyLock::new(|| {
+    Kept::new(
+        best_ready("t.id <> ALL($3) AND ", true),
+        &["text", "text", "text[]"],
+        &["jsonb", "timestamptz", "boolean"],
+    )
+});
 
 /// A task sent back for changes to the worker `$2`, within its lease (the folder's
 /// `Task::is_sent_back_to`; the `baton_tasks_sent_back` index's predicate).

@@ -187,6 +187,7 @@ impl PgStore {
         // again once on the new one: nothing of it can have been applied. A connection lost
         // while committing fails the operation, since the commit may or may not have landed.
         let mut retried = false;
+        let mut kept = false;
         loop {
             if connection.client.is_closed() {
                 *connection = self.reconnect()?;
@@ -213,6 +214,14 @@ impl PgStore {
                 {
                     retried = true;
                     *connection = self.reconnect()?;
+                }
+                // A statement's function was missing: the transaction rolled back, so the
+                // operation runs again once it is made (see `kept`).
+                Err(Failure::KeptMissing(statement, _)) if !kept => {
+                    kept = true;
+                    statement
+                        .create(&mut connection.client)
+                        .map_err(|e| Failure::from(e).at(&self.store))?;
                 }
                 outcome => return outcome.map_err(|e| e.at(&self.store)),
             }

@@ -38,10 +38,10 @@ impl PgStore {
             loop {
                 let respect = files == Files::Respect;
                 let row = match (respect, passed.is_empty()) {
-                    (false, _) => tx.query_opt(&BEST_READY, &[&self.name, &agent])?,
-                    (true, true) => tx.query_opt(&BEST_READY_KEYED, &[&self.name, &agent])?,
+                    (false, _) => tx.query_opt_kept(&BEST_READY, &[&self.name, &agent])?,
+                    (true, true) => tx.query_opt_kept(&BEST_READY_KEYED, &[&self.name, &agent])?,
                     (true, false) => {
-                        tx.query_opt(&BEST_READY_BUT_KEYED, &[&self.name, &agent, &passed])?
+                        tx.query_opt_kept(&BEST_READY_BUT_KEYED, &[&self.name, &agent, &passed])?
                     }
                 };
                 let Some(row) = row else {

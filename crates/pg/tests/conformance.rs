@@ -229,15 +229,22 @@ fn held_files_scenario(store: &dyn TaskStore) -> Vec<String> {
 }
 
 #[test]
-fn claims_pass_over_tasks_whose_files_others_hold_alike_on_both_stores() {
+fn claims_pass_over_tasks_whose_files_others_hold_alike_on_both_stores_pooled_or_not() {
     let dir = tempfile::tempdir().unwrap();
     let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
     let server = PgServer::shared();
     let database =
         baton_pg::PgStore::init(server.url(), "conformance-held", "Test goal", None).unwrap();
+    // Through a pooler, the claim's queries run as functions of their own (`kept`).
+    let bouncer = PgBouncer::start(&server, 2);
+    let pooled =
+        baton_pg::PgStore::init(&bouncer.url(), "conformance-held-pooled", "Test goal", None)
+            .unwrap();
     let from_folder = held_files_scenario(&folder);
     let from_database = held_files_scenario(&database);
+    let from_pooler = held_files_scenario(&pooled);
     assert_eq!(from_folder, from_database);
+    assert_eq!(from_folder, from_pooler);
     // w3 passes over the two tasks w1's src/a.rs meets (the file, its folder) and takes
     // src/b.rs, which w2's glob does not name; w4 passes over the glob's file too; w1 takes a
     // task on its own file; nothing is left that no other worker's files meet.

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use baton_core::{Completion, NewTask};
 use baton_core::{ErrorKind, StoreError, TaskStatus, TaskStore};
 use baton_pg::PgStore;
+use baton_test_support::in_parallel;
 use baton_test_support::pg::PgServer;
 
 fn project(server: &PgServer, name: &str) -> PgStore {
@@ -113,27 +114,14 @@ fn concurrent_workers_claim_every_task_exactly_once() {
         p.add_task(task(&format!("T{n}"), 1 + (n % 5) as u32, &[]))
             .unwrap();
     }
-    let claimed: Vec<String> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..WORKERS)
-            .map(|w| {
-                let server = &server;
-                s.spawn(move || {
-                    let mine = PgStore::open(server.url(), "contention").unwrap();
-                    let agent = format!("w{w}");
-                    let mut got = Vec::new();
-                    while let Some(claim) =
-                        mine.claim(&baton_core::ClaimRequest::next(&agent)).unwrap()
-                    {
-                        got.push(claim.task.id);
-                    }
-                    got
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
+    let claimed = in_parallel(WORKERS, |w| {
+        let mine = PgStore::open(server.url(), "contention").unwrap();
+        let agent = format!("w{w}");
+        let mut got = Vec::new();
+        while let Some(claim) = mine.claim(&baton_core::ClaimRequest::next(&agent)).unwrap() {
+            got.push(claim.task.id);
+        }
+        got
     });
     let unique: HashSet<_> = claimed.iter().collect();
     assert_eq!(claimed.len(), TASKS, "every task claimed");

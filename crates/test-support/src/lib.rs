@@ -6,7 +6,8 @@
 //! display ([`xvfb`]); a WebDriver client for the desktop app ([`webdriver`]); raw MCP clients
 //! over stdio and HTTP ([`mcp`], [`mcp_http`]); a scripted Anthropic Messages API for the real
 //! Claude Code CLI ([`scripted_api`]) and the CLI itself driven by it ([`claude`]); a throwaway PostgreSQL server ([`pg`]); the tool cache
-//! `scripts/test.sh` fills; percentiles for the benchmarks ([`stats`]).
+//! `scripts/test.sh` fills; percentiles for the benchmarks ([`stats`]); workers racing on
+//! threads ([`in_parallel`]).
 //!
 //! The binaries under test are the ones cargo built for the test that runs: cargo sets
 //! `CARGO_BIN_EXE_<name>` for an integration test and its run, and this crate reads it (no
@@ -48,6 +49,19 @@ pub fn eventually_within(patience: Duration, what: &str, mut ready: impl FnMut()
         );
         std::thread::sleep(Duration::from_millis(20)); // retry until the deadline
     }
+}
+
+/// Runs `work` on `threads` threads at once (each given its number) and gathers what they
+/// return, thread by thread: workers racing for the same tasks.
+pub fn in_parallel<T: Send>(threads: usize, work: impl Fn(usize) -> Vec<T> + Sync) -> Vec<T> {
+    std::thread::scope(|s| {
+        let work = &work;
+        let running: Vec<_> = (0..threads).map(|n| s.spawn(move || work(n))).collect();
+        running
+            .into_iter()
+            .flat_map(|thread| thread.join().unwrap())
+            .collect()
+    })
 }
 
 /// A loopback port free right now (for a server the test is about to start).
