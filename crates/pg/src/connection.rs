@@ -208,22 +208,44 @@ impl<'a> Tx<'a> {
         Ok(on_session!(self, c => c.query_opt(&statement, params))?)
     }
 
-    /// [`Self::query_opt`] for a statement kept planned as a function through a pooler (see
+    /// [`Self::query`] for a statement kept planned as a function through a pooler (see
     /// `kept`): pooled, its function is called, and a missing one is reported as
     /// [`Failure::KeptMissing`] so the operation can run again once it is made.
+    pub(crate) fn query_kept(
+        &mut self,
+        kept: &'static Kept,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>> {
+        let Some(typed) = self.unnamed(params) else {
+            return self.query(&kept.sql, params);
+        };
+        on_session!(self, c => c.query_typed(kept.pooled_sql(), &typed)).map_err(|e| {
+            match kept.is_missing(&e) {
+                true => Failure::KeptMissing(kept, e),
+                false => Failure::Database(e),
+            }
+        })
+    }
+
+    /// [`Self::query_kept`] for a statement of at most one row.
     pub(crate) fn query_opt_kept(
         &mut self,
         kept: &'static Kept,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>> {
-        let Some(typed) = self.unnamed(params) else {
-            return self.query_opt(&kept.sql, params);
-        };
-        on_session!(self, c => c.query_typed_opt(kept.pooled_sql(), &typed)).map_err(|e| match kept
-            .is_missing(&e)
-        {
-            true => Failure::KeptMissing(kept, e),
-            false => Failure::Database(e),
+        Ok(self.query_kept(kept, params)?.into_iter().next())
+    }
+
+    /// [`Self::query_kept`] for a statement of exactly one row (one without `FROM`).
+    pub(crate) fn query_one_kept(
+        &mut self,
+        kept: &'static Kept,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row> {
+        self.query_opt_kept(kept, params)?.ok_or_else(|| {
+            Failure::Store(baton_core::StoreError::Database {
+                message: format!("PostgreSQL returned no row for {}", kept.sql),
+            })
         })
     }
 

@@ -2,9 +2,11 @@
 //!
 //! Through a pooler in transaction mode every statement is sent unnamed and planned anew
 //! (see `connection`): nothing prepared can outlive a transaction. For most statements the
-//! planning is cheap; the claim's best-ready query, three locking reads of one table with its
-//! indexes, costs the server about five times what running it does, on every claim and on
-//! every task a claim passes over. A PL/pgSQL function keeps the plans of its queries for as
+//! planning is cheap. For a few on the hot paths it is not: the claim's best-ready query
+//! (three locking reads of one table with its indexes) costs the server about five times
+//! what running it does, on every claim and on every task a claim passes over; the
+//! reservations near a candidate's files and a waiting worker's look cost about as much to
+//! plan as to run. A PL/pgSQL function keeps the plans of its queries for as
 //! long as its server session lives, which through a pooler is long, and a server session
 //! serves many clients: after its first few calls on a session the query runs on a plan
 //! already made. So a pooled transaction runs such a statement as a call of a function of its

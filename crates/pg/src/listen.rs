@@ -18,6 +18,7 @@ use baton_core::reservations::task_conflicts;
 
 use crate::connection::Tx;
 use crate::error::Result;
+use crate::kept::Kept;
 use crate::rows::load;
 use crate::sql::{CLAIMABLE, READY_TASKS};
 use crate::store::PgStore;
@@ -174,15 +175,17 @@ pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlo
     store.read(|tx, now| {
         // Whether a task was sent back to this worker, and whether any task is ready: one
         // round trip for both.
-        static SENT_BACK_OR_READY: LazyLock<String> = LazyLock::new(|| {
-            format!(
+        // Kept as a function through a pooler: a waiting worker asks it on every wake-up.
+        static SENT_BACK_OR_READY: LazyLock<Kept> = LazyLock::new(|| {
+            let sql = format!(
                 "SELECT EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {}),
                         EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {})",
                 crate::sql::SENT_BACK,
                 *CLAIMABLE
-            )
+            );
+            Kept::new(sql, &["text", "text"], &["boolean", "boolean"])
         });
-        let found = tx.query_one(&SENT_BACK_OR_READY, &[&store.name, &agent])?;
+        let found = tx.query_one_kept(&SENT_BACK_OR_READY, &[&store.name, &agent])?;
         // A task sent back to this worker is its own to claim, whatever else is held.
         if found.get::<_, bool>(0) {
             return Ok((Outlook::Claimable, now));

@@ -9,6 +9,8 @@
 //! `SKIP LOCKED` passes over a row, so claims never wait for each other and never deadlock;
 //! reserving and named claims wait for the keys, taken in one order.
 
+use std::sync::LazyLock;
+
 use baton_core::model::TaskFile;
 use baton_core::reservations::{lock_keys, normalise_all};
 use baton_core::{Entry, Hold, NewReservation, Reservation, StoreError, Timestamp};
@@ -16,6 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::connection::Tx;
 use crate::error::Result;
+use crate::kept::Kept;
 use crate::rows::{journal, load, load_agents, lock_project};
 use crate::sql::CHANNEL;
 use crate::store::PgStore;
@@ -90,17 +93,23 @@ impl PgStore {
         let above: Vec<String> = keys.iter().cloned().chain(shared).collect();
         // One round trip for the common case: the near held tasks, whether any explicit
         // reservation exists, and the time of this read.
-        let row = tx.query_one(
-            "SELECT statement_timestamp(),
+        // Kept as a function through a pooler: its plan costs the server more than its run.
+        static NEAR: LazyLock<Kept> = LazyLock::new(|| {
+            Kept::new(
+                "SELECT statement_timestamp(),
                     EXISTS (SELECT 1 FROM baton_reservations WHERE project = $1),
                     (SELECT coalesce(jsonb_agg(body), '[]') FROM baton_tasks
                      WHERE project = $1 AND status IN ('claimed', 'in_progress')
                        AND (keys && $2 OR reach && $3
                             OR (keys IS NULL
                                 AND jsonb_array_length(coalesce(body->'context'->'files', '[]'))
-                                    > 0)))",
-            &[&self.name, &above, &keys],
-        )?;
+                                    > 0)))"
+                    .into(),
+                &["text", "text[]", "text[]"],
+                &["timestamptz", "boolean", "jsonb"],
+            )
+        });
+        let row = tx.query_one_kept(&NEAR, &[&self.name, &above, &keys])?;
         let now = Timestamp(row.get::<_, DateTime<Utc>>(0));
         let mut file = TaskFile::new(now);
         file.tasks = serde_json::from_value(row.get(2)).map_err(|e| StoreError::InvalidInput {

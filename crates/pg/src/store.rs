@@ -12,6 +12,7 @@ use postgres::Client;
 use crate::connect::{Route, connect, describe, route};
 use crate::connection::{Connection, Tx};
 use crate::error::{Failure, Result};
+use crate::kept::Kept;
 use crate::rows::{database_now, journal};
 use crate::schema;
 
@@ -186,8 +187,11 @@ impl PgStore {
         // dropped) is replaced, and an operation that found it lost before committing runs
         // again once on the new one: nothing of it can have been applied. A connection lost
         // while committing fails the operation, since the commit may or may not have landed.
+        // An operation that found a statement's function missing (see `kept`) runs again once
+        // the function is made, once for each such statement.
         let mut retried = false;
-        let mut kept = false;
+        // The functions this operation made (see `kept`), each once.
+        let mut made: Vec<&'static Kept> = Vec::new();
         loop {
             if connection.client.is_closed() {
                 *connection = self.reconnect()?;
@@ -217,8 +221,10 @@ impl PgStore {
                 }
                 // A statement's function was missing: the transaction rolled back, so the
                 // operation runs again once it is made (see `kept`).
-                Err(Failure::KeptMissing(statement, _)) if !kept => {
-                    kept = true;
+                Err(Failure::KeptMissing(statement, _))
+                    if !made.iter().any(|m| std::ptr::eq(*m, statement)) =>
+                {
+                    made.push(statement);
                     statement
                         .create(&mut connection.client)
                         .map_err(|e| Failure::from(e).at(&self.store))?;

@@ -77,7 +77,7 @@ impl PgServer {
             false,
             &format!(
                 " -c max_connections={max} -c shared_preload_libraries=pg_stat_statements \
-                 -c pg_stat_statements.track=all"
+                 -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on"
             ),
         );
         psql(
@@ -88,15 +88,17 @@ impl PgServer {
     }
 
     /// The `top` statements by the server's total time in them, one line each (calls, total
-    /// and mean milliseconds, the longest run, rows, the statement's start), for a server
+    /// and mean milliseconds planning and running, of them planning, the longest run, rows,
+    /// the statement's start), for a server
     /// started with [`PgServer::start_allowing_profiled`].
     pub fn statement_profile(&self, top: usize) -> String {
         psql(
             &self.admin_url,
             &format!(
-                "SELECT format('%8s calls %9s ms total %7s ms mean %8s ms max %8s rows  %s', \
+                "SELECT format('%8s calls %9s ms total %7s ms mean (plan %6s) %8s ms max %8s rows  %s', \
                    calls, round(total_exec_time::numeric + total_plan_time::numeric), \
                    round((total_exec_time + total_plan_time)::numeric / calls, 3), \
+                   round(total_plan_time::numeric / calls, 3), \
                    round(max_exec_time::numeric, 1), rows, \
                    left(regexp_replace(query, '\\s+', ' ', 'g'), 110)) \
                  FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC \
