@@ -172,29 +172,45 @@ pub(crate) fn nothing_ready_reason(store: &PgStore) -> baton_core::Result<String
 /// on a failed, cancelled or missing one).
 pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlook, Timestamp)> {
     let lease = store.lease;
-    store.read(|tx, now| {
-        // Whether a task was sent back to this worker, and whether any task is ready: one
-        // round trip for both.
-        // Kept as a function through a pooler: a waiting worker asks it on every wake-up.
-        static SENT_BACK_OR_READY: LazyLock<Kept> = LazyLock::new(|| {
+    store.read_unclocked(|tx| {
+        // What a waiting worker asks on every wake-up, in one round trip for the common case:
+        // the time, whether a task was sent back to this worker, whether any task is ready,
+        // the earliest lease expiry, and whether any explicit reservation exists. Kept as a
+        // function through a pooler.
+        static LOOK: LazyLock<Kept> = LazyLock::new(|| {
             let sql = format!(
-                "SELECT EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {}),
-                        EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {})",
+                "SELECT statement_timestamp(),
+                        EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {}),
+                        EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {}),
+                        (SELECT min(lease_expires_at) FROM baton_tasks
+                         WHERE project = $1 AND status IN ('claimed', 'in_progress')),
+                        EXISTS (SELECT 1 FROM baton_reservations WHERE project = $1)",
                 crate::sql::SENT_BACK,
                 *CLAIMABLE
             );
-            Kept::new(sql, &["text", "text"], &["boolean", "boolean"])
+            Kept::new(
+                sql,
+                &["text", "text"],
+                &[
+                    "timestamptz",
+                    "boolean",
+                    "boolean",
+                    "timestamptz",
+                    "boolean",
+                ],
+            )
         });
-        let found = tx.query_one_kept(&SENT_BACK_OR_READY, &[&store.name, &agent])?;
+        let found = tx.query_one_kept(&LOOK, &[&store.name, &agent])?;
+        let now = Timestamp(found.get::<_, DateTime<Utc>>(0));
         // A task sent back to this worker is its own to claim, whatever else is held.
-        if found.get::<_, bool>(0) {
+        if found.get::<_, bool>(1) {
             return Ok((Outlook::Claimable, now));
         }
-        let view = store.reservation_view(tx)?;
+        let view = store.held_files_view(tx, found.get(4))?;
         let active = view.active_reservations(now, lease);
         let mut files_end = None;
         if active.iter().all(|r| r.agent == agent) {
-            if found.get::<_, bool>(1) {
+            if found.get::<_, bool>(2) {
                 return Ok((Outlook::Claimable, now));
             }
         } else {
@@ -211,13 +227,7 @@ pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlo
                 files_end = view.next_reservation_end(now, lease);
             }
         }
-        let next: Option<DateTime<Utc>> = tx
-            .query_one(
-                "SELECT min(lease_expires_at) FROM baton_tasks
-                 WHERE project = $1 AND status IN ('claimed', 'in_progress')",
-                &[&store.name],
-            )?
-            .get(0);
+        let next: Option<DateTime<Utc>> = found.get(3);
         let next = next.map(Timestamp).into_iter().chain(files_end).min();
         let outlook = match next {
             Some(at) => Outlook::Waiting {

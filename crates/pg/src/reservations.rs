@@ -68,6 +68,12 @@ impl PgStore {
     /// life, as a `TaskFile` the store's rules read (for the board and the lists; a claim
     /// reads only what is near its own files).
     pub(crate) fn reservation_view(&self, tx: &mut Tx) -> Result<TaskFile> {
+        self.held_files_view(tx, true)
+    }
+
+    /// [`Self::reservation_view`], the explicit reservations read only when `reserved` (some
+    /// exist, or none is known not to).
+    pub(crate) fn held_files_view(&self, tx: &mut Tx, reserved: bool) -> Result<TaskFile> {
         let mut file = TaskFile::new(Timestamp(DateTime::<Utc>::UNIX_EPOCH));
         file.tasks = load(
             tx,
@@ -76,7 +82,9 @@ impl PgStore {
                AND jsonb_array_length(coalesce(body->'context'->'files', '[]')) > 0",
             &[&self.name],
         )?;
-        explicit(tx, &self.name, &mut file)?;
+        if reserved {
+            explicit(tx, &self.name, &mut file)?;
+        }
         Ok(file)
     }
 

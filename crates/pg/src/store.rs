@@ -175,6 +175,14 @@ impl PgStore {
         self.run(false, clocked(op))
     }
 
+    /// [`Self::read`] for an operation that reads the clock itself, with its first query.
+    pub(crate) fn read_unclocked<T>(
+        &self,
+        op: impl FnMut(&mut Tx) -> Result<T>,
+    ) -> baton_core::Result<T> {
+        self.run(false, op)
+    }
+
     /// Runs `op` on the project's connection, in one transaction when `transaction` (a
     /// failure rolls it back), else its statements each on its own.
     fn run<T>(

@@ -256,6 +256,71 @@ fn claims_pass_over_tasks_whose_files_others_hold_alike_on_both_stores_pooled_or
     );
 }
 
+/// What a waiting worker is told as files are held and given back: a task ready and free,
+/// one kept back by an explicit reservation, free again.
+fn outlook_scenario(store: &dyn TaskStore) -> Vec<String> {
+    for (description, file) in [("Lib", "lib/x.rs"), ("Docs", "docs/a.md")] {
+        store
+            .add_task(NewTask {
+                description: description.into(),
+                files: vec![file.into()],
+                ..NewTask::default()
+            })
+            .unwrap();
+    }
+    let look = || match store.outlook("w2").unwrap().0 {
+        baton_core::Outlook::Claimable => "claimable".to_string(),
+        baton_core::Outlook::Waiting { next_lease_expiry } => {
+            format!(
+                "waiting until {}",
+                next_lease_expiry.map_or("ever", |_| "a lease ends")
+            )
+        }
+        baton_core::Outlook::Drained => "drained".to_string(),
+    };
+    let mut seen = Vec::new();
+    store.claim(&baton_core::ClaimRequest::next("w1")).unwrap();
+    seen.push(look());
+    store
+        .reserve(baton_core::NewReservation {
+            agent: "w3".into(),
+            paths: vec!["docs/**".into()],
+            task: None,
+            shared: false,
+            ttl: Some(std::time::Duration::from_secs(3600)),
+            reason: None,
+        })
+        .unwrap();
+    seen.push(look());
+    store.unreserve("w3", &[]).unwrap();
+    seen.push(look());
+    seen
+}
+
+#[test]
+fn a_waiting_worker_is_told_the_same_on_both_stores_pooled_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
+    let server = PgServer::shared();
+    let database =
+        baton_pg::PgStore::init(server.url(), "conformance-outlook", "Test goal", None).unwrap();
+    let bouncer = PgBouncer::start(&server, 2);
+    let pooled = baton_pg::PgStore::init(
+        &bouncer.url(),
+        "conformance-outlook-pooled",
+        "Test goal",
+        None,
+    )
+    .unwrap();
+    let from_folder = outlook_scenario(&folder);
+    assert_eq!(
+        from_folder,
+        ["claimable", "waiting until a lease ends", "claimable"]
+    );
+    assert_eq!(outlook_scenario(&database), from_folder);
+    assert_eq!(outlook_scenario(&pooled), from_folder);
+}
+
 /// The team's records through the `TeamStore` seam: transcripts in batches read back in order
 /// and from a point, attempts and workers replaced whole, and hostile names refused.
 fn team_scenario(store: &dyn baton_core::TeamStore, at: baton_core::Timestamp) -> Vec<Value> {
