@@ -27,6 +27,9 @@ pub(crate) struct Connection {
     pub(crate) client: Client,
     pub(crate) prepared: HashMap<String, Statement>,
     pub(crate) pooled: bool,
+    /// Whether kept statements are called as their functions (`kept`): pooled, until the
+    /// role is refused creating one.
+    pub(crate) keep: bool,
 }
 
 impl Connection {
@@ -35,6 +38,7 @@ impl Connection {
             client,
             prepared: HashMap::new(),
             pooled,
+            keep: pooled,
         }
     }
 }
@@ -93,6 +97,8 @@ pub(crate) struct Tx<'a> {
     session: Session<'a>,
     prepared: &'a mut HashMap<String, Statement>,
     pooled: bool,
+    /// Kept statements are called as their functions (see [`Connection::keep`]).
+    keep: bool,
 }
 
 /// Runs `$call` on the client or the transaction a [`Tx`] runs its statements on.
@@ -118,6 +124,7 @@ impl<'a> Tx<'a> {
             session: Session::Transaction(Some(tx)),
             prepared,
             pooled,
+            keep: pooled,
         }
     }
 
@@ -137,7 +144,14 @@ impl<'a> Tx<'a> {
             session: Session::Reads(Some(client)),
             prepared,
             pooled,
+            keep: pooled,
         }
+    }
+
+    /// This transaction with kept statements called as their functions only when `keep`.
+    pub(crate) fn keeping(mut self, keep: bool) -> Self {
+        self.keep = keep;
+        self
     }
 
     pub(crate) fn commit(mut self) -> Result<()> {
@@ -216,10 +230,14 @@ impl<'a> Tx<'a> {
         kept: &'static Kept,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>> {
-        let Some(typed) = self.unnamed(params) else {
+        let typed = match self.keep {
+            true => self.unnamed(params),
+            false => None,
+        };
+        let Some(typed) = typed else {
             return self.query(&kept.sql, params);
         };
-        on_session!(self, c => c.query_typed(kept.pooled_sql(), &typed)).map_err(|e| {
+        on_session!(self, c => c.query_typed(kept.call(), &typed)).map_err(|e| {
             match kept.is_missing(&e) {
                 true => Failure::KeptMissing(kept, e),
                 false => Failure::Database(e),

@@ -14,9 +14,7 @@
 //! missing is rolled back, the function created, and the operation run again). Another
 //! Baton's statement of different text has another name, so versions side by side never
 //! replace each other's. Where the role may not create functions, the statement runs as it
-//! is, as a direct connection always does.
-
-use std::sync::atomic::{AtomicBool, Ordering};
+//! is on that connection from then on, as on a direct connection.
 
 use postgres::Client;
 
@@ -33,8 +31,6 @@ pub(crate) struct Kept {
     columns: &'static [&'static str],
     /// The call, with the parameters' types declared.
     call: String,
-    /// Set once the role was refused creating the function: the statement runs as it is.
-    refused: AtomicBool,
 }
 
 impl Kept {
@@ -57,17 +53,12 @@ impl Kept {
             params,
             columns,
             call,
-            refused: AtomicBool::new(false),
         }
     }
 
-    /// What a pooled transaction sends: the function's call, or the statement itself where
-    /// the function could not be made.
-    pub(crate) fn pooled_sql(&self) -> &str {
-        match self.refused.load(Ordering::Relaxed) {
-            true => &self.sql,
-            false => &self.call,
-        }
+    /// What a pooled transaction sends: the function's call.
+    pub(crate) fn call(&self) -> &str {
+        &self.call
     }
 
     /// Whether `e` says this statement's function does not exist (yet).
@@ -100,22 +91,28 @@ impl Kept {
         )
     }
 
-    /// Creates the function on `client`, outside any transaction. Another process creating
-    /// it at the same moment is as good; a role refused the right to create functions has the
-    /// statement run as it is from now on.
-    pub(crate) fn create(&self, client: &mut Client) -> Result<(), postgres::Error> {
+    /// Creates the function on `client`, outside any transaction: `Made` also when another
+    /// process made it at the same moment, `Refused` when the role may not create functions
+    /// (the statement is then run as it is on this connection).
+    pub(crate) fn create(&self, client: &mut Client) -> Result<Creation, postgres::Error> {
         match client.batch_execute(&self.definition()) {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(Creation::Made),
             // Created meanwhile by another (duplicate_function, or the catalog's unique index
             // when both committed at once).
-            Err(e) if code_of(&e).is_some_and(|c| c == "42723" || c == "23505") => Ok(()),
-            Err(e) if code_of(&e).is_some_and(|c| c == "42501") => {
-                self.refused.store(true, Ordering::Relaxed);
-                Ok(())
+            Err(e) if code_of(&e).is_some_and(|c| c == "42723" || c == "23505") => {
+                Ok(Creation::Made)
             }
+            Err(e) if code_of(&e) == Some("42501") => Ok(Creation::Refused),
             Err(e) => Err(e),
         }
     }
+}
+
+/// What came of creating a kept statement's function.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Creation {
+    Made,
+    Refused,
 }
 
 fn code_of(e: &postgres::Error) -> Option<&str> {
@@ -142,7 +139,7 @@ mod tests {
         assert_ne!(one.name, other.name);
         assert!(one.name.starts_with("baton_kept_") && one.name.len() == 27);
         assert_eq!(
-            one.pooled_sql(),
+            one.call(),
             format!("SELECT * FROM {}($1::text, $2::text)", one.name)
         );
     }

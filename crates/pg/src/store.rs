@@ -12,7 +12,7 @@ use postgres::Client;
 use crate::connect::{Route, connect, describe, route};
 use crate::connection::{Connection, Tx};
 use crate::error::{Failure, Result};
-use crate::kept::Kept;
+use crate::kept::{Creation, Kept};
 use crate::rows::{database_now, journal};
 use crate::schema;
 
@@ -210,11 +210,13 @@ impl PgStore {
                     client,
                     prepared,
                     pooled,
+                    keep,
                 } = &mut *connection;
-                let mut tx = match transaction {
+                let tx = match transaction {
                     true => Tx::over(client.transaction()?, prepared, *pooled),
                     false => Tx::reads(client, prepared, *pooled),
                 };
+                let mut tx = tx.keeping(*keep);
                 let out = op(&mut tx)?;
                 committing = true;
                 tx.commit()?;
@@ -233,9 +235,10 @@ impl PgStore {
                     if !made.iter().any(|m| std::ptr::eq(*m, statement)) =>
                 {
                     made.push(statement);
-                    statement
+                    let created = statement
                         .create(&mut connection.client)
                         .map_err(|e| Failure::from(e).at(&self.store))?;
+                    connection.keep = created == Creation::Made;
                 }
                 outcome => return outcome.map_err(|e| e.at(&self.store)),
             }

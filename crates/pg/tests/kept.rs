@@ -103,4 +103,11 @@ fn a_role_that_may_not_create_functions_claims_through_a_pooler_with_the_query_i
     assert_eq!(claim(&plain, "w2").as_deref(), Some("task-2"));
     assert_eq!(claim(&plain, "w3"), None);
     assert!(kept_functions(&server).is_empty(), "nothing was made");
+    // The refusal is that connection's: the owner's pooled store in the same process makes
+    // the functions.
+    let owners = format!("{}?pgbouncer=true&listen_port={port}", server.url());
+    let pooled_owner = PgStore::open(&owners, "unkept").unwrap();
+    add(&pooled_owner, 2, &[]);
+    assert_eq!(claim(&pooled_owner, "w4").as_deref(), Some("task-3"));
+    assert!(!kept_functions(&server).is_empty(), "made by the owner");
 }
