@@ -38,7 +38,8 @@ pub(crate) static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
 /// in the order of the `baton_tasks_ready` index, so a large board, however many of its tasks
 /// are blocked, costs no more than a small one) and the best one held on an expired lease,
 /// whichever sorts first. Both are locked until the transaction ends; the one not taken is
-/// free again a moment later. Built once per process: claims are the hot path.
+/// free again a moment later. Built once per process: claims are the hot path; through a
+/// pooler, run as a function that keeps its plan (`kept`).
 pub(crate) static BEST_READY: LazyLock<Kept> = LazyLock::new(|| {
     Kept::new(
         best_ready("", false),
