@@ -228,23 +228,30 @@ fn held_files_scenario(store: &dyn TaskStore) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn claims_pass_over_tasks_whose_files_others_hold_alike_on_both_stores_pooled_or_not() {
+/// The answers `scenario` gives on the folder, which PostgreSQL must give alike, directly and
+/// through PgBouncer (where the claim's queries run as functions of their own, `kept`):
+/// projects `{name}` and `{name}-pooled` on the shared server.
+fn on_every_store<T: PartialEq + std::fmt::Debug>(
+    name: &str,
+    scenario: impl Fn(&dyn TaskStore) -> T,
+) -> T {
     let dir = tempfile::tempdir().unwrap();
     let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
     let server = PgServer::shared();
-    let database =
-        baton_pg::PgStore::init(server.url(), "conformance-held", "Test goal", None).unwrap();
-    // Through a pooler, the claim's queries run as functions of their own (`kept`).
+    let database = baton_pg::PgStore::init(server.url(), name, "Test goal", None).unwrap();
     let bouncer = PgBouncer::start(&server, 2);
     let pooled =
-        baton_pg::PgStore::init(&bouncer.url(), "conformance-held-pooled", "Test goal", None)
+        baton_pg::PgStore::init(&bouncer.url(), &format!("{name}-pooled"), "Test goal", None)
             .unwrap();
-    let from_folder = held_files_scenario(&folder);
-    let from_database = held_files_scenario(&database);
-    let from_pooler = held_files_scenario(&pooled);
-    assert_eq!(from_folder, from_database);
-    assert_eq!(from_folder, from_pooler);
+    let from_folder = scenario(&folder);
+    assert_eq!(scenario(&database), from_folder, "PostgreSQL");
+    assert_eq!(scenario(&pooled), from_folder, "through PgBouncer");
+    from_folder
+}
+
+#[test]
+fn claims_pass_over_tasks_whose_files_others_hold_alike_on_both_stores_pooled_or_not() {
+    let from_folder = on_every_store("conformance-held", held_files_scenario);
     // w3 passes over the two tasks w1's src/a.rs meets (the file, its folder) and takes
     // src/b.rs, which w2's glob does not name; w4 passes over the glob's file too; w1 takes a
     // task on its own file; nothing is left that no other worker's files meet.
@@ -299,26 +306,10 @@ fn outlook_scenario(store: &dyn TaskStore) -> Vec<String> {
 
 #[test]
 fn a_waiting_worker_is_told_the_same_on_both_stores_pooled_or_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = FolderStore::init(dir.path(), "Test goal", None).unwrap();
-    let server = PgServer::shared();
-    let database =
-        baton_pg::PgStore::init(server.url(), "conformance-outlook", "Test goal", None).unwrap();
-    let bouncer = PgBouncer::start(&server, 2);
-    let pooled = baton_pg::PgStore::init(
-        &bouncer.url(),
-        "conformance-outlook-pooled",
-        "Test goal",
-        None,
-    )
-    .unwrap();
-    let from_folder = outlook_scenario(&folder);
     assert_eq!(
-        from_folder,
+        on_every_store("conformance-outlook", outlook_scenario),
         ["claimable", "waiting until a lease ends", "claimable"]
     );
-    assert_eq!(outlook_scenario(&database), from_folder);
-    assert_eq!(outlook_scenario(&pooled), from_folder);
 }
 
 /// The team's records through the `TeamStore` seam: transcripts in batches read back in order
