@@ -111,9 +111,16 @@ fn launch(p: &Project) -> (Session, Running, Xvfb) {
     launch_with_env(p, &[])
 }
 
-/// Launches the app on `p` with extra environment variables (tauri-driver passes its own on).
+/// Launches the app on `p` with extra environment variables (tauri-driver passes its own on),
+/// and returns once the project's state is shown. Until then the header has no counts, and
+/// their arrival moves the view buttons: a click aimed a moment before landed where a button
+/// had been (the handoff graph's test once clicked past "Handoffs" that way).
 fn launch_with_env(p: &Project, env: &[(&str, &str)]) -> (Session, Running, Xvfb) {
-    launch_app(&[p.path().to_str().unwrap()], env)
+    let (session, driver, xvfb) = launch_app(&[p.path().to_str().unwrap()], env);
+    session.wait_for("the project's state in the header", |s| {
+        s.find_now("[data-testid=counts]").is_some()
+    });
+    (session, driver, xvfb)
 }
 
 fn launch_app(args: &[&str], env: &[(&str, &str)]) -> (Session, Running, Xvfb) {
