@@ -4,16 +4,18 @@
 //! the pooler) each run a quarter of the workers. Every worker does what Baton's worker
 //! prompt tells an agent to, each step a `baton` process: `worker claim` (on exit code 3,
 //! `worker claim --wait --timeout`), `worker start`, the work (a pause of a random length),
-//! `worker complete --modified` with the task's files.
+//! `worker complete --modified` with the task's files. The workers join over the first work
+//! period, as a team's agents start one after another.
 //!
 //! The board: `BATON_BENCH_TASKS` (10,000) tasks, each with one or two files out of 2,500
 //! (so claims pass over tasks whose files another worker holds) and, past the first
 //! `WINDOW`, one or two dependencies on tasks some way before it.
 //!
 //! Prints: the wall time; `worker claim` process p50/p99 (the claims that found a task without
-//! waiting) and how many claims waited; each task done exactly once (no task claimed twice,
-//! none lost); the server connections at peak, the pooler's against its pool size and the
-//! listening ones (a waiting claim `LISTEN`s on the server directly).
+//! waiting) and how many claims waited; the `worker start` and `worker complete` processes'
+//! p50/p99; each task done exactly once (no task claimed twice, none lost); the server
+//! connections at peak, the pooler's against its pool size and the listening ones (a waiting
+//! claim `LISTEN`s on the server directly).
 //!
 //! `BATON_BENCH_PROFILE=1` also prints the statements that took the server's time.
 //!
@@ -100,6 +102,8 @@ struct Tally {
     /// and how long the process took.
     claims: Vec<(usize, Duration)>,
     waited: usize,
+    /// How long each `worker start` and `worker complete` process took.
+    steps: Vec<Duration>,
     /// Task id → the workers that completed it.
     completed: HashMap<String, Vec<String>>,
 }
@@ -113,6 +117,11 @@ fn work(
     tasks: usize,
     tally: &Mutex<Tally>,
 ) {
+    // Agents join over the first work period, as a team's do (each takes seconds to start,
+    // and a supervisor starts them one after another): 200 claims in the same instant would
+    // measure the two cores' queue at the start, not the store.
+    let pause = mean_pause.as_millis() as usize;
+    std::thread::sleep(Duration::from_millis(dice.below(pause.max(1)) as u64));
     loop {
         if tally.lock().unwrap().completed.len() >= tasks {
             return;
@@ -145,12 +154,13 @@ fn work(
         let claimed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         let task = &claimed["task"];
         let id = task["id"].as_str().unwrap().to_string();
+        let step = Instant::now();
         expect_code(
             "worker start",
             machine.output(&["worker", "start", name, &id]),
             0,
         );
-        let pause = mean_pause.as_millis() as usize;
+        let started_in = step.elapsed();
         std::thread::sleep(Duration::from_millis(
             (pause / 2 + dice.below(pause.max(1))) as u64,
         ));
@@ -163,10 +173,11 @@ fn work(
         if !modified.is_empty() {
             args.extend(["--modified", &modified]);
         }
+        let step = Instant::now();
         expect_code("worker complete", machine.output(&args), 0);
+        let mut tally = tally.lock().unwrap();
+        tally.steps.extend([started_in, step.elapsed()]);
         tally
-            .lock()
-            .unwrap()
             .completed
             .entry(id)
             .or_default()
@@ -175,32 +186,53 @@ fn work(
 }
 
 /// The server's connections at peak while `running`: the pooler's (its `SHOW POOLS`) and
-/// every session of the role on the server, with those listening.
+/// every session of the role on the server, with those listening. One session each for the
+/// whole run: a `psql` process per sample took 4 % of the two cores the run measures.
 fn sample_connections(
     server: &PgServer,
     bouncer: &PgBouncer,
     running: &AtomicBool,
 ) -> (u32, usize, usize) {
+    let mut on_server = postgres::Client::connect(server.admin_url(), postgres::NoTls).unwrap();
+    let mut console = postgres::Client::connect(&bouncer.console_url(), postgres::NoTls).unwrap();
     let (mut pooled, mut sessions, mut listening) = (0, 0, 0);
     while running.load(Ordering::Relaxed) {
-        pooled = pooled.max(bouncer.server_connections());
-        let row = psql(
-            server.admin_url(),
-            "SELECT count(*), count(*) FILTER (WHERE query LIKE 'LISTEN%')
-             FROM pg_stat_activity WHERE usename = 'baton' AND backend_type = 'client backend'",
-        );
-        let counts: Vec<usize> = row
-            .trim()
-            .split('|')
-            .filter_map(|n| n.trim().parse().ok())
-            .collect();
-        if let [all, listens] = counts[..] {
-            sessions = sessions.max(all);
-            listening = listening.max(listens);
-        }
-        std::thread::sleep(Duration::from_secs(1)); // a sampling interval
+        pooled = pooled.max(pooled_connections(&mut console));
+        let row = on_server
+            .query_one(
+                "SELECT count(*), count(*) FILTER (WHERE query LIKE 'LISTEN%')
+                 FROM pg_stat_activity WHERE usename = 'baton' AND backend_type = 'client backend'",
+                &[],
+            )
+            .unwrap();
+        sessions = sessions.max(row.get::<_, i64>(0) as usize);
+        listening = listening.max(row.get::<_, i64>(1) as usize);
+        std::thread::sleep(Duration::from_millis(200)); // a sampling interval
     }
     (pooled, sessions, listening)
+}
+
+/// The server connections the pooler holds for the test database (`SHOW POOLS`: active,
+/// idle, used, tested and logging in).
+fn pooled_connections(console: &mut postgres::Client) -> u32 {
+    let columns = ["sv_active", "sv_idle", "sv_used", "sv_tested", "sv_login"];
+    console
+        .simple_query("SHOW POOLS")
+        .unwrap()
+        .into_iter()
+        .filter_map(|message| match message {
+            postgres::SimpleQueryMessage::Row(row) if row.get("database") == Some("baton") => {
+                Some(row)
+            }
+            _ => None,
+        })
+        .map(|row| {
+            columns
+                .iter()
+                .map(|c| row.get(*c).and_then(|n| n.parse::<u32>().ok()).unwrap_or(0))
+                .sum::<u32>()
+        })
+        .sum()
 }
 
 /// The machine's CPU time so far: (busy, total), in clock ticks (`/proc/stat`).
@@ -326,6 +358,13 @@ fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
         ms(percentile(&steady, 0.99), 2),
         steady.len(),
         busy_share * 100.0
+    );
+    let mut steps = tally.steps.clone();
+    steps.sort();
+    println!(
+        "`worker start` and `worker complete` processes: p50 {}  p99 {}",
+        ms(percentile(&steps, 0.50), 2),
+        ms(percentile(&steps, 0.99), 2),
     );
     println!(
         "done: {} of {tasks}; completed twice: {twice}; not done (lost): {not_done}; claimed other than once: {attempts_other_than_one}",

@@ -11,8 +11,8 @@
 
 use std::sync::LazyLock;
 
-use baton_core::model::TaskFile;
-use baton_core::reservations::{lock_keys, normalise_all};
+use baton_core::model::{Task, TaskFile};
+use baton_core::reservations::{lock_keys, normalise_all, task_conflicts};
 use baton_core::{Entry, Hold, NewReservation, Reservation, StoreError, Timestamp};
 use chrono::{DateTime, Utc};
 
@@ -20,7 +20,7 @@ use crate::connection::Tx;
 use crate::error::Result;
 use crate::kept::Kept;
 use crate::rows::{journal, load, load_agents, lock_project};
-use crate::sql::CHANNEL;
+use crate::sql::{CHANNEL, READY};
 use crate::store::PgStore;
 
 impl PgStore {
@@ -119,16 +119,92 @@ impl PgStore {
         });
         let row = tx.query_one_kept(&NEAR, &[&self.name, &above, &keys])?;
         let now = Timestamp(row.get::<_, DateTime<Utc>>(0));
-        let mut file = TaskFile::new(now);
-        file.tasks = serde_json::from_value(row.get(2)).map_err(|e| StoreError::InvalidInput {
-            field: "task row",
-            reason: format!("does not parse: {e}"),
-        })?;
-        if row.get::<_, bool>(1) {
-            explicit(tx, &self.name, &mut file)?;
-        }
+        let file = self.near_file(tx, now, row.get(1), row.get(2))?;
         Ok((file, now))
     }
+
+    /// The ready tasks just ahead in claim order, other than `passed`, that `agent` could not
+    /// take now because another agent holds some of their files: one read of the next
+    /// [`AHEAD`] and of the reservations near all their files. A claim that has passed over a
+    /// task at a busy board's front passes over these at once instead of locking and reading
+    /// near each in turn (two round trips a task). Only the passing is decided here: a task
+    /// found free is still locked, keyed and checked against what is committed after its keys
+    /// were taken before it is claimed; one found held was held a moment ago, as it would have
+    /// been had the claim reached it a moment earlier.
+    pub(crate) fn held_ahead(
+        &self,
+        tx: &mut Tx,
+        agent: &str,
+        passed: &[String],
+    ) -> Result<Vec<String>> {
+        // The held tasks near the candidates are found as `NEAR` finds them for one: keys
+        // meeting the candidates' reach, or reach meeting their keys.
+        static HELD_AHEAD: LazyLock<Kept> = LazyLock::new(|| {
+            Kept::new(
+                format!(
+                    "WITH ahead AS (
+                         SELECT t.priority, t.created_at, t.position, t.body, t.keys, t.reach
+                         FROM baton_tasks t
+                         WHERE t.project = $1 AND t.id <> ALL($2) AND {READY}
+                         ORDER BY t.priority, t.created_at, t.position LIMIT {AHEAD})
+                     SELECT statement_timestamp(),
+                         EXISTS (SELECT 1 FROM baton_reservations WHERE project = $1),
+                         (SELECT coalesce(jsonb_agg(h.body), '[]') FROM baton_tasks h
+                          WHERE h.project = $1 AND h.status IN ('claimed', 'in_progress')
+                            AND (h.keys && (SELECT array_agg(k) FROM ahead, unnest(ahead.reach) k)
+                                 OR h.reach && (SELECT array_agg(k) FROM ahead, unnest(ahead.keys) k)
+                                 OR (h.keys IS NULL
+                                     AND jsonb_array_length(
+                                         coalesce(h.body->'context'->'files', '[]')) > 0))),
+                         (SELECT coalesce(jsonb_agg(body ORDER BY priority, created_at, position),
+                                          '[]')
+                          FROM ahead)"
+                ),
+                &["text", "text[]"],
+                &["timestamptz", "boolean", "jsonb", "jsonb"],
+            )
+        });
+        let row = tx.query_one_kept(&HELD_AHEAD, &[&self.name, &passed])?;
+        let now = Timestamp(row.get::<_, DateTime<Utc>>(0));
+        let near = self.near_file(tx, now, row.get(1), row.get(2))?;
+        let active = near.active_reservations(now, self.lease);
+        let ahead: Vec<Task> = parse_tasks(row.get(3))?;
+        Ok(ahead
+            .into_iter()
+            .filter(|task| !task_conflicts(&active, task, Some(agent)).is_empty())
+            .map(|task| task.id)
+            .collect())
+    }
+
+    /// The reservations a near read found, as a `TaskFile` at `now`: the held tasks `held`
+    /// and, when `reserved` (some exist), the explicit reservations.
+    fn near_file(
+        &self,
+        tx: &mut Tx,
+        now: Timestamp,
+        reserved: bool,
+        held: serde_json::Value,
+    ) -> Result<TaskFile> {
+        let mut file = TaskFile::new(now);
+        file.tasks = parse_tasks(held)?;
+        if reserved {
+            explicit(tx, &self.name, &mut file)?;
+        }
+        Ok(file)
+    }
+}
+
+/// How many ready tasks ahead [`PgStore::held_ahead`] reads at once: more than a busy front
+/// holds back in the 200-worker run (~10), few enough to parse in a fraction of a round trip.
+const AHEAD: usize = 16;
+
+/// Task bodies aggregated into one JSON array.
+fn parse_tasks(bodies: serde_json::Value) -> Result<Vec<Task>> {
+    let tasks = serde_json::from_value(bodies).map_err(|e| StoreError::InvalidInput {
+        field: "task row",
+        reason: format!("does not parse: {e}"),
+    })?;
+    Ok(tasks)
 }
 
 /// Adds the explicit reservations and every agent's last sign of life to `file`.
@@ -274,4 +350,80 @@ pub(crate) fn check_paths(
             .reservation_view(tx)?
             .holds(&paths, agent, true, now, lease))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_core::{ClaimRequest, NewReservation, NewTask, TaskStore};
+    use baton_test_support::pg::PgServer;
+
+    use crate::store::PgStore;
+
+    fn add(store: &PgStore, files: &[&str]) -> String {
+        let task = store
+            .add_task(NewTask {
+                description: format!("Change {files:?}"),
+                files: files.iter().map(|f| f.to_string()).collect(),
+                ..NewTask::default()
+            })
+            .unwrap();
+        task.id
+    }
+
+    /// What [`PgStore::held_ahead`] passes over for `agent`, in one read.
+    fn held_ahead(store: &PgStore, agent: &str, passed: &[&String]) -> Vec<String> {
+        let passed = ids(passed);
+        store
+            .transact_unclocked(|tx| store.held_ahead(tx, agent, &passed))
+            .unwrap()
+    }
+
+    fn ids(of: &[&String]) -> Vec<String> {
+        of.iter().map(|id| id.to_string()).collect()
+    }
+
+    #[test]
+    fn the_tasks_ahead_whose_files_others_hold_are_found_in_one_read() {
+        let server = PgServer::shared();
+        let store = PgStore::init(server.url(), "held-ahead", "Test goal", None).unwrap();
+        // w1 holds src/a.rs, w2 a glob over src's TypeScript, w9 reserves docs/.
+        let a = add(&store, &["src/a.rs"]);
+        let glob = add(&store, &["src/**/*.ts"]);
+        for (agent, id) in [("w1", &a), ("w2", &glob)] {
+            let claimed = store.claim(&ClaimRequest::task(agent, id)).unwrap();
+            assert_eq!(claimed.map(|c| c.task.id).as_ref(), Some(id));
+        }
+        store
+            .reserve(NewReservation {
+                agent: "w9".into(),
+                paths: vec!["docs/".into()],
+                task: None,
+                shared: false,
+                ttl: None,
+                reason: None,
+            })
+            .unwrap();
+        let on_a = add(&store, &["src/a.rs"]);
+        let in_glob = add(&store, &["src/api/users.ts"]);
+        let _free = add(&store, &["src/b.rs"]);
+        let reserved = add(&store, &["docs/guide.md"]);
+        let _no_files = add(&store, &[]);
+        let folder = add(&store, &["src/"]);
+
+        assert_eq!(
+            held_ahead(&store, "w3", &[&folder]),
+            ids(&[&on_a, &in_glob, &reserved]),
+            "another worker's file, a glob's, an explicit reservation's"
+        );
+        assert_eq!(
+            held_ahead(&store, "w3", &[]),
+            ids(&[&on_a, &in_glob, &reserved, &folder]),
+            "and a folder over them"
+        );
+        // A worker's own files keep nothing from it; passed tasks are not read again.
+        assert_eq!(
+            held_ahead(&store, "w1", &[&in_glob]),
+            ids(&[&reserved, &folder])
+        );
+    }
 }

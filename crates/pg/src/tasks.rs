@@ -62,6 +62,8 @@ impl PgStore {
                     };
                     if !taken {
                         passed.push(task.id);
+                        let held = self.held_ahead(tx, agent, &passed)?;
+                        passed.extend(held);
                         continue;
                     }
                     // Stamped by the read that found the files free: a claim recorded before
@@ -71,6 +73,8 @@ impl PgStore {
                     let active = near.active_reservations(now, lease);
                     if !task_conflicts(&active, &task, Some(agent)).is_empty() {
                         passed.push(task.id);
+                        let held = self.held_ahead(tx, agent, &passed)?;
+                        passed.extend(held);
                         continue;
                     }
                 }

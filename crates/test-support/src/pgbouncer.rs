@@ -156,12 +156,17 @@ impl PgBouncer {
         }
     }
 
-    /// The `columns` of the test database's row of the admin console's `SHOW what`.
-    fn show(&self, what: &str, columns: &[&str]) -> Vec<u64> {
-        let url = format!(
+    /// The pooler's admin console (`SHOW POOLS`, `SHOW STATS`; simple queries only).
+    pub fn console_url(&self) -> String {
+        format!(
             "postgres://baton:{}@127.0.0.1:{}/pgbouncer",
             self.password, self.port
-        );
+        )
+    }
+
+    /// The `columns` of the test database's row of the admin console's `SHOW what`.
+    fn show(&self, what: &str, columns: &[&str]) -> Vec<u64> {
+        let url = self.console_url();
         // One read: the header names the columns (their set differs between versions), the
         // rows follow.
         let out = Command::new("psql")
