@@ -31,6 +31,9 @@ cargo build --workspace --bins --locked
 say "cargo test (unit and end-to-end)"
 cargo test --workspace --all-targets --locked
 
+say "vendored crates' own tests (vendor/README.md: SCRAM's key derivation as patched)"
+cargo test --manifest-path vendor/postgres-protocol/Cargo.toml --lib --locked
+
 "$BATON_ROOT/scripts/package.sh"
 
 say "all checks passed"
