@@ -213,6 +213,19 @@ fn a_database_of_the_first_schema_is_migrated_and_its_tasks_carry_on() {
         baton_test_support::pg::psql(&url, "SELECT version FROM baton_schema").trim(),
         baton_pg::schema::VERSION.to_string()
     );
+    // The GIN indexes searched on every claim and completion take entries directly, with no
+    // pending list every search would read (schema 9).
+    assert_eq!(
+        baton_test_support::pg::psql(
+            &url,
+            "SELECT string_agg(c.relname || ' ' || array_to_string(c.reloptions, ','), '; '
+                                ORDER BY c.relname)
+             FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+             WHERE a.amname = 'gin' AND c.relname LIKE 'baton_%'"
+        ),
+        "baton_tasks_dependencies fastupdate=off; baton_tasks_held_keys fastupdate=off; \
+         baton_tasks_held_reach fastupdate=off"
+    );
     let claim = p
         .claim(&baton_core::ClaimRequest::next("w1"))
         .unwrap()
