@@ -518,4 +518,70 @@ mod test {
             ScramSha256::new_inner(b"foobar", ChannelBinding::unsupported(), nonce.to_string());
         assert!(scram.update(server_first.as_bytes()).is_err());
     }
+
+    // Baton's tests of its change to `hi` (vendor/README.md).
+
+    /// The published crate's derivation, a keyed HMAC for every round: what `hi` must equal.
+    fn hi_as_published(str: &[u8], salt: &[u8], i: u32) -> [u8; 32] {
+        let mut hmac =
+            Hmac::<Sha256>::new_from_slice(str).expect("HMAC is able to accept all key sizes");
+        hmac.update(salt);
+        hmac.update(&[0, 0, 0, 1]);
+        let mut prev = hmac.finalize().into_bytes();
+        let mut hi = prev;
+        for _ in 1..i {
+            let mut hmac = Hmac::<Sha256>::new_from_slice(str).expect("already checked above");
+            hmac.update(&prev);
+            prev = hmac.finalize().into_bytes();
+            for (hi, prev) in hi.iter_mut().zip(prev) {
+                *hi ^= prev;
+            }
+        }
+        hi.into()
+    }
+
+    #[test]
+    fn hi_derives_what_the_published_derivation_derives() {
+        // Keys shorter than, as long as and longer than a block (hashed first); empty salt
+        // and key; one round (the first HMAC alone) and many.
+        let keys: [&[u8]; 6] = [b"", b"foobar", &[0x36; 63], &[0xa5; 64], &[7; 65], &[0xff; 200]];
+        let salts: [&[u8]; 3] = [b"", b"fs3IXBy7U7+IvVjZ", &[9; 80]];
+        for key in keys {
+            for salt in salts {
+                for rounds in [1, 2, 3, 64, 4096] {
+                    assert_eq!(
+                        hi(key, salt, rounds),
+                        hi_as_published(key, salt, rounds),
+                        "key of {} bytes, salt of {} bytes, {rounds} rounds",
+                        key.len(),
+                        salt.len()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hi_matches_the_pbkdf2_hmac_sha256_test_vectors() {
+        // RFC 7914, section 11 (PBKDF2-HMAC-SHA256, the output's first 32 bytes; Python's
+        // hashlib.pbkdf2_hmac gives the same).
+        let derived = hi(b"passwd", b"salt", 1);
+        assert_eq!(
+            derived[..],
+            [
+                0x55, 0xac, 0x04, 0x6e, 0x56, 0xe3, 0x08, 0x9f, 0xec, 0x16, 0x91, 0xc2, 0x25, 0x44,
+                0xb6, 0x05, 0xf9, 0x41, 0x85, 0x21, 0x6d, 0xde, 0x04, 0x65, 0xe6, 0x8b, 0x9d, 0x57,
+                0xc2, 0x0d, 0xac, 0xbc
+            ]
+        );
+        let derived = hi(b"Password", b"NaCl", 80_000);
+        assert_eq!(
+            derived[..],
+            [
+                0x4d, 0xdc, 0xd8, 0xf6, 0x0b, 0x98, 0xbe, 0x21, 0x83, 0x0c, 0xee, 0x5e, 0xf2, 0x27,
+                0x01, 0xf9, 0x64, 0x1a, 0x44, 0x18, 0xd0, 0x4c, 0x04, 0x14, 0xae, 0xff, 0x08, 0x87,
+                0x6b, 0x34, 0xab, 0x56
+            ]
+        );
+    }
 }
