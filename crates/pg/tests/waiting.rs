@@ -84,7 +84,21 @@ fn through_pgbouncer_a_waiting_claim_listens_on_the_server_and_wakes() {
         woke.recv_timeout(PATIENCE).unwrap().as_deref(),
         Some("task-1")
     );
-    // The wake went through the server itself; the pooler saw only the transactions.
+    // A completion's notice goes out with its write, through the pooler: its dependent's
+    // waiter wakes.
+    p.add_task(new("B", &["task-1"])).unwrap();
+    let woke = waiter(&url, "wake-pooled", "w2", PATIENCE * 2);
+    p.start("w1", "task-1").unwrap();
+    let report = Completion {
+        output: "did A".into(),
+        ..Completion::default()
+    };
+    p.complete("w1", "task-1", report).unwrap();
+    assert_eq!(
+        woke.recv_timeout(PATIENCE).unwrap().as_deref(),
+        Some("task-2")
+    );
+    // The wakes went through the server itself; the pooler saw only the transactions.
     assert!(bouncer.server_connections() <= 2);
 }
 
