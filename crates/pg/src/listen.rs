@@ -20,7 +20,7 @@ use crate::connection::Tx;
 use crate::error::Result;
 use crate::kept::Kept;
 use crate::rows::load;
-use crate::sql::{CLAIMABLE, READY_TASKS};
+use crate::sql::{ANY_CLAIMABLE, READY_TASKS};
 use crate::store::PgStore;
 
 /// A connection listening for one project's notifications on one channel.
@@ -182,10 +182,10 @@ pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlo
             let sql = format!(
                 "SELECT statement_timestamp(),
                         EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {}),
-                        EXISTS (SELECT 1 FROM baton_tasks t WHERE t.project = $1 AND {}),
+                        {},
                         EXISTS (SELECT 1 FROM baton_reservations WHERE project = $1)",
                 crate::sql::SENT_BACK,
-                *CLAIMABLE
+                *ANY_CLAIMABLE
             );
             Kept::new(
                 sql,

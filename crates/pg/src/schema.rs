@@ -9,7 +9,7 @@ use baton_core::StoreError;
 use crate::error::Result;
 
 /// The schema this `baton` writes.
-pub const VERSION: i32 = 9;
+pub const VERSION: i32 = 10;
 
 /// Migration N brings the schema from version N to N + 1.
 const MIGRATIONS: [&str; VERSION as usize] = [
@@ -192,6 +192,16 @@ ALTER INDEX baton_tasks_held_reach SET (fastupdate = off);
 SELECT gin_clean_pending_list('baton_tasks_dependencies'),
        gin_clean_pending_list('baton_tasks_held_keys'),
        gin_clean_pending_list('baton_tasks_held_reach');
+"#,
+    r#"
+-- The held tasks near a claim's files are those whose keys or reach meet its own (the GIN
+-- indexes above) and those held since before keys were recorded (NULL keys: looked at
+-- always). With nothing to find that third kind through, the plan read every held task and
+-- tested each; with this index (empty once such tasks are done) it is an OR of three index
+-- scans: the held tasks near the 16 ready tasks ahead, on a board of 3,000 with 200 held,
+-- 1.0 -> 0.5 ms (EXPLAIN ANALYZE of the generic plan).
+CREATE INDEX baton_tasks_held_unkeyed ON baton_tasks (project)
+    WHERE keys IS NULL AND status IN ('claimed', 'in_progress');
 "#,
 ];
 

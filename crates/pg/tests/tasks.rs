@@ -170,44 +170,65 @@ fn a_wrong_password_or_an_unreachable_server_says_what_to_do_without_the_passwor
     assert!(!text.contains("secret"), "{text}");
 }
 
-#[test]
-fn a_database_of_the_first_schema_is_migrated_and_its_tasks_carry_on() {
-    let server = PgServer::shared();
-    server.admin_sql("CREATE DATABASE older OWNER baton");
+/// A database `name` as the first schema left it, holding project `old` with `tasks` (id,
+/// status, dependencies, files; a held one is `w9`'s for an hour); its URL.
+fn first_schema_database(
+    server: &PgServer,
+    name: &str,
+    tasks: &[(&str, &str, &[&str], &[&str])],
+) -> String {
+    server.admin_sql(&format!("CREATE DATABASE {name} OWNER baton"));
     let base = server.url();
-    let url = format!("{}/older", &base[..base.rfind('/').unwrap()]);
-    // The database as the first schema left it: a project with a done task, one waiting on
-    // it (ready) and one waiting on that (blocked).
+    let url = format!("{}/{name}", &base[..base.rfind('/').unwrap()]);
     let first = baton_pg::schema::migration(0).unwrap();
-    let body = |id: &str, status: &str, deps: &[&str]| {
-        serde_json::json!({"id": id, "description": id, "status": status, "priority": 5,
-            "dependencies": deps, "created_at": "2026-11-20T10:00:00Z", "attempts": 0})
-    };
     let mut sql = format!(
         "CREATE TABLE baton_schema (version integer NOT NULL);
          INSERT INTO baton_schema VALUES (1);
          {first}
-         INSERT INTO baton_projects (name, goal, next_number, next_position) VALUES ('old', 'goal', 4, 4);"
+         INSERT INTO baton_projects (name, goal, next_number, next_position)
+         VALUES ('old', 'goal', {0}, {0});",
+        tasks.len() + 1
     );
-    for (position, (id, status, deps)) in [
-        ("a", "done", vec![]),
-        ("b", "available", vec!["a"]),
-        ("c", "available", vec!["b"]),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    for (position, (id, status, deps, files)) in tasks.iter().enumerate() {
+        let held = *status == "claimed";
+        let mut body = serde_json::json!({"id": id, "description": id, "status": status,
+            "priority": 5, "dependencies": deps, "created_at": "2026-11-20T10:00:00Z",
+            "attempts": 0, "context": {"files": files}});
+        if held {
+            body["claimed_by"] = "w9".into();
+            body["claimed_at"] = "2026-11-20T10:00:00Z".into();
+            body["lease_expires_at"] = "2099-01-01T00:00:00Z".into();
+        }
+        let (claimed_by, lease) = match held {
+            true => ("'w9'", "now() + interval '1 hour'"),
+            false => ("NULL", "NULL"),
+        };
         sql.push_str(&format!(
             "INSERT INTO baton_tasks (project, id, position, status, priority, created_at,
-                 dependencies, body)
-             VALUES ('old', '{id}', {}, '{status}', 5, '2026-11-20T10:00:00Z', '{{{}}}', '{}');",
+                 claimed_by, lease_expires_at, dependencies, body)
+             VALUES ('old', '{id}', {}, '{status}', 5, '2026-11-20T10:00:00Z', {claimed_by},
+                 {lease}, '{{{}}}', '{body}');",
             position + 1,
             deps.join(","),
-            body(id, status, &deps)
         ));
     }
     baton_test_support::pg::psql(&url, &sql);
+    url
+}
 
+#[test]
+fn a_database_of_the_first_schema_is_migrated_and_its_tasks_carry_on() {
+    let server = PgServer::shared();
+    // A project with a done task, one waiting on it (ready) and one waiting on that (blocked).
+    let url = first_schema_database(
+        &server,
+        "older",
+        &[
+            ("a", "done", &[], &[]),
+            ("b", "available", &["a"], &[]),
+            ("c", "available", &["b"], &[]),
+        ],
+    );
     let p = PgStore::open(&url, "old").unwrap();
     assert_eq!(
         baton_test_support::pg::psql(&url, "SELECT version FROM baton_schema").trim(),
@@ -225,6 +246,17 @@ fn a_database_of_the_first_schema_is_migrated_and_its_tasks_carry_on() {
         ),
         "baton_tasks_dependencies fastupdate=off; baton_tasks_held_keys fastupdate=off; \
          baton_tasks_held_reach fastupdate=off"
+    );
+    // Held tasks from before their file keys were recorded are found through an index of their
+    // own, so a claim's look at the held tasks near its files stays on indexes (schema 10).
+    assert_eq!(
+        baton_test_support::pg::psql(
+            &url,
+            "SELECT pg_get_expr(i.indpred, i.indrelid) FROM pg_index i
+             JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'baton_tasks_held_unkeyed'"
+        )
+        .trim(),
+        "((keys IS NULL) AND (status = ANY (ARRAY['claimed'::text, 'in_progress'::text])))"
     );
     let claim = p
         .claim(&baton_core::ClaimRequest::next("w1"))
@@ -257,6 +289,45 @@ fn a_database_of_the_first_schema_is_migrated_and_its_tasks_carry_on() {
         TaskStore::logs(&p, Some("w2"), 10).unwrap().len() >= 2,
         "w2's claim and discovery are logged"
     );
+}
+
+#[test]
+fn a_task_held_since_before_file_keys_were_recorded_still_keeps_others_from_its_files() {
+    let server = PgServer::shared();
+    // w9 holds d on src/shared.rs since the first schema; e wants the same file, f another.
+    let url = first_schema_database(
+        &server,
+        "unkeyed",
+        &[
+            ("d", "claimed", &[], &["src/shared.rs"]),
+            ("e", "available", &[], &["src/shared.rs"]),
+            ("f", "available", &[], &["src/other.rs"]),
+        ],
+    );
+    let p = PgStore::open(&url, "old").unwrap();
+    let unkeyed = baton_test_support::pg::psql(
+        &url,
+        "SELECT string_agg(id, ',' ORDER BY id) FROM baton_tasks WHERE keys IS NULL",
+    );
+    assert_eq!(unkeyed.trim(), "d,e,f", "the migration records no keys");
+    let claim = |agent: &str| {
+        p.claim(&baton_core::ClaimRequest::next(agent))
+            .unwrap()
+            .map(|c| c.task.id)
+    };
+    assert_eq!(
+        claim("w1").as_deref(),
+        Some("f"),
+        "e is passed over: w9 holds its file"
+    );
+    assert_eq!(claim("w2"), None, "e is still held back");
+    p.start("w9", "d").unwrap();
+    let report = Completion {
+        output: "d done".into(),
+        ..Completion::default()
+    };
+    p.complete("w9", "d", report).unwrap();
+    assert_eq!(claim("w2").as_deref(), Some("e"), "free once d is done");
 }
 
 #[test]
