@@ -49,7 +49,13 @@ fn waiter(
 fn a_waiting_claim_wakes_when_a_task_is_added_or_its_dependency_is_done() {
     let server = PgServer::shared();
     let p = PgStore::init(server.url(), "wake", "goal", None).unwrap();
-    let woke = waiter(server.url(), "wake", "w1", PATIENCE * 2);
+    adding_and_completing_wake_waiters(&p, server.url(), "wake");
+}
+
+/// A waiter on `project` wakes when a task is added; another, when the task its task waits
+/// for is done (the notice sent with the completion's write).
+fn adding_and_completing_wake_waiters(p: &PgStore, url: &str, project: &str) {
+    let woke = waiter(url, project, "w1", PATIENCE * 2);
     p.add_task(new("A", &[])).unwrap();
     assert_eq!(
         woke.recv_timeout(PATIENCE).unwrap().as_deref(),
@@ -58,7 +64,7 @@ fn a_waiting_claim_wakes_when_a_task_is_added_or_its_dependency_is_done() {
 
     // task-2 waits for task-1, which w1 holds; completing task-1 wakes the next waiter.
     p.add_task(new("B", &["task-1"])).unwrap();
-    let woke = waiter(server.url(), "wake", "w2", PATIENCE * 2);
+    let woke = waiter(url, project, "w2", PATIENCE * 2);
     p.start("w1", "task-1").unwrap();
     let report = Completion {
         output: "did A".into(),
@@ -78,26 +84,9 @@ fn through_pgbouncer_a_waiting_claim_listens_on_the_server_and_wakes() {
     let url = bouncer.url();
     let p = PgStore::init(&url, "wake-pooled", "goal", None).unwrap();
     bouncer.wait_for_full_pool(2);
-    let woke = waiter(&url, "wake-pooled", "w1", PATIENCE * 2);
-    p.add_task(new("A", &[])).unwrap();
-    assert_eq!(
-        woke.recv_timeout(PATIENCE).unwrap().as_deref(),
-        Some("task-1")
-    );
-    // A completion's notice goes out with its write, through the pooler: its dependent's
-    // waiter wakes.
-    p.add_task(new("B", &["task-1"])).unwrap();
-    let woke = waiter(&url, "wake-pooled", "w2", PATIENCE * 2);
-    p.start("w1", "task-1").unwrap();
-    let report = Completion {
-        output: "did A".into(),
-        ..Completion::default()
-    };
-    p.complete("w1", "task-1", report).unwrap();
-    assert_eq!(
-        woke.recv_timeout(PATIENCE).unwrap().as_deref(),
-        Some("task-2")
-    );
+    // Both notices (an added task's, and the one sent with a completion's write) go out
+    // through the pooler.
+    adding_and_completing_wake_waiters(&p, &url, "wake-pooled");
     // The wakes went through the server itself; the pooler saw only the transactions.
     assert!(bouncer.server_connections() <= 2);
 }
