@@ -20,7 +20,7 @@ use crate::connection::Tx;
 use crate::error::Result;
 use crate::kept::Kept;
 use crate::rows::{journal, load, load_agents, lock_project};
-use crate::sql::{CHANNEL, READY};
+use crate::sql::{CHANNEL, CLAIM_ORDER, READY};
 use crate::store::PgStore;
 
 impl PgStore {
@@ -146,7 +146,7 @@ impl PgStore {
                          SELECT t.priority, t.created_at, t.position, t.body, t.keys, t.reach
                          FROM baton_tasks t
                          WHERE t.project = $1 AND t.id <> ALL($2) AND {READY}
-                         ORDER BY t.priority, t.created_at, t.position LIMIT {AHEAD})
+                         ORDER BY {CLAIM_ORDER} LIMIT {AHEAD})
                      SELECT statement_timestamp(),
                          EXISTS (SELECT 1 FROM baton_reservations WHERE project = $1),
                          (SELECT coalesce(jsonb_agg(h.body), '[]') FROM baton_tasks h

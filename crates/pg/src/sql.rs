@@ -18,11 +18,19 @@ pub(crate) const READY: &str = "t.status = 'available' AND t.waiting = 0";
 pub(crate) const EXPIRED: &str =
     "t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= statement_timestamp()";
 
+/// A held task a claim could take now: its lease ran out and its dependencies are done.
+pub(crate) static LAPSED: LazyLock<String> =
+    LazyLock::new(|| format!("{EXPIRED} AND {DEPENDENCIES_DONE}"));
+
 /// A task a claim could take now: ready, or held on an expired lease with its dependencies
 /// done (what the folder's `Task::is_claimable` and its dependency check say, as SQL on row
 /// `t`).
 pub(crate) static CLAIMABLE: LazyLock<String> =
-    LazyLock::new(|| format!("(({READY}) OR ({EXPIRED} AND {DEPENDENCIES_DONE}))"));
+    LazyLock::new(|| format!("(({READY}) OR ({}))", *LAPSED));
+
+/// The order claims take tasks in (priority, then age, then board order) on row `t`: the
+/// `baton_tasks_ready` index's columns after the project, so a read in this order walks it.
+pub(crate) const CLAIM_ORDER: &str = "t.priority, t.created_at, t.position";
 
 /// Whether any task of project `$1` is claimable now ([`CLAIMABLE`]), as two reads each on
 /// its own index: the best ready task's row in the `baton_tasks_ready` index, and an expired
@@ -34,9 +42,10 @@ pub(crate) static CLAIMABLE: LazyLock<String> =
 pub(crate) static ANY_CLAIMABLE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "((SELECT true FROM baton_tasks t WHERE t.project = $1 AND {READY}
-           ORDER BY t.priority, t.created_at, t.position LIMIT 1) IS NOT NULL
+           ORDER BY {CLAIM_ORDER} LIMIT 1) IS NOT NULL
           OR EXISTS (SELECT 1 FROM baton_tasks t
-                     WHERE t.project = $1 AND {EXPIRED} AND {DEPENDENCIES_DONE}))"
+                     WHERE t.project = $1 AND {}))",
+        *LAPSED
     )
 });
 
@@ -45,7 +54,7 @@ pub(crate) static ANY_CLAIMABLE: LazyLock<String> = LazyLock::new(|| {
 pub(crate) static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
     format!(
         "SELECT body FROM baton_tasks t WHERE t.project = $1 AND {}
-         ORDER BY t.priority, t.created_at, t.position",
+         ORDER BY {CLAIM_ORDER}",
         *CLAIMABLE
     )
 });
@@ -95,7 +104,7 @@ fn best_ready(extra: &str, keyed: bool) -> String {
             "SELECT t.id, t.priority, t.created_at, t.position, t.body, t.keys, t.reach
              FROM baton_tasks t
              WHERE t.project = $1 AND {extra}{condition}
-             ORDER BY t.priority, t.created_at, t.position
+             ORDER BY {CLAIM_ORDER}
              LIMIT 1 FOR UPDATE SKIP LOCKED"
         )
     };
@@ -120,7 +129,7 @@ fn best_ready(extra: &str, keyed: bool) -> String {
          SELECT best.body, statement_timestamp(){keys} FROM best",
         candidate(SENT_BACK),
         candidate(READY),
-        candidate(&format!("{EXPIRED} AND {DEPENDENCIES_DONE}"))
+        candidate(&LAPSED)
     )
 }
 
