@@ -171,7 +171,7 @@ fn a_wrong_password_or_an_unreachable_server_says_what_to_do_without_the_passwor
 }
 
 /// A database `name` as the first schema left it, holding project `old` with `tasks` (id,
-/// status, dependencies, files; a held one is `w9`'s for an hour); its URL.
+/// status, dependencies, files; a held one is `w9`'s, its lease running to 2099); its URL.
 fn first_schema_database(
     server: &PgServer,
     name: &str,
@@ -200,7 +200,7 @@ fn first_schema_database(
             body["lease_expires_at"] = "2099-01-01T00:00:00Z".into();
         }
         let (claimed_by, lease) = match held {
-            true => ("'w9'", "now() + interval '1 hour'"),
+            true => ("'w9'", "'2099-01-01T00:00:00Z'"),
             false => ("NULL", "NULL"),
         };
         sql.push_str(&format!(
