@@ -9,8 +9,13 @@ use std::time::Duration;
 
 use baton_test_support::pg::PgServer;
 
+/// The `baton` measured: this build's, or the one `BATON_BENCH_BINARY` names (another build,
+/// to compare with in the same session on the same machine).
 pub fn baton() -> &'static str {
-    env!("CARGO_BIN_EXE_baton")
+    static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| {
+        std::env::var("BATON_BENCH_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_baton").into())
+    })
 }
 
 /// Where a benchmark project's tasks are kept.

@@ -140,7 +140,9 @@ impl OpenProject {
     ) -> Result<(OpenProject, Pointer)> {
         let name = chosen_name(name, project_dir)?;
         check_no_folder_project(project_dir)?;
-        let open = OpenProject::database(Layout::for_project(project_dir), url, &name, lease)?;
+        // Checked now, before the pointer is written.
+        let store = Arc::new(PgStore::open(url, &name)?.with_lease(lease));
+        let open = OpenProject::over(Layout::for_project(project_dir), store);
         let pointer = write_pointer(project_dir, url, &name)?;
         Ok((open, pointer))
     }
@@ -183,13 +185,16 @@ impl OpenProject {
         Ok(PgStore::import(url, &name, layout.project_dir())?.1)
     }
 
+    /// The project `name` in the database at `url`, checked with its first operation (an
+    /// unknown project is that operation's error): a process that runs one operation waits
+    /// for a pooler's server session once.
     fn database(
         layout: Layout,
         url: &str,
         name: &str,
         lease: Duration,
     ) -> baton_core::Result<OpenProject> {
-        let store = Arc::new(PgStore::open(url, name)?.with_lease(lease));
+        let store = Arc::new(PgStore::open_unchecked(url, name)?.with_lease(lease));
         Ok(OpenProject::over(layout, store))
     }
 

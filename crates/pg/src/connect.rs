@@ -399,6 +399,7 @@ impl TlsConnect<Socket> for LazyConnect {
                 TlsError::from(match e {
                     Failure::Store(e) => e.to_string(),
                     Failure::Database(e) | Failure::KeptMissing(_, e) => e.to_string(),
+                    Failure::Unchecked => "the project was not checked".to_string(),
                 })
             })?;
             let connect = MakeTlsConnect::<Socket>::make_tls_connect(&mut maker, &self.domain)?;

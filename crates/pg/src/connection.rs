@@ -11,11 +11,20 @@
 //! parameter of a type not listed there falls back to a named statement, closed before the
 //! transaction ends (commit or rollback). A statement whose plan costs much runs pooled as a
 //! function that keeps it (`kept`).
+//!
+//! A transaction's requests go out together where nothing waits between them (pipelined,
+//! through the vendored `postgres`'s `Client::pipeline`): its `BEGIN` with its first
+//! statement, and a write whose answer nothing needs (a task written back, a log line) with
+//! whatever follows it, the `COMMIT` at the latest. Each request is still answered on its
+//! own, in order, and the first failure among them is the one reported.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 
 use postgres::types::{ToSql, Type};
-use postgres::{Client, Row, Statement, Transaction};
+use postgres::{Client, Row, Statement};
 
 use crate::error::{Failure, Result};
 use crate::kept::Kept;
@@ -30,6 +39,9 @@ pub(crate) struct Connection {
     /// Whether kept statements are called as their functions (`kept`): pooled, until the
     /// role is refused creating one.
     pub(crate) keep: bool,
+    /// The project whose schema and presence are still to be checked, with the first
+    /// request of the next operation ([`Tx::checking`]).
+    pub(crate) unchecked: Option<String>,
 }
 
 impl Connection {
@@ -39,6 +51,7 @@ impl Connection {
             prepared: HashMap::new(),
             pooled,
             keep: pooled,
+            unchecked: None,
         }
     }
 }
@@ -84,47 +97,104 @@ pub(crate) fn declared_types<'p>(params: &[&'p (dyn ToSql + Sync)]) -> Option<Ty
 }
 
 /// Where a [`Tx`] runs its statements.
-enum Session<'a> {
-    /// In a transaction (`None` only once committed).
-    Transaction(Option<Transaction<'a>>),
-    /// Each statement on its own, as it comes (`None` only while becoming a transaction).
-    Reads(Option<&'a mut Client>),
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Session {
+    /// In a transaction, whose `BEGIN` goes out with its first request (`begun` once sent).
+    Transaction { begun: bool },
+    /// Each statement on its own, as it comes.
+    Reads,
+    /// Committed, or its `COMMIT` sent: nothing more runs, nothing is rolled back.
+    Ended,
 }
+
+/// A write whose answer nothing waits for, sent with what the transaction sends next (its
+/// next statement or its `COMMIT`): see [`Tx::queue`].
+struct Queued {
+    statement: Call,
+    params: Vec<Box<dyn ToSql + Sync + Send>>,
+}
+
+/// How a queued write is sent: unnamed with its parameters' declared types (pooled), or as a
+/// statement prepared on the connection.
+enum Call {
+    Unnamed(&'static str, Vec<Type>),
+    Prepared(Statement),
+}
+
+impl Queued {
+    async fn send(&self, client: &AsyncClient) -> std::result::Result<(), postgres::Error> {
+        let params = self.params.iter().map(|p| &**p as &(dyn ToSql + Sync));
+        match &self.statement {
+            Call::Unnamed(sql, types) => {
+                let typed: Vec<_> = params.zip(types.iter().cloned()).collect();
+                client.execute_typed(sql, &typed).await?;
+            }
+            Call::Prepared(statement) => {
+                client
+                    .execute(statement, &params.collect::<Vec<_>>())
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The asynchronous client under the blocking one: requests sent together are made on it.
+type AsyncClient = tokio_postgres::Client;
 
 /// A transaction on a project's connection, running its statements prepared; or, for an
 /// operation that only reads, its statements each on its own (see [`Tx::reads`]).
+///
+/// A transaction's `BEGIN` goes out with its first statement, and the writes queued with
+/// [`Tx::queue`] with whatever follows them, its `COMMIT` included: sent together before any
+/// answer is read (pipelined), in one round trip. An operation that locks a row and writes it
+/// back thus takes two round trips, not four. A failure among requests sent together is
+/// reported as the first one's that failed, so it is never blamed on the wrong statement.
 pub(crate) struct Tx<'a> {
-    session: Session<'a>,
+    client: &'a mut Client,
+    session: Session,
     prepared: &'a mut HashMap<String, Statement>,
     pooled: bool,
     /// Kept statements are called as their functions (see [`Connection::keep`]).
     keep: bool,
+    /// Writes not sent yet, in order.
+    queued: Vec<Queued>,
+    /// The project whose schema and presence go with the first request, if still unchecked.
+    unchecked: Option<&'a mut Option<String>>,
 }
 
-/// Runs `$call` on the client or the transaction a [`Tx`] runs its statements on.
-macro_rules! on_session {
-    ($tx:expr, $c:ident => $call:expr) => {
-        match &mut $tx.session {
-            Session::Transaction(Some($c)) => $call,
-            Session::Reads(Some($c)) => $call,
-            _ => unreachable!("a statement runs before its transaction is committed"),
+/// Runs a statement through a [`Tx`], answered by the next statement's round trip: pooled,
+/// unnamed with declared types as `$typed`, else prepared as `$prepared`, both methods of the
+/// asynchronous client. The outer result is what went before it, the inner its own.
+macro_rules! statement {
+    ($tx:expr, $sql:expr, $params:expr, $typed:ident, $prepared:ident) => {{
+        let (sql, params): (&str, &[&(dyn ToSql + Sync)]) = ($sql, $params);
+        match $tx.unnamed(params) {
+            Some(typed) => $tx.send(|c| async move { c.$typed(sql, &typed).await }),
+            None => {
+                let statement = $tx.statement(sql)?;
+                $tx.send(|c| async move { c.$prepared(&statement, params).await })
+            }
         }
-    };
+    }};
 }
 
 impl<'a> Tx<'a> {
-    /// A transaction whose statements are prepared in `prepared`, closed before it ends when
-    /// `pooled`.
+    /// A transaction on `client` whose statements are prepared in `prepared`, closed before
+    /// it ends when `pooled`. Nothing is sent before its first statement.
     pub(crate) fn over(
-        tx: Transaction<'a>,
+        client: &'a mut Client,
         prepared: &'a mut HashMap<String, Statement>,
         pooled: bool,
     ) -> Self {
         Tx {
-            session: Session::Transaction(Some(tx)),
+            client,
+            session: Session::Transaction { begun: false },
             prepared,
             pooled,
             keep: pooled,
+            queued: Vec::new(),
+            unchecked: None,
         }
     }
 
@@ -140,12 +210,9 @@ impl<'a> Tx<'a> {
         prepared: &'a mut HashMap<String, Statement>,
         pooled: bool,
     ) -> Self {
-        Tx {
-            session: Session::Reads(Some(client)),
-            prepared,
-            pooled,
-            keep: pooled,
-        }
+        let mut tx = Tx::over(client, prepared, pooled);
+        tx.session = Session::Reads;
+        tx
     }
 
     /// This transaction with kept statements called as their functions only when `keep`.
@@ -154,15 +221,33 @@ impl<'a> Tx<'a> {
         self
     }
 
+    /// This transaction asking, with its first request, whether the schema is this build's
+    /// and the project in `unchecked` there: no round trip of its own, and through a pooler
+    /// no server session of its own. Found so, `unchecked` is cleared; otherwise the request
+    /// fails with [`Failure::Unchecked`] (before anything could be committed), for the caller
+    /// to migrate or refuse the project and run the operation again.
+    pub(crate) fn checking(mut self, unchecked: &'a mut Option<String>) -> Self {
+        if unchecked.is_some() {
+            self.unchecked = Some(unchecked);
+        }
+        self
+    }
+
+    /// Commits, the `COMMIT` sent with the writes still queued. A transaction that has sent
+    /// nothing and queued nothing has nothing to commit.
     pub(crate) fn commit(mut self) -> Result<()> {
         self.close_if_pooled();
-        match &mut self.session {
-            Session::Transaction(tx) => {
-                let tx = tx.take().expect("a transaction is committed once");
-                Ok(tx.commit()?)
-            }
-            Session::Reads(_) => Ok(()),
+        let begun = self.session == (Session::Transaction { begun: true });
+        if !begun && self.queued.is_empty() {
+            self.session = Session::Ended;
+            return Ok(());
         }
+        if self.unchecked.is_some() {
+            // Known good before anything is committed.
+            self.flush()?;
+        }
+        // Sent with the `COMMIT`: what failed there cannot be rolled back by dropping.
+        Ok(self.send_ending(|c| c.batch_execute("COMMIT"))??)
     }
 
     /// Pooled: closes every statement prepared in this transaction, while the transaction
@@ -174,17 +259,108 @@ impl<'a> Tx<'a> {
         }
     }
 
+    /// Sends the request `request` makes, after what must go first (a `BEGIN` not yet sent,
+    /// the queued writes), all in one round trip. The outer error is theirs, the inner the
+    /// request's own.
+    fn send<'c, T, F>(
+        &'c mut self,
+        request: impl FnOnce(&'c AsyncClient) -> F,
+    ) -> Result<std::result::Result<T, postgres::Error>>
+    where
+        F: Future<Output = std::result::Result<T, postgres::Error>>,
+    {
+        self.send_then(false, request)
+    }
+
+    /// Sends what waits to go before a request (a `BEGIN`, the check, queued writes), with no
+    /// request of its own.
+    fn flush(&mut self) -> Result<()> {
+        Ok(self.send(|_| std::future::ready(Ok(())))??)
+    }
+
+    /// The check of [`Self::checking`], if still due, in a round trip of its own.
+    fn check_alone(&mut self) -> Result<()> {
+        let Some(unchecked) = self.unchecked.take() else {
+            return Ok(());
+        };
+        if let Some(project) = unchecked.as_deref() {
+            let answer = self
+                .client
+                .query_typed_one(CHECK, &[(&project, Type::TEXT)]);
+            if !found(answer) {
+                self.unchecked = Some(unchecked);
+                return Err(Failure::Unchecked);
+            }
+        }
+        *unchecked = None;
+        Ok(())
+    }
+
+    /// [`Self::send`] for the request that ends the transaction.
+    fn send_ending<'c, T, F>(
+        &'c mut self,
+        request: impl FnOnce(&'c AsyncClient) -> F,
+    ) -> Result<std::result::Result<T, postgres::Error>>
+    where
+        F: Future<Output = std::result::Result<T, postgres::Error>>,
+    {
+        self.send_then(true, request)
+    }
+
+    fn send_then<'c, T, F>(
+        &'c mut self,
+        ends: bool,
+        request: impl FnOnce(&'c AsyncClient) -> F,
+    ) -> Result<std::result::Result<T, postgres::Error>>
+    where
+        F: Future<Output = std::result::Result<T, postgres::Error>>,
+    {
+        if self.session == Session::Reads {
+            // Outside a transaction each request ends its own: the check goes first, alone.
+            self.check_alone()?;
+        }
+        let begin = self.session == (Session::Transaction { begun: false });
+        self.session = match (self.session, ends) {
+            (_, true) => Session::Ended,
+            (Session::Transaction { .. }, false) => Session::Transaction { begun: true },
+            (other, false) => other,
+        };
+        let queued = std::mem::take(&mut self.queued);
+        let check = self
+            .unchecked
+            .as_deref()
+            .and_then(|project| project.clone());
+        let sent = Sent {
+            begin,
+            check: check.as_deref(),
+            queued: &queued,
+        };
+        let (found, answer) = self
+            .client
+            .pipeline(|c| async move { Ok(sent.with(c, request(c)).await) })?;
+        if let Some(found) = found {
+            if !found {
+                return Err(Failure::Unchecked);
+            }
+            if let Some(unchecked) = self.unchecked.take() {
+                *unchecked = None;
+            }
+        }
+        match answer {
+            Ok(out) => Ok(Ok(out)),
+            Err(Ahead::Request(e)) => Ok(Err(e)),
+            Err(Ahead::Before(e)) => Err(Failure::Database(e)),
+        }
+    }
+
     fn statement(&mut self, sql: &str) -> Result<Statement> {
         if let Some(statement) = self.prepared.get(sql) {
             return Ok(statement.clone());
         }
-        if self.pooled
-            && let Session::Reads(client) = &mut self.session
-        {
-            let client = client.take().expect("reads become a transaction once");
-            self.session = Session::Transaction(Some(client.transaction()?));
+        if self.pooled && self.session == Session::Reads {
+            self.session = Session::Transaction { begun: false };
         }
-        let statement = on_session!(self, c => c.prepare(sql))?;
+        let statement = self.send(|c| c.prepare(sql))??;
         self.prepared.insert(sql.to_string(), statement.clone());
         Ok(statement)
     }
@@ -195,19 +371,11 @@ impl<'a> Tx<'a> {
     }
 
     pub(crate) fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
-        if let Some(typed) = self.unnamed(params) {
-            return Ok(on_session!(self, c => c.query_typed(sql, &typed))?);
-        }
-        let statement = self.statement(sql)?;
-        Ok(on_session!(self, c => c.query(&statement, params))?)
+        Ok(statement!(self, sql, params, query_typed, query)??)
     }
 
     pub(crate) fn query_one(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
-        if let Some(typed) = self.unnamed(params) {
-            return Ok(on_session!(self, c => c.query_typed_one(sql, &typed))?);
-        }
-        let statement = self.statement(sql)?;
-        Ok(on_session!(self, c => c.query_one(&statement, params))?)
+        Ok(statement!(self, sql, params, query_typed_one, query_one)??)
     }
 
     pub(crate) fn query_opt(
@@ -215,11 +383,7 @@ impl<'a> Tx<'a> {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>> {
-        if let Some(typed) = self.unnamed(params) {
-            return Ok(on_session!(self, c => c.query_typed_opt(sql, &typed))?);
-        }
-        let statement = self.statement(sql)?;
-        Ok(on_session!(self, c => c.query_opt(&statement, params))?)
+        Ok(statement!(self, sql, params, query_typed_opt, query_opt)??)
     }
 
     /// [`Self::query`] for a statement kept planned as a function through a pooler (see
@@ -237,12 +401,11 @@ impl<'a> Tx<'a> {
         let Some(typed) = typed else {
             return self.query(&kept.sql, params);
         };
-        on_session!(self, c => c.query_typed(kept.call(), &typed)).map_err(|e| {
-            match kept.is_missing(&e) {
+        self.send(|c| async move { c.query_typed(kept.call(), &typed).await })?
+            .map_err(|e| match kept.is_missing(&e) {
                 true => Failure::KeptMissing(kept, e),
                 false => Failure::Database(e),
-            }
-        })
+            })
     }
 
     /// [`Self::query_kept`] for a statement of at most one row.
@@ -268,18 +431,140 @@ impl<'a> Tx<'a> {
     }
 
     pub(crate) fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
-        if let Some(typed) = self.unnamed(params) {
-            return Ok(on_session!(self, c => c.execute_typed(sql, &typed))?);
+        Ok(statement!(self, sql, params, execute_typed, execute)??)
+    }
+
+    /// Queues a write whose answer nothing waits for: it goes out with what this transaction
+    /// sends next (its next statement or its `COMMIT`), in the same round trip, and a failure
+    /// of it fails that request. Outside a transaction it runs at once.
+    pub(crate) fn queue(
+        &mut self,
+        sql: &'static str,
+        params: Vec<Box<dyn ToSql + Sync + Send>>,
+    ) -> Result<()> {
+        let borrowed: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+        let statement = match self.unnamed(&borrowed) {
+            Some(typed) => Call::Unnamed(sql, typed.into_iter().map(|(_, ty)| ty).collect()),
+            None => Call::Prepared(self.statement(sql)?),
+        };
+        drop(borrowed);
+        self.queued.push(Queued { statement, params });
+        if self.session == Session::Reads {
+            self.flush()?;
         }
-        let statement = self.statement(sql)?;
-        Ok(on_session!(self, c => c.execute(&statement, params))?)
+        Ok(())
     }
 }
 
+/// What failed of requests sent together: one that went before the request, or the request.
+enum Ahead {
+    Before(postgres::Error),
+    Request(postgres::Error),
+}
+
+/// A request of the asynchronous client, its answer kept elsewhere.
+type Request<'c> = Pin<Box<dyn Future<Output = std::result::Result<(), postgres::Error>> + 'c>>;
+
+/// What goes before a request: a `BEGIN`, the check of a project, queued writes.
+#[derive(Clone, Copy)]
+struct Sent<'s> {
+    begin: bool,
+    check: Option<&'s str>,
+    queued: &'s [Queued],
+}
+
+/// The question a first request asks with it: the schema's version, and whether the project
+/// is there.
+pub(crate) const CHECK: &str = "SELECT (SELECT version FROM baton_schema),
+                                       EXISTS (SELECT 1 FROM baton_projects WHERE name = $1)";
+
+/// Whether [`CHECK`]'s answer says the schema is this build's and the project there. Any
+/// failure (no schema yet) says no.
+pub(crate) fn found(answer: std::result::Result<Row, postgres::Error>) -> bool {
+    answer.is_ok_and(|row| {
+        row.get::<_, Option<i32>>(0) == Some(crate::schema::VERSION) && row.get::<_, bool>(1)
+    })
+}
+
+impl Sent<'_> {
+    /// `request`, sent after what goes before it, all before any answer is read: whether the
+    /// project was found (when checked), and the request's answer or the first failure
+    /// among what went before it.
+    async fn with<T>(
+        self,
+        client: &AsyncClient,
+        request: impl Future<Output = std::result::Result<T, postgres::Error>>,
+    ) -> (Option<bool>, std::result::Result<T, Ahead>) {
+        let mut checked = None;
+        let mut answer = None;
+        let before = {
+            let mut all: Vec<Request<'_>> = Vec::new();
+            if self.begin {
+                all.push(Box::pin(client.batch_execute("BEGIN")));
+            }
+            if let Some(project) = self.check {
+                let checked = &mut checked;
+                all.push(Box::pin(async move {
+                    let answer = client
+                        .query_typed_one(CHECK, &[(&project, Type::TEXT)])
+                        .await;
+                    *checked = Some(found(answer));
+                    Ok(())
+                }));
+            }
+            for write in self.queued {
+                all.push(Box::pin(write.send(client)));
+            }
+            let answer = &mut answer;
+            all.push(Box::pin(async move {
+                *answer = Some(request.await);
+                Ok(())
+            }));
+            in_order(all).await
+        };
+        let answer = match (before, answer) {
+            (Err(e), _) => Err(Ahead::Before(e)),
+            (Ok(()), Some(answer)) => answer.map_err(Ahead::Request),
+            (Ok(()), None) => unreachable!("every request is answered"),
+        };
+        (checked, answer)
+    }
+}
+
+/// Runs `requests` to completion, polling them first to last each time: a request of the
+/// asynchronous client is sent when its future is first polled, so they go out in this
+/// order. The first failure, in that order, is the result.
+async fn in_order(mut requests: Vec<Request<'_>>) -> std::result::Result<(), postgres::Error> {
+    let mut results: Vec<Option<std::result::Result<(), postgres::Error>>> =
+        requests.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (request, result) in requests.iter_mut().zip(results.iter_mut()) {
+            if result.is_none() {
+                match request.as_mut().poll(cx) {
+                    Poll::Ready(out) => *result = Some(out),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        match pending {
+            true => Poll::Pending,
+            false => Poll::Ready(()),
+        }
+    })
+    .await;
+    results.into_iter().flatten().collect()
+}
+
 impl Drop for Tx<'_> {
-    /// A transaction dropped uncommitted rolls back: its statements are closed first.
+    /// A transaction dropped uncommitted rolls back: its statements are closed first, and
+    /// its queued writes dropped unsent.
     fn drop(&mut self) {
         self.close_if_pooled();
+        if self.session == (Session::Transaction { begun: true }) {
+            let _ = self.client.batch_execute("ROLLBACK");
+        }
     }
 }
 
@@ -361,5 +646,112 @@ mod tests {
         assert!(prepared.is_empty(), "the prepared statement was closed");
         let mut tx = super::Tx::reads(&mut client, &mut prepared, true);
         assert!(!in_a_transaction(&mut tx));
+    }
+}
+
+/// Requests sent together (`BEGIN` with the first statement, queued writes with what follows
+/// them), on a direct connection and through a pooler alike.
+#[cfg(test)]
+mod together {
+    use std::collections::HashMap;
+
+    use postgres::error::SqlState;
+
+    use super::Tx;
+    use crate::error::Failure;
+
+    /// The SQL state of a database failure, or a panic naming what failed instead.
+    fn state<T: std::fmt::Debug>(outcome: crate::error::Result<T>) -> SqlState {
+        match outcome {
+            Err(Failure::Database(e)) => e.code().cloned().expect("a server's error"),
+            other => panic!("expected a database error, got {other:?}"),
+        }
+    }
+
+    fn insert(tx: &mut Tx, x: i32) -> crate::error::Result<()> {
+        tx.queue("INSERT INTO together (x) VALUES ($1)", vec![Box::new(x)])
+    }
+
+    /// The rows of `together`, read on a connection of their own.
+    fn rows(url: &str) -> Vec<i32> {
+        let mut client = crate::connect::connect(url).unwrap();
+        let mut prepared = HashMap::new();
+        let mut tx = Tx::reads(&mut client, &mut prepared, url.contains("pgbouncer=true"));
+        let rows = tx.query("SELECT x FROM together ORDER BY x", &[]).unwrap();
+        rows.iter().map(|row| row.get(0)).collect()
+    }
+
+    fn xid(tx: &mut Tx) -> i64 {
+        tx.query_one("SELECT txid_current()", &[]).unwrap().get(0)
+    }
+
+    #[test]
+    fn writes_sent_with_what_follows_them_fail_as_themselves_and_commit_or_vanish_as_one() {
+        let server = baton_test_support::pg::PgServer::start();
+        let bouncer = baton_test_support::pgbouncer::PgBouncer::start(&server, 2);
+        for (url, pooled) in [(server.url().to_string(), false), (bouncer.url(), true)] {
+            baton_test_support::pg::psql(
+                server.url(),
+                "DROP TABLE IF EXISTS together; CREATE TABLE together (x integer PRIMARY KEY)",
+            );
+            let mut client = crate::connect::connect(&url).unwrap();
+            let mut prepared = HashMap::new();
+
+            // The `BEGIN` sent with the first statement: the next one runs in its transaction.
+            let mut tx = Tx::over(&mut client, &mut prepared, pooled);
+            assert_eq!(xid(&mut tx), xid(&mut tx), "pooled: {pooled}");
+            tx.commit().unwrap();
+
+            // A queued write and the `COMMIT` sent together: committed.
+            let mut tx = Tx::over(&mut client, &mut prepared, pooled);
+            insert(&mut tx, 1).unwrap();
+            insert(&mut tx, 2).unwrap();
+            tx.commit().unwrap();
+            assert_eq!(rows(&url), [1, 2]);
+
+            // A queued write that fails fails the `COMMIT` it went with (which the server
+            // turns into a rollback): nothing of the transaction lands.
+            let mut tx = Tx::over(&mut client, &mut prepared, pooled);
+            insert(&mut tx, 3).unwrap();
+            insert(&mut tx, 1).unwrap();
+            assert_eq!(state(tx.commit()), SqlState::UNIQUE_VIOLATION);
+            assert_eq!(rows(&url), [1, 2]);
+
+            // A failing write sent with a statement is the failure, not the statement's
+            // "transaction aborted"; dropped, the transaction rolls back.
+            let mut tx = Tx::over(&mut client, &mut prepared, pooled);
+            insert(&mut tx, 4).unwrap();
+            insert(&mut tx, 2).unwrap();
+            assert_eq!(state(tx.query("SELECT 1", &[])), SqlState::UNIQUE_VIOLATION);
+            drop(tx);
+            assert_eq!(rows(&url), [1, 2]);
+
+            // A write queued and never sent (the transaction dropped first) never lands, in
+            // a transaction begun or not; the connection is usable after.
+            let mut tx = Tx::over(&mut client, &mut prepared, pooled);
+            insert(&mut tx, 5).unwrap();
+            drop(tx);
+            let mut tx = Tx::over(&mut client, &mut prepared, pooled);
+            tx.query("SELECT 1", &[]).unwrap();
+            insert(&mut tx, 6).unwrap();
+            drop(tx);
+            assert_eq!(rows(&url), [1, 2]);
+
+            // Checked with the first request (here the only one: a queued write and the
+            // `COMMIT`): a project not found fails it before the `COMMIT` goes out.
+            let mut unchecked = Some("nowhere".to_string());
+            let mut tx = Tx::over(&mut client, &mut prepared, pooled).checking(&mut unchecked);
+            insert(&mut tx, 8).unwrap();
+            assert!(matches!(tx.commit(), Err(Failure::Unchecked)));
+            assert_eq!(rows(&url), [1, 2]);
+            assert!(unchecked.is_some());
+
+            // Outside a transaction a queued write runs at once.
+            let mut tx = Tx::reads(&mut client, &mut prepared, pooled);
+            insert(&mut tx, 7).unwrap();
+            assert_eq!(rows(&url), [1, 2, 7]);
+            drop(tx);
+            assert!(!client.is_closed());
+        }
     }
 }

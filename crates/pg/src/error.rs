@@ -15,6 +15,10 @@ pub(crate) enum Failure {
     /// none (yet): the transaction was rolled back, so the operation can run again once the
     /// function is made.
     KeptMissing(&'static Kept, postgres::Error),
+    /// The check sent with an operation's first request found the schema not this build's or
+    /// the project not there (`connection::Tx::checking`): the transaction was rolled back,
+    /// nothing of it committed.
+    Unchecked,
 }
 
 impl From<StoreError> for Failure {
@@ -37,6 +41,11 @@ impl Failure {
         match self {
             Failure::Store(e) => e,
             Failure::Database(e) | Failure::KeptMissing(_, e) => database(store, &e),
+            Failure::Unchecked => StoreError::Database {
+                message: format!(
+                    "PostgreSQL at {store}: the schema or the project changed while in use; try again"
+                ),
+            },
         }
     }
 }

@@ -76,9 +76,10 @@ pub(crate) fn waiting_on(file: &TaskFile, task: &Task) -> i32 {
     i32::try_from(open).unwrap_or(i32::MAX)
 }
 
-/// Writes `task` back to its row, with the columns queries use, in one statement (one round
-/// trip) with what goes with it: the worker recorded as alive, the log line (watchers told at
-/// commit), and waiting claims told a task may have become ready (`wake`).
+/// Writes `task` back to its row, with the columns queries use, in one statement with what
+/// goes with it: the worker recorded as alive, the log line (watchers told at commit), and
+/// waiting claims told a task may have become ready (`wake`). Queued: it goes out with the
+/// transaction's next request, its `COMMIT` at the latest ([`Tx::queue`]).
 pub(crate) fn save(
     tx: &mut Tx,
     project: &str,
@@ -87,54 +88,57 @@ pub(crate) fn save(
     entry: Option<(&Entry, Timestamp)>,
     wake: bool,
 ) -> Result<()> {
-    let status = task.status.as_str();
-    let priority = task.priority as i32;
-    let lease = task.lease_expires_at.map(|t| t.0);
-    let body = to_body(task);
     let (keys, reach) = baton_core::reservations::task_keys(task);
-    let mut params: Vec<&(dyn ToSql + Sync)> = vec![
-        &project,
-        &task.id,
-        &status,
-        &priority,
-        &task.claimed_by,
-        &lease,
-        &task.dependencies,
-        &body,
-        &keys,
-        &reach,
+    let mut params: Vec<Owned> = vec![
+        Box::new(project.to_string()),
+        Box::new(task.id.clone()),
+        Box::new(task.status.as_str()),
+        Box::new(task.priority as i32),
+        Box::new(task.claimed_by.clone()),
+        Box::new(task.lease_expires_at.map(|t| t.0)),
+        Box::new(task.dependencies.clone()),
+        Box::new(to_body(task)),
+        Box::new(keys),
+        Box::new(reach),
     ];
-    let seen = worker.map(|(agent, now)| (agent, now.0));
-    if let Some((agent, now)) = &seen {
-        params.push(agent);
-        params.push(now);
+    if let Some((agent, now)) = worker {
+        params.push(Box::new(agent.to_string()));
+        params.push(Box::new(now.0));
     }
-    let logged = entry.map(|(e, now)| (now.0, e.agent.as_str(), e.line(now)));
-    if let Some((at, agent, line)) = &logged {
-        params.push(at);
-        params.push(agent);
-        params.push(line);
+    if let Some((e, now)) = entry {
+        params.push(Box::new(now.0));
+        params.push(Box::new(e.agent.clone()));
+        params.push(Box::new(e.line(now)));
     }
-    tx.execute(save_sql(seen.is_some(), logged.is_some(), wake), &params)?;
-    Ok(())
+    tx.queue(save_sql(worker.is_some(), entry.is_some(), wake), params)
 }
 
-/// Tells waiting claims (at commit) that a task of `project` may have become ready.
+/// A parameter of a queued write, owned: it is sent after the call that queued it returns.
+type Owned = Box<dyn ToSql + Sync + Send>;
+
+/// Tells waiting claims (at commit) that a task of `project` may have become ready. Queued.
 pub(crate) fn wake(tx: &mut Tx, project: &str) -> Result<()> {
-    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &project])?;
-    Ok(())
+    tx.queue(
+        "SELECT pg_notify($1, $2)",
+        vec![Box::new(CHANNEL), Box::new(project.to_string())],
+    )
 }
 
 /// Appends `entry`'s line at `now` to its agent's log, and tells watchers (at commit) that
-/// the project changed.
+/// the project changed. Queued.
 pub(crate) fn journal(tx: &mut Tx, project: &str, entry: &Entry, now: Timestamp) -> Result<()> {
-    tx.execute(
+    tx.queue(
         "WITH logged AS (
              INSERT INTO baton_log (project, at, agent, line) VALUES ($1, $2, $3, $4)
          ) SELECT pg_notify($5, $1)",
-        &[&project, &now.0, &entry.agent, &entry.line(now), &CHANGES],
-    )?;
-    Ok(())
+        vec![
+            Box::new(project.to_string()),
+            Box::new(now.0),
+            Box::new(entry.agent.clone()),
+            Box::new(entry.line(now)),
+            Box::new(CHANGES),
+        ],
+    )
 }
 
 /// Serialises numbering within the project (runs, reservations): the project's row, locked
@@ -147,14 +151,17 @@ pub(crate) fn lock_project(tx: &mut Tx, project: &str) -> Result<()> {
     Ok(())
 }
 
-/// Records `agent` as alive at `now`.
+/// Records `agent` as alive at `now`. Queued.
 pub(crate) fn touch(tx: &mut Tx, project: &str, agent: &str, now: Timestamp) -> Result<()> {
-    tx.execute(
+    tx.queue(
         "INSERT INTO baton_agents (project, name, last_seen) VALUES ($1, $2, $3)
          ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen",
-        &[&project, &agent, &now.0],
-    )?;
-    Ok(())
+        vec![
+            Box::new(project.to_string()),
+            Box::new(agent.to_string()),
+            Box::new(now.0),
+        ],
+    )
 }
 
 pub(crate) fn to_body(task: &Task) -> Value {

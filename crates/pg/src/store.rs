@@ -10,7 +10,7 @@ use baton_core::{DEFAULT_LEASE, Entry, StoreError, Timestamp};
 use postgres::Client;
 
 use crate::connect::{Route, connect, describe, route};
-use crate::connection::{Connection, Tx};
+use crate::connection::{CHECK, Connection, Tx, found};
 use crate::error::{Failure, Result};
 use crate::kept::{Creation, Kept};
 use crate::rows::{database_now, journal};
@@ -47,7 +47,7 @@ impl PgStore {
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
             let mut prepared = HashMap::new();
-            let mut tx = Tx::over(client.transaction()?, &mut prepared, route.pooled);
+            let mut tx = Tx::over(&mut client, &mut prepared, route.pooled);
             let now = database_now(&mut tx)?;
             let plan = baton_core::notes::master_plan(goal, approach, now);
             let created = tx.execute(
@@ -74,42 +74,37 @@ impl PgStore {
         let store = describe(url);
         baton_core::names::validate_name("project name", name)?;
         let route = route(url).map_err(|e| e.at(&store))?;
-        let client = (|| {
+        let client = (|| -> Result<Client> {
             let mut client = connect(url)?;
             // The common case in one round trip: the schema is current and the project there.
             // Anything else (no schema yet, an older or newer one) takes the migration's path.
-            let current = client
-                .query_typed_one(
-                    "SELECT (SELECT version FROM baton_schema),
-                            EXISTS (SELECT 1 FROM baton_projects WHERE name = $1)",
-                    &[(&name, postgres::types::Type::TEXT)],
-                )
-                .ok()
-                .filter(|row| row.get::<_, Option<i32>>(0) == Some(schema::VERSION));
-            let known = match current {
-                Some(row) => row.get::<_, bool>(1),
-                None => {
-                    schema::migrate(&mut client, &store)?;
-                    // Unnamed, in one round trip: behind a pooler the next round trip may
-                    // reach another server session.
-                    client
-                        .query_typed_opt(
-                            "SELECT 1 FROM baton_projects WHERE name = $1",
-                            &[(&name, postgres::types::Type::TEXT)],
-                        )?
-                        .is_some()
-                }
-            };
-            if !known {
-                return Err(Failure::from(StoreError::UnknownProject {
-                    name: name.to_string(),
-                    store: store.clone(),
-                }));
+            let answer = client.query_typed_one(CHECK, &[(&name, postgres::types::Type::TEXT)]);
+            if !found(answer) {
+                check_project(&mut client, name, &store)?;
             }
             Ok(client)
         })()
         .map_err(|e| e.at(&store))?;
         Ok(PgStore::over(client, url, route, name, store))
+    }
+
+    /// Opens project `name` without a round trip of its own: whether the schema is current
+    /// and the project there is asked with the first operation's first request
+    /// (`connection::Tx::checking`), and an unknown project is that operation's error,
+    /// before anything of it is committed. For a process that runs one operation (a CLI
+    /// call): through a pooler it then waits for a server session once, not twice.
+    pub fn open_unchecked(url: &str, name: &str) -> baton_core::Result<PgStore> {
+        let store = describe(url);
+        baton_core::names::validate_name("project name", name)?;
+        let route = route(url).map_err(|e| e.at(&store))?;
+        let client = connect(url).map_err(|e| e.at(&store))?;
+        let store = PgStore::over(client, url, route, name, store);
+        store
+            .connection
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .unchecked = Some(name.to_string());
+        Ok(store)
     }
 
     /// The store over `client`, connected to `url` as `route` says.
@@ -141,10 +136,13 @@ impl PgStore {
         &self.name
     }
 
-    /// A fresh connection for one that was lost, routed as the first was.
-    fn reconnect(&self) -> baton_core::Result<Connection> {
+    /// A fresh connection for `lost`, routed as it was, its project still to be checked if
+    /// it was.
+    fn reconnect(&self, lost: &Connection) -> baton_core::Result<Connection> {
         let client = connect(&self.url).map_err(|e| e.at(&self.store))?;
-        Ok(Connection::new(client, self.route.pooled))
+        let mut fresh = Connection::new(client, self.route.pooled);
+        fresh.unchecked = lost.unchecked.clone();
+        Ok(fresh)
     }
 
     /// Runs `op` in one transaction on the project's connection; a failure rolls it back.
@@ -202,7 +200,7 @@ impl PgStore {
         let mut made: Vec<&'static Kept> = Vec::new();
         loop {
             if connection.client.is_closed() {
-                *connection = self.reconnect()?;
+                *connection = self.reconnect(&connection)?;
             }
             let mut committing = false;
             let mut run = || -> Result<T> {
@@ -211,12 +209,13 @@ impl PgStore {
                     prepared,
                     pooled,
                     keep,
+                    unchecked,
                 } = &mut *connection;
                 let tx = match transaction {
-                    true => Tx::over(client.transaction()?, prepared, *pooled),
+                    true => Tx::over(client, prepared, *pooled),
                     false => Tx::reads(client, prepared, *pooled),
                 };
-                let mut tx = tx.keeping(*keep);
+                let mut tx = tx.keeping(*keep).checking(unchecked);
                 let out = op(&mut tx)?;
                 committing = true;
                 tx.commit()?;
@@ -227,7 +226,14 @@ impl PgStore {
                     if !committing && !retried && (connection.client.is_closed() || ended(&e)) =>
                 {
                     retried = true;
-                    *connection = self.reconnect()?;
+                    *connection = self.reconnect(&connection)?;
+                }
+                // The schema is not this build's or the project not there: nothing was
+                // committed. Migrated, or refused, as opening the project would.
+                Err(Failure::Unchecked) if connection.unchecked.is_some() => {
+                    check_project(&mut connection.client, &self.name, &self.store)
+                        .map_err(|e| e.at(&self.store))?;
+                    connection.unchecked = None;
                 }
                 // A statement's function was missing: the transaction rolled back, so the
                 // operation runs again once it is made (see `kept`).
@@ -243,6 +249,27 @@ impl PgStore {
                 outcome => return outcome.map_err(|e| e.at(&self.store)),
             }
         }
+    }
+}
+
+/// Makes sure the schema is this build's (migrating an older one) and project `name` is in
+/// it, for a connection whose quick check found otherwise.
+fn check_project(client: &mut Client, name: &str, store: &str) -> Result<()> {
+    schema::migrate(client, store)?;
+    // Unnamed, in one round trip: behind a pooler the next round trip may reach another
+    // server session.
+    let known = client
+        .query_typed_opt(
+            "SELECT 1 FROM baton_projects WHERE name = $1",
+            &[(&name, postgres::types::Type::TEXT)],
+        )?
+        .is_some();
+    match known {
+        true => Ok(()),
+        false => Err(Failure::from(StoreError::UnknownProject {
+            name: name.to_string(),
+            store: store.to_string(),
+        })),
     }
 }
 

@@ -153,11 +153,11 @@ impl PgStore {
             if task.status == TaskStatus::Done && !was_done {
                 // A decrement, not a recount: it reads the row as the last completion left it
                 // (after waiting for its lock), so two dependencies done at once both count.
-                tx.execute(
+                tx.queue(
                     "UPDATE baton_tasks
                      SET waiting = waiting - cardinality(array_positions(dependencies, $2))
                      WHERE project = $1 AND dependencies @> ARRAY[$2]::text[]",
-                    &[&self.name, &task.id],
+                    vec![Box::new(self.name.clone()), Box::new(task.id.clone())],
                 )?;
             }
             let entry = Entry::task(change, worker, &task);

@@ -161,7 +161,7 @@ impl PgStore {
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
             let mut prepared = std::collections::HashMap::new();
-            let mut tx = Tx::over(client.transaction()?, &mut prepared, route.pooled);
+            let mut tx = Tx::over(&mut client, &mut prepared, route.pooled);
             let now = database_now(&mut tx)?;
             let created = tx.execute(
                 "INSERT INTO baton_projects (name, goal, master_plan, summary, created_at)

@@ -330,6 +330,80 @@ fn a_task_held_since_before_file_keys_were_recorded_still_keeps_others_from_its_
     assert_eq!(claim("w2").as_deref(), Some("e"), "free once d is done");
 }
 
+/// The tasks of every project in the database at `url`.
+fn task_rows(url: &str) -> String {
+    baton_test_support::pg::psql(url, "SELECT count(*) FROM baton_tasks")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_project_opened_unchecked_is_checked_with_its_first_operation_directly_and_pooled() {
+    let server = PgServer::start();
+    let bouncer = baton_test_support::pgbouncer::PgBouncer::start(&server, 2);
+    project(&server, "known");
+    for url in [server.url().to_string(), bouncer.url()] {
+        // An unknown project: each first operation, reading or writing, is refused as
+        // opening it would be, and nothing is written.
+        let before = task_rows(server.url());
+        let missing = PgStore::open_unchecked(&url, "nowhere").unwrap();
+        let claim = missing.claim(&baton_core::ClaimRequest::next("w1"));
+        assert!(
+            matches!(claim, Err(StoreError::UnknownProject { .. })),
+            "{url}: {claim:?}"
+        );
+        let missing = PgStore::open_unchecked(&url, "nowhere").unwrap();
+        let added = missing.add_task(task("lost", 1, &[]));
+        assert!(
+            matches!(added, Err(StoreError::UnknownProject { .. })),
+            "{url}: {added:?}"
+        );
+        assert!(matches!(
+            missing.status(),
+            Err(StoreError::UnknownProject { .. })
+        ));
+        // A read outside a transaction (`worker list`), checked in a round trip of its own.
+        let missing = PgStore::open_unchecked(&url, "nowhere").unwrap();
+        assert!(matches!(
+            missing.ready_tasks(),
+            Err(StoreError::UnknownProject { .. })
+        ));
+        assert_eq!(task_rows(server.url()), before);
+        // A known one: checked once, with the first operation's first request.
+        let known = PgStore::open_unchecked(&url, "known").unwrap();
+        assert!(known.ready_tasks().unwrap().is_empty());
+        let added = known.add_task(task("kept", 1, &[])).unwrap();
+        let claimed = known
+            .claim(&baton_core::ClaimRequest::next("w1"))
+            .unwrap()
+            .expect("the task just added");
+        assert_eq!(claimed.task.id, added.id);
+    }
+    // A schema from a newer baton: refused at the first operation, before anything of it is
+    // committed.
+    server.admin_sql("CREATE DATABASE newer_unchecked OWNER baton");
+    let base = server.url();
+    let newer = format!("{}/newer_unchecked", &base[..base.rfind('/').unwrap()]);
+    PgStore::init(&newer, "p", "goal", None).unwrap();
+    baton_test_support::pg::psql(&newer, "UPDATE baton_schema SET version = 99");
+    let p = PgStore::open_unchecked(&newer, "p").unwrap();
+    let added = p.add_task(task("never", 1, &[]));
+    assert!(
+        matches!(added, Err(StoreError::SchemaTooNew { .. })),
+        "{added:?}"
+    );
+    assert_eq!(task_rows(&newer), "0");
+    // The first schema: migrated at the first operation, which then runs.
+    let older = first_schema_database(&server, "older_unchecked", &[("a", "available", &[], &[])]);
+    let p = PgStore::open_unchecked(&older, "old").unwrap();
+    let claimed = p.claim(&baton_core::ClaimRequest::next("w1")).unwrap();
+    assert_eq!(claimed.expect("a is ready").task.id, "a");
+    assert_eq!(
+        baton_test_support::pg::psql(&older, "SELECT version FROM baton_schema").trim(),
+        baton_pg::schema::VERSION.to_string()
+    );
+}
+
 #[test]
 fn a_schema_from_a_newer_baton_is_refused() {
     // A database of its own, so the other tests' schema stays as it is.
