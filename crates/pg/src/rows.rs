@@ -34,18 +34,26 @@ pub(crate) fn exists(tx: &mut Tx, project: &str, id: &str) -> Result<bool> {
 /// Task `id`, its row locked until the transaction ends; unknown ids refused as the folder
 /// refuses them.
 pub(crate) fn locked_task(tx: &mut Tx, project: &str, id: &str) -> Result<Task> {
-    load(
-        tx,
-        "SELECT body FROM baton_tasks WHERE project = $1 AND id = $2 FOR UPDATE",
-        &[&project, &id],
-    )?
-    .pop()
-    .ok_or_else(|| {
-        StoreError::UnknownTask {
+    Ok(locked_task_now(tx, project, id)?.0)
+}
+
+/// [`locked_task`], with the database's clock when this statement started: the operation's
+/// time when it is the operation's first (see [`database_now`]), with no round trip of its
+/// own.
+pub(crate) fn locked_task_now(tx: &mut Tx, project: &str, id: &str) -> Result<(Task, Timestamp)> {
+    let row = tx
+        .query_opt(
+            "SELECT body, statement_timestamp() FROM baton_tasks
+             WHERE project = $1 AND id = $2 FOR UPDATE",
+            &[&project, &id],
+        )?
+        .ok_or_else(|| StoreError::UnknownTask {
             id: id.chars().take(80).collect(),
-        }
-        .into()
-    })
+        })?;
+    Ok((
+        parse(row.get(0))?,
+        Timestamp(row.get::<_, DateTime<Utc>>(1)),
+    ))
 }
 
 /// The tasks a query's first column (`body`) holds.

@@ -20,7 +20,8 @@ use chrono::{DateTime, Utc};
 use crate::connection::Tx;
 use crate::error::Result;
 use crate::rows::{
-    database_now, exists, journal, load, locked_task, parse, save, to_body, touch, waiting_on, wake,
+    database_now, exists, journal, load, locked_task, locked_task_now, parse, save, to_body, touch,
+    waiting_on, wake,
 };
 use crate::sql::{BEST_READY, BEST_READY_BUT_KEYED, BEST_READY_KEYED};
 use crate::store::PgStore;
@@ -86,8 +87,8 @@ impl PgStore {
     /// transaction found: the row locked, its unfinished dependencies, the reservations near
     /// its files), refused with the reason otherwise.
     fn claim_named(&self, agent: &str, id: &str, files: Files) -> baton_core::Result<Claimed> {
-        self.transact(|tx, now| {
-            let task = locked_task(tx, &self.name, id)?;
+        self.transact_unclocked(|tx| {
+            let (task, now) = locked_task_now(tx, &self.name, id)?;
             let blockers: Vec<String> = tx
                 .query(
                     "SELECT d.id FROM unnest($2::text[]) WITH ORDINALITY AS d(id, n)
@@ -146,8 +147,8 @@ impl PgStore {
         if let Some(agent) = worker {
             baton_core::names::validate_agent_id(agent)?;
         }
-        self.transact(|tx, now| {
-            let mut task = locked_task(tx, &self.name, id)?;
+        self.transact_unclocked(|tx| {
+            let (mut task, now) = locked_task_now(tx, &self.name, id)?;
             let was_done = task.status == TaskStatus::Done;
             rule(&mut task, now)?;
             if task.status == TaskStatus::Done && !was_done {
