@@ -394,18 +394,61 @@ impl<'a> Tx<'a> {
         kept: &'static Kept,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>> {
-        let typed = match self.keep {
-            true => self.unnamed(params),
-            false => None,
+        let call = self.kept_call(kept, params)?;
+        self.send(|c| call.rows(c))?
+            .map_err(|e| kept_failure(kept, e))
+    }
+
+    /// Two kept statements sent together, the second run after the first (so it sees what
+    /// the first locked and everything committed before it started), in one round trip:
+    /// both statements' rows.
+    pub(crate) fn query_kept_together(
+        &mut self,
+        first: (&'static Kept, &[&(dyn ToSql + Sync)]),
+        second: (&'static Kept, &[&(dyn ToSql + Sync)]),
+    ) -> Result<(Vec<Row>, Vec<Row>)> {
+        let (one, two) = (
+            self.kept_call(first.0, first.1)?,
+            self.kept_call(second.0, second.1)?,
+        );
+        let mut answers = (None, None);
+        self.send(|c| {
+            let answers = &mut answers;
+            async move {
+                let requests: Vec<Request<'_>> = vec![
+                    Box::pin(async {
+                        answers.0 = Some(one.rows(c).await);
+                        Ok(())
+                    }),
+                    Box::pin(async {
+                        answers.1 = Some(two.rows(c).await);
+                        Ok(())
+                    }),
+                ];
+                in_order(requests).await
+            }
+        })??;
+        let (Some(one), Some(two)) = answers else {
+            unreachable!("both statements are answered");
         };
-        let Some(typed) = typed else {
-            return self.query(&kept.sql, params);
-        };
-        self.send(|c| async move { c.query_typed(kept.call(), &typed).await })?
-            .map_err(|e| match kept.is_missing(&e) {
-                true => Failure::KeptMissing(kept, e),
-                false => Failure::Database(e),
-            })
+        // The first's failure first: the second then only found the transaction aborted.
+        let one = one.map_err(|e| kept_failure(first.0, e))?;
+        let two = two.map_err(|e| kept_failure(second.0, e))?;
+        Ok((one, two))
+    }
+
+    /// How `kept` runs on this transaction: its function called (pooled, while functions
+    /// are kept), else its statement unnamed (pooled) or prepared.
+    fn kept_call<'p>(
+        &mut self,
+        kept: &'static Kept,
+        params: &'p [&'p (dyn ToSql + Sync)],
+    ) -> Result<KeptCall<'p>> {
+        Ok(match self.unnamed(params) {
+            Some(typed) if self.keep => KeptCall::Unnamed(kept.call(), typed),
+            Some(typed) => KeptCall::Unnamed(&kept.sql, typed),
+            None => KeptCall::Prepared(self.statement(&kept.sql)?, params),
+        })
     }
 
     /// [`Self::query_kept`] for a statement of at most one row.
@@ -454,6 +497,30 @@ impl<'a> Tx<'a> {
             self.flush()?;
         }
         Ok(())
+    }
+}
+
+/// A kept statement as a transaction sends it (see [`Tx::kept_call`]).
+enum KeptCall<'p> {
+    Unnamed(&'static str, Typed<'p>),
+    Prepared(Statement, &'p [&'p (dyn ToSql + Sync)]),
+}
+
+impl KeptCall<'_> {
+    async fn rows(&self, client: &AsyncClient) -> std::result::Result<Vec<Row>, postgres::Error> {
+        match self {
+            KeptCall::Unnamed(sql, typed) => client.query_typed(sql, typed).await,
+            KeptCall::Prepared(statement, params) => client.query(statement, params).await,
+        }
+    }
+}
+
+/// A kept statement's failure: its function missing (to be made, and the operation run
+/// again), or the database's.
+fn kept_failure(kept: &'static Kept, e: postgres::Error) -> Failure {
+    match kept.is_missing(&e) {
+        true => Failure::KeptMissing(kept, e),
+        false => Failure::Database(e),
     }
 }
 

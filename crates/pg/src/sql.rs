@@ -75,12 +75,14 @@ pub(crate) static BEST_READY: LazyLock<Kept> = LazyLock::new(|| {
 
 /// [`BEST_READY`] that also tries the chosen task's file lock keys (its `keys` exclusively,
 /// the rest of its `reach` shared; see `reservations`) in the same round trip: the third
-/// column says whether all were taken, NULL when the row has none recorded.
+/// column says whether all were taken, NULL when the row has none recorded. The chosen task's
+/// id is left in the transaction's `baton.candidate` setting, for the read of the reservations
+/// near it sent with this one (`reservations::NEAR_CANDIDATE`).
 pub(crate) static BEST_READY_KEYED: LazyLock<Kept> = LazyLock::new(|| {
     Kept::new(
         best_ready("", true),
         &["text", "text"],
-        &["jsonb", "timestamptz", "boolean"],
+        &["jsonb", "timestamptz", "boolean", "text"],
     )
 });
 
@@ -89,7 +91,7 @@ pub(crate) static BEST_READY_BUT_KEYED: LazyLock<Kept> = LazyLock::new(|| {
     Kept::new(
         best_ready("t.id <> ALL($3) AND ", true),
         &["text", "text", "text[]"],
-        &["jsonb", "timestamptz", "boolean"],
+        &["jsonb", "timestamptz", "boolean", "text"],
     )
 });
 
@@ -115,7 +117,8 @@ fn best_ready(extra: &str, keyed: bool) -> String {
                  FROM unnest(best.keys) AS k
                  UNION ALL
                  SELECT pg_try_advisory_xact_lock_shared(hashtext('baton:' || $1 || ':' || k))
-                 FROM unnest(best.reach) AS k WHERE NOT k = ANY(best.keys)) AS tried) END"
+                 FROM unnest(best.reach) AS k WHERE NOT k = ANY(best.keys)) AS tried) END,
+           set_config('baton.candidate', best.id, true)"
     } else {
         ""
     };
