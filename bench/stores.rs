@@ -3,7 +3,8 @@
 //! for the run (`BATON_TEST_PG_URL` for an existing one).
 //!
 //! Prints, in one run, for the folder, for PostgreSQL, and (claims) for PostgreSQL through
-//! PgBouncer in transaction mode (`BATON_BENCH_ONLY=pooled` runs that comparison alone):
+//! PgBouncer in transaction mode (`BATON_BENCH_ONLY=pooled` runs that comparison alone, one
+//! claim on each store after another, and prints the pooled claim against the other two):
 //! - one `worker claim` process's latency, p50/p99, at 100 and at 100,000 tasks (the claim
 //!   is undone outside the timing, so every trial claims from the same queue);
 //! - claims per second with 8 worker processes claiming one after another until none is left;
@@ -28,7 +29,7 @@
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use baton_test_support::pg::{PgServer, insert_tasks, psql};
+use baton_test_support::pg::{PgServer, insert_tasks};
 use baton_test_support::pgbouncer::PgBouncer;
 
 #[path = "common/tasks.rs"]
@@ -87,6 +88,9 @@ impl Store<'_> {
 struct Bench {
     dir: tempfile::TempDir,
     password: Option<String>,
+    /// The database's own connection for putting tasks back, kept open so that no process
+    /// starts and no server backend forks or exits around a timed claim.
+    restorer: Option<std::sync::Mutex<postgres::Client>>,
     /// The folder's pristine `tasks.json`, or the database project's name.
     pristine: Vec<u8>,
     project: String,
@@ -103,6 +107,7 @@ impl Bench {
         let mut bench = Bench {
             dir,
             password: None,
+            restorer: None,
             pristine: Vec::new(),
             project,
         };
@@ -130,6 +135,8 @@ impl Bench {
                     &bench.project,
                 ]);
                 insert_tasks(server.url(), &bench.project, n);
+                let restorer = postgres::Client::connect(server.url(), postgres::NoTls).unwrap();
+                bench.restorer = Some(std::sync::Mutex::new(restorer));
             }
         }
         bench
@@ -159,19 +166,19 @@ impl Bench {
                 &self.pristine,
             )
             .unwrap(),
-            Store::Postgres(server) | Store::Pooled(server, _) => {
-                psql(
-                    server.url(),
-                    &format!(
+            Store::Postgres(_) | Store::Pooled(..) => {
+                let mut restorer = self.restorer.as_ref().unwrap().lock().unwrap();
+                restorer
+                    .execute(
                         "UPDATE baton_tasks SET status = 'available', claimed_by = NULL,
                              lease_expires_at = NULL,
                              body = body || jsonb_build_object('status', 'available',
                                  'claimed_by', null, 'claimed_at', null,
                                  'lease_expires_at', null, 'attempts', 0)
-                         WHERE project = '{}' AND status <> 'available'",
-                        self.project
-                    ),
-                );
+                         WHERE project = $1 AND status <> 'available'",
+                        &[&self.project],
+                    )
+                    .unwrap();
             }
         }
     }
@@ -195,6 +202,57 @@ fn latency(store: Store<'_>, n: usize, trials: usize) {
         ms(percentile(&samples, 0.50), 2),
         ms(percentile(&samples, 0.99), 2)
     );
+}
+
+/// [`latency`] for several stores (and the baseline binary, when given) at once: each trial
+/// claims once on each, one right after the other, so they are measured under the same load.
+/// Then the pooled claim's p50 against the direct and the folder ones (issue 28).
+fn interleaved(stores: &[Store<'_>], n: usize, trials: usize) {
+    let mut binaries = vec![("", env!("CARGO_BIN_EXE_baton").to_string())];
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        binaries.push(("baseline ", baseline));
+    }
+    let benches: Vec<Bench> = stores.iter().map(|&store| Bench::new(store, n)).collect();
+    let mut samples = vec![vec![Vec::with_capacity(trials); stores.len()]; binaries.len()];
+    for i in 0..trials {
+        for (b, binary) in binaries.iter().enumerate() {
+            *MEASURED.write().unwrap() = (binary.0, binary.1.clone());
+            // Each store in turn goes first, so none always follows the same other one.
+            for k in 0..stores.len() {
+                let s = (i + k) % stores.len();
+                let (store, bench) = (stores[s], &benches[s]);
+                bench.restore(store);
+                let started = Instant::now();
+                let code = bench.run(&["worker", "claim", &format!("w{}", i % 4), "--json"]);
+                samples[b][s].push(started.elapsed());
+                assert_eq!(code, Some(0), "claim failed");
+            }
+        }
+    }
+    for (b, binary) in binaries.iter().enumerate() {
+        *MEASURED.write().unwrap() = (binary.0, binary.1.clone());
+        let mut p50 = Vec::new();
+        for (s, store) in stores.iter().enumerate() {
+            let taken = &mut samples[b][s];
+            taken.sort();
+            p50.push(percentile(taken, 0.50));
+            println!(
+                "{:>8} `worker claim` at {n:>6} tasks: p50 {}  p99 {}  ({trials} processes, interleaved)",
+                store.label(),
+                ms(percentile(taken, 0.50), 2),
+                ms(percentile(taken, 0.99), 2)
+            );
+        }
+        if let [folder, direct, pooled] = p50[..] {
+            println!(
+                "{:>8} p50 through PgBouncer: {:.2} x direct, {:.2} x folder",
+                binary.0,
+                pooled.as_secs_f64() / direct.as_secs_f64(),
+                pooled.as_secs_f64() / folder.as_secs_f64()
+            );
+        }
+    }
+    *MEASURED.write().unwrap() = ("", String::new());
 }
 
 /// `workers` threads, each running one claiming process after another until none is ready.
@@ -445,6 +503,7 @@ fn main() {
     ];
     if !args.iter().any(|a| a == "--bench") {
         // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
+        interleaved(&claiming, 20, 2);
         for store in claiming {
             latency(store, 20, 3);
             throughput(store, 20, 2);
@@ -456,11 +515,10 @@ fn main() {
         return;
     }
     if std::env::var("BATON_BENCH_ONLY").is_ok_and(|only| only == "pooled") {
-        // Alternating rounds, so the machine's load falls on the three alike.
+        // One claim of each store (and binary) after another, three times over, so the
+        // machine's load and its drift fall on all alike.
         for _ in 0..3 {
-            for store in claiming {
-                for_each_binary(|| latency(store, 100, 100));
-            }
+            interleaved(&claiming, 100, 100);
         }
         for store in claiming {
             for_each_binary(|| throughput(store, 3_000, 8));
