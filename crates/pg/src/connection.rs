@@ -20,14 +20,16 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
-use std::task::Poll;
 
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Row, Statement};
 
 use crate::error::{Failure, Result};
 use crate::kept::Kept;
+use crate::together::{
+    Ahead, AsyncClient, CHECK, Call, KeptCall, Queued, Request, Sent, Typed, found, in_order,
+    kept_failure,
+};
 
 /// A connection and the statements prepared on it (by their SQL), so an operation's
 /// statements are parsed and planned once per connection, not once per call: one round trip
@@ -55,9 +57,6 @@ impl Connection {
         }
     }
 }
-
-/// A statement's parameters, each with the type the server is told it has.
-type Typed<'p> = Vec<(&'p (dyn ToSql + Sync), Type)>;
 
 /// The types a pooled statement declares for its parameters, read off their Rust values:
 /// each one's first type here that its value encodes as (`&str` as `text`, `i64` as `int8`,
@@ -106,41 +105,6 @@ enum Session {
     /// Committed, or its `COMMIT` sent: nothing more runs, nothing is rolled back.
     Ended,
 }
-
-/// A write whose answer nothing waits for, sent with what the transaction sends next (its
-/// next statement or its `COMMIT`): see [`Tx::queue`].
-struct Queued {
-    statement: Call,
-    params: Vec<Box<dyn ToSql + Sync + Send>>,
-}
-
-/// How a queued write is sent: unnamed with its parameters' declared types (pooled), or as a
-/// statement prepared on the connection.
-enum Call {
-    Unnamed(&'static str, Vec<Type>),
-    Prepared(Statement),
-}
-
-impl Queued {
-    async fn send(&self, client: &AsyncClient) -> std::result::Result<(), postgres::Error> {
-        let params = self.params.iter().map(|p| &**p as &(dyn ToSql + Sync));
-        match &self.statement {
-            Call::Unnamed(sql, types) => {
-                let typed: Vec<_> = params.zip(types.iter().cloned()).collect();
-                client.execute_typed(sql, &typed).await?;
-            }
-            Call::Prepared(statement) => {
-                client
-                    .execute(statement, &params.collect::<Vec<_>>())
-                    .await?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The asynchronous client under the blocking one: requests sent together are made on it.
-type AsyncClient = tokio_postgres::Client;
 
 /// A transaction on a project's connection, running its statements prepared; or, for an
 /// operation that only reads, its statements each on its own (see [`Tx::reads`]).
@@ -498,130 +462,6 @@ impl<'a> Tx<'a> {
         }
         Ok(())
     }
-}
-
-/// A kept statement as a transaction sends it (see [`Tx::kept_call`]).
-enum KeptCall<'p> {
-    Unnamed(&'static str, Typed<'p>),
-    Prepared(Statement, &'p [&'p (dyn ToSql + Sync)]),
-}
-
-impl KeptCall<'_> {
-    async fn rows(&self, client: &AsyncClient) -> std::result::Result<Vec<Row>, postgres::Error> {
-        match self {
-            KeptCall::Unnamed(sql, typed) => client.query_typed(sql, typed).await,
-            KeptCall::Prepared(statement, params) => client.query(statement, params).await,
-        }
-    }
-}
-
-/// A kept statement's failure: its function missing (to be made, and the operation run
-/// again), or the database's.
-fn kept_failure(kept: &'static Kept, e: postgres::Error) -> Failure {
-    match kept.is_missing(&e) {
-        true => Failure::KeptMissing(kept, e),
-        false => Failure::Database(e),
-    }
-}
-
-/// What failed of requests sent together: one that went before the request, or the request.
-enum Ahead {
-    Before(postgres::Error),
-    Request(postgres::Error),
-}
-
-/// A request of the asynchronous client, its answer kept elsewhere.
-type Request<'c> = Pin<Box<dyn Future<Output = std::result::Result<(), postgres::Error>> + 'c>>;
-
-/// What goes before a request: a `BEGIN`, the check of a project, queued writes.
-#[derive(Clone, Copy)]
-struct Sent<'s> {
-    begin: bool,
-    check: Option<&'s str>,
-    queued: &'s [Queued],
-}
-
-/// The question a first request asks with it: the schema's version, and whether the project
-/// is there.
-pub(crate) const CHECK: &str = "SELECT (SELECT version FROM baton_schema),
-                                       EXISTS (SELECT 1 FROM baton_projects WHERE name = $1)";
-
-/// Whether [`CHECK`]'s answer says the schema is this build's and the project there. Any
-/// failure (no schema yet) says no.
-pub(crate) fn found(answer: std::result::Result<Row, postgres::Error>) -> bool {
-    answer.is_ok_and(|row| {
-        row.get::<_, Option<i32>>(0) == Some(crate::schema::VERSION) && row.get::<_, bool>(1)
-    })
-}
-
-impl Sent<'_> {
-    /// `request`, sent after what goes before it, all before any answer is read: whether the
-    /// project was found (when checked), and the request's answer or the first failure
-    /// among what went before it.
-    async fn with<T>(
-        self,
-        client: &AsyncClient,
-        request: impl Future<Output = std::result::Result<T, postgres::Error>>,
-    ) -> (Option<bool>, std::result::Result<T, Ahead>) {
-        let mut checked = None;
-        let mut answer = None;
-        let before = {
-            let mut all: Vec<Request<'_>> = Vec::new();
-            if self.begin {
-                all.push(Box::pin(client.batch_execute("BEGIN")));
-            }
-            if let Some(project) = self.check {
-                let checked = &mut checked;
-                all.push(Box::pin(async move {
-                    let answer = client
-                        .query_typed_one(CHECK, &[(&project, Type::TEXT)])
-                        .await;
-                    *checked = Some(found(answer));
-                    Ok(())
-                }));
-            }
-            for write in self.queued {
-                all.push(Box::pin(write.send(client)));
-            }
-            let answer = &mut answer;
-            all.push(Box::pin(async move {
-                *answer = Some(request.await);
-                Ok(())
-            }));
-            in_order(all).await
-        };
-        let answer = match (before, answer) {
-            (Err(e), _) => Err(Ahead::Before(e)),
-            (Ok(()), Some(answer)) => answer.map_err(Ahead::Request),
-            (Ok(()), None) => unreachable!("every request is answered"),
-        };
-        (checked, answer)
-    }
-}
-
-/// Runs `requests` to completion, polling them first to last each time: a request of the
-/// asynchronous client is sent when its future is first polled, so they go out in this
-/// order. The first failure, in that order, is the result.
-async fn in_order(mut requests: Vec<Request<'_>>) -> std::result::Result<(), postgres::Error> {
-    let mut results: Vec<Option<std::result::Result<(), postgres::Error>>> =
-        requests.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (request, result) in requests.iter_mut().zip(results.iter_mut()) {
-            if result.is_none() {
-                match request.as_mut().poll(cx) {
-                    Poll::Ready(out) => *result = Some(out),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        match pending {
-            true => Poll::Pending,
-            false => Poll::Ready(()),
-        }
-    })
-    .await;
-    results.into_iter().flatten().collect()
 }
 
 impl Drop for Tx<'_> {

@@ -18,7 +18,8 @@
 //!
 //! Modules, each importing only those before it: `kept` (statements kept planned as functions
 //! on a pooler's server sessions), `error`, `schema` (versioned migrations),
-//! `connect` (URLs, passwords, TLS), `connection` (a connection and its prepared statements),
+//! `connect` (URLs, passwords, TLS), `together` (requests sent together), `connection` (a
+//! connection, its prepared statements and its transactions),
 //! `sql` (the hot paths' SQL), `rows` (loading and saving tasks, the log, the clock), `store`
 //! ([`PgStore`] and its transactions), `reservations`, `notes` (logs, discoveries, master
 //! plan, summary, doctor, aggregate), `listen` (waking waiting workers and watchers), `tasks`
@@ -42,6 +43,7 @@ mod sql;
 mod store;
 mod tasks;
 mod team;
+mod together;
 pub mod transfer;
 
 pub use listen::PgListener;

@@ -10,11 +10,12 @@ use baton_core::{DEFAULT_LEASE, Entry, StoreError, Timestamp};
 use postgres::Client;
 
 use crate::connect::{Route, connect, describe, route};
-use crate::connection::{CHECK, Connection, Tx, found};
+use crate::connection::{Connection, Tx};
 use crate::error::{Failure, Result};
 use crate::kept::{Creation, Kept};
 use crate::rows::{database_now, journal};
 use crate::schema;
+use crate::together::{CHECK, found};
 
 /// A project in a PostgreSQL database, over one connection.
 pub struct PgStore {
