@@ -27,8 +27,7 @@ use postgres::{Client, Row, Statement};
 use crate::error::{Failure, Result};
 use crate::kept::Kept;
 use crate::together::{
-    Ahead, AsyncClient, CHECK, Call, KeptCall, Queued, Request, Sent, Typed, found, in_order,
-    kept_failure,
+    Ahead, AsyncClient, CHECK, Call, KeptCall, Queued, Sent, Typed, found, kept_failure,
 };
 
 /// A connection and the statements prepared on it (by their SQL), so an operation's
@@ -361,44 +360,6 @@ impl<'a> Tx<'a> {
         let call = self.kept_call(kept, params)?;
         self.send(|c| call.rows(c))?
             .map_err(|e| kept_failure(kept, e))
-    }
-
-    /// Two kept statements sent together, the second run after the first (so it sees what
-    /// the first locked and everything committed before it started), in one round trip:
-    /// both statements' rows.
-    pub(crate) fn query_kept_together(
-        &mut self,
-        first: (&'static Kept, &[&(dyn ToSql + Sync)]),
-        second: (&'static Kept, &[&(dyn ToSql + Sync)]),
-    ) -> Result<(Vec<Row>, Vec<Row>)> {
-        let (one, two) = (
-            self.kept_call(first.0, first.1)?,
-            self.kept_call(second.0, second.1)?,
-        );
-        let mut answers = (None, None);
-        self.send(|c| {
-            let answers = &mut answers;
-            async move {
-                let requests: Vec<Request<'_>> = vec![
-                    Box::pin(async {
-                        answers.0 = Some(one.rows(c).await);
-                        Ok(())
-                    }),
-                    Box::pin(async {
-                        answers.1 = Some(two.rows(c).await);
-                        Ok(())
-                    }),
-                ];
-                in_order(requests).await
-            }
-        })??;
-        let (Some(one), Some(two)) = answers else {
-            unreachable!("both statements are answered");
-        };
-        // The first's failure first: the second then only found the transaction aborted.
-        let one = one.map_err(|e| kept_failure(first.0, e))?;
-        let two = two.map_err(|e| kept_failure(second.0, e))?;
-        Ok((one, two))
     }
 
     /// How `kept` runs on this transaction: its function called (pooled, while functions

@@ -102,23 +102,26 @@ impl PgStore {
         // One round trip for the common case: the near held tasks, whether any explicit
         // reservation exists, and the time of this read.
         // Kept as a function through a pooler: its plan costs the server more than its run.
+        // Its own round trip, after the claim's read: sent with that read, the keys taken from
+        // the task it found in a subquery, the planner read every held task instead of using
+        // the indexes on `keys` and `reach` (2.5 ms with 2,500 held; 16 workers' claims/s
+        // fell from ~1,600 to ~1,000 in `cargo bench -p baton-pg --bench claims`).
         static NEAR: LazyLock<Kept> = LazyLock::new(|| {
             Kept::new(
-                near_sql("", "$2", "$3"),
+                "SELECT statement_timestamp(),
+                    EXISTS (SELECT 1 FROM baton_reservations WHERE project = $1),
+                    (SELECT coalesce(jsonb_agg(body), '[]') FROM baton_tasks
+                     WHERE project = $1 AND status IN ('claimed', 'in_progress')
+                       AND (keys && $2 OR reach && $3
+                            OR (keys IS NULL
+                                AND jsonb_array_length(coalesce(body->'context'->'files', '[]'))
+                                    > 0)))"
+                    .into(),
                 &["text", "text[]", "text[]"],
                 &["timestamptz", "boolean", "jsonb"],
             )
         });
         let row = tx.query_one_kept(&NEAR, &[&self.name, &above, &keys])?;
-        self.near_read(tx, &row)
-    }
-
-    /// What [`Self::reservations_near`] or [`NEAR_CANDIDATE`] read, as it returns it.
-    pub(crate) fn near_read(
-        &self,
-        tx: &mut Tx,
-        row: &postgres::Row,
-    ) -> Result<(TaskFile, Timestamp)> {
         let now = Timestamp(row.get::<_, DateTime<Utc>>(0));
         let file = self.near_file(tx, now, row.get(1), row.get(2))?;
         Ok((file, now))
@@ -193,40 +196,6 @@ impl PgStore {
         }
         Ok(file)
     }
-}
-
-/// [`PgStore::reservations_near`]'s read for the task a claim's read just locked and keyed
-/// (the one it named in `baton.candidate`: see `sql::best_ready`), sent with that read and run
-/// right after it. So it sees what was committed once the task's keys were taken, as a read
-/// of its own after them would, without a round trip of its own.
-pub(crate) static NEAR_CANDIDATE: LazyLock<Kept> = LazyLock::new(|| {
-    Kept::new(
-        near_sql(
-            "WITH candidate AS (SELECT keys, reach FROM baton_tasks
-                                WHERE project = $1 AND id = current_setting('baton.candidate', true)) ",
-            "(SELECT reach FROM candidate)",
-            "(SELECT keys FROM candidate)",
-        ),
-        &["text"],
-        &["timestamptz", "boolean", "jsonb"],
-    )
-});
-
-/// The read of the reservations near some files (project `$1`): its time, whether any
-/// explicit reservation exists, and the held tasks whose keys meet `reach` (the files' keys
-/// and the folders above them) or whose reach meets `keys` (the files' own), with those from
-/// before keys were recorded. `with` comes first.
-fn near_sql(with: &str, reach: &str, keys: &str) -> String {
-    format!(
-        "{with}SELECT statement_timestamp(),
-            EXISTS (SELECT 1 FROM baton_reservations WHERE project = $1),
-            (SELECT coalesce(jsonb_agg(body), '[]') FROM baton_tasks
-             WHERE project = $1 AND status IN ('claimed', 'in_progress')
-               AND (keys && {reach} OR reach && {keys}
-                    OR (keys IS NULL
-                        AND jsonb_array_length(coalesce(body->'context'->'files', '[]'))
-                            > 0)))"
-    )
 }
 
 /// How many ready tasks ahead [`PgStore::held_ahead`] reads at once: more than a busy front

@@ -75,14 +75,12 @@ pub(crate) static BEST_READY: LazyLock<Kept> = LazyLock::new(|| {
 
 /// [`BEST_READY`] that also tries the chosen task's file lock keys (its `keys` exclusively,
 /// the rest of its `reach` shared; see `reservations`) in the same round trip: the third
-/// column says whether all were taken, NULL when the row has none recorded. The chosen task's
-/// id is left in the transaction's `baton.candidate` setting, for the read of the reservations
-/// near it sent with this one (`reservations::NEAR_CANDIDATE`).
+/// column says whether all were taken, NULL when the row has none recorded.
 pub(crate) static BEST_READY_KEYED: LazyLock<Kept> = LazyLock::new(|| {
     Kept::new(
         best_ready("", true),
         &["text", "text"],
-        &["jsonb", "timestamptz", "boolean", "text"],
+        &["jsonb", "timestamptz", "boolean"],
     )
 });
 
@@ -91,7 +89,7 @@ pub(crate) static BEST_READY_BUT_KEYED: LazyLock<Kept> = LazyLock::new(|| {
     Kept::new(
         best_ready("t.id <> ALL($3) AND ", true),
         &["text", "text", "text[]"],
-        &["jsonb", "timestamptz", "boolean", "text"],
+        &["jsonb", "timestamptz", "boolean"],
     )
 });
 
@@ -117,8 +115,7 @@ fn best_ready(extra: &str, keyed: bool) -> String {
                  FROM unnest(best.keys) AS k
                  UNION ALL
                  SELECT pg_try_advisory_xact_lock_shared(hashtext('baton:' || $1 || ':' || k))
-                 FROM unnest(best.reach) AS k WHERE NOT k = ANY(best.keys)) AS tried) END,
-           set_config('baton.candidate', best.id, true)"
+                 FROM unnest(best.reach) AS k WHERE NOT k = ANY(best.keys)) AS tried) END"
     } else {
         ""
     };

@@ -19,7 +19,6 @@ use chrono::{DateTime, Utc};
 
 use crate::connection::Tx;
 use crate::error::Result;
-use crate::reservations::NEAR_CANDIDATE;
 use crate::rows::{
     database_now, exists, journal, load, locked_task, locked_task_now, parse, save, to_body, touch,
     waiting_on, wake,
@@ -39,18 +38,12 @@ impl PgStore {
             let mut passed: Vec<String> = Vec::new();
             loop {
                 let respect = files == Files::Respect;
-                // Respecting files, the reservations near the task found are read with it, by
-                // a statement run right after the one that took its keys.
-                let (row, near) = match (respect, passed.is_empty()) {
-                    (false, _) => (tx.query_opt_kept(&BEST_READY, &[&self.name, &agent])?, None),
-                    (true, true) => first_rows(tx.query_kept_together(
-                        (&BEST_READY_KEYED, &[&self.name, &agent]),
-                        (&NEAR_CANDIDATE, &[&self.name]),
-                    )?),
-                    (true, false) => first_rows(tx.query_kept_together(
-                        (&BEST_READY_BUT_KEYED, &[&self.name, &agent, &passed]),
-                        (&NEAR_CANDIDATE, &[&self.name]),
-                    )?),
+                let row = match (respect, passed.is_empty()) {
+                    (false, _) => tx.query_opt_kept(&BEST_READY, &[&self.name, &agent])?,
+                    (true, true) => tx.query_opt_kept(&BEST_READY_KEYED, &[&self.name, &agent])?,
+                    (true, false) => {
+                        tx.query_opt_kept(&BEST_READY_BUT_KEYED, &[&self.name, &agent, &passed])?
+                    }
                 };
                 let Some(row) = row else {
                     let now = database_now(tx)?;
@@ -64,8 +57,7 @@ impl PgStore {
                 if respect && !paths.is_empty() && !task.sent_back {
                     // The keys were tried with the row; a row from before they were recorded
                     // has them tried now.
-                    let keyed = row.get::<_, Option<bool>>(2);
-                    let taken = match keyed {
+                    let taken = match row.get::<_, Option<bool>>(2) {
                         Some(taken) => taken,
                         None => self.try_keys(tx, &paths)?,
                     };
@@ -77,10 +69,7 @@ impl PgStore {
                     }
                     // Stamped by the read that found the files free: a claim recorded before
                     // the completion that freed them would say two tasks overlapped.
-                    let (near, read_at) = match (keyed, near) {
-                        (Some(true), Some(near)) => self.near_read(tx, &near)?,
-                        _ => self.reservations_near(tx, &paths)?,
-                    };
+                    let (near, read_at) = self.reservations_near(tx, &paths)?;
                     now = read_at;
                     let active = near.active_reservations(now, lease);
                     if !task_conflicts(&active, &task, Some(agent)).is_empty() {
@@ -181,13 +170,6 @@ impl PgStore {
             Ok(task)
         })
     }
-}
-
-/// The first row of each of two statements' answers.
-fn first_rows(
-    (one, two): (Vec<postgres::Row>, Vec<postgres::Row>),
-) -> (Option<postgres::Row>, Option<postgres::Row>) {
-    (one.into_iter().next(), two.into_iter().next())
 }
 
 impl TaskStore for PgStore {

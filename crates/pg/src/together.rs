@@ -89,8 +89,7 @@ pub(crate) enum Ahead {
 }
 
 /// A request of the asynchronous client, its answer kept elsewhere.
-pub(crate) type Request<'c> =
-    Pin<Box<dyn Future<Output = std::result::Result<(), postgres::Error>> + 'c>>;
+type Request<'c> = Pin<Box<dyn Future<Output = std::result::Result<(), postgres::Error>> + 'c>>;
 
 /// What goes before a request: a `BEGIN`, the check of a project, queued writes.
 #[derive(Clone, Copy)]
@@ -161,9 +160,7 @@ impl Sent<'_> {
 /// Runs `requests` to completion, polling them first to last each time: a request of the
 /// asynchronous client is sent when its future is first polled, so they go out in this
 /// order. The first failure, in that order, is the result.
-pub(crate) async fn in_order(
-    mut requests: Vec<Request<'_>>,
-) -> std::result::Result<(), postgres::Error> {
+async fn in_order(mut requests: Vec<Request<'_>>) -> std::result::Result<(), postgres::Error> {
     let mut results: Vec<Option<std::result::Result<(), postgres::Error>>> =
         requests.iter().map(|_| None).collect();
     std::future::poll_fn(|cx| {
