@@ -210,7 +210,7 @@ impl<'a> Tx<'a> {
             self.flush()?;
         }
         // Sent with the `COMMIT`: what failed there cannot be rolled back by dropping.
-        Ok(self.send_ending(|c| c.batch_execute("COMMIT"))??)
+        Ok(self.send_then(true, |c| c.batch_execute("COMMIT"))??)
     }
 
     /// Pooled: closes every statement prepared in this transaction, while the transaction
@@ -259,17 +259,7 @@ impl<'a> Tx<'a> {
         Ok(())
     }
 
-    /// [`Self::send`] for the request that ends the transaction.
-    fn send_ending<'c, T, F>(
-        &'c mut self,
-        request: impl FnOnce(&'c AsyncClient) -> F,
-    ) -> Result<std::result::Result<T, postgres::Error>>
-    where
-        F: Future<Output = std::result::Result<T, postgres::Error>>,
-    {
-        self.send_then(true, request)
-    }
-
+    /// [`Self::send`], the request ending the transaction when `ends`.
     fn send_then<'c, T, F>(
         &'c mut self,
         ends: bool,
