@@ -50,13 +50,18 @@ fn baton() -> String {
     }
 }
 
-/// Runs `figure` for this build's binary, then for the baseline's when one is given.
-fn for_each_binary(mut figure: impl FnMut()) {
+/// The binaries measured, with their labels: this build's, then the baseline's when given.
+fn binaries() -> Vec<(&'static str, String)> {
     let mut all = vec![("", env!("CARGO_BIN_EXE_baton").to_string())];
     if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
         all.push(("baseline ", baseline));
     }
-    for measured in all {
+    all
+}
+
+/// Runs `figure` for this build's binary, then for the baseline's when one is given.
+fn for_each_binary(mut figure: impl FnMut()) {
+    for measured in binaries() {
         *MEASURED.write().unwrap() = measured;
         figure();
     }
@@ -208,10 +213,7 @@ fn latency(store: Store<'_>, n: usize, trials: usize) {
 /// claims once on each, one right after the other, so they are measured under the same load.
 /// Then the pooled claim's p50 against the direct and the folder ones (issue 28).
 fn interleaved(stores: &[Store<'_>], n: usize, trials: usize) {
-    let mut binaries = vec![("", env!("CARGO_BIN_EXE_baton").to_string())];
-    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
-        binaries.push(("baseline ", baseline));
-    }
+    let binaries = binaries();
     let benches: Vec<Bench> = stores.iter().map(|&store| Bench::new(store, n)).collect();
     let mut samples = vec![vec![Vec::with_capacity(trials); stores.len()]; binaries.len()];
     for i in 0..trials {

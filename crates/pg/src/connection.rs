@@ -27,7 +27,7 @@ use postgres::{Client, Row, Statement};
 use crate::error::{Failure, Result};
 use crate::kept::Kept;
 use crate::together::{
-    Ahead, AsyncClient, CHECK, Call, KeptCall, Queued, Sent, Typed, found, kept_failure,
+    Ahead, AsyncClient, Call, KeptCall, Owned, Queued, Sent, Typed, kept_failure, project_found,
 };
 
 /// A connection and the statements prepared on it (by their SQL), so an operation's
@@ -241,21 +241,20 @@ impl<'a> Tx<'a> {
         Ok(self.send(|_| std::future::ready(Ok(())))??)
     }
 
+    /// The project [`Self::checking`] still has to check, if any.
+    fn due_check(&self) -> Option<String> {
+        self.unchecked.as_deref().and_then(Option::clone)
+    }
+
     /// The check of [`Self::checking`], if still due, in a round trip of its own.
     fn check_alone(&mut self) -> Result<()> {
-        let Some(unchecked) = self.unchecked.take() else {
+        let Some(project) = self.due_check() else {
             return Ok(());
         };
-        if let Some(project) = unchecked.as_deref() {
-            let answer = self
-                .client
-                .query_typed_one(CHECK, &[(&project, Type::TEXT)]);
-            if !found(answer) {
-                self.unchecked = Some(unchecked);
-                return Err(Failure::Unchecked);
-            }
+        if !project_found(self.client, &project) {
+            return Err(Failure::Unchecked);
         }
-        *unchecked = None;
+        checked(&mut self.unchecked);
         Ok(())
     }
 
@@ -279,10 +278,7 @@ impl<'a> Tx<'a> {
             (other, false) => other,
         };
         let queued = std::mem::take(&mut self.queued);
-        let check = self
-            .unchecked
-            .as_deref()
-            .and_then(|project| project.clone());
+        let check = self.due_check();
         let sent = Sent {
             begin,
             check: check.as_deref(),
@@ -291,13 +287,11 @@ impl<'a> Tx<'a> {
         let (found, answer) = self
             .client
             .pipeline(|c| async move { Ok(sent.with(c, request(c)).await) })?;
-        if let Some(found) = found {
-            if !found {
-                return Err(Failure::Unchecked);
-            }
-            if let Some(unchecked) = self.unchecked.take() {
-                *unchecked = None;
-            }
+        match found {
+            Some(false) => return Err(Failure::Unchecked),
+            // A field of its own: the client is still borrowed by the request's answer.
+            Some(true) => checked(&mut self.unchecked),
+            None => {}
         }
         match answer {
             Ok(out) => Ok(Ok(out)),
@@ -395,11 +389,7 @@ impl<'a> Tx<'a> {
     /// Queues a write whose answer nothing waits for: it goes out with what this transaction
     /// sends next (its next statement or its `COMMIT`), in the same round trip, and a failure
     /// of it fails that request. Outside a transaction it runs at once.
-    pub(crate) fn queue(
-        &mut self,
-        sql: &'static str,
-        params: Vec<Box<dyn ToSql + Sync + Send>>,
-    ) -> Result<()> {
+    pub(crate) fn queue(&mut self, sql: &'static str, params: Vec<Owned>) -> Result<()> {
         let borrowed: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
         let statement = match self.unnamed(&borrowed) {
@@ -412,6 +402,13 @@ impl<'a> Tx<'a> {
             self.flush()?;
         }
         Ok(())
+    }
+}
+
+/// Records a [`Tx`]'s project found as this build expects, for this and later operations.
+fn checked(unchecked: &mut Option<&mut Option<String>>) {
+    if let Some(unchecked) = unchecked.take() {
+        *unchecked = None;
     }
 }
 

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::connection::Tx;
 use crate::error::{Failure, Result};
 use crate::sql::{CHANGES, CHANNEL, save_sql};
+use crate::together::Owned;
 
 /// The operation's time: the database's clock when its first statement started, which is
 /// also when that statement's snapshot was taken. Not `now()` (when `BEGIN` arrived): a
@@ -120,9 +121,6 @@ pub(crate) fn save(
     }
     tx.queue(save_sql(worker.is_some(), entry.is_some(), wake), params)
 }
-
-/// A parameter of a queued write, owned: it is sent after the call that queued it returns.
-type Owned = Box<dyn ToSql + Sync + Send>;
 
 /// Tells waiting claims (at commit) that a task of `project` may have become ready. Queued.
 pub(crate) fn wake(tx: &mut Tx, project: &str) -> Result<()> {

@@ -15,7 +15,7 @@ use crate::error::{Failure, Result};
 use crate::kept::{Creation, Kept};
 use crate::rows::{database_now, journal};
 use crate::schema;
-use crate::together::{CHECK, found};
+use crate::together::project_found;
 
 /// A project in a PostgreSQL database, over one connection.
 pub struct PgStore {
@@ -79,8 +79,7 @@ impl PgStore {
             let mut client = connect(url)?;
             // The common case in one round trip: the schema is current and the project there.
             // Anything else (no schema yet, an older or newer one) takes the migration's path.
-            let answer = client.query_typed_one(CHECK, &[(&name, postgres::types::Type::TEXT)]);
-            if !found(answer) {
+            if !project_found(&mut client, name) {
                 check_project(&mut client, name, &store)?;
             }
             Ok(client)

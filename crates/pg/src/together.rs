@@ -17,11 +17,14 @@ use crate::kept::Kept;
 /// A statement's parameters, each with the type the server is told it has.
 pub(crate) type Typed<'p> = Vec<(&'p (dyn ToSql + Sync), Type)>;
 
+/// A parameter of a queued write, owned: it is sent after the call that queued it returns.
+pub(crate) type Owned = Box<dyn ToSql + Sync + Send>;
+
 /// A write whose answer nothing waits for, sent with what the transaction sends next (its
 /// next statement or its `COMMIT`): see `connection::Tx::queue`.
 pub(crate) struct Queued {
     pub(crate) statement: Call,
-    pub(crate) params: Vec<Box<dyn ToSql + Sync + Send>>,
+    pub(crate) params: Vec<Owned>,
 }
 
 /// How a queued write is sent: unnamed with its parameters' declared types (pooled), or as a
@@ -101,15 +104,21 @@ pub(crate) struct Sent<'s> {
 
 /// The question a first request asks with it: the schema's version, and whether the project
 /// is there.
-pub(crate) const CHECK: &str = "SELECT (SELECT version FROM baton_schema),
+const CHECK: &str = "SELECT (SELECT version FROM baton_schema),
                                        EXISTS (SELECT 1 FROM baton_projects WHERE name = $1)";
 
 /// Whether [`CHECK`]'s answer says the schema is this build's and the project there. Any
 /// failure (no schema yet) says no.
-pub(crate) fn found(answer: std::result::Result<Row, postgres::Error>) -> bool {
+fn found(answer: std::result::Result<Row, postgres::Error>) -> bool {
     answer.is_ok_and(|row| {
         row.get::<_, Option<i32>>(0) == Some(crate::schema::VERSION) && row.get::<_, bool>(1)
     })
+}
+
+/// [`CHECK`] for `project` in a round trip of its own: whether the schema is this build's and
+/// the project there.
+pub(crate) fn project_found(client: &mut postgres::Client, project: &str) -> bool {
+    found(client.query_typed_one(CHECK, &[(&project, Type::TEXT)]))
 }
 
 impl Sent<'_> {
