@@ -98,7 +98,7 @@ fn playwright_mcp_browses_a_local_page_through_the_proxy_and_survives_kills() {
     );
     let mut client = proxy(&p, &playwright_child());
 
-    let listed = client.request("tools/list", json!({}));
+    let listed = client.tools_listing("browser_navigate");
     let names = tool_names(&listed);
     for name in [
         "browser_navigate",
@@ -221,7 +221,7 @@ fn clashing_child_tools_are_renamed_and_routed() {
     );
     let mut client =
         RawClient::start(p.command(&["mcp", "--quiet", "--no-browser", "--child", &child]));
-    let listed = client.request("tools/list", json!({}));
+    let listed = client.tools_listing("inner__task_add");
     let names = tool_names(&listed);
     assert!(
         names.contains(&"task_add") && names.contains(&"inner__task_add"),
@@ -332,7 +332,7 @@ fn the_default_child_runs_in_the_project_and_cannot_read_files_outside_it() {
     command.env("PATH", path).current_dir(outside.path());
     let mut client = RawClient::start(command);
     // Code that runs in the child's process could read anything: not served by default.
-    let listed = client.request("tools/list", json!({}));
+    let listed = client.tools_listing("browser_navigate");
     let names = tool_names(&listed);
     assert!(names.contains(&"browser_navigate"), "{names:?}");
     assert!(!names.contains(&"browser_run_code_unsafe"), "{names:?}");

@@ -124,8 +124,6 @@ impl RunningBrowser {
         layout: &Layout,
         options: &LaunchOptions,
     ) -> Result<RunningBrowser, BrowserError> {
-        use std::os::unix::process::CommandExt;
-
         let profile = tempfile::Builder::new()
             .prefix("baton-chromium-")
             .tempdir()
@@ -155,15 +153,8 @@ impl RunningBrowser {
         command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        // SAFETY: only async-signal-safe calls between fork and exec: prctl.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
+            .stderr(Stdio::piped());
+        baton_fs::own_group(&mut command, libc::SIGTERM);
         let (mut child, keeper) = spawn_kept(command).map_err(|e| BrowserError::Spawn {
             executable: options.executable.clone(),
             message: e.to_string(),
@@ -279,27 +270,13 @@ impl Drop for RunningBrowser {
     }
 }
 
-/// SIGTERM to the group, SIGKILL if it lingers, then reap.
+/// Stops the browser's whole group (SIGTERM, SIGKILL if it lingers), then reaps it.
 fn kill_group(child: &mut Child) {
-    let Ok(pid) = libc::pid_t::try_from(child.id()) else {
-        return;
-    };
-    if matches!(child.try_wait(), Ok(Some(_))) {
-        // Its renderers may outlive it; end the group anyway.
-        unsafe { libc::killpg(pid, libc::SIGKILL) };
-        return;
-    }
-    // SAFETY: killpg only sends signals to the browser's own group (process_group(0)).
-    unsafe { libc::killpg(pid, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            unsafe { libc::killpg(pid, libc::SIGKILL) };
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10)); // retry until the deadline
-    }
-    unsafe { libc::killpg(pid, libc::SIGKILL) };
+    let group = baton_fs::ProcessGroup::led_by(child.id());
+    // Its renderers may outlive it: the group is ended even when the browser has exited.
+    group.terminate(Duration::from_secs(3), || {
+        matches!(child.try_wait(), Ok(Some(_)))
+    });
     let _ = child.wait();
 }
 

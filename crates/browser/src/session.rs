@@ -119,10 +119,8 @@ pub fn current(layout: &Layout) -> Option<SessionRecord> {
 pub fn finish(layout: &Layout, signals: &dyn SignalStore) -> Result<SessionRecord> {
     let record = current(layout).ok_or(SessionError::NotRunning)?;
     end(layout, signals, &record, "manual session finished")?;
-    if let Ok(group) = libc::pid_t::try_from(record.browser.pid) {
-        // SAFETY: the browser leads its own process group (see `launch`); only it is signalled.
-        unsafe { libc::killpg(group, libc::SIGTERM) };
-    }
+    // The browser leads its own process group (see `launch`); its holder reaps it.
+    baton_fs::ProcessGroup::led_by(record.browser.pid).signal(libc::SIGTERM);
     Ok(record)
 }
 

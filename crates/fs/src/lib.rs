@@ -2,8 +2,9 @@
 //!
 //! The plumbing every part of Baton that keeps files on this machine shares, and nothing else:
 //! crash-safe replacement of a file ([`write_atomic`]), advisory lock files ([`FileLock`]),
-//! appends that never interleave ([`append_line`]), and whether a process is still there
-//! ([`pid_alive`]). It knows nothing of tasks, stores or projects, so `baton-git` and
+//! appends that never interleave ([`append_line`]), whether a process is still there
+//! ([`pid_alive`]), and a child in a process group of its own, stopped as a whole
+//! ([`ProcessGroup`]). It knows nothing of tasks, stores or projects, so `baton-git` and
 //! `baton-browser` can use it without depending on the task model, and the folder store
 //! builds its transactions on it.
 //!
@@ -11,6 +12,7 @@
 //! wraps into its own error type.
 
 pub mod durable;
+pub mod group;
 pub mod process;
 
 use std::path::PathBuf;
@@ -18,6 +20,7 @@ use std::path::PathBuf;
 pub use durable::{
     FileLock, TEMP_SUFFIX, append_line, leftover_temp_files, sync_dir, write_atomic,
 };
+pub use group::{ProcessGroup, own_group};
 pub use process::{ProcStat, pid_alive, proc_stat};
 
 /// A file operation failed: which path, and what the operating system said.

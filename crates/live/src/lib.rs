@@ -31,5 +31,5 @@ pub mod watcher;
 pub mod worker_loop;
 
 pub use error::{LiveError, Result};
-pub use task_command::{RunningCommand, TaskEnv, printable, signal_group};
+pub use task_command::{RunningCommand, TaskEnv, printable};
 pub use watcher::{Backend, WatchMode};

@@ -89,24 +89,23 @@ impl RunningCommand {
     /// Starts `sh -c command` in the project folder (the task's worktree, if it has one). With `echo`, what it prints is passed on
     /// to this process's stdout and stderr as it comes.
     pub fn start(command: &str, env: &TaskEnv<'_>, echo: bool) -> Result<RunningCommand> {
-        use std::os::unix::process::CommandExt;
-
         let spawn_error = |e: std::io::Error| LiveError::Spawn {
             command: command.to_string(),
             message: e.to_string(),
         };
-        let mut child: Child = Command::new("sh")
+        let mut shell = Command::new("sh");
+        shell
             .arg("-c")
             .arg(command)
             .current_dir(env.cwd())
             .envs(env.variables())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group, so stopping it reaches everything it started.
-            .process_group(0)
-            .spawn()
-            .map_err(spawn_error)?;
+            .stderr(Stdio::piped());
+        // Its own process group, so stopping it reaches everything it started; and it dies
+        // with the worker.
+        baton_fs::own_group(&mut shell, libc::SIGKILL);
+        let mut child: Child = shell.spawn().map_err(spawn_error)?;
         let pid = child.id();
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let input = env.stdin_json();
@@ -143,12 +142,14 @@ impl RunningCommand {
     /// Asks the command's whole process group to stop (SIGTERM), then kills it (SIGKILL) if
     /// it has not exited within `grace`. Returns its exit status.
     pub fn stop(&self, grace: Duration) -> Option<std::io::Result<ExitStatus>> {
-        signal_group(self.pid, libc::SIGTERM);
-        if let Some(status) = self.wait_timeout(grace) {
-            return Some(status);
-        }
-        signal_group(self.pid, libc::SIGKILL);
-        self.wait_timeout(grace)
+        let mut status = None;
+        baton_fs::ProcessGroup::led_by(self.pid).terminate(grace, || {
+            if status.is_none() {
+                status = self.exited.try_recv().ok();
+            }
+            status.is_some()
+        });
+        status.or_else(|| self.wait_timeout(grace))
     }
 
     /// Collects what the command printed once it has exited.
@@ -158,16 +159,6 @@ impl RunningCommand {
             status,
             stdout: text(self.stdout),
             stderr: text(self.stderr),
-        }
-    }
-}
-
-/// Sends `signal` to the process group `pid` leads (a command started in a group of its own).
-pub fn signal_group(pid: u32, signal: libc::c_int) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
-        unsafe {
-            libc::killpg(pid, signal);
         }
     }
 }

@@ -126,7 +126,7 @@ impl ChildSpec {
     }
 
     fn command(&self, cdp_port: u16, coordination: &std::path::Path) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new(&self.program);
+        let mut command = std::process::Command::new(&self.program);
         command.args(self.args.iter().map(|a| {
             a.replace(CDP_PORT_PLACEHOLDER, &cdp_port.to_string())
                 .replace(
@@ -141,15 +141,8 @@ impl ChildSpec {
         command.env_remove("PLAYWRIGHT_MCP_ALLOW_UNRESTRICTED_FILE_ACCESS");
         // Its own process group (npx starts node under it), ended as a whole on shutdown;
         // and it dies with us if we are killed.
-        command.process_group(0);
-        // SAFETY: only prctl, which is async-signal-safe, runs between fork and exec.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
-        command
+        baton_fs::own_group(&mut command, libc::SIGTERM);
+        tokio::process::Command::from(command)
     }
 }
 
@@ -329,9 +322,8 @@ impl Child {
             },
         ) {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(5), service.cancel()).await;
-            if let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) {
-                // SAFETY: the child leads its own process group (process_group(0)).
-                unsafe { libc::killpg(pid, libc::SIGKILL) };
+            if let Some(pid) = pid {
+                baton_fs::ProcessGroup::led_by(pid).kill();
             }
         }
     }

@@ -11,7 +11,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 
 use baton_core::transcript::Stream;
-pub use baton_live::signal_group;
+use baton_fs::{ProcessGroup, own_group};
 
 /// The longest line kept whole; the rest of a longer line is dropped, and it says so.
 pub const MAX_LINE: usize = 1024 * 1024;
@@ -68,8 +68,6 @@ pub struct AgentProcess {
 
 impl AgentProcess {
     pub fn start(launch: &Launch) -> std::io::Result<AgentProcess> {
-        use std::os::unix::process::CommandExt;
-
         let mut command = Command::new(&launch.program);
         command
             .args(&launch.args)
@@ -81,19 +79,8 @@ impl AgentProcess {
                 Stdio::null()
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        // SAFETY: prctl only sets this process's parent-death signal; it allocates nothing
-        // and is async-signal-safe, as a pre_exec closure must be.
-        #[cfg(target_os = "linux")]
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+            .stderr(Stdio::piped());
+        own_group(&mut command, libc::SIGKILL);
         let mut child: Child = command.spawn()?;
         let pid = child.id();
         if let Some(bytes) = launch.stdin.clone() {
@@ -115,7 +102,7 @@ impl AgentProcess {
             let status = child.wait();
             // Everything the agent printed comes before its exit. Its own children may hold
             // the pipes open after it exits: the group is killed then, so this ends.
-            signal_group(pid, libc::SIGKILL);
+            ProcessGroup::led_by(pid).kill();
             kill_marked(&marks);
             for reader in readers {
                 let _ = reader.join();
@@ -158,28 +145,9 @@ impl AgentProcess {
     /// Asks the whole group to stop (SIGTERM), then kills it (SIGKILL) after `grace`.
     /// Output keeps arriving through [`Self::next`] until the exit.
     pub fn stop(&self, grace: Duration) {
-        signal_group(self.pid, libc::SIGTERM);
-        let pid = self.pid;
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + grace;
-            while Instant::now() < deadline {
-                if !group_alive(pid) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            signal_group(pid, libc::SIGKILL);
-        });
+        let group = ProcessGroup::led_by(self.pid);
+        std::thread::spawn(move || group.terminate(grace, || false));
     }
-}
-
-/// Whether any process of group `pid` is left.
-pub fn group_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 checks for existence and sends nothing.
-    unsafe { libc::killpg(pid, 0) == 0 }
 }
 
 /// Kills every process of this user whose environment holds all of `marks` (none when
@@ -344,10 +312,13 @@ mod tests {
         assert!(status.code().is_none(), "killed by a signal: {status:?}");
         // Killed with the group; reaped by whoever adopted it, soon.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while group_alive(pid) && Instant::now() < deadline {
+        while ProcessGroup::led_by(pid).alive() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(!group_alive(pid), "the background sleep is gone too");
+        assert!(
+            !ProcessGroup::led_by(pid).alive(),
+            "the background sleep is gone too"
+        );
     }
 }
 

@@ -23,7 +23,7 @@ use crate::crew::{Crew, TeamStores};
 use crate::error::{Result, TeamError};
 use crate::launch::Setting;
 use crate::launch::attempt_marks;
-use crate::process::{group_alive, kill_marked, signal_group};
+use crate::process::kill_marked;
 use crate::profile::Profile;
 use crate::worker::{WorkerReport, run_worker};
 
@@ -209,10 +209,8 @@ fn clear_up_after_a_killed_supervisor(
         if worker.host != host || worker.supervisor_pid == me || pid_alive(worker.supervisor_pid) {
             continue;
         }
-        if let Some(pid) = worker.pid
-            && group_alive(pid)
-        {
-            signal_group(pid, libc::SIGKILL);
+        if let Some(pid) = worker.pid {
+            baton_fs::ProcessGroup::led_by(pid).kill();
         }
         if let (Some(task), Some(attempt)) = (&worker.task, worker.attempt) {
             kill_marked(&attempt_marks(project_dir, &worker.name, task, attempt));

@@ -92,6 +92,27 @@ impl RawClient {
         self.response_to(id)
     }
 
+    /// `tools/list`'s answer once it lists the tool `name`. A proxy answers with what it has
+    /// while a child server is still starting (by design) and announces the child's tools with
+    /// `notifications/tools/list_changed`: this waits for that announcement, not for a moment.
+    pub fn tools_listing(&mut self, name: &str) -> Value {
+        loop {
+            let seen = self.stdout.len();
+            let listed = self.request("tools/list", json!({}));
+            let tools = listed["result"]["tools"].as_array();
+            if tools.is_some_and(|tools| tools.iter().any(|tool| tool["name"] == name)) {
+                return listed;
+            }
+            // The announcement may have come while the answer was awaited (and been skipped).
+            let announced = self.stdout[seen..]
+                .iter()
+                .any(|line| line.contains("notifications/tools/list_changed"));
+            if !announced {
+                while self.next_message()["method"] != "notifications/tools/list_changed" {}
+            }
+        }
+    }
+
     pub fn response_to(&mut self, id: u64) -> Value {
         loop {
             let message = self.next_message();
