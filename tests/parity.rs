@@ -511,8 +511,9 @@ fn every_operation(mut t: Twins) {
         0,
     );
     assert_eq!(transcript["attempt"]["end"], "completed", "{transcript}");
-    for p in [&t.cli, &t.mcp_project] {
-        let args = [
+    let started = t.same(
+        "team_up",
+        &[
             "team",
             "up",
             "--detach",
@@ -522,9 +523,12 @@ fn every_operation(mut t: Twins) {
             "st",
             "--exec",
             "true",
-        ];
-        p.ok(&args);
-    }
+        ],
+        json!({"stay": true, "no_worktree": true, "prefix": "st", "exec": "true"}),
+        0,
+    );
+    assert_eq!(started["names"], json!(["st1"]), "{started}");
+    assert_eq!(started["profile"], "exec", "{started}");
     let stopped = t.same(
         "team_stop",
         &["team", "stop", "--now"],

@@ -119,14 +119,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
         Command::Run(command) => live::run_command(&open()?, command, json),
         Command::Signal(command) => live::signal_command(&open()?, &cwd, command, mode, json),
         Command::Watch => Ok(live::watch(&open()?, mode, json)?),
-        Command::Team(command) => {
-            let reach = team::Reach {
-                store: cli.store.as_deref(),
-                project: cli.project.as_deref(),
-                lease: cli.lease,
-            };
-            team::run(&open()?, command, &reach, mode, json)
-        }
+        Command::Team(command) => team::run(&open()?, command, mode, json),
         Command::Ask(request) => inbox::ask(&open()?, request, mode, json),
         Command::Inbox(request) => inbox::inbox(&open()?, request, mode, json),
         Command::Answer(request) => inbox::answer(&open()?, request, mode, json),

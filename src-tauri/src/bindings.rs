@@ -58,7 +58,6 @@ mod tests {
             one::<baton_core::LogLine>(),
             one::<BrowserRecord>(),
             one::<ListedBrowser>(),
-            one::<crate::team_up::TeamUp>(),
             one::<PageState>(),
             one::<Screenshot>(),
             one::<ProjectInfo>(),

@@ -10,7 +10,6 @@ mod commands;
 mod notices;
 mod recent;
 mod session;
-mod team_up;
 mod team_watch;
 mod tray;
 
@@ -104,7 +103,6 @@ fn main() {
             commands::browser_navigate,
             commands::browser_reload,
             commands::browser_screenshot,
-            team_up::team_up,
         ])
         .run(tauri::generate_context!())
         .expect("the desktop app failed to start");

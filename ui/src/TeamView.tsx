@@ -167,7 +167,15 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
     setBusy(true);
     const budgetUsd = budget.trim() === "" ? null : Number(budget);
     api
-      .teamUp({ profile, workers, exec: profile === "exec" ? exec : null, budget_usd: budgetUsd, stay })
+      .teamUp({
+        profile,
+        workers,
+        exec: profile === "exec" && exec.trim() !== "" ? exec : null,
+        budget_usd: budgetUsd,
+        stay,
+        worktree: false,
+        no_worktree: false,
+      })
       .then(
         () => onError(null),
         (e: unknown) => onError(errorMessage(e)),

@@ -7,7 +7,6 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { ChangeEvent } from "./bindings/ChangeEvent";
-import type { SupervisorInfo } from "./bindings/SupervisorInfo";
 import type { TeamUp } from "./bindings/TeamUp";
 import type { Operations, OperationName } from "./bindings/Operations";
 import type {
@@ -88,8 +87,8 @@ export const api = {
   boardPainted: () => invoke<null>("board_painted"),
   /** The view to open on (`BATON_DESKTOP_VIEW`), if the environment names one. */
   initialView: () => invoke<View | null>("initial_view"),
-  /** Starts (or resizes) this machine's team: `baton team up --detach`. */
-  teamUp: (request: TeamUp) => invoke<SupervisorInfo>("team_up", { request }),
+  /** Starts (or resizes) this machine's team in the background: the catalogue's `team_up`. */
+  teamUp: (request: TeamUp) => call("team_up", request),
   boardUpdated: () => invoke<null>("board_updated"),
   /** For the benchmark: a measured view has drawn (printed by the app only when timing). */
   timingMark: (what: string) => invoke<null>("timing_mark", { what }),

@@ -1,17 +1,33 @@
-//! The supervised team, as the lead reads and steers it (`baton team`): every machine's
-//! workers with what they do and cost, an attempt's transcript, and stopping workers. Starting
-//! a team is a process of its own (`baton team up`, `baton-team`'s supervisor), not an
-//! operation; these read what supervisors record in the store, and leave requests for the one
-//! on this machine.
+//! The supervised team, as the lead reads and steers it (`baton team`): starting or resizing
+//! this machine's team (`team_up`, whose request and logic are `baton-team`'s `start`), every
+//! machine's workers with what they do and cost, an attempt's transcript, and stopping
+//! workers. They read what supervisors record in the store, and leave requests for the one on
+//! this machine.
 
 use baton_core::{Attempt, Spend, TranscriptEvent, WorkerRecord, WorkerState};
+use baton_team::start::{TeamStarted, TeamUp, baton_program, start_detached};
 use baton_team::supervisor::host_name;
-use baton_team::{Request, SupervisorInfo, running_supervisor, send_request};
+use baton_team::{Request, Setting, SupervisorInfo, running_supervisor, send_request};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::operation::{Context, Operation};
+
+impl Operation for TeamUp {
+    const NAME: &'static str = "team_up";
+    const DESCRIPTION: &'static str = "Start a team of supervised agents on this machine, in the background: each worker claims the next ready task and works it with an agent of the profile (claude, codex, gemini, exec with a command, or the project's own), keeps its lease, records its transcript and cost, and restarts it after a crash. A team of the same profile running already is resized to `workers`. Answers once the supervisor runs.";
+    const READ_ONLY: bool = false;
+    type Output = TeamStarted;
+    fn run(self, cx: &Context) -> Result<TeamStarted> {
+        let setting = Setting {
+            baton: baton_program(),
+            project_dir: cx.local.project_dir().to_path_buf(),
+            store_env: cx.reach.to_vec(),
+        };
+        Ok(start_detached(cx.local, &self, &setting, cx.watch_mode)?)
+    }
+}
 
 /// Every machine's workers, and what the team cost.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -114,6 +114,7 @@ catalogue!(
     tasks::Doctor,
     tasks::Logs,
     team::AgentsOverview,
+    baton_team::TeamUp,
     crew::TeamStatus,
     crew::TeamTranscript,
     crew::TeamStop,

@@ -68,6 +68,8 @@ pub struct OpenProject {
     pub documents: Arc<dyn DocumentStore>,
     /// The team's attempts, transcripts and workers, kept where the tasks are.
     pub team: Arc<dyn TeamStore>,
+    /// How the project was reached, for processes started for it: see [`Context::reach`].
+    reach: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for OpenProject {
@@ -88,6 +90,7 @@ impl OpenProject {
             signals: Arc::new(project.clone()),
             documents: Arc::new(project.clone()),
             team: Arc::new(project),
+            reach: Vec::new(),
         }
     }
 
@@ -99,6 +102,12 @@ impl OpenProject {
 
     /// Opens the project the user chose (see [`Choice`]), with `lease` for claims.
     pub fn open(choice: &Choice<'_>, cwd: &Path, lease: Duration) -> Result<OpenProject> {
+        let mut open = OpenProject::open_store(choice, cwd, lease)?;
+        open.reach = reach(choice, lease);
+        Ok(open)
+    }
+
+    fn open_store(choice: &Choice<'_>, cwd: &Path, lease: Duration) -> Result<OpenProject> {
         match Location::find(choice, cwd)? {
             Location::Folder(layout) => Ok(OpenProject::folder(
                 FolderStore::open(layout)?.with_lease(lease),
@@ -206,19 +215,27 @@ impl OpenProject {
             signals: store.clone(),
             documents: store.clone(),
             team: store,
+            reach: Vec::new(),
         }
     }
 
     /// The context an operation runs in, for this project.
     pub fn context<'a>(&'a self, confinement: &'a Confinement) -> Context<'a> {
-        Context::new(
+        let mut cx = Context::new(
             &self.local,
             &*self.tasks,
             &*self.signals,
             self.documents.clone(),
             &*self.team,
             confinement,
-        )
+        );
+        cx.reach = &self.reach;
+        cx
+    }
+
+    /// How the project was reached (the variables a process started for it is given).
+    pub fn reach(&self) -> &[(String, String)] {
+        &self.reach
     }
 
     /// The project's change feed: the folder's files, or the database's notifications and
@@ -237,6 +254,24 @@ impl OpenProject {
     pub fn lease(&self) -> Duration {
         self.tasks.lease()
     }
+}
+
+/// The variables that bring a process started for the project to the store `choice` chose:
+/// the URL and project name given at run time (a folder's pointer needs none: the process
+/// starts in the project folder), and the lease.
+fn reach(choice: &Choice<'_>, lease: Duration) -> Vec<(String, String)> {
+    let mut reach = Vec::new();
+    if let Some(store) = choice.store {
+        reach.push(("BATON_STORE".to_string(), store.to_string()));
+    }
+    if let Some(name) = choice.project {
+        reach.push(("BATON_PROJECT".to_string(), name.to_string()));
+    }
+    reach.push((
+        "BATON_LEASE".to_string(),
+        format!("{}ms", lease.as_millis()),
+    ));
+    reach
 }
 
 /// Where a project is: which folder, and which database project if its tasks are kept in one.

@@ -43,6 +43,10 @@ pub struct Context<'a> {
     /// (`BATON_AGENT`). An agent asks, sends and reads as itself and no other; `None` is the
     /// user, who is the lead unless they name an agent.
     pub caller: Option<String>,
+    /// How this process reached the project's store (`BATON_STORE`, `BATON_PROJECT`,
+    /// `BATON_LEASE`), for the processes an operation starts (a team's supervisor) to reach
+    /// the same one.
+    pub reach: &'a [(String, String)],
 }
 
 impl<'a> Context<'a> {
@@ -64,6 +68,7 @@ impl<'a> Context<'a> {
             foreign_files: ForeignFile::Keep,
             watch_mode: WatchMode::default(),
             caller: None,
+            reach: &[],
         }
     }
 

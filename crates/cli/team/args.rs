@@ -20,54 +20,20 @@ pub enum TeamCommand {
     Stop(StopArgs),
     /// The agent profiles this project has (built in, and from .coordination/team/profiles.toml).
     Profiles,
+    /// Run the team a team-up request (JSON on stdin) asks for, in this process: what
+    /// `team up --detach`, the MCP tool `team_up` and the desktop start in the background.
+    #[command(hide = true)]
+    Supervise,
 }
 
 #[derive(Debug, Args)]
 pub struct UpArgs {
-    /// How many workers.
-    #[arg(short, long, default_value_t = 1, value_name = "N")]
-    pub workers: usize,
-    /// The agent profile each worker runs: claude, codex, gemini, exec, or one of
-    /// .coordination/team/profiles.toml. Default: claude, or exec with --exec.
-    #[arg(short, long, value_name = "PROFILE")]
-    pub agent: Option<String>,
-    /// Run this shell command for each task (the exec profile): the task in BATON_TASK_*
-    /// variables and as JSON on stdin; exit 0 completes the task, anything else fails it.
-    #[arg(long, value_name = "COMMAND")]
-    pub exec: Option<String>,
+    #[command(flatten)]
+    pub request: baton_team::TeamUp,
     /// Leave the supervisor running in the background (its output in
     /// .coordination/team/supervisor.log); `team status` and `team stop` reach it.
     #[arg(short, long)]
     pub detach: bool,
-    /// Keep waiting for new tasks when the queue is drained.
-    #[arg(long)]
-    pub stay: bool,
-    /// Work each task in its own git worktree and branch (the default in a git repository;
-    /// refused outside one).
-    #[arg(long, conflicts_with = "no_worktree")]
-    pub worktree: bool,
-    /// Work in the project folder, not in a worktree per task.
-    #[arg(long)]
-    pub no_worktree: bool,
-    /// Worker names are this and a number (default: the profile's, such as cc for claude;
-    /// with the host in front on a database project).
-    #[arg(long, value_name = "NAME")]
-    pub prefix: Option<String>,
-    /// Stop the whole team when its agents together have cost this much (US dollars).
-    #[arg(long, value_name = "USD")]
-    pub budget_usd: Option<f64>,
-    /// Per task: stop the agent and fail the task at this cost (US dollars).
-    #[arg(long, value_name = "USD")]
-    pub max_cost_usd: Option<f64>,
-    /// Per task: stop the agent and fail the task after this many model turns.
-    #[arg(long, value_name = "N")]
-    pub max_turns: Option<u64>,
-    /// Per attempt: stop the agent and fail the task after this many minutes.
-    #[arg(long, value_name = "MINUTES")]
-    pub max_minutes: Option<f64>,
-    /// Attempts at one task before it is failed (a crashed agent is restarted).
-    #[arg(long, value_name = "N")]
-    pub max_attempts: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -1,11 +1,12 @@
-//! `baton team`: the supervised team. `up` runs `baton-team`'s supervisor in this process (or
-//! detached, in a process of its own); `status`, `logs` and `stop` are catalogue operations
+//! `baton team`: the supervised team. `up` runs `baton-team`'s supervisor in this process, or
+//! with `--detach` is the catalogue's `team_up` (a supervisor in a process of its own, started
+//! from the typed request by the hidden `team supervise`); `status`, `logs` and `stop` are catalogue operations
 //! (the same for the MCP server and the desktop), `logs --follow` waits on the store's changes.
 
 mod args;
 mod render;
 
-use std::process::{Command as Process, Stdio};
+use std::io::Read;
 use std::time::{Duration, Instant};
 
 use baton_api::crew::{TeamTranscript, Transcript};
@@ -13,9 +14,9 @@ use baton_api::{Error, OpenProject, Operation, exit};
 use baton_core::{AttemptEnd, Changes, ErrorKind, StoreError};
 use baton_live::WatchMode;
 use baton_live::watcher::Watch;
-use baton_team::profile::{load_profiles, resolve};
-use baton_team::supervisor::TeamPlan;
-use baton_team::{Controls, Request, Setting, run_team, running_supervisor, send_request};
+use baton_team::profile::load_profiles;
+use baton_team::start::resize_if_running;
+use baton_team::{Controls, Setting, TeamUp, run_team, running_supervisor};
 
 use crate::context::{as_user, operate};
 use crate::output::{emit, emit_line};
@@ -23,25 +24,30 @@ use crate::output::{emit, emit_line};
 pub use args::TeamCommand;
 use args::{LogsArgs, StopArgs, UpArgs};
 
-/// Set in the environment of the process `team up --detach` leaves running.
-const DETACHED: &str = "BATON_TEAM_DETACHED";
-
-/// How the project was reached, passed on to the agents so they reach the same store.
-pub struct Reach<'a> {
-    pub store: Option<&'a str>,
-    pub project: Option<&'a str>,
-    pub lease: Duration,
-}
-
 pub fn run(
     project: &OpenProject,
     command: TeamCommand,
-    reach: &Reach<'_>,
     mode: WatchMode,
     json: bool,
 ) -> Result<u8, Error> {
     match command {
-        TeamCommand::Up(args) => up(project, args, reach, mode, json),
+        TeamCommand::Up(UpArgs { request, detach }) => {
+            if detach {
+                operate(project, mode, json, request, render::started)
+            } else {
+                up(project, request, mode, json)
+            }
+        }
+        TeamCommand::Supervise => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| StoreError::io("stdin", e))?;
+            let request: TeamUp = serde_json::from_str(&text).map_err(|e| {
+                Error::input("request", format!("the team-up request is not valid: {e}"))
+            })?;
+            up(project, request, mode, json)
+        }
         TeamCommand::Status(op) => operate(project, mode, json, op, render::status),
         TeamCommand::Logs(args) => logs(project, args, mode, json),
         TeamCommand::Stop(args) => stop(project, args, mode, json),
@@ -54,90 +60,20 @@ pub fn run(
     }
 }
 
-fn up(
-    project: &OpenProject,
-    args: UpArgs,
-    reach: &Reach<'_>,
-    mode: WatchMode,
-    json: bool,
-) -> Result<u8, Error> {
+/// Runs the team `request` asks for in this process, until it drains or is stopped (a running
+/// team of the same profile is resized instead).
+fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Result<u8, Error> {
     let local = project.local();
-    // Said here, before anything else, for a new team and a resize alike.
-    let most = baton_team::supervisor::MAX_WORKERS;
-    if args.workers == 0 || args.workers > most {
-        return Err(Error::invalid_arguments(format!(
-            "--workers must be 1 to {most} (it is {})",
-            args.workers
-        )));
+    if let Some(resized) = resize_if_running(local, &request)? {
+        emit(json, &resized, || render::started(&resized));
+        return Ok(0);
     }
-    let name = args.agent.clone().unwrap_or_else(|| {
-        if args.exec.is_some() {
-            "exec"
-        } else {
-            "claude"
-        }
-        .to_string()
-    });
-    if let Some(running) = running_supervisor(local)? {
-        if running.profile != name {
-            return Err(Error::new(
-                ErrorKind::TeamRunning,
-                format!(
-                    "a team of {} workers runs already here (pid {}): stop it first (`baton team stop`), or give --agent {} to change its size",
-                    running.profile, running.pid, running.profile
-                ),
-            ));
-        }
-        return resize(local, running.pid, args.workers, json);
-    }
-    let mut profile = resolve(local, &name, args.exec.as_deref())?;
-    let is_repo = baton_git::Worktrees::open(local).is_ok();
-    profile.worktree = if args.no_worktree {
-        false
-    } else if args.worktree {
-        true
-    } else {
-        profile.worktree && is_repo
-    };
-    if let Some(v) = args.max_cost_usd {
-        profile.max_cost_usd = Some(v);
-    }
-    if let Some(v) = args.max_turns {
-        profile.max_turns = Some(v);
-    }
-    if let Some(v) = args.max_minutes {
-        profile.max_minutes = Some(v);
-    }
-    if let Some(v) = args.max_attempts {
-        profile.max_attempts = v;
-    }
-    let plan = TeamPlan {
-        profile,
-        workers: args.workers,
-        prefix: args.prefix.clone(),
-        stay: args.stay,
-        budget_usd: args.budget_usd,
-        mode,
-    };
-    if args.detach && std::env::var_os(DETACHED).is_none() {
-        return detach(local, json);
-    }
+    let plan = request.plan(local, mode)?;
     let baton = std::env::current_exe().map_err(|e| StoreError::io("the baton program", e))?;
-    let mut store_env = Vec::new();
-    if let Some(store) = reach.store {
-        store_env.push(("BATON_STORE".to_string(), store.to_string()));
-    }
-    if let Some(name) = reach.project {
-        store_env.push(("BATON_PROJECT".to_string(), name.to_string()));
-    }
-    store_env.push((
-        "BATON_LEASE".to_string(),
-        format!("{}ms", reach.lease.as_millis()),
-    ));
     let setting = Setting {
         baton,
         project_dir: local.project_dir().to_path_buf(),
-        store_env,
+        store_env: project.reach().to_vec(),
     };
     let controls = Controls::default();
     let controller = controls.controller();
@@ -189,106 +125,6 @@ fn up(
     } else {
         exit::ERROR.code
     })
-}
-
-/// Asks the running supervisor for `workers` workers and waits until it says it has them.
-fn resize(local: &baton_core::Layout, pid: u32, workers: usize, json: bool) -> Result<u8, Error> {
-    let before = send_request(local, &Request::Workers(workers))?;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let info = loop {
-        match running_supervisor(local)? {
-            Some(info) if info.workers == workers => break info,
-            Some(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::NoTeam,
-                    format!("the running team (pid {pid}) did not take the change within 30 s"),
-                ));
-            }
-        }
-    };
-    emit(json, &info, || {
-        format!(
-            "The running team (pid {}, {}) goes from {} to {} workers: {}",
-            info.pid,
-            info.profile,
-            before.workers,
-            info.workers,
-            info.names.join(", ")
-        )
-    });
-    Ok(0)
-}
-
-/// Starts this same command again in a process of its own, which keeps running after this
-/// one returns, and waits until its supervisor runs.
-fn detach(local: &baton_core::Layout, json: bool) -> Result<u8, Error> {
-    use std::os::unix::process::CommandExt;
-    let dir = local.team_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-    let log_path = dir.join("supervisor.log");
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(|e| StoreError::io(&log_path, e))?;
-    let err_log = log.try_clone().map_err(|e| StoreError::io(&log_path, e))?;
-    let exe = std::env::current_exe().map_err(|e| StoreError::io("the baton program", e))?;
-    let mut child = Process::new(exe)
-        .args(std::env::args_os().skip(1))
-        .env(DETACHED, "1")
-        .stdin(Stdio::null())
-        .stdout(log)
-        .stderr(err_log)
-        // Out of the terminal's process group: Ctrl-C there does not reach it.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Spawn,
-                format!("cannot start the supervisor: {e}"),
-            )
-        })?;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(info) = running_supervisor(local)?
-            && info.pid == child.id()
-        {
-            emit(json, &info, || {
-                format!(
-                    "The team runs in the background (pid {}): {} ({}). Its output: {}\n\
-                     `baton team status` shows it, `baton team stop` stops it.",
-                    info.pid,
-                    info.names.join(", "),
-                    info.profile,
-                    log_path.display()
-                )
-            });
-            return Ok(0);
-        }
-        if let Some(status) = child.try_wait().ok().flatten() {
-            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-            let tail: Vec<&str> = text.lines().rev().take(5).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            return Err(Error::new(
-                ErrorKind::Spawn,
-                format!(
-                    "the supervisor ended at once ({status}): {}",
-                    tail.join("\n")
-                ),
-            ));
-        }
-        if Instant::now() > deadline {
-            return Err(Error::new(
-                ErrorKind::Spawn,
-                format!(
-                    "the supervisor did not start within 30 s; see {}",
-                    log_path.display()
-                ),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The task and attempt `name` (a worker or a task) means.

@@ -2,7 +2,7 @@
 
 use baton_api::crew::{StopAsked, TeamView, Transcript};
 use baton_core::{Attempt, TranscriptEvent, Usage};
-use baton_team::{Profile, Progress, TeamReport};
+use baton_team::{Profile, Progress, TeamReport, TeamStarted};
 
 /// What one event is cut to on a line.
 const LINE: usize = 160;
@@ -228,4 +228,27 @@ pub fn profiles(profiles: &[&Profile], local: &baton_core::Layout) -> String {
         ));
     }
     lines.join("\n")
+}
+
+/// A team started in the background, or the running one resized.
+pub fn started(started: &TeamStarted) -> String {
+    let info = &started.supervisor;
+    match (started.resized_from, &started.log) {
+        (Some(before), _) => format!(
+            "The running team (pid {}, {}) goes from {} to {} workers: {}",
+            info.pid,
+            info.profile,
+            before,
+            info.workers,
+            info.names.join(", ")
+        ),
+        (None, log) => format!(
+            "The team runs in the background (pid {}): {} ({}). Its output: {}\n\
+             `baton team status` shows it, `baton team stop` stops it.",
+            info.pid,
+            info.names.join(", "),
+            info.profile,
+            log.as_deref().unwrap_or("-")
+        ),
+    }
 }

@@ -50,6 +50,17 @@ impl WatchMode {
     }
 }
 
+impl std::fmt::Display for WatchMode {
+    /// As [`FromStr`] reads it (`BATON_WATCH_MODE`), for a process this one starts.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WatchMode::Auto(_) => f.write_str("auto"),
+            WatchMode::Events => f.write_str("events"),
+            WatchMode::Poll(interval) => write!(f, "poll:{}", interval.as_millis().max(1)),
+        }
+    }
+}
+
 impl Default for WatchMode {
     fn default() -> Self {
         WatchMode::Auto(DEFAULT_POLL_INTERVAL)

@@ -11,7 +11,8 @@
 //! (the exact command line), `prompt` (what the agent is told), `process` (a process group,
 //! its output as lines), `output` (those lines as transcript events and usage), `crew` (what the workers share), `attempt` (one
 //! agent process at one task, to its end), `worker` (one worker's tasks and attempts),
-//! `supervisor` (the workers, the lock, the requests).
+//! `supervisor` (the workers, the lock, the requests), `start` (the team-up request: checked,
+//! resized, or a supervisor started in a process of its own).
 
 mod attempt;
 pub mod crew;
@@ -21,6 +22,7 @@ pub mod output;
 pub mod process;
 pub mod profile;
 pub mod prompt;
+pub mod start;
 pub mod supervisor;
 pub mod worker;
 
@@ -33,6 +35,7 @@ pub use crew::TeamStores;
 pub use error::{Result, TeamError};
 pub use launch::Setting;
 pub use profile::{AgentKind, Profile};
+pub use start::{TeamStarted, TeamUp, baton_program};
 pub use supervisor::{
     Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, run_team,
     running_supervisor, send_request,

@@ -1,0 +1,425 @@
+//! Starting a team: the one request (`TeamUp`) that `baton team up`, the MCP tool `team_up` and
+//! the desktop's Team view send, and what it does. Checked first (worker count, the profile);
+//! then a running supervisor of the same profile is resized, one of another is refused, and
+//! otherwise a supervisor is started in a process of its own that outlives the caller
+//! ([`start_detached`]), or run in this one by the caller ([`TeamUp::plan`] and
+//! [`crate::run_team`]).
+//!
+//! The detached supervisor is `baton team supervise` given the request as JSON on its stdin:
+//! the typed request travels, not a command line to parse again.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use baton_core::{ErrorKind, Layout, StoreError};
+use baton_live::WatchMode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, TeamError};
+use crate::launch::Setting;
+use crate::profile::resolve;
+use crate::supervisor::{
+    MAX_WORKERS, Request, SupervisorInfo, TeamPlan, running_supervisor, send_request,
+};
+
+/// How long a started or resized supervisor has to say it took the request.
+const TAKEN_WITHIN: Duration = Duration::from_secs(30);
+
+/// A team to run on this machine: how many workers, which agent, and its limits. A second
+/// request while a team of the same profile runs changes its size.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamUp {
+    /// How many workers (1 to 256).
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 256))]
+    #[cfg_attr(
+        feature = "cli",
+        arg(short, long, default_value_t = 1, value_name = "N")
+    )]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub workers: usize,
+    /// The agent profile each worker runs: claude, codex, gemini, exec, or one of
+    /// .coordination/team/profiles.toml. Default: claude, or exec with `exec`.
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            short = 'a',
+            long = "agent",
+            visible_alias = "profile",
+            value_name = "PROFILE"
+        )
+    )]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub profile: Option<String>,
+    /// Run this shell command for each task (the exec profile): the task in BATON_TASK_*
+    /// variables and as JSON on stdin; exit 0 completes the task, anything else fails it.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "COMMAND"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub exec: Option<String>,
+    /// Keep waiting for new tasks when the queue is drained.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub stay: bool,
+    /// Work each task in its own git worktree and branch (the default in a git repository;
+    /// refused outside one).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "no_worktree"))]
+    pub worktree: bool,
+    /// Work in the project folder, not in a worktree per task.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub no_worktree: bool,
+    /// Worker names are this and a number (default: the profile's, such as cc for claude;
+    /// with the host in front on a database project).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub prefix: Option<String>,
+    /// Stop the whole team when its agents together have cost this much (US dollars).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub budget_usd: Option<f64>,
+    /// Per task: stop the agent and fail the task at this cost (US dollars).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub max_cost_usd: Option<f64>,
+    /// Per task: stop the agent and fail the task after this many model turns.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable, type = "number | null"))]
+    pub max_turns: Option<u64>,
+    /// Per attempt: stop the agent and fail the task after this many minutes.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MINUTES"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub max_minutes: Option<f64>,
+    /// Attempts at one task before it is failed (a crashed agent is restarted).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub max_attempts: Option<u32>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// A team started or resized.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TeamStarted {
+    /// The supervisor, as it says after taking the request.
+    #[serde(flatten)]
+    pub supervisor: SupervisorInfo,
+    /// When a running team was resized: how many workers it had before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "number"))]
+    pub resized_from: Option<usize>,
+    /// When a supervisor was started: the file its output goes to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub log: Option<String>,
+}
+
+impl TeamUp {
+    /// The profile asked for: the one named, else exec with a command, else claude.
+    pub fn profile_name(&self) -> &str {
+        match (&self.profile, &self.exec) {
+            (Some(name), _) => name,
+            (None, Some(_)) => "exec",
+            (None, None) => "claude",
+        }
+    }
+
+    /// Refuses what no team can be, before anything else happens.
+    pub fn check(&self) -> Result<()> {
+        if self.workers == 0 || self.workers > MAX_WORKERS {
+            return Err(TeamError::new(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "--workers must be 1 to {MAX_WORKERS} (it is {})",
+                    self.workers
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The team this request asks for in the project at `local`: its profile resolved and
+    /// overridden by the request's limits, worktrees on where the project is a git
+    /// repository (unless the request says).
+    pub fn plan(&self, local: &Layout, mode: WatchMode) -> Result<TeamPlan> {
+        self.check()?;
+        let mut profile = resolve(local, self.profile_name(), self.exec.as_deref())?;
+        profile.worktree = if self.no_worktree {
+            false
+        } else if self.worktree {
+            true
+        } else {
+            profile.worktree && baton_git::Worktrees::open(local).is_ok()
+        };
+        if let Some(v) = self.max_cost_usd {
+            profile.max_cost_usd = Some(v);
+        }
+        if let Some(v) = self.max_turns {
+            profile.max_turns = Some(v);
+        }
+        if let Some(v) = self.max_minutes {
+            profile.max_minutes = Some(v);
+        }
+        if let Some(v) = self.max_attempts {
+            profile.max_attempts = v;
+        }
+        Ok(TeamPlan {
+            profile,
+            workers: self.workers,
+            prefix: self.prefix.clone(),
+            stay: self.stay,
+            budget_usd: self.budget_usd,
+            mode,
+        })
+    }
+}
+
+/// The supervisor that already runs for this project on this machine, if any, after checking
+/// that it runs the profile asked for (another is refused: stop it first).
+pub fn running_for(local: &Layout, request: &TeamUp) -> Result<Option<SupervisorInfo>> {
+    let Some(running) = running_supervisor(local)? else {
+        return Ok(None);
+    };
+    let asked = request.profile_name();
+    if running.profile != asked {
+        return Err(TeamError::new(
+            ErrorKind::TeamRunning,
+            format!(
+                "a team of {} workers runs already here (pid {}): stop it first (`baton team stop`), or give --agent {} to change its size",
+                running.profile, running.pid, running.profile
+            ),
+        ));
+    }
+    Ok(Some(running))
+}
+
+/// Starts the team `request` asks for in a process of its own, or resizes the one running;
+/// returns once its supervisor says it took the request.
+pub fn start_detached(
+    local: &Layout,
+    request: &TeamUp,
+    setting: &Setting,
+    mode: WatchMode,
+) -> Result<TeamStarted> {
+    if let Some(resized) = resize_if_running(local, request)? {
+        return Ok(resized);
+    }
+    // Refused here, with the caller, not in a log nobody reads.
+    request.plan(local, mode)?;
+    let dir = local.team_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+    let log_path = dir.join("supervisor.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .map_err(|e| StoreError::io(&log_path, e))?;
+    let err_log = log.try_clone().map_err(|e| StoreError::io(&log_path, e))?;
+    let cannot_start = |e: std::io::Error| {
+        TeamError::new(
+            ErrorKind::Spawn,
+            format!(
+                "cannot start the supervisor ({}): {e}",
+                setting.baton.display()
+            ),
+        )
+    };
+    let mut command = Command::new(&setting.baton);
+    command
+        .args(["team", "supervise"])
+        .current_dir(&setting.project_dir)
+        .env("BATON_DIR", &setting.project_dir)
+        .env("BATON_WATCH_MODE", mode.to_string())
+        .envs(setting.store_env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(log)
+        .stderr(err_log);
+    // Out of the caller's process group: a Ctrl-C in its terminal does not reach it, and it
+    // does not die with the caller.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().map_err(cannot_start)?;
+    let pid = child.id();
+    {
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let json = serde_json::to_vec(request).expect("requests serialise");
+        stdin.write_all(&json).map_err(cannot_start)?;
+    }
+    let deadline = Instant::now() + TAKEN_WITHIN;
+    let started = loop {
+        if let Some(info) = running_supervisor(local)?
+            && info.pid == pid
+        {
+            break info;
+        }
+        if let Some(status) = child.try_wait().ok().flatten() {
+            return Err(TeamError::new(
+                ErrorKind::Spawn,
+                format!(
+                    "the supervisor ended at once ({status}): {}",
+                    log_tail(&log_path, 5)
+                ),
+            ));
+        }
+        if Instant::now() > deadline {
+            return Err(TeamError::new(
+                ErrorKind::Spawn,
+                format!(
+                    "the supervisor did not start within {} s; see {}",
+                    TAKEN_WITHIN.as_secs(),
+                    log_path.display()
+                ),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50)); // retry until the deadline
+    };
+    // A long-lived caller (the desktop, an MCP server) reaps it when it ends, so it leaves
+    // no zombie; a short one exits first and the supervisor is adopted.
+    std::thread::spawn(move || child.wait());
+    Ok(TeamStarted {
+        supervisor: started,
+        resized_from: None,
+        log: Some(log_path.display().to_string()),
+    })
+}
+
+/// Resizes the team that runs for this project on this machine to the request's size, if one
+/// runs (and runs the profile asked for: another is refused); `None` when none runs.
+pub fn resize_if_running(local: &Layout, request: &TeamUp) -> Result<Option<TeamStarted>> {
+    request.check()?;
+    match running_for(local, request)? {
+        Some(running) => resize(local, running.pid, request.workers).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Asks the running supervisor (`pid`) for `workers` workers and waits until it says it has
+/// them.
+fn resize(local: &Layout, pid: u32, workers: usize) -> Result<TeamStarted> {
+    let before = send_request(local, &Request::Workers(workers))?;
+    let deadline = Instant::now() + TAKEN_WITHIN;
+    loop {
+        match running_supervisor(local)? {
+            Some(info) if info.workers == workers => {
+                return Ok(TeamStarted {
+                    supervisor: info,
+                    resized_from: Some(before.workers),
+                    log: None,
+                });
+            }
+            Some(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                return Err(TeamError::new(
+                    ErrorKind::NoTeam,
+                    format!(
+                        "the running team (pid {pid}) did not take the change within {} s",
+                        TAKEN_WITHIN.as_secs()
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// The last `lines` lines of the file at `path`.
+fn log_tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let tail: Vec<&str> = text.lines().rev().take(lines).collect();
+    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+}
+
+/// The `baton` program a supervisor runs as, and its agents reach Baton through: this one when
+/// this process is `baton`; else the one beside this program (the package installs the desktop
+/// app and the CLI side by side, and a build puts them in one target folder, its tests one
+/// below); else the one on `PATH`.
+pub fn baton_program() -> PathBuf {
+    let Ok(exe) = std::env::current_exe() else {
+        return PathBuf::from("baton");
+    };
+    if exe.file_name().is_some_and(|n| n == "baton") {
+        return exe;
+    }
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join("baton"))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from("baton"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(json: serde_json::Value) -> TeamUp {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn the_profile_is_the_one_named_else_exec_with_a_command_else_claude() {
+        assert_eq!(request(serde_json::json!({})).profile_name(), "claude");
+        assert_eq!(
+            request(serde_json::json!({"exec": "make"})).profile_name(),
+            "exec"
+        );
+        assert_eq!(
+            request(serde_json::json!({"exec": "make", "profile": "mine"})).profile_name(),
+            "mine"
+        );
+    }
+
+    #[test]
+    fn a_request_defaults_to_one_worker_and_refuses_none_or_too_many() {
+        assert_eq!(request(serde_json::json!({})).workers, 1);
+        for workers in [0, MAX_WORKERS + 1] {
+            let err = request(serde_json::json!({"workers": workers}))
+                .check()
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArguments, "{err}");
+            assert!(err.to_string().contains("1 to 256"), "{err}");
+        }
+        let unknown = serde_json::from_value::<TeamUp>(serde_json::json!({"wokers": 2}));
+        assert!(unknown.is_err(), "an unknown field is refused");
+    }
+
+    #[test]
+    fn the_plan_takes_the_requests_limits_over_the_profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = baton_folder::FolderStore::init(dir.path(), "plan", None).unwrap();
+        let plan = request(serde_json::json!({
+            "exec": "true", "workers": 3, "max_attempts": 7, "max_turns": 9,
+            "max_minutes": 1.5, "max_cost_usd": 0.25, "budget_usd": 2.0, "stay": true,
+        }))
+        .plan(project.layout(), WatchMode::Events)
+        .unwrap();
+        assert_eq!(plan.profile.name, "exec");
+        assert_eq!(plan.workers, 3);
+        assert_eq!(plan.profile.max_attempts, 7);
+        assert_eq!(plan.profile.max_turns, Some(9));
+        assert_eq!(plan.profile.max_minutes, Some(1.5));
+        assert_eq!(plan.profile.max_cost_usd, Some(0.25));
+        assert_eq!(plan.budget_usd, Some(2.0));
+        assert!(plan.stay);
+        assert!(!plan.profile.worktree, "not a git repository");
+        let unknown = request(serde_json::json!({"profile": "nobody"}))
+            .plan(project.layout(), WatchMode::Events)
+            .unwrap_err();
+        assert_eq!(unknown.kind(), ErrorKind::UnknownProfile, "{unknown}");
+    }
+}
