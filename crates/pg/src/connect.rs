@@ -17,9 +17,11 @@ use std::pin::Pin;
 
 use std::sync::Arc;
 
-use postgres::config::SslMode;
-use postgres::tls::{MakeTlsConnect, TlsConnect};
-use postgres::{Client, Config, NoTls, Socket};
+use tokio_postgres::config::SslMode;
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
+use tokio_postgres::{Config, NoTls, Socket};
+
+use crate::client::Client;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
@@ -40,7 +42,7 @@ enum Verify {
     AuthorityAndHost,
 }
 
-/// A URL taken apart: what `postgres::Config` reads, and the TLS settings it does not.
+/// A URL taken apart: what `tokio_postgres::Config` reads, and the TLS settings it does not.
 struct Target {
     config: Config,
     verify: Verify,
@@ -187,20 +189,26 @@ pub(crate) fn route(url: &str) -> Result<Route> {
 /// speaks TLS.
 pub(crate) fn connect(url: &str) -> Result<Client> {
     let target = parse(url)?;
-    match target.config.get_ssl_mode() {
-        SslMode::Disable => Ok(target.config.connect(NoTls)?),
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| baton_core::StoreError::Database {
+            message: format!("cannot start a runtime for the connection to PostgreSQL: {e}"),
+        })?;
+    Ok(match target.config.get_ssl_mode() {
+        SslMode::Disable => Client::connect(runtime, &target.config, NoTls)?,
         SslMode::Prefer => {
             let tls = LazyTls {
                 verify: target.verify,
                 root_certificate: target.root_certificate.clone(),
             };
-            Ok(target.config.connect(tls)?)
+            Client::connect(runtime, &target.config, tls)?
         }
         _ => {
             let tls = tls_connector(target.verify, target.root_certificate.clone())?;
-            Ok(target.config.connect(tls)?)
+            Client::connect(runtime, &target.config, tls)?
         }
-    }
+    })
 }
 
 /// The TLS connector for a target's settings, as libpq checks certificates: `Nothing` takes
@@ -425,8 +433,8 @@ pub(crate) fn describe(url: &str) -> String {
 /// The first host and port a URL names, with libpq's defaults.
 fn host_and_port(config: &Config) -> (String, u16) {
     let host = match config.get_hosts().first() {
-        Some(postgres::config::Host::Tcp(name)) => name.clone(),
-        Some(postgres::config::Host::Unix(path)) => path.display().to_string(),
+        Some(tokio_postgres::config::Host::Tcp(name)) => name.clone(),
+        Some(tokio_postgres::config::Host::Unix(path)) => path.display().to_string(),
         None => "localhost".into(),
     };
     (host, config.get_ports().first().copied().unwrap_or(5432))

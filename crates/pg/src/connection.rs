@@ -13,7 +13,7 @@
 //! function that keeps it (`kept`).
 //!
 //! A transaction's requests go out together where nothing waits between them (pipelined,
-//! through the vendored `postgres`'s `Client::pipeline`): its `BEGIN` with its first
+//! through [`Client::pipeline`]): its `BEGIN` with its first
 //! statement, and a write whose answer nothing needs (a task written back, a log line) with
 //! whatever follows it, the `COMMIT` at the latest. Each request is still answered on its
 //! own, in order, and the first failure among them is the one reported.
@@ -21,8 +21,10 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use postgres::types::{ToSql, Type};
-use postgres::{Client, Row, Statement};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Row, Statement};
+
+use crate::client::Client;
 
 use crate::error::{Failure, Result};
 use crate::kept::Kept;
@@ -228,9 +230,9 @@ impl<'a> Tx<'a> {
     fn send<'c, T, F>(
         &'c mut self,
         request: impl FnOnce(&'c AsyncClient) -> F,
-    ) -> Result<std::result::Result<T, postgres::Error>>
+    ) -> Result<std::result::Result<T, tokio_postgres::Error>>
     where
-        F: Future<Output = std::result::Result<T, postgres::Error>>,
+        F: Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     {
         self.send_then(false, request)
     }
@@ -263,9 +265,9 @@ impl<'a> Tx<'a> {
         &'c mut self,
         ends: bool,
         request: impl FnOnce(&'c AsyncClient) -> F,
-    ) -> Result<std::result::Result<T, postgres::Error>>
+    ) -> Result<std::result::Result<T, tokio_postgres::Error>>
     where
-        F: Future<Output = std::result::Result<T, postgres::Error>>,
+        F: Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     {
         if self.session == Session::Reads {
             // Outside a transaction each request ends its own: the check goes first, alone.
@@ -426,7 +428,7 @@ impl Drop for Tx<'_> {
 #[cfg(test)]
 mod tests {
     use chrono::{DateTime, Utc};
-    use postgres::types::Type;
+    use tokio_postgres::types::Type;
 
     use super::declared_types;
 
@@ -510,7 +512,7 @@ mod tests {
 mod together {
     use std::collections::HashMap;
 
-    use postgres::error::SqlState;
+    use tokio_postgres::error::SqlState;
 
     use super::Tx;
     use crate::error::Failure;

@@ -10,11 +10,11 @@ use crate::kept::Kept;
 #[derive(Debug)]
 pub(crate) enum Failure {
     Store(StoreError),
-    Database(postgres::Error),
+    Database(tokio_postgres::Error),
     /// A pooled transaction called the function that keeps this statement, and there was
     /// none (yet): the transaction was rolled back, so the operation can run again once the
     /// function is made.
-    KeptMissing(&'static Kept, postgres::Error),
+    KeptMissing(&'static Kept, tokio_postgres::Error),
     /// The check sent with an operation's first request found the schema not this build's or
     /// the project not there (`connection::Tx::checking`): the transaction was rolled back,
     /// nothing of it committed.
@@ -27,8 +27,8 @@ impl From<StoreError> for Failure {
     }
 }
 
-impl From<postgres::Error> for Failure {
-    fn from(e: postgres::Error) -> Self {
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Self {
         Failure::Database(e)
     }
 }
@@ -51,7 +51,7 @@ impl Failure {
 }
 
 /// A database error in words a user can act on.
-pub(crate) fn database(store: &str, e: &postgres::Error) -> StoreError {
+pub(crate) fn database(store: &str, e: &tokio_postgres::Error) -> StoreError {
     let message = match e.as_db_error() {
         Some(db) => match db.code().code() {
             "28P01" | "28000" => format!(
@@ -80,7 +80,7 @@ pub(crate) fn database(store: &str, e: &postgres::Error) -> StoreError {
 }
 
 /// What went wrong underneath `e` (the client's own words are the outer layer).
-fn cause_of(e: &postgres::Error) -> String {
+fn cause_of(e: &tokio_postgres::Error) -> String {
     std::error::Error::source(e)
         .map(|s| s.to_string())
         .unwrap_or_else(|| e.to_string())

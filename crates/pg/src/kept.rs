@@ -16,7 +16,7 @@
 //! replace each other's. Where the role may not create functions, the statement runs as it
 //! is on that connection from then on, as on a direct connection.
 
-use postgres::Client;
+use crate::client::Client;
 
 /// A statement a pooled transaction runs through a function of its own.
 #[derive(Debug)]
@@ -62,7 +62,7 @@ impl Kept {
     }
 
     /// Whether `e` says this statement's function does not exist (yet).
-    pub(crate) fn is_missing(&self, e: &postgres::Error) -> bool {
+    pub(crate) fn is_missing(&self, e: &tokio_postgres::Error) -> bool {
         e.as_db_error()
             .is_some_and(|db| db.code().code() == "42883" && db.message().contains(&self.name))
     }
@@ -94,7 +94,7 @@ impl Kept {
     /// Creates the function on `client`, outside any transaction: `Made` also when another
     /// process made it at the same moment, `Refused` when the role may not create functions
     /// (the statement is then run as it is on this connection).
-    pub(crate) fn create(&self, client: &mut Client) -> Result<Creation, postgres::Error> {
+    pub(crate) fn create(&self, client: &mut Client) -> Result<Creation, tokio_postgres::Error> {
         match client.batch_execute(&self.definition()) {
             Ok(()) => Ok(Creation::Made),
             // Created meanwhile by another (duplicate_function, or the catalog's unique index
@@ -115,7 +115,7 @@ pub(crate) enum Creation {
     Refused,
 }
 
-fn code_of(e: &postgres::Error) -> Option<&str> {
+fn code_of(e: &tokio_postgres::Error) -> Option<&str> {
     e.as_db_error().map(|db| db.code().code())
 }
 

@@ -17,7 +17,8 @@
 //! its own besides creating, opening, exporting and importing a project.
 //!
 //! Modules, each importing only those before it: `kept` (statements kept planned as functions
-//! on a pooler's server sessions), `error`, `schema` (versioned migrations),
+//! on a pooler's server sessions), `error`, `client` (tokio-postgres's client used from
+//! blocking code, on a runtime of its own), `schema` (versioned migrations),
 //! `connect` (URLs, passwords, TLS), `together` (requests sent together), `connection` (a
 //! connection, its prepared statements and its transactions),
 //! `sql` (the hot paths' SQL), `rows` (loading and saving tasks, the log, the clock), `store`
@@ -27,6 +28,7 @@
 //! `.coordination/` folder). Still per machine on a database project: signals at a path the
 //! user names, agent definitions, browsers.
 
+mod client;
 mod connect;
 mod connection;
 mod documents;

@@ -7,11 +7,10 @@
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
+use crate::client::Client;
 use baton_core::model::Task;
 use baton_core::{Hold, Listener, Outlook, StoreError, TaskView, Timestamp};
 use chrono::{DateTime, Utc};
-use postgres::Client;
-use postgres::fallible_iterator::FallibleIterator;
 
 use crate::connect::connect;
 use baton_core::reservations::task_conflicts;
@@ -41,13 +40,10 @@ impl PgListener {
             if left.is_zero() {
                 return Ok(false);
             }
-            let next = {
-                let mut notifications = self.client.notifications();
-                let mut waiting = notifications.timeout_iter(left);
-                waiting
-                    .next()
-                    .map(|n| n.map(|n| n.payload() == self.project))
-            };
+            let next = self
+                .client
+                .next_notification(left)
+                .map(|n| n.map(|n| n.payload() == self.project));
             match next {
                 Ok(Some(true)) => return Ok(true),
                 // Another project's notice: keep waiting.

@@ -228,7 +228,7 @@ pub(crate) fn explicit(tx: &mut Tx, project: &str, file: &mut TaskFile) -> Resul
     load_agents(tx, project, file)
 }
 
-fn reservation(row: &postgres::Row) -> Reservation {
+fn reservation(row: &tokio_postgres::Row) -> Reservation {
     Reservation {
         id: format!("r-{}", row.get::<_, i64>(0)),
         agent: row.get(1),

@@ -6,8 +6,8 @@
 use baton_core::model::{AgentRecord, Task, TaskFile, TaskStatus};
 use baton_core::{Entry, StoreError, Timestamp};
 use chrono::{DateTime, Utc};
-use postgres::types::ToSql;
 use serde_json::Value;
+use tokio_postgres::types::ToSql;
 
 use crate::connection::Tx;
 use crate::error::{Failure, Result};

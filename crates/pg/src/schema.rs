@@ -2,7 +2,7 @@
 //! migrations run in one transaction under an advisory lock, so two `baton` processes starting
 //! at once migrate once. A database migrated by a newer `baton` is refused, not guessed at.
 
-use postgres::Client;
+use crate::client::Client;
 
 use baton_core::StoreError;
 

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::client::Client;
 use baton_core::{DEFAULT_LEASE, Entry, StoreError, Timestamp};
-use postgres::Client;
 
 use crate::connect::{Route, connect, describe, route};
 use crate::connection::{Connection, Tx};
@@ -258,12 +258,12 @@ fn check_project(client: &mut Client, name: &str, store: &str) -> Result<()> {
     schema::migrate(client, store)?;
     // Unnamed, in one round trip: behind a pooler the next round trip may reach another
     // server session.
-    let known = client
-        .query_typed_opt(
+    let known = !client
+        .query_typed(
             "SELECT 1 FROM baton_projects WHERE name = $1",
-            &[(&name, postgres::types::Type::TEXT)],
+            &[(&name, tokio_postgres::types::Type::TEXT)],
         )?
-        .is_some();
+        .is_empty();
     match known {
         true => Ok(()),
         false => Err(Failure::from(StoreError::UnknownProject {
@@ -285,7 +285,7 @@ fn clocked<T>(
 
 /// Whether the server ended the connection (an administrator, a shutdown, a crash or a
 /// restart), so a fresh connection could run the operation.
-fn ended(e: &postgres::Error) -> bool {
+fn ended(e: &tokio_postgres::Error) -> bool {
     e.is_closed()
         || e.as_db_error()
             .is_some_and(|db| matches!(db.code().code(), "57P01" | "57P02" | "57P03"))

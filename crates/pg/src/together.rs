@@ -1,6 +1,6 @@
 //! Requests sent together: what a transaction sends before a statement (its `BEGIN`, the
 //! check of its project, the writes it queued), sent with the statement before any answer is
-//! read (pipelined, through the vendored `postgres`'s `Client::pipeline`), each still answered
+//! read (pipelined, through `client::Client::pipeline`), each still answered
 //! on its own and in order. Kept apart from `connection`, which decides what goes together;
 //! this module sends it and sorts out whose failure an answer is.
 
@@ -8,8 +8,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 
-use postgres::types::{ToSql, Type};
-use postgres::{Row, Statement};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Row, Statement};
 
 use crate::error::Failure;
 use crate::kept::Kept;
@@ -38,7 +38,7 @@ impl Queued {
     pub(crate) async fn send(
         &self,
         client: &AsyncClient,
-    ) -> std::result::Result<(), postgres::Error> {
+    ) -> std::result::Result<(), tokio_postgres::Error> {
         let params = self.params.iter().map(|p| &**p as &(dyn ToSql + Sync));
         match &self.statement {
             Call::Unnamed(sql, types) => {
@@ -56,7 +56,7 @@ impl Queued {
 }
 
 /// The asynchronous client under the blocking one: requests sent together are made on it.
-pub(crate) type AsyncClient = tokio_postgres::Client;
+pub(crate) use crate::client::AsyncClient;
 
 /// A kept statement as a transaction sends it (see `connection::Tx::kept_call`).
 pub(crate) enum KeptCall<'p> {
@@ -68,7 +68,7 @@ impl KeptCall<'_> {
     pub(crate) async fn rows(
         &self,
         client: &AsyncClient,
-    ) -> std::result::Result<Vec<Row>, postgres::Error> {
+    ) -> std::result::Result<Vec<Row>, tokio_postgres::Error> {
         match self {
             KeptCall::Unnamed(sql, typed) => client.query_typed(sql, typed).await,
             KeptCall::Prepared(statement, params) => client.query(statement, params).await,
@@ -78,7 +78,7 @@ impl KeptCall<'_> {
 
 /// A kept statement's failure: its function missing (to be made, and the operation run
 /// again), or the database's.
-pub(crate) fn kept_failure(kept: &'static Kept, e: postgres::Error) -> Failure {
+pub(crate) fn kept_failure(kept: &'static Kept, e: tokio_postgres::Error) -> Failure {
     match kept.is_missing(&e) {
         true => Failure::KeptMissing(kept, e),
         false => Failure::Database(e),
@@ -87,12 +87,13 @@ pub(crate) fn kept_failure(kept: &'static Kept, e: postgres::Error) -> Failure {
 
 /// What failed of requests sent together: one that went before the request, or the request.
 pub(crate) enum Ahead {
-    Before(postgres::Error),
-    Request(postgres::Error),
+    Before(tokio_postgres::Error),
+    Request(tokio_postgres::Error),
 }
 
 /// A request of the asynchronous client, its answer kept elsewhere.
-type Request<'c> = Pin<Box<dyn Future<Output = std::result::Result<(), postgres::Error>> + 'c>>;
+type Request<'c> =
+    Pin<Box<dyn Future<Output = std::result::Result<(), tokio_postgres::Error>> + 'c>>;
 
 /// What goes before a request: a `BEGIN`, the check of a project, queued writes.
 #[derive(Clone, Copy)]
@@ -109,7 +110,7 @@ const CHECK: &str = "SELECT (SELECT version FROM baton_schema),
 
 /// Whether [`CHECK`]'s answer says the schema is this build's and the project there. Any
 /// failure (no schema yet) says no.
-fn found(answer: std::result::Result<Row, postgres::Error>) -> bool {
+fn found(answer: std::result::Result<Row, tokio_postgres::Error>) -> bool {
     answer.is_ok_and(|row| {
         row.get::<_, Option<i32>>(0) == Some(crate::schema::VERSION) && row.get::<_, bool>(1)
     })
@@ -117,8 +118,9 @@ fn found(answer: std::result::Result<Row, postgres::Error>) -> bool {
 
 /// [`CHECK`] for `project` in a round trip of its own: whether the schema is this build's and
 /// the project there.
-pub(crate) fn project_found(client: &mut postgres::Client, project: &str) -> bool {
-    found(client.query_typed_one(CHECK, &[(&project, Type::TEXT)]))
+pub(crate) fn project_found(client: &mut crate::client::Client, project: &str) -> bool {
+    let answer = client.query_typed(CHECK, &[(&project, Type::TEXT)]);
+    answer.is_ok_and(|rows| rows.len() == 1 && found(Ok(rows.into_iter().next().expect("one row"))))
 }
 
 impl Sent<'_> {
@@ -128,7 +130,7 @@ impl Sent<'_> {
     pub(crate) async fn with<T>(
         self,
         client: &AsyncClient,
-        request: impl Future<Output = std::result::Result<T, postgres::Error>>,
+        request: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> (Option<bool>, std::result::Result<T, Ahead>) {
         let mut checked = None;
         let mut answer = None;
@@ -169,8 +171,10 @@ impl Sent<'_> {
 /// Runs `requests` to completion, polling them first to last each time: a request of the
 /// asynchronous client is sent when its future is first polled, so they go out in this
 /// order. The first failure, in that order, is the result.
-async fn in_order(mut requests: Vec<Request<'_>>) -> std::result::Result<(), postgres::Error> {
-    let mut results: Vec<Option<std::result::Result<(), postgres::Error>>> =
+async fn in_order(
+    mut requests: Vec<Request<'_>>,
+) -> std::result::Result<(), tokio_postgres::Error> {
+    let mut results: Vec<Option<std::result::Result<(), tokio_postgres::Error>>> =
         requests.iter().map(|_| None).collect();
     std::future::poll_fn(|cx| {
         let mut pending = false;

@@ -157,7 +157,7 @@ impl PgStore {
         let goal = baton_core::notes::goal_of(&plan).unwrap_or_else(|| name.to_string());
         let store = describe(url);
         let route = crate::connect::route(url).map_err(|e| e.at(&store))?;
-        let client = (|| -> Result<postgres::Client> {
+        let client = (|| -> Result<crate::client::Client> {
             let mut client = connect(url)?;
             schema::migrate(&mut client, &store)?;
             let mut prepared = std::collections::HashMap::new();
