@@ -24,18 +24,56 @@ pub trait DocumentStore: Send + Sync {
     /// it was never written.
     fn read_document(&self, name: &str) -> Result<Option<Value>>;
 
+    /// Every document directly in folder `folder` (such as `inbox/questions`), by name, in no
+    /// particular order.
+    fn documents_in(&self, folder: &str) -> Result<Vec<(String, Value)>>;
+
     /// Holds document `name` exclusively, gives it (`None`: never written) and the store's
     /// time to `change`, and writes back what `change` returns; `Ok(None)` from `change`
     /// leaves the document as it was. One transaction: `change` may be run again if the store
     /// lost its connection before committing, so it must not have effects of its own
     /// besides what it captures.
-    /// Every document directly in folder `folder` (such as `inbox/questions`), by name, in no
-    /// particular order.
-    fn documents_in(&self, folder: &str) -> Result<Vec<(String, Value)>>;
-
     fn change_document(
         &self,
         name: &str,
         change: &mut dyn FnMut(Option<Value>, Timestamp) -> Result<Option<Value>>,
     ) -> Result<()>;
+}
+
+/// Refuses a document (or folder) name that is not a plain relative path inside
+/// `.coordination/`: empty, absolute, or with `.` or `..` parts. Every store applies it, so a
+/// name a database would keep can also be exported to a folder, and never leads out of it.
+pub fn check_name(name: &str) -> Result<()> {
+    let plain = std::path::Path::new(name)
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if name.is_empty() || !plain || name.contains('\0') {
+        return Err(crate::error::StoreError::InvalidInput {
+            field: "document",
+            reason: format!("{name:?} is not a path inside .coordination/"),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_name;
+
+    #[test]
+    fn a_document_name_is_a_plain_relative_path() {
+        for good in ["orchestration/state.json", "inbox/questions", "a.json"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../outside.json",
+            "inbox/../../x",
+            "./a.json",
+            "a\0b",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
 }

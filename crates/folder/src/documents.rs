@@ -14,17 +14,8 @@ use crate::store::FolderStore;
 
 impl FolderStore {
     fn document_path(&self, name: &str) -> Result<PathBuf> {
-        let relative = std::path::Path::new(name);
-        let plain = relative
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if name.is_empty() || !plain {
-            return Err(StoreError::InvalidInput {
-                field: "document",
-                reason: format!("{name:?} is not a path inside .coordination/"),
-            });
-        }
-        Ok(self.layout().root().join(relative))
+        baton_core::documents::check_name(name)?;
+        Ok(self.layout().root().join(name))
     }
 }
 

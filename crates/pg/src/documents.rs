@@ -11,6 +11,7 @@ use crate::store::PgStore;
 
 impl DocumentStore for PgStore {
     fn read_document(&self, name: &str) -> baton_core::Result<Option<Value>> {
+        baton_core::documents::check_name(name)?;
         self.transact(|tx, _| {
             Ok(tx
                 .query_opt(
@@ -22,6 +23,7 @@ impl DocumentStore for PgStore {
     }
 
     fn documents_in(&self, folder: &str) -> baton_core::Result<Vec<(String, Value)>> {
+        baton_core::documents::check_name(folder)?;
         let prefix = format!("{folder}/");
         self.transact_unclocked(|tx| {
             Ok(tx
@@ -43,6 +45,7 @@ impl DocumentStore for PgStore {
         name: &str,
         change: &mut dyn FnMut(Option<Value>, Timestamp) -> baton_core::Result<Option<Value>>,
     ) -> baton_core::Result<()> {
+        baton_core::documents::check_name(name)?;
         self.transact(|tx, now| {
             // The row exists before it is locked, so a first write is serialised like the rest.
             tx.execute(

@@ -1,0 +1,67 @@
+//! `DocumentStore`: a document changed as a whole (created, changed from what it was, left as
+//! it was when the change says so, untouched when the change fails), read back, listed by
+//! folder, and hostile names refused, alike on every store.
+
+use baton_core::{DocumentStore, StoreError};
+use serde_json::{Value, json};
+
+use crate::every_store::{answer, on_every_store};
+
+/// A refusal as its kind alone (a store's words may name its own place).
+fn outcome<T: serde::Serialize>(result: baton_core::Result<T>) -> Value {
+    match result {
+        Ok(_) => answer(result),
+        Err(e) => json!({"error": e.kind()}),
+    }
+}
+
+fn documents_scenario(store: &dyn DocumentStore) -> Vec<Value> {
+    let count = |old: Option<Value>| old.and_then(|d| d["count"].as_u64()).unwrap_or(0);
+    let mut increment = |old: Option<Value>, _| Ok(Some(json!({"count": count(old) + 1})));
+    let mut unchanged = |_: Option<Value>, _| Ok(None);
+    let mut refused = |_: Option<Value>, _| {
+        Err(StoreError::InvalidInput {
+            field: "count",
+            reason: "refused by the change".into(),
+        })
+    };
+    let q1 = "inbox/questions/q-1.json";
+    let mut steps = vec![
+        outcome(store.read_document(q1)),
+        outcome(store.change_document(q1, &mut increment)),
+        outcome(store.change_document(q1, &mut increment)),
+        outcome(store.read_document(q1)),
+        outcome(store.change_document(q1, &mut unchanged)),
+        outcome(store.change_document(q1, &mut refused)),
+        outcome(store.read_document(q1)),
+        outcome(store.change_document("inbox/questions/q-2.json", &mut increment)),
+        outcome(store.change_document("inbox/messages/m-1.json", &mut increment)),
+    ];
+    let mut listed = store.documents_in("inbox/questions").unwrap();
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    steps.push(json!(listed));
+    steps.push(outcome(store.documents_in("inbox/nothing-here")));
+    steps.push(outcome(store.read_document("../outside.json")));
+    steps.push(outcome(
+        store.change_document("/etc/outside.json", &mut increment),
+    ));
+    steps
+}
+
+#[test]
+fn every_store_keeps_documents_the_same() {
+    let steps = on_every_store("conformance-documents", |store| documents_scenario(store));
+    assert_eq!(steps[0], Value::Null, "never written");
+    assert_eq!(steps[3], json!({"count": 2}), "changed from what it was");
+    assert_eq!(
+        steps[6],
+        json!({"count": 2}),
+        "left as it was, and untouched by a failure"
+    );
+    assert!(steps[5]["error"].is_string(), "{:#}", steps[5]);
+    assert_eq!(steps[9].as_array().map(Vec::len), Some(2), "{:#}", steps[9]);
+    assert_eq!(steps[9][0][0], "inbox/questions/q-1.json", "{:#}", steps[9]);
+    assert_eq!(steps[10], json!([]));
+    assert!(steps[11]["error"].is_string(), "{:#}", steps[11]);
+    assert!(steps[12]["error"].is_string(), "{:#}", steps[12]);
+}

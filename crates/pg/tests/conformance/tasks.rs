@@ -1,0 +1,223 @@
+//! `TaskStore`: claim order, refusals (kind and words), the tasks after each change, the
+//! board, files others hold, and what a waiting worker is told.
+
+use baton_core::TaskStore;
+use baton_core::{Completion, NewTask, Reopen, TaskEdit};
+use serde_json::Value;
+
+use crate::every_store::{answer, on_every_store};
+
+fn new(description: &str, priority: u32, dependencies: &[&str]) -> NewTask {
+    NewTask {
+        description: description.into(),
+        priority,
+        dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
+        ..NewTask::default()
+    }
+}
+
+fn report(text: &str) -> Completion {
+    Completion {
+        output: text.into(),
+        files_modified: vec!["src/a.rs".into()],
+        ..Completion::default()
+    }
+}
+
+fn edit(dependencies: Option<Vec<&str>>, priority: Option<u32>) -> TaskEdit {
+    TaskEdit {
+        dependencies: dependencies.map(|d| d.into_iter().map(str::to_string).collect()),
+        priority,
+        ..TaskEdit::default()
+    }
+}
+
+/// Every answer of the scenario, in order.
+fn scenario(store: &dyn TaskStore) -> Vec<Value> {
+    let mut named = new("named", 2, &[]);
+    named.id = Some("api".into());
+    vec![
+        answer(store.add_task(new("A", 5, &[]))),
+        answer(store.add_task(new("B", 1, &["task-1"]))),
+        answer(store.add_task(named)),
+        answer(store.add_task(new("C", 3, &["ghost"]))),
+        answer(store.add_task(new("D", 3, &["api", "task-2"]))),
+        answer(store.ready_tasks()),
+        answer(store.edit_task("task-1", edit(Some(vec!["task-3"]), Some(9)))),
+        answer(store.edit_task("task-3", edit(None, Some(0)))),
+        answer(store.edit_task("task-3", edit(Some(vec![]), Some(4)))),
+        answer(store.edit_task("ghost", edit(None, Some(2)))),
+        answer(store.claim(&baton_core::ClaimRequest::next("w1"))),
+        answer(
+            store
+                .claim(&baton_core::ClaimRequest::task("w2", "task-2"))
+                .map(Option::unwrap),
+        ),
+        answer(
+            store
+                .claim(&baton_core::ClaimRequest::task("w2", "task-1"))
+                .map(Option::unwrap),
+        ),
+        answer(store.complete("w2", "task-1", report("too early"))),
+        answer(store.start("w1", "task-1")),
+        answer(store.start("w2", "task-1")),
+        answer(store.complete("w2", "task-1", report("did A"))),
+        answer(store.claim(&baton_core::ClaimRequest::next("w3"))),
+        answer(store.heartbeat("w1")),
+        answer(store.fail("w1", "api", "broke")),
+        answer(store.reset("api", false)),
+        answer(store.reset("task-2", false)),
+        answer(store.release("w3", "task-2")),
+        answer(store.cancel("task-2", Some("not needed"))),
+        answer(store.cancel("task-2", None)),
+        answer(store.claim(&baton_core::ClaimRequest::next("w4"))),
+        answer(store.start("bad name!", "task-1")),
+        answer(store.task("task-1")),
+        answer(store.task("ghost")),
+        // Sent back for changes: held for the worker that did it, which takes it before any
+        // other task; to anyone, available.
+        answer(store.reopen("task-1", "Changes requested: more", Reopen::ToItsWorker)),
+        answer(store.claim(&baton_core::ClaimRequest::next("w5"))),
+        answer(store.claim(&baton_core::ClaimRequest::task("w5", "task-1"))),
+        answer(store.add_task(new("E", 1, &[]))),
+        answer(store.claim(&baton_core::ClaimRequest::next("w2"))),
+        answer(store.reopen("task-1", "again", Reopen::ToItsWorker)),
+        answer(store.start("w2", "task-1")),
+        answer(store.complete("w2", "task-1", report("did more"))),
+        answer(store.reopen("task-1", "to anyone", Reopen::ToAnyone)),
+        answer(store.status()),
+    ]
+}
+
+#[test]
+fn every_store_answers_every_step_of_a_tasks_life_the_same() {
+    let from_folder = on_every_store("conformance", |store| scenario(store));
+    // The scenario reached what it meant to: refusals and successes both.
+    let errors = from_folder
+        .iter()
+        .filter(|a| a.get("error").is_some())
+        .count();
+    assert!(errors >= 6, "{from_folder:#?}");
+    // A task sent back goes to its worker: held for it, passed over by others, taken by its
+    // worker's next claim before a better ready task.
+    let from_end = |n: usize| &from_folder[from_folder.len() - n];
+    assert_eq!(from_end(10)["status"], "claimed", "{:#}", from_end(10));
+    assert_eq!(from_end(10)["claimed_by"], "w2");
+    assert_eq!(from_end(10)["sent_back"], true);
+    assert_ne!(from_end(9)["task"]["id"], "task-1", "{:#}", from_end(9));
+    assert_eq!(
+        from_end(8)["error"],
+        "illegal_transition",
+        "{:#}",
+        from_end(8)
+    );
+    assert_eq!(from_end(6)["task"]["id"], "task-1", "{:#}", from_end(6));
+    assert_eq!(from_end(6)["reclaimed_from"], Value::Null);
+    assert!(
+        from_end(5)["error"].is_string(),
+        "a claimed task is not sent back"
+    );
+    assert_eq!(from_end(2)["status"], "available", "{:#}", from_end(2));
+}
+
+/// Claims among tasks whose files others hold: plain files, a folder, a glob and a worker's
+/// own file. The folder passes over such a task as it reads its one file, the database one
+/// candidate at a time (its file keys, then the reservations near its files), so both stores
+/// must take the same tasks in the same order.
+fn held_files_scenario(store: &dyn TaskStore) -> Vec<String> {
+    let files = [
+        vec!["src/a.rs"],
+        vec!["src/**/*.ts"],
+        vec!["src/a.rs"],
+        vec!["src/"],
+        vec!["src/b.rs"],
+        vec!["docs/guide.md", "src/a.rs"],
+        vec!["src/api/users.ts"],
+        vec!["docs/guide.md"],
+        vec!["docs/"],
+    ];
+    for (i, paths) in files.iter().enumerate() {
+        store
+            .add_task(NewTask {
+                description: format!("Task {i}"),
+                files: paths.iter().map(|p| p.to_string()).collect(),
+                ..NewTask::default()
+            })
+            .unwrap();
+    }
+    let claim = |agent: &str| {
+        store
+            .claim(&baton_core::ClaimRequest::next(agent))
+            .unwrap()
+            .map_or("none".to_string(), |c| c.task.id)
+    };
+    // w1 holds src/a.rs; then each worker takes the best task no other worker's files meet,
+    // and w1 may take another task on its own file.
+    ["w1", "w2", "w3", "w4", "w1", "w5", "w6"]
+        .into_iter()
+        .map(claim)
+        .collect()
+}
+
+#[test]
+fn claims_pass_over_tasks_whose_files_others_hold_alike_on_both_stores_pooled_or_not() {
+    let from_folder = on_every_store("conformance-held", |store| held_files_scenario(store));
+    // w3 passes over the two tasks w1's src/a.rs meets (the file, its folder) and takes
+    // src/b.rs, which w2's glob does not name; w4 passes over the glob's file too; w1 takes a
+    // task on its own file; nothing is left that no other worker's files meet.
+    assert_eq!(
+        from_folder,
+        [
+            "task-1", "task-2", "task-5", "task-8", "task-3", "none", "none"
+        ]
+    );
+}
+
+/// What a waiting worker is told as files are held and given back: a task ready and free,
+/// one kept back by an explicit reservation, free again.
+fn outlook_scenario(store: &dyn TaskStore) -> Vec<String> {
+    for (description, file) in [("Lib", "lib/x.rs"), ("Docs", "docs/a.md")] {
+        store
+            .add_task(NewTask {
+                description: description.into(),
+                files: vec![file.into()],
+                ..NewTask::default()
+            })
+            .unwrap();
+    }
+    let look = || match store.outlook("w2").unwrap().0 {
+        baton_core::Outlook::Claimable => "claimable".to_string(),
+        baton_core::Outlook::Waiting { next_lease_expiry } => {
+            format!(
+                "waiting until {}",
+                next_lease_expiry.map_or("ever", |_| "a lease ends")
+            )
+        }
+        baton_core::Outlook::Drained => "drained".to_string(),
+    };
+    let mut seen = Vec::new();
+    store.claim(&baton_core::ClaimRequest::next("w1")).unwrap();
+    seen.push(look());
+    store
+        .reserve(baton_core::NewReservation {
+            agent: "w3".into(),
+            paths: vec!["docs/**".into()],
+            task: None,
+            shared: false,
+            ttl: Some(std::time::Duration::from_secs(3600)),
+            reason: None,
+        })
+        .unwrap();
+    seen.push(look());
+    store.unreserve("w3", &[]).unwrap();
+    seen.push(look());
+    seen
+}
+
+#[test]
+fn a_waiting_worker_is_told_the_same_on_both_stores_pooled_or_not() {
+    assert_eq!(
+        on_every_store("conformance-outlook", |store| outlook_scenario(store)),
+        ["claimable", "waiting until a lease ends", "claimable"]
+    );
+}
