@@ -9,7 +9,7 @@ use std::time::Duration;
 use baton_live::WatchMode;
 use clap::{Parser, Subcommand};
 
-use crate::values::parse_duration;
+use baton_api::durations::parse_duration;
 
 pub use crate::agents::{AgentsCommand, HandoffCommand, InvokeCommand, ParallelCommand};
 pub use crate::leader::LeaderCommand;

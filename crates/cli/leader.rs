@@ -2,7 +2,7 @@
 //! its request type (flags, defaults and help declared once, there), a renderer for people,
 //! and an exit rule; `init` (which opens no project) is `main`'s, `status --watch` `follow`'s.
 
-use baton_api::{Error, OpenProject, Operation, exit, tasks, team, worktrees};
+use baton_api::{Error, OpenProject, Operation, agents, exit, tasks, worktrees};
 use baton_core::ForeignFile;
 use baton_live::WatchMode;
 use clap::{Args, Subcommand};
@@ -149,7 +149,7 @@ pub fn run(
             format!("Reset {}: available again", out.task.id)
         }),
         LeaderCommand::Agents => {
-            operate(project, mode, json, team::AgentsOverview {}, render::team)
+            operate(project, mode, json, agents::AgentsOverview {}, render::team)
         }
         LeaderCommand::Merge(op) => as_user(project, mode, keep, |cx| {
             let report = op.run(cx)?;

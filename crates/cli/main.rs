@@ -7,8 +7,7 @@
 //! taking each other group's arguments from its module), `render` (their text), one folder or
 //! file per other command group (`live/` for signals, runs, watching and the worker loop;
 //! `agents/` for orchestration; `team/` for the supervised team; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
-//! arguments, handlers and text; `context` (the user's context for an operation), `values`
-//! (argument parsers) and `output` (printing results and errors) serve them all.
+//! arguments, handlers and text; `context` (the user's context for an operation), and `output` (printing results and errors) serve them all.
 
 mod agents;
 mod args;
@@ -25,7 +24,6 @@ mod render;
 mod review;
 mod store;
 mod team;
-mod values;
 mod worker;
 
 use std::process::ExitCode;

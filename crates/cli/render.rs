@@ -209,7 +209,7 @@ pub fn claimed(
 }
 
 /// `leader agents`: one line per agent.
-pub fn team(team: &baton_api::team::Team) -> String {
+pub fn team(team: &baton_api::agents::Team) -> String {
     use baton_core::team::AgentState;
 
     if team.agents.is_empty() {

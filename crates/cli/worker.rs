@@ -13,7 +13,7 @@ use clap::{Args, Subcommand};
 use crate::context::{as_user, operate};
 use crate::output::emit;
 use crate::render;
-use crate::values::parse_duration;
+use baton_api::durations::parse_duration;
 
 #[derive(Debug, Subcommand)]
 pub enum WorkerCommand {

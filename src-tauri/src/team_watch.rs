@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
-use baton_api::team::{AgentsOverview, Team};
+use baton_api::agents::{AgentsOverview, Team};
 use baton_api::{OpenProject, Operation};
 use baton_core::team::AgentState;
 use baton_core::{Confinement, Timestamp};

@@ -41,7 +41,7 @@ pub fn summary(report: &StatusReport) -> String {
 }
 
 /// The agents line: how many are working, and which are stale.
-pub fn agents_line(team: &baton_api::team::Team) -> String {
+pub fn agents_line(team: &baton_api::agents::Team) -> String {
     use baton_core::team::AgentState;
     if team.agents.is_empty() {
         return "No agents yet".into();
@@ -209,7 +209,7 @@ impl crate::session::Follower for TrayFollower {
 }
 
 /// Shows `report` (and the team, when known) on the tray, if there is one.
-pub fn update(app: &AppHandle, report: &StatusReport, team: Option<&baton_api::team::Team>) {
+pub fn update(app: &AppHandle, report: &StatusReport, team: Option<&baton_api::agents::Team>) {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
         return;
     };
@@ -321,7 +321,7 @@ mod tests {
             done: 0,
             failed: 0,
         };
-        let team = |agents| baton_api::team::Team {
+        let team = |agents| baton_api::agents::Team {
             agents,
             next_change_at: None,
             at: baton_core::Timestamp::now(),

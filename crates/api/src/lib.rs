@@ -17,9 +17,10 @@
 //! surfaces. The rules themselves are not here: they live in `baton-core`, the stores, `baton-live` and
 //! `baton-agents`, which this crate calls.
 
+pub mod agents;
 pub mod approvals;
 pub mod check;
-pub mod crew;
+pub mod durations;
 pub mod error;
 pub mod exit;
 pub mod inbox;
@@ -32,7 +33,6 @@ pub mod review;
 pub mod signals;
 pub mod tasks;
 pub mod team;
-pub mod values;
 pub mod worktrees;
 
 pub use error::{Error, ErrorBody, Result};
@@ -113,11 +113,11 @@ catalogue!(
     tasks::AggregateResults,
     tasks::Doctor,
     tasks::Logs,
-    team::AgentsOverview,
+    agents::AgentsOverview,
     baton_team::TeamUp,
-    crew::TeamStatus,
-    crew::TeamTranscript,
-    crew::TeamStop,
+    team::TeamStatus,
+    team::TeamTranscript,
+    team::TeamStop,
     inbox::AskLead,
     inbox::AnswerQuestion,
     inbox::InboxRead,

@@ -38,7 +38,7 @@ pub struct Reserve {
     #[serde(default)]
     #[cfg_attr(
         feature = "cli",
-        arg(long = "ttl", value_name = "DURATION", value_parser = crate::values::parse_seconds)
+        arg(long = "ttl", value_name = "DURATION", value_parser = crate::durations::parse_seconds)
     )]
     pub ttl_seconds: Option<u64>,
     /// Why, for the others.

@@ -1,71 +1,294 @@
-//! The lead's view of the team: one row per agent (`baton_core::team` decides each row's
-//! state), read through the seams so it is the same on every store.
+//! The supervised team, as the lead reads and steers it (`baton team`): starting or resizing
+//! this machine's team (`team_up`, whose request and logic are `baton-team`'s `start`), every
+//! machine's workers with what they do and cost, an attempt's transcript, and stopping
+//! workers. They read what supervisors record in the store, and leave requests for the one on
+//! this machine.
 
-use std::collections::BTreeMap;
-
-use baton_core::Timestamp;
-use baton_core::journal::LogLine;
-use baton_core::team::{AgentRow, known_agents, team};
+use baton_core::{Attempt, Spend, TranscriptEvent, WorkerRecord, WorkerState};
+use baton_team::start::{TeamStarted, TeamUp, baton_program, start_detached};
+use baton_team::supervisor::host_name;
+use baton_team::{Request, Setting, SupervisorInfo, running_supervisor, send_request};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::operation::{Context, Operation};
 
-/// How many of the latest log lines (of all agents) are read to find each agent's last one;
-/// an agent not among them has its own log's last line read.
-const RECENT_LINES: usize = 200;
-
-/// Who is doing what.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AgentsOverview {}
-
-/// Every agent known to the project, and when a row next changes by time alone.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Team {
-    pub agents: Vec<AgentRow>,
-    /// When some row's state next changes without anything being written (a lease getting
-    /// short or passing, an idle agent going quiet); null when none will.
-    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
-    pub next_change_at: Option<Timestamp>,
-    /// The store's time the rows are for.
-    #[cfg_attr(feature = "ts", ts(type = "string"))]
-    pub at: Timestamp,
-    /// What supervised agents cost, in total and per agent; none until an agent of a team
-    /// has run.
-    pub spend: Option<baton_core::Spend>,
+impl Operation for TeamUp {
+    const NAME: &'static str = "team_up";
+    const DESCRIPTION: &'static str = "Start a team of supervised agents on this machine, in the background: each worker claims the next ready task and works it with an agent of the profile (claude, codex, gemini, exec with a command, or the project's own), keeps its lease, records its transcript and cost, and restarts it after a crash. A team of the same profile running already is resized to `workers`. Answers once the supervisor runs.";
+    const READ_ONLY: bool = false;
+    type Output = TeamStarted;
+    fn run(self, cx: &Context) -> Result<TeamStarted> {
+        let setting = Setting {
+            baton: baton_program(),
+            project_dir: cx.local.project_dir().to_path_buf(),
+            store_env: cx.reach.to_vec(),
+        };
+        Ok(start_detached(cx.local, &self, &setting, cx.watch_mode)?)
+    }
 }
 
-impl Operation for AgentsOverview {
-    const NAME: &'static str = "agents_overview";
-    const DESCRIPTION: &'static str = "Every agent of the project (from claims, heartbeats and logs): working, lease running out, stale, waiting for work, idle or gone; the task it holds and its lease; when it was last heard from; its last log line; tasks done and failed (leader).";
+/// Every machine's workers, and what the team cost.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamStatus {}
+
+/// A worker as its supervisor last recorded it, and whether that supervisor still runs.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WorkerView {
+    #[serde(flatten)]
+    pub record: WorkerRecord,
+    /// Whether its supervisor is running: known for this machine's workers only (null for
+    /// another machine's).
+    pub supervisor_alive: Option<bool>,
+}
+
+/// The team across machines.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TeamView {
+    pub workers: Vec<WorkerView>,
+    /// This machine's supervisor, when one runs.
+    pub supervisor: Option<SupervisorInfo>,
+    /// Tokens and cost per task, per agent and in total, over every recorded attempt.
+    pub spend: Spend,
+    /// The total spent after each attempt that cost something, in the order they ended: the
+    /// team's spend over time.
+    pub timeline: Vec<SpendPoint>,
+}
+
+/// The team's total spend at a moment.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SpendPoint {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub at: baton_core::Timestamp,
+    pub total_usd: f64,
+}
+
+/// The running total of `attempts`' cost, by when each ended (a running one counts now).
+fn timeline(attempts: &[Attempt], now: baton_core::Timestamp) -> Vec<SpendPoint> {
+    let mut costs: Vec<(baton_core::Timestamp, f64)> = attempts
+        .iter()
+        .filter(|a| a.usage.cost_usd > 0.0)
+        .map(|a| (a.ended_at.unwrap_or(now), a.usage.cost_usd))
+        .collect();
+    costs.sort_by_key(|(at, _)| *at);
+    let mut total = 0.0;
+    costs
+        .into_iter()
+        .map(|(at, cost)| {
+            total += cost;
+            SpendPoint {
+                at,
+                total_usd: total,
+            }
+        })
+        .collect()
+}
+
+impl Operation for TeamStatus {
+    const NAME: &'static str = "team_status";
+    const DESCRIPTION: &'static str = "The supervised team on every machine: each worker's host, agent profile, state, task, attempt, agent process, cost so far and last event; this machine's supervisor; tokens and cost per task, per agent and in total.";
     const READ_ONLY: bool = true;
-    type Output = Team;
-    fn run(self, cx: &Context) -> Result<Team> {
-        let (file, now) = cx.tasks.snapshot()?;
-        let mut last: BTreeMap<String, LogLine> = BTreeMap::new();
-        for line in cx.tasks.logs(None, RECENT_LINES)? {
-            last.insert(line.agent.clone(), line);
-        }
-        let missing: Vec<String> = known_agents(&file)
+    type Output = TeamView;
+    fn run(self, cx: &Context) -> Result<TeamView> {
+        let host = host_name();
+        let workers = cx
+            .team
+            .workers()?
             .into_iter()
-            .filter(|a| !last.contains_key(*a))
-            .map(str::to_string)
+            .map(|record| {
+                let supervisor_alive =
+                    (record.host == host).then(|| baton_fs::pid_alive(record.supervisor_pid));
+                let mut record = record;
+                if supervisor_alive == Some(false) && record.state != WorkerState::Stopped {
+                    record.state = WorkerState::Stopped;
+                    record.pid = None;
+                }
+                WorkerView {
+                    record,
+                    supervisor_alive,
+                }
+            })
             .collect();
-        for agent in missing {
-            if let Some(line) = cx.tasks.logs(Some(&agent), 1)?.pop() {
-                last.insert(agent, line);
+        let attempts = cx.team.attempts(None)?;
+        Ok(TeamView {
+            workers,
+            supervisor: running_supervisor(cx.local)?,
+            spend: Spend::of(&attempts),
+            timeline: timeline(&attempts, baton_core::Timestamp::now()),
+        })
+    }
+}
+
+/// What the project's supervised agents cost so far, summed as each attempt ended; none
+/// before the first.
+pub fn spend(cx: &Context) -> Result<Option<Spend>> {
+    let Some(document) = cx
+        .documents
+        .read_document(baton_core::attempts::SPEND_DOCUMENT)?
+    else {
+        return Ok(None);
+    };
+    serde_json::from_value(document).map(Some).map_err(|e| {
+        Error::new(
+            baton_core::ErrorKind::CorruptFile,
+            format!(
+                "the project's spend ({}) is not what Baton wrote: {e}",
+                baton_core::attempts::SPEND_DOCUMENT
+            ),
+        )
+    })
+}
+
+/// One attempt's transcript: what the agent said, the tools it called with their input and
+/// results, errors, and the final result.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamTranscript {
+    /// The task's id.
+    pub task: String,
+    /// Which attempt (1, 2, …); the latest when not given.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub attempt: Option<u32>,
+    /// Only events numbered after this one (to follow a transcript as it grows).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub after: u64,
+    /// At most this many events.
+    #[serde(default = "default_limit")]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = default_limit()))]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub limit: u64,
+}
+
+fn default_limit() -> u64 {
+    10_000
+}
+
+/// An attempt and its events.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Transcript {
+    pub attempt: Attempt,
+    /// Every attempt at the task, by number.
+    pub attempts: Vec<u32>,
+    pub events: Vec<TranscriptEvent>,
+}
+
+impl Operation for TeamTranscript {
+    const NAME: &'static str = "team_transcript";
+    const DESCRIPTION: &'static str = "The transcript of an agent's attempt at a task (the latest unless one is named): its text, tool calls with input, tool results, errors and final result, with who ran it, how it ended and what it cost. `after` gives only newer events.";
+    const READ_ONLY: bool = true;
+    type Output = Transcript;
+    fn run(self, cx: &Context) -> Result<Transcript> {
+        baton_core::names::validate_task_id(&self.task)?;
+        let attempts = cx.team.attempts(Some(&self.task))?;
+        let chosen = match self.attempt {
+            Some(n) => attempts.iter().find(|a| a.attempt == n),
+            None => attempts.last(),
+        };
+        let Some(attempt) = chosen.cloned() else {
+            let which = self
+                .attempt
+                .map_or(String::new(), |n| format!(" numbered {n}"));
+            return Err(Error::new(
+                baton_core::ErrorKind::UnknownTask,
+                format!(
+                    "task {} has no attempt{which} by a supervised agent (attempts: {})",
+                    self.task,
+                    if attempts.is_empty() {
+                        "none".to_string()
+                    } else {
+                        attempts
+                            .iter()
+                            .map(|a| a.attempt.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            ));
+        };
+        let limit = usize::try_from(self.limit.clamp(1, 100_000)).unwrap_or(100_000);
+        let events = cx
+            .team
+            .events(&self.task, attempt.attempt, self.after, limit)?;
+        Ok(Transcript {
+            attempts: attempts.iter().map(|a| a.attempt).collect(),
+            attempt,
+            events,
+        })
+    }
+}
+
+/// Stop this machine's team, or one of its workers: after the current task, or now (the
+/// agent stopped and its task handed back).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamStop {
+    /// The worker to stop (all of this machine's when not given).
+    #[serde(default)]
+    pub worker: Option<String>,
+    /// Stop the agent now and hand its task back, instead of letting it finish the task.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub now: bool,
+}
+
+/// What was asked of the supervisor.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StopAsked {
+    pub supervisor: SupervisorInfo,
+    /// The workers asked to stop.
+    pub workers: Vec<String>,
+    pub now: bool,
+}
+
+impl Operation for TeamStop {
+    const NAME: &'static str = "team_stop";
+    const DESCRIPTION: &'static str = "Stop this machine's supervised team, or one worker: after its current task, or now (the agent is stopped and its task handed back).";
+    const READ_ONLY: bool = false;
+    type Output = StopAsked;
+    fn run(self, cx: &Context) -> Result<StopAsked> {
+        if let Some(name) = &self.worker {
+            baton_core::names::validate_agent_id(name)?;
+            // None running is refused by `send_request` below, in its own words.
+            if let Some(team) = running_supervisor(cx.local)?.filter(|t| !t.names.contains(name)) {
+                return Err(Error::new(
+                    baton_core::ErrorKind::UnknownAgent,
+                    format!(
+                        "{name} is not a worker of this machine's team (its workers: {})",
+                        team.names.join(", ")
+                    ),
+                ));
             }
         }
-        let (agents, next_change_at) = team(&file, &last, now, cx.tasks.lease());
-        Ok(Team {
-            agents,
-            next_change_at,
-            at: now,
-            spend: crate::crew::spend(cx)?,
+        let names: Vec<String> = self.worker.iter().cloned().collect();
+        let request = Request::Stop {
+            names: names.clone(),
+            now: self.now,
+        };
+        let supervisor = send_request(cx.local, &request)?;
+        let workers = match names.is_empty() {
+            true => supervisor.names.clone(),
+            false => names,
+        };
+        Ok(StopAsked {
+            supervisor,
+            workers,
+            now: self.now,
         })
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use crate::values::parse_duration;
+use baton_api::durations::parse_duration;
 
 #[derive(Debug, Subcommand)]
 pub enum RunCommand {

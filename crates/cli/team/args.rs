@@ -12,7 +12,7 @@ pub enum TeamCommand {
     Up(UpArgs),
     /// Every machine's workers: host, profile, state, task, attempt, agent process, cost so
     /// far, last event; and the team's spend.
-    Status(baton_api::crew::TeamStatus),
+    Status(baton_api::team::TeamStatus),
     /// A worker's (or a task's) transcript: the agent's text, tool calls, results and errors.
     Logs(LogsArgs),
     /// Stop this machine's team or one worker: after the current task, or --now (the agent is
@@ -60,7 +60,7 @@ pub struct LogsArgs {
 #[derive(Debug, Args)]
 pub struct StopArgs {
     #[command(flatten)]
-    pub request: baton_api::crew::TeamStop,
+    pub request: baton_api::team::TeamStop,
     /// Return at once instead of waiting until the workers have stopped.
     #[arg(long)]
     pub no_wait: bool,

@@ -9,7 +9,7 @@ mod render;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use baton_api::crew::{TeamTranscript, Transcript};
+use baton_api::team::{TeamTranscript, Transcript};
 use baton_api::{Error, OpenProject, Operation, exit};
 use baton_core::{AttemptEnd, Changes, ErrorKind, StoreError};
 use baton_live::WatchMode;

@@ -1,6 +1,6 @@
 //! The text of `baton team` for people.
 
-use baton_api::crew::{StopAsked, TeamView, Transcript};
+use baton_api::team::{StopAsked, TeamView, Transcript};
 use baton_core::{Attempt, TranscriptEvent, Usage};
 use baton_team::{Profile, Progress, TeamReport, TeamStarted};
 

@@ -21,13 +21,13 @@
 //! file formats are kept so that its readers and agents keep working.
 
 pub mod attempts;
-pub mod carried;
 pub mod confine;
 pub mod doctor;
 pub mod documents;
 pub mod error;
 pub mod graph;
 pub mod inbox;
+pub mod inventory;
 pub mod journal;
 pub mod kind;
 pub mod layout;

@@ -10,7 +10,7 @@
 //! types read off their Rust values ([`declared_types`]); nothing outlives the transaction. A
 //! parameter of a type not listed there falls back to a named statement, closed before the
 //! transaction ends (commit or rollback). A statement whose plan costs much runs pooled as a
-//! function that keeps it (`kept`).
+//! function that keeps it (`plan_functions`).
 //!
 //! A transaction's requests go out together where nothing waits between them (pipelined,
 //! through [`Client::pipeline`]): its `BEGIN` with its first
@@ -27,10 +27,10 @@ use tokio_postgres::{Row, Statement};
 use crate::client::Client;
 
 use crate::error::{Failure, Result};
-use crate::kept::Kept;
-use crate::together::{
+use crate::pipeline::{
     Ahead, AsyncClient, Call, KeptCall, Owned, Queued, Sent, Typed, kept_failure, project_found,
 };
+use crate::plan_functions::Kept;
 
 /// A connection and the statements prepared on it (by their SQL), so an operation's
 /// statements are parsed and planned once per connection, not once per call: one round trip
@@ -39,7 +39,7 @@ pub(crate) struct Connection {
     pub(crate) client: Client,
     pub(crate) prepared: HashMap<String, Statement>,
     pub(crate) pooled: bool,
-    /// Whether kept statements are called as their functions (`kept`): pooled, until the
+    /// Whether kept statements are called as their functions (`plan_functions`): pooled, until the
     /// role is refused creating one.
     pub(crate) keep: bool,
     /// The project whose schema and presence are still to be checked, with the first
@@ -336,7 +336,7 @@ impl<'a> Tx<'a> {
     }
 
     /// [`Self::query`] for a statement kept planned as a function through a pooler (see
-    /// `kept`): pooled, its function is called, and a missing one is reported as
+    /// `plan_functions`): pooled, its function is called, and a missing one is reported as
     /// [`Failure::KeptMissing`] so the operation can run again once it is made.
     pub(crate) fn query_kept(
         &mut self,
@@ -348,7 +348,7 @@ impl<'a> Tx<'a> {
             .map_err(|e| kept_failure(kept, e))
     }
 
-    /// How `kept` runs on this transaction: its function called (pooled, while functions
+    /// How a kept statement runs on this transaction: its function called (pooled, while functions
     /// are kept), else its statement unnamed (pooled) or prepared.
     fn kept_call<'p>(
         &mut self,
@@ -529,7 +529,7 @@ mod together {
         tx.queue("INSERT INTO together (x) VALUES ($1)", vec![Box::new(x)])
     }
 
-    /// The rows of `together`, read on a connection of their own.
+    /// The rows of `pipeline`, read on a connection of their own.
     fn rows(url: &str) -> Vec<i32> {
         let mut client = crate::connect::connect(url).unwrap();
         let mut prepared = HashMap::new();

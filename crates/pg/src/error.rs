@@ -5,7 +5,7 @@
 
 use baton_core::StoreError;
 
-use crate::kept::Kept;
+use crate::plan_functions::Kept;
 
 #[derive(Debug)]
 pub(crate) enum Failure {

@@ -16,10 +16,10 @@
 //! implements `TaskStore`, `SignalStore`, `DocumentStore` and `TeamStore`; it has no public operations of
 //! its own besides creating, opening, exporting and importing a project.
 //!
-//! Modules, each importing only those before it: `kept` (statements kept planned as functions
+//! Modules, each importing only those before it: `plan_functions` (statements kept planned as functions
 //! on a pooler's server sessions), `error`, `client` (tokio-postgres's client used from
 //! blocking code, on a runtime of its own), `schema` (versioned migrations),
-//! `connect` (URLs, passwords, TLS), `together` (requests sent together), `connection` (a
+//! `connect` (URLs, passwords, TLS), `pipeline` (a transaction's requests sent together), `connection` (a
 //! connection, its prepared statements and its transactions),
 //! `sql` (the hot paths' SQL), `rows` (loading and saving tasks, the log, the clock), `store`
 //! ([`PgStore`] and its transactions), `reservations`, `notes` (logs, discoveries, master
@@ -34,9 +34,10 @@ mod connection;
 mod documents;
 mod error;
 mod hub;
-mod kept;
 pub mod listen;
 mod notes;
+mod pipeline;
+mod plan_functions;
 mod reservations;
 mod rows;
 pub mod schema;
@@ -45,7 +46,6 @@ mod sql;
 mod store;
 mod tasks;
 mod team;
-mod together;
 pub mod transfer;
 
 pub use listen::PgListener;

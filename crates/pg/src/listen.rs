@@ -17,7 +17,7 @@ use baton_core::reservations::task_conflicts;
 
 use crate::connection::Tx;
 use crate::error::Result;
-use crate::kept::Kept;
+use crate::plan_functions::Kept;
 use crate::rows::load;
 use crate::sql::{ANY_CLAIMABLE, READY_TASKS};
 use crate::store::PgStore;

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::connection::Tx;
 use crate::error::Result;
-use crate::kept::Kept;
+use crate::plan_functions::Kept;
 use crate::rows::{journal, load, load_agents, lock_project};
 use crate::sql::{CHANNEL, CLAIM_ORDER, READY};
 use crate::store::PgStore;

@@ -11,8 +11,8 @@ use tokio_postgres::types::ToSql;
 
 use crate::connection::Tx;
 use crate::error::{Failure, Result};
+use crate::pipeline::Owned;
 use crate::sql::{CHANGES, CHANNEL, save_sql};
-use crate::together::Owned;
 
 /// The operation's time: the database's clock when its first statement started, which is
 /// also when that statement's snapshot was taken. Not `now()` (when `BEGIN` arrived): a

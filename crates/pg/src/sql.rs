@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use crate::kept::Kept;
+use crate::plan_functions::Kept;
 
 /// Every dependency of row `t` is done (an unknown dependency is never done).
 pub(crate) const DEPENDENCIES_DONE: &str = "NOT EXISTS (
@@ -64,7 +64,7 @@ pub(crate) static READY_TASKS: LazyLock<String> = LazyLock::new(|| {
 /// are blocked, costs no more than a small one) and the best one held on an expired lease,
 /// whichever sorts first. Both are locked until the transaction ends; the one not taken is
 /// free again a moment later. Built once per process: claims are the hot path; through a
-/// pooler, run as a function that keeps its plan (`kept`).
+/// pooler, run as a function that keeps its plan (`plan_functions`).
 pub(crate) static BEST_READY: LazyLock<Kept> = LazyLock::new(|| {
     Kept::new(
         best_ready("", false),

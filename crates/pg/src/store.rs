@@ -12,10 +12,10 @@ use baton_core::{DEFAULT_LEASE, Entry, StoreError, Timestamp};
 use crate::connect::{Route, connect, describe, route};
 use crate::connection::{Connection, Tx};
 use crate::error::{Failure, Result};
-use crate::kept::{Creation, Kept};
+use crate::pipeline::project_found;
+use crate::plan_functions::{Creation, Kept};
 use crate::rows::{database_now, journal};
 use crate::schema;
-use crate::together::project_found;
 
 /// A project in a PostgreSQL database, over one connection.
 pub struct PgStore {
@@ -193,10 +193,10 @@ impl PgStore {
         // dropped) is replaced, and an operation that found it lost before committing runs
         // again once on the new one: nothing of it can have been applied. A connection lost
         // while committing fails the operation, since the commit may or may not have landed.
-        // An operation that found a statement's function missing (see `kept`) runs again once
+        // An operation that found a statement's function missing (see `plan_functions`) runs again once
         // the function is made, once for each such statement.
         let mut retried = false;
-        // The functions this operation made (see `kept`), each once.
+        // The functions this operation made (see `plan_functions`), each once.
         let mut made: Vec<&'static Kept> = Vec::new();
         loop {
             if connection.client.is_closed() {
@@ -236,7 +236,7 @@ impl PgStore {
                     connection.unchecked = None;
                 }
                 // A statement's function was missing: the transaction rolled back, so the
-                // operation runs again once it is made (see `kept`).
+                // operation runs again once it is made (see `plan_functions`).
                 Err(Failure::KeptMissing(statement, _))
                     if !made.iter().any(|m| std::ptr::eq(*m, statement)) =>
                 {

@@ -76,7 +76,7 @@ impl PgStore {
         let runs = self.runs()?;
         let signals = self.all_signals()?;
         let (attempts, workers) = team_records(self)?;
-        let documents = baton_core::carried::every_document(self)?;
+        let documents = baton_core::inventory::every_document(self)?;
         for folder in [
             layout.root().to_path_buf(),
             layout.context_dir(),
@@ -148,7 +148,7 @@ impl PgStore {
         } = baton_folder::notes::read(&layout)?;
         let lines = folder.logs(None, usize::MAX)?;
         let runs = folder.runs()?;
-        let documents = baton_core::carried::every_document(&folder)?;
+        let documents = baton_core::inventory::every_document(&folder)?;
         let mut signals = Vec::new();
         for run in &runs {
             signals.extend(folder.list_signals(run.number)?);

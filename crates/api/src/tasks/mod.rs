@@ -58,7 +58,7 @@ impl Operation for Status {
     type Output = StatusReport;
     fn run(self, cx: &Context) -> Result<StatusReport> {
         let mut report = cx.tasks.status()?;
-        report.spend = crate::crew::spend(cx)?;
+        report.spend = crate::team::spend(cx)?;
         Ok(report)
     }
 }

@@ -12,7 +12,7 @@ use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Row, Statement};
 
 use crate::error::Failure;
-use crate::kept::Kept;
+use crate::plan_functions::Kept;
 
 /// A statement's parameters, each with the type the server is told it has.
 pub(crate) type Typed<'p> = Vec<(&'p (dyn ToSql + Sync), Type)>;

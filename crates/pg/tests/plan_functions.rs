@@ -1,5 +1,5 @@
 //! Through a pooler, a claim's best-ready query runs as a PL/pgSQL function of its own, so a
-//! server session keeps its plan (`kept` in the crate): made on first use by whichever
+//! server session keeps its plan (`plan_functions` in the crate): made on first use by whichever
 //! process comes first, made again when dropped, and where the role may not create
 //! functions, the query runs as it is. A server per test, so the functions one test makes or
 //! drops are its own.
