@@ -129,21 +129,7 @@ impl Operation for TeamStatus {
 /// What the project's supervised agents cost so far, summed as each attempt ended; none
 /// before the first.
 pub fn spend(cx: &Context) -> Result<Option<Spend>> {
-    let Some(document) = cx
-        .documents
-        .read_document(baton_core::attempts::SPEND_DOCUMENT)?
-    else {
-        return Ok(None);
-    };
-    serde_json::from_value(document).map(Some).map_err(|e| {
-        Error::new(
-            baton_core::ErrorKind::CorruptFile,
-            format!(
-                "the project's spend ({}) is not what Baton wrote: {e}",
-                baton_core::attempts::SPEND_DOCUMENT
-            ),
-        )
-    })
+    Ok(baton_core::attempts::read_spend(&*cx.documents)?)
 }
 
 /// One attempt's transcript: what the agent said, the tools it called with their input and

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::documents::DocumentStore;
+use crate::error::{Result, StoreError};
 use crate::time::Timestamp;
 
 /// Tokens and money an agent reported for an attempt (or a sum of attempts).
@@ -182,6 +184,37 @@ impl Spend {
             .or_default()
             .add(&attempt.usage);
     }
+}
+
+/// What the project's supervised agents cost so far, summed as each attempt ended; `None`
+/// before the first. [`SPEND_DOCUMENT`] is read and written here only.
+pub fn read_spend(documents: &dyn DocumentStore) -> Result<Option<Spend>> {
+    let Some(document) = documents.read_document(SPEND_DOCUMENT)? else {
+        return Ok(None);
+    };
+    // A document that parsed as JSON but is not a spend: its words, at no position.
+    serde_json::from_value(document)
+        .map(Some)
+        .map_err(|e| StoreError::Corrupt {
+            path: SPEND_DOCUMENT.into(),
+            line: e.line(),
+            column: e.column(),
+            message: format!("the project's spend is not what Baton wrote: {e}"),
+        })
+}
+
+/// Adds an ended attempt's cost to the project's spend, in one change of the document. Per
+/// task is read from the attempts themselves: kept in the document it would make it grow with
+/// the project, and every attempt rewrite it whole.
+pub fn add_to_spend(documents: &dyn DocumentStore, attempt: &Attempt) -> Result<()> {
+    documents.change_document(SPEND_DOCUMENT, &mut |document, _| {
+        let mut spend: Spend = document
+            .and_then(|d| serde_json::from_value(d).ok())
+            .unwrap_or_default();
+        spend.add(attempt);
+        spend.by_task.clear();
+        Ok(Some(serde_json::to_value(spend).expect("spend serialises")))
+    })
 }
 
 #[cfg(test)]

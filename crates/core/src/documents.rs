@@ -15,9 +15,6 @@ use crate::time::Timestamp;
 /// Orchestration's record: invocations, handoffs, parallel runs, conflicts (`baton-agents`).
 pub const ORCHESTRATION: &str = "orchestration/state.json";
 
-/// The team's spend, summed per task, agent and project (`baton-team`).
-pub const TEAM_SPEND: &str = crate::attempts::SPEND_DOCUMENT;
-
 /// A project's documents, wherever they are kept.
 pub trait DocumentStore: Send + Sync {
     /// The document `name` (a relative path such as `orchestration/state.json`), `None` when

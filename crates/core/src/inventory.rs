@@ -4,11 +4,12 @@
 
 use serde_json::Value;
 
-use crate::documents::{DocumentStore, ORCHESTRATION, TEAM_SPEND};
+use crate::attempts::SPEND_DOCUMENT;
+use crate::documents::{DocumentStore, ORCHESTRATION};
 use crate::error::Result;
 
 /// Every single document Baton keeps.
-pub const DOCUMENTS: [&str; 3] = [ORCHESTRATION, TEAM_SPEND, crate::inbox::NUMBERS];
+pub const DOCUMENTS: [&str; 3] = [ORCHESTRATION, SPEND_DOCUMENT, crate::inbox::NUMBERS];
 
 /// The folders Baton keeps a document per item in: questions, messages, approval decisions,
 /// reviews.

@@ -196,19 +196,7 @@ impl<'a> Crew<'a> {
 
     /// Adds an ended attempt's cost to the project's spend.
     pub(crate) fn record_spend(&self, attempt: &baton_core::Attempt) {
-        let spent = self.documents.change_document(
-            baton_core::attempts::SPEND_DOCUMENT,
-            &mut |document, _| {
-                let mut spend: baton_core::Spend = document
-                    .and_then(|d| serde_json::from_value(d).ok())
-                    .unwrap_or_default();
-                spend.add(attempt);
-                // Per task is read from the attempts themselves: kept here it would make the
-                // document grow with the project, and every attempt rewrite it whole.
-                spend.by_task.clear();
-                Ok(Some(serde_json::to_value(spend).expect("spend serialises")))
-            },
-        );
+        let spent = baton_core::attempts::add_to_spend(self.documents, attempt);
         if let Err(e) = spent {
             (self.progress)(Progress::Trouble {
                 worker: attempt.agent.clone(),

@@ -65,3 +65,49 @@ fn every_store_keeps_documents_the_same() {
     assert!(steps[11]["error"].is_string(), "{:#}", steps[11]);
     assert!(steps[12]["error"].is_string(), "{:#}", steps[12]);
 }
+
+/// The team's spend, which one module of `baton-core` reads and writes (`attempts`): summed
+/// per agent and in total as attempts end, never per task (read from the attempts instead).
+fn spend_scenario(store: &dyn DocumentStore) -> Vec<Value> {
+    use baton_core::attempts::{add_to_spend, read_spend};
+    use baton_core::{Attempt, AttemptEnd, Timestamp, Usage};
+    let ended = |task: &str, agent: &str, cost_usd: f64| Attempt {
+        task: task.into(),
+        attempt: 1,
+        agent: agent.into(),
+        host: "a".into(),
+        profile: "claude".into(),
+        started_at: Timestamp::now(),
+        ended_at: Some(Timestamp::now()),
+        end: AttemptEnd::Completed,
+        reason: None,
+        session_id: None,
+        usage: Usage {
+            cost_usd,
+            ..Usage::default()
+        },
+        last_message: None,
+        events: 0,
+    };
+    vec![
+        outcome(read_spend(store)),
+        outcome(add_to_spend(store, &ended("task-1", "cc1", 0.25))),
+        outcome(add_to_spend(store, &ended("task-2", "cc1", 0.5))),
+        outcome(add_to_spend(store, &ended("task-3", "cc2", 1.0))),
+        outcome(read_spend(store)),
+    ]
+}
+
+#[test]
+fn every_store_sums_the_teams_spend_the_same() {
+    let steps = on_every_store("conformance-spend", |store| spend_scenario(store));
+    assert_eq!(steps[0], Value::Null, "nothing spent yet");
+    let spend = &steps[4];
+    assert_eq!(spend["total"]["cost_usd"], 1.75, "{spend:#}");
+    assert_eq!(spend["by_agent"]["cc1"]["cost_usd"], 0.75, "{spend:#}");
+    assert_eq!(
+        spend["by_task"],
+        json!({}),
+        "per task is not kept: {spend:#}"
+    );
+}
