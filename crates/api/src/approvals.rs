@@ -5,17 +5,17 @@
 //! as a question with the choices allow, deny and always allow (which adds the call's rule to
 //! the policy). Every decision is recorded with the agent's task.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use baton_core::inbox::{self, About, ApprovalDecision, NewQuestion};
 use baton_core::policy::{Policy, Verdict, policy_path, rule_for};
-use baton_core::{Confinement, StoreError, Timestamp};
+use baton_core::{Confinement, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::inbox::{acting_as, wait_until_settled};
+use crate::inbox::{acting_as, ask_and_wait};
 use crate::operation::{Context, Operation};
 
 /// The lead's choices for an approval.
@@ -187,8 +187,8 @@ fn ask_the_lead(
         .and_then(Value::as_str)
         .map(|d| format!(" ({d})"))
         .unwrap_or_default();
-    let asked = inbox::ask(
-        &*cx.documents,
+    let settled = ask_and_wait(
+        cx,
         NewQuestion {
             agent: agent.to_string(),
             task: task.map(str::to_string),
@@ -199,29 +199,16 @@ fn ask_the_lead(
                 input: request.input.clone(),
             },
         },
+        limit,
+        "no answer from the lead",
+        |_, _| {},
     )?;
-    let settled = match wait_until_settled(cx, &asked.id, Instant::now() + limit, |_| {})? {
-        Some(question) => question,
-        None => {
-            let why = format!(
-                "no answer from the lead within {}",
-                humantime::format_duration(limit)
-            );
-            match inbox::close(&*cx.documents, &asked.id, &why) {
-                Ok(question) => question,
-                Err(StoreError::QuestionSettled { .. }) => {
-                    inbox::question(&*cx.documents, &asked.id)?
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-    };
     let by = match &settled.state {
         inbox::QuestionState::Answered { by, .. } => by.clone(),
         _ => String::new(),
     };
     Ok(match settled.answer() {
-        Some(ALLOW) => (true, format!("{by} allowed it ({})", asked.id)),
+        Some(ALLOW) => (true, format!("{by} allowed it ({})", settled.id)),
         Some(ALWAYS) => {
             let rule = rule_for(&request.tool_name, &request.input);
             Policy::allow_always(&policy_path(cx.local.root()), &rule)?;
@@ -229,11 +216,11 @@ fn ask_the_lead(
                 true,
                 format!(
                     "{by} allowed it always ({}): {rule} added to the policy",
-                    asked.id
+                    settled.id
                 ),
             )
         }
-        Some(_) => (false, format!("{by} said no ({})", asked.id)),
+        Some(_) => (false, format!("{by} said no ({})", settled.id)),
         None => match &settled.state {
             inbox::QuestionState::Closed { reason, .. } => (false, reason.clone()),
             _ => (false, "the question is still open".into()),

@@ -121,8 +121,8 @@ impl AskLead {
         let agent = acting_as(cx, self.agent.as_deref(), false)?;
         let limit = wait_limit(self.timeout_seconds, DEFAULT_ASK_SECONDS)?;
         known_task(cx, self.task.as_deref())?;
-        let asked = inbox::ask(
-            &*cx.documents,
+        let question = ask_and_wait(
+            cx,
             NewQuestion {
                 agent,
                 task: self.task,
@@ -130,26 +130,39 @@ impl AskLead {
                 choices: self.choices,
                 about: About::Question,
             },
+            limit,
+            "no answer",
+            armed,
         )?;
-        let id = asked.id.clone();
-        let settled = wait_until_settled(cx, &asked.id, Instant::now() + limit, |backend| {
-            armed(&id, backend)
-        })?;
-        let question = match settled {
-            Some(question) => question,
-            None => {
-                let why = format!("no answer within {}", humantime::format_duration(limit));
-                match inbox::close(&*cx.documents, &asked.id, &why) {
-                    Ok(question) => question,
-                    // Answered as the wait ended: the answer counts.
-                    Err(StoreError::QuestionSettled { .. }) => {
-                        inbox::question(&*cx.documents, &asked.id)?
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-        };
         Ok(outcome(question))
+    }
+}
+
+/// Asks `question` and waits up to `limit` for it to be settled; at the limit it is closed
+/// ("`why_closed` within LIMIT"), and an answer that came as the wait ended counts over the
+/// closing. `armed` hears the question's id and what the wait sleeps on, once it is in place.
+/// What questions and tool-call approvals both do.
+pub fn ask_and_wait(
+    cx: &Context,
+    question: NewQuestion,
+    limit: std::time::Duration,
+    why_closed: &str,
+    armed: impl FnOnce(&str, Backend),
+) -> Result<Question> {
+    let asked = inbox::ask(&*cx.documents, question)?;
+    let id = asked.id.clone();
+    let settled = wait_until_settled(cx, &asked.id, Instant::now() + limit, |backend| {
+        armed(&id, backend)
+    })?;
+    if let Some(question) = settled {
+        return Ok(question);
+    }
+    let why = format!("{why_closed} within {}", humantime::format_duration(limit));
+    match inbox::close(&*cx.documents, &asked.id, &why) {
+        Ok(question) => Ok(question),
+        // Answered as the wait ended: the answer counts.
+        Err(StoreError::QuestionSettled { .. }) => Ok(inbox::question(&*cx.documents, &asked.id)?),
+        Err(e) => Err(e.into()),
     }
 }
 
