@@ -153,12 +153,7 @@ fn agent_confinement(cx: &Context) -> Result<Confinement> {
 
 /// The task `agent` holds now, if any.
 fn held_task(cx: &Context, agent: &str) -> Result<Option<String>> {
-    let (file, _) = cx.tasks.snapshot()?;
-    Ok(file
-        .tasks
-        .iter()
-        .find(|t| t.status.is_held() && t.is_held_by(agent))
-        .map(|t| t.id.clone()))
+    Ok(cx.tasks.held_by(agent)?.into_iter().next().map(|t| t.id))
 }
 
 /// The call in words: the command for Bash, the path for a file tool, the input otherwise.

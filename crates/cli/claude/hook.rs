@@ -133,14 +133,7 @@ pub fn messages_context(messages: &[inbox::Message]) -> String {
 
 /// The tasks `agent` holds (claimed or in progress).
 fn held_by(project: &OpenProject, agent: &str) -> Result<Vec<Task>, Error> {
-    Ok(project
-        .tasks
-        .status()?
-        .tasks
-        .into_iter()
-        .map(|view| view.task)
-        .filter(|t| t.is_held_by(agent))
-        .collect())
+    Ok(project.tasks.held_by(agent)?)
 }
 
 /// Makes sure a keeper renews `agent`'s leases while this Claude Code session lives: starts

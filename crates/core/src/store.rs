@@ -75,6 +75,16 @@ pub trait TaskStore: Send + Sync {
     fn status(&self) -> Result<StatusReport>;
     /// Every task as `tasks.json` would hold it, with the store's time now.
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)>;
+    /// The tasks `agent` holds now (claimed or in progress), in the board's order: what a
+    /// hook tells an agent it holds, and the task an approval is asked for.
+    fn held_by(&self, agent: &str) -> Result<Vec<Task>> {
+        let (file, _) = self.snapshot()?;
+        Ok(file
+            .tasks
+            .into_iter()
+            .filter(|t| t.is_held_by(agent))
+            .collect())
+    }
     /// Task `id` as the store holds it now; `None` when there is no such task. A store that
     /// can read one task without the others (a database row) says so by overriding this.
     fn task(&self, id: &str) -> Result<Option<Task>> {

@@ -221,3 +221,45 @@ fn a_waiting_worker_is_told_the_same_on_both_stores_pooled_or_not() {
         ["claimable", "waiting until a lease ends", "claimable"]
     );
 }
+
+/// The tasks an agent holds: claimed or in progress by it, in the board's order; not another
+/// agent's, not one it finished.
+fn held_scenario(store: &dyn TaskStore) -> Vec<Vec<String>> {
+    for i in 1..=4 {
+        store.add_task(new(&format!("Task {i}"), 5, &[])).unwrap();
+    }
+    let claim = |agent: &str| {
+        store
+            .claim(&baton_core::ClaimRequest::next(agent))
+            .unwrap()
+            .unwrap()
+    };
+    claim("w1");
+    claim("w2");
+    let started = claim("w1").task.id;
+    store.start("w1", &started).unwrap();
+    let done = claim("w1").task.id;
+    store.start("w1", &done).unwrap();
+    store.complete("w1", &done, report("done")).unwrap();
+    let ids = |agent: &str| -> Vec<String> {
+        store
+            .held_by(agent)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.id)
+            .collect()
+    };
+    vec![ids("w1"), ids("w2"), ids("w3")]
+}
+
+#[test]
+fn every_store_says_which_tasks_an_agent_holds_the_same() {
+    assert_eq!(
+        on_every_store("conformance-held-by", |store| held_scenario(store)),
+        [
+            vec!["task-1".to_string(), "task-3".to_string()],
+            vec!["task-2".to_string()],
+            vec![]
+        ]
+    );
+}
