@@ -10,11 +10,12 @@ use baton_api::tasks::Heartbeat;
 use baton_api::{Choice, Error, OpenProject, Operation};
 use baton_core::inbox;
 use baton_core::names::validate_agent_id;
-use baton_core::{ForeignFile, Task, TaskStatus, Timestamp};
+use baton_core::{ForeignFile, Task, Timestamp};
 use baton_fs::append_line;
 use baton_fs::proc_stat;
 use baton_live::WatchMode;
 use baton_live::keepalive::keeper_running;
+use baton_team::claude::answers::{messages_context, session_context, stop_reason};
 use serde_json::Value;
 
 use super::HookEvent;
@@ -110,27 +111,6 @@ fn deliver_messages(project: &OpenProject, agent: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// The messages as the agent reads them.
-pub fn messages_context(messages: &[inbox::Message]) -> String {
-    let mut text = format!(
-        "Baton: {} new message{} for you (reply with message_send):\n",
-        messages.len(),
-        if messages.len() == 1 { "" } else { "s" }
-    );
-    for m in messages {
-        let task = m
-            .task
-            .as_deref()
-            .map(|t| format!(" about {t}"))
-            .unwrap_or_default();
-        text.push_str(&format!(
-            "- {} from {}{task}: {}\n{}\n",
-            m.id, m.from, m.subject, m.body
-        ));
-    }
-    text
-}
-
 /// The tasks `agent` holds (claimed or in progress).
 fn held_by(project: &OpenProject, agent: &str) -> Result<Vec<Task>, Error> {
     Ok(project.tasks.held_by(agent)?)
@@ -178,71 +158,4 @@ fn session_pid() -> Option<u32> {
         pid = stat.parent;
     }
     None
-}
-
-/// What a worker's session is told at its start.
-pub fn session_context(agent: &str, goal: Option<&str>, held: &[Task]) -> String {
-    let mut text = format!("Baton: you are worker \"{agent}\" in this project");
-    if let Some(goal) = goal {
-        text.push_str(&format!(" (goal: {goal})"));
-    }
-    text.push_str(". Your leases are renewed while this session runs.\n");
-    if held.is_empty() {
-        text.push_str(&format!(
-            "You hold no task. Claim one with `baton worker claim {agent}` (or the task_claim \
-             tool), or wait for one with `baton worker claim {agent} --wait`."
-        ));
-        return text;
-    }
-    for task in held {
-        let status = match task.status {
-            TaskStatus::InProgress => "in progress",
-            _ => "claimed, not started",
-        };
-        text.push_str(&format!(
-            "You hold {} ({status}): {}\n",
-            task.id, task.description
-        ));
-        if !task.context.files.is_empty() {
-            text.push_str(&format!("  Files: {}\n", task.context.files.join(", ")));
-        }
-        if !task.context.hints.is_empty() {
-            text.push_str(&format!("  Hints: {}\n", task.context.hints));
-        }
-        if task.status == TaskStatus::Claimed {
-            text.push_str(&format!(
-                "  Start it with `baton worker start {agent} {}`.\n",
-                task.id
-            ));
-        }
-    }
-    let id = if held.len() == 1 {
-        held[0].id.as_str()
-    } else {
-        "TASK"
-    };
-    text.push_str(&format!(
-        "Go on with it. When finished: `baton worker complete {agent} {id} \"<summary>\"` (or \
-         task_complete); if it cannot be done: `baton worker fail {agent} {id} \"<why>\"`."
-    ));
-    text
-}
-
-/// Why a worker may not stop yet: the unfinished tasks it holds; `None` when it may.
-pub fn stop_reason(agent: &str, held: &[Task]) -> Option<String> {
-    if held.is_empty() {
-        return None;
-    }
-    let tasks: Vec<String> = held
-        .iter()
-        .map(|t| format!("{} ({})", t.id, t.status))
-        .collect();
-    let first = &held[0].id;
-    Some(format!(
-        "You still hold {} in Baton. Before stopping, finish properly: complete it \
-         (`baton worker complete {agent} {first} \"<summary>\"` or task_complete), fail it with \
-         the reason (`baton worker fail {agent} {first} \"<why>\"`), or release it for another \
-         worker (`baton worker release {agent} {first}`).",
-        tasks.join(", ")
-    ))
 }

@@ -1,9 +1,8 @@
-//! Claude Code on Baton: `baton setup claude` (the project's `.mcp.json` and
-//! `.claude/settings.json`, merged, recorded so `--remove` can put them back) and
-//! `baton claude-hook EVENT`, what the hooks it installs run.
+//! Claude Code on Baton, the command line's part: `baton setup claude` and `baton claude-hook
+//! EVENT` read their input and print; the merging, its undo record and the hooks' answers are
+//! `baton-team`'s (`baton_team::claude`).
 
 pub mod hook;
-pub mod settings;
 pub mod setup;
 
 use clap::{Args, ValueEnum};

@@ -7,7 +7,7 @@
 //! takes up every task its workers held. Claims, leases, reservations and worktrees are the
 //! ones every worker uses (`baton-live`, `baton-git`); this crate adds the agents' processes.
 //!
-//! Modules: `profile` (what each kind of agent runs, and the project's own profiles), `launch`
+//! Modules: `claude` (Claude Code's project settings and hook answers), `profile` (what each kind of agent runs, and the project's own profiles), `launch`
 //! (the exact command line), `prompt` (what the agent is told), `process` (a process group,
 //! its output as lines), `output` (those lines as transcript events and usage), `crew` (what the workers share), `attempt` (one
 //! agent process at one task, to its end), `worker` (one worker's tasks and attempts),
@@ -15,6 +15,7 @@
 //! resized, or a supervisor started in a process of its own).
 
 mod attempt;
+pub mod claude;
 pub mod crew;
 pub mod error;
 pub mod launch;
