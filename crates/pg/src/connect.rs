@@ -103,7 +103,7 @@ fn parse(url: &str) -> Result<Target> {
 }
 
 /// The URL's parameters that are Baton's own (read by [`route`]), not the driver's.
-const OWN_PARAMETERS: [&str; 3] = ["pgbouncer", "listen_port", "listen_host"];
+const OWN_PARAMETERS: [&str; 4] = ["pgbouncer", "listen_port", "listen_host", "pool"];
 
 /// How a store reaches its database: through a pooler in transaction mode or not, and the
 /// URL its `LISTEN` connections use (the server's own address behind a pooler, else `url`).
@@ -111,7 +111,15 @@ const OWN_PARAMETERS: [&str; 3] = ["pgbouncer", "listen_port", "listen_host"];
 pub(crate) struct Route {
     pub(crate) pooled: bool,
     pub(crate) listen_url: String,
+    /// At most this many connections for one store's operations at once (`pool=N`), made only
+    /// when every one is busy: a process that runs one operation at a time keeps one.
+    pub(crate) pool_size: usize,
 }
+
+/// Connections a store opens at most unless the URL says (`pool=N`): enough that a
+/// supervisor's workers do not queue their writes on one, few enough that a hundred
+/// processes stay within a server's connections.
+pub(crate) const DEFAULT_POOL_SIZE: usize = 4;
 
 /// The [`Route`] `url` asks for; a pooler without the server's own port is refused, saying
 /// why.
@@ -120,6 +128,7 @@ pub(crate) fn route(url: &str) -> Result<Route> {
     let mut pooled = false;
     let mut port = None;
     let mut host = None;
+    let mut pool_size = DEFAULT_POOL_SIZE;
     // The driver's parameters, kept for the listening URL.
     let mut kept = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -142,6 +151,15 @@ pub(crate) fn route(url: &str) -> Result<Route> {
                     })?)
             }
             Some(("listen_host", value)) => host = Some(value.to_string()),
+            Some(("pool", value)) => {
+                pool_size = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=64).contains(n))
+                    .ok_or_else(|| {
+                        invalid(format!("pool={value}: say how many connections, 1 to 64"))
+                    })?
+            }
             _ => kept.push(pair),
         }
     }
@@ -149,6 +167,7 @@ pub(crate) fn route(url: &str) -> Result<Route> {
         return Ok(Route {
             pooled,
             listen_url: url.to_string(),
+            pool_size,
         });
     }
     let Some(port) = port else {
@@ -180,7 +199,11 @@ pub(crate) fn route(url: &str) -> Result<Route> {
     if !kept.is_empty() {
         listen_url = format!("{listen_url}?{}", kept.join("&"));
     }
-    Ok(Route { pooled, listen_url })
+    Ok(Route {
+        pooled,
+        listen_url,
+        pool_size,
+    })
 }
 
 /// Connects to `url`. TLS is rustls (pure Rust, linked in: a `baton` process loads no TLS

@@ -20,7 +20,7 @@
 //! on a pooler's server sessions), `error`, `client` (tokio-postgres's client used from
 //! blocking code, on a runtime of its own), `schema` (versioned migrations),
 //! `connect` (URLs, passwords, TLS), `pipeline` (a transaction's requests sent together), `connection` (a
-//! connection, its prepared statements and its transactions),
+//! connection, its prepared statements and its transactions), `pool` (a store's few connections),
 //! `sql` (the hot paths' SQL), `rows` (loading and saving tasks, the log, the clock), `store`
 //! ([`PgStore`] and its transactions), `reservations`, `notes` (logs, discoveries, master
 //! plan, summary, doctor, aggregate), `listen` (waking waiting workers and watchers), `tasks`
@@ -38,6 +38,7 @@ pub mod listen;
 mod notes;
 mod pipeline;
 mod plan_functions;
+mod pool;
 mod reservations;
 mod rows;
 pub mod schema;

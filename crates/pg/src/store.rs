@@ -1,9 +1,9 @@
-//! [`PgStore`]: a project kept in PostgreSQL, opened over one connection. Every operation is
+//! [`PgStore`]: a project kept in PostgreSQL, opened over one connection (more while operations
+//! run at once, up to the pool's size). Every operation is
 //! one transaction ([`PgStore::transact`]) that takes its time from the database, and a
 //! connection lost before committing is replaced and the operation run again once.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::client::Client;
@@ -14,12 +14,14 @@ use crate::connection::{Connection, Tx};
 use crate::error::{Failure, Result};
 use crate::pipeline::project_found;
 use crate::plan_functions::{Creation, Kept};
+use crate::pool::Pool;
 use crate::rows::{database_now, journal};
 use crate::schema;
 
-/// A project in a PostgreSQL database, over one connection.
+/// A project in a PostgreSQL database, over a few connections (one unless operations run at
+/// once: [`crate::pool`]).
 pub struct PgStore {
-    connection: Mutex<Connection>,
+    pub(crate) pool: Pool,
     /// For a new connection when this one is lost.
     url: String,
     /// Through a pooler or not, and where the connections waiters listen on go.
@@ -100,10 +102,8 @@ impl PgStore {
         let client = connect(url).map_err(|e| e.at(&store))?;
         let store = PgStore::over(client, url, route, name, store);
         store
-            .connection
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .unchecked = Some(name.to_string());
+            .pool
+            .with_first(|first| first.unchecked = Some(name.to_string()));
         Ok(store)
     }
 
@@ -116,7 +116,7 @@ impl PgStore {
         store: String,
     ) -> PgStore {
         PgStore {
-            connection: Mutex::new(Connection::new(client, route.pooled)),
+            pool: Pool::new(Connection::new(client, route.pooled), route.pool_size),
             url: url.to_string(),
             route,
             name: name.to_string(),
@@ -188,7 +188,12 @@ impl PgStore {
         transaction: bool,
         mut op: impl FnMut(&mut Tx) -> Result<T>,
     ) -> baton_core::Result<T> {
-        let mut connection = self.connection.lock().unwrap_or_else(|e| e.into_inner());
+        let mut connection = self.pool.take(|unchecked| {
+            let client = connect(&self.url).map_err(|e| e.at(&self.store))?;
+            let mut fresh = Connection::new(client, self.route.pooled);
+            fresh.unchecked = unchecked;
+            Ok::<_, StoreError>(fresh)
+        })?;
         // A connection lost since the last operation (the server restarted, the network
         // dropped) is replaced, and an operation that found it lost before committing runs
         // again once on the new one: nothing of it can have been applied. A connection lost
