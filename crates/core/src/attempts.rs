@@ -203,10 +203,16 @@ pub fn read_spend(documents: &dyn DocumentStore) -> Result<Option<Spend>> {
         })
 }
 
-/// Adds an ended attempt's cost to the project's spend, in one change of the document. Per
+/// Adds an ended attempt's cost to the project's spend, in one change of the document (none
+/// for an attempt that used nothing). Per
 /// task is read from the attempts themselves: kept in the document it would make it grow with
 /// the project, and every attempt rewrite it whole.
 pub fn add_to_spend(documents: &dyn DocumentStore, attempt: &Attempt) -> Result<()> {
+    if attempt.usage == Usage::default() {
+        // Nothing to add (an `exec` command's attempt): no change, so a team of such agents
+        // does not take the one document's lock for every task.
+        return Ok(());
+    }
     documents.change_document(SPEND_DOCUMENT, &mut |document, _| {
         let mut spend: Spend = document
             .and_then(|d| serde_json::from_value(d).ok())

@@ -94,6 +94,7 @@ fn spend_scenario(store: &dyn DocumentStore) -> Vec<Value> {
         outcome(add_to_spend(store, &ended("task-1", "cc1", 0.25))),
         outcome(add_to_spend(store, &ended("task-2", "cc1", 0.5))),
         outcome(add_to_spend(store, &ended("task-3", "cc2", 1.0))),
+        outcome(add_to_spend(store, &ended("task-4", "ex1", 0.0))),
         outcome(read_spend(store)),
     ]
 }
@@ -102,8 +103,13 @@ fn spend_scenario(store: &dyn DocumentStore) -> Vec<Value> {
 fn every_store_sums_the_teams_spend_the_same() {
     let steps = on_every_store("conformance-spend", |store| spend_scenario(store));
     assert_eq!(steps[0], Value::Null, "nothing spent yet");
-    let spend = &steps[4];
+    let spend = &steps[5];
     assert_eq!(spend["total"]["cost_usd"], 1.75, "{spend:#}");
+    assert_eq!(
+        spend["by_agent"].get("ex1"),
+        None,
+        "nothing used, nothing added: {spend:#}"
+    );
     assert_eq!(spend["by_agent"]["cc1"]["cost_usd"], 0.75, "{spend:#}");
     assert_eq!(
         spend["by_task"],
