@@ -1119,7 +1119,13 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
     assert_eq!(task["context"]["files"], json!(["src/a.rs", "src/b.rs"]));
     assert_eq!(task["context"]["hints"], "keep it small");
 
-    // Editing task-3, which task-2 now depends on, offers neither itself nor task-2.
+    // Editing task-3, which task-2 now depends on, offers neither itself nor task-2. Clicked
+    // once the board shows the edit: task-2 moves to the top of its column when it does, and
+    // a click while the column re-renders could land on a card as it moves (it failed so
+    // under load, the panel never opening).
+    session.wait_for("the board to show task-2's edit", |s| {
+        s.text("[data-testid=card-task-2]").contains("waits for task-3")
+    });
     session.click(&session.find("[data-testid=card-task-3]"));
     session.wait_for("task-3's panel", |s| {
         s.text("[data-testid=side-panel] nav button:nth-child(3)") == "task-3"
