@@ -1124,7 +1124,8 @@ fn cards_move_with_the_keyboard_and_long_columns_show_a_page_at_a_time() {
     // a click while the column re-renders could land on a card as it moves (it failed so
     // under load, the panel never opening).
     session.wait_for("the board to show task-2's edit", |s| {
-        s.text("[data-testid=card-task-2]").contains("waits for task-3")
+        s.text("[data-testid=card-task-2]")
+            .contains("waits for task-3")
     });
     session.click(&session.find("[data-testid=card-task-3]"));
     session.wait_for("task-3's panel", |s| {

@@ -101,24 +101,6 @@ impl Client {
         })
     }
 
-    fn parts(
-        &mut self,
-    ) -> (
-        &AsyncClient,
-        &Runtime,
-        &mut Messages,
-        &mut VecDeque<Notification>,
-    ) {
-        let Client {
-            runtime,
-            client,
-            connection,
-            notifications,
-        } = self;
-        let client = client.as_ref().expect("the client lives until dropped");
-        (client, runtime, connection, notifications)
-    }
-
     /// Runs the future `request` makes over the asynchronous client, and returns its output.
     /// Requests the future makes concurrently are sent together (pipelined).
     pub(crate) fn pipeline<'a, F, T>(
@@ -140,13 +122,7 @@ impl Client {
 
     /// Runs `sql`, one or more statements, with no parameters and no rows wanted.
     pub(crate) fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
-        let (client, runtime, connection, notifications) = self.parts();
-        drive(
-            runtime,
-            connection,
-            notifications,
-            client.batch_execute(sql),
-        )
+        self.pipeline(|client| client.batch_execute(sql))
     }
 
     /// Runs `sql` with `params`; how many rows it touched.
@@ -155,13 +131,7 @@ impl Client {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<u64, Error> {
-        let (client, runtime, connection, notifications) = self.parts();
-        drive(
-            runtime,
-            connection,
-            notifications,
-            client.execute(sql, params),
-        )
+        self.pipeline(|client| client.execute(sql, params))
     }
 
     /// The one row `sql` answers with, if any (more than one is an error).
@@ -170,13 +140,7 @@ impl Client {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>, Error> {
-        let (client, runtime, connection, notifications) = self.parts();
-        drive(
-            runtime,
-            connection,
-            notifications,
-            client.query_opt(sql, params),
-        )
+        self.pipeline(|client| client.query_opt(sql, params))
     }
 
     /// The rows `sql`, run unnamed with its parameters' types declared, answers with: one
@@ -186,13 +150,7 @@ impl Client {
         sql: &str,
         params: &[(&(dyn ToSql + Sync), Type)],
     ) -> Result<Vec<Row>, Error> {
-        let (client, runtime, connection, notifications) = self.parts();
-        drive(
-            runtime,
-            connection,
-            notifications,
-            client.query_typed(sql, params),
-        )
+        self.pipeline(|client| client.query_typed(sql, params))
     }
 
     /// The first notification received, waiting up to `timeout` for one; `None` if none came
