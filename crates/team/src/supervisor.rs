@@ -174,6 +174,12 @@ pub fn host_name() -> String {
         .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "localhost".into());
+    agent_safe_host(&raw)
+}
+
+/// `raw` as a host name fit for an agent name: letters, digits, `.`, `_` and `-`, at most 32,
+/// starting with a letter or digit.
+fn agent_safe_host(raw: &str) -> String {
     let clean: String = raw
         .trim()
         .chars()
@@ -416,4 +422,24 @@ fn clear_requests(local: &Layout) {
         let _ = std::fs::remove_file(path);
     }
     let _ = std::fs::remove_file(requests_dir(local).join(".done"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{agent_safe_host, worker_names};
+
+    #[test]
+    fn a_host_name_becomes_fit_for_an_agent_name() {
+        assert_eq!(agent_safe_host("build-01.example\n"), "build-01.example");
+        assert_eq!(agent_safe_host("my host/α"), "my-host--");
+        assert_eq!(agent_safe_host("-dash"), "h-dash");
+        assert_eq!(agent_safe_host(&"x".repeat(40)).len(), 32);
+        assert!(baton_core::names::validate_agent_id(&agent_safe_host("weird:host!")).is_ok());
+    }
+
+    #[test]
+    fn workers_are_named_by_prefix_and_number() {
+        assert_eq!(worker_names("cc", 1..=3), ["cc1", "cc2", "cc3"]);
+        assert_eq!(worker_names("a-ex", 4..=4), ["a-ex4"]);
+    }
 }
