@@ -65,7 +65,7 @@ impl Operation for AgentsOverview {
             agents,
             next_change_at,
             at: now,
-            spend: crate::team::spend(cx)?,
+            spend: baton_core::attempts::read_spend(&*cx.documents)?,
         })
     }
 }

@@ -126,12 +126,6 @@ impl Operation for TeamStatus {
     }
 }
 
-/// What the project's supervised agents cost so far, summed as each attempt ended; none
-/// before the first.
-pub fn spend(cx: &Context) -> Result<Option<Spend>> {
-    Ok(baton_core::attempts::read_spend(&*cx.documents)?)
-}
-
 /// One attempt's transcript: what the agent said, the tools it called with their input and
 /// results, errors, and the final result.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -10,7 +10,7 @@ use baton_api::tasks::Heartbeat;
 use baton_api::{Choice, Error, OpenProject, Operation};
 use baton_core::inbox;
 use baton_core::names::validate_agent_id;
-use baton_core::{ForeignFile, Task, Timestamp};
+use baton_core::{ForeignFile, Timestamp};
 use baton_fs::append_line;
 use baton_fs::proc_stat;
 use baton_live::WatchMode;
@@ -68,7 +68,7 @@ fn answer(
         HookEvent::Messages => deliver_messages(project, agent)?,
         HookEvent::SessionStart => {
             keep_leases(project, agent);
-            let held = held_by(project, agent)?;
+            let held = project.tasks.held_by(agent)?;
             let goal = project
                 .tasks
                 .notes()
@@ -82,7 +82,7 @@ fn answer(
             if input["stop_hook_active"] == true {
                 return Ok(());
             }
-            let held = held_by(project, agent)?;
+            let held = project.tasks.held_by(agent)?;
             if let Some(reason) = stop_reason(agent, &held) {
                 let answer = serde_json::json!({"decision": "block", "reason": reason});
                 println!("{answer}");
@@ -109,11 +109,6 @@ fn deliver_messages(project: &OpenProject, agent: &str) -> Result<(), Error> {
     let ids: Vec<String> = unread.into_iter().map(|m| m.id).collect();
     inbox::mark_read(documents, agent, &ids)?;
     Ok(())
-}
-
-/// The tasks `agent` holds (claimed or in progress).
-fn held_by(project: &OpenProject, agent: &str) -> Result<Vec<Task>, Error> {
-    Ok(project.tasks.held_by(agent)?)
 }
 
 /// Makes sure a keeper renews `agent`'s leases while this Claude Code session lives: starts

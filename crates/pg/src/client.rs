@@ -59,6 +59,24 @@ where
     }
 }
 
+/// Reads what `connection` has received so far: notifications are kept in `notifications`;
+/// true once the connection has ended. A connection that failed is the error.
+fn read_messages(
+    connection: &mut Messages,
+    notifications: &mut VecDeque<Notification>,
+    cx: &mut std::task::Context<'_>,
+) -> Result<bool, Error> {
+    loop {
+        match connection.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(AsyncMessage::Notification(n)))) => notifications.push_back(n),
+            Poll::Ready(Some(Ok(_))) => {} // a notice: the server's remark, not an answer
+            Poll::Ready(Some(Err(e))) => return Err(e),
+            Poll::Ready(None) => return Ok(true),
+            Poll::Pending => return Ok(false),
+        }
+    }
+}
+
 /// Runs `future` on `runtime`, polling `connection` with it; notifications that arrive are
 /// kept in `notifications`. A connection that fails fails the future; one that ends leaves it
 /// to fail by itself (its requests are answered with errors).
@@ -70,13 +88,8 @@ fn drive<T>(
 ) -> Result<T, Error> {
     let mut future = pin!(future);
     runtime.block_on(poll_fn(|cx| {
-        loop {
-            match connection.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(AsyncMessage::Notification(n)))) => notifications.push_back(n),
-                Poll::Ready(Some(Ok(_))) => {} // a notice: the server's remark, not an answer
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
-                Poll::Ready(None) | Poll::Pending => break,
-            }
+        if let Err(e) = read_messages(connection, notifications, cx) {
+            return Poll::Ready(Err(e));
         }
         future.as_mut().poll(cx)
     }))
@@ -165,22 +178,18 @@ impl Client {
         let Client {
             runtime,
             connection,
+            notifications,
             ..
         } = self;
+        let next = poll_fn(|cx| match read_messages(connection, notifications, cx) {
+            Err(e) => Poll::Ready(Err(e)),
+            Ok(ended) => match notifications.pop_front() {
+                Some(n) => Poll::Ready(Ok(Some(n))),
+                None if ended => Poll::Ready(Ok(None)),
+                None => Poll::Pending,
+            },
+        });
         runtime.block_on(async {
-            let next = poll_fn(|cx| {
-                loop {
-                    match connection.as_mut().poll_next(cx) {
-                        Poll::Ready(Some(Ok(AsyncMessage::Notification(n)))) => {
-                            return Poll::Ready(Ok(Some(n)));
-                        }
-                        Poll::Ready(Some(Ok(_))) => {}
-                        Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
-                        Poll::Ready(None) => return Poll::Ready(Ok(None)),
-                        Poll::Pending => return Poll::Pending,
-                    }
-                }
-            });
             tokio::time::timeout(timeout, next)
                 .await
                 .unwrap_or(Ok(None))
@@ -210,16 +219,12 @@ impl Drop for Client {
         let Client {
             runtime,
             connection,
+            notifications,
             ..
         } = self;
-        let ended = poll_fn(|cx| {
-            loop {
-                match connection.as_mut().poll_next(cx) {
-                    Poll::Ready(Some(Ok(_))) => {}
-                    Poll::Ready(Some(Err(_)) | None) => return Poll::Ready(()),
-                    Poll::Pending => return Poll::Pending,
-                }
-            }
+        let ended = poll_fn(|cx| match read_messages(connection, notifications, cx) {
+            Ok(false) => Poll::Pending,
+            Ok(true) | Err(_) => Poll::Ready(()),
         });
         runtime.block_on(async {
             let _ = tokio::time::timeout(CLOSE_WITHIN, ended).await;

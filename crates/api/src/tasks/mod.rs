@@ -58,7 +58,7 @@ impl Operation for Status {
     type Output = StatusReport;
     fn run(self, cx: &Context) -> Result<StatusReport> {
         let mut report = cx.tasks.status()?;
-        report.spend = crate::team::spend(cx)?;
+        report.spend = baton_core::attempts::read_spend(&*cx.documents)?;
         Ok(report)
     }
 }
