@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use baton_core::review::{CheckRun, MAX_CHECK_OUTPUT, ReviewSettings, record_check};
 use baton_core::{ErrorKind, LEADER, Timestamp};
 use baton_git::Worktrees;
-use baton_live::{RunningCommand, TaskEnv};
+use baton_team::exec::{RunningCommand, TaskEnv};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -85,7 +85,7 @@ pub fn run_check(
     };
     let started_at = Timestamp::now();
     let clock = Instant::now();
-    let running = RunningCommand::start(&command, &env, false)?;
+    let running = RunningCommand::start(&command, &env)?;
     let limit = Duration::from_secs_f64(settings.check_timeout_minutes * 60.0);
     let (status, timed_out) = match running.wait_timeout(limit) {
         Some(status) => (status, false),

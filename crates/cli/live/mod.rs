@@ -9,11 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use baton_api::signals::{ListRuns, WaitSignals};
 use baton_api::tasks::ClaimOutcome;
 use baton_api::{Error, OpenProject, Operation, exit};
-use baton_core::ForeignFile;
+use baton_core::{ForeignFile, StoreError};
 use baton_live::claim_wait::claim_within;
 use baton_live::wait::{WaitOutcome, wait_for_signals};
-use baton_live::worker_loop::{LoopEnd, LoopEvent, LoopOptions, run_worker_loop};
 use baton_live::{LiveError, WatchMode};
+use baton_team::crew::Crew;
+use baton_team::{Progress, Setting, TeamStores, WorkerEnd, run_worker};
 
 use crate::context::{as_user, user_path};
 pub mod args;
@@ -168,57 +169,75 @@ pub fn claim_wait(
     })
 }
 
-/// `baton worker loop`.
+/// `baton worker loop`: one worker of the team's engine on its own (`baton_team::Crew::alone`).
 pub fn worker_loop(
     project: &OpenProject,
     args: LoopArgs,
     mode: WatchMode,
     json: bool,
 ) -> Result<u8, Error> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let handler_stop = stop.clone();
-    ctrlc::set_handler(move || {
-        if handler_stop.swap(true, Ordering::Relaxed) {
-            // A second Ctrl-C: the user insists.
-            std::process::exit(i32::from(exit::INTERRUPTED.code));
-        }
-        eprintln!(
-            "\nbaton: stopping; the running task will be released (Ctrl-C again to quit now)"
-        );
-    })
-    .map_err(|e| LiveError::Spawn {
-        command: "Ctrl-C handler".into(),
-        message: e.to_string(),
-    })?;
-    let options = LoopOptions {
-        agent: args.agent.clone(),
-        command: args.command,
-        stay: args.stay,
-        max_tasks: args.max_tasks,
-        mode,
-        echo: !args.quiet && !json,
-        worktree: args.worktree,
+    let local = project.local();
+    let baton = std::env::current_exe().map_err(|e| StoreError::io("the baton program", e))?;
+    let setting = Setting {
+        baton,
+        project_dir: local.project_dir().to_path_buf(),
+        store_env: project.reach().to_vec(),
     };
-    let mut announced_wait = false;
-    let report = run_worker_loop(&*project.tasks, project.local(), &options, &stop, |event| {
+    let stores = TeamStores {
+        tasks: &*project.tasks,
+        team: &*project.team,
+        documents: &*project.documents,
+        local,
+    };
+    let announced_wait = AtomicBool::new(false);
+    let progress = |event: Progress| {
         if json {
             if let Some(line) = render::loop_event_json(&event) {
                 println!("{line}");
             }
             return;
         }
-        if matches!(event, LoopEvent::Waiting(_)) {
-            // Said once: the loop waits again after every task.
-            if announced_wait {
-                return;
-            }
-            announced_wait = true;
+        // The wait is said once: the worker waits again after every task.
+        if matches!(event, Progress::Waiting { .. }) && announced_wait.swap(true, Ordering::Relaxed)
+        {
+            return;
         }
-        eprintln!("{}", render::loop_event(&args.agent, &event));
+        if let Some(line) = render::loop_event(&event) {
+            eprintln!("{line}");
+        }
+    };
+    let mut crew = Crew::alone(
+        stores,
+        setting,
+        &args.command,
+        args.worktree,
+        mode,
+        &progress,
+    )?;
+    crew.stay = args.stay;
+    crew.max_tasks = args.max_tasks;
+    crew.echo = !args.quiet && !json;
+    let flags = crew.flags(&args.agent);
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let seen = interrupted.clone();
+    ctrlc::set_handler(move || {
+        if seen.swap(true, Ordering::Relaxed) {
+            // A second Ctrl-C: the user insists.
+            std::process::exit(i32::from(exit::INTERRUPTED.code));
+        }
+        eprintln!(
+            "\nbaton: stopping; the running task will be released (Ctrl-C again to quit now)"
+        );
+        flags.stop(true);
+    })
+    .map_err(|e| LiveError::Spawn {
+        command: "Ctrl-C handler".into(),
+        message: e.to_string(),
     })?;
+    let report = run_worker(&crew, &args.agent)?;
     emit(json, &report, || render::loop_report(&report));
     Ok(match report.end {
-        LoopEnd::Stopped => exit::INTERRUPTED.code,
-        LoopEnd::Drained | LoopEnd::MaxTasks => 0,
+        WorkerEnd::Stopped => exit::INTERRUPTED.code,
+        WorkerEnd::Drained | WorkerEnd::MaxTasks => 0,
     })
 }

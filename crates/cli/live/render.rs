@@ -3,10 +3,11 @@
 
 use std::fmt::Write;
 
-use baton_core::{Run, Signal, Timestamp};
+use baton_core::{AttemptEnd, Run, Signal, Timestamp};
 use baton_live::feed::{ChangeEvent, TaskChangeKind};
 use baton_live::wait::WaitOutcome;
-use baton_live::worker_loop::{LoopEnd, LoopEvent, LoopReport};
+use baton_team::Progress;
+use baton_team::worker::{WorkerEnd, WorkerReport};
 
 use crate::render::line;
 
@@ -174,63 +175,94 @@ pub fn change(event: &ChangeEvent, at: Timestamp) -> String {
     format!("{time}  {what}")
 }
 
-pub fn loop_event(agent: &str, event: &LoopEvent<'_>) -> String {
-    match event {
-        LoopEvent::Waiting(backend) => {
-            format!("baton: {agent} waiting for ready tasks ({backend})")
+/// A `worker loop` event for people (`None`: not said).
+pub fn loop_event(event: &Progress) -> Option<String> {
+    Some(match event {
+        Progress::Waiting { worker, how } => {
+            format!("baton: {worker} waiting for ready tasks ({how})")
         }
-        LoopEvent::Started(task) => {
-            format!("baton: ▶ {} {}", task.id, line(&task.description, 100))
-        }
-        LoopEvent::InWorktree(worktree) => format!(
-            "baton:   in {} on {}{}",
-            worktree.workdir.display(),
-            worktree.branch,
-            if worktree.reused {
-                " (as it was left)"
-            } else {
-                ""
-            }
+        Progress::Resumed { task, .. } => format!("baton: taking up {task} again"),
+        Progress::Started { task, .. } => format!("baton: ▶ {task}"),
+        Progress::InWorktree {
+            path,
+            branch,
+            reused,
+            ..
+        } => format!(
+            "baton:   in {} on {branch}{}",
+            path.display(),
+            if *reused { " (as it was left)" } else { "" }
         ),
-        LoopEvent::Completed(task) => format!("baton: ✓ {} done", task.id),
-        LoopEvent::Failed(task) => format!(
-            "baton: ✗ {} failed: {}",
-            task.id,
-            line(task.failure_reason.as_deref().unwrap_or("?"), 160)
-        ),
-        LoopEvent::Released(task) => format!("baton: {} released", task.id),
-        LoopEvent::Lost { task, error } => {
-            format!("baton: could not report {task}: {}", line(error, 200))
+        Progress::Ended {
+            task, end, reason, ..
+        } => match end {
+            AttemptEnd::Completed => format!("baton: ✓ {task} done"),
+            AttemptEnd::Failed => format!(
+                "baton: ✗ {task} failed: {}",
+                line(reason.as_deref().unwrap_or("?"), 160)
+            ),
+            AttemptEnd::Lost => format!(
+                "baton: could not report {task}: {}",
+                line(reason.as_deref().unwrap_or("?"), 200)
+            ),
+            // A failure, a hand-back or a restart follows.
+            _ => return None,
+        },
+        Progress::GaveUp { task, reason, .. } => {
+            format!("baton: ✗ {task} failed: {}", line(reason, 160))
         }
-    }
+        Progress::Released { task, .. } => format!("baton: {task} released"),
+        Progress::Restarting { task, after, .. } => {
+            format!("baton: restarting {task} in {:.1} s", after.as_secs_f64())
+        }
+        Progress::Trouble { message, .. } => format!("baton: {}", line(message, 200)),
+        Progress::Stopped { .. } => return None,
+    })
 }
 
 /// JSON lines for `worker loop --json` progress (the wait is not reported).
-pub fn loop_event_json(event: &LoopEvent<'_>) -> Option<String> {
+pub fn loop_event_json(event: &Progress) -> Option<String> {
     let value = match event {
-        LoopEvent::Waiting(_) => return None,
-        LoopEvent::Started(task) => serde_json::json!({"event": "started", "task": task.id}),
-        LoopEvent::InWorktree(worktree) => serde_json::json!({
-            "event": "worktree", "task": worktree.task, "path": worktree.workdir,
-            "branch": worktree.branch, "reused": worktree.reused,
+        Progress::Started { task, .. } => serde_json::json!({"event": "started", "task": task}),
+        Progress::InWorktree {
+            task,
+            path,
+            branch,
+            reused,
+            ..
+        } => serde_json::json!({
+            "event": "worktree", "task": task, "path": path, "branch": branch, "reused": reused,
         }),
-        LoopEvent::Completed(task) => serde_json::json!({"event": "completed", "task": task.id}),
-        LoopEvent::Failed(task) => serde_json::json!({
-            "event": "failed", "task": task.id, "reason": task.failure_reason,
-        }),
-        LoopEvent::Released(task) => serde_json::json!({"event": "released", "task": task.id}),
-        LoopEvent::Lost { task, error } => {
-            serde_json::json!({"event": "lost", "task": task, "error": error})
+        Progress::Ended {
+            task, end, reason, ..
+        } => match end {
+            AttemptEnd::Completed => serde_json::json!({"event": "completed", "task": task}),
+            AttemptEnd::Failed => {
+                serde_json::json!({"event": "failed", "task": task, "reason": reason})
+            }
+            AttemptEnd::Lost => serde_json::json!({"event": "lost", "task": task, "error": reason}),
+            _ => return None,
+        },
+        Progress::GaveUp { task, reason, .. } => {
+            serde_json::json!({"event": "failed", "task": task, "reason": reason})
+        }
+        Progress::Released { task, .. } => serde_json::json!({"event": "released", "task": task}),
+        Progress::Resumed { task, .. } => serde_json::json!({"event": "resumed", "task": task}),
+        Progress::Trouble { message, .. } => {
+            serde_json::json!({"event": "trouble", "message": message})
+        }
+        Progress::Waiting { .. } | Progress::Restarting { .. } | Progress::Stopped { .. } => {
+            return None;
         }
     };
     Some(value.to_string())
 }
 
-pub fn loop_report(report: &LoopReport) -> String {
+pub fn loop_report(report: &WorkerReport) -> String {
     let why = match report.end {
-        LoopEnd::Drained => "no work can become ready",
-        LoopEnd::Stopped => "stopped",
-        LoopEnd::MaxTasks => "reached --max-tasks",
+        WorkerEnd::Drained => "no work can become ready",
+        WorkerEnd::Stopped => "stopped",
+        WorkerEnd::MaxTasks => "reached --max-tasks",
     };
     format!(
         "Worker loop ended ({why}): {} done, {} failed, {} released",

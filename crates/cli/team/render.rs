@@ -55,6 +55,23 @@ pub fn progress(event: &Progress) -> Option<String> {
             "{worker}: restarting {task} in {:.1} s",
             after.as_secs_f64()
         ),
+        Progress::InWorktree {
+            worker,
+            task,
+            path,
+            branch,
+            reused,
+        } => format!(
+            "{worker}: {task} in {} on {branch}{}",
+            path.display(),
+            if *reused { " (as it was left)" } else { "" }
+        ),
+        Progress::GaveUp {
+            worker,
+            task,
+            reason,
+        } => format!("{worker}: {task} failed: {}", one_line(reason, false)),
+        Progress::Released { worker, task } => format!("{worker}: {task} handed back"),
         Progress::Stopped { worker } => format!("{worker}: stopped"),
         Progress::Trouble { worker, message } => format!("{worker}: {message}"),
     })

@@ -83,3 +83,42 @@ pub fn settings_file<T: Default + serde::de::DeserializeOwned>(
         Err(e) => Err(StoreError::io(path, e)),
     }
 }
+
+/// Text fit for `tasks.json` and a result report: valid UTF-8, terminal escape sequences
+/// removed, other control characters (but newlines and tabs) replaced.
+pub fn printable(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI sequences (colours, cursor moves): ESC [ parameters final-byte.
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\n' | '\t' => out.push(c),
+            '\r' => {}
+            c if c.is_control() => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out.trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_strips_colours_and_control_characters() {
+        assert_eq!(printable(b"\x1b[32mok\x1b[0m\r\n\x07done\n"), "ok\n?done");
+        assert_eq!(printable(b"\xff bytes"), "\u{fffd} bytes");
+    }
+}

@@ -1,4 +1,4 @@
-//! Errors of live coordination: the store's own errors, plus watching and running commands.
+//! Errors of live coordination: the store's own errors, plus watching and its handlers.
 
 use std::path::PathBuf;
 
@@ -8,9 +8,6 @@ use baton_core::{ErrorKind, StoreError};
 pub enum LiveError {
     #[error(transparent)]
     Store(#[from] StoreError),
-
-    #[error(transparent)]
-    Git(Box<baton_git::GitError>),
 
     #[error(
         "cannot watch {path}: {message}. Use `--watch poll` on file systems without change events"
@@ -30,12 +27,6 @@ impl From<baton_fs::FileError> for LiveError {
     }
 }
 
-impl From<baton_git::GitError> for LiveError {
-    fn from(e: baton_git::GitError) -> Self {
-        LiveError::Git(Box::new(e))
-    }
-}
-
 impl LiveError {
     pub fn watch(path: &std::path::Path, error: notify::Error) -> Self {
         LiveError::Watch {
@@ -48,7 +39,6 @@ impl LiveError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             LiveError::Store(e) => e.kind(),
-            LiveError::Git(e) => e.kind(),
             LiveError::Watch { .. } | LiveError::WatchStopped => ErrorKind::Watch,
             LiveError::Spawn { .. } => ErrorKind::Spawn,
         }

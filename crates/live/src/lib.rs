@@ -10,7 +10,8 @@
 //! - [`wait`]: waiting for signals, tied to the writer's liveness so a crashed writer never
 //!   leaves a reader waiting forever;
 //! - [`claim_wait`]: claiming the next task as soon as one becomes ready;
-//! - [`worker_loop`]: a worker that claims, runs a command and reports, over and over;
+//! - [`reconnect`]: riding out a store that went away, the same way for every waiter and
+//!   worker;
 //! - [`keepalive`]: an agent's leases renewed for as long as its process lives;
 //!
 //! It is synchronous (threads and channels, no async runtime), so async hosts run it on a
@@ -24,12 +25,9 @@ mod fs_kind;
 pub mod inbox_wait;
 pub mod keepalive;
 pub mod liveness;
-mod reconnect;
-mod task_command;
+pub mod reconnect;
 pub mod wait;
 pub mod watcher;
-pub mod worker_loop;
 
 pub use error::{LiveError, Result};
-pub use task_command::{RunningCommand, TaskEnv, printable};
 pub use watcher::{Backend, WatchMode};

@@ -14,7 +14,7 @@ const FIRST_PAUSE: Duration = Duration::from_millis(100);
 const LONGEST_PAUSE: Duration = Duration::from_secs(2);
 
 /// An error that says the store could not be reached (and may be reachable again).
-pub(crate) trait Unreachable {
+pub trait Unreachable {
     fn unreachable(&self) -> bool;
 }
 
@@ -33,7 +33,7 @@ impl Unreachable for LiveError {
 /// Runs `op`, and runs it again after a growing pause while it fails because the store cannot
 /// be reached; gives up (returning that failure) when the next pause would end after
 /// `give_up`, or once `stop` is set.
-pub(crate) fn persist<T, E: Unreachable>(
+pub fn persist<T, E: Unreachable>(
     give_up: Option<Instant>,
     stop: Option<&AtomicBool>,
     mut op: impl FnMut() -> Result<T, E>,

@@ -3,7 +3,7 @@
 //! ends, what became of the task decided from the store (not from what the agent printed):
 //! reported by the agent, crashed, exited without reporting, stopped, or lost.
 
-use std::collections::VecDeque;
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use baton_core::transcript::Stream;
@@ -13,6 +13,7 @@ use baton_core::{
 
 use crate::crew::{Crew, note_working};
 use crate::error::{Result, TeamError};
+use crate::exec::{MAX_ERROR_BYTES, MAX_OUTPUT_BYTES, Tail};
 use crate::launch::Session;
 use crate::output::OutputReader;
 use crate::process::{AgentProcess, Launch, Output};
@@ -31,8 +32,6 @@ pub const MAX_EVENTS: u64 = 100_000;
 const LOOK_EVERY: Duration = Duration::from_millis(100);
 /// How long a stopped agent gets to exit before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
-/// Lines of an `exec` command's output kept for its completion or failure.
-const KEPT_LINES: usize = 200;
 
 /// Why the supervisor stopped an agent before it ended by itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +46,8 @@ pub struct Finished {
     pub record: Attempt,
     pub interrupted: Option<Interrupted>,
     pub exit_code: Option<i32>,
-    /// The ends of what an `exec` command printed.
+    /// The ends of what an `exec` command printed (within [`MAX_OUTPUT_BYTES`] and
+    /// [`MAX_ERROR_BYTES`]).
     pub stdout: String,
     pub stderr: String,
 }
@@ -112,6 +112,11 @@ impl Transcript<'_> {
         }
         // A transcript that cannot be stored must not stop the agent: the events are kept
         // for the next flush, up to a bound, and the failure reported.
+        if !self.crew.keep_records {
+            self.pending.clear();
+            self.due = None;
+            return;
+        }
         match self
             .crew
             .team
@@ -138,10 +143,6 @@ impl Transcript<'_> {
     }
 }
 
-fn tail(lines: &VecDeque<String>) -> String {
-    lines.iter().cloned().collect::<Vec<_>>().join("\n")
-}
-
 /// Runs one attempt to its end.
 pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     let profile = &crew.profile;
@@ -164,7 +165,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         last_message: None,
         events: 0,
     };
-    crew.team.save_attempt(&record)?;
+    crew.save_attempt(&record)?;
     let mut transcript = Transcript {
         crew,
         worker: plan.worker,
@@ -190,7 +191,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             record.end = AttemptEnd::Stopped;
             record.reason = Some(message.clone());
             record.ended_at = Some(Timestamp::now());
-            let _ = crew.team.save_attempt(&record);
+            let _ = crew.save_attempt(&record);
             return Err(TeamError::new(baton_core::ErrorKind::Spawn, message));
         }
     };
@@ -209,8 +210,8 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         pid: process.pid,
     });
     let mut reader = OutputReader::new(profile.kind).priced(profile.price);
-    let mut stdout: VecDeque<String> = VecDeque::new();
-    let mut stderr: VecDeque<String> = VecDeque::new();
+    let mut stdout = Tail::new(MAX_OUTPUT_BYTES);
+    let mut stderr = Tail::new(MAX_ERROR_BYTES);
     let heartbeat_every = (crew.tasks.lease() / 3).max(Duration::from_millis(100));
     let mut next_heartbeat = Instant::now() + heartbeat_every;
     let mut interrupted: Option<Interrupted> = None;
@@ -222,14 +223,13 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         .min(next_heartbeat.saturating_duration_since(Instant::now()));
         match process.next(wait) {
             Some(Output::Line(stream, line)) => {
+                if crew.echo {
+                    echo(stream, &line);
+                }
                 if profile.kind == crate::profile::AgentKind::Exec {
-                    let kept = match stream {
-                        Stream::Stdout => &mut stdout,
-                        Stream::Stderr => &mut stderr,
-                    };
-                    kept.push_back(baton_live::printable(line.as_bytes()));
-                    if kept.len() > KEPT_LINES {
-                        kept.pop_front();
+                    match stream {
+                        Stream::Stdout => stdout.push_line(&line),
+                        Stream::Stderr => stderr.push_line(&line),
                     }
                 }
                 for event in reader.line(&line, stream) {
@@ -239,7 +239,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
                 // team started again after this supervisor is killed can resume it.
                 if record.session_id.is_none() && reader.session_id.is_some() {
                     record.session_id = reader.session_id.clone();
-                    let _ = crew.team.save_attempt(&record);
+                    let _ = crew.save_attempt(&record);
                 }
             }
             Some(Output::Exited(status)) => break status,
@@ -327,12 +327,13 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         ),
         (None, None) => (AttemptEnd::Lost, Some("the task could not be read".into())),
     };
-    crew.team.save_attempt(&record)?;
+    crew.save_attempt(&record)?;
     crew.record_spend(&record);
     // A question the agent asked and still waited on has nobody waiting for its answer now.
     let why = format!("attempt {} of {} ended", record.attempt, record.task);
-    if let Err(e) =
-        baton_core::inbox::close_open_of(crew.documents, &record.agent, &record.task, &why)
+    if crew.keep_records
+        && let Err(e) =
+            baton_core::inbox::close_open_of(crew.documents, &record.agent, &record.task, &why)
     {
         eprintln!(
             "baton: {}'s open questions could not be closed: {e}",
@@ -343,7 +344,15 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         record,
         interrupted,
         exit_code,
-        stdout: tail(&stdout),
-        stderr: tail(&stderr),
+        stdout: stdout.text(),
+        stderr: stderr.text(),
     })
+}
+
+/// Passes a line the agent printed on to this process's own stream of the same name.
+fn echo(stream: Stream, line: &str) {
+    let _ = match stream {
+        Stream::Stdout => writeln!(std::io::stdout().lock(), "{line}"),
+        Stream::Stderr => writeln!(std::io::stderr().lock(), "{line}"),
+    };
 }

@@ -23,7 +23,7 @@ pub struct WorkerFlags {
     /// Finish the current task, then stop (also ends a wait for work).
     pub(crate) finish: AtomicBool,
     /// Stop the agent now and hand its task back.
-    now: AtomicBool,
+    pub(crate) now: AtomicBool,
 }
 
 impl WorkerFlags {
@@ -43,7 +43,6 @@ impl WorkerFlags {
     }
 }
 
-/// What every worker of a team shares.
 /// Where a team's project is: its stores, and this machine's folder.
 #[derive(Clone, Copy)]
 pub struct TeamStores<'a> {
@@ -55,6 +54,7 @@ pub struct TeamStores<'a> {
     pub local: &'a Layout,
 }
 
+/// What every worker of a team shares.
 pub struct Crew<'a> {
     pub tasks: &'a dyn TaskStore,
     pub team: &'a dyn TeamStore,
@@ -68,6 +68,14 @@ pub struct Crew<'a> {
     pub mode: WatchMode,
     /// Keep waiting for new tasks when the queue is drained.
     pub stay: bool,
+    /// Stop each worker after it finished this many tasks.
+    pub max_tasks: Option<usize>,
+    /// Keep the team's records: each worker's, each attempt with its transcript, the
+    /// project's spend. A `worker loop` keeps none (it is one command's worker, which the
+    /// board shows by its claims).
+    pub keep_records: bool,
+    /// Pass what the agents print on to this process's stdout and stderr as it comes.
+    pub echo: bool,
     /// The team's cap on what all its attempts together cost.
     pub team_budget_usd: Option<f64>,
     pub progress: &'a (dyn Fn(Progress) + Sync),
@@ -102,12 +110,31 @@ impl<'a> Crew<'a> {
             supervisor_pid: std::process::id(),
             mode,
             stay: false,
+            max_tasks: None,
+            keep_records: true,
+            echo: false,
             team_budget_usd: None,
             progress,
             spent_micro: AtomicU64::new(0),
             flags: Mutex::new(HashMap::new()),
             worktrees,
         })
+    }
+
+    /// The crew of one worker on its own (`baton worker loop`): `command` run for each task
+    /// it claims (in a worktree per task with `worktree`), no supervisor, no records.
+    pub fn alone(
+        stores: TeamStores<'a>,
+        setting: Setting,
+        command: &str,
+        worktree: bool,
+        mode: WatchMode,
+        progress: &'a (dyn Fn(Progress) + Sync),
+    ) -> Result<Crew<'a>> {
+        let profile = Profile::for_command(command, worktree);
+        let mut crew = Crew::new(stores, setting, profile, String::new(), mode, progress)?;
+        crew.keep_records = false;
+        Ok(crew)
     }
 
     /// The flags of worker `name`, made on first use.
@@ -196,6 +223,9 @@ impl<'a> Crew<'a> {
 
     /// Adds an ended attempt's cost to the project's spend.
     pub(crate) fn record_spend(&self, attempt: &baton_core::Attempt) {
+        if !self.keep_records {
+            return;
+        }
         let spent = baton_core::attempts::add_to_spend(self.documents, attempt);
         if let Err(e) = spent {
             (self.progress)(Progress::Trouble {
@@ -205,12 +235,31 @@ impl<'a> Crew<'a> {
         }
     }
 
+    /// Stores `attempt` (nothing when the crew keeps no records).
+    pub(crate) fn save_attempt(&self, attempt: &baton_core::Attempt) -> Result<()> {
+        if self.keep_records {
+            self.team.save_attempt(attempt)?;
+        }
+        Ok(())
+    }
+
+    /// The attempts at task `id` so far (none when the crew keeps no records).
+    pub(crate) fn attempts(&self, id: &str) -> Result<Vec<baton_core::Attempt>> {
+        match self.keep_records {
+            true => Ok(self.team.attempts(Some(id))?),
+            false => Ok(Vec::new()),
+        }
+    }
+
     /// Task `id` as the store has it now.
     pub(crate) fn task(&self, id: &str) -> Option<Task> {
         self.tasks.task(id).ok().flatten()
     }
 
     pub(crate) fn save(&self, record: &WorkerRecord) {
+        if !self.keep_records {
+            return;
+        }
         if let Err(e) = self.team.save_worker(record) {
             (self.progress)(Progress::Trouble {
                 worker: record.name.clone(),

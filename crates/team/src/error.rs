@@ -15,6 +15,9 @@ pub enum TeamError {
     #[error(transparent)]
     Live(#[from] LiveError),
 
+    #[error(transparent)]
+    Git(Box<baton_git::GitError>),
+
     #[error("{message}")]
     Other { kind: ErrorKind, message: String },
 }
@@ -39,6 +42,7 @@ impl TeamError {
         match self {
             TeamError::Store(e) => e.kind(),
             TeamError::Live(e) => e.kind(),
+            TeamError::Git(e) => e.kind(),
             TeamError::Other { kind, .. } => *kind,
         }
     }
@@ -52,7 +56,7 @@ impl From<baton_fs::FileError> for TeamError {
 
 impl From<baton_git::GitError> for TeamError {
     fn from(e: baton_git::GitError) -> Self {
-        TeamError::Live(e.into())
+        TeamError::Git(Box::new(e))
     }
 }
 

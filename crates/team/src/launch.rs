@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::exec::TaskEnv;
 use baton_core::Task;
 use baton_git::Worktree;
-use baton_live::TaskEnv;
 use serde_json::json;
 
 use crate::process::Launch;
@@ -121,7 +121,14 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
         workdir,
         env,
         stdin,
-        marks,
+        // An agent runs its tools in process groups of their own (Claude Code does), which
+        // only the marks find when it ends; a command's processes are its process group, and
+        // a search of every process after each task is a cost a queue of short commands
+        // feels.
+        marks: match profile.kind {
+            AgentKind::Exec => Vec::new(),
+            _ => marks,
+        },
     }
 }
 

@@ -10,7 +10,10 @@
 //! Modules: `claude` (Claude Code's project settings and hook answers), `profile` (what each kind of agent runs, and the project's own profiles), `launch`
 //! (the exact command line), `prompt` (what the agent is told), `process` (a process group,
 //! its output as lines), `output` (those lines as transcript events and usage), `crew` (what the workers share), `attempt` (one
-//! agent process at one task, to its end), `worker` (one worker's tasks and attempts),
+//! agent process at one task, to its end), `exec` (a task's command: its environment, the
+//! ends of its output), `settle` (a worker's changes to its task, riding out a store that went
+//! away), `worker` (one worker's tasks and attempts: the engine a team's supervisor and
+//! `baton worker loop` both run),
 //! `supervisor` (the workers, the lock, the requests), `start` (the team-up request: checked,
 //! resized, or a supervisor started in a process of its own).
 
@@ -18,11 +21,13 @@ mod attempt;
 pub mod claude;
 pub mod crew;
 pub mod error;
+pub mod exec;
 pub mod launch;
 pub mod output;
 pub mod process;
 pub mod profile;
 pub mod prompt;
+mod settle;
 pub mod start;
 pub mod supervisor;
 pub mod worker;
@@ -41,6 +46,7 @@ pub use supervisor::{
     Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, run_team,
     running_supervisor, send_request,
 };
+pub use worker::{WorkerEnd, WorkerReport, run_worker};
 
 /// What a team is doing, for progress output (one JSON object per event with `--json`).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -48,6 +54,8 @@ pub use supervisor::{
 pub enum Progress {
     Waiting {
         worker: String,
+        /// How the wait learns of a ready task ("file-system events", "polling every 100 ms").
+        how: String,
     },
     Resumed {
         worker: String,
@@ -71,6 +79,26 @@ pub enum Progress {
         task: String,
         #[serde(with = "seconds")]
         after: Duration,
+    },
+    /// The task is worked in its own worktree.
+    InWorktree {
+        worker: String,
+        task: String,
+        path: std::path::PathBuf,
+        branch: String,
+        /// Left by an earlier attempt, and taken up as it was.
+        reused: bool,
+    },
+    /// The worker failed the task: its attempts ran out or its budget was reached.
+    GaveUp {
+        worker: String,
+        task: String,
+        reason: String,
+    },
+    /// The task was handed back to the queue untouched (the worker was stopped).
+    Released {
+        worker: String,
+        task: String,
     },
     Stopped {
         worker: String,

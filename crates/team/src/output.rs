@@ -79,7 +79,7 @@ impl OutputReader {
             },
             None => vec![Happened::Line {
                 stream,
-                text: baton_live::printable(line.as_bytes()),
+                text: baton_core::text::printable(line.as_bytes()),
             }],
         };
         for event in &events {

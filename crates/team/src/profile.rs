@@ -201,6 +201,18 @@ fn builtin(name: &str) -> Option<Profile> {
     })
 }
 
+impl Profile {
+    /// The profile of `baton worker loop`: `command` run once per task, its exit status the
+    /// task's report (no retries, no caps), in a worktree per task when asked.
+    pub fn for_command(command: &str, worktree: bool) -> Profile {
+        let mut profile = builtin("exec").expect("exec is built in");
+        profile.command = command.to_string();
+        profile.worktree = worktree;
+        profile.max_attempts = 1;
+        profile
+    }
+}
+
 /// The built-in profiles' names.
 pub const BUILT_IN: [&str; 4] = ["claude", "codex", "gemini", "exec"];
 

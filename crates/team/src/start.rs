@@ -152,6 +152,16 @@ impl TeamUp {
                 ),
             ));
         }
+        if let Some(prefix) = &self.prefix {
+            // The last worker's name is the longest: if it is a valid agent name, all are.
+            let last = format!("{prefix}{}", self.workers);
+            baton_core::names::validate_agent_id(&last).map_err(|e| {
+                TeamError::new(
+                    ErrorKind::InvalidArguments,
+                    format!("--prefix {prefix:?} does not make valid worker names ({last}: {e})"),
+                )
+            })?;
+        }
         Ok(())
     }
 
@@ -394,6 +404,15 @@ mod tests {
             assert_eq!(err.kind(), ErrorKind::InvalidArguments, "{err}");
             assert!(err.to_string().contains("1 to 256"), "{err}");
         }
+        for prefix in ["../", "a b", "-x"] {
+            let bad = request(serde_json::json!({"exec": "true", "prefix": prefix}));
+            let err = bad.check().unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArguments, "{prefix:?}: {err}");
+            assert!(err.to_string().contains("--prefix"), "{err}");
+        }
+        request(serde_json::json!({"exec": "true", "prefix": "night-"}))
+            .check()
+            .unwrap();
         let unknown = serde_json::from_value::<TeamUp>(serde_json::json!({"wokers": 2}));
         assert!(unknown.is_err(), "an unknown field is refused");
     }

@@ -1,10 +1,13 @@
-//! One supervised worker: it takes up the tasks it still holds (its supervisor was killed),
-//! then claims the next ready task as the worker loop does, works each in its own worktree,
-//! and runs attempts at it until the task is reported, the attempts run out, or a budget is
-//! reached. What an ended attempt means is decided from the store: the agent reported the
-//! task (go on), crashed (start another attempt after a back-off, in the same worktree), exited
-//! without reporting (fail the task with its last words, or retry if the profile says so), or
-//! was stopped (hand the task back, or fail it for its budget).
+//! One worker, the one engine for working tasks: a team's supervisor runs one per worker, and
+//! `baton worker loop` runs one on its own (the `exec` profile, no records). It takes up the
+//! tasks it still holds (its supervisor was killed), then claims the next ready task, works
+//! each in its own worktree, and runs attempts at it until the task is reported, the attempts
+//! run out, or a budget is reached. What an ended attempt means is decided from the store: the
+//! agent reported the task (go on), crashed (start another attempt after a back-off, in the
+//! same worktree), exited without reporting (fail the task with its last words, or retry if
+//! the profile says so; an `exec` command reports by its exit status), or was stopped (hand
+//! the task back, or fail it for its budget). Its changes to the task ride out a store that
+//! went away for a while ([`crate::settle`]).
 
 use std::time::Duration;
 
@@ -19,6 +22,7 @@ use crate::error::Result;
 use crate::launch::{Attempting, Session, launch, new_session_id};
 use crate::profile::AgentKind;
 use crate::prompt::{Reporting, TaskBrief, task_prompt};
+use crate::settle::{released, reported_by, settle, started};
 
 /// What a worker did before it stopped.
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -28,6 +32,26 @@ pub struct WorkerReport {
     pub failed: Vec<String>,
     pub released: Vec<String>,
     pub usage: Usage,
+    pub end: WorkerEnd,
+}
+
+/// Why a worker stopped.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerEnd {
+    /// No work can become ready without new tasks.
+    #[default]
+    Drained,
+    /// Asked to stop.
+    Stopped,
+    /// It finished the tasks it was allowed ([`Crew::max_tasks`]).
+    MaxTasks,
+}
+
+impl WorkerReport {
+    fn finished(&self) -> usize {
+        self.completed.len() + self.failed.len()
+    }
 }
 
 /// Runs worker `name` until it drains the queue or is asked to stop.
@@ -44,6 +68,7 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
     let renewed = crew.tasks.heartbeat(name).unwrap_or_default();
     for id in renewed {
         if flags.finishing() {
+            report.end = WorkerEnd::Stopped;
             break;
         }
         if let Some(task) = crew.task(&id) {
@@ -56,6 +81,11 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
     }
     loop {
         if flags.finishing() {
+            report.end = WorkerEnd::Stopped;
+            break;
+        }
+        if crew.max_tasks.is_some_and(|max| report.finished() >= max) {
+            report.end = WorkerEnd::MaxTasks;
             break;
         }
         record.state = WorkerState::Waiting;
@@ -72,15 +102,26 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             mode: crew.mode,
             stop: Some(&flags.finish),
         };
-        let claimed = claim_when_ready(crew.tasks, name, wait, |_| {
+        let claimed = claim_when_ready(crew.tasks, name, wait, |backend| {
             (crew.progress)(Progress::Waiting {
                 worker: name.to_string(),
+                how: backend.to_string(),
             })
         })?;
         let claim = match claimed {
             WaitedClaim::Claimed { claim } => *claim,
-            WaitedClaim::Drained | WaitedClaim::TimedOut | WaitedClaim::Stopped => break,
+            WaitedClaim::Drained | WaitedClaim::TimedOut => break,
+            WaitedClaim::Stopped => {
+                report.end = WorkerEnd::Stopped;
+                break;
+            }
         };
+        if flags.stop_now() {
+            // Stopped as the claim landed: handed back untouched.
+            hand_back(crew, name, &claim.task.id, &mut report)?;
+            report.end = WorkerEnd::Stopped;
+            break;
+        }
         work_task(crew, name, claim.task, false, &mut report)?;
     }
     record.state = WorkerState::Stopped;
@@ -112,7 +153,9 @@ fn work_task(
     let id = task.id.clone();
     let flags = crew.flags(name);
     if task.status == baton_core::TaskStatus::Claimed
-        && let Err(e) = crew.tasks.start(name, &id)
+        && let Err(e) = settle(crew.tasks, &id, &flags.now, started(name), || {
+            crew.tasks.start(name, &id)
+        })
     {
         (crew.progress)(Progress::Trouble {
             worker: name.to_string(),
@@ -122,7 +165,16 @@ fn work_task(
     }
     let worktree: Option<Worktree> = match &crew.worktrees {
         Some(worktrees) => match worktrees.prepare_claimed(crew.tasks, name, &id) {
-            Ok(w) => Some(w),
+            Ok(w) => {
+                (crew.progress)(Progress::InWorktree {
+                    worker: name.to_string(),
+                    task: id.clone(),
+                    path: w.workdir.clone(),
+                    branch: w.branch.clone(),
+                    reused: w.reused,
+                });
+                Some(w)
+            }
             Err(e) => {
                 // Handed back already; the lead sees why.
                 (crew.progress)(Progress::Trouble {
@@ -135,7 +187,7 @@ fn work_task(
         },
         None => None,
     };
-    let mut earlier = crew.team.attempts(Some(&id))?;
+    let mut earlier = crew.attempts(&id)?;
     let mut resume_session = None;
     if resumed
         && let Some(last) = earlier.last_mut()
@@ -145,7 +197,7 @@ fn work_task(
         last.end = AttemptEnd::Stopped;
         last.reason = Some("its supervisor stopped".into());
         last.ended_at.get_or_insert_with(Timestamp::now);
-        crew.team.save_attempt(last)?;
+        crew.save_attempt(last)?;
         resume_session = last
             .session_id
             .clone()
@@ -215,8 +267,8 @@ fn work_task(
         ) {
             Ok(finished) => finished,
             Err(e) => {
-                let _ = crew.tasks.release(name, &id);
-                report.released.push(id);
+                // Nothing ran: the task goes back rather than stay claimed.
+                hand_back(crew, name, &id, report)?;
                 return Err(e);
             }
         };
@@ -246,13 +298,7 @@ fn work_task(
                 return Ok(());
             }
             AttemptEnd::Lost | AttemptEnd::Running => return Ok(()),
-            AttemptEnd::Stopped => {
-                let _ = crew.tasks.release(name, &id);
-                {
-                    report.released.push(id);
-                    return Ok(());
-                };
-            }
+            AttemptEnd::Stopped => return hand_back(crew, name, &id, report),
             AttemptEnd::Budget => {
                 let reason = finished
                     .record
@@ -267,7 +313,14 @@ fn work_task(
                     && (end == AttemptEnd::Crashed || crew.profile.retry_unreported)
                     && !flags.finishing();
                 if !retry {
-                    fail(crew, name, &id, &give_up_reason(&earlier), report);
+                    let reason = match crew.profile.kind {
+                        // A command's only attempt fails the task as the command said.
+                        AgentKind::Exec if earlier.len() == 1 => {
+                            exec_failure(&finished.record, &finished.stderr)
+                        }
+                        _ => give_up_reason(&earlier),
+                    };
+                    fail(crew, name, &id, &reason, report);
                     return Ok(());
                 }
                 (crew.progress)(Progress::Restarting {
@@ -290,11 +343,7 @@ fn work_task(
                 ));
                 crew.save(&record);
                 if wait_unless_stopped(&flags, backoff) {
-                    let _ = crew.tasks.release(name, &id);
-                    {
-                        report.released.push(id);
-                        return Ok(());
-                    };
+                    return hand_back(crew, name, &id, report);
                 }
                 backoff = (backoff * 2).min(Duration::from_secs(300));
             }
@@ -333,8 +382,19 @@ fn give_up_reason(attempts: &[baton_core::Attempt]) -> String {
 }
 
 fn fail(crew: &Crew<'_>, name: &str, id: &str, reason: &str, report: &mut WorkerReport) {
-    match crew.tasks.fail(name, id, reason) {
-        Ok(_) => report.failed.push(id.to_string()),
+    let flags = crew.flags(name);
+    let failed = settle(crew.tasks, id, &flags.now, reported_by(name), || {
+        crew.tasks.fail(name, id, reason)
+    });
+    match failed {
+        Ok(_) => {
+            (crew.progress)(Progress::GaveUp {
+                worker: name.to_string(),
+                task: id.to_string(),
+                reason: reason.to_string(),
+            });
+            report.failed.push(id.to_string());
+        }
         Err(e) => (crew.progress)(Progress::Trouble {
             worker: name.to_string(),
             message: format!("cannot fail {id}: {e}"),
@@ -342,59 +402,83 @@ fn fail(crew: &Crew<'_>, name: &str, id: &str, reason: &str, report: &mut Worker
     }
 }
 
-/// An `exec` command that ended without reporting: its exit status reports the task, as the
-/// worker loop does (exit 0 completes it with the output, anything else fails it).
+/// Hands task `id` back to the queue untouched (the worker was stopped, or nothing could run).
+fn hand_back(crew: &Crew<'_>, name: &str, id: &str, report: &mut WorkerReport) -> Result<()> {
+    let flags = crew.flags(name);
+    settle(crew.tasks, id, &flags.now, released(name), || {
+        crew.tasks.release(name, id)
+    })?;
+    (crew.progress)(Progress::Released {
+        worker: name.to_string(),
+        task: id.to_string(),
+    });
+    report.released.push(id.to_string());
+    Ok(())
+}
+
+/// Why an `exec` command's task failed: how the command ended, and the end of its stderr.
+fn exec_failure(attempt: &baton_core::Attempt, stderr: &str) -> String {
+    let how = attempt
+        .reason
+        .as_deref()
+        .unwrap_or("the command failed")
+        .replace("the agent", "the command");
+    crate::exec::failure_reason(&how, stderr)
+}
+
+/// An `exec` command that ended without reporting: its exit status reports the task (exit 0
+/// completes it with the output, anything else fails it with the end of its stderr).
 fn report_exec(crew: &Crew<'_>, name: &str, id: &str, finished: &Finished) -> baton_core::Attempt {
     let mut record = finished.record.clone();
-    if finished.exit_code == Some(0) && finished.interrupted.is_none() {
-        let mut completion = Completion {
-            output: if finished.stdout.is_empty() {
-                "(the command printed nothing)".into()
-            } else {
-                finished.stdout.clone()
-            },
-            ..Completion::default()
-        };
-        if crew.worktrees.is_some() {
-            let _ = record_branch_or_say_why(crew.local, id, &mut completion);
+    let flags = crew.flags(name);
+    let succeeded = finished.exit_code == Some(0) && finished.interrupted.is_none();
+    let (end, reason) = match succeeded {
+        true => (
+            AttemptEnd::Completed,
+            "the command exited with status 0".to_string(),
+        ),
+        false => (AttemptEnd::Failed, exec_failure(&record, &finished.stderr)),
+    };
+    let reported = settle(
+        crew.tasks,
+        id,
+        &flags.now,
+        reported_by(name),
+        || match succeeded {
+            true => crew
+                .tasks
+                .complete(name, id, completion(crew, id, &finished.stdout)),
+            false => crew.tasks.fail(name, id, &reason),
+        },
+    );
+    match reported {
+        Ok(_) => {
+            record.end = end;
+            record.reason = Some(reason);
+            let _ = crew.save_attempt(&record);
         }
-        match crew.tasks.complete(name, id, completion) {
-            Ok(_) => {
-                record.end = AttemptEnd::Completed;
-                record.reason = Some("the command exited with status 0".into());
-                let _ = crew.team.save_attempt(&record);
-            }
-            Err(e) => {
-                (crew.progress)(Progress::Trouble {
-                    worker: name.to_string(),
-                    message: format!("cannot complete {id}: {e}"),
-                });
-                record.end = AttemptEnd::Lost;
-            }
+        Err(e) => {
+            record.end = AttemptEnd::Lost;
+            record.reason = Some(format!("could not report it: {e}"));
         }
-        return record;
     }
-    let mut reason = finished
-        .record
-        .reason
-        .clone()
-        .unwrap_or_else(|| "the command failed".into())
-        .replace("the agent", "the command");
-    if !finished.stderr.is_empty() {
-        reason.push_str(&format!("; stderr ends with:\n{}", finished.stderr));
-    }
-    if let Err(e) = crew.tasks.fail(name, id, &reason) {
-        (crew.progress)(Progress::Trouble {
-            worker: name.to_string(),
-            message: format!("cannot fail {id}: {e}"),
-        });
-        record.end = AttemptEnd::Lost;
-        return record;
-    }
-    record.end = AttemptEnd::Failed;
-    record.reason = Some(reason);
-    let _ = crew.team.save_attempt(&record);
     record
+}
+
+/// The completion of task `id` whose command succeeded: its output, and, when it was worked
+/// in a worktree, its branch and the files the branch changed.
+fn completion(crew: &Crew<'_>, id: &str, stdout: &str) -> Completion {
+    let mut completion = Completion {
+        output: match stdout.is_empty() {
+            true => "(the command printed nothing)".into(),
+            false => stdout.to_string(),
+        },
+        ..Completion::default()
+    };
+    if crew.worktrees.is_some() {
+        let _ = record_branch_or_say_why(crew.local, id, &mut completion);
+    }
+    completion
 }
 
 /// Marks how an interrupted attempt ended, for progress output.

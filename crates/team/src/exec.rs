@@ -1,6 +1,8 @@
-//! Running one task's command for the worker loop: `sh -c COMMAND` in its own process group,
-//! the task in environment variables and as JSON on stdin, stdout and stderr passed through
-//! while their tails are kept for the report, and a way to stop the whole group.
+//! A task's command (the `exec` profile's, and the project's check before a merge): `sh -c
+//! COMMAND` with the task in environment variables and as JSON on stdin ([`TaskEnv`]), and
+//! the ends of what it printed kept within a bound ([`Tail`]). An exec worker runs it as one
+//! attempt (`crate::attempt`); the check runs it to its end or its time limit
+//! ([`RunningCommand`]).
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -11,21 +13,24 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use baton_core::Task;
+use baton_core::text::printable;
 use baton_git::Worktree;
 
-use crate::error::{LiveError, Result};
+use crate::error::{Result, TeamError};
 
 /// How much of stdout is kept as the task's result (the end of it).
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
-/// How much of stderr is kept as a failure reason (the end of it).
+/// How much of stderr is kept for a failure reason (the end of it).
 pub const MAX_ERROR_BYTES: usize = 4 * 1024;
+/// Lines of stderr a failure reason quotes, at most.
+const REASON_LINES: usize = 20;
 
 /// A task's command, started.
 pub struct RunningCommand {
     pid: u32,
     exited: Receiver<std::io::Result<ExitStatus>>,
-    stdout: JoinHandle<Vec<u8>>,
-    stderr: JoinHandle<Vec<u8>>,
+    stdout: JoinHandle<Tail>,
+    stderr: JoinHandle<Tail>,
 }
 
 /// How a command ended, with the tails of what it printed.
@@ -86,12 +91,13 @@ impl TaskEnv<'_> {
 }
 
 impl RunningCommand {
-    /// Starts `sh -c command` in the project folder (the task's worktree, if it has one). With `echo`, what it prints is passed on
-    /// to this process's stdout and stderr as it comes.
-    pub fn start(command: &str, env: &TaskEnv<'_>, echo: bool) -> Result<RunningCommand> {
-        let spawn_error = |e: std::io::Error| LiveError::Spawn {
-            command: command.to_string(),
-            message: e.to_string(),
+    /// Starts `sh -c command` in the project folder (the task's worktree, if it has one).
+    pub fn start(command: &str, env: &TaskEnv<'_>) -> Result<RunningCommand> {
+        let spawn_error = |e: std::io::Error| {
+            TeamError::new(
+                baton_core::ErrorKind::Spawn,
+                format!("cannot run `{command}`: {e}"),
+            )
         };
         let mut shell = Command::new("sh");
         shell
@@ -103,7 +109,7 @@ impl RunningCommand {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         // Its own process group, so stopping it reaches everything it started; and it dies
-        // with the worker.
+        // with this process.
         baton_fs::own_group(&mut shell, libc::SIGKILL);
         let mut child: Child = shell.spawn().map_err(spawn_error)?;
         let pid = child.id();
@@ -116,12 +122,8 @@ impl RunningCommand {
         });
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let stdout = std::thread::spawn(move || {
-            keep_tail(stdout, MAX_OUTPUT_BYTES, echo.then(std::io::stdout))
-        });
-        let stderr = std::thread::spawn(move || {
-            keep_tail(stderr, MAX_ERROR_BYTES, echo.then(std::io::stderr))
-        });
+        let stdout = std::thread::spawn(move || read_tail(stdout, MAX_OUTPUT_BYTES));
+        let stderr = std::thread::spawn(move || read_tail(stderr, MAX_ERROR_BYTES));
         let (tx, exited) = channel();
         std::thread::spawn(move || {
             let _ = tx.send(child.wait());
@@ -154,7 +156,7 @@ impl RunningCommand {
 
     /// Collects what the command printed once it has exited.
     pub fn finish(self, status: ExitStatus) -> Finished {
-        let text = |handle: JoinHandle<Vec<u8>>| printable(&handle.join().unwrap_or_default());
+        let text = |handle: JoinHandle<Tail>| handle.join().map(Tail::text).unwrap_or_default();
         Finished {
             status,
             stdout: text(self.stdout),
@@ -163,65 +165,75 @@ impl RunningCommand {
     }
 }
 
-/// Reads `from` to the end, keeping its last `max` bytes and copying everything to `echo`.
-fn keep_tail(mut from: impl Read, max: usize, mut echo: Option<impl Write>) -> Vec<u8> {
-    let mut tail: VecDeque<u8> = VecDeque::with_capacity(max.min(8192));
-    let mut cut = false;
-    let mut buffer = [0u8; 8192];
-    loop {
-        let n = match from.read(&mut buffer) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        if let Some(out) = echo.as_mut() {
-            let _ = out.write_all(&buffer[..n]);
-            let _ = out.flush();
-        }
-        tail.extend(&buffer[..n]);
-        if tail.len() > max {
-            tail.drain(..tail.len() - max);
-            cut = true;
-        }
-    }
-    let mut kept: Vec<u8> = tail.into();
-    if cut {
-        // Start at a line boundary so the kept part reads well.
-        if let Some(newline) = kept.iter().position(|b| *b == b'\n') {
-            kept.drain(..=newline);
-        }
-        let mut marked = b"[earlier output cut]\n".to_vec();
-        marked.extend(kept);
-        kept = marked;
-    }
-    kept
+/// The end of a stream: its last `max` bytes at most, starting at a line once anything was
+/// dropped, so the kept part reads well.
+#[derive(Debug)]
+pub struct Tail {
+    kept: VecDeque<u8>,
+    max: usize,
+    cut: bool,
 }
 
-/// Text fit for `tasks.json` and a result report: valid UTF-8, terminal escape sequences
-/// removed, other control characters (but newlines and tabs) replaced.
-pub fn printable(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                // CSI sequences (colours, cursor moves): ESC [ parameters final-byte.
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if ('\u{40}'..='\u{7e}').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-            }
-            '\n' | '\t' => out.push(c),
-            '\r' => {}
-            c if c.is_control() => out.push('?'),
-            c => out.push(c),
+impl Tail {
+    pub fn new(max: usize) -> Tail {
+        Tail {
+            kept: VecDeque::with_capacity(max.min(8192)),
+            max,
+            cut: false,
         }
     }
-    out.trim().to_string()
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.kept.extend(bytes);
+        if self.kept.len() > self.max {
+            self.kept.drain(..self.kept.len() - self.max);
+            self.cut = true;
+        }
+    }
+
+    /// A line without its newline.
+    pub fn push_line(&mut self, line: &str) {
+        self.push(line.as_bytes());
+        self.push(b"\n");
+    }
+
+    /// What was kept, as printable text, marked when the start was cut.
+    pub fn text(self) -> String {
+        let mut kept: Vec<u8> = self.kept.into();
+        if self.cut {
+            if let Some(newline) = kept.iter().position(|b| *b == b'\n') {
+                kept.drain(..=newline);
+            }
+            let mut marked = b"[earlier output cut]\n".to_vec();
+            marked.extend(kept);
+            kept = marked;
+        }
+        printable(&kept)
+    }
+}
+
+/// Reads `from` to the end, keeping its last `max` bytes.
+fn read_tail(mut from: impl Read, max: usize) -> Tail {
+    let mut tail = Tail::new(max);
+    let mut buffer = [0u8; 8192];
+    loop {
+        match from.read(&mut buffer) {
+            Ok(0) | Err(_) => return tail,
+            Ok(n) => tail.push(&buffer[..n]),
+        }
+    }
+}
+
+/// How a command that did not succeed ended, in words, with the last lines of its stderr:
+/// the reason its task failed.
+pub fn failure_reason(how: &str, stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(REASON_LINES)..];
+    if tail.is_empty() {
+        how.to_string()
+    } else {
+        format!("{how}; stderr ends with:\n{}", tail.join("\n"))
+    }
 }
 
 #[cfg(test)]
@@ -229,17 +241,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn printable_strips_colours_and_control_characters() {
-        assert_eq!(printable(b"\x1b[32mok\x1b[0m\r\n\x07done\n"), "ok\n?done");
-        assert_eq!(printable(b"\xff bytes"), "\u{fffd} bytes");
+    fn a_tail_keeps_the_end_from_a_line_start() {
+        let input = (0..100).map(|i| format!("line {i}\n")).collect::<String>();
+        let tail = read_tail(input.as_bytes(), 40);
+        let kept = tail.text();
+        assert!(kept.starts_with("[earlier output cut]\nline 9"), "{kept}");
+        assert!(kept.ends_with("line 99"), "{kept}");
     }
 
     #[test]
-    fn keep_tail_keeps_the_end_from_a_line_start() {
-        let input = (0..100).map(|i| format!("line {i}\n")).collect::<String>();
-        let kept = keep_tail(input.as_bytes(), 40, None::<Vec<u8>>);
-        let kept = String::from_utf8(kept).unwrap();
-        assert!(kept.starts_with("[earlier output cut]\nline 9"), "{kept}");
-        assert!(kept.ends_with("line 99\n"));
+    fn a_tail_that_kept_everything_is_not_marked() {
+        let mut tail = Tail::new(100);
+        tail.push_line("  indented");
+        tail.push_line("\u{1b}[31mred\u{1b}[0m");
+        assert_eq!(tail.text(), "indented\nred");
+    }
+
+    #[test]
+    fn a_failure_reason_quotes_the_last_lines_of_stderr() {
+        assert_eq!(
+            failure_reason("it exited with status 2", ""),
+            "it exited with status 2"
+        );
+        let stderr = (1..=30)
+            .map(|i| format!("e{i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let reason = failure_reason("it exited with status 2", &stderr);
+        assert!(
+            reason.starts_with("it exited with status 2; stderr ends with:\ne11\n"),
+            "{reason}"
+        );
+        assert!(reason.ends_with("e30"), "{reason}");
     }
 }

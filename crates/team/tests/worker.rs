@@ -1,0 +1,261 @@
+//! The worker engine on its own (what `baton worker loop` runs) and as a team's worker, on a
+//! folder project with real `sh` commands: what it reports, how it ends, what it records.
+
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::Duration;
+
+use baton_core::{AttemptEnd, ClaimRequest, NewTask, TaskStatus, TaskStore, TeamStore};
+use baton_folder::FolderStore;
+use baton_live::WatchMode;
+use baton_team::crew::Crew;
+use baton_team::{Profile, Progress, Setting, TeamStores, WorkerEnd, run_worker};
+
+struct Project {
+    _dir: tempfile::TempDir,
+    store: FolderStore,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FolderStore::init(dir.path(), "the worker engine", None).unwrap();
+        Project { _dir: dir, store }
+    }
+
+    fn add(&self, id: &str, description: &str, dependencies: &[&str]) {
+        self.store
+            .add_task(NewTask {
+                id: Some(id.into()),
+                description: description.into(),
+                dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
+                ..NewTask::default()
+            })
+            .unwrap();
+    }
+
+    fn stores(&self) -> TeamStores<'_> {
+        TeamStores {
+            tasks: &self.store,
+            team: &self.store,
+            documents: &self.store,
+            local: self.store.layout(),
+        }
+    }
+
+    fn setting(&self) -> Setting {
+        Setting {
+            baton: "/nonexistent/baton".into(),
+            project_dir: self.store.layout().project_dir().to_path_buf(),
+            store_env: Vec::new(),
+        }
+    }
+
+    fn task(&self, id: &str) -> baton_core::Task {
+        self.store.task(id).unwrap().unwrap()
+    }
+}
+
+/// Progress events, sent to the test as they happen.
+struct Events {
+    tx: Mutex<Sender<Progress>>,
+}
+
+impl Events {
+    fn new() -> (Events, Receiver<Progress>) {
+        let (tx, rx) = channel();
+        (Events { tx: Mutex::new(tx) }, rx)
+    }
+
+    fn send(&self, event: Progress) {
+        let _ = self.tx.lock().unwrap().send(event);
+    }
+}
+
+const COMMAND: &str = r#"echo "did $BATON_TASK_ID"
+case "$BATON_TASK_DESCRIPTION" in
+  *explode*) echo "warming up" >&2; echo "it exploded" >&2; exit 7 ;;
+  *vanish*) kill -9 $$ ;;
+esac"#;
+
+#[test]
+fn a_lone_worker_completes_fails_and_stops_when_nothing_can_become_ready() {
+    let p = Project::new();
+    p.add("schema", "Define the schema", &[]);
+    p.add("parser", "Write the parser", &["schema"]);
+    p.add("bench", "Benchmark (will explode)", &[]);
+    p.add("report", "Publish the benchmark", &["bench"]);
+    p.add("ghost", "This one will vanish", &[]);
+    let (events, rx) = Events::new();
+    let progress = |e: Progress| events.send(e);
+    let crew = Crew::alone(
+        p.stores(),
+        p.setting(),
+        COMMAND,
+        false,
+        WatchMode::Events,
+        &progress,
+    )
+    .unwrap();
+    let report = run_worker(&crew, "w1").unwrap();
+
+    assert_eq!(report.end, WorkerEnd::Drained);
+    assert_eq!(report.completed, ["schema", "parser"]);
+    let mut failed = report.failed.clone();
+    failed.sort();
+    assert_eq!(failed, ["bench", "ghost"]);
+    assert!(report.released.is_empty());
+
+    let parser = p.task("parser");
+    assert_eq!(parser.status, TaskStatus::Done);
+    assert_eq!(parser.result.unwrap().output.as_deref(), Some("did parser"));
+    let bench = p.task("bench");
+    assert_eq!(bench.status, TaskStatus::Failed);
+    let reason = bench.failure_reason.unwrap();
+    assert_eq!(
+        reason,
+        "the command exited with status 7; stderr ends with:\nwarming up\nit exploded"
+    );
+    let ghost = p.task("ghost").failure_reason.unwrap();
+    assert!(
+        ghost.starts_with("the command was killed by signal 9"),
+        "{ghost}"
+    );
+    // Behind a failed dependency, `report` can never run: left for the lead.
+    assert_eq!(p.task("report").status, TaskStatus::Available);
+
+    // A lone worker keeps no team records.
+    assert!(p.store.attempts(None).unwrap().is_empty());
+    assert!(p.store.workers().unwrap().is_empty());
+
+    let events: Vec<Progress> = rx.try_iter().collect();
+    let failed_events = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Progress::Ended {
+                    end: AttemptEnd::Failed,
+                    ..
+                }
+            ) || matches!(e, Progress::GaveUp { .. })
+        })
+        .count();
+    assert_eq!(failed_events, 2, "{events:?}");
+    assert!(matches!(events.last(), Some(Progress::Stopped { .. })));
+}
+
+#[test]
+fn a_lone_worker_stops_after_its_most_tasks() {
+    let p = Project::new();
+    for id in ["a", "b", "c"] {
+        p.add(id, "a task", &[]);
+    }
+    let progress = |_: Progress| {};
+    let mut crew = Crew::alone(
+        p.stores(),
+        p.setting(),
+        "true",
+        false,
+        WatchMode::Events,
+        &progress,
+    )
+    .unwrap();
+    crew.max_tasks = Some(2);
+    let report = run_worker(&crew, "w1").unwrap();
+    assert_eq!(report.end, WorkerEnd::MaxTasks);
+    assert_eq!(report.completed.len(), 2);
+    let left: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .filter(|id| p.task(id).status == TaskStatus::Available)
+        .collect();
+    assert_eq!(left.len(), 1);
+    assert_eq!(
+        p.task(report.completed[0].as_str())
+            .result
+            .unwrap()
+            .output
+            .as_deref(),
+        Some("(the command printed nothing)")
+    );
+}
+
+#[test]
+fn stopped_now_a_worker_stops_its_command_and_hands_the_task_back() {
+    let p = Project::new();
+    p.add("long", "a long job", &[]);
+    let (events, rx) = Events::new();
+    let progress = |e: Progress| events.send(e);
+    let crew = Crew::alone(
+        p.stores(),
+        p.setting(),
+        "echo started; exec sleep 600",
+        false,
+        WatchMode::Events,
+        &progress,
+    )
+    .unwrap();
+    let report = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| run_worker(&crew, "w1").map_err(|e| e.to_string()));
+        let pid = loop {
+            match rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the command starts")
+            {
+                Progress::Started { pid, .. } => break pid,
+                _ => continue,
+            }
+        };
+        assert_eq!(p.task("long").status, TaskStatus::InProgress);
+        crew.flags("w1").stop(true);
+        let report = worker.join().unwrap().unwrap();
+        // The command's process is gone (killed and reaped by the worker).
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+        report
+    });
+    assert_eq!(report.end, WorkerEnd::Stopped);
+    assert_eq!(report.released, ["long"]);
+    let task = p.task("long");
+    assert_eq!(task.status, TaskStatus::Available);
+    assert!(task.claimed_by.is_none());
+    let released = rx
+        .try_iter()
+        .any(|e| matches!(e, Progress::Released { ref task, .. } if task == "long"));
+    assert!(released);
+}
+
+#[test]
+fn a_teams_exec_worker_records_each_attempt_and_takes_up_what_it_held() {
+    let p = Project::new();
+    p.add("held", "held from before", &[]);
+    p.add("next", "the next one", &[]);
+    // Worker ex-1 held `held` when its supervisor was killed.
+    p.store.claim(&ClaimRequest::next("ex-1")).unwrap().unwrap();
+    p.store.start("ex-1", "held").unwrap();
+    let progress = |_: Progress| {};
+    let profile = Profile::for_command("echo \"did $BATON_TASK_ID\"", false);
+    let crew = Crew::new(
+        p.stores(),
+        p.setting(),
+        profile,
+        "host".into(),
+        WatchMode::Events,
+        &progress,
+    )
+    .unwrap();
+    let report = run_worker(&crew, "ex-1").unwrap();
+    assert_eq!(report.completed, ["held", "next"]);
+    let attempts = p.store.attempts(None).unwrap();
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    for a in &attempts {
+        assert_eq!(a.end, AttemptEnd::Completed);
+        assert_eq!(
+            a.reason.as_deref(),
+            Some("the command exited with status 0")
+        );
+        assert_eq!(a.agent, "ex-1");
+    }
+    let workers = p.store.workers().unwrap();
+    assert_eq!(workers.len(), 1);
+    assert_eq!(workers[0].state, baton_core::WorkerState::Stopped);
+}
