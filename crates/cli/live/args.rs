@@ -86,6 +86,11 @@ and the task as one JSON object on stdin. Exit 0 completes the task with the com
 stdout as the result; any other exit fails it with the end of its stderr. The lease is
 renewed while the command runs. Ctrl-C stops the command and releases its task.
 
+It is one of a team's workers on its own: `baton team up --exec COMMAND` runs several the same
+way under a supervisor, which also keeps each attempt's record and transcript. Started again
+under the same name, it first goes on with the tasks it still holds; a store that goes away
+for up to a minute (a database restarting) costs it no task.
+
 With --worktree, each task gets its own git worktree (.coordination/worktrees/TASK-ID) on a
 branch baton/TASK-ID started from the branch your checkout is on; the command runs there (with
 BATON_WORKTREE and BATON_BRANCH set) and should commit its work. The task's result records the
