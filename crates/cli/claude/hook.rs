@@ -8,14 +8,13 @@ use std::path::Path;
 
 use baton_api::tasks::Heartbeat;
 use baton_api::{Choice, Error, OpenProject, Operation};
-use baton_core::inbox;
 use baton_core::names::validate_agent_id;
 use baton_core::{ForeignFile, Timestamp};
 use baton_fs::append_line;
 use baton_fs::proc_stat;
 use baton_live::WatchMode;
 use baton_live::keepalive::keeper_running;
-use baton_team::claude::answers::{messages_context, session_context, stop_reason};
+use baton_team::claude::hooks;
 use serde_json::Value;
 
 use super::HookEvent;
@@ -68,23 +67,11 @@ fn answer(
         HookEvent::Messages => deliver_messages(project, agent)?,
         HookEvent::SessionStart => {
             keep_leases(project, agent);
-            let held = project.tasks.held_by(agent)?;
-            let goal = project
-                .tasks
-                .notes()
-                .ok()
-                .and_then(|n| baton_core::notes::goal_of(&n.master_plan));
-            println!("{}", session_context(agent, goal.as_deref(), &held));
+            println!("{}", hooks::at_session_start(&*project.tasks, agent)?);
         }
         HookEvent::Stop => {
-            // Asked once per stop: when Claude Code is already going on because of this hook,
-            // the worker may stop (so this can never keep it going for ever).
-            if input["stop_hook_active"] == true {
-                return Ok(());
-            }
-            let held = project.tasks.held_by(agent)?;
-            if let Some(reason) = stop_reason(agent, &held) {
-                let answer = serde_json::json!({"decision": "block", "reason": reason});
+            let going_on = input["stop_hook_active"] == true;
+            if let Some(answer) = hooks::at_stop(&*project.tasks, agent, going_on)? {
                 println!("{answer}");
             }
         }
@@ -92,22 +79,11 @@ fn answer(
     Ok(())
 }
 
-/// Puts `agent`'s unread messages into its context (Claude Code reads a PostToolUse hook's
-/// `additionalContext` with its next request) and marks them read: pushed on its next tool
-/// call, never polled for.
+/// Prints `agent`'s unread messages for Claude Code to put into its context.
 fn deliver_messages(project: &OpenProject, agent: &str) -> Result<(), Error> {
-    let documents = &*project.documents;
-    let unread = inbox::messages_for(documents, agent, true)?;
-    if unread.is_empty() {
-        return Ok(());
+    if let Some(answer) = hooks::deliver_messages(&*project.documents, agent)? {
+        println!("{answer}");
     }
-    let answer = serde_json::json!({"hookSpecificOutput": {
-        "hookEventName": "PostToolUse",
-        "additionalContext": messages_context(&unread),
-    }});
-    println!("{answer}");
-    let ids: Vec<String> = unread.into_iter().map(|m| m.id).collect();
-    inbox::mark_read(documents, agent, &ids)?;
     Ok(())
 }
 

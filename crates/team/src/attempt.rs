@@ -17,6 +17,8 @@ use crate::exec::{MAX_ERROR_BYTES, MAX_OUTPUT_BYTES, Tail};
 use crate::launch::Session;
 use crate::output::OutputReader;
 use crate::process::{AgentProcess, Launch, Output};
+use crate::profile::AgentKind;
+use crate::report::{self, Printed};
 
 /// Events stored in one write, at most.
 const BATCH: usize = 256;
@@ -44,11 +46,7 @@ pub enum Interrupted {
 #[derive(Debug)]
 pub struct Finished {
     pub record: Attempt,
-    pub interrupted: Option<Interrupted>,
-    pub exit_code: Option<i32>,
-    /// The ends of what an `exec` command printed (within [`MAX_OUTPUT_BYTES`] and
-    /// [`MAX_ERROR_BYTES`]).
-    pub stdout: String,
+    /// The end of what an `exec` command wrote to stderr (within [`MAX_ERROR_BYTES`]).
     pub stderr: String,
 }
 
@@ -75,6 +73,9 @@ struct Transcript<'a> {
     seq: u64,
     pending: Vec<TranscriptEvent>,
     due: Option<Instant>,
+    /// Some of `pending` is the agent's own output (stored after a pause of [`QUIET`]; the
+    /// supervisor's own events wait for [`FLUSH_EVERY`], or go with the agent's).
+    output_pending: bool,
     cut_said: bool,
 }
 
@@ -106,7 +107,25 @@ impl Transcript<'_> {
         }
     }
 
+    /// An event of the agent's output.
+    fn push_output(&mut self, what: Happened) {
+        self.output_pending = true;
+        self.push(what);
+    }
+
+    /// How long to wait for the agent's next output before storing what is pending.
+    fn patience(&self) -> Duration {
+        match (self.output_pending, self.due) {
+            (true, _) => QUIET,
+            (false, Some(due)) => due
+                .saturating_duration_since(Instant::now())
+                .min(LOOK_EVERY),
+            (false, None) => LOOK_EVERY,
+        }
+    }
+
     fn flush(&mut self) {
+        self.output_pending = false;
         if self.pending.is_empty() {
             return;
         }
@@ -174,6 +193,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         seq: 0,
         pending: Vec::new(),
         due: None,
+        output_pending: false,
         cut_said: false,
     };
     transcript.push(Happened::Started {
@@ -216,24 +236,22 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     let mut next_heartbeat = Instant::now() + heartbeat_every;
     let mut interrupted: Option<Interrupted> = None;
     let status = loop {
-        let wait = match transcript.due {
-            Some(_) => QUIET,
-            None => LOOK_EVERY,
-        }
-        .min(next_heartbeat.saturating_duration_since(Instant::now()));
+        let wait = transcript
+            .patience()
+            .min(next_heartbeat.saturating_duration_since(Instant::now()));
         match process.next(wait) {
             Some(Output::Line(stream, line)) => {
                 if crew.echo {
                     echo(stream, &line);
                 }
-                if profile.kind == crate::profile::AgentKind::Exec {
+                if profile.kind == AgentKind::Exec {
                     match stream {
                         Stream::Stdout => stdout.push_line(&line),
                         Stream::Stderr => stderr.push_line(&line),
                     }
                 }
                 for event in reader.line(&line, stream) {
-                    transcript.push(event);
+                    transcript.push_output(event);
                 }
                 // An agent that names its own session (Codex's thread): kept at once, so a
                 // team started again after this supervisor is killed can resume it.
@@ -286,46 +304,44 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     });
     transcript.flush();
     crew.add_spend(&reader.usage);
-    let task = crew.task(id);
     record.usage = reader.usage;
     record.session_id = reader.session_id.clone().or(record.session_id);
     record.last_message = reader.last_said.clone();
     record.events = transcript.seq;
     record.ended_at = Some(Timestamp::now());
-    let held = |t: &Task| t.claimed_by.as_deref() == Some(plan.worker);
     let how = match (exit_code, signal) {
         (Some(code), _) => format!("the agent exited with status {code}"),
         (None, Some(signal)) => format!("the agent was killed by signal {signal}"),
         _ => "the agent's exit status is unknown".to_string(),
     };
-    // An agent that stopped itself at a cap it was given (Claude Code's --max-turns and
-    // --max-budget-usd) without reporting the task ended at its budget too.
+    let printed = Printed {
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+    };
     let mut spent = plan.spent_before;
     spent.add(&reader.usage);
-    if interrupted.is_none()
-        && task.as_ref().is_some_and(|t| held(t) && t.status.is_held())
-        && let Some(reason) = crew.over_budget(&spent, &Usage::default(), None)
-    {
-        interrupted = Some(Interrupted::Budget(reason));
-    }
-    (record.end, record.reason) = match (&interrupted, &task) {
-        (Some(Interrupted::Budget(reason)), _) => (AttemptEnd::Budget, Some(reason.clone())),
-        (Some(Interrupted::StopNow), _) => (AttemptEnd::Stopped, Some("asked to stop now".into())),
-        (None, Some(t)) if held(t) && t.status == TaskStatus::Done => (AttemptEnd::Completed, None),
-        (None, Some(t)) if held(t) && t.status == TaskStatus::Failed => (AttemptEnd::Failed, None),
-        (None, Some(t)) if held(t) && t.status.is_held() => match signal {
-            Some(_) => (AttemptEnd::Crashed, Some(how)),
-            None => (AttemptEnd::Unreported, Some(how)),
-        },
-        (None, Some(t)) => (
-            AttemptEnd::Lost,
-            Some(format!(
-                "the task was {} ({}) when the agent ended",
-                t.status.as_str(),
-                t.claimed_by.as_deref().unwrap_or("nobody")
-            )),
+    // A command that ended by itself reports its task by its exit status.
+    let by_exit = profile.kind == AgentKind::Exec
+        && interrupted.is_none()
+        && exit_code.is_some()
+        && crew.over_budget(&spent, &Usage::default(), None).is_none();
+    let reported = by_exit
+        .then(|| {
+            let succeeded = exit_code == Some(0);
+            report::by_exit_status(crew, plan.worker, id, succeeded, &how, &printed)
+        })
+        .flatten();
+    (record.end, record.reason) = match reported {
+        Some(end) => end,
+        None => end_from_store(
+            crew,
+            plan.worker,
+            id,
+            interrupted.as_ref(),
+            &spent,
+            signal,
+            how,
         ),
-        (None, None) => (AttemptEnd::Lost, Some("the task could not be read".into())),
     };
     crew.save_attempt(&record)?;
     crew.record_spend(&record);
@@ -342,10 +358,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     }
     Ok(Finished {
         record,
-        interrupted,
-        exit_code,
-        stdout: stdout.text(),
-        stderr: stderr.text(),
+        stderr: printed.stderr,
     })
 }
 
@@ -355,4 +368,46 @@ fn echo(stream: Stream, line: &str) {
         Stream::Stdout => writeln!(std::io::stdout().lock(), "{line}"),
         Stream::Stderr => writeln!(std::io::stderr().lock(), "{line}"),
     };
+}
+
+/// How an attempt ended, from the task as the store has it now: reported by the agent, crashed,
+/// ended without reporting, or lost to another worker; or stopped by the supervisor
+/// (`interrupted`). An agent that stopped itself at a cap it was given (Claude Code's
+/// --max-turns and --max-budget-usd) without reporting the task ended at its budget too.
+fn end_from_store(
+    crew: &Crew<'_>,
+    worker: &str,
+    id: &str,
+    interrupted: Option<&Interrupted>,
+    spent: &Usage,
+    signal: Option<i32>,
+    how: String,
+) -> (AttemptEnd, Option<String>) {
+    let task = crew.task(id);
+    let held = |t: &Task| t.claimed_by.as_deref() == Some(worker);
+    let at_cap = || {
+        task.as_ref()
+            .filter(|t| held(t) && t.status.is_held())
+            .and_then(|_| crew.over_budget(spent, &Usage::default(), None))
+    };
+    match (interrupted, &task) {
+        (Some(Interrupted::Budget(reason)), _) => (AttemptEnd::Budget, Some(reason.clone())),
+        (Some(Interrupted::StopNow), _) => (AttemptEnd::Stopped, Some("asked to stop now".into())),
+        (None, _) if let Some(reason) = at_cap() => (AttemptEnd::Budget, Some(reason)),
+        (None, Some(t)) if held(t) && t.status == TaskStatus::Done => (AttemptEnd::Completed, None),
+        (None, Some(t)) if held(t) && t.status == TaskStatus::Failed => (AttemptEnd::Failed, None),
+        (None, Some(t)) if held(t) && t.status.is_held() => match signal {
+            Some(_) => (AttemptEnd::Crashed, Some(how)),
+            None => (AttemptEnd::Unreported, Some(how)),
+        },
+        (None, Some(t)) => (
+            AttemptEnd::Lost,
+            Some(format!(
+                "the task was {} ({}) when the agent ended",
+                t.status.as_str(),
+                t.claimed_by.as_deref().unwrap_or("nobody")
+            )),
+        ),
+        (None, None) => (AttemptEnd::Lost, Some("the task could not be read".into())),
+    }
 }

@@ -11,8 +11,8 @@
 //! (the exact command line), `prompt` (what the agent is told), `process` (a process group,
 //! its output as lines), `output` (those lines as transcript events and usage), `crew` (what the workers share), `attempt` (one
 //! agent process at one task, to its end), `exec` (a task's command: its environment, the
-//! ends of its output), `settle` (a worker's changes to its task, riding out a store that went
-//! away), `worker` (one worker's tasks and attempts: the engine a team's supervisor and
+//! ends of its output), `report` (an `exec` command's exit status as its task's report), `settle` (a
+//! worker's changes to its task, riding out a store that went away), `worker` (one worker's tasks and attempts: the engine a team's supervisor and
 //! `baton worker loop` both run),
 //! `supervisor` (the workers, the lock, the requests), `start` (the team-up request: checked,
 //! resized, or a supervisor started in a process of its own).
@@ -27,6 +27,7 @@ pub mod output;
 pub mod process;
 pub mod profile;
 pub mod prompt;
+mod report;
 mod settle;
 pub mod start;
 pub mod supervisor;

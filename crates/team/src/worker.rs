@@ -11,12 +11,12 @@
 
 use std::time::Duration;
 
-use baton_core::{AttemptEnd, Completion, Task, Timestamp, Usage, WorkerState};
-use baton_git::{Worktree, record_branch_or_say_why};
+use baton_core::{AttemptEnd, Task, Timestamp, Usage, WorkerState};
+use baton_git::Worktree;
 use baton_live::claim_wait::{ClaimWait, WaitedClaim, claim_when_ready};
 
 use crate::Progress;
-use crate::attempt::{AttemptPlan, Finished, Interrupted, run_attempt};
+use crate::attempt::{AttemptPlan, Interrupted, run_attempt};
 use crate::crew::{Crew, WorkerFlags};
 use crate::error::Result;
 use crate::launch::{Attempting, Session, launch, new_session_id};
@@ -88,21 +88,23 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             report.end = WorkerEnd::MaxTasks;
             break;
         }
-        record.state = WorkerState::Waiting;
-        record.task = None;
-        record.pid = None;
-        record.attempt = None;
-        record.usage = report.usage;
-        record.updated_at = Timestamp::now();
-        record.last_event = Some("waiting for a ready task".into());
-        crew.save(&record);
         let wait = ClaimWait {
             timeout: None,
             stop_when_drained: !crew.stay,
             mode: crew.mode,
             stop: Some(&flags.finish),
         };
+        // Recorded as waiting only when it waits: a worker that finds its next task at once
+        // goes from one task's record to the next's.
         let claimed = claim_when_ready(crew.tasks, name, wait, |backend| {
+            record.state = WorkerState::Waiting;
+            record.task = None;
+            record.pid = None;
+            record.attempt = None;
+            record.usage = report.usage;
+            record.updated_at = Timestamp::now();
+            record.last_event = Some("waiting for a ready task".into());
+            crew.save(&record);
             (crew.progress)(Progress::Waiting {
                 worker: name.to_string(),
                 how: backend.to_string(),
@@ -273,11 +275,6 @@ fn work_task(
             }
         };
         report.usage.add(&finished.record.usage);
-        let mut finished = finished;
-        if finished.record.end == AttemptEnd::Unreported && crew.profile.kind == AgentKind::Exec {
-            // An exec command reports by its exit status.
-            finished.record = report_exec(crew, name, &id, &finished);
-        }
         let end = finished.record.end;
         (crew.progress)(Progress::Ended {
             worker: name.to_string(),
@@ -316,7 +313,7 @@ fn work_task(
                     let reason = match crew.profile.kind {
                         // A command's only attempt fails the task as the command said.
                         AgentKind::Exec if earlier.len() == 1 => {
-                            exec_failure(&finished.record, &finished.stderr)
+                            crate::report::attempt_failure(&finished.record, &finished.stderr)
                         }
                         _ => give_up_reason(&earlier),
                     };
@@ -414,71 +411,6 @@ fn hand_back(crew: &Crew<'_>, name: &str, id: &str, report: &mut WorkerReport) -
     });
     report.released.push(id.to_string());
     Ok(())
-}
-
-/// Why an `exec` command's task failed: how the command ended, and the end of its stderr.
-fn exec_failure(attempt: &baton_core::Attempt, stderr: &str) -> String {
-    let how = attempt
-        .reason
-        .as_deref()
-        .unwrap_or("the command failed")
-        .replace("the agent", "the command");
-    crate::exec::failure_reason(&how, stderr)
-}
-
-/// An `exec` command that ended without reporting: its exit status reports the task (exit 0
-/// completes it with the output, anything else fails it with the end of its stderr).
-fn report_exec(crew: &Crew<'_>, name: &str, id: &str, finished: &Finished) -> baton_core::Attempt {
-    let mut record = finished.record.clone();
-    let flags = crew.flags(name);
-    let succeeded = finished.exit_code == Some(0) && finished.interrupted.is_none();
-    let (end, reason) = match succeeded {
-        true => (
-            AttemptEnd::Completed,
-            "the command exited with status 0".to_string(),
-        ),
-        false => (AttemptEnd::Failed, exec_failure(&record, &finished.stderr)),
-    };
-    let reported = settle(
-        crew.tasks,
-        id,
-        &flags.now,
-        reported_by(name),
-        || match succeeded {
-            true => crew
-                .tasks
-                .complete(name, id, completion(crew, id, &finished.stdout)),
-            false => crew.tasks.fail(name, id, &reason),
-        },
-    );
-    match reported {
-        Ok(_) => {
-            record.end = end;
-            record.reason = Some(reason);
-            let _ = crew.save_attempt(&record);
-        }
-        Err(e) => {
-            record.end = AttemptEnd::Lost;
-            record.reason = Some(format!("could not report it: {e}"));
-        }
-    }
-    record
-}
-
-/// The completion of task `id` whose command succeeded: its output, and, when it was worked
-/// in a worktree, its branch and the files the branch changed.
-fn completion(crew: &Crew<'_>, id: &str, stdout: &str) -> Completion {
-    let mut completion = Completion {
-        output: match stdout.is_empty() {
-            true => "(the command printed nothing)".into(),
-            false => stdout.to_string(),
-        },
-        ..Completion::default()
-    };
-    if crew.worktrees.is_some() {
-        let _ = record_branch_or_say_why(crew.local, id, &mut completion);
-    }
-    completion
 }
 
 /// Marks how an interrupted attempt ended, for progress output.

@@ -259,3 +259,92 @@ fn a_teams_exec_worker_records_each_attempt_and_takes_up_what_it_held() {
     assert_eq!(workers.len(), 1);
     assert_eq!(workers[0].state, baton_core::WorkerState::Stopped);
 }
+
+/// Runs worker w1 on one task with a command that waits for `go` to exist; `meanwhile` is done
+/// to the store once the command has started, then the command is let go.
+fn while_the_command_runs(meanwhile: impl FnOnce(&FolderStore)) -> (Project, Vec<Progress>) {
+    let p = Project::new();
+    p.add("job", "a job", &[]);
+    let go = p.store.layout().project_dir().join("go");
+    let command = format!(
+        "while [ ! -e '{}' ]; do sleep 0.01; done; echo finished",
+        go.display()
+    );
+    let (events, rx) = Events::new();
+    let progress = |e: Progress| events.send(e);
+    let crew = Crew::alone(
+        p.stores(),
+        p.setting(),
+        &command,
+        false,
+        WatchMode::Events,
+        &progress,
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| run_worker(&crew, "w1").map_err(|e| e.to_string()));
+        loop {
+            let event = rx.recv_timeout(Duration::from_secs(60)).expect("it starts");
+            let started = matches!(event, Progress::Started { .. });
+            seen.push(event);
+            if started {
+                break;
+            }
+        }
+        meanwhile(&p.store);
+        std::fs::write(&go, "").unwrap();
+        worker.join().unwrap().unwrap();
+    });
+    seen.extend(rx.try_iter());
+    (p, seen)
+}
+
+#[test]
+fn a_command_that_reported_its_task_itself_is_not_reported_again() {
+    let (p, events) = while_the_command_runs(|store| {
+        let report = baton_core::Completion {
+            output: "reported by the command".into(),
+            ..Default::default()
+        };
+        store.complete("w1", "job", report).unwrap();
+    });
+    let job = p.task("job");
+    assert_eq!(job.status, TaskStatus::Done);
+    assert_eq!(
+        job.result.unwrap().output.as_deref(),
+        Some("reported by the command")
+    );
+    let completed = events
+        .iter()
+        .any(|e| matches!(e, Progress::Ended { end: AttemptEnd::Completed, .. }));
+    assert!(completed, "{events:?}");
+}
+
+#[test]
+fn a_task_taken_over_while_its_command_ran_is_lost_not_reported() {
+    let (p, events) = while_the_command_runs(|store| {
+        store.release("w1", "job").unwrap();
+        store.claim(&ClaimRequest::next("w2")).unwrap().unwrap();
+        store.start("w2", "job").unwrap();
+        let report = baton_core::Completion {
+            output: "done by w2".into(),
+            ..Default::default()
+        };
+        store.complete("w2", "job", report).unwrap();
+    });
+    let job = p.task("job");
+    assert_eq!(job.status, TaskStatus::Done);
+    assert_eq!(job.claimed_by.as_deref(), Some("w2"));
+    assert_eq!(job.result.unwrap().output.as_deref(), Some("done by w2"));
+    let lost = events.iter().find_map(|e| match e {
+        Progress::Ended {
+            end: AttemptEnd::Lost,
+            reason,
+            ..
+        } => reason.clone(),
+        _ => None,
+    });
+    let lost = lost.expect("the attempt was lost");
+    assert!(lost.contains("w2"), "{lost}");
+}

@@ -1,8 +1,10 @@
 //! Claude Code on Baton, as library code: the project's `.mcp.json` and `.claude/settings.json`
 //! merged and recorded so they can be put back (`settings`, `setup`), and what the hooks Baton
-//! installs tell a worker (`answers`). How a supervised Claude Code is started is `launch`'s.
+//! installs tell a worker (`answers`, the words; `hooks`, what each hook answers from the
+//! stores). How a supervised Claude Code is started is `launch`'s.
 //! The `baton` CLI only reads and prints (`baton setup claude`, `baton claude-hook`).
 
 pub mod answers;
+pub mod hooks;
 pub mod settings;
 pub mod setup;
