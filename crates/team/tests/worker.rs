@@ -315,9 +315,15 @@ fn a_command_that_reported_its_task_itself_is_not_reported_again() {
         job.result.unwrap().output.as_deref(),
         Some("reported by the command")
     );
-    let completed = events
-        .iter()
-        .any(|e| matches!(e, Progress::Ended { end: AttemptEnd::Completed, .. }));
+    let completed = events.iter().any(|e| {
+        matches!(
+            e,
+            Progress::Ended {
+                end: AttemptEnd::Completed,
+                ..
+            }
+        )
+    });
     assert!(completed, "{events:?}");
 }
 
