@@ -42,6 +42,30 @@ pub trait TeamStore: Send + Sync {
     /// Records a worker (replacing its earlier record).
     fn save_worker(&self, worker: &WorkerRecord) -> Result<()>;
 
+    /// An attempt's records written together, as a worker has them at its start (the attempt
+    /// and the worker working on it) and at its end (the last of its transcript and the
+    /// attempt): `events` appended to the attempt's transcript, the attempt recorded, and
+    /// `worker` when given. A store that can writes them as one change (a database: one
+    /// transaction, one commit); by default, one after the other in that order.
+    fn save_attempt_with(
+        &self,
+        attempt: &Attempt,
+        events: &[TranscriptEvent],
+        worker: Option<&WorkerRecord>,
+    ) -> Result<()> {
+        // Refused before anything is written, as a store writing them together would.
+        crate::names::validate_task_id(&attempt.task)?;
+        if let Some(worker) = worker {
+            crate::names::validate_agent_id(&worker.name)?;
+        }
+        self.append_events(&attempt.task, attempt.attempt, events)?;
+        self.save_attempt(attempt)?;
+        match worker {
+            Some(worker) => self.save_worker(worker),
+            None => Ok(()),
+        }
+    }
+
     /// Every worker any supervisor recorded, by name.
     fn workers(&self) -> Result<Vec<WorkerRecord>>;
 }

@@ -7,6 +7,7 @@ use baton_core::{Attempt, AttemptEvent, StoreError, TeamStore, TranscriptEvent, 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::connection::Tx;
 use crate::error::Failure;
 use crate::sql::CHANGES;
 use crate::store::PgStore;
@@ -32,27 +33,8 @@ impl TeamStore for PgStore {
         if events.is_empty() {
             return Ok(());
         }
-        let attempt = attempt as i32;
-        let batch = serde_json::to_value(events).expect("events serialise");
-        let count = events.len() as i64;
         self.transact_unclocked(|tx| {
-            // The batch's places: the counter moved on by its size, under the counter row's
-            // lock until commit (so places become visible in order).
-            tx.execute(
-                "WITH places AS (
-                     INSERT INTO baton_transcript_places (project, last) VALUES ($1, $6)
-                     ON CONFLICT (project)
-                     DO UPDATE SET last = baton_transcript_places.last + EXCLUDED.last
-                     RETURNING last - $6 AS first),
-                 saved AS (
-                     INSERT INTO baton_transcripts (project, task, attempt, seq, body, place)
-                     SELECT $1, $2, $3, (e->>'seq')::bigint, e, places.first + n
-                     FROM jsonb_array_elements($4) WITH ORDINALITY AS batch(e, n), places
-                     ON CONFLICT (project, task, attempt, seq)
-                     DO UPDATE SET body = EXCLUDED.body, place = EXCLUDED.place)
-                 SELECT pg_notify($5, $1)",
-                &[&self.name, &task, &attempt, &batch, &CHANGES, &count],
-            )?;
+            queue_events(tx, &self.name, task, attempt, events)?;
             Ok(())
         })
     }
@@ -121,16 +103,8 @@ impl TeamStore for PgStore {
 
     fn save_attempt(&self, attempt: &Attempt) -> baton_core::Result<()> {
         baton_core::names::validate_task_id(&attempt.task)?;
-        let body = serde_json::to_value(attempt).expect("attempts serialise");
-        let number = attempt.attempt as i32;
         self.transact_unclocked(|tx| {
-            tx.execute(
-                "WITH saved AS (
-                     INSERT INTO baton_attempts (project, task, attempt, body) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (project, task, attempt) DO UPDATE SET body = EXCLUDED.body)
-                 SELECT pg_notify($5, $1)",
-                &[&self.name, &attempt.task, &number, &body, &CHANGES],
-            )?;
+            queue_attempt(tx, &self.name, attempt)?;
             Ok(())
         })
     }
@@ -151,15 +125,32 @@ impl TeamStore for PgStore {
 
     fn save_worker(&self, worker: &WorkerRecord) -> baton_core::Result<()> {
         baton_core::names::validate_agent_id(&worker.name)?;
-        let body = serde_json::to_value(worker).expect("workers serialise");
         self.transact_unclocked(|tx| {
-            tx.execute(
-                "WITH saved AS (
-                     INSERT INTO baton_workers (project, name, body) VALUES ($1, $2, $3)
-                     ON CONFLICT (project, name) DO UPDATE SET body = EXCLUDED.body)
-                 SELECT pg_notify($4, $1)",
-                &[&self.name, &worker.name, &body, &CHANGES],
-            )?;
+            queue_worker(tx, &self.name, worker)?;
+            Ok(())
+        })
+    }
+
+    /// One transaction, sent in one round trip: the attempt, the worker, then the transcript's
+    /// batch, whose place counter's row is locked only from there to the commit.
+    fn save_attempt_with(
+        &self,
+        attempt: &Attempt,
+        events: &[TranscriptEvent],
+        worker: Option<&WorkerRecord>,
+    ) -> baton_core::Result<()> {
+        baton_core::names::validate_task_id(&attempt.task)?;
+        if let Some(worker) = worker {
+            baton_core::names::validate_agent_id(&worker.name)?;
+        }
+        self.transact_unclocked(|tx| {
+            queue_attempt(tx, &self.name, attempt)?;
+            if let Some(worker) = worker {
+                queue_worker(tx, &self.name, worker)?;
+            }
+            if !events.is_empty() {
+                queue_events(tx, &self.name, &attempt.task, attempt.attempt, events)?;
+            }
             Ok(())
         })
     }
@@ -175,4 +166,71 @@ impl TeamStore for PgStore {
             .collect()
         })
     }
+}
+
+/// Records `attempt` (replacing the same task and number's), telling watchers at commit.
+fn queue_attempt(tx: &mut Tx, project: &str, attempt: &Attempt) -> Result<(), Failure> {
+    tx.queue(
+        "WITH saved AS (
+             INSERT INTO baton_attempts (project, task, attempt, body) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (project, task, attempt) DO UPDATE SET body = EXCLUDED.body)
+         SELECT pg_notify($5, $1)",
+        vec![
+            Box::new(project.to_string()),
+            Box::new(attempt.task.clone()),
+            Box::new(attempt.attempt as i32),
+            Box::new(serde_json::to_value(attempt).expect("attempts serialise")),
+            Box::new(CHANGES),
+        ],
+    )
+}
+
+/// Records `worker` (replacing its earlier record), telling watchers at commit.
+fn queue_worker(tx: &mut Tx, project: &str, worker: &WorkerRecord) -> Result<(), Failure> {
+    tx.queue(
+        "WITH saved AS (
+             INSERT INTO baton_workers (project, name, body) VALUES ($1, $2, $3)
+             ON CONFLICT (project, name) DO UPDATE SET body = EXCLUDED.body)
+         SELECT pg_notify($4, $1)",
+        vec![
+            Box::new(project.to_string()),
+            Box::new(worker.name.clone()),
+            Box::new(serde_json::to_value(worker).expect("workers serialise")),
+            Box::new(CHANGES),
+        ],
+    )
+}
+
+/// Appends `events` to the transcript of `task`'s attempt `attempt`, telling watchers at
+/// commit. The batch's places: the project's counter moved on by its size, under the counter
+/// row's lock until commit (so places become visible in order).
+fn queue_events(
+    tx: &mut Tx,
+    project: &str,
+    task: &str,
+    attempt: u32,
+    events: &[TranscriptEvent],
+) -> Result<(), Failure> {
+    tx.queue(
+        "WITH places AS (
+             INSERT INTO baton_transcript_places (project, last) VALUES ($1, $6)
+             ON CONFLICT (project)
+             DO UPDATE SET last = baton_transcript_places.last + EXCLUDED.last
+             RETURNING last - $6 AS first),
+         saved AS (
+             INSERT INTO baton_transcripts (project, task, attempt, seq, body, place)
+             SELECT $1, $2, $3, (e->>'seq')::bigint, e, places.first + n
+             FROM jsonb_array_elements($4) WITH ORDINALITY AS batch(e, n), places
+             ON CONFLICT (project, task, attempt, seq)
+             DO UPDATE SET body = EXCLUDED.body, place = EXCLUDED.place)
+         SELECT pg_notify($5, $1)",
+        vec![
+            Box::new(project.to_string()),
+            Box::new(task.to_string()),
+            Box::new(attempt as i32),
+            Box::new(serde_json::to_value(events).expect("events serialise")),
+            Box::new(CHANGES),
+            Box::new(events.len() as i64),
+        ],
+    )
 }

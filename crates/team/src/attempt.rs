@@ -11,7 +11,7 @@ use baton_core::{
     Attempt, AttemptEnd, Happened, Task, TaskStatus, Timestamp, TranscriptEvent, Usage,
 };
 
-use crate::crew::{Crew, note_working};
+use crate::crew::{Crew, working};
 use crate::error::{Result, TeamError};
 use crate::exec::{MAX_ERROR_BYTES, MAX_OUTPUT_BYTES, Tail};
 use crate::launch::Session;
@@ -155,6 +155,20 @@ impl Transcript<'_> {
         self.due = None;
     }
 
+    /// The events not stored yet, for the caller to store with the attempt's record.
+    fn take(&mut self) -> Vec<TranscriptEvent> {
+        self.output_pending = false;
+        self.due = None;
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Events [`Self::take`] took that could not be stored: stored with the next batch.
+    fn put_back(&mut self, mut events: Vec<TranscriptEvent>) {
+        events.append(&mut self.pending);
+        self.pending = events;
+        self.due.get_or_insert_with(|| Instant::now() + FLUSH_EVERY);
+    }
+
     fn flush_if_due(&mut self) {
         if self.due.is_some_and(|due| Instant::now() >= due) {
             self.flush();
@@ -184,7 +198,6 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         last_message: None,
         events: 0,
     };
-    crew.save_attempt(&record)?;
     let mut transcript = Transcript {
         crew,
         worker: plan.worker,
@@ -207,15 +220,15 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             transcript.push(Happened::Error {
                 message: message.clone(),
             });
-            transcript.flush();
             record.end = AttemptEnd::Stopped;
             record.reason = Some(message.clone());
             record.ended_at = Some(Timestamp::now());
-            let _ = crew.save_attempt(&record);
+            let _ = crew.save_attempt_with(&record, &transcript.take(), None);
             return Err(TeamError::new(baton_core::ErrorKind::Spawn, message));
         }
     };
-    note_working(
+    // The attempt, its first events and the worker working on it: one change.
+    let worker = working(
         crew,
         plan.worker,
         id,
@@ -223,6 +236,14 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         process.pid,
         plan.worker_usage,
     );
+    let first = transcript.take();
+    if let Err(e) = crew.save_attempt_with(&record, &first, Some(&worker)) {
+        (crew.progress)(crate::Progress::Trouble {
+            worker: plan.worker.to_string(),
+            message: format!("cannot record the attempt: {e}"),
+        });
+        transcript.put_back(first);
+    }
     (crew.progress)(crate::Progress::Started {
         worker: plan.worker.to_string(),
         task: id.to_string(),
@@ -302,7 +323,6 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         code: exit_code,
         signal,
     });
-    transcript.flush();
     crew.add_spend(&reader.usage);
     record.usage = reader.usage;
     record.session_id = reader.session_id.clone().or(record.session_id);
@@ -343,7 +363,8 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             how,
         ),
     };
-    crew.save_attempt(&record)?;
+    // The transcript's last events and the attempt's end: one change.
+    crew.save_attempt_with(&record, &transcript.take(), None)?;
     crew.record_spend(&record);
     // A question the agent asked and still waited on has nobody waiting for its answer now.
     let why = format!("attempt {} of {} ended", record.attempt, record.task);

@@ -243,6 +243,20 @@ impl<'a> Crew<'a> {
         Ok(())
     }
 
+    /// Stores `attempt` with the transcript's `events` and, when given, the worker's record,
+    /// as one change where the store can (nothing when the crew keeps no records).
+    pub(crate) fn save_attempt_with(
+        &self,
+        attempt: &baton_core::Attempt,
+        events: &[baton_core::TranscriptEvent],
+        worker: Option<&WorkerRecord>,
+    ) -> Result<()> {
+        if self.keep_records {
+            self.team.save_attempt_with(attempt, events, worker)?;
+        }
+        Ok(())
+    }
+
     /// The attempts at task `id` so far (none when the crew keeps no records).
     pub(crate) fn attempts(&self, id: &str) -> Result<Vec<baton_core::Attempt>> {
         match self.keep_records {
@@ -285,21 +299,21 @@ impl<'a> Crew<'a> {
     }
 }
 
-/// Records that worker `name` runs attempt `attempt` at `task` in process `pid`.
+/// The record of worker `name` running attempt `attempt` at `task` in process `pid`.
 /// `usage` is what the worker's agents cost before this attempt.
-pub(crate) fn note_working(
+pub(crate) fn working(
     crew: &Crew<'_>,
     name: &str,
     task: &str,
     attempt: u32,
     pid: u32,
     usage: Usage,
-) {
+) -> WorkerRecord {
     let mut record = crew.record(name, WorkerState::Working);
     record.usage = usage;
     record.task = Some(task.to_string());
     record.attempt = Some(attempt);
     record.pid = Some(pid);
     record.last_event = Some(format!("started attempt {attempt} at {task}"));
-    crew.save(&record);
+    record
 }

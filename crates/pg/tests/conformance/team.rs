@@ -80,8 +80,39 @@ fn team_scenario(store: &dyn baton_core::TeamStore, at: baton_core::Timestamp) -
         answer(store.append_events("../x", 1, &[event(1, text("no"))])),
         answer(store.save_worker(&WorkerRecord {
             name: "bad name!".into(),
-            ..worker
+            ..worker.clone()
         })),
+    ]);
+    // An attempt's records written together: the attempt, its events, its worker.
+    let mut together = attempt.clone();
+    together.task = "task-2".into();
+    together.end = AttemptEnd::Running;
+    let on_two = WorkerRecord {
+        task: Some("task-2".into()),
+        ..worker.clone()
+    };
+    let two = [event(1, text("begun")), event(2, text("going"))];
+    answers.extend([
+        answer(store.save_attempt_with(&together, &two, Some(&on_two))),
+        answer(store.events("task-2", 1, 0, 100)),
+        answer(store.attempts(Some("task-2"))),
+        answer(store.workers()),
+        answer(store.save_attempt_with(&together, &[event(3, text("ended"))], None)),
+        answer(store.events("task-2", 1, 2, 100)),
+        // A hostile worker name writes nothing of the three.
+        answer(store.save_attempt_with(
+            &Attempt {
+                task: "task-3".into(),
+                ..together.clone()
+            },
+            &[event(1, text("no"))],
+            Some(&WorkerRecord {
+                name: "../w".into(),
+                ..worker
+            }),
+        )),
+        answer(store.attempts(Some("task-3"))),
+        answer(store.events("task-3", 1, 0, 100)),
     ]);
     answers
 }
@@ -109,6 +140,18 @@ fn every_store_keeps_the_team_records_the_same() {
         "{:?}",
         from_folder[17]
     );
+    // Written together: two events, the attempt, the worker on task-2; then one more event.
+    assert_eq!(from_folder[19].as_array().map(Vec::len), Some(2));
+    assert_eq!(from_folder[20][0]["task"], "task-2");
+    assert_eq!(from_folder[21][0]["task"], "task-2");
+    assert_eq!(from_folder[23][0]["seq"], 3);
+    assert!(
+        from_folder[24]["error"].is_string(),
+        "{:?}",
+        from_folder[24]
+    );
+    assert_eq!(from_folder[25].as_array().map(Vec::len), Some(0));
+    assert_eq!(from_folder[26].as_array().map(Vec::len), Some(0));
 }
 
 /// Every transcript of a project followed from a place (the change feed's reading): events
