@@ -238,6 +238,17 @@ impl OpenProject {
         &self.reach
     }
 
+    /// Where a team working this project keeps its tasks and records, and this machine's
+    /// folder.
+    pub fn team_stores(&self) -> baton_team::TeamStores<'_> {
+        baton_team::TeamStores {
+            tasks: &*self.tasks,
+            team: &*self.team,
+            documents: &*self.documents,
+            local: &self.local,
+        }
+    }
+
     /// The project's change feed: the folder's files, or the database's notifications and
     /// this machine's folder.
     pub fn feed(&self, mode: WatchMode) -> baton_live::Result<ChangeFeed> {

@@ -5,7 +5,7 @@
 //! this machine.
 
 use baton_core::{Attempt, Spend, TranscriptEvent, WorkerRecord, WorkerState};
-use baton_team::start::{TeamStarted, TeamUp, baton_program, start_detached};
+use baton_team::start::{TeamStarted, TeamUp, start_detached};
 use baton_team::supervisor::host_name;
 use baton_team::{Request, Setting, SupervisorInfo, running_supervisor, send_request};
 use schemars::JsonSchema;
@@ -20,11 +20,7 @@ impl Operation for TeamUp {
     const READ_ONLY: bool = false;
     type Output = TeamStarted;
     fn run(self, cx: &Context) -> Result<TeamStarted> {
-        let setting = Setting {
-            baton: baton_program(),
-            project_dir: cx.local.project_dir().to_path_buf(),
-            store_env: cx.reach.to_vec(),
-        };
+        let setting = Setting::for_project(cx.local, cx.reach);
         Ok(start_detached(cx.local, &self, &setting, cx.watch_mode)?)
     }
 }

@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use baton_api::signals::{ListRuns, WaitSignals};
 use baton_api::tasks::ClaimOutcome;
 use baton_api::{Error, OpenProject, Operation, exit};
-use baton_core::{ForeignFile, StoreError};
+use baton_core::ForeignFile;
 use baton_live::claim_wait::claim_within;
 use baton_live::wait::{WaitOutcome, wait_for_signals};
 use baton_live::{LiveError, WatchMode};
 use baton_team::crew::Crew;
-use baton_team::{Progress, Setting, TeamStores, WorkerEnd, run_worker};
+use baton_team::{Progress, Setting, WorkerEnd, run_worker};
 
 use crate::context::{as_user, user_path};
 pub mod args;
@@ -176,19 +176,7 @@ pub fn worker_loop(
     mode: WatchMode,
     json: bool,
 ) -> Result<u8, Error> {
-    let local = project.local();
-    let baton = std::env::current_exe().map_err(|e| StoreError::io("the baton program", e))?;
-    let setting = Setting {
-        baton,
-        project_dir: local.project_dir().to_path_buf(),
-        store_env: project.reach().to_vec(),
-    };
-    let stores = TeamStores {
-        tasks: &*project.tasks,
-        team: &*project.team,
-        documents: &*project.documents,
-        local,
-    };
+    let setting = Setting::for_project(project.local(), project.reach());
     let announced_wait = AtomicBool::new(false);
     let progress = |event: Progress| {
         if json {
@@ -207,7 +195,7 @@ pub fn worker_loop(
         }
     };
     let mut crew = Crew::alone(
-        stores,
+        project.team_stores(),
         setting,
         &args.command,
         args.worktree,

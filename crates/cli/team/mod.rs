@@ -69,12 +69,7 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
         return Ok(0);
     }
     let plan = request.plan(local, mode)?;
-    let baton = std::env::current_exe().map_err(|e| StoreError::io("the baton program", e))?;
-    let setting = Setting {
-        baton,
-        project_dir: local.project_dir().to_path_buf(),
-        store_env: project.reach().to_vec(),
-    };
+    let setting = Setting::for_project(local, project.reach());
     let controls = Controls::default();
     let controller = controls.controller();
     let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -108,13 +103,7 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
             eprintln!("{line}");
         }
     };
-    let stores = baton_team::TeamStores {
-        tasks: &*project.tasks,
-        team: &*project.team,
-        documents: &*project.documents,
-        local,
-    };
-    let report = run_team(stores, setting, plan, controls, &progress)?;
+    let report = run_team(project.team_stores(), setting, plan, controls, &progress)?;
     // With --json the progress events came one per line; the report is the last line.
     emit_line(json, &report, || render::report(&report));
     if interrupted.load(std::sync::atomic::Ordering::SeqCst) {

@@ -131,14 +131,8 @@ impl Transcript<'_> {
         }
         // A transcript that cannot be stored must not stop the agent: the events are kept
         // for the next flush, up to a bound, and the failure reported.
-        if !self.crew.keep_records {
-            self.pending.clear();
-            self.due = None;
-            return;
-        }
         match self
             .crew
-            .team
             .append_events(self.task, self.attempt, &self.pending)
         {
             Ok(()) => self.pending.clear(),
@@ -366,17 +360,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     // The transcript's last events and the attempt's end: one change.
     crew.save_attempt_with(&record, &transcript.take(), None)?;
     crew.record_spend(&record);
-    // A question the agent asked and still waited on has nobody waiting for its answer now.
-    let why = format!("attempt {} of {} ended", record.attempt, record.task);
-    if crew.keep_records
-        && let Err(e) =
-            baton_core::inbox::close_open_of(crew.documents, &record.agent, &record.task, &why)
-    {
-        eprintln!(
-            "baton: {}'s open questions could not be closed: {e}",
-            record.agent
-        );
-    }
+    crew.close_questions(&record);
     Ok(Finished {
         record,
         stderr: printed.stderr,

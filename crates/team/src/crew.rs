@@ -257,6 +257,37 @@ impl<'a> Crew<'a> {
         Ok(())
     }
 
+    /// Appends `events` to the transcript of `task`'s attempt `attempt` (nothing when the crew
+    /// keeps no records).
+    pub(crate) fn append_events(
+        &self,
+        task: &str,
+        attempt: u32,
+        events: &[baton_core::TranscriptEvent],
+    ) -> Result<()> {
+        if self.keep_records {
+            self.team.append_events(task, attempt, events)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the questions `attempt`'s agent asked and still waited on: nobody waits for
+    /// their answers once it ended (nothing when the crew keeps no records).
+    pub(crate) fn close_questions(&self, attempt: &baton_core::Attempt) {
+        if !self.keep_records {
+            return;
+        }
+        let why = format!("attempt {} of {} ended", attempt.attempt, attempt.task);
+        let closed =
+            baton_core::inbox::close_open_of(self.documents, &attempt.agent, &attempt.task, &why);
+        if let Err(e) = closed {
+            eprintln!(
+                "baton: {}'s open questions could not be closed: {e}",
+                attempt.agent
+            );
+        }
+    }
+
     /// The attempts at task `id` so far (none when the crew keeps no records).
     pub(crate) fn attempts(&self, id: &str) -> Result<Vec<baton_core::Attempt>> {
         match self.keep_records {

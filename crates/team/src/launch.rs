@@ -35,6 +35,18 @@ pub struct Setting {
     pub store_env: Vec<(String, String)>,
 }
 
+impl Setting {
+    /// The setting of a team in the project at `local`, reached as `store_env` says: agents
+    /// reach Baton through [`crate::start::baton_program`].
+    pub fn for_project(local: &baton_core::Layout, store_env: &[(String, String)]) -> Setting {
+        Setting {
+            baton: crate::start::baton_program(),
+            project_dir: local.project_dir().to_path_buf(),
+            store_env: store_env.to_vec(),
+        }
+    }
+}
+
 /// One attempt's launch.
 pub struct Attempting<'a> {
     pub agent: &'a str,

@@ -269,8 +269,9 @@ fn work_task(
         ) {
             Ok(finished) => finished,
             Err(e) => {
-                // Nothing ran: the task goes back rather than stay claimed.
-                hand_back(crew, name, &id, report)?;
+                // Nothing ran: the task goes back rather than stay claimed. The error says why
+                // nothing ran, whether or not the hand-back went through.
+                let _ = hand_back(crew, name, &id, report);
                 return Err(e);
             }
         };

@@ -51,6 +51,19 @@ impl Project {
         }
     }
 
+    /// A lone worker's crew (`worker loop`) running `command` in the project folder.
+    fn alone<'a>(&'a self, command: &str, progress: &'a (dyn Fn(Progress) + Sync)) -> Crew<'a> {
+        Crew::alone(
+            self.stores(),
+            self.setting(),
+            command,
+            false,
+            WatchMode::Events,
+            progress,
+        )
+        .unwrap()
+    }
+
     fn task(&self, id: &str) -> baton_core::Task {
         self.store.task(id).unwrap().unwrap()
     }
@@ -88,15 +101,7 @@ fn a_lone_worker_completes_fails_and_stops_when_nothing_can_become_ready() {
     p.add("ghost", "This one will vanish", &[]);
     let (events, rx) = Events::new();
     let progress = |e: Progress| events.send(e);
-    let crew = Crew::alone(
-        p.stores(),
-        p.setting(),
-        COMMAND,
-        false,
-        WatchMode::Events,
-        &progress,
-    )
-    .unwrap();
+    let crew = p.alone(COMMAND, &progress);
     let report = run_worker(&crew, "w1").unwrap();
 
     assert_eq!(report.end, WorkerEnd::Drained);
@@ -152,15 +157,7 @@ fn a_lone_worker_stops_after_its_most_tasks() {
         p.add(id, "a task", &[]);
     }
     let progress = |_: Progress| {};
-    let mut crew = Crew::alone(
-        p.stores(),
-        p.setting(),
-        "true",
-        false,
-        WatchMode::Events,
-        &progress,
-    )
-    .unwrap();
+    let mut crew = p.alone("true", &progress);
     crew.max_tasks = Some(2);
     let report = run_worker(&crew, "w1").unwrap();
     assert_eq!(report.end, WorkerEnd::MaxTasks);
@@ -186,15 +183,7 @@ fn stopped_now_a_worker_stops_its_command_and_hands_the_task_back() {
     p.add("long", "a long job", &[]);
     let (events, rx) = Events::new();
     let progress = |e: Progress| events.send(e);
-    let crew = Crew::alone(
-        p.stores(),
-        p.setting(),
-        "echo started; exec sleep 600",
-        false,
-        WatchMode::Events,
-        &progress,
-    )
-    .unwrap();
+    let crew = p.alone("echo started; exec sleep 600", &progress);
     let report = std::thread::scope(|scope| {
         let worker = scope.spawn(|| run_worker(&crew, "w1").map_err(|e| e.to_string()));
         let pid = loop {
@@ -272,15 +261,7 @@ fn while_the_command_runs(meanwhile: impl FnOnce(&FolderStore)) -> (Project, Vec
     );
     let (events, rx) = Events::new();
     let progress = |e: Progress| events.send(e);
-    let crew = Crew::alone(
-        p.stores(),
-        p.setting(),
-        &command,
-        false,
-        WatchMode::Events,
-        &progress,
-    )
-    .unwrap();
+    let crew = p.alone(&command, &progress);
     let mut seen = Vec::new();
     std::thread::scope(|scope| {
         let worker = scope.spawn(|| run_worker(&crew, "w1").map_err(|e| e.to_string()));
