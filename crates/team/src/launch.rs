@@ -37,14 +37,33 @@ pub struct Setting {
 
 impl Setting {
     /// The setting of a team in the project at `local`, reached as `store_env` says: agents
-    /// reach Baton through [`crate::start::baton_program`].
+    /// reach Baton through [`baton_program`].
     pub fn for_project(local: &baton_core::Layout, store_env: &[(String, String)]) -> Setting {
         Setting {
-            baton: crate::start::baton_program(),
+            baton: baton_program(),
             project_dir: local.project_dir().to_path_buf(),
             store_env: store_env.to_vec(),
         }
     }
+}
+
+/// The `baton` program a supervisor runs as, and its agents reach Baton through: this one when
+/// this process is `baton`; else the one beside this program (the package installs the desktop
+/// app and the CLI side by side, and a build puts them in one target folder, its tests one
+/// below); else the one on `PATH`.
+pub fn baton_program() -> PathBuf {
+    let Ok(exe) = std::env::current_exe() else {
+        return PathBuf::from("baton");
+    };
+    if exe.file_name().is_some_and(|n| n == "baton") {
+        return exe;
+    }
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join("baton"))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| PathBuf::from("baton"))
 }
 
 /// One attempt's launch.

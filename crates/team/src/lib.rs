@@ -40,9 +40,9 @@ use baton_core::AttemptEnd;
 pub use attempt::STOP_GRACE;
 pub use crew::TeamStores;
 pub use error::{Result, TeamError};
-pub use launch::Setting;
+pub use launch::{Setting, baton_program};
 pub use profile::{AgentKind, Profile};
-pub use start::{TeamStarted, TeamUp, baton_program};
+pub use start::{TeamStarted, TeamUp};
 pub use supervisor::{
     Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, run_team,
     running_supervisor, send_request,

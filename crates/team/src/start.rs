@@ -9,7 +9,7 @@
 //! the typed request travels, not a command line to parse again.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -352,25 +352,6 @@ fn log_tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(lines).collect();
     tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-}
-
-/// The `baton` program a supervisor runs as, and its agents reach Baton through: this one when
-/// this process is `baton`; else the one beside this program (the package installs the desktop
-/// app and the CLI side by side, and a build puts them in one target folder, its tests one
-/// below); else the one on `PATH`.
-pub fn baton_program() -> PathBuf {
-    let Ok(exe) = std::env::current_exe() else {
-        return PathBuf::from("baton");
-    };
-    if exe.file_name().is_some_and(|n| n == "baton") {
-        return exe;
-    }
-    exe.ancestors()
-        .skip(1)
-        .take(2)
-        .map(|dir| dir.join("baton"))
-        .find(|path| path.is_file())
-        .unwrap_or_else(|| PathBuf::from("baton"))
 }
 
 #[cfg(test)]
