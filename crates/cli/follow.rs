@@ -25,7 +25,7 @@ impl Changes {
     fn start(project: &OpenProject, mode: WatchMode) -> Result<Changes, Error> {
         Ok(match project.tasks.listen_for_changes()? {
             Some(listener) => Changes::Store(listener),
-            None => Changes::Feed(ChangeFeed::start(project.local(), mode)?),
+            None => Changes::Feed(project.feed(mode)?),
         })
     }
 

@@ -25,6 +25,7 @@ pub mod confine;
 pub mod doctor;
 pub mod documents;
 pub mod error;
+pub mod feed;
 pub mod graph;
 pub mod inbox;
 pub mod inventory;

@@ -145,6 +145,13 @@ pub trait TaskStore: Send + Sync {
     /// store's own notifications ([`TaskStore::listen`] and its neighbours).
     fn changes(&self) -> Changes;
 
+    /// The store's own reader of its files for the change feed, for a store whose state is
+    /// files on this machine ([`Changes::Files`]); made on the feed's thread when it starts,
+    /// which sets its baseline. `None` for a store that notifies by itself.
+    fn file_feed(&self) -> Option<Box<dyn crate::feed::FileFeed>> {
+        None
+    }
+
     /// Whether this store is shared by several machines (so a process id, a browser or a
     /// worktree on this machine is not the whole picture), or holds the project on this
     /// machine alone.

@@ -24,6 +24,7 @@
 
 mod doctor;
 mod documents;
+mod feed;
 pub mod journal;
 pub mod notes;
 mod signals;

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use baton_core::feed::FileFeed;
 use baton_core::model::{Task, TaskFile};
 use baton_core::{
     Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Entry, LogLine, NewTask,
@@ -197,6 +198,10 @@ impl TaskStore for FolderStore {
 
     fn changes(&self) -> Changes {
         Changes::Files(self.layout().root().to_path_buf())
+    }
+
+    fn file_feed(&self) -> Option<Box<dyn FileFeed>> {
+        Some(Box::new(crate::feed::FolderFeed::read(self.layout())))
     }
 
     fn shared_across_machines(&self) -> bool {

@@ -3,7 +3,7 @@
 //! The plumbing every part of Baton that keeps files on this machine shares, and nothing else:
 //! crash-safe replacement of a file ([`write_atomic`]), advisory lock files ([`FileLock`]),
 //! appends that never interleave ([`append_line`]), whether a process is still there
-//! ([`pid_alive`]), and a child in a process group of its own, stopped as a whole
+//! ([`pid_alive`]), whether a file was rewritten ([`rewritten`]), and a child in a process group of its own, stopped as a whole
 //! ([`ProcessGroup`]). It knows nothing of tasks, stores or projects, so `baton-git` and
 //! `baton-browser` can use it without depending on the task model, and the folder store
 //! builds its transactions on it.
@@ -14,6 +14,7 @@
 pub mod durable;
 pub mod group;
 pub mod process;
+pub mod version;
 
 use std::path::PathBuf;
 
@@ -22,6 +23,7 @@ pub use durable::{
 };
 pub use group::{ProcessGroup, own_group};
 pub use process::{ProcStat, pid_alive, proc_stat};
+pub use version::{FileVersion, rewritten};
 
 /// A file operation failed: which path, and what the operating system said.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,6 @@
-//! The change feed: typed events for everything that changes in `.coordination/`, for the
-//! desktop app, the MCP server's resource notifications and `baton watch`. Nothing else in
-//! Baton watches the folder itself.
+//! The change feed: typed events ([`ChangeEvent`], `baton_core::feed`) for everything that
+//! changes in a project, for the desktop app, the MCP server's resource notifications and
+//! `baton watch`. It runs the watching thread; what each store's areas are is the store's.
 //!
 //! Events are computed by comparing state, not by trusting raw file-system events: a wake-up
 //! marks an area of the folder dirty (tasks, logs, signals, …), and after a short quiet period
@@ -8,161 +8,37 @@
 //! (a temp file, a rename, a log line) gives one event per logical change, missed or
 //! reordered raw events cannot produce wrong ones, and polling works the same as events.
 //!
+//! A folder project's files are read by the folder store itself (`baton_core::feed::FileFeed`).
 //! A project kept in a database is followed the same way: its notifications mark the store's
-//! areas dirty, and the rows are read and compared as the files are (`store`); what stays on
-//! this machine (orchestration records, browsers) is still watched in the folder (`folder`).
+//! areas dirty, and the rows are read and compared as the files are (`store`). What stays on
+//! this machine whichever store it is (orchestration's files, browsers) is `local`'s.
 
-mod dirty;
-mod folder;
 mod inbox;
+mod local;
 mod store;
 mod team;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use baton_core::inbox::{Message, Question};
-use baton_core::{
-    Changes, DocumentStore, Layout, SignalRecord, SignalStore, TaskStatus, TaskStore, TeamStore,
-    TranscriptEvent, WorkerRecord,
-};
-use serde::Serialize;
-use serde_json::{Map, Value};
+use baton_core::feed::{Dirty, FileFeed};
+use baton_core::{Changes, DocumentStore, Layout, SignalStore, TaskStore, TeamStore};
 
 use crate::error::Result;
 use crate::watcher::{Backend, Wake, Watch, WatchMode};
-pub(crate) use dirty::Dirty;
-use folder::FolderState;
+pub use baton_core::feed::{ChangeEvent, MAX_EVENTS_PER_CHANGE, TaskChange, TaskChangeKind};
 use inbox::InboxState;
+use local::LocalState;
 use store::StoreState;
-pub use team::MAX_EVENTS_PER_CHANGE;
 use team::TeamState;
 
 /// How long the folder must be quiet before a burst of writes is turned into events.
 pub const QUIET: Duration = Duration::from_millis(5);
 /// The longest a burst is held back, however busy the folder is.
 pub const MAX_DELAY: Duration = Duration::from_millis(30);
-
-/// One logical change in `.coordination/`. The desktop's UI receives these as they are
-/// (`ui/src/bindings/ChangeEvent.ts` is generated from this type).
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum ChangeEvent {
-    /// `tasks.json` changed; what changed, task by task.
-    TasksChanged {
-        changes: Vec<TaskChange>,
-    },
-    /// `tasks.json` cannot be read (hand-broken); reported once until it is repaired.
-    TasksUnreadable {
-        message: String,
-    },
-    SignalWritten {
-        name: String,
-        run: u32,
-        path: PathBuf,
-        #[serde(flatten)]
-        record: SignalRecord,
-    },
-    SignalCleared {
-        name: String,
-        run: u32,
-        path: PathBuf,
-    },
-    RunStarted {
-        run: u32,
-    },
-    /// Text appended to `context/discoveries.md`.
-    DiscoveryAdded {
-        text: String,
-    },
-    ResultWritten {
-        task: String,
-        path: PathBuf,
-    },
-    /// Whole lines appended to an agent's log.
-    LogAppended {
-        agent: String,
-        lines: Vec<String>,
-    },
-    MasterPlanChanged,
-    SummaryWritten,
-    /// A file of `orchestration/` changed: `state.json` (invocations, parallel runs,
-    /// handoffs, conflicts), `workflows.json` or `config.json`.
-    OrchestrationChanged {
-        file: String,
-    },
-    /// `HANDOFF.md` was rewritten with the consolidated handoff context.
-    HandoffWritten,
-    /// A browser was recorded in `browsers/` (launched for a UI-test agent or a session).
-    BrowserAdded {
-        port: u16,
-        owner: String,
-        headless: bool,
-    },
-    /// A browser left the registry (stopped, or its window closed).
-    BrowserRemoved {
-        port: u16,
-    },
-    /// A supervised worker's record changed (its state, task, agent process, cost).
-    WorkerChanged {
-        worker: WorkerRecord,
-    },
-    /// Events appended to the transcript of `task`'s attempt `attempt`, in order (a long run
-    /// comes as several of these, [`MAX_EVENTS_PER_CHANGE`] at most each).
-    TranscriptAppended {
-        task: String,
-        attempt: u32,
-        events: Vec<TranscriptEvent>,
-    },
-    /// An agent asked the lead a question (or for an approval).
-    QuestionAsked {
-        question: Question,
-    },
-    /// A question was answered, or closed unanswered.
-    QuestionSettled {
-        question: Question,
-    },
-    /// A message was sent.
-    MessageSent {
-        message: Message,
-    },
-}
-
-/// What happened to one task.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TaskChange {
-    pub id: String,
-    #[serde(flatten)]
-    pub kind: TaskChangeKind,
-}
-
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "change", rename_all = "snake_case")]
-pub enum TaskChangeKind {
-    Added {
-        status: TaskStatus,
-        description: String,
-    },
-    Removed,
-    /// The status moved; `by` is the owner after the move (or before, when released).
-    Status {
-        from: TaskStatus,
-        to: TaskStatus,
-        by: Option<String>,
-    },
-    /// Other fields changed (a heartbeat shows as `lease_expires_at`).
-    Edited {
-        fields: Vec<String>,
-    },
-}
 
 /// A running change feed. Dropping it stops the watching thread.
 pub struct ChangeFeed {
@@ -183,34 +59,13 @@ pub struct Stores {
 }
 
 impl ChangeFeed {
-    /// Starts watching a folder project's folder, `local`. Events describe changes made after
-    /// this returns.
-    pub fn start(local: &Layout, mode: WatchMode) -> Result<ChangeFeed> {
-        ChangeFeed::spawn(local, None, None, mode)
-    }
-
-    /// Starts following a project whose tasks and signals are in `stores` (their
-    /// notifications), and what stays in `local` on this machine (orchestration, browsers).
-    /// A folder store is watched as [`ChangeFeed::start`] watches it. Events describe changes
-    /// made after this returns. Nothing here talks to the store on the caller's thread (an
-    /// async runtime's, in the MCP server): the feed's own thread does, and this waits for it.
+    /// Starts following the project whose tasks, signals, documents and team are in
+    /// `stores`: a folder's files as they change (read by the folder store itself), or a
+    /// database's notifications, and what stays in `local` on this machine (orchestration,
+    /// browsers). Events describe changes made after this returns. Nothing here talks to the
+    /// store on the caller's thread (an async runtime's, in the MCP server): the feed's own
+    /// thread does, and this waits for it.
     pub fn start_on(local: &Layout, stores: Stores, mode: WatchMode) -> Result<ChangeFeed> {
-        let records = Records {
-            team: stores.team.clone(),
-            documents: stores.documents.clone(),
-        };
-        if let Changes::Files(_) = stores.tasks.changes() {
-            return ChangeFeed::spawn(local, None, Some(records), mode);
-        }
-        ChangeFeed::spawn(local, Some(stores), Some(records), mode)
-    }
-
-    fn spawn(
-        local: &Layout,
-        stores: Option<Stores>,
-        records: Option<Records>,
-        mode: WatchMode,
-    ) -> Result<ChangeFeed> {
         let layout = local.clone();
         // A database project reached by URL alone may have no folder here: then only the
         // store is followed (nothing is created for it).
@@ -225,10 +80,11 @@ impl ChangeFeed {
         if local {
             watch.add_or_poll(layout.root(), true, interval)?;
         }
-        let backend = if stores.is_some() {
-            Backend::Notifications
-        } else {
+        let files = matches!(stores.tasks.changes(), Changes::Files(_));
+        let backend = if files {
             watch.backend()
+        } else {
+            Backend::Notifications
         };
         let (tx, rx) = channel();
         let (ready_tx, ready_rx) = channel();
@@ -239,12 +95,10 @@ impl ChangeFeed {
             .spawn(move || {
                 // Listening starts before the first look, so nothing in between is missed.
                 let started = (|| -> Result<State> {
-                    if let Some(stores) = &stores
-                        && let Some(listener) = stores.tasks.listen_for_changes()?
-                    {
+                    if !files && let Some(listener) = stores.tasks.listen_for_changes()? {
                         watch.follow(listener)?;
                     }
-                    State::read(layout, stores, records)
+                    State::read(layout, stores)
                 })();
                 let mut state = match started {
                     Ok(state) => {
@@ -303,78 +157,76 @@ const STOP_CHECK: Duration = Duration::from_millis(200);
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
 const LONGEST_PAUSE: Duration = Duration::from_secs(2);
 
-/// What the feed compares against: the folder's files, and the store's rows when the project
-/// is kept in one.
+/// What the feed compares against: the project's areas (the folder's files, read by the
+/// folder store, or a database's rows), what stays on this machine, the team and the inbox.
 struct State {
     layout: Layout,
-    folder: FolderState,
-    store: Option<StoreState>,
-    team: Option<TeamState>,
-    inbox: Option<InboxState>,
+    project: Project,
+    local: LocalState,
+    team: TeamState,
+    inbox: InboxState,
 }
 
-/// The team's records and the inbox, read through their stores whichever kind they are.
-struct Records {
-    team: Arc<dyn TeamStore>,
-    documents: Arc<dyn DocumentStore>,
+/// Who reads the project's own areas.
+enum Project {
+    /// A store whose state is files here reads them itself.
+    Files(Box<dyn FileFeed>),
+    /// A database's rows, read through the traits.
+    Store(Box<StoreState>),
 }
 
 impl State {
     /// The first look, which sets the baseline silently.
-    fn read(layout: Layout, stores: Option<Stores>, records: Option<Records>) -> Result<State> {
-        let store = stores.map(StoreState::read).transpose()?;
-        let folder = FolderState::read(&layout);
-        let (team, inbox) = match records {
-            Some(r) => (
-                Some(TeamState::read(r.team, &layout)?),
-                Some(InboxState::read(r.documents)?),
-            ),
-            None => (None, None),
+    fn read(layout: Layout, stores: Stores) -> Result<State> {
+        let team = TeamState::read(stores.team.clone())?;
+        let inbox = InboxState::read(stores.documents.clone())?;
+        let project = match stores.tasks.file_feed() {
+            Some(files) => Project::Files(files),
+            None => Project::Store(Box::new(StoreState::read(stores)?)),
         };
         Ok(State {
+            local: LocalState::read(&layout),
             layout,
-            folder,
-            store,
+            project,
             team,
             inbox,
         })
     }
 
-    /// The events since the last look at the `dirty` areas; `false` when the store could not
-    /// be read (those areas are looked at again later).
+    /// The events since the last look at the `dirty` areas, in the order: the project's
+    /// areas, this machine's, the team's workers and transcripts, the inbox; `false` when the
+    /// store could not be read (those areas are looked at again later).
     fn update(&mut self, dirty: &Dirty) -> (Vec<ChangeEvent>, bool) {
-        let (mut events, mut read) = self.update_project(dirty);
-        if let Some(team) = &mut self.team {
-            read &= team.update(&self.layout, dirty, &mut events).is_ok();
-        }
-        if let Some(inbox) = &mut self.inbox
-            && dirty.inbox
-        {
-            read &= inbox.update(&mut events).is_ok();
-        }
-        (events, read)
-    }
-
-    /// The events of everything but the team.
-    fn update_project(&mut self, dirty: &Dirty) -> (Vec<ChangeEvent>, bool) {
-        let Some(store) = &mut self.store else {
-            return (self.folder.update(&self.layout, dirty), true);
-        };
         let mut events = Vec::new();
-        let read = store.update(dirty, &mut events).is_ok();
-        // What stays on this machine: orchestration's configuration, HANDOFF.md, browsers.
-        let local = Dirty {
-            orchestration: dirty.orchestration,
-            handoff: dirty.handoff,
-            browsers: dirty.browsers,
-            ..Dirty::default()
+        let mut read = match &mut self.project {
+            Project::Files(files) => {
+                files.project(dirty, &mut events);
+                true
+            }
+            Project::Store(store) => store.update(dirty, &mut events).is_ok(),
         };
-        events.extend(self.folder.update(&self.layout, &local));
+        events.extend(self.local.update(&self.layout, dirty));
+        read &= self.team.update(dirty, &mut events).is_ok();
+        if let Project::Files(files) = &mut self.project {
+            files.transcripts(dirty, &mut events);
+        }
+        if dirty.inbox {
+            read &= self.inbox.update(&mut events).is_ok();
+        }
         (events, read)
     }
 
+    /// The stores of a project whose store notifies (its listener is made again after it
+    /// broke).
     fn stores(&self) -> Option<&Stores> {
-        self.store.as_ref().map(|s| &s.stores)
+        match &self.project {
+            Project::Store(store) => Some(&store.stores),
+            Project::Files(_) => None,
+        }
+    }
+
+    fn notifies(&self) -> bool {
+        matches!(self.project, Project::Store(_))
     }
 }
 
@@ -407,7 +259,7 @@ fn run(watch: &mut Watch, state: &mut State, tx: &Sender<ChangeEvent>, stop: &At
                 dirty = Dirty::all();
             }
             Ok(Wake::Changed(paths)) => dirty.mark(&state.layout, &paths),
-            Err(_) if state.store.is_some() => {
+            Err(_) if state.notifies() => {
                 listening = false;
                 continue;
             }
@@ -426,7 +278,7 @@ fn run(watch: &mut Watch, state: &mut State, tx: &Sender<ChangeEvent>, stop: &At
                     break;
                 }
                 Ok(Wake::Deadline) => break,
-                Err(_) if state.store.is_some() => {
+                Err(_) if state.notifies() => {
                     listening = false;
                     break;
                 }
@@ -443,157 +295,5 @@ fn run(watch: &mut Watch, state: &mut State, tx: &Sender<ChangeEvent>, stop: &At
                 return; // the feed was dropped
             }
         }
-    }
-}
-
-pub(crate) fn tasks_by_id(file: &Value) -> BTreeMap<String, Map<String, Value>> {
-    file["tasks"]
-        .as_array()
-        .map(|tasks| {
-            tasks
-                .iter()
-                .filter_map(|t| {
-                    let object = t.as_object()?.clone();
-                    Some((object.get("id")?.as_str()?.to_string(), object))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn status_of(task: &Map<String, Value>) -> Option<TaskStatus> {
-    task.get("status")
-        .and_then(|s| serde_json::from_value(s.clone()).ok())
-}
-
-fn owner_of(task: &Map<String, Value>) -> Option<String> {
-    task.get("claimed_by")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-}
-
-/// Task-by-task differences, in the order of the new file (removals last).
-pub(crate) fn diff_tasks(
-    before: &BTreeMap<String, Map<String, Value>>,
-    after: &BTreeMap<String, Map<String, Value>>,
-) -> Vec<TaskChange> {
-    let mut changes = Vec::new();
-    for (id, new) in after {
-        let Some(old) = before.get(id) else {
-            changes.push(TaskChange {
-                id: id.clone(),
-                kind: TaskChangeKind::Added {
-                    status: status_of(new).unwrap_or(TaskStatus::Available),
-                    description: new
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                },
-            });
-            continue;
-        };
-        let (from, to) = (status_of(old), status_of(new));
-        if from != to
-            && let (Some(from), Some(to)) = (from, to)
-        {
-            changes.push(TaskChange {
-                id: id.clone(),
-                kind: TaskChangeKind::Status {
-                    from,
-                    to,
-                    by: owner_of(new).or_else(|| owner_of(old)),
-                },
-            });
-            continue;
-        }
-        let fields: Vec<String> = new
-            .iter()
-            .filter(|(key, value)| old.get(*key) != Some(value))
-            .map(|(key, _)| key.clone())
-            .chain(old.keys().filter(|k| !new.contains_key(*k)).cloned())
-            .collect();
-        if !fields.is_empty() {
-            changes.push(TaskChange {
-                id: id.clone(),
-                kind: TaskChangeKind::Edited { fields },
-            });
-        }
-    }
-    for id in before.keys().filter(|id| !after.contains_key(*id)) {
-        changes.push(TaskChange {
-            id: id.clone(),
-            kind: TaskChangeKind::Removed,
-        });
-    }
-    changes
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn tasks(list: Value) -> BTreeMap<String, Map<String, Value>> {
-        tasks_by_id(&json!({ "tasks": list }))
-    }
-
-    #[test]
-    fn diff_reports_additions_moves_edits_and_removals() {
-        let before = tasks(json!([
-            {"id": "a", "status": "available", "description": "A"},
-            {"id": "b", "status": "claimed", "claimed_by": "w1", "lease_expires_at": "1"},
-            {"id": "c", "status": "done"},
-        ]));
-        let after = tasks(json!([
-            {"id": "a", "status": "claimed", "claimed_by": "w2", "description": "A"},
-            {"id": "b", "status": "claimed", "claimed_by": "w1", "lease_expires_at": "2"},
-            {"id": "d", "status": "available", "description": "D"},
-        ]));
-        let changes = diff_tasks(&before, &after);
-        assert_eq!(
-            changes,
-            vec![
-                TaskChange {
-                    id: "a".into(),
-                    kind: TaskChangeKind::Status {
-                        from: TaskStatus::Available,
-                        to: TaskStatus::Claimed,
-                        by: Some("w2".into())
-                    }
-                },
-                TaskChange {
-                    id: "b".into(),
-                    kind: TaskChangeKind::Edited {
-                        fields: vec!["lease_expires_at".into()]
-                    }
-                },
-                TaskChange {
-                    id: "d".into(),
-                    kind: TaskChangeKind::Added {
-                        status: TaskStatus::Available,
-                        description: "D".into()
-                    }
-                },
-                TaskChange {
-                    id: "c".into(),
-                    kind: TaskChangeKind::Removed
-                },
-            ]
-        );
-    }
-
-    #[test]
-    fn events_serialise_with_a_tag() {
-        let event = ChangeEvent::TasksChanged {
-            changes: vec![TaskChange {
-                id: "task-1".into(),
-                kind: TaskChangeKind::Removed,
-            }],
-        };
-        assert_eq!(
-            serde_json::to_value(&event).unwrap(),
-            json!({"event": "tasks_changed", "changes": [{"id": "task-1", "change": "removed"}]})
-        );
     }
 }

@@ -11,8 +11,9 @@ use baton_core::notes::Notes;
 use baton_core::{SignalRecord, TaskStatus};
 use serde_json::{Map, Value};
 
-use super::{ChangeEvent, Dirty, Stores, diff_tasks, tasks_by_id};
+use super::{ChangeEvent, Dirty, Stores};
 use crate::error::Result;
+use baton_core::feed::{diff_tasks, tasks_by_id};
 
 /// What the feed last saw in the store.
 pub(super) struct StoreState {

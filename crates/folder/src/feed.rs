@@ -1,6 +1,11 @@
-//! The change feed's view of the folder: each area of `.coordination/` read from its files
-//! and compared with what was seen before (tasks.json task by task, logs and discoveries by
-//! what was appended, notes by their file's identity, signals by content).
+//! The folder store reading its own files for the change feed (`baton_core::feed::FileFeed`):
+//! each area of `.coordination/` read from its files and compared with what was seen before
+//! (`tasks.json` task by task, logs and discoveries by what was appended, results by their
+//! file's time and size, signals by content, transcripts by what was appended to each). A
+//! database store is compared through its rows instead; this is the folder's counterpart of
+//! `baton-pg` listening to PostgreSQL's notifications.
+
+mod transcripts;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -8,110 +13,48 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use baton_core::Layout;
-use baton_core::SignalRecord;
+use baton_core::feed::{ChangeEvent, Dirty, FileFeed, diff_tasks, tasks_by_id};
 use baton_core::signals::read_signal;
+use baton_core::{Layout, SignalRecord};
+use baton_fs::FileVersion;
 use serde_json::{Map, Value};
 
-use super::{ChangeEvent, Dirty, diff_tasks, tasks_by_id};
+use transcripts::TranscriptFiles;
 
-/// What the feed last saw, to compare against.
-#[derive(Debug, Default)]
-pub(super) struct FolderState {
+/// What the feed last saw of the folder's files, to compare against.
+#[derive(Debug)]
+pub(crate) struct FolderFeed {
+    layout: Layout,
     tasks: Option<BTreeMap<String, Map<String, Value>>>,
     tasks_unreadable: bool,
-    plan: Option<Fingerprint>,
-    summary: Option<Fingerprint>,
+    plan: Option<FileVersion>,
+    summary: Option<FileVersion>,
     discoveries_len: u64,
     log_lens: BTreeMap<String, u64>,
     results: BTreeMap<String, (SystemTime, u64)>,
     runs: BTreeSet<u32>,
     signals: BTreeMap<PathBuf, SignalRecord>,
-    orchestration: BTreeMap<String, Option<Fingerprint>>,
-    handoff: Option<Fingerprint>,
-    /// Registered browsers by port: (owner, headless).
-    browsers: BTreeMap<u16, (String, bool)>,
+    transcripts: TranscriptFiles,
 }
 
-/// The files of `orchestration/` whose changes the feed reports.
-const ORCHESTRATION_FILES: [&str; 3] = ["state.json", "workflows.json", "config.json"];
-
-impl FolderState {
-    pub(super) fn read(layout: &Layout) -> FolderState {
-        let mut state = FolderState::default();
-        let _ = state.update(layout, &Dirty::all()); // the first look sets the baseline, silently
-        state
-    }
-
-    pub(super) fn update(&mut self, layout: &Layout, dirty: &Dirty) -> Vec<ChangeEvent> {
-        let mut events = Vec::new();
-        if dirty.tasks {
-            self.update_tasks(layout, &mut events);
-        }
-        if dirty.plan && changed_mtime(&layout.master_plan(), &mut self.plan) {
-            events.push(ChangeEvent::MasterPlanChanged);
-        }
-        if dirty.summary && changed_mtime(&layout.summary(), &mut self.summary) {
-            events.push(ChangeEvent::SummaryWritten);
-        }
-        if dirty.discoveries
-            && let Some(text) = appended(&layout.discoveries(), &mut self.discoveries_len, false)
-        {
-            let text = text.trim().to_string();
-            if !text.is_empty() {
-                events.push(ChangeEvent::DiscoveryAdded { text });
-            }
-        }
-        if dirty.logs {
-            self.update_logs(layout, &mut events);
-        }
-        if dirty.results {
-            self.update_results(layout, &mut events);
-        }
-        if dirty.runs {
-            self.update_runs(layout, &mut events);
-        }
-        if dirty.orchestration {
-            for file in ORCHESTRATION_FILES {
-                let seen = self.orchestration.entry(file.to_string()).or_default();
-                let path = layout.root().join("orchestration").join(file);
-                if changed_mtime(&path, seen) {
-                    events.push(ChangeEvent::OrchestrationChanged {
-                        file: file.to_string(),
-                    });
-                }
-            }
-        }
-        if dirty.handoff && changed_mtime(&layout.root().join("HANDOFF.md"), &mut self.handoff) {
-            events.push(ChangeEvent::HandoffWritten);
-        }
-        if dirty.browsers {
-            self.update_browsers(layout, &mut events);
-        }
-        events
-    }
-
-    fn update_browsers(&mut self, layout: &Layout, events: &mut Vec<ChangeEvent>) {
-        let Ok(records) = baton_browser::registry::records(layout) else {
-            return; // an unreadable registry is reported by whoever lists it
+impl FolderFeed {
+    /// The first look, which sets the baseline silently.
+    pub(crate) fn read(layout: &Layout) -> FolderFeed {
+        let mut feed = FolderFeed {
+            layout: layout.clone(),
+            tasks: None,
+            tasks_unreadable: false,
+            plan: None,
+            summary: None,
+            discoveries_len: 0,
+            log_lens: BTreeMap::new(),
+            results: BTreeMap::new(),
+            runs: BTreeSet::new(),
+            signals: BTreeMap::new(),
+            transcripts: TranscriptFiles::read(layout),
         };
-        let now: BTreeMap<u16, (String, bool)> = records
-            .into_iter()
-            .map(|r| (r.port, (r.owner, r.headless)))
-            .collect();
-        for port in self.browsers.keys().filter(|p| !now.contains_key(p)) {
-            events.push(ChangeEvent::BrowserRemoved { port: *port });
-        }
-        for (port, (owner, headless)) in &now {
-            if !self.browsers.contains_key(port) {
-                events.push(ChangeEvent::BrowserAdded {
-                    port: *port,
-                    owner: owner.clone(),
-                    headless: *headless,
-                });
-            }
-        }
-        self.browsers = now;
+        feed.project(&Dirty::all(), &mut Vec::new());
+        feed
     }
 
     fn update_tasks(&mut self, layout: &Layout, events: &mut Vec<ChangeEvent>) {
@@ -219,28 +162,45 @@ impl FolderState {
     }
 }
 
-/// What identifies a version of a file: modification time, inode (an atomic replace makes a
-/// new one, even within one tick of the coarse file-system clock) and size.
-type Fingerprint = (SystemTime, u64, u64);
+impl FileFeed for FolderFeed {
+    fn project(&mut self, dirty: &Dirty, events: &mut Vec<ChangeEvent>) {
+        let layout = self.layout.clone();
+        if dirty.tasks {
+            self.update_tasks(&layout, events);
+        }
+        if dirty.plan && baton_fs::rewritten(&layout.master_plan(), &mut self.plan) {
+            events.push(ChangeEvent::MasterPlanChanged);
+        }
+        if dirty.summary && baton_fs::rewritten(&layout.summary(), &mut self.summary) {
+            events.push(ChangeEvent::SummaryWritten);
+        }
+        if dirty.discoveries
+            && let Some(text) = appended(&layout.discoveries(), &mut self.discoveries_len, false)
+        {
+            let text = text.trim().to_string();
+            if !text.is_empty() {
+                events.push(ChangeEvent::DiscoveryAdded { text });
+            }
+        }
+        if dirty.logs {
+            self.update_logs(&layout, events);
+        }
+        if dirty.results {
+            self.update_results(&layout, events);
+        }
+        if dirty.runs {
+            self.update_runs(&layout, events);
+        }
+    }
 
-/// Whether `path` differs from the version `seen` (updating it); false once it is gone.
-fn changed_mtime(path: &Path, seen: &mut Option<Fingerprint>) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let now = fs::metadata(path).ok().map(|m| {
-        (
-            m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-            m.ino(),
-            m.len(),
-        )
-    });
-    let changed = now != *seen;
-    *seen = now;
-    changed && now.is_some()
+    fn transcripts(&mut self, dirty: &Dirty, events: &mut Vec<ChangeEvent>) {
+        self.transcripts.update(&self.layout, dirty, events);
+    }
 }
 
 /// Text appended to `path` since `len` bytes, moving `len` on. With `whole_lines`, a partial
 /// last line is left for next time. A file that shrank is read from the start.
-pub(super) fn appended(path: &Path, len: &mut u64, whole_lines: bool) -> Option<String> {
+pub(crate) fn appended(path: &Path, len: &mut u64, whole_lines: bool) -> Option<String> {
     let mut file = fs::File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
     if size < *len {
@@ -261,7 +221,7 @@ pub(super) fn appended(path: &Path, len: &mut u64, whole_lines: bool) -> Option<
 }
 
 /// `(stem, path)` of the files in `dir` whose names end with `suffix`, skipping temp files.
-pub(super) fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<(String, PathBuf)> {
+pub(crate) fn files_with_suffix(dir: &Path, suffix: &str) -> Vec<(String, PathBuf)> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -308,39 +268,93 @@ fn signal_identity(layout: &Layout, path: &Path) -> Option<(u32, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_folder::FolderStore;
-    use serde_json::json;
+    use crate::FolderStore;
+    use baton_core::feed::TaskChangeKind;
+    use baton_core::{NewTask, TaskStore};
+
+    fn tasks_only() -> Dirty {
+        Dirty {
+            tasks: true,
+            ..Dirty::default()
+        }
+    }
 
     #[test]
-    fn browsers_entering_and_leaving_the_registry_are_reported_once() {
+    fn a_broken_tasks_file_is_reported_once_and_its_repair_compared_with_the_last_good_one() {
         let dir = tempfile::tempdir().unwrap();
-        let project = FolderStore::init(dir.path(), "feed", None).unwrap();
-        let layout = project.layout();
-        let mut state = FolderState::read(layout);
+        let store = FolderStore::init(dir.path(), "feed", None).unwrap();
+        let mut feed = store.file_feed().expect("the folder reads its own files");
+        let good = fs::read(store.layout().tasks_file()).unwrap();
+        let mut events = Vec::new();
+        feed.project(&Dirty::all(), &mut events);
+        assert!(events.is_empty(), "the baseline is silent: {events:?}");
+
+        fs::write(store.layout().tasks_file(), "{ not json").unwrap();
+        feed.project(&tasks_only(), &mut events);
+        feed.project(&tasks_only(), &mut events);
+        assert!(
+            matches!(events.as_slice(), [ChangeEvent::TasksUnreadable { .. }]),
+            "{events:?}"
+        );
+
+        fs::write(store.layout().tasks_file(), good).unwrap();
+        store
+            .add_task(NewTask {
+                description: "after the repair".into(),
+                ..NewTask::default()
+            })
+            .unwrap();
+        events.clear();
+        feed.project(&tasks_only(), &mut events);
+        let [ChangeEvent::TasksChanged { changes }] = events.as_slice() else {
+            panic!("{events:?}");
+        };
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(matches!(changes[0].kind, TaskChangeKind::Added { .. }));
+    }
+
+    #[test]
+    fn transcripts_are_read_once_each_from_where_they_were_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FolderStore::init(dir.path(), "feed", None).unwrap();
+        let task_dir = store.layout().transcripts_dir().join("task-1");
+        fs::create_dir_all(&task_dir).unwrap();
+        let line = |seq: u64| {
+            let event = baton_core::TranscriptEvent {
+                seq,
+                at: baton_core::time::Timestamp::now(),
+                what: baton_core::Happened::Started {
+                    command: "true".into(),
+                    workdir: ".".into(),
+                },
+            };
+            serde_json::to_string(&event).unwrap() + "\n"
+        };
+        fs::write(task_dir.join("1.jsonl"), line(1)).unwrap();
+        let mut feed = store.file_feed().unwrap();
+        let mut events = Vec::new();
+        fs::write(task_dir.join("1.jsonl"), line(1) + &line(2) + "{\"partial").unwrap();
         let dirty = Dirty {
-            browsers: true,
+            transcripts: true,
             ..Dirty::default()
         };
-        let registry = baton_browser::registry::registry_dir(layout);
-        fs::create_dir_all(&registry).unwrap();
-        let record = json!({"port": 9333, "pid": 1, "owner": "qa-agent", "headless": true,
-            "started_at": "2026-11-22T10:00:00Z", "cdp_endpoint": "http://127.0.0.1:9333",
-            "websocket_url": "ws://127.0.0.1:9333/devtools/browser/x"});
-        fs::write(registry.join("9333.json"), record.to_string()).unwrap();
-        fs::write(registry.join("broken.json"), "{").unwrap();
+        feed.transcripts(&dirty, &mut events);
+        feed.transcripts(&dirty, &mut events);
+        let [
+            ChangeEvent::TranscriptAppended {
+                task,
+                attempt,
+                events: appended,
+            },
+        ] = events.as_slice()
+        else {
+            panic!("{events:?}");
+        };
+        assert_eq!((task.as_str(), *attempt), ("task-1", 1));
         assert_eq!(
-            state.update(layout, &dirty),
-            vec![ChangeEvent::BrowserAdded {
-                port: 9333,
-                owner: "qa-agent".into(),
-                headless: true
-            }]
-        );
-        assert!(state.update(layout, &dirty).is_empty(), "reported once");
-        fs::remove_file(registry.join("9333.json")).unwrap();
-        assert_eq!(
-            state.update(layout, &dirty),
-            vec![ChangeEvent::BrowserRemoved { port: 9333 }]
+            appended.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [2],
+            "only what was appended since the baseline, a partial line left for later"
         );
     }
 

@@ -1,36 +1,36 @@
-//! Which areas of `.coordination/` a burst of changes touched, from the paths the watcher
-//! named: the feed re-reads only those.
+//! Which areas of a project a burst of changes touched, from the paths a watcher named (the
+//! folder's layout) or a store's notification (everything): the feed reads only those again.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use baton_core::Layout;
+use crate::layout::Layout;
 
 /// Areas of the folder that may have changed.
 #[derive(Debug, Default)]
-pub(crate) struct Dirty {
-    pub(crate) tasks: bool,
-    pub(crate) plan: bool,
-    pub(crate) summary: bool,
-    pub(crate) discoveries: bool,
-    pub(crate) logs: bool,
-    pub(crate) results: bool,
-    pub(crate) runs: bool,
-    pub(crate) orchestration: bool,
-    pub(crate) handoff: bool,
-    pub(crate) browsers: bool,
+pub struct Dirty {
+    pub tasks: bool,
+    pub plan: bool,
+    pub summary: bool,
+    pub discoveries: bool,
+    pub logs: bool,
+    pub results: bool,
+    pub runs: bool,
+    pub orchestration: bool,
+    pub handoff: bool,
+    pub browsers: bool,
     /// Workers' records (`team/`).
-    pub(crate) team: bool,
+    pub team: bool,
     /// Questions and messages (`inbox/`).
-    pub(crate) inbox: bool,
+    pub inbox: bool,
     /// Every transcript (`transcripts/` as a whole)…
-    pub(crate) transcripts: bool,
+    pub transcripts: bool,
     /// …or these paths under it: transcript files, or a task's new folder of them.
-    pub(crate) transcript_paths: BTreeSet<PathBuf>,
+    pub transcript_paths: BTreeSet<PathBuf>,
 }
 
 impl Dirty {
-    pub(crate) fn all() -> Dirty {
+    pub fn all() -> Dirty {
         Dirty {
             tasks: true,
             plan: true,
@@ -50,7 +50,7 @@ impl Dirty {
     }
 
     /// Marks the areas `paths` fall in; a path the backend did not name marks everything.
-    pub(crate) fn mark(&mut self, layout: &Layout, paths: &[PathBuf]) {
+    pub fn mark(&mut self, layout: &Layout, paths: &[PathBuf]) {
         if paths.is_empty() {
             *self = Dirty::all();
             return;
