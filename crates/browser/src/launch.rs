@@ -128,7 +128,8 @@ impl RunningBrowser {
             .prefix("baton-chromium-")
             .tempdir()
             .map_err(|e| StoreError::io(std::env::temp_dir(), e))?;
-        let mut command = Command::new(&options.executable);
+        // Its own process group (its renderers and helpers join it); it dies with us.
+        let mut command = baton_fs::command_in_own_group(&options.executable, None, libc::SIGTERM);
         command
             .arg(format!("--remote-debugging-port={}", options.port))
             .arg("--remote-debugging-address=127.0.0.1")
@@ -154,7 +155,6 @@ impl RunningBrowser {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        baton_fs::own_group(&mut command, libc::SIGTERM);
         let (mut child, keeper) = spawn_kept(command).map_err(|e| BrowserError::Spawn {
             executable: options.executable.clone(),
             message: e.to_string(),

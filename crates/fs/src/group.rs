@@ -6,24 +6,98 @@
 //! join its group, so one signal to the group reaches them all. Why a parent-death signal: a
 //! child must not outlive a Baton process that was killed without the chance to stop it.
 
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// How often [`ProcessGroup::terminate`] looks whether the group has gone.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Sets `command` up to start a process group of its own (its pid is the group's id) and,
-/// on Linux, to be sent `on_parent_death` when the thread that started it ends (std's spawn
-/// and tokio's alike run on a thread that lives as long as the process, or the caller keeps
-/// one alive: see `baton-browser`'s launcher).
-pub fn own_group(command: &mut Command, on_parent_death: libc::c_int) {
+/// util-linux's `setpriv`, which sets the parent-death signal and executes the program
+/// (Debian's `util-linux`, an essential package; looked for at this path only).
+const SETPRIV: &str = "/usr/bin/setpriv";
+
+/// A command for `program` that starts a process group of its own (its pid is the group's
+/// id) and, on Linux, is sent `on_parent_death` (`SIGKILL` or `SIGTERM`) when the thread that
+/// started it ends (std's spawn and tokio's alike run on a thread that lives as long as the
+/// process, or the caller keeps one alive: see `baton-browser`'s launcher). `path` is the
+/// `PATH` the child will be given, where a bare program name is looked up (this process's when
+/// `None`).
+///
+/// Where it can, the death signal is set by `setpriv --pdeathsig` between the spawn and the
+/// program, so std spawns with `posix_spawn` (a vfork): a supervisor of a hundred workers no
+/// longer copies its page tables for every agent it starts, which took half its CPU. Without
+/// `setpriv`, or for a program it cannot find first (so that spawning reports a missing
+/// program as it always did), the signal is set in a `pre_exec` hook (a fork).
+pub fn command_in_own_group(
+    program: impl AsRef<OsStr>,
+    path: Option<&OsStr>,
+    on_parent_death: libc::c_int,
+) -> Command {
     use std::os::unix::process::CommandExt;
 
+    let program = program.as_ref();
+    let wrapped = signal_name(on_parent_death)
+        .filter(|_| is_executable(Path::new(SETPRIV)))
+        .zip(resolve(program, path));
+    let mut command = match wrapped {
+        Some((signal, resolved)) => {
+            let mut command = Command::new(SETPRIV);
+            command.args(["--pdeathsig", signal, "--"]).arg(resolved);
+            command
+        }
+        None => {
+            let mut command = Command::new(program);
+            set_death_signal_on_fork(&mut command, on_parent_death);
+            command
+        }
+    };
     command.process_group(0);
+    command
+}
+
+/// The name `setpriv` knows a death signal by (the two Baton uses).
+fn signal_name(signal: libc::c_int) -> Option<&'static str> {
+    match signal {
+        libc::SIGKILL => Some("KILL"),
+        libc::SIGTERM => Some("TERM"),
+        _ => None,
+    }
+}
+
+/// The absolute path `program` runs from: itself when absolute, else the first executable of
+/// that name in `path`'s absolute folders. `None` for a relative path (the child's working
+/// folder decides it) or a program not found (spawning says so).
+fn resolve(program: &OsStr, path: Option<&OsStr>) -> Option<PathBuf> {
+    let as_path = Path::new(program);
+    if as_path.is_absolute() {
+        return is_executable(as_path).then(|| as_path.to_path_buf());
+    }
+    if program.is_empty() || as_path.components().count() != 1 {
+        return None;
+    }
+    let path = path
+        .map(OsStr::to_os_string)
+        .or_else(|| std::env::var_os("PATH"))?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Sets the parent-death signal in the child between fork and exec.
+fn set_death_signal_on_fork(command: &mut Command, on_parent_death: libc::c_int) {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl only sets this process's parent-death signal; it allocates nothing and is
     // async-signal-safe, as a pre_exec closure must be.
     unsafe {
+        use std::os::unix::process::CommandExt;
         command.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, on_parent_death) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -32,10 +106,10 @@ pub fn own_group(command: &mut Command, on_parent_death: libc::c_int) {
         });
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = on_parent_death;
+    let _ = (command, on_parent_death);
 }
 
-/// The process group a child leads (started with [`own_group`]).
+/// The process group a child leads (started with [`command_in_own_group`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessGroup {
     leader: u32,
@@ -102,9 +176,8 @@ mod tests {
     use std::process::Stdio;
 
     fn spawn(script: &str) -> std::process::Child {
-        let mut command = Command::new("sh");
+        let mut command = command_in_own_group("sh", None, libc::SIGKILL);
         command.args(["-c", script]).stdout(Stdio::piped());
-        own_group(&mut command, libc::SIGKILL);
         command.spawn().unwrap()
     }
 
@@ -165,6 +238,78 @@ mod tests {
         assert!(!went, "SIGTERM was ignored");
         child.wait().unwrap();
         assert!(wait_gone(group), "SIGKILL reached the grandchild too");
+    }
+
+    #[test]
+    fn a_child_dies_with_the_thread_that_started_it() {
+        for signal in [libc::SIGKILL, libc::SIGTERM] {
+            let pid = std::thread::spawn(move || {
+                let mut command = command_in_own_group("sleep", None, signal);
+                command.arg("300");
+                let child = command.spawn().unwrap();
+                let pid = child.id();
+                // The program runs, not a wrapper waiting to run it.
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap() != "sleep\n" {
+                    assert!(Instant::now() < deadline, "sleep never ran");
+                    std::thread::sleep(POLL);
+                }
+                std::mem::forget(child); // not reaped here: the thread ends with it running
+                pid
+            })
+            .join()
+            .unwrap();
+            let group = ProcessGroup::led_by(pid);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            // Gone, or a zombie this test process has not reaped.
+            let exited = || {
+                std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+                    stat[stat.rfind(')').unwrap() + 2..].starts_with('Z')
+                })
+            };
+            while !exited() && Instant::now() < deadline {
+                std::thread::sleep(POLL);
+            }
+            assert!(
+                exited(),
+                "signal {signal}: the child outlived its parent thread"
+            );
+            // SAFETY: reaps the child this test started (waitpid on its own child).
+            unsafe { libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0) };
+            assert!(!group.alive());
+        }
+    }
+
+    #[test]
+    fn a_missing_program_is_refused_at_spawn_as_std_refuses_it() {
+        let error = command_in_own_group("baton-no-such-program", None, libc::SIGKILL)
+            .spawn()
+            .unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+        let error = command_in_own_group("/nonexistent/program", None, libc::SIGKILL)
+            .spawn()
+            .unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_program_is_looked_up_in_the_path_the_child_is_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("baton-test-tool");
+        std::fs::write(&script, "#!/bin/sh\necho from the given path\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path =
+            std::env::join_paths([dir.path(), Path::new("/usr/bin"), Path::new("/bin")]).unwrap();
+        let out = command_in_own_group("baton-test-tool", Some(&path), libc::SIGKILL)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "from the given path\n"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 pub use durable::{
     FileLock, TEMP_SUFFIX, append_line, leftover_temp_files, sync_dir, write_atomic,
 };
-pub use group::{ProcessGroup, own_group};
+pub use group::{ProcessGroup, command_in_own_group};
 pub use process::{ProcStat, pid_alive, proc_stat};
 pub use version::{FileVersion, rewritten};
 

@@ -126,7 +126,9 @@ impl ChildSpec {
     }
 
     fn command(&self, cdp_port: u16, coordination: &std::path::Path) -> tokio::process::Command {
-        let mut command = std::process::Command::new(&self.program);
+        // Its own process group (npx starts node under it), ended as a whole on shutdown;
+        // and it dies with us if we are killed.
+        let mut command = baton_fs::command_in_own_group(&self.program, None, libc::SIGTERM);
         command.args(self.args.iter().map(|a| {
             a.replace(CDP_PORT_PLACEHOLDER, &cdp_port.to_string())
                 .replace(
@@ -139,9 +141,6 @@ impl ChildSpec {
             command.current_dir(project_dir);
         }
         command.env_remove("PLAYWRIGHT_MCP_ALLOW_UNRESTRICTED_FILE_ACCESS");
-        // Its own process group (npx starts node under it), ended as a whole on shutdown;
-        // and it dies with us if we are killed.
-        baton_fs::own_group(&mut command, libc::SIGTERM);
         tokio::process::Command::from(command)
     }
 }

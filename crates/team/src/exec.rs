@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -99,7 +99,9 @@ impl RunningCommand {
                 format!("cannot run `{command}`: {e}"),
             )
         };
-        let mut shell = Command::new("sh");
+        // Its own process group, so stopping it reaches everything it started; and it dies
+        // with this process.
+        let mut shell = baton_fs::command_in_own_group("sh", None, libc::SIGKILL);
         shell
             .arg("-c")
             .arg(command)
@@ -108,9 +110,6 @@ impl RunningCommand {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // Its own process group, so stopping it reaches everything it started; and it dies
-        // with this process.
-        baton_fs::own_group(&mut shell, libc::SIGKILL);
         let mut child: Child = shell.spawn().map_err(spawn_error)?;
         let pid = child.id();
         let mut stdin = child.stdin.take().expect("stdin is piped");

@@ -6,12 +6,12 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 
 use baton_core::transcript::Stream;
-use baton_fs::{ProcessGroup, own_group};
+use baton_fs::{ProcessGroup, command_in_own_group};
 
 /// The longest line kept whole; the rest of a longer line is dropped, and it says so.
 pub const MAX_LINE: usize = 1024 * 1024;
@@ -68,7 +68,14 @@ pub struct AgentProcess {
 
 impl AgentProcess {
     pub fn start(launch: &Launch) -> std::io::Result<AgentProcess> {
-        let mut command = Command::new(&launch.program);
+        // The group's program is looked up in the PATH the agent is given.
+        let path = launch
+            .env
+            .iter()
+            .rev()
+            .find(|(key, _)| key == "PATH")
+            .map(|(_, value)| std::ffi::OsStr::new(value.as_str()));
+        let mut command = command_in_own_group(&launch.program, path, libc::SIGKILL);
         command
             .args(&launch.args)
             .current_dir(&launch.workdir)
@@ -80,7 +87,6 @@ impl AgentProcess {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        own_group(&mut command, libc::SIGKILL);
         let mut child: Child = command.spawn()?;
         let pid = child.id();
         if let Some(bytes) = launch.stdin.clone() {
