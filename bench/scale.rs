@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use baton_core::{NewTask, TaskStore};
 use baton_test_support::expect_code;
 use baton_test_support::pg::{PgServer, psql};
-use baton_test_support::pgbouncer::PgBouncer;
+use baton_test_support::pgbouncer::{PgBouncer, PoolerStats};
 use baton_test_support::stats::{env_number, ms, percentile};
 
 #[path = "common/project.rs"]
@@ -43,6 +43,13 @@ use project::Project;
 /// `WINDOW` before it, so with the workers taking tasks in board order its dependencies are
 /// mostly done when it is reached.
 const WINDOW: usize = 400;
+
+/// The floor's workers, the share of the board they do (one task in `FLOOR_SHARE`, the
+/// first ones), and how much shorter their pause is than the load's (so the floor takes
+/// seconds, its claims still seldom meeting).
+const FLOOR_WORKERS: usize = 8;
+const FLOOR_SHARE: usize = 40;
+const FLOOR_PAUSE_DIVISOR: u32 = 10;
 
 /// A small deterministic generator (xorshift), so every run has the same board.
 struct Dice(u64);
@@ -114,7 +121,7 @@ fn work(
     name: &str,
     mut dice: Dice,
     mean_pause: Duration,
-    tasks: usize,
+    until: usize,
     tally: &Mutex<Tally>,
 ) {
     // Agents join over the first work period, as a team's do (each takes seconds to start,
@@ -123,7 +130,7 @@ fn work(
     let pause = mean_pause.as_millis() as usize;
     std::thread::sleep(Duration::from_millis(dice.below(pause.max(1)) as u64));
     loop {
-        if tally.lock().unwrap().completed.len() >= tasks {
+        if tally.lock().unwrap().completed.len() >= until {
             return;
         }
         let started = Instant::now();
@@ -257,6 +264,125 @@ fn cpu_busy(before: &(u64, u64)) -> f64 {
     (now.0 - before.0) as f64 / (now.1 - before.1).max(1) as f64
 }
 
+/// What one phase of the run measured.
+struct Phase {
+    workers: usize,
+    wall: Duration,
+    /// Claims that found a task without waiting: all of them, and those made while the first
+    /// 90 % of the board was done (the last tasks' dependencies are among the ones just before
+    /// them: most workers wait there, and their wakes fall on the claims still running).
+    claims: Vec<Duration>,
+    steady: Vec<Duration>,
+    waited: usize,
+    /// `worker start` and `worker complete` processes.
+    steps: Vec<Duration>,
+    busy: f64,
+    pooler: PoolerStats,
+    /// Server connections at peak: the pooler's, the role's, the role's listening.
+    connections: (u32, usize, usize),
+}
+
+/// Runs `workers` workers (named from `first`) on the machines until `until` tasks of the
+/// `tasks` on the board are done, and what they measured.
+#[allow(clippy::too_many_arguments)] // one phase of the run, every size of it named
+fn phase(
+    machines: &[Project],
+    server: &PgServer,
+    bouncer: &PgBouncer,
+    (workers, first): (usize, usize),
+    mean_pause: Duration,
+    until: usize,
+    tasks: usize,
+    tally: &Mutex<Tally>,
+) -> Phase {
+    let cpu_before = cpu_times();
+    let pooler_before = bouncer.stats();
+    let running = AtomicBool::new(true);
+    let started = Instant::now();
+    let finished = AtomicUsize::new(0);
+    let connections = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| sample_connections(server, bouncer, &running));
+        let handles: Vec<_> = (first..first + workers)
+            .map(|i| {
+                let (machine, finished) = (&machines[i % machines.len()], &finished);
+                scope.spawn(move || {
+                    let name = format!("m{}-w{i}", i % machines.len());
+                    let dice = Dice(0x2545_f491_4f6c_dd1d ^ (i as u64 + 1));
+                    work(machine, &name, dice, mean_pause, until, tally);
+                    finished.fetch_add(1, Ordering::Relaxed);
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        running.store(false, Ordering::Relaxed);
+        sampler.join().unwrap()
+    });
+    let wall = started.elapsed();
+    assert_eq!(finished.into_inner(), workers);
+    let mut tally = tally.lock().unwrap();
+    let claims = std::mem::take(&mut tally.claims);
+    let mut steady: Vec<Duration> = claims
+        .iter()
+        .filter(|(done, _)| *done < tasks * 9 / 10)
+        .map(|(_, took)| *took)
+        .collect();
+    steady.sort();
+    let mut claims: Vec<Duration> = claims.into_iter().map(|(_, took)| took).collect();
+    claims.sort();
+    let mut steps = std::mem::take(&mut tally.steps);
+    steps.sort();
+    Phase {
+        workers,
+        wall,
+        claims,
+        steady,
+        waited: std::mem::take(&mut tally.waited),
+        steps,
+        busy: cpu_busy(&cpu_before),
+        pooler: bouncer.stats().since(&pooler_before),
+        connections,
+    }
+}
+
+impl Phase {
+    fn print(&self, pool: u32) {
+        let (claims, steady) = (&self.claims, &self.steady);
+        println!(
+            "  `worker claim` process: p50 {}  p90 {}  p99 {}  ({} claims; {} waited for a task)",
+            ms(percentile(claims, 0.50), 2),
+            ms(percentile(claims, 0.90), 2),
+            ms(percentile(claims, 0.99), 2),
+            claims.len(),
+            self.waited
+        );
+        println!(
+            "  … while the first 90 % of the tasks were done: p50 {}  p99 {}  ({} claims); the machine's CPU {:.0} % busy",
+            ms(percentile(steady, 0.50), 2),
+            ms(percentile(steady, 0.99), 2),
+            steady.len(),
+            self.busy * 100.0
+        );
+        println!(
+            "  `worker start` and `worker complete` processes: p50 {}  p99 {}",
+            ms(percentile(&self.steps, 0.50), 2),
+            ms(percentile(&self.steps, 0.99), 2),
+        );
+        let (pooled, sessions, listening) = self.connections;
+        println!(
+            "  server connections at peak: the pooler's {pooled} (pool {pool}); all of the role's {sessions}, of them listening {listening}"
+        );
+        let stats = &self.pooler;
+        println!(
+            "  the pooler ran {} transactions: {} in one on average, {} waiting for a server connection before it",
+            stats.transactions,
+            ms(stats.average_in_transaction(), 2),
+            ms(stats.average_wait(), 2)
+        );
+    }
+}
+
 fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
     let profiled = std::env::var_os("BATON_BENCH_PROFILE").is_some();
     let server = match profiled {
@@ -292,30 +418,56 @@ fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
     );
     let machines: Vec<Project> = (0..4).map(|_| lead.another_machine()).collect();
     let tally = Mutex::new(Tally::default());
-    let cpu_before = cpu_times();
-    let running = AtomicBool::new(true);
-    let started = Instant::now();
-    let finished = AtomicUsize::new(0);
-    let connections = std::thread::scope(|scope| {
-        let sampler = scope.spawn(|| sample_connections(&server, &bouncer, &running));
-        let workers: Vec<_> = (0..workers)
-            .map(|i| {
-                let (machine, tally, finished) = (&machines[i % 4], &tally, &finished);
-                scope.spawn(move || {
-                    let name = format!("m{}-w{i}", i % 4);
-                    let dice = Dice(0x2545_f491_4f6c_dd1d ^ (i as u64 + 1));
-                    work(machine, &name, dice, mean_pause, tasks, tally);
-                    finished.fetch_add(1, Ordering::Relaxed);
-                })
-            })
-            .collect();
-        for worker in workers {
-            worker.join().unwrap();
-        }
-        running.store(false, Ordering::Relaxed);
-        sampler.join().unwrap()
-    });
-    let wall = started.elapsed();
+    // The floor: the same claims on the same board and server by a few workers, whose
+    // claims seldom meet, measured first in the same run. The load's figures are read against
+    // it: what 200 workers add, and how much of it is waiting for one of the pool's
+    // connections (the pooler's wait, apart).
+    let floor_workers = FLOOR_WORKERS.min(workers / 2).max(1);
+    let floor = phase(
+        &machines,
+        &server,
+        &bouncer,
+        (floor_workers, 0),
+        mean_pause / FLOOR_PAUSE_DIVISOR,
+        (tasks / FLOOR_SHARE).max(floor_workers),
+        tasks,
+        &tally,
+    );
+    let floor_done = tally.lock().unwrap().completed.len();
+    println!(
+        "floor: {floor_workers} workers did the first {floor_done} tasks in {:.1} s",
+        floor.wall.as_secs_f64()
+    );
+    floor.print(pool);
+    let load = phase(
+        &machines,
+        &server,
+        &bouncer,
+        (workers, floor_workers),
+        mean_pause,
+        tasks,
+        tasks,
+        &tally,
+    );
+    println!(
+        "load: {workers} workers on 4 machines through PgBouncer (pool {pool}) drained the other {} tasks in {:.1} s",
+        tasks - floor_done,
+        load.wall.as_secs_f64()
+    );
+    load.print(pool);
+    let ratio = |q: f64| {
+        percentile(&load.claims, q).as_secs_f64()
+            / percentile(&floor.claims, q).as_secs_f64().max(1e-6)
+    };
+    println!(
+        "load against floor ({} workers against {}): claim p50 {:.2} x, p99 {:.2} x; the pooler's wait per transaction {} against {}",
+        load.workers,
+        floor.workers,
+        ratio(0.50),
+        ratio(0.99),
+        ms(load.pooler.average_wait(), 2),
+        ms(floor.pooler.average_wait(), 2),
+    );
     let tally = tally.into_inner().unwrap();
     let twice = tally.completed.values().filter(|by| by.len() > 1).count();
     // What the store says: every task done, each claimed once.
@@ -327,58 +479,9 @@ fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
         .filter(|t| t.status != baton_core::model::TaskStatus::Done)
         .count();
     let attempts_other_than_one = board.tasks.iter().filter(|t| t.attempts != 1).count();
-    let busy_share = cpu_busy(&cpu_before);
-    // The last tasks have their dependencies among the ones just before them: most workers
-    // wait there, and their wakes fall on the claims still running.
-    let mut steady: Vec<Duration> = tally
-        .claims
-        .iter()
-        .filter(|(done, _)| *done < tasks * 9 / 10)
-        .map(|(_, took)| *took)
-        .collect();
-    steady.sort();
-    let mut claims: Vec<Duration> = tally.claims.iter().map(|(_, took)| *took).collect();
-    claims.sort();
-    let (pooled, sessions, listening) = connections;
-    println!(
-        "{workers} workers on 4 machines through PgBouncer (pool {pool}) drained {tasks} tasks in {:.1} s",
-        wall.as_secs_f64()
-    );
-    println!(
-        "`worker claim` process: p50 {}  p90 {}  p99 {}  ({} claims; {} waited for a task)",
-        ms(percentile(&claims, 0.50), 2),
-        ms(percentile(&claims, 0.90), 2),
-        ms(percentile(&claims, 0.99), 2),
-        claims.len(),
-        tally.waited
-    );
-    println!(
-        "… while the first 90 % of the tasks were done: p50 {}  p99 {}  ({} claims); the machine's CPU {:.0} % busy over the run",
-        ms(percentile(&steady, 0.50), 2),
-        ms(percentile(&steady, 0.99), 2),
-        steady.len(),
-        busy_share * 100.0
-    );
-    let mut steps = tally.steps.clone();
-    steps.sort();
-    println!(
-        "`worker start` and `worker complete` processes: p50 {}  p99 {}",
-        ms(percentile(&steps, 0.50), 2),
-        ms(percentile(&steps, 0.99), 2),
-    );
     println!(
         "done: {} of {tasks}; completed twice: {twice}; not done (lost): {not_done}; claimed other than once: {attempts_other_than_one}",
         tally.completed.len()
-    );
-    println!(
-        "server connections at peak: the pooler's {pooled} (pool {pool}); all of the role's {sessions}, of them listening {listening}"
-    );
-    let stats = bouncer.stats();
-    println!(
-        "the pooler ran {} transactions: {} in one on average, {} waiting for a server connection before it",
-        stats.transactions,
-        ms(stats.in_transactions / stats.transactions.max(1) as u32, 2),
-        ms(stats.waited / stats.transactions.max(1) as u32, 2)
     );
     if profiled {
         println!(
@@ -386,12 +489,20 @@ fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
             server.statement_profile(12)
         );
     }
-    assert_eq!(finished.into_inner(), workers);
+    assert!(
+        !floor.claims.is_empty() && !load.claims.is_empty(),
+        "both phases claimed"
+    );
     assert_eq!(tally.completed.len(), tasks, "every task completed");
     assert_eq!(twice, 0, "no task completed twice");
     assert_eq!(not_done, 0, "no task lost");
     assert_eq!(attempts_other_than_one, 0, "each task claimed once");
-    assert!(pooled <= pool, "the pooler kept within its pool");
+    for phase in [&floor, &load] {
+        assert!(
+            phase.connections.0 <= pool,
+            "the pooler kept within its pool"
+        );
+    }
 }
 
 fn main() {

@@ -1,13 +1,13 @@
 //! Live views: `leader status --watch` and `logs --follow`. They update as soon as something
-//! changes, without polling: on a folder project from the change feed (file-system events),
-//! on a database project from its notifications.
+//! changes, without polling, from the project's change feed (a folder's file-system events, a
+//! database's notifications).
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use baton_api::{Error, OpenProject};
-use baton_core::{Listener, LogLine};
-use baton_live::feed::{ChangeEvent, ChangeFeed};
+use baton_core::LogLine;
+use baton_live::feed::ChangeEvent;
 use baton_live::{LiveError, WatchMode};
 
 use crate::render;
@@ -15,30 +15,8 @@ use crate::render;
 /// Redraw at least this often so lease countdowns move.
 const REDRAW: Duration = Duration::from_secs(1);
 
-/// What wakes a live view: the folder's change feed or the store's notifications.
-enum Changes {
-    Feed(ChangeFeed),
-    Store(Box<dyn Listener>),
-}
-
-impl Changes {
-    fn start(project: &OpenProject, mode: WatchMode) -> Result<Changes, Error> {
-        Ok(match project.tasks.listen_for_changes()? {
-            Some(listener) => Changes::Store(listener),
-            None => Changes::Feed(project.feed(mode)?),
-        })
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Changes::Feed(feed) => feed.backend().to_string(),
-            Changes::Store(_) => "the store's notifications".to_string(),
-        }
-    }
-}
-
 pub fn watch_status(project: &OpenProject, mode: WatchMode, json: bool) -> Result<(), Error> {
-    let mut changes = Changes::start(project, mode)?;
+    let feed = project.feed(mode)?;
     let mut changed = true;
     loop {
         let mut out = std::io::stdout().lock();
@@ -57,7 +35,7 @@ pub fn watch_status(project: &OpenProject, mode: WatchMode, json: bool) -> Resul
                     out,
                     "\x1b[2J\x1b[H{}\n(watching, {}; Ctrl-C to stop)\n",
                     render::status(&report),
-                    changes.describe()
+                    feed.backend()
                 );
             }
             // A corrupt file is shown, not fatal: someone may be fixing it by hand.
@@ -69,20 +47,17 @@ pub fn watch_status(project: &OpenProject, mode: WatchMode, json: bool) -> Resul
             return Ok(()); // the reader went away
         }
         drop(out);
-        changed = match &mut changes {
-            Changes::Feed(feed) => match feed.recv_timeout(REDRAW) {
-                Ok(event) => matches!(
-                    event,
-                    ChangeEvent::TasksChanged { .. }
-                        | ChangeEvent::TasksUnreadable { .. }
-                        | ChangeEvent::MasterPlanChanged
-                ),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => false,
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(LiveError::WatchStopped.into());
-                }
-            },
-            Changes::Store(listener) => listener.wait(Some(Instant::now() + REDRAW))?,
+        changed = match feed.recv_timeout(REDRAW) {
+            Ok(event) => matches!(
+                event,
+                ChangeEvent::TasksChanged { .. }
+                    | ChangeEvent::TasksUnreadable { .. }
+                    | ChangeEvent::MasterPlanChanged
+            ),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => false,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(LiveError::WatchStopped.into());
+            }
         };
     }
 }
@@ -94,9 +69,8 @@ pub fn follow_logs(
     mode: WatchMode,
     json: bool,
 ) -> Result<(), Error> {
-    // Start listening first: lines written while the tail is printed are then not lost.
-    let mut changes = Changes::start(project, mode)?;
-    let cursor = project.tasks.log_since(u64::MAX)?;
+    // Start following first: lines written while the tail is printed are then not lost.
+    let feed = project.feed(mode)?;
     let print = |l: &LogLine| {
         let mut out = std::io::stdout().lock();
         let text = if json {
@@ -109,40 +83,21 @@ pub fn follow_logs(
     for l in project.tasks.logs(agent, tail)? {
         print(&l);
     }
-    match &mut changes {
-        Changes::Feed(feed) => {
-            while let Some(event) = feed.recv() {
-                let ChangeEvent::LogAppended { agent: who, lines } = event else {
-                    continue;
-                };
-                if agent.is_some_and(|a| a != who) {
-                    continue;
-                }
-                for line in lines {
-                    if !print(&LogLine {
-                        agent: who.clone(),
-                        line,
-                    }) {
-                        return Ok(());
-                    }
-                }
-            }
-            Err(LiveError::WatchStopped.into())
+    while let Some(event) = feed.recv() {
+        let ChangeEvent::LogAppended { agent: who, lines } = event else {
+            continue;
+        };
+        if agent.is_some_and(|a| a != who) {
+            continue;
         }
-        Changes::Store(listener) => {
-            let mut after = cursor.map_or(0, |(_, last)| last);
-            loop {
-                listener.wait(None)?;
-                let Some((lines, last)) = project.tasks.log_since(after)? else {
-                    return Ok(());
-                };
-                after = last;
-                for line in lines.iter().filter(|l| agent.is_none_or(|a| a == l.agent)) {
-                    if !print(line) {
-                        return Ok(());
-                    }
-                }
+        for line in lines {
+            if !print(&LogLine {
+                agent: who.clone(),
+                line,
+            }) {
+                return Ok(());
             }
         }
     }
+    Err(LiveError::WatchStopped.into())
 }

@@ -4,7 +4,9 @@
 //! workers. They read what supervisors record in the store, and leave requests for the one on
 //! this machine.
 
-use baton_core::{Attempt, Spend, TranscriptEvent, WorkerRecord, WorkerState};
+use baton_core::{
+    Attempt, ErrorKind, Spend, TeamStore, TranscriptEvent, WorkerRecord, WorkerState,
+};
 use baton_team::start::{TeamStarted, TeamUp, start_detached};
 use baton_team::supervisor::host_name;
 use baton_team::{Request, Setting, SupervisorInfo, running_supervisor, send_request};
@@ -145,6 +147,35 @@ pub struct TeamTranscript {
     #[cfg_attr(feature = "cli", arg(long, default_value_t = default_limit()))]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub limit: u64,
+}
+
+/// The task and attempt `name` means (`team logs NAME`): a worker's current attempt, else its
+/// last one (or its attempt numbered `attempt`); any other name is a task's.
+pub fn transcript_named(
+    team: &dyn TeamStore,
+    name: &str,
+    attempt: Option<u32>,
+) -> Result<(String, Option<u32>)> {
+    baton_core::names::validate_agent_id(name)?;
+    let workers = team.workers()?;
+    if let Some(worker) = workers.iter().find(|w| w.name == name) {
+        if let (Some(task), None) = (&worker.task, attempt) {
+            return Ok((task.clone(), worker.attempt));
+        }
+        let last = team
+            .attempts(None)?
+            .into_iter()
+            .filter(|a| a.agent == name)
+            .max_by_key(|a| a.started_at);
+        return match last {
+            Some(a) => Ok((a.task, attempt.or(Some(a.attempt)))),
+            None => Err(Error::new(
+                ErrorKind::UnknownTask,
+                format!("worker {name} has not worked on a task yet"),
+            )),
+        };
+    }
+    Ok((name.to_string(), attempt))
 }
 
 fn default_limit() -> u64 {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use baton_api::signals::{ListRuns, WaitSignals};
 use baton_api::tasks::ClaimOutcome;
 use baton_api::{Error, OpenProject, Operation, exit};
-use baton_core::ForeignFile;
+use baton_core::{ErrorKind, ForeignFile};
 use baton_live::claim_wait::claim_within;
 use baton_live::wait::{WaitOutcome, wait_for_signals};
 use baton_live::{LiveError, WatchMode};
@@ -218,10 +218,7 @@ pub fn worker_loop(
         );
         flags.stop(true);
     })
-    .map_err(|e| LiveError::Spawn {
-        command: "Ctrl-C handler".into(),
-        message: e.to_string(),
-    })?;
+    .map_err(|e| Error::new(ErrorKind::Spawn, format!("cannot handle Ctrl-C: {e}")))?;
     let report = run_worker(&crew, &args.agent)?;
     emit(json, &report, || render::loop_report(&report));
     Ok(match report.end {

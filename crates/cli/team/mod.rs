@@ -9,14 +9,14 @@ mod render;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use baton_api::team::{TeamTranscript, Transcript};
+use baton_api::team::{TeamTranscript, Transcript, transcript_named};
 use baton_api::{Error, OpenProject, Operation, exit};
-use baton_core::{AttemptEnd, Changes, ErrorKind, StoreError};
+use baton_core::{AttemptEnd, ErrorKind, StoreError};
 use baton_live::WatchMode;
-use baton_live::watcher::Watch;
+use baton_live::transcript_wait::TranscriptWait;
 use baton_team::profile::load_profiles;
 use baton_team::start::resize_if_running;
-use baton_team::{Controls, Setting, TeamUp, run_team, running_supervisor};
+use baton_team::{Controls, Setting, TeamUp, run_team, wait_stopped};
 
 use crate::context::{as_user, operate};
 use crate::output::{emit, emit_line};
@@ -116,37 +116,8 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
     })
 }
 
-/// The task and attempt `name` (a worker or a task) means.
-fn which_transcript(
-    project: &OpenProject,
-    name: &str,
-    attempt: Option<u32>,
-) -> Result<(String, Option<u32>), Error> {
-    baton_core::names::validate_agent_id(name)?;
-    let workers = project.team.workers()?;
-    if let Some(worker) = workers.iter().find(|w| w.name == name) {
-        if let (Some(task), None) = (&worker.task, attempt) {
-            return Ok((task.clone(), worker.attempt));
-        }
-        let last = project
-            .team
-            .attempts(None)?
-            .into_iter()
-            .filter(|a| a.agent == name)
-            .max_by_key(|a| a.started_at);
-        return match last {
-            Some(a) => Ok((a.task, attempt.or(Some(a.attempt)))),
-            None => Err(Error::new(
-                ErrorKind::UnknownTask,
-                format!("worker {name} has not worked on a task yet"),
-            )),
-        };
-    }
-    Ok((name.to_string(), attempt))
-}
-
 fn logs(project: &OpenProject, args: LogsArgs, mode: WatchMode, json: bool) -> Result<u8, Error> {
-    let (task, attempt) = which_transcript(project, &args.name, args.attempt)?;
+    let (task, attempt) = transcript_named(&*project.team, &args.name, args.attempt)?;
     let read = |after: u64, attempt: Option<u32>| -> Result<Transcript, Error> {
         as_user(project, mode, baton_core::ForeignFile::Keep, |cx| {
             TeamTranscript {
@@ -175,7 +146,7 @@ fn logs(project: &OpenProject, args: LogsArgs, mode: WatchMode, json: bool) -> R
     }
     print(&first);
     let mut last = first.events.last().map_or(0, |e| e.seq);
-    let mut waiter = ChangeWaiter::start(project, &task, mode)?;
+    let mut waiter = TranscriptWait::start(&*project.tasks, project.local(), &task, mode)?;
     loop {
         // A wake is a hint; the attempt's end is read from the store either way.
         waiter.wait(Some(Instant::now() + Duration::from_secs(1)))?;
@@ -191,44 +162,6 @@ fn logs(project: &OpenProject, args: LogsArgs, mode: WatchMode, json: bool) -> R
     }
 }
 
-/// Wakes when the store may have changed: the folder's transcripts of one task, watched, or
-/// the database's notifications.
-enum ChangeWaiter {
-    Files(Watch),
-    Store(Box<dyn baton_core::Listener>),
-}
-
-impl ChangeWaiter {
-    fn start(project: &OpenProject, task: &str, mode: WatchMode) -> Result<ChangeWaiter, Error> {
-        match project.tasks.changes() {
-            Changes::Files(_) => {
-                let dir = project.local().task_transcripts_dir(task)?;
-                std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-                let mut watch = Watch::new(mode, &dir)?;
-                watch.add(&dir, false)?;
-                Ok(ChangeWaiter::Files(watch))
-            }
-            Changes::Notifications => match project.tasks.listen_for_changes()? {
-                Some(listener) => Ok(ChangeWaiter::Store(listener)),
-                None => Err(Error::new(
-                    ErrorKind::Watch,
-                    "the store offers no notifications",
-                )),
-            },
-        }
-    }
-
-    fn wait(&mut self, until: Option<Instant>) -> Result<bool, Error> {
-        match self {
-            ChangeWaiter::Files(watch) => Ok(!matches!(
-                watch.wait(until)?,
-                baton_live::watcher::Wake::Deadline
-            )),
-            ChangeWaiter::Store(listener) => Ok(listener.wait(until)?),
-        }
-    }
-}
-
 fn stop(project: &OpenProject, args: StopArgs, mode: WatchMode, json: bool) -> Result<u8, Error> {
     let StopArgs { request, no_wait } = args;
     let now = request.now;
@@ -239,19 +172,13 @@ fn stop(project: &OpenProject, args: StopArgs, mode: WatchMode, json: bool) -> R
     if now && !no_wait {
         // Stopping now is bounded: the agents get a few seconds, then are killed.
         let deadline = Instant::now() + baton_team::STOP_GRACE + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            let gone = if all {
-                running_supervisor(project.local())?.is_none()
-            } else {
-                project.team.workers()?.iter().any(|w| {
-                    asked.workers.contains(&w.name) && w.state == baton_core::WorkerState::Stopped
-                })
-            };
-            if gone {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_stopped(
+            project.local(),
+            &*project.team,
+            &asked.workers,
+            all,
+            deadline,
+        )?;
     }
     emit(json, &asked, || render::stop_asked(&asked));
     Ok(0)

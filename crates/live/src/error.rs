@@ -1,4 +1,4 @@
-//! Errors of live coordination: the store's own errors, plus watching and its handlers.
+//! Errors of live coordination: the store's own errors, plus watching.
 
 use std::path::PathBuf;
 
@@ -16,9 +16,6 @@ pub enum LiveError {
 
     #[error("the file watcher stopped unexpectedly")]
     WatchStopped,
-
-    #[error("cannot run {command:?}: {message}")]
-    Spawn { command: String, message: String },
 }
 
 impl From<baton_fs::FileError> for LiveError {
@@ -40,7 +37,6 @@ impl LiveError {
         match self {
             LiveError::Store(e) => e.kind(),
             LiveError::Watch { .. } | LiveError::WatchStopped => ErrorKind::Watch,
-            LiveError::Spawn { .. } => ErrorKind::Spawn,
         }
     }
 }

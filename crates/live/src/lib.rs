@@ -13,6 +13,7 @@
 //! - [`reconnect`]: riding out a store that went away, the same way for every waiter and
 //!   worker;
 //! - [`keepalive`]: an agent's leases renewed for as long as its process lives;
+//! - [`transcript_wait`]: waking a reader that follows one task's transcript;
 //!
 //! It is synchronous (threads and channels, no async runtime), so async hosts run it on a
 //! blocking thread. The state itself, and every write, belong to the stores (`baton-folder`, `baton-pg`); browsers, whose
@@ -26,6 +27,7 @@ pub mod inbox_wait;
 pub mod keepalive;
 pub mod liveness;
 pub mod reconnect;
+pub mod transcript_wait;
 pub mod wait;
 pub mod watcher;
 

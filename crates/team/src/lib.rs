@@ -45,7 +45,7 @@ pub use profile::{AgentKind, Profile};
 pub use start::{TeamStarted, TeamUp};
 pub use supervisor::{
     Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, run_team,
-    running_supervisor, send_request,
+    running_supervisor, send_request, wait_stopped,
 };
 pub use worker::{WorkerEnd, WorkerReport, run_worker};
 

@@ -143,6 +143,31 @@ pub fn running_supervisor(local: &Layout) -> Result<Option<SupervisorInfo>> {
     }
 }
 
+/// Waits until what was asked to stop has: the whole team (its supervisor gone) or the named
+/// `workers` (one of them recorded as stopped), looking every 50 ms until `deadline`; whether
+/// it did.
+pub fn wait_stopped(
+    local: &Layout,
+    team: &dyn TeamStore,
+    workers: &[String],
+    whole_team: bool,
+    deadline: std::time::Instant,
+) -> Result<bool> {
+    loop {
+        let stopped = if whole_team {
+            running_supervisor(local)?.is_none()
+        } else {
+            team.workers()?
+                .iter()
+                .any(|w| workers.contains(&w.name) && w.state == WorkerState::Stopped)
+        };
+        if stopped || std::time::Instant::now() >= deadline {
+            return Ok(stopped);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50)); // the next look
+    }
+}
+
 /// Leaves `request` for the running supervisor; refused when none runs.
 pub fn send_request(local: &Layout, request: &Request) -> Result<SupervisorInfo> {
     let Some(info) = running_supervisor(local)? else {

@@ -211,6 +211,27 @@ pub struct PoolerStats {
     pub waited: std::time::Duration,
 }
 
+impl PoolerStats {
+    /// What was counted between `before` and these.
+    pub fn since(&self, before: &PoolerStats) -> PoolerStats {
+        PoolerStats {
+            transactions: self.transactions - before.transactions,
+            in_transactions: self.in_transactions - before.in_transactions,
+            waited: self.waited - before.waited,
+        }
+    }
+
+    /// The time in one transaction, on average.
+    pub fn average_in_transaction(&self) -> std::time::Duration {
+        self.in_transactions / self.transactions.max(1) as u32
+    }
+
+    /// The time a transaction waited for a server connection before it, on average.
+    pub fn average_wait(&self) -> std::time::Duration {
+        self.waited / self.transactions.max(1) as u32
+    }
+}
+
 impl Drop for PgBouncer {
     fn drop(&mut self) {
         if let Ok(pid) = std::fs::read_to_string(&self.pidfile) {
