@@ -9,8 +9,8 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, channel};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use baton_core::Task;
 use baton_core::text::printable;
@@ -24,13 +24,17 @@ pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 pub const MAX_ERROR_BYTES: usize = 4 * 1024;
 /// Lines of stderr a failure reason quotes, at most.
 const REASON_LINES: usize = 20;
+/// How long what a command (or an agent) printed is still read after it exited and its group
+/// was killed. A process that left the group (a session of its own) may hold the output open
+/// for ever; it must not hold the attempt, or the check, with it.
+pub const DRAIN: Duration = Duration::from_secs(2);
 
 /// A task's command, started.
 pub struct RunningCommand {
     pid: u32,
     exited: Receiver<std::io::Result<ExitStatus>>,
-    stdout: JoinHandle<Tail>,
-    stderr: JoinHandle<Tail>,
+    stdout: TailReader,
+    stderr: TailReader,
 }
 
 /// How a command ended, with the tails of what it printed.
@@ -121,8 +125,8 @@ impl RunningCommand {
         });
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let stdout = std::thread::spawn(move || read_tail(stdout, MAX_OUTPUT_BYTES));
-        let stderr = std::thread::spawn(move || read_tail(stderr, MAX_ERROR_BYTES));
+        let stdout = TailReader::start(stdout, MAX_OUTPUT_BYTES);
+        let stderr = TailReader::start(stderr, MAX_ERROR_BYTES);
         let (tx, exited) = channel();
         std::thread::spawn(move || {
             let _ = tx.send(child.wait());
@@ -153,13 +157,15 @@ impl RunningCommand {
         status.or_else(|| self.wait_timeout(grace))
     }
 
-    /// Collects what the command printed once it has exited.
+    /// Collects what the command printed once it has exited: what it left running in its
+    /// group is killed, and its output read until it ends or [`DRAIN`] has passed.
     pub fn finish(self, status: ExitStatus) -> Finished {
-        let text = |handle: JoinHandle<Tail>| handle.join().map(Tail::text).unwrap_or_default();
+        baton_fs::ProcessGroup::led_by(self.pid).kill();
+        let until = Instant::now() + DRAIN;
         Finished {
             status,
-            stdout: text(self.stdout),
-            stderr: text(self.stderr),
+            stdout: self.stdout.text_by(until),
+            stderr: self.stderr.text_by(until),
         }
     }
 }
@@ -211,15 +217,36 @@ impl Tail {
     }
 }
 
-/// Reads `from` to the end, keeping its last `max` bytes.
-fn read_tail(mut from: impl Read, max: usize) -> Tail {
-    let mut tail = Tail::new(max);
-    let mut buffer = [0u8; 8192];
-    loop {
-        match from.read(&mut buffer) {
-            Ok(0) | Err(_) => return tail,
-            Ok(n) => tail.push(&buffer[..n]),
-        }
+/// A stream read to its end on a thread of its own, its last bytes kept as they come.
+struct TailReader {
+    tail: Arc<Mutex<Tail>>,
+    ended: Receiver<()>,
+}
+
+impl TailReader {
+    fn start(mut from: impl Read + Send + 'static, max: usize) -> TailReader {
+        let tail = Arc::new(Mutex::new(Tail::new(max)));
+        let (ended_tx, ended) = channel();
+        let kept = tail.clone();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 8192];
+            while let Ok(n @ 1..) = from.read(&mut buffer) {
+                kept.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(&buffer[..n]);
+            }
+            let _ = ended_tx.send(());
+        });
+        TailReader { tail, ended }
+    }
+
+    /// What was read when the stream ended, or at `until` if it had not by then.
+    fn text_by(self, until: Instant) -> String {
+        let _ = self
+            .ended
+            .recv_timeout(until.saturating_duration_since(Instant::now()));
+        let mut tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::replace(&mut *tail, Tail::new(0)).text()
     }
 }
 
@@ -236,16 +263,85 @@ pub fn failure_reason(how: &str, stderr: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Kills, when dropped, the `sleep` a test left in a session of its own.
+    pub(crate) struct Detached(pub(crate) String);
+
+    impl Detached {
+        /// A `sleep` argument no other test or process uses.
+        pub(crate) fn new() -> Detached {
+            static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Detached(format!("299.{}{n:03}", std::process::id()))
+        }
+
+        /// Shell words that start the sleep in a session of its own, holding the script's
+        /// output, and wait until it is there (so killing the script's group cannot reach it).
+        pub(crate) fn start(&self) -> String {
+            format!(
+                "setsid sleep {} & while [ \"$(ps -o sid= -p $! | tr -d ' ')\" != \"$!\" ]; do sleep 0.01; done",
+                self.0
+            )
+        }
+    }
+
+    impl Drop for Detached {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("pkill")
+                .args(["-f", &format!("sleep {}", self.0)])
+                .status();
+        }
+    }
 
     #[test]
     fn a_tail_keeps_the_end_from_a_line_start() {
         let input = (0..100).map(|i| format!("line {i}\n")).collect::<String>();
-        let tail = read_tail(input.as_bytes(), 40);
-        let kept = tail.text();
+        let reader = TailReader::start(std::io::Cursor::new(input.into_bytes()), 40);
+        let kept = reader.text_by(Instant::now() + Duration::from_secs(60));
         assert!(kept.starts_with("[earlier output cut]\nline 9"), "{kept}");
         assert!(kept.ends_with("line 99"), "{kept}");
+    }
+
+    #[test]
+    fn a_check_ends_with_its_command_though_a_detached_child_holds_its_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = baton_folder::FolderStore::init(dir.path(), "checks", None).unwrap();
+        let task = baton_core::TaskStore::add_task(
+            &store,
+            baton_core::NewTask {
+                description: "checked".into(),
+                ..baton_core::NewTask::default()
+            },
+        )
+        .unwrap();
+        let result = dir.path().join("result.md");
+        let env = TaskEnv {
+            agent: "lead",
+            task: &task,
+            project_dir: dir.path(),
+            result_path: &result,
+            worktree: None,
+        };
+        let sleeper = Detached::new();
+        let command = format!("{}; echo checked; echo warned >&2", sleeper.start());
+        let running = RunningCommand::start(&command, &env).unwrap();
+        let status = running
+            .wait_timeout(Duration::from_secs(60))
+            .expect("the command exits at once")
+            .unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(running.finish(status));
+        });
+        // Before, finishing waited for the sleep's 299 s.
+        let finished = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("finished though the sleep holds the output");
+        assert!(finished.status.success());
+        assert_eq!(finished.stdout, "checked");
+        assert_eq!(finished.stderr, "warned");
     }
 
     #[test]

@@ -7,11 +7,13 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, sync_channel};
 use std::time::{Duration, Instant};
 
 use baton_core::transcript::Stream;
 use baton_fs::{ProcessGroup, command_in_own_group};
+
+use crate::exec::DRAIN;
 
 /// The longest line kept whole; the rest of a longer line is dropped, and it says so.
 pub const MAX_LINE: usize = 1024 * 1024;
@@ -100,18 +102,23 @@ impl AgentProcess {
         let (tx, output) = sync_channel(QUEUE);
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let readers = [
-            spawn_reader(stdout, Stream::Stdout, tx.clone()),
-            spawn_reader(stderr, Stream::Stderr, tx.clone()),
-        ];
+        let (ended_tx, ended) = channel();
+        spawn_reader(stdout, Stream::Stdout, tx.clone(), ended_tx.clone());
+        spawn_reader(stderr, Stream::Stderr, tx.clone(), ended_tx);
         std::thread::spawn(move || {
             let status = child.wait();
             // Everything the agent printed comes before its exit. Its own children may hold
-            // the pipes open after it exits: the group is killed then, so this ends.
+            // the pipes open after it exits: the group is killed then, and what it printed is
+            // read until both pipes end, or for DRAIN at most (a process that left the group
+            // may hold them for ever; the attempt ends with the agent all the same).
             ProcessGroup::led_by(pid).kill();
             kill_marked(&marks);
-            for reader in readers {
-                let _ = reader.join();
+            let until = Instant::now() + DRAIN;
+            for _ in 0..2 {
+                let left = until.saturating_duration_since(Instant::now());
+                if ended.recv_timeout(left).is_err() {
+                    break;
+                }
             }
             let _ = tx.send(Output::Exited(status));
         });
@@ -197,12 +204,17 @@ pub fn kill_marked(marks: &[String]) -> usize {
     killed
 }
 
+/// Reads `from` line by line into `tx` on a thread of its own, and says on `ended` when it
+/// stops.
 fn spawn_reader(
     mut from: impl Read + Send + 'static,
     stream: Stream,
     tx: SyncSender<Output>,
-) -> std::thread::JoinHandle<()> {
+    ended: Sender<()>,
+) {
     std::thread::spawn(move || {
+        // Said however the reading ends.
+        let _ended = Ended(ended);
         let mut line: Vec<u8> = Vec::new();
         let mut dropped = 0usize;
         let mut buffer = [0u8; 16 * 1024];
@@ -233,7 +245,16 @@ fn spawn_reader(
         if !line.is_empty() || dropped > 0 {
             send(&mut line, &mut dropped);
         }
-    })
+    });
+}
+
+/// Tells the waiter that a reader ended, when dropped.
+struct Ended(Sender<()>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
 }
 
 /// Adds `bytes` to the line being read, keeping at most [`MAX_LINE`] of it.
@@ -268,6 +289,24 @@ mod tests {
                 None => panic!("no output within 30 s"),
             }
         }
+    }
+
+    #[test]
+    fn the_attempt_ends_with_the_agent_though_a_detached_child_holds_its_output() {
+        let sleeper = crate::exec::tests::Detached::new();
+        let script = format!("{}; echo started", sleeper.start());
+        // Before, this waited for the sleep: `collect` gives up after 30 s without output.
+        let (lines, status) = collect(AgentProcess::start(&sh(&script)).unwrap());
+        assert_eq!(lines, [(Stream::Stdout, "started".to_string())]);
+        assert!(status.success());
+        let left = std::process::Command::new("pgrep")
+            .args(["-f", &format!("sleep {}", sleeper.0)])
+            .output()
+            .unwrap();
+        assert!(
+            left.status.success(),
+            "the detached child was still there, holding the pipe"
+        );
     }
 
     #[test]
