@@ -39,7 +39,7 @@ pub fn command_in_own_group(
 
     let program = program.as_ref();
     let wrapped = signal_name(on_parent_death)
-        .filter(|_| is_executable(Path::new(SETPRIV)))
+        .filter(|_| setpriv_installed())
         .zip(resolve(program, path));
     let mut command = match wrapped {
         Some((signal, resolved)) => {
@@ -66,29 +66,21 @@ fn signal_name(signal: libc::c_int) -> Option<&'static str> {
     }
 }
 
-/// The absolute path `program` runs from: itself when absolute, else the first executable of
-/// that name in `path`'s absolute folders. `None` for a relative path (the child's working
-/// folder decides it) or a program not found (spawning says so).
+/// The absolute path `program` runs from, found in `path` as the child's `execvp` would find
+/// it. `None` for a relative path (the child's working folder decides it), a program found
+/// through a relative folder of `path`, or one not found (spawning says so).
 fn resolve(program: &OsStr, path: Option<&OsStr>) -> Option<PathBuf> {
-    let as_path = Path::new(program);
-    if as_path.is_absolute() {
-        return is_executable(as_path).then(|| as_path.to_path_buf());
-    }
-    if program.is_empty() || as_path.components().count() != 1 {
+    use std::os::unix::ffi::OsStrExt;
+    if !Path::new(program).is_absolute() && program.as_bytes().contains(&b'/') {
         return None;
     }
-    let path = path
-        .map(OsStr::to_os_string)
-        .or_else(|| std::env::var_os("PATH"))?;
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(program))
-        .find(|candidate| is_executable(candidate))
+    crate::find_program(program, path).filter(|found| found.is_absolute())
 }
 
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+/// Whether `setpriv` is there to set a death signal (looked at once).
+fn setpriv_installed() -> bool {
+    static INSTALLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *INSTALLED.get_or_init(|| crate::is_executable(Path::new(SETPRIV)))
 }
 
 /// Sets the parent-death signal in the child between fork and exec.

@@ -78,19 +78,8 @@ pub fn installed_playwright_mcp(project_dir: &Path) -> Option<PathBuf> {
     let local = project_dir
         .ancestors()
         .map(|dir| dir.join("node_modules/.bin").join(PLAYWRIGHT_MCP_BIN))
-        .find(|bin| is_executable(bin));
-    local.or_else(|| {
-        std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|dir| dir.join(PLAYWRIGHT_MCP_BIN))
-                .find(|bin| is_executable(bin))
-        })
-    })
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .find(|bin| baton_fs::is_executable(bin));
+    local.or_else(|| baton_fs::find_program(PLAYWRIGHT_MCP_BIN, None))
 }
 
 /// How to start a child server.

@@ -21,7 +21,7 @@
 //! that is not installed is a clear error naming what to fix or install.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use baton_core::{ErrorKind, Layout};
@@ -391,7 +391,7 @@ pub fn resolve(layout: &Layout, name: &str, exec: Option<&str>) -> Result<Profil
         ));
     }
     if profile.kind != AgentKind::Exec {
-        let found = find_program(&profile.command).ok_or_else(|| {
+        let found = baton_fs::find_program(&profile.command, None).ok_or_else(|| {
             TeamError::new(
                 ErrorKind::AgentNotInstalled,
                 format!(
@@ -405,23 +405,6 @@ pub fn resolve(layout: &Layout, name: &str, exec: Option<&str>) -> Result<Profil
         profile.command = found.display().to_string();
     }
     Ok(profile)
-}
-
-/// `program` as a path to an executable file: itself when it has a slash, else the first
-/// match on `PATH`.
-pub fn find_program(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |path: &Path| {
-        path.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        let path = PathBuf::from(program);
-        return executable(&path).then_some(path);
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(program))
-        .find(|p| executable(p))
 }
 
 impl Profile {
