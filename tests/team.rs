@@ -1,5 +1,6 @@
 //! Baton runs the team (`baton team`), with the `exec` profile so no agent program is needed:
-//! a team drains a project in worktrees on both stores, each task once, with transcripts; a
+//! a team drains a project in worktrees on both stores, each task once, with transcripts, each
+//! dependent starting from its dependencies' work; a
 //! SIGKILLed agent is restarted in the same worktree; a SIGKILLed supervisor's tasks are taken
 //! up by `team up` again; a never-ending agent is stopped at its budget; a second `team up`
 //! resizes the running team and `team stop` ends it, gracefully or now; bad input is refused
@@ -103,7 +104,12 @@ fn an_exec_team_drains_a_project_in_worktrees_each_task_once(p: Project) {
         "--depends",
         "task-4,task-5",
     ]);
-    let command = "echo \"work of $BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add -A && \
+    // Each agent fails unless its dependencies' work is in its worktree (transitively: task-6
+    // needs task-1's file too), whether or not the lead merged it.
+    let command = "for d in $BATON_TASK_DEPENDENCIES $(cat *.needs 2>/dev/null); do \
+                   test -f \"$d.txt\" || { echo \"$d's work is missing\" >&2; exit 1; }; done; \
+                   echo \"work of $BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && \
+                   echo \"$BATON_TASK_DEPENDENCIES\" > \"$BATON_TASK_ID.needs\" && git add -A && \
                    git commit -qm \"$BATON_TASK_ID\" && echo \"did $BATON_TASK_ID\"";
     let out = run_ok(
         &p,
@@ -136,7 +142,9 @@ fn an_exec_team_drains_a_project_in_worktrees_each_task_once(p: Project) {
         assert_eq!(t["attempts"], 1, "claimed once: {t}");
         let branch = &t["result"]["branch"];
         assert_eq!(branch["name"], format!("baton/task-{i}"), "{t}");
+        // Its own commit only, not its dependencies' it was started with.
         assert_eq!(branch["commits"].as_array().unwrap().len(), 1, "{t}");
+        assert_eq!(branch["commits"][0]["subject"], format!("task-{i}"), "{t}");
         let log = transcript(&p, &format!("task-{i}"), 1);
         assert_eq!(log["attempt"]["end"], "completed", "{log}");
         let texts = event_texts(&log);
@@ -150,9 +158,17 @@ fn an_exec_team_drains_a_project_in_worktrees_each_task_once(p: Project) {
     assert!(workers.iter().all(|w| w["state"] == "stopped"), "{status}");
     assert_eq!(status["spend"]["by_task"].as_object().unwrap().len(), 6);
 
+    // Nothing reached the lead's branch by itself.
+    assert!(!p.path().join("task-1.txt").exists());
     run_ok(&p, &["leader", "merge", "--all"]);
     for i in 1..=6 {
         assert!(p.path().join(format!("task-{i}.txt")).is_file());
+    }
+    // Each task's commit landed once, however many dependents carried it.
+    let log = support::git(p.path(), &["log", "--format=%s"]);
+    for i in 1..=6 {
+        let id = format!("task-{i}");
+        assert_eq!(log.lines().filter(|s| *s == id).count(), 1, "{log}");
     }
 }
 

@@ -2,7 +2,8 @@
 //! finish ten tasks that each commit a file, every result records its branch and commit, and
 //! `leader merge --all` gives the expected tree; a conflicting merge is reported and changes
 //! nothing; `worker claim --worktree` then `worker complete` records the branch; a task
-//! claimed again goes on from its branch; `leader doctor` reports and `--fix` removes the
+//! claimed again goes on from its branch; dependencies whose branches conflict are the
+//! dependent's agent's to resolve, or hold it for the lead; `leader doctor` reports and `--fix` removes the
 //! worktrees of finished tasks; and bad input is refused, changing nothing.
 
 use baton_test_support as support;
@@ -260,6 +261,83 @@ fn a_task_claimed_again_goes_on_from_its_branch() {
         .map(|c| c["subject"].as_str().unwrap())
         .collect();
     assert_eq!(subjects, ["first", "second"]);
+}
+
+/// Two tasks that write `same.txt` differently, and `both` depending on them, done in
+/// worktrees; returns what `both`'s agent saw.
+fn conflicting_dependencies(p: &Project) {
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "One", "--id", "one"]);
+    p.ok(&["leader", "add-task", "Two", "--id", "two"]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Both",
+        "--id",
+        "both",
+        "--depends",
+        "one,two",
+    ]);
+    let write = "[ \"$BATON_TASK_ID\" = both ] && exit 0; echo \"$BATON_TASK_ID\" > same.txt \
+                 && git add same.txt && git commit -q -m \"$BATON_TASK_ID\"";
+    // One worker does one and two; `both` is left for the test's own loop.
+    let out = p
+        .committing(&[
+            "worker",
+            "loop",
+            "w1",
+            "--worktree",
+            "--quiet",
+            "--max-tasks",
+            "2",
+            "--exec",
+            write,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn conflicting_dependencies_are_resolved_by_the_dependents_agent() {
+    let p = Project::init();
+    conflicting_dependencies(&p);
+    // The agent finds the merge in progress, resolves it with both lines and commits.
+    let resolve = "git rev-parse -q --verify MERGE_HEAD >/dev/null || exit 3; \
+                   printf 'one\\ntwo\\n' > same.txt && git add same.txt && git commit -q --no-edit";
+    let out = worktree_loop(&p, "w2", resolve);
+    assert!(out.status.success(), "{out:?}");
+    let board = p.tasks_json();
+    assert_eq!(task(&board, "both")["status"], "done", "{board}");
+    p.ok(&["leader", "merge", "both"]);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("same.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+}
+
+#[test]
+fn conflicting_dependencies_held_fail_the_dependent_naming_the_files() {
+    let p = Project::init();
+    conflicting_dependencies(&p);
+    std::fs::write(
+        p.path().join(".coordination/review.toml"),
+        "dependency_conflicts = \"hold\"\n",
+    )
+    .unwrap();
+    let out = worktree_loop(&p, "w2", "echo ran > ran.txt");
+    assert!(out.status.success(), "{out:?}");
+    let board = p.tasks_json();
+    let both = task(&board, "both");
+    assert_eq!(both["status"], "failed", "{both}");
+    let reason = both["result"]["error"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("same.txt") && reason.contains("leader reset both"),
+        "{both}"
+    );
+    // Nothing ran and nothing was left: no branch, no worktree.
+    assert!(!p.path().join(".coordination/worktrees/both").exists());
+    assert_eq!(git(p.path(), &["branch", "--list", "baton/both"]), "");
 }
 
 #[test]

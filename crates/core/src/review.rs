@@ -36,6 +36,7 @@ pub const DEFAULT_CHECK_MINUTES: f64 = 30.0;
 /// ```toml
 /// check = "cargo test"          # run in the task's worktree before a merge; exit 0 passes
 /// check_timeout_minutes = 30
+/// dependency_conflicts = "work" # or "hold": when a dependent's dependencies' branches conflict
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -45,6 +46,23 @@ pub struct ReviewSettings {
     pub check: Option<String>,
     #[serde(default = "default_minutes")]
     pub check_timeout_minutes: f64,
+    /// What a dependent task's new branch does when its dependencies' branches conflict.
+    #[serde(default)]
+    pub dependency_conflicts: DependencyConflicts,
+}
+
+/// What a dependent task's new branch does when merging its dependencies' branches into it
+/// conflicts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DependencyConflicts {
+    /// Leave the merge in progress in the task's worktree: resolving it is the agent's first
+    /// job, and its prompt names the files.
+    #[default]
+    Work,
+    /// Abort the merge and fail the task naming the files, for the lead to merge the
+    /// dependencies by hand (then `leader reset` the task).
+    Hold,
 }
 
 fn default_minutes() -> f64 {
@@ -56,6 +74,7 @@ impl Default for ReviewSettings {
         ReviewSettings {
             check: None,
             check_timeout_minutes: DEFAULT_CHECK_MINUTES,
+            dependency_conflicts: DependencyConflicts::Work,
         }
     }
 }

@@ -3,49 +3,66 @@
 //! --worktree`): a claimed task gets its worktree or is handed back, and a completion records
 //! the task's branch or says why it could not.
 
-use baton_core::{Completion, Layout, TaskStore};
+use baton_core::review::{ReviewSettings, review_settings_path};
+use baton_core::{Completion, Layout, StoreError, Task, TaskStore};
 
-use crate::error::Result;
+use crate::error::{GitError, Result};
 use crate::worktree::{Worktree, Worktrees, record_branch};
 
 /// Gives task `task`, just claimed by `agent`, its worktree under the project's local folder
-/// `local`. If that fails, the claim is handed back, so a task is never left claimed with
-/// nowhere to work on it.
+/// `local`, with its dependencies' work ([`crate::dependencies`], as the project's
+/// `review.toml` says). If that fails, the claim is handed back, so a task is never left
+/// claimed with nowhere to work on it; dependencies held for the lead fail it instead, saying
+/// which files.
 pub fn worktree_for_claim(
     store: &dyn TaskStore,
     local: &Layout,
     agent: &str,
     task: &str,
 ) -> Result<Worktree> {
-    hand_back_on_error(
-        store,
-        agent,
-        task,
-        Worktrees::open(local).and_then(|w| w.prepare(task)),
-    )
+    let found = (|| {
+        let found = store.task(task)?;
+        found.ok_or_else(|| StoreError::UnknownTask {
+            id: task.to_string(),
+        })
+    })();
+    match (found, Worktrees::open(local)) {
+        (Ok(found), Ok(worktrees)) => worktrees.prepare_claimed(store, agent, &found),
+        (Err(e), _) => settle_failure(store, agent, task, Err(e.into())),
+        (_, Err(e)) => settle_failure(store, agent, task, Err(e)),
+    }
 }
 
 impl Worktrees {
-    /// [`worktree_for_claim`] with the worktrees opened already (a loop opens them once).
+    /// [`worktree_for_claim`] with the worktrees opened already (a worker opens them once).
     pub fn prepare_claimed(
         &self,
         store: &dyn TaskStore,
         agent: &str,
-        task: &str,
+        task: &Task,
     ) -> Result<Worktree> {
-        hand_back_on_error(store, agent, task, self.prepare(task))
+        let prepared = ReviewSettings::load(&review_settings_path(self.layout().root()))
+            .map_err(GitError::from)
+            .and_then(|settings| self.prepare_task(task, settings.dependency_conflicts));
+        settle_failure(store, agent, &task.id, prepared)
     }
 }
 
-fn hand_back_on_error(
+fn settle_failure(
     store: &dyn TaskStore,
     agent: &str,
     task: &str,
     prepared: Result<Worktree>,
 ) -> Result<Worktree> {
-    if prepared.is_err() {
-        // Nothing ran there yet; the release failing too changes nothing for the caller.
-        let _ = store.release(agent, task);
+    // Nothing ran there yet; the release or fail failing too changes nothing for the caller.
+    match &prepared {
+        Err(e @ GitError::DependenciesConflict { .. }) => {
+            let _ = store.fail(agent, task, &e.to_string());
+        }
+        Err(_) => {
+            let _ = store.release(agent, task);
+        }
+        Ok(_) => {}
     }
     prepared
 }

@@ -76,7 +76,12 @@ impl Worktrees {
                 Some(merge) => repo.git(&["merge-base", &format!("{merge}^1"), &head])?,
                 None => head.clone(),
             },
-            false => repo.git(&["merge-base", &base, &branch])?,
+            // Not merged yet: the task's own work, after its dependencies' (which merging
+            // it brings too).
+            false => match self.own_work_start(task)? {
+                Some(start) => start,
+                None => repo.git(&["merge-base", &base, &branch])?,
+            },
         };
         let range = format!("{merge_base}..{head}");
         let mut common = vec!["-c", "core.quotePath=false", "diff", "--no-color"];

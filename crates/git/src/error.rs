@@ -49,6 +49,18 @@ pub enum GitError {
         files: Vec<String>,
     },
 
+    #[error(
+        "{task}'s dependencies conflict: merging {branch} into its branch conflicts in {}; it is \
+         held (review.toml's dependency_conflicts = \"hold\"). Merge its dependencies into the \
+         lead's branch by hand, then `baton leader reset {task}`",
+        files.join(", ")
+    )]
+    DependenciesConflict {
+        task: String,
+        branch: String,
+        files: Vec<String>,
+    },
+
     #[error("`git {command}` failed: {message}")]
     Failed { command: String, message: String },
 }
@@ -65,7 +77,9 @@ impl GitError {
             GitError::Store(e) => e.kind(),
             GitError::NotInstalled(_) => ErrorKind::Spawn,
             GitError::UncommittedChanges { .. } => ErrorKind::IllegalTransition,
-            GitError::Conflict { .. } => ErrorKind::MergeConflict,
+            GitError::Conflict { .. } | GitError::DependenciesConflict { .. } => {
+                ErrorKind::MergeConflict
+            }
             GitError::NotARepository { .. }
             | GitError::DetachedHead { .. }
             | GitError::NoBranch { .. }

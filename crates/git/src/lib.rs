@@ -2,7 +2,8 @@
 //!
 //! Baton's use of git, through the real `git` binary (the user's git, with their config, hooks
 //! and identity): a worktree per task on its own branch `baton/TASK-ID`, started from the
-//! lead's branch ([`worktree`]); what that branch holds when the task ends, for its result
+//! lead's branch with its dependencies' branches merged in ([`worktree`], [`dependencies`]);
+//! what that branch holds when the task ends, for its result
 //! ([`worktree::Worktrees::branch_record`]); and merging a finished task's branch into the
 //! lead's, all or nothing ([`merge`]); and what a branch changed, for the lead's review
 //! ([`diff`]).
@@ -13,6 +14,7 @@
 //! merging never run git's own writes over each other.
 
 mod claimed;
+pub mod dependencies;
 pub mod diff;
 pub mod error;
 pub mod merge;
@@ -20,6 +22,7 @@ pub mod repo;
 pub mod worktree;
 
 pub use claimed::{record_branch_or_say_why, worktree_for_claim};
+pub use dependencies::{DependencyConflict, DependencyWork};
 pub use diff::{BranchDiff, FileChangeKind, FileDiff};
 pub use error::{GitError, Result};
 pub use merge::{MergeOutcome, merge_task_branch};

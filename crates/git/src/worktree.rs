@@ -1,6 +1,7 @@
 //! A worktree per task: task `T` is worked in `.coordination/worktrees/T`, a git worktree on
 //! the branch `baton/T`, which starts from the lead's branch and tracks it (so `git status`
-//! there says how far ahead it is, and the task's commits are `baton/T@{upstream}..baton/T`).
+//! there says how far ahead it is, and the task's commits are `baton/T@{upstream}..baton/T`),
+//! with its dependencies' branches merged in ([`crate::dependencies`]).
 //!
 //! A task claimed again (a retry, or one taken over from a worker that died) finds its
 //! worktree, or at least its branch, and goes on from there; nothing here deletes a commit.
@@ -10,9 +11,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use baton_core::{BranchRecord, CommitRecord, Completion, Layout, StoreError};
+use baton_core::review::DependencyConflicts;
+use baton_core::{BranchRecord, CommitRecord, Completion, Layout, StoreError, Task};
 use baton_fs::{FileLock, write_atomic};
 
+use crate::dependencies::{DependencyWork, bring_in};
 use crate::error::{GitError, Result};
 use crate::repo::{Repo, changed_files, run};
 
@@ -35,6 +38,8 @@ pub struct Worktree {
     pub base: Option<String>,
     /// It existed already (the task was worked on before).
     pub reused: bool,
+    /// What its branch took from its dependencies' branches when it was made.
+    pub dependencies: DependencyWork,
 }
 
 /// A task worktree found on disk.
@@ -66,6 +71,11 @@ impl Worktrees {
         &self.repo
     }
 
+    /// The project's local folder the worktrees are kept under.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
     /// Holds the project's git lock: worktrees are added and removed, and branches merged,
     /// one at a time (git's own lock files make concurrent writers fail, not wait).
     pub(crate) fn lock(&self) -> Result<FileLock> {
@@ -81,10 +91,27 @@ impl Worktrees {
     /// The worktree of `task`, created on its branch if it does not exist yet (the branch
     /// too, from the branch the lead's checkout is on).
     pub fn prepare(&self, task: &str) -> Result<Worktree> {
+        self.make(task, &[], DependencyConflicts::Work)
+    }
+
+    /// The worktree of `task`, as [`Worktrees::prepare`]; a branch made for it now takes its
+    /// dependencies' branches too. Under [`DependencyConflicts::Hold`], dependencies that
+    /// conflict leave no branch or worktree behind and are [`GitError::DependenciesConflict`].
+    pub fn prepare_task(&self, task: &Task, on_conflict: DependencyConflicts) -> Result<Worktree> {
+        self.make(&task.id, &task.dependencies, on_conflict)
+    }
+
+    fn make(
+        &self,
+        task: &str,
+        dependencies: &[String],
+        on_conflict: DependencyConflicts,
+    ) -> Result<Worktree> {
         let path = self.layout.worktree_dir(task)?;
         let branch = branch_name(task);
         let _lock = self.lock()?;
         let reused = is_checkout(&path);
+        let mut brought = DependencyWork::default();
         if reused {
             let on = run(&path, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok();
             if on.as_deref() != Some(branch.as_str()) {
@@ -109,6 +136,24 @@ impl Worktrees {
                 self.repo.git(&[
                     "worktree", "add", "--quiet", "--track", "-b", &branch, &at, &base,
                 ])?;
+                let branches: Vec<String> = dependencies.iter().map(|d| branch_name(d)).collect();
+                brought = bring_in(&path, task, &branches, on_conflict)?;
+                if let Some(conflict) = brought.conflict.as_ref().filter(|c| !c.in_progress) {
+                    // Held: nothing of the task's own is there yet, so a later claim (after
+                    // the lead merged the dependencies) starts afresh.
+                    self.repo.git(&["worktree", "remove", "--force", &at])?;
+                    self.repo.git(&["branch", "-D", &branch])?;
+                    return Err(GitError::DependenciesConflict {
+                        task: task.to_string(),
+                        branch: conflict.branch.clone(),
+                        files: conflict.files.clone(),
+                    });
+                }
+                if !brought.merged.is_empty() || brought.conflict.is_some() {
+                    // Where the task's own work starts: its commits and changed files are
+                    // counted from here, not from the lead's branch.
+                    run(&path, &["update-ref", &start_ref(task), "HEAD"])?;
+                }
             }
         }
         Ok(Worktree {
@@ -118,6 +163,7 @@ impl Worktrees {
             branch,
             path,
             reused,
+            dependencies: brought,
         })
     }
 
@@ -129,14 +175,18 @@ impl Worktrees {
             return Ok(None);
         }
         let base = self.repo.upstream(&name)?;
-        let commits = match &base {
-            Some(base) => self
+        let from = match self.own_work_start(task)? {
+            Some(start) => Some(start),
+            None => base.clone(),
+        };
+        let commits = match &from {
+            Some(from) => self
                 .repo
                 .git(&[
                     "log",
                     "--reverse",
                     "--format=%H%x1f%s",
-                    &format!("{base}..{name}"),
+                    &format!("{from}..{name}"),
                 ])?
                 .lines()
                 .filter_map(|line| line.split_once('\u{1f}'))
@@ -164,7 +214,8 @@ impl Worktrees {
     /// The project files the branch changed since it left its base: (modified or deleted,
     /// created).
     pub fn changed_files(&self, record: &BranchRecord) -> Result<(Vec<String>, Vec<String>)> {
-        let Some(base) = &record.base else {
+        let task = record.name.strip_prefix("baton/").unwrap_or(&record.name);
+        let Some(base) = self.own_work_start(task)?.or_else(|| record.base.clone()) else {
             return Ok((Vec::new(), Vec::new()));
         };
         let diff = self.repo.git(&[
@@ -187,6 +238,20 @@ impl Worktrees {
             }
         }
         Ok((modified, created))
+    }
+
+    /// Where `task`'s own work starts on its branch, when it is not where the branch left the
+    /// lead's: after the dependencies' work Baton merged into it. A mark left by an earlier
+    /// branch of the same name (not in this one's history) is not taken.
+    pub fn own_work_start(&self, task: &str) -> Result<Option<String>> {
+        let Ok(start) = self.repo.commit_of(&start_ref(task)) else {
+            return Ok(None);
+        };
+        let branch = branch_name(task);
+        Ok(self
+            .repo
+            .check(&["merge-base", "--is-ancestor", &start, &branch])?
+            .then_some(start))
     }
 
     /// Every task worktree in `.coordination/worktrees/`.
@@ -258,6 +323,11 @@ pub fn record_branch(layout: &Layout, task: &str, completion: &mut Completion) -
     }
     completion.branch = Some(record);
     Ok(())
+}
+
+/// The ref marking where task `task`'s own work starts ([`Worktrees::own_work_start`]).
+fn start_ref(task: &str) -> String {
+    format!("refs/baton/start/{task}")
 }
 
 /// A git checkout (a worktree has a `.git` file).

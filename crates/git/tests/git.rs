@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use baton_core::review::DependencyConflicts;
 use baton_core::{Completion, Layout};
 use baton_git::{GitError, Worktrees, merge_task_branch, record_branch};
 use baton_test_support::git;
@@ -243,4 +244,133 @@ fn a_project_in_a_subfolder_works_in_the_same_subfolder_of_its_worktree() {
     let (modified, created) = worktrees.changed_files(&record).unwrap();
     assert!(modified.is_empty());
     assert_eq!(created, vec!["lib.rs".to_string()], "project-relative");
+}
+
+fn task(id: &str, dependencies: &[&str]) -> baton_core::Task {
+    let mut task: baton_core::Task = serde_json::from_value(serde_json::json!({
+        "id": id,
+        "description": format!("task {id}"),
+        "status": "claimed",
+    }))
+    .unwrap();
+    task.dependencies = dependencies.iter().map(|d| d.to_string()).collect();
+    task
+}
+
+#[test]
+fn a_dependents_branch_starts_with_its_dependencies_work_and_lands_it_once() {
+    let (dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    let one = worktrees.prepare("d1").unwrap();
+    commit_file(&one.workdir, "one.txt", "one\n");
+    let two = worktrees.prepare("d2").unwrap();
+    commit_file(&two.workdir, "two.txt", "two\n");
+
+    // d3 depends on both and on a task worked without a branch: it sees both files.
+    let three = worktrees
+        .prepare_task(
+            &task("d3", &["d1", "d2", "nobranch"]),
+            DependencyConflicts::Work,
+        )
+        .unwrap();
+    assert_eq!(three.dependencies.merged, ["baton/d1", "baton/d2"]);
+    assert_eq!(three.dependencies.conflict, None);
+    assert!(three.workdir.join("one.txt").is_file());
+    assert!(three.workdir.join("two.txt").is_file());
+    commit_file(&three.workdir, "three.txt", "three\n");
+    // Its record and its review are its own work, not its dependencies'.
+    let record = worktrees.branch_record("d3").unwrap().unwrap();
+    let subjects: Vec<&str> = record.commits.iter().map(|c| c.subject.as_str()).collect();
+    assert_eq!(subjects, ["write three.txt"]);
+    assert_eq!(
+        worktrees.changed_files(&record).unwrap(),
+        (Vec::new(), vec!["three.txt".to_string()])
+    );
+    let diff = worktrees.branch_diff("d3").unwrap();
+    let paths: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["three.txt"]);
+    // A dependency already in the branch (through another) is not merged twice.
+    let four = worktrees
+        .prepare_task(&task("d4", &["d3", "d1"]), DependencyConflicts::Work)
+        .unwrap();
+    assert_eq!(four.dependencies.merged, ["baton/d3"]);
+    assert!(four.workdir.join("one.txt").is_file());
+
+    // Merging the dependent brings its dependencies' commits; theirs are then found merged.
+    let merged = merge_task_branch(&worktrees, "d3", "merge d3").unwrap();
+    assert!(!merged.already_merged);
+    for file in ["one.txt", "two.txt", "three.txt"] {
+        assert!(dir.path().join(file).is_file(), "{file} not merged");
+    }
+    assert!(
+        merge_task_branch(&worktrees, "d1", "merge d1")
+            .unwrap()
+            .already_merged
+    );
+    assert!(
+        merge_task_branch(&worktrees, "d2", "merge d2")
+            .unwrap()
+            .already_merged
+    );
+    // One commit each in the lead's history, however many branches carried it.
+    let log = git(dir.path(), &["log", "--format=%s", "main"]);
+    assert_eq!(log.lines().filter(|s| *s == "write one.txt").count(), 1);
+
+    // A branch that exists already is not merged into again (a retry goes on from its work).
+    let again = worktrees
+        .prepare_task(&task("d4", &["d3", "d1"]), DependencyConflicts::Work)
+        .unwrap();
+    assert!(again.reused);
+    assert!(again.dependencies.merged.is_empty());
+}
+
+/// Two dependencies that write the same file differently.
+fn conflicting_dependencies(worktrees: &Worktrees) {
+    let one = worktrees.prepare("c1").unwrap();
+    commit_file(&one.workdir, "same.txt", "from c1\n");
+    let two = worktrees.prepare("c2").unwrap();
+    commit_file(&two.workdir, "same.txt", "from c2\n");
+    let three = worktrees.prepare("c3").unwrap();
+    commit_file(&three.workdir, "three.txt", "three\n");
+}
+
+#[test]
+fn conflicting_dependencies_are_the_dependents_first_job_with_the_files_named() {
+    let (_dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    conflicting_dependencies(&worktrees);
+    let tree = worktrees
+        .prepare_task(&task("c4", &["c1", "c2", "c3"]), DependencyConflicts::Work)
+        .unwrap();
+    assert_eq!(tree.dependencies.merged, ["baton/c1"]);
+    let conflict = tree.dependencies.conflict.clone().unwrap();
+    assert_eq!(conflict.branch, "baton/c2");
+    assert_eq!(conflict.files, ["same.txt"]);
+    assert!(conflict.in_progress);
+    assert_eq!(conflict.not_merged, ["baton/c3"]);
+    // The merge waits in the worktree, markers and all.
+    git(
+        &tree.workdir,
+        &["rev-parse", "-q", "--verify", "MERGE_HEAD"],
+    );
+    let text = std::fs::read_to_string(tree.workdir.join("same.txt")).unwrap();
+    assert!(text.contains("<<<<<<<"), "{text}");
+}
+
+#[test]
+fn conflicting_dependencies_held_leave_no_branch_and_fail_naming_the_files() {
+    let (_dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    conflicting_dependencies(&worktrees);
+    let err = worktrees
+        .prepare_task(&task("c4", &["c1", "c2"]), DependencyConflicts::Hold)
+        .unwrap_err();
+    assert!(
+        matches!(&err, GitError::DependenciesConflict { task, branch, files }
+            if task == "c4" && branch == "baton/c2" && files == &["same.txt".to_string()]),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("leader reset c4"), "{err}");
+    assert!(!worktrees.repo().has_branch("baton/c4").unwrap());
+    assert!(!layout.worktree_dir("c4").unwrap().exists());
 }

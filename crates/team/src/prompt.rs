@@ -1,10 +1,11 @@
 //! The prompt an agent is started with: the one task it was given (description, files, hints,
-//! what the tasks it depends on reported), where to work, how to report through Baton's MCP
+//! what the tasks it depends on reported), where to work (and what its branch took from
+//! theirs, with a conflict between them as its first job), how to report through Baton's MCP
 //! tools (or the `baton` command, for an agent without them), the file reservation rules, and,
 //! on a later attempt, what the earlier one did last.
 
 use baton_core::{Attempt, AttemptEnd, Task, TaskStore};
-use baton_git::Worktree;
+use baton_git::{DependencyWork, Worktree};
 
 /// What a dependency's report may add to a prompt, at most.
 const DEPENDENCY_REPORT: usize = 2000;
@@ -66,6 +67,7 @@ pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
             worktree.workdir.display(),
             worktree.branch
         ));
+        prompt.push_str(&dependency_work(&worktree.dependencies));
     }
     prompt.push_str(&match reporting {
         Reporting::Mcp => mcp_rules(agent, id),
@@ -127,6 +129,36 @@ fn cli_rules(agent: &str, id: &str) -> String {
          for the answer and prints it. `baton inbox --agent {agent}` shows messages for you; \
          reply with `baton message send --as {agent} TO SUBJECT BODY`.\n"
     )
+}
+
+/// What the branch took from the dependencies' branches, and a conflict to resolve first.
+fn dependency_work(work: &DependencyWork) -> String {
+    let mut said = String::new();
+    if !work.merged.is_empty() {
+        said.push_str(&format!(
+            "Your branch already has the work of the tasks it depends on: Baton merged {} into \
+             it.\n",
+            work.merged.join(", ")
+        ));
+    }
+    if let Some(conflict) = &work.conflict {
+        said.push_str(&format!(
+            "First job: merging {} into your branch conflicts in {}. The merge is in progress \
+             in your worktree: resolve those files, `git add` them and `git commit` before \
+             anything else.",
+            conflict.branch,
+            conflict.files.join(", ")
+        ));
+        if !conflict.not_merged.is_empty() {
+            said.push_str(&format!(
+                " Then merge the rest of your dependencies' work the same way: `git merge \
+                 --no-ff {}`.",
+                conflict.not_merged.join(" ")
+            ));
+        }
+        said.push('\n');
+    }
+    said
 }
 
 fn ended(attempt: &Attempt) -> String {

@@ -166,7 +166,7 @@ fn work_task(
         return Ok(());
     }
     let worktree: Option<Worktree> = match &crew.worktrees {
-        Some(worktrees) => match worktrees.prepare_claimed(crew.tasks, name, &id) {
+        Some(worktrees) => match worktrees.prepare_claimed(crew.tasks, name, &task) {
             Ok(w) => {
                 (crew.progress)(Progress::InWorktree {
                     worker: name.to_string(),
@@ -176,6 +176,16 @@ fn work_task(
                     reused: w.reused,
                 });
                 Some(w)
+            }
+            Err(e @ baton_git::GitError::DependenciesConflict { .. }) => {
+                // Failed already, held for the lead to merge its dependencies.
+                (crew.progress)(Progress::GaveUp {
+                    worker: name.to_string(),
+                    task: id.clone(),
+                    reason: e.to_string(),
+                });
+                report.failed.push(id);
+                return Ok(());
             }
             Err(e) => {
                 // Handed back already; the lead sees why.
