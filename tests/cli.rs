@@ -331,6 +331,45 @@ fn release_and_reset_put_tasks_back_in_the_queue(p: Project) {
     assert_eq!(task_ids(&p.json(&["worker", "list"])), ["task-1"]);
     let err = p.fails(&["leader", "reset", "task-1"], 1);
     assert!(err.contains("it can be claimed already"), "{err}");
+
+    // Several at once: all or none; --failed takes every failed task.
+    p.ok(&["leader", "add-task", "b"]);
+    p.ok(&["leader", "add-task", "c"]);
+    for (worker, id) in [("w3", "task-1"), ("w4", "task-2"), ("w5", "task-3")] {
+        p.ok(&["worker", "claim", worker, "--task", id]);
+        p.ok(&["worker", "fail", worker, id, "flaky"]);
+    }
+    p.ok(&["leader", "add-task", "d"]);
+    let err = p.fails(&["leader", "reset", "task-1", "task-4"], 1);
+    assert!(
+        err.contains("task-4") && err.contains("claimed already"),
+        "{err}"
+    );
+    let board = p.tasks_json();
+    let status = |id: &str| {
+        board["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(status("task-1"), "failed", "nothing was reset: {board}");
+    let reset = p.json(&["leader", "reset", "task-1", "task-2"]);
+    let ids: Vec<&str> = reset["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["task-1", "task-2"]);
+    let said = p.ok(&["leader", "reset", "--failed"]);
+    assert!(said.contains("Reset task-3: available again"), "{said}");
+    assert!(
+        p.ok(&["leader", "reset", "--failed"])
+            .contains("Nothing to reset")
+    );
 }
 
 fn edit_changes_a_task_and_refuses_cycles(p: Project) {

@@ -261,7 +261,7 @@ fn team_up_again_takes_up_what_a_sigkilled_supervisor_held() {
 fn an_agent_that_never_ends_is_stopped_at_its_budget_and_the_task_failed() {
     let p = Project::init();
     p.ok(&["leader", "add-task", "Forever"]);
-    let out = p.ok(&[
+    let args = [
         "--json",
         "team",
         "up",
@@ -269,9 +269,17 @@ fn an_agent_that_never_ends_is_stopped_at_its_budget_and_the_task_failed() {
         "echo working; exec sleep 613",
         "--max-minutes",
         "0.02",
-    ]);
+    ];
+    let (out, _) = support::expect_code("team up", p.run(&args), 10);
     let out: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(out["workers"][0]["failed"], serde_json::json!(["task-1"]));
+    let failed = &out["verdict"]["failed"][0];
+    assert_eq!(failed["task"], "task-1", "{out}");
+    assert!(
+        failed["why"].as_str().unwrap().starts_with("budget: "),
+        "{out}"
+    );
+    assert_eq!(out["verdict"]["all_done"], false);
     let t = task(&p.tasks_json(), "task-1").clone();
     assert_eq!(t["status"], "failed", "{t}");
     let reason = t["result"]["error"]
@@ -345,11 +353,86 @@ fn a_graceful_stop_lets_the_agent_finish_its_task_and_claims_nothing_more() {
     working_pid(&p, "ex1");
     p.json(&["team", "stop"]);
     std::fs::write(&go, "").unwrap();
-    let (code, _, stderr) = team.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    let (code, stdout, stderr) = team.finish();
+    // Stopped with a task left: the verdict says which, and the exit status that not all is done.
+    assert_eq!(code, Some(10), "{stderr}");
+    assert!(
+        stdout.contains("Not every task is done: 1 done, 0 failed, 0 handed back, 1 not done.")
+            && stdout.contains("… task-2: ready, not started"),
+        "{stdout}"
+    );
     let board = p.tasks_json();
     assert_eq!(task(&board, "task-1")["status"], "done");
     assert_eq!(task(&board, "task-2")["status"], "available", "{board}");
+}
+
+/// The circuit breaker: a typo in `--exec` does not fail the queue. Each worker stops after
+/// three attempts that could not start, every task is ready again, untouched, and the cause is
+/// printed once.
+#[test]
+fn a_typo_in_the_command_stops_the_team_and_burns_no_task() {
+    let p = Project::init();
+    for i in 1..=6 {
+        p.ok(&["leader", "add-task", &format!("Task {i}")]);
+    }
+    let out = p.run(&[
+        "team",
+        "up",
+        "--workers",
+        "2",
+        "--exec",
+        "claud -p \"$BATON_TASK_ID\"",
+    ]);
+    let (stdout, stderr) = support::expect_code("team up", out, 11);
+    let said = format!("{stderr}{stdout}");
+    assert_eq!(said.matches("claud: not found").count(), 1, "{said}");
+    assert!(
+        stdout.contains("agents could not start, so workers stopped"),
+        "{stdout}"
+    );
+    let board = p.tasks_json();
+    for t in board["tasks"].as_array().unwrap() {
+        assert_eq!(t["status"], "available", "{t}");
+    }
+    let status = p.json(&["team", "status"]);
+    for w in status["workers"].as_array().unwrap() {
+        assert_eq!(w["state"], "stopped", "{status}");
+        let said = w["last_event"].as_str().unwrap();
+        assert!(said.contains("could not start"), "{said}");
+    }
+    // Three attempts for each worker, every one recorded as not started, none failing a task.
+    let mut ends = Vec::new();
+    for i in 1..=6 {
+        for n in 1.. {
+            let number = n.to_string();
+            let args = [
+                "--json",
+                "team",
+                "logs",
+                &format!("task-{i}"),
+                "--attempt",
+                &number,
+            ];
+            let out = p.run(&args);
+            if !out.status.success() {
+                break;
+            }
+            let log: Value = serde_json::from_slice(&out.stdout).unwrap();
+            ends.push(log["attempt"]["end"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(ends, vec!["not_started"; 6]);
+
+    // Fixed, the same tasks run: nothing was used up.
+    run_ok(&p, &["team", "up", "--workers", "2", "--exec", "true"]);
+    let board = p.tasks_json();
+    assert!(
+        board["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["status"] == "done")
+    );
 }
 
 #[test]
@@ -603,8 +686,12 @@ fn a_question_whose_agent_was_stopped_is_closed() {
     let inbox = p.json(&["inbox", "--wait", "--timeout", "60"]);
     assert_eq!(inbox["questions"][0]["agent"], "ex1", "{inbox}");
     run_ok(&p, &["team", "stop", "--now"]);
-    let (code, _, stderr) = team.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    let (code, stdout, stderr) = team.finish();
+    assert_eq!(code, Some(10), "{stderr}");
+    assert!(
+        stdout.contains("… task-1 (handed back): ready, not started"),
+        "{stdout}"
+    );
     let all = p.json(&["inbox", "--all"]);
     let state = &all["questions"][0]["state"];
     assert_eq!(state["state"], "closed", "{all}");

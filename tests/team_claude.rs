@@ -136,7 +136,8 @@ fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_fa
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    // Its task failed: the run's verdict says so, and so does its exit status.
+    assert_eq!(out.status.code(), Some(10), "{out:?}");
     let t = p.tasks_json()["tasks"][0].clone();
     assert_eq!(t["status"], "failed", "{t}");
     let reason = t["result"]["error"].as_str().unwrap().to_string();
@@ -247,7 +248,7 @@ fn a_claude_worker_that_exits_without_reporting_fails_the_task_with_its_last_wor
         .baton(&["--json", "team", "up", "--agent", "claude"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.status.code(), Some(10), "{out:?}");
     let t = p.tasks_json()["tasks"][0].clone();
     assert_eq!(t["status"], "failed", "{t}");
     let reason = t["result"]["error"].as_str().unwrap();

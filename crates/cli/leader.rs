@@ -145,9 +145,19 @@ pub fn run(
             let to = op.to;
             operate(project, mode, json, op, |out| render::moved(out, to))
         }
-        LeaderCommand::Reset(op) => operate(project, mode, json, op, |out| {
-            format!("Reset {}: available again", out.task.id)
-        }),
+        LeaderCommand::Reset(op) => {
+            operate(project, mode, json, op, |out| match out.tasks.is_empty() {
+                true => "Nothing to reset: no task is failed".to_string(),
+                false => format!(
+                    "Reset {}: available again",
+                    out.tasks
+                        .iter()
+                        .map(|t| t.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+        }
         LeaderCommand::Agents => {
             operate(project, mode, json, agents::AgentsOverview {}, render::team)
         }

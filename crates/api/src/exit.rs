@@ -51,13 +51,21 @@ pub const CHECK_FAILED: Exit = Exit {
     code: 9,
     meaning: "check failed: the project's check command (.coordination/review.toml) failed on a task's branch (review check, leader merge, which merged nothing from there on)",
 };
+pub const TASKS_LEFT: Exit = Exit {
+    code: 10,
+    meaning: "tasks left: team up ended with tasks it worked failed, or tasks it could not reach (its verdict lists each, with why)",
+};
+pub const AGENTS_CANNOT_START: Exit = Exit {
+    code: 11,
+    meaning: "agents cannot start: a worker's agents failed to start 3 times in a row (a missing program, a typo in --exec), so it stopped; their tasks were handed back untouched",
+};
 pub const INTERRUPTED: Exit = Exit {
     code: 130,
-    meaning: "interrupted: worker loop stopped by Ctrl-C (its running task was released)",
+    meaning: "interrupted: worker loop or team up stopped by Ctrl-C (running tasks handed back)",
 };
 
 /// Every exit code `baton` uses, in order.
-pub const TABLE: [Exit; 11] = [
+pub const TABLE: [Exit; 13] = [
     SUCCESS,
     ERROR,
     USAGE,
@@ -68,6 +76,8 @@ pub const TABLE: [Exit; 11] = [
     FILES_HELD,
     MERGE_CONFLICT,
     CHECK_FAILED,
+    TASKS_LEFT,
+    AGENTS_CANNOT_START,
     INTERRUPTED,
 ];
 

@@ -223,6 +223,7 @@ pub fn worker_loop(
     emit(json, &report, || render::loop_report(&report));
     Ok(match report.end {
         WorkerEnd::Stopped => exit::INTERRUPTED.code,
+        WorkerEnd::Tripped => exit::AGENTS_CANNOT_START.code,
         WorkerEnd::Drained | WorkerEnd::MaxTasks => 0,
     })
 }

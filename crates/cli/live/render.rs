@@ -216,6 +216,12 @@ pub fn loop_event(event: &Progress) -> Option<String> {
             format!("baton: restarting {task} in {:.1} s", after.as_secs_f64())
         }
         Progress::Trouble { message, .. } => format!("baton: {}", line(message, 200)),
+        Progress::Tripped {
+            attempts, cause, ..
+        } => format!(
+            "baton: stopping: the command could not start {attempts} times in a row ({})",
+            line(cause, 300)
+        ),
         Progress::Stopped { .. } => return None,
     })
 }
@@ -251,6 +257,9 @@ pub fn loop_event_json(event: &Progress) -> Option<String> {
         Progress::Trouble { message, .. } => {
             serde_json::json!({"event": "trouble", "message": message})
         }
+        Progress::Tripped {
+            attempts, cause, ..
+        } => serde_json::json!({"event": "tripped", "attempts": attempts, "cause": cause}),
         Progress::Waiting { .. } | Progress::Restarting { .. } | Progress::Stopped { .. } => {
             return None;
         }
@@ -263,6 +272,7 @@ pub fn loop_report(report: &WorkerReport) -> String {
         WorkerEnd::Drained => "no work can become ready",
         WorkerEnd::Stopped => "stopped",
         WorkerEnd::MaxTasks => "reached --max-tasks",
+        WorkerEnd::Tripped => "its command could not start",
     };
     format!(
         "Worker loop ended ({why}): {} done, {} failed, {} released",

@@ -109,11 +109,22 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
     if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
         return Ok(exit::INTERRUPTED.code);
     }
-    Ok(if report.errors.is_empty() {
-        0
-    } else {
+    Ok(exit_by_verdict(&report))
+}
+
+/// `team up`'s exit status: an error first, then agents that could not start, then tasks
+/// failed or not done; 0 only when every task the run could reach is done.
+fn exit_by_verdict(report: &baton_team::TeamReport) -> u8 {
+    let verdict = &report.verdict;
+    if !report.errors.is_empty() {
         exit::ERROR.code
-    })
+    } else if !verdict.cannot_start.is_empty() {
+        exit::AGENTS_CANNOT_START.code
+    } else if !verdict.all_done {
+        exit::TASKS_LEFT.code
+    } else {
+        0
+    }
 }
 
 fn logs(project: &OpenProject, args: LogsArgs, mode: WatchMode, json: bool) -> Result<u8, Error> {

@@ -2,7 +2,7 @@
 
 use baton_api::team::{StopAsked, TeamView, Transcript};
 use baton_core::{Attempt, TranscriptEvent, Usage};
-use baton_team::{Profile, Progress, TeamReport, TeamStarted};
+use baton_team::{Profile, Progress, TeamReport, TeamStarted, Verdict};
 
 /// What one event is cut to on a line.
 const LINE: usize = 160;
@@ -43,6 +43,10 @@ pub fn progress(event: &Progress) -> Option<String> {
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
             match reason {
+                // Said once, by the worker's stop and the verdict.
+                Some(_) if end == "not_started" => {
+                    format!("{worker}: {task} attempt {attempt} could not start")
+                }
                 Some(reason) => format!("{worker}: {task} attempt {attempt} {end}: {reason}"),
                 None => format!("{worker}: {task} attempt {attempt} {end}"),
             }
@@ -74,6 +78,9 @@ pub fn progress(event: &Progress) -> Option<String> {
         Progress::Released { worker, task } => format!("{worker}: {task} handed back"),
         Progress::Stopped { worker } => format!("{worker}: stopped"),
         Progress::Trouble { worker, message } => format!("{worker}: {message}"),
+        Progress::Tripped {
+            worker, attempts, ..
+        } => format!("{worker}: stopping: its agent could not start {attempts} times in a row"),
     })
 }
 
@@ -93,7 +100,46 @@ pub fn report(report: &TeamReport) -> String {
         lines.push(format!("{name}: stopped by an error: {error}"));
     }
     lines.push(format!("The team cost ${:.4}.", report.spent_usd));
+    lines.extend(verdict(&report.verdict));
     lines.join("\n")
+}
+
+/// The verdict's lines: the counts, then every task not done with why, and why workers
+/// stopped early (each cause once).
+fn verdict(verdict: &Verdict) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{}: {} done, {} failed, {} handed back, {} not done.",
+        if verdict.all_done {
+            "Every task it could reach is done"
+        } else {
+            "Not every task is done"
+        },
+        verdict.done.len(),
+        verdict.failed.len(),
+        verdict.handed_back.len(),
+        verdict.waiting.len()
+    )];
+    for cause in &verdict.cannot_start {
+        lines.push(format!(
+            "  agents could not start, so workers stopped: {}",
+            one_line(cause, false)
+        ));
+    }
+    for failed in &verdict.failed {
+        lines.push(format!(
+            "  ✗ {} failed: {}",
+            failed.task,
+            one_line(&failed.why, false)
+        ));
+    }
+    for waiting in &verdict.waiting {
+        let back = match verdict.handed_back.contains(&waiting.task) {
+            true => " (handed back)",
+            false => "",
+        };
+        lines.push(format!("  … {}{back}: {}", waiting.task, waiting.why));
+    }
+    lines
 }
 
 pub fn status(view: &TeamView) -> String {

@@ -64,6 +64,10 @@ pub enum AttemptEnd {
     Stopped,
     /// The task was no longer this worker's (taken over, cancelled) when the agent ended.
     Lost,
+    /// The agent could not start: its program is missing or cannot be run (it could not be
+    /// spawned, or its shell exited 126 or 127 at once). Not the task's fault: the task was
+    /// handed back untouched, and a worker whose agents keep failing so stops.
+    NotStarted,
 }
 
 /// One attempt at a task by one agent process.

@@ -63,6 +63,7 @@ impl TaskFile {
             lease_expires_at: None,
             attempts: 0,
             failure_reason: None,
+            reset_at: None,
             sent_back: false,
             extra: Default::default(),
         });

@@ -187,6 +187,11 @@ pub struct Task {
     pub attempts: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    /// When the lead last reset it or sent it back for changes: attempts that failed before
+    /// count no more against a profile's `max_attempts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "string | null"))]
+    pub reset_at: Option<Timestamp>,
     /// Sent back for changes to the worker that did it (`claimed_by`) and held for it: its
     /// next claim takes this task before any other. Once its lease runs out, anyone may.
     #[serde(default, skip_serializing_if = "is_false")]

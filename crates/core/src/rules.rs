@@ -155,6 +155,7 @@ impl Task {
         self.completed_at = None;
         self.result = None;
         self.failure_reason = None;
+        self.reset_at = Some(now);
         Ok(())
     }
 
@@ -198,6 +199,7 @@ impl Task {
         self.context.hints = hints;
         self.completed_at = None;
         self.result = None;
+        self.reset_at = Some(now);
         if let Some(worker) = worker {
             hold_for(self, worker, now, lease);
             self.sent_back = true;

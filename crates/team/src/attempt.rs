@@ -12,7 +12,7 @@ use baton_core::{
 };
 
 use crate::crew::{Crew, working};
-use crate::error::{Result, TeamError};
+use crate::error::Result;
 use crate::exec::{MAX_ERROR_BYTES, MAX_OUTPUT_BYTES, Tail};
 use crate::launch::Session;
 use crate::output::OutputReader;
@@ -34,6 +34,9 @@ pub const MAX_EVENTS: u64 = 100_000;
 const LOOK_EVERY: Duration = Duration::from_millis(100);
 /// How long a stopped agent gets to exit before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// An agent whose shell exits 126 (cannot execute) or 127 (not found) within this long of its
+/// start could not start: a typo in the command, or a program missing, not the task's fault.
+const START_WINDOW: Duration = Duration::from_secs(5);
 
 /// Why the supervisor stopped an agent before it ended by itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -214,11 +217,14 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             transcript.push(Happened::Error {
                 message: message.clone(),
             });
-            record.end = AttemptEnd::Stopped;
+            record.end = AttemptEnd::NotStarted;
             record.reason = Some(message.clone());
             record.ended_at = Some(Timestamp::now());
-            let _ = crew.save_attempt_with(&record, &transcript.take(), None);
-            return Err(TeamError::new(baton_core::ErrorKind::Spawn, message));
+            crew.save_attempt_with(&record, &transcript.take(), None)?;
+            return Ok(Finished {
+                record,
+                stderr: String::new(),
+            });
         }
     };
     // The attempt, its first events and the worker working on it: one change.
@@ -334,8 +340,13 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     };
     let mut spent = plan.spent_before;
     spent.add(&reader.usage);
+    // A shell that could not find or run the agent's program says so by 126 or 127, at once.
+    let not_started = interrupted.is_none()
+        && matches!(exit_code, Some(126 | 127))
+        && process.running_for() < START_WINDOW;
     // A command that ended by itself reports its task by its exit status.
     let by_exit = profile.kind == AgentKind::Exec
+        && !not_started
         && interrupted.is_none()
         && exit_code.is_some()
         && crew.over_budget(&spent, &Usage::default(), None).is_none();
@@ -347,6 +358,10 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         .flatten();
     (record.end, record.reason) = match reported {
         Some(end) => end,
+        None if not_started => (
+            AttemptEnd::NotStarted,
+            Some(report::failure(&how, &printed.stderr)),
+        ),
         None => end_from_store(
             crew,
             plan.worker,

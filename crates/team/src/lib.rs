@@ -31,6 +31,7 @@ mod report;
 mod settle;
 pub mod start;
 pub mod supervisor;
+pub mod verdict;
 pub mod worker;
 
 use std::time::Duration;
@@ -47,6 +48,7 @@ pub use supervisor::{
     Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, run_team,
     running_supervisor, send_request, wait_stopped,
 };
+pub use verdict::{TaskWhy, Verdict};
 pub use worker::{WorkerEnd, WorkerReport, run_worker};
 
 /// What a team is doing, for progress output (one JSON object per event with `--json`).
@@ -95,6 +97,13 @@ pub enum Progress {
         worker: String,
         task: String,
         reason: String,
+    },
+    /// The worker's agents could not start `attempts` times in a row: it stops (its circuit
+    /// breaker), having handed their tasks back.
+    Tripped {
+        worker: String,
+        attempts: u32,
+        cause: String,
     },
     /// The task was handed back to the queue untouched (the worker was stopped).
     Released {

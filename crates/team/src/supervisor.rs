@@ -25,6 +25,7 @@ use crate::launch::Setting;
 use crate::launch::attempt_marks;
 use crate::process::kill_marked;
 use crate::profile::Profile;
+use crate::verdict::Verdict;
 use crate::worker::{WorkerReport, run_worker};
 
 /// Most workers one supervisor runs.
@@ -119,6 +120,8 @@ pub struct TeamReport {
     pub spent_usd: f64,
     /// Workers whose thread ended in an error, with it.
     pub errors: Vec<(String, String)>,
+    /// How the run ended, task by task.
+    pub verdict: Verdict,
 }
 
 fn team_file(local: &Layout, name: &str) -> PathBuf {
@@ -354,6 +357,7 @@ pub fn run_team(
             workers: Vec::new(),
             spent_usd: 0.0,
             errors: Vec::new(),
+            verdict: Verdict::default(),
         };
         // Requests sent before the watch was in place.
         let _ = tx.send(Control::Requests);
@@ -403,6 +407,7 @@ pub fn run_team(
         // Wakes the request watcher so it sees it is done.
         let _ = write_atomic(&requests_dir(local).join(".done"), b"");
         report.spent_usd = crew.spent_usd();
+        report.verdict = Verdict::of(&report.workers, tasks);
         Ok(report)
     })?;
     let _ = std::fs::remove_file(team_file(local, "supervisor.json"));

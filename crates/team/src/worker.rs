@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use baton_core::{AttemptEnd, Task, Timestamp, Usage, WorkerState};
+use baton_core::{Attempt, AttemptEnd, Task, Timestamp, Usage, WorkerState};
 use baton_git::Worktree;
 use baton_live::claim_wait::{ClaimWait, WaitedClaim, claim_when_ready};
 
@@ -33,6 +33,11 @@ pub struct WorkerReport {
     pub released: Vec<String>,
     pub usage: Usage,
     pub end: WorkerEnd,
+    /// Why it stopped early ([`WorkerEnd::Tripped`]): its agents' last start failure.
+    pub cause: Option<String>,
+    /// Attempts in a row whose agent could not start.
+    #[serde(skip)]
+    not_started: u32,
 }
 
 /// Why a worker stopped.
@@ -46,7 +51,13 @@ pub enum WorkerEnd {
     Stopped,
     /// It finished the tasks it was allowed ([`Crew::max_tasks`]).
     MaxTasks,
+    /// Its agents could not start [`BREAKER`] times in a row (a missing program, a typo in the
+    /// command): it stopped rather than burn the queue, the tasks handed back untouched.
+    Tripped,
 }
+
+/// How many attempts in a row whose agent could not start stop a worker.
+pub const BREAKER: u32 = 3;
 
 impl WorkerReport {
     fn finished(&self) -> usize {
@@ -79,7 +90,12 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             work_task(crew, name, task, true, &mut report)?;
         }
     }
+    let already_tripped = report.cause.is_some();
     loop {
+        if already_tripped {
+            report.end = WorkerEnd::Tripped;
+            break;
+        }
         if flags.finishing() {
             report.end = WorkerEnd::Stopped;
             break;
@@ -125,18 +141,25 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             break;
         }
         work_task(crew, name, claim.task, false, &mut report)?;
+        if report.cause.is_some() {
+            report.end = WorkerEnd::Tripped;
+            break;
+        }
     }
     record.state = WorkerState::Stopped;
     record.task = None;
     record.pid = None;
     record.usage = report.usage;
     record.updated_at = Timestamp::now();
-    record.last_event = Some(format!(
-        "stopped: {} done, {} failed, {} handed back",
-        report.completed.len(),
-        report.failed.len(),
-        report.released.len()
-    ));
+    record.last_event = Some(match &report.cause {
+        Some(cause) => format!("stopped: its agents could not start ({cause})"),
+        None => format!(
+            "stopped: {} done, {} failed, {} handed back",
+            report.completed.len(),
+            report.failed.len(),
+            report.released.len()
+        ),
+    });
     crew.save(&record);
     (crew.progress)(Progress::Stopped {
         worker: name.to_string(),
@@ -295,7 +318,12 @@ fn work_task(
             reason: finished.record.reason.clone(),
         });
         earlier.push(finished.record.clone());
-        let attempts_left = number < crew.profile.max_attempts;
+        if end == AttemptEnd::NotStarted {
+            return not_started(crew, name, &id, finished.record.reason, report);
+        }
+        report.not_started = 0;
+        let counted = counted_failures(&earlier, task.reset_at);
+        let attempts_left = counted.len() < crew.profile.max_attempts as usize;
         match end {
             AttemptEnd::Completed => {
                 report.completed.push(id);
@@ -305,7 +333,7 @@ fn work_task(
                 report.failed.push(id);
                 return Ok(());
             }
-            AttemptEnd::Lost | AttemptEnd::Running => return Ok(()),
+            AttemptEnd::Lost | AttemptEnd::Running | AttemptEnd::NotStarted => return Ok(()),
             AttemptEnd::Stopped => return hand_back(crew, name, &id, report),
             AttemptEnd::Budget => {
                 let reason = finished
@@ -323,10 +351,10 @@ fn work_task(
                 if !retry {
                     let reason = match crew.profile.kind {
                         // A command's only attempt fails the task as the command said.
-                        AgentKind::Exec if earlier.len() == 1 => {
+                        AgentKind::Exec if counted.len() == 1 => {
                             crate::report::attempt_failure(&finished.record, &finished.stderr)
                         }
-                        _ => give_up_reason(&earlier),
+                        _ => give_up_reason(&counted),
                     };
                     fail(crew, name, &id, &reason, report);
                     return Ok(());
@@ -371,8 +399,19 @@ fn wait_unless_stopped(flags: &WorkerFlags, how_long: Duration) -> bool {
     flags.stop_now()
 }
 
-/// Why a task is given up, from its attempts.
-fn give_up_reason(attempts: &[baton_core::Attempt]) -> String {
+/// The attempts that count against the profile's `max_attempts`: those that failed (crashed,
+/// or ended without reporting) since the lead last reset the task or sent it back. A hand-back,
+/// a stop, a budget's end or a supervisor that died is not a failed attempt.
+fn counted_failures(attempts: &[Attempt], since: Option<Timestamp>) -> Vec<&Attempt> {
+    attempts
+        .iter()
+        .filter(|a| matches!(a.end, AttemptEnd::Crashed | AttemptEnd::Unreported))
+        .filter(|a| since.is_none_or(|since| a.started_at >= since))
+        .collect()
+}
+
+/// Why a task is given up, from its failed attempts.
+fn give_up_reason(attempts: &[&Attempt]) -> String {
     let mut reason = format!("gave up after {} attempt(s):", attempts.len());
     for a in attempts {
         reason.push_str(&format!(
@@ -408,6 +447,29 @@ fn fail(crew: &Crew<'_>, name: &str, id: &str, reason: &str, report: &mut Worker
             message: format!("cannot fail {id}: {e}"),
         }),
     }
+}
+
+/// After an attempt whose agent could not start: the task goes back untouched (it is not the
+/// task's fault), and the [`BREAKER`]th such attempt in a row stops the worker with its cause.
+fn not_started(
+    crew: &Crew<'_>,
+    name: &str,
+    id: &str,
+    reason: Option<String>,
+    report: &mut WorkerReport,
+) -> Result<()> {
+    report.not_started += 1;
+    let reason = reason.unwrap_or_else(|| "its agent could not start".into());
+    hand_back(crew, name, id, report)?;
+    if report.not_started >= BREAKER {
+        (crew.progress)(Progress::Tripped {
+            worker: name.to_string(),
+            attempts: report.not_started,
+            cause: reason.clone(),
+        });
+        report.cause = Some(reason);
+    }
+    Ok(())
 }
 
 /// Hands task `id` back to the queue untouched (the worker was stopped, or nothing could run).

@@ -335,3 +335,88 @@ fn a_task_taken_over_while_its_command_ran_is_lost_not_reported() {
     let lost = lost.expect("the attempt was lost");
     assert!(lost.contains("w2"), "{lost}");
 }
+
+/// An attempt at `task` recorded before this test's worker ran (a minute ago), ended as `end`.
+fn earlier_attempt(p: &Project, task: &str, number: u32, end: AttemptEnd) {
+    let then = baton_core::Timestamp::now().before(Duration::from_secs(60));
+    p.store
+        .save_attempt(&baton_core::Attempt {
+            task: task.into(),
+            attempt: number,
+            agent: "ex-9".into(),
+            host: "host".into(),
+            profile: "exec".into(),
+            started_at: then,
+            ended_at: Some(then),
+            end,
+            reason: Some(format!("{end:?} before")),
+            session_id: None,
+            usage: baton_core::Usage::default(),
+            last_message: None,
+            events: 0,
+        })
+        .unwrap();
+}
+
+/// A team's exec worker allowed two failed attempts, whose command is killed by a signal the
+/// first time it runs in this test and succeeds the second.
+fn crash_once_then_succeed(p: &Project) -> baton_team::WorkerReport {
+    let marker = p.store.layout().project_dir().join("crashed-once");
+    let command = format!(
+        "if [ -e '{0}' ]; then echo recovered; else touch '{0}'; kill -9 $$; fi",
+        marker.display()
+    );
+    let mut profile = Profile::for_command(&command, false);
+    profile.max_attempts = 2;
+    profile.backoff_secs = 0.01;
+    let progress = |_: Progress| {};
+    let crew = Crew::new(
+        p.stores(),
+        p.setting(),
+        profile,
+        "host".into(),
+        WatchMode::Events,
+        &progress,
+    )
+    .unwrap();
+    run_worker(&crew, "ex-1").unwrap()
+}
+
+#[test]
+fn hand_backs_and_stops_are_not_failed_attempts() {
+    let p = Project::new();
+    p.add("job", "a job", &[]);
+    // Handed back three times (team stop, Ctrl-C, a supervisor that died): none failed.
+    for number in 1..=3 {
+        earlier_attempt(&p, "job", number, AttemptEnd::Stopped);
+    }
+    let report = crash_once_then_succeed(&p);
+    assert_eq!(report.completed, ["job"], "{report:?}");
+    let ends: Vec<AttemptEnd> = p
+        .store
+        .attempts(Some("job"))
+        .unwrap()
+        .iter()
+        .map(|a| a.end)
+        .collect();
+    use AttemptEnd::{Completed, Crashed, Stopped};
+    assert_eq!(ends, [Stopped, Stopped, Stopped, Crashed, Completed]);
+}
+
+#[test]
+fn a_reset_starts_the_count_of_failed_attempts_again() {
+    let p = Project::new();
+    p.add("job", "a job", &[]);
+    // Two crashes gave the task up; the lead reset it.
+    earlier_attempt(&p, "job", 1, AttemptEnd::Crashed);
+    earlier_attempt(&p, "job", 2, AttemptEnd::Crashed);
+    p.store.claim(&ClaimRequest::next("ex-9")).unwrap().unwrap();
+    p.store
+        .fail("ex-9", "job", "gave up after 2 attempt(s)")
+        .unwrap();
+    p.store.reset("job", false).unwrap();
+    assert!(p.task("job").reset_at.is_some());
+    let report = crash_once_then_succeed(&p);
+    assert_eq!(report.completed, ["job"], "{report:?}");
+    assert_eq!(p.store.attempts(Some("job")).unwrap().len(), 4);
+}

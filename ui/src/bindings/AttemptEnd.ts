@@ -3,4 +3,4 @@
 /**
  * How an attempt ended.
  */
-export type AttemptEnd = "running" | "completed" | "failed" | "crashed" | "unreported" | "budget" | "stopped" | "lost";
+export type AttemptEnd = "running" | "completed" | "failed" | "crashed" | "unreported" | "budget" | "stopped" | "lost" | "not_started";

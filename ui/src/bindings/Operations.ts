@@ -59,6 +59,7 @@ import type { Reservation } from "./Reservation";
 import type { Reservations } from "./Reservations";
 import type { Reserve } from "./Reserve";
 import type { Reset } from "./Reset";
+import type { ResetOutcome } from "./ResetOutcome";
 import type { Review } from "./Review";
 import type { ReviewComment } from "./ReviewComment";
 import type { Route } from "./Route";
@@ -102,7 +103,7 @@ export type Operations = {
   task_fail: { request: Fail; output: TaskOutcome };
   task_release: { request: Release; output: TaskOutcome };
   task_heartbeat: { request: Heartbeat; output: Renewed };
-  task_reset: { request: Reset; output: TaskOutcome };
+  task_reset: { request: Reset; output: ResetOutcome };
   task_cancel: { request: Cancel; output: TaskOutcome };
   task_move: { request: MoveTask; output: Moved };
   discover: { request: Discover; output: Discovered };

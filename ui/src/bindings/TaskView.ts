@@ -42,6 +42,11 @@ lease_expires_at?: string | null,
  */
 attempts?: number, failure_reason?: string | null, 
 /**
+ * When the lead last reset it or sent it back for changes: attempts that failed before
+ * count no more against a profile's `max_attempts`.
+ */
+reset_at?: string | null, 
+/**
  * Sent back for changes to the worker that did it (`claimed_by`) and held for it: its
  * next claim takes this task before any other. Once its lease runs out, anyone may.
  */

@@ -9,28 +9,84 @@ use super::TaskOutcome;
 use crate::error::Result;
 use crate::operation::{Context, Operation};
 
-/// The leader puts a task back to available.
+/// The leader puts tasks back to available: all of them, or none.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[serde(deny_unknown_fields)]
 pub struct Reset {
-    /// The task's id.
-    pub task: String,
+    /// The tasks' ids (`task`, one id, is taken too). Each is checked before any is reset: if
+    /// one cannot be, none is.
+    #[serde(default, alias = "task", deserialize_with = "one_or_many")]
+    #[cfg_attr(
+        feature = "cli",
+        arg(value_name = "TASK", required_unless_present = "failed")
+    )]
+    pub tasks: Vec<String>,
+    /// Every failed task too (with the ids named, or alone).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub failed: bool,
     /// Reset even a task held under a live lease.
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub force: bool,
 }
 
+/// The tasks a reset made available again, in the order asked.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ResetOutcome {
+    pub tasks: Vec<Task>,
+}
+
 impl Operation for Reset {
     const NAME: &'static str = "task_reset";
-    const DESCRIPTION: &'static str = "Put a failed, cancelled or stale task back to available (leader); force=true takes it from a live holder.";
+    const DESCRIPTION: &'static str = "Put failed, cancelled or stale tasks back to available (leader): tasks (ids) and/or failed=true for every failed task; all or none. force=true takes a task from a live holder. The count of its failed attempts starts again.";
     const READ_ONLY: bool = false;
-    type Output = TaskOutcome;
-    fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        Ok(cx.tasks.reset(&self.task, self.force)?.into())
+    type Output = ResetOutcome;
+    fn run(self, cx: &Context) -> Result<ResetOutcome> {
+        let (board, now) = cx.tasks.snapshot()?;
+        let mut ids = self.tasks.clone();
+        if self.failed {
+            for task in board
+                .tasks
+                .iter()
+                .filter(|t| t.status == TaskStatus::Failed)
+            {
+                if !ids.contains(&task.id) {
+                    ids.push(task.id.clone());
+                }
+            }
+        }
+        // Every reset tried on a copy of the board first, so one refusal changes nothing.
+        let mut trial = board;
+        let lease = cx.tasks.lease();
+        for id in &ids {
+            trial.reset(id, now, lease, self.force)?;
+        }
+        let mut tasks = Vec::with_capacity(ids.len());
+        for id in &ids {
+            tasks.push(cx.tasks.reset(id, self.force)?);
+        }
+        Ok(ResetOutcome { tasks })
     }
+}
+
+/// A list of ids, or one id alone (`"task": "task-1"`, as a single reset was asked before).
+fn one_or_many<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(deserializer)? {
+        OneOrMany::One(id) => vec![id],
+        OneOrMany::Many(ids) => ids,
+    })
 }
 
 /// The leader cancels a task.

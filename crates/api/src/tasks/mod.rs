@@ -19,7 +19,7 @@ mod claim;
 mod lead;
 
 pub use claim::{Claim, ClaimOutcome};
-pub use lead::{Cancel, MoveTask, Moved, Reset};
+pub use lead::{Cancel, MoveTask, Moved, Reset, ResetOutcome};
 
 /// How many log lines `logs` shows unless asked for more or fewer.
 pub const DEFAULT_LOG_LINES: usize = 40;

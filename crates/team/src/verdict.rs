@@ -1,0 +1,140 @@
+//! How a team's run ended, as the lead who walked away wants it at the end: which tasks its
+//! workers finished, which failed and why, which went back untouched, why its workers stopped
+//! early, and every task not done yet with what it waits for. The board is read once, after the
+//! last worker stopped; `team up` prints the verdict and exits by it.
+
+use std::collections::BTreeSet;
+
+use baton_core::graph::{Doom, doomed_tasks};
+use baton_core::{TaskFile, TaskStatus, TaskStore, Timestamp};
+use serde::Serialize;
+
+use crate::worker::{WorkerEnd, WorkerReport};
+
+/// A task and why it is where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskWhy {
+    pub task: String,
+    pub why: String,
+    /// It can never start (a dependency failed, was cancelled or is missing): out of the
+    /// run's reach, so it does not make the run's verdict a failure by itself.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub out_of_reach: bool,
+}
+
+/// The end of a team's run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// Tasks this run's workers completed.
+    pub done: Vec<String>,
+    /// Tasks this run's workers failed (or gave up), with the reason the board keeps.
+    pub failed: Vec<TaskWhy>,
+    /// Tasks this run's workers handed back untouched, not done since.
+    pub handed_back: Vec<String>,
+    /// Why workers stopped early (their agents could not start), each cause once.
+    pub cannot_start: Vec<String>,
+    /// Every task on the board not finished, with what it waits for.
+    pub waiting: Vec<TaskWhy>,
+    /// Every task the run could reach is done: nothing failed, nothing waits but what can
+    /// never start, no worker stopped early.
+    pub all_done: bool,
+}
+
+impl Verdict {
+    /// The verdict on `workers`' run, from the board as `store` has it now (`None`: the board
+    /// could not be read; the workers' own reports are all there is).
+    pub fn of(workers: &[WorkerReport], store: &dyn TaskStore) -> Verdict {
+        let board = store.snapshot().ok();
+        let mut verdict = Verdict::default();
+        let mut causes = BTreeSet::new();
+        for w in workers {
+            verdict.done.extend(w.completed.iter().cloned());
+            for task in &w.failed {
+                let why = board
+                    .as_ref()
+                    .and_then(|(file, _)| file.tasks.iter().find(|t| &t.id == task))
+                    .and_then(|t| t.failure_reason.clone())
+                    .unwrap_or_else(|| "no reason recorded".into());
+                verdict.failed.push(TaskWhy {
+                    task: task.clone(),
+                    why,
+                    out_of_reach: false,
+                });
+            }
+            verdict.handed_back.extend(w.released.iter().cloned());
+            if w.end == WorkerEnd::Tripped
+                && let Some(cause) = &w.cause
+                && causes.insert(cause.clone())
+            {
+                verdict.cannot_start.push(cause.clone());
+            }
+        }
+        if let Some((file, now)) = &board {
+            verdict.waiting = waiting(file, *now, store.lease());
+            let not_done: BTreeSet<&str> =
+                verdict.waiting.iter().map(|w| w.task.as_str()).collect();
+            verdict
+                .handed_back
+                .retain(|t| not_done.contains(t.as_str()));
+        }
+        verdict.handed_back.sort();
+        verdict.handed_back.dedup();
+        verdict.all_done = verdict.failed.is_empty()
+            && verdict.cannot_start.is_empty()
+            && verdict.waiting.iter().all(|w| w.out_of_reach);
+        verdict
+    }
+}
+
+/// Every unfinished task on the board, with what it waits for.
+fn waiting(file: &TaskFile, now: Timestamp, lease: std::time::Duration) -> Vec<TaskWhy> {
+    let doomed: std::collections::HashMap<String, Doom> = doomed_tasks(file).into_iter().collect();
+    let status_of = |id: &str| file.tasks.iter().find(|t| t.id == id).map(|t| t.status);
+    file.tasks
+        .iter()
+        .filter(|t| !t.status.is_final())
+        .map(|t| {
+            let why = match (t.status, doomed.get(&t.id)) {
+                (_, Some(Doom::FailedDependency { via, status })) => {
+                    format!("can never start: it depends on {via}, which is {status}")
+                }
+                (_, Some(Doom::UnknownDependency(dep))) => {
+                    format!("can never start: its dependency {dep} does not exist")
+                }
+                (_, Some(Doom::Cycle(cycle))) => {
+                    format!(
+                        "can never start: a dependency cycle ({})",
+                        cycle.join(" → ")
+                    )
+                }
+                (TaskStatus::Claimed | TaskStatus::InProgress, None) => {
+                    let holder = t.claimed_by.as_deref().unwrap_or("nobody");
+                    match t.lease_end(lease) {
+                        Some(end) if end > now => format!(
+                            "held by {holder}, lease for {} more",
+                            baton_core::time::short_duration(end.remaining(now))
+                        ),
+                        _ => format!("held by {holder}, whose lease expired"),
+                    }
+                }
+                (_, None) => {
+                    let open: Vec<&str> = t
+                        .dependencies
+                        .iter()
+                        .filter(|d| status_of(d) != Some(TaskStatus::Done))
+                        .map(String::as_str)
+                        .collect();
+                    match open.is_empty() {
+                        true => "ready, not started".to_string(),
+                        false => format!("waits for {}", open.join(", ")),
+                    }
+                }
+            };
+            TaskWhy {
+                task: t.id.clone(),
+                why,
+                out_of_reach: doomed.contains_key(&t.id),
+            }
+        })
+        .collect()
+}
