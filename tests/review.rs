@@ -198,9 +198,22 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
     assert_eq!(review["check_command"], "grep -q forbidden greet.txt");
     let (said, _) = support::expect_code("review check", p.run(&["review", "check", "t1"]), 9);
     assert!(said.contains("failed (exit code 1)"), "{said}");
+    // Said as it is without --json too, not "nothing to merge".
+    let (said, _) = support::expect_code("leader merge", p.run(&["leader", "merge", "t1"]), 9);
+    assert!(said.starts_with("Check failed: t1 not merged"), "{said}");
+
+    // A failure whose cause was outside the branch (here: a file the check reads) is not
+    // reused once the cause is fixed: the same check on the same commit runs again.
+    let marker = p.path().join(".coordination/check-may-pass");
+    let check = format!(
+        "check = \"test -e '{}' && grep -q bye greet.txt && echo checked\"\n",
+        marker.display()
+    );
+    review_settings(&p, &check);
+    support::expect_code("leader merge", p.run(&["leader", "merge", "t1"]), 9);
+    std::fs::write(&marker, "").unwrap();
 
     // A check that passes lets it through; the branch's commits reach the lead.
-    review_settings(&p, "check = \"grep -q bye greet.txt && echo checked\"\n");
     let merged = p.json(&["leader", "merge", "t1"]);
     assert!(merged["check_failed"].is_null(), "{merged}");
     assert_eq!(merged["merged"][0]["task"], "t1", "{merged}");

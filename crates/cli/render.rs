@@ -273,7 +273,7 @@ pub fn team(team: &baton_api::agents::Team) -> String {
 pub fn merged(report: &MergeReport) -> String {
     let into = report.into.as_deref().unwrap_or("your branch");
     let mut out = String::new();
-    if report.merged.is_empty() && report.conflict.is_none() {
+    if report.merged.is_empty() && report.conflict.is_none() && report.check_failed.is_none() {
         return "Nothing to merge: no done task has a branch that is not merged yet.".into();
     }
     for merged in &report.merged {

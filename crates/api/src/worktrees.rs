@@ -215,7 +215,7 @@ impl Operation for Merge {
 }
 
 /// The project's check on `task`'s branch before it is merged: the latest run on the
-/// branch's commit if there is one, else a new run; `None` when the project has none, or the
+/// branch's commit if it passed, else a new run; `None` when the project has none, or the
 /// branch is merged already (nothing would be merged).
 fn check_before_merge(
     cx: &Context,
@@ -230,8 +230,10 @@ fn check_before_merge(
     if worktrees.repo().is_merged(&branch)? {
         return Ok(None);
     }
+    // A pass on this commit holds; a failure is run again, as its cause may have been outside
+    // the branch (a tool missing, a flaky test) and fixed since.
     let record = baton_core::review::review_of(cx.documents.as_ref(), &task.id)?;
-    if let Some(run) = record.check_on(&head, command) {
+    if let Some(run) = record.check_on(&head, command).filter(|run| run.passed) {
         return Ok(Some(run.clone()));
     }
     crate::check::run_check(cx, task, settings)
