@@ -7,12 +7,11 @@
 //! The command is the user's own file's, never a request's: an agent may ask for the check,
 //! not choose what runs.
 
-use std::time::{Duration, Instant};
-
-use baton_core::review::{CheckRun, MAX_CHECK_OUTPUT, ReviewSettings, record_check};
-use baton_core::{ErrorKind, LEADER, Timestamp};
+use baton_core::review::{CheckRun, ReviewSettings, record_check};
+use baton_core::{ErrorKind, LEADER};
 use baton_git::Worktrees;
-use baton_team::exec::{RunningCommand, TaskEnv};
+use baton_team::check::run_check_command;
+use baton_team::exec::TaskEnv;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -83,42 +82,7 @@ pub fn run_check(
         result_path: &result_path,
         worktree: Some(&worktree),
     };
-    let started_at = Timestamp::now();
-    let clock = Instant::now();
-    let running = RunningCommand::start(&command, &env)?;
-    let limit = Duration::from_secs_f64(settings.check_timeout_minutes * 60.0);
-    let (status, timed_out) = match running.wait_timeout(limit) {
-        Some(status) => (status, false),
-        None => (
-            running
-                .stop(Duration::from_secs(5))
-                .unwrap_or_else(|| Err(std::io::Error::other("it could not be stopped"))),
-            true,
-        ),
-    };
-    let status = status.map_err(|e| {
-        Error::new(
-            ErrorKind::Io,
-            format!("the check `{command}` could not be waited for: {e}"),
-        )
-    })?;
-    let finished = running.finish(status);
-    let mut output = format!("{}{}", finished.stdout, finished.stderr);
-    if timed_out {
-        output.push_str(&format!(
-            "\n[stopped after {} minutes: check_timeout_minutes in review.toml]",
-            settings.check_timeout_minutes
-        ));
-    }
-    let run = CheckRun {
-        command,
-        head,
-        passed: status.success() && !timed_out,
-        exit_code: status.code(),
-        output: baton_core::text::suffix(&output, MAX_CHECK_OUTPUT).to_string(),
-        started_at,
-        duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
-    };
+    let run = run_check_command(&command, settings, &env, &head)?;
     record_check(cx.documents.as_ref(), &task.id, &run)?;
     Ok(Some(run))
 }

@@ -57,6 +57,10 @@ pub struct TeamView {
     /// The total spent after each attempt that cost something, in the order they ended: the
     /// team's spend over time.
     pub timeline: Vec<SpendPoint>,
+    /// This machine's merge queue (`team up --merge auto`), as its last run left it: each
+    /// task in the order it joined, with its place (queued, checking, landed, sent back, not
+    /// landed) and why. Empty when none ran.
+    pub merge_queue: Vec<baton_team::merge_queue::QueueEntry>,
 }
 
 /// The team's total spend at a moment.
@@ -120,6 +124,7 @@ impl Operation for TeamStatus {
             supervisor: running_supervisor(cx.local)?,
             spend: Spend::of(&attempts),
             timeline: timeline(&attempts, baton_core::Timestamp::now()),
+            merge_queue: baton_team::merge_queue::read_queue(cx.local),
         })
     }
 }

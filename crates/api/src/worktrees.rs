@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use baton_core::review::ReviewSettings;
 use baton_core::{Finding, FindingKind, StoreError, Task, TaskStatus};
-use baton_git::{GitError, Worktrees, branch_name, merge_task_branch, worktree_for_claim};
+use baton_git::{
+    GitError, Worktrees, branch_name, merge_message, merge_task_branch, worktree_for_claim,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -273,16 +275,6 @@ fn mergeable<'t>(tasks: &'t [Task], id: &str) -> Result<&'t Task> {
         .into());
     }
     Ok(task)
-}
-
-/// `Merge baton/task-3: Add the users endpoint`.
-fn merge_message(task: &Task) -> String {
-    let first = task.description.lines().next().unwrap_or_default();
-    let mut title: String = first.chars().take(72).collect();
-    if title.len() < first.len() {
-        title.push('…');
-    }
-    format!("Merge {}: {title}", branch_name(&task.id))
 }
 
 /// `leader doctor`'s findings about worktrees: a task that is finished (or unknown) and still

@@ -222,7 +222,8 @@ pub fn loop_event(event: &Progress) -> Option<String> {
             "baton: stopping: the command could not start {attempts} times in a row ({})",
             line(cause, 300)
         ),
-        Progress::Stopped { .. } => return None,
+        // A lone worker has no merge queue.
+        Progress::Stopped { .. } | Progress::Merge { .. } => return None,
     })
 }
 
@@ -260,7 +261,10 @@ pub fn loop_event_json(event: &Progress) -> Option<String> {
         Progress::Tripped {
             attempts, cause, ..
         } => serde_json::json!({"event": "tripped", "attempts": attempts, "cause": cause}),
-        Progress::Waiting { .. } | Progress::Restarting { .. } | Progress::Stopped { .. } => {
+        Progress::Waiting { .. }
+        | Progress::Restarting { .. }
+        | Progress::Stopped { .. }
+        | Progress::Merge { .. } => {
             return None;
         }
     };

@@ -2,6 +2,7 @@
 
 use baton_api::team::{StopAsked, TeamView, Transcript};
 use baton_core::{Attempt, TranscriptEvent, Usage};
+use baton_team::merge_queue::QueueState;
 use baton_team::{Profile, Progress, TeamReport, TeamStarted, Verdict};
 
 /// What one event is cut to on a line.
@@ -78,6 +79,16 @@ pub fn progress(event: &Progress) -> Option<String> {
         Progress::Released { worker, task } => format!("{worker}: {task} handed back"),
         Progress::Stopped { worker } => format!("{worker}: stopped"),
         Progress::Trouble { worker, message } => format!("{worker}: {message}"),
+        Progress::Merge {
+            task,
+            worker,
+            state,
+            note,
+        } => match state {
+            QueueState::Landed => format!("merge queue: {task} landed {note}"),
+            QueueState::SentBack => format!("merge queue: {task} sent back to {worker}: {note}"),
+            _ => format!("merge queue: {task} not landed: {note}"),
+        },
         Progress::Tripped {
             worker, attempts, ..
         } => format!("{worker}: stopping: its agent could not start {attempts} times in a row"),
@@ -132,6 +143,18 @@ fn verdict(verdict: &Verdict) -> Vec<String> {
             one_line(&failed.why, false)
         ));
     }
+    if let Some(merged) = &verdict.merged {
+        lines.push(format!(
+            "  merged into the lead's branch: {}",
+            match merged.is_empty() {
+                true => "none".to_string(),
+                false => merged.join(", "),
+            }
+        ));
+    }
+    for left in &verdict.not_merged {
+        lines.push(format!("  ⊘ {} not merged: {}", left.task, left.why));
+    }
     for waiting in &verdict.waiting {
         let back = match verdict.handed_back.contains(&waiting.task) {
             true => " (handed back)",
@@ -183,6 +206,32 @@ pub fn status(view: &TeamView) -> String {
         total.output_tokens,
         total.turns
     ));
+    if !view.merge_queue.is_empty() {
+        lines.push("Merge queue (in the order tasks joined it):".to_string());
+        let mut place = 0;
+        for entry in &view.merge_queue {
+            let state = serde_json::to_value(entry.state)
+                .ok()
+                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                .unwrap_or_default();
+            let turn = match entry.state {
+                QueueState::Queued => {
+                    place += 1;
+                    format!(" (#{place})")
+                }
+                _ => String::new(),
+            };
+            let note = entry
+                .note
+                .as_deref()
+                .map(|n| format!(" — {}", one_line(n, false)))
+                .unwrap_or_default();
+            lines.push(format!(
+                "  {} by {}: {state}{turn}{note}",
+                entry.task, entry.worker
+            ));
+        }
+    }
     lines.join("\n")
 }
 

@@ -37,6 +37,7 @@ pub const DEFAULT_CHECK_MINUTES: f64 = 30.0;
 /// check = "cargo test"          # run in the task's worktree before a merge; exit 0 passes
 /// check_timeout_minutes = 30
 /// dependency_conflicts = "work" # or "hold": when a dependent's dependencies' branches conflict
+/// merge = "review"              # or "auto": a team lands each done task through its merge queue
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +50,35 @@ pub struct ReviewSettings {
     /// What a dependent task's new branch does when its dependencies' branches conflict.
     #[serde(default)]
     pub dependency_conflicts: DependencyConflicts,
+    /// How a team's done tasks reach the lead's branch (`team up --merge` overrides it).
+    #[serde(default)]
+    pub merge: MergeMode,
+}
+
+/// How a team's done tasks reach the lead's branch.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeMode {
+    /// The lead reviews each and merges it (`leader merge`).
+    #[default]
+    Review,
+    /// The team's merge queue lands each as it is done: the check on its branch merged with
+    /// the lead's, then a merge commit; a failure or a conflict goes back to its worker.
+    Auto,
+}
+
+impl std::str::FromStr for MergeMode {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<MergeMode, String> {
+        match text.to_ascii_lowercase().as_str() {
+            "review" => Ok(MergeMode::Review),
+            "auto" => Ok(MergeMode::Auto),
+            _ => Err(format!("{text:?} is not a merge mode: review or auto")),
+        }
+    }
 }
 
 /// What a dependent task's new branch does when merging its dependencies' branches into it
@@ -75,6 +105,7 @@ impl Default for ReviewSettings {
             check: None,
             check_timeout_minutes: DEFAULT_CHECK_MINUTES,
             dependency_conflicts: DependencyConflicts::Work,
+            merge: MergeMode::Review,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! lead's branch with its dependencies' branches merged in ([`worktree`], [`dependencies`]);
 //! what that branch holds when the task ends, for its result
 //! ([`worktree::Worktrees::branch_record`]); and merging a finished task's branch into the
-//! lead's, all or nothing ([`merge`]); and what a branch changed, for the lead's review
+//! lead's, all or nothing ([`merge`]), or landed by a team's merge queue after a check on
+//! exactly what would land ([`land`]); and what a branch changed, for the lead's review
 //! ([`diff`]).
 //!
 //! It does not decide anything about tasks: the worker loop, the CLI and the API operations
@@ -17,6 +18,7 @@ mod claimed;
 pub mod dependencies;
 pub mod diff;
 pub mod error;
+pub mod land;
 pub mod merge;
 pub mod repo;
 pub mod worktree;
@@ -25,6 +27,7 @@ pub use claimed::{record_branch_or_say_why, worktree_for_claim};
 pub use dependencies::{DependencyConflict, DependencyWork};
 pub use diff::{BranchDiff, FileChangeKind, FileDiff};
 pub use error::{GitError, Result};
-pub use merge::{MergeOutcome, merge_task_branch};
+pub use land::{Landed, Trial, TrialOutcome};
+pub use merge::{MergeOutcome, merge_message, merge_task_branch};
 pub use repo::Repo;
 pub use worktree::{TaskWorktree, Worktree, Worktrees, branch_name, record_branch};

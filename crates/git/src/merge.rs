@@ -7,6 +7,17 @@ use crate::error::{GitError, Result};
 use crate::repo::{changed_files, check, nul_list, output, run};
 use crate::worktree::{Worktrees, branch_name};
 
+/// The merge commit's message for `task`'s branch: `Merge baton/ID: ` and its description's
+/// first line (cut at 72 characters).
+pub fn merge_message(task: &baton_core::Task) -> String {
+    let first = task.description.lines().next().unwrap_or_default();
+    let mut title: String = first.chars().take(72).collect();
+    if title.len() < first.len() {
+        title.push('…');
+    }
+    format!("Merge {}: {title}", branch_name(&task.id))
+}
+
 /// A merge done (or found done already).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeOutcome {

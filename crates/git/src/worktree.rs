@@ -266,7 +266,8 @@ impl Worktrees {
         for entry in entries {
             let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
             let path = entry.path();
-            if !is_checkout(&path) {
+            // A dot-folder is Baton's own (the merge queue's scratch checkout), not a task's.
+            if !is_checkout(&path) || entry.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
             found.push(TaskWorktree {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use baton_core::review::DependencyConflicts;
 use baton_core::{Completion, Layout};
-use baton_git::{GitError, Worktrees, merge_task_branch, record_branch};
+use baton_git::{GitError, Landed, TrialOutcome, Worktrees, merge_task_branch, record_branch};
 use baton_test_support::git;
 
 /// A repository on `main` with one commit, and a project folder (`.coordination/`) at its top.
@@ -373,4 +373,82 @@ fn conflicting_dependencies_held_leave_no_branch_and_fail_naming_the_files() {
     assert!(err.to_string().contains("leader reset c4"), "{err}");
     assert!(!worktrees.repo().has_branch("baton/c4").unwrap());
     assert!(!layout.worktree_dir("c4").unwrap().exists());
+}
+
+#[test]
+fn a_trial_merge_lands_by_fast_forward_only_where_it_was_made() {
+    let (dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    let tree = worktrees.prepare("q1").unwrap();
+    commit_file(&tree.workdir, "q1.txt", "q1\n");
+    let before = head(dir.path());
+    let TrialOutcome::Ready(trial) = worktrees.trial_merge("q1", "Merge q1").unwrap() else {
+        panic!("q1 merges cleanly");
+    };
+    // The trial changed nothing of the lead's; the check would run in its checkout.
+    assert_eq!(head(dir.path()), before);
+    assert!(trial.checkout.workdir.join("q1.txt").is_file());
+    assert!(!dir.path().join("q1.txt").exists());
+
+    // The lead commits meanwhile: the trial is stale, nothing moves.
+    commit_file(dir.path(), "lead.txt", "lead\n");
+    let moved = head(dir.path());
+    assert_eq!(worktrees.land(&trial).unwrap(), Landed::Stale);
+    assert_eq!(head(dir.path()), moved);
+
+    // Made again on what is there, it lands: one merge commit, whose first parent is the lead's.
+    let TrialOutcome::Ready(trial) = worktrees.trial_merge("q1", "Merge q1").unwrap() else {
+        panic!("q1 merges cleanly");
+    };
+    let Landed::Moved { commit, files } = worktrees.land(&trial).unwrap() else {
+        panic!("lands");
+    };
+    assert_eq!(head(dir.path()), commit);
+    assert_eq!(files, ["q1.txt"]);
+    assert_eq!(git(dir.path(), &["rev-parse", "HEAD^1"]).trim(), moved);
+    assert!(dir.path().join("q1.txt").is_file());
+    assert!(matches!(
+        worktrees.trial_merge("q1", "again").unwrap(),
+        TrialOutcome::AlreadyMerged
+    ));
+    // The scratch checkout is not a task's worktree.
+    let listed: Vec<String> = worktrees
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|w| w.task)
+        .collect();
+    assert_eq!(listed, ["q1"]);
+}
+
+#[test]
+fn a_trial_that_conflicts_or_would_overwrite_the_leads_changes_moves_nothing() {
+    let (dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    let tree = worktrees.prepare("q2").unwrap();
+    commit_file(&tree.workdir, "README.md", "from q2\n");
+    commit_file(dir.path(), "README.md", "from the lead\n");
+    let before = head(dir.path());
+    let TrialOutcome::Conflict { files } = worktrees.trial_merge("q2", "Merge q2").unwrap() else {
+        panic!("q2 conflicts");
+    };
+    assert_eq!(files, ["README.md"]);
+    assert_eq!(head(dir.path()), before);
+
+    // A clean trial whose landing would overwrite what the lead has not committed: refused.
+    let other = worktrees.prepare("q3").unwrap();
+    commit_file(&other.workdir, "q3.txt", "q3\n");
+    let TrialOutcome::Ready(trial) = worktrees.trial_merge("q3", "Merge q3").unwrap() else {
+        panic!("q3 merges cleanly");
+    };
+    std::fs::write(dir.path().join("q3.txt"), "the lead's own\n").unwrap();
+    assert!(matches!(
+        worktrees.land(&trial).unwrap(),
+        Landed::Refused { .. }
+    ));
+    assert_eq!(head(dir.path()), before);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("q3.txt")).unwrap(),
+        "the lead's own\n"
+    );
 }

@@ -15,6 +15,7 @@ use baton_live::WatchMode;
 use crate::Progress;
 use crate::error::Result;
 use crate::launch::Setting;
+use crate::merge_queue::MergeQueue;
 use crate::profile::Profile;
 
 /// How a worker is asked to stop.
@@ -83,6 +84,8 @@ pub struct Crew<'a> {
     spent_micro: AtomicU64,
     flags: Mutex<HashMap<String, Arc<WorkerFlags>>>,
     pub(crate) worktrees: Option<Worktrees>,
+    /// Where done tasks go to be landed (`--merge auto`); none: the lead merges them.
+    pub merge_queue: Option<MergeQueue>,
 }
 
 impl<'a> Crew<'a> {
@@ -118,6 +121,7 @@ impl<'a> Crew<'a> {
             spent_micro: AtomicU64::new(0),
             flags: Mutex::new(HashMap::new()),
             worktrees,
+            merge_queue: None,
         })
     }
 

@@ -18,11 +18,14 @@
 //! resized, or a supervisor started in a process of its own).
 
 mod attempt;
+pub mod check;
 pub mod claude;
 pub mod crew;
 pub mod error;
 pub mod exec;
 pub mod launch;
+pub mod merge_queue;
+pub mod merger;
 pub mod output;
 pub mod process;
 pub mod profile;
@@ -104,6 +107,15 @@ pub enum Progress {
         worker: String,
         attempts: u32,
         cause: String,
+    },
+    /// The merge queue's word on a task: landed in the lead's branch, or not (sent back to its
+    /// worker, or left for the lead), and why.
+    Merge {
+        task: String,
+        /// The worker that did it (and gets it back).
+        worker: String,
+        state: crate::merge_queue::QueueState,
+        note: String,
     },
     /// The task was handed back to the queue untouched (the worker was stopped).
     Released {

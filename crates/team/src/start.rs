@@ -108,6 +108,13 @@ pub struct TeamUp {
     #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub max_attempts: Option<u32>,
+    /// How done tasks reach the lead's branch: review (the lead merges) or auto (the team's
+    /// merge queue checks each on its branch merged with the lead's and lands it). Default:
+    /// review.toml's `merge`, else review.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MODE"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub merge: Option<baton_core::review::MergeMode>,
 }
 
 fn one() -> usize {
@@ -190,7 +197,17 @@ impl TeamUp {
         if let Some(v) = self.max_attempts {
             profile.max_attempts = v;
         }
+        let merge = match self.merge {
+            Some(merge) => merge,
+            None => {
+                baton_core::review::ReviewSettings::load(
+                    &baton_core::review::review_settings_path(local.root()),
+                )?
+                .merge
+            }
+        };
         Ok(TeamPlan {
+            merge,
             profile,
             workers: self.workers,
             prefix: self.prefix.clone(),

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
+use baton_core::review::MergeMode;
 use baton_core::{Layout, StoreError, TeamStore, Timestamp, WorkerState};
 use baton_fs::{FileLock, pid_alive, write_atomic};
 use baton_live::WatchMode;
@@ -23,6 +24,8 @@ use crate::crew::{Crew, TeamStores};
 use crate::error::{Result, TeamError};
 use crate::launch::Setting;
 use crate::launch::attempt_marks;
+use crate::merge_queue::MergeQueue;
+use crate::merger::run_merger;
 use crate::process::kill_marked;
 use crate::profile::Profile;
 use crate::verdict::Verdict;
@@ -111,6 +114,9 @@ pub struct TeamPlan {
     pub stay: bool,
     pub budget_usd: Option<f64>,
     pub mode: WatchMode,
+    /// How done tasks reach the lead's branch: the lead merges them, or the team's merge queue
+    /// lands them ([`crate::merge_queue`]).
+    pub merge: MergeMode,
 }
 
 /// How a team ended.
@@ -310,6 +316,16 @@ pub fn run_team(
     )?;
     crew.stay = plan.stay;
     crew.team_budget_usd = plan.budget_usd;
+    if plan.merge == MergeMode::Auto {
+        if crew.worktrees.is_none() {
+            return Err(TeamError::new(
+                baton_core::ErrorKind::InvalidArguments,
+                "--merge auto lands each task's branch: it needs a worktree per task (a git \
+                 repository, without --no-worktree)",
+            ));
+        }
+        crew.merge_queue = Some(MergeQueue::new(local));
+    }
     let mut info = SupervisorInfo {
         pid: std::process::id(),
         host,
@@ -349,6 +365,10 @@ pub fn run_team(
                 let _ = tx.send(Control::WorkerEnded(name, result));
             });
         };
+        let merger = crew
+            .merge_queue
+            .as_ref()
+            .map(|queue| scope.spawn(move || run_merger(crew, queue)));
         let mut running: BTreeSet<String> = info.names.iter().cloned().collect();
         for name in &info.names {
             start(name.clone());
@@ -403,11 +423,18 @@ pub fn run_team(
                 }
             }
         }
+        if let Some(queue) = &crew.merge_queue {
+            queue.close();
+        }
+        if let Some(merger) = merger {
+            let _ = merger.join();
+        }
         done.store(true, std::sync::atomic::Ordering::SeqCst);
         // Wakes the request watcher so it sees it is done.
         let _ = write_atomic(&requests_dir(local).join(".done"), b"");
         report.spent_usd = crew.spent_usd();
-        report.verdict = Verdict::of(&report.workers, tasks);
+        let merged = crew.merge_queue.as_ref().map(MergeQueue::summary);
+        report.verdict = Verdict::of(&report.workers, tasks, merged);
         Ok(report)
     })?;
     let _ = std::fs::remove_file(team_file(local, "supervisor.json"));

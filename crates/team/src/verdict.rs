@@ -9,6 +9,7 @@ use baton_core::graph::{Doom, doomed_tasks};
 use baton_core::{TaskFile, TaskStatus, TaskStore, Timestamp};
 use serde::Serialize;
 
+use crate::merge_queue::{QueueEntry, QueueState};
 use crate::worker::{WorkerEnd, WorkerReport};
 
 /// A task and why it is where it is.
@@ -31,6 +32,12 @@ pub struct Verdict {
     pub failed: Vec<TaskWhy>,
     /// Tasks this run's workers handed back untouched, not done since.
     pub handed_back: Vec<String>,
+    /// With a merge queue: the tasks it landed in the lead's branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged: Option<Vec<String>>,
+    /// With a merge queue: done tasks it did not land, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_merged: Vec<TaskWhy>,
     /// Why workers stopped early (their agents could not start), each cause once.
     pub cannot_start: Vec<String>,
     /// Every task on the board not finished, with what it waits for.
@@ -43,7 +50,12 @@ pub struct Verdict {
 impl Verdict {
     /// The verdict on `workers`' run, from the board as `store` has it now (`None`: the board
     /// could not be read; the workers' own reports are all there is).
-    pub fn of(workers: &[WorkerReport], store: &dyn TaskStore) -> Verdict {
+    /// `merged`: what the run's merge queue landed and did not, when it had one.
+    pub fn of(
+        workers: &[WorkerReport],
+        store: &dyn TaskStore,
+        merged: Option<(Vec<String>, Vec<QueueEntry>)>,
+    ) -> Verdict {
         let board = store.snapshot().ok();
         let mut verdict = Verdict::default();
         let mut causes = BTreeSet::new();
@@ -79,7 +91,27 @@ impl Verdict {
         }
         verdict.handed_back.sort();
         verdict.handed_back.dedup();
+        // A task sent back and done again is in a worker's done list twice.
+        verdict.done.sort();
+        verdict.done.dedup();
+        if let Some((landed, not_landed)) = merged {
+            verdict.merged = Some(landed);
+            verdict.not_merged = not_landed
+                .into_iter()
+                .map(|entry| TaskWhy {
+                    why: match entry.state {
+                        QueueState::Queued | QueueState::Checking => {
+                            "its turn had not come when the team stopped".to_string()
+                        }
+                        _ => entry.note.unwrap_or_default(),
+                    },
+                    task: entry.task,
+                    out_of_reach: false,
+                })
+                .collect();
+        }
         verdict.all_done = verdict.failed.is_empty()
+            && verdict.not_merged.is_empty()
             && verdict.cannot_start.is_empty()
             && verdict.waiting.iter().all(|w| w.out_of_reach);
         verdict

@@ -128,6 +128,16 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
         })?;
         let claim = match claimed {
             WaitedClaim::Claimed { claim } => *claim,
+            // A task the merge queue sends back is this worker's to take up: drained only
+            // once the queue has nothing left to decide.
+            WaitedClaim::Drained
+                if crew.merge_queue.as_ref().is_some_and(|queue| !queue.idle()) =>
+            {
+                if let Some(queue) = &crew.merge_queue {
+                    queue.wait_idle(&|| flags.finishing());
+                }
+                continue;
+            }
             WaitedClaim::Drained | WaitedClaim::TimedOut => break,
             WaitedClaim::Stopped => {
                 report.end = WorkerEnd::Stopped;
@@ -326,6 +336,11 @@ fn work_task(
         let attempts_left = counted.len() < crew.profile.max_attempts as usize;
         match end {
             AttemptEnd::Completed => {
+                if let Some(queue) = &crew.merge_queue
+                    && worktree.is_some()
+                {
+                    queue.push(&id, name);
+                }
                 report.completed.push(id);
                 return Ok(());
             }

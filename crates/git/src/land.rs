@@ -1,0 +1,162 @@
+//! Landing a done task's branch without the lead (a team's merge queue): the branch is first
+//! merged with the lead's branch in a scratch checkout of the queue's own
+//! (`.coordination/worktrees/.merge-queue`, detached, never a branch), where the project's
+//! check runs on exactly what would land ([`Worktrees::trial_merge`]); only then does the lead's
+//! branch move, by fast-forward to that merge commit ([`Worktrees::land`]), so it is never left
+//! half-merged: git moves it whole or refuses, and the lead's uncommitted changes are kept or
+//! the landing refused. One merge commit per task (`--no-ff`), in the queue's order.
+
+use std::path::PathBuf;
+
+use baton_core::StoreError;
+
+use crate::dependencies::DependencyWork;
+use crate::error::{GitError, Result};
+use crate::repo::{check, nul_list, output, run};
+use crate::worktree::{Worktree, Worktrees, branch_name};
+
+/// The scratch checkout's folder name under the worktrees folder.
+const SCRATCH: &str = ".merge-queue";
+
+/// A task's branch merged with the lead's in the scratch checkout, ready to check and land.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// The lead's branch.
+    pub target: String,
+    /// The lead's branch's commit it was merged with.
+    pub base: String,
+    /// The merge commit (in the scratch checkout, on no branch).
+    pub commit: String,
+    /// The scratch checkout as the task's worktree would be given to a command: the check
+    /// runs there.
+    pub checkout: Worktree,
+}
+
+/// What merging a task's branch with the lead's found.
+#[derive(Debug, Clone)]
+pub enum TrialOutcome {
+    /// Merged cleanly: check it, then land it.
+    Ready(Box<Trial>),
+    /// The lead's branch has it already (a dependent that carried it landed first).
+    AlreadyMerged,
+    /// Both sides changed these files (paths from the repository's top).
+    Conflict { files: Vec<String> },
+}
+
+/// What landing a trial did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Landed {
+    /// The lead's branch is at the trial's merge commit; these files changed in the checkout.
+    Moved { commit: String, files: Vec<String> },
+    /// The lead's branch moved (or the checkout is on another branch) since the trial: merge
+    /// again on what is there now.
+    Stale,
+    /// Git refused to move the lead's checkout (its uncommitted changes would be overwritten):
+    /// nothing changed.
+    Refused { message: String },
+}
+
+impl Worktrees {
+    /// Merges `task`'s branch with the branch the lead's checkout is on, in the queue's scratch
+    /// checkout (a merge commit with `message`), changing nothing of the lead's.
+    pub fn trial_merge(&self, task: &str, message: &str) -> Result<TrialOutcome> {
+        let repo = self.repo();
+        let branch = branch_name(task);
+        let _lock = self.lock()?;
+        let target = repo.current_branch()?;
+        if !repo.has_branch(&branch)? {
+            return Err(GitError::NoBranch {
+                task: task.to_string(),
+                branch,
+            });
+        }
+        let base = repo.commit_of(&target)?;
+        if check(repo.top(), &["merge-base", "--is-ancestor", &branch, &base])? {
+            return Ok(TrialOutcome::AlreadyMerged);
+        }
+        let scratch = self.scratch(&base)?;
+        let args = ["merge", "--no-ff", "--no-edit", "-m", message, &branch];
+        let out = output(&scratch, &args)?;
+        if !out.status.success() {
+            let merging = check(&scratch, &["rev-parse", "-q", "--verify", "MERGE_HEAD"])?;
+            if !merging {
+                return Err(crate::repo::failed(&args, &out));
+            }
+            let files = run(&scratch, &["diff", "--name-only", "-z", "--diff-filter=U"])?;
+            let files = nul_list(&files).map(str::to_string).collect();
+            run(&scratch, &["merge", "--abort"])?;
+            return Ok(TrialOutcome::Conflict { files });
+        }
+        let commit = run(&scratch, &["rev-parse", "HEAD"])?;
+        Ok(TrialOutcome::Ready(Box::new(Trial {
+            checkout: Worktree {
+                task: task.to_string(),
+                branch,
+                workdir: scratch.join(repo.prefix()),
+                path: scratch,
+                base: Some(target.clone()),
+                reused: true,
+                dependencies: DependencyWork::default(),
+            },
+            target,
+            base,
+            commit,
+        })))
+    }
+
+    /// Moves the lead's branch to `trial`'s merge commit by fast-forward, if it is still where
+    /// the trial found it.
+    pub fn land(&self, trial: &Trial) -> Result<Landed> {
+        let repo = self.repo();
+        let _lock = self.lock()?;
+        if repo.current_branch()? != trial.target || repo.commit_of("HEAD")? != trial.base {
+            return Ok(Landed::Stale);
+        }
+        let out = output(
+            repo.top(),
+            &["merge", "--ff-only", "--quiet", &trial.commit],
+        )?;
+        if !out.status.success() {
+            if repo.commit_of("HEAD")? != trial.base {
+                // Git never moves a branch part way; a changed HEAD is someone else's commit.
+                return Ok(Landed::Stale);
+            }
+            let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Ok(Landed::Refused { message: said });
+        }
+        let changed = repo.git(&["diff", "--name-only", "-z", &trial.base, &trial.commit])?;
+        let files = nul_list(&changed)
+            .filter_map(|path| repo.project_path(path))
+            .filter(|path| !path.is_empty())
+            .map(str::to_string)
+            .collect();
+        Ok(Landed::Moved {
+            commit: trial.commit.clone(),
+            files,
+        })
+    }
+
+    /// The queue's scratch checkout, detached at `commit`, with nothing left of the last
+    /// trial (its build output, ignored by git, is kept: a check's caches).
+    fn scratch(&self, commit: &str) -> Result<PathBuf> {
+        let path = self.layout().worktrees_dir().join(SCRATCH);
+        let at = path.to_string_lossy().into_owned();
+        if path.join(".git").exists() {
+            // A merge left half-done by a killed supervisor is dropped first.
+            let _ = run(&path, &["merge", "--abort"]);
+            run(
+                &path,
+                &["checkout", "--quiet", "--force", "--detach", commit],
+            )?;
+            run(&path, &["clean", "--quiet", "-fd"])?;
+        } else {
+            if path.exists() {
+                std::fs::remove_dir_all(&path).map_err(|e| StoreError::io(&path, e))?;
+            }
+            self.repo().git(&["worktree", "prune"])?;
+            self.repo()
+                .git(&["worktree", "add", "--quiet", "--detach", &at, commit])?;
+        }
+        Ok(path)
+    }
+}
