@@ -2,8 +2,9 @@ import { useEffect, useRef, useState } from "react";
 import { api, call, errorMessage, onChange } from "./api";
 import type { TeamView as Team } from "./bindings/TeamView";
 import type { WorkerView } from "./bindings/WorkerView";
+import type { QueueEntry } from "./bindings/QueueEntry";
 import { Transcript } from "./Transcript";
-import { budgetShare, chartPoints, NOT_READ, take, usd, type Followed } from "./team";
+import { budgetShare, chartPoints, NOT_READ, queueRows, queueStateText, take, usd, type Followed } from "./team";
 
 interface Props {
   /** Bumped on every change from the feed (a worker's record, a task): the team is read again. */
@@ -96,6 +97,7 @@ export function TeamView({ version, onError }: Props) {
         </tbody>
       </table>
       {team.workers.length === 0 && <p className="empty">No supervised workers yet: start a team above.</p>}
+      {team.merge_queue.length > 0 && <MergeQueueTable entries={team.merge_queue} />}
       {team.supervisor && (
         <p>
           <button data-testid="stop-team" onClick={() => void stop(null, false)}>
@@ -311,5 +313,32 @@ function WorkerTranscript({ task, cost, onError }: { task: string; cost: number;
       </h2>
       <Transcript entries={entries} />
     </section>
+  );
+}
+
+/** The merge queue (`team up --merge auto`): each task's place, or what became of it. */
+function MergeQueueTable({ entries }: { entries: QueueEntry[] }) {
+  return (
+    <table className="merge-queue" data-testid="merge-queue">
+      <caption>Merge queue</caption>
+      <thead>
+        <tr>
+          <th scope="col">Task</th>
+          <th scope="col">Done by</th>
+          <th scope="col">Place</th>
+          <th scope="col">What happened</th>
+        </tr>
+      </thead>
+      <tbody>
+        {queueRows(entries).map((row) => (
+          <tr key={row.task} data-testid="merge-queue-row" data-state={row.state}>
+            <td>{row.task}</td>
+            <td>{row.worker}</td>
+            <td>{row.place === null ? queueStateText(row.state) : `#${row.place} in line`}</td>
+            <td>{row.note}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { budgetShare, chartPoints, fold, lastSeq, NOT_READ, take, usd, type Followed } from "./team";
+import { budgetShare, chartPoints, fold, lastSeq, NOT_READ, queueRows, queueStateText, take, usd, type Followed } from "./team";
 import type { TranscriptEvent } from "./bindings/TranscriptEvent";
 
 const at = "2026-11-24T10:00:00Z";
@@ -79,5 +79,22 @@ describe("chart and budget", () => {
     expect(budgetShare(3, null)).toBeNull();
     expect(usd(0.0123)).toBe("$0.012");
     expect(usd(12.345)).toBe("$12.35");
+  });
+});
+
+describe("merge queue", () => {
+  it("numbers the waiting tasks in the order they joined and gives the others their state", () => {
+    const rows = queueRows([
+      { task: "a", worker: "ex1", state: "landed", note: "in main (abc, 1 file)", returns: 0 },
+      { task: "b", worker: "ex2", state: "checking", returns: 0 },
+      { task: "c", worker: "ex1", state: "queued", returns: 1 },
+      { task: "d", worker: "ex3", state: "queued", returns: 0 },
+      { task: "e", worker: "ex2", state: "sent_back", note: "the check exited 1", returns: 1 },
+    ]);
+    expect(rows.map((r) => r.place)).toEqual([null, null, 1, 2, null]);
+    expect(rows[0]?.note).toBe("in main (abc, 1 file)");
+    expect(rows[1]?.note).toBe("");
+    expect(queueStateText("sent_back")).toBe("sent back");
+    expect(queueStateText("not_landed")).toBe("not landed");
   });
 });

@@ -4,6 +4,8 @@
 
 import type { TranscriptEvent } from "./bindings/TranscriptEvent";
 import type { SpendPoint } from "./bindings/SpendPoint";
+import type { QueueEntry } from "./bindings/QueueEntry";
+import type { QueueState } from "./bindings/QueueState";
 
 /** One entry of a transcript as read: text, a tool call with its result (when it came), an
  *  error, the final result, or a line of the supervisor's or the process's. */
@@ -137,4 +139,25 @@ export function budgetShare(spent: number, budget: number | null): number | null
 /** US dollars as the lead reads them: cents, or tenths of a cent below a dollar. */
 export function usd(amount: number): string {
   return amount < 1 ? `$${amount.toFixed(3)}` : `$${amount.toFixed(2)}`;
+}
+
+/** One row of the merge queue as the Team view shows it: its place in line while it waits. */
+export type QueueRow = { task: string; worker: string; state: QueueState; place: number | null; note: string };
+
+/** The merge queue's entries (in the order tasks joined it) with the place of each waiting one:
+ *  1 is next. A task being checked, landed, sent back or left has no place. */
+export function queueRows(entries: QueueEntry[]): QueueRow[] {
+  let place = 0;
+  return entries.map((e) => ({
+    task: e.task,
+    worker: e.worker,
+    state: e.state,
+    place: e.state === "queued" ? ++place : null,
+    note: e.note ?? "",
+  }));
+}
+
+/** A queue state in words. */
+export function queueStateText(state: QueueState): string {
+  return state.replace("_", " ");
 }
