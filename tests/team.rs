@@ -228,9 +228,11 @@ fn team_up_again_takes_up_what_a_sigkilled_supervisor_held() {
     support::repository(p.path());
     p.ok(&["leader", "add-task", "Held through a crash"]);
     p.ok(&["leader", "add-task", "Next"]);
-    // Task 1's first attempt waits (with a child of its own); everything else finishes.
+    // Task 1's first attempt waits, with a child of its own that ignores SIGTERM; everything
+    // else finishes.
     let command = "if [ -f .begun ] || [ \"$BATON_TASK_ID\" != task-1 ]; then \
-                   echo \"taken up again\"; exit 0; fi; touch .begun; sleep 612 & wait";
+                   echo \"taken up again\"; exit 0; fi; touch .begun; \
+                   sh -c \"trap '' TERM; sleep 612\" & wait";
     let team = spawn(&p, &["team", "up", "--exec", command]);
     working_pid(&p, "ex1");
     eventually("the agent's child runs", || {
@@ -238,7 +240,12 @@ fn team_up_again_takes_up_what_a_sigkilled_supervisor_held() {
     });
     support::kill(team.pid(), "KILL");
     drop(team);
-    // The lease is still ex1's; the agent's own child is still running until team up again.
+    // The agent died with its supervisor, and so did its child (its group, killed by the
+    // supervisor's warden), before anything else ran.
+    eventually("the killed team's agent and its child are gone", || {
+        processes_with("sleep 612").is_empty()
+    });
+    // The lease is still ex1's: team up again takes the task up.
     run_ok(&p, &["team", "up", "--exec", command]);
     let board = p.tasks_json();
     for id in ["task-1", "task-2"] {
@@ -432,6 +439,61 @@ fn a_typo_in_the_command_stops_the_team_and_burns_no_task() {
             .unwrap()
             .iter()
             .all(|t| t["status"] == "done")
+    );
+}
+
+/// Waiting said out loud: a worker with nothing to claim says what it waits for (another's
+/// lease, until when) in `team status`, and says so when it takes the task over once the lease
+/// ran out. On a terminal `team up` keeps one live status line; piped, no escape code.
+#[test]
+fn a_waiting_worker_says_what_it_waits_for_and_a_takeover_says_so() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Held elsewhere"]);
+    p.ok(&["leader", "add-task", "After it", "--depends", "task-1"]);
+    // Another agent holds task-1 under a 3 s lease and goes quiet.
+    p.ok(&["--lease", "3s", "worker", "claim", "elsewhere"]);
+    let team = spawn(&p, &["--lease", "3s", "team", "up", "--exec", "true"]);
+    eventually("ex1 says what it waits for", || {
+        worker(&p, "ex1").is_some_and(|w| {
+            w["last_event"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("waiting: task-1 held by elsewhere, lease for"))
+        })
+    });
+    let said = worker(&p, "ex1").unwrap()["last_event"].clone();
+    assert!(
+        said.as_str().unwrap().contains("task-2 waits for task-1"),
+        "{said}"
+    );
+    let (code, _, stderr) = team.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("ex1: took task-1 over from elsewhere, whose lease had expired"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no escape codes into a pipe: {stderr:?}"
+    );
+
+    // On a terminal (a pseudo-terminal made by util-linux's `script`): the live line.
+    let again = Project::init();
+    again.ok(&["leader", "add-task", "First"]);
+    again.ok(&["leader", "add-task", "Second", "--depends", "task-1"]);
+    // The line is drawn again after each progress line: while task-1's agent runs, it says so.
+    let team_up = format!(
+        "{} team up --exec 'sleep 2'",
+        support::baton_bin().display()
+    );
+    let out = again
+        .command_of("script", &["-qec", &team_up, "/dev/null"])
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains("0 done · 1 running · 0 ready · 1 waiting (task-2 waits for task-1)"),
+        "{screen}"
     );
 }
 

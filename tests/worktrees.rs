@@ -123,7 +123,8 @@ fn three_worktree_workers_finish_ten_tasks_and_the_lead_merges_them_all(p: Proje
         "Nothing to merge: no done task has a branch that is not merged yet."
     );
 
-    // The finished tasks' worktrees: reported, then removed; their branches stay.
+    // Each worker took its last task's clean checkout for its next task: one worktree per
+    // worker is left (its last task's), reported, then removed; every branch stays.
     let out = p.run(&["--json", "leader", "doctor"]);
     assert_eq!(out.status.code(), Some(4));
     let doctor: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -133,7 +134,14 @@ fn three_worktree_workers_finish_ten_tasks_and_the_lead_merges_them_all(p: Proje
         .iter()
         .filter(|f| f["kind"] == "finished_worktree")
         .collect();
-    assert_eq!(worktrees.len(), 10, "{doctor}");
+    let board = p.tasks_json();
+    let workers: std::collections::BTreeSet<&str> = board["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["claimed_by"].as_str().unwrap())
+        .collect();
+    assert_eq!(worktrees.len(), workers.len(), "{doctor}");
     assert!(worktrees.iter().all(|f| f["fixable"] == true), "{doctor}");
     p.ok(&["leader", "doctor", "--fix"]);
     assert_eq!(git(p.path(), &["worktree", "list"]).lines().count(), 1);

@@ -216,6 +216,9 @@ pub fn loop_event(event: &Progress) -> Option<String> {
             format!("baton: restarting {task} in {:.1} s", after.as_secs_f64())
         }
         Progress::Trouble { message, .. } => format!("baton: {}", line(message, 200)),
+        Progress::TookOver { task, from, .. } => {
+            format!("baton: took {task} over from {from}, whose lease had expired")
+        }
         Progress::Tripped {
             attempts, cause, ..
         } => format!(
@@ -261,6 +264,9 @@ pub fn loop_event_json(event: &Progress) -> Option<String> {
         Progress::Tripped {
             attempts, cause, ..
         } => serde_json::json!({"event": "tripped", "attempts": attempts, "cause": cause}),
+        Progress::TookOver { task, from, .. } => {
+            serde_json::json!({"event": "took_over", "task": task, "from": from})
+        }
         Progress::Waiting { .. }
         | Progress::Restarting { .. }
         | Progress::Stopped { .. }

@@ -5,6 +5,7 @@
 
 mod args;
 mod render;
+mod status_line;
 
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -96,14 +97,35 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
             }
         );
     }
-    let progress = move |event: baton_team::Progress| {
+    // On a terminal, one live status line under the progress lines; piped, plain lines only.
+    let status = status_line::StatusLine::on_terminal(json);
+    let progress = |event: baton_team::Progress| {
         if json {
             emit_line(true, &event, String::new);
         } else if let Some(line) = render::progress(&event) {
-            eprintln!("{line}");
+            match &status {
+                Some(status) => status.println(&line),
+                None => eprintln!("{line}"),
+            }
         }
     };
-    let report = run_team(project.team_stores(), setting, plan, controls, &progress)?;
+    let mut ran = None;
+    std::thread::scope(|scope| {
+        if let Some(status) = &status {
+            scope.spawn(|| status.keep_up(&*project.tasks, local));
+        }
+        ran = Some(run_team(
+            project.team_stores(),
+            setting,
+            plan,
+            controls,
+            &progress,
+        ));
+        if let Some(status) = &status {
+            status.finish();
+        }
+    });
+    let report = ran.expect("the team ran")?;
     // With --json the progress events came one per line; the report is the last line.
     emit_line(json, &report, || render::report(&report));
     if interrupted.load(std::sync::atomic::Ordering::SeqCst) {

@@ -79,6 +79,9 @@ pub fn progress(event: &Progress) -> Option<String> {
         Progress::Released { worker, task } => format!("{worker}: {task} handed back"),
         Progress::Stopped { worker } => format!("{worker}: stopped"),
         Progress::Trouble { worker, message } => format!("{worker}: {message}"),
+        Progress::TookOver { worker, task, from } => {
+            format!("{worker}: took {task} over from {from}, whose lease had expired")
+        }
         Progress::Merge {
             task,
             worker,

@@ -5,7 +5,7 @@
 //! appends that never interleave ([`append_line`]), whether a process is still there
 //! ([`pid_alive`]), whether a file was rewritten ([`rewritten`]), where a program is
 //! ([`find_program`]), and a child in a process group of its own, stopped as a whole
-//! ([`ProcessGroup`]). It knows nothing of tasks, stores or projects, so `baton-git` and
+//! ([`ProcessGroup`]) and killed by a [`warden`] when this process dies without stopping it. It knows nothing of tasks, stores or projects, so `baton-git` and
 //! `baton-browser` can use it without depending on the task model, and the folder store
 //! builds its transactions on it.
 //!
@@ -17,6 +17,7 @@ pub mod group;
 pub mod process;
 pub mod program;
 pub mod version;
+pub mod warden;
 
 use std::path::PathBuf;
 

@@ -27,23 +27,25 @@ pub fn worktree_for_claim(
         })
     })();
     match (found, Worktrees::open(local)) {
-        (Ok(found), Ok(worktrees)) => worktrees.prepare_claimed(store, agent, &found),
+        (Ok(found), Ok(worktrees)) => worktrees.prepare_claimed(store, agent, &found, None),
         (Err(e), _) => settle_failure(store, agent, task, Err(e.into())),
         (_, Err(e)) => settle_failure(store, agent, task, Err(e)),
     }
 }
 
 impl Worktrees {
-    /// [`worktree_for_claim`] with the worktrees opened already (a worker opens them once).
+    /// [`worktree_for_claim`] with the worktrees opened already (a worker opens them once),
+    /// taking over the clean checkout of finished task `reuse` ([`Worktrees::prepare_task`]).
     pub fn prepare_claimed(
         &self,
         store: &dyn TaskStore,
         agent: &str,
         task: &Task,
+        reuse: Option<&str>,
     ) -> Result<Worktree> {
         let prepared = ReviewSettings::load(&review_settings_path(self.layout().root()))
             .map_err(GitError::from)
-            .and_then(|settings| self.prepare_task(task, settings.dependency_conflicts));
+            .and_then(|settings| self.prepare_task(task, settings.dependency_conflicts, reuse));
         settle_failure(store, agent, &task.id, prepared)
     }
 }

@@ -4,7 +4,9 @@
 //! with its dependencies' branches merged in ([`crate::dependencies`]).
 //!
 //! A task claimed again (a retry, or one taken over from a worker that died) finds its
-//! worktree, or at least its branch, and goes on from there; nothing here deletes a commit.
+//! worktree, or at least its branch, and goes on from there; nothing here deletes a commit. A
+//! worker's next task takes over the clean checkout its last one left (moved and switched),
+//! so a team holds about one checkout per worker, not one per task.
 //! The worktrees folder ignores itself (`.gitignore` of `*`), so the lead's `git status` and
 //! `git add -A` never see the checkouts inside it.
 
@@ -91,14 +93,25 @@ impl Worktrees {
     /// The worktree of `task`, created on its branch if it does not exist yet (the branch
     /// too, from the branch the lead's checkout is on).
     pub fn prepare(&self, task: &str) -> Result<Worktree> {
-        self.make(task, &[], DependencyConflicts::Work)
+        self.make(task, &[], DependencyConflicts::Work, None)
     }
 
     /// The worktree of `task`, as [`Worktrees::prepare`]; a branch made for it now takes its
     /// dependencies' branches too. Under [`DependencyConflicts::Hold`], dependencies that
     /// conflict leave no branch or worktree behind and are [`GitError::DependenciesConflict`].
-    pub fn prepare_task(&self, task: &Task, on_conflict: DependencyConflicts) -> Result<Worktree> {
-        self.make(&task.id, &task.dependencies, on_conflict)
+    ///
+    /// `reuse`: a finished task whose worktree the caller (a worker) left. A new branch is then
+    /// made in that checkout, moved to this task's place and switched (`git worktree move`,
+    /// `git checkout -B`): it costs what the change costs, not a checkout of the repository.
+    /// Only a worktree with nothing uncommitted, untracked or ignored is taken, so no task sees
+    /// another's leftovers; any other is left where it is and a new one made.
+    pub fn prepare_task(
+        &self,
+        task: &Task,
+        on_conflict: DependencyConflicts,
+        reuse: Option<&str>,
+    ) -> Result<Worktree> {
+        self.make(&task.id, &task.dependencies, on_conflict, reuse)
     }
 
     fn make(
@@ -106,6 +119,7 @@ impl Worktrees {
         task: &str,
         dependencies: &[String],
         on_conflict: DependencyConflicts,
+        reuse: Option<&str>,
     ) -> Result<Worktree> {
         let path = self.layout.worktree_dir(task)?;
         let branch = branch_name(task);
@@ -133,9 +147,17 @@ impl Worktrees {
                     .git(&["worktree", "add", "--quiet", &at, &branch])?;
             } else {
                 let base = self.repo.current_branch()?;
-                self.repo.git(&[
-                    "worktree", "add", "--quiet", "--track", "-b", &branch, &at, &base,
-                ])?;
+                let switched = match reuse {
+                    Some(previous) if previous != task => {
+                        self.switch_from(previous, &path, &branch, &base)?
+                    }
+                    _ => false,
+                };
+                if !switched {
+                    self.repo.git(&[
+                        "worktree", "add", "--quiet", "--track", "-b", &branch, &at, &base,
+                    ])?;
+                }
                 let branches: Vec<String> = dependencies.iter().map(|d| branch_name(d)).collect();
                 brought = bring_in(&path, task, &branches, on_conflict)?;
                 if let Some(conflict) = brought.conflict.as_ref().filter(|c| !c.in_progress) {
@@ -165,6 +187,37 @@ impl Worktrees {
             reused,
             dependencies: brought,
         })
+    }
+
+    /// Moves finished task `previous`'s worktree to `to` and makes `branch` there from `base`,
+    /// if it is clean (nothing uncommitted, untracked or ignored); false when it is not there
+    /// or not clean (it is left as it is). Called under the project's git lock.
+    fn switch_from(&self, previous: &str, to: &Path, branch: &str, base: &str) -> Result<bool> {
+        let from = self.layout.worktree_dir(previous)?;
+        if !is_checkout(&from) {
+            return Ok(false);
+        }
+        let left = run(
+            &from,
+            &[
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--ignored",
+            ],
+        )?;
+        if !left.is_empty() {
+            return Ok(false);
+        }
+        let (from_at, to_at) = (from.to_string_lossy(), to.to_string_lossy());
+        self.repo.git(&["worktree", "move", &from_at, &to_at])?;
+        let switched = run(to, &["checkout", "--quiet", "--track", "-B", branch, base]);
+        if switched.is_err() {
+            // Not half switched: the checkout goes, and a new one is made the usual way.
+            self.repo.git(&["worktree", "remove", "--force", &to_at])?;
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     /// What `task`'s branch holds now (its commits beyond its base, and what its worktree has

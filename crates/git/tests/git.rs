@@ -271,6 +271,7 @@ fn a_dependents_branch_starts_with_its_dependencies_work_and_lands_it_once() {
         .prepare_task(
             &task("d3", &["d1", "d2", "nobranch"]),
             DependencyConflicts::Work,
+            None,
         )
         .unwrap();
     assert_eq!(three.dependencies.merged, ["baton/d1", "baton/d2"]);
@@ -291,7 +292,7 @@ fn a_dependents_branch_starts_with_its_dependencies_work_and_lands_it_once() {
     assert_eq!(paths, ["three.txt"]);
     // A dependency already in the branch (through another) is not merged twice.
     let four = worktrees
-        .prepare_task(&task("d4", &["d3", "d1"]), DependencyConflicts::Work)
+        .prepare_task(&task("d4", &["d3", "d1"]), DependencyConflicts::Work, None)
         .unwrap();
     assert_eq!(four.dependencies.merged, ["baton/d3"]);
     assert!(four.workdir.join("one.txt").is_file());
@@ -318,7 +319,7 @@ fn a_dependents_branch_starts_with_its_dependencies_work_and_lands_it_once() {
 
     // A branch that exists already is not merged into again (a retry goes on from its work).
     let again = worktrees
-        .prepare_task(&task("d4", &["d3", "d1"]), DependencyConflicts::Work)
+        .prepare_task(&task("d4", &["d3", "d1"]), DependencyConflicts::Work, None)
         .unwrap();
     assert!(again.reused);
     assert!(again.dependencies.merged.is_empty());
@@ -340,7 +341,11 @@ fn conflicting_dependencies_are_the_dependents_first_job_with_the_files_named() 
     let worktrees = Worktrees::open(&layout).unwrap();
     conflicting_dependencies(&worktrees);
     let tree = worktrees
-        .prepare_task(&task("c4", &["c1", "c2", "c3"]), DependencyConflicts::Work)
+        .prepare_task(
+            &task("c4", &["c1", "c2", "c3"]),
+            DependencyConflicts::Work,
+            None,
+        )
         .unwrap();
     assert_eq!(tree.dependencies.merged, ["baton/c1"]);
     let conflict = tree.dependencies.conflict.clone().unwrap();
@@ -363,7 +368,7 @@ fn conflicting_dependencies_held_leave_no_branch_and_fail_naming_the_files() {
     let worktrees = Worktrees::open(&layout).unwrap();
     conflicting_dependencies(&worktrees);
     let err = worktrees
-        .prepare_task(&task("c4", &["c1", "c2"]), DependencyConflicts::Hold)
+        .prepare_task(&task("c4", &["c1", "c2"]), DependencyConflicts::Hold, None)
         .unwrap_err();
     assert!(
         matches!(&err, GitError::DependenciesConflict { task, branch, files }
@@ -451,4 +456,50 @@ fn a_trial_that_conflicts_or_would_overwrite_the_leads_changes_moves_nothing() {
         std::fs::read_to_string(dir.path().join("q3.txt")).unwrap(),
         "the lead's own\n"
     );
+}
+
+#[test]
+fn a_workers_next_task_takes_over_the_clean_checkout_its_last_one_left() {
+    let (dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    let first = worktrees.prepare("r1").unwrap();
+    commit_file(&first.workdir, "r1.txt", "r1\n");
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    let checkout_file = inode(&first.path.join("README.md"));
+
+    // r1 finished clean: r2 gets its checkout, moved and switched onto a new branch from main.
+    let second = worktrees
+        .prepare_task(&task("r2", &[]), DependencyConflicts::Work, Some("r1"))
+        .unwrap();
+    assert!(!first.path.exists(), "moved, not copied");
+    assert_eq!(
+        inode(&second.path.join("README.md")),
+        checkout_file,
+        "the same checkout"
+    );
+    assert_eq!(second.branch, "baton/r2");
+    assert_eq!(second.base.as_deref(), Some("main"));
+    assert!(!second.workdir.join("r1.txt").exists(), "nothing of r1's");
+    assert_eq!(head(&second.workdir), head(dir.path()));
+    // r1's branch keeps its work, and its worktree comes back from it when asked.
+    let back = worktrees.prepare("r1").unwrap();
+    assert!(back.workdir.join("r1.txt").is_file());
+
+    // A checkout with anything left in it (untracked, or ignored build output) is not taken.
+    std::fs::write(second.workdir.join("scratch.txt"), "left\n").unwrap();
+    let third = worktrees
+        .prepare_task(&task("r3", &[]), DependencyConflicts::Work, Some("r2"))
+        .unwrap();
+    assert!(second.path.exists(), "left where it was");
+    assert!(!third.workdir.join("scratch.txt").exists());
+    std::fs::write(third.workdir.join(".gitignore"), "build/\n").unwrap();
+    git(&third.workdir, &["add", ".gitignore"]);
+    git(&third.workdir, &["commit", "-qm", "ignore build"]);
+    std::fs::create_dir(third.workdir.join("build")).unwrap();
+    std::fs::write(third.workdir.join("build/out"), "x").unwrap();
+    let fourth = worktrees
+        .prepare_task(&task("r4", &[]), DependencyConflicts::Work, Some("r3"))
+        .unwrap();
+    assert!(third.path.exists());
+    assert!(!fourth.workdir.join("build").exists());
 }

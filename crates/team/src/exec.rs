@@ -116,6 +116,7 @@ impl RunningCommand {
             .stderr(Stdio::piped());
         let mut child: Child = shell.spawn().map_err(spawn_error)?;
         let pid = child.id();
+        baton_fs::warden::watch(baton_fs::ProcessGroup::led_by(pid));
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let input = env.stdin_json();
         // A command that never reads stdin must not block us: write from a thread, and
@@ -161,6 +162,7 @@ impl RunningCommand {
     /// group is killed, and its output read until it ends or [`DRAIN`] has passed.
     pub fn finish(self, status: ExitStatus) -> Finished {
         baton_fs::ProcessGroup::led_by(self.pid).kill();
+        baton_fs::warden::forget(baton_fs::ProcessGroup::led_by(self.pid));
         let until = Instant::now() + DRAIN;
         Finished {
             status,

@@ -23,6 +23,7 @@ pub mod claude;
 pub mod crew;
 pub mod error;
 pub mod exec;
+pub mod glance;
 pub mod launch;
 pub mod merge_queue;
 pub mod merger;
@@ -100,6 +101,12 @@ pub enum Progress {
         worker: String,
         task: String,
         reason: String,
+    },
+    /// The worker took the task over from `from`, whose lease had expired.
+    TookOver {
+        worker: String,
+        task: String,
+        from: String,
     },
     /// The worker's agents could not start `attempts` times in a row: it stops (its circuit
     /// breaker), having handed their tasks back.

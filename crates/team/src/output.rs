@@ -92,7 +92,8 @@ impl OutputReader {
                     }
                 )
             {
-                self.last_said = Some(said.to_string());
+                // Kept in the attempt's record: bounded before it is written, as every text.
+                self.last_said = Some(baton_core::transcript::cut(said.to_string()));
             }
         }
         events.into_iter().map(Happened::bounded).collect()

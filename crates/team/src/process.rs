@@ -91,6 +91,8 @@ impl AgentProcess {
             .stderr(Stdio::piped());
         let mut child: Child = command.spawn()?;
         let pid = child.id();
+        // Killed with its group should this supervisor die without stopping it.
+        baton_fs::warden::watch(ProcessGroup::led_by(pid));
         if let Some(bytes) = launch.stdin.clone() {
             let mut stdin = child.stdin.take().expect("stdin is piped");
             // A command that never reads stdin must not block the supervisor.
@@ -112,6 +114,7 @@ impl AgentProcess {
             // read until both pipes end, or for DRAIN at most (a process that left the group
             // may hold them for ever; the attempt ends with the agent all the same).
             ProcessGroup::led_by(pid).kill();
+            baton_fs::warden::forget(ProcessGroup::led_by(pid));
             kill_marked(&marks);
             let until = Instant::now() + DRAIN;
             for _ in 0..2 {

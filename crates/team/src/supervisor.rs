@@ -69,7 +69,7 @@ pub enum Control {
     /// Requests may be waiting in `team/requests/`.
     Requests,
     /// A worker's thread ended.
-    WorkerEnded(String, Result<WorkerReport>),
+    WorkerEnded(String, Box<Result<WorkerReport>>),
     /// Stop everything (Ctrl-C), now or after the current tasks.
     Stop { now: bool },
 }
@@ -362,7 +362,7 @@ pub fn run_team(
             crew.flags(&name);
             scope.spawn(move || {
                 let result = run_worker(crew, &name);
-                let _ = tx.send(Control::WorkerEnded(name, result));
+                let _ = tx.send(Control::WorkerEnded(name, Box::new(result)));
             });
         };
         let merger = crew
@@ -386,7 +386,7 @@ pub fn run_team(
             match control {
                 Control::WorkerEnded(name, result) => {
                     running.remove(&name);
-                    match result {
+                    match *result {
                         Ok(worker) => report.workers.push(worker),
                         Err(e) => report.errors.push((name, e.to_string())),
                     }

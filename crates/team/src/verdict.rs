@@ -5,23 +5,14 @@
 
 use std::collections::BTreeSet;
 
-use baton_core::graph::{Doom, doomed_tasks};
-use baton_core::{TaskFile, TaskStatus, TaskStore, Timestamp};
+use baton_core::TaskStore;
 use serde::Serialize;
+
+pub use crate::glance::TaskWhy;
+use crate::glance::waiting;
 
 use crate::merge_queue::{QueueEntry, QueueState};
 use crate::worker::{WorkerEnd, WorkerReport};
-
-/// A task and why it is where it is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TaskWhy {
-    pub task: String,
-    pub why: String,
-    /// It can never start (a dependency failed, was cancelled or is missing): out of the
-    /// run's reach, so it does not make the run's verdict a failure by itself.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub out_of_reach: bool,
-}
 
 /// The end of a team's run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -116,57 +107,4 @@ impl Verdict {
             && verdict.waiting.iter().all(|w| w.out_of_reach);
         verdict
     }
-}
-
-/// Every unfinished task on the board, with what it waits for.
-fn waiting(file: &TaskFile, now: Timestamp, lease: std::time::Duration) -> Vec<TaskWhy> {
-    let doomed: std::collections::HashMap<String, Doom> = doomed_tasks(file).into_iter().collect();
-    let status_of = |id: &str| file.tasks.iter().find(|t| t.id == id).map(|t| t.status);
-    file.tasks
-        .iter()
-        .filter(|t| !t.status.is_final())
-        .map(|t| {
-            let why = match (t.status, doomed.get(&t.id)) {
-                (_, Some(Doom::FailedDependency { via, status })) => {
-                    format!("can never start: it depends on {via}, which is {status}")
-                }
-                (_, Some(Doom::UnknownDependency(dep))) => {
-                    format!("can never start: its dependency {dep} does not exist")
-                }
-                (_, Some(Doom::Cycle(cycle))) => {
-                    format!(
-                        "can never start: a dependency cycle ({})",
-                        cycle.join(" → ")
-                    )
-                }
-                (TaskStatus::Claimed | TaskStatus::InProgress, None) => {
-                    let holder = t.claimed_by.as_deref().unwrap_or("nobody");
-                    match t.lease_end(lease) {
-                        Some(end) if end > now => format!(
-                            "held by {holder}, lease for {} more",
-                            baton_core::time::short_duration(end.remaining(now))
-                        ),
-                        _ => format!("held by {holder}, whose lease expired"),
-                    }
-                }
-                (_, None) => {
-                    let open: Vec<&str> = t
-                        .dependencies
-                        .iter()
-                        .filter(|d| status_of(d) != Some(TaskStatus::Done))
-                        .map(String::as_str)
-                        .collect();
-                    match open.is_empty() {
-                        true => "ready, not started".to_string(),
-                        false => format!("waits for {}", open.join(", ")),
-                    }
-                }
-            };
-            TaskWhy {
-                task: t.id.clone(),
-                why,
-                out_of_reach: doomed.contains_key(&t.id),
-            }
-        })
-        .collect()
 }

@@ -19,6 +19,7 @@ use crate::Progress;
 use crate::attempt::{AttemptPlan, Interrupted, run_attempt};
 use crate::crew::{Crew, WorkerFlags};
 use crate::error::Result;
+use crate::glance::Glance;
 use crate::launch::{Attempting, Session, launch, new_session_id};
 use crate::profile::AgentKind;
 use crate::prompt::{Reporting, TaskBrief, task_prompt};
@@ -38,6 +39,9 @@ pub struct WorkerReport {
     /// Attempts in a row whose agent could not start.
     #[serde(skip)]
     not_started: u32,
+    /// The finished task whose worktree this worker left: its next task takes it over.
+    #[serde(skip)]
+    left_worktree: Option<String>,
 }
 
 /// Why a worker stopped.
@@ -119,7 +123,13 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             record.attempt = None;
             record.usage = report.usage;
             record.updated_at = Timestamp::now();
-            record.last_event = Some("waiting for a ready task".into());
+            // Said out loud: what it waits for (a lease held by another worker until when,
+            // dependencies), as the board is when the wait begins.
+            let waits_for = match crew.tasks.snapshot() {
+                Ok((file, now)) => Glance::of(&file, now, crew.tasks.lease()).waits_for(),
+                Err(_) => "waiting for a ready task".to_string(),
+            };
+            record.last_event = Some(waits_for);
             crew.save(&record);
             (crew.progress)(Progress::Waiting {
                 worker: name.to_string(),
@@ -144,6 +154,13 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
                 break;
             }
         };
+        if let Some(from) = &claim.reclaimed_from {
+            (crew.progress)(Progress::TookOver {
+                worker: name.to_string(),
+                task: claim.task.id.clone(),
+                from: from.clone(),
+            });
+        }
         if flags.stop_now() {
             // Stopped as the claim landed: handed back untouched.
             hand_back(crew, name, &claim.task.id, &mut report)?;
@@ -199,7 +216,12 @@ fn work_task(
         return Ok(());
     }
     let worktree: Option<Worktree> = match &crew.worktrees {
-        Some(worktrees) => match worktrees.prepare_claimed(crew.tasks, name, &task) {
+        Some(worktrees) => match worktrees.prepare_claimed(
+            crew.tasks,
+            name,
+            &task,
+            report.left_worktree.take().as_deref(),
+        ) {
             Ok(w) => {
                 (crew.progress)(Progress::InWorktree {
                     worker: name.to_string(),
@@ -341,10 +363,16 @@ fn work_task(
                 {
                     queue.push(&id, name);
                 }
+                if worktree.is_some() {
+                    report.left_worktree = Some(id.clone());
+                }
                 report.completed.push(id);
                 return Ok(());
             }
             AttemptEnd::Failed => {
+                if worktree.is_some() {
+                    report.left_worktree = Some(id.clone());
+                }
                 report.failed.push(id);
                 return Ok(());
             }

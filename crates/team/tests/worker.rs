@@ -420,3 +420,37 @@ fn a_reset_starts_the_count_of_failed_attempts_again() {
     assert_eq!(report.completed, ["job"], "{report:?}");
     assert_eq!(p.store.attempts(Some("job")).unwrap().len(), 4);
 }
+
+/// What an agent prints is bounded before Baton writes it: a 5 MB line on stdout and 3 MB on
+/// stderr, then exit 1, fail the task with a cut reason, and the run ends.
+#[test]
+fn an_agent_that_floods_its_output_fails_its_task_with_a_cut_reason() {
+    let p = Project::new();
+    p.add("flood", "print far too much", &[]);
+    let command = "head -c 5000000 /dev/zero | tr '\\0' x; echo; \
+                   head -c 3000000 /dev/zero | tr '\\0' y >&2; echo >&2; exit 1";
+    let progress = |_: Progress| {};
+    let crew = Crew::new(
+        p.stores(),
+        p.setting(),
+        Profile::for_command(command, false),
+        "host".into(),
+        WatchMode::Events,
+        &progress,
+    )
+    .unwrap();
+    let report = run_worker(&crew, "ex-1").unwrap();
+    assert_eq!(report.failed, ["flood"], "{report:?}");
+    assert_eq!(report.end, WorkerEnd::Drained);
+    let task = p.task("flood");
+    assert_eq!(task.status, TaskStatus::Failed);
+    let reason = task.failure_reason.unwrap();
+    assert!(reason.len() < 8 * 1024, "{} bytes", reason.len());
+    assert!(
+        reason.starts_with("the command exited with status 1"),
+        "{reason:.200}"
+    );
+    let attempt = &p.store.attempts(Some("flood")).unwrap()[0];
+    let said = attempt.last_message.as_deref().unwrap_or_default();
+    assert!(said.len() <= 17 * 1024, "{} bytes kept", said.len());
+}

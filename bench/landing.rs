@@ -1,0 +1,220 @@
+//! A team left alone on a big repository, whole CLI processes (run with
+//! `cargo bench --bench landing`). Prints, in one run:
+//!
+//! - worktrees: on a generated repository of `BATON_BENCH_FILES` (50,000) files of 4 KiB
+//!   (about 200 MB checked out), one `git worktree add` of a new branch and one
+//!   `git checkout -B` in an existing worktree (the floor), then a one-worker team of 6 tasks
+//!   whose agent only makes an empty commit: its wall time per task, and the disk its
+//!   worktrees hold after. With `BATON_BENCH_BASELINE=/path/to/an/older/baton` the team is
+//!   run with that binary too, on the same repository.
+//! - merge queue: `BATON_BENCH_LANDINGS` (30) tasks, each writing a file of its own, run by a
+//!   one-worker team with `--merge auto` and the check `true`: tasks landed per minute (wall
+//!   time of the whole run), against the same team without the queue followed by
+//!   `leader merge --all` by hand.
+//!
+//! Targets (issue 42): per-task overhead on such a repository within 2× of the switch; about
+//! one checkout per live worker on disk.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[path = "common/project.rs"]
+mod project;
+use baton_test_support::stats::{env_number, ms};
+use project::{Project, Store};
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.invalid")
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+fn timed(what: impl FnOnce()) -> Duration {
+    let clock = Instant::now();
+    what();
+    clock.elapsed()
+}
+
+/// A repository of `files` files of 4 KiB in folders of 100, committed on `main`, with a
+/// project folder at its top.
+fn big_repository(files: usize) -> Project {
+    let p = Project::new(Store::Folder);
+    let top = p.path();
+    git(top, &["init", "-q", "-b", "main"]);
+    let block = "x".repeat(4095) + "\n";
+    for i in 0..files {
+        let dir = top.join(format!("src/d{:04}", i / 100));
+        if i % 100 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n{block}")).unwrap();
+    }
+    std::fs::write(top.join(".gitignore"), ".coordination/\n").unwrap();
+    git(top, &["add", "-A"]);
+    git(top, &["commit", "-qm", "a big repository"]);
+    p
+}
+
+/// Bytes under `path` on disk (`du`).
+fn disk(path: &Path) -> u64 {
+    let out = Command::new("du").arg("-sk").arg(path).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .next()
+        .and_then(|k| k.parse::<u64>().ok())
+        .unwrap_or(0)
+        * 1024
+}
+
+/// `baton ARGS` with `binary`, in project `p`, as a committing user; true if it succeeded.
+fn baton_with(binary: &str, p: &Project, args: &[&str]) -> bool {
+    Command::new(binary)
+        .args(args)
+        .current_dir(p.path())
+        .env_remove("BATON_DIR")
+        .env_remove("BATON_STORE")
+        .env_remove("BATON_PROJECT")
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.invalid")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// A team of one running 6 tasks that each make an empty commit, with `baton` at `binary`.
+fn six_tasks(p: &Project, binary: &str, label: &str) {
+    for i in 0..6 {
+        p.ok(&["leader", "add-task", &format!("{label} {i}")]);
+    }
+    let command = "git commit --allow-empty -qm \"$BATON_TASK_ID\"";
+    let took = timed(|| assert!(baton_with(binary, p, &["team", "up", "--exec", command])));
+    let held = disk(&p.path().join(".coordination/worktrees"));
+    println!(
+        "{label}: a one-worker team of 6 tasks took {} ({} per task); its worktrees hold {:.0} MB",
+        ms(took, 0),
+        ms(took / 6, 0),
+        held as f64 / 1e6
+    );
+    // The next run starts from no worktrees.
+    let _ = std::fs::remove_dir_all(p.path().join(".coordination/worktrees"));
+    git(p.path(), &["worktree", "prune"]);
+}
+
+fn worktrees(files: usize) {
+    let clock = Instant::now();
+    let p = big_repository(files);
+    let checkout = disk(&p.path().join("src"));
+    println!(
+        "a repository of {files} files ({:.0} MB checked out), made in {}",
+        checkout as f64 / 1e6,
+        ms(clock.elapsed(), 0)
+    );
+    let top = p.path();
+    let add = timed(|| {
+        git(
+            top,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "floor",
+                "../floor-wt",
+                "main",
+            ],
+        )
+    });
+    let wt = top.join("../floor-wt");
+    let switch = timed(|| git(&wt, &["checkout", "-q", "-B", "floor-2", "main"]));
+    println!(
+        "git worktree add: {}; git checkout -B in an existing worktree: {}",
+        ms(add, 0),
+        ms(switch, 0)
+    );
+    git(
+        top,
+        &["worktree", "remove", "--force", &wt.to_string_lossy()],
+    );
+    six_tasks(&p, project::baton(), "this build");
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        six_tasks(&p, &baseline, "the baseline");
+    }
+}
+
+/// `n` tasks that each write a file of their own, on a small repository with the check
+/// `true`.
+fn landing_project(n: usize) -> Project {
+    let p = Project::new(Store::Folder);
+    git(p.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(p.path().join(".gitignore"), ".coordination/\n").unwrap();
+    git(p.path(), &["add", "-A"]);
+    git(p.path(), &["commit", "-qm", "start"]);
+    std::fs::write(
+        p.path().join(".coordination/review.toml"),
+        "check = \"true\"\n",
+    )
+    .unwrap();
+    for i in 0..n {
+        p.ok(&["leader", "add-task", &format!("write file {i}")]);
+    }
+    p
+}
+
+fn team_of_one(p: &Project, extra: &[&str]) -> Duration {
+    let mut args = vec![
+        "team",
+        "up",
+        "--exec",
+        "echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add -A && git commit -qm \"$BATON_TASK_ID\"",
+    ];
+    args.extend(extra);
+    timed(|| assert!(baton_with(project::baton(), p, &args), "team up {extra:?}"))
+}
+
+fn merge_queue(n: usize) {
+    let queued = landing_project(n);
+    let with_queue = team_of_one(&queued, &["--merge", "auto"]);
+    let by_hand = landing_project(n);
+    let team = team_of_one(&by_hand, &[]);
+    let merge = timed(|| by_hand.ok(&["leader", "merge", "--all"]));
+    let per_minute = |d: Duration| n as f64 / d.as_secs_f64() * 60.0;
+    println!(
+        "merge queue: {n} tasks done and landed in {} ({:.0} landed per minute)",
+        ms(with_queue, 0),
+        per_minute(with_queue)
+    );
+    println!(
+        "by hand: the team in {}, then leader merge --all in {} ({:.0} per minute overall, \
+         {:.0} per minute merging)",
+        ms(team, 0),
+        ms(merge, 0),
+        per_minute(team + merge),
+        per_minute(merge)
+    );
+}
+
+fn main() {
+    // BATON_BENCH_ONLY=worktrees,merge-queue runs only those.
+    let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
+    let run = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
+    if run("worktrees") {
+        worktrees(env_number("BATON_BENCH_FILES", 50_000));
+    }
+    if run("merge-queue") {
+        merge_queue(env_number("BATON_BENCH_LANDINGS", 30));
+    }
+}
