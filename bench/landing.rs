@@ -95,18 +95,76 @@ fn baton_with(binary: &str, p: &Project, args: &[&str]) -> bool {
         .success()
 }
 
-/// A team of one running 6 tasks that each make an empty commit, with `baton` at `binary`.
-fn six_tasks(p: &Project, binary: &str, label: &str) {
-    for i in 0..6 {
-        p.ok(&["leader", "add-task", &format!("{label} {i}")]);
+/// The JSON `baton ARGS --json` prints, with `binary`, in project `p`.
+fn json_with(binary: &str, p: &Project, args: &[&str]) -> serde_json::Value {
+    let out = Command::new(binary)
+        .arg("--json")
+        .args(args)
+        .current_dir(p.path())
+        .env_remove("BATON_DIR")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "baton {args:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn at(value: &serde_json::Value) -> chrono_free::Instant {
+    chrono_free::parse(value.as_str().unwrap())
+}
+
+/// Timestamps as RFC 3339 text, read without a date library: seconds of the day are enough
+/// for gaps within one run.
+mod chrono_free {
+    pub type Instant = f64;
+    pub fn parse(text: &str) -> Instant {
+        // 2026-11-26T06:24:16.123456Z
+        let time = text.split('T').nth(1).unwrap().trim_end_matches('Z');
+        let mut parts = time.split(':');
+        let h: f64 = parts.next().unwrap().parse().unwrap();
+        let m: f64 = parts.next().unwrap().parse().unwrap();
+        let s: f64 = parts
+            .next()
+            .unwrap()
+            .trim_end_matches("+00")
+            .parse()
+            .unwrap();
+        h * 3600.0 + m * 60.0 + s
     }
+}
+
+/// A team of one running 6 tasks that each make an empty commit, with `baton` at `binary`:
+/// its wall time, the time between one task's attempt ending and the next one's starting
+/// after the first (claim, completion, worktree: Baton's per-task overhead), and the disk its
+/// worktrees hold after.
+fn six_tasks(p: &Project, binary: &str, label: &str) {
+    let ids: Vec<String> = (0..6)
+        .map(|i| {
+            let added = json_with(binary, p, &["leader", "add-task", &format!("{label} {i}")]);
+            added["id"].as_str().unwrap().to_string()
+        })
+        .collect();
     let command = "git commit --allow-empty -qm \"$BATON_TASK_ID\"";
     let took = timed(|| assert!(baton_with(binary, p, &["team", "up", "--exec", command])));
     let held = disk(&p.path().join(".coordination/worktrees"));
+    let spans: Vec<(f64, f64)> = ids
+        .iter()
+        .map(|id| {
+            let log = json_with(binary, p, &["team", "logs", id]);
+            (
+                at(&log["attempt"]["started_at"]),
+                at(&log["attempt"]["ended_at"]),
+            )
+        })
+        .collect();
+    let gaps: Vec<f64> = spans.windows(2).map(|w| w[1].0 - w[0].1).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
     println!(
-        "{label}: a one-worker team of 6 tasks took {} ({} per task); its worktrees hold {:.0} MB",
+        "{label}: a one-worker team of 6 tasks took {} ({} per task); between tasks (after the \
+         first) {:.0} ms on average (max {:.0} ms); its worktrees hold {:.0} MB",
         ms(took, 0),
         ms(took / 6, 0),
+        mean * 1000.0,
+        gaps.iter().cloned().fold(0.0, f64::max) * 1000.0,
         held as f64 / 1e6
     );
     // The next run starts from no worktrees.

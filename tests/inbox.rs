@@ -52,7 +52,8 @@ fn an_agent_asks_and_the_lead_answers_from_another_process(p: Project) {
 
     let err = p.fails(&["answer", "q-1", "rapidjson"], 1);
     assert!(err.contains("choose one of: 1 \"serde_json\""), "{err}");
-    let answered = p.json(&["answer", "q-1", "2"]);
+    // A choice is matched whatever its case, and stored as it was offered.
+    let answered = p.json(&["answer", "q-1", "SIMD-JSON"]);
     assert_eq!(answered["state"]["answer"], "simd-json", "{answered}");
     assert_eq!(answered["state"]["by"], "lead");
     let (code, out, err) = ask.finish();
@@ -80,6 +81,17 @@ fn an_agent_asks_and_the_lead_answers_from_another_process(p: Project) {
     empty.env("BATON_AGENT", "cc1");
     let (_, err) = support::expect_code("an empty question", empty.output().unwrap(), 1);
     assert!(err.contains("question"), "{err}");
+    // Said in the command line's words, not the MCP tool's argument names.
+    let mut zero = p.command(&["ask", "Now?", "--timeout", "0"]);
+    zero.env("BATON_AGENT", "cc1");
+    let (_, err) = support::expect_code("a zero timeout", zero.output().unwrap(), 2);
+    assert!(err.contains("--timeout"), "{err}");
+    let nobody = p
+        .command(&["ask", "Who?", "--timeout", "1"])
+        .output()
+        .unwrap();
+    let (_, err) = support::expect_code("an ask without an agent", nobody, 2);
+    assert!(err.contains("--agent NAME"), "{err}");
     assert_eq!(
         p.json(&["inbox", "--all"])["questions"]
             .as_array()

@@ -120,6 +120,25 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
         1,
     );
     assert!(zero.contains("lines are counted from 1"), "{zero}");
+    let outside = p.fails(
+        &[
+            "review",
+            "comment",
+            "t1",
+            "--file",
+            "greet.txt",
+            "--line",
+            "40",
+            "x",
+        ],
+        2,
+    );
+    assert!(
+        outside.contains(
+            "line 40 of greet.txt (new side) is not in t1's diff; its changes show lines 1–2"
+        ),
+        "{outside}"
+    );
     p.fails(
         &[
             "review",

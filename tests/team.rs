@@ -316,6 +316,11 @@ fn a_second_team_up_resizes_the_running_team_and_team_stop_ends_it() {
     working_pid(&p, "ex2");
     let other = p.fails(&["team", "up", "--agent", "claude"], 1);
     assert!(other.contains("runs already"), "{other}");
+    // Another command, or other limits, are refused, not silently ignored.
+    let other = p.fails(&["team", "up", "-w", "3", "--exec", "echo another"], 1);
+    assert!(other.contains("with another --exec"), "{other}");
+    let other = p.fails(&["team", "up", "--exec", command, "--max-minutes", "5"], 1);
+    assert!(other.contains("with another --max-minutes"), "{other}");
 
     let stopped = p.json(&["team", "stop", "ex2", "--now"]);
     assert_eq!(stopped["workers"], serde_json::json!(["ex2"]));
@@ -497,6 +502,59 @@ fn a_waiting_worker_says_what_it_waits_for_and_a_takeover_says_so() {
     );
 }
 
+/// `team logs` at its event limit says how many more there are and still shows the end.
+#[test]
+fn team_logs_at_its_limit_says_how_many_more_and_shows_the_end() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Chatty"]);
+    run_ok(&p, &["team", "up", "--exec", "seq 1 60; exit 0"]);
+    let said = p.ok(&["team", "logs", "task-1", "--limit", "10"]);
+    let lines: Vec<&str> = said.lines().collect();
+    assert!(
+        said.contains("more event(s) (--after 10 shows them); its last"),
+        "{said}"
+    );
+    assert!(
+        lines.last().unwrap().ends_with("exited with status 0"),
+        "{said}"
+    );
+    let json = p.json(&["team", "logs", "task-1", "--limit", "10"]);
+    assert_eq!(json["events"].as_array().unwrap().len(), 10, "{json}");
+    let total = json["attempt"]["events"].as_u64().unwrap();
+    assert_eq!(json["more"].as_u64().unwrap(), total - 10, "{json}");
+    let tail = json["tail"].as_array().unwrap();
+    assert_eq!(tail.last().unwrap()["seq"].as_u64(), Some(total), "{json}");
+    // Read whole, nothing is left out.
+    let whole = p.json(&["team", "logs", "task-1"]);
+    assert_eq!(whole["more"], 0);
+    assert!(whole["tail"].as_array().unwrap().is_empty());
+}
+
+/// With nothing to do, `team up` says so and how to add work, and starts no worker.
+#[test]
+fn team_up_with_nothing_to_do_says_so() {
+    let p = Project::init();
+    let said = p.run(&["team", "up", "--exec", "true"]);
+    let (out, _) = support::expect_code("team up", said, 0);
+    assert!(
+        out.contains(
+            "Nothing to do: no task is waiting to be worked. Add one with `baton leader add-task"
+        ),
+        "{out}"
+    );
+    p.ok(&["leader", "add-task", "Doomed"]);
+    p.ok(&["leader", "add-task", "Behind it", "--depends", "task-1"]);
+    p.ok(&["leader", "cancel", "task-1"]);
+    let out = p.ok(&["team", "up", "--exec", "true"]);
+    assert!(out.contains("every task left can never start (task-2 can never start: it depends on task-1, which is cancelled"), "{out}");
+    assert!(
+        p.json(&["team", "status"])["workers"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
 #[test]
 fn bad_input_is_refused_before_any_claim() {
     let p = Project::init();
@@ -535,6 +593,20 @@ fn bad_input_is_refused_before_any_claim() {
     assert!(no_repo.contains("git"), "{no_repo}");
     let no_command = p.fails(&["team", "up", "--agent", "exec"], 2);
     assert!(no_command.contains("--exec"), "{no_command}");
+    for (flag, value, said) in [
+        ("--max-minutes", "0", "--max-minutes must be more than 0"),
+        ("--max-minutes", "-1", "--max-minutes"),
+        ("--max-attempts", "0", "0 is not in 1..=20"),
+        ("--max-attempts", "-2", "-2 is not in 1..=20"),
+        ("--max-attempts", "21", "21 is not in 1..=20"),
+        ("--max-turns", "0", "0 is not in 1..=1000000"),
+        ("--budget-usd", "0", "--budget-usd must be more than 0"),
+        ("--max-cost-usd", "-0.5", "--max-cost-usd"),
+        ("--merge", "sometimes", "not a merge mode: review or auto"),
+    ] {
+        let refused = p.fails(&["team", "up", "--exec", "true", flag, value], 2);
+        assert!(refused.contains(said), "{flag} {value}: {refused}");
+    }
 
     let t = task(&p.tasks_json(), "task-1").clone();
     assert_eq!(t["status"], "available", "nothing was claimed: {t}");

@@ -38,7 +38,7 @@ pub fn acting_as(cx: &Context, named: Option<&str>, lead_by_default: bool) -> Re
         }
         (None, None) if lead_by_default => Ok(LEAD.to_string()),
         (None, None) => Err(Error::invalid_arguments(
-            "say which agent is asking: agent=NAME, or start the server with BATON_AGENT set",
+            "say which agent is asking: --agent NAME (agent over MCP), or set BATON_AGENT",
         )),
     }
 }
@@ -47,7 +47,8 @@ fn wait_limit(seconds: Option<u64>, default: u64) -> Result<Duration> {
     let seconds = seconds.unwrap_or(default);
     if seconds == 0 || seconds > MAX_WAIT_SECONDS {
         return Err(Error::invalid_arguments(format!(
-            "timeout_seconds must be between 1 and {MAX_WAIT_SECONDS}"
+            "the timeout must be 1 to {MAX_WAIT_SECONDS} seconds (--timeout; timeout_seconds \
+             over MCP)"
         )));
     }
     Ok(Duration::from_secs(seconds))

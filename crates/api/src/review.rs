@@ -188,8 +188,30 @@ impl Operation for CommentOnLine {
         let in_diff = diff
             .files
             .iter()
-            .any(|f| f.path == self.file || f.old_path.as_deref() == Some(self.file.as_str()));
-        if !in_diff {
+            .find(|f| f.path == self.file || f.old_path.as_deref() == Some(self.file.as_str()));
+        if let Some(file) = in_diff {
+            let old = self.side == baton_core::review::Side::Old;
+            // Line 0 is refused with the text checks' own words.
+            if self.line > 0 && !file.shows_line(self.line, old) {
+                let shown: Vec<String> = file
+                    .hunk_lines(old)
+                    .iter()
+                    .map(|(first, last)| format!("{first}–{last}"))
+                    .collect();
+                return Err(Error::invalid_arguments(format!(
+                    "line {} of {} ({} side) is not in {}'s diff; its changes show lines {}",
+                    self.line,
+                    self.file,
+                    if old { "old" } else { "new" },
+                    task.id,
+                    if shown.is_empty() {
+                        "none".to_string()
+                    } else {
+                        shown.join(", ")
+                    }
+                )));
+            }
+        } else {
             let files: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
             return Err(Error::invalid_arguments(format!(
                 "{} is not a file of {}'s diff (its files: {})",

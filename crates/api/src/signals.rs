@@ -293,7 +293,7 @@ impl WaitSignals {
         let timeout = self.timeout_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
         if timeout == 0 {
             return Err(Error::invalid_arguments(
-                "timeout_seconds must be at least 1",
+                "the timeout must be at least 1 second (--timeout; timeout_seconds over MCP)",
             ));
         }
         let mut targets = Vec::new();

@@ -195,7 +195,17 @@ pub struct Transcript {
     /// Every attempt at the task, by number.
     pub attempts: Vec<u32>,
     pub events: Vec<TranscriptEvent>,
+    /// Events left out after `events` (the limit was reached): `after` set to the last one
+    /// shown reads on.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub more: u64,
+    /// When events were left out: the attempt's last ones, so its end (how the agent exited,
+    /// its result) is always shown.
+    pub tail: Vec<TranscriptEvent>,
 }
+
+/// How many of an attempt's last events are shown when the limit left some out.
+const TAIL: u64 = 20;
 
 impl Operation for TeamTranscript {
     const NAME: &'static str = "team_transcript";
@@ -234,10 +244,22 @@ impl Operation for TeamTranscript {
         let events = cx
             .team
             .events(&self.task, attempt.attempt, self.after, limit)?;
+        let shown_to = events.last().map_or(self.after, |e| e.seq);
+        let more = attempt.events.saturating_sub(shown_to);
+        let tail = match more {
+            0 => Vec::new(),
+            _ => {
+                let from = attempt.events.saturating_sub(TAIL).max(shown_to);
+                cx.team
+                    .events(&self.task, attempt.attempt, from, TAIL as usize)?
+            }
+        };
         Ok(Transcript {
             attempts: attempts.iter().map(|a| a.attempt).collect(),
             attempt,
             events,
+            more,
+            tail,
         })
     }
 }

@@ -69,6 +69,12 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
         emit(json, &resized, || render::started(&resized));
         return Ok(0);
     }
+    if let Some(said) = request.nothing_to_do(&*project.tasks)? {
+        emit(json, &serde_json::json!({ "nothing_to_do": said }), || {
+            said.clone()
+        });
+        return Ok(0);
+    }
     let plan = request.plan(local, mode)?;
     let setting = Setting::for_project(local, project.reach());
     let controls = Controls::default();

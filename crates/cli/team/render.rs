@@ -8,7 +8,12 @@ use baton_team::{Profile, Progress, TeamReport, TeamStarted, Verdict};
 /// What one event is cut to on a line.
 const LINE: usize = 160;
 
+/// What it cost; "cost unknown" when nothing was reported (an `exec` command reports no
+/// tokens, turns or cost: $0.0000 would be a guess).
 fn cost(usage: &Usage) -> String {
+    if *usage == Usage::default() {
+        return "cost unknown".to_string();
+    }
     format!("${:.4}", usage.cost_usd)
 }
 
@@ -47,6 +52,10 @@ pub fn progress(event: &Progress) -> Option<String> {
                 // Said once, by the worker's stop and the verdict.
                 Some(_) if end == "not_started" => {
                     format!("{worker}: {task} attempt {attempt} could not start")
+                }
+                // A budget's reason says "budget: …" already.
+                Some(reason) if reason.starts_with(&format!("{end}:")) => {
+                    format!("{worker}: {task} attempt {attempt} {reason}")
                 }
                 Some(reason) => format!("{worker}: {task} attempt {attempt} {end}: {reason}"),
                 None => format!("{worker}: {task} attempt {attempt} {end}"),
@@ -113,7 +122,11 @@ pub fn report(report: &TeamReport) -> String {
     for (name, error) in &report.errors {
         lines.push(format!("{name}: stopped by an error: {error}"));
     }
-    lines.push(format!("The team cost ${:.4}.", report.spent_usd));
+    let reported = report.workers.iter().any(|w| w.usage != Usage::default());
+    lines.push(match reported {
+        true => format!("The team cost ${:.4}.", report.spent_usd),
+        false => "The team's cost is unknown: its agents reported none.".to_string(),
+    });
     lines.extend(verdict(&report.verdict));
     lines.join("\n")
 }
@@ -283,6 +296,19 @@ pub fn transcript(t: &Transcript, full: bool) -> String {
         ));
     }
     lines.extend(t.events.iter().map(|e| event(e, full)));
+    if t.more > 0 {
+        let last_shown = t.events.last().map_or(0, |e| e.seq);
+        let skipped = t.more.saturating_sub(t.tail.len() as u64);
+        lines.push(format!(
+            "… {} more event(s) (--after {last_shown} shows them); its last {}:",
+            t.more,
+            t.tail.len()
+        ));
+        if skipped == 0 {
+            lines.pop();
+        }
+        lines.extend(t.tail.iter().map(|e| event(e, full)));
+    }
     lines.join("\n")
 }
 

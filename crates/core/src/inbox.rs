@@ -335,10 +335,18 @@ pub fn answer(docs: &dyn DocumentStore, id: &str, by: &str, text: &str) -> Resul
     })
 }
 
-/// The choice `text` names: itself, or its number.
+/// The choice `text` names: itself, or the one choice equal to it but for case, or its
+/// number.
 fn chosen(choices: &[String], text: &str) -> Result<String> {
     let text = text.trim();
     if let Some(choice) = choices.iter().find(|c| c.as_str() == text) {
+        return Ok(choice.clone());
+    }
+    let folded: Vec<&String> = choices
+        .iter()
+        .filter(|c| c.to_lowercase() == text.to_lowercase())
+        .collect();
+    if let [choice] = folded[..] {
         return Ok(choice.clone());
     }
     if let Ok(n) = text.parse::<usize>()
@@ -535,5 +543,24 @@ pub fn decisions(
     match docs.read_document(&name)? {
         Some(value) => parse(&name, value),
         None => Ok(Vec::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chosen;
+
+    #[test]
+    fn a_choice_is_named_by_its_text_whatever_the_case_or_by_its_number() {
+        let choices = ["serde_json".to_string(), "simd-json".to_string()];
+        assert_eq!(chosen(&choices, "simd-json").unwrap(), "simd-json");
+        assert_eq!(chosen(&choices, " SIMD-JSON ").unwrap(), "simd-json");
+        assert_eq!(chosen(&choices, "1").unwrap(), "serde_json");
+        assert!(chosen(&choices, "3").is_err());
+        assert!(chosen(&choices, "rapidjson").is_err());
+        // Two choices equal but for case: only the exact one names one.
+        let both = ["Yes".to_string(), "yes".to_string()];
+        assert_eq!(chosen(&both, "yes").unwrap(), "yes");
+        assert!(chosen(&both, "YES").is_err());
     }
 }

@@ -31,6 +31,40 @@ pub struct FileDiff {
     pub patch: String,
 }
 
+impl FileDiff {
+    /// The line ranges its hunks show, first and last line numbered on the old side (`old`)
+    /// or the new one: where a review comment may point.
+    pub fn hunk_lines(&self, old: bool) -> Vec<(u32, u32)> {
+        self.patch
+            .lines()
+            .filter_map(|line| line.strip_prefix("@@ "))
+            .filter_map(|header| {
+                let mut sides = header.split_whitespace();
+                let (minus, plus) = (sides.next()?, sides.next()?);
+                let range = if old {
+                    minus.strip_prefix('-')?
+                } else {
+                    plus.strip_prefix('+')?
+                };
+                let (start, count) = match range.split_once(',') {
+                    Some((start, count)) => {
+                        (start.parse::<u32>().ok()?, count.parse::<u32>().ok()?)
+                    }
+                    None => (range.parse::<u32>().ok()?, 1),
+                };
+                (count > 0).then(|| (start, start + count - 1))
+            })
+            .collect()
+    }
+
+    /// Whether line `line` (of the old side with `old`) is shown by one of its hunks.
+    pub fn shows_line(&self, line: u32, old: bool) -> bool {
+        self.hunk_lines(old)
+            .iter()
+            .any(|(first, last)| (*first..=*last).contains(&line))
+    }
+}
+
 /// A task branch's changes against its base.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchDiff {

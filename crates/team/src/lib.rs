@@ -32,6 +32,7 @@ pub mod process;
 pub mod profile;
 pub mod prompt;
 mod report;
+pub mod request;
 mod settle;
 pub mod start;
 pub mod supervisor;

@@ -16,110 +16,16 @@ use std::time::{Duration, Instant};
 use baton_core::{ErrorKind, Layout, StoreError};
 use baton_live::WatchMode;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::{Result, TeamError};
 use crate::launch::Setting;
 use crate::profile::resolve;
-use crate::supervisor::{
-    MAX_WORKERS, Request, SupervisorInfo, TeamPlan, running_supervisor, send_request,
-};
+pub use crate::request::TeamUp;
+use crate::supervisor::{Request, SupervisorInfo, TeamPlan, running_supervisor, send_request};
 
 /// How long a started or resized supervisor has to say it took the request.
 const TAKEN_WITHIN: Duration = Duration::from_secs(30);
-
-/// A team to run on this machine: how many workers, which agent, and its limits. A second
-/// request while a team of the same profile runs changes its size.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TeamUp {
-    /// How many workers (1 to 256).
-    #[serde(default = "one")]
-    #[schemars(range(min = 1, max = 256))]
-    #[cfg_attr(
-        feature = "cli",
-        arg(short, long, default_value_t = 1, value_name = "N")
-    )]
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
-    pub workers: usize,
-    /// The agent profile each worker runs: claude, codex, gemini, exec, or one of
-    /// .coordination/team/profiles.toml. Default: claude, or exec with `exec`.
-    #[serde(default)]
-    #[cfg_attr(
-        feature = "cli",
-        arg(
-            short = 'a',
-            long = "agent",
-            visible_alias = "profile",
-            value_name = "PROFILE"
-        )
-    )]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub profile: Option<String>,
-    /// Run this shell command for each task (the exec profile): the task in BATON_TASK_*
-    /// variables and as JSON on stdin; exit 0 completes the task, anything else fails it.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "COMMAND"))]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub exec: Option<String>,
-    /// Keep waiting for new tasks when the queue is drained.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub stay: bool,
-    /// Work each task in its own git worktree and branch (the default in a git repository;
-    /// refused outside one).
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "no_worktree"))]
-    pub worktree: bool,
-    /// Work in the project folder, not in a worktree per task.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub no_worktree: bool,
-    /// Worker names are this and a number (default: the profile's, such as cc for claude;
-    /// with the host in front on a database project).
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME"))]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub prefix: Option<String>,
-    /// Stop the whole team when its agents together have cost this much (US dollars).
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub budget_usd: Option<f64>,
-    /// Per task: stop the agent and fail the task at this cost (US dollars).
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "USD"))]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub max_cost_usd: Option<f64>,
-    /// Per task: stop the agent and fail the task after this many model turns.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
-    #[cfg_attr(feature = "ts", ts(optional = nullable, type = "number | null"))]
-    pub max_turns: Option<u64>,
-    /// Per attempt: stop the agent and fail the task after this many minutes.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "MINUTES"))]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub max_minutes: Option<f64>,
-    /// Attempts at one task before it is failed (a crashed agent is restarted).
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub max_attempts: Option<u32>,
-    /// How done tasks reach the lead's branch: review (the lead merges) or auto (the team's
-    /// merge queue checks each on its branch merged with the lead's and lands it). Default:
-    /// review.toml's `merge`, else review.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "MODE"))]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub merge: Option<baton_core::review::MergeMode>,
-}
-
-fn one() -> usize {
-    1
-}
 
 /// A team started or resized.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -139,37 +45,33 @@ pub struct TeamStarted {
 }
 
 impl TeamUp {
-    /// The profile asked for: the one named, else exec with a command, else claude.
-    pub fn profile_name(&self) -> &str {
-        match (&self.profile, &self.exec) {
-            (Some(name), _) => name,
-            (None, Some(_)) => "exec",
-            (None, None) => "claude",
+    /// Why a team would find nothing to do, and what to do about it: no task is left, or
+    /// every one left can never start (behind a failed or cancelled one). `None` when there is
+    /// work, or the team is to stay for new tasks.
+    pub fn nothing_to_do(&self, tasks: &dyn baton_core::TaskStore) -> Result<Option<String>> {
+        if self.stay {
+            return Ok(None);
         }
-    }
-
-    /// Refuses what no team can be, before anything else happens.
-    pub fn check(&self) -> Result<()> {
-        if self.workers == 0 || self.workers > MAX_WORKERS {
-            return Err(TeamError::new(
-                ErrorKind::InvalidArguments,
-                format!(
-                    "--workers must be 1 to {MAX_WORKERS} (it is {})",
-                    self.workers
-                ),
-            ));
+        let (file, now) = tasks.snapshot()?;
+        let glance = crate::glance::Glance::of(&file, now, tasks.lease());
+        if glance.ready > 0 || glance.running > 0 || glance.waiting.iter().any(|w| !w.out_of_reach)
+        {
+            return Ok(None);
         }
-        if let Some(prefix) = &self.prefix {
-            // The last worker's name is the longest: if it is a valid agent name, all are.
-            let last = format!("{prefix}{}", self.workers);
-            baton_core::names::validate_agent_id(&last).map_err(|e| {
-                TeamError::new(
-                    ErrorKind::InvalidArguments,
-                    format!("--prefix {prefix:?} does not make valid worker names ({last}: {e})"),
-                )
-            })?;
-        }
-        Ok(())
+        Ok(Some(match glance.waiting.first() {
+            None => "Nothing to do: no task is waiting to be worked. Add one with `baton leader \
+                     add-task \"WHAT TO DO\"` (or plan them on the desktop's board), then `baton \
+                     team up` again."
+                .to_string(),
+            Some(first) => format!(
+                "Nothing to do: every task left can never start ({} {}, and {} more). Reset what \
+                 failed (`baton leader reset --failed`) or change their dependencies, then \
+                 `baton team up` again.",
+                first.task,
+                first.why,
+                glance.waiting.len() - 1
+            ),
+        }))
     }
 
     /// The team this request asks for in the project at `local`: its profile resolved and
@@ -208,6 +110,7 @@ impl TeamUp {
         };
         Ok(TeamPlan {
             merge,
+            request: Some(self.clone()),
             profile,
             workers: self.workers,
             prefix: self.prefix.clone(),
@@ -233,6 +136,21 @@ pub fn running_for(local: &Layout, request: &TeamUp) -> Result<Option<Supervisor
                 running.profile, running.pid, running.profile
             ),
         ));
+    }
+    if let Some(before) = &running.request {
+        let differ = request.differences(before);
+        if !differ.is_empty() {
+            return Err(TeamError::new(
+                ErrorKind::TeamRunning,
+                format!(
+                    "a team runs already here (pid {}) with another {}: a second `team up` \
+                     changes only its size. Stop it first (`baton team stop`) to run it \
+                     differently, or give only --workers",
+                    running.pid,
+                    differ.join(", ")
+                ),
+            ));
+        }
     }
     Ok(Some(running))
 }
@@ -374,6 +292,7 @@ fn log_tail(path: &Path, lines: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::MAX_WORKERS;
 
     fn request(json: serde_json::Value) -> TeamUp {
         serde_json::from_value(json).unwrap()

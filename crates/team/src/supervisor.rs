@@ -32,7 +32,7 @@ use crate::verdict::Verdict;
 use crate::worker::{WorkerReport, run_worker};
 
 /// Most workers one supervisor runs.
-pub const MAX_WORKERS: usize = 256;
+pub use crate::request::MAX_WORKERS;
 
 /// Who runs the team on this machine, as `supervisor.json` says.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -51,6 +51,11 @@ pub struct SupervisorInfo {
     /// The whole team's budget (US dollars), if it has one.
     #[serde(default)]
     pub budget_usd: Option<f64>,
+    /// What it was asked to run (its command, limits, merge mode): a second `team up` may
+    /// change only its size.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub request: Option<crate::request::TeamUp>,
 }
 
 /// A change asked of a running supervisor.
@@ -117,6 +122,8 @@ pub struct TeamPlan {
     /// How done tasks reach the lead's branch: the lead merges them, or the team's merge queue
     /// lands them ([`crate::merge_queue`]).
     pub merge: MergeMode,
+    /// The request it came from, kept in the supervisor's record.
+    pub request: Option<crate::request::TeamUp>,
 }
 
 /// How a team ended.
@@ -334,6 +341,7 @@ pub fn run_team(
         names: worker_names(&prefix, 1..=plan.workers),
         started_at: Timestamp::now(),
         budget_usd: plan.budget_usd,
+        request: plan.request.clone(),
     };
     for name in &info.names {
         baton_core::names::validate_agent_id(name)?;

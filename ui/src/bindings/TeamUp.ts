@@ -47,15 +47,16 @@ budget_usd?: number | null,
  */
 max_cost_usd?: number | null, 
 /**
- * Per task: stop the agent and fail the task after this many model turns.
+ * Per task: stop the agent and fail the task after this many model turns (at least 1).
  */
 max_turns?: number | null, 
 /**
- * Per attempt: stop the agent and fail the task after this many minutes.
+ * Per attempt: stop the agent and fail the task after this many minutes (more than 0,
+ * at most a week).
  */
 max_minutes?: number | null, 
 /**
- * Attempts at one task before it is failed (a crashed agent is restarted).
+ * Failed attempts at one task before it is failed (a crashed agent is restarted): 1 to 20.
  */
 max_attempts?: number | null, 
 /**

@@ -9,4 +9,14 @@ export type Transcript = { attempt: Attempt,
 /**
  * Every attempt at the task, by number.
  */
-attempts: Array<number>, events: Array<TranscriptEvent>, };
+attempts: Array<number>, events: Array<TranscriptEvent>, 
+/**
+ * Events left out after `events` (the limit was reached): `after` set to the last one
+ * shown reads on.
+ */
+more: number, 
+/**
+ * When events were left out: the attempt's last ones, so its end (how the agent exited,
+ * its result) is always shown.
+ */
+tail: Array<TranscriptEvent>, };
