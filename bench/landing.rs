@@ -140,7 +140,7 @@ fn six_tasks(p: &Project, binary: &str, label: &str) {
     let ids: Vec<String> = (0..6)
         .map(|i| {
             let added = json_with(binary, p, &["leader", "add-task", &format!("{label} {i}")]);
-            added["id"].as_str().unwrap().to_string()
+            added["task"]["id"].as_str().unwrap().to_string()
         })
         .collect();
     let command = "git commit --allow-empty -qm \"$BATON_TASK_ID\"";

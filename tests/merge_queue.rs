@@ -122,6 +122,13 @@ fn a_plan_of_twelve_lands_in_order_through_the_merge_queue(p: Project) {
     let queue = p.json(&["team", "status"]);
     let entries = queue["merge_queue"].as_array().unwrap();
     assert!(entries.iter().all(|e| e["state"] == "landed"), "{queue}");
+    // The lead's board says where each task went too.
+    let board = p.ok(&["leader", "status"]);
+    assert!(
+        board.contains("Merge queue (in the order tasks joined it):\n  t"),
+        "{board}"
+    );
+    assert_eq!(board.matches(": landed — in main (").count(), 12, "{board}");
 }
 
 fn without_the_queue_every_dependent_sees_its_dependencies_and_nothing_is_merged(p: Project) {

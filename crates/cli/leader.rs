@@ -118,7 +118,16 @@ pub fn run(
         }
         LeaderCommand::Status { watch: false } => as_user(project, mode, keep, |cx| {
             let report = tasks::Status {}.run(cx)?;
-            emit(json, &report, || render::status(&report));
+            emit(json, &report, || {
+                // This machine's merge queue, when a team ran one: each task's place.
+                let queue = baton_team::merge_queue::read_queue(project.local());
+                let mut text = render::status(&report);
+                for line in crate::team::queue_lines(&queue) {
+                    text.push('\n');
+                    text.push_str(&line);
+                }
+                text
+            });
             Ok(0)
         }),
         LeaderCommand::Aggregate => as_user(project, mode, keep, |cx| {

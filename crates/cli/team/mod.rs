@@ -5,6 +5,7 @@
 
 mod args;
 mod render;
+pub use render::queue_lines;
 mod status_line;
 
 use std::io::Read;

@@ -222,32 +222,7 @@ pub fn status(view: &TeamView) -> String {
         total.output_tokens,
         total.turns
     ));
-    if !view.merge_queue.is_empty() {
-        lines.push("Merge queue (in the order tasks joined it):".to_string());
-        let mut place = 0;
-        for entry in &view.merge_queue {
-            let state = serde_json::to_value(entry.state)
-                .ok()
-                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-                .unwrap_or_default();
-            let turn = match entry.state {
-                QueueState::Queued => {
-                    place += 1;
-                    format!(" (#{place})")
-                }
-                _ => String::new(),
-            };
-            let note = entry
-                .note
-                .as_deref()
-                .map(|n| format!(" — {}", one_line(n, false)))
-                .unwrap_or_default();
-            lines.push(format!(
-                "  {} by {}: {state}{turn}{note}",
-                entry.task, entry.worker
-            ));
-        }
-    }
+    lines.extend(queue_lines(&view.merge_queue));
     lines.join("\n")
 }
 
@@ -392,4 +367,38 @@ pub fn started(started: &TeamStarted) -> String {
             log.as_deref().unwrap_or("-")
         ),
     }
+}
+
+/// The merge queue's entries, one line each with its place in line or what became of it;
+/// none when no queue ran.
+pub fn queue_lines(queue: &[baton_team::merge_queue::QueueEntry]) -> Vec<String> {
+    let mut lines = Vec::new();
+    if queue.is_empty() {
+        return lines;
+    }
+    lines.push("Merge queue (in the order tasks joined it):".to_string());
+    let mut place = 0;
+    for entry in queue {
+        let state = serde_json::to_value(entry.state)
+            .ok()
+            .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+            .unwrap_or_default();
+        let turn = match entry.state {
+            QueueState::Queued => {
+                place += 1;
+                format!(" (#{place})")
+            }
+            _ => String::new(),
+        };
+        let note = entry
+            .note
+            .as_deref()
+            .map(|n| format!(" — {}", one_line(n, false)))
+            .unwrap_or_default();
+        lines.push(format!(
+            "  {} by {}: {state}{turn}{note}",
+            entry.task, entry.worker
+        ));
+    }
+    lines
 }
