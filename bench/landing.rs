@@ -266,13 +266,23 @@ fn merge_queue(n: usize) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo test --benches` probes harness-less benches with --list
+    }
+    // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
+    let full = args.iter().any(|a| a == "--bench");
+    let size = |name: &str, bench: usize, smoke: usize| match full {
+        true => env_number(name, bench),
+        false => smoke,
+    };
     // BATON_BENCH_ONLY=worktrees,merge-queue runs only those.
     let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
     let run = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
     if run("worktrees") {
-        worktrees(env_number("BATON_BENCH_FILES", 50_000));
+        worktrees(size("BATON_BENCH_FILES", 50_000, 200));
     }
     if run("merge-queue") {
-        merge_queue(env_number("BATON_BENCH_LANDINGS", 30));
+        merge_queue(size("BATON_BENCH_LANDINGS", 30, 4));
     }
 }
