@@ -14,7 +14,7 @@ use std::path::Path;
 use baton_core::review::DependencyConflicts;
 
 use crate::error::Result;
-use crate::repo::{check, nul_list, output, run};
+use crate::repo::{check, conflicted_files, merging, output, run};
 
 /// What a new task branch took from its dependencies' branches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,12 +63,10 @@ pub(crate) fn bring_in(
             work.merged.push(branch.clone());
             continue;
         }
-        let merging = check(worktree, &["rev-parse", "-q", "--verify", "MERGE_HEAD"])?;
-        if !merging {
+        if !merging(worktree)? {
             return Err(crate::repo::failed(&args, &out));
         }
-        let files = run(worktree, &["diff", "--name-only", "-z", "--diff-filter=U"])?;
-        let files = nul_list(&files).map(str::to_string).collect();
+        let files = conflicted_files(worktree)?;
         let in_progress = on_conflict == DependencyConflicts::Work;
         if !in_progress {
             run(worktree, &["merge", "--abort"])?;

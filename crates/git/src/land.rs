@@ -12,7 +12,7 @@ use baton_core::StoreError;
 
 use crate::dependencies::DependencyWork;
 use crate::error::{GitError, Result};
-use crate::repo::{check, nul_list, output, run};
+use crate::repo::{check, conflicted_files, merging, nul_list, output, run};
 use crate::worktree::{Worktree, Worktrees, branch_name};
 
 /// The scratch checkout's folder name under the worktrees folder.
@@ -78,12 +78,10 @@ impl Worktrees {
         let args = ["merge", "--no-ff", "--no-edit", "-m", message, &branch];
         let out = output(&scratch, &args)?;
         if !out.status.success() {
-            let merging = check(&scratch, &["rev-parse", "-q", "--verify", "MERGE_HEAD"])?;
-            if !merging {
+            if !merging(&scratch)? {
                 return Err(crate::repo::failed(&args, &out));
             }
-            let files = run(&scratch, &["diff", "--name-only", "-z", "--diff-filter=U"])?;
-            let files = nul_list(&files).map(str::to_string).collect();
+            let files = conflicted_files(&scratch)?;
             run(&scratch, &["merge", "--abort"])?;
             return Ok(TrialOutcome::Conflict { files });
         }

@@ -4,7 +4,7 @@
 //! it was, and the conflicting files are named.
 
 use crate::error::{GitError, Result};
-use crate::repo::{changed_files, check, nul_list, output, run};
+use crate::repo::{changed_files, conflicted_files, merging, nul_list, output, run};
 use crate::worktree::{Worktrees, branch_name};
 
 /// The merge commit's message for `task`'s branch: `Merge baton/ID: ` and its description's
@@ -91,13 +91,10 @@ fn undo(
 ) -> GitError {
     let repo = worktrees.repo();
     let top = repo.top();
-    let merging = check(top, &["rev-parse", "-q", "--verify", "MERGE_HEAD"]).unwrap_or(false);
-    if !merging {
+    if !merging(top).unwrap_or(false) {
         return crate::repo::failed(args, out);
     }
-    let files = run(top, &["diff", "--name-only", "-z", "--diff-filter=U"])
-        .map(|names| nul_list(&names).map(str::to_string).collect())
-        .unwrap_or_default();
+    let files = conflicted_files(top).unwrap_or_default();
     if let Err(e) = run(top, &["merge", "--abort"]) {
         return e;
     }

@@ -209,6 +209,18 @@ pub(crate) fn changed_files(dir: &Path, untracked: bool) -> Result<Vec<String>> 
         .collect())
 }
 
+/// Whether a merge is in progress in the checkout at `dir` (git stopped it on a conflict),
+/// rather than refused before it began.
+pub(crate) fn merging(dir: &Path) -> Result<bool> {
+    check(dir, &["rev-parse", "-q", "--verify", "MERGE_HEAD"])
+}
+
+/// The files a merge in progress left conflicted in the checkout at `dir`, from its top.
+pub(crate) fn conflicted_files(dir: &Path) -> Result<Vec<String>> {
+    let names = run(dir, &["diff", "--name-only", "-z", "--diff-filter=U"])?;
+    Ok(nul_list(&names).map(str::to_string).collect())
+}
+
 /// The paths of a `-z` listing (`git diff --name-only -z`).
 pub(crate) fn nul_list(listing: &str) -> impl Iterator<Item = &str> {
     listing.split('\0').filter(|path| !path.is_empty())
