@@ -395,10 +395,36 @@ pub fn queue_lines(queue: &[baton_team::merge_queue::QueueEntry]) -> Vec<String>
             .as_deref()
             .map(|n| format!(" — {}", one_line(n, false)))
             .unwrap_or_default();
+        // The file is the supervisor's, but anything on this machine may have written it:
+        // nothing of it reaches the terminal raw.
         lines.push(format!(
             "  {} by {}: {state}{turn}{note}",
-            entry.task, entry.worker
+            one_line(&entry.task, false),
+            one_line(&entry.worker, false)
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_team::merge_queue::{QueueEntry, QueueState};
+
+    #[test]
+    fn a_planted_queue_file_reaches_the_terminal_without_control_codes() {
+        let planted = QueueEntry {
+            task: "t1\u{1b}[2J".into(),
+            worker: "ex1\n\u{7}".into(),
+            state: QueueState::Queued,
+            note: Some("\u{1b}]0;owned\u{7}".into()),
+            returns: 0,
+        };
+        let lines = super::queue_lines(&[planted]);
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines.iter().all(|l| !l.chars().any(char::is_control)),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("(#1)"), "{lines:?}");
+    }
 }
