@@ -40,14 +40,7 @@ fn review_settings(p: &Project, toml: &str) {
 }
 
 fn status(p: &Project, id: &str) -> String {
-    let board = p.json(&["leader", "status"]);
-    board["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["id"] == id)
-        .map(|t| t["status"].as_str().unwrap().to_string())
-        .unwrap()
+    p.task(id)["status"].as_str().unwrap().to_string()
 }
 
 fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {

@@ -164,6 +164,7 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
   const [exec, setExec] = useState("");
   const [budget, setBudget] = useState("");
   const [stay, setStay] = useState(true);
+  const [sandbox, setSandbox] = useState(false);
   const [busy, setBusy] = useState(false);
   const start = () => {
     setBusy(true);
@@ -177,6 +178,8 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
         stay,
         worktree: false,
         no_worktree: false,
+        sandbox,
+        no_sandbox: false,
       })
       .then(
         () => onError(null),
@@ -207,6 +210,9 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
       </label>
       <label>
         <input type="checkbox" checked={stay} onChange={(e) => setStay(e.target.checked)} /> Wait for new tasks
+      </label>
+      <label title="Each attempt in bubblewrap: it writes its worktree and its own branch only, sees no secrets in the home folder, and leaves no process behind">
+        <input type="checkbox" checked={sandbox} onChange={(e) => setSandbox(e.target.checked)} data-testid="team-sandbox" /> In a sandbox
       </label>
       <button type="submit" disabled={busy} data-testid="team-up">
         {running ? "Resize the team" : "Start the team"}

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use baton_core::inbox::{self, About, ApprovalDecision, NewQuestion};
-use baton_core::policy::{Policy, Verdict, policy_path, rule_for};
+use baton_core::policy::{Policy, Protected, Verdict, policy_path, rule_for};
 use baton_core::{Confinement, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -91,6 +91,7 @@ impl Operation for ApproveToolCall {
     const NAME: &'static str = "approve_tool_call";
     const DESCRIPTION: &'static str = "Claude Code's permission prompt (--permission-prompt-tool mcp__baton__approve_tool_call): whether the agent may make a tool call. The project's policy (.coordination/policy.toml) allows, refuses, or asks the lead, who answers allow, deny or always allow; every decision is recorded with the agent's task.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     // Claude Code reads the verdict from one text block, and refuses any other shape.
     const TEXT_ONLY: bool = true;
     type Output = ToolVerdict;
@@ -100,7 +101,13 @@ impl Operation for ApproveToolCall {
         let policy = Policy::load(&policy_path(cx.local.root()))?;
         let call = one_line(&describe(&self.tool_name, &self.input), 300);
         let within = agent_confinement(cx)?;
-        let (allowed, why) = match policy.decide(&self.tool_name, &self.input, &within) {
+        let own_worktree = match task.as_deref() {
+            Some(task) => Some(cx.local.worktree_dir(task)?),
+            None => None,
+        };
+        let protected = Protected::new(cx.local.root(), own_worktree.as_deref());
+        let verdict = policy.decide(&self.tool_name, &self.input, &within, &protected);
+        let (allowed, why) = match verdict {
             Verdict::Allow(why) => (true, why),
             Verdict::Deny(why) => (false, why),
             Verdict::Ask => {
@@ -204,17 +211,26 @@ fn ask_the_lead(
     };
     Ok(match settled.answer() {
         Some(ALLOW) => (true, format!("{by} allowed it ({})", settled.id)),
-        Some(ALWAYS) => {
-            let rule = rule_for(&request.tool_name, &request.input);
-            Policy::allow_always(&policy_path(cx.local.root()), &rule)?;
-            (
+        Some(ALWAYS) => match rule_for(&request.tool_name, &request.input) {
+            Some(rule) => {
+                Policy::allow_always(&policy_path(cx.local.root()), &rule)?;
+                (
+                    true,
+                    format!(
+                        "{by} allowed it always ({}): {rule} added to the policy",
+                        settled.id
+                    ),
+                )
+            }
+            None => (
                 true,
                 format!(
-                    "{by} allowed it always ({}): {rule} added to the policy",
+                    "{by} allowed it always ({}), but the call names nothing a rule can hold \
+                     (a command, a path, a URL): allowed this once, no rule added",
                     settled.id
                 ),
-            )
-        }
+            ),
+        },
         Some(_) => (false, format!("{by} said no ({})", settled.id)),
         None => match &settled.state {
             inbox::QuestionState::Closed { reason, .. } => (false, reason.clone()),

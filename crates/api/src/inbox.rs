@@ -22,6 +22,21 @@ use crate::operation::{Context, Operation};
 pub const DEFAULT_ASK_SECONDS: u64 = 300;
 pub const MAX_WAIT_SECONDS: u64 = 3600;
 
+/// The agent an operation's required `agent` argument names, when the caller may act as it:
+/// an agent's connection as itself only (naming another is refused), the user as any agent.
+pub fn as_agent(cx: &Context, named: &str) -> Result<String> {
+    acting_as(cx, Some(named), false)
+}
+
+/// An optional `agent` argument (who wrote a signal): the caller itself on an agent's
+/// connection, named or not; what the user gave otherwise.
+pub fn optional_agent(cx: &Context, named: Option<&str>) -> Result<Option<String>> {
+    match cx.caller {
+        Some(_) => acting_as(cx, named, false).map(Some),
+        None => Ok(named.map(str::to_string)),
+    }
+}
+
 /// Who the caller acts as: itself when it is an agent (naming another is refused), otherwise
 /// the agent it names, or the lead when `lead_by_default`.
 pub fn acting_as(cx: &Context, named: Option<&str>, lead_by_default: bool) -> Result<String> {
@@ -109,6 +124,7 @@ impl Operation for AskLead {
     const NAME: &'static str = "ask_lead";
     const DESCRIPTION: &'static str = "Ask the lead a question and wait for the answer (with progress notifications while waiting). Offer choices when the answer is one of a few. Returns the answer, or after timeout_seconds says no answer came: then go on with your best judgement, or fail the task saying what you needed.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = AskOutcome;
     fn run(self, cx: &Context) -> Result<AskOutcome> {
         self.run_with(cx, |_, _| {})
@@ -368,6 +384,7 @@ impl Operation for MessageSend {
     const NAME: &'static str = "message_send";
     const DESCRIPTION: &'static str = "Send a message to an agent, the lead, or all (everyone working on the project). It reaches an agent on its next tool call (Claude Code's hooks) or its inbox_read, and wakes anyone waiting. You send as yourself only.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = Message;
     fn run(self, cx: &Context) -> Result<Message> {
         let from = acting_as(cx, self.from.as_deref(), true)?;
@@ -434,6 +451,7 @@ impl Operation for MessageAck {
     const DESCRIPTION: &'static str =
         "Mark messages sent to you as read, so inbox_read and the hooks stop showing them.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = Acknowledged;
     fn run(self, cx: &Context) -> Result<Acknowledged> {
         let reader = acting_as(cx, self.reader.as_deref(), true)?;

@@ -99,6 +99,13 @@ pub trait Operation: DeserializeOwned + JsonSchema {
     /// schema, no structured content): for a caller that parses the text itself, as Claude
     /// Code does its permission prompt tool's answer.
     const TEXT_ONLY: bool = false;
+    /// An agent may call it, as itself: its own task, reservations, asking the lead, its own
+    /// messages, discoveries, signals, the orchestration of agent definitions. Operations that
+    /// only read are open to agents too. A caller that is an agent ([`Context::caller`]) is
+    /// refused every other one: answering questions, deciding approvals, merging, stopping the
+    /// team, adding, editing, cancelling or resetting tasks, the project's check and its
+    /// repairs are the lead's.
+    const FOR_AGENTS: bool = false;
     type Output: Serialize + JsonSchema;
     /// Runs it. Blocking: the store takes a file lock, and waits wait.
     fn run(self, cx: &Context) -> Result<Self::Output>;
@@ -112,6 +119,8 @@ pub struct Entry {
     pub read_only: bool,
     /// See [`Operation::TEXT_ONLY`].
     pub text_only: bool,
+    /// An agent may call it ([`Operation::FOR_AGENTS`], or it only reads).
+    pub for_agents: bool,
     input_schema: fn(&mut SchemaGenerator) -> Schema,
     output_schema: fn(&mut SchemaGenerator) -> Schema,
     call: fn(&Context, Value) -> Result<Value>,
@@ -130,6 +139,7 @@ impl Entry {
             description: O::DESCRIPTION,
             read_only: O::READ_ONLY,
             text_only: O::TEXT_ONLY,
+            for_agents: O::FOR_AGENTS || O::READ_ONLY,
             input_schema: <O as JsonSchema>::json_schema,
             output_schema: <O::Output as JsonSchema>::json_schema,
             call: call::<O>,
@@ -147,8 +157,24 @@ impl Entry {
     }
 
     /// Parses `arguments` as the request, runs the operation, and returns its result as JSON.
+    /// An agent's caller is refused an operation that is not [`Entry::for_agents`].
     pub fn call(&self, cx: &Context, arguments: Value) -> Result<Value> {
+        self.check_caller(cx)?;
         (self.call)(cx, arguments)
+    }
+
+    /// Refuses the lead's operations to a caller that is an agent.
+    pub fn check_caller(&self, cx: &Context) -> Result<()> {
+        match cx.caller.as_deref() {
+            Some(agent) if !self.for_agents => Err(Error::new(
+                baton_core::ErrorKind::NotYou,
+                format!(
+                    "this connection is agent {agent}; {} is the lead's to do, not an agent's",
+                    self.name
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -51,10 +51,11 @@ impl Operation for Reserve {
     const NAME: &'static str = "paths_reserve";
     const DESCRIPTION: &'static str = "Reserve files (paths or globs) so other agents' claims pass over tasks touching them and their commits are refused. Refused, changing nothing, when another agent holds any of them.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = Reservation;
     fn run(self, cx: &Context) -> Result<Reservation> {
         Ok(cx.tasks.reserve(NewReservation {
-            agent: self.agent,
+            agent: crate::inbox::as_agent(cx, &self.agent)?,
             paths: self.paths,
             task: self.task,
             shared: self.shared,
@@ -91,10 +92,13 @@ impl Operation for Unreserve {
     const NAME: &'static str = "paths_release";
     const DESCRIPTION: &'static str = "Give back reserved paths (all of yours when none are named); tasks waiting on them can be claimed.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = Unreserved;
     fn run(self, cx: &Context) -> Result<Unreserved> {
         Ok(Unreserved {
-            released: cx.tasks.unreserve(&self.agent, &self.paths)?,
+            released: cx
+                .tasks
+                .unreserve(&crate::inbox::as_agent(cx, &self.agent)?, &self.paths)?,
         })
     }
 }

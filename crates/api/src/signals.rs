@@ -41,6 +41,7 @@ impl Operation for NewRun {
     const DESCRIPTION: &'static str =
         "Start the next numbered run and clear any signals already in its folder.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = RunStarted;
     fn run(self, cx: &Context) -> Result<RunStarted> {
         let (run, cleared) = cx.signals.new_run(self.note.as_deref())?;
@@ -127,12 +128,14 @@ impl Operation for WriteSignal {
     const DESCRIPTION: &'static str =
         "Write a signal (e.g. ui-test-done) so a waiting agent can go on.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = Signal;
     fn run(self, cx: &Context) -> Result<Signal> {
         let target = target(cx, self.name.as_deref(), self.path.as_deref(), self.run)?;
+        let agent = crate::inbox::optional_agent(cx, self.agent.as_deref())?;
         Ok(cx.signals.write_signal(
             &target,
-            self.agent.as_deref(),
+            agent.as_deref(),
             self.note.as_deref(),
             cx.foreign_files,
         )?)
@@ -194,6 +197,7 @@ impl Operation for ClearSignal {
     const NAME: &'static str = "signal_clear";
     const DESCRIPTION: &'static str = "Remove a signal, or every signal of the run.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = Cleared;
     fn run(self, cx: &Context) -> Result<Cleared> {
         if self.all {
@@ -210,9 +214,10 @@ impl Operation for ClearSignal {
             });
         }
         let target = target(cx, self.name.as_deref(), self.path.as_deref(), self.run)?;
+        let agent = crate::inbox::optional_agent(cx, self.agent.as_deref())?;
         let removed = cx
             .signals
-            .clear_signal(&target, self.agent.as_deref(), cx.foreign_files)?;
+            .clear_signal(&target, agent.as_deref(), cx.foreign_files)?;
         let label = target.label();
         Ok(Cleared {
             run: None,

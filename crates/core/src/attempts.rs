@@ -97,6 +97,9 @@ pub struct Attempt {
     /// Events in its transcript.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub events: u64,
+    /// It ran in a sandbox (`team up --sandbox`).
+    #[serde(default)]
+    pub sandboxed: bool,
 }
 
 /// What a supervised worker is doing.
@@ -252,6 +255,7 @@ mod tests {
             },
             last_message: None,
             events: 0,
+            sandboxed: false,
         }
     }
 

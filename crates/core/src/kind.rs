@@ -64,6 +64,9 @@ pub enum ErrorKind {
     UnknownProfile,
     /// The program a profile runs is not installed (the message says what to install).
     AgentNotInstalled,
+    /// Agents are to run in a sandbox, and none can be made here (the message says what to
+    /// install or enable).
+    SandboxUnavailable,
     /// No team supervisor runs for this project on this machine.
     NoTeam,
     /// A team supervisor runs already for this project on this machine.
@@ -128,6 +131,7 @@ impl ErrorKind {
             ErrorKind::NoSession => "no_session",
             ErrorKind::UnknownProfile => "unknown_profile",
             ErrorKind::AgentNotInstalled => "agent_not_installed",
+            ErrorKind::SandboxUnavailable => "sandbox_unavailable",
             ErrorKind::NoTeam => "no_team",
             ErrorKind::TeamRunning => "team_running",
             ErrorKind::UnknownQuestion => "unknown_question",

@@ -43,6 +43,7 @@ pub mod requests;
 pub mod reservations;
 pub mod review;
 pub mod rules;
+pub mod shell;
 pub mod signal_store;
 pub mod signals;
 pub mod status;

@@ -7,7 +7,7 @@ use baton_core::review::{ReviewSettings, review_settings_path};
 use baton_core::{Completion, Layout, StoreError, Task, TaskStore};
 
 use crate::error::{GitError, Result};
-use crate::worktree::{Worktree, Worktrees, record_branch};
+use crate::worktree::{Reuse, Worktree, Worktrees, record_branch};
 
 /// Gives task `task`, just claimed by `agent`, its worktree under the project's local folder
 /// `local`, with its dependencies' work ([`crate::dependencies`], as the project's
@@ -41,7 +41,7 @@ impl Worktrees {
         store: &dyn TaskStore,
         agent: &str,
         task: &Task,
-        reuse: Option<&str>,
+        reuse: Option<Reuse<'_>>,
     ) -> Result<Worktree> {
         let prepared = ReviewSettings::load(&review_settings_path(self.layout().root()))
             .map_err(GitError::from)
@@ -72,17 +72,20 @@ fn settle_failure(
 /// Adds the task's branch to its completion ([`record_branch`]). A task id that is not a
 /// valid name is refused; a branch that cannot be read does not refuse the completion (the
 /// work is done; not knowing its commits is no reason to lose it): the completion's output
-/// says so instead.
+/// says so instead. True when the worktree was seen clean ([`record_branch`]).
 pub fn record_branch_or_say_why(
     local: &Layout,
     task: &str,
     completion: &mut Completion,
-) -> Result<()> {
+) -> Result<bool> {
     local.worktree_dir(task)?;
-    if let Err(e) = record_branch(local, task, completion) {
-        completion
-            .output
-            .push_str(&format!("\n(Baton could not read the task's branch: {e})"));
+    match record_branch(local, task, completion) {
+        Ok(clean) => Ok(clean),
+        Err(e) => {
+            completion
+                .output
+                .push_str(&format!("\n(Baton could not read the task's branch: {e})"));
+            Ok(false)
+        }
     }
-    Ok(())
 }

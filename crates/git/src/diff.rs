@@ -119,7 +119,7 @@ impl Worktrees {
         };
         let range = format!("{merge_base}..{head}");
         let mut common = vec!["-c", "core.quotePath=false", "diff", "--no-color"];
-        common.extend(["--no-ext-diff", "--find-renames"]);
+        common.extend(["--no-ext-diff", "--no-textconv", "--find-renames"]);
         let relative = format!("--relative={}", repo.prefix());
         if !repo.prefix().is_empty() {
             common.push(&relative);

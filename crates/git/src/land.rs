@@ -63,6 +63,8 @@ impl Worktrees {
         let repo = self.repo();
         let branch = branch_name(task);
         let _lock = self.lock()?;
+        // What a sandboxed agent committed is on the branch first.
+        self.publish_private_branch(task)?;
         let target = repo.current_branch()?;
         if !repo.has_branch(&branch)? {
             return Err(GitError::NoBranch {

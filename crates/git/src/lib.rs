@@ -21,6 +21,7 @@ pub mod error;
 pub mod land;
 pub mod merge;
 pub mod repo;
+pub mod sandboxed;
 pub mod worktree;
 
 pub use claimed::{record_branch_or_say_why, worktree_for_claim};
@@ -30,4 +31,5 @@ pub use error::{GitError, Result};
 pub use land::{Landed, Trial, TrialOutcome};
 pub use merge::{MergeOutcome, merge_message, merge_task_branch};
 pub use repo::Repo;
-pub use worktree::{TaskWorktree, Worktree, Worktrees, branch_name, record_branch};
+pub use sandboxed::GitAccess;
+pub use worktree::{Reuse, TaskWorktree, Worktree, Worktrees, branch_name, record_branch};

@@ -38,6 +38,8 @@ pub fn merge_task_branch(worktrees: &Worktrees, task: &str, message: &str) -> Re
     let repo = worktrees.repo();
     let branch = branch_name(task);
     let _lock = worktrees.lock()?;
+    // What a sandboxed agent committed is on the branch first.
+    worktrees.publish_private_branch(task)?;
     let into = repo.current_branch()?;
     if !repo.has_branch(&branch)? {
         return Err(GitError::NoBranch {

@@ -128,11 +128,24 @@ impl Repo {
     }
 }
 
+/// Settings every git command Baton runs is given, whatever the repository's config says:
+/// what an agent could have planted there (its worktree's files, the shared `.git` when it
+/// runs unsandboxed) never runs on the lead's side: no hooks (`core.hooksPath` to nowhere),
+/// no file-system monitor (`core.fsmonitor` names a program to run). Diffs also refuse
+/// external diff programs and text conversion (`diff.rs`).
+const DISARMED: [&str; 4] = [
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+];
+
 fn command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new("git");
     command
         .arg("-C")
         .arg(dir)
+        .args(DISARMED)
         .args(args)
         .env("LC_ALL", "C")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -201,12 +214,59 @@ pub(crate) fn changed_files(dir: &Path, untracked: bool) -> Result<Vec<String>> 
         dir,
         &["status", "--porcelain", "-z", "--no-renames", untracked],
     )?;
-    // Each entry is `XY PATH`.
-    Ok(status
+    Ok(status_entries(&status)
+        .map(|(_, path)| path.to_string())
+        .collect())
+}
+
+/// What the checkout at `dir` holds beside its commits, from one walk of it.
+pub(crate) struct Leftovers {
+    /// Files changed, staged or untracked, as paths from its top.
+    pub uncommitted: Vec<String>,
+    /// Whether anything git ignores is there too (a build's output, a log).
+    pub ignored: bool,
+}
+
+impl Leftovers {
+    pub fn of(dir: &Path) -> Result<Leftovers> {
+        // `matching` names an ignored folder without walking into it (a `target/` of its own
+        // 100,000 files costs one entry).
+        let status = run(
+            dir,
+            &[
+                "status",
+                "--porcelain",
+                "-z",
+                "--no-renames",
+                "--untracked-files=all",
+                "--ignored=matching",
+            ],
+        )?;
+        let mut found = Leftovers {
+            uncommitted: Vec::new(),
+            ignored: false,
+        };
+        for (code, path) in status_entries(&status) {
+            match code {
+                "!!" => found.ignored = true,
+                _ => found.uncommitted.push(path.to_string()),
+            }
+        }
+        Ok(found)
+    }
+
+    /// Nothing at all: no task that takes the checkout over sees another's leftovers.
+    pub fn none(&self) -> bool {
+        self.uncommitted.is_empty() && !self.ignored
+    }
+}
+
+/// The entries of `git status --porcelain -z --no-renames`: each `XY PATH`, as (`XY`, path).
+fn status_entries(status: &str) -> impl Iterator<Item = (&str, &str)> {
+    status
         .split('\0')
         .filter(|entry| entry.len() > 3)
-        .map(|entry| entry[3..].to_string())
-        .collect())
+        .map(|entry| (&entry[..2], &entry[3..]))
 }
 
 /// Whether a merge is in progress in the checkout at `dir` (git stopped it on a conflict),

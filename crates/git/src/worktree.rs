@@ -19,7 +19,7 @@ use baton_fs::{FileLock, write_atomic};
 
 use crate::dependencies::{DependencyWork, bring_in};
 use crate::error::{GitError, Result};
-use crate::repo::{Repo, changed_files, run};
+use crate::repo::{Leftovers, Repo, changed_files, run};
 
 /// The branch task `task` is worked on.
 pub fn branch_name(task: &str) -> String {
@@ -109,7 +109,7 @@ impl Worktrees {
         &self,
         task: &Task,
         on_conflict: DependencyConflicts,
-        reuse: Option<&str>,
+        reuse: Option<Reuse<'_>>,
     ) -> Result<Worktree> {
         self.make(&task.id, &task.dependencies, on_conflict, reuse)
     }
@@ -119,7 +119,7 @@ impl Worktrees {
         task: &str,
         dependencies: &[String],
         on_conflict: DependencyConflicts,
-        reuse: Option<&str>,
+        reuse: Option<Reuse<'_>>,
     ) -> Result<Worktree> {
         let path = self.layout.worktree_dir(task)?;
         let branch = branch_name(task);
@@ -148,7 +148,7 @@ impl Worktrees {
             } else {
                 let base = self.repo.current_branch()?;
                 let switched = match reuse {
-                    Some(previous) if previous != task => {
+                    Some(previous) if previous.task != task => {
                         self.switch_from(previous, &path, &branch, &base)?
                     }
                     _ => false,
@@ -192,21 +192,18 @@ impl Worktrees {
     /// Moves finished task `previous`'s worktree to `to` and makes `branch` there from `base`,
     /// if it is clean (nothing uncommitted, untracked or ignored); false when it is not there
     /// or not clean (it is left as it is). Called under the project's git lock.
-    fn switch_from(&self, previous: &str, to: &Path, branch: &str, base: &str) -> Result<bool> {
-        let from = self.layout.worktree_dir(previous)?;
+    fn switch_from(
+        &self,
+        previous: Reuse<'_>,
+        to: &Path,
+        branch: &str,
+        base: &str,
+    ) -> Result<bool> {
+        let from = self.layout.worktree_dir(previous.task)?;
         if !is_checkout(&from) {
             return Ok(false);
         }
-        let left = run(
-            &from,
-            &[
-                "status",
-                "--porcelain",
-                "--untracked-files=all",
-                "--ignored",
-            ],
-        )?;
-        if !left.is_empty() {
+        if !previous.seen_clean && !Leftovers::of(&from)?.none() {
             return Ok(false);
         }
         let (from_at, to_at) = (from.to_string_lossy(), to.to_string_lossy());
@@ -223,6 +220,12 @@ impl Worktrees {
     /// What `task`'s branch holds now (its commits beyond its base, and what its worktree has
     /// not committed); `None` when the task has no branch.
     pub fn branch_record(&self, task: &str) -> Result<Option<BranchRecord>> {
+        Ok(self.record_and_leftovers(task)?.map(|(record, _)| record))
+    }
+
+    /// [`Worktrees::branch_record`], and whether the worktree held nothing else at all (nothing
+    /// uncommitted, untracked or ignored): one walk of the checkout answers both.
+    fn record_and_leftovers(&self, task: &str) -> Result<Option<(BranchRecord, bool)>> {
         let name = branch_name(task);
         if !self.repo.has_branch(&name)? {
             return Ok(None);
@@ -251,17 +254,21 @@ impl Worktrees {
             None => Vec::new(),
         };
         let path = self.layout.worktree_dir(task)?;
-        let uncommitted = if is_checkout(&path) {
-            uncommitted(&path)?
-        } else {
-            Vec::new()
+        let left = match is_checkout(&path) {
+            true => Leftovers::of(&path)?,
+            false => Leftovers {
+                uncommitted: Vec::new(),
+                ignored: false,
+            },
         };
-        Ok(Some(BranchRecord {
+        let clean = left.none();
+        let record = BranchRecord {
             name,
             base,
             commits,
-            uncommitted,
-        }))
+            uncommitted: left.uncommitted,
+        };
+        Ok(Some((record, clean)))
     }
 
     /// The project files the branch changed since it left its base: (modified or deleted,
@@ -355,14 +362,16 @@ impl Worktrees {
 
 /// Adds to a completion of `task` what its worktree holds: its branch with its commits, and
 /// the files the branch changed (beside those the worker listed). Does nothing (and runs no
-/// git) for a task that has no worktree.
-pub fn record_branch(layout: &Layout, task: &str, completion: &mut Completion) -> Result<()> {
+/// git) for a task that has no worktree. True when its worktree held nothing beside its
+/// commits (nothing uncommitted, untracked or ignored), which a worker that made the record
+/// after its agent's processes ended passes on as [`Reuse::seen_clean`].
+pub fn record_branch(layout: &Layout, task: &str, completion: &mut Completion) -> Result<bool> {
     if !is_checkout(&layout.worktree_dir(task)?) {
-        return Ok(());
+        return Ok(false);
     }
     let worktrees = Worktrees::open(layout)?;
-    let Some(record) = worktrees.branch_record(task)? else {
-        return Ok(());
+    let Some((record, clean)) = worktrees.record_and_leftovers(task)? else {
+        return Ok(false);
     };
     let (modified, created) = worktrees.changed_files(&record)?;
     for (listed, found) in [
@@ -376,7 +385,17 @@ pub fn record_branch(layout: &Layout, task: &str, completion: &mut Completion) -
         }
     }
     completion.branch = Some(record);
-    Ok(())
+    Ok(clean)
+}
+
+/// A finished task's checkout a worker offers its next task ([`Worktrees::prepare_task`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Reuse<'a> {
+    /// The finished task.
+    pub task: &'a str,
+    /// Found with nothing beside its commits after every process of its agent had ended
+    /// ([`record_branch`]), so it is not walked again before it is taken; otherwise it is.
+    pub seen_clean: bool,
 }
 
 /// The ref marking where task `task`'s own work starts ([`Worktrees::own_work_start`]).

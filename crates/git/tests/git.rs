@@ -5,7 +5,9 @@ use std::path::Path;
 
 use baton_core::review::DependencyConflicts;
 use baton_core::{Completion, Layout};
-use baton_git::{GitError, Landed, TrialOutcome, Worktrees, merge_task_branch, record_branch};
+use baton_git::{
+    GitError, Landed, Reuse, TrialOutcome, Worktrees, merge_task_branch, record_branch,
+};
 use baton_test_support::git;
 
 /// A repository on `main` with one commit, and a project folder (`.coordination/`) at its top.
@@ -458,6 +460,54 @@ fn a_trial_that_conflicts_or_would_overwrite_the_leads_changes_moves_nothing() {
     );
 }
 
+/// A finished task's checkout offered for reuse, not known clean: it is walked first.
+fn walked(task: &str) -> Option<Reuse<'_>> {
+    Some(Reuse {
+        task,
+        seen_clean: false,
+    })
+}
+
+#[test]
+fn a_completion_record_says_whether_the_checkout_held_anything_beside_its_commits() {
+    let (_dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    let first = worktrees.prepare("k1").unwrap();
+    commit_file(&first.workdir, "k1.txt", "k1\n");
+    let record = |task: &str| {
+        let mut completion = Completion::default();
+        let clean = record_branch(&layout, task, &mut completion).unwrap();
+        (clean, completion.branch.unwrap().uncommitted)
+    };
+    assert_eq!(record("k1"), (true, vec![]));
+
+    // Ignored build output: not uncommitted work, but not nothing either.
+    std::fs::write(first.workdir.join(".gitignore"), "build/\n").unwrap();
+    git(&first.workdir, &["add", ".gitignore"]);
+    git(&first.workdir, &["commit", "-qm", "ignore build"]);
+    std::fs::create_dir_all(first.workdir.join("build/deep")).unwrap();
+    std::fs::write(first.workdir.join("build/deep/out"), "x").unwrap();
+    assert_eq!(record("k1"), (false, vec![]));
+    std::fs::remove_dir_all(first.workdir.join("build")).unwrap();
+    std::fs::write(first.workdir.join("notes.txt"), "left\n").unwrap();
+    assert_eq!(record("k1"), (false, vec!["notes.txt".to_string()]));
+    std::fs::remove_file(first.workdir.join("notes.txt")).unwrap();
+
+    // Seen clean by the caller after its agent ended: taken over without another walk.
+    let second = worktrees
+        .prepare_task(
+            &task("k2", &[]),
+            DependencyConflicts::Work,
+            Some(Reuse {
+                task: "k1",
+                seen_clean: true,
+            }),
+        )
+        .unwrap();
+    assert!(!first.path.exists(), "the checkout moved");
+    assert!(!second.workdir.join("k1.txt").exists(), "nothing of k1's");
+}
+
 #[test]
 fn a_workers_next_task_takes_over_the_clean_checkout_its_last_one_left() {
     let (dir, layout) = project();
@@ -469,7 +519,7 @@ fn a_workers_next_task_takes_over_the_clean_checkout_its_last_one_left() {
 
     // r1 finished clean: r2 gets its checkout, moved and switched onto a new branch from main.
     let second = worktrees
-        .prepare_task(&task("r2", &[]), DependencyConflicts::Work, Some("r1"))
+        .prepare_task(&task("r2", &[]), DependencyConflicts::Work, walked("r1"))
         .unwrap();
     assert!(!first.path.exists(), "moved, not copied");
     assert_eq!(
@@ -488,7 +538,7 @@ fn a_workers_next_task_takes_over_the_clean_checkout_its_last_one_left() {
     // A checkout with anything left in it (untracked, or ignored build output) is not taken.
     std::fs::write(second.workdir.join("scratch.txt"), "left\n").unwrap();
     let third = worktrees
-        .prepare_task(&task("r3", &[]), DependencyConflicts::Work, Some("r2"))
+        .prepare_task(&task("r3", &[]), DependencyConflicts::Work, walked("r2"))
         .unwrap();
     assert!(second.path.exists(), "left where it was");
     assert!(!third.workdir.join("scratch.txt").exists());
@@ -498,8 +548,83 @@ fn a_workers_next_task_takes_over_the_clean_checkout_its_last_one_left() {
     std::fs::create_dir(third.workdir.join("build")).unwrap();
     std::fs::write(third.workdir.join("build/out"), "x").unwrap();
     let fourth = worktrees
-        .prepare_task(&task("r4", &[]), DependencyConflicts::Work, Some("r3"))
+        .prepare_task(&task("r4", &[]), DependencyConflicts::Work, walked("r3"))
         .unwrap();
     assert!(third.path.exists());
     assert!(!fourth.workdir.join("build").exists());
+}
+
+/// Commits a new file `name` in `dir` without the repository's hooks or monitor (the agent's
+/// own commit, which is not what is tested).
+fn quiet_commit(dir: &Path, name: &str) {
+    std::fs::write(dir.join(name), "x\n").unwrap();
+    let quiet = [
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=false",
+    ];
+    git(dir, &[&quiet[..], &["add", name]].concat());
+    git(dir, &[&quiet[..], &["commit", "-qm", name]].concat());
+}
+
+#[test]
+fn hooks_and_a_file_system_monitor_an_agent_planted_never_run_in_batons_git() {
+    let (dir, layout) = project();
+    let top = dir.path();
+    let canary = top.join("ran.txt");
+    let script = format!("#!/bin/sh\necho \"$0\" >> {}\n", canary.display());
+    let hooks = top.join(".git/hooks");
+    for hook in [
+        "pre-commit",
+        "pre-merge-commit",
+        "commit-msg",
+        "post-commit",
+        "post-checkout",
+        "post-merge",
+        "reference-transaction",
+        "post-index-change",
+    ] {
+        std::fs::write(hooks.join(hook), &script).unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(hooks.join(hook), mode).unwrap();
+    }
+    let monitor = top.join("monitor.sh");
+    std::fs::write(&monitor, &script).unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&monitor, mode).unwrap();
+    git(
+        top,
+        &["config", "core.fsmonitor", &monitor.to_string_lossy()],
+    );
+    // The planted hooks run for anyone else's git: the canary works.
+    git(top, &["commit", "-q", "--allow-empty", "-m", "probe"]);
+    assert!(canary.exists(), "the planted hooks are live");
+    std::fs::remove_file(&canary).unwrap();
+
+    // Everything Baton's git does for a task: its worktree, its record, a review's diff, a
+    // merge by the lead, the merge queue's trial and landing, and the next task's switch.
+    let worktrees = Worktrees::open(&layout).unwrap();
+    let tree = worktrees.prepare("h1").unwrap();
+    quiet_commit(&tree.workdir, "h1.txt");
+    let mut completion = Completion::default();
+    record_branch(&layout, "h1", &mut completion).unwrap();
+    worktrees.branch_diff("h1").unwrap();
+    merge_task_branch(&worktrees, "h1", "Merge h1").unwrap();
+    let second = worktrees
+        .prepare_task(&task("h2", &[]), DependencyConflicts::Work, walked("h1"))
+        .unwrap();
+    quiet_commit(&second.workdir, "h2.txt");
+    let TrialOutcome::Ready(trial) = worktrees.trial_merge("h2", "Merge h2").unwrap() else {
+        panic!("a trial merge");
+    };
+    assert!(matches!(
+        worktrees.land(&trial).unwrap(),
+        Landed::Moved { .. }
+    ));
+    assert!(
+        !canary.exists(),
+        "ran: {}",
+        std::fs::read_to_string(&canary).unwrap_or_default()
+    );
 }

@@ -83,6 +83,12 @@ impl Inner {
     }
 }
 
+/// Whether an agent's server lists tool `name`: the catalogue's agent operations
+/// ([`baton_api::Entry::for_agents`]) and the server's own (the browser's).
+fn for_agents(name: &str) -> bool {
+    baton_api::find(name).is_none_or(|entry| entry.for_agents)
+}
+
 /// The change feed forwarding resource updates to the client, started on first subscribe.
 struct FeedPump {
     _feed_thread: std::thread::JoinHandle<()>,
@@ -214,18 +220,23 @@ impl BatonServer {
         &self.inner.log
     }
 
-    /// Baton's own tools this server offers.
     /// How many of Baton's own tools this server offers (without building their schemas).
     pub fn own_tool_count(&self) -> usize {
         tools::own_tool_names()
-            .filter(|name| self.inner.filter.allows(name))
+            .filter(|name| self.offers(name))
             .count()
+    }
+
+    /// Whether this server offers its own tool `name`: the agent's filter (`--agent`) allows
+    /// it, and an agent's server (`BATON_AGENT`) offers agent operations only.
+    fn offers(&self, name: &str) -> bool {
+        self.inner.filter.allows(name) && (self.inner.caller.is_none() || for_agents(name))
     }
 
     pub fn own_tools(&self) -> Vec<rmcp::model::Tool> {
         tools::own_tools()
             .iter()
-            .filter(|tool| self.inner.filter.allows(&tool.name))
+            .filter(|tool| self.offers(&tool.name))
             .cloned()
             .collect()
     }

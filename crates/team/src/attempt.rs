@@ -51,6 +51,9 @@ pub struct Finished {
     pub record: Attempt,
     /// The end of what an `exec` command wrote to stderr (within [`MAX_ERROR_BYTES`]).
     pub stderr: String,
+    /// The task's worktree was seen with nothing beside its commits after the agent's
+    /// processes ended ([`baton_git::Reuse::seen_clean`]).
+    pub seen_clean: bool,
 }
 
 /// What one attempt is given.
@@ -194,6 +197,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         usage: Usage::default(),
         last_message: None,
         events: 0,
+        sandboxed: plan.launch.sandbox.is_some(),
     };
     let mut transcript = Transcript {
         crew,
@@ -210,6 +214,11 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
         command: plan.launch.describe(),
         workdir: plan.launch.workdir.display().to_string(),
     });
+    if let Some(sandbox) = &plan.launch.sandbox {
+        transcript.push(Happened::Supervisor {
+            text: sandbox.clone(),
+        });
+    }
     let mut process = match AgentProcess::start(&plan.launch) {
         Ok(process) => process,
         Err(e) => {
@@ -224,6 +233,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             return Ok(Finished {
                 record,
                 stderr: String::new(),
+                seen_clean: false,
             });
         }
     };
@@ -312,6 +322,16 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             }
         }
     };
+    // A sandboxed agent committed on a private copy of its branch: the branch moves to where
+    // it left it before anything reads it.
+    if crew.profile.sandbox.enabled
+        && let Some(worktrees) = &crew.worktrees
+        && let Err(e) = worktrees.publish_private_branch(id)
+    {
+        transcript.push(Happened::Supervisor {
+            text: format!("the agent's commits were not taken onto its branch: {e}"),
+        });
+    }
     let (exit_code, signal) = match &status {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
@@ -356,8 +376,9 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             report::by_exit_status(crew, plan.worker, id, succeeded, &how, &printed)
         })
         .flatten();
+    let seen_clean = reported.as_ref().is_some_and(|r| r.seen_clean);
     (record.end, record.reason) = match reported {
-        Some(end) => end,
+        Some(reported) => (reported.end, Some(reported.reason)),
         None if not_started => (
             AttemptEnd::NotStarted,
             Some(report::failure(&how, &printed.stderr)),
@@ -379,6 +400,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
     Ok(Finished {
         record,
         stderr: printed.stderr,
+        seen_clean,
     })
 }
 

@@ -160,6 +160,7 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
             AgentKind::Exec => Vec::new(),
             _ => marks,
         },
+        sandbox: None,
     }
 }
 

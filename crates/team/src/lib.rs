@@ -33,6 +33,7 @@ pub mod profile;
 pub mod prompt;
 mod report;
 pub mod request;
+pub mod sandbox;
 mod settle;
 pub mod start;
 pub mod supervisor;

@@ -33,13 +33,32 @@ pub struct Launch {
     /// the agent started outside its process group (Claude Code runs its tools in groups of
     /// their own) is found by them and killed when the agent ends.
     pub marks: Vec<String>,
+    /// The sandbox it runs in, in words, when it runs in one (then `program` is the sandbox,
+    /// and the agent's command follows `--` in `args`).
+    pub sandbox: Option<String>,
 }
 
 impl Launch {
-    /// The command line, for people (the prompt is shortened).
+    /// The agent's command line, for people (the prompt is shortened; a sandbox's own options
+    /// are left out, [`Launch::sandbox`] says it).
     pub fn describe(&self) -> String {
-        let mut words = vec![self.program.display().to_string()];
-        for arg in &self.args {
+        let (program, args) = match &self.sandbox {
+            Some(_) => {
+                let after = self
+                    .args
+                    .iter()
+                    .position(|a| a == "--")
+                    .map_or(0, |i| i + 1);
+                let rest = &self.args[after.min(self.args.len())..];
+                match rest.split_first() {
+                    Some((program, args)) => (program.clone(), args),
+                    None => (self.program.display().to_string(), rest),
+                }
+            }
+            None => (self.program.display().to_string(), &self.args[..]),
+        };
+        let mut words = vec![program];
+        for arg in args {
             let mut arg = arg.replace('\n', " ");
             if arg.len() > 60 {
                 arg = format!("{}…", baton_core::text::prefix(&arg, 57));
@@ -280,6 +299,7 @@ mod tests {
             env: vec![],
             stdin: None,
             marks: vec![],
+            sandbox: None,
         }
     }
 
@@ -386,6 +406,7 @@ mod marked {
             env: vec![(key.into(), value.into())],
             stdin: None,
             marks: vec![mark.clone()],
+            sandbox: None,
         };
         let mut process = AgentProcess::start(&launch).unwrap();
         let mut child = None;

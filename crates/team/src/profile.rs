@@ -84,6 +84,53 @@ pub struct Profile {
     pub price: Option<Price>,
     /// Worker names are this and a number (`cc1`, `cc2`).
     pub name_prefix: String,
+    /// The sandbox its attempts run in ([`crate::sandbox`]).
+    pub sandbox: SandboxSettings,
+}
+
+/// What a profile's sandbox lets its agents reach beyond their worktree
+/// (`[profiles.NAME.sandbox]`). Paths may start with `~/` for the home folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// Run each attempt in a sandbox (`team up --sandbox` asks for it for one run; `--no-sandbox`
+    /// refuses it).
+    #[serde(default)]
+    pub enabled: bool,
+    /// Further folders (or files) the agent may read.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// Further folders (or files) the agent may change.
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// The machine's network (true), or none.
+    #[serde(default = "network_by_default")]
+    pub network: bool,
+}
+
+fn network_by_default() -> bool {
+    true
+}
+
+impl Default for SandboxSettings {
+    fn default() -> SandboxSettings {
+        SandboxSettings {
+            enabled: false,
+            read: Vec::new(),
+            write: Vec::new(),
+            network: true,
+        }
+    }
+}
+
+impl SandboxSettings {
+    /// `path` with a leading `~/` taken as the home folder `home`.
+    pub fn expand(path: &str, home: Option<&std::path::Path>) -> PathBuf {
+        match (path.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ => PathBuf::from(path),
+        }
+    }
 }
 
 /// US dollars per million tokens (`[profiles.codex.price]` with `input`, `output` and
@@ -130,6 +177,7 @@ struct Declared {
     max_minutes: Option<f64>,
     price: Option<Price>,
     name_prefix: Option<String>,
+    sandbox: Option<SandboxSettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -198,6 +246,7 @@ fn builtin(name: &str) -> Option<Profile> {
         max_minutes: (kind != AgentKind::Exec).then_some(120.0),
         price: None,
         name_prefix: prefix.to_string(),
+        sandbox: SandboxSettings::default(),
     })
 }
 
@@ -237,6 +286,7 @@ impl Declared {
             max_minutes: self.max_minutes.or(base.max_minutes),
             price: self.price.or(base.price),
             name_prefix: self.name_prefix.unwrap_or(base.name_prefix),
+            sandbox: self.sandbox.unwrap_or(base.sandbox),
         }
     }
 }

@@ -27,8 +27,9 @@ pub(crate) fn by_exit_status(
     succeeded: bool,
     how: &str,
     printed: &Printed,
-) -> Option<(AttemptEnd, Option<String>)> {
+) -> Option<Reported> {
     let flags = crew.flags(worker);
+    let mut seen_clean = false;
     let reason = match succeeded {
         true => command_words(how),
         false => failure(how, &printed.stderr),
@@ -39,9 +40,11 @@ pub(crate) fn by_exit_status(
         &flags.now,
         reported_by(worker),
         || match succeeded {
-            true => crew
-                .tasks
-                .complete(worker, id, completion(crew, id, &printed.stdout)),
+            true => {
+                let (done, clean) = completion(crew, id, &printed.stdout);
+                seen_clean = clean;
+                crew.tasks.complete(worker, id, done)
+            }
             false => crew.tasks.fail(worker, id, &reason),
         },
     );
@@ -49,7 +52,20 @@ pub(crate) fn by_exit_status(
         true => AttemptEnd::Completed,
         false => AttemptEnd::Failed,
     };
-    reported.ok().map(|_| (end, Some(reason)))
+    reported.ok().map(|_| Reported {
+        end,
+        reason,
+        seen_clean,
+    })
+}
+
+/// A command's report that landed.
+pub(crate) struct Reported {
+    pub end: AttemptEnd,
+    pub reason: String,
+    /// Its worktree held nothing beside its commits when the completion recorded it (after
+    /// every process of the command ended): [`baton_git::Reuse::seen_clean`].
+    pub seen_clean: bool,
 }
 
 /// How an attempt ended in a command's words (an attempt's reason speaks of "the agent").
@@ -71,8 +87,9 @@ pub(crate) fn attempt_failure(attempt: &Attempt, stderr: &str) -> String {
 }
 
 /// The completion of task `id` whose command succeeded: its output, and, when it was worked
-/// in a worktree, its branch and the files the branch changed.
-fn completion(crew: &Crew<'_>, id: &str, stdout: &str) -> Completion {
+/// in a worktree, its branch and the files the branch changed; and whether that worktree held
+/// nothing else.
+fn completion(crew: &Crew<'_>, id: &str, stdout: &str) -> (Completion, bool) {
     let mut completion = Completion {
         output: match stdout.is_empty() {
             true => "(the command printed nothing)".into(),
@@ -80,8 +97,7 @@ fn completion(crew: &Crew<'_>, id: &str, stdout: &str) -> Completion {
         },
         ..Completion::default()
     };
-    if crew.worktrees.is_some() {
-        let _ = record_branch_or_say_why(crew.local, id, &mut completion);
-    }
-    completion
+    let clean = crew.worktrees.is_some()
+        && record_branch_or_say_why(crew.local, id, &mut completion).unwrap_or(false);
+    (completion, clean)
 }

@@ -60,6 +60,16 @@ pub struct TeamUp {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub no_worktree: bool,
+    /// Run each attempt in a sandbox (bubblewrap): it writes its worktree and its own branch
+    /// only, sees no secrets in the home folder, and leaves no process behind. Default: the
+    /// profile's `sandbox.enabled`.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "no_sandbox"))]
+    pub sandbox: bool,
+    /// Run the agents without a sandbox, with everything the user can reach.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub no_sandbox: bool,
     /// Worker names are this and a number (default: the profile's, such as cc for claude;
     /// with the host in front on a database project).
     #[serde(default)]
@@ -215,6 +225,9 @@ impl TeamUp {
         }
         if self.stay && !before.stay {
             differ.push("--stay");
+        }
+        if (self.sandbox && !before.sandbox) || (self.no_sandbox && !before.no_sandbox) {
+            differ.push("--sandbox/--no-sandbox");
         }
         differ
     }

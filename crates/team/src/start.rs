@@ -99,6 +99,14 @@ impl TeamUp {
         if let Some(v) = self.max_attempts {
             profile.max_attempts = v;
         }
+        if self.sandbox || self.no_sandbox {
+            profile.sandbox.enabled = self.sandbox;
+        }
+        if profile.sandbox.enabled {
+            // Refused before anything is claimed, saying what to install or enable.
+            crate::sandbox::check_available()
+                .map_err(|message| TeamError::new(ErrorKind::SandboxUnavailable, message))?;
+        }
         let merge = match self.merge {
             Some(merge) => merge,
             None => {

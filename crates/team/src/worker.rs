@@ -41,7 +41,15 @@ pub struct WorkerReport {
     not_started: u32,
     /// The finished task whose worktree this worker left: its next task takes it over.
     #[serde(skip)]
-    left_worktree: Option<String>,
+    left_worktree: Option<LeftWorktree>,
+}
+
+/// The worktree of the finished task a worker left, for its next task to take over.
+#[derive(Debug, Clone)]
+struct LeftWorktree {
+    task: String,
+    /// [`baton_git::Reuse::seen_clean`].
+    seen_clean: bool,
 }
 
 /// Why a worker stopped.
@@ -215,13 +223,13 @@ fn work_task(
         });
         return Ok(());
     }
+    let left = report.left_worktree.take();
+    let reuse = left.as_ref().map(|left| baton_git::Reuse {
+        task: &left.task,
+        seen_clean: left.seen_clean,
+    });
     let worktree: Option<Worktree> = match &crew.worktrees {
-        Some(worktrees) => match worktrees.prepare_claimed(
-            crew.tasks,
-            name,
-            &task,
-            report.left_worktree.take().as_deref(),
-        ) {
+        Some(worktrees) => match worktrees.prepare_claimed(crew.tasks, name, &task, reuse) {
             Ok(w) => {
                 (crew.progress)(Progress::InWorktree {
                     worker: name.to_string(),
@@ -320,6 +328,14 @@ fn work_task(
                 budget_left_usd,
             },
         );
+        let planned = match crate::sandbox::contain(crew, &id, worktree.as_ref(), planned) {
+            Ok(planned) => planned,
+            Err(e) => {
+                // Nothing ran: the task goes back, and the error says why.
+                let _ = hand_back(crew, name, &id, report);
+                return Err(e);
+            }
+        };
         let finished = match run_attempt(
             crew,
             AttemptPlan {
@@ -364,14 +380,20 @@ fn work_task(
                     queue.push(&id, name);
                 }
                 if worktree.is_some() {
-                    report.left_worktree = Some(id.clone());
+                    report.left_worktree = Some(LeftWorktree {
+                        task: id.clone(),
+                        seen_clean: finished.seen_clean,
+                    });
                 }
                 report.completed.push(id);
                 return Ok(());
             }
             AttemptEnd::Failed => {
                 if worktree.is_some() {
-                    report.left_worktree = Some(id.clone());
+                    report.left_worktree = Some(LeftWorktree {
+                        task: id.clone(),
+                        seen_clean: false,
+                    });
                 }
                 report.failed.push(id);
                 return Ok(());

@@ -354,6 +354,7 @@ fn earlier_attempt(p: &Project, task: &str, number: u32, end: AttemptEnd) {
             usage: baton_core::Usage::default(),
             last_message: None,
             events: 0,
+            sandboxed: false,
         })
         .unwrap();
 }

@@ -332,6 +332,18 @@ impl Project {
         serde_json::from_str(&self.ok(&with_json(args))).unwrap()
     }
 
+    /// Task `id` as `leader status --json` shows it.
+    pub fn task(&self, id: &str) -> serde_json::Value {
+        let board = self.json(&["leader", "status"]);
+        board["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {id} in {board}"))
+    }
+
     /// Runs and expects exit code `code`; returns stderr.
     pub fn fails(&self, args: &[&str], code: i32) -> String {
         expect_code(&format!("baton {args:?}"), self.run(args), code).1

@@ -33,4 +33,8 @@ last_message: string | null,
 /**
  * Events in its transcript.
  */
-events: number, };
+events: number, 
+/**
+ * It ran in a sandbox (`team up --sandbox`).
+ */
+sandboxed: boolean, };

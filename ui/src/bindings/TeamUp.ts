@@ -34,6 +34,16 @@ worktree: boolean,
  */
 no_worktree: boolean, 
 /**
+ * Run each attempt in a sandbox (bubblewrap): it writes its worktree and its own branch
+ * only, sees no secrets in the home folder, and leaves no process behind. Default: the
+ * profile's `sandbox.enabled`.
+ */
+sandbox: boolean, 
+/**
+ * Run the agents without a sandbox, with everything the user can reach.
+ */
+no_sandbox: boolean, 
+/**
  * Worker names are this and a number (default: the profile's, such as cc for claude;
  * with the host in front on a database project).
  */

@@ -83,8 +83,10 @@ impl Operation for Claim {
     const NAME: &'static str = "task_claim";
     const DESCRIPTION: &'static str = "Claim the best ready task (priority 1 first, then oldest) whose files no other agent holds, or the task named. Returns task null when nothing is ready, with the reason.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = ClaimOutcome;
     fn run(self, cx: &Context) -> Result<ClaimOutcome> {
+        crate::inbox::as_agent(cx, &self.agent)?;
         let files = if self.ignore_reservations {
             Files::Ignore
         } else {

@@ -244,9 +244,11 @@ macro_rules! agent_task_operation {
             const NAME: &'static str = $tool;
             const DESCRIPTION: &'static str = $description;
             const READ_ONLY: bool = false;
+            const FOR_AGENTS: bool = true;
             type Output = TaskOutcome;
             fn run(self, cx: &Context) -> Result<TaskOutcome> {
-                Ok(cx.tasks.$method(&self.agent, &self.task)?.into())
+                let agent = crate::inbox::as_agent(cx, &self.agent)?;
+                Ok(cx.tasks.$method(&agent, &self.task)?.into())
             }
         }
     };
@@ -299,8 +301,10 @@ impl Operation for Complete {
     const NAME: &'static str = "task_complete";
     const DESCRIPTION: &'static str = "Complete a task you started; writes its result report.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        let agent = crate::inbox::as_agent(cx, &self.agent)?;
         let mut completion = Completion {
             output: self.summary,
             files_modified: self.modified,
@@ -308,7 +312,7 @@ impl Operation for Complete {
             branch: None,
         };
         record_branch_or_say_why(cx.local, &self.task, &mut completion)?;
-        let task = cx.tasks.complete(&self.agent, &self.task, completion)?;
+        let task = cx.tasks.complete(&agent, &self.task, completion)?;
         Ok(task.into())
     }
 }
@@ -331,9 +335,11 @@ impl Operation for Fail {
     const NAME: &'static str = "task_fail";
     const DESCRIPTION: &'static str = "Give up on a task you hold, saying why.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        Ok(cx.tasks.fail(&self.agent, &self.task, &self.reason)?.into())
+        let agent = crate::inbox::as_agent(cx, &self.agent)?;
+        Ok(cx.tasks.fail(&agent, &self.task, &self.reason)?.into())
     }
 }
 
@@ -366,8 +372,10 @@ impl Operation for Heartbeat {
     const DESCRIPTION: &'static str =
         "Renew the lease on every task you hold; call it every few minutes while working.";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = Renewed;
     fn run(self, cx: &Context) -> Result<Renewed> {
+        crate::inbox::as_agent(cx, &self.agent)?;
         let renewed = cx.tasks.heartbeat(&self.agent)?;
         let note = renewed.is_empty().then(|| {
             format!(
@@ -413,8 +421,10 @@ impl Operation for Discover {
     const DESCRIPTION: &'static str =
         "Share a finding with every agent (appended to context/discoveries.md).";
     const READ_ONLY: bool = false;
+    const FOR_AGENTS: bool = true;
     type Output = Discovered;
     fn run(self, cx: &Context) -> Result<Discovered> {
+        crate::inbox::as_agent(cx, &self.agent)?;
         let path = cx.tasks.discover(&self.agent, &self.text)?;
         Ok(Discovered {
             agent: self.agent,

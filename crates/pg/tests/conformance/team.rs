@@ -35,6 +35,7 @@ fn team_scenario(store: &dyn baton_core::TeamStore, at: baton_core::Timestamp) -
         usage: Usage::default(),
         last_message: None,
         events: 0,
+        sandboxed: false,
     };
     let worker = WorkerRecord {
         name: "cc1".into(),

@@ -1,0 +1,179 @@
+//! Every attempt in a sandbox (`team up --sandbox`, bubblewrap), as a hostile `exec` agent
+//! tries it, on both stores: it cannot write the lead's checkout, git's hooks or config,
+//! another ref or another task's worktree, cannot read secrets in the home folder, cannot see
+//! or signal processes outside, and leaves no process behind (one it moved to a session of its
+//! own included); in the same run a well-behaved agent commits on its branch and its work is
+//! recorded and merges. Without bubblewrap `team up --sandbox` refuses before claiming
+//! anything, saying what to install.
+
+use baton_test_support as support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::{Project, git};
+
+support::on_both_stores!(
+    a_hostile_agent_is_kept_inside_its_worktree_and_its_branch,
+    without_bubblewrap_a_sandboxed_team_refuses_before_claiming_anything,
+);
+
+/// A home folder with secrets in it, for the supervisor (and so for the agents) to have.
+fn home_with_secrets(p: &Project) -> std::path::PathBuf {
+    let home = p.path().join("..").join(format!(
+        "home-{}",
+        p.path().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "SSH-CANARY\n").unwrap();
+    std::fs::write(home.join(".pgpass"), "*:*:*:*:PG-CANARY\n").unwrap();
+    std::fs::create_dir_all(home.join(".config/gh")).unwrap();
+    std::fs::write(home.join(".config/gh/hosts.yml"), "GH-CANARY\n").unwrap();
+    home
+}
+
+/// The processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(line) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&line).contains(marker)
+        {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
+fn a_hostile_agent_is_kept_inside_its_worktree_and_its_branch(p: Project) {
+    support::repository(p.path());
+    let top = p.path();
+    let home = home_with_secrets(&p);
+    let other = top.join(".coordination/worktrees/other");
+    let main_before = git(top, &["rev-parse", "main"]);
+    // Its own for each run of this test (both stores' run in one process).
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let marker = format!("{}.{run}4321", std::process::id());
+    // Each attempt prints what it could do; the test reads the task's output.
+    let script = format!(
+        r##"try() {{ if sh -c "$2" >/dev/null 2>&1; then echo "$1: DONE"; else echo "$1: refused"; fi; }}
+try checkout 'echo x > {top}/planted.txt'
+try hooks 'echo "#!/bin/sh" > {top}/.git/hooks/pre-commit'
+try config 'git config --file {top}/.git/config core.fsmonitor /tmp/evil'
+try main-ref 'git update-ref refs/heads/main HEAD'
+try other-worktree 'mkdir -p {other} && echo x > {other}/f'
+try ssh 'cat {home}/.ssh/id_ed25519'
+try pgpass 'cat {home}/.pgpass'
+try gh 'cat {home}/.config/gh/hosts.yml'
+try see-test 'kill -0 {test}'
+setsid sh -c 'exec sleep {marker}' </dev/null >/dev/null 2>&1 &
+echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_TASK_ID: mine" && echo commit: DONE"##,
+        top = top.display(),
+        other = other.display(),
+        home = home.display(),
+        test = std::process::id(),
+    );
+    p.ok(&["leader", "add-task", "Try everything", "--id", "h1"]);
+    let mut command = p.committing(&["team", "up", "--sandbox", "--exec", &script]);
+    command.env("HOME", &home);
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let shown: Value = p.task("h1");
+    let said = shown["result"]["output"].as_str().unwrap_or_default();
+    for refused in [
+        "checkout",
+        "hooks",
+        "config",
+        "main-ref",
+        "other-worktree",
+        "ssh",
+        "pgpass",
+        "gh",
+        "see-test",
+    ] {
+        assert!(
+            said.contains(&format!("{refused}: refused")),
+            "{refused} was not refused: {said}"
+        );
+    }
+    assert!(said.contains("commit: DONE"), "{said}");
+    assert!(!top.join("planted.txt").exists());
+    assert!(!top.join(".git/hooks/pre-commit").exists());
+    assert!(
+        !std::fs::read_to_string(top.join(".git/config"))
+            .unwrap()
+            .contains("evil")
+    );
+    assert_eq!(git(top, &["rev-parse", "main"]), main_before);
+    assert!(!other.exists());
+    // Nothing it started is left, the process it moved to a session of its own included.
+    support::eventually("the agent's processes end", || {
+        processes_with(&marker).is_empty()
+    });
+
+    // The attempt says it ran sandboxed, and its transcript says what the sandbox allows.
+    let log = p.json(&["team", "logs", "h1"]);
+    assert_eq!(log["attempt"]["sandboxed"], true, "{log}");
+    assert!(
+        log.to_string().contains("in a sandbox (bubblewrap)"),
+        "{log}"
+    );
+
+    // Its own commit is on its branch, recorded, and merges.
+    let branch = &shown["result"]["branch"];
+    assert_eq!(branch["name"], "baton/h1", "{shown}");
+    assert_eq!(branch["commits"][0]["subject"], "h1: mine", "{shown}");
+    assert_eq!(
+        git(top, &["log", "-1", "--format=%s", "baton/h1"]).trim(),
+        "h1: mine"
+    );
+    p.ok(&["leader", "merge", "h1"]);
+    assert_eq!(
+        std::fs::read_to_string(top.join("mine.txt")).unwrap(),
+        "h1\n"
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+fn without_bubblewrap_a_sandboxed_team_refuses_before_claiming_anything(p: Project) {
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "Anything", "--id", "n1"]);
+    // A PATH with git and sh but no bwrap.
+    let bin = p.path().join("..").join(format!(
+        "bin-{}",
+        p.path().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["git", "sh"] {
+        let found = which(tool);
+        std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
+    }
+    let mut command = p.command(&["team", "up", "--sandbox", "--exec", "true"]);
+    command.env("PATH", &bin);
+    let out = command.output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bubblewrap") && stderr.contains("apt-get install bubblewrap"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--no-sandbox"), "{stderr}");
+    let shown = p.task("n1");
+    assert_eq!(shown["status"], "available", "{shown}");
+    assert!(shown["claimed_at"].is_null(), "{shown}");
+    let _ = std::fs::remove_dir_all(&bin);
+}
+
+/// The program `name` on this process's PATH.
+fn which(name: &str) -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join(name))
+        .find(|p| Path::is_file(p))
+        .unwrap_or_else(|| panic!("no {name} on PATH"))
+}
