@@ -12,10 +12,13 @@
 //!   60,000 lines as fast as it can;
 //! - scale: `BATON_BENCH_WORKERS` (100) exec workers drain `BATON_BENCH_TASKS` (5,000) tasks
 //!   on the folder, and two teams of that many on PostgreSQL ("two machines"), each task once,
-//!   wall time against the same number of `worker loop` processes.
+//!   wall time against the same number of `worker loop` processes;
+//! - sandboxed pickup: pickup again with every attempt in a sandbox (`--sandbox`), what
+//!   bubblewrap adds to an attempt's start.
 //!
 //! Targets (issue 25): pickup p50 within 20 ms of the worker loop's; an idle team uses no CPU
 //! to speak of; ingestion ≥ 10,000 events/s with claims within 10 % of their no-team p50.
+//! Issue 43: a sandboxed attempt starts at most 15 ms later at p50.
 
 use std::path::Path;
 use std::process::{Child, Command};
@@ -48,6 +51,14 @@ fn now_ns() -> u128 {
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos()
+}
+
+/// `a` against `b` in words: "1.20 ms above" or "0.30 ms below".
+fn signed(a: Duration, b: Duration) -> String {
+    match a >= b {
+        true => format!("{} above", ms(a - b, 2)),
+        false => format!("{} below", ms(b - a, 2)),
+    }
 }
 
 fn report(what: &str, mut samples: Vec<Duration>) -> Duration {
@@ -418,6 +429,25 @@ fn main() {
             } else {
                 format!("{} below", ms(lp - team, 2))
             }
+        );
+        // The same team with every attempt in a sandbox (bubblewrap): what the sandbox adds
+        // to an attempt's start (target: at most 15 ms at p50).
+        let sandboxed = pickup(
+            "team up --stay --sandbox (exec)",
+            &[
+                "team",
+                "up",
+                "--stay",
+                "--no-worktree",
+                "--sandbox",
+                "--exec",
+            ],
+            trials,
+        );
+        println!(
+            "pickup: in a sandbox, the team's p50 is {} its p50 without one, {} the worker loop's",
+            signed(sandboxed, team),
+            signed(sandboxed, lp)
         );
     }
     if wanted("idle") {

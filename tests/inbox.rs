@@ -189,6 +189,15 @@ fn messages_reach_their_recipients_and_only_them(p: Project) {
         .unwrap();
     let (_, err) = support::expect_code("ack of another's message", not_yours, 1);
     assert!(err.contains("m-2 is for cc1, not cc2"), "{err}");
+    // Several ids: all or nothing. m-2 is cc1's, m-77 is nobody's: m-2 stays unread.
+    let partial = p
+        .command(&["message", "ack", "m-2", "m-77"])
+        .env("BATON_AGENT", "cc1")
+        .output()
+        .unwrap();
+    let (_, err) = support::expect_code("ack of a known and an unknown id", partial, 1);
+    assert!(err.contains("m-77"), "{err}");
+    assert_eq!(ids(&read("cc1", &[])), ["m-2"], "m-2 still unread");
 
     // Bad input, refused with nothing sent.
     let err = p.fails(&["message", "send", "cc9", "Hi", "there"], 1);

@@ -67,6 +67,7 @@ try ssh 'cat {home}/.ssh/id_ed25519'
 try pgpass 'cat {home}/.pgpass'
 try gh 'cat {home}/.config/gh/hosts.yml'
 try see-test 'kill -0 {test}'
+try aws-env 'env | grep -q AWS-CANARY'
 setsid sh -c 'exec sleep {marker}' </dev/null >/dev/null 2>&1 &
 echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_TASK_ID: mine" && echo commit: DONE"##,
         top = top.display(),
@@ -77,6 +78,7 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
     p.ok(&["leader", "add-task", "Try everything", "--id", "h1"]);
     let mut command = p.committing(&["team", "up", "--sandbox", "--exec", &script]);
     command.env("HOME", &home);
+    command.env("AWS_SECRET_ACCESS_KEY", "AWS-CANARY");
     let out = command.output().unwrap();
     assert!(
         out.status.success(),
@@ -96,6 +98,7 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         "pgpass",
         "gh",
         "see-test",
+        "aws-env",
     ] {
         assert!(
             said.contains(&format!("{refused}: refused")),

@@ -111,6 +111,41 @@ fn a_team_of_three_claude_workers_does_nine_tasks_once_each_in_its_worktree() {
 }
 
 #[test]
+fn a_sandboxed_claude_worker_commits_on_its_branch_and_reports_through_baton() {
+    let p = Project::init();
+    support::repository(p.path());
+    for n in 1..=2 {
+        p.ok(&["leader", "add-task", &format!("Write task-{n}.txt")]);
+    }
+    let api = ScriptedApi::start(committer());
+    let host = Host::new(p.path(), &api);
+
+    team_up(&host, &["--workers", "1", "--agent", "claude", "--sandbox"]);
+
+    let tasks: Vec<String> = (1..=2).map(|n| format!("task-{n}")).collect();
+    check_done(
+        &host,
+        &p.tasks_json(),
+        &api.requests(),
+        &tasks,
+        &|agent| agent == "cc1",
+        ["Bash", "mcp__baton__task_complete"],
+        COST_PER_REQUEST,
+    );
+    for id in &tasks {
+        let log = host
+            .baton(&["--json", "team", "logs", id])
+            .output()
+            .unwrap();
+        let log: Value = serde_json::from_slice(&log.stdout).unwrap();
+        assert_eq!(log["attempt"]["sandboxed"], true, "{log}");
+    }
+    let merged = host.baton(&["leader", "merge", "--all"]).output().unwrap();
+    assert!(merged.status.success(), "{merged:?}");
+    assert!(p.path().join("task-2.txt").is_file());
+}
+
+#[test]
 fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_failed() {
     let p = Project::init();
     p.ok(&["leader", "add-task", "Loop forever"]);

@@ -437,15 +437,23 @@ pub fn messages_for(
 
 /// Marks messages `ids` read by `reader`; a message not for `reader` is refused.
 pub fn mark_read(docs: &dyn DocumentStore, reader: &str, ids: &[String]) -> Result<()> {
+    // All or nothing: every id is checked (known, and the reader's) before any is marked.
     for id in ids {
         check_id(id, "m")?;
         let name = document(MESSAGES, id);
-        if docs.read_document(&name)?.is_none() {
+        let Some(value) = docs.read_document(&name)? else {
             return Err(StoreError::UnknownInboxItem {
                 what: "message",
                 id: id.clone(),
             });
+        };
+        let message: Message = parse(&name, value)?;
+        if !message.is_for(reader) {
+            return Err(not_the_readers(id, &message, reader));
         }
+    }
+    for id in ids {
+        let name = document(MESSAGES, id);
         let mut refusal = None;
         docs.change_document(&name, &mut |current, _| {
             let Some(value) = current else {
@@ -457,10 +465,7 @@ pub fn mark_read(docs: &dyn DocumentStore, reader: &str, ids: &[String]) -> Resu
             };
             let mut message: Message = parse(&name, value)?;
             if !message.is_for(reader) {
-                refusal = Some(StoreError::invalid(
-                    "ids",
-                    format!("message {id} is for {}, not {reader}", message.to),
-                ));
+                refusal = Some(not_the_readers(id, &message, reader));
                 return Ok(None);
             }
             if message.is_read_by(reader) {
@@ -544,6 +549,13 @@ pub fn decisions(
         Some(value) => parse(&name, value),
         None => Ok(Vec::new()),
     }
+}
+
+fn not_the_readers(id: &str, message: &Message, reader: &str) -> StoreError {
+    StoreError::invalid(
+        "ids",
+        format!("message {id} is for {}, not {reader}", message.to),
+    )
 }
 
 #[cfg(test)]

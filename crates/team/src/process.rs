@@ -34,7 +34,8 @@ pub struct Launch {
     /// their own) is found by them and killed when the agent ends.
     pub marks: Vec<String>,
     /// The sandbox it runs in, in words, when it runs in one (then `program` is the sandbox,
-    /// and the agent's command follows `--` in `args`).
+    /// the agent's command follows `--` in `args`, and `env` is its whole environment: nothing
+    /// of the supervisor's own is inherited).
     pub sandbox: Option<String>,
 }
 
@@ -97,6 +98,9 @@ impl AgentProcess {
             .find(|(key, _)| key == "PATH")
             .map(|(_, value)| std::ffi::OsStr::new(value.as_str()));
         let mut command = command_in_own_group(&launch.program, path, libc::SIGKILL);
+        if launch.sandbox.is_some() {
+            command.env_clear();
+        }
         command
             .args(&launch.args)
             .current_dir(&launch.workdir)

@@ -64,6 +64,9 @@ pub struct Boundary {
     pub write: Vec<PathBuf>,
     /// The machine's network, or none.
     pub network: bool,
+    /// The project is kept in PostgreSQL: the agent's `baton` reaches it with the libpq
+    /// variables (`PGPASSWORD`, `PGPASSFILE`, …) until a socket per attempt speaks for it.
+    pub database: bool,
 }
 
 impl Boundary {
@@ -144,9 +147,14 @@ impl Boundary {
         args.push("--".into());
         args.push(launch.program.display().to_string());
         args.extend(launch.args);
+        let mut env: Vec<(String, String)> = std::env::vars()
+            .filter(|(key, _)| passed_on(key, self.kind) || self.database && key.starts_with("PG"))
+            .collect();
+        env.extend(launch.env);
         Launch {
             program: PathBuf::from(BWRAP),
             args,
+            env,
             sandbox: Some(self.summary()),
             ..launch
         }
@@ -160,7 +168,7 @@ impl Boundary {
             (None, false) => "nothing of the project",
         };
         format!(
-            "in a sandbox (bubblewrap): it writes {writes}{}; the home folder's secrets are              hidden; {}; nothing it starts outlives the attempt",
+            "in a sandbox (bubblewrap): it writes {writes}{}; the home folder's secrets are hidden; {}; nothing it starts outlives the attempt",
             match self.write.is_empty() {
                 true => String::new(),
                 false => format!(" and {} more (sandbox.write)", self.write.len()),
@@ -171,6 +179,39 @@ impl Boundary {
             }
         )
     }
+}
+
+/// Whether the supervisor's variable `key` reaches a sandboxed agent: what any program needs
+/// (the locale, the terminal, the home folder and user), git's identity, Baton's own, and the
+/// agent CLI's own (its API key and address). Nothing else: not `PGPASSWORD`, not a cloud's
+/// keys, not tokens the user exported for themselves. A profile's `env` adds to these.
+fn passed_on(key: &str, kind: AgentKind) -> bool {
+    const ALWAYS: [&str; 12] = [
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "LANG",
+        "TERM",
+        "TZ",
+        "COLORTERM",
+        "NO_COLOR",
+        "EDITOR",
+        "PAGER",
+    ];
+    const PREFIXES: [&str; 4] = ["LC_", "BATON_", "GIT_AUTHOR_", "GIT_COMMITTER_"];
+    let own: &[&str] = match kind {
+        AgentKind::Claude => &["ANTHROPIC_", "CLAUDE_"],
+        AgentKind::Codex => &["OPENAI_", "CODEX_"],
+        AgentKind::Gemini => &["GEMINI_", "GOOGLE_"],
+        AgentKind::Exec => &[],
+    };
+    ALWAYS.contains(&key)
+        || PREFIXES
+            .iter()
+            .chain(own)
+            .any(|prefix| key.starts_with(prefix))
 }
 
 /// The agent CLI's own state under the home folder, writable so its sessions resume.
@@ -312,6 +353,12 @@ pub(crate) fn contain(
         write: expand(&settings.write),
         home,
         network: settings.network,
+        database: crew.local.pointer_file().is_file()
+            || crew
+                .setting
+                .store_env
+                .iter()
+                .any(|(k, _)| k == "BATON_STORE"),
     };
     Ok(boundary.wrap(launch))
 }
