@@ -3,7 +3,9 @@
 //! another ref or another task's worktree, cannot read secrets in the home folder, cannot see
 //! or signal processes outside, and leaves no process behind (one it moved to a session of its
 //! own included); in the same run a well-behaved agent commits on its branch and its work is
-//! recorded and merges. Without bubblewrap `team up --sandbox` refuses before claiming
+//! recorded and merges. It reaches Baton only through its attempt's door: as itself (not the
+//! agent `BATON_AGENT` names), for an agent's commands only (not adding tasks, answering or
+//! stopping the team), with no `.coordination/`, store URL or password in sight. Without bubblewrap `team up --sandbox` refuses before claiming
 //! anything, saying what to install.
 
 use baton_test_support as support;
@@ -68,6 +70,17 @@ try pgpass 'cat {home}/.pgpass'
 try gh 'cat {home}/.config/gh/hosts.yml'
 try see-test 'kill -0 {test}'
 try aws-env 'env | grep -q AWS-CANARY'
+try coordination 'cat {top}/.coordination/tasks.json || cat {top}/.coordination/store.json'
+try coordination-write 'echo x > {top}/.coordination/planted'
+try store-env 'env | grep -q -e BATON_STORE -e PGPASSWORD -e postgres:'
+try lead-add 'baton leader add-task Evil --id evil'
+try team-stop 'baton team stop'
+try answer 'baton answer q-1 forged'
+try store-option 'baton --store postgres://127.0.0.1/x worker list'
+try heartbeat-as-other 'BATON_AGENT=x9 baton worker heartbeat x9'
+try mcp-child 'baton mcp --child "sh -c id" </dev/null'
+try inbox 'baton inbox'
+try message 'BATON_AGENT=x9 baton message send lead Hello from-inside'
 setsid sh -c 'exec sleep {marker}' </dev/null >/dev/null 2>&1 &
 echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_TASK_ID: mine" && echo commit: DONE"##,
         top = top.display(),
@@ -76,7 +89,15 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         test = std::process::id(),
     );
     p.ok(&["leader", "add-task", "Try everything", "--id", "h1"]);
-    let mut command = p.committing(&["team", "up", "--sandbox", "--exec", &script]);
+    let mut command = p.committing(&[
+        "team",
+        "up",
+        "--sandbox",
+        "--prefix",
+        "hx",
+        "--exec",
+        &script,
+    ]);
     command.env("HOME", &home);
     command.env("AWS_SECRET_ACCESS_KEY", "AWS-CANARY");
     let out = command.output().unwrap();
@@ -99,13 +120,35 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         "gh",
         "see-test",
         "aws-env",
+        "coordination",
+        "coordination-write",
+        "store-env",
+        "lead-add",
+        "team-stop",
+        "answer",
+        "store-option",
+        "heartbeat-as-other",
+        "mcp-child",
     ] {
         assert!(
             said.contains(&format!("{refused}: refused")),
             "{refused} was not refused: {said}"
         );
     }
-    assert!(said.contains("commit: DONE"), "{said}");
+    for done in ["commit", "inbox", "message"] {
+        assert!(said.contains(&format!("{done}: DONE")), "{said}");
+    }
+    // Through its door the agent spoke as itself, whatever BATON_AGENT said, and did nothing
+    // that is the lead's; the door is gone with the attempt.
+    let lead = p.json(&["inbox", "--all"]);
+    let messages = lead["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{lead}");
+    assert_eq!(messages[0]["from"], "hx1", "{lead}");
+    assert_eq!(messages[0]["subject"], "Hello", "{lead}");
+    let status = p.json(&["leader", "status"]);
+    assert!(!status.to_string().contains("\"evil\""), "{status}");
+    assert!(!top.join(".coordination/planted").exists());
+    assert!(!top.join(".coordination/team/doors/h1").exists());
     assert!(!top.join("planted.txt").exists());
     assert!(!top.join(".git/hooks/pre-commit").exists());
     assert!(

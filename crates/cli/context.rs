@@ -8,9 +8,21 @@ use baton_api::{Context, Error, OpenProject, Operation};
 use baton_core::{Confinement, ForeignFile, Layout};
 use baton_live::WatchMode;
 
-/// Everywhere: the user may name any path.
-pub fn user_confinement(local: &Layout) -> Confinement {
-    Confinement::anywhere(local.project_dir())
+/// The agent this process runs a command for when it runs behind an attempt's door (the door
+/// sets it; the CLI's `door` module says what that allows).
+pub fn door_guest() -> Option<String> {
+    std::env::var(baton_team::door::CALLER_ENV)
+        .ok()
+        .filter(|a| !a.is_empty())
+}
+
+/// Everywhere: the user may name any path. Behind an attempt's door the caller is an agent,
+/// and its paths stay inside the project, as an MCP tool call's do.
+pub fn user_confinement(local: &Layout) -> Result<Confinement, Error> {
+    match door_guest() {
+        Some(_) => Ok(Confinement::project(local.project_dir())?),
+        None => Ok(Confinement::anywhere(local.project_dir())),
+    }
 }
 
 /// Runs `op` in the user's context on `project`.
@@ -20,8 +32,9 @@ pub fn as_user<T>(
     foreign_files: ForeignFile,
     op: impl FnOnce(&Context) -> Result<T, Error>,
 ) -> Result<T, Error> {
-    let confinement = user_confinement(project.local());
+    let confinement = user_confinement(project.local())?;
     let mut cx = project.context(&confinement);
+    cx.caller = door_guest();
     cx.watch_mode = mode;
     cx.foreign_files = foreign_files;
     op(&cx)
@@ -36,7 +49,10 @@ pub fn operate<O: Operation>(
     op: O,
     render: impl FnOnce(&O::Output) -> String,
 ) -> Result<u8, Error> {
-    let out = as_user(project, mode, ForeignFile::Keep, |cx| op.run(cx))?;
+    let out = as_user(project, mode, ForeignFile::Keep, |cx| {
+        baton_api::Entry::of::<O>().check_caller(cx)?;
+        op.run(cx)
+    })?;
     crate::output::emit(json, &out, || render(&out));
     Ok(0)
 }

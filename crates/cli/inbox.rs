@@ -24,7 +24,8 @@ pub enum MessageCommand {
 
 /// The agent a terminal's commands (and an MCP server it starts) speak for, from BATON_AGENT.
 pub fn terminal_agent() -> Option<String> {
-    std::env::var("BATON_AGENT").ok().filter(|a| !a.is_empty())
+    crate::context::door_guest()
+        .or_else(|| std::env::var("BATON_AGENT").ok().filter(|a| !a.is_empty()))
 }
 
 /// `baton ask`: the answer on stdout; exit code 5 (timed out) when none came.

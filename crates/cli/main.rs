@@ -6,7 +6,7 @@
 //! Modules, a tree with no circle: `args` (the clap tree of the leader and worker commands,
 //! taking each other group's arguments from its module), `render` (their text), one folder or
 //! file per other command group (`live/` for signals, runs, watching and the worker loop;
-//! `agents/` for orchestration; `team/` for the supervised team; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`), each with its own
+//! `agents/` for orchestration; `team/` for the supervised team; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`; `door.rs` for an agent behind its attempt's door), each with its own
 //! arguments, handlers and text; `context` (the user's context for an operation), and `output` (printing results and errors) serve them all.
 
 mod agents;
@@ -14,6 +14,7 @@ mod args;
 mod browser;
 mod claude;
 mod context;
+mod door;
 mod files;
 mod follow;
 mod inbox;
@@ -39,6 +40,12 @@ use context::operate;
 use output::emit;
 
 fn main() -> ExitCode {
+    // Inside a sandbox, Baton is reached through the attempt's door only.
+    if let Some(socket) = std::env::var_os(baton_team::door::DOOR_ENV)
+        && context::door_guest().is_none()
+    {
+        return door::relay(&socket);
+    }
     let cli = Cli::parse();
     let json = cli.json;
     match run(cli) {
@@ -51,6 +58,10 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<u8, Error> {
+    if let Some(agent) = context::door_guest() {
+        let raw: Vec<String> = std::env::args().skip(1).collect();
+        door::check(&agent, &cli.command, &raw)?;
+    }
     let cwd = std::env::current_dir().map_err(|e| StoreError::io(".", e))?;
     let json = cli.json;
     let mode = cli.watch_mode;

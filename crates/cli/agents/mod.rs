@@ -60,7 +60,7 @@ fn run<O: Operation>(project: &OpenProject, op: O) -> Result<O::Output, CliError
 fn orchestrator(project: &OpenProject) -> Result<Orchestrator, CliError> {
     Ok(
         Orchestrator::open_on(project.local(), project.documents.clone())?
-            .with_confinement(crate::context::user_confinement(project.local())),
+            .with_confinement(crate::context::user_confinement(project.local())?),
     )
 }
 

@@ -370,6 +370,9 @@ pub fn record_branch(layout: &Layout, task: &str, completion: &mut Completion) -
         return Ok(false);
     }
     let worktrees = Worktrees::open(layout)?;
+    // A sandboxed agent that reports before its attempt ends committed on a private copy of
+    // its branch: the branch moves there first.
+    worktrees.publish_private_branch(task)?;
     let Some((record, clean)) = worktrees.record_and_leftovers(task)? else {
         return Ok(false);
     };

@@ -62,6 +62,8 @@ pub struct AttemptPlan<'a> {
     pub task: &'a Task,
     pub number: u32,
     pub launch: Launch,
+    /// The sandboxed attempt's door to Baton, closed when the agent ends.
+    pub door: Option<crate::door::Door>,
     pub session: &'a Session,
     /// What earlier attempts at the task cost, counted against its cap.
     pub spent_before: Usage,
@@ -322,6 +324,10 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             }
         }
     };
+    // The door closes with the agent: what it still ran through it ends.
+    if let Some(door) = plan.door {
+        door.close();
+    }
     // A sandboxed agent committed on a private copy of its branch: the branch moves to where
     // it left it before anything reads it.
     if crew.profile.sandbox.enabled

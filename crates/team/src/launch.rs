@@ -79,6 +79,9 @@ pub struct Attempting<'a> {
     pub result_path: &'a Path,
     /// What is left of the task's cost cap, for an agent that can stop itself at it.
     pub budget_left_usd: Option<f64>,
+    /// It runs in a sandbox: it reaches Baton through its door ([`crate::door`]), not the
+    /// store the supervisor reached.
+    pub sandboxed: bool,
 }
 
 pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) -> Launch {
@@ -98,7 +101,13 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     env.push(("BATON_TASK_ID".into(), attempt.task.id.clone()));
-    env.extend(setting.store_env.iter().cloned());
+    match attempt.sandboxed {
+        true => {
+            let door = Path::new(crate::door::INSIDE).join(crate::door::SOCKET);
+            env.push((crate::door::DOOR_ENV.into(), door.display().to_string()));
+        }
+        false => env.extend(setting.store_env.iter().cloned()),
+    }
     // `baton` first on PATH, so an agent's shell and hooks run the same Baton.
     if let Some(dir) = setting.baton.parent() {
         let path = std::env::var_os("PATH").unwrap_or_default();

@@ -21,6 +21,7 @@ mod attempt;
 pub mod check;
 pub mod claude;
 pub mod crew;
+pub mod door;
 pub mod error;
 pub mod exec;
 pub mod glance;

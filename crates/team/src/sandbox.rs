@@ -15,9 +15,12 @@
 //!   `~/.aws`, `~/.config/gh`, `~/.pgpass` and the rest are not there.
 //! - **Network:** shared with the machine, or none (`sandbox.network = false`).
 //!
-//! Not yet: `.coordination/` stays writable in the sandbox (the agent's `baton` reaches the
-//! folder store there; a socket per attempt that speaks for the agent replaces it), and the
-//! network has no allow-list proxy.
+//! - **Baton:** `.coordination/` is hidden (an empty folder; the task's worktree and its
+//!   private branch are shown in it again), and no store URL or password is in the agent's
+//!   environment, which is an allow-list. The agent's `baton` reaches Baton through its
+//!   attempt's door ([`crate::door`]), as itself, for its task.
+//!
+//! Not yet: the network has no allow-list proxy.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,7 +56,7 @@ pub struct Boundary {
     pub project_dir: PathBuf,
     /// The agent works in the project folder itself (no worktree), so it may change it.
     pub project_writable: bool,
-    /// The project's `.coordination/` (writable for now; other tasks' worktrees are not).
+    /// The project's `.coordination/`, hidden from the agent.
     pub coordination: PathBuf,
     /// The task's worktree and what committing there needs, when it has one.
     pub worktree: Option<(PathBuf, GitAccess)>,
@@ -64,9 +67,8 @@ pub struct Boundary {
     pub write: Vec<PathBuf>,
     /// The machine's network, or none.
     pub network: bool,
-    /// The project is kept in PostgreSQL: the agent's `baton` reaches it with the libpq
-    /// variables (`PGPASSWORD`, `PGPASSFILE`, …) until a socket per attempt speaks for it.
-    pub database: bool,
+    /// The attempt's door folder ([`crate::door`]), shown at [`crate::door::INSIDE`].
+    pub door: Option<PathBuf>,
 }
 
 impl Boundary {
@@ -124,8 +126,10 @@ impl Boundary {
             true => mounts.write(&self.project_dir),
             false => mounts.read(&self.project_dir),
         }
-        mounts.write(&self.coordination);
-        mounts.read(&self.coordination.join("worktrees"));
+        // `.coordination/` hidden: an empty folder, with the task's own worktree shown again.
+        if self.coordination.is_dir() {
+            mounts.add("--tmpfs", None, &self.coordination);
+        }
         if let Some((worktree, git)) = &self.worktree {
             mounts.write(worktree);
             for dir in &git.writable {
@@ -138,6 +142,14 @@ impl Boundary {
                 mounts.read(file);
             }
         }
+        if self.coordination.is_dir() {
+            // Read-only too, so nothing can be left there for a later reader (the folders
+            // shown again in it are mounts of their own, and stay writable).
+            mounts.add("--remount-ro", None, &self.coordination);
+        }
+        if let Some(door) = &self.door {
+            mounts.write_at(door, Path::new(crate::door::INSIDE));
+        }
         // The program itself, when it lives somewhere hidden.
         if let Some(installed) = installed_at(&launch) {
             mounts.read(&installed);
@@ -148,9 +160,16 @@ impl Boundary {
         args.push(launch.program.display().to_string());
         args.extend(launch.args);
         let mut env: Vec<(String, String)> = std::env::vars()
-            .filter(|(key, _)| passed_on(key, self.kind) || self.database && key.starts_with("PG"))
+            .filter(|(key, _)| passed_on(key, self.kind))
             .collect();
-        env.extend(launch.env);
+        // How the supervisor reached the store is not the agent's: it goes through its door.
+        env.extend(
+            launch
+                .env
+                .into_iter()
+                .filter(|(key, _)| !STORE_VARIABLES.contains(&key.as_str())),
+        );
+
         Launch {
             program: PathBuf::from(BWRAP),
             args,
@@ -168,7 +187,9 @@ impl Boundary {
             (None, false) => "nothing of the project",
         };
         format!(
-            "in a sandbox (bubblewrap): it writes {writes}{}; the home folder's secrets are hidden; {}; nothing it starts outlives the attempt",
+            "in a sandbox (bubblewrap): it writes {writes}{}; the home folder's secrets and \
+             .coordination/ are hidden, Baton is reached through the attempt's door as this \
+             agent; {}; nothing it starts outlives the attempt",
             match self.write.is_empty() {
                 true => String::new(),
                 false => format!(" and {} more (sandbox.write)", self.write.len()),
@@ -181,12 +202,16 @@ impl Boundary {
     }
 }
 
+/// The variables that reach a store; a sandboxed agent is given none of them.
+const STORE_VARIABLES: [&str; 3] = ["BATON_STORE", "BATON_PROJECT", "BATON_LEASE"];
+
 /// Whether the supervisor's variable `key` reaches a sandboxed agent: what any program needs
-/// (the locale, the terminal, the home folder and user), git's identity, Baton's own, and the
-/// agent CLI's own (its API key and address). Nothing else: not `PGPASSWORD`, not a cloud's
-/// keys, not tokens the user exported for themselves. A profile's `env` adds to these.
+/// (the locale, the terminal, the home folder and user), git's identity, and the agent CLI's
+/// own (its API key and address). Nothing else: not `PGPASSWORD`, not `BATON_STORE`, not a
+/// cloud's keys, not tokens the user exported for themselves. Baton's own variables for the
+/// attempt (`BATON_TASK_ID`, …) and a profile's `env` are added to these.
 fn passed_on(key: &str, kind: AgentKind) -> bool {
-    const ALWAYS: [&str; 12] = [
+    const ALWAYS: [&str; 21] = [
         "PATH",
         "HOME",
         "USER",
@@ -199,10 +224,32 @@ fn passed_on(key: &str, kind: AgentKind) -> bool {
         "NO_COLOR",
         "EDITOR",
         "PAGER",
+        // Reaching the network as the machine does: its proxy and its certificates.
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "NODE_EXTRA_CA_CERTS",
     ];
-    const PREFIXES: [&str; 4] = ["LC_", "BATON_", "GIT_AUTHOR_", "GIT_COMMITTER_"];
+    const PREFIXES: [&str; 3] = ["LC_", "GIT_AUTHOR_", "GIT_COMMITTER_"];
     let own: &[&str] = match kind {
-        AgentKind::Claude => &["ANTHROPIC_", "CLAUDE_"],
+        // Claude Code's settings by variable (its documented DISABLE_*, ENABLE_*, MCP_*,
+        // MAX_*, BASH_* and its Vertex region besides its own prefixes).
+        AgentKind::Claude => &[
+            "ANTHROPIC_",
+            "CLAUDE_",
+            "DISABLE_",
+            "ENABLE_",
+            "MCP_",
+            "MAX_",
+            "BASH_",
+            "VERTEX_",
+            "CLOUD_ML_",
+        ],
         AgentKind::Codex => &["OPENAI_", "CODEX_"],
         AgentKind::Gemini => &["GEMINI_", "GOOGLE_"],
         AgentKind::Exec => &[],
@@ -273,6 +320,13 @@ impl Mounts {
         }
     }
 
+    /// `path` shown, writable, at `at`.
+    fn write_at(&mut self, path: &Path, at: &Path) {
+        if path.is_absolute() && path.exists() {
+            self.add("--bind", Some(path), at);
+        }
+    }
+
     fn add(&mut self, option: &str, from: Option<&Path>, at: &Path) {
         self.args.push(option.into());
         if let Some(from) = from {
@@ -316,17 +370,25 @@ pub fn check_available() -> Result<(), String> {
     }
 }
 
-/// `launch` for task `task` worked by `crew` (in `worktree`, when it has one): inside the
-/// profile's sandbox when it has one on, as it is otherwise.
+/// An attempt's launch as it runs: inside its sandbox with its door open, or as it was.
+pub(crate) struct Contained {
+    pub launch: Launch,
+    pub door: Option<crate::door::Door>,
+}
+
+/// `launch` for task `task` worked by `crew` as agent `agent` (in `worktree`, when it has
+/// one): inside the profile's sandbox, with a door of its own, when the profile has one on; as
+/// it is otherwise.
 pub(crate) fn contain(
     crew: &crate::crew::Crew<'_>,
+    agent: &str,
     task: &str,
     worktree: Option<&baton_git::Worktree>,
     launch: Launch,
-) -> crate::error::Result<Launch> {
+) -> crate::error::Result<Contained> {
     let settings = &crew.profile.sandbox;
     if !settings.enabled {
-        return Ok(launch);
+        return Ok(Contained { launch, door: None });
     }
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -337,28 +399,53 @@ pub(crate) fn contain(
             .map(|p| crate::profile::SandboxSettings::expand(p, home.as_deref()))
             .collect()
     };
-    let worktree = match (worktree, &crew.worktrees) {
+    let access = match (worktree, &crew.worktrees) {
         (Some(worktree), Some(worktrees)) => {
             Some((worktree.path.clone(), worktrees.sandbox_access(task)?))
         }
         _ => None,
     };
+    let mut store_env = vec![(
+        "BATON_DIR".to_string(),
+        crew.local.project_dir().display().to_string(),
+    )];
+    store_env.extend(crew.setting.store_env.iter().cloned());
+    let door = crate::door::Door::open(
+        &door_dir(crew.local, task)?,
+        crate::door::Guest {
+            agent: agent.to_string(),
+            task: task.to_string(),
+            baton: crew.setting.baton.clone(),
+            store_env,
+            workdir: launch.workdir.clone(),
+        },
+    )
+    .map_err(|e| {
+        crate::error::TeamError::new(
+            baton_core::ErrorKind::Io,
+            format!("cannot open the attempt's door to Baton: {e}"),
+        )
+    })?;
     let boundary = Boundary {
         project_dir: crew.local.project_dir().to_path_buf(),
-        project_writable: worktree.is_none(),
+        project_writable: access.is_none(),
         coordination: crew.local.root().to_path_buf(),
-        worktree,
+        worktree: access,
         kind: crew.profile.kind,
         read: expand(&settings.read),
         write: expand(&settings.write),
         home,
         network: settings.network,
-        database: crew.local.pointer_file().is_file()
-            || crew
-                .setting
-                .store_env
-                .iter()
-                .any(|(k, _)| k == "BATON_STORE"),
+        door: Some(door.dir().to_path_buf()),
     };
-    Ok(boundary.wrap(launch))
+    Ok(Contained {
+        launch: boundary.wrap(launch),
+        door: Some(door),
+    })
+}
+
+/// Where the door of an attempt at `task` is: `.coordination/team/doors/TASK`.
+fn door_dir(local: &baton_core::Layout, task: &str) -> crate::error::Result<PathBuf> {
+    baton_core::names::validate_task_id(task)?;
+    Ok(local.team_dir().join("doors").join(task))
 }

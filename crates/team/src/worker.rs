@@ -326,9 +326,10 @@ fn work_task(
                 session: &session,
                 result_path: &result_path,
                 budget_left_usd,
+                sandboxed: crew.profile.sandbox.enabled,
             },
         );
-        let planned = match crate::sandbox::contain(crew, &id, worktree.as_ref(), planned) {
+        let planned = match crate::sandbox::contain(crew, name, &id, worktree.as_ref(), planned) {
             Ok(planned) => planned,
             Err(e) => {
                 // Nothing ran: the task goes back, and the error says why.
@@ -342,7 +343,8 @@ fn work_task(
                 worker: name,
                 task: &task,
                 number,
-                launch: planned,
+                launch: planned.launch,
+                door: planned.door,
                 session: &session,
                 spent_before: spent,
                 worker_usage: report.usage,

@@ -1,0 +1,199 @@
+//! `baton` behind an attempt's door (`baton_team::door`), on both sides of it.
+//!
+//! Inside a sandbox (`BATON_DOOR` set) `baton` is a relay: it sends its command line to the
+//! supervisor and prints what comes back, and opens no project itself (it could not: the
+//! sandbox hides `.coordination/` and the store's credentials).
+//!
+//! On the supervisor's side (`BATON_DOOR_AGENT` set by the door) the same `baton` runs the
+//! command as that agent: an agent's commands only ([`check`]), every operation with the agent
+//! as its caller (so `--agent` naming another, or the lead's operations, are refused by the
+//! catalogue), paths confined to the project, and no other store or project.
+
+use std::ffi::OsStr;
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::process::ExitCode;
+
+use baton_api::Error;
+use baton_core::ErrorKind;
+use baton_team::door::{EXIT, Knock, STDERR, STDOUT, read_frame};
+
+use crate::args::{Command, LeaderCommand};
+use crate::worker::WorkerCommand;
+
+/// Inside a sandbox: relays this command to the door at `socket` and exits as it did.
+pub fn relay(socket: &OsStr) -> ExitCode {
+    let refuse = |message: String| {
+        eprintln!("baton: {message}");
+        ExitCode::from(baton_api::exit::ERROR.code)
+    };
+    let argv: Result<Vec<String>, _> = std::env::args_os()
+        .skip(1)
+        .map(|arg| arg.into_string())
+        .collect();
+    let Ok(argv) = argv else {
+        return refuse("an argument is not valid UTF-8".into());
+    };
+    let cwd = std::env::current_dir()
+        .map(|dir| dir.display().to_string())
+        .unwrap_or_default();
+    let mut stream = match UnixStream::connect(socket) {
+        Ok(stream) => stream,
+        Err(e) => {
+            return refuse(format!(
+                "this agent reaches Baton through its attempt's door ({}), which does not \
+                 answer: {e}. Has the attempt ended?",
+                socket.to_string_lossy()
+            ));
+        }
+    };
+    let reads_input = reads_input(&argv);
+    let mut knock = serde_json::to_vec(&Knock { argv, cwd }).expect("JSON serialises");
+    knock.push(b'\n');
+    if let Err(e) = stream.write_all(&knock) {
+        return refuse(format!("cannot knock at the door: {e}"));
+    }
+    match (reads_input, stream.try_clone()) {
+        // The command's input, as it comes, then its end.
+        (true, Ok(mut to_door)) => {
+            std::thread::spawn(move || {
+                baton_team::door::pass_on(&mut std::io::stdin().lock(), &mut to_door);
+                let _ = to_door.shutdown(std::net::Shutdown::Write);
+            });
+        }
+        // A command that reads nothing leaves this process's input to whoever else reads it.
+        _ => {
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+        }
+    }
+    let mut from_door = std::io::BufReader::new(stream);
+    loop {
+        match read_frame(&mut from_door) {
+            Ok(Some((STDOUT, bytes))) => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(&bytes).and_then(|_| out.flush());
+            }
+            Ok(Some((STDERR, bytes))) => {
+                let _ = std::io::stderr().lock().write_all(&bytes);
+            }
+            Ok(Some((EXIT, bytes))) => {
+                let code = <[u8; 4]>::try_from(bytes.as_slice()).map_or(1, i32::from_be_bytes);
+                return ExitCode::from(code.clamp(0, 255) as u8);
+            }
+            Ok(Some(_)) => continue,
+            Ok(None) => return refuse("the door closed before the command ended".into()),
+            Err(e) => return refuse(format!("the door failed: {e}")),
+        }
+    }
+}
+
+/// Whether a command reads its standard input: the MCP server, Claude Code's hooks, and
+/// `--stdin`.
+fn reads_input(argv: &[String]) -> bool {
+    let first = argv.iter().find(|arg| !arg.starts_with('-'));
+    matches!(first.map(String::as_str), Some("mcp" | "claude-hook"))
+        || argv.iter().any(|arg| arg == "--stdin")
+}
+
+/// Refuses, behind a door, what is not an agent's to run: only its own task, reservations,
+/// asking and its inbox, messages, discoveries, signals and reading are. `raw` is the command
+/// line as given (an option that picks another project or store is refused even when its
+/// variable would set it).
+pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error> {
+    const ELSEWHERE: [&str; 3] = ["--dir", "--store", "--project"];
+    if let Some(option) = raw.iter().find(|arg| {
+        ELSEWHERE
+            .iter()
+            .any(|o| *arg == o || arg.starts_with(&format!("{o}=")))
+    }) {
+        return Err(refused(
+            agent,
+            &format!("{option} (another project or store)"),
+        ));
+    }
+    let allowed = match command {
+        Command::Worker(command) => matches!(
+            command,
+            WorkerCommand::List(_)
+                | WorkerCommand::Start(_)
+                | WorkerCommand::Complete(_)
+                | WorkerCommand::Fail(_)
+                | WorkerCommand::Release(_)
+                | WorkerCommand::Heartbeat(_)
+        ),
+        Command::Leader(LeaderCommand::Status { .. }) => true,
+        Command::Ask(_)
+        | Command::Inbox(_)
+        | Command::Message(_)
+        | Command::Approve(_)
+        | Command::Discover(_)
+        | Command::Reserve(_)
+        | Command::Unreserve(_)
+        | Command::Reservations
+        | Command::CheckPaths(_)
+        | Command::Logs { .. }
+        | Command::Prompt(_)
+        | Command::ClaudeHook { .. }
+        | Command::Signal(_)
+        | Command::Run(_)
+        | Command::Watch => true,
+        Command::Mcp {
+            proxy,
+            child,
+            http,
+            token,
+            allow_path,
+            allow_unsafe_tools,
+            ..
+        } => {
+            if *proxy || !child.is_empty() {
+                return Err(refused(
+                    agent,
+                    "a browser or a child MCP server (--proxy, --child)",
+                ));
+            }
+            if http.is_some() || token.is_some() {
+                return Err(refused(agent, "an HTTP server (--http)"));
+            }
+            if !allow_path.is_empty() || *allow_unsafe_tools {
+                return Err(refused(
+                    agent,
+                    "widening what it may reach (--allow-path, --allow-unsafe-tools)",
+                ));
+            }
+            true
+        }
+        _ => false,
+    };
+    match allowed {
+        true => Ok(()),
+        false => Err(refused(agent, "this command")),
+    }
+}
+
+fn refused(agent: &str, what: &str) -> Error {
+    Error::new(
+        ErrorKind::NotYou,
+        format!(
+            "this is agent {agent} in a sandbox: {what} is the lead's to run, not an agent's. \
+             An agent works its own task, reserves files, asks the lead, reads and sends its \
+             messages, adds discoveries and uses signals"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_mcp_server_hooks_and_stdin_readers_get_the_agents_input() {
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert!(reads_input(&words("mcp")));
+        assert!(reads_input(&words("--json mcp")));
+        assert!(reads_input(&words("claude-hook tool-use")));
+        assert!(reads_input(&words("check-paths --stdin")));
+        assert!(!reads_input(&words("worker heartbeat a1")));
+        assert!(!reads_input(&words("ask why")));
+    }
+}

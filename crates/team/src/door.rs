@@ -1,0 +1,477 @@
+//! The door: a sandboxed attempt's one way to Baton.
+//!
+//! A sandboxed agent sees no `.coordination/`, no store URL and no password, so its `baton`
+//! cannot open the project. Instead its supervisor opens a Unix socket for the attempt (in a
+//! folder of its own under `.coordination/team/doors/`, shown inside the sandbox at
+//! [`INSIDE`]) and the agent's `baton` (the CLI, `baton mcp`, Claude Code's hooks) is a relay
+//! to it ([`DOOR_ENV`] says where): it sends its command line and working folder, then its
+//! standard input, and gets back the output and exit status of the same command run by the
+//! supervisor's `baton` on the supervisor's side, with the store's credentials, as that agent
+//! for that task ([`CALLER_ENV`], [`TASK_ENV`]) whatever the command line or the agent's
+//! variables say. That `baton` offers an agent's commands only (the CLI's `door` module): its
+//! own task, reservations, asking, its own messages, discoveries and signals.
+//!
+//! Who knocks is who the socket was made for: only that attempt's sandbox has it. The
+//! commands it runs end with the attempt ([`Door::close`]).
+//!
+//! Frames back to the agent: one byte of kind ([`STDOUT`], [`STDERR`], [`EXIT`]), four of
+//! length (big-endian), then the bytes; the exit frame's are the status as four bytes.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use baton_fs::{ProcessGroup, command_in_own_group};
+use serde::{Deserialize, Serialize};
+
+/// Inside the sandbox: the socket's path (the agent's `baton` relays to it when it is set).
+pub const DOOR_ENV: &str = "BATON_DOOR";
+/// On the supervisor's side: the agent a command came from (the CLI forces it as the caller).
+pub const CALLER_ENV: &str = "BATON_DOOR_AGENT";
+/// On the supervisor's side: the task the agent works.
+pub const TASK_ENV: &str = "BATON_DOOR_TASK";
+/// Where the door's folder is inside the sandbox (on its private `/tmp`).
+pub const INSIDE: &str = "/tmp/baton";
+/// The socket's name in the door's folder.
+pub const SOCKET: &str = "door";
+/// The longest first line (the command line and folder).
+const MAX_KNOCK: u64 = 256 * 1024;
+/// Commands one attempt may have running on the supervisor's side at once.
+const MAX_RUNNING: usize = 16;
+/// Connections one attempt may have open at once (the rest are closed unanswered).
+const MAX_OPEN: usize = 64;
+/// How long a connection may take to send its command line.
+const KNOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+pub const STDOUT: u8 = 1;
+pub const STDERR: u8 = 2;
+pub const EXIT: u8 = 3;
+
+/// What the agent's `baton` sends first, as one line of JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Knock {
+    /// The command line after the program's name.
+    pub argv: Vec<String>,
+    /// The folder it was run in (inside the sandbox; the same path outside for the worktree).
+    pub cwd: String,
+}
+
+/// Whom a door is for, and how its commands reach the project.
+#[derive(Debug, Clone)]
+pub struct Guest {
+    pub agent: String,
+    pub task: String,
+    /// The supervisor's `baton`, which runs the commands.
+    pub baton: PathBuf,
+    /// How the supervisor reached the store (`BATON_STORE`, …): the commands reach the same.
+    pub store_env: Vec<(String, String)>,
+    /// Where commands run when the folder they name is not the agent's to name.
+    pub workdir: PathBuf,
+}
+
+/// One attempt's open door.
+pub struct Door {
+    dir: PathBuf,
+    /// The socket's path as this process reaches it (through `/proc/self/fd` when the real
+    /// path is too long for a socket address).
+    address: PathBuf,
+    _dir_handle: std::fs::File,
+    /// The listening socket, shut to wake its thread even when the agent removed the file.
+    listening: UnixListener,
+    closing: Arc<AtomicBool>,
+    running: Arc<Mutex<HashSet<u32>>>,
+    accepting: Option<JoinHandle<()>>,
+}
+
+impl Door {
+    /// Opens a door in `dir` (made afresh, readable by this user only) for `guest`.
+    pub fn open(dir: &Path, guest: Guest) -> std::io::Result<Door> {
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        let handle = std::fs::File::open(dir)?;
+        let real = dir.join(SOCKET);
+        // A socket's address holds 107 bytes; a deeper folder is reached through its handle.
+        let address = match real.as_os_str().len() < 100 {
+            true => real,
+            false => {
+                use std::os::fd::AsRawFd;
+                PathBuf::from(format!("/proc/self/fd/{}/{SOCKET}", handle.as_raw_fd()))
+            }
+        };
+        let listener = UnixListener::bind(&address)?;
+        let listening = listener.try_clone()?;
+        let closing = Arc::new(AtomicBool::new(false));
+        let running = Arc::new(Mutex::new(HashSet::new()));
+        let accepting = {
+            let closing = closing.clone();
+            let running = running.clone();
+            let guest = Arc::new(guest);
+            std::thread::Builder::new()
+                .name("door".into())
+                .spawn(move || accept(listener, &guest, &closing, &running))?
+        };
+        Ok(Door {
+            dir: dir.to_path_buf(),
+            address,
+            _dir_handle: handle,
+            listening,
+            closing,
+            running,
+            accepting: Some(accepting),
+        })
+    }
+
+    /// The door's folder on this side.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Closes the door: no more knocks, and every command still running for the agent ends.
+    pub fn close(mut self) {
+        self.shut();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+
+    fn shut(&mut self) {
+        self.closing.store(true, Ordering::SeqCst);
+        // Wake the accepting thread (it sees `closing` and ends): shutting the socket ends a
+        // waiting accept on Linux; a knock does where it does not.
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: shutdown on a socket this door owns; it frees nothing.
+            unsafe { libc::shutdown(self.listening.as_raw_fd(), libc::SHUT_RDWR) };
+        }
+        let _ = UnixStream::connect(&self.address);
+        if let Some(thread) = self.accepting.take() {
+            let _ = thread.join();
+        }
+        for pid in self.running.lock().expect("door lock").drain() {
+            ProcessGroup::led_by(pid).kill();
+        }
+    }
+}
+
+impl Drop for Door {
+    fn drop(&mut self) {
+        if self.accepting.is_some() {
+            self.shut();
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn accept(
+    listener: UnixListener,
+    guest: &Arc<Guest>,
+    closing: &Arc<AtomicBool>,
+    running: &Arc<Mutex<HashSet<u32>>>,
+) {
+    let open = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming() {
+        if closing.load(Ordering::SeqCst) {
+            return;
+        }
+        let Ok(stream) = stream else { continue };
+        // A bounded number of connections, each with a thread: an agent that opens many and
+        // says nothing costs the supervisor little.
+        if open.fetch_add(1, Ordering::SeqCst) >= MAX_OPEN {
+            open.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
+        let (guest, running, held) = (guest.clone(), running.clone(), open.clone());
+        let spawned = std::thread::Builder::new()
+            .name("door-knock".into())
+            .spawn(move || {
+                let mut out = stream.try_clone().ok();
+                if let Err(message) = answer(stream, &guest, &running)
+                    && let Some(out) = out.as_mut()
+                {
+                    let _ = write_frame(out, STDERR, format!("baton: {message}\n").as_bytes());
+                    let _ = write_frame(out, EXIT, &1i32.to_be_bytes());
+                }
+                held.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            open.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Runs one knock's command and relays it; an error before it ran is said to the agent.
+fn answer(stream: UnixStream, guest: &Guest, running: &Mutex<HashSet<u32>>) -> Result<(), String> {
+    let mut reader = BufReader::new(stream.try_clone().map_err(|e| e.to_string())?);
+    let mut line = Vec::new();
+    let _ = stream.set_read_timeout(Some(KNOCK_PATIENCE));
+    (&mut reader)
+        .take(MAX_KNOCK)
+        .read_until(b'\n', &mut line)
+        .map_err(|e| format!("cannot read the command: {e}"))?;
+    let _ = stream.set_read_timeout(None);
+    let knock: Knock = serde_json::from_slice(&line)
+        .map_err(|e| format!("the door takes a command line as JSON first: {e}"))?;
+    let mut command = command_in_own_group(&guest.baton, None, libc::SIGKILL);
+    command
+        .args(&knock.argv)
+        .current_dir(workdir_for(&knock.cwd, &guest.workdir))
+        .env_clear()
+        .envs(std::env::vars().filter(|(key, _)| key != DOOR_ENV))
+        .envs(guest.store_env.iter().map(|(k, v)| (k, v)))
+        .env(CALLER_ENV, &guest.agent)
+        .env(TASK_ENV, &guest.task)
+        .env("BATON_AGENT", &guest.agent)
+        .env("BATON_TASK_ID", &guest.task)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = {
+        let mut running = running.lock().expect("door lock");
+        if running.len() >= MAX_RUNNING {
+            return Err(format!(
+                "{MAX_RUNNING} commands of this agent already run; wait for one to end"
+            ));
+        }
+        let child = command
+            .spawn()
+            .map_err(|e| format!("cannot run {}: {e}", guest.baton.display()))?;
+        running.insert(child.id());
+        child
+    };
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("piped");
+    let feeding = std::thread::spawn(move || pass_on(&mut reader, &mut stdin));
+    let out = Arc::new(Mutex::new(stream));
+    let relay = |mut from: Box<dyn Read + Send>, kind: u8| {
+        let out = out.clone();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 16 * 1024];
+            loop {
+                match from.read(&mut buffer) {
+                    Ok(0) | Err(_) => return true,
+                    Ok(n) => {
+                        let mut out = out.lock().expect("door lock");
+                        if write_frame(&mut *out, kind, &buffer[..n]).is_err() {
+                            return false; // the agent's end went away
+                        }
+                    }
+                }
+            }
+        })
+    };
+    let stdout = relay(Box::new(child.stdout.take().expect("piped")), STDOUT);
+    let stderr = relay(Box::new(child.stderr.take().expect("piped")), STDERR);
+    let heard = [stdout, stderr]
+        .into_iter()
+        .all(|thread| thread.join().unwrap_or(false));
+    if !heard {
+        ProcessGroup::led_by(pid).kill();
+    }
+    let status = child.wait();
+    running.lock().expect("door lock").remove(&pid);
+    let code = match status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            status
+                .code()
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+        }
+        Err(_) => 1,
+    };
+    let mut out = out.lock().expect("door lock");
+    let _ = write_frame(&mut *out, EXIT, &code.to_be_bytes());
+    let _ = out.shutdown(std::net::Shutdown::Both);
+    drop(out);
+    let _ = feeding.join();
+    Ok(())
+}
+
+/// The folder a command runs in: the one the agent was in when it is inside its working folder
+/// (the same path on both sides), else the working folder.
+fn workdir_for(cwd: &str, workdir: &Path) -> PathBuf {
+    let inside = std::fs::canonicalize(cwd)
+        .ok()
+        .zip(std::fs::canonicalize(workdir).ok())
+        .filter(|(cwd, workdir)| cwd.starts_with(workdir));
+    match inside {
+        Some((cwd, _)) => cwd,
+        None => workdir.to_path_buf(),
+    }
+}
+
+/// Copies `from` to `to` until `from` ends or `to` is gone, through a buffer: not
+/// `std::io::copy`, whose `splice` from a socket into a pipe waits for the socket holding the
+/// pipe's lock, so the program reading the pipe could not even exit.
+pub fn pass_on(from: &mut impl Read, to: &mut impl Write) {
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        match from.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(n) => {
+                if to.write_all(&buffer[..n]).and_then(|_| to.flush()).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        }
+    }
+}
+
+/// Writes one frame.
+pub fn write_frame(out: &mut impl Write, kind: u8, bytes: &[u8]) -> std::io::Result<()> {
+    let mut frame = Vec::with_capacity(5 + bytes.len());
+    frame.push(kind);
+    frame.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+    frame.extend_from_slice(bytes);
+    out.write_all(&frame)?;
+    out.flush()
+}
+
+/// Reads one frame; `None` at the end of the stream.
+pub fn read_frame(from: &mut impl Read) -> std::io::Result<Option<(u8, Vec<u8>)>> {
+    let mut head = [0u8; 5];
+    match from.read_exact(&mut head) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut bytes = vec![0u8; len];
+    from.read_exact(&mut bytes)?;
+    Ok(Some((head[0], bytes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_read_back_as_written_and_a_cut_stream_ends_cleanly() {
+        let mut bytes = Vec::new();
+        write_frame(&mut bytes, STDOUT, b"hello").unwrap();
+        write_frame(&mut bytes, EXIT, &7i32.to_be_bytes()).unwrap();
+        let mut from = &bytes[..];
+        assert_eq!(
+            read_frame(&mut from).unwrap(),
+            Some((STDOUT, b"hello".to_vec()))
+        );
+        assert_eq!(
+            read_frame(&mut from).unwrap(),
+            Some((EXIT, 7i32.to_be_bytes().to_vec()))
+        );
+        assert_eq!(read_frame(&mut from).unwrap(), None);
+    }
+
+    /// A door whose "baton" is `sh`, for the relay's own logic.
+    fn door_of_sh(dir: &Path) -> Door {
+        Door::open(
+            &dir.join("door-dir"),
+            Guest {
+                agent: "a1".into(),
+                task: "task-1".into(),
+                baton: PathBuf::from("/bin/sh"),
+                store_env: vec![("BATON_STORE".into(), "postgres://secret".into())],
+                workdir: dir.to_path_buf(),
+            },
+        )
+        .unwrap()
+    }
+
+    /// Knocks with `argv` and `input`; the frames that came back, stdout and stderr joined.
+    fn knock(door: &Door, argv: &[&str], input: &[u8]) -> (String, String, Option<i32>) {
+        let mut stream = UnixStream::connect(door.dir().join(SOCKET)).unwrap();
+        let knock = Knock {
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            cwd: "/".into(),
+        };
+        let mut line = serde_json::to_vec(&knock).unwrap();
+        line.push(b'\n');
+        stream.write_all(&line).unwrap();
+        stream.write_all(input).unwrap();
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        collect(&mut stream)
+    }
+
+    fn collect(stream: &mut UnixStream) -> (String, String, Option<i32>) {
+        let (mut out, mut err, mut code) = (Vec::new(), Vec::new(), None);
+        while let Some((kind, bytes)) = read_frame(stream).unwrap() {
+            match kind {
+                STDOUT => out.extend(bytes),
+                STDERR => err.extend(bytes),
+                EXIT => code = Some(i32::from_be_bytes(bytes.try_into().unwrap())),
+                _ => panic!("unknown frame {kind}"),
+            }
+        }
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (text(out), text(err), code)
+    }
+
+    #[test]
+    fn a_knock_runs_as_the_doors_agent_with_its_input_and_says_how_it_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let door = door_of_sh(dir.path());
+        let (out, err, code) = knock(
+            &door,
+            &[
+                "-c",
+                "echo $BATON_DOOR_AGENT $BATON_AGENT $BATON_TASK_ID $BATON_STORE; cat; echo oops >&2; exit 3",
+            ],
+            b"from the agent\n",
+        );
+        assert_eq!(out, "a1 a1 task-1 postgres://secret\nfrom the agent\n");
+        assert_eq!(err, "oops\n");
+        assert_eq!(code, Some(3));
+        // The working folder is the door's, not one outside it the agent named ("/").
+        let (out, _, _) = knock(&door, &["-c", "pwd"], b"");
+        assert_eq!(
+            out.trim(),
+            std::fs::canonicalize(dir.path()).unwrap().to_str().unwrap()
+        );
+        door.close();
+    }
+
+    #[test]
+    fn a_knock_that_is_not_json_is_told_so_and_closing_ends_what_still_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let door = door_of_sh(dir.path());
+        let mut stream = UnixStream::connect(door.dir().join(SOCKET)).unwrap();
+        stream.write_all(b"rm -rf /\n").unwrap();
+        let (_, err, code) = collect(&mut stream);
+        assert!(err.contains("takes a command line as JSON"), "{err}");
+        assert_eq!(code, Some(1));
+
+        // A command still running when the door closes is ended, and its knock hears so.
+        let mut long = UnixStream::connect(door.dir().join(SOCKET)).unwrap();
+        let line = serde_json::to_vec(&Knock {
+            argv: vec!["-c".into(), "echo started; exec sleep 600".into()],
+            cwd: "/".into(),
+        })
+        .unwrap();
+        long.write_all(&line).unwrap();
+        long.write_all(b"\n").unwrap();
+        let (kind, bytes) = read_frame(&mut long).unwrap().unwrap();
+        assert_eq!((kind, bytes.as_slice()), (STDOUT, &b"started\n"[..]));
+        let dir_path = door.dir().to_path_buf();
+        door.close();
+        let (_, _, code) = collect(&mut long);
+        assert_eq!(code, Some(128 + libc::SIGKILL));
+        assert!(!dir_path.exists(), "the door's folder is gone");
+    }
+
+    #[test]
+    fn a_command_runs_where_the_agent_is_only_inside_its_working_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let real = std::fs::canonicalize(&sub).unwrap();
+        assert_eq!(workdir_for(sub.to_str().unwrap(), dir.path()), real);
+        assert_eq!(workdir_for("/etc", dir.path()), dir.path());
+        assert_eq!(workdir_for("/tmp/gone-nowhere", dir.path()), dir.path());
+    }
+}
