@@ -17,7 +17,108 @@ support::on_both_stores!(
     messages_reach_their_recipients_and_only_them,
     an_mcp_server_speaks_for_its_agent_only,
     the_change_feed_reports_questions_answers_and_messages,
+    a_rewound_or_deleted_counter_costs_no_message_and_doctor_repairs_it,
+    a_bad_question_or_message_is_named_and_the_rest_of_the_inbox_shown,
 );
+
+fn a_bad_question_or_message_is_named_and_the_rest_of_the_inbox_shown(p: Project) {
+    for (agent, args) in [
+        ("cc1", vec!["message", "send", "lead", "First", "one"]),
+        ("cc1", vec!["message", "send", "lead", "Second", "two"]),
+        ("cc2", vec!["ask", "Which way?", "--timeout", "1"]),
+        ("cc2", vec!["ask", "And now?", "--timeout", "1"]),
+    ] {
+        let out = p.command(&args).env("BATON_AGENT", agent).output().unwrap();
+        // An unanswered `ask` times out (5), its question kept, closed.
+        assert!(matches!(out.status.code(), Some(0 | 5)), "{out:?}");
+    }
+    // One message and one question are not what Baton wrote any more.
+    p.overwrite_document("inbox/messages/m-1.json", Some(&json!({"garbage": true})));
+    p.overwrite_document("inbox/questions/q-1.json", Some(&json!([1, 2, 3])));
+    let lead = p.json(&["inbox", "--all"]);
+    let ids = |key: &str| -> Vec<String> {
+        lead[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids("messages"), ["m-2"], "{lead}");
+    assert_eq!(ids("questions"), ["q-2"], "{lead}");
+    let named: Vec<&str> = lead["unreadable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["document"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        named,
+        ["inbox/questions/q-1.json", "inbox/messages/m-1.json"],
+        "{lead}"
+    );
+    let text = p.ok(&["inbox", "--all"]);
+    assert!(
+        text.contains("Skipped .coordination/inbox/messages/m-1.json"),
+        "{text}"
+    );
+    assert!(text.contains("And now?"), "{text}");
+    let doctor = p.run(&["--json", "leader", "doctor"]);
+    let (stdout, _) = support::expect_code("doctor with unreadable documents", doctor, 4);
+    assert!(stdout.contains("unreadable_document"), "{stdout}");
+    assert!(stdout.contains("inbox/questions/q-1.json"), "{stdout}");
+    if !p.on_postgres() {
+        // Not even JSON: the same.
+        std::fs::write(
+            p.coordination().join("inbox/messages/m-2.json"),
+            "{not json",
+        )
+        .unwrap();
+        let lead = p.json(&["inbox", "--all"]);
+        assert_eq!(lead["messages"].as_array().unwrap().len(), 0, "{lead}");
+        assert_eq!(lead["unreadable"].as_array().unwrap().len(), 3, "{lead}");
+    }
+}
+
+fn a_rewound_or_deleted_counter_costs_no_message_and_doctor_repairs_it(p: Project) {
+    let send = |body: &str| -> String {
+        let out = p
+            .command(&["--json", "message", "send", "lead", "Note", body])
+            .env("BATON_AGENT", "cc1")
+            .output()
+            .unwrap();
+        let (stdout, _) = support::expect_code("message send", out, 0);
+        let sent: Value = serde_json::from_str(&stdout).unwrap();
+        sent["id"].as_str().unwrap().to_string()
+    };
+    assert_eq!(send("one"), "m-1");
+    assert_eq!(send("two"), "m-2");
+    // Rewound, as the advice to `git checkout` an old copy of it would.
+    p.overwrite_document("inbox/numbers.json", Some(&json!({"messages": 0})));
+    let report = p.run(&["--json", "leader", "doctor"]);
+    let (stdout, _) = support::expect_code("doctor with the counter behind", report, 4);
+    assert!(stdout.contains("inbox_counter_behind"), "{stdout}");
+    assert_eq!(send("three"), "m-3");
+    // Deleted: the same, and doctor --fix moves it up.
+    p.overwrite_document("inbox/numbers.json", None);
+    let fixed = p.json(&["leader", "doctor", "--fix"]);
+    assert!(
+        fixed.to_string().contains("moved the counter to 3"),
+        "{fixed}"
+    );
+    assert_eq!(send("four"), "m-4");
+    let lead = p.json(&["inbox", "--all"]);
+    let bodies: Vec<&str> = lead["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies.len(), 4, "{lead}");
+    for body in ["one", "two", "three", "four"] {
+        assert!(bodies.contains(&body), "{body} lost: {lead}");
+    }
+}
 
 /// `baton ARGS` in the background as agent `agent` (BATON_AGENT).
 fn as_agent(p: &Project, agent: &str, args: &[&str]) -> Background {

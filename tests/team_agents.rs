@@ -23,7 +23,7 @@ use support::team::{check_done, committer, restarted, team_up};
 /// Three tasks (the third after the first) done by a team of two `profile` workers: each
 /// once, committed on its branch, reported, its transcript holding `calls`, its tokens what
 /// the scripted usage implies and its cost those tokens at the profile's price.
-fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2]) {
+fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2], options: &[&str]) {
     let p = Project::init();
     support::repository(p.path());
     p.ok(&[
@@ -59,14 +59,17 @@ fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2]) {
         // model to use, a request that is not the agent's work.
         format!(
             "[profiles.{profile}]\nmodel = \"scripted-model\"\n\
-             [profiles.{profile}.price]\ninput = {input_price}\noutput = {output_price}\n"
+             [profiles.{profile}.price]\ninput = {input_price}\noutput = {output_price}\n\
+             [profiles.{profile}.sandbox]\nenv = [\"SCRIPTED_API_KEY\"]\n"
         ),
     )
     .unwrap();
     let api = ScriptedApi::start(committer());
     let host = Host::new(p.path(), &api);
 
-    team_up(&host, &["--workers", "2", "--agent", profile]);
+    let mut args = vec!["--workers", "2", "--agent", profile];
+    args.extend(options);
+    team_up(&host, &args);
 
     // The cost: the scripted usage at the profile's price.
     let cost_per_request =
@@ -85,6 +88,12 @@ fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2]) {
     let spent = status["spend"]["total"]["cost_usd"].as_f64().unwrap();
     assert!((spent - total).abs() < 1e-9, "{status}");
 
+    // In a sandbox when asked, every attempt.
+    let sandboxed = options.contains(&"--sandbox");
+    for id in &tasks {
+        let log = host.baton_json(&["--json", "team", "logs", id]);
+        assert_eq!(log["attempt"]["sandboxed"], sandboxed, "{log}");
+    }
     let merged = host.baton(&["leader", "merge", "--all"]).output().unwrap();
     assert!(merged.status.success(), "{merged:?}");
     for n in 1..=3 {
@@ -94,18 +103,64 @@ fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2]) {
 
 #[test]
 fn a_team_of_codex_workers_commits_and_reports_through_batons_mcp_server() {
-    a_team_does_three_tasks("codex", "cx", ["command", "mcp__baton__task_complete"]);
+    a_team_does_three_tasks("codex", "cx", ["command", "mcp__baton__task_complete"], &[]);
+}
+
+/// The same in a sandbox: Codex's MCP server (`baton mcp`) reaches Baton through the door.
+#[test]
+fn a_sandboxed_team_of_codex_workers_commits_and_reports_through_its_door() {
+    a_team_does_three_tasks(
+        "codex",
+        "cx",
+        ["command", "mcp__baton__task_complete"],
+        &["--sandbox"],
+    );
+}
+
+/// The same in a sandbox: the Gemini CLI's shell runs `baton worker complete` through the door.
+#[test]
+fn a_sandboxed_team_of_gemini_workers_commits_and_reports_through_its_door() {
+    a_team_does_three_tasks(
+        "gemini",
+        "gm",
+        ["run_shell_command", "run_shell_command"],
+        &["--sandbox"],
+    );
 }
 
 #[test]
 fn a_team_of_gemini_workers_commits_and_reports_through_the_baton_command() {
-    a_team_does_three_tasks("gemini", "gm", ["run_shell_command", "run_shell_command"]);
+    a_team_does_three_tasks(
+        "gemini",
+        "gm",
+        ["run_shell_command", "run_shell_command"],
+        &[],
+    );
 }
 
 #[test]
 fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
+    codex_resumes_after_the_supervisor_is_killed(&[]);
+}
+
+/// The same in a sandbox: the thread Codex saved in `CODEX_HOME` (writable in the sandbox) is
+/// still there for the next team.
+#[test]
+fn a_sandboxed_codex_thread_resumes_after_its_supervisor_is_killed() {
+    codex_resumes_after_the_supervisor_is_killed(&["--sandbox"]);
+}
+
+fn codex_resumes_after_the_supervisor_is_killed(options: &[&str]) {
     let p = Project::init();
     support::repository(p.path());
+    // The scripted provider's key, which Codex's configuration names, passed into the sandbox.
+    let team = p.path().join(".coordination/team");
+    std::fs::create_dir_all(&team).unwrap();
+    std::fs::write(
+        team.join("profiles.toml"),
+        "[profiles.codex.sandbox]\nenv = [\"SCRIPTED_API_KEY\"]\n",
+    )
+    .unwrap();
     p.ok(&["leader", "add-task", "Survive a crash"]);
     let api = ScriptedApi::start(Arc::new(|request: &Value| {
         let offered = tool_names(request);
@@ -132,22 +187,21 @@ fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
         }
     }));
     let host = Host::new(p.path(), &api);
-    support::team::kill_team_during_long_step(&host, "codex", "long-step-716");
+    support::team::kill_team_during_long_step(&host, "codex", "long-step-716", options);
     let long_step_runs = || support::claude::process_runs("long-step-716");
 
     // Bounded: a fresh thread instead of the resumed one would take the long step again.
-    let again = host
-        .baton(&[
-            "--json",
-            "team",
-            "up",
-            "--agent",
-            "codex",
-            "--max-minutes",
-            "2",
-        ])
-        .output()
-        .unwrap();
+    let mut args = vec![
+        "--json",
+        "team",
+        "up",
+        "--agent",
+        "codex",
+        "--max-minutes",
+        "2",
+    ];
+    args.extend(options);
+    let again = host.baton(&args).output().unwrap();
     assert!(again.status.success(), "{again:?}");
     let t = p.tasks_json()["tasks"][0].clone();
     assert_eq!(t["status"], "done", "{t}");
@@ -156,6 +210,11 @@ fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
     let (one, two) = (attempt("1"), attempt("2"));
     assert_eq!(one["attempt"]["end"], "stopped", "{one}");
     assert_eq!(two["attempt"]["end"], "completed", "{two}");
+    assert_eq!(
+        two["attempt"]["sandboxed"],
+        options.contains(&"--sandbox"),
+        "{two}"
+    );
     assert!(one["attempt"]["session_id"].is_string(), "{one}");
     assert_eq!(
         one["attempt"]["session_id"], two["attempt"]["session_id"],

@@ -201,6 +201,17 @@ fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_fa
 
 #[test]
 fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
+    resumes_after_the_supervisor_is_killed(&[]);
+}
+
+/// The same in a sandbox: the session Claude Code saved in its own state folder (writable in
+/// the sandbox) is still there for the next team.
+#[test]
+fn a_sandboxed_claude_session_resumes_after_its_supervisor_is_killed() {
+    resumes_after_the_supervisor_is_killed(&["--sandbox"]);
+}
+
+fn resumes_after_the_supervisor_is_killed(options: &[&str]) {
     let p = Project::init();
     support::repository(p.path());
     p.ok(&["leader", "add-task", "Survive a crash"]);
@@ -233,13 +244,12 @@ fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
         }
     }));
     let host = Host::new(p.path(), &api);
-    support::team::kill_team_during_long_step(&host, "claude", "long-step-615");
+    support::team::kill_team_during_long_step(&host, "claude", "long-step-615", options);
     let long_step_runs = || support::claude::process_runs("long-step-615");
 
-    let again = host
-        .baton(&["--json", "team", "up", "--agent", "claude"])
-        .output()
-        .unwrap();
+    let mut args = vec!["--json", "team", "up", "--agent", "claude"];
+    args.extend(options);
+    let again = host.baton(&args).output().unwrap();
     assert!(again.status.success(), "{again:?}");
     let t = p.tasks_json()["tasks"][0].clone();
     assert_eq!(t["status"], "done", "{t}");
@@ -254,6 +264,8 @@ fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
     let (one, two) = (attempt("1"), attempt("2"));
     assert_eq!(one["attempt"]["end"], "stopped", "{one}");
     assert_eq!(two["attempt"]["end"], "completed", "{two}");
+    let sandboxed = options.contains(&"--sandbox");
+    assert_eq!(two["attempt"]["sandboxed"], sandboxed, "{two}");
     assert_eq!(
         one["attempt"]["session_id"], two["attempt"]["session_id"],
         "the same Claude Code session, resumed"

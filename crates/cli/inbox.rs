@@ -130,10 +130,22 @@ pub fn message(
 
 /// The inbox for people: each question with its choices and how to answer, then messages.
 pub fn render(view: &InboxView) -> String {
+    // What could not be read is said first, whatever else there is.
+    let mut lines: Vec<String> = view
+        .unreadable
+        .iter()
+        .map(|u| {
+            format!(
+                "Skipped .coordination/{}: {} (see `baton leader doctor`)",
+                clean(&u.document),
+                line(&u.problem, 300)
+            )
+        })
+        .collect();
     if view.is_empty() && view.decisions.is_empty() {
-        return format!("Nothing waits for {}.", view.reader);
+        lines.push(format!("Nothing waits for {}.", view.reader));
+        return lines.join("\n");
     }
-    let mut lines = Vec::new();
     for q in &view.questions {
         lines.push(question_line(q));
     }

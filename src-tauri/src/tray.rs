@@ -246,7 +246,7 @@ pub fn refresh_questions(app: &AppHandle, project: &OpenProject) {
     let Some(menu) = app.try_state::<TrayMenu>() else {
         return;
     };
-    let open = baton_core::inbox::questions(&*project.documents, true).map_or(0, |q| q.len());
+    let open = baton_core::inbox::questions(&*project.documents, true).map_or(0, |q| q.items.len());
     let _ = menu.questions.set_text(questions_line(open));
     let _ = menu.questions.set_enabled(open > 0);
 }

@@ -35,6 +35,21 @@ export function InboxView({ version, onError }: Props) {
     );
   return (
     <section className="inbox-view" aria-label="Inbox" data-testid="inbox-view">
+      {inbox.unreadable.length > 0 && (
+        <div className="notice" role="alert" data-testid="unreadable">
+          <p>
+            {inbox.unreadable.length === 1 ? "One document" : `${inbox.unreadable.length} documents`} of the
+            inbox could not be read and are left out (see <code>baton leader doctor</code>):
+          </p>
+          <ul>
+            {inbox.unreadable.map((u) => (
+              <li key={u.document}>
+                <code>.coordination/{u.document}</code>: {u.problem}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <h2>Questions and approvals ({open.length})</h2>
       {open.length === 0 && <p className="empty">Nothing waits for you.</p>}
       <ul className="questions">

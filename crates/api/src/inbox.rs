@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use baton_core::inbox::{
     self, About, ApprovalDecision, EVERYONE, LEAD, Message, NewMessage, NewQuestion, Question,
+    Unreadable,
 };
 use baton_core::{ErrorKind, StoreError};
 use baton_live::Backend;
@@ -283,6 +284,9 @@ pub struct InboxView {
     /// With a task: every decision about its agents' tool calls (by the policy, the lead, or
     /// for want of an answer), oldest first.
     pub decisions: Vec<ApprovalDecision>,
+    /// Questions and messages that could not be read (corrupt, or not what Baton wrote),
+    /// named: everything else is shown. `leader doctor` names them too.
+    pub unreadable: Vec<Unreadable>,
 }
 
 impl InboxView {
@@ -298,12 +302,17 @@ pub fn inbox_of(
     all: bool,
     task: Option<&str>,
 ) -> baton_core::Result<InboxView> {
+    let mut unreadable = Vec::new();
     let mut questions = if reader == LEAD {
-        inbox::questions(&*cx.documents, !all)?
+        let listing = inbox::questions(&*cx.documents, !all)?;
+        unreadable.extend(listing.unreadable);
+        listing.items
     } else {
         Vec::new()
     };
-    let mut messages = inbox::messages_for(&*cx.documents, reader, !all)?;
+    let listing = inbox::messages_for(&*cx.documents, reader, !all)?;
+    unreadable.extend(listing.unreadable);
+    let mut messages = listing.items;
     let mut decisions = Vec::new();
     if let Some(task) = task {
         questions.retain(|q| q.task.as_deref() == Some(task));
@@ -315,6 +324,7 @@ pub fn inbox_of(
         questions,
         messages,
         decisions,
+        unreadable,
     })
 }
 

@@ -33,6 +33,13 @@ pub enum FindingKind {
     /// A finished (or unknown) task's git worktree is still checked out. Fix: remove the
     /// worktree when it has nothing uncommitted (its branch stays, for `leader merge`).
     FinishedWorktree,
+    /// The inbox's counter is behind its questions or messages (rewound, deleted or restored
+    /// from an old copy). Fix: move it up to the highest number used (a new record never
+    /// overwrites an old one either way).
+    InboxCounterBehind,
+    /// A question or message that cannot be read (corrupt, or not what Baton wrote): views
+    /// skip it and name it. Not fixed: look at it, then repair or remove the file.
+    UnreadableDocument,
 }
 
 /// One problem found.

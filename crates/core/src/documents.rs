@@ -25,6 +25,10 @@ pub trait DocumentStore: Send + Sync {
     /// particular order.
     fn documents_in(&self, folder: &str) -> Result<Vec<(String, Value)>>;
 
+    /// The names of the documents directly in folder `folder`, without reading them: one that
+    /// does not parse is named too.
+    fn document_names_in(&self, folder: &str) -> Result<Vec<String>>;
+
     /// Holds document `name` exclusively, gives it (`None`: never written) and the store's
     /// time to `change`, and writes back what `change` returns; `Ok(None)` from `change`
     /// leaves the document as it was. One transaction: `change` may be run again if the store

@@ -12,6 +12,14 @@ use crate::documents::DocumentStore;
 use crate::error::{Result, StoreError};
 use crate::time::Timestamp;
 
+mod listing;
+mod numbering;
+
+use listing::read_each;
+pub use listing::{Listing, Unreadable};
+use numbering::create;
+pub use numbering::{highest_number, inbox_findings, repair_number};
+
 /// The folder of question documents (`inbox/questions/q-N.json`).
 pub const QUESTIONS: &str = "inbox/questions";
 /// The folder of message documents (`inbox/messages/m-N.json`).
@@ -159,18 +167,6 @@ fn check_text(field: &'static str, text: &str, max: usize, one_line: bool) -> Re
     Ok(())
 }
 
-/// The next number of `kind` (`questions` or `messages`), taken under the numbers' hold.
-fn next_number(docs: &dyn DocumentStore, kind: &str) -> Result<u64> {
-    let mut number = 0;
-    docs.change_document(NUMBERS, &mut |current, _| {
-        let mut numbers = current.unwrap_or_else(|| serde_json::json!({}));
-        number = numbers[kind].as_u64().unwrap_or(0) + 1;
-        numbers[kind] = number.into();
-        Ok(Some(numbers))
-    })?;
-    Ok(number)
-}
-
 fn document(folder: &str, id: &str) -> String {
     format!("{folder}/{id}.json")
 }
@@ -223,26 +219,6 @@ pub fn ask(docs: &dyn DocumentStore, new: NewQuestion) -> Result<Question> {
     })
 }
 
-/// Writes a new record of `kind` (`questions`, `messages`) in `folder`: numbered next, its id
-/// `PREFIX-N`, made by `make` from the id and the store's time, and returned as written.
-fn create<T: Serialize>(
-    docs: &dyn DocumentStore,
-    folder: &str,
-    prefix: &str,
-    kind: &str,
-    make: &dyn Fn(String, Timestamp) -> T,
-) -> Result<T> {
-    let id = format!("{prefix}-{}", next_number(docs, kind)?);
-    let mut written = None;
-    docs.change_document(&document(folder, &id), &mut |_, now| {
-        let record = make(id.clone(), now);
-        let value = serde_json::to_value(&record).expect("inbox records serialise");
-        written = Some(record);
-        Ok(Some(value))
-    })?;
-    Ok(written.expect("the record was written"))
-}
-
 /// Question `id`, or an unknown-id error.
 pub fn question(docs: &dyn DocumentStore, id: &str) -> Result<Question> {
     check_id(id, "q")?;
@@ -257,14 +233,9 @@ pub fn question(docs: &dyn DocumentStore, id: &str) -> Result<Question> {
 }
 
 /// Every question, oldest first; only the open ones with `open_only`.
-pub fn questions(docs: &dyn DocumentStore, open_only: bool) -> Result<Vec<Question>> {
-    let mut all: Vec<Question> = docs
-        .documents_in(QUESTIONS)?
-        .into_iter()
-        .map(|(name, value)| parse::<Question>(&name, value))
-        .collect::<Result<_>>()?;
-    all.retain(|q| !open_only || q.is_open());
-    all.sort_by_key(|q| number_of(&q.id));
+pub fn questions(docs: &dyn DocumentStore, open_only: bool) -> Result<Listing<Question>> {
+    let mut all = read_each::<Question>(docs, QUESTIONS, |q| &q.id)?;
+    all.items.retain(|q| !open_only || q.is_open());
     Ok(all)
 }
 
@@ -384,7 +355,7 @@ pub fn close_open_of(
     reason: &str,
 ) -> Result<Vec<String>> {
     let mut closed = Vec::new();
-    for question in questions(docs, true)? {
+    for question in questions(docs, true)?.items {
         if question.agent == agent && question.task.as_deref() == Some(task) {
             match close(docs, &question.id, reason) {
                 Ok(_) => closed.push(question.id),
@@ -414,14 +385,8 @@ pub fn send(docs: &dyn DocumentStore, new: NewMessage) -> Result<Message> {
 }
 
 /// Every message, oldest first.
-pub fn all_messages(docs: &dyn DocumentStore) -> Result<Vec<Message>> {
-    let mut all: Vec<Message> = docs
-        .documents_in(MESSAGES)?
-        .into_iter()
-        .map(|(name, value)| parse::<Message>(&name, value))
-        .collect::<Result<_>>()?;
-    all.sort_by_key(|m| number_of(&m.id));
-    Ok(all)
+pub fn all_messages(docs: &dyn DocumentStore) -> Result<Listing<Message>> {
+    read_each::<Message>(docs, MESSAGES, |m| &m.id)
 }
 
 /// The messages for `reader`, oldest first; only those it has not read with `unread_only`.
@@ -429,9 +394,10 @@ pub fn messages_for(
     docs: &dyn DocumentStore,
     reader: &str,
     unread_only: bool,
-) -> Result<Vec<Message>> {
+) -> Result<Listing<Message>> {
     let mut all = all_messages(docs)?;
-    all.retain(|m| m.is_for(reader) && !(unread_only && m.is_read_by(reader)));
+    all.items
+        .retain(|m| m.is_for(reader) && !(unread_only && m.is_read_by(reader)));
     Ok(all)
 }
 
@@ -560,7 +526,56 @@ fn not_the_readers(id: &str, message: &Message, reader: &str) -> StoreError {
 
 #[cfg(test)]
 mod tests {
-    use super::chosen;
+    use super::*;
+    use crate::testing::MemoryDocuments;
+
+    fn send(docs: &MemoryDocuments, body: &str) -> Message {
+        super::send(
+            docs,
+            NewMessage {
+                from: "a1".into(),
+                to: LEAD.into(),
+                subject: "Note".into(),
+                body: body.into(),
+                task: None,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_rewound_or_deleted_counter_never_costs_a_record_and_doctor_moves_it_up() {
+        let docs = MemoryDocuments::default();
+        let first = send(&docs, "one");
+        let second = send(&docs, "two");
+        assert_eq!((first.id.as_str(), second.id.as_str()), ("m-1", "m-2"));
+        // Rewound to before m-1, as `git checkout` of an old copy would.
+        docs.change_document(NUMBERS, &mut |_, _| {
+            Ok(Some(serde_json::json!({"messages": 0})))
+        })
+        .unwrap();
+        let (findings, _) = inbox_findings(&docs, false).unwrap();
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(findings[0].message.contains("m-2"), "{findings:?}");
+        let third = send(&docs, "three");
+        assert_eq!(third.id, "m-3");
+        let kept = |id: &str| -> String {
+            let value = docs
+                .read_document(&document(MESSAGES, id))
+                .unwrap()
+                .unwrap();
+            value["body"].as_str().unwrap().to_string()
+        };
+        assert_eq!((kept("m-1"), kept("m-2")), ("one".into(), "two".into()));
+        // Deleted: the same.
+        docs.change_document(NUMBERS, &mut |_, _| Ok(Some(serde_json::json!({}))))
+            .unwrap();
+        let (_, fixed) = inbox_findings(&docs, true).unwrap();
+        assert_eq!(fixed.len(), 1, "{fixed:?}");
+        assert!(inbox_findings(&docs, false).unwrap().0.is_empty());
+        assert_eq!(send(&docs, "four").id, "m-4");
+        assert_eq!(kept("m-3"), "three");
+    }
 
     #[test]
     fn a_choice_is_named_by_its_text_whatever_the_case_or_by_its_number() {

@@ -43,6 +43,14 @@ impl crate::documents::DocumentStore for MemoryDocuments {
             .collect())
     }
 
+    fn document_names_in(&self, folder: &str) -> crate::Result<Vec<String>> {
+        Ok(self
+            .documents_in(folder)?
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect())
+    }
+
     fn change_document(
         &self,
         name: &str,

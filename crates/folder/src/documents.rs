@@ -40,13 +40,23 @@ impl DocumentStore for FolderStore {
     }
 
     fn documents_in(&self, folder: &str) -> Result<Vec<(String, Value)>> {
+        let mut documents = Vec::new();
+        for name in self.document_names_in(folder)? {
+            if let Some(value) = self.read_document(&name)? {
+                documents.push((name, value));
+            }
+        }
+        Ok(documents)
+    }
+
+    fn document_names_in(&self, folder: &str) -> Result<Vec<String>> {
         let dir = self.document_path(folder)?;
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(StoreError::io(dir, e)),
         };
-        let mut documents = Vec::new();
+        let mut names = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
             let file = entry.file_name().to_string_lossy().into_owned();
@@ -54,12 +64,9 @@ impl DocumentStore for FolderStore {
             if file.starts_with('.') || !file.ends_with(".json") || !entry.path().is_file() {
                 continue;
             }
-            let name = format!("{folder}/{file}");
-            if let Some(value) = self.read_document(&name)? {
-                documents.push((name, value));
-            }
+            names.push(format!("{folder}/{file}"));
         }
-        Ok(documents)
+        Ok(names)
     }
 
     fn change_document(

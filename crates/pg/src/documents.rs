@@ -18,7 +18,27 @@ impl DocumentStore for PgStore {
                     "SELECT body FROM baton_documents WHERE project = $1 AND name = $2",
                     &[&self.name, &name],
                 )?
-                .map(|row| row.get(0)))
+                .map(|row| row.get::<_, Value>(0))
+                // A row made for a change that then wrote nothing was never written.
+                .filter(|body| !body.is_null()))
+        })
+    }
+
+    fn document_names_in(&self, folder: &str) -> baton_core::Result<Vec<String>> {
+        baton_core::documents::check_name(folder)?;
+        let prefix = format!("{folder}/");
+        self.transact_unclocked(|tx| {
+            Ok(tx
+                .query(
+                    "SELECT name FROM baton_documents
+                     WHERE project = $1 AND starts_with(name, $2)
+                       AND strpos(substr(name, length($2) + 1), '/') = 0
+                       AND body <> 'null'::jsonb",
+                    &[&self.name, &prefix],
+                )?
+                .into_iter()
+                .map(|row| row.get(0))
+                .collect())
         })
     }
 

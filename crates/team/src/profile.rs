@@ -106,6 +106,11 @@ pub struct SandboxSettings {
     /// The machine's network (true), or none.
     #[serde(default = "network_by_default")]
     pub network: bool,
+    /// Variables of the supervisor's environment the agent is given besides the ones every
+    /// sandboxed agent gets (an API key a model provider's configuration names, say). Names
+    /// only: the values stay in the environment, never in this file.
+    #[serde(default)]
+    pub env: Vec<String>,
 }
 
 fn network_by_default() -> bool {
@@ -119,6 +124,7 @@ impl Default for SandboxSettings {
             read: Vec::new(),
             write: Vec::new(),
             network: true,
+            env: Vec::new(),
         }
     }
 }

@@ -67,6 +67,9 @@ pub struct Boundary {
     pub write: Vec<PathBuf>,
     /// The machine's network, or none.
     pub network: bool,
+    /// Further variables of the supervisor's environment the agent is given (the profile's
+    /// `sandbox.env`).
+    pub pass: Vec<String>,
     /// The attempt's door folder ([`crate::door`]), shown at [`crate::door::INSIDE`].
     pub door: Option<PathBuf>,
 }
@@ -110,8 +113,8 @@ impl Boundary {
                     mounts.read(&dir);
                 }
             }
-            for name in state_folders(self.kind) {
-                mounts.write(&home.join(name));
+            for state in state_paths(self.kind, home) {
+                mounts.write(&state);
             }
         }
         for path in &self.read {
@@ -160,7 +163,7 @@ impl Boundary {
         args.push(launch.program.display().to_string());
         args.extend(launch.args);
         let mut env: Vec<(String, String)> = std::env::vars()
-            .filter(|(key, _)| passed_on(key, self.kind))
+            .filter(|(key, _)| passed_on(key, self.kind) || self.pass.contains(key))
             .collect();
         // How the supervisor reached the store is not the agent's: it goes through its door.
         env.extend(
@@ -261,13 +264,33 @@ fn passed_on(key: &str, kind: AgentKind) -> bool {
             .any(|prefix| key.starts_with(prefix))
 }
 
-/// The agent CLI's own state under the home folder, writable so its sessions resume.
-fn state_folders(kind: AgentKind) -> &'static [&'static str] {
+/// The agent CLI's own state, writable so its sessions resume: its folder (`CLAUDE_CONFIG_DIR`
+/// or `~/.claude`, `CODEX_HOME` or `~/.codex`, `~/.gemini`) and Claude Code's `~/.claude.json`.
+fn state_paths(kind: AgentKind, home: &Path) -> Vec<PathBuf> {
+    let named = |variable: &str, default: &str| {
+        std::env::var_os(variable)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| home.join(default))
+    };
     match kind {
-        AgentKind::Claude => &[".claude", ".claude.json", ".config/claude"],
-        AgentKind::Codex => &[".codex"],
-        AgentKind::Gemini => &[".gemini"],
-        AgentKind::Exec => &[],
+        AgentKind::Claude => vec![
+            named("CLAUDE_CONFIG_DIR", ".claude"),
+            home.join(".claude.json"),
+            home.join(".config/claude"),
+        ],
+        AgentKind::Codex => vec![named("CODEX_HOME", ".codex")],
+        AgentKind::Gemini => vec![home.join(".gemini")],
+        AgentKind::Exec => Vec::new(),
+    }
+}
+
+/// Makes the agent CLI's state folder when it has none yet (the CLI would on its first run),
+/// so that what it saves in the sandbox is kept: a session saved in the sandbox's empty home
+/// would be gone when the attempt ends, and could not be resumed.
+fn make_state_folder(kind: AgentKind, home: &Path) {
+    if let Some(folder) = state_paths(kind, home).first() {
+        let _ = std::fs::create_dir_all(folder);
     }
 }
 
@@ -399,6 +422,9 @@ pub(crate) fn contain(
             .map(|p| crate::profile::SandboxSettings::expand(p, home.as_deref()))
             .collect()
     };
+    if let Some(home) = &home {
+        make_state_folder(crew.profile.kind, home);
+    }
     let access = match (worktree, &crew.worktrees) {
         (Some(worktree), Some(worktrees)) => {
             Some((worktree.path.clone(), worktrees.sandbox_access(task)?))
@@ -436,6 +462,7 @@ pub(crate) fn contain(
         write: expand(&settings.write),
         home,
         network: settings.network,
+        pass: settings.env.clone(),
         door: Some(door.dir().to_path_buf()),
     };
     Ok(Contained {

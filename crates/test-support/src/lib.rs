@@ -14,6 +14,7 @@
 //! guessing at `target/` paths, where a stale build could pass).
 
 pub mod claude;
+mod documents;
 pub mod machine;
 pub mod mcp;
 pub mod mcp_http;

@@ -152,8 +152,10 @@ pub fn check_done(
 /// session: the agent's long step, which the killed team leaves behind for a second `team up`
 /// to resume past (a kill before the save would resume a session without the call). Panics
 /// with the task's transcript when that does not happen within a minute.
-pub fn kill_team_during_long_step(host: &Host, agent: &str, marker: &str) {
-    let first = crate::Background::from_command(host.baton(&["team", "up", "--agent", agent]));
+pub fn kill_team_during_long_step(host: &Host, agent: &str, marker: &str, options: &[&str]) {
+    let mut args = vec!["team", "up", "--agent", agent];
+    args.extend(options);
+    let first = crate::Background::from_command(host.baton(&args));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !(crate::claude::process_runs(marker) && host.saved_session_holds(marker)) {
         if std::time::Instant::now() > deadline {

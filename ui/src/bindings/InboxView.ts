@@ -2,6 +2,7 @@
 import type { ApprovalDecision } from "./ApprovalDecision";
 import type { Message } from "./Message";
 import type { Question } from "./Question";
+import type { Unreadable } from "./Unreadable";
 
 /**
  * A reader's inbox.
@@ -23,4 +24,9 @@ messages: Array<Message>,
  * With a task: every decision about its agents' tool calls (by the policy, the lead, or
  * for want of an answer), oldest first.
  */
-decisions: Array<ApprovalDecision>, };
+decisions: Array<ApprovalDecision>, 
+/**
+ * Questions and messages that could not be read (corrupt, or not what Baton wrote),
+ * named: everything else is shown. `leader doctor` names them too.
+ */
+unreadable: Array<Unreadable>, };

@@ -472,6 +472,9 @@ impl Operation for Doctor {
         let (findings, fixed) = crate::worktrees::worktree_findings(cx, self.fix)?;
         report.findings.extend(findings);
         report.fixed.extend(fixed);
+        let (findings, fixed) = baton_core::inbox::inbox_findings(&*cx.documents, self.fix)?;
+        report.findings.extend(findings);
+        report.fixed.extend(fixed);
         Ok(report)
     }
 }

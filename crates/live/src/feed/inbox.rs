@@ -32,8 +32,9 @@ impl InboxState {
 
     /// Adds the events for questions asked or settled and messages sent since the last look.
     pub(super) fn update(&mut self, events: &mut Vec<ChangeEvent>) -> baton_core::Result<()> {
-        let questions = inbox::questions(&*self.documents, false)?;
-        let messages = inbox::all_messages(&*self.documents)?;
+        // A document that cannot be read is skipped here (the views name it).
+        let questions = inbox::questions(&*self.documents, false)?.items;
+        let messages = inbox::all_messages(&*self.documents)?.items;
         for question in questions {
             match self.questions.get(&question.id) {
                 None if question.is_open() => events.push(ChangeEvent::QuestionAsked {

@@ -39,7 +39,7 @@ pub fn at_stop(
 /// PostToolUse hook's `additionalContext` with its next request), and marked read: pushed on
 /// its next tool call, never polled for.
 pub fn deliver_messages(documents: &dyn DocumentStore, agent: &str) -> Result<Option<Value>> {
-    let unread = inbox::messages_for(documents, agent, true)?;
+    let unread = inbox::messages_for(documents, agent, true)?.items;
     if unread.is_empty() {
         return Ok(None);
     }
