@@ -40,6 +40,9 @@ pub enum FindingKind {
     /// A question or message that cannot be read (corrupt, or not what Baton wrote): views
     /// skip it and name it. Not fixed: look at it, then repair or remove the file.
     UnreadableDocument,
+    /// A symbolic link inside `.coordination/` (outside the tasks' worktrees): the folder store
+    /// refuses to follow it. Not fixed: look at where it leads, then remove it.
+    LinkInFolder,
 }
 
 /// One problem found.

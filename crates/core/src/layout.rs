@@ -94,6 +94,36 @@ impl Layout {
         self.tasks_file().is_file() || self.pointer_file().is_file()
     }
 
+    /// `path` when no symbolic link lies on the way to it from this folder (the folder itself
+    /// may be one): the store never follows a link out of `.coordination/`, for reads and
+    /// writes alike, so a link planted there cannot make Baton write, or show, a file
+    /// elsewhere. A path outside this folder is returned as it is.
+    pub fn unlinked(&self, path: PathBuf) -> Result<PathBuf> {
+        let Ok(rest) = path.strip_prefix(&self.root) else {
+            return Ok(path);
+        };
+        let mut at = self.root.clone();
+        for part in rest.components() {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(crate::error::StoreError::invalid(
+                        "path",
+                        format!(
+                            "{} is a symbolic link; Baton does not follow links in \
+                             .coordination/ (remove it: `baton leader doctor` lists them)",
+                            at.display()
+                        ),
+                    ));
+                }
+                Ok(_) => {}
+                // Not there (yet): nothing further on to follow.
+                Err(_) => break,
+            }
+        }
+        Ok(path)
+    }
+
     pub fn lock_file(&self) -> PathBuf {
         self.root.join(".lock")
     }

@@ -25,6 +25,18 @@ pub(crate) fn doctor(store: &FolderStore, fix: bool) -> Result<DoctorReport> {
             fixable: true,
         });
     }
+    for link in links_in(store.layout().root()) {
+        findings.push(Finding {
+            kind: FindingKind::LinkInFolder,
+            task: None,
+            message: format!(
+                "{} is a symbolic link: Baton refuses to read or write through it; look at \
+                 where it leads, then remove it",
+                link.display()
+            ),
+            fixable: false,
+        });
+    }
     for task in file.tasks.iter().filter(|t| t.status.is_final()) {
         if !store
             .layout()
@@ -86,4 +98,26 @@ pub(crate) fn doctor(store: &FolderStore, fix: bool) -> Result<DoctorReport> {
         store.log(&Entry::doctor_fix(line), now);
     }
     Ok(report)
+}
+
+/// The symbolic links in `root`, at any depth, but not inside the tasks' worktrees (checkouts of
+/// the project, where a link is the project's own business).
+fn links_in(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_symlink() => found.push(path),
+                Ok(kind) if kind.is_dir() && path != root.join("worktrees") => folders.push(path),
+                _ => {}
+            }
+        }
+    }
+    found.sort();
+    found
 }

@@ -15,7 +15,7 @@ use crate::store::FolderStore;
 impl FolderStore {
     fn document_path(&self, name: &str) -> Result<PathBuf> {
         baton_core::documents::check_name(name)?;
-        Ok(self.layout().root().join(name))
+        self.layout().unlinked(self.layout().root().join(name))
     }
 }
 

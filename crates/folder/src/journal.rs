@@ -9,7 +9,7 @@ use baton_fs::append_line;
 
 /// Appends `entry`'s line at `now` to its agent's log. Details are folded onto one line.
 pub fn record(layout: &Layout, entry: &Entry, now: Timestamp) -> Result<()> {
-    let path = layout.log_file(&entry.agent)?;
+    let path = layout.unlinked(layout.log_file(&entry.agent)?)?;
     Ok(append_line(&path, &entry.line(now))?)
 }
 
@@ -43,7 +43,7 @@ pub fn read(layout: &Layout, agent: Option<&str>, tail: usize) -> Result<Vec<Log
     };
     let mut lines = Vec::new();
     for agent in agents {
-        let path = layout.log_file(&agent)?;
+        let path = layout.unlinked(layout.log_file(&agent)?)?;
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,

@@ -12,11 +12,11 @@ use baton_fs::write_atomic;
 
 /// The notes' files in `layout` (a missing file reads as empty).
 pub fn read(layout: &Layout) -> Result<Notes> {
-    let summary = read_text(&layout.summary())?;
+    let summary = read_text(&layout.unlinked(layout.summary())?)?;
     Ok(Notes {
-        master_plan: read_text(&layout.master_plan())?,
+        master_plan: read_text(&layout.unlinked(layout.master_plan())?)?,
         summary: layout.summary().exists().then_some(summary),
-        discoveries: read_text(&layout.discoveries())?,
+        discoveries: read_text(&layout.unlinked(layout.discoveries())?)?,
     })
 }
 
@@ -28,7 +28,7 @@ pub fn goal(layout: &Layout) -> Option<String> {
 /// Appends a discovery by `agent`, in one write so concurrent appends never interleave.
 pub fn add_discovery(layout: &Layout, agent: &str, text: &str, now: Timestamp) -> Result<()> {
     let entry = discovery_entry(agent, text, now)?;
-    let path = layout.discoveries();
+    let path = layout.unlinked(layout.discoveries())?;
     OpenOptions::new()
         .create(true)
         .append(true)
@@ -40,7 +40,7 @@ pub fn add_discovery(layout: &Layout, agent: &str, text: &str, now: Timestamp) -
 /// Writes `results/<task>.md` for a done or failed task, from what `tasks.json` records.
 pub fn write_result(layout: &Layout, task: &Task) -> Result<()> {
     Ok(write_atomic(
-        &layout.result_file(&task.id)?,
+        &layout.unlinked(layout.result_file(&task.id)?)?,
         render_result(task).as_bytes(),
     )?)
 }

@@ -193,7 +193,7 @@ impl TaskStore for FolderStore {
     }
 
     fn result_report(&self, id: &str) -> Result<String> {
-        notes::read_text(&self.layout().result_file(id)?)
+        notes::read_text(&self.layout().unlinked(self.layout().result_file(id)?)?)
     }
 
     fn changes(&self) -> Changes {

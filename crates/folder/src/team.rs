@@ -19,17 +19,13 @@ use crate::store::FolderStore;
 
 impl FolderStore {
     fn transcript_file(&self, task: &str, attempt: u32) -> Result<PathBuf> {
-        Ok(self
-            .layout()
-            .task_transcripts_dir(task)?
-            .join(format!("{attempt}.jsonl")))
+        let dir = self.layout().task_transcripts_dir(task)?;
+        self.layout().unlinked(dir.join(format!("{attempt}.jsonl")))
     }
 
     fn attempt_file(&self, task: &str, attempt: u32) -> Result<PathBuf> {
-        Ok(self
-            .layout()
-            .task_transcripts_dir(task)?
-            .join(format!("{attempt}.json")))
+        let dir = self.layout().task_transcripts_dir(task)?;
+        self.layout().unlinked(dir.join(format!("{attempt}.json")))
     }
 }
 
@@ -161,7 +157,10 @@ impl TeamStore for FolderStore {
     }
 
     fn save_worker(&self, worker: &WorkerRecord) -> Result<()> {
-        write_json(&self.layout().worker_file(&worker.name)?, worker)
+        let path = self
+            .layout()
+            .unlinked(self.layout().worker_file(&worker.name)?)?;
+        write_json(&path, worker)
     }
 
     fn workers(&self) -> Result<Vec<WorkerRecord>> {
