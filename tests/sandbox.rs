@@ -79,6 +79,7 @@ try answer 'baton answer q-1 forged'
 try store-option 'baton --store postgres://127.0.0.1/x worker list'
 try heartbeat-as-other 'BATON_AGENT=x9 baton worker heartbeat x9'
 try mcp-child 'baton mcp --child "sh -c id" </dev/null'
+try force-clear 'baton signal clear --path {top}/keep.txt --force'
 try inbox 'baton inbox'
 try message 'BATON_AGENT=x9 baton message send lead Hello from-inside'
 setsid sh -c 'exec sleep {marker}' </dev/null >/dev/null 2>&1 &
@@ -88,6 +89,8 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         home = home.display(),
         test = std::process::id(),
     );
+    // A file of the lead's, not a signal, that only the user may have Baton remove.
+    std::fs::write(top.join("keep.txt"), "KEEP\n").unwrap();
     p.ok(&["leader", "add-task", "Try everything", "--id", "h1"]);
     let mut command = p.committing(&[
         "team",
@@ -129,6 +132,7 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         "store-option",
         "heartbeat-as-other",
         "mcp-child",
+        "force-clear",
     ] {
         assert!(
             said.contains(&format!("{refused}: refused")),
@@ -148,6 +152,10 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
     let status = p.json(&["leader", "status"]);
     assert!(!status.to_string().contains("\"evil\""), "{status}");
     assert!(!top.join(".coordination/planted").exists());
+    assert_eq!(
+        std::fs::read_to_string(top.join("keep.txt")).unwrap(),
+        "KEEP\n"
+    );
     assert!(!top.join(".coordination/team/doors/h1").exists());
     assert!(!top.join("planted.txt").exists());
     assert!(!top.join(".git/hooks/pre-commit").exists());

@@ -19,6 +19,7 @@ use baton_core::ErrorKind;
 use baton_team::door::{EXIT, Knock, STDERR, STDOUT, read_frame};
 
 use crate::args::{Command, LeaderCommand};
+use crate::live::SignalCommand;
 use crate::worker::WorkerCommand;
 
 /// Inside a sandbox: relays this command to the door at `socket` and exits as it did.
@@ -122,6 +123,15 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
                 | WorkerCommand::Heartbeat(_)
         ),
         Command::Leader(LeaderCommand::Status { .. }) => true,
+        // `--force` (replace or remove a file at --path that is not a signal) is the user's
+        // word alone: through the door it would change the lead's files from outside the
+        // agent's sandbox.
+        Command::Signal(SignalCommand::Write(change)) if change.force => {
+            return Err(refused(agent, "--force"));
+        }
+        Command::Signal(SignalCommand::Clear(change)) if change.force => {
+            return Err(refused(agent, "--force"));
+        }
         Command::Ask(_)
         | Command::Inbox(_)
         | Command::Message(_)
