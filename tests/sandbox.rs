@@ -80,6 +80,8 @@ try store-option 'baton --store postgres://127.0.0.1/x worker list'
 try heartbeat-as-other 'BATON_AGENT=x9 baton worker heartbeat x9'
 try mcp-child 'baton mcp --child "sh -c id" </dev/null'
 try force-clear 'baton signal clear --path {top}/keep.txt --force'
+try signal-checkout 'baton signal write --path {top}/planted-signal'
+printf '%s\n' '{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}' '{{"jsonrpc":"2.0","method":"notifications/initialized"}}' '{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"signal_write","arguments":{{"path":"{top}/mcp-planted"}}}}}}' | baton mcp --quiet >/dev/null 2>&1
 try inbox 'baton inbox'
 try message 'BATON_AGENT=x9 baton message send lead Hello from-inside'
 setsid sh -c 'exec sleep {marker}' </dev/null >/dev/null 2>&1 &
@@ -133,6 +135,7 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         "heartbeat-as-other",
         "mcp-child",
         "force-clear",
+        "signal-checkout",
     ] {
         assert!(
             said.contains(&format!("{refused}: refused")),
@@ -156,6 +159,9 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         std::fs::read_to_string(top.join("keep.txt")).unwrap(),
         "KEEP\n"
     );
+    // Paths named through the door stay in the agent's worktree, on the CLI and over MCP.
+    assert!(!top.join("planted-signal").exists());
+    assert!(!top.join("mcp-planted").exists());
     assert!(!top.join(".coordination/team/doors/h1").exists());
     assert!(!top.join("planted.txt").exists());
     assert!(!top.join(".git/hooks/pre-commit").exists());

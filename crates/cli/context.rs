@@ -2,7 +2,7 @@
 //! name may lie anywhere (an MCP tool call's must lie inside the project), relative paths are
 //! taken from the folder they are in, and `--force` may replace a file that is not a signal.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use baton_api::{Context, Error, OpenProject, Operation};
 use baton_core::{Confinement, ForeignFile, Layout};
@@ -16,11 +16,22 @@ pub fn door_guest() -> Option<String> {
         .filter(|a| !a.is_empty())
 }
 
+/// Behind an attempt's door, the folder the agent's paths must stay in: its working folder
+/// (the door says which), not the lead's checkout, `.git/` or `.coordination/`.
+pub fn door_workdir(local: &Layout) -> Option<PathBuf> {
+    door_guest()?;
+    Some(
+        std::env::var_os(baton_team::door::WORKDIR_ENV)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| local.project_dir().to_path_buf()),
+    )
+}
+
 /// Everywhere: the user may name any path. Behind an attempt's door the caller is an agent,
-/// and its paths stay inside the project, as an MCP tool call's do.
+/// and its paths stay inside its working folder.
 pub fn user_confinement(local: &Layout) -> Result<Confinement, Error> {
-    match door_guest() {
-        Some(_) => Ok(Confinement::project(local.project_dir())?),
+    match door_workdir(local) {
+        Some(workdir) => Ok(Confinement::project(&workdir)?),
         None => Ok(Confinement::anywhere(local.project_dir())),
     }
 }

@@ -161,7 +161,9 @@ fn run(cli: Cli) -> Result<u8, Error> {
             if let Some(agent) = &caller {
                 baton_core::names::validate_agent_id(agent)?;
             }
+            let project = open()?;
             let options = baton_mcp::McpOptions {
+                confine_to: context::door_workdir(project.local()),
                 caller,
                 allow_unsafe_tools,
                 allow_paths: allow_path.iter().map(|dir| cwd.join(dir)).collect(),
@@ -174,7 +176,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 http,
                 token,
             };
-            baton_mcp::serve(open()?, options)?;
+            baton_mcp::serve(project, options)?;
             Ok(0)
         }
         Command::Prompt(prompt) => {

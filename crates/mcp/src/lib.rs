@@ -52,6 +52,9 @@ pub struct McpOptions {
     pub allow_paths: Vec<std::path::PathBuf>,
     /// Serve child tools that run arbitrary code (`*_unsafe`).
     pub allow_unsafe_tools: bool,
+    /// Tool calls' paths stay inside this folder instead of the project (an agent behind its
+    /// attempt's door: its working folder).
+    pub confine_to: Option<std::path::PathBuf>,
 }
 
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
@@ -98,7 +101,10 @@ pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), Error> {
 async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, Error> {
     let project = open.local();
     let log = Log::new(project, options.quiet);
-    let confinement = config::confinement(project, &options.allow_paths)?;
+    let confinement = match &options.confine_to {
+        Some(dir) => baton_core::Confinement::project(dir)?,
+        None => config::confinement(project, &options.allow_paths)?,
+    };
     let filter = match &options.agent {
         Some(agent) => {
             let orchestrator =

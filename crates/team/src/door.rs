@@ -36,6 +36,9 @@ pub const DOOR_ENV: &str = "BATON_DOOR";
 pub const CALLER_ENV: &str = "BATON_DOOR_AGENT";
 /// On the supervisor's side: the task the agent works.
 pub const TASK_ENV: &str = "BATON_DOOR_TASK";
+/// On the supervisor's side: the agent's working folder, where the paths its commands name
+/// must stay (what its sandbox lets it write), not the whole project.
+pub const WORKDIR_ENV: &str = "BATON_DOOR_WORKDIR";
 /// Where the door's folder is inside the sandbox (on its private `/tmp`).
 pub const INSIDE: &str = "/tmp/baton";
 /// The socket's name in the door's folder.
@@ -225,6 +228,7 @@ fn answer(stream: UnixStream, guest: &Guest, running: &Mutex<HashSet<u32>>) -> R
         .envs(guest.store_env.iter().map(|(k, v)| (k, v)))
         .env(CALLER_ENV, &guest.agent)
         .env(TASK_ENV, &guest.task)
+        .env(WORKDIR_ENV, &guest.workdir)
         .env("BATON_AGENT", &guest.agent)
         .env("BATON_TASK_ID", &guest.task)
         .stdin(Stdio::piped())
