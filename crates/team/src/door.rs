@@ -136,11 +136,9 @@ impl Door {
         &self.dir
     }
 
-    /// Closes the door: no more knocks, and every command still running for the agent ends.
-    pub fn close(mut self) {
-        self.shut();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    /// Closes the door: no more knocks, and every command still running for the agent ends
+    /// (what dropping it does; this says so where it happens).
+    pub fn close(self) {}
 
     fn shut(&mut self) {
         self.closing.store(true, Ordering::SeqCst);
@@ -251,22 +249,13 @@ fn answer(stream: UnixStream, guest: &Guest, running: &Mutex<HashSet<u32>>) -> R
     let mut stdin = child.stdin.take().expect("piped");
     let feeding = std::thread::spawn(move || pass_on(&mut reader, &mut stdin));
     let out = Arc::new(Mutex::new(stream));
+    // Each stream passed on as frames of its kind; false when the agent's end went away.
     let relay = |mut from: Box<dyn Read + Send>, kind: u8| {
-        let out = out.clone();
-        std::thread::spawn(move || {
-            let mut buffer = [0u8; 16 * 1024];
-            loop {
-                match from.read(&mut buffer) {
-                    Ok(0) | Err(_) => return true,
-                    Ok(n) => {
-                        let mut out = out.lock().expect("door lock");
-                        if write_frame(&mut *out, kind, &buffer[..n]).is_err() {
-                            return false; // the agent's end went away
-                        }
-                    }
-                }
-            }
-        })
+        let mut to = Framed {
+            out: out.clone(),
+            kind,
+        };
+        std::thread::spawn(move || pass_on(&mut from, &mut to))
     };
     let stdout = relay(Box::new(child.stdout.take().expect("piped")), STDOUT);
     let stderr = relay(Box::new(child.stderr.take().expect("piped")), STDERR);
@@ -308,22 +297,40 @@ fn workdir_for(cwd: &str, workdir: &Path) -> PathBuf {
     }
 }
 
-/// Copies `from` to `to` until `from` ends or `to` is gone, through a buffer: not
-/// `std::io::copy`, whose `splice` from a socket into a pipe waits for the socket holding the
-/// pipe's lock, so the program reading the pipe could not even exit.
-pub fn pass_on(from: &mut impl Read, to: &mut impl Write) {
+/// Copies `from` to `to` until `from` ends (true) or `to` is gone (false), through a buffer:
+/// not `std::io::copy`, whose `splice` from a socket into a pipe waits for the socket holding
+/// the pipe's lock, so the program reading the pipe could not even exit.
+pub fn pass_on(from: &mut impl Read, to: &mut impl Write) -> bool {
     let mut buffer = [0u8; 16 * 1024];
     loop {
         match from.read(&mut buffer) {
-            Ok(0) => return,
+            Ok(0) => return true,
             Ok(n) => {
                 if to.write_all(&buffer[..n]).and_then(|_| to.flush()).is_err() {
-                    return;
+                    return false;
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return,
+            Err(_) => return true,
         }
+    }
+}
+
+/// One of a command's output streams as the agent's end receives it: each write one frame of
+/// `kind`, the socket shared with the other stream.
+struct Framed {
+    out: Arc<Mutex<UnixStream>>,
+    kind: u8,
+}
+
+impl Write for Framed {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        write_frame(&mut *self.out.lock().expect("door lock"), self.kind, bytes)?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
