@@ -51,8 +51,9 @@ ensure_rust() {
     export PATH="$HOME/.cargo/bin:$PATH"
 }
 
-# What building and testing the CLI and its crates needs on Debian.
-CORE_PACKAGES=(build-essential pkg-config ca-certificates curl git python3)
+# What building and testing the CLI and its crates needs on Debian; bubblewrap is the sandbox
+# every supervised agent runs in (`baton team up` refuses without it unless `--no-sandbox`).
+CORE_PACKAGES=(build-essential pkg-config ca-certificates curl git python3 bubblewrap)
 
 ensure_core() {
     ensure_packages "${CORE_PACKAGES[@]}"

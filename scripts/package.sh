@@ -38,4 +38,6 @@ dpkg-deb -x "$deb" "$unpacked"
 "$unpacked/usr/bin/baton" --version >/dev/null
 dpkg-deb -f "$deb" Depends | grep -q libwebkit2gtk-4.1 \
     || { echo "package.sh: $deb does not depend on WebKitGTK" >&2; exit 1; }
+dpkg-deb -f "$deb" Depends | grep -q bubblewrap \
+    || { echo "package.sh: $deb does not depend on bubblewrap (the agents' sandbox)" >&2; exit 1; }
 say "packaged $deb ($(du -h "$deb" | cut -f1)): baton-desktop and baton in /usr/bin"

@@ -147,9 +147,11 @@ fn without_the_queue_every_dependent_sees_its_dependencies_and_nothing_is_merged
     assert!(!p.path().join("work").exists());
 }
 
-/// Writes `script` as the agent (a file: the test's shell logic stays readable).
+/// Writes `script` as the agent (a file: the test's shell logic stays readable), where a
+/// sandboxed agent reads it: in the repository's `.git/` (not in `.coordination/`, which it
+/// does not see, nor in the checkout, whose untracked files the merge would meet).
 fn agent_script(p: &Project, script: &str) -> String {
-    let path = p.path().join(".coordination/agent.sh");
+    let path = p.path().join(".git/agent.sh");
     std::fs::write(&path, script).unwrap();
     format!("sh '{}'", path.display())
 }
@@ -202,22 +204,20 @@ fn of_two_tasks_editing_one_line_the_second_is_sent_back_and_lands_after_its_mer
     git(p.path(), &["commit", "-qm", "a line"]);
     p.ok(&["leader", "add-task", "Say a", "--id", "a"]);
     p.ok(&["leader", "add-task", "Say b", "--id", "b"]);
-    let worktrees = p.path().join(".coordination/worktrees");
-    // Both start from the same commit (each waits for the other's worktree), and both rewrite
-    // the one line; sent back, an agent merges the lead's branch and keeps both lines.
+    // Both start from the same commit (each waits, asking Baton through its door, until no
+    // task is left to claim: the other has been claimed too; it cannot see the other's
+    // worktree from its sandbox), and both rewrite the one line; sent back, an agent merges
+    // the lead's branch and keeps both lines.
     let agent = agent_script(
         &p,
-        &format!(
-            r#"case "$BATON_TASK_HINTS" in
+        r#"case "$BATON_TASK_HINTS" in
   *"conflicts in line.txt"*)
     git merge -q main >/dev/null 2>&1
     printf 'a\nb\n' > line.txt && git add line.txt && git commit -qm "$BATON_TASK_ID: both lines" ;;
   *)
-    until [ -d '{dir}/a' ] && [ -d '{dir}/b' ]; do sleep 0.05; done
+    until baton worker list | grep -q 'No task is ready'; do sleep 0.05; done
     echo "$BATON_TASK_ID" > line.txt && git commit -qam "$BATON_TASK_ID" ;;
 esac"#,
-            dir = worktrees.display()
-        ),
     );
     let out = p
         .committing(&[

@@ -5,8 +5,9 @@
 //! own included); in the same run a well-behaved agent commits on its branch and its work is
 //! recorded and merges. It reaches Baton only through its attempt's door: as itself (not the
 //! agent `BATON_AGENT` names), for an agent's commands only (not adding tasks, answering or
-//! stopping the team), with no `.coordination/`, store URL or password in sight. Without bubblewrap `team up --sandbox` refuses before claiming
-//! anything, saying what to install.
+//! stopping the team), with no `.coordination/`, store URL or password in sight. A team is
+//! sandboxed by default; without bubblewrap `team up` refuses before claiming anything, saying
+//! what to install, and `--no-sandbox` runs it without, as `team status` and `team logs` say.
 
 use baton_test_support as support;
 
@@ -17,7 +18,7 @@ use support::{Project, git};
 
 support::on_both_stores!(
     a_hostile_agent_is_kept_inside_its_worktree_and_its_branch,
-    without_bubblewrap_a_sandboxed_team_refuses_before_claiming_anything,
+    a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything,
 );
 
 /// A home folder with secrets in it, for the supervisor (and so for the agents) to have.
@@ -184,6 +185,22 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         log.to_string().contains("in a sandbox (bubblewrap)"),
         "{log}"
     );
+    // What its door refused is in its transcript, as it asked: the lead's commands, another
+    // agent's task, a path outside its worktree.
+    let events = log.to_string();
+    for asked in [
+        "baton leader add-task Evil --id evil",
+        "baton team stop",
+        "baton answer q-1 forged",
+        "baton --store postgres://127.0.0.1/x worker list",
+        "baton worker heartbeat x9",
+        "baton signal write --path",
+    ] {
+        assert!(
+            events.contains(&format!("the door refused `{asked}")),
+            "{asked}: {events}"
+        );
+    }
 
     // Its own commit is on its branch, recorded, and merges.
     let branch = &shown["result"]["branch"];
@@ -201,7 +218,9 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
     let _ = std::fs::remove_dir_all(&home);
 }
 
-fn without_bubblewrap_a_sandboxed_team_refuses_before_claiming_anything(p: Project) {
+fn a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything(
+    p: Project,
+) {
     support::repository(p.path());
     p.ok(&["leader", "add-task", "Anything", "--id", "n1"]);
     // A PATH with git and sh but no bwrap.
@@ -214,20 +233,66 @@ fn without_bubblewrap_a_sandboxed_team_refuses_before_claiming_anything(p: Proje
         let found = which(tool);
         std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
     }
-    let mut command = p.command(&["team", "up", "--sandbox", "--exec", "true"]);
+    // Asked for, and by default: refused, saying what to install and how to run without.
+    for asked in [&["--sandbox"][..], &[]] {
+        let mut args = vec!["team", "up"];
+        args.extend(asked);
+        args.extend(["--exec", "true"]);
+        let mut command = p.command(&args);
+        command.env("PATH", &bin);
+        let out = command.output().unwrap();
+        assert!(!out.status.success(), "{asked:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("bubblewrap") && stderr.contains("apt-get install bubblewrap"),
+            "{asked:?}: {stderr}"
+        );
+        assert!(stderr.contains("--no-sandbox"), "{stderr}");
+        let shown = p.task("n1");
+        assert_eq!(shown["status"], "available", "{shown}");
+        assert!(shown["claimed_at"].is_null(), "{shown}");
+    }
+    // `--no-sandbox` runs without, and says so: the worker in `team status`, the attempt in
+    // `team logs`.
+    let mut command = p.command(&["team", "up", "--no-sandbox", "--exec", "true"]);
     command.env("PATH", &bin);
-    let out = command.output().unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(command.status().unwrap().success());
+    assert_eq!(p.task("n1")["status"], "done");
+    let status = p.json(&["team", "status"]);
+    let workers = status["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 1, "{status}");
+    assert_eq!(workers[0]["sandboxed"], false, "{status}");
+    let shown = p.ok(&["team", "status"]);
     assert!(
-        stderr.contains("bubblewrap") && stderr.contains("apt-get install bubblewrap"),
-        "{stderr}"
+        shown.contains("SANDBOX") && shown.contains(" NO "),
+        "{shown}"
     );
-    assert!(stderr.contains("--no-sandbox"), "{stderr}");
-    let shown = p.task("n1");
-    assert_eq!(shown["status"], "available", "{shown}");
-    assert!(shown["claimed_at"].is_null(), "{shown}");
+    let logs = p.ok(&["team", "logs", "n1"]);
+    assert!(logs.contains("not sandboxed"), "{logs}");
     let _ = std::fs::remove_dir_all(&bin);
+
+    // With bubblewrap, a team without a flag runs each attempt in a sandbox.
+    p.ok(&["leader", "add-task", "More", "--id", "n2"]);
+    // (In its own PID namespace, whose first process is bubblewrap's.)
+    p.ok(&[
+        "team",
+        "up",
+        "--exec",
+        "test \"$(cat /proc/1/comm)\" = bwrap && echo boxed",
+    ]);
+    assert_eq!(p.task("n2")["status"], "done", "{}", p.task("n2"));
+    let status = p.json(&["team", "status"]);
+    let worker = status["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["task"].is_null() && w["sandboxed"] == true);
+    assert!(worker.is_some(), "{status}");
+    let logs = p.ok(&["team", "logs", "n2"]);
+    assert!(
+        logs.contains(", sandboxed)") && logs.contains("boxed"),
+        "{logs}"
+    );
 }
 
 /// The program `name` on this process's PATH.

@@ -88,8 +88,8 @@ fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2], option
     let spent = status["spend"]["total"]["cost_usd"].as_f64().unwrap();
     assert!((spent - total).abs() < 1e-9, "{status}");
 
-    // In a sandbox when asked, every attempt.
-    let sandboxed = options.contains(&"--sandbox");
+    // In a sandbox unless asked not to be, every attempt.
+    let sandboxed = !options.contains(&"--no-sandbox");
     for id in &tasks {
         let log = host.baton_json(&["--json", "team", "logs", id]);
         assert_eq!(log["attempt"]["sandboxed"], sandboxed, "{log}");
@@ -101,33 +101,25 @@ fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2], option
     }
 }
 
+/// In its sandbox (the default): Codex's MCP server (`baton mcp`) reaches Baton through the
+/// attempt's door.
 #[test]
 fn a_team_of_codex_workers_commits_and_reports_through_batons_mcp_server() {
     a_team_does_three_tasks("codex", "cx", ["command", "mcp__baton__task_complete"], &[]);
 }
 
-/// The same in a sandbox: Codex's MCP server (`baton mcp`) reaches Baton through the door.
+/// The same with `--no-sandbox`: `baton mcp` opens the project itself.
 #[test]
-fn a_sandboxed_team_of_codex_workers_commits_and_reports_through_its_door() {
+fn without_a_sandbox_codex_workers_commit_and_report_through_batons_mcp_server() {
     a_team_does_three_tasks(
         "codex",
         "cx",
         ["command", "mcp__baton__task_complete"],
-        &["--sandbox"],
+        &["--no-sandbox"],
     );
 }
 
-/// The same in a sandbox: the Gemini CLI's shell runs `baton worker complete` through the door.
-#[test]
-fn a_sandboxed_team_of_gemini_workers_commits_and_reports_through_its_door() {
-    a_team_does_three_tasks(
-        "gemini",
-        "gm",
-        ["run_shell_command", "run_shell_command"],
-        &["--sandbox"],
-    );
-}
-
+/// In its sandbox: the Gemini CLI's shell runs `baton worker complete` through the door.
 #[test]
 fn a_team_of_gemini_workers_commits_and_reports_through_the_baton_command() {
     a_team_does_three_tasks(
@@ -139,15 +131,25 @@ fn a_team_of_gemini_workers_commits_and_reports_through_the_baton_command() {
 }
 
 #[test]
+fn without_a_sandbox_gemini_workers_commit_and_report_through_the_baton_command() {
+    a_team_does_three_tasks(
+        "gemini",
+        "gm",
+        ["run_shell_command", "run_shell_command"],
+        &["--no-sandbox"],
+    );
+}
+
+/// In its sandbox: the thread Codex saved in `CODEX_HOME` (writable in the sandbox) is still
+/// there for the next team.
+#[test]
 fn team_up_again_resumes_the_codex_thread_a_killed_supervisor_left() {
     codex_resumes_after_the_supervisor_is_killed(&[]);
 }
 
-/// The same in a sandbox: the thread Codex saved in `CODEX_HOME` (writable in the sandbox) is
-/// still there for the next team.
 #[test]
-fn a_sandboxed_codex_thread_resumes_after_its_supervisor_is_killed() {
-    codex_resumes_after_the_supervisor_is_killed(&["--sandbox"]);
+fn without_a_sandbox_a_codex_thread_resumes_after_its_supervisor_is_killed() {
+    codex_resumes_after_the_supervisor_is_killed(&["--no-sandbox"]);
 }
 
 fn codex_resumes_after_the_supervisor_is_killed(options: &[&str]) {
@@ -212,7 +214,7 @@ fn codex_resumes_after_the_supervisor_is_killed(options: &[&str]) {
     assert_eq!(two["attempt"]["end"], "completed", "{two}");
     assert_eq!(
         two["attempt"]["sandboxed"],
-        options.contains(&"--sandbox"),
+        !options.contains(&"--no-sandbox"),
         "{two}"
     );
     assert!(one["attempt"]["session_id"].is_string(), "{one}");

@@ -120,7 +120,7 @@ fn a_sandboxed_claude_worker_commits_on_its_branch_and_reports_through_baton() {
     let api = ScriptedApi::start(committer());
     let host = Host::new(p.path(), &api);
 
-    team_up(&host, &["--workers", "1", "--agent", "claude", "--sandbox"]);
+    team_up(&host, &["--workers", "1", "--agent", "claude"]);
 
     let tasks: Vec<String> = (1..=2).map(|n| format!("task-{n}")).collect();
     check_done(
@@ -199,16 +199,16 @@ fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_fa
     );
 }
 
+/// In its sandbox (the default): the session Claude Code saved in its own state folder
+/// (writable in the sandbox) is still there for the next team.
 #[test]
 fn team_up_again_resumes_the_claude_session_a_killed_supervisor_left() {
     resumes_after_the_supervisor_is_killed(&[]);
 }
 
-/// The same in a sandbox: the session Claude Code saved in its own state folder (writable in
-/// the sandbox) is still there for the next team.
 #[test]
-fn a_sandboxed_claude_session_resumes_after_its_supervisor_is_killed() {
-    resumes_after_the_supervisor_is_killed(&["--sandbox"]);
+fn without_a_sandbox_a_claude_session_resumes_after_its_supervisor_is_killed() {
+    resumes_after_the_supervisor_is_killed(&["--no-sandbox"]);
 }
 
 fn resumes_after_the_supervisor_is_killed(options: &[&str]) {
@@ -264,7 +264,7 @@ fn resumes_after_the_supervisor_is_killed(options: &[&str]) {
     let (one, two) = (attempt("1"), attempt("2"));
     assert_eq!(one["attempt"]["end"], "stopped", "{one}");
     assert_eq!(two["attempt"]["end"], "completed", "{two}");
-    let sandboxed = options.contains(&"--sandbox");
+    let sandboxed = !options.contains(&"--no-sandbox");
     assert_eq!(two["attempt"]["sandboxed"], sandboxed, "{two}");
     assert_eq!(
         one["attempt"]["session_id"], two["attempt"]["session_id"],

@@ -181,6 +181,24 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
     }
 }
 
+/// Behind a door: the door's report pipe kept from the programs this command starts.
+pub fn keep_report_to_self() {
+    if crate::context::door_guest().is_some() {
+        baton_team::door::keep_report_from_children();
+    }
+}
+
+/// Behind a door: a refusal (an agent asking for what is not its own: a lead's command,
+/// another agent's task, a path outside its folder) said to the door, for the attempt's
+/// transcript. Other errors are the agent's own business.
+pub fn report_refusal(err: &Error) {
+    if crate::context::door_guest().is_some()
+        && matches!(err.kind(), ErrorKind::NotYou | ErrorKind::OutsideProject)
+    {
+        baton_team::door::report_refusal(&err.to_string());
+    }
+}
+
 fn refused(agent: &str, what: &str) -> Error {
     Error::new(
         ErrorKind::NotYou,

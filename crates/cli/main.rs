@@ -46,11 +46,13 @@ fn main() -> ExitCode {
     {
         return door::relay(&socket);
     }
+    door::keep_report_to_self();
     let cli = Cli::parse();
     let json = cli.json;
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
+            door::report_refusal(&err);
             output::report_error(&err, json);
             ExitCode::from(exit::for_error(err.kind()).code)
         }

@@ -1513,6 +1513,8 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
             .is_some_and(|_| s.text("[data-testid=workers]").contains("t1"))
     });
     session.find("[data-testid=budget-bar]");
+    // Sandboxed, as every team is unless started without: the row says so.
+    assert_eq!(session.text("[data-testid^=sandbox-]"), "sandboxed");
     let show = session.find("[data-testid^=show-]");
     session.click(&show);
     session.wait_for("the transcript of the running attempt", |s| {

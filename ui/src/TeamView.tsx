@@ -134,7 +134,10 @@ function WorkerRow({
           {worker.name}
         </button>{" "}
         <span className="muted">
-          {worker.profile} on {worker.host}
+          {worker.profile} on {worker.host},{" "}
+          <span data-testid={`sandbox-${worker.name}`} className={worker.sandboxed ? undefined : "unsandboxed"}>
+            {worker.sandboxed ? "sandboxed" : "no sandbox"}
+          </span>
         </span>
       </th>
       <td data-testid={`state-${worker.name}`}>{worker.state.replace("_", " ")}</td>
@@ -164,7 +167,8 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
   const [exec, setExec] = useState("");
   const [budget, setBudget] = useState("");
   const [stay, setStay] = useState(true);
-  const [sandbox, setSandbox] = useState(false);
+  // On by default, as for `baton team up`; unticked runs this team with `--no-sandbox`.
+  const [sandbox, setSandbox] = useState(true);
   const [busy, setBusy] = useState(false);
   const start = () => {
     setBusy(true);
@@ -178,8 +182,8 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
         stay,
         worktree: false,
         no_worktree: false,
-        sandbox,
-        no_sandbox: false,
+        sandbox: false,
+        no_sandbox: !sandbox,
       })
       .then(
         () => onError(null),
@@ -211,7 +215,7 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
       <label>
         <input type="checkbox" checked={stay} onChange={(e) => setStay(e.target.checked)} /> Wait for new tasks
       </label>
-      <label title="Each attempt in bubblewrap: it writes its worktree and its own branch only, sees no secrets in the home folder, and leaves no process behind">
+      <label title="Each attempt in bubblewrap (the default): it writes its worktree and its own branch only, sees no secrets in the home folder, reaches Baton only as itself, and leaves no process behind">
         <input type="checkbox" checked={sandbox} onChange={(e) => setSandbox(e.target.checked)} data-testid="team-sandbox" /> In a sandbox
       </label>
       <button type="submit" disabled={busy} data-testid="team-up">

@@ -194,13 +194,13 @@ pub fn status(view: &TeamView) -> String {
         lines.push("No supervised workers yet: `baton team up` starts some.".to_string());
     } else {
         lines.push(format!(
-            "{:<14} {:<16} {:<8} {:<11} {:<12} {:>3} {:>8} {:>9}  LAST EVENT",
-            "WORKER", "HOST", "PROFILE", "STATE", "TASK", "TRY", "PID", "COST"
+            "{:<14} {:<16} {:<8} {:<11} {:<12} {:>3} {:>8} {:>9} {:<7}  LAST EVENT",
+            "WORKER", "HOST", "PROFILE", "STATE", "TASK", "TRY", "PID", "COST", "SANDBOX"
         ));
         for w in &view.workers {
             let r = &w.record;
             lines.push(format!(
-                "{:<14} {:<16} {:<8} {:<11} {:<12} {:>3} {:>8} {:>9}  {}",
+                "{:<14} {:<16} {:<8} {:<11} {:<12} {:>3} {:>8} {:>9} {:<7}  {}",
                 r.name,
                 r.host,
                 r.profile,
@@ -209,6 +209,7 @@ pub fn status(view: &TeamView) -> String {
                 r.attempt.map_or("-".into(), |a| a.to_string()),
                 r.pid.map_or("-".into(), |p| p.to_string()),
                 cost(&r.usage),
+                if r.sandboxed { "yes" } else { "NO" },
                 one_line(r.last_event.as_deref().unwrap_or(""), false)
             ));
         }
@@ -237,12 +238,17 @@ pub fn header(attempt: &Attempt) -> String {
         .map(|r| format!(" ({})", one_line(r, false)))
         .unwrap_or_default();
     format!(
-        "{} attempt {} by {} on {} ({}): {end}{reason}, {}, {} turns, {} events",
+        "{} attempt {} by {} on {} ({}, {}): {end}{reason}, {}, {} turns, {} events",
         attempt.task,
         attempt.attempt,
         attempt.agent,
         attempt.host,
         attempt.profile,
+        if attempt.sandboxed {
+            "sandboxed"
+        } else {
+            "not sandboxed"
+        },
         cost(&attempt.usage),
         attempt.usage.turns,
         attempt.events

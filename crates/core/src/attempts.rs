@@ -97,7 +97,7 @@ pub struct Attempt {
     /// Events in its transcript.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub events: u64,
-    /// It ran in a sandbox (`team up --sandbox`).
+    /// It ran in a sandbox (the default; `team up --no-sandbox` runs without).
     #[serde(default)]
     pub sandboxed: bool,
 }
@@ -151,6 +151,9 @@ pub struct WorkerRecord {
     pub usage: Usage,
     /// The last thing that happened, in words.
     pub last_event: Option<String>,
+    /// Its attempts run in a sandbox ([`crate`]'s team supervisor: bubblewrap), the default.
+    #[serde(default)]
+    pub sandboxed: bool,
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub updated_at: Timestamp,
 }

@@ -179,7 +179,7 @@ impl Transcript<'_> {
 }
 
 /// Runs one attempt to its end.
-pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
+pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finished> {
     let profile = &crew.profile;
     let id = plan.task.id.as_str();
     let mut record = Attempt {
@@ -239,6 +239,10 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
             });
         }
     };
+    // What the door refuses the agent goes into its transcript as it happens.
+    if let Some(refusals) = plan.door.as_mut().and_then(|door| door.refusals()) {
+        process.hear(refusals);
+    }
     // The attempt, its first events and the worker working on it: one change.
     let worker = working(
         crew,
@@ -293,6 +297,7 @@ pub fn run_attempt(crew: &Crew<'_>, plan: AttemptPlan<'_>) -> Result<Finished> {
                     let _ = crew.save_attempt(&record);
                 }
             }
+            Some(Output::Note(text)) => transcript.push(Happened::Supervisor { text }),
             Some(Output::Exited(status)) => break status,
             None => transcript.flush(), // a pause (nothing when nothing waits)
         }

@@ -329,6 +329,7 @@ impl<'a> Crew<'a> {
             attempt: None,
             usage: Usage::default(),
             last_event: None,
+            sandboxed: self.profile.sandbox.enabled,
             updated_at: Timestamp::now(),
         }
     }

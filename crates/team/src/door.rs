@@ -12,18 +12,23 @@
 //! own task, reservations, asking, its own messages, discoveries and signals.
 //!
 //! Who knocks is who the socket was made for: only that attempt's sandbox has it. The
-//! commands it runs end with the attempt ([`Door::close`]).
+//! commands it runs end with the attempt ([`Door::close`]). What that `baton` refuses (a
+//! lead's command, another agent's task, a path outside the agent's folder) it says on a pipe
+//! of its own ([`REPORT_ENV`]), not on the output the agent reads, and the door passes it on
+//! ([`Door::refusals`]) for the attempt's transcript.
 //!
 //! Frames back to the agent: one byte of kind ([`STDOUT`], [`STDERR`], [`EXIT`]), four of
 //! length (big-endian), then the bytes; the exit frame's are the status as four bytes.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -39,6 +44,13 @@ pub const TASK_ENV: &str = "BATON_DOOR_TASK";
 /// On the supervisor's side: the agent's working folder, where the paths its commands name
 /// must stay (what its sandbox lets it write), not the whole project.
 pub const WORKDIR_ENV: &str = "BATON_DOOR_WORKDIR";
+/// On the supervisor's side: the file descriptor the command writes what it refused to, one
+/// line each ([`REPORT_FD`]).
+pub const REPORT_ENV: &str = "BATON_DOOR_REPORT";
+/// The descriptor [`REPORT_ENV`] names.
+pub const REPORT_FD: i32 = 3;
+/// The most of one command's refusal that is kept.
+const MAX_REPORT: u64 = 8 * 1024;
 /// Where the door's folder is inside the sandbox (on its private `/tmp`).
 pub const INSIDE: &str = "/tmp/baton";
 /// The socket's name in the door's folder.
@@ -90,6 +102,8 @@ pub struct Door {
     closing: Arc<AtomicBool>,
     running: Arc<Mutex<HashSet<u32>>>,
     accepting: Option<JoinHandle<()>>,
+    /// What the commands refused, in words, until taken by [`Door::refusals`].
+    refusals: Option<Receiver<String>>,
 }
 
 impl Door {
@@ -103,22 +117,20 @@ impl Door {
         // A socket's address holds 107 bytes; a deeper folder is reached through its handle.
         let address = match real.as_os_str().len() < 100 {
             true => real,
-            false => {
-                use std::os::fd::AsRawFd;
-                PathBuf::from(format!("/proc/self/fd/{}/{SOCKET}", handle.as_raw_fd()))
-            }
+            false => PathBuf::from(format!("/proc/self/fd/{}/{SOCKET}", handle.as_raw_fd())),
         };
         let listener = UnixListener::bind(&address)?;
         let listening = listener.try_clone()?;
         let closing = Arc::new(AtomicBool::new(false));
         let running = Arc::new(Mutex::new(HashSet::new()));
+        let (refused, refusals) = channel();
         let accepting = {
             let closing = closing.clone();
             let running = running.clone();
             let guest = Arc::new(guest);
             std::thread::Builder::new()
                 .name("door".into())
-                .spawn(move || accept(listener, &guest, &closing, &running))?
+                .spawn(move || accept(listener, &guest, &closing, &running, &refused))?
         };
         Ok(Door {
             dir: dir.to_path_buf(),
@@ -128,7 +140,14 @@ impl Door {
             closing,
             running,
             accepting: Some(accepting),
+            refusals: Some(refusals),
         })
+    }
+
+    /// What the door's commands refuse from now on, one message each (what was asked and
+    /// why not), until the door closes; once.
+    pub fn refusals(&mut self) -> Option<Receiver<String>> {
+        self.refusals.take()
     }
 
     /// The door's folder on this side.
@@ -145,7 +164,6 @@ impl Door {
         // Wake the accepting thread (it sees `closing` and ends): shutting the socket ends a
         // waiting accept on Linux; a knock does where it does not.
         {
-            use std::os::fd::AsRawFd;
             // SAFETY: shutdown on a socket this door owns; it frees nothing.
             unsafe { libc::shutdown(self.listening.as_raw_fd(), libc::SHUT_RDWR) };
         }
@@ -173,6 +191,7 @@ fn accept(
     guest: &Arc<Guest>,
     closing: &Arc<AtomicBool>,
     running: &Arc<Mutex<HashSet<u32>>>,
+    refused: &Sender<String>,
 ) {
     let open = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
@@ -187,11 +206,12 @@ fn accept(
             continue;
         }
         let (guest, running, held) = (guest.clone(), running.clone(), open.clone());
+        let refused = refused.clone();
         let spawned = std::thread::Builder::new()
             .name("door-knock".into())
             .spawn(move || {
                 let mut out = stream.try_clone().ok();
-                if let Err(message) = answer(stream, &guest, &running)
+                if let Err(message) = answer(stream, &guest, &running, &refused)
                     && let Some(out) = out.as_mut()
                 {
                     let _ = write_frame(out, STDERR, format!("baton: {message}\n").as_bytes());
@@ -205,8 +225,14 @@ fn accept(
     }
 }
 
-/// Runs one knock's command and relays it; an error before it ran is said to the agent.
-fn answer(stream: UnixStream, guest: &Guest, running: &Mutex<HashSet<u32>>) -> Result<(), String> {
+/// Runs one knock's command and relays it; an error before it ran is said to the agent, what
+/// the command refused to `refused`.
+fn answer(
+    stream: UnixStream,
+    guest: &Guest,
+    running: &Mutex<HashSet<u32>>,
+    refused: &Sender<String>,
+) -> Result<(), String> {
     let mut reader = BufReader::new(stream.try_clone().map_err(|e| e.to_string())?);
     let mut line = Vec::new();
     let _ = stream.set_read_timeout(Some(KNOCK_PATIENCE));
@@ -229,9 +255,13 @@ fn answer(stream: UnixStream, guest: &Guest, running: &Mutex<HashSet<u32>>) -> R
         .env(WORKDIR_ENV, &guest.workdir)
         .env("BATON_AGENT", &guest.agent)
         .env("BATON_TASK_ID", &guest.task)
+        .env(REPORT_ENV, REPORT_FD.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let (mut report, report_end) =
+        std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
+    report_to(&mut command, report_end.as_raw_fd());
     let mut child = {
         let mut running = running.lock().expect("door lock");
         if running.len() >= MAX_RUNNING {
@@ -245,6 +275,9 @@ fn answer(stream: UnixStream, guest: &Guest, running: &Mutex<HashSet<u32>>) -> R
         running.insert(child.id());
         child
     };
+    // Only the command holds the report's end now: it ends when the command does.
+    drop(command);
+    drop(report_end);
     let pid = child.id();
     let mut stdin = child.stdin.take().expect("piped");
     let feeding = std::thread::spawn(move || pass_on(&mut reader, &mut stdin));
@@ -267,6 +300,20 @@ fn answer(stream: UnixStream, guest: &Guest, running: &Mutex<HashSet<u32>>) -> R
     }
     let status = child.wait();
     running.lock().expect("door lock").remove(&pid);
+    // Written before the command ended; a process it left holding the pipe is not waited for.
+    let mut said = Vec::new();
+    let _ = set_nonblocking(report.as_raw_fd());
+    let _ = (&mut report).take(MAX_REPORT).read_to_end(&mut said);
+    let said = baton_core::text::printable(&said);
+    if !said.trim().is_empty() {
+        // The agent's own words, cleaned and cut: they reach the lead's screen.
+        let asked = baton_core::text::printable(knock.argv.join(" ").as_bytes());
+        let _ = refused.send(format!(
+            "the door refused `baton {}`: {}",
+            baton_core::text::prefix(&asked, 300),
+            said.trim()
+        ));
+    }
     let code = match status {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
@@ -281,6 +328,61 @@ fn answer(stream: UnixStream, guest: &Guest, running: &Mutex<HashSet<u32>>) -> R
     let _ = out.shutdown(std::net::Shutdown::Both);
     drop(out);
     let _ = feeding.join();
+    Ok(())
+}
+
+/// On the command's side of the door: the report pipe ([`REPORT_ENV`]) kept from the programs
+/// it starts (`baton run`'s), so that the pipe ends when the command does.
+pub fn keep_report_from_children() {
+    if report_fd().is_some() {
+        // SAFETY: fcntl on the descriptor the door gave this process.
+        unsafe { libc::fcntl(REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
+
+/// On the command's side of the door: `refusal` said to the door, one line, for the
+/// attempt's transcript.
+pub fn report_refusal(refusal: &str) {
+    if let Some(fd) = report_fd() {
+        use std::os::fd::FromRawFd;
+        // SAFETY: the door opened this descriptor for this process; it is borrowed, not
+        // closed.
+        let mut report = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+        let _ = writeln!(report, "{}", refusal.replace('\n', " "));
+    }
+}
+
+fn report_fd() -> Option<RawFd> {
+    let named = std::env::var(REPORT_ENV).ok()?;
+    (named == REPORT_FD.to_string()).then_some(REPORT_FD)
+}
+
+/// Gives the command `fd` as [`REPORT_FD`], and nothing else of this process's descriptors
+/// (they close on exec).
+fn report_to(command: &mut std::process::Command, fd: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec (dup2, fcntl).
+    unsafe {
+        command.pre_exec(move || {
+            if fd == REPORT_FD {
+                // Already there: keep it across exec.
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(fd, REPORT_FD) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor this process owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags == -1 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
     Ok(())
 }
 
@@ -473,6 +575,45 @@ mod tests {
         let (_, _, code) = collect(&mut long);
         assert_eq!(code, Some(128 + libc::SIGKILL));
         assert!(!dir_path.exists(), "the door's folder is gone");
+    }
+
+    #[test]
+    fn what_a_command_says_it_refused_is_passed_on_and_its_output_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut door = door_of_sh(dir.path());
+        let refusals = door.refusals().unwrap();
+        assert!(door.refusals().is_none(), "taken once");
+        let (_, err, code) = knock(
+            &door,
+            &[
+                "-c",
+                "echo 'not yours' >&3; echo \"fd $BATON_DOOR_REPORT\" >&2; exit 1",
+            ],
+            b"",
+        );
+        assert_eq!((err.as_str(), code), ("fd 3\n", Some(1)));
+        let said = refusals
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap();
+        assert!(
+            said.starts_with("the door refused `baton -c echo"),
+            "{said}"
+        );
+        assert!(said.ends_with(": not yours"), "{said}");
+        // A command that refuses nothing adds nothing; one that leaves a process holding the
+        // pipe does not hold the knock.
+        let (out, _, code) = knock(&door, &["-c", "sleep 60 >/dev/null 2>&1 & echo $!"], b"");
+        assert_eq!(code, Some(0));
+        let holder = out.trim().parse::<i32>().unwrap();
+        assert!(
+            Path::new(&format!("/proc/{holder}")).exists(),
+            "still holds it"
+        );
+        // SAFETY: kill only sends a signal, to the process this test started.
+        unsafe { libc::kill(holder, libc::SIGKILL) };
+        assert!(refusals.try_recv().is_err());
+        door.close();
+        assert!(refusals.recv().is_err(), "ended with the door");
     }
 
     #[test]

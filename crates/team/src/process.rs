@@ -77,6 +77,9 @@ impl Launch {
 #[derive(Debug)]
 pub enum Output {
     Line(Stream, String),
+    /// Something the supervisor's side has to say about the attempt while it runs (what its
+    /// door refused).
+    Note(String),
     Exited(std::io::Result<ExitStatus>),
 }
 
@@ -84,6 +87,8 @@ pub enum Output {
 pub struct AgentProcess {
     pub pid: u32,
     output: Receiver<Output>,
+    /// Where [`Self::hear`]'s notes join the output.
+    notes_to: SyncSender<Output>,
     started: Instant,
     exited: bool,
 }
@@ -125,6 +130,7 @@ impl AgentProcess {
         }
         let marks = launch.marks.clone();
         let (tx, output) = sync_channel(QUEUE);
+        let notes_to = tx.clone();
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let (ended_tx, ended) = channel();
@@ -151,6 +157,7 @@ impl AgentProcess {
         Ok(AgentProcess {
             pid,
             output,
+            notes_to: notes_to.clone(),
             started: Instant::now(),
             exited: false,
         })
@@ -175,6 +182,19 @@ impl AgentProcess {
                 ))))
             }
         }
+    }
+
+    /// `notes` arrive through [`Self::next`] as [`Output::Note`], among the output, until they
+    /// end (their sender is dropped) or the agent's output is no longer read.
+    pub fn hear(&self, notes: Receiver<String>) {
+        let to = self.notes_to.clone();
+        std::thread::spawn(move || {
+            for note in notes {
+                if to.send(Output::Note(note)).is_err() {
+                    return;
+                }
+            }
+        });
     }
 
     pub fn running_for(&self) -> Duration {
@@ -313,9 +333,34 @@ mod tests {
             match process.next(Duration::from_secs(30)) {
                 Some(Output::Line(stream, text)) => lines.push((stream, text)),
                 Some(Output::Exited(status)) => return (lines, status.unwrap()),
+                Some(Output::Note(note)) => lines.push((Stream::Stdout, format!("note: {note}"))),
                 None => panic!("no output within 30 s"),
             }
         }
+    }
+
+    #[test]
+    fn notes_heard_arrive_among_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let go = dir.path().join("go");
+        // The agent ends once the test has heard the note.
+        let script = format!(
+            "while [ ! -e '{}' ]; do sleep 0.05; done; echo ended",
+            go.display()
+        );
+        let mut process = AgentProcess::start(&sh(&script)).unwrap();
+        let (notes, heard) = std::sync::mpsc::channel();
+        process.hear(heard);
+        notes.send("refused something".into()).unwrap();
+        match process.next(Duration::from_secs(30)) {
+            Some(Output::Note(note)) => assert_eq!(note, "refused something"),
+            _ => panic!("the note first"),
+        }
+        std::fs::write(&go, "").unwrap();
+        drop(notes);
+        let (lines, status) = collect(process);
+        assert_eq!(lines, vec![(Stream::Stdout, "ended".to_string())]);
+        assert!(status.success());
     }
 
     #[test]
@@ -418,6 +463,7 @@ mod marked {
             match process.next(Duration::from_secs(30)) {
                 Some(Output::Line(_, pid)) => child = pid.trim().parse::<u32>().ok(),
                 Some(Output::Exited(_)) => break,
+                Some(Output::Note(note)) => panic!("no notes were sent: {note}"),
                 None => panic!("the agent did not end"),
             }
         }

@@ -93,9 +93,9 @@ pub struct Profile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxSettings {
-    /// Run each attempt in a sandbox (`team up --sandbox` asks for it for one run; `--no-sandbox`
-    /// refuses it).
-    #[serde(default)]
+    /// Run each attempt in a sandbox: on unless set to false here (`team up --no-sandbox` runs
+    /// one team without it, `--sandbox` with it whatever this says).
+    #[serde(default = "on_by_default")]
     pub enabled: bool,
     /// Further folders (or files) the agent may read.
     #[serde(default)]
@@ -117,10 +117,14 @@ fn network_by_default() -> bool {
     true
 }
 
+fn on_by_default() -> bool {
+    true
+}
+
 impl Default for SandboxSettings {
     fn default() -> SandboxSettings {
         SandboxSettings {
-            enabled: false,
+            enabled: true,
             read: Vec::new(),
             write: Vec::new(),
             network: true,

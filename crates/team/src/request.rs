@@ -60,13 +60,14 @@ pub struct TeamUp {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub no_worktree: bool,
-    /// Run each attempt in a sandbox (bubblewrap): it writes its worktree and its own branch
-    /// only, sees no secrets in the home folder, and leaves no process behind. Default: the
-    /// profile's `sandbox.enabled`.
+    /// Run each attempt in a sandbox (bubblewrap), the default: it writes its worktree and its
+    /// own branch only, sees no secrets in the home folder, reaches Baton only as itself, and
+    /// leaves no process behind. This flag overrides a profile's `sandbox.enabled = false`.
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, conflicts_with = "no_sandbox"))]
     pub sandbox: bool,
-    /// Run the agents without a sandbox, with everything the user can reach.
+    /// Run the agents without a sandbox, with everything the user can reach (where bubblewrap
+    /// or user namespaces are missing; `team status` shows which workers run without).
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub no_sandbox: bool,

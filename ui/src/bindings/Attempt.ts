@@ -35,6 +35,6 @@ last_message: string | null,
  */
 events: number, 
 /**
- * It ran in a sandbox (`team up --sandbox`).
+ * It ran in a sandbox (the default; `team up --no-sandbox` runs without).
  */
 sandboxed: boolean, };

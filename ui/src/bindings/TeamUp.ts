@@ -34,13 +34,14 @@ worktree: boolean,
  */
 no_worktree: boolean, 
 /**
- * Run each attempt in a sandbox (bubblewrap): it writes its worktree and its own branch
- * only, sees no secrets in the home folder, and leaves no process behind. Default: the
- * profile's `sandbox.enabled`.
+ * Run each attempt in a sandbox (bubblewrap), the default: it writes its worktree and its
+ * own branch only, sees no secrets in the home folder, reaches Baton only as itself, and
+ * leaves no process behind. This flag overrides a profile's `sandbox.enabled = false`.
  */
 sandbox: boolean, 
 /**
- * Run the agents without a sandbox, with everything the user can reach.
+ * Run the agents without a sandbox, with everything the user can reach (where bubblewrap
+ * or user namespaces are missing; `team status` shows which workers run without).
  */
 no_sandbox: boolean, 
 /**

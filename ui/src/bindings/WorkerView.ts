@@ -30,4 +30,8 @@ usage: Usage,
 /**
  * The last thing that happened, in words.
  */
-last_event: string | null, updated_at: string, };
+last_event: string | null, 
+/**
+ * Its attempts run in a sandbox ([`crate`]'s team supervisor: bubblewrap), the default.
+ */
+sandboxed: boolean, updated_at: string, };

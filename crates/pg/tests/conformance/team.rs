@@ -48,6 +48,7 @@ fn team_scenario(store: &dyn baton_core::TeamStore, at: baton_core::Timestamp) -
         attempt: Some(1),
         usage: Usage::default(),
         last_event: Some("started".into()),
+        sandboxed: true,
         updated_at: Timestamp::now(),
     };
     let mut answers = vec![
