@@ -835,3 +835,71 @@ fn a_question_whose_agent_was_stopped_is_closed() {
             .contains("closed: attempt 1")
     );
 }
+
+support::on_both_stores!(a_spoiled_attempt_record_or_transcript_line_is_named_and_the_rest_shown);
+
+/// One attempt's record spoiled and one line of another's transcript: `team status` still
+/// shows the team and names the record, `team logs` shows every other event with the bad one
+/// named in its place (its line in the folder, its row in a database), the spoiled attempt
+/// is named when asked for, and `leader doctor` lists it.
+fn a_spoiled_attempt_record_or_transcript_line_is_named_and_the_rest_shown(p: Project) {
+    p.ok(&["leader", "add-task", "One", "--id", "one"]);
+    p.ok(&["leader", "add-task", "Two", "--id", "two"]);
+    run_ok(
+        &p,
+        &[
+            "team",
+            "up",
+            "--exec",
+            "echo first; echo second; echo third",
+        ],
+    );
+    let before = p.json(&["team", "logs", "two"]);
+    let second = before["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["text"] == "second")
+        .unwrap_or_else(|| panic!("{before}"))["seq"]
+        .as_u64()
+        .unwrap();
+    p.spoil_attempt("one", 1);
+    p.spoil_event("two", 1, second);
+
+    let status = p.json(&["team", "status"]);
+    assert!(
+        !status["workers"].as_array().unwrap().is_empty(),
+        "{status}"
+    );
+    let unreadable = status["unreadable"].as_array().unwrap();
+    assert_eq!(unreadable.len(), 1, "{status}");
+    let named = unreadable[0]["document"].as_str().unwrap();
+    assert!(named.contains("one"), "{status}");
+    let shown = p.ok(&["team", "status"]);
+    assert!(shown.contains(&format!("Skipped {named}")), "{shown}");
+
+    let log = p.json(&["team", "logs", "two"]);
+    let said = event_texts(&log);
+    assert!(said.iter().any(|t| t == "first"), "{said:?}");
+    assert!(said.iter().any(|t| t == "third"), "{said:?}");
+    assert!(!said.iter().any(|t| t == "second"), "{said:?}");
+    let where_ = match p.on_postgres() {
+        true => format!("row {second}"),
+        false => format!("line {second}"),
+    };
+    assert!(
+        said.iter()
+            .any(|t| t.contains(&where_) && t.contains("skipped")),
+        "{where_}: {said:?}"
+    );
+
+    let refused = p.fails(&["team", "logs", "one"], 1);
+    assert!(
+        refused.contains(named) && refused.contains("cannot be read"),
+        "{refused}"
+    );
+    let doctor = p.run(&["--json", "leader", "doctor"]);
+    let (report, _) = support::expect_code("doctor with a spoiled attempt", doctor, 4);
+    assert!(report.contains("unreadable_document"), "{report}");
+    assert!(report.contains(named), "{report}");
+}

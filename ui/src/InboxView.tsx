@@ -2,6 +2,7 @@ import { useEffect, useState } from "react";
 import { call, errorMessage } from "./api";
 import type { InboxView as Inbox } from "./bindings/InboxView";
 import type { Question } from "./bindings/Question";
+import { Skipped } from "./Skipped";
 
 interface Props {
   /** Bumped on every change from the feed (a question asked or settled, a message): read again. */
@@ -35,21 +36,7 @@ export function InboxView({ version, onError }: Props) {
     );
   return (
     <section className="inbox-view" aria-label="Inbox" data-testid="inbox-view">
-      {inbox.unreadable.length > 0 && (
-        <div className="notice" role="alert" data-testid="unreadable">
-          <p>
-            {inbox.unreadable.length === 1 ? "One document" : `${inbox.unreadable.length} documents`} of the
-            inbox could not be read and are left out (see <code>baton leader doctor</code>):
-          </p>
-          <ul>
-            {inbox.unreadable.map((u) => (
-              <li key={u.document}>
-                <code>.coordination/{u.document}</code>: {u.problem}
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
+      <Skipped unreadable={inbox.unreadable} of="the inbox" prefix=".coordination/" />
       <h2>Questions and approvals ({open.length})</h2>
       {open.length === 0 && <p className="empty">Nothing waits for you.</p>}
       <ul className="questions">

@@ -5,6 +5,7 @@ import type { WorkerView } from "./bindings/WorkerView";
 import type { QueueEntry } from "./bindings/QueueEntry";
 import { Transcript } from "./Transcript";
 import { budgetShare, chartPoints, NOT_READ, queueRows, queueStateText, take, usd, type Followed } from "./team";
+import { Skipped } from "./Skipped";
 
 interface Props {
   /** Bumped on every change from the feed (a worker's record, a task): the team is read again. */
@@ -64,6 +65,7 @@ export function TeamView({ version, onError }: Props) {
   if (!team) return <p className="loading">Reading the team…</p>;
   return (
     <section className="team-view" aria-label="Team" data-testid="team-view">
+      <Skipped unreadable={team.unreadable} of="the team" />
       <StartForm running={team.supervisor !== null} onError={onError} />
       <Spend team={team} />
       <table className="workers" data-testid="workers">

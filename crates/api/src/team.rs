@@ -4,6 +4,7 @@
 //! workers. They read what supervisors record in the store, and leave requests for the one on
 //! this machine.
 
+use baton_core::listing::Unreadable;
 use baton_core::{
     Attempt, ErrorKind, Spend, TeamStore, TranscriptEvent, WorkerRecord, WorkerState,
 };
@@ -61,6 +62,8 @@ pub struct TeamView {
     /// task in the order it joined, with its place (queued, checking, landed, sent back, not
     /// landed) and why. Empty when none ran.
     pub merge_queue: Vec<baton_team::merge_queue::QueueEntry>,
+    /// Worker and attempt records that could not be read, named: everything else is shown.
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// The team's total spend at a moment.
@@ -100,9 +103,10 @@ impl Operation for TeamStatus {
     type Output = TeamView;
     fn run(self, cx: &Context) -> Result<TeamView> {
         let host = host_name();
-        let workers = cx
-            .team
-            .workers()?
+        let listed = cx.team.workers_listed()?;
+        let mut unreadable = listed.unreadable;
+        let workers = listed
+            .items
             .into_iter()
             .map(|record| {
                 let supervisor_alive =
@@ -118,13 +122,16 @@ impl Operation for TeamStatus {
                 }
             })
             .collect();
-        let attempts = cx.team.attempts(None)?;
+        let listed = cx.team.attempts_listed(None)?;
+        unreadable.extend(listed.unreadable);
+        let attempts = listed.items;
         Ok(TeamView {
             workers,
             supervisor: running_supervisor(cx.local)?,
             spend: Spend::of(&attempts),
             timeline: timeline(&attempts, baton_core::Timestamp::now()),
             merge_queue: baton_team::merge_queue::read_queue(cx.local),
+            unreadable,
         })
     }
 }
@@ -162,13 +169,14 @@ pub fn transcript_named(
     attempt: Option<u32>,
 ) -> Result<(String, Option<u32>)> {
     baton_core::names::validate_agent_id(name)?;
-    let workers = team.workers()?;
+    let workers = team.workers_listed()?.items;
     if let Some(worker) = workers.iter().find(|w| w.name == name) {
         if let (Some(task), None) = (&worker.task, attempt) {
             return Ok((task.clone(), worker.attempt));
         }
         let last = team
-            .attempts(None)?
+            .attempts_listed(None)?
+            .items
             .into_iter()
             .filter(|a| a.agent == name)
             .max_by_key(|a| a.started_at);
@@ -202,6 +210,9 @@ pub struct Transcript {
     /// When events were left out: the attempt's last ones, so its end (how the agent exited,
     /// its result) is always shown.
     pub tail: Vec<TranscriptEvent>,
+    /// The task's attempt records that could not be read, named (a bad line of the transcript
+    /// is an error event in its place).
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// How many of an attempt's last events are shown when the limit left some out.
@@ -214,7 +225,8 @@ impl Operation for TeamTranscript {
     type Output = Transcript;
     fn run(self, cx: &Context) -> Result<Transcript> {
         baton_core::names::validate_task_id(&self.task)?;
-        let attempts = cx.team.attempts(Some(&self.task))?;
+        let listed = cx.team.attempts_listed(Some(&self.task))?;
+        let (attempts, unreadable) = (listed.items, listed.unreadable);
         let chosen = match self.attempt {
             Some(n) => attempts.iter().find(|a| a.attempt == n),
             None => attempts.last(),
@@ -226,7 +238,7 @@ impl Operation for TeamTranscript {
             return Err(Error::new(
                 baton_core::ErrorKind::UnknownTask,
                 format!(
-                    "task {} has no attempt{which} by a supervised agent (attempts: {})",
+                    "task {} has no attempt{which} by a supervised agent (attempts: {}){}",
                     self.task,
                     if attempts.is_empty() {
                         "none".to_string()
@@ -236,7 +248,11 @@ impl Operation for TeamTranscript {
                             .map(|a| a.attempt.to_string())
                             .collect::<Vec<_>>()
                             .join(", ")
-                    }
+                    },
+                    unreadable
+                        .iter()
+                        .map(|u| format!("; {} cannot be read: {}", u.document, u.problem))
+                        .collect::<String>()
                 ),
             ));
         };
@@ -260,6 +276,7 @@ impl Operation for TeamTranscript {
             events,
             more,
             tail,
+            unreadable,
         })
     }
 }

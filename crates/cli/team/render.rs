@@ -224,7 +224,22 @@ pub fn status(view: &TeamView) -> String {
         total.turns
     ));
     lines.extend(queue_lines(&view.merge_queue));
+    lines.extend(skipped(&view.unreadable));
     lines.join("\n")
+}
+
+/// Records a view could not read, each named with why (the rest was shown).
+fn skipped(unreadable: &[baton_core::listing::Unreadable]) -> Vec<String> {
+    unreadable
+        .iter()
+        .map(|u| {
+            format!(
+                "Skipped {}: {} (see `baton leader doctor`)",
+                crate::render::clean(&u.document),
+                crate::render::line(&u.problem, 300)
+            )
+        })
+        .collect()
 }
 
 pub fn header(attempt: &Attempt) -> String {
@@ -290,6 +305,7 @@ pub fn transcript(t: &Transcript, full: bool) -> String {
         }
         lines.extend(t.tail.iter().map(|e| event(e, full)));
     }
+    lines.extend(skipped(&t.unreadable));
     lines.join("\n")
 }
 

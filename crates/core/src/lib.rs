@@ -33,6 +33,7 @@ pub mod journal;
 pub mod kind;
 pub mod layout;
 pub mod lifecycle;
+pub mod listing;
 pub mod model;
 pub mod moves;
 pub mod names;

@@ -6,6 +6,7 @@
 
 use crate::attempts::{Attempt, WorkerRecord};
 use crate::error::Result;
+use crate::listing::Listing;
 use crate::transcript::{AttemptEvent, TranscriptEvent};
 
 /// The team's records, wherever they are kept.
@@ -15,7 +16,9 @@ pub trait TeamStore: Send + Sync {
     fn append_events(&self, task: &str, attempt: u32, events: &[TranscriptEvent]) -> Result<()>;
 
     /// The events of `task`'s attempt `attempt` numbered after `after`, at most `limit`, in
-    /// order; none for a transcript never written.
+    /// order; none for a transcript never written. A line (or row) that is not an event does
+    /// not end the read: it is given in its place as an [`crate::Happened::Error`] that names
+    /// it (file and line), numbered as the event before it.
     fn events(
         &self,
         task: &str,
@@ -38,6 +41,12 @@ pub trait TeamStore: Send + Sync {
 
     /// The attempts at `task`, or at every task, ordered by task and number.
     fn attempts(&self, task: Option<&str>) -> Result<Vec<Attempt>>;
+
+    /// [`Self::attempts`] for a view: a record that cannot be read is named and left out
+    /// instead of failing the read. By default, every record as `attempts` reads them.
+    fn attempts_listed(&self, task: Option<&str>) -> Result<Listing<Attempt>> {
+        Ok(Listing::all(self.attempts(task)?))
+    }
 
     /// Records a worker (replacing its earlier record).
     fn save_worker(&self, worker: &WorkerRecord) -> Result<()>;
@@ -68,4 +77,9 @@ pub trait TeamStore: Send + Sync {
 
     /// Every worker any supervisor recorded, by name.
     fn workers(&self) -> Result<Vec<WorkerRecord>>;
+
+    /// [`Self::workers`] for a view: a record that cannot be read is named and left out.
+    fn workers_listed(&self) -> Result<Listing<WorkerRecord>> {
+        Ok(Listing::all(self.workers()?))
+    }
 }

@@ -4,13 +4,18 @@
 //! with another), and each worker as `team/workers/NAME.json`.
 //!
 //! A transcript whose writer died mid-line ends in a partial line; readers skip it. Any other
-//! line that is not an event is reported with its file and line, never silently dropped.
+//! line that is not an event is reported with its file and line in its place, never silently
+//! dropped, and the rest of the transcript is read; a record that cannot be read is named by
+//! a view ([`TeamStore::attempts_listed`], [`TeamStore::workers_listed`]) and the rest shown.
 
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use baton_core::{Attempt, Result, StoreError, TeamStore, TranscriptEvent, WorkerRecord};
+use baton_core::listing::{Listing, Unreadable};
+use baton_core::{
+    Attempt, Happened, Result, StoreError, TeamStore, Timestamp, TranscriptEvent, WorkerRecord,
+};
 use baton_fs::{append_line, write_atomic};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -21,6 +26,19 @@ impl FolderStore {
     fn transcript_file(&self, task: &str, attempt: u32) -> Result<PathBuf> {
         let dir = self.layout().task_transcripts_dir(task)?;
         self.layout().unlinked(dir.join(format!("{attempt}.jsonl")))
+    }
+
+    /// The attempt records of `task`, or of every task.
+    fn attempt_files(&self, task: Option<&str>) -> Result<Vec<PathBuf>> {
+        let dirs = match task {
+            Some(task) => vec![self.layout().task_transcripts_dir(task)?],
+            None => transcript_dirs(&self.layout().transcripts_dir())?,
+        };
+        let mut files = Vec::new();
+        for dir in dirs {
+            files.extend(json_files(&dir)?);
+        }
+        Ok(files)
     }
 
     fn attempt_file(&self, task: &str, attempt: u32) -> Result<PathBuf> {
@@ -54,6 +72,40 @@ fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value).expect("records serialise");
     bytes.push(b'\n');
     Ok(write_atomic(path, &bytes)?)
+}
+
+/// `files` read one by one: a record that cannot be read is named (from `.coordination/`'s
+/// parent, `root`), not the end of the listing.
+fn read_each<T: DeserializeOwned>(files: Vec<PathBuf>, root: &Path) -> Listing<T> {
+    let mut listing = Listing::all(Vec::new());
+    for file in files {
+        match read_json::<T>(&file) {
+            Ok(record) => listing.items.extend(record),
+            Err(e) => listing.unreadable.push(Unreadable {
+                document: file
+                    .strip_prefix(root)
+                    .unwrap_or(&file)
+                    .display()
+                    .to_string(),
+                problem: e.to_string(),
+            }),
+        }
+    }
+    listing
+}
+
+/// Each task's folder of transcripts under `root`, sorted; none when it does not exist.
+fn transcript_dirs(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut dirs: Vec<PathBuf> = match fs::read_dir(root) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect(),
+        Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(StoreError::io(root, e)),
+    };
+    dirs.sort();
+    Ok(dirs)
 }
 
 /// The `.json` files of `dir`, sorted by name; none when it does not exist.
@@ -100,22 +152,46 @@ impl TeamStore for FolderStore {
         limit: usize,
     ) -> Result<Vec<TranscriptEvent>> {
         let path = self.transcript_file(task, attempt)?;
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(StoreError::io(&path, e)),
         };
         // Everything after the last newline is a line still being written (or whose writer
         // died): not an event yet.
-        let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+        let complete = bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(&bytes[..0], |end| &bytes[..end]);
         let mut events = Vec::new();
-        for (index, line) in complete.lines().enumerate() {
-            if line.trim().is_empty() {
+        // The last event read: a bad line after it takes its number and time, and is shown to
+        // a reader that has not read past it.
+        let (mut before, mut before_at) = (0, None);
+        for (index, line) in complete.split(|b| *b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let event: TranscriptEvent =
-                serde_json::from_str(line).map_err(|e| corrupt(&path, index + 1, &e))?;
-            if event.seq > after {
+            let (event, unread) = match serde_json::from_slice::<TranscriptEvent>(line) {
+                Ok(event) => {
+                    (before, before_at) = (event.seq, Some(event.at));
+                    let unread = event.seq > after;
+                    (event, unread)
+                }
+                Err(e) => {
+                    let bad = TranscriptEvent {
+                        seq: before,
+                        at: before_at.unwrap_or_else(Timestamp::now),
+                        what: Happened::Error {
+                            message: format!(
+                                "{}; the line is skipped",
+                                corrupt(&path, index + 1, &e)
+                            ),
+                        },
+                    };
+                    (bad, before >= after)
+                }
+            };
+            if unread {
                 events.push(event);
                 if events.len() >= limit {
                     break;
@@ -130,30 +206,21 @@ impl TeamStore for FolderStore {
     }
 
     fn attempts(&self, task: Option<&str>) -> Result<Vec<Attempt>> {
-        let dirs = match task {
-            Some(task) => vec![self.layout().task_transcripts_dir(task)?],
-            None => {
-                let root = self.layout().transcripts_dir();
-                let mut dirs = match fs::read_dir(&root) {
-                    Ok(entries) => entries
-                        .filter_map(|e| e.ok().map(|e| e.path()))
-                        .filter(|p| p.is_dir())
-                        .collect(),
-                    Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
-                    Err(e) => return Err(StoreError::io(&root, e)),
-                };
-                dirs.sort();
-                dirs
-            }
-        };
         let mut attempts = Vec::new();
-        for dir in dirs {
-            for file in json_files(&dir)? {
-                attempts.extend(read_json::<Attempt>(&file)?);
-            }
+        for file in self.attempt_files(task)? {
+            attempts.extend(read_json::<Attempt>(&file)?);
         }
         attempts.sort_by(|a, b| (&a.task, a.attempt).cmp(&(&b.task, b.attempt)));
         Ok(attempts)
+    }
+
+    fn attempts_listed(&self, task: Option<&str>) -> Result<Listing<Attempt>> {
+        let files = self.attempt_files(task)?;
+        let mut listing = read_each::<Attempt>(files, self.layout().project_dir());
+        listing
+            .items
+            .sort_by(|a, b| (&a.task, a.attempt).cmp(&(&b.task, b.attempt)));
+        Ok(listing)
     }
 
     fn save_worker(&self, worker: &WorkerRecord) -> Result<()> {
@@ -171,6 +238,11 @@ impl TeamStore for FolderStore {
         }
         Ok(workers)
     }
+
+    fn workers_listed(&self) -> Result<Listing<WorkerRecord>> {
+        let dir = self.layout().team_dir().join("workers");
+        Ok(read_each(json_files(&dir)?, self.layout().project_dir()))
+    }
 }
 
 #[cfg(test)]
@@ -187,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn a_partial_last_line_is_not_read_and_a_corrupt_line_is_named() {
+    fn a_partial_last_line_is_not_read_and_a_bad_line_is_named_in_its_place() {
         let dir = tempfile::tempdir().unwrap();
         let store = FolderStore::init(dir.path(), "team", None).unwrap();
         store
@@ -203,9 +275,37 @@ mod tests {
         assert_eq!(read[1].what, Happened::Text { text: "two".into() });
         assert_eq!(store.events("task-1", 1, 1, 100).unwrap().len(), 1);
 
-        fs::write(&path, "not json\n").unwrap();
-        let err = store.events("task-1", 1, 0, 100).unwrap_err().to_string();
-        assert!(err.contains("1.jsonl") && err.contains("line 1"), "{err}");
+        // A line that is not JSON, and one that is not UTF-8: each named with its line in its
+        // place, and the events around them read.
+        let one = serde_json::to_string(&event(1, "one")).unwrap();
+        let three = serde_json::to_string(&event(3, "three")).unwrap();
+        let mut bytes = format!("{one}\nnot json\n").into_bytes();
+        bytes.extend_from_slice(b"\xff\xfe\n");
+        bytes.extend_from_slice(format!("{three}\n").as_bytes());
+        fs::write(&path, &bytes).unwrap();
+        let read = store.events("task-1", 1, 0, 100).unwrap();
+        let said: Vec<(u64, String)> = read
+            .iter()
+            .map(|e| match &e.what {
+                Happened::Text { text } => (e.seq, text.clone()),
+                Happened::Error { message } => (e.seq, message.clone()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(said.len(), 4, "{said:?}");
+        assert_eq!(said[0], (1, "one".to_string()));
+        for (n, (seq, message)) in said[1..3].iter().enumerate() {
+            assert_eq!(*seq, 1, "numbered as the event before it");
+            assert!(
+                message.contains("1.jsonl") && message.contains(&format!("line {}", n + 2)),
+                "{message}"
+            );
+        }
+        assert_eq!(said[3], (3, "three".to_string()));
+        // A reader that has read event 1 still hears of the bad lines after it; one that has
+        // read event 3 does not.
+        assert_eq!(store.events("task-1", 1, 1, 100).unwrap().len(), 3);
+        assert!(store.events("task-1", 1, 3, 100).unwrap().is_empty());
     }
 
     #[test]

@@ -1,9 +1,14 @@
 //! The team's records in PostgreSQL ([`TeamStore`]): attempts and workers as one row each
 //! (`body` the record as JSON), transcripts as one row per event, a batch inserted in one
 //! statement. Every write tells watchers at commit, so a lead on another machine following a
-//! transcript or the team's status learns of it at once.
+//! transcript or the team's status learns of it at once. A row that is not a Baton record (a
+//! hand-edited body) is named where it would have been read, never the end of a view.
 
-use baton_core::{Attempt, AttemptEvent, StoreError, TeamStore, TranscriptEvent, WorkerRecord};
+use baton_core::listing::{Listing, Unreadable};
+use baton_core::{
+    Attempt, AttemptEvent, Happened, StoreError, TeamStore, Timestamp, TranscriptEvent,
+    WorkerRecord,
+};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -89,15 +94,30 @@ impl TeamStore for PgStore {
         let after = i64::try_from(after).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.transact_unclocked(|tx| {
-            tx.query(
-                "SELECT body FROM baton_transcripts
-                 WHERE project = $1 AND task = $2 AND attempt = $3 AND seq > $4
-                 ORDER BY seq LIMIT $5",
-                &[&self.name, &task, &attempt, &after, &limit],
-            )?
-            .into_iter()
-            .map(|row| record("baton_transcripts", row.get(0)))
-            .collect()
+            Ok(tx
+                .query(
+                    "SELECT seq, body FROM baton_transcripts
+                     WHERE project = $1 AND task = $2 AND attempt = $3 AND seq > $4
+                     ORDER BY seq LIMIT $5",
+                    &[&self.name, &task, &attempt, &after, &limit],
+                )?
+                .into_iter()
+                .map(|row| {
+                    let seq: i64 = row.get(0);
+                    serde_json::from_value::<TranscriptEvent>(row.get(1)).unwrap_or_else(|e| {
+                        TranscriptEvent {
+                            seq: seq as u64,
+                            at: Timestamp::now(),
+                            what: Happened::Error {
+                                message: format!(
+                                    "row {seq} of baton_transcripts ({task}'s attempt \
+                                     {attempt}) is not an event: {e}; it is skipped"
+                                ),
+                            },
+                        }
+                    })
+                })
+                .collect())
         })
     }
 
@@ -120,6 +140,24 @@ impl TeamStore for PgStore {
             .into_iter()
             .map(|row| record("baton_attempts", row.get(0)))
             .collect()
+        })
+    }
+
+    fn attempts_listed(&self, task: Option<&str>) -> baton_core::Result<Listing<Attempt>> {
+        self.transact_unclocked(|tx| {
+            let rows = tx.query(
+                "SELECT task, attempt, body FROM baton_attempts
+                 WHERE project = $1 AND ($2::text IS NULL OR task = $2)
+                 ORDER BY task, attempt",
+                &[&self.name, &task],
+            )?;
+            Ok(listed(rows, |row| {
+                format!(
+                    "baton_attempts: {} attempt {}",
+                    row.get::<_, String>(0),
+                    row.get::<_, i32>(1)
+                )
+            }))
         })
     }
 
@@ -166,6 +204,38 @@ impl TeamStore for PgStore {
             .collect()
         })
     }
+
+    fn workers_listed(&self) -> baton_core::Result<Listing<WorkerRecord>> {
+        self.transact_unclocked(|tx| {
+            let rows = tx.query(
+                "SELECT name, body FROM baton_workers WHERE project = $1 ORDER BY name",
+                &[&self.name],
+            )?;
+            Ok(listed(rows, |row| {
+                format!("baton_workers: {}", row.get::<_, String>(0))
+            }))
+        })
+    }
+}
+
+/// Rows whose last column is a record's body, read one by one: a row that is not one is named
+/// (`name` says which it is) and left out.
+fn listed<T: DeserializeOwned>(
+    rows: Vec<tokio_postgres::Row>,
+    name: impl Fn(&tokio_postgres::Row) -> String,
+) -> Listing<T> {
+    let mut listing = Listing::all(Vec::new());
+    for row in rows {
+        let body: Value = row.get(row.len() - 1);
+        match serde_json::from_value(body) {
+            Ok(item) => listing.items.push(item),
+            Err(e) => listing.unreadable.push(Unreadable {
+                document: name(&row),
+                problem: format!("not a Baton record: {e}"),
+            }),
+        }
+    }
+    listing
 }
 
 /// Records `attempt` (replacing the same task and number's), telling watchers at commit.

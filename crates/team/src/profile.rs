@@ -268,6 +268,9 @@ impl Profile {
         profile.command = command.to_string();
         profile.worktree = worktree;
         profile.max_attempts = 1;
+        // The user's own command in the user's own terminal (`baton worker loop`), not an
+        // agent a supervisor runs unattended: as the user, like any command they start.
+        profile.sandbox.enabled = false;
         profile
     }
 }

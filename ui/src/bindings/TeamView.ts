@@ -3,6 +3,7 @@ import type { QueueEntry } from "./QueueEntry";
 import type { Spend } from "./Spend";
 import type { SpendPoint } from "./SpendPoint";
 import type { SupervisorInfo } from "./SupervisorInfo";
+import type { Unreadable } from "./Unreadable";
 import type { WorkerView } from "./WorkerView";
 
 /**
@@ -27,4 +28,8 @@ timeline: Array<SpendPoint>,
  * task in the order it joined, with its place (queued, checking, landed, sent back, not
  * landed) and why. Empty when none ran.
  */
-merge_queue: Array<QueueEntry>, };
+merge_queue: Array<QueueEntry>, 
+/**
+ * Worker and attempt records that could not be read, named: everything else is shown.
+ */
+unreadable: Array<Unreadable>, };

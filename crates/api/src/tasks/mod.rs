@@ -475,6 +475,22 @@ impl Operation for Doctor {
         let (findings, fixed) = baton_core::inbox::inbox_findings(&*cx.documents, self.fix)?;
         report.findings.extend(findings);
         report.fixed.extend(fixed);
+        // The team's records a view would skip: named here too.
+        let workers = cx.team.workers_listed()?.unreadable;
+        for unreadable in workers
+            .into_iter()
+            .chain(cx.team.attempts_listed(None)?.unreadable)
+        {
+            report.findings.push(baton_core::doctor::Finding {
+                kind: baton_core::doctor::FindingKind::UnreadableDocument,
+                task: None,
+                message: format!(
+                    "{} cannot be read: {}",
+                    unreadable.document, unreadable.problem
+                ),
+                fixable: false,
+            });
+        }
         Ok(report)
     }
 }

@@ -1,27 +1,11 @@
 //! Reading the inbox's records one by one, so one that cannot be read is named and left out
 //! of a view instead of ending it.
 
-use serde::{Deserialize, Serialize};
-
 use super::{number_of, parse};
 use crate::documents::DocumentStore;
 use crate::error::Result;
 
-/// A document a view could not read, named, with why: the view shows everything else.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Unreadable {
-    /// The document's name in `.coordination/` (`inbox/messages/m-3.json`).
-    pub document: String,
-    pub problem: String,
-}
-
-/// Records read one by one: those that could be read, oldest first, and those that could not.
-#[derive(Debug, Clone)]
-pub struct Listing<T> {
-    pub items: Vec<T>,
-    pub unreadable: Vec<Unreadable>,
-}
+pub use crate::listing::{Listing, Unreadable};
 
 /// Every `PREFIX-N` record in `folder` read one by one as `T`, oldest first: one that cannot
 /// be read or is not what Baton wrote is left out and named, never the end of the view.
