@@ -11,6 +11,11 @@
 //!   `BATON_BENCH_BASELINE=/path/to/an/older/baton` the same is measured for that binary in the
 //!   same run, side by side.
 //!
+//! - HTTP sessions (`BATON_BENCH_ONLY=sessions` runs only this): `baton mcp --http` with its
+//!   cap at `BATON_BENCH_SESSIONS` (10,000), that many sessions opened and dropped without
+//!   closing, the server's resident memory before, with all of them open, and after they were
+//!   idle for `--http-idle 3s` and closed; and the time to open them.
+//!
 //! Target (issue 5): added latency through the proxy p50 ≤ 0.3 ms.
 
 use baton_test_support::stats;
@@ -242,6 +247,18 @@ fn main() {
             .unwrap();
         assert!(status.success());
     }
+    let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
+    let sessions = match quick {
+        true => 50,
+        false => std::env::var("BATON_BENCH_SESSIONS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(10_000),
+    };
+    if only == "sessions" {
+        http_sessions(baton, dir.path(), sessions);
+        return;
+    }
     let child = format!("inner={baton} mcp --quiet");
     let proxy_args = ["mcp", "--quiet", "--no-browser", "--child", child.as_str()];
 
@@ -344,4 +361,77 @@ fn main() {
             pw_trials,
         );
     }
+}
+
+/// `baton mcp --http` capped at `count` sessions: its resident memory with none, with `count`
+/// opened and dropped, and after they were closed for being idle.
+fn http_sessions(baton: &str, dir: &Path, count: usize) {
+    use baton_test_support::mcp_http::{HttpClient, initialize, post, served};
+    println!("== HTTP sessions: {count} opened and dropped ==");
+    let mut server = Command::new(baton)
+        .args([
+            "mcp",
+            "--quiet",
+            "--http",
+            "127.0.0.1:0",
+            "--http-idle",
+            "3s",
+        ])
+        .args(["--http-max-sessions", &count.to_string()])
+        .current_dir(dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("listening on") {
+        line.clear();
+        assert!(said.read_line(&mut line).unwrap() > 0, "the server ended");
+    }
+    let (addr, token) = served(&dir.join(".coordination"));
+    let rss = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", server.id())).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+            .unwrap();
+        kb as f64 / 1024.0
+    };
+    // One session first, so the figure before is a serving server's.
+    drop(HttpClient::start(addr, &token));
+    let before = rss();
+    let started = Instant::now();
+    for _ in 0..count - 1 {
+        drop(HttpClient::start(addr, &token));
+    }
+    let took = started.elapsed();
+    let full = rss();
+    let host = format!("127.0.0.1:{}", addr.port());
+    let auth = format!("Bearer {token}");
+    let headers = [("Host", host.as_str()), ("Authorization", auth.as_str())];
+    let init = initialize("bench");
+    let refused = post(addr, "/mcp", &headers, &init).status;
+    // Idle for 3 s, then closed by the server's sweep: a new session opens again.
+    let waited = Instant::now();
+    while post(addr, "/mcp", &headers, &init).status != 200 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "no session was closed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let after = rss();
+    println!(
+        "resident memory: {before:.1} MB with one session, {full:.1} MB with {count} open \
+         ({:.1} KB each), {after:.1} MB after they were closed for being idle",
+        (full - before) * 1024.0 / count as f64
+    );
+    println!(
+        "opened {count} sessions in {:.1} s ({:.2} ms each); one more was answered {refused}",
+        took.as_secs_f64(),
+        took.as_secs_f64() * 1000.0 / count as f64
+    );
+    let _ = server.kill();
+    let _ = server.wait();
 }

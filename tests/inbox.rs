@@ -19,6 +19,7 @@ support::on_both_stores!(
     the_change_feed_reports_questions_answers_and_messages,
     a_rewound_or_deleted_counter_costs_no_message_and_doctor_repairs_it,
     a_bad_question_or_message_is_named_and_the_rest_of_the_inbox_shown,
+    an_agent_flooding_the_inbox_is_limited_and_the_lead_still_sees_every_question,
 );
 
 fn a_bad_question_or_message_is_named_and_the_rest_of_the_inbox_shown(p: Project) {
@@ -423,4 +424,93 @@ fn a_question_asked_on_one_machine_is_answered_from_another() {
     let (code, out, err) = ask.finish();
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out.trim(), "8080");
+}
+
+/// An agent that sends message after message, and asks question after question, is refused
+/// at its limit (saying why); the lead still sees every other agent's question, and sees that
+/// the agent hit its limit; once the lead reads its messages it may send again.
+fn an_agent_flooding_the_inbox_is_limited_and_the_lead_still_sees_every_question(p: Project) {
+    use baton_core::inbox::{MAX_OPEN_QUESTIONS, MAX_UNREAD_FROM};
+    let waiting = as_agent(&p, "cc2", &["ask", "Which database?", "--timeout", "120"]);
+    support::eventually("cc2's question in the lead's inbox", || {
+        p.json(&["inbox"])["questions"].as_array().unwrap().len() == 1
+    });
+    // The flood: each message its own process, as an agent's shell sends them.
+    let mut refused = Vec::new();
+    for n in 1..=MAX_UNREAD_FROM + 10 {
+        let out = p
+            .command(&["message", "send", "lead", &format!("Note {n}"), "body"])
+            .env("BATON_AGENT", "cc1")
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            assert_eq!(out.status.code(), Some(1), "{out:?}");
+            refused.push(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+    }
+    assert_eq!(refused.len(), 10, "{refused:?}");
+    assert!(
+        refused[0].contains("as much in the lead's inbox as an agent may"),
+        "{}",
+        refused[0]
+    );
+    let lead = p.json(&["inbox"]);
+    let from_cc1 = lead["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["from"] == "cc1")
+        .count();
+    assert_eq!(from_cc1, MAX_UNREAD_FROM, "{lead}");
+    assert_eq!(lead["questions"][0]["agent"], "cc2", "{lead}");
+    assert_eq!(lead["limited"][0]["agent"], "cc1", "{lead}");
+    assert_eq!(lead["limited"][0]["messages_refused"], 10, "{lead}");
+    let text = p.ok(&["inbox"]);
+    assert!(
+        text.contains("Agent cc1 hit its inbox limit") && text.contains("10 message(s)"),
+        "{text}"
+    );
+    assert!(text.contains("Which database?"), "{text}");
+
+    // Read, its messages free its place.
+    p.ok(&["message", "ack", "m-1", "m-2"]);
+    let sent = p
+        .command(&["message", "send", "lead", "Again", "body"])
+        .env("BATON_AGENT", "cc1")
+        .output()
+        .unwrap();
+    assert!(sent.status.success(), "{sent:?}");
+
+    // Questions: as many as an agent may have waiting, then one more is refused.
+    let askers: Vec<support::Background> = (0..MAX_OPEN_QUESTIONS)
+        .map(|n| {
+            as_agent(
+                &p,
+                "cc3",
+                &["ask", &format!("Question {n}?"), "--timeout", "120"],
+            )
+        })
+        .collect();
+    support::eventually("cc3's questions in the lead's inbox", || {
+        p.json(&["inbox"])["questions"].as_array().unwrap().len() == 1 + MAX_OPEN_QUESTIONS
+    });
+    let one_more = p
+        .command(&["ask", "One more?", "--timeout", "5"])
+        .env("BATON_AGENT", "cc3")
+        .output()
+        .unwrap();
+    assert_eq!(one_more.status.code(), Some(1), "{one_more:?}");
+    let said = String::from_utf8_lossy(&one_more.stderr);
+    assert!(said.contains("questions wait for an answer"), "{said}");
+    let lead = p.json(&["inbox"]);
+    let cc3 = lead["limited"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["agent"] == "cc3")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(cc3["questions_refused"], 1, "{lead}");
+    drop(askers);
+    drop(waiting);
 }

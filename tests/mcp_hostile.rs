@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 use support::Project;
 use support::mcp::RawClient;
-use support::mcp_http::{HttpClient, post};
+use support::mcp_http::{HttpClient, initialize, post, served};
 
 /// What the canary's secret file holds; no answer may contain it.
 const SECRET: &str = "CANARY-7f3a9c-do-not-leak";
@@ -397,25 +397,13 @@ fn every_tool_and_string_argument_over_http_stays_inside_the_project() {
         .project
         .spawn(&["mcp", "--quiet", "--http", "127.0.0.1:0"]);
     server.wait_stderr("listening on http://127.0.0.1:");
-    let info: Value = serde_json::from_slice(
-        &std::fs::read(world.project.coordination().join("mcp/http.json")).unwrap(),
-    )
-    .unwrap();
-    let token = info["token"].as_str().unwrap();
-    let url = info["url"].as_str().unwrap();
-    let addr: std::net::SocketAddr = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .parse()
-        .unwrap();
+    let (addr, token) = served(&world.project.coordination());
+    let token = token.as_str();
 
     // What a page in a browser, or another local user without the token, would send.
     let host = format!("127.0.0.1:{}", addr.port());
     let auth = format!("Bearer {token}");
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "hostile", "version": "1"}}})
-    .to_string();
+    let init = initialize("hostile");
     let refused = [
         ("no token", vec![("Host", host.as_str())], 401),
         (
@@ -551,4 +539,52 @@ fn the_reported_escapes_are_tool_errors_that_name_the_argument_and_the_rule() {
         response["result"]["structuredContent"]["error"]["kind"],
         "not_a_signal"
     );
+}
+
+/// A client that opens sessions and drops them without closing them: at the cap a new one is
+/// refused with a 503 that says why, a live session still works, and once the dropped ones
+/// have been idle for `--http-idle` they are closed and new sessions open again.
+#[test]
+fn http_sessions_are_capped_and_idle_ones_are_closed() {
+    let world = World::new();
+    let mut server = world.project.spawn(&[
+        "mcp",
+        "--quiet",
+        "--http",
+        "127.0.0.1:0",
+        "--http-max-sessions",
+        "20",
+        "--http-idle",
+        "2s",
+    ]);
+    server.wait_stderr("listening on http://127.0.0.1:");
+    let (addr, token) = served(&world.project.coordination());
+    let token = token.as_str();
+    let host = format!("127.0.0.1:{}", addr.port());
+    let auth = format!("Bearer {token}");
+    let headers = [("Host", host.as_str()), ("Authorization", auth.as_str())];
+    let init = initialize("flood");
+
+    let mut kept = HttpClient::start(addr, token);
+    for _ in 1..20 {
+        drop(HttpClient::start(addr, token));
+    }
+    let refused = post(addr, "/mcp", &headers, &init);
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert!(
+        refused.body.contains("--http-max-sessions"),
+        "{}",
+        refused.body
+    );
+    assert!(refused.header("mcp-session-id").is_none());
+    let tools = kept.request("tools/list", json!({}));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+
+    // The dropped sessions are closed once idle; the one in use is not.
+    support::eventually("an idle session to be closed", || {
+        kept.request("tools/list", json!({}));
+        post(addr, "/mcp", &headers, &init).status == 200
+    });
+    let tools = kept.request("tools/list", json!({}));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
 }

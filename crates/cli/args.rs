@@ -207,6 +207,15 @@ pub enum Command {
             requires = "http"
         )]
         token: Option<String>,
+        /// At most this many --http sessions live at once; a client opening one more is
+        /// answered 503 (it closes one, or waits for an idle one to be closed).
+        #[arg(long, value_name = "N", default_value_t = 256, requires = "http",
+              value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        http_max_sessions: u32,
+        /// Close an --http session after this long without a request (e.g. 30s, 5m).
+        #[arg(long, value_name = "DURATION", default_value = "5m", requires = "http",
+              value_parser = humantime::parse_duration)]
+        http_idle: std::time::Duration,
     },
     /// Reach a project kept in PostgreSQL from this folder: writes .coordination/store.json
     /// (the URL without its password, and --project), so every command here, and in folders

@@ -142,6 +142,25 @@ pub fn render(view: &InboxView) -> String {
             )
         })
         .collect();
+    // So is an agent that hit its limit: what it sent was refused, not lost in the pile.
+    for l in &view.limited {
+        let mut refused = Vec::new();
+        if l.messages_refused > 0 {
+            refused.push(format!("{} message(s)", l.messages_refused));
+        }
+        if l.questions_refused > 0 {
+            refused.push(format!("{} question(s)", l.questions_refused));
+        }
+        lines.push(format!(
+            "Agent {} hit its inbox limit ({} unread messages, {} open questions): {} refused, \
+             the last at {}",
+            clean(&l.agent),
+            baton_core::inbox::MAX_UNREAD_FROM,
+            baton_core::inbox::MAX_OPEN_QUESTIONS,
+            refused.join(" and "),
+            l.last_at.map_or("-".to_string(), |t| t.to_string())
+        ));
+    }
     if view.is_empty() && view.decisions.is_empty() {
         lines.push(format!("Nothing waits for {}.", view.reader));
         return lines.join("\n");

@@ -156,12 +156,21 @@ fn run(cli: Cli) -> Result<u8, Error> {
             headed,
             http,
             token,
+            http_max_sessions,
+            http_idle,
             allow_path,
             allow_unsafe_tools,
         } => {
             let caller = inbox::terminal_agent();
             if let Some(agent) = &caller {
                 baton_core::names::validate_agent_id(agent)?;
+            }
+            if http_idle < std::time::Duration::from_secs(1) {
+                return Err(Error::new(
+                    baton_core::ErrorKind::InvalidArguments,
+                    "--http-idle must be at least 1s: a session is closed after that long \
+                     without a request",
+                ));
             }
             let project = open()?;
             let options = baton_mcp::McpOptions {
@@ -177,6 +186,10 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 headed,
                 http,
                 token,
+                sessions: baton_mcp::sessions::SessionLimits {
+                    max: http_max_sessions as usize,
+                    idle: http_idle,
+                },
             };
             baton_mcp::serve(project, options)?;
             Ok(0)

@@ -37,6 +37,18 @@ export function InboxView({ version, onError }: Props) {
   return (
     <section className="inbox-view" aria-label="Inbox" data-testid="inbox-view">
       <Skipped unreadable={inbox.unreadable} of="the inbox" prefix=".coordination/" />
+      {inbox.limited.length > 0 && (
+        <div className="notice" role="status" data-testid="limited">
+          <p>Agents that hit their inbox limit (what they sent beyond it was refused):</p>
+          <ul>
+            {inbox.limited.map((l) => (
+              <li key={l.agent}>
+                <strong>{l.agent}</strong>: {l.messages_refused} message(s) and {l.questions_refused} question(s) refused
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       <h2>Questions and approvals ({open.length})</h2>
       {open.length === 0 && <p className="empty">Nothing waits for you.</p>}
       <ul className="questions">

@@ -7,8 +7,8 @@
 use std::time::{Duration, Instant};
 
 use baton_core::inbox::{
-    self, About, ApprovalDecision, EVERYONE, LEAD, Message, NewMessage, NewQuestion, Question,
-    Unreadable,
+    self, About, ApprovalDecision, EVERYONE, LEAD, Limited, Message, NewMessage, NewQuestion,
+    Question, Unreadable,
 };
 use baton_core::{ErrorKind, StoreError};
 use baton_live::Backend;
@@ -287,6 +287,9 @@ pub struct InboxView {
     /// Questions and messages that could not be read (corrupt, or not what Baton wrote),
     /// named: everything else is shown. `leader doctor` names them too.
     pub unreadable: Vec<Unreadable>,
+    /// The lead's inbox only: agents that had messages or questions refused because they had
+    /// as many waiting as an agent may (`MAX_UNREAD_FROM`, `MAX_OPEN_QUESTIONS`).
+    pub limited: Vec<Limited>,
 }
 
 impl InboxView {
@@ -319,12 +322,17 @@ pub fn inbox_of(
         messages.retain(|m| m.task.as_deref() == Some(task));
         decisions = inbox::decisions(&*cx.documents, Some(task), reader)?;
     }
+    let limited = match reader == LEAD {
+        true => inbox::limited(&*cx.documents)?,
+        false => Vec::new(),
+    };
     Ok(InboxView {
         reader: reader.to_string(),
         questions,
         messages,
         decisions,
         unreadable,
+        limited,
     })
 }
 

@@ -144,6 +144,16 @@ pub enum StoreError {
     #[error("question {id} is {how}")]
     QuestionSettled { id: String, how: String },
 
+    #[error(
+        "agent {agent} has as much in the lead's inbox as an agent may: {what}; {then} (the \
+         lead sees that this was refused)"
+    )]
+    InboxFull {
+        agent: String,
+        what: String,
+        then: String,
+    },
+
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -207,6 +217,7 @@ impl StoreError {
             StoreError::Io { .. } => ErrorKind::Io,
             StoreError::UnknownInboxItem { .. } => ErrorKind::UnknownQuestion,
             StoreError::QuestionSettled { .. } => ErrorKind::QuestionSettled,
+            StoreError::InboxFull { .. } => ErrorKind::InboxFull,
             StoreError::Database { .. } => ErrorKind::Database,
             StoreError::UnknownProject { .. } | StoreError::KeptInDatabase { .. } => {
                 ErrorKind::NotInitialized

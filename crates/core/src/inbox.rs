@@ -14,11 +14,13 @@ use crate::time::Timestamp;
 
 mod listing;
 mod numbering;
+mod quota;
 
 use listing::read_each;
 pub use listing::{Listing, Unreadable};
 use numbering::create;
 pub use numbering::{highest_number, inbox_findings, repair_number};
+pub use quota::{LIMITED, Limited, MAX_OPEN_QUESTIONS, MAX_UNREAD_FROM, limited};
 
 /// The folder of question documents (`inbox/questions/q-N.json`).
 pub const QUESTIONS: &str = "inbox/questions";
@@ -207,6 +209,7 @@ pub fn ask(docs: &dyn DocumentStore, new: NewQuestion) -> Result<Question> {
     for choice in &new.choices {
         check_text("choices", choice, MAX_SUBJECT, true)?;
     }
+    quota::check_question(docs, &new.agent)?;
     create(docs, QUESTIONS, "q", "questions", &|id, now| Question {
         id,
         agent: new.agent.clone(),
@@ -372,6 +375,7 @@ pub fn close_open_of(
 pub fn send(docs: &dyn DocumentStore, new: NewMessage) -> Result<Message> {
     check_text("subject", &new.subject, MAX_SUBJECT, true)?;
     check_text("body", &new.body, MAX_BODY, false)?;
+    quota::check_message(docs, &new.from)?;
     create(docs, MESSAGES, "m", "messages", &|id, now| Message {
         id,
         from: new.from.clone(),

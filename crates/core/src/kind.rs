@@ -80,6 +80,8 @@ pub enum ErrorKind {
     UnknownRecipient,
     /// A caller acting as another agent than the one it is.
     NotYou,
+    /// An agent has as many unread messages or open questions in the inbox as it may.
+    InboxFull,
     // The front ends.
     /// Arguments that do not fit the operation's schema (a usage error).
     InvalidArguments,
@@ -138,6 +140,7 @@ impl ErrorKind {
             ErrorKind::QuestionSettled => "question_settled",
             ErrorKind::UnknownRecipient => "unknown_recipient",
             ErrorKind::NotYou => "not_you",
+            ErrorKind::InboxFull => "inbox_full",
             ErrorKind::InvalidArguments => "invalid_arguments",
             ErrorKind::UnknownTool => "unknown_tool",
             ErrorKind::UnknownResource => "unknown_resource",

@@ -5,6 +5,9 @@
 //!
 //! The token is `--token` / `BATON_MCP_TOKEN` when given, otherwise 32 random bytes; it is
 //! written, with the URL, to `.coordination/mcp/http.json` (mode 0600) for local clients.
+//!
+//! Its sessions are bounded ([`crate::sessions`]): at most `--http-max-sessions` live at once
+//! (a new one beyond is answered 503, saying so), and one idle for `--http-idle` is closed.
 
 use std::convert::Infallible;
 use std::io::Read;
@@ -19,12 +22,12 @@ use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::log::Log;
 use crate::server::BatonServer;
+use crate::sessions::{Bounded, SessionLimits};
 
 /// The path the MCP endpoint is served on.
 pub const ENDPOINT: &str = "/mcp";
@@ -53,6 +56,11 @@ pub fn random_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `request` would open a session: a POST without a session's id.
+fn opens_a_session<B>(request: &Request<B>) -> bool {
+    request.method() == hyper::Method::POST && !request.headers().contains_key("mcp-session-id")
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response<BoxBody<Bytes, Infallible>> {
@@ -133,6 +141,7 @@ pub async fn serve(
     token: String,
     log: Log,
     cancel: CancellationToken,
+    limits: SessionLimits,
     bound: impl FnOnce(SocketAddr),
 ) -> Result<(), Error> {
     let cannot_listen =
@@ -148,11 +157,22 @@ pub async fn serve(
         .disable_allowed_origins()
         .with_legacy_session_mode(true)
         .with_cancellation_token(cancel.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(server.for_session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(Bounded::new(limits));
+    let service =
+        StreamableHttpService::new(move || Ok(server.for_session()), sessions.clone(), config);
+    // Idle sessions closed as they pass the limit, not only when the cap is reached.
+    {
+        let (sessions, cancel) = (sessions.clone(), cancel.clone());
+        let every = (limits.idle / 2).max(std::time::Duration::from_millis(500));
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(every) => { sessions.reclaim().await; }
+                    _ = cancel.cancelled() => return,
+                }
+            }
+        });
+    }
     bound(local);
     let token = Arc::new(token);
     loop {
@@ -166,10 +186,12 @@ pub async fn serve(
         let service = service.clone();
         let token = token.clone();
         let log = log.clone();
+        let sessions = sessions.clone();
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let service = service.clone();
                 let token = token.clone();
+                let sessions = sessions.clone();
                 async move {
                     if request.uri().path() != ENDPOINT {
                         return Ok::<_, Infallible>(refuse(
@@ -188,6 +210,16 @@ pub async fn serve(
                             StatusCode::UNAUTHORIZED,
                             "a bearer token is required (see .coordination/mcp/http.json)",
                         ));
+                    }
+                    // A new session at the cap: said plainly, not as the service's error.
+                    if opens_a_session(&request)
+                        && sessions.is_full()
+                        && sessions.reclaim().await == 0
+                    {
+                        let full = crate::sessions::BoundedError::Full {
+                            max: sessions.limits().max,
+                        };
+                        return Ok(refuse(StatusCode::SERVICE_UNAVAILABLE, &full.to_string()));
                     }
                     Ok(service.handle(request).await)
                 }

@@ -17,6 +17,7 @@ pub mod prompts;
 pub mod proxy;
 pub mod resources;
 pub mod server;
+pub mod sessions;
 pub mod tools;
 
 use baton_api::{Error, OpenProject};
@@ -48,6 +49,8 @@ pub struct McpOptions {
     pub http: Option<String>,
     /// The bearer token for HTTP (default: random).
     pub token: Option<String>,
+    /// How many HTTP sessions may be live at once, and how long an idle one is kept.
+    pub sessions: sessions::SessionLimits,
     /// Folders beyond the project that tool calls may name (`--allow-path`).
     pub allow_paths: Vec<std::path::PathBuf>,
     /// Serve child tools that run arbitrary code (`*_unsafe`).
@@ -80,7 +83,16 @@ pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), Error> {
         let server = build(open, &options).await?;
         let result = match http {
             None => serve_stdio(&server).await,
-            Some(addr) => serve_http(&server, &project, addr, options.token.clone()).await,
+            Some(addr) => {
+                serve_http(
+                    &server,
+                    &project,
+                    addr,
+                    options.token.clone(),
+                    options.sessions,
+                )
+                .await
+            }
         };
         server.shutdown().await;
         Ok::<_, Error>((result, server))
@@ -215,6 +227,7 @@ async fn serve_http(
     project: &Layout,
     addr: std::net::SocketAddr,
     token: Option<String>,
+    sessions: sessions::SessionLimits,
 ) -> Result<(), Error> {
     let log = server.log().clone();
     let token = match token {
@@ -251,6 +264,7 @@ async fn serve_http(
         token,
         server.log().clone(),
         cancel.clone(),
+        sessions,
         announce,
     );
     let result = tokio::select! {

@@ -104,6 +104,30 @@ fn dechunk(mut data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Where `baton mcp --http` of the project at `coordination` listens, and its token (from
+/// `.coordination/mcp/http.json`).
+pub fn served(coordination: &std::path::Path) -> (SocketAddr, String) {
+    let info: Value =
+        serde_json::from_slice(&std::fs::read(coordination.join("mcp/http.json")).unwrap())
+            .unwrap();
+    let addr = info["url"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    (addr, info["token"].as_str().unwrap().to_string())
+}
+
+/// An `initialize` request from a client named `name`, as JSON text.
+pub fn initialize(name: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": name, "version": "1"}}})
+    .to_string()
+}
+
 /// An MCP session over streamable HTTP with the right token, host and origin.
 pub struct HttpClient {
     pub addr: SocketAddr,
