@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures_core::Stream;
@@ -51,6 +52,9 @@ pub struct Bounded {
     limits: SessionLimits,
     /// Each live session and when a request last reached it.
     seen: Mutex<HashMap<SessionId, Instant>>,
+    /// Sessions closed since memory was last given back (by a client, by rmcp when one ended
+    /// idle, or here).
+    closed: AtomicUsize,
 }
 
 impl Bounded {
@@ -61,6 +65,7 @@ impl Bounded {
             inner,
             limits,
             seen: Mutex::new(HashMap::new()),
+            closed: AtomicUsize::new(0),
         }
     }
 
@@ -78,7 +83,8 @@ impl Bounded {
         self.live() >= self.limits.max
     }
 
-    /// Closes every session idle for longer than the limit; returns how many.
+    /// Closes every session idle for longer than the limit, and gives what closed sessions
+    /// held back to the system; returns how many it closed.
     pub async fn reclaim(&self) -> usize {
         let idle: Vec<SessionId> = {
             let seen = self.seen.lock().expect("sessions lock");
@@ -88,8 +94,10 @@ impl Bounded {
                 .collect()
         };
         for id in &idle {
-            let _ = self.inner.close_session(id).await;
-            self.seen.lock().expect("sessions lock").remove(id);
+            let _ = self.close_session(id).await;
+        }
+        if self.closed.swap(0, Ordering::Relaxed) > 0 {
+            give_back_memory();
         }
         idle.len()
     }
@@ -98,6 +106,17 @@ impl Bounded {
         if let Some(last) = self.seen.lock().expect("sessions lock").get_mut(id) {
             *last = Instant::now();
         }
+    }
+}
+
+/// Returns the memory closed sessions freed to the system: glibc's allocator keeps freed
+/// memory in its arenas otherwise, and a server that once held thousands of sessions would
+/// keep their size for ever.
+fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory at the top of the heap and of each arena.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -133,7 +152,15 @@ impl SessionManager for Bounded {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), BoundedError> {
-        self.seen.lock().expect("sessions lock").remove(id);
+        if self
+            .seen
+            .lock()
+            .expect("sessions lock")
+            .remove(id)
+            .is_some()
+        {
+            self.closed.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(self.inner.close_session(id).await?)
     }
 
