@@ -213,12 +213,8 @@ pub async fn serve(
                     }
                     // A new session at the cap: said plainly, not as the service's error.
                     if opens_a_session(&request)
-                        && sessions.is_full()
-                        && sessions.reclaim().await == 0
+                        && let Err(full) = sessions.make_room().await
                     {
-                        let full = crate::sessions::BoundedError::Full {
-                            max: sessions.limits().max,
-                        };
                         return Ok(refuse(StatusCode::SERVICE_UNAVAILABLE, &full.to_string()));
                     }
                     Ok(service.handle(request).await)

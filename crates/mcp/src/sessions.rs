@@ -69,18 +69,20 @@ impl Bounded {
         }
     }
 
-    pub fn limits(&self) -> SessionLimits {
-        self.limits
-    }
-
     /// How many sessions are live.
     pub fn live(&self) -> usize {
         self.seen.lock().expect("sessions lock").len()
     }
 
-    /// Whether a new session would be refused.
-    pub fn is_full(&self) -> bool {
-        self.live() >= self.limits.max
+    /// Room for one more session: at the cap, the idle ones are closed first, and if none
+    /// was, [`BoundedError::Full`].
+    pub async fn make_room(&self) -> Result<(), BoundedError> {
+        if self.live() >= self.limits.max && self.reclaim().await == 0 {
+            return Err(BoundedError::Full {
+                max: self.limits.max,
+            });
+        }
+        Ok(())
     }
 
     /// Closes every session idle for longer than the limit, and gives what closed sessions
@@ -125,11 +127,7 @@ impl SessionManager for Bounded {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), BoundedError> {
-        if self.is_full() && self.reclaim().await == 0 {
-            return Err(BoundedError::Full {
-                max: self.limits.max,
-            });
-        }
+        self.make_room().await?;
         let (id, transport) = self.inner.create_session().await?;
         self.seen
             .lock()

@@ -221,7 +221,9 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
             text: sandbox.clone(),
         });
     }
-    let mut process = match AgentProcess::start(&plan.launch) {
+    // What the door refuses the agent goes into its transcript as it happens.
+    let refusals = plan.door.as_mut().and_then(|door| door.refusals());
+    let mut process = match AgentProcess::start_hearing(&plan.launch, refusals) {
         Ok(process) => process,
         Err(e) => {
             let message = format!("cannot run {}: {e}", plan.launch.program.display());
@@ -239,10 +241,6 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
             });
         }
     };
-    // What the door refuses the agent goes into its transcript as it happens.
-    if let Some(refusals) = plan.door.as_mut().and_then(|door| door.refusals()) {
-        process.hear(refusals);
-    }
     // The attempt, its first events and the worker working on it: one change.
     let worker = working(
         crew,

@@ -87,14 +87,22 @@ pub enum Output {
 pub struct AgentProcess {
     pub pid: u32,
     output: Receiver<Output>,
-    /// Where [`Self::hear`]'s notes join the output.
-    notes_to: SyncSender<Output>,
     started: Instant,
     exited: bool,
 }
 
 impl AgentProcess {
     pub fn start(launch: &Launch) -> std::io::Result<AgentProcess> {
+        AgentProcess::start_hearing(launch, None)
+    }
+
+    /// [`Self::start`], with `notes` (what the attempt's door refused) arriving through
+    /// [`Self::next`] as [`Output::Note`] among the output, until they end (their sender is
+    /// dropped) or the output is no longer read.
+    pub fn start_hearing(
+        launch: &Launch,
+        notes: Option<Receiver<String>>,
+    ) -> std::io::Result<AgentProcess> {
         // The group's program is looked up in the PATH the agent is given.
         let path = launch
             .env
@@ -130,7 +138,16 @@ impl AgentProcess {
         }
         let marks = launch.marks.clone();
         let (tx, output) = sync_channel(QUEUE);
-        let notes_to = tx.clone();
+        if let Some(notes) = notes {
+            let to = tx.clone();
+            std::thread::spawn(move || {
+                for note in notes {
+                    if to.send(Output::Note(note)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let (ended_tx, ended) = channel();
@@ -157,7 +174,6 @@ impl AgentProcess {
         Ok(AgentProcess {
             pid,
             output,
-            notes_to: notes_to.clone(),
             started: Instant::now(),
             exited: false,
         })
@@ -182,19 +198,6 @@ impl AgentProcess {
                 ))))
             }
         }
-    }
-
-    /// `notes` arrive through [`Self::next`] as [`Output::Note`], among the output, until they
-    /// end (their sender is dropped) or the agent's output is no longer read.
-    pub fn hear(&self, notes: Receiver<String>) {
-        let to = self.notes_to.clone();
-        std::thread::spawn(move || {
-            for note in notes {
-                if to.send(Output::Note(note)).is_err() {
-                    return;
-                }
-            }
-        });
     }
 
     pub fn running_for(&self) -> Duration {
@@ -348,9 +351,8 @@ mod tests {
             "while [ ! -e '{}' ]; do sleep 0.05; done; echo ended",
             go.display()
         );
-        let mut process = AgentProcess::start(&sh(&script)).unwrap();
         let (notes, heard) = std::sync::mpsc::channel();
-        process.hear(heard);
+        let mut process = AgentProcess::start_hearing(&sh(&script), Some(heard)).unwrap();
         notes.send("refused something".into()).unwrap();
         match process.next(Duration::from_secs(30)) {
             Some(Output::Note(note)) => assert_eq!(note, "refused something"),

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{LEAD, MESSAGES, Message, QUESTIONS, Question};
+use super::LEAD;
 use crate::documents::DocumentStore;
 use crate::error::{Result, StoreError};
 use crate::time::Timestamp;
@@ -45,20 +45,12 @@ pub(super) fn check_message(docs: &dyn DocumentStore, from: &str) -> Result<()> 
     if from == LEAD {
         return Ok(());
     }
-    let unread = super::read_each::<Message>(docs, MESSAGES, |m| &m.id)?
+    let unread = super::all_messages(docs)?
         .items
         .iter()
         .filter(|m| m.from == from && m.read_by.is_empty())
         .count();
-    if unread < MAX_UNREAD_FROM {
-        return Ok(());
-    }
-    count_refusal(docs, from, |l| l.messages_refused += 1)?;
-    Err(StoreError::InboxFull {
-        agent: from.to_string(),
-        what: format!("{unread} of its messages are unread"),
-        then: "wait until they are read".into(),
-    })
+    within(docs, from, unread, MAX_UNREAD_FROM, Refused::Message)
 }
 
 /// Refuses a question from `agent` when [`MAX_OPEN_QUESTIONS`] of its wait for an answer.
@@ -66,27 +58,51 @@ pub(super) fn check_question(docs: &dyn DocumentStore, agent: &str) -> Result<()
     if agent == LEAD {
         return Ok(());
     }
-    let open = super::read_each::<Question>(docs, QUESTIONS, |q| &q.id)?
+    let open = super::questions(docs, true)?
         .items
         .iter()
-        .filter(|q| q.agent == agent && q.is_open())
+        .filter(|q| q.agent == agent)
         .count();
-    if open < MAX_OPEN_QUESTIONS {
+    within(docs, agent, open, MAX_OPEN_QUESTIONS, Refused::Question)
+}
+
+/// What an agent was refused for its limit.
+#[derive(Clone, Copy)]
+enum Refused {
+    Message,
+    Question,
+}
+
+/// Ok while `agent` has fewer than `limit` waiting; else the refusal, counted for the lead.
+fn within(
+    docs: &dyn DocumentStore,
+    agent: &str,
+    waiting: usize,
+    limit: usize,
+    refused: Refused,
+) -> Result<()> {
+    if waiting < limit {
         return Ok(());
     }
-    count_refusal(docs, agent, |l| l.questions_refused += 1)?;
+    count_refusal(docs, agent, refused)?;
+    let (what, then) = match refused {
+        Refused::Message => (
+            format!("{waiting} of its messages are unread"),
+            "wait until they are read",
+        ),
+        Refused::Question => (
+            format!("{waiting} of its questions wait for an answer"),
+            "wait for an answer",
+        ),
+    };
     Err(StoreError::InboxFull {
         agent: agent.to_string(),
-        what: format!("{open} of its questions wait for an answer"),
-        then: "wait for an answer".into(),
+        what,
+        then: then.into(),
     })
 }
 
-fn count_refusal(
-    docs: &dyn DocumentStore,
-    agent: &str,
-    count: impl Fn(&mut Limited),
-) -> Result<()> {
+fn count_refusal(docs: &dyn DocumentStore, agent: &str, refused: Refused) -> Result<()> {
     docs.change_document(LIMITED, &mut |current, now| {
         let mut all: BTreeMap<String, Limited> = current
             .and_then(|v| serde_json::from_value(v).ok())
@@ -95,7 +111,10 @@ fn count_refusal(
             agent: agent.to_string(),
             ..Limited::default()
         });
-        count(entry);
+        match refused {
+            Refused::Message => entry.messages_refused += 1,
+            Refused::Question => entry.questions_refused += 1,
+        }
         entry.last_at = Some(now);
         Ok(Some(serde_json::to_value(&all).expect("limits serialise")))
     })
