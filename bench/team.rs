@@ -15,7 +15,10 @@
 //!   wall time against the same number of `worker loop` processes;
 //! - sandboxed pickup: pickup with every attempt in a sandbox (the default) against the same
 //!   team with `--no-sandbox`, what bubblewrap adds to an attempt's start. The scale figures
-//!   run the team with `--no-sandbox`, as the worker loops they are compared with run.
+//!   run the team with `--no-sandbox`, as the worker loops they are compared with run;
+//! - download: `BATON_BENCH_DOWNLOAD_MB` (1,024) from a server on loopback by `curl` on the
+//!   machine, against the same `curl` in a sandboxed attempt through its proxy (plain HTTP,
+//!   and a CONNECT tunnel).
 //!
 //! Targets (issue 25): pickup p50 within 20 ms of the worker loop's; an idle team uses no CPU
 //! to speak of; ingestion ≥ 10,000 events/s with claims within 10 % of their no-team p50.
@@ -120,6 +123,131 @@ fn pickup(label: &str, args: &[&str], trials: usize) -> Duration {
     }
     stop(runner);
     report(label, samples)
+}
+
+/// An HTTP server on loopback that answers every request with `bytes` bytes; its port.
+fn large_file_server(bytes: u64) -> u16 {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                let mut stream = stream;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {bytes}\r\nConnection: close\r\n\r\n"
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let chunk = vec![7u8; 1 << 20];
+                let mut left = bytes;
+                while left > 0 {
+                    let n = left.min(chunk.len() as u64) as usize;
+                    if stream.write_all(&chunk[..n]).is_err() {
+                        return;
+                    }
+                    left -= n as u64;
+                }
+            });
+        }
+    });
+    port
+}
+
+/// `curl`'s time for the download of `url`, from the curl command's `-w '%{time_total}'`.
+fn curl_seconds(output: &str) -> Duration {
+    Duration::from_secs_f64(
+        output
+            .trim()
+            .parse::<f64>()
+            .unwrap_or_else(|_| panic!("{output}")),
+    )
+}
+
+/// A large download (`megabytes`) from a server on the machine's loopback: by `curl` directly,
+/// and by `curl` in a sandboxed attempt through its proxy (plain HTTP through `HTTP_PROXY`,
+/// and a tunnel through CONNECT); `trials` of each, the medians.
+fn download(megabytes: u64, trials: usize) {
+    let port = large_file_server(megabytes << 20);
+    let url = format!("http://127.0.0.1:{port}/large");
+    let curl = |extra: &str| {
+        format!(
+            "curl -sf -o /dev/null -w '%{{time_total}}' {extra} {url} > \"took-$BATON_TASK_ID.tmp\" && mv \"took-$BATON_TASK_ID.tmp\" \"took-$BATON_TASK_ID\""
+        )
+    };
+    let direct: Vec<Duration> = (0..trials)
+        .map(|_| {
+            let out = Command::new("curl")
+                .args([
+                    "-sf",
+                    "-o",
+                    "/dev/null",
+                    "-w",
+                    "%{time_total}",
+                    "--noproxy",
+                    "*",
+                    &url,
+                ])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            curl_seconds(&String::from_utf8_lossy(&out.stdout))
+        })
+        .collect();
+    let sandboxed = |label: &str, extra: &str| {
+        let p = Project::new(Store::Folder);
+        std::fs::create_dir_all(p.path().join(".coordination/team")).unwrap();
+        std::fs::write(
+            p.path().join(".coordination/team/profiles.toml"),
+            format!("[profiles.exec.sandbox]\nallow = [\"127.0.0.1:{port}\"]\n"),
+        )
+        .unwrap();
+        let command = curl(extra);
+        let runner = p.spawn(&["team", "up", "--stay", "--no-worktree", "--exec", &command]);
+        let samples: Vec<Duration> = (1..=trials)
+            .map(|i| {
+                p.ok(&["leader", "add-task", &format!("Download {i}")]);
+                let path = p.path().join(format!("took-task-{i}"));
+                let deadline = Instant::now() + Duration::from_secs(300);
+                loop {
+                    if let Ok(text) = std::fs::read_to_string(&path) {
+                        break curl_seconds(&text);
+                    }
+                    assert!(Instant::now() < deadline, "{label}: no download");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+            .collect();
+        stop(runner);
+        samples
+    };
+    let through = sandboxed("proxy", "--noproxy '' -x http://127.0.0.1:3128");
+    let tunnel = sandboxed("tunnel", "--noproxy '' -p -x http://127.0.0.1:3128");
+    let forwarded = sandboxed("forwarded", "");
+    let rate = |d: Duration| megabytes as f64 / d.as_secs_f64();
+    for (label, samples) in [
+        ("direct, on the machine", direct),
+        ("sandboxed, through the proxy (HTTP_PROXY)", through),
+        ("sandboxed, through the proxy (CONNECT tunnel)", tunnel),
+        (
+            "sandboxed, its loopback address forwarded to the machine's",
+            forwarded,
+        ),
+    ] {
+        let mut samples = samples;
+        samples.sort();
+        let p50 = percentile(&samples, 0.50);
+        println!(
+            "download {megabytes} MB {label}: p50 {}  ({:.0} MB/s, {} trials)",
+            ms(p50, 1),
+            rate(p50),
+            samples.len()
+        );
+    }
 }
 
 fn idle(seconds: u64) {
@@ -409,7 +537,7 @@ fn main() {
         true => env_number(name, bench),
         false => smoke,
     };
-    // BATON_BENCH_ONLY=pickup,idle,ingestion,scale-folder,scale-postgres runs only those.
+    // BATON_BENCH_ONLY=pickup,download,idle,ingestion,scale-folder,scale-postgres runs only those.
     let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
     let wanted = |part: &str| only.is_empty() || only.split(',').any(|p| p == part);
     let server = PgServer::start();
@@ -452,6 +580,13 @@ fn main() {
             "pickup: in a sandbox, the team's p50 is {} its p50 without one, {} the worker loop's",
             signed(sandboxed, team),
             signed(sandboxed, lp)
+        );
+    }
+    if wanted("download") {
+        println!("== a large download, direct and through a sandbox's proxy ==");
+        download(
+            size("BATON_BENCH_DOWNLOAD_MB", 1024, 8) as u64,
+            trials.min(5),
         );
     }
     if wanted("idle") {

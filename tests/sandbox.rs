@@ -5,7 +5,9 @@
 //! own included); in the same run a well-behaved agent commits on its branch and its work is
 //! recorded and merges. It reaches Baton only through its attempt's door: as itself (not the
 //! agent `BATON_AGENT` names), for an agent's commands only (not adding tasks, answering or
-//! stopping the team), with no `.coordination/`, store URL or password in sight. A team is
+//! stopping the team), with no `.coordination/`, store URL or password in sight. Its network
+//! reaches only its profile's allow-list, through Baton's proxy, which says in the transcript
+//! what it refused; nothing reaches the machine's other services. A team is
 //! sandboxed by default; without bubblewrap `team up` refuses before claiming anything, saying
 //! what to install, and `--no-sandbox` runs it without, as `team status` and `team logs` say.
 
@@ -18,6 +20,7 @@ use support::{Project, git};
 
 support::on_both_stores!(
     a_hostile_agent_is_kept_inside_its_worktree_and_its_branch,
+    a_connection_outside_the_allow_list_is_put_to_the_lead_when_the_profile_asks,
     a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything,
 );
 
@@ -33,6 +36,33 @@ fn home_with_secrets(p: &Project) -> std::path::PathBuf {
     std::fs::create_dir_all(home.join(".config/gh")).unwrap();
     std::fs::write(home.join(".config/gh/hosts.yml"), "GH-CANARY\n").unwrap();
     home
+}
+
+/// An HTTP server on the machine's loopback answering every request with `body`; its port,
+/// and how many connections it has had.
+fn http_server(body: &'static str) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, seen)
 }
 
 /// The processes whose command line holds `marker`.
@@ -58,6 +88,15 @@ fn a_hostile_agent_is_kept_inside_its_worktree_and_its_branch(p: Project) {
     static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let marker = format!("{}.{run}4321", std::process::id());
+    // Two services on the machine's loopback: one the profile allows, one it does not.
+    let (allowed, _) = http_server("ALLOWED");
+    let (secret, secret_seen) = http_server("SECRET");
+    std::fs::create_dir_all(top.join(".coordination/team")).unwrap();
+    std::fs::write(
+        top.join(".coordination/team/profiles.toml"),
+        format!("[profiles.exec.sandbox]\nallow = [\"127.0.0.1:{allowed}\"]\n"),
+    )
+    .unwrap();
     // Each attempt prints what it could do; the test reads the task's output.
     let script = format!(
         r##"try() {{ if sh -c "$2" >/dev/null 2>&1; then echo "$1: DONE"; else echo "$1: refused"; fi; }}
@@ -82,6 +121,12 @@ try heartbeat-as-other 'BATON_AGENT=x9 baton worker heartbeat x9'
 try mcp-child 'baton mcp --child "sh -c id" </dev/null'
 try force-clear 'baton signal clear --path {top}/keep.txt --force'
 try signal-checkout 'baton signal write --path {top}/planted-signal'
+try net-direct 'curl -sf --max-time 5 --noproxy "*" http://127.0.0.1:{secret}/'
+try net-host 'curl -sf --max-time 5 http://not-allowed.invalid/'
+try net-port 'curl -sf --max-time 5 --noproxy "" -x http://127.0.0.1:3128 http://127.0.0.1:{secret}/'
+try net-tunnel 'curl -sf --max-time 5 --noproxy "" -p -x http://127.0.0.1:3128 http://127.0.0.1:{secret}/'
+try net-allowed 'curl -sf --max-time 5 http://127.0.0.1:{allowed}/ | grep -q ALLOWED'
+try net-allowed-proxy 'curl -sf --max-time 5 --noproxy "" -x http://127.0.0.1:3128 http://127.0.0.1:{allowed}/ | grep -q ALLOWED'
 printf '%s\n' '{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}' '{{"jsonrpc":"2.0","method":"notifications/initialized"}}' '{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"signal_write","arguments":{{"path":"{top}/mcp-planted"}}}}}}' | baton mcp --quiet >/dev/null 2>&1
 try inbox 'baton inbox'
 try message 'BATON_AGENT=x9 baton message send lead Hello from-inside'
@@ -137,13 +182,23 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         "mcp-child",
         "force-clear",
         "signal-checkout",
+        "net-direct",
+        "net-host",
+        "net-port",
+        "net-tunnel",
     ] {
         assert!(
             said.contains(&format!("{refused}: refused")),
             "{refused} was not refused: {said}"
         );
     }
-    for done in ["commit", "inbox", "message"] {
+    for done in [
+        "commit",
+        "inbox",
+        "message",
+        "net-allowed",
+        "net-allowed-proxy",
+    ] {
         assert!(said.contains(&format!("{done}: DONE")), "{said}");
     }
     // Through its door the agent spoke as itself, whatever BATON_AGENT said, and did nothing
@@ -181,6 +236,9 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
     // The attempt says it ran sandboxed, and its transcript says what the sandbox allows.
     let log = p.json(&["team", "logs", "h1"]);
     assert_eq!(log["attempt"]["sandboxed"], true, "{log}");
+    // Its command as the agent's, not the sandbox's or its network bridge's.
+    let started = log["events"][0]["command"].as_str().unwrap_or_default();
+    assert!(started.starts_with("sh -c 'try()"), "{started}");
     assert!(
         log.to_string().contains("in a sandbox (bubblewrap)"),
         "{log}"
@@ -202,6 +260,24 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         );
     }
 
+    // What its network's proxy refused is there too, and nothing reached the service it
+    // was not allowed.
+    for refused in [
+        "refused a connection to not-allowed.invalid:80".to_string(),
+        format!("refused a connection to 127.0.0.1:{secret}"),
+    ] {
+        assert!(events.contains(&refused), "{refused}: {events}");
+    }
+    assert_eq!(
+        secret_seen.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the service outside the allow-list was reached"
+    );
+    assert!(
+        events.contains(&format!("127.0.0.1:{allowed}")),
+        "the allow-list is in the transcript: {events}"
+    );
+
     // Its own commit is on its branch, recorded, and merges.
     let branch = &shown["result"]["branch"];
     assert_eq!(branch["name"], "baton/h1", "{shown}");
@@ -216,6 +292,89 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         "h1\n"
     );
     let _ = std::fs::remove_dir_all(&home);
+}
+
+/// With `sandbox.ask`, a connection outside the allow-list waits for the project's approval
+/// policy, which asks the lead; "always allow" lets it through and adds `Network(HOST:PORT)` to
+/// the policy, so the next one is not asked about; "deny" refuses it, as the transcript says.
+fn a_connection_outside_the_allow_list_is_put_to_the_lead_when_the_profile_asks(p: Project) {
+    let (port, seen) = http_server("ASKED");
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        "[profiles.exec.sandbox]\nask = true\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.coordination().join("policy.toml"),
+        "ask_timeout_seconds = 120\n",
+    )
+    .unwrap();
+    let (denied, denied_seen) = http_server("DENIED");
+    p.ok(&["leader", "add-task", "Fetch twice", "--id", "f1"]);
+    let script = format!(
+        "for target in {port} {port} {denied}; do \
+         if curl -sf --max-time 150 --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:$target/; \
+         then echo; else echo \"refused $target\"; fi; done"
+    );
+    let team = p.spawn(&[
+        "team",
+        "up",
+        "--no-worktree",
+        "--prefix",
+        "nx",
+        "--exec",
+        &script,
+    ]);
+    let asked = |target: u16| {
+        let mut question = None;
+        support::eventually("the lead is asked about the connection", || {
+            let inbox = p.json(&["inbox"]);
+            question = inbox["questions"].as_array().unwrap().iter().find_map(|q| {
+                q.to_string()
+                    .contains(&format!("127.0.0.1:{target}"))
+                    .then(|| q["id"].as_str().unwrap().to_string())
+            });
+            question.is_some()
+        });
+        question.unwrap()
+    };
+    let first = asked(port);
+    p.ok(&["answer", &first, "always allow"]);
+    let second = asked(denied);
+    p.ok(&["answer", &second, "deny"]);
+    let (code, _, stderr) = team.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let said = p.task("f1")["result"]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(said.matches("ASKED").count(), 2, "{said}");
+    assert!(said.contains(&format!("refused {denied}")), "{said}");
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(denied_seen.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // Asked about once for the first host: the second time the policy's new rule allowed it.
+    let history = p.json(&["inbox", "--all"]);
+    let about_first = history["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q.to_string().contains(&format!("127.0.0.1:{port}")))
+        .count();
+    assert_eq!(about_first, 1, "{history}");
+    let policy = std::fs::read_to_string(p.coordination().join("policy.toml")).unwrap();
+    assert!(
+        policy.contains(&format!("Network(127.0.0.1:{port})")),
+        "{policy}"
+    );
+    let log = p.json(&["team", "logs", "f1"]).to_string();
+    assert!(
+        log.contains(&format!(
+            "the sandbox refused a connection to 127.0.0.1:{denied}"
+        )),
+        "{log}"
+    );
 }
 
 fn a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything(

@@ -145,6 +145,98 @@ fn a_sandboxed_claude_worker_commits_on_its_branch_and_reports_through_baton() {
     assert!(p.path().join("task-2.txt").is_file());
 }
 
+/// In its sandbox, Claude Code's state is its task's own copy of the user's: what the agent
+/// writes there (settings, instructions, the main file) reaches neither the user's `~/.claude`
+/// (which the user's own Claude Code runs outside any sandbox) nor the next task's agent, and
+/// the copy is gone when the worker is done with the task.
+#[test]
+fn a_sandboxed_claude_agent_changes_only_its_tasks_own_copy_of_its_state() {
+    let p = Project::init();
+    support::repository(p.path());
+    for n in 1..=2 {
+        p.ok(&["leader", "add-task", &format!("Write task-{n}.txt")]);
+    }
+    let api = ScriptedApi::start(Arc::new(|request: &Value| {
+        let Some((task, agent)) = assignment(request) else {
+            return Reply::Text("ok".into());
+        };
+        if !tool_names(request).iter().any(|n| n == "Bash") {
+            return Reply::Text("ok".into());
+        }
+        match exchanges(request).len() {
+            0 => Reply::Tool {
+                name: "Bash".into(),
+                input: json!({
+                    "command": format!(
+                        "cat ~/.claude/settings.json; echo \"config in $CLAUDE_CONFIG_DIR\"; \
+                         echo '{{\"env\": {{\"PLANTED\": \"{task}\"}}}}' > ~/.claude/settings.json && \
+                         echo planted-{task} > ~/.claude/CLAUDE.md && \
+                         echo planted-{task} > \"$CLAUDE_CONFIG_DIR/.claude.json\" && echo planted"
+                    ),
+                    "description": "change the agent's own state"
+                }),
+            },
+            1 => tool(
+                "task_complete",
+                json!({"agent": agent, "task": task, "summary": "planted"}),
+            ),
+            _ => Reply::Text("Done.".into()),
+        }
+    }));
+    let host = Host::new(p.path(), &api);
+    let user = host.home().join(".claude");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("settings.json"),
+        "{\"env\": {\"USER\": \"mine\"}}\n",
+    )
+    .unwrap();
+
+    team_up(&host, &["--workers", "1", "--agent", "claude"]);
+
+    let first_result = |task: &str| {
+        api.requests()
+            .iter()
+            .filter(|r| assignment(r).is_some_and(|(t, _)| t == task))
+            .find_map(|r| exchanges(r).into_iter().next())
+            .unwrap_or_else(|| panic!("{task} ran no command"))
+    };
+    for task in ["task-1", "task-2"] {
+        let ran = first_result(task);
+        assert!(!ran.is_error, "{task}: {}", ran.result);
+        // Each task's agent starts from the user's settings, not from what another planted.
+        assert!(
+            ran.result.contains("\"USER\": \"mine\""),
+            "{task}: {}",
+            ran.result
+        );
+        assert!(!ran.result.contains("PLANTED"), "{task}: {}", ran.result);
+        assert!(ran.result.contains("planted"), "{task}: {}", ran.result);
+    }
+    assert_eq!(
+        std::fs::read_to_string(user.join("settings.json")).unwrap(),
+        "{\"env\": {\"USER\": \"mine\"}}\n"
+    );
+    assert!(!user.join("CLAUDE.md").exists());
+    assert!(
+        !user.join("projects").exists(),
+        "sessions saved in the user's folder"
+    );
+    assert!(
+        std::fs::read_to_string(host.home().join(".claude.json"))
+            .map_or(true, |s| !s.contains("planted")),
+        "the user's main file was changed"
+    );
+    for n in 1..=2 {
+        assert_eq!(p.tasks_json()["tasks"][n - 1]["status"], "done");
+        assert!(
+            !p.path()
+                .join(format!(".coordination/team/homes/task-{n}"))
+                .exists()
+        );
+    }
+}
+
 #[test]
 fn a_claude_worker_that_never_reports_is_stopped_at_its_turn_cap_and_the_task_failed() {
     let p = Project::init();

@@ -165,9 +165,16 @@ fn held_task(cx: &Context, agent: &str) -> Result<Option<String>> {
 
 /// The call in words: the command for Bash, the path for a file tool, the input otherwise.
 fn describe(tool: &str, input: &Value) -> String {
-    let field = ["command", "file_path", "notebook_path", "url", "path"]
-        .iter()
-        .find_map(|f| input.get(*f).and_then(Value::as_str));
+    let field = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "url",
+        "path",
+        "target",
+    ]
+    .iter()
+    .find_map(|f| input.get(*f).and_then(Value::as_str));
     match field {
         Some(what) => format!("{tool}: {what}"),
         None => format!("{tool}: {input}"),
@@ -194,7 +201,13 @@ fn ask_the_lead(
         NewQuestion {
             agent: agent.to_string(),
             task: task.map(str::to_string),
-            text: format!("May I run {call}{reason}?"),
+            text: match request.tool_name.as_str() {
+                baton_core::policy::NETWORK_TOOL => format!(
+                    "May I connect to {}? It is outside my sandbox's allow-list.",
+                    call.trim_start_matches("Network: ")
+                ),
+                _ => format!("May I run {call}{reason}?"),
+            },
             choices: vec![ALLOW.into(), DENY.into(), ALWAYS.into()],
             about: About::Approval {
                 tool: request.tool_name.clone(),

@@ -172,7 +172,10 @@ impl Policy {
 /// what its tool's rule must name: "always" never widens to every call of the tool (a `Bash`
 /// call without a command must not add the rule `Bash`).
 pub fn rule_for(tool: &str, input: &Value) -> Option<String> {
-    let named = tool == "Bash" || tool == "WebFetch" || FILE_TOOLS.iter().any(|(t, _)| *t == tool);
+    let named = tool == "Bash"
+        || tool == "WebFetch"
+        || tool == NETWORK_TOOL
+        || FILE_TOOLS.iter().any(|(t, _)| *t == tool);
     match specified(tool, input) {
         Some(given) if given.is_empty() => None,
         Some(given) => Some(format!("{tool}({given})")),
@@ -180,6 +183,10 @@ pub fn rule_for(tool: &str, input: &Value) -> Option<String> {
         None => Some(tool.to_string()),
     }
 }
+
+/// What a sandboxed agent's network proxy asks about a connection outside the profile's
+/// allow-list, with `{"target": "HOST:PORT"}`: "always allow" adds `Network(HOST:PORT)`.
+pub const NETWORK_TOOL: &str = "Network";
 
 /// Tools that change the file they name.
 const WRITING_TOOLS: [&str; 4] = ["Write", "Edit", "MultiEdit", "NotebookEdit"];
@@ -305,6 +312,7 @@ fn specified(tool: &str, input: &Value) -> Option<String> {
     let field = match tool {
         "Bash" => "command",
         "WebFetch" => "url",
+        NETWORK_TOOL => "target",
         _ => FILE_TOOLS
             .iter()
             .find(|(name, _)| *name == tool)
@@ -457,6 +465,12 @@ mod tests {
         assert_eq!(
             rule_for("mcp__other__tool", &json!({"a": 1})),
             Some("mcp__other__tool".into())
+        );
+        // A connection: that host and port, never the whole network.
+        assert_eq!(rule_for(NETWORK_TOOL, &json!({"host": "x.org"})), None);
+        assert_eq!(
+            rule_for(NETWORK_TOOL, &json!({"target": "x.org:443"})),
+            Some("Network(x.org:443)".into())
         );
     }
 

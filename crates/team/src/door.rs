@@ -24,15 +24,15 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use baton_fs::{ProcessGroup, command_in_own_group};
+
+use crate::listening::Listening;
 use serde::{Deserialize, Serialize};
 
 /// Inside the sandbox: the socket's path (the agent's `baton` relays to it when it is set).
@@ -90,57 +90,144 @@ pub struct Guest {
     pub workdir: PathBuf,
 }
 
+impl Guest {
+    /// The supervisor's `baton ARGS`, run in `dir` as this guest: the agent for its task, with
+    /// the store's credentials, an agent's commands only.
+    fn command(&self, args: &[String], dir: &Path) -> std::process::Command {
+        let mut command = command_in_own_group(&self.baton, None, libc::SIGKILL);
+        command
+            .args(args)
+            .current_dir(dir)
+            .env_clear()
+            .envs(std::env::vars().filter(|(key, _)| key != DOOR_ENV))
+            .envs(self.store_env.iter().map(|(k, v)| (k, v)))
+            .env(CALLER_ENV, &self.agent)
+            .env(TASK_ENV, &self.task)
+            .env(WORKDIR_ENV, &self.workdir)
+            .env("BATON_AGENT", &self.agent)
+            .env("BATON_TASK_ID", &self.task);
+        command
+    }
+
+    /// Puts a connection to `target` (`HOST:PORT`) outside the agent's allow-list to the
+    /// project's approval policy, which allows it, refuses it or asks the lead (`baton
+    /// approve`, tool [`baton_core::policy::NETWORK_TOOL`]): `Ok` when allowed, else why not.
+    /// The asking `baton` is among `running`, so it ends when the door closes.
+    fn ask_for_connection(
+        &self,
+        target: &str,
+        running: &Mutex<HashSet<u32>>,
+    ) -> Result<(), String> {
+        let input = serde_json::json!({ "target": target }).to_string();
+        let args = [
+            "--json",
+            "approve",
+            baton_core::policy::NETWORK_TOOL,
+            "--input",
+            &input,
+        ]
+        .map(String::from);
+        let child = self
+            .command(&args, &self.workdir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot ask the lead: {e}"))?;
+        let pid = child.id();
+        running.lock().expect("door lock").insert(pid);
+        let out = child.wait_with_output();
+        running.lock().expect("door lock").remove(&pid);
+        let out = out.map_err(|e| format!("cannot ask the lead: {e}"))?;
+        let verdict: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|_| {
+            format!(
+                "cannot ask the lead: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )
+        })?;
+        match verdict["behavior"].as_str() {
+            Some("allow") => Ok(()),
+            _ => Err(verdict["message"]
+                .as_str()
+                .unwrap_or("not allowed")
+                .to_string()),
+        }
+    }
+}
+
 /// One attempt's open door.
 pub struct Door {
     dir: PathBuf,
-    /// The socket's path as this process reaches it (through `/proc/self/fd` when the real
-    /// path is too long for a socket address).
-    address: PathBuf,
     _dir_handle: std::fs::File,
-    /// The listening socket, shut to wake its thread even when the agent removed the file.
-    listening: UnixListener,
-    closing: Arc<AtomicBool>,
+    /// The door's socket, served until the door closes.
+    knocks: Option<Listening>,
     running: Arc<Mutex<HashSet<u32>>>,
-    accepting: Option<JoinHandle<()>>,
     /// What the commands refused, in words, until taken by [`Door::refusals`].
     refusals: Option<Receiver<String>>,
+    /// The attempt's network proxy ([`crate::net_proxy`]), beside the door, when it has one.
+    network: Option<crate::net_proxy::NetProxy>,
 }
 
 impl Door {
-    /// Opens a door in `dir` (made afresh, readable by this user only) for `guest`.
-    pub fn open(dir: &Path, guest: Guest) -> std::io::Result<Door> {
+    /// Opens a door in `dir` (made afresh, readable by this user only) for `guest`, with a
+    /// network proxy beside it reaching what `network` allows, when given.
+    /// With `ask`, a connection outside the list is put to the project's approval policy
+    /// (and so to the lead) instead of being refused at once.
+    pub fn open(
+        dir: &Path,
+        guest: Guest,
+        network: Option<crate::allow_list::AllowList>,
+        ask: bool,
+    ) -> std::io::Result<Door> {
         let _ = std::fs::remove_dir_all(dir);
         std::fs::create_dir_all(dir)?;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
         let handle = std::fs::File::open(dir)?;
-        let real = dir.join(SOCKET);
         // A socket's address holds 107 bytes; a deeper folder is reached through its handle.
-        let address = match real.as_os_str().len() < 100 {
-            true => real,
-            false => PathBuf::from(format!("/proc/self/fd/{}/{SOCKET}", handle.as_raw_fd())),
+        let address_of = |name: &str| {
+            let real = dir.join(name);
+            match real.as_os_str().len() < 100 {
+                true => real,
+                false => PathBuf::from(format!("/proc/self/fd/{}/{name}", handle.as_raw_fd())),
+            }
         };
-        let listener = UnixListener::bind(&address)?;
-        let listening = listener.try_clone()?;
-        let closing = Arc::new(AtomicBool::new(false));
         let running = Arc::new(Mutex::new(HashSet::new()));
         let (refused, refusals) = channel();
-        let accepting = {
-            let closing = closing.clone();
+        let guest = Arc::new(guest);
+        let network = match network {
+            Some(allow) => {
+                let asker: Option<crate::net_proxy::Asker> = ask.then(|| {
+                    let (guest, running) = (guest.clone(), running.clone());
+                    Arc::new(move |target: &str| guest.ask_for_connection(target, &running)) as _
+                });
+                Some(crate::net_proxy::NetProxy::open(
+                    &address_of(crate::net_proxy::SOCKET),
+                    allow,
+                    refused.clone(),
+                    asker,
+                )?)
+            }
+            None => None,
+        };
+        let knocks = {
             let running = running.clone();
-            let guest = Arc::new(guest);
-            std::thread::Builder::new()
-                .name("door".into())
-                .spawn(move || accept(listener, &guest, &closing, &running, &refused))?
+            Listening::serve(&address_of(SOCKET), "door", MAX_OPEN, move |stream| {
+                let mut out = stream.try_clone().ok();
+                if let Err(message) = answer(stream, &guest, &running, &refused)
+                    && let Some(out) = out.as_mut()
+                {
+                    let _ = write_frame(out, STDERR, format!("baton: {message}\n").as_bytes());
+                    let _ = write_frame(out, EXIT, &1i32.to_be_bytes());
+                }
+            })?
         };
         Ok(Door {
             dir: dir.to_path_buf(),
-            address,
             _dir_handle: handle,
-            listening,
-            closing,
+            knocks: Some(knocks),
             running,
-            accepting: Some(accepting),
             refusals: Some(refusals),
+            network,
         })
     }
 
@@ -160,17 +247,9 @@ impl Door {
     pub fn close(self) {}
 
     fn shut(&mut self) {
-        self.closing.store(true, Ordering::SeqCst);
-        // Wake the accepting thread (it sees `closing` and ends): shutting the socket ends a
-        // waiting accept on Linux; a knock does where it does not.
-        {
-            // SAFETY: shutdown on a socket this door owns; it frees nothing.
-            unsafe { libc::shutdown(self.listening.as_raw_fd(), libc::SHUT_RDWR) };
-        }
-        let _ = UnixStream::connect(&self.address);
-        if let Some(thread) = self.accepting.take() {
-            let _ = thread.join();
-        }
+        // The proxy first: nothing more goes out for an attempt that is over.
+        drop(self.network.take());
+        drop(self.knocks.take());
         for pid in self.running.lock().expect("door lock").drain() {
             ProcessGroup::led_by(pid).kill();
         }
@@ -179,48 +258,9 @@ impl Door {
 
 impl Drop for Door {
     fn drop(&mut self) {
-        if self.accepting.is_some() {
+        if self.knocks.is_some() {
             self.shut();
             let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-}
-
-fn accept(
-    listener: UnixListener,
-    guest: &Arc<Guest>,
-    closing: &Arc<AtomicBool>,
-    running: &Arc<Mutex<HashSet<u32>>>,
-    refused: &Sender<String>,
-) {
-    let open = Arc::new(AtomicUsize::new(0));
-    for stream in listener.incoming() {
-        if closing.load(Ordering::SeqCst) {
-            return;
-        }
-        let Ok(stream) = stream else { continue };
-        // A bounded number of connections, each with a thread: an agent that opens many and
-        // says nothing costs the supervisor little.
-        if open.fetch_add(1, Ordering::SeqCst) >= MAX_OPEN {
-            open.fetch_sub(1, Ordering::SeqCst);
-            continue;
-        }
-        let (guest, running, held) = (guest.clone(), running.clone(), open.clone());
-        let refused = refused.clone();
-        let spawned = std::thread::Builder::new()
-            .name("door-knock".into())
-            .spawn(move || {
-                let mut out = stream.try_clone().ok();
-                if let Err(message) = answer(stream, &guest, &running, &refused)
-                    && let Some(out) = out.as_mut()
-                {
-                    let _ = write_frame(out, STDERR, format!("baton: {message}\n").as_bytes());
-                    let _ = write_frame(out, EXIT, &1i32.to_be_bytes());
-                }
-                held.fetch_sub(1, Ordering::SeqCst);
-            });
-        if spawned.is_err() {
-            open.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
@@ -243,18 +283,8 @@ fn answer(
     let _ = stream.set_read_timeout(None);
     let knock: Knock = serde_json::from_slice(&line)
         .map_err(|e| format!("the door takes a command line as JSON first: {e}"))?;
-    let mut command = command_in_own_group(&guest.baton, None, libc::SIGKILL);
+    let mut command = guest.command(&knock.argv, &workdir_for(&knock.cwd, &guest.workdir));
     command
-        .args(&knock.argv)
-        .current_dir(workdir_for(&knock.cwd, &guest.workdir))
-        .env_clear()
-        .envs(std::env::vars().filter(|(key, _)| key != DOOR_ENV))
-        .envs(guest.store_env.iter().map(|(k, v)| (k, v)))
-        .env(CALLER_ENV, &guest.agent)
-        .env(TASK_ENV, &guest.task)
-        .env(WORKDIR_ENV, &guest.workdir)
-        .env("BATON_AGENT", &guest.agent)
-        .env("BATON_TASK_ID", &guest.task)
         .env(REPORT_ENV, REPORT_FD.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -492,6 +522,8 @@ mod tests {
                 store_env: vec![("BATON_STORE".into(), "postgres://secret".into())],
                 workdir: dir.to_path_buf(),
             },
+            None,
+            false,
         )
         .unwrap()
     }

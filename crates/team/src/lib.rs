@@ -10,13 +10,15 @@
 //! Modules: `claude` (Claude Code's project settings and hook answers), `profile` (what each kind of agent runs, and the project's own profiles), `launch`
 //! (the exact command line), `prompt` (what the agent is told), `process` (a process group,
 //! its output as lines), `output` (those lines as transcript events and usage), `crew` (what the workers share), `attempt` (one
-//! agent process at one task, to its end), `exec` (a task's command: its environment, the
+//! agent process at one task, to its end), `agent_home` (an agent CLI's state, private to its task), `allow_list` and `net_proxy` (a sandboxed agent's network: what it reaches, and the proxy that lets only that through), `exec` (a task's command: its environment, the
 //! ends of its output), `report` (an `exec` command's exit status as its task's report), `settle` (a
 //! worker's changes to its task, riding out a store that went away), `worker` (one worker's tasks and attempts: the engine a team's supervisor and
 //! `baton worker loop` both run),
 //! `supervisor` (the workers, the lock, the requests), `start` (the team-up request: checked,
 //! resized, or a supervisor started in a process of its own).
 
+pub mod agent_home;
+pub mod allow_list;
 mod attempt;
 pub mod check;
 pub mod claude;
@@ -26,8 +28,10 @@ pub mod error;
 pub mod exec;
 pub mod glance;
 pub mod launch;
+mod listening;
 pub mod merge_queue;
 pub mod merger;
+pub mod net_proxy;
 pub mod output;
 pub mod process;
 pub mod profile;

@@ -50,7 +50,15 @@ impl Launch {
                     .iter()
                     .position(|a| a == "--")
                     .map_or(0, |i| i + 1);
-                let rest = &self.args[after.min(self.args.len())..];
+                let mut rest = &self.args[after.min(self.args.len())..];
+                // The network's bridge, when it runs first, is the sandbox's too.
+                if rest
+                    .get(1)
+                    .is_some_and(|a| a == crate::net_proxy::BRIDGE_COMMAND)
+                    && let Some(at) = rest.iter().position(|a| a == "--")
+                {
+                    rest = &rest[at + 1..];
+                }
                 match rest.split_first() {
                     Some((program, args)) => (program.clone(), args),
                     None => (self.program.display().to_string(), rest),

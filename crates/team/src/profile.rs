@@ -44,6 +44,40 @@ pub enum AgentKind {
     Exec,
 }
 
+impl AgentKind {
+    /// The hosts its CLI reaches for its model and sign-in: on a sandboxed agent's allow-list
+    /// by default ([`crate::allow_list`]).
+    pub fn model_hosts(self) -> &'static [&'static str] {
+        match self {
+            AgentKind::Claude => &[
+                "api.anthropic.com",
+                "console.anthropic.com",
+                "statsig.anthropic.com",
+                "claude.ai",
+                "platform.claude.com",
+            ],
+            AgentKind::Codex => &["api.openai.com", "auth.openai.com", "chatgpt.com"],
+            AgentKind::Gemini => &[
+                "generativelanguage.googleapis.com",
+                "cloudcode-pa.googleapis.com",
+                "oauth2.googleapis.com",
+                "www.googleapis.com",
+            ],
+            AgentKind::Exec => &[],
+        }
+    }
+
+    /// The variables its CLI takes its model's address from (whose hosts are allowed too).
+    pub fn base_url_variables(self) -> &'static [&'static str] {
+        match self {
+            AgentKind::Claude => &["ANTHROPIC_BASE_URL"],
+            AgentKind::Codex => &["OPENAI_BASE_URL"],
+            AgentKind::Gemini => &["GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"],
+            AgentKind::Exec => &[],
+        }
+    }
+}
+
 /// One profile, with every field settled.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Profile {
@@ -103,9 +137,19 @@ pub struct SandboxSettings {
     /// Further folders (or files) the agent may change.
     #[serde(default)]
     pub write: Vec<String>,
-    /// The machine's network (true), or none.
-    #[serde(default = "network_by_default")]
-    pub network: bool,
+    /// What network the agent has: its allow-list through Baton's proxy (the default), none,
+    /// or the machine's whole network.
+    #[serde(default)]
+    pub network: Network,
+    /// Hosts the agent may reach besides its model API and the package registries
+    /// (`api.example.com`, `*.example.com`, `127.0.0.1:4000`, a URL), under `allow-list`.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Put a connection outside the allow-list to the project's approval policy and so to the
+    /// lead (tool `Network`: allow, deny, or always allow, which adds `Network(HOST:PORT)` to
+    /// `.coordination/policy.toml`) instead of refusing it at once.
+    #[serde(default)]
+    pub ask: bool,
     /// Variables of the supervisor's environment the agent is given besides the ones every
     /// sandboxed agent gets (an API key a model provider's configuration names, say). Names
     /// only: the values stay in the environment, never in this file.
@@ -113,8 +157,41 @@ pub struct SandboxSettings {
     pub env: Vec<String>,
 }
 
-fn network_by_default() -> bool {
-    true
+/// A sandboxed agent's network (`sandbox.network`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Network {
+    /// The model API, the package registries and `sandbox.allow`, through a proxy outside the
+    /// sandbox that says in the transcript what it refused.
+    #[default]
+    AllowList,
+    /// None at all (loopback inside the sandbox only).
+    Off,
+    /// The machine's network, as the user has it (`true` says the same).
+    Open,
+}
+
+impl<'de> Deserialize<'de> for Network {
+    fn deserialize<D: serde::Deserializer<'de>>(to: D) -> std::result::Result<Network, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Said {
+            Flag(bool),
+            Word(String),
+        }
+        match Said::deserialize(to)? {
+            Said::Flag(true) => Ok(Network::Open),
+            Said::Flag(false) => Ok(Network::Off),
+            Said::Word(word) => match word.as_str() {
+                "allow-list" => Ok(Network::AllowList),
+                "off" => Ok(Network::Off),
+                "open" => Ok(Network::Open),
+                other => Err(serde::de::Error::custom(format!(
+                    "sandbox.network is \"allow-list\", \"off\" or \"open\", not {other:?}"
+                ))),
+            },
+        }
+    }
 }
 
 fn on_by_default() -> bool {
@@ -127,7 +204,9 @@ impl Default for SandboxSettings {
             enabled: true,
             read: Vec::new(),
             write: Vec::new(),
-            network: true,
+            network: Network::AllowList,
+            allow: Vec::new(),
+            ask: false,
             env: Vec::new(),
         }
     }
@@ -374,6 +453,8 @@ fn kind_name(kind: AgentKind) -> &'static str {
 /// The values a profile may not have, in words.
 fn check(profile: &Profile) -> std::result::Result<(), String> {
     let name = &profile.name;
+    crate::allow_list::AllowList::parse(&profile.sandbox.allow)
+        .map_err(|e| format!("profile {name:?}: {e}"))?;
     if profile.max_attempts == 0 || profile.max_attempts > 20 {
         return Err(format!(
             "profile {name:?}: max_attempts must be 1 to 20 (it is {})",

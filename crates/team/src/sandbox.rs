@@ -7,28 +7,32 @@
 //!   made, and nothing in it sees or signals the supervisor, other agents or other processes.
 //! - **Writes:** the task's worktree; of the shared repository only what committing on the
 //!   task's own branch needs ([`baton_git::GitAccess`]: never hooks, config, other refs or
-//!   other worktrees); a private `/tmp`; the agent CLI's own state folders; and what the
-//!   profile's `sandbox.write` names. Everything else is read-only.
+//!   other worktrees); a private `/tmp`; the task's own copy of the agent CLI's state
+//!   ([`crate::agent_home`]: never the user's `~/.claude` or `~/.codex`, whose hooks and MCP
+//!   servers the user's own CLI runs); and what the profile's `sandbox.write` names.
+//!   Everything else is read-only.
 //! - **Reads:** the system, toolchains and the project. The home folder is replaced by an empty
 //!   one: only the agent CLI's state, toolchains (`~/.cargo`, `~/.rustup`, …), git's identity,
 //!   the folders on `PATH` and the profile's `sandbox.read` are shown in it, so `~/.ssh`,
 //!   `~/.aws`, `~/.config/gh`, `~/.pgpass` and the rest are not there.
-//! - **Network:** shared with the machine, or none (`sandbox.network = false`).
+//! - **Network:** by default a namespace of its own with only loopback in it, and an HTTP
+//!   proxy outside ([`crate::net_proxy`]) that reaches the profile's allow-list (the model API,
+//!   the package registries, `sandbox.allow`) and says in the transcript what it refused; or
+//!   none (`sandbox.network = "off"`), or the machine's (`"open"`).
 //!
 //! - **Baton:** `.coordination/` is hidden (an empty folder; the task's worktree and its
 //!   private branch are shown in it again), and no store URL or password is in the agent's
 //!   environment, which is an allow-list. The agent's `baton` reaches Baton through its
 //!   attempt's door ([`crate::door`]), as itself, for its task.
-//!
-//! Not yet: the network has no allow-list proxy.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use baton_git::GitAccess;
 
+use crate::agent_home::StateMount;
 use crate::process::Launch;
-use crate::profile::AgentKind;
+use crate::profile::{AgentKind, Network};
 
 /// The sandbox program.
 pub const BWRAP: &str = "bwrap";
@@ -62,11 +66,14 @@ pub struct Boundary {
     pub worktree: Option<(PathBuf, GitAccess)>,
     pub kind: AgentKind,
     pub home: Option<PathBuf>,
+    /// The agent CLI's state folder, the task's own ([`crate::agent_home`]).
+    pub state: Option<StateMount>,
     /// Further folders to read and to write (the profile's `sandbox.read`, `sandbox.write`).
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
-    /// The machine's network, or none.
-    pub network: bool,
+    /// The agent's network: through the attempt's proxy (with the loopback ports it forwards
+    /// and the `baton` that bridges to it inside), none, or the machine's.
+    pub network: Reach,
     /// Further variables of the supervisor's environment the agent is given (the profile's
     /// `sandbox.env`).
     pub pass: Vec<String>,
@@ -99,7 +106,7 @@ impl Boundary {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        if !self.network {
+        if !matches!(self.network, Reach::Machine) {
             args.push("--unshare-net".into());
         }
         let mut mounts = Mounts::default();
@@ -113,9 +120,10 @@ impl Boundary {
                     mounts.read(&dir);
                 }
             }
-            for state in state_paths(self.kind, home) {
-                mounts.write(&state);
-            }
+        }
+        // The agent CLI's own state: the task's private copy, where the CLI looks for it.
+        if let Some(state) = &self.state {
+            mounts.add("--bind", Some(&state.folder), &state.inside);
         }
         for path in &self.read {
             mounts.read(path);
@@ -157,14 +165,39 @@ impl Boundary {
         if let Some(installed) = installed_at(&launch) {
             mounts.read(&installed);
         }
+        if let Reach::Proxied { baton, .. } = &self.network {
+            // The bridge inside is this `baton`, wherever it lives.
+            mounts.read(baton);
+        }
         args.extend(mounts.args);
         args.extend(["--chdir".into(), launch.workdir.display().to_string()]);
         args.push("--".into());
+        if let Reach::Proxied { baton, forward, .. } = &self.network {
+            args.push(baton.display().to_string());
+            args.push(crate::net_proxy::BRIDGE_COMMAND.into());
+            args.push(
+                Path::new(crate::door::INSIDE)
+                    .join(crate::net_proxy::SOCKET)
+                    .display()
+                    .to_string(),
+            );
+            for port in forward {
+                args.extend(["--forward".into(), port.to_string()]);
+            }
+            args.push("--".into());
+        }
         args.push(launch.program.display().to_string());
         args.extend(launch.args);
+        let moved = self.state.as_ref().and_then(|s| s.variable);
         let mut env: Vec<(String, String)> = std::env::vars()
             .filter(|(key, _)| passed_on(key, self.kind) || self.pass.contains(key))
+            .filter(|(key, _)| Some(key.as_str()) != moved)
             .collect();
+        if let Some(state) = &self.state
+            && let Some(variable) = state.variable
+        {
+            env.push((variable.into(), state.inside.display().to_string()));
+        }
         // How the supervisor reached the store is not the agent's: it goes through its door.
         env.extend(
             launch
@@ -172,6 +205,19 @@ impl Boundary {
                 .into_iter()
                 .filter(|(key, _)| !STORE_VARIABLES.contains(&key.as_str())),
         );
+        if let Reach::Proxied { .. } = &self.network {
+            // Out through the bridge to the attempt's proxy; its own loopback stays its own.
+            let proxy = format!("http://127.0.0.1:{}", crate::net_proxy::INSIDE_PORT);
+            env.retain(|(key, _)| {
+                !PROXY_VARIABLES.contains(&key.as_str()) && key != "NO_PROXY" && key != "no_proxy"
+            });
+            for variable in PROXY_VARIABLES {
+                env.push((variable.into(), proxy.clone()));
+            }
+            for variable in ["NO_PROXY", "no_proxy"] {
+                env.push((variable.into(), "localhost,127.0.0.1,::1".into()));
+            }
+        }
 
         Launch {
             program: PathBuf::from(BWRAP),
@@ -197,13 +243,45 @@ impl Boundary {
                 true => String::new(),
                 false => format!(" and {} more (sandbox.write)", self.write.len()),
             },
-            match self.network {
-                true => "the machine's network",
-                false => "no network",
+            match &self.network {
+                Reach::Machine => "the machine's network".to_string(),
+                Reach::Nothing => "no network".to_string(),
+                Reach::Proxied { allowed, .. } => format!(
+                    "its network reaches only, through Baton's proxy: {}",
+                    allowed.join(", ")
+                ),
             }
         )
     }
 }
+
+/// What network an attempt's sandbox has.
+#[derive(Debug, Clone)]
+pub enum Reach {
+    /// The machine's (`sandbox.network = "open"`).
+    Machine,
+    /// None (`"off"`).
+    Nothing,
+    /// The allow-list through the door's proxy (`"allow-list"`).
+    Proxied {
+        /// The `baton` that runs the bridge inside.
+        baton: PathBuf,
+        /// Loopback ports the list names, reached at the same address inside.
+        forward: Vec<u16>,
+        /// The list, in words, for the transcript.
+        allowed: Vec<String>,
+    },
+}
+
+/// The variables that point programs at a proxy: the agent's name Baton's.
+const PROXY_VARIABLES: [&str; 6] = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
 
 /// The variables that reach a store; a sandboxed agent is given none of them.
 const STORE_VARIABLES: [&str; 3] = ["BATON_STORE", "BATON_PROJECT", "BATON_LEASE"];
@@ -262,36 +340,6 @@ fn passed_on(key: &str, kind: AgentKind) -> bool {
             .iter()
             .chain(own)
             .any(|prefix| key.starts_with(prefix))
-}
-
-/// The agent CLI's own state, writable so its sessions resume: its folder (`CLAUDE_CONFIG_DIR`
-/// or `~/.claude`, `CODEX_HOME` or `~/.codex`, `~/.gemini`) and Claude Code's `~/.claude.json`.
-fn state_paths(kind: AgentKind, home: &Path) -> Vec<PathBuf> {
-    let named = |variable: &str, default: &str| {
-        std::env::var_os(variable)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .unwrap_or_else(|| home.join(default))
-    };
-    match kind {
-        AgentKind::Claude => vec![
-            named("CLAUDE_CONFIG_DIR", ".claude"),
-            home.join(".claude.json"),
-            home.join(".config/claude"),
-        ],
-        AgentKind::Codex => vec![named("CODEX_HOME", ".codex")],
-        AgentKind::Gemini => vec![home.join(".gemini")],
-        AgentKind::Exec => Vec::new(),
-    }
-}
-
-/// Makes the agent CLI's state folder when it has none yet (the CLI would on its first run),
-/// so that what it saves in the sandbox is kept: a session saved in the sandbox's empty home
-/// would be gone when the attempt ends, and could not be resumed.
-fn make_state_folder(kind: AgentKind, home: &Path) {
-    if let Some(folder) = state_paths(kind, home).first() {
-        let _ = std::fs::create_dir_all(folder);
-    }
 }
 
 /// Where the program `launch` runs is installed: its whole `node_modules` when it is an npm
@@ -422,9 +470,14 @@ pub(crate) fn contain(
             .map(|p| crate::profile::SandboxSettings::expand(p, home.as_deref()))
             .collect()
     };
-    if let Some(home) = &home {
-        make_state_folder(crew.profile.kind, home);
-    }
+    let state = crate::agent_home::AgentHome::of(crew.local, task)?
+        .prepare(crew.profile.kind, home.as_deref())
+        .map_err(|e| {
+            crate::error::TeamError::new(
+                baton_core::ErrorKind::Io,
+                format!("cannot make the agent's own state folder: {e}"),
+            )
+        })?;
     let access = match (worktree, &crew.worktrees) {
         (Some(worktree), Some(worktrees)) => {
             Some((worktree.path.clone(), worktrees.sandbox_access(task)?))
@@ -436,6 +489,40 @@ pub(crate) fn contain(
         crew.local.project_dir().display().to_string(),
     )];
     store_env.extend(crew.setting.store_env.iter().cloned());
+    let allow = match settings.network {
+        Network::AllowList => {
+            let mut env: Vec<(String, String)> = std::env::vars().collect();
+            env.extend(launch.env.iter().cloned());
+            // Codex's providers as the user configured them, not as an agent left its copy.
+            let kind = crew.profile.kind;
+            let codex_config = state
+                .as_ref()
+                .and_then(|s| s.user.as_ref())
+                .filter(|_| kind == AgentKind::Codex)
+                .and_then(|user| std::fs::read_to_string(user.join("config.toml")).ok());
+            let list = crate::allow_list::defaults(
+                kind.model_hosts(),
+                kind.base_url_variables(),
+                &env,
+                codex_config.as_deref(),
+                &settings.allow,
+            )
+            .map_err(|e| {
+                crate::error::TeamError::profile(&crate::profile::profiles_file(crew.local), e)
+            })?;
+            Some(list)
+        }
+        Network::Off | Network::Open => None,
+    };
+    let network = match (&allow, settings.network) {
+        (Some(list), _) => Reach::Proxied {
+            baton: crew.setting.baton.clone(),
+            forward: list.loopback_ports(),
+            allowed: list.describe(),
+        },
+        (None, Network::Open) => Reach::Machine,
+        (None, _) => Reach::Nothing,
+    };
     let door = crate::door::Door::open(
         &door_dir(crew.local, task)?,
         crate::door::Guest {
@@ -445,6 +532,8 @@ pub(crate) fn contain(
             store_env,
             workdir: launch.workdir.clone(),
         },
+        allow,
+        settings.ask,
     )
     .map_err(|e| {
         crate::error::TeamError::new(
@@ -458,10 +547,11 @@ pub(crate) fn contain(
         coordination: crew.local.root().to_path_buf(),
         worktree: access,
         kind: crew.profile.kind,
+        state,
         read: expand(&settings.read),
         write: expand(&settings.write),
         home,
-        network: settings.network,
+        network,
         pass: settings.env.clone(),
         door: Some(door.dir().to_path_buf()),
     };

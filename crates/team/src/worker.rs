@@ -278,6 +278,12 @@ fn work_task(
             .clone()
             .filter(|_| matches!(crew.profile.kind, AgentKind::Claude | AgentKind::Codex));
     }
+    // The agent CLI's own state for this task: kept past a supervisor that died (its session
+    // resumes from it), made afresh otherwise, and removed when the worker is done with it.
+    let home = KeptWhileWorked(crate::agent_home::AgentHome::of(crew.local, &id)?);
+    if resume_session.is_none() {
+        home.0.clear();
+    }
     let result_path = crew.local.result_file(&id)?;
     let mut backoff = Duration::from_secs_f64(crew.profile.backoff_secs);
     loop {
@@ -451,6 +457,16 @@ fn work_task(
                 backoff = (backoff * 2).min(Duration::from_secs(300));
             }
         }
+    }
+}
+
+/// A task's agent home, removed when the worker is done with the task however that ends (a
+/// supervisor killed outright leaves it, for its attempt to resume from).
+struct KeptWhileWorked(crate::agent_home::AgentHome);
+
+impl Drop for KeptWhileWorked {
+    fn drop(&mut self) {
+        self.0.clear();
     }
 }
 

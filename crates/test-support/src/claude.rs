@@ -61,6 +61,11 @@ impl Host {
         }
     }
 
+    /// This installation's HOME: the user's own `~/.claude`, `~/.codex` and `~/.gemini`.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     /// Gives every later `claude` run (and what it starts: MCP servers, hooks) `key=value`.
     pub fn with_env(mut self, key: &str, value: &str) -> Host {
         self.env.push((key.to_string(), value.to_string()));
@@ -111,8 +116,9 @@ impl Host {
 
     /// `baton ARGS` in this host's environment (so what it starts finds the agents and the
     /// scripted API), committing as the tests' git identity.
-    /// Whether a session an agent saved under this installation's HOME (Claude Code's
-    /// `.claude/projects/…/*.jsonl`, Codex's `.codex/sessions/…/*.jsonl`) holds `text`.
+    /// Whether a session an agent saved under this installation's HOME or, sandboxed, in its
+    /// task's own state folder (`.coordination/team/homes/`) holds `text` (Claude Code's
+    /// `.claude/projects/…/*.jsonl`, Codex's `.codex/sessions/…/*.jsonl`).
     pub fn saved_session_holds(&self, text: &str) -> bool {
         fn holds(dir: &Path, text: &str) -> bool {
             let Ok(entries) = std::fs::read_dir(dir) else {
@@ -128,7 +134,7 @@ impl Host {
                 }
             })
         }
-        holds(self.home.path(), text)
+        holds(self.home.path(), text) || holds(&self.project.join(".coordination/team/homes"), text)
     }
 
     pub fn baton(&self, args: &[&str]) -> Command {

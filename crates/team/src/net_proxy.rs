@@ -1,0 +1,651 @@
+//! A sandboxed agent's network: none of its own, and an HTTP proxy outside that reaches only
+//! its profile's allow-list ([`crate::allow_list`]).
+//!
+//! The sandbox has a network namespace of its own with nothing in it but loopback, so nothing
+//! inside reaches the machine or the internet directly. Two halves carry what may go out:
+//!
+//! - **Outside** ([`NetProxy`]), in the supervisor, beside the attempt's door: a Unix socket
+//!   (`proxy` in the door's folder, so inside at `/tmp/baton/proxy`) that speaks HTTP proxy:
+//!   `CONNECT host:port` (HTTPS, and any TCP an allowed port carries) and absolute-form
+//!   `GET http://host/…` requests. A host the allow-list does not name is answered 403 and
+//!   said in the attempt's transcript; an allowed name that resolves to the machine's own
+//!   loopback or link-local addresses (cloud metadata) is refused too, unless the entry named
+//!   that address itself.
+//! - **Inside** ([`bridge`]): the sandbox's first command is `baton __sandbox-network`, which
+//!   listens on `127.0.0.1:3128` inside (what `HTTP_PROXY`/`HTTPS_PROXY` name) and on each
+//!   loopback port the allow-list names (so `ANTHROPIC_BASE_URL=http://127.0.0.1:4000` works
+//!   unchanged), hands those listeners to a process of its own that relays each connection
+//!   to the proxy's socket, and becomes the agent's command. It ends with the sandbox.
+
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use crate::allow_list::{AllowList, is_loopback};
+use crate::listening::Listening;
+
+/// The proxy's socket in the door's folder.
+pub const SOCKET: &str = "proxy";
+/// The port the proxy is reached at inside the sandbox.
+pub const INSIDE_PORT: u16 = 3128;
+/// The hidden command that starts the inside half.
+pub const BRIDGE_COMMAND: &str = "__sandbox-network";
+/// The longest request head the proxy reads.
+const MAX_HEAD: usize = 64 * 1024;
+/// Connections one attempt may have open through the proxy at once.
+const MAX_OPEN: usize = 256;
+/// How long a connection may take to send its request head.
+const HEAD_PATIENCE: Duration = Duration::from_secs(30);
+/// How long reaching an allowed host may take.
+const CONNECT_PATIENCE: Duration = Duration::from_secs(15);
+
+/// Asks whether a connection to `HOST:PORT` outside the allow-list may go through: `Ok` when
+/// it may, else why not (the door puts it to the project's approval policy and the lead).
+pub type Asker = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// The proxy of one attempt, open until dropped.
+pub struct NetProxy {
+    _listening: Listening,
+}
+
+impl NetProxy {
+    /// Listens at `address` (a socket path this process can bind), letting through what
+    /// `allow` allows and saying each refusal on `refused`.
+    /// With `ask`, what the list does not name is asked about instead of refused at once.
+    pub fn open(
+        address: &Path,
+        allow: AllowList,
+        refused: Sender<String>,
+        ask: Option<Asker>,
+    ) -> io::Result<NetProxy> {
+        let rules = Rules { allow, ask };
+        let listening = Listening::serve(address, "net-proxy", MAX_OPEN, move |stream| {
+            if let Err(refusal) = serve(stream, &rules) {
+                let _ = refused.send(refusal);
+            }
+        })?;
+        Ok(NetProxy {
+            _listening: listening,
+        })
+    }
+}
+
+/// What goes through: the list, and whom to ask about the rest.
+struct Rules {
+    allow: AllowList,
+    ask: Option<Asker>,
+}
+
+/// A request's head as the proxy needs it.
+#[derive(Debug, PartialEq, Eq)]
+struct Head {
+    connect: bool,
+    host: String,
+    port: u16,
+    /// What to send the host first: nothing for CONNECT, the request in origin form otherwise.
+    forward: Vec<u8>,
+}
+
+/// Serves one connection to its end; `Err` is a refusal for the transcript.
+fn serve(mut client: UnixStream, rules: &Rules) -> Result<(), String> {
+    let _ = client.set_read_timeout(Some(HEAD_PATIENCE));
+    let (head, rest) = match read_head(&mut client) {
+        Ok(Some(read)) => read,
+        Ok(None) => return Ok(()),
+        Err(why) => {
+            answer(&mut client, "400 Bad Request", &why);
+            return Ok(());
+        }
+    };
+    let head = match parse_head(&head) {
+        Ok(head) => head,
+        Err(why) => {
+            answer(&mut client, "400 Bad Request", &why);
+            return Ok(());
+        }
+    };
+    let target = format!("{}:{}", head.host, head.port);
+    if !rules.allow.allows(&head.host, head.port) {
+        let why = match &rules.ask {
+            None => Some(
+                "not in the profile's allow-list (add it to sandbox.allow in \
+                 .coordination/team/profiles.toml)"
+                    .to_string(),
+            ),
+            Some(ask) => ask(&target).err(),
+        };
+        if let Some(why) = why {
+            let why = format!("the sandbox refused a connection to {target}: {why}");
+            answer(&mut client, "403 Forbidden", &why);
+            return Err(why);
+        }
+    }
+    let upstream = match reach(&head.host, head.port) {
+        Ok(upstream) => upstream,
+        Err(Reach::Inward(ip)) => {
+            let why = format!(
+                "the sandbox refused a connection to {target}: it resolves to {ip}, the \
+                 machine's own (allow that address itself to reach it)"
+            );
+            answer(&mut client, "403 Forbidden", &why);
+            return Err(why);
+        }
+        Err(Reach::Failed(e)) => {
+            answer(
+                &mut client,
+                "502 Bad Gateway",
+                &format!("cannot reach {target}: {e}"),
+            );
+            return Ok(());
+        }
+    };
+    let _ = client.set_read_timeout(None);
+    let mut upstream = upstream;
+    let sent = match head.connect {
+        true => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
+        false => upstream.write_all(&head.forward),
+    };
+    if sent.is_err() || upstream.write_all(&rest).is_err() {
+        return Ok(());
+    }
+    relay(client, upstream);
+    Ok(())
+}
+
+/// A request's head, and the bytes read after it.
+type HeadAndRest = (Vec<u8>, Vec<u8>);
+
+/// Reads up to the end of a request head: the head, and what came after it. `None` when the
+/// connection closed before saying anything.
+fn read_head(client: &mut UnixStream) -> Result<Option<HeadAndRest>, String> {
+    let mut read = Vec::with_capacity(1024);
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = client.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return match read.is_empty() {
+                true => Ok(None),
+                false => Err("the request ended inside its head".into()),
+            };
+        }
+        let from = read.len().saturating_sub(3);
+        read.extend_from_slice(&buf[..n]);
+        if let Some(at) = read[from..].windows(4).position(|w| w == b"\r\n\r\n") {
+            let end = from + at + 4;
+            let rest = read.split_off(end);
+            return Ok(Some((read, rest)));
+        }
+        if read.len() > MAX_HEAD {
+            return Err(format!("the request head is longer than {MAX_HEAD} bytes"));
+        }
+    }
+}
+
+fn parse_head(head: &[u8]) -> Result<Head, String> {
+    let text = std::str::from_utf8(head).map_err(|_| "the request head is not UTF-8")?;
+    let mut lines = text.split("\r\n");
+    let first = lines.next().unwrap_or_default();
+    let mut words = first.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return Err(format!("not an HTTP request line: {first:?}"));
+    };
+    if !version.starts_with("HTTP/1.") {
+        return Err(format!("not HTTP/1: {version:?}"));
+    }
+    if method.eq_ignore_ascii_case("CONNECT") {
+        let (host, port) = authority(target, None)?;
+        return Ok(Head {
+            connect: true,
+            host,
+            port,
+            forward: Vec::new(),
+        });
+    }
+    let rest = match target.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
+        _ => {
+            return Err(format!(
+                "a proxy request names an http:// address or uses CONNECT, not {target:?}"
+            ));
+        }
+    };
+    let (authority_part, path) = match rest.find(['/', '?']) {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, "/"),
+    };
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    let (host, port) = authority(authority_part, Some(80))?;
+    let mut forward = format!("{method} {path} {version}\r\n");
+    for line in lines.filter(|l| !l.is_empty()) {
+        let name = line.split(':').next().unwrap_or_default().trim();
+        if name.eq_ignore_ascii_case("connection")
+            || name.to_ascii_lowercase().starts_with("proxy-")
+            || name.eq_ignore_ascii_case("keep-alive")
+        {
+            continue;
+        }
+        forward.push_str(line);
+        forward.push_str("\r\n");
+    }
+    // One request per connection: the next may be for another host.
+    forward.push_str("Connection: close\r\n\r\n");
+    Ok(Head {
+        connect: false,
+        host,
+        port,
+        forward: forward.into_bytes(),
+    })
+}
+
+/// `host:port` (or `[v6]:port`), the port `default` when not given.
+fn authority(text: &str, default: Option<u16>) -> Result<(String, u16), String> {
+    let text = text.rsplit('@').next().unwrap_or_default();
+    let bad = || format!("not a host and port: {text:?}");
+    let (host, port) = match text.strip_prefix('[') {
+        Some(rest) => {
+            let (host, after) = rest.split_once(']').ok_or_else(bad)?;
+            (host, after.strip_prefix(':'))
+        }
+        None => match text.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (text, None),
+        },
+    };
+    let port = match port {
+        Some(port) => port.parse().map_err(|_| bad())?,
+        None => default.ok_or_else(bad)?,
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c == '/') {
+        return Err(bad());
+    }
+    Ok((host.to_string(), port))
+}
+
+enum Reach {
+    /// An allowed name resolved to the machine's own or link-local address.
+    Inward(IpAddr),
+    Failed(io::Error),
+}
+
+/// Connects to `host:port`; a name must not lead to the machine itself or its link-local
+/// neighbours (only an entry naming that address allows those).
+fn reach(host: &str, port: u16) -> Result<TcpStream, Reach> {
+    let literal = is_loopback(host) || host.trim_matches(['[', ']']).parse::<IpAddr>().is_ok();
+    let addresses: Vec<SocketAddr> = (host.trim_matches(['[', ']']), port)
+        .to_socket_addrs()
+        .map_err(Reach::Failed)?
+        .collect();
+    if !literal && let Some(inward) = addresses.iter().map(|a| a.ip()).find(inward) {
+        return Err(Reach::Inward(inward));
+    }
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, CONNECT_PATIENCE) {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = e,
+        }
+    }
+    Err(Reach::Failed(last))
+}
+
+fn inward(ip: &IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_link_local() || v4.is_unspecified(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| inward(&IpAddr::V4(v4)))
+        }
+    }
+}
+
+fn answer(client: &mut UnixStream, status: &str, why: &str) {
+    let body = format!("{why}\n");
+    let _ = write!(
+        client,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// Copies both ways until both ends are done.
+fn relay<A, B>(a: A, b: B)
+where
+    A: Duplex,
+    B: Duplex,
+{
+    let (Ok(a2), Ok(b2)) = (a.twin(), b.twin()) else {
+        return;
+    };
+    let back = std::thread::spawn(move || pipe(b2, a2));
+    pipe(a, b);
+    let _ = back.join();
+}
+
+/// A connection that can be read and written from two threads.
+trait Duplex: Read + Write + Send + 'static + Sized {
+    fn twin(&self) -> io::Result<Self>;
+    fn end_writing(&self);
+}
+
+impl Duplex for UnixStream {
+    fn twin(&self) -> io::Result<Self> {
+        self.try_clone()
+    }
+    fn end_writing(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+}
+
+impl Duplex for TcpStream {
+    fn twin(&self) -> io::Result<Self> {
+        self.try_clone()
+    }
+    fn end_writing(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+}
+
+fn pipe<A: Duplex, B: Duplex>(mut from: A, mut to: B) {
+    let _ = io::copy(&mut from, &mut to);
+    to.end_writing();
+}
+
+/// The inside half, as `baton __sandbox-network PROXY_SOCKET [--forward PORT]… -- PROGRAM
+/// ARGS…` runs it: listens, hands the listeners to a relay process, and becomes `PROGRAM`.
+/// Returns only when it cannot (the exit status to end with).
+pub fn bridge(args: &[std::ffi::OsString]) -> i32 {
+    match bridge_or_error(args) {
+        Ok(never) => match never {},
+        Err(e) => {
+            eprintln!("baton: the sandbox's network: {e}");
+            127
+        }
+    }
+}
+
+enum Never {}
+
+fn bridge_or_error(args: &[std::ffi::OsString]) -> Result<Never, String> {
+    use std::os::unix::process::CommandExt;
+    let split = args
+        .iter()
+        .position(|a| a == "--")
+        .ok_or("no `--` before the program")?;
+    let (options, program) = (&args[..split], &args[split + 1..]);
+    if let Some(serving) = options.first().filter(|a| *a == "--serve") {
+        let _ = serving;
+        return serve_listeners(&options[1..]);
+    }
+    let socket = options.first().ok_or("no proxy socket")?;
+    let mut ports = vec![INSIDE_PORT];
+    let mut rest = options[1..].iter();
+    while let Some(option) = rest.next() {
+        match (option.to_str(), rest.next().and_then(|p| p.to_str())) {
+            (Some("--forward"), Some(port)) => {
+                ports.push(port.parse().map_err(|_| format!("not a port: {port}"))?)
+            }
+            _ => return Err(format!("unknown option {option:?}")),
+        }
+    }
+    let (program, program_args) = program.split_first().ok_or("no program")?;
+    let mut listeners = Vec::new();
+    for (n, port) in ports.iter().enumerate() {
+        let listener = TcpListener::bind(("127.0.0.1", *port))
+            .map_err(|e| format!("cannot listen on 127.0.0.1:{port} inside: {e}"))?;
+        // The first is the proxy's; the others reach the same loopback port outside.
+        let kind = if n == 0 { "proxy" } else { "forward" };
+        listeners.push((kind, *port, listener));
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut relay = std::process::Command::new(exe);
+    relay.arg(BRIDGE_COMMAND).arg("--serve");
+    let fds: Vec<RawFd> = listeners.iter().map(|(_, _, l)| l.as_raw_fd()).collect();
+    for (kind, port, listener) in &listeners {
+        relay.arg(format!("{kind}:{port}:{}", listener.as_raw_fd()));
+    }
+    relay
+        .arg(socket)
+        .arg("--")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit());
+    // SAFETY: only fcntl, which is async-signal-safe, between fork and exec.
+    unsafe {
+        relay.pre_exec(move || {
+            for fd in &fds {
+                let flags = libc::fcntl(*fd, libc::F_GETFD);
+                if flags < 0 || libc::fcntl(*fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            // The relay stays through the agent's stop: the sandbox's end ends it.
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    relay
+        .spawn()
+        .map_err(|e| format!("cannot start its relay: {e}"))?;
+    drop(listeners);
+    let error = std::process::Command::new(program)
+        .args(program_args)
+        .exec();
+    Err(format!(
+        "cannot run {}: {error}",
+        Path::new(program).display()
+    ))
+}
+
+/// The relay process: accepts on each inherited listener and carries each connection to the
+/// proxy's socket (a forwarded port's as a CONNECT to the same port of the machine).
+fn serve_listeners(options: &[std::ffi::OsString]) -> Result<Never, String> {
+    let (socket, listeners) = options.split_last().ok_or("no proxy socket")?;
+    let socket = PathBuf::from(socket);
+    let mut threads = Vec::new();
+    for listener in listeners {
+        let text = listener.to_str().ok_or("not a listener")?;
+        let mut parts = text.split(':');
+        let (Some(kind), Some(port), Some(fd), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(format!("not a listener: {text}"));
+        };
+        let port: u16 = port.parse().map_err(|_| format!("not a port: {port}"))?;
+        let fd: RawFd = fd.parse().map_err(|_| format!("not a descriptor: {fd}"))?;
+        // SAFETY: the bridge handed this descriptor, a listening socket, to this process.
+        let listener = unsafe { TcpListener::from_raw_fd(fd) };
+        let forward = (kind == "forward").then_some(port);
+        let socket = socket.clone();
+        threads.push(std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let socket = socket.clone();
+                std::thread::spawn(move || carry(client, &socket, forward));
+            }
+        }));
+    }
+    for thread in threads {
+        let _ = thread.join();
+    }
+    Err("its listeners closed".into())
+}
+
+fn carry(client: TcpStream, socket: &Path, forward: Option<u16>) {
+    let Ok(mut proxy) = UnixStream::connect(socket) else {
+        return;
+    };
+    if let Some(port) = forward {
+        let asked = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        if proxy.write_all(asked.as_bytes()).is_err() {
+            return;
+        }
+        // The proxy's answer to a CONNECT is a head alone; anything else ends the connection.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match proxy.read(&mut byte) {
+                Ok(1) if head.len() < MAX_HEAD => head.push(byte[0]),
+                _ => return,
+            }
+        }
+        if !head.starts_with(b"HTTP/1.1 200") {
+            return;
+        }
+    }
+    relay(client, proxy);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufRead;
+
+    #[test]
+    fn request_heads_are_read_as_a_proxy_must() {
+        let connect =
+            parse_head(b"CONNECT api.example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        assert!(connect.connect);
+        assert_eq!(
+            (connect.host.as_str(), connect.port),
+            ("api.example.com", 443)
+        );
+        let get = parse_head(
+            b"GET http://127.0.0.1:4000/v1/messages?beta=true HTTP/1.1\r\nHost: 127.0.0.1:4000\r\n\
+              Proxy-Connection: keep-alive\r\nProxy-Authorization: x\r\nAccept: */*\r\n\r\n",
+        )
+        .unwrap();
+        assert!(!get.connect);
+        assert_eq!((get.host.as_str(), get.port), ("127.0.0.1", 4000));
+        let forward = String::from_utf8(get.forward).unwrap();
+        assert!(
+            forward.starts_with("GET /v1/messages?beta=true HTTP/1.1\r\n"),
+            "{forward}"
+        );
+        assert!(!forward.contains("Proxy-"), "{forward}");
+        assert!(
+            forward.ends_with("Accept: */*\r\nConnection: close\r\n\r\n"),
+            "{forward}"
+        );
+        let v6 = parse_head(b"CONNECT [::1]:8080 HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!((v6.host.as_str(), v6.port), ("::1", 8080));
+        let plain = parse_head(b"GET http://example.org HTTP/1.0\r\n\r\n").unwrap();
+        assert_eq!(plain.port, 80);
+        assert!(
+            String::from_utf8(plain.forward)
+                .unwrap()
+                .starts_with("GET / HTTP/1.0")
+        );
+        for bad in [
+            &b"GET /relative HTTP/1.1\r\n\r\n"[..],
+            b"CONNECT nowhere HTTP/1.1\r\n\r\n",
+            b"CONNECT a:b HTTP/1.1\r\n\r\n",
+            b"GET https://x.org/ HTTP/1.1\r\n\r\n",
+            b"BREW coffee\r\n\r\n",
+            b"\xff\xfe\r\n\r\n",
+            b"GET http://x.org/ SPDY/3\r\n\r\n",
+        ] {
+            assert!(parse_head(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn names_that_lead_inward_are_told_apart() {
+        assert!(inward(&"127.0.0.1".parse().unwrap()));
+        assert!(inward(&"169.254.169.254".parse().unwrap()));
+        assert!(inward(&"::ffff:127.0.0.1".parse().unwrap()));
+        assert!(inward(&"fe80::1".parse().unwrap()));
+        assert!(!inward(&"93.184.216.34".parse().unwrap()));
+    }
+
+    /// A server on loopback that answers each connection with `reply` after reading a line.
+    fn upstream(reply: &'static str) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = io::BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let mut stream = stream;
+                let _ = write!(stream, "{reply} after {}", line.trim());
+            }
+        });
+        port
+    }
+
+    fn ask(socket: &Path, request: &str) -> String {
+        let mut stream = UnixStream::connect(socket).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut said = String::new();
+        let _ = stream.read_to_string(&mut said);
+        said
+    }
+
+    #[test]
+    fn the_proxy_lets_through_what_is_allowed_and_says_what_it_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join(SOCKET);
+        let allowed = upstream("HELLO");
+        let other = upstream("SECRET");
+        let (refused, refusals) = std::sync::mpsc::channel();
+        let proxy = NetProxy::open(
+            &socket,
+            AllowList::parse(&[format!("127.0.0.1:{allowed}")]).unwrap(),
+            refused,
+            None,
+        )
+        .unwrap();
+
+        let through = ask(
+            &socket,
+            &format!("CONNECT 127.0.0.1:{allowed} HTTP/1.1\r\n\r\nping\n"),
+        );
+        assert_eq!(
+            through,
+            "HTTP/1.1 200 Connection established\r\n\r\nHELLO after ping"
+        );
+        let plain = ask(
+            &socket,
+            &format!("GET http://127.0.0.1:{allowed}/x HTTP/1.1\r\nHost: h\r\n\r\n"),
+        );
+        assert_eq!(plain, "HELLO after GET /x HTTP/1.1");
+
+        let refused_answer = ask(
+            &socket,
+            &format!("CONNECT 127.0.0.1:{other} HTTP/1.1\r\n\r\nping\n"),
+        );
+        assert!(
+            refused_answer.starts_with("HTTP/1.1 403"),
+            "{refused_answer}"
+        );
+        assert!(!refused_answer.contains("SECRET"), "{refused_answer}");
+        let said = refusals.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(
+            said.contains(&format!("refused a connection to 127.0.0.1:{other}")),
+            "{said}"
+        );
+        let nonsense = ask(&socket, "HELLO\r\n\r\n");
+        assert!(nonsense.starts_with("HTTP/1.1 400"), "{nonsense}");
+
+        // Closed with the attempt: nothing answers any more.
+        drop(proxy);
+        assert!(UnixStream::connect(&socket).is_err() || ask(&socket, "x").is_empty());
+    }
+}
