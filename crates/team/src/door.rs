@@ -27,12 +27,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 
 use baton_fs::{ProcessGroup, command_in_own_group};
 
 use crate::listening::Listening;
+use crate::process::{Aside, Asides};
 use serde::{Deserialize, Serialize};
 
 /// Inside the sandbox: the socket's path (the agent's `baton` relays to it when it is set).
@@ -163,7 +164,7 @@ pub struct Door {
     knocks: Option<Listening>,
     running: Arc<Mutex<HashSet<u32>>>,
     /// What the commands refused, in words, until taken by [`Door::refusals`].
-    refusals: Option<Receiver<String>>,
+    refusals: Option<Asides>,
     /// The attempt's network proxy ([`crate::net_proxy`]), beside the door, when it has one.
     network: Option<crate::net_proxy::NetProxy>,
 }
@@ -193,6 +194,7 @@ impl Door {
         };
         let running = Arc::new(Mutex::new(HashSet::new()));
         let (refused, refusals) = channel();
+        let refused_too = refused.clone();
         let guest = Arc::new(guest);
         let network = match network {
             Some(allow) => {
@@ -226,14 +228,14 @@ impl Door {
             _dir_handle: handle,
             knocks: Some(knocks),
             running,
-            refusals: Some(refusals),
+            refusals: Some((refused_too, refusals)),
             network,
         })
     }
 
     /// What the door's commands refuse from now on, one message each (what was asked and
     /// why not), until the door closes; once.
-    pub fn refusals(&mut self) -> Option<Receiver<String>> {
+    pub fn refusals(&mut self) -> Option<Asides> {
         self.refusals.take()
     }
 
@@ -271,7 +273,7 @@ fn answer(
     stream: UnixStream,
     guest: &Guest,
     running: &Mutex<HashSet<u32>>,
-    refused: &Sender<String>,
+    refused: &Sender<Aside>,
 ) -> Result<(), String> {
     let mut reader = BufReader::new(stream.try_clone().map_err(|e| e.to_string())?);
     let mut line = Vec::new();
@@ -338,11 +340,11 @@ fn answer(
     if !said.trim().is_empty() {
         // The agent's own words, cleaned and cut: they reach the lead's screen.
         let asked = baton_core::text::printable(knock.argv.join(" ").as_bytes());
-        let _ = refused.send(format!(
+        let _ = refused.send(Aside::Note(format!(
             "the door refused `baton {}`: {}",
             baton_core::text::prefix(&asked, 300),
             said.trim()
-        ));
+        )));
     }
     let code = match status {
         Ok(status) => {
@@ -613,7 +615,7 @@ mod tests {
     fn what_a_command_says_it_refused_is_passed_on_and_its_output_is_not() {
         let dir = tempfile::tempdir().unwrap();
         let mut door = door_of_sh(dir.path());
-        let refusals = door.refusals().unwrap();
+        let (_, refusals) = door.refusals().unwrap();
         assert!(door.refusals().is_none(), "taken once");
         let (_, err, code) = knock(
             &door,
@@ -624,9 +626,12 @@ mod tests {
             b"",
         );
         assert_eq!((err.as_str(), code), ("fd 3\n", Some(1)));
-        let said = refusals
+        let Aside::Note(said) = refusals
             .recv_timeout(std::time::Duration::from_secs(30))
-            .unwrap();
+            .unwrap()
+        else {
+            panic!("a note");
+        };
         assert!(
             said.starts_with("the door refused `baton -c echo"),
             "{said}"

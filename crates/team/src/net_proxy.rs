@@ -14,12 +14,11 @@
 //! - **Inside** ([`bridge`]): the sandbox's first command is `baton __sandbox-network`, which
 //!   listens on `127.0.0.1:3128` inside (what `HTTP_PROXY`/`HTTPS_PROXY` name) and on each
 //!   loopback port the allow-list names (so `ANTHROPIC_BASE_URL=http://127.0.0.1:4000` works
-//!   unchanged), hands those listeners to a process of its own that relays each connection
-//!   to the proxy's socket, and becomes the agent's command. It ends with the sandbox.
+//!   unchanged), forks a relay that carries each connection to the proxy's socket, and
+//!   becomes the agent's command. The relay ends with the sandbox.
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +27,7 @@ use std::time::Duration;
 
 use crate::allow_list::{AllowList, is_loopback};
 use crate::listening::Listening;
+use crate::process::Aside;
 
 /// The proxy's socket in the door's folder.
 pub const SOCKET: &str = "proxy";
@@ -60,14 +60,12 @@ impl NetProxy {
     pub fn open(
         address: &Path,
         allow: AllowList,
-        refused: Sender<String>,
+        refused: Sender<Aside>,
         ask: Option<Asker>,
     ) -> io::Result<NetProxy> {
         let rules = Rules { allow, ask };
         let listening = Listening::serve(address, "net-proxy", MAX_OPEN, move |stream| {
-            if let Err(refusal) = serve(stream, &rules) {
-                let _ = refused.send(refusal);
-            }
+            serve(stream, &rules, &refused)
         })?;
         Ok(NetProxy {
             _listening: listening,
@@ -91,24 +89,27 @@ struct Head {
     forward: Vec<u8>,
 }
 
-/// Serves one connection to its end; `Err` is a refusal for the transcript.
-fn serve(mut client: UnixStream, rules: &Rules) -> Result<(), String> {
+/// Serves one connection to its end; a refusal is said on `refused` before the agent is
+/// answered, so it is in the transcript before anything the agent does after.
+fn serve(client: UnixStream, rules: &Rules, refused: &Sender<Aside>) {
+    let mut client = client;
+    if let Err((status, why)) = through(&mut client, rules) {
+        if status.starts_with("403") {
+            let _ = refused.send(Aside::Note(why.clone()));
+        }
+        answer(&mut client, status, &why);
+    }
+}
+
+/// Carries one connection through when it may go; else the status and why not.
+fn through(client: &mut UnixStream, rules: &Rules) -> Result<(), (&'static str, String)> {
+    const BAD: &str = "400 Bad Request";
+    const REFUSED: &str = "403 Forbidden";
     let _ = client.set_read_timeout(Some(HEAD_PATIENCE));
-    let (head, rest) = match read_head(&mut client) {
-        Ok(Some(read)) => read,
-        Ok(None) => return Ok(()),
-        Err(why) => {
-            answer(&mut client, "400 Bad Request", &why);
-            return Ok(());
-        }
+    let Some((head, rest)) = read_head(client).map_err(|why| (BAD, why))? else {
+        return Ok(());
     };
-    let head = match parse_head(&head) {
-        Ok(head) => head,
-        Err(why) => {
-            answer(&mut client, "400 Bad Request", &why);
-            return Ok(());
-        }
-    };
+    let head = parse_head(&head).map_err(|why| (BAD, why))?;
     let target = format!("{}:{}", head.host, head.port);
     if !rules.allow.allows(&head.host, head.port) {
         let why = match &rules.ask {
@@ -120,32 +121,28 @@ fn serve(mut client: UnixStream, rules: &Rules) -> Result<(), String> {
             Some(ask) => ask(&target).err(),
         };
         if let Some(why) = why {
-            let why = format!("the sandbox refused a connection to {target}: {why}");
-            answer(&mut client, "403 Forbidden", &why);
-            return Err(why);
+            return Err((
+                REFUSED,
+                format!("the sandbox refused a connection to {target}: {why}"),
+            ));
         }
     }
-    let upstream = match reach(&head.host, head.port) {
+    let mut upstream = match reach(&head.host, head.port) {
         Ok(upstream) => upstream,
         Err(Reach::Inward(ip)) => {
-            let why = format!(
-                "the sandbox refused a connection to {target}: it resolves to {ip}, the \
-                 machine's own (allow that address itself to reach it)"
-            );
-            answer(&mut client, "403 Forbidden", &why);
-            return Err(why);
+            return Err((
+                REFUSED,
+                format!(
+                    "the sandbox refused a connection to {target}: it resolves to {ip}, the \
+                     machine's own (allow that address itself to reach it)"
+                ),
+            ));
         }
         Err(Reach::Failed(e)) => {
-            answer(
-                &mut client,
-                "502 Bad Gateway",
-                &format!("cannot reach {target}: {e}"),
-            );
-            return Ok(());
+            return Err(("502 Bad Gateway", format!("cannot reach {target}: {e}")));
         }
     };
     let _ = client.set_read_timeout(None);
-    let mut upstream = upstream;
     let sent = match head.connect {
         true => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
         false => upstream.write_all(&head.forward),
@@ -153,7 +150,9 @@ fn serve(mut client: UnixStream, rules: &Rules) -> Result<(), String> {
     if sent.is_err() || upstream.write_all(&rest).is_err() {
         return Ok(());
     }
-    relay(client, upstream);
+    if let Ok(client) = client.try_clone() {
+        relay(client, upstream);
+    }
     Ok(())
 }
 
@@ -388,11 +387,7 @@ fn bridge_or_error(args: &[std::ffi::OsString]) -> Result<Never, String> {
         .position(|a| a == "--")
         .ok_or("no `--` before the program")?;
     let (options, program) = (&args[..split], &args[split + 1..]);
-    if let Some(serving) = options.first().filter(|a| *a == "--serve") {
-        let _ = serving;
-        return serve_listeners(&options[1..]);
-    }
-    let socket = options.first().ok_or("no proxy socket")?;
+    let socket = PathBuf::from(options.first().ok_or("no proxy socket")?);
     let mut ports = vec![INSIDE_PORT];
     let mut rest = options[1..].iter();
     while let Some(option) = rest.next() {
@@ -409,41 +404,21 @@ fn bridge_or_error(args: &[std::ffi::OsString]) -> Result<Never, String> {
         let listener = TcpListener::bind(("127.0.0.1", *port))
             .map_err(|e| format!("cannot listen on 127.0.0.1:{port} inside: {e}"))?;
         // The first is the proxy's; the others reach the same loopback port outside.
-        let kind = if n == 0 { "proxy" } else { "forward" };
-        listeners.push((kind, *port, listener));
+        listeners.push(((n > 0).then_some(*port), listener));
     }
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut relay = std::process::Command::new(exe);
-    relay.arg(BRIDGE_COMMAND).arg("--serve");
-    let fds: Vec<RawFd> = listeners.iter().map(|(_, _, l)| l.as_raw_fd()).collect();
-    for (kind, port, listener) in &listeners {
-        relay.arg(format!("{kind}:{port}:{}", listener.as_raw_fd()));
+    // The relay is this process forked (no second program to load: the agent starts sooner).
+    // This runs first in `main`, before any thread, so the child may use everything.
+    // SAFETY: fork in a process with one thread; the child only serves and exits.
+    match unsafe { libc::fork() } {
+        -1 => {
+            return Err(format!(
+                "cannot start its relay: {}",
+                io::Error::last_os_error()
+            ));
+        }
+        0 => serve_inside(listeners, &socket),
+        _ => {}
     }
-    relay
-        .arg(socket)
-        .arg("--")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::inherit());
-    // SAFETY: only fcntl, which is async-signal-safe, between fork and exec.
-    unsafe {
-        relay.pre_exec(move || {
-            for fd in &fds {
-                let flags = libc::fcntl(*fd, libc::F_GETFD);
-                if flags < 0 || libc::fcntl(*fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            // The relay stays through the agent's stop: the sandbox's end ends it.
-            libc::signal(libc::SIGTERM, libc::SIG_IGN);
-            libc::signal(libc::SIGINT, libc::SIG_IGN);
-            libc::signal(libc::SIGHUP, libc::SIG_IGN);
-            Ok(())
-        });
-    }
-    relay
-        .spawn()
-        .map_err(|e| format!("cannot start its relay: {e}"))?;
     drop(listeners);
     let error = std::process::Command::new(program)
         .args(program_args)
@@ -454,37 +429,40 @@ fn bridge_or_error(args: &[std::ffi::OsString]) -> Result<Never, String> {
     ))
 }
 
-/// The relay process: accepts on each inherited listener and carries each connection to the
-/// proxy's socket (a forwarded port's as a CONNECT to the same port of the machine).
-fn serve_listeners(options: &[std::ffi::OsString]) -> Result<Never, String> {
-    let (socket, listeners) = options.split_last().ok_or("no proxy socket")?;
-    let socket = PathBuf::from(socket);
-    let mut threads = Vec::new();
-    for listener in listeners {
-        let text = listener.to_str().ok_or("not a listener")?;
-        let mut parts = text.split(':');
-        let (Some(kind), Some(port), Some(fd), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err(format!("not a listener: {text}"));
-        };
-        let port: u16 = port.parse().map_err(|_| format!("not a port: {port}"))?;
-        let fd: RawFd = fd.parse().map_err(|_| format!("not a descriptor: {fd}"))?;
-        // SAFETY: the bridge handed this descriptor, a listening socket, to this process.
-        let listener = unsafe { TcpListener::from_raw_fd(fd) };
-        let forward = (kind == "forward").then_some(port);
-        let socket = socket.clone();
-        threads.push(std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let socket = socket.clone();
-                std::thread::spawn(move || carry(client, &socket, forward));
+/// The relay: accepts on each listener and carries each connection to the proxy's socket (a
+/// forwarded port's as a CONNECT to the same port of the machine). It stays through the
+/// agent's stop (TERM, INT and HUP ignored) and ends with the sandbox; it holds none of the
+/// agent's output.
+fn serve_inside(listeners: Vec<(Option<u16>, TcpListener)>, socket: &Path) -> ! {
+    // SAFETY: signal dispositions and descriptors of this process only.
+    unsafe {
+        for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::signal(signal, libc::SIG_IGN);
+        }
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            for fd in 0..=2 {
+                libc::dup2(null, fd);
             }
-        }));
+        }
     }
+    let threads: Vec<_> = listeners
+        .into_iter()
+        .map(|(forward, listener)| {
+            let socket = socket.to_path_buf();
+            std::thread::spawn(move || {
+                for client in listener.incoming().flatten() {
+                    let socket = socket.clone();
+                    std::thread::spawn(move || carry(client, &socket, forward));
+                }
+            })
+        })
+        .collect();
     for thread in threads {
         let _ = thread.join();
     }
-    Err("its listeners closed".into())
+    // SAFETY: ends this forked process without running the parent's exit handlers twice.
+    unsafe { libc::_exit(0) }
 }
 
 fn carry(client: TcpStream, socket: &Path, forward: Option<u16>) {
@@ -636,7 +614,9 @@ mod tests {
             "{refused_answer}"
         );
         assert!(!refused_answer.contains("SECRET"), "{refused_answer}");
-        let said = refusals.recv_timeout(Duration::from_secs(10)).unwrap();
+        let Ok(Aside::Note(said)) = refusals.recv_timeout(Duration::from_secs(10)) else {
+            panic!("a note");
+        };
         assert!(
             said.contains(&format!("refused a connection to 127.0.0.1:{other}")),
             "{said}"

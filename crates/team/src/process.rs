@@ -91,6 +91,17 @@ pub enum Output {
     Exited(std::io::Result<ExitStatus>),
 }
 
+/// What reaches an attempt besides its agent's output, in the order it happened: notes from
+/// the supervisor's side (what its door refused), then the agent's end.
+#[derive(Debug)]
+pub enum Aside {
+    Note(String),
+    Exited(std::io::Result<ExitStatus>),
+}
+
+/// A channel of asides: the sender for whoever has notes to say, the receiver the attempt's.
+pub type Asides = (Sender<Aside>, Receiver<Aside>);
+
 /// A started agent process.
 pub struct AgentProcess {
     pub pid: u32,
@@ -104,13 +115,10 @@ impl AgentProcess {
         AgentProcess::start_hearing(launch, None)
     }
 
-    /// [`Self::start`], with `notes` (what the attempt's door refused) arriving through
-    /// [`Self::next`] as [`Output::Note`] among the output, until they end (their sender is
-    /// dropped) or the output is no longer read.
-    pub fn start_hearing(
-        launch: &Launch,
-        notes: Option<Receiver<String>>,
-    ) -> std::io::Result<AgentProcess> {
+    /// [`Self::start`], with the notes said on `asides` (what the attempt's door refused)
+    /// arriving through [`Self::next`] as [`Output::Note`] among the output, each before the
+    /// agent's exit when said before it.
+    pub fn start_hearing(launch: &Launch, asides: Option<Asides>) -> std::io::Result<AgentProcess> {
         // The group's program is looked up in the PATH the agent is given.
         let path = launch
             .env
@@ -146,12 +154,23 @@ impl AgentProcess {
         }
         let marks = launch.marks.clone();
         let (tx, output) = sync_channel(QUEUE);
-        if let Some(notes) = notes {
+        // Asides (notes, then the end) are passed on in the order they were said: a note said
+        // before the agent exited comes before its exit.
+        let (tell, heard) = asides.unwrap_or_else(channel);
+        {
             let to = tx.clone();
             std::thread::spawn(move || {
-                for note in notes {
-                    if to.send(Output::Note(note)).is_err() {
-                        return;
+                for aside in heard {
+                    match aside {
+                        Aside::Note(note) => {
+                            if to.send(Output::Note(note)).is_err() {
+                                return;
+                            }
+                        }
+                        Aside::Exited(status) => {
+                            let _ = to.send(Output::Exited(status));
+                            return;
+                        }
                     }
                 }
             });
@@ -177,7 +196,7 @@ impl AgentProcess {
                     break;
                 }
             }
-            let _ = tx.send(Output::Exited(status));
+            let _ = tell.send(Aside::Exited(status));
         });
         Ok(AgentProcess {
             pid,
@@ -360,8 +379,9 @@ mod tests {
             go.display()
         );
         let (notes, heard) = std::sync::mpsc::channel();
-        let mut process = AgentProcess::start_hearing(&sh(&script), Some(heard)).unwrap();
-        notes.send("refused something".into()).unwrap();
+        let mut process =
+            AgentProcess::start_hearing(&sh(&script), Some((notes.clone(), heard))).unwrap();
+        notes.send(Aside::Note("refused something".into())).unwrap();
         match process.next(Duration::from_secs(30)) {
             Some(Output::Note(note)) => assert_eq!(note, "refused something"),
             _ => panic!("the note first"),
