@@ -202,10 +202,13 @@ impl Door {
                     let (guest, running) = (guest.clone(), running.clone());
                     Arc::new(move |target: &str| guest.ask_for_connection(target, &running)) as _
                 });
+                let refused = refused.clone();
                 Some(crate::net_proxy::NetProxy::open(
                     &address_of(crate::net_proxy::SOCKET),
                     allow,
-                    refused.clone(),
+                    move |why| {
+                        let _ = refused.send(Aside::Note(why));
+                    },
                     asker,
                 )?)
             }

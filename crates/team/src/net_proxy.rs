@@ -22,12 +22,10 @@ use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAdd
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use crate::allow_list::{AllowList, is_loopback};
 use crate::listening::Listening;
-use crate::process::Aside;
 
 /// The proxy's socket in the door's folder.
 pub const SOCKET: &str = "proxy";
@@ -55,12 +53,12 @@ pub struct NetProxy {
 
 impl NetProxy {
     /// Listens at `address` (a socket path this process can bind), letting through what
-    /// `allow` allows and saying each refusal on `refused`.
+    /// `allow` allows and saying each refusal to `refused`.
     /// With `ask`, what the list does not name is asked about instead of refused at once.
     pub fn open(
         address: &Path,
         allow: AllowList,
-        refused: Sender<Aside>,
+        refused: impl Fn(String) + Send + Sync + 'static,
         ask: Option<Asker>,
     ) -> io::Result<NetProxy> {
         let rules = Rules { allow, ask };
@@ -91,11 +89,11 @@ struct Head {
 
 /// Serves one connection to its end; a refusal is said on `refused` before the agent is
 /// answered, so it is in the transcript before anything the agent does after.
-fn serve(client: UnixStream, rules: &Rules, refused: &Sender<Aside>) {
+fn serve(client: UnixStream, rules: &Rules, refused: &dyn Fn(String)) {
     let mut client = client;
     if let Err((status, why)) = through(&mut client, rules) {
         if status.starts_with("403") {
-            let _ = refused.send(Aside::Note(why.clone()));
+            refused(why.clone());
         }
         answer(&mut client, status, &why);
     }
@@ -586,7 +584,9 @@ mod tests {
         let proxy = NetProxy::open(
             &socket,
             AllowList::parse(&[format!("127.0.0.1:{allowed}")]).unwrap(),
-            refused,
+            move |why| {
+                let _ = refused.send(why);
+            },
             None,
         )
         .unwrap();
@@ -614,9 +614,7 @@ mod tests {
             "{refused_answer}"
         );
         assert!(!refused_answer.contains("SECRET"), "{refused_answer}");
-        let Ok(Aside::Note(said)) = refusals.recv_timeout(Duration::from_secs(10)) else {
-            panic!("a note");
-        };
+        let said = refusals.recv_timeout(Duration::from_secs(10)).unwrap();
         assert!(
             said.contains(&format!("refused a connection to 127.0.0.1:{other}")),
             "{said}"
