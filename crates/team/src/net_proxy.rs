@@ -358,8 +358,22 @@ impl Duplex for TcpStream {
     }
 }
 
+/// Copies what `from` says to `to` until it ends, then ends `to`'s writing. In pieces of up to
+/// 256 KiB (io::copy's 8 KiB took a fifth of loopback's rate).
 fn pipe<A: Duplex, B: Duplex>(mut from: A, mut to: B) {
-    let _ = io::copy(&mut from, &mut to);
+    let mut piece = vec![0u8; 256 * 1024];
+    loop {
+        match from.read(&mut piece) {
+            Ok(0) => break,
+            Ok(n) => {
+                if to.write_all(&piece[..n]).is_err() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
     to.end_writing();
 }
 
