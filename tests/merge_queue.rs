@@ -65,12 +65,20 @@ fn team_up(p: &Project, extra: &[&str]) -> (Option<i32>, Value) {
 
 fn a_plan_of_twelve_lands_in_order_through_the_merge_queue(p: Project) {
     plan(&p);
-    let checks = p.path().join(".coordination/checks.log");
+    // The check runs sandboxed: it keeps its log in a folder review.toml lets it write.
+    let log_dir = p.path().with_file_name(format!(
+        "{}-check-log",
+        p.path().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&log_dir).unwrap();
+    let checks = log_dir.join("checks.log");
     std::fs::write(
         p.path().join(".coordination/review.toml"),
         format!(
-            "check = \"test -f work/$BATON_TASK_ID.txt && echo $BATON_TASK_ID >> '{}'\"\n",
-            checks.display()
+            "check = \"test -f work/$BATON_TASK_ID.txt && echo $BATON_TASK_ID >> '{}'\"\n\
+             check_write = [\"{}\"]\n",
+            checks.display(),
+            log_dir.display()
         ),
     )
     .unwrap();
@@ -114,6 +122,7 @@ fn a_plan_of_twelve_lands_in_order_through_the_merge_queue(p: Project) {
     let mut ids: Vec<String> = PLAN.iter().map(|(id, _)| id.to_string()).collect();
     ids.sort();
     assert_eq!(checked, ids);
+    let _ = std::fs::remove_dir_all(&log_dir);
     // The lead's checkout is clean and on its branch.
     assert_eq!(
         git(p.path(), &["status", "--porcelain", "--untracked-files=no"]),

@@ -215,11 +215,19 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
     assert!(said.starts_with("Check failed: t1 not merged"), "{said}");
 
     // A failure whose cause was outside the branch (here: a file the check reads) is not
-    // reused once the cause is fixed: the same check on the same commit runs again.
-    let marker = p.path().join(".coordination/check-may-pass");
+    // reused once the cause is fixed: the same check on the same commit runs again. The check
+    // runs sandboxed: a folder outside the project is the check's to read when review.toml
+    // says so.
+    let outside = p.path().with_file_name(format!(
+        "{}-check-reads",
+        p.path().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&outside).unwrap();
+    let marker = outside.join("check-may-pass");
     let check = format!(
-        "check = \"test -e '{}' && grep -q bye greet.txt && echo checked\"\n",
-        marker.display()
+        "check = \"test -e '{}' && grep -q bye greet.txt && echo checked\"\ncheck_read = [\"{}\"]\n",
+        marker.display(),
+        outside.display()
     );
     review_settings(&p, &check);
     support::expect_code("leader merge", p.run(&["leader", "merge", "t1"]), 9);
@@ -240,6 +248,7 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
         "what the merge brought: {review}"
     );
     assert_eq!(review["check"]["output"], "checked", "{review}");
+    let _ = std::fs::remove_dir_all(&outside);
 }
 
 #[test]

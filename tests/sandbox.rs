@@ -21,6 +21,7 @@ use support::{Project, git};
 support::on_both_stores!(
     a_hostile_agent_is_kept_inside_its_worktree_and_its_branch,
     a_connection_outside_the_allow_list_is_put_to_the_lead_when_the_profile_asks,
+    the_projects_check_runs_what_an_agent_wrote_in_a_sandbox,
     a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything,
 );
 
@@ -375,6 +376,119 @@ fn a_connection_outside_the_allow_list_is_put_to_the_lead_when_the_profile_asks(
         )),
         "{log}"
     );
+}
+
+/// The project's check runs what an agent wrote (here a script the agent committed), on the
+/// lead's side: in its sandbox it writes only its checkout, and reaches none of the lead's
+/// files, secrets, variables or services; `check_sandbox = false` runs it as the lead.
+fn the_projects_check_runs_what_an_agent_wrote_in_a_sandbox(p: Project) {
+    support::repository(p.path());
+    let top = p.path();
+    let home = home_with_secrets(&p);
+    let (service, service_seen) = http_server("SERVICE");
+    let probe = format!(
+        r#"try() {{ if sh -c "$2" >/dev/null 2>&1; then echo "$1: DONE"; else echo "$1: refused"; fi; }}
+try checkout 'echo x > {top}/planted-by-check'
+try coordination 'cat {top}/.coordination/review.toml'
+try coordination-write 'echo x > {top}/.coordination/planted-by-check'
+try ssh 'cat {home}/.ssh/id_ed25519'
+try pgpass 'cat {home}/.pgpass'
+try secret-env 'env | grep -q -e TOKEN-CANARY -e AWS-CANARY -e BATON_STORE -e PGPASSWORD'
+try service 'curl -sf --max-time 5 --noproxy "" -x http://127.0.0.1:3128 http://127.0.0.1:{service}/'
+try service-direct 'curl -sf --max-time 5 http://127.0.0.1:{service}/'
+try own-checkout 'echo built > built-by-check.txt'
+"#,
+        top = top.display(),
+        home = home.display(),
+    );
+    std::fs::write(top.join("probe-src.sh"), probe).unwrap();
+    std::fs::write(
+        top.join(".coordination/review.toml"),
+        "check = \"sh probe.sh\"\n",
+    )
+    .unwrap();
+    p.ok(&["leader", "add-task", "Write a probe", "--id", "c1"]);
+    let out = p
+        .committing(&[
+            "team",
+            "up",
+            "--exec",
+            &format!(
+                "cp {}/probe-src.sh probe.sh && git add probe.sh && git commit -qm probe",
+                top.display()
+            ),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+
+    let check = |sandboxed: bool| -> String {
+        if !sandboxed {
+            std::fs::write(
+                top.join(".coordination/review.toml"),
+                "check = \"sh probe.sh\"\ncheck_sandbox = false\n",
+            )
+            .unwrap();
+        }
+        let mut command = p.command(&["--json", "review", "check", "c1"]);
+        command
+            .env("HOME", &home)
+            .env("MY_API_TOKEN", "TOKEN-CANARY")
+            .env("AWS_SECRET_ACCESS_KEY", "AWS-CANARY");
+        let out = command.output().unwrap();
+        let run: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        run["check"]["output"]
+            .as_str()
+            .or(run["output"].as_str())
+            .unwrap_or_else(|| panic!("{run}"))
+            .to_string()
+    };
+    let said = check(true);
+    for refused in [
+        "checkout",
+        "coordination",
+        "coordination-write",
+        "ssh",
+        "pgpass",
+        "secret-env",
+        "service",
+        "service-direct",
+    ] {
+        assert!(
+            said.contains(&format!("{refused}: refused")),
+            "{refused}: {said}"
+        );
+    }
+    assert!(said.contains("own-checkout: DONE"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the sandbox refused a connection to 127.0.0.1:{service}"
+        )),
+        "{said}"
+    );
+    assert!(!top.join("planted-by-check").exists());
+    assert!(!top.join(".coordination/planted-by-check").exists());
+    assert_eq!(service_seen.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(
+        top.join(".coordination/worktrees/c1/built-by-check.txt")
+            .is_file(),
+        "the check wrote its own checkout"
+    );
+    // Nothing of the check's proxy is left.
+    let checks = top.join(".coordination/team/checks");
+    assert!(
+        std::fs::read_dir(&checks).map_or(true, |mut d| d.next().is_none()),
+        "{}",
+        checks.display()
+    );
+
+    // Widened by the user: the same check runs as the lead, and reaches what the lead can.
+    let said = check(false);
+    assert!(said.contains("checkout: DONE"), "{said}");
+    assert!(said.contains("ssh: DONE"), "{said}");
+    assert!(top.join("planted-by-check").exists());
+    let _ = std::fs::remove_dir_all(&home);
 }
 
 fn a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything(

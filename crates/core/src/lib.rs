@@ -37,6 +37,7 @@ pub mod listing;
 pub mod model;
 pub mod moves;
 pub mod names;
+pub mod network;
 pub mod notes;
 pub mod outlook;
 pub mod policy;

@@ -38,6 +38,9 @@ pub const DEFAULT_CHECK_MINUTES: f64 = 30.0;
 /// check_timeout_minutes = 30
 /// dependency_conflicts = "work" # or "hold": when a dependent's dependencies' branches conflict
 /// merge = "review"              # or "auto": a team lands each done task through its merge queue
+/// check_sandbox = true          # the check runs in a sandbox, as agents do
+/// check_write = ["~/.cargo/registry"]
+/// check_network = "allow-list"  # or "off", "open"; check_allow = ["example.com"]
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +56,33 @@ pub struct ReviewSettings {
     /// How a team's done tasks reach the lead's branch (`team up --merge` overrides it).
     #[serde(default)]
     pub merge: MergeMode,
+    /// Run the check in a sandbox as an agent runs (on unless false): it runs what an agent
+    /// wrote. It writes only the checkout it runs in and `check_write`; reads the system,
+    /// toolchains, the project and `check_read`, not the home folder's secrets or
+    /// `.coordination/`; gets the variables every sandboxed program gets and `check_env`,
+    /// never the store's; its network is `check_network` with `check_allow`.
+    #[serde(default = "sandboxed_by_default")]
+    pub check_sandbox: bool,
+    /// Further folders (or files) the check may read (`~/` is the home folder).
+    #[serde(default)]
+    pub check_read: Vec<String>,
+    /// Further folders the check may change (`~/.cargo/registry` for a check that fetches).
+    #[serde(default)]
+    pub check_write: Vec<String>,
+    /// Further variables of the environment the check is given (names only).
+    #[serde(default)]
+    pub check_env: Vec<String>,
+    /// The check's network: the package registries and `check_allow` through Baton's proxy
+    /// (the default), none (`"off"`), or the machine's (`"open"`).
+    #[serde(default)]
+    pub check_network: crate::network::Network,
+    /// Hosts the check may reach besides the package registries.
+    #[serde(default)]
+    pub check_allow: Vec<String>,
+}
+
+fn sandboxed_by_default() -> bool {
+    true
 }
 
 /// How a team's done tasks reach the lead's branch.
@@ -106,6 +136,12 @@ impl Default for ReviewSettings {
             check_timeout_minutes: DEFAULT_CHECK_MINUTES,
             dependency_conflicts: DependencyConflicts::Work,
             merge: MergeMode::Review,
+            check_sandbox: true,
+            check_read: Vec::new(),
+            check_write: Vec::new(),
+            check_env: Vec::new(),
+            check_network: crate::network::Network::AllowList,
+            check_allow: Vec::new(),
         }
     }
 }

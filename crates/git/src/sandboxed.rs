@@ -38,6 +38,18 @@ pub struct GitAccess {
     pub read_only: Vec<PathBuf>,
 }
 
+impl GitAccess {
+    /// Nothing of the shared repository writable (a check reads its checkout's history, and
+    /// commits nothing).
+    pub fn none() -> GitAccess {
+        GitAccess {
+            writable: Vec::new(),
+            private: Vec::new(),
+            read_only: Vec::new(),
+        }
+    }
+}
+
 impl Worktrees {
     /// What a sandbox gives task `task`'s agent of the shared repository ([`GitAccess`]). The
     /// private ref folder starts from the branch as it is now, after taking in what an earlier

@@ -3,6 +3,13 @@
 //! (`baton-api`'s `review_check` and `task_merge`), or in the merge queue's checkout on the
 //! branch merged with the lead's ([`crate::merge_queue`]). It runs to its end or its time
 //! limit, and its outcome is a [`CheckRun`] for the task's review record.
+//!
+//! The check runs what an agent wrote (its tests, its build scripts), so it runs in a sandbox
+//! as the agent did ([`crate::sandbox::Boundary`], unless `check_sandbox = false`): it writes
+//! the checkout it runs in and `check_write`, reads the system, toolchains and the project,
+//! gets none of the lead's secrets (no store URL or password, no `~/.ssh`), and its network is
+//! the package registries and `check_allow` through a proxy of its own (`check_network`);
+//! what that proxy refused is at the end of the check's output.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +18,8 @@ use baton_core::{ErrorKind, Timestamp};
 
 use crate::error::{Result, TeamError};
 use crate::exec::{RunningCommand, TaskEnv};
+use crate::process::Launch;
+use crate::sandbox::{Boundary, Reach};
 
 /// Runs `command` (the project's check, under `settings`' time limit) for the task and
 /// worktree `env` gives, on commit `head`.
@@ -22,7 +31,18 @@ pub fn run_check_command(
 ) -> Result<CheckRun> {
     let started_at = Timestamp::now();
     let clock = Instant::now();
-    let running = RunningCommand::start(command, env)?;
+    let sandbox = match settings.check_sandbox {
+        true => Some(CheckSandbox::prepare(settings, env)?),
+        false => None,
+    };
+    let contain = sandbox
+        .as_ref()
+        .map(|sandbox| move |launch| sandbox.boundary.wrap(launch));
+    let running = RunningCommand::start_within(
+        command,
+        env,
+        contain.as_ref().map(|c| c as &dyn Fn(Launch) -> Launch),
+    )?;
     let limit = Duration::from_secs_f64(settings.check_timeout_minutes * 60.0);
     let (status, timed_out) = match running.wait_timeout(limit) {
         Some(status) => (status, false),
@@ -41,6 +61,11 @@ pub fn run_check_command(
     })?;
     let finished = running.finish(status);
     let mut output = format!("{}{}", finished.stdout, finished.stderr);
+    if let Some(sandbox) = &sandbox {
+        for refusal in sandbox.refused.lock().expect("check lock").iter() {
+            output.push_str(&format!("\n[{refusal}: check_allow in review.toml]"));
+        }
+    }
     if timed_out {
         output.push_str(&format!(
             "\n[stopped after {} minutes: check_timeout_minutes in review.toml]",
@@ -57,3 +82,112 @@ pub fn run_check_command(
         duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }
+
+/// The sandbox one check runs in, and the proxy its network goes through.
+struct CheckSandbox {
+    boundary: Boundary,
+    /// The proxy's folder (`.coordination/team/checks/…`), removed with it.
+    folder: Option<std::path::PathBuf>,
+    /// The proxy, and its folder held open (its socket may be reached through it).
+    proxy: Option<(crate::net_proxy::NetProxy, std::fs::File)>,
+    refused: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl CheckSandbox {
+    fn prepare(settings: &ReviewSettings, env: &TaskEnv<'_>) -> Result<CheckSandbox> {
+        use baton_core::network::Network;
+        crate::sandbox::check_available().map_err(|e| {
+            TeamError::new(
+                ErrorKind::Spawn,
+                format!(
+                    "the check runs in a sandbox, and {e} (or set check_sandbox = false in \
+                     .coordination/review.toml to run it as the lead)"
+                ),
+            )
+        })?;
+        let home = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .filter(|h| h.is_absolute() && h != std::path::Path::new("/"));
+        let expand = |paths: &[String]| -> Vec<std::path::PathBuf> {
+            paths
+                .iter()
+                .map(|p| crate::profile::SandboxSettings::expand(p, home.as_deref()))
+                .collect()
+        };
+        let layout = baton_core::Layout::for_project(env.project_dir);
+        let refused = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (network, folder, proxy) = match settings.check_network {
+            Network::Open => (Reach::Machine, None, None),
+            Network::Off => (Reach::Nothing, None, None),
+            Network::AllowList => {
+                let allow = crate::allow_list::defaults(&[], &[], &[], None, &settings.check_allow)
+                    .map_err(|e| TeamError::new(ErrorKind::InvalidInput, e))?;
+                let folder = layout.team_dir().join("checks").join(format!(
+                    "{}-{}-{}",
+                    env.task.id,
+                    std::process::id(),
+                    CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                ));
+                let io = |e: std::io::Error| {
+                    TeamError::new(
+                        ErrorKind::Io,
+                        format!("cannot open the check's network proxy: {e}"),
+                    )
+                };
+                let _ = std::fs::remove_dir_all(&folder);
+                std::fs::create_dir_all(&folder).map_err(io)?;
+                let handle = std::fs::File::open(&folder).map_err(io)?;
+                let said = refused.clone();
+                let proxy = crate::net_proxy::NetProxy::open(
+                    &crate::listening::socket_address(&folder, &handle, crate::net_proxy::SOCKET),
+                    allow.clone(),
+                    move |why| said.lock().expect("check lock").push(why),
+                    None,
+                )
+                .map_err(io)?;
+                let reach = Reach::Proxied {
+                    baton: crate::launch::baton_program(),
+                    forward: allow.loopback_ports(),
+                    allowed: allow.describe(),
+                };
+                (reach, Some(folder), Some((proxy, handle)))
+            }
+        };
+        let (read, write) = (expand(&settings.check_read), expand(&settings.check_write));
+        let (worktree, project_writable) = match env.worktree {
+            Some(w) => (Some((w.path.clone(), baton_git::GitAccess::none())), false),
+            None => (None, true),
+        };
+        Ok(CheckSandbox {
+            boundary: Boundary {
+                project_dir: env.project_dir.to_path_buf(),
+                project_writable,
+                coordination: layout.root().to_path_buf(),
+                worktree,
+                kind: crate::profile::AgentKind::Exec,
+                home,
+                state: None,
+                read,
+                write,
+                network,
+                pass: settings.check_env.clone(),
+                door: folder.clone(),
+            },
+            folder,
+            proxy,
+            refused,
+        })
+    }
+}
+
+impl Drop for CheckSandbox {
+    fn drop(&mut self) {
+        drop(self.proxy.take());
+        if let Some(folder) = &self.folder {
+            let _ = std::fs::remove_dir_all(folder);
+        }
+    }
+}
+
+/// Checks run by this process so far: each proxy's folder is its own.
+static CHECKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

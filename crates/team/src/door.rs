@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex};
 
 use baton_fs::{ProcessGroup, command_in_own_group};
 
-use crate::listening::Listening;
+use crate::listening::{Listening, socket_address};
 use crate::process::{Aside, Asides};
 use serde::{Deserialize, Serialize};
 
@@ -184,14 +184,7 @@ impl Door {
         std::fs::create_dir_all(dir)?;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
         let handle = std::fs::File::open(dir)?;
-        // A socket's address holds 107 bytes; a deeper folder is reached through its handle.
-        let address_of = |name: &str| {
-            let real = dir.join(name);
-            match real.as_os_str().len() < 100 {
-                true => real,
-                false => PathBuf::from(format!("/proc/self/fd/{}/{name}", handle.as_raw_fd())),
-            }
-        };
+        let address_of = |name: &str| socket_address(dir, &handle, name);
         let running = Arc::new(Mutex::new(HashSet::new()));
         let (refused, refusals) = channel();
         let refused_too = refused.clone();

@@ -24,10 +24,7 @@ pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 pub const MAX_ERROR_BYTES: usize = 4 * 1024;
 /// Lines of stderr a failure reason quotes, at most.
 const REASON_LINES: usize = 20;
-/// How long what a command (or an agent) printed is still read after it exited and its group
-/// was killed. A process that left the group (a session of its own) may hold the output open
-/// for ever; it must not hold the attempt, or the check, with it.
-pub const DRAIN: Duration = Duration::from_secs(2);
+pub use crate::process::DRAIN;
 
 /// A task's command, started.
 pub struct RunningCommand {
@@ -97,20 +94,50 @@ impl TaskEnv<'_> {
 impl RunningCommand {
     /// Starts `sh -c command` in the project folder (the task's worktree, if it has one).
     pub fn start(command: &str, env: &TaskEnv<'_>) -> Result<RunningCommand> {
+        RunningCommand::start_within(command, env, None)
+    }
+
+    /// [`Self::start`], its launch given to `contain` when given (a sandbox's `wrap`: then the
+    /// command gets the environment the launch names, not this process's).
+    pub fn start_within(
+        command: &str,
+        env: &TaskEnv<'_>,
+        contain: Option<&dyn Fn(crate::process::Launch) -> crate::process::Launch>,
+    ) -> Result<RunningCommand> {
         let spawn_error = |e: std::io::Error| {
             TeamError::new(
                 baton_core::ErrorKind::Spawn,
                 format!("cannot run `{command}`: {e}"),
             )
         };
+        let launch = crate::process::Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), command.into()],
+            workdir: env.cwd().to_path_buf(),
+            env: env
+                .variables()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            stdin: None,
+            marks: Vec::new(),
+            sandbox: None,
+        };
+        let contained = contain.is_some();
+        let launch = match contain {
+            Some(contain) => contain(launch),
+            None => launch,
+        };
         // Its own process group, so stopping it reaches everything it started; and it dies
         // with this process.
-        let mut shell = baton_fs::command_in_own_group("sh", None, libc::SIGKILL);
+        let mut shell = baton_fs::command_in_own_group(&launch.program, None, libc::SIGKILL);
+        if contained {
+            shell.env_clear();
+        }
         shell
-            .arg("-c")
-            .arg(command)
-            .current_dir(env.cwd())
-            .envs(env.variables())
+            .args(&launch.args)
+            .current_dir(&launch.workdir)
+            .envs(launch.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

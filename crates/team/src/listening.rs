@@ -104,3 +104,14 @@ fn accept<F>(
         }
     }
 }
+
+/// Where a socket named `name` in folder `dir` (open as `handle`, kept open while the socket is
+/// used) is bound: its path, or through `/proc/self/fd` when the path is too long for a socket
+/// address (107 bytes).
+pub(crate) fn socket_address(dir: &Path, handle: &std::fs::File, name: &str) -> PathBuf {
+    let real = dir.join(name);
+    match real.as_os_str().len() < 100 {
+        true => real,
+        false => PathBuf::from(format!("/proc/self/fd/{}/{name}", handle.as_raw_fd())),
+    }
+}

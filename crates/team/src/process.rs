@@ -13,12 +13,15 @@ use std::time::{Duration, Instant};
 use baton_core::transcript::Stream;
 use baton_fs::{ProcessGroup, command_in_own_group};
 
-use crate::exec::DRAIN;
-
 /// The longest line kept whole; the rest of a longer line is dropped, and it says so.
 pub const MAX_LINE: usize = 1024 * 1024;
 /// Lines waiting to be read before the agent's writes block.
 const QUEUE: usize = 1024;
+
+/// How long what a command (or an agent) printed is still read after it exited and its group
+/// was killed. A process that left the group (a session of its own) may hold the output open
+/// for ever; it must not hold the attempt, or the check, with it.
+pub const DRAIN: Duration = Duration::from_secs(2);
 
 /// What to run.
 #[derive(Debug, Clone)]

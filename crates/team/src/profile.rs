@@ -28,6 +28,7 @@ use baton_core::{ErrorKind, Layout};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, TeamError};
+pub use baton_core::network::Network;
 
 /// How a profile's agent is run and its output read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -155,43 +156,6 @@ pub struct SandboxSettings {
     /// only: the values stay in the environment, never in this file.
     #[serde(default)]
     pub env: Vec<String>,
-}
-
-/// A sandboxed agent's network (`sandbox.network`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Network {
-    /// The model API, the package registries and `sandbox.allow`, through a proxy outside the
-    /// sandbox that says in the transcript what it refused.
-    #[default]
-    AllowList,
-    /// None at all (loopback inside the sandbox only).
-    Off,
-    /// The machine's network, as the user has it (`true` says the same).
-    Open,
-}
-
-impl<'de> Deserialize<'de> for Network {
-    fn deserialize<D: serde::Deserializer<'de>>(to: D) -> std::result::Result<Network, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Said {
-            Flag(bool),
-            Word(String),
-        }
-        match Said::deserialize(to)? {
-            Said::Flag(true) => Ok(Network::Open),
-            Said::Flag(false) => Ok(Network::Off),
-            Said::Word(word) => match word.as_str() {
-                "allow-list" => Ok(Network::AllowList),
-                "off" => Ok(Network::Off),
-                "open" => Ok(Network::Open),
-                other => Err(serde::de::Error::custom(format!(
-                    "sandbox.network is \"allow-list\", \"off\" or \"open\", not {other:?}"
-                ))),
-            },
-        }
-    }
 }
 
 fn on_by_default() -> bool {
