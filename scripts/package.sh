@@ -16,6 +16,14 @@ cargo build --release --quiet --manifest-path "$BATON_ROOT/Cargo.toml" --bin bat
 # Shipped without debug line tables (the release profile keeps them for profiling).
 mkdir -p "$BATON_ROOT/src-tauri/bundle"
 strip --strip-debug -o "$BATON_ROOT/src-tauri/bundle/baton" "$target_dir/release/baton"
+# Its man pages and shell completions, from the same definitions as its --help.
+rm -rf "$BATON_ROOT/src-tauri/bundle/man" "$BATON_ROOT/src-tauri/bundle/completions"
+mkdir -p "$BATON_ROOT/src-tauri/bundle/completions"
+"$target_dir/release/baton" manpages --dir "$BATON_ROOT/src-tauri/bundle/man" >/dev/null
+gzip -9n "$BATON_ROOT"/src-tauri/bundle/man/*.1
+for shell in bash zsh fish; do
+    "$target_dir/release/baton" completions "$shell" >"$BATON_ROOT/src-tauri/bundle/completions/baton.$shell"
+done
 
 say "building the desktop app (release)"
 (cd "$BATON_ROOT" && ui/node_modules/.bin/tauri build --no-bundle --ci >/dev/null)
@@ -29,7 +37,10 @@ deb="$target_dir/release/bundle/deb/Baton_${version}_amd64.deb"
 
 # What a user gets: both programs, a desktop entry, the icon; the CLI runs.
 contents="$(dpkg-deb -c "$deb")"
-for path in usr/bin/baton-desktop usr/bin/baton usr/share/applications/Baton.desktop; do
+for path in usr/bin/baton-desktop usr/bin/baton usr/share/applications/Baton.desktop \
+    usr/share/man/man1/baton.1.gz usr/share/man/man1/baton-team-up.1.gz \
+    usr/share/bash-completion/completions/baton usr/share/zsh/vendor-completions/_baton \
+    usr/share/fish/vendor_completions.d/baton.fish; do
     grep -q " $path\$" <<<"$contents" || { echo "package.sh: $deb lacks $path" >&2; exit 1; }
 done
 unpacked="$(mktemp -d)"
@@ -40,4 +51,4 @@ dpkg-deb -f "$deb" Depends | grep -q libwebkit2gtk-4.1 \
     || { echo "package.sh: $deb does not depend on WebKitGTK" >&2; exit 1; }
 dpkg-deb -f "$deb" Depends | grep -q bubblewrap \
     || { echo "package.sh: $deb does not depend on bubblewrap (the agents' sandbox)" >&2; exit 1; }
-say "packaged $deb ($(du -h "$deb" | cut -f1)): baton-desktop and baton in /usr/bin"
+say "packaged $deb ($(du -h "$deb" | cut -f1)): baton-desktop and baton in /usr/bin, baton's man pages and completions"

@@ -85,6 +85,8 @@ fn statuses(project: &Project) -> Vec<(String, String)> {
 #[test]
 fn a_scripted_worker_in_claude_code_claims_starts_and_completes_through_baton() {
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "Write the parser"]);
     let api = ScriptedApi::start(worker());
     let host = Host::new(p.path(), &api);
@@ -134,6 +136,8 @@ fn a_scripted_worker_in_claude_code_claims_starts_and_completes_through_baton() 
 #[test]
 fn a_hostile_call_from_the_model_comes_back_as_a_tool_error_and_touches_nothing() {
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join(".ui-test-done");
     std::fs::write(&target, "done\n").unwrap();
@@ -172,6 +176,8 @@ fn a_hostile_call_from_the_model_comes_back_as_a_tool_error_and_touches_nothing(
 #[test]
 fn two_claude_code_workers_on_one_queue_finish_every_task_exactly_once() {
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     let tasks = 8;
     for i in 1..=tasks {
         p.ok(&["leader", "add-task", &format!("Task number {i}")]);
@@ -202,6 +208,8 @@ fn two_claude_code_workers_on_one_queue_finish_every_task_exactly_once() {
 #[test]
 fn the_proxied_browser_tools_are_offered_on_the_first_turn() {
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     let api = ScriptedApi::start(Arc::new(|_: &Value| Reply::Text("Nothing to do.".into())));
     let host = Host::new(p.path(), &api);
     // Playwright MCP as installed by scripts/test.sh is on the host's PATH.
@@ -225,6 +233,8 @@ fn the_proxied_browser_tools_are_offered_on_the_first_turn() {
 #[test]
 fn a_child_slow_to_start_still_leaves_baton_s_own_tools_on_the_first_turn() {
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     // A child that never gets going: it waits on a FIFO nobody opens.
     let gate = p.path().join("gate");
     let made = Command::new("mkfifo").arg(&gate).status().unwrap();

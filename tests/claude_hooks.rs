@@ -59,6 +59,18 @@ fn session(p: &Project, api: &ScriptedApi, agent: &str) -> Host {
         .with_env("BATON_LEASE", LEASE)
 }
 
+/// `baton setup claude --approve` as the user runs it, in the home Claude Code uses: the
+/// project's folder is trusted there, or Claude Code would leave Baton's server and hooks
+/// pending approval in a git repository.
+fn set_up_for_claude(host: &Host) {
+    let out = host
+        .baton(&["setup", "claude", "--approve"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    host.expect_baton_connected();
+}
+
 fn run_worker(host: &Host, agent: &str, allowed: &str) -> std::process::Child {
     let prompt = format!("Do the task as agent {agent} now");
     host.command(&[
@@ -110,10 +122,12 @@ fn task(p: &Project) -> Value {
 fn with_the_hooks_a_long_tool_run_keeps_its_task_and_without_them_loses_it() {
     // With the hooks: never taken over, completed by its worker.
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "Build the thing"]);
-    p.ok(&["setup", "claude", "--approve"]);
     let api = ScriptedApi::start(long_worker());
     let host = session(&p, &api, "cc1");
+    set_up_for_claude(&host);
     let started = Instant::now();
     let (out, taken) = long_run_against_a_thief(&p, &host);
     assert!(
@@ -140,6 +154,8 @@ fn with_the_hooks_a_long_tool_run_keeps_its_task_and_without_them_loses_it() {
     // Without them (Baton added by hand, as before): the thief takes it over, and the worker's
     // completion is refused with what happened and what to do.
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "Build the thing"]);
     let api = ScriptedApi::start(long_worker());
     let host = session(&p, &api, "cc1");
@@ -212,6 +228,8 @@ fn stopping_worker(then: Then) -> Script {
 /// Claude Code; runs a new session of cc1 with `script` to its end.
 fn restarted_session(script: Script) -> (Project, ScriptedApi) {
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     p.ok(&[
         "leader",
         "add-task",
@@ -221,9 +239,9 @@ fn restarted_session(script: Script) -> (Project, ScriptedApi) {
     ]);
     p.ok(&["worker", "claim", "cc1"]);
     p.ok(&["worker", "start", "cc1", "task-1"]);
-    p.ok(&["setup", "claude", "--approve"]);
     let api = ScriptedApi::start(script);
     let host = session(&p, &api, "cc1");
+    set_up_for_claude(&host);
     let out = finish(run_worker(&host, "cc1", "mcp__baton"));
     assert!(
         out.status.success(),

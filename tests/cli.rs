@@ -568,7 +568,18 @@ fn prompts_name_the_exact_commands() {
 #[test]
 fn help_documents_every_exit_code_the_commands_use() {
     let p = Project::init();
-    let help = p.ok(&["--help"]);
+    // `--help` fits on one 80×40 terminal and says where the exit codes are.
+    let mut short = p.command(&["--help"]);
+    short.env("COLUMNS", "80");
+    let short = String::from_utf8(short.output().unwrap().stdout).unwrap();
+    assert!(
+        short.lines().count() <= 40,
+        "{} lines:\n{short}",
+        short.lines().count()
+    );
+    assert!(short.lines().all(|l| l.chars().count() <= 80), "{short}");
+    assert!(short.contains("baton exit-codes"), "{short}");
+    let help = p.ok(&["exit-codes"]);
     let code_of = |args: &[&str]| p.run(args).status.code().unwrap();
     // Produce each exit code for real, then find it documented.
     let mut produced = vec![
@@ -664,6 +675,41 @@ fn browser_controls_refuse_missing_browsers_and_hostile_urls_clearly() {
 #[test]
 fn setup_claude_merges_is_idempotent_and_removes_byte_for_byte() {
     let p = Project::init();
+    // The user's home, with Claude Code's own configuration in it: --approve trusts the
+    // project's folder there, and --remove takes it back.
+    let home = tempfile::tempdir().unwrap();
+    let claude_json = home.path().join(".claude.json");
+    let config_before =
+        "{\"userID\": \"u\", \"projects\": {\"/elsewhere\": {\"hasTrustDialogAccepted\": true}}}";
+    std::fs::write(&claude_json, config_before).unwrap();
+    let run = |args: &[&str]| {
+        let mut command = p.command(args);
+        command
+            .env("HOME", home.path())
+            .env_remove("CLAUDE_CONFIG_DIR");
+        command.output().unwrap()
+    };
+    let ok = |args: &[&str]| {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["--json"];
+        all.extend(args);
+        serde_json::from_str(&ok(&all)).unwrap()
+    };
+    let fails = |args: &[&str], code: i32| {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let trusted = || {
+        let config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+        let folder = std::fs::canonicalize(p.path()).unwrap();
+        config["projects"][folder.display().to_string()]["hasTrustDialogAccepted"] == true
+    };
     let settings = p.path().join(".claude/settings.json");
     let mcp = p.path().join(".mcp.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
@@ -673,15 +719,30 @@ fn setup_claude_merges_is_idempotent_and_removes_byte_for_byte() {
     std::fs::write(&settings, theirs).unwrap();
 
     // A dry run shows the changes and makes none.
-    let dry = p.ok(&["setup", "claude", "--approve", "--dry-run"]);
+    let dry = ok(&["setup", "claude", "--approve", "--dry-run"]);
     assert!(dry.contains(".mcp.json: would be created"), "{dry}");
     assert!(dry.contains("baton claude-hook stop"), "{dry}");
+    assert!(
+        dry.contains(&format!("{}: would be updated", claude_json.display())),
+        "{dry}"
+    );
     assert!(!mcp.exists());
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), theirs);
+    assert!(!trusted(), "a dry run trusts nothing");
 
-    let out = p.json(&["setup", "claude", "--approve"]);
+    let out = json(&["setup", "claude", "--approve"]);
     assert_eq!(out["files"][0]["action"], "created", "{out}");
     assert_eq!(out["files"][1]["action"], "updated", "{out}");
+    assert_eq!(out["files"][2]["action"], "updated", "{out}");
+    assert_eq!(
+        out["files"][2]["file"],
+        claude_json.display().to_string(),
+        "{out}"
+    );
+    assert!(
+        trusted(),
+        "the project's folder is trusted in Claude Code's configuration"
+    );
     let merged: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(merged["model"], "opus");
@@ -701,24 +762,34 @@ fn setup_claude_merges_is_idempotent_and_removes_byte_for_byte() {
         std::fs::read(&settings).unwrap(),
         std::fs::read(&mcp).unwrap(),
     );
-    let again = p.json(&["setup", "claude", "--approve"]);
+    let again = json(&["setup", "claude", "--approve"]);
     assert_eq!(again["files"][0]["action"], "unchanged", "{again}");
     assert_eq!(again["files"][1]["action"], "unchanged", "{again}");
+    assert_eq!(again["files"][2]["action"], "unchanged", "{again}");
     assert_eq!(std::fs::read(&settings).unwrap(), settings_once);
     assert_eq!(std::fs::read(&mcp).unwrap(), mcp_once);
 
-    // Removed with nothing else changed: back byte for byte, and the created file gone.
-    p.ok(&["setup", "claude", "--remove"]);
+    // Removed with nothing else changed: back byte for byte, and the created file gone; the
+    // folder's trust as it was (the rest of Claude Code's file as Claude Code left it).
+    let removed = ok(&["setup", "claude", "--remove"]);
+    assert!(
+        removed.contains("put back as it was before setup"),
+        "{removed}"
+    );
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), theirs);
     assert!(!mcp.exists());
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+    let before: serde_json::Value = serde_json::from_str(config_before).unwrap();
+    assert_eq!(config, before);
 
     // Changed by the user after setup: only Baton's entries go.
-    p.ok(&["setup", "claude"]);
+    ok(&["setup", "claude"]);
     let mut edited: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     edited["theme"] = "dark".into();
     std::fs::write(&settings, edited.to_string()).unwrap();
-    let removed = p.ok(&["setup", "claude", "--remove"]);
+    let removed = ok(&["setup", "claude", "--remove"]);
     assert!(
         removed.contains(".claude/settings.json: updated"),
         "{removed}"
@@ -735,7 +806,7 @@ fn setup_claude_merges_is_idempotent_and_removes_byte_for_byte() {
 
     // A file that is not JSON is refused, and nothing is written.
     std::fs::write(&settings, "{ not json").unwrap();
-    let err = p.fails(&["setup", "claude"], 1);
+    let err = fails(&["setup", "claude"], 1);
     assert!(
         err.contains(".claude/settings.json is not valid JSON"),
         "{err}"
@@ -743,12 +814,12 @@ fn setup_claude_merges_is_idempotent_and_removes_byte_for_byte() {
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ not json");
     assert!(!mcp.exists(), "nothing written when one file is bad");
 
-    let worker = p.ok(&["setup", "claude", "--worker", "cc1"]);
+    let worker = ok(&["setup", "claude", "--worker", "cc1"]);
     assert!(
         worker.contains("BATON_AGENT=cc1 claude \"$(baton prompt worker cc1)\""),
         "{worker}"
     );
-    let err = p.fails(&["setup", "claude", "--worker", "../x"], 1);
+    let err = fails(&["setup", "claude", "--worker", "../x"], 1);
     assert!(err.contains("invalid agent id"), "{err}");
 }
 
@@ -836,5 +907,155 @@ fn claude_hooks_never_fail_the_agent_and_log_what_went_wrong() {
     assert!(
         log.contains("cc1 ToolUse") && log.contains("is not valid JSON"),
         "{log}"
+    );
+}
+
+/// `baton ARGS` outside any project.
+fn baton_here(args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(support::baton_bin());
+    command.args(args).env_remove("BATON_DIR");
+    command
+}
+
+/// `baton completions bash`, sourced in bash, completes a command's start; the man pages come
+/// from the same definitions as --help, one per command.
+#[test]
+fn completions_complete_in_bash_and_man_pages_cover_every_command() {
+    let script = baton_here(&["completions", "bash"]).output().unwrap();
+    assert!(script.status.success(), "{script:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("baton.bash");
+    std::fs::write(&file, &script.stdout).unwrap();
+    let completed = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source '{}'; COMP_WORDS=(baton te); COMP_CWORD=1; COMP_LINE='baton te'; \
+             COMP_POINT=8; _baton baton te baton; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display()
+        ))
+        .output()
+        .unwrap();
+    let words = String::from_utf8_lossy(&completed.stdout);
+    assert_eq!(words.trim(), "team", "{completed:?}");
+    for shell in ["zsh", "fish"] {
+        let out = baton_here(&["completions", shell]).output().unwrap();
+        assert!(out.status.success() && !out.stdout.is_empty(), "{shell}");
+    }
+    let bad = baton_here(&["completions", "tcsh"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+
+    let man = dir.path().join("man");
+    let out = baton_here(&["manpages", "--dir", man.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for page in [
+        "baton.1",
+        "baton-team.1",
+        "baton-team-up.1",
+        "baton-leader-add-task.1",
+    ] {
+        let text =
+            std::fs::read_to_string(man.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let up = std::fs::read_to_string(man.join("baton-team-up.1")).unwrap();
+    assert!(
+        up.contains("no\\-sandbox"),
+        "the page says what --help says"
+    );
+}
+
+/// Colour on a terminal (a pseudo-terminal made by `script`), never into a pipe, with
+/// NO_COLOR, or with `--color never`; a transcript goes through the user's pager on a
+/// terminal only.
+#[test]
+fn colour_and_the_pager_are_for_terminals_only() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Say hello"]);
+    let team = p
+        .committing(&[
+            "team",
+            "up",
+            "--no-worktree",
+            "--exec",
+            "echo hello-from-the-agent",
+        ])
+        .output()
+        .unwrap();
+    assert!(team.status.success(), "{team:?}");
+    let paged = p.path().join("paged.txt");
+    let on_terminal = |args: &str, env: &[(&str, &str)]| -> String {
+        let mut command = std::process::Command::new("script");
+        command
+            .args([
+                "-qec",
+                &format!("{} {args}", support::baton_bin().display()),
+                "/dev/null",
+            ])
+            .current_dir(p.path())
+            .env("TERM", "xterm-256color")
+            .env_remove("NO_COLOR")
+            .env_remove("BATON_DIR")
+            .env("PAGER", format!("cat > '{}'", paged.display()));
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{args}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let coloured = on_terminal("leader status", &[]);
+    assert!(coloured.contains("\u{1b}[32mdone"), "{coloured:?}");
+    for (args, env) in [
+        ("leader status", &[("NO_COLOR", "1")][..]),
+        ("--color never leader status", &[][..]),
+    ] {
+        let plain = on_terminal(args, env);
+        assert!(plain.contains("done"), "{plain:?}");
+        assert!(!plain.contains('\u{1b}'), "{args} {env:?}: {plain:?}");
+    }
+    let piped = p.ok(&["leader", "status"]);
+    assert!(
+        piped.contains("done") && !piped.contains('\u{1b}'),
+        "{piped:?}"
+    );
+    let forced = p.ok(&["--color", "always", "leader", "status"]);
+    assert!(forced.contains("\u{1b}[32mdone"), "{forced:?}");
+
+    // The pager: on a terminal, the transcript went to it, not straight to the screen.
+    let shown = on_terminal("team logs task-1", &[]);
+    let sent = std::fs::read_to_string(&paged).unwrap_or_default();
+    assert!(sent.contains("hello-from-the-agent"), "{sent:?}");
+    assert!(!shown.contains("hello-from-the-agent"), "{shown:?}");
+    std::fs::remove_file(&paged).unwrap();
+    // Into a pipe, or with PAGER=cat, no pager.
+    assert!(
+        p.ok(&["team", "logs", "task-1"])
+            .contains("hello-from-the-agent")
+    );
+    let direct = on_terminal("team logs task-1", &[("PAGER", "cat")]);
+    assert!(direct.contains("hello-from-the-agent"), "{direct:?}");
+    assert!(!paged.exists());
+}
+
+/// The `files` group does what the earlier top-level spellings do (which still work, hidden).
+#[test]
+fn files_group_and_the_old_spellings_agree() {
+    let p = Project::init();
+    let reserved = p.json(&["files", "reserve", "src/api/**", "--agent", "alice"]);
+    assert_eq!(reserved["paths"][0], "src/api/**", "{reserved}");
+    assert_eq!(p.json(&["files", "list"]), p.json(&["reservations"]));
+    let held = p.fails(&["files", "check", "src/api/users.ts", "--agent", "bob"], 7);
+    assert_eq!(
+        held,
+        p.fails(&["check-paths", "src/api/users.ts", "--agent", "bob"], 7)
+    );
+    p.ok(&["files", "unreserve", "src/api/**", "--agent", "alice"]);
+    p.ok(&["check-paths", "src/api/users.ts", "--agent", "bob"]);
+    let top = p.ok(&["--help"]);
+    assert!(
+        top.contains("files") && !top.contains("check-paths"),
+        "{top}"
     );
 }

@@ -79,6 +79,8 @@ fn json_of(host: &Host, args: &[&str]) -> Value {
 #[test]
 fn a_claude_agent_asks_is_answered_gets_a_message_and_is_approved_by_the_lead() {
     let p = Project::init();
+    // A git repository, as users' projects are (Claude Code asks for its trust there).
+    support::repository(p.path());
     p.ok(&["leader", "add-task", "Pick the server's port"]);
     std::fs::write(
         p.coordination().join("policy.toml"),

@@ -31,6 +31,7 @@ support::on_both_stores!(
     a_path_signal_never_overwrites_or_removes_a_file_that_is_not_a_signal_without_force,
     signal_commands_refuse_bad_names_unknown_runs_and_missing_names,
     the_change_feed_reports_what_another_process_changed,
+    status_watch_into_a_pipe_prints_plain_boards_when_they_change,
 );
 
 fn status_watch_redraws_when_another_process_adds_a_task(p: Project) {
@@ -40,6 +41,25 @@ fn status_watch_redraws_when_another_process_adds_a_task(p: Project) {
     let line = watch.wait_stdout("Seen live");
     let report: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(report["total"], 1, "{report}");
+}
+
+/// Into a pipe (not a terminal), `--watch` prints each changed board after the last, with no
+/// escape codes and nothing while the board stays as it is.
+fn status_watch_into_a_pipe_prints_plain_boards_when_they_change(p: Project) {
+    let mut watch = p.spawn(&["leader", "status", "--watch"]);
+    let first = watch.wait_stdout("Tasks: 0 total");
+    assert!(!first.contains('\u{1b}'), "{first:?}");
+    // The rest of that board, and the empty line after it; then nothing while it stays.
+    watch.wait_stdout("No tasks yet");
+    assert_eq!(watch.wait_stdout(""), "");
+    assert!(
+        watch.quiet_for(std::time::Duration::from_millis(1500)),
+        "redrawn unchanged"
+    );
+    p.ok(&["leader", "add-task", "Seen live"]);
+    let second = watch.wait_stdout("Tasks: 1 total");
+    assert!(!second.contains('\u{1b}'), "{second:?}");
+    watch.wait_stdout("Seen live");
 }
 
 fn a_waiter_started_before_the_write_wakes_and_one_started_after_returns_at_once(p: Project) {

@@ -903,3 +903,40 @@ fn a_spoiled_attempt_record_or_transcript_line_is_named_and_the_rest_shown(p: Pr
     assert!(report.contains("unreadable_document"), "{report}");
     assert!(report.contains(named), "{report}");
 }
+
+/// `team logs NAME` takes a worker's name as well as a task id, also once its team is gone
+/// (its worker record cleared): the worker's last attempt; a name that is neither a task with
+/// a transcript nor a worker says what it is not, and where an agent's own log lines are.
+#[test]
+fn team_logs_finds_a_workers_last_attempt_by_its_name() {
+    let p = Project::init();
+    p.ok(&["leader", "add-task", "Say hello", "--id", "hello"]);
+    run_ok(
+        &p,
+        &[
+            "team",
+            "up",
+            "--no-worktree",
+            "--exec",
+            "echo hello from ex1",
+        ],
+    );
+    for record in std::fs::read_dir(p.coordination().join("team/workers")).unwrap() {
+        std::fs::remove_file(record.unwrap().path()).unwrap();
+    }
+    let log = p.json(&["team", "logs", "ex1"]);
+    assert_eq!(log["attempt"]["task"], "hello", "{log}");
+    assert_eq!(log["attempt"]["agent"], "ex1", "{log}");
+    assert!(log.to_string().contains("hello from ex1"), "{log}");
+    // The task's own id still names the task.
+    assert_eq!(
+        p.json(&["team", "logs", "hello"])["attempt"]["agent"],
+        "ex1"
+    );
+    let said = p.fails(&["team", "logs", "nobody"], 1);
+    assert!(
+        said.contains("no task or worker named nobody has a transcript")
+            && said.contains("baton logs nobody"),
+        "{said}"
+    );
+}

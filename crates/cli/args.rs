@@ -16,54 +16,89 @@ pub use crate::leader::LeaderCommand;
 pub use crate::live::{RunCommand, SignalCommand};
 pub use crate::worker::WorkerCommand;
 
+// The global options are short: each is one line of `baton --help`, which fits on one 80×40
+// terminal (no second paragraph anywhere here, or clap lays --help out at length). What they
+// mean at length is in the README.
 /// Coordinate parallel AI coding agents through one `.coordination/` folder.
-///
-/// A leader plans tasks; workers claim, start and complete them. Claims are atomic and
-/// leased: a worker that stops sending heartbeats loses its task to the next claimer.
 #[derive(Debug, Parser)]
-#[command(name = "baton", version, after_help = baton_api::exit::help_text(), propagate_version = true)]
+#[command(
+    name = "baton",
+    version,
+    propagate_version = true,
+    disable_help_subcommand = true,
+    after_help = "A command's own help: `baton COMMAND --help`. Exit codes: `baton exit-codes`."
+)]
 pub struct Cli {
-    /// Project folder (or its .coordination/ folder). Default: the nearest .coordination/
-    /// found from the current folder upwards, like git finds .git.
-    #[arg(long, global = true, env = "BATON_DIR", value_name = "DIR")]
+    /// The project folder (BATON_DIR; default: the nearest).
+    #[arg(
+        long,
+        global = true,
+        env = "BATON_DIR",
+        value_name = "DIR",
+        hide_env = true
+    )]
     pub dir: Option<PathBuf>,
 
-    /// Keep the project's tasks in this PostgreSQL database instead of the folder, for agents
-    /// on several machines: postgres://USER@HOST[:PORT]/DB[?sslmode=verify-full&sslrootcert=CA].
-    /// Overrides the folder's pointer (see `baton connect`). The password comes from the URL,
-    /// PGPASSWORD or ~/.pgpass, and is never written down.
+    /// A project kept in PostgreSQL (BATON_STORE).
     #[arg(
         long,
         global = true,
         env = "BATON_STORE",
         value_name = "URL",
-        hide_env_values = true
+        hide_env = true
     )]
     pub store: Option<String>,
 
-    /// The project's name in the database (default: the folder's pointer's, else the project
-    /// folder's name). A database may hold several projects.
-    #[arg(long, global = true, env = "BATON_PROJECT", value_name = "NAME")]
+    /// The project's name in the database (BATON_PROJECT).
+    #[arg(
+        long,
+        global = true,
+        env = "BATON_PROJECT",
+        value_name = "NAME",
+        hide_env = true
+    )]
     pub project: Option<String>,
 
-    /// Print machine-readable JSON on stdout (errors as JSON on stderr).
+    /// Print JSON (errors too, on stderr).
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// How long a claim lasts without a heartbeat; also what counts as stale.
-    #[arg(long, global = true, env = "BATON_LEASE", value_name = "DURATION", default_value = "15m", value_parser = parse_duration)]
+    /// How long a claim lasts unrenewed (BATON_LEASE, 15m).
+    #[arg(
+        long,
+        global = true,
+        env = "BATON_LEASE",
+        value_name = "DURATION",
+        default_value = "15m",
+        value_parser = parse_duration,
+        hide_env = true,
+        hide_default_value = true
+    )]
     pub lease: Duration,
 
     /// How to notice changes: auto (file-system events; polling on network file systems or
-    /// when events fail), events, poll, or poll:MILLISECONDS.
+    /// when events fail), events, poll, or poll:MILLISECONDS (BATON_WATCH_MODE).
     #[arg(
         long,
         global = true,
         env = "BATON_WATCH_MODE",
         value_name = "MODE",
-        default_value = "auto"
+        default_value = "auto",
+        hide = true
     )]
     pub watch_mode: WatchMode,
+
+    /// When to colour: auto (default), always, never.
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        default_value = "auto",
+        value_enum,
+        hide_default_value = true,
+        hide_possible_values = true
+    )]
+    pub color: crate::style::ColorWhen,
 
     #[command(subcommand)]
     pub command: Command,
@@ -71,55 +106,96 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Plan and oversee the work (init, add-task, status, merge, …).
+    ///
     /// Plan and oversee the work: init, add-task, edit, status, aggregate, cancel, reset, merge,
     /// doctor.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example: baton leader add-task \"Write the lexer\" --files src/lexer.rs"
+    )]
     Leader(LeaderCommand),
-    /// Do the work: list, claim, start, complete, fail, release, heartbeat.
-    #[command(subcommand)]
+    /// Do the work by hand (claim, start, complete, loop, …).
+    ///
+    /// Do the work: list, claim, start, complete, fail, release, heartbeat; `loop` runs a
+    /// command on each task.
+    #[command(
+        subcommand,
+        after_help = "Example: baton worker claim w1 && baton worker start w1 task-1"
+    )]
     Worker(WorkerCommand),
+    /// Let Baton run the agents (up, status, logs, stop, …).
+    ///
     /// Let Baton run the agents: `team up` starts supervised workers (Claude Code, Codex,
     /// Gemini or any command) that claim tasks, work each in its own worktree, and are
     /// restarted if they crash; `status`, `logs`, `stop`, `profiles`.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example: baton team up --workers 3 --agent claude"
+    )]
     Team(crate::team::TeamCommand),
-    /// Ask the lead a question and wait for the answer (an agent in a terminal; the agent is
-    /// BATON_AGENT or --agent). Prints the answer; exit code 5 when none came in time.
-    Ask(baton_api::inbox::AskLead),
+    /// What waits for the lead: questions, approvals, messages.
+    ///
     /// What waits for the lead (the agents' open questions, messages to the lead) or, as an
     /// agent (BATON_AGENT or --agent), for that agent. --wait returns as soon as something
     /// arrives (exit code 5 when nothing did in time).
     Inbox(baton_api::inbox::InboxRead),
+    /// Ask the lead a question and wait for the answer.
+    ///
+    /// Ask the lead a question and wait for the answer (an agent in a terminal; the agent is
+    /// BATON_AGENT or --agent). Prints the answer; exit code 5 when none came in time.
+    Ask(baton_api::inbox::AskLead),
+    /// Answer an agent's question (or approval).
+    ///
     /// Answer an agent's question: `baton answer q-3 "use the v2 API"`, or a choice by its
     /// text or number.
     Answer(baton_api::inbox::AnswerQuestion),
+    /// Whether an agent may make a tool call (Claude Code's permission prompt).
+    ///
     /// Whether an agent may make a tool call, by the project's policy
     /// (.coordination/policy.toml) or the lead's answer: what Claude Code's permission prompt
     /// tool asks (`approve Bash --input '{"command":"cargo test"}' --agent cc1`).
+    #[command(hide = true)]
     Approve(baton_api::approvals::ApproveToolCall),
+    /// Review a task's work: its diff, comments, the check.
+    ///
     /// Review a task's work before merging it: `baton review task-3` shows its branch's diff
     /// against yours with the comments; `comment`, `request-changes` (the task goes back to the
     /// worker that did it, on its branch) and `check` (the project's check command).
     Review(crate::review::ReviewArgs),
     /// Messages between agents and the lead: send, ack.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example: baton message send cc2 \"Parser API\" \"It takes a &str now\" --as cc1"
+    )]
     Message(crate::inbox::MessageCommand),
+    /// Share a finding with every agent.
+    ///
     /// Share a finding with every agent (appended to context/discoveries.md).
     Discover(baton_api::tasks::Discover),
-    /// Reserve files (paths or globs) for an agent: others' claims pass over tasks touching
-    /// them, and the pre-commit hook refuses their commits. Exit code 7 when another agent
-    /// holds any of them (nothing is reserved then).
+    /// Files agents hold: reserve, unreserve, list, check, hooks.
+    #[command(
+        subcommand,
+        after_help = "Example: baton files reserve 'src/parser/**' --agent cc1"
+    )]
+    Files(FilesCommand),
+    /// Reserve files for an agent (`baton files reserve`).
+    #[command(hide = true)]
     Reserve(baton_api::reservations::Reserve),
-    /// Give back reserved files (all of the agent's when none are named).
+    /// Give back reserved files (`baton files unreserve`).
+    #[command(hide = true)]
     Unreserve(baton_api::reservations::Unreserve),
-    /// Who holds which files: held tasks' files and reserved paths.
+    /// Who holds which files (`baton files list`).
+    #[command(hide = true)]
     Reservations,
-    /// Say which of these files another agent holds exclusively: exit code 0 when none, 7
-    /// when some (listed). For scripts and the git pre-commit hook.
+    /// Which of these files another agent holds (`baton files check`; the pre-commit hook).
+    #[command(hide = true)]
     CheckPaths(crate::files::CheckPathsArgs),
-    /// Git hooks: `install` adds the pre-commit hook that runs check-paths.
-    #[command(subcommand)]
+    /// Git hooks (`baton files hooks`).
+    #[command(subcommand, hide = true)]
     Hooks(crate::files::HooksCommand),
+    /// Agents' logs: all merged in time order, or one's.
+    ///
     /// Show agents' logs (all agents merged in time order, or one agent's).
     Logs {
         #[command(flatten)]
@@ -129,38 +205,73 @@ pub enum Command {
         follow: bool,
     },
     /// Print ready-to-paste instructions for a coding agent in a role.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example: baton prompt worker cc1")]
     Prompt(PromptCommand),
+    /// Put the project's coding agents on Baton (`setup claude`).
+    ///
     /// Put the project's coding agents on Baton: `setup claude` for Claude Code.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example: baton setup claude --approve")]
     Setup(SetupCommand),
     /// What the Claude Code hooks `setup claude` installs run (reads the hook's JSON on stdin;
     /// does nothing without BATON_AGENT; always exits 0).
+    #[command(hide = true)]
     ClaudeHook {
         #[arg(value_enum)]
         event: crate::claude::HookEvent,
     },
     /// Runs scope signals: start one (clearing stale signals), list them.
-    #[command(subcommand)]
+    #[command(subcommand, hide = true)]
     Run(RunCommand),
-    /// Signals between agents: write, clear, list, and wait for them.
-    #[command(subcommand)]
+    /// Signals between agents: write, clear, list, wait.
+    ///
+    /// Signals between agents: write, clear, list, and wait for them. `baton run start|list`
+    /// scopes them to a run (starting one clears the stale ones).
+    #[command(
+        subcommand,
+        after_help = "Example: baton signal wait ui-test-done --timeout 10m"
+    )]
     Signal(SignalCommand),
+    /// Stream changes in .coordination/ as they happen.
+    ///
     /// Stream changes in .coordination/ as they happen (tasks, signals, discoveries, results,
     /// logs); one JSON object per line with --json.
     Watch,
+    /// The agent registry (and `invoke`, `handoff`, `parallel`, `route`).
+    ///
     /// The agent registry: list, show, check definitions; write the catalog out to edit.
-    #[command(subcommand)]
+    /// Orchestration has commands of its own: `baton invoke` (record an agent's invocation),
+    /// `handoff` (the chain between agents), `parallel` (several agents, one answer) and
+    /// `route` (which workflow and agents for a task).
+    #[command(subcommand, after_help = "Example: baton agents list")]
     Agents(AgentsCommand),
+    /// Print the shell's completion script (bash, zsh, fish, …).
+    ///
+    /// Print the shell's completion script: `source <(baton completions bash)`, or save it
+    /// where the shell finds it (the .deb installs them for bash, zsh and fish).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// What each exit status of `baton` means, for scripts.
+    ExitCodes,
+    /// Write the man pages (baton.1 and one per command, from the same definitions as
+    /// --help) into DIR: what the .deb installs.
+    #[command(hide = true)]
+    Manpages {
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// Record agent invocations: start one (builds the prompt), complete it, list them.
-    #[command(subcommand)]
+    #[command(subcommand, hide = true)]
     Invoke(InvokeCommand),
     /// The handoff chain between agents: track a handoff, show the chain.
-    #[command(subcommand)]
+    #[command(subcommand, hide = true)]
     Handoff(HandoffCommand),
     /// Parallel runs: several agents on one question, then one aggregated answer.
-    #[command(subcommand)]
+    #[command(subcommand, hide = true)]
     Parallel(ParallelCommand),
+    /// Serve Baton to coding agents over MCP (stdio or HTTP).
+    ///
     /// Serve Baton to coding agents over MCP (stdio): task, signal and orchestration tools,
     /// the board and agents:// resources. stdout carries only the protocol.
     ///
@@ -217,6 +328,8 @@ pub enum Command {
               value_parser = humantime::parse_duration)]
         http_idle: std::time::Duration,
     },
+    /// Reach a project kept in PostgreSQL from this folder.
+    ///
     /// Reach a project kept in PostgreSQL from this folder: writes .coordination/store.json
     /// (the URL without its password, and --project), so every command here, and in folders
     /// below, uses that database. For a worker machine that shares no folder with the lead.
@@ -224,18 +337,42 @@ pub enum Command {
         /// postgres://USER@HOST[:PORT]/DB, with sslmode and sslrootcert for TLS.
         url: String,
     },
+    /// Move a project between the folder and PostgreSQL.
+    ///
     /// Move a project between the folder and PostgreSQL: export a database project as a
     /// .coordination/ folder, or import a folder project into a database.
     #[command(subcommand)]
     Store(crate::store::StoreCommand),
+    /// Browsers for UI tests: list, open, reload, screenshot.
+    ///
     /// Browsers for UI tests: list the registry; open a URL, reload or screenshot a page.
     #[command(subcommand)]
     Browser(crate::browser::BrowserCommand),
     /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
+    #[command(hide = true)]
     Route {
         /// The task, in words.
         task: String,
     },
+}
+
+/// Files agents hold (`baton files`).
+#[derive(Debug, Subcommand)]
+pub enum FilesCommand {
+    /// Reserve files (paths or globs) for an agent: others' claims pass over tasks touching
+    /// them, and the pre-commit hook refuses their commits. Exit code 7 when another agent
+    /// holds any of them (nothing is reserved then).
+    Reserve(baton_api::reservations::Reserve),
+    /// Give back reserved files (all of the agent's when none are named).
+    Unreserve(baton_api::reservations::Unreserve),
+    /// Who holds which files: held tasks' files and reserved paths.
+    List,
+    /// Say which of these files another agent holds exclusively: exit code 0 when none, 7
+    /// when some (listed). For scripts and the git pre-commit hook.
+    Check(crate::files::CheckPathsArgs),
+    /// Git hooks: `install` adds the pre-commit hook that runs `baton check-paths`.
+    #[command(subcommand)]
+    Hooks(crate::files::HooksCommand),
 }
 
 #[derive(Debug, Subcommand)]

@@ -60,12 +60,34 @@ pub fn operate<O: Operation>(
     op: O,
     render: impl FnOnce(&O::Output) -> String,
 ) -> Result<u8, Error> {
-    let out = as_user(project, mode, ForeignFile::Keep, |cx| {
-        baton_api::Entry::of::<O>().check_caller(cx)?;
-        op.run(cx)
-    })?;
+    let out = run_as_user(project, mode, op)?;
     crate::output::emit(json, &out, || render(&out));
     Ok(0)
+}
+
+/// [`operate`], its text through the user's pager on a terminal ([`crate::output::emit_paged`]).
+pub fn operate_paged<O: Operation>(
+    project: &OpenProject,
+    mode: WatchMode,
+    json: bool,
+    op: O,
+    render: impl FnOnce(&O::Output) -> String,
+) -> Result<u8, Error> {
+    let out = run_as_user(project, mode, op)?;
+    crate::output::emit_paged(json, &out, || render(&out));
+    Ok(0)
+}
+
+/// The operation's result, run as the user after checking the caller may run it.
+fn run_as_user<O: Operation>(
+    project: &OpenProject,
+    mode: WatchMode,
+    op: O,
+) -> Result<O::Output, Error> {
+    as_user(project, mode, ForeignFile::Keep, |cx| {
+        baton_api::Entry::of::<O>().check_caller(cx)?;
+        op.run(cx)
+    })
 }
 
 /// A path the user typed, as an operation's request names it: absolute, from `cwd` when

@@ -18,7 +18,7 @@ use baton_api::Error;
 use baton_core::ErrorKind;
 use baton_team::door::{EXIT, Knock, STDERR, STDOUT, read_frame};
 
-use crate::args::{Command, LeaderCommand};
+use crate::args::{Command, FilesCommand, LeaderCommand};
 use crate::live::SignalCommand;
 use crate::worker::WorkerCommand;
 
@@ -138,6 +138,13 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
         | Command::Approve(_)
         | Command::Discover(_)
         | Command::Reserve(_)
+        | Command::Files(
+            FilesCommand::Reserve(_)
+            | FilesCommand::Unreserve(_)
+            | FilesCommand::List
+            | FilesCommand::Check(_),
+        )
+        | Command::ExitCodes
         | Command::Unreserve(_)
         | Command::Reservations
         | Command::CheckPaths(_)

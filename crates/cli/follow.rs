@@ -16,10 +16,14 @@ use crate::render;
 const REDRAW: Duration = Duration::from_secs(1);
 
 pub fn watch_status(project: &OpenProject, mode: WatchMode, json: bool) -> Result<(), Error> {
+    use std::io::IsTerminal;
     let feed = project.feed(mode)?;
     let mut changed = true;
+    // On a terminal the screen is redrawn; into a pipe or a file, each changed board is
+    // printed after the last, with no escape codes.
+    let screen = std::io::stdout().is_terminal();
     loop {
-        let mut out = std::io::stdout().lock();
+        let mut out = anstream::stdout().lock();
         match project.tasks.status() {
             Ok(report) if json => {
                 if changed {
@@ -30,13 +34,19 @@ pub fn watch_status(project: &OpenProject, mode: WatchMode, json: bool) -> Resul
                     );
                 }
             }
-            Ok(report) => {
+            Ok(report) if screen => {
                 let _ = write!(
                     out,
                     "\x1b[2J\x1b[H{}\n(watching, {}; Ctrl-C to stop)\n",
                     render::status(&report),
                     feed.backend()
                 );
+            }
+            Ok(report) => {
+                if changed {
+                    // Each board, then one empty line.
+                    let _ = writeln!(out, "{}\n", render::status(&report).trim_end());
+                }
             }
             // A corrupt file is shown, not fatal: someone may be fixing it by hand.
             Err(err) => {
@@ -72,7 +82,7 @@ pub fn follow_logs(
     // Start following first: lines written while the tail is printed are then not lost.
     let feed = project.feed(mode)?;
     let print = |l: &LogLine| {
-        let mut out = std::io::stdout().lock();
+        let mut out = anstream::stdout().lock();
         let text = if json {
             serde_json::to_string(l).expect("serialisable")
         } else {

@@ -24,6 +24,7 @@ mod output;
 mod render;
 mod review;
 mod store;
+mod style;
 mod team;
 mod worker;
 
@@ -35,7 +36,7 @@ use baton_core::StoreError;
 use baton_folder::FolderStore;
 use clap::Parser;
 
-use args::{Cli, Command, LeaderCommand, PromptCommand, SetupCommand};
+use args::{Cli, Command, FilesCommand, LeaderCommand, PromptCommand, SetupCommand};
 use context::operate;
 use output::emit;
 
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
     }
     door::keep_report_to_self();
     let cli = Cli::parse();
+    cli.color.apply();
     let json = cli.json;
     match run(cli) {
         Ok(code) => ExitCode::from(code),
@@ -106,11 +108,41 @@ fn run(cli: Cli) -> Result<u8, Error> {
             );
             Ok(0)
         }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "baton", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Manpages { dir } => {
+            use clap::CommandFactory;
+            let dir = cwd.join(dir);
+            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+            // The exit codes are the main page's last section (`baton exit-codes` on a terminal).
+            let command = Cli::command().after_long_help(baton_api::exit::help_text());
+            clap_mangen::generate_to(command, &dir).map_err(|e| StoreError::io(&dir, e))?;
+            emit(json, &serde_json::json!({"dir": dir}), || {
+                format!("man pages written to {}", dir.display())
+            });
+            Ok(0)
+        }
         Command::Leader(command) => leader::run(&open()?, command, mode, json),
         Command::Worker(command) => worker::run(&open()?, command, mode, json),
         Command::Setup(SetupCommand::Claude(args)) => claude::setup::command(&open()?, args, json),
         Command::ClaudeHook { event } => Ok(claude::hook::run(event, &choice, &cwd, cli.lease)),
-        Command::Reserve(args) => files::reserve(&open()?, args, mode, json),
+        Command::Files(FilesCommand::Reserve(args)) | Command::Reserve(args) => {
+            files::reserve(&open()?, args, mode, json)
+        }
+        Command::Files(FilesCommand::Unreserve(op)) => files::unreserve(&open()?, op, mode, json),
+        Command::Files(FilesCommand::List) => files::list(&open()?, mode, json),
+        Command::Files(FilesCommand::Check(args)) => files::check_paths(&open()?, args, mode, json),
+        Command::Files(FilesCommand::Hooks(files::HooksCommand::Install)) => {
+            files::install_hook(&open()?, json)
+        }
+        Command::ExitCodes => {
+            let table = baton_api::exit::help_text();
+            emit(json, &baton_api::exit::table_json(), || table.clone());
+            Ok(0)
+        }
         Command::Unreserve(op) => files::unreserve(&open()?, op, mode, json),
         Command::Reservations => files::list(&open()?, mode, json),
         Command::CheckPaths(args) => files::check_paths(&open()?, args, mode, json),

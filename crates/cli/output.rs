@@ -25,19 +25,72 @@ pub fn emit_line<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> St
     });
 }
 
+/// [`emit`], through the user's pager when the text goes to a terminal, as git does: for
+/// output that is often longer than a screen (a review's diff, a transcript). The pager is
+/// `BATON_PAGER`, else `PAGER`, else `less` (with `LESS=FRX` unless set: it prints a short
+/// text as it is and keeps colour); an empty one, `cat`, or one that cannot start prints
+/// directly.
+pub fn emit_paged<T: Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
+    use std::io::IsTerminal;
+    if json || !std::io::stdout().is_terminal() {
+        return emit(json, value, human);
+    }
+    let text = human();
+    if !page(&text) {
+        print(text);
+    }
+}
+
+/// Writes `text` to the pager; false when there is none to use (nothing was written then).
+fn page(text: &str) -> bool {
+    let pager = std::env::var("BATON_PAGER")
+        .or_else(|_| std::env::var("PAGER"))
+        .unwrap_or_else(|_| "less".to_string());
+    if pager.trim().is_empty() || pager.trim() == "cat" {
+        return false;
+    }
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&pager)
+        .stdin(std::process::Stdio::piped());
+    if std::env::var_os("LESS").is_none() {
+        command.env("LESS", "FRX");
+    }
+    let Ok(mut child) = command.spawn() else {
+        return false;
+    };
+    // Colour as the terminal would get it.
+    let shown = match anstream::AutoStream::choice(&std::io::stdout()) {
+        anstream::ColorChoice::Never => anstream::adapter::strip_str(text).to_string(),
+        _ => text.to_string(),
+    };
+    if let Some(mut input) = child.stdin.take() {
+        // A pager the user quits early closes its input: that is not an error.
+        let _ = writeln!(input, "{}", shown.trim_end_matches('\n'));
+    }
+    let _ = child.wait();
+    true
+}
+
 /// One result on stdout, flushed (a reader may be waiting for it while the command goes on).
+/// Colour (`crate::style`) stays only where it belongs: `anstream` drops it otherwise.
 fn print(text: String) {
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = anstream::stdout().lock();
     let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
     let _ = stdout.flush();
 }
 
 /// Prints a failure on stderr.
 pub fn report_error(err: &baton_api::Error, json: bool) {
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = anstream::stderr().lock();
     if json {
         let _ = writeln!(stderr, "{}", err.to_json());
     } else {
-        let _ = writeln!(stderr, "baton: {err}");
+        let _ = writeln!(
+            stderr,
+            "{} {err}",
+            crate::style::paint(crate::style::BAD, "baton:")
+        );
     }
 }

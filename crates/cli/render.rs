@@ -129,9 +129,9 @@ fn table(tasks: &[TaskView]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:id_width$}  {:11}  {:>3}  {:owner_width$}  {:9}  {:28}  {}",
+            "{:id_width$}  {}  {:>3}  {:owner_width$}  {:9}  {:28}  {}",
             line(&task.id, id_width),
-            status,
+            crate::style::paint(crate::style::task_state(&status), &format!("{status:11}")),
             task.priority,
             line(task.claimed_by.as_deref().unwrap_or(""), owner_width),
             lease,

@@ -12,7 +12,7 @@ use baton_core::review::{CheckRun, ReviewComment, Side};
 use baton_live::WatchMode;
 use clap::{Args, Subcommand};
 
-use crate::context::operate;
+use crate::context::{operate, operate_paged};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -67,7 +67,7 @@ pub fn review(
                 baton_api::exit::CHECK_FAILED.code
             })
         }
-        (None, Some(task)) => operate(project, mode, json, TaskReview { task }, render),
+        (None, Some(task)) => operate_paged(project, mode, json, TaskReview { task }, render),
         (None, None) => Err(Error::invalid_arguments("name the task to review")),
     }
 }
@@ -160,7 +160,13 @@ pub fn render(review: &Review) -> String {
 fn annotate(out: &mut String, patch: &str, comments: &[&ReviewComment]) {
     let (mut old, mut new) = (0u32, 0u32);
     for line in patch.lines() {
-        let _ = writeln!(out, "{line}");
+        // The agent's text, cleaned (no control codes reach the lead's terminal) and coloured.
+        let shown = baton_core::text::printable(line.as_bytes());
+        let _ = writeln!(
+            out,
+            "{}",
+            crate::style::paint(crate::style::diff_line(line), &shown)
+        );
         let at = if let Some(hunk) = line.strip_prefix("@@ ") {
             (old, new) = hunk_start(hunk);
             None
@@ -186,7 +192,12 @@ fn annotate(out: &mut String, patch: &str, comments: &[&ReviewComment]) {
                 Some(round) => format!("sent in round {round}"),
                 None => "open".to_string(),
             };
-            let _ = writeln!(out, "    >> {} ({state}): {}", comment.by, comment.text);
+            let _ = writeln!(
+                out,
+                "    >> {} ({state}): {}",
+                comment.by,
+                baton_core::text::printable(comment.text.as_bytes())
+            );
         }
     }
 }
@@ -225,8 +236,10 @@ mod tests {
             round: None,
         };
         let (new, old) = (at(2, Side::New, "why upper?"), at(2, Side::Old, "was fine"));
-        let mut out = String::new();
-        annotate(&mut out, patch, &[&new, &old]);
+        let mut coloured = String::new();
+        annotate(&mut coloured, patch, &[&new, &old]);
+        assert!(coloured.contains(&crate::style::paint(crate::style::ADDED, "+TWO")));
+        let out = anstream::adapter::strip_str(&coloured).to_string();
         let lines: Vec<&str> = out.lines().collect();
         let after = |text: &str| lines[lines.iter().position(|l| *l == text).unwrap() + 1];
         assert_eq!(after("+TWO"), "    >> lead (open): why upper?");

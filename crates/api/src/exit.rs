@@ -1,6 +1,6 @@
 //! The `baton` command's exit codes, in one table: what each code means, which error kinds
-//! lead to it, and the text `--help` prints about them (made from the same table, so the two
-//! cannot disagree).
+//! lead to it, and the text `baton exit-codes` and the man page print about them (made from
+//! the same table, so they cannot disagree).
 
 use baton_core::ErrorKind;
 
@@ -91,7 +91,15 @@ pub fn for_error(kind: ErrorKind) -> Exit {
     }
 }
 
-/// The "Exit codes:" section of `--help`.
+/// The table as JSON, for `baton exit-codes --json`: `[{"code": 0, "meaning": "…"}, …]`.
+pub fn table_json() -> serde_json::Value {
+    TABLE
+        .iter()
+        .map(|exit| serde_json::json!({"code": exit.code, "meaning": exit.meaning}))
+        .collect()
+}
+
+/// The table in words: `baton exit-codes`, and the man page's section.
 pub fn help_text() -> String {
     let mut text = String::from("Exit codes:");
     for exit in TABLE {

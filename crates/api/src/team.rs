@@ -170,25 +170,40 @@ pub fn transcript_named(
 ) -> Result<(String, Option<u32>)> {
     baton_core::names::validate_agent_id(name)?;
     let workers = team.workers_listed()?.items;
-    if let Some(worker) = workers.iter().find(|w| w.name == name) {
-        if let (Some(task), None) = (&worker.task, attempt) {
-            return Ok((task.clone(), worker.attempt));
-        }
-        let last = team
-            .attempts_listed(None)?
-            .items
-            .into_iter()
-            .filter(|a| a.agent == name)
-            .max_by_key(|a| a.started_at);
-        return match last {
-            Some(a) => Ok((a.task, attempt.or(Some(a.attempt)))),
-            None => Err(Error::new(
-                ErrorKind::UnknownTask,
-                format!("worker {name} has not worked on a task yet"),
-            )),
-        };
+    let worker = workers.iter().find(|w| w.name == name);
+    if let Some(worker) = worker
+        && let (Some(task), None) = (&worker.task, attempt)
+    {
+        return Ok((task.clone(), worker.attempt));
     }
-    Ok((name.to_string(), attempt))
+    let attempts = team.attempts_listed(None)?.items;
+    // A worker's name, though its team is gone (its last attempt), unless a task has it.
+    let is_task = attempts.iter().any(|a| a.task == name);
+    let last = attempts
+        .into_iter()
+        .filter(|a| a.agent == name)
+        .max_by_key(|a| a.started_at);
+    match (last, worker.is_some(), is_task) {
+        (Some(a), _, false) | (Some(a), true, _) => Ok((a.task, attempt.or(Some(a.attempt)))),
+        (None, true, _) => Err(Error::new(
+            ErrorKind::UnknownTask,
+            format!("worker {name} has not worked on a task yet"),
+        )),
+        // A task whose attempts cannot be read: the transcript says which and why.
+        (None, false, false) if !team.attempts_listed(Some(name))?.unreadable.is_empty() => {
+            Ok((name.to_string(), attempt))
+        }
+        (None, false, false) => Err(Error::new(
+            ErrorKind::UnknownTask,
+            format!(
+                "no task or worker named {name} has a transcript (a task gets one when a \
+                 team's agent works on it; `baton worker loop` and agents in a terminal keep \
+                 none: `baton logs {name}` shows what an agent logged): `baton team status` \
+                 lists the workers, `baton leader status` the tasks"
+            ),
+        )),
+        _ => Ok((name.to_string(), attempt)),
+    }
 }
 
 fn default_limit() -> u64 {

@@ -172,7 +172,7 @@ fn logs(project: &OpenProject, args: LogsArgs, mode: WatchMode, json: bool) -> R
     let first = read(args.after, attempt)?;
     let number = first.attempt.attempt;
     if !args.follow {
-        emit(json, &first, || render::transcript(&first, args.full));
+        crate::output::emit_paged(json, &first, || render::transcript(&first, args.full));
         return Ok(0);
     }
     // Following: events as JSON lines, or as text lines, until the attempt ends.

@@ -18,6 +18,11 @@ pub enum StoreError {
     NotInitialized { searched: PathBuf },
 
     #[error(
+        "{dir} holds no task list (tasks.json) and no pointer to a database (store.json): it was deleted or moved. Restore it (`git checkout -- .coordination/tasks.json` when it is tracked, or from a backup), or remove the folder and run `baton leader init \"GOAL\"` to start again"
+    )]
+    ProjectFileMissing { dir: PathBuf },
+
+    #[error(
         "{path} already exists; edit master-plan.md there to change the goal, or remove the folder to start over"
     )]
     AlreadyInitialized { path: PathBuf },
@@ -198,7 +203,9 @@ impl StoreError {
     /// The kind of error, for `--json` output, MCP tool errors, the desktop and scripts.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            StoreError::NotInitialized { .. } => ErrorKind::NotInitialized,
+            StoreError::NotInitialized { .. } | StoreError::ProjectFileMissing { .. } => {
+                ErrorKind::NotInitialized
+            }
             StoreError::AlreadyInitialized { .. } => ErrorKind::AlreadyInitialized,
             StoreError::Corrupt { .. } => ErrorKind::CorruptFile,
             StoreError::InvalidName { .. } => ErrorKind::InvalidName,

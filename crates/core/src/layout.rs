@@ -61,14 +61,37 @@ impl Layout {
             if layout.holds_project() {
                 return Ok(layout);
             }
-            return Err(StoreError::NotInitialized { searched: dir });
+            return Err(layout.missing_or(dir));
         }
-        cwd.ancestors()
-            .map(|ancestor| Layout::at(ancestor.join(DIR_NAME)))
-            .find(Layout::holds_project)
-            .ok_or_else(|| StoreError::NotInitialized {
+        let mut nearest = None;
+        for ancestor in cwd.ancestors() {
+            let layout = Layout::at(ancestor.join(DIR_NAME));
+            if layout.holds_project() {
+                return Ok(layout);
+            }
+            if nearest.is_none() && layout.root.is_dir() {
+                nearest = Some(layout);
+            }
+        }
+        // A `.coordination/` without its task list is a project whose file went missing, not
+        // a folder that never had one.
+        Err(match nearest {
+            Some(layout) => layout.missing_or(cwd.to_path_buf()),
+            None => StoreError::NotInitialized {
                 searched: cwd.to_path_buf(),
-            })
+            },
+        })
+    }
+
+    /// Why this layout holds no project: its folder is there without its files, or there is
+    /// no folder (searched from `searched`).
+    fn missing_or(&self, searched: PathBuf) -> StoreError {
+        match self.root.is_dir() {
+            true => StoreError::ProjectFileMissing {
+                dir: self.root.clone(),
+            },
+            false => StoreError::NotInitialized { searched },
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -217,6 +240,7 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kind::ErrorKind;
 
     fn project() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -254,6 +278,29 @@ mod tests {
         assert!(err.contains("run `baton leader init"), "{err}");
         let err = Layout::locate(Some(elsewhere.path()), Path::new("/")).unwrap_err();
         assert!(matches!(err, StoreError::NotInitialized { .. }));
+    }
+
+    #[test]
+    fn a_project_whose_task_list_was_deleted_is_told_so() {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(project.path().join(".coordination/worktrees")).unwrap();
+        let inside = project.path().join("src");
+        std::fs::create_dir_all(&inside).unwrap();
+        for err in [
+            Layout::locate(None, &inside).unwrap_err(),
+            Layout::locate(Some(project.path()), Path::new("/")).unwrap_err(),
+        ] {
+            assert!(
+                matches!(err, StoreError::ProjectFileMissing { .. }),
+                "{err}"
+            );
+            let said = err.to_string();
+            assert!(
+                said.contains("tasks.json") && said.contains("deleted"),
+                "{said}"
+            );
+            assert_eq!(err.kind(), ErrorKind::NotInitialized);
+        }
     }
 
     #[test]

@@ -168,6 +168,12 @@ impl Host {
         let mut args = vec!["mcp", "add", "baton", "--", "baton", "mcp"];
         args.extend(extra);
         self.ok(&args);
+        self.expect_baton_connected();
+    }
+
+    /// Checks with `claude mcp list` that Claude Code has Baton's server, connected (not
+    /// missing, failed or pending approval).
+    pub fn expect_baton_connected(&self) {
         let listed = self.ok(&["mcp", "list"]);
         let line = listed
             .lines()

@@ -3,7 +3,8 @@
 //! file is read, merged and written whole (atomically); what a file held before Baton first
 //! changed it is recorded in `.coordination/setup/claude.json`, with what Baton wrote, so
 //! `--remove` can put it back byte for byte when nobody changed it since, and otherwise takes
-//! out only Baton's entries.
+//! out only Baton's entries. `--approve` also trusts the project's folder in the user's own
+//! Claude Code configuration ([`trust`]), which `--remove` puts back.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +13,7 @@ use baton_fs::write_atomic;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::settings;
+use super::{settings, trust};
 use crate::error::TeamError as Error;
 
 /// The files setup manages, relative to the project folder.
@@ -36,6 +37,9 @@ pub struct FileChange {
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Record {
     files: std::collections::BTreeMap<String, Recorded>,
+    /// The folder trust `--approve` recorded in the user's Claude Code configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trust: Option<trust::Trusted>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -149,10 +153,54 @@ pub fn setup(layout: &Layout, approve: bool, dry: bool) -> Result<Vec<FileChange
             text: (!unchanged).then_some(after),
         });
     }
+    if approve {
+        out.push(trust_project(layout, &mut record, dry)?);
+    }
     if !dry && out.iter().any(|c| c.action != "unchanged") {
         write_record(layout, &record)?;
     }
     Ok(out)
+}
+
+/// Trusts the project's folder in the user's Claude Code configuration (unless it is), and
+/// records what it held before.
+fn trust_project(layout: &Layout, record: &mut Record, dry: bool) -> Result<FileChange, Error> {
+    let Some(file) = trust::config_file() else {
+        return Err(invalid_file(
+            "Claude Code keeps folder trust under the home folder, and HOME is not set; start \
+             `claude` in the project once and accept its trust prompt instead"
+                .into(),
+        ));
+    };
+    let dir = layout.project_dir();
+    let folder = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let changed = trust::trust(&file, &folder, dry)?;
+    let (action, change) = match &changed {
+        Some(_) => (
+            "updated",
+            format!(
+                "trusted {} (Claude Code ignores a project's MCP servers and hooks until its \
+                 folder is trusted; --remove takes it back)",
+                folder.display()
+            ),
+        ),
+        None => (
+            "unchanged",
+            format!("{} is trusted already", folder.display()),
+        ),
+    };
+    if let Some(changed) = changed
+        && !dry
+        && record.trust.is_none()
+    {
+        record.trust = Some(changed);
+    }
+    Ok(FileChange {
+        file: file.display().to_string(),
+        action,
+        changes: vec![change],
+        text: None,
+    })
 }
 
 /// Takes Baton out of the project's Claude Code files (or says what it would take, `dry`).
@@ -197,6 +245,19 @@ pub fn remove(layout: &Layout, dry: bool) -> Result<Vec<FileChange>, Error> {
         }
     }
     let mut out = Vec::new();
+    if let Some(trusted) = &record.trust
+        && trust::untrust(trusted, dry)?
+    {
+        out.push(FileChange {
+            file: trusted.file.display().to_string(),
+            action: "restored",
+            changes: vec![format!(
+                "the trust of {} put back as it was before setup",
+                trusted.folder
+            )],
+            text: None,
+        });
+    }
     for (file, path, text, action, changes) in planned {
         if !dry && action != "unchanged" {
             match &text {
