@@ -163,6 +163,16 @@ ensure_desktop_test_tools() {
     fi
 }
 
+# mdBook builds the user guide (docs/guide); its server and search are not needed here.
+MDBOOK_VERSION=0.5.4
+
+ensure_docs_tools() {
+    if ! mdbook --version 2>/dev/null | grep -q "v$MDBOOK_VERSION"; then
+        say "installing mdBook $MDBOOK_VERSION (cargo install, without its server and search)"
+        cargo install --quiet --locked --no-default-features "mdbook@$MDBOOK_VERSION"
+    fi
+}
+
 # Installs the UI's packages (when package-lock.json changed) and builds ui/dist, which the
 # desktop app embeds. `npm install` rather than `npm ci`: this npm writes lock files without
 # other platforms' optional packages (rollup's native builds), which `npm ci` then refuses;

@@ -2,7 +2,8 @@
 # Installs what is missing and runs every check and test Baton has: formatting, lints (Rust and
 # TypeScript), unit tests (Rust and Vitest), end-to-end tests (CLI, MCP with real clients, the
 # proxy with Playwright and Chromium, the desktop app under Xvfb, a throwaway PostgreSQL
-# server), benchmark smoke runs, and the Debian package (built, inspected, its CLI run).
+# server), benchmark smoke runs, the user guide (built, its links checked), and the Debian package
+# (built, inspected, its CLI run).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$BATON_ROOT"
 
@@ -11,10 +12,15 @@ ensure_test_tools
 ensure_postgres
 ensure_desktop
 ensure_desktop_test_tools
+ensure_docs_tools
 
 say "UI: lint, unit tests (Vitest), build"
 build_ui
 (cd ui && npm run --silent lint && npm run --silent test)
+
+say "the user guide: mdbook build, and every link of it and of the README checked"
+mdbook build docs/guide --dest-dir "${CARGO_TARGET_DIR:-$BATON_ROOT/target}/guide" >/dev/null
+python3 scripts/check-guide-links.py
 
 say "cargo fmt --check"
 cargo fmt --all --check
