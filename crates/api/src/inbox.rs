@@ -139,11 +139,16 @@ impl AskLead {
         let agent = acting_as(cx, self.agent.as_deref(), false)?;
         let limit = wait_limit(self.timeout_seconds, DEFAULT_ASK_SECONDS)?;
         known_task(cx, self.task.as_deref())?;
+        // Unnamed, it is about the task the agent holds (the lead sees which).
+        let task = match self.task {
+            Some(task) => Some(task),
+            None => cx.tasks.held_by(&agent)?.into_iter().next().map(|t| t.id),
+        };
         let question = ask_and_wait(
             cx,
             NewQuestion {
                 agent,
-                task: self.task,
+                task,
                 text: self.question,
                 choices: self.choices,
                 about: About::Question,
