@@ -52,13 +52,26 @@ fn lock_file(path: &Path) -> Result<File> {
 
 /// Replaces `path` with `bytes` so that a crash at any instant leaves the old or new content.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, bytes, None)
+}
+
+/// [`write_atomic`] for a file only its owner may read (mode 0600 from its creation, so it is
+/// never readable by others, not even before the rename): for a file with someone's secrets.
+pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, bytes, Some(0o600))
+}
+
+fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let temp = temp_path(path);
     let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        if let Some(mode) = mode {
+            options.mode(mode);
+        }
+        let mut file = options.open(&temp)?;
         file.write_all(bytes)?;
         // Data and size reach the disk before the rename can publish the file.
         file.sync_data()?;
@@ -122,6 +135,20 @@ fn temp_path(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_private_file_is_its_owners_alone_from_the_start() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret.json");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_atomic_private(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        write_atomic(&dir.path().join("plain"), b"x").unwrap();
+    }
 
     #[test]
     fn write_atomic_replaces_content_and_leaves_no_temp_file() {

@@ -105,20 +105,11 @@ impl CheckSandbox {
                 ),
             )
         })?;
-        let home = std::env::var_os("HOME")
-            .map(std::path::PathBuf::from)
-            .filter(|h| h.is_absolute() && h != std::path::Path::new("/"));
-        let expand = |paths: &[String]| -> Vec<std::path::PathBuf> {
-            paths
-                .iter()
-                .map(|p| crate::profile::SandboxSettings::expand(p, home.as_deref()))
-                .collect()
-        };
+        let home = crate::sandbox::user_home();
         let layout = baton_core::Layout::for_project(env.project_dir);
         let refused = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (network, folder, proxy) = match settings.check_network {
-            Network::Open => (Reach::Machine, None, None),
-            Network::Off => (Reach::Nothing, None, None),
+        let (allow, folder, proxy) = match settings.check_network {
+            Network::Open | Network::Off => (None, None, None),
             Network::AllowList => {
                 let allow = crate::allow_list::defaults(&[], &[], &[], None, &settings.check_allow)
                     .map_err(|e| TeamError::new(ErrorKind::InvalidInput, e))?;
@@ -145,15 +136,16 @@ impl CheckSandbox {
                     None,
                 )
                 .map_err(io)?;
-                let reach = Reach::Proxied {
-                    baton: crate::launch::baton_program(),
-                    forward: allow.loopback_ports(),
-                    allowed: allow.describe(),
-                };
-                (reach, Some(folder), Some((proxy, handle)))
+                (Some(allow), Some(folder), Some((proxy, handle)))
             }
         };
-        let (read, write) = (expand(&settings.check_read), expand(&settings.check_write));
+        let network = Reach::of(
+            settings.check_network,
+            allow.as_ref(),
+            &crate::launch::baton_program(),
+        );
+        let read = crate::sandbox::expand_all(&settings.check_read, home.as_deref());
+        let write = crate::sandbox::expand_all(&settings.check_write, home.as_deref());
         let (worktree, project_writable) = match env.worktree {
             Some(w) => (Some((w.path.clone(), baton_git::GitAccess::none())), false),
             None => (None, true),

@@ -273,6 +273,41 @@ pub enum Reach {
     },
 }
 
+impl Reach {
+    /// What `network` gives a sandbox: through a proxy reaching `allow` (its list, when the
+    /// setting is an allow-list) that `baton` bridges to inside, none, or the machine's.
+    pub(crate) fn of(
+        network: Network,
+        allow: Option<&crate::allow_list::AllowList>,
+        baton: &Path,
+    ) -> Reach {
+        match (network, allow) {
+            (Network::Open, _) => Reach::Machine,
+            (Network::AllowList, Some(list)) => Reach::Proxied {
+                baton: baton.to_path_buf(),
+                forward: list.loopback_ports(),
+                allowed: list.describe(),
+            },
+            _ => Reach::Nothing,
+        }
+    }
+}
+
+/// The home folder a sandbox replaces: `HOME`, when it is an absolute path other than `/`.
+pub(crate) fn user_home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute() && h != Path::new("/"))
+}
+
+/// Paths a user named for a sandbox (`~/` is the home folder `home`).
+pub(crate) fn expand_all(paths: &[String], home: Option<&Path>) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .map(|p| crate::profile::SandboxSettings::expand(p, home))
+        .collect()
+}
+
 /// The variables that point programs at a proxy: the agent's name Baton's.
 const PROXY_VARIABLES: [&str; 6] = [
     "HTTP_PROXY",
@@ -461,15 +496,7 @@ pub(crate) fn contain(
     if !settings.enabled {
         return Ok(Contained { launch, door: None });
     }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute() && h != Path::new("/"));
-    let expand = |paths: &[String]| -> Vec<PathBuf> {
-        paths
-            .iter()
-            .map(|p| crate::profile::SandboxSettings::expand(p, home.as_deref()))
-            .collect()
-    };
+    let home = user_home();
     let state = crate::agent_home::AgentHome::of(crew.local, task)?
         .prepare(crew.profile.kind, home.as_deref())
         .map_err(|e| {
@@ -514,15 +541,7 @@ pub(crate) fn contain(
         }
         Network::Off | Network::Open => None,
     };
-    let network = match (&allow, settings.network) {
-        (Some(list), _) => Reach::Proxied {
-            baton: crew.setting.baton.clone(),
-            forward: list.loopback_ports(),
-            allowed: list.describe(),
-        },
-        (None, Network::Open) => Reach::Machine,
-        (None, _) => Reach::Nothing,
-    };
+    let network = Reach::of(settings.network, allow.as_ref(), &crew.setting.baton);
     let door = crate::door::Door::open(
         &door_dir(crew.local, task)?,
         crate::door::Guest {
@@ -548,8 +567,8 @@ pub(crate) fn contain(
         worktree: access,
         kind: crew.profile.kind,
         state,
-        read: expand(&settings.read),
-        write: expand(&settings.write),
+        read: expand_all(&settings.read, home.as_deref()),
+        write: expand_all(&settings.write, home.as_deref()),
         home,
         network,
         pass: settings.env.clone(),

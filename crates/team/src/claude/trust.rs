@@ -169,13 +169,9 @@ fn read(file: &Path) -> Result<Option<Map<String, Value>>, Error> {
 /// Writes the file whole and atomically, readable by its owner only (it holds the user's
 /// account details).
 fn write(file: &Path, config: &Map<String, Value>) -> Result<(), Error> {
-    use std::os::unix::fs::PermissionsExt;
     let mut text = serde_json::to_string_pretty(config).expect("JSON serialises");
     text.push('\n');
-    baton_fs::write_atomic(file, text.as_bytes())?;
-    std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| StoreError::io(file, e))?;
-    Ok(())
+    Ok(baton_fs::write_atomic_private(file, text.as_bytes())?)
 }
 
 #[cfg(test)]
