@@ -966,6 +966,85 @@ fn completions_complete_in_bash_and_man_pages_cover_every_command() {
     );
 }
 
+/// The guide's command reference (docs/guide/src/reference) is what `baton reference` makes
+/// from the CLI's own definitions: a flag added, renamed or reworded without the pages being
+/// made again fails here (`BATON_UPDATE_REFERENCE=1` writes them). The guide's table of
+/// contents lists every page, and every error kind has a row saying what to do.
+#[test]
+fn the_guide_reference_is_made_from_the_cli() {
+    let checked_in =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/src/reference");
+    let dir = tempfile::tempdir().unwrap();
+    let out = baton_here(&["--json", "reference", "--dir", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let listing: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let made: Vec<String> = listing["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            std::path::Path::new(f.as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    for page in ["index.md", "team.md", "leader.md", "errors.md"] {
+        assert!(made.iter().any(|m| m == page), "{page} in {made:?}");
+    }
+    if std::env::var_os("BATON_UPDATE_REFERENCE").is_some() {
+        let _ = std::fs::remove_dir_all(&checked_in);
+        std::fs::create_dir_all(&checked_in).unwrap();
+        for page in &made {
+            std::fs::copy(dir.path().join(page), checked_in.join(page)).unwrap();
+        }
+    }
+    let mut stale = Vec::new();
+    for page in &made {
+        let now = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        if std::fs::read_to_string(checked_in.join(page))
+            .ok()
+            .as_deref()
+            != Some(&now)
+        {
+            stale.push(page.clone());
+        }
+    }
+    let mut extra: Vec<String> = std::fs::read_dir(&checked_in)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !made.contains(name))
+        .collect();
+    stale.append(&mut extra);
+    assert!(
+        stale.is_empty(),
+        "docs/guide/src/reference is stale ({stale:?}): run \
+         BATON_UPDATE_REFERENCE=1 cargo test --test cli the_guide_reference"
+    );
+    let summary = std::fs::read_to_string(checked_in.join("../SUMMARY.md")).unwrap();
+    for page in &made {
+        assert!(
+            summary.contains(&format!("(reference/{page})")),
+            "SUMMARY.md lists reference/{page}"
+        );
+    }
+    let team = std::fs::read_to_string(dir.path().join("team.md")).unwrap();
+    assert!(team.contains("## `baton team up`") && team.contains("`--no-sandbox`"));
+    let errors = std::fs::read_to_string(dir.path().join("errors.md")).unwrap();
+    for kind in [
+        "not_initialized",
+        "not_you",
+        "sandbox_unavailable",
+        "internal",
+    ] {
+        assert!(errors.contains(&format!("| `{kind}` |")), "{kind}");
+    }
+    assert!(errors.contains("| `invalid_arguments` | ") && errors.contains(" | 2 |"));
+}
+
 /// Colour on a terminal (a pseudo-terminal made by `script`), never into a pipe, with
 /// NO_COLOR, or with `--color never`; a transcript goes through the user's pager on a
 /// terminal only.

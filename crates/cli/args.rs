@@ -261,6 +261,13 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: PathBuf,
     },
+    /// Write the user guide's command reference (Markdown, from the same definitions as
+    /// --help) into DIR: what docs/guide/src/reference holds.
+    #[command(hide = true)]
+    Reference {
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// Record agent invocations: start one (builds the prompt), complete it, list them.
     #[command(subcommand, hide = true)]
     Invoke(InvokeCommand),

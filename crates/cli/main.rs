@@ -6,7 +6,7 @@
 //! Modules, a tree with no circle: `args` (the clap tree of the leader and worker commands,
 //! taking each other group's arguments from its module), `render` (their text), one folder or
 //! file per other command group (`live/` for signals, runs, watching and the worker loop;
-//! `agents/` for orchestration; `team/` for the supervised team; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`; `door.rs` for an agent behind its attempt's door), each with its own
+//! `agents/` for orchestration; `team/` for the supervised team; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`; `door.rs` for an agent behind its attempt's door; `reference.rs` for the man pages and the guide's command reference), each with its own
 //! arguments, handlers and text; `context` (the user's context for an operation), and `output` (printing results and errors) serve them all.
 
 mod agents;
@@ -21,6 +21,7 @@ mod inbox;
 mod leader;
 mod live;
 mod output;
+mod reference;
 mod render;
 mod review;
 mod store;
@@ -114,15 +115,27 @@ fn run(cli: Cli) -> Result<u8, Error> {
             Ok(0)
         }
         Command::Manpages { dir } => {
-            use clap::CommandFactory;
             let dir = cwd.join(dir);
-            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-            // The exit codes are the main page's last section (`baton exit-codes` on a terminal).
-            let command = Cli::command().after_long_help(baton_api::exit::help_text());
-            clap_mangen::generate_to(command, &dir).map_err(|e| StoreError::io(&dir, e))?;
+            reference::manpages(&dir)?;
             emit(json, &serde_json::json!({"dir": dir}), || {
                 format!("man pages written to {}", dir.display())
             });
+            Ok(0)
+        }
+        Command::Reference { dir } => {
+            let dir = cwd.join(dir);
+            let files = reference::write_pages(&dir)?;
+            emit(
+                json,
+                &serde_json::json!({"dir": dir, "files": files}),
+                || {
+                    format!(
+                        "{} reference pages written to {}",
+                        files.len(),
+                        dir.display()
+                    )
+                },
+            );
             Ok(0)
         }
         Command::Leader(command) => leader::run(&open()?, command, mode, json),

@@ -94,6 +94,205 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order they are declared (a test checks none is missing): the guide's
+    /// table of errors is made from it.
+    pub const ALL: [ErrorKind; 49] = [
+        ErrorKind::NotInitialized,
+        ErrorKind::AlreadyInitialized,
+        ErrorKind::CorruptFile,
+        ErrorKind::InvalidName,
+        ErrorKind::InvalidInput,
+        ErrorKind::UnknownTask,
+        ErrorKind::DuplicateTask,
+        ErrorKind::UnknownDependency,
+        ErrorKind::DependencyCycle,
+        ErrorKind::IllegalTransition,
+        ErrorKind::NotOwner,
+        ErrorKind::UnknownRun,
+        ErrorKind::OutsideProject,
+        ErrorKind::InvalidPath,
+        ErrorKind::NotASignal,
+        ErrorKind::PathsHeld,
+        ErrorKind::Io,
+        ErrorKind::Database,
+        ErrorKind::SchemaTooNew,
+        ErrorKind::Watch,
+        ErrorKind::Spawn,
+        ErrorKind::Git,
+        ErrorKind::MergeConflict,
+        ErrorKind::UnknownAgent,
+        ErrorKind::UnknownInvocation,
+        ErrorKind::UnknownParallel,
+        ErrorKind::Steering,
+        ErrorKind::Workflows,
+        ErrorKind::BrowserNotRunning,
+        ErrorKind::NoPage,
+        ErrorKind::Timeout,
+        ErrorKind::BrowserError,
+        ErrorKind::SessionRunning,
+        ErrorKind::NoSession,
+        ErrorKind::UnknownProfile,
+        ErrorKind::AgentNotInstalled,
+        ErrorKind::SandboxUnavailable,
+        ErrorKind::NoTeam,
+        ErrorKind::TeamRunning,
+        ErrorKind::UnknownQuestion,
+        ErrorKind::QuestionSettled,
+        ErrorKind::UnknownRecipient,
+        ErrorKind::NotYou,
+        ErrorKind::InboxFull,
+        ErrorKind::InvalidArguments,
+        ErrorKind::UnknownTool,
+        ErrorKind::UnknownResource,
+        ErrorKind::NoProject,
+        ErrorKind::Internal,
+    ];
+
+    /// What an error of this kind means to the person who met it, and what to do: the
+    /// guide's table of errors (`baton reference`).
+    pub fn what_to_do(self) -> &'static str {
+        match self {
+            ErrorKind::NotInitialized => {
+                "No project here: no `.coordination/` folder in this folder or above it (or `--dir`/`BATON_DIR` names none). Run `baton leader init \"GOAL\"`, or pass `--dir` (or `--store` for a project in PostgreSQL)."
+            }
+            ErrorKind::AlreadyInitialized => {
+                "The folder has a project already. Work in it, or remove its `.coordination/` first if you mean to start over."
+            }
+            ErrorKind::CorruptFile => {
+                "A file of `.coordination/` does not parse; the message names it and where. Nothing was changed. Mend or restore the file (git, a backup); `baton leader doctor` lists what it cannot read."
+            }
+            ErrorKind::InvalidName => {
+                "A task id, agent, signal or profile name Baton does not allow (the message says which characters it takes). Use another name."
+            }
+            ErrorKind::InvalidInput => {
+                "A value Baton refused (an empty description, a malformed pattern, duration or policy); the message says which and why. Correct it and run the command again."
+            }
+            ErrorKind::UnknownTask => "No task has that id. `baton leader status` lists them.",
+            ErrorKind::DuplicateTask => {
+                "A task with that id exists already. Pick another `--id`, or leave it out for the next free one."
+            }
+            ErrorKind::UnknownDependency => {
+                "A `--depends` names a task that does not exist. Add that task first, or correct the id."
+            }
+            ErrorKind::DependencyCycle => {
+                "The dependencies would make a circle (a task waiting, through others, on itself). The message shows the circle; drop one of its edges."
+            }
+            ErrorKind::IllegalTransition => {
+                "The task is not in a state that allows this (completing a task that is not in progress, resetting one that is done). The message gives its state; `baton leader status` shows them all."
+            }
+            ErrorKind::NotOwner => {
+                "The task is held by another agent, or by none. Only its holder can start, complete, fail or release it; the lead can `leader reset` or `leader cancel` it."
+            }
+            ErrorKind::UnknownRun => "No run has that number. `baton run list` lists them.",
+            ErrorKind::OutsideProject => {
+                "A path that resolves (symlinks followed) outside the project. An agent's paths stay inside it; the user can widen that (`baton mcp --allow-path DIR`)."
+            }
+            ErrorKind::InvalidPath => {
+                "A path Baton cannot use as it is given; the message says why. Name a file inside the project."
+            }
+            ErrorKind::NotASignal => {
+                "The file is not a signal Baton wrote, so it was left alone. Pass `--force` to overwrite or clear it anyway."
+            }
+            ErrorKind::PathsHeld => {
+                "Another agent holds files you asked for (a reservation, or files of a task it holds). The message names them and who; wait, work elsewhere, or claim with `--ignore-reservations` when you know better."
+            }
+            ErrorKind::Io => {
+                "Reading or writing a file failed (permissions, a full disk, a missing folder); the message names the file and the system's reason."
+            }
+            ErrorKind::Database => {
+                "The PostgreSQL project could not be reached or read. Check the server runs, the URL (`--store`, `BATON_STORE`, `.coordination/store.json`) and the password (`~/.pgpass`, `PGPASSWORD`)."
+            }
+            ErrorKind::SchemaTooNew => {
+                "The database was set up by a newer Baton. Upgrade this machine's `baton` to at least that version."
+            }
+            ErrorKind::Watch => {
+                "Watching for changes failed (for instance too many inotify watches). Use `--watch-mode poll` or raise `fs.inotify.max_user_watches`."
+            }
+            ErrorKind::Spawn => {
+                "A program Baton runs could not start (not installed, not executable, not on `PATH`). The message names it; install it or correct the command."
+            }
+            ErrorKind::Git => {
+                "A git command Baton ran failed, or the project is not in a git repository (worktrees and merges need one). The message has git's own words."
+            }
+            ErrorKind::MergeConflict => {
+                "A task's branch conflicts with yours. The merge was aborted and your checkout is as it was. Merge it by hand, or `baton review request-changes TASK` so its agent brings the branch up to date."
+            }
+            ErrorKind::UnknownAgent => {
+                "No agent of that name in the registry (`baton agents list`). Correct the name."
+            }
+            ErrorKind::UnknownInvocation => {
+                "No invocation has that id. `baton invoke list` lists them."
+            }
+            ErrorKind::UnknownParallel => {
+                "No parallel run has that id. `baton parallel list` lists them."
+            }
+            ErrorKind::Steering => "A steering file could not be read; the message names it.",
+            ErrorKind::Workflows => {
+                "The orchestration's workflows do not parse or name unknown agents; the message says where."
+            }
+            ErrorKind::BrowserNotRunning => {
+                "No browser listens on that port. `baton browser list` shows those running; an MCP server with a browser proxy starts one on first use."
+            }
+            ErrorKind::NoPage => {
+                "The browser has no page to act on. Open one: `baton browser navigate PORT URL`."
+            }
+            ErrorKind::Timeout => {
+                "Waiting ran out (`--timeout`, or a browser that did not answer). Wait longer, or look at why it did not come (`baton inbox`, `baton team status`)."
+            }
+            ErrorKind::BrowserError => {
+                "The browser refused or failed the command; the message has its words."
+            }
+            ErrorKind::SessionRunning => {
+                "A manual test session runs already. `baton browser session finish` ends it."
+            }
+            ErrorKind::NoSession => {
+                "No manual test session runs. Start one: `baton browser session start URL`."
+            }
+            ErrorKind::UnknownProfile => {
+                "No agent profile of that name, built in or in `.coordination/team/profiles.toml`. `baton team profiles` lists them."
+            }
+            ErrorKind::AgentNotInstalled => {
+                "The program the profile runs is not installed; the message says what to install. Or pick another profile."
+            }
+            ErrorKind::SandboxUnavailable => {
+                "Agents are to run sandboxed and no sandbox can be made here (bubblewrap missing, user namespaces off); the message says what to install or enable. `--no-sandbox` runs them unconfined, only where you trust them."
+            }
+            ErrorKind::NoTeam => {
+                "No team supervisor runs for this project on this machine. Start one with `baton team up`."
+            }
+            ErrorKind::TeamRunning => {
+                "A team supervisor runs already for this project on this machine. `baton team status` shows it; `baton team stop` ends it."
+            }
+            ErrorKind::UnknownQuestion => {
+                "No question or message with that id. `baton inbox --all` lists them."
+            }
+            ErrorKind::QuestionSettled => {
+                "That question was answered or closed already. Nothing more to do."
+            }
+            ErrorKind::UnknownRecipient => {
+                "A message to nobody Baton knows. Send it to an agent of the project, `lead` or `all`."
+            }
+            ErrorKind::NotYou => {
+                "An agent acting as someone else, or doing what only the lead may (answering, approving, merging, stopping the team): refused. The lead does it from their own terminal, the desktop, or a `baton mcp` started without an agent."
+            }
+            ErrorKind::InboxFull => {
+                "The agent has as many unread messages or open questions as it may. Answer or acknowledge some (`baton inbox`) before sending more."
+            }
+            ErrorKind::InvalidArguments => {
+                "The command's arguments do not fit it (a missing value, an unknown option, JSON that does not match the tool's schema). `baton COMMAND --help` shows what it takes. Exits 2."
+            }
+            ErrorKind::UnknownTool => {
+                "No MCP tool of that name is offered to this caller. `tools/list` shows what is."
+            }
+            ErrorKind::UnknownResource => {
+                "No MCP resource at that URI. `resources/list` shows them."
+            }
+            ErrorKind::NoProject => "The desktop has no project open. Open a project folder first.",
+            ErrorKind::Internal => {
+                "A bug in Baton: a worker thread stopped or a result could not be encoded. Please report it with the message and what you ran."
+            }
+        }
+    }
     /// The kind as it is written in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -197,6 +396,11 @@ mod tests {
         let names = every_name();
         assert!(names.len() >= 39, "the schema lists {names:?}");
         assert!(names.iter().any(|n| n == "paths_held"), "{names:?}");
+        let mut all: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+        all.sort_unstable();
+        sorted.sort_unstable();
+        assert_eq!(all, sorted, "ErrorKind::ALL lists every kind once");
         for name in names {
             let kind: ErrorKind = serde_json::from_value(serde_json::json!(name)).unwrap();
             assert_eq!(kind.as_str(), name);
