@@ -23,6 +23,7 @@ support::on_both_stores!(
     a_connection_outside_the_allow_list_is_put_to_the_lead_when_the_profile_asks,
     the_projects_check_runs_what_an_agent_wrote_in_a_sandbox,
     a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything,
+    a_fork_bomb_stops_at_the_process_limit,
 );
 
 /// A home folder with secrets in it, for the supervisor (and so for the agents) to have.
@@ -89,6 +90,9 @@ fn a_hostile_agent_is_kept_inside_its_worktree_and_its_branch(p: Project) {
     static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let marker = format!("{}.{run}4321", std::process::id());
+    // A file only a program run on the lead's side could make (the checkout is read-only to
+    // the agent; its /tmp is its own).
+    let canary = top.join(format!("canary-{marker}"));
     // Two services on the machine's loopback: one the profile allows, one it does not.
     let (allowed, _) = http_server("ALLOWED");
     let (secret, secret_seen) = http_server("SECRET");
@@ -132,8 +136,13 @@ printf '%s\n' '{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protoc
 try inbox 'baton inbox'
 try message 'BATON_AGENT=x9 baton message send lead Hello from-inside'
 setsid sh -c 'exec sleep {marker}' </dev/null >/dev/null 2>&1 &
-echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_TASK_ID: mine" && echo commit: DONE"##,
+echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_TASK_ID: mine" && echo commit: DONE
+try objects 'for f in $(find /tmp/.baton-objects -type f); do chmod u+w "$f"; : > "$f" || exit 1; done; test -n "$(find /tmp/.baton-objects -type f | head -1)"'
+try canary 'touch {canary}'
+mkdir -p fake && cp -r {top}/.git/. fake/ 2>/dev/null; printf '[filter "evil"]\n\tclean = touch {canary}\n' >> fake/config
+echo '* filter=evil' > .gitattributes && echo "gitdir: $PWD/fake/worktrees/$(basename "$PWD")" > .git && echo again >> mine.txt && echo redirect: planted"##,
         top = top.display(),
+        canary = canary.display(),
         other = other.display(),
         home = home.display(),
         test = std::process::id(),
@@ -187,6 +196,8 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
         "net-host",
         "net-port",
         "net-tunnel",
+        "objects",
+        "canary",
     ] {
         assert!(
             said.contains(&format!("{refused}: refused")),
@@ -202,6 +213,15 @@ echo "$BATON_TASK_ID" > mine.txt && git add mine.txt && git commit -qm "$BATON_T
     ] {
         assert!(said.contains(&format!("{done}: DONE")), "{said}");
     }
+    // The project's objects are whole (the agent's git wrote to a store of its own), and the
+    // repository it pointed its checkout at ran nothing on the lead's side when Baton read
+    // the checkout afterwards.
+    assert!(said.contains("redirect: planted"), "{said}");
+    git(top, &["fsck", "--full", "--no-dangling"]);
+    assert!(
+        !canary.exists(),
+        "a program of the agent's ran on the lead's side"
+    );
     // Through its door the agent spoke as itself, whatever BATON_AGENT said, and did nothing
     // that is the lead's; the door is gone with the attempt.
     let lead = p.json(&["inbox", "--all"]);
@@ -566,6 +586,130 @@ fn a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming
         logs.contains(", sandboxed)") && logs.contains("boxed"),
         "{logs}"
     );
+}
+
+/// A fork bomb stops at the profile's `sandbox.max_processes`: the shell that cannot fork
+/// any more ends, its task fails, and nothing it started outlives the attempt; the transcript
+/// says the limit and what holds it. Under root, whom the kernel's per-user limit does not
+/// bind, a pids cgroup holds it (every other user's limit is set inside the sandbox, tested as
+/// an unprivileged user in `the_limit_set_inside_the_sandbox_binds_an_unprivileged_user`).
+fn a_fork_bomb_stops_at_the_process_limit(p: Project) {
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        "[profiles.exec.sandbox]\nmax_processes = 40\n",
+    )
+    .unwrap();
+    p.ok(&["leader", "add-task", "Fork", "--id", "fb"]);
+    // A sleep no other test runs, to find what is left of the bomb.
+    let marker = format!("{}.7", 3000 + std::process::id() % 1000);
+    let bomb = format!(
+        "i=0; while [ $i -lt 100 ]; do sleep {marker} & i=$((i+1)); echo \"started $i\"; done"
+    );
+    let out = p
+        .command(&[
+            "team",
+            "up",
+            "--no-worktree",
+            "--max-attempts",
+            "1",
+            "--exec",
+            &bomb,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(10), "the task failed: {out:?}");
+    let logs = p.json(&["team", "logs", "fb"]).to_string();
+    let started = (1..=100)
+        .rev()
+        .find(|n| logs.contains(&format!("started {n}\"")))
+        .unwrap_or(0);
+    let limited = logs.contains("at most 40 processes");
+    let root = running_as_root();
+    if limited {
+        assert!(
+            (10..40).contains(&started),
+            "{started} of 100 started under a limit of 40: {logs}"
+        );
+        assert!(
+            logs.contains("a pids cgroup") || !root,
+            "root is bound by a cgroup only: {logs}"
+        );
+    } else {
+        assert!(root, "only root can be left without a limit: {logs}");
+        assert!(logs.contains("not limited in number"), "{logs}");
+        eprintln!("no pids cgroup can be made here: the limit is not tested under root");
+    }
+    support::eventually("nothing the bomb started is left", || {
+        processes_with(&format!("sleep {marker}")).is_empty()
+    });
+}
+
+/// The process limit set inside the sandbox (`RLIMIT_NPROC`, by its first command) binds a
+/// user other than root, counting the sandbox's processes only: run as `nobody` under root.
+#[test]
+fn the_limit_set_inside_the_sandbox_binds_an_unprivileged_user() {
+    // The same `baton`, where `nobody` can run it.
+    let dir = tempfile::tempdir().unwrap();
+    let baton = dir.path().join("baton");
+    std::fs::copy(support::baton_bin(), &baton).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = running_as_root();
+    let started = |max: u32| -> u32 {
+        let mut command = match root {
+            true => {
+                let mut c = std::process::Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "bwrap"]);
+                c
+            }
+            false => std::process::Command::new("bwrap"),
+        };
+        command
+            .args([
+                "--unshare-user",
+                "--unshare-pid",
+                "--die-with-parent",
+                "--ro-bind",
+                "/",
+                "/",
+                "--proc",
+                "/proc",
+                "--dev",
+                "/dev",
+                "--",
+            ])
+            .arg(&baton)
+            .args(["__sandbox-start", "--max-processes", &max.to_string(), "--"])
+            .args([
+                "sh",
+                "-c",
+                "i=0; while [ $i -lt 60 ]; do sleep 5 & i=$((i+1)); echo $i; done; kill $(jobs -p)",
+            ]);
+        let out = command.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        stdout
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{out:?}"))
+    };
+    let limited = started(20);
+    assert!(
+        (10..20).contains(&limited),
+        "{limited} of 60 started under a limit of 20"
+    );
+    assert_eq!(started(500), 60, "a limit above the count binds nothing");
+}
+
+/// Whether the tests run as root (whose real user id is 0).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().next().map(|id| id == "0"))
+        .unwrap()
 }
 
 /// The program `name` on this process's PATH.

@@ -42,14 +42,14 @@ use context::operate;
 use output::emit;
 
 fn main() -> ExitCode {
-    // Inside a sandbox, its first command: the bridge to the attempt's network proxy, which
-    // becomes the agent's command.
+    // Inside a sandbox, its first command (the process limit, the bridge to the attempt's
+    // network proxy), which becomes the agent's command.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args
         .get(1)
-        .is_some_and(|a| a == baton_team::net_proxy::BRIDGE_COMMAND)
+        .is_some_and(|a| a == baton_team::inside::START_COMMAND)
     {
-        let code = baton_team::net_proxy::bridge(&args[2..]);
+        let code = baton_team::inside::run(&args[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     // Inside a sandbox, Baton is reached through the attempt's door only.

@@ -41,6 +41,7 @@ pub const DEFAULT_CHECK_MINUTES: f64 = 30.0;
 /// check_sandbox = true          # the check runs in a sandbox, as agents do
 /// check_write = ["~/.cargo/registry"]
 /// check_network = "allow-list"  # or "off", "open"; check_allow = ["example.com"]
+/// check_max_processes = 4096     # processes and threads at once, in its sandbox
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +80,19 @@ pub struct ReviewSettings {
     /// Hosts the check may reach besides the package registries.
     #[serde(default)]
     pub check_allow: Vec<String>,
+    /// At most this many of the check's processes (threads count) at once, sandboxed.
+    #[serde(default = "default_max_processes")]
+    pub check_max_processes: u32,
+}
+
+/// How many processes (threads count) a sandbox lets run at once unless its settings say
+/// otherwise (an agent profile's `sandbox.max_processes`, the check's `check_max_processes`):
+/// ample for an agent CLI, a browser and a parallel build, and a stop for a fork bomb.
+pub const DEFAULT_MAX_PROCESSES: u32 = 4096;
+
+/// [`DEFAULT_MAX_PROCESSES`], for serde.
+pub fn default_max_processes() -> u32 {
+    DEFAULT_MAX_PROCESSES
 }
 
 fn sandboxed_by_default() -> bool {
@@ -142,6 +156,7 @@ impl Default for ReviewSettings {
             check_env: Vec::new(),
             check_network: crate::network::Network::AllowList,
             check_allow: Vec::new(),
+            check_max_processes: DEFAULT_MAX_PROCESSES,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod durable;
 pub mod group;
 pub mod process;
 pub mod program;
+pub mod untrusted;
 pub mod version;
 pub mod warden;
 

@@ -141,7 +141,9 @@ impl Worktrees {
     fn scratch(&self, commit: &str) -> Result<PathBuf> {
         let path = self.layout().worktrees_dir().join(SCRATCH);
         let at = path.to_string_lossy().into_owned();
-        if path.join(".git").exists() {
+        // One made before Baton remembered its git folder's name is made again.
+        let known = crate::pinned::git_dirs(&path).is_ok();
+        if path.join(".git").exists() && known {
             // A merge left half-done by a killed supervisor is dropped first.
             let _ = run(&path, &["merge", "--abort"]);
             run(
@@ -156,6 +158,7 @@ impl Worktrees {
             self.repo().git(&["worktree", "prune"])?;
             self.repo()
                 .git(&["worktree", "add", "--quiet", "--detach", &at, commit])?;
+            crate::pinned::remember(&path)?;
         }
         Ok(path)
     }

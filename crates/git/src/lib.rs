@@ -20,6 +20,7 @@ pub mod diff;
 pub mod error;
 pub mod land;
 pub mod merge;
+mod pinned;
 pub mod repo;
 pub mod sandboxed;
 pub mod worktree;

@@ -140,7 +140,7 @@ const DISARMED: [&str; 4] = [
     "core.fsmonitor=false",
 ];
 
-fn command(dir: &Path, args: &[&str]) -> Command {
+fn command(dir: &Path, args: &[&str]) -> Result<Command> {
     let mut command = Command::new("git");
     command
         .arg("-C")
@@ -150,12 +150,18 @@ fn command(dir: &Path, args: &[&str]) -> Command {
         .env("LC_ALL", "C")
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null());
-    command
+    if let Some(pinned) = crate::pinned::git_dirs(dir)? {
+        command
+            .env("GIT_DIR", pinned.git_dir)
+            .env("GIT_COMMON_DIR", pinned.common_dir)
+            .env("GIT_WORK_TREE", dir);
+    }
+    Ok(command)
 }
 
 /// Runs git and returns how it ended, whatever that was.
 pub(crate) fn output(dir: &Path, args: &[&str]) -> Result<Output> {
-    command(dir, args)
+    command(dir, args)?
         .output()
         .map_err(|e| GitError::NotInstalled(e.to_string()))
 }

@@ -12,9 +12,14 @@
 //! completion, the next attempt). Only a commit is taken; anything else the agent writes
 //! there goes nowhere. Hooks, config, other refs and other worktrees stay read-only.
 //!
-//! Known gap: the object store is writable, so an agent can add objects (harmless: unreferenced
-//! ones are collected) and delete or damage existing ones. An object store of its own with the
-//! shared one as an alternate, fetched from after each attempt, closes it; not built yet.
+//! Objects: the shared object store is read-only to the agent. Its git writes new objects to a
+//! store of the task's own (`.coordination/worktrees/.refs/TASK/objects`, shown where the shared
+//! one is), which reads the shared one, shown at [`SHARED_OBJECTS`], as an alternate. When
+//! Baton publishes the branch it fetches the commit from a copy of that store, with git's
+//! checks of a stranger's objects (`fetch.fsckObjects`), into the shared one: an agent cannot
+//! delete or damage an object of the project's, and what it adds is checked before it is
+//! taken. The copy reads no link the agent left there ([`baton_fs::untrusted`]), so its store
+//! cannot name a file of the lead's to be taken in.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,6 +29,10 @@ use baton_core::StoreError;
 use crate::error::{GitError, Result};
 use crate::repo::run;
 use crate::worktree::{Worktrees, branch_name};
+
+/// Where the shared object store is shown inside a sandbox (read-only), for the task's own
+/// store to read as its alternate.
+pub const SHARED_OBJECTS: &str = "/tmp/.baton-objects";
 
 /// The folders a sandbox gives the agent working task's worktree, beside the worktree itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +45,8 @@ pub struct GitAccess {
     /// Files inside writable folders that stay read-only (the worktree's own config, which
     /// git reads when the repository enables per-worktree config).
     pub read_only: Vec<PathBuf>,
+    /// Folders shown read-only at another path: (folder, where). The shared object store.
+    pub shown: Vec<(PathBuf, PathBuf)>,
 }
 
 impl GitAccess {
@@ -46,6 +57,7 @@ impl GitAccess {
             writable: Vec::new(),
             private: Vec::new(),
             read_only: Vec::new(),
+            shown: Vec::new(),
         }
     }
 }
@@ -57,8 +69,13 @@ impl Worktrees {
     pub fn sandbox_access(&self, task: &str) -> Result<GitAccess> {
         self.publish_private_branch(task)?;
         let worktree = self.layout().worktree_dir(task)?;
-        let gitdir = worktree_gitdir(&worktree)?;
-        let common = self.common_dir()?;
+        // Where Baton made it, not where the checkout's `.git` file (the agent's to write)
+        // says: a file pointing elsewhere would have the next attempt's sandbox write there.
+        let pinned = crate::pinned::git_dirs(&worktree)?.ok_or_else(|| GitError::Failed {
+            command: "sandbox".into(),
+            message: format!("{} is not a checkout of Baton's", worktree.display()),
+        })?;
+        let (gitdir, common) = (pinned.git_dir, pinned.common_dir);
         let branch = branch_name(task);
         let tip = self.repo().commit_of(&branch)?;
         let (refs, logs) = self.private_dirs(task)?;
@@ -82,10 +99,29 @@ impl Worktrees {
         if !worktree_config.exists() {
             write(&worktree_config, b"")?;
         }
+        // Git's pointers between the checkout and the repository stay as git wrote them.
+        let mut read_only = vec![worktree_config];
+        read_only.extend(
+            ["commondir", "gitdir"]
+                .map(|name| gitdir.join(name))
+                .into_iter()
+                .filter(|file| file.is_file()),
+        );
+        // The task's own object store, kept across attempts (its index may name objects only
+        // it has), reading the shared one as its alternate.
+        let objects = self.own_objects(task)?;
+        create_dir(&objects.join("info"))?;
+        create_dir(&objects.join("pack"))?;
+        write(
+            &objects.join("info/alternates"),
+            format!("{SHARED_OBJECTS}\n").as_bytes(),
+        )?;
+        let shared = common.join("objects");
         Ok(GitAccess {
-            writable: vec![gitdir, common.join("objects")],
-            private: vec![(refs, refs_at), (logs, logs_at)],
-            read_only: vec![worktree_config],
+            writable: vec![gitdir],
+            private: vec![(refs, refs_at), (logs, logs_at), (objects, shared.clone())],
+            read_only,
+            shown: vec![(shared, PathBuf::from(SHARED_OBJECTS))],
         })
     }
 
@@ -110,6 +146,8 @@ impl Worktrees {
         if now == left {
             return Ok(None);
         }
+        self.take_in_objects(task, left)
+            .map_err(|e| refused(&format!("its objects could not be taken in: {e}")))?;
         let kind = run(self.repo().project(), &["cat-file", "-t", left])
             .map_err(|_| refused("no such object"))?;
         if kind != "commit" {
@@ -130,35 +168,96 @@ impl Worktrees {
         Ok(Some(left.to_string()))
     }
 
+    /// Fetches commit `tip` and what it needs from task `task`'s own object store into the
+    /// shared one, checked as objects from a stranger are (`fetch.fsckObjects`); nothing when
+    /// the shared store has it already or the task has no store of its own.
+    fn take_in_objects(&self, task: &str, tip: &str) -> Result<()> {
+        let own = self.own_objects(task)?;
+        let project = self.repo().project();
+        let has = |tip: &str| run(project, &["cat-file", "-e", &format!("{tip}^{{commit}}")]);
+        if !own.is_dir() || has(tip).is_ok() {
+            return Ok(());
+        }
+        // A repository made of a copy of the store (its loose objects and packs, never a link),
+        // the tip as its one branch, and the shared store as its alternate.
+        let staging = own.with_file_name("staging");
+        let _ = fs::remove_dir_all(&staging);
+        let copied = baton_fs::untrusted::copy_files(
+            &own,
+            &staging.join("objects"),
+            1,
+            &|path: &[String]| is_object_file(path),
+        );
+        let fetched = copied
+            .map_err(|e| GitError::from(StoreError::io(&own, e)))
+            .and_then(|_| {
+                let common = crate::pinned::common_dir_of(project)?;
+                create_dir(&staging.join("objects/info"))?;
+                create_dir(&staging.join("refs/heads"))?;
+                write(
+                    &staging.join("objects/info/alternates"),
+                    format!("{}\n", common.join("objects").display()).as_bytes(),
+                )?;
+                write(&staging.join("HEAD"), b"ref: refs/heads/tip\n")?;
+                write(
+                    &staging.join("refs/heads/tip"),
+                    format!("{tip}\n").as_bytes(),
+                )?;
+                run(
+                    project,
+                    &[
+                        "-c",
+                        "fetch.fsckObjects=true",
+                        "fetch",
+                        "--quiet",
+                        "--no-tags",
+                        "--no-write-fetch-head",
+                        "--no-recurse-submodules",
+                        &staging.to_string_lossy(),
+                        "refs/heads/tip",
+                    ],
+                )
+            });
+        let _ = fs::remove_dir_all(&staging);
+        fetched.map(drop)
+    }
+
+    /// Removes what a sandbox kept for task `task` (its private branch copy and its object
+    /// store), once its worktree is gone.
+    pub(crate) fn forget_private(&self, task: &str) {
+        if let Ok((refs, _)) = self.private_dirs(task)
+            && let Some(dir) = refs.parent()
+        {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+
+    /// Task `task`'s own object store, which a sandboxed agent's git writes.
+    fn own_objects(&self, task: &str) -> Result<PathBuf> {
+        let (refs, _) = self.private_dirs(task)?;
+        Ok(refs.with_file_name("objects"))
+    }
+
     /// The private folders of task `task`'s branch ref and reflog.
     fn private_dirs(&self, task: &str) -> Result<(PathBuf, PathBuf)> {
         let dir = self.layout().worktrees_dir().join(".refs").join(task);
         self.layout().worktree_dir(task)?;
         Ok((dir.join("refs"), dir.join("logs")))
     }
-
-    /// The shared git folder (`git rev-parse --git-common-dir`), absolute.
-    fn common_dir(&self) -> Result<PathBuf> {
-        let dir = self
-            .repo()
-            .git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
-        Ok(PathBuf::from(dir))
-    }
 }
 
-/// The git folder a worktree's `.git` file points to.
-fn worktree_gitdir(worktree: &Path) -> Result<PathBuf> {
-    let dot_git = worktree.join(".git");
-    let text = fs::read_to_string(&dot_git).map_err(|e| StoreError::io(&dot_git, e))?;
-    let pointed = text
-        .lines()
-        .find_map(|line| line.strip_prefix("gitdir:"))
-        .map(|dir| worktree.join(dir.trim()))
-        .ok_or_else(|| GitError::Failed {
-            command: format!("read {}", dot_git.display()),
-            message: "not a worktree's .git file (no gitdir: line)".into(),
-        })?;
-    fs::canonicalize(&pointed).map_err(|e| StoreError::io(&pointed, e).into())
+/// A file of an object store worth taking: a loose object (`ab/cdef…`) or a pack and its
+/// index (`pack/pack-….pack`, `.idx`), named as git names them.
+fn is_object_file(path: &[String]) -> bool {
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    match path {
+        [dir, file] if dir == "pack" => file
+            .strip_prefix("pack-")
+            .and_then(|f| f.strip_suffix(".pack").or_else(|| f.strip_suffix(".idx")))
+            .is_some_and(hex),
+        [dir, file] => dir.len() == 2 && hex(dir) && file.len() >= 38 && hex(file),
+        _ => false,
+    }
 }
 
 fn create_dir(dir: &Path) -> Result<()> {

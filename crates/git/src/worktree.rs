@@ -145,6 +145,7 @@ impl Worktrees {
             if self.repo.has_branch(&branch)? {
                 self.repo
                     .git(&["worktree", "add", "--quiet", &at, &branch])?;
+                crate::pinned::remember(&path)?;
             } else {
                 let base = self.repo.current_branch()?;
                 let switched = match reuse {
@@ -157,6 +158,7 @@ impl Worktrees {
                     self.repo.git(&[
                         "worktree", "add", "--quiet", "--track", "-b", &branch, &at, &base,
                     ])?;
+                    crate::pinned::remember(&path)?;
                 }
                 let branches: Vec<String> = dependencies.iter().map(|d| branch_name(d)).collect();
                 brought = bring_in(&path, task, &branches, on_conflict)?;
@@ -208,6 +210,7 @@ impl Worktrees {
         }
         let (from_at, to_at) = (from.to_string_lossy(), to.to_string_lossy());
         self.repo.git(&["worktree", "move", &from_at, &to_at])?;
+        crate::pinned::moved(&from, to)?;
         let switched = run(to, &["checkout", "--quiet", "--track", "-B", branch, base]);
         if switched.is_err() {
             // Not half switched: the checkout goes, and a new one is made the usual way.
@@ -355,8 +358,12 @@ impl Worktrees {
         let path = self.layout.worktree_dir(task)?;
         let _lock = self.lock()?;
         self.repo
-            .git(&["worktree", "remove", &path.to_string_lossy()])
-            .map(drop)
+            .git(&["worktree", "remove", &path.to_string_lossy()])?;
+        // What Baton kept beside it: a sandboxed agent's private branch copy and object store
+        // (its branch was published before it was merged), and its git folder's name.
+        self.forget_private(task);
+        crate::pinned::forget(&path);
+        Ok(())
     }
 }
 

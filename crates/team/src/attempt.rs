@@ -64,6 +64,8 @@ pub struct AttemptPlan<'a> {
     pub launch: Launch,
     /// The sandboxed attempt's door to Baton, closed when the agent ends.
     pub door: Option<crate::door::Door>,
+    /// The sandboxed attempt's pids cgroup, removed once the agent's processes are gone.
+    pub cgroup: Option<crate::pids_cgroup::PidsCgroup>,
     pub session: &'a Session,
     /// What earlier attempts at the task cost, counted against its cap.
     pub spent_before: Usage,
@@ -331,6 +333,7 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
     if let Some(door) = plan.door {
         door.close();
     }
+    drop(plan.cgroup);
     // A sandboxed agent committed on a private copy of its branch: the branch moves to where
     // it left it before anything reads it.
     if crew.profile.sandbox.enabled

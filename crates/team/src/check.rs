@@ -91,6 +91,8 @@ struct CheckSandbox {
     /// The proxy, and its folder held open (its socket may be reached through it).
     proxy: Option<(crate::net_proxy::NetProxy, std::fs::File)>,
     refused: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The check's pids cgroup, where one can be made; removed after the check.
+    _cgroup: Option<crate::pids_cgroup::PidsCgroup>,
 }
 
 impl CheckSandbox {
@@ -139,11 +141,8 @@ impl CheckSandbox {
                 (Some(allow), Some(folder), Some((proxy, handle)))
             }
         };
-        let network = Reach::of(
-            settings.check_network,
-            allow.as_ref(),
-            &crate::launch::baton_program(),
-        );
+        let network = Reach::of(settings.check_network, allow.as_ref());
+        let cgroup = crate::pids_cgroup::PidsCgroup::create(settings.check_max_processes);
         let read = crate::sandbox::expand_all(&settings.check_read, home.as_deref());
         let write = crate::sandbox::expand_all(&settings.check_write, home.as_deref());
         let (worktree, project_writable) = match env.worktree {
@@ -164,7 +163,11 @@ impl CheckSandbox {
                 network,
                 pass: settings.check_env.clone(),
                 door: folder.clone(),
+                baton: crate::launch::baton_program(),
+                max_processes: settings.check_max_processes,
+                cgroup: cgroup.as_ref().map(|c| c.procs()),
             },
+            _cgroup: cgroup,
             folder,
             proxy,
             refused,

@@ -122,6 +122,7 @@ impl RunningCommand {
             stdin: None,
             marks: Vec::new(),
             sandbox: None,
+            cgroup: None,
         };
         let contained = contain.is_some();
         let launch = match contain {
@@ -130,12 +131,13 @@ impl RunningCommand {
         };
         // Its own process group, so stopping it reaches everything it started; and it dies
         // with this process.
-        let mut shell = baton_fs::command_in_own_group(&launch.program, None, libc::SIGKILL);
+        let (program, args) = launch.entry();
+        let mut shell = baton_fs::command_in_own_group(&program, None, libc::SIGKILL);
         if contained {
             shell.env_clear();
         }
         shell
-            .args(&launch.args)
+            .args(&args)
             .current_dir(&launch.workdir)
             .envs(launch.env)
             .stdin(Stdio::piped())

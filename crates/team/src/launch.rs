@@ -170,6 +170,7 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
             _ => marks,
         },
         sandbox: None,
+        cgroup: None,
     }
 }
 

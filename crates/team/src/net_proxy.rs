@@ -11,7 +11,7 @@
 //!   said in the attempt's transcript; an allowed name that resolves to the machine's own
 //!   loopback or link-local addresses (cloud metadata) is refused too, unless the entry named
 //!   that address itself.
-//! - **Inside** ([`bridge`]): the sandbox's first command is `baton __sandbox-network`, which
+//! - **Inside** ([`start_relay`]): the sandbox's first command ([`crate::inside`])
 //!   listens on `127.0.0.1:3128` inside (what `HTTP_PROXY`/`HTTPS_PROXY` name) and on each
 //!   loopback port the allow-list names (so `ANTHROPIC_BASE_URL=http://127.0.0.1:4000` works
 //!   unchanged), forks a relay that carries each connection to the proxy's socket, and
@@ -20,7 +20,7 @@
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,8 +31,6 @@ use crate::listening::Listening;
 pub const SOCKET: &str = "proxy";
 /// The port the proxy is reached at inside the sandbox.
 pub const INSIDE_PORT: u16 = 3128;
-/// The hidden command that starts the inside half.
-pub const BRIDGE_COMMAND: &str = "__sandbox-network";
 /// The longest request head the proxy reads.
 const MAX_HEAD: usize = 64 * 1024;
 /// Connections one attempt may have open through the proxy at once.
@@ -377,68 +375,28 @@ fn pipe<A: Duplex, B: Duplex>(mut from: A, mut to: B) {
     to.end_writing();
 }
 
-/// The inside half, as `baton __sandbox-network PROXY_SOCKET [--forward PORT]… -- PROGRAM
-/// ARGS…` runs it: listens, hands the listeners to a relay process, and becomes `PROGRAM`.
-/// Returns only when it cannot (the exit status to end with).
-pub fn bridge(args: &[std::ffi::OsString]) -> i32 {
-    match bridge_or_error(args) {
-        Ok(never) => match never {},
-        Err(e) => {
-            eprintln!("baton: the sandbox's network: {e}");
-            127
-        }
-    }
-}
-
-enum Never {}
-
-fn bridge_or_error(args: &[std::ffi::OsString]) -> Result<Never, String> {
-    use std::os::unix::process::CommandExt;
-    let split = args
-        .iter()
-        .position(|a| a == "--")
-        .ok_or("no `--` before the program")?;
-    let (options, program) = (&args[..split], &args[split + 1..]);
-    let socket = PathBuf::from(options.first().ok_or("no proxy socket")?);
-    let mut ports = vec![INSIDE_PORT];
-    let mut rest = options[1..].iter();
-    while let Some(option) = rest.next() {
-        match (option.to_str(), rest.next().and_then(|p| p.to_str())) {
-            (Some("--forward"), Some(port)) => {
-                ports.push(port.parse().map_err(|_| format!("not a port: {port}"))?)
-            }
-            _ => return Err(format!("unknown option {option:?}")),
-        }
-    }
-    let (program, program_args) = program.split_first().ok_or("no program")?;
+/// The inside half: listens on the proxy's port and each of `forward` on loopback inside, and
+/// forks the relay that carries their connections to the proxy's `socket`. Called by the
+/// sandbox's first command ([`crate::inside`]) before it becomes the agent, while it has one
+/// thread, so the forked relay may use everything.
+pub(crate) fn start_relay(socket: &Path, forward: &[u16]) -> Result<(), String> {
     let mut listeners = Vec::new();
-    for (n, port) in ports.iter().enumerate() {
+    for (n, port) in std::iter::once(&INSIDE_PORT).chain(forward).enumerate() {
         let listener = TcpListener::bind(("127.0.0.1", *port))
             .map_err(|e| format!("cannot listen on 127.0.0.1:{port} inside: {e}"))?;
         // The first is the proxy's; the others reach the same loopback port outside.
         listeners.push(((n > 0).then_some(*port), listener));
     }
     // The relay is this process forked (no second program to load: the agent starts sooner).
-    // This runs first in `main`, before any thread, so the child may use everything.
     // SAFETY: fork in a process with one thread; the child only serves and exits.
     match unsafe { libc::fork() } {
-        -1 => {
-            return Err(format!(
-                "cannot start its relay: {}",
-                io::Error::last_os_error()
-            ));
-        }
-        0 => serve_inside(listeners, &socket),
-        _ => {}
+        -1 => Err(format!(
+            "cannot start its relay: {}",
+            io::Error::last_os_error()
+        )),
+        0 => serve_inside(listeners, socket),
+        _ => Ok(()),
     }
-    drop(listeners);
-    let error = std::process::Command::new(program)
-        .args(program_args)
-        .exec();
-    Err(format!(
-        "cannot run {}: {error}",
-        Path::new(program).display()
-    ))
 }
 
 /// The relay: accepts on each listener and carries each connection to the proxy's socket (a

@@ -40,9 +40,36 @@ pub struct Launch {
     /// the agent's command follows `--` in `args`, and `env` is its whole environment: nothing
     /// of the supervisor's own is inherited).
     pub sandbox: Option<String>,
+    /// The pids cgroup's `cgroup.procs` the process joins before it runs (a shell writes its
+    /// pid there and becomes the program), so everything it starts counts against the
+    /// cgroup's limit from its first fork ([`crate::pids_cgroup`]).
+    pub cgroup: Option<PathBuf>,
 }
 
+/// What joins a process to its cgroup and then becomes the program: `sh -c ENTER PROCS
+/// PROGRAM ARGS…`. Exit 126 when it cannot join (the supervisor reads it as an agent that
+/// could not start), rather than run without its limit.
+const ENTER: &str = "echo $$ > \"$0\" || { echo \"baton: cannot join the process limit's cgroup $0\" >&2; exit 126; }; exec \"$@\"";
+
 impl Launch {
+    /// The program to spawn and its arguments: the launch's own, or, with a cgroup to join
+    /// first, the shell that joins it and becomes the launch's program.
+    pub fn entry(&self) -> (PathBuf, Vec<String>) {
+        match &self.cgroup {
+            None => (self.program.clone(), self.args.clone()),
+            Some(procs) => {
+                let mut args = vec![
+                    "-c".to_string(),
+                    ENTER.to_string(),
+                    procs.display().to_string(),
+                    self.program.display().to_string(),
+                ];
+                args.extend(self.args.iter().cloned());
+                (PathBuf::from("sh"), args)
+            }
+        }
+    }
+
     /// The agent's command line, for people (the prompt is shortened; a sandbox's own options
     /// are left out, [`Launch::sandbox`] says it).
     pub fn describe(&self) -> String {
@@ -54,10 +81,10 @@ impl Launch {
                     .position(|a| a == "--")
                     .map_or(0, |i| i + 1);
                 let mut rest = &self.args[after.min(self.args.len())..];
-                // The network's bridge, when it runs first, is the sandbox's too.
+                // The sandbox's first command is the sandbox's too.
                 if rest
                     .get(1)
-                    .is_some_and(|a| a == crate::net_proxy::BRIDGE_COMMAND)
+                    .is_some_and(|a| a == crate::inside::START_COMMAND)
                     && let Some(at) = rest.iter().position(|a| a == "--")
                 {
                     rest = &rest[at + 1..];
@@ -129,12 +156,13 @@ impl AgentProcess {
             .rev()
             .find(|(key, _)| key == "PATH")
             .map(|(_, value)| std::ffi::OsStr::new(value.as_str()));
-        let mut command = command_in_own_group(&launch.program, path, libc::SIGKILL);
+        let (program, args) = launch.entry();
+        let mut command = command_in_own_group(&program, path, libc::SIGKILL);
         if launch.sandbox.is_some() {
             command.env_clear();
         }
         command
-            .args(&launch.args)
+            .args(&args)
             .current_dir(&launch.workdir)
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .stdin(if launch.stdin.is_some() {
@@ -357,6 +385,7 @@ mod tests {
             stdin: None,
             marks: vec![],
             sandbox: None,
+            cgroup: None,
         }
     }
 
@@ -489,6 +518,7 @@ mod marked {
             stdin: None,
             marks: vec![mark.clone()],
             sandbox: None,
+            cgroup: None,
         };
         let mut process = AgentProcess::start(&launch).unwrap();
         let mut child = None;

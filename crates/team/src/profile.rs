@@ -156,6 +156,10 @@ pub struct SandboxSettings {
     /// only: the values stay in the environment, never in this file.
     #[serde(default)]
     pub env: Vec<String>,
+    /// At most this many of the agent's processes (threads count) at once: a fork bomb stops
+    /// there, and the attempt goes on.
+    #[serde(default = "baton_core::review::default_max_processes")]
+    pub max_processes: u32,
 }
 
 fn on_by_default() -> bool {
@@ -172,6 +176,7 @@ impl Default for SandboxSettings {
             allow: Vec::new(),
             ask: false,
             env: Vec::new(),
+            max_processes: baton_core::review::DEFAULT_MAX_PROCESSES,
         }
     }
 }

@@ -79,6 +79,13 @@ pub struct Boundary {
     pub pass: Vec<String>,
     /// The attempt's door folder ([`crate::door`]), shown at [`crate::door::INSIDE`].
     pub door: Option<PathBuf>,
+    /// The `baton` whose hidden command starts the inside ([`crate::inside`]).
+    pub baton: PathBuf,
+    /// At most this many processes (threads count) at once: `RLIMIT_NPROC` inside, and the
+    /// run's pids cgroup when it has one.
+    pub max_processes: u32,
+    /// The run's pids cgroup's `cgroup.procs` ([`crate::pids_cgroup`]), when it has one.
+    pub cgroup: Option<PathBuf>,
 }
 
 impl Boundary {
@@ -152,6 +159,9 @@ impl Boundary {
             for file in &git.read_only {
                 mounts.read(file);
             }
+            for (dir, at) in &git.shown {
+                mounts.add("--ro-bind", Some(dir), at);
+            }
         }
         if self.coordination.is_dir() {
             // Read-only too, so nothing can be left there for a later reader (the folders
@@ -165,27 +175,22 @@ impl Boundary {
         if let Some(installed) = installed_at(&launch) {
             mounts.read(&installed);
         }
-        if let Reach::Proxied { baton, .. } = &self.network {
-            // The bridge inside is this `baton`, wherever it lives.
-            mounts.read(baton);
-        }
+        // The first command inside is this `baton`, wherever it lives.
+        mounts.read(&self.baton);
         args.extend(mounts.args);
         args.extend(["--chdir".into(), launch.workdir.display().to_string()]);
         args.push("--".into());
-        if let Reach::Proxied { baton, forward, .. } = &self.network {
-            args.push(baton.display().to_string());
-            args.push(crate::net_proxy::BRIDGE_COMMAND.into());
-            args.push(
-                Path::new(crate::door::INSIDE)
-                    .join(crate::net_proxy::SOCKET)
-                    .display()
-                    .to_string(),
-            );
-            for port in forward {
-                args.extend(["--forward".into(), port.to_string()]);
-            }
-            args.push("--".into());
-        }
+        let start = crate::inside::Start {
+            max_processes: Some(self.max_processes),
+            network: match &self.network {
+                Reach::Proxied { forward, .. } => Some((
+                    Path::new(crate::door::INSIDE).join(crate::net_proxy::SOCKET),
+                    forward.clone(),
+                )),
+                _ => None,
+            },
+        };
+        args.extend(start.words(&self.baton));
         args.push(launch.program.display().to_string());
         args.extend(launch.args);
         let moved = self.state.as_ref().and_then(|s| s.variable);
@@ -224,6 +229,7 @@ impl Boundary {
             args,
             env,
             sandbox: Some(self.summary()),
+            cgroup: self.cgroup.clone(),
             ..launch
         }
     }
@@ -238,7 +244,7 @@ impl Boundary {
         format!(
             "in a sandbox (bubblewrap): it writes {writes}{}; the home folder's secrets and \
              .coordination/ are hidden, Baton is reached through the attempt's door as this \
-             agent; {}; nothing it starts outlives the attempt",
+             agent; {}; {}; nothing it starts outlives the attempt",
             match self.write.is_empty() {
                 true => String::new(),
                 false => format!(" and {} more (sandbox.write)", self.write.len()),
@@ -250,8 +256,22 @@ impl Boundary {
                     "its network reaches only, through Baton's proxy: {}",
                     allowed.join(", ")
                 ),
-            }
+            },
+            self.process_limit()
         )
+    }
+
+    /// The process limit in words, with what holds it: the kernel exempts root from the
+    /// limit set inside, so under root without a pids cgroup there is none.
+    fn process_limit(&self) -> String {
+        let max = self.max_processes;
+        match (&self.cgroup, running_as_root()) {
+            (Some(_), _) => format!("at most {max} processes (a pids cgroup)"),
+            (None, false) => format!("at most {max} processes (RLIMIT_NPROC in its namespace)"),
+            (None, true) => "its processes are not limited in number (Baton runs as root, \
+                             which RLIMIT_NPROC does not bind, and cannot make a pids cgroup)"
+                .to_string(),
+        }
     }
 }
 
@@ -264,8 +284,6 @@ pub enum Reach {
     Nothing,
     /// The allow-list through the door's proxy (`"allow-list"`).
     Proxied {
-        /// The `baton` that runs the bridge inside.
-        baton: PathBuf,
         /// Loopback ports the list names, reached at the same address inside.
         forward: Vec<u16>,
         /// The list, in words, for the transcript.
@@ -275,22 +293,23 @@ pub enum Reach {
 
 impl Reach {
     /// What `network` gives a sandbox: through a proxy reaching `allow` (its list, when the
-    /// setting is an allow-list) that `baton` bridges to inside, none, or the machine's.
-    pub(crate) fn of(
-        network: Network,
-        allow: Option<&crate::allow_list::AllowList>,
-        baton: &Path,
-    ) -> Reach {
+    /// setting is an allow-list), none, or the machine's.
+    pub(crate) fn of(network: Network, allow: Option<&crate::allow_list::AllowList>) -> Reach {
         match (network, allow) {
             (Network::Open, _) => Reach::Machine,
             (Network::AllowList, Some(list)) => Reach::Proxied {
-                baton: baton.to_path_buf(),
                 forward: list.loopback_ports(),
                 allowed: list.describe(),
             },
             _ => Reach::Nothing,
         }
     }
+}
+
+/// Whether this process runs as root, whom the kernel's per-user process limit does not bind.
+fn running_as_root() -> bool {
+    // SAFETY: getuid cannot fail.
+    unsafe { libc::getuid() == 0 }
 }
 
 /// The home folder a sandbox replaces: `HOME`, when it is an absolute path other than `/`.
@@ -474,114 +493,4 @@ pub fn check_available() -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr).trim()
         )),
     }
-}
-
-/// An attempt's launch as it runs: inside its sandbox with its door open, or as it was.
-pub(crate) struct Contained {
-    pub launch: Launch,
-    pub door: Option<crate::door::Door>,
-}
-
-/// `launch` for task `task` worked by `crew` as agent `agent` (in `worktree`, when it has
-/// one): inside the profile's sandbox, with a door of its own, when the profile has one on; as
-/// it is otherwise.
-pub(crate) fn contain(
-    crew: &crate::crew::Crew<'_>,
-    agent: &str,
-    task: &str,
-    worktree: Option<&baton_git::Worktree>,
-    launch: Launch,
-) -> crate::error::Result<Contained> {
-    let settings = &crew.profile.sandbox;
-    if !settings.enabled {
-        return Ok(Contained { launch, door: None });
-    }
-    let home = user_home();
-    let state = crate::agent_home::AgentHome::of(crew.local, task)?
-        .prepare(crew.profile.kind, home.as_deref())
-        .map_err(|e| {
-            crate::error::TeamError::new(
-                baton_core::ErrorKind::Io,
-                format!("cannot make the agent's own state folder: {e}"),
-            )
-        })?;
-    let access = match (worktree, &crew.worktrees) {
-        (Some(worktree), Some(worktrees)) => {
-            Some((worktree.path.clone(), worktrees.sandbox_access(task)?))
-        }
-        _ => None,
-    };
-    let mut store_env = vec![(
-        "BATON_DIR".to_string(),
-        crew.local.project_dir().display().to_string(),
-    )];
-    store_env.extend(crew.setting.store_env.iter().cloned());
-    let allow = match settings.network {
-        Network::AllowList => {
-            let mut env: Vec<(String, String)> = std::env::vars().collect();
-            env.extend(launch.env.iter().cloned());
-            // Codex's providers as the user configured them, not as an agent left its copy.
-            let kind = crew.profile.kind;
-            let codex_config = state
-                .as_ref()
-                .and_then(|s| s.user.as_ref())
-                .filter(|_| kind == AgentKind::Codex)
-                .and_then(|user| std::fs::read_to_string(user.join("config.toml")).ok());
-            let list = crate::allow_list::defaults(
-                kind.model_hosts(),
-                kind.base_url_variables(),
-                &env,
-                codex_config.as_deref(),
-                &settings.allow,
-            )
-            .map_err(|e| {
-                crate::error::TeamError::profile(&crate::profile::profiles_file(crew.local), e)
-            })?;
-            Some(list)
-        }
-        Network::Off | Network::Open => None,
-    };
-    let network = Reach::of(settings.network, allow.as_ref(), &crew.setting.baton);
-    let door = crate::door::Door::open(
-        &door_dir(crew.local, task)?,
-        crate::door::Guest {
-            agent: agent.to_string(),
-            task: task.to_string(),
-            baton: crew.setting.baton.clone(),
-            store_env,
-            workdir: launch.workdir.clone(),
-        },
-        allow,
-        settings.ask,
-    )
-    .map_err(|e| {
-        crate::error::TeamError::new(
-            baton_core::ErrorKind::Io,
-            format!("cannot open the attempt's door to Baton: {e}"),
-        )
-    })?;
-    let boundary = Boundary {
-        project_dir: crew.local.project_dir().to_path_buf(),
-        project_writable: access.is_none(),
-        coordination: crew.local.root().to_path_buf(),
-        worktree: access,
-        kind: crew.profile.kind,
-        state,
-        read: expand_all(&settings.read, home.as_deref()),
-        write: expand_all(&settings.write, home.as_deref()),
-        home,
-        network,
-        pass: settings.env.clone(),
-        door: Some(door.dir().to_path_buf()),
-    };
-    Ok(Contained {
-        launch: boundary.wrap(launch),
-        door: Some(door),
-    })
-}
-
-/// Where the door of an attempt at `task` is: `.coordination/team/doors/TASK`.
-fn door_dir(local: &baton_core::Layout, task: &str) -> crate::error::Result<PathBuf> {
-    baton_core::names::validate_task_id(task)?;
-    Ok(local.team_dir().join("doors").join(task))
 }

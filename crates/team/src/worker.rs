@@ -335,7 +335,7 @@ fn work_task(
                 sandboxed: crew.profile.sandbox.enabled,
             },
         );
-        let planned = match crate::sandbox::contain(crew, name, &id, worktree.as_ref(), planned) {
+        let planned = match crate::contain::contain(crew, name, &id, worktree.as_ref(), planned) {
             Ok(planned) => planned,
             Err(e) => {
                 // Nothing ran: the task goes back, and the error says why.
@@ -351,6 +351,7 @@ fn work_task(
                 number,
                 launch: planned.launch,
                 door: planned.door,
+                cgroup: planned.cgroup,
                 session: &session,
                 spent_before: spent,
                 worker_usage: report.usage,

@@ -1,0 +1,130 @@
+//! An attempt's sandbox put together from its crew, its profile and its task: the task's own
+//! state folder for the agent CLI, what committing on its branch needs, its network's allow-list,
+//! its door to Baton and its pids cgroup, made into one [`Boundary`] around its launch.
+
+use std::path::PathBuf;
+
+use crate::process::Launch;
+use crate::profile::{AgentKind, Network};
+use crate::sandbox::{Boundary, Reach, expand_all, user_home};
+
+/// An attempt's launch as it runs: inside its sandbox with its door open (and its pids
+/// cgroup, where one can be made), or as it was.
+pub(crate) struct Contained {
+    pub launch: Launch,
+    pub door: Option<crate::door::Door>,
+    pub cgroup: Option<crate::pids_cgroup::PidsCgroup>,
+}
+
+/// `launch` for task `task` worked by `crew` as agent `agent` (in `worktree`, when it has
+/// one): inside the profile's sandbox, with a door of its own, when the profile has one on; as
+/// it is otherwise.
+pub(crate) fn contain(
+    crew: &crate::crew::Crew<'_>,
+    agent: &str,
+    task: &str,
+    worktree: Option<&baton_git::Worktree>,
+    launch: Launch,
+) -> crate::error::Result<Contained> {
+    let settings = &crew.profile.sandbox;
+    if !settings.enabled {
+        return Ok(Contained {
+            launch,
+            door: None,
+            cgroup: None,
+        });
+    }
+    let home = user_home();
+    let state = crate::agent_home::AgentHome::of(crew.local, task)?
+        .prepare(crew.profile.kind, home.as_deref())
+        .map_err(|e| {
+            crate::error::TeamError::new(
+                baton_core::ErrorKind::Io,
+                format!("cannot make the agent's own state folder: {e}"),
+            )
+        })?;
+    let access = match (worktree, &crew.worktrees) {
+        (Some(worktree), Some(worktrees)) => {
+            Some((worktree.path.clone(), worktrees.sandbox_access(task)?))
+        }
+        _ => None,
+    };
+    let mut store_env = vec![(
+        "BATON_DIR".to_string(),
+        crew.local.project_dir().display().to_string(),
+    )];
+    store_env.extend(crew.setting.store_env.iter().cloned());
+    let allow = match settings.network {
+        Network::AllowList => {
+            let mut env: Vec<(String, String)> = std::env::vars().collect();
+            env.extend(launch.env.iter().cloned());
+            // Codex's providers as the user configured them, not as an agent left its copy.
+            let kind = crew.profile.kind;
+            let codex_config = state
+                .as_ref()
+                .and_then(|s| s.user.as_ref())
+                .filter(|_| kind == AgentKind::Codex)
+                .and_then(|user| std::fs::read_to_string(user.join("config.toml")).ok());
+            let list = crate::allow_list::defaults(
+                kind.model_hosts(),
+                kind.base_url_variables(),
+                &env,
+                codex_config.as_deref(),
+                &settings.allow,
+            )
+            .map_err(|e| {
+                crate::error::TeamError::profile(&crate::profile::profiles_file(crew.local), e)
+            })?;
+            Some(list)
+        }
+        Network::Off | Network::Open => None,
+    };
+    let network = Reach::of(settings.network, allow.as_ref());
+    let door = crate::door::Door::open(
+        &door_dir(crew.local, task)?,
+        crate::door::Guest {
+            agent: agent.to_string(),
+            task: task.to_string(),
+            baton: crew.setting.baton.clone(),
+            store_env,
+            workdir: launch.workdir.clone(),
+        },
+        allow,
+        settings.ask,
+    )
+    .map_err(|e| {
+        crate::error::TeamError::new(
+            baton_core::ErrorKind::Io,
+            format!("cannot open the attempt's door to Baton: {e}"),
+        )
+    })?;
+    let cgroup = crate::pids_cgroup::PidsCgroup::create(settings.max_processes);
+    let boundary = Boundary {
+        project_dir: crew.local.project_dir().to_path_buf(),
+        project_writable: access.is_none(),
+        coordination: crew.local.root().to_path_buf(),
+        worktree: access,
+        kind: crew.profile.kind,
+        state,
+        read: expand_all(&settings.read, home.as_deref()),
+        write: expand_all(&settings.write, home.as_deref()),
+        home,
+        network,
+        pass: settings.env.clone(),
+        door: Some(door.dir().to_path_buf()),
+        baton: crew.setting.baton.clone(),
+        max_processes: settings.max_processes,
+        cgroup: cgroup.as_ref().map(|c| c.procs()),
+    };
+    Ok(Contained {
+        launch: boundary.wrap(launch),
+        door: Some(door),
+        cgroup,
+    })
+}
+
+/// Where the door of an attempt at `task` is: `.coordination/team/doors/TASK`.
+fn door_dir(local: &baton_core::Layout, task: &str) -> crate::error::Result<PathBuf> {
+    baton_core::names::validate_task_id(task)?;
+    Ok(local.team_dir().join("doors").join(task))
+}

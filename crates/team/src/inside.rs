@@ -1,0 +1,160 @@
+//! The sandbox's first command, `baton __sandbox-start [--max-processes N] [--network SOCKET
+//! [--forward PORT]…] -- PROGRAM ARGS…`: what must be done inside the namespaces bubblewrap
+//! made and cannot be done from outside, before the agent's command runs in its place.
+//!
+//! - **The process limit** (`RLIMIT_NPROC`, soft and hard). Set here, after the user namespace
+//!   exists, it counts only the processes and threads of this sandbox (the kernel counts them
+//!   per user namespace), so an agent's fork bomb stops at the limit without touching the
+//!   user's own count; the agent has no capability to raise it again. The kernel does not
+//!   apply it to root: under root the attempt's pids cgroup ([`crate::pids_cgroup`]) is the
+//!   limit.
+//! - **The network's bridge** ([`crate::net_proxy::start_relay`]), when the sandbox reaches the
+//!   network through its proxy.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// The hidden command.
+pub const START_COMMAND: &str = "__sandbox-start";
+
+/// What the first command is told to do.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Start {
+    pub max_processes: Option<u32>,
+    /// The proxy's socket inside, and the loopback ports forwarded to the machine's.
+    pub network: Option<(PathBuf, Vec<u16>)>,
+}
+
+impl Start {
+    /// The first command's words up to and including `--`, the program to follow.
+    pub fn words(&self, baton: &std::path::Path) -> Vec<String> {
+        let mut words = vec![baton.display().to_string(), START_COMMAND.to_string()];
+        if let Some(max) = self.max_processes {
+            words.extend(["--max-processes".into(), max.to_string()]);
+        }
+        if let Some((socket, forward)) = &self.network {
+            words.extend(["--network".into(), socket.display().to_string()]);
+            for port in forward {
+                words.extend(["--forward".into(), port.to_string()]);
+            }
+        }
+        words.push("--".into());
+        words
+    }
+
+    fn parse(options: &[OsString]) -> Result<Start, String> {
+        let mut start = Start::default();
+        let mut forward = Vec::new();
+        let mut rest = options.iter();
+        while let Some(option) = rest.next() {
+            let value = rest
+                .next()
+                .and_then(|v| v.to_str())
+                .ok_or_else(|| format!("{option:?} needs a value"))?;
+            match option.to_str() {
+                Some("--max-processes") => {
+                    let max = value.parse().map_err(|_| format!("not a count: {value}"))?;
+                    start.max_processes = Some(max);
+                }
+                Some("--network") => start.network = Some((PathBuf::from(value), Vec::new())),
+                Some("--forward") => {
+                    forward.push(value.parse().map_err(|_| format!("not a port: {value}"))?)
+                }
+                _ => return Err(format!("unknown option {option:?}")),
+            }
+        }
+        match &mut start.network {
+            Some((_, ports)) => *ports = forward,
+            None if !forward.is_empty() => return Err("--forward without --network".into()),
+            None => {}
+        }
+        Ok(start)
+    }
+}
+
+/// Runs the first command with `args` (what follows its name): does what it is told and
+/// becomes the program. Returns only when it cannot (the exit status to end with: 127, which
+/// the supervisor reads as an agent that could not start).
+pub fn run(args: &[OsString]) -> i32 {
+    match start(args) {
+        Ok(never) => match never {},
+        Err(e) => {
+            eprintln!("baton: the sandbox's start: {e}");
+            127
+        }
+    }
+}
+
+enum Never {}
+
+fn start(args: &[OsString]) -> Result<Never, String> {
+    use std::os::unix::process::CommandExt;
+    let split = args
+        .iter()
+        .position(|a| a == "--")
+        .ok_or("no `--` before the program")?;
+    let start = Start::parse(&args[..split])?;
+    let (program, program_args) = args[split + 1..].split_first().ok_or("no program")?;
+    if let Some(max) = start.max_processes {
+        let limit = libc::rlimit {
+            rlim_cur: max.into(),
+            rlim_max: max.into(),
+        };
+        // SAFETY: sets this process's own limit from a valid struct.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NPROC, &limit) } != 0 {
+            return Err(format!(
+                "cannot limit its processes to {max}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    if let Some((socket, forward)) = &start.network {
+        crate::net_proxy::start_relay(socket, forward).map_err(|e| format!("the network: {e}"))?;
+    }
+    let error = std::process::Command::new(program)
+        .args(program_args)
+        .exec();
+    Err(format!(
+        "cannot run {}: {error}",
+        std::path::Path::new(program).display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(words: &[String]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn its_words_read_back_as_what_they_say() {
+        let start = Start {
+            max_processes: Some(64),
+            network: Some((PathBuf::from("/tmp/baton/proxy"), vec![4000, 4001])),
+        };
+        let words = start.words(std::path::Path::new("/usr/bin/baton"));
+        assert_eq!(words[1], START_COMMAND);
+        assert_eq!(words.last().unwrap(), "--");
+        assert_eq!(Start::parse(&os(&words[2..words.len() - 1])), Ok(start));
+        let bare = Start::default();
+        let words = bare.words(std::path::Path::new("baton"));
+        assert_eq!(words, ["baton", START_COMMAND, "--"]);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_why() {
+        let refused = |words: &[&str]| {
+            Start::parse(&words.iter().map(OsString::from).collect::<Vec<_>>()).unwrap_err()
+        };
+        assert!(refused(&["--max-processes", "many"]).contains("not a count"));
+        assert!(refused(&["--forward", "4000"]).contains("without --network"));
+        assert!(refused(&["--network"]).contains("needs a value"));
+        assert!(refused(&["--color", "red"]).contains("unknown option"));
+        assert!(
+            run(&[OsString::from("--max-processes"), OsString::from("9")]) == 127,
+            "no program: refused, not run"
+        );
+    }
+}
