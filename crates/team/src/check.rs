@@ -165,7 +165,9 @@ impl CheckSandbox {
                 door: folder.clone(),
                 baton: crate::launch::baton_program(),
                 max_processes: settings.check_max_processes,
-                cgroup: cgroup.as_ref().map(|c| c.procs()),
+                cgroup: cgroup
+                    .as_ref()
+                    .map(|c| crate::sandbox::CgroupEntry::Join(c.procs())),
             },
             _cgroup: cgroup,
             folder,

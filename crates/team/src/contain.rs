@@ -98,7 +98,12 @@ pub(crate) fn contain(
             format!("cannot open the attempt's door to Baton: {e}"),
         )
     })?;
-    let cgroup = crate::pids_cgroup::PidsCgroup::create(settings.max_processes);
+    // Born in its worker thread's cgroup, or moved into one of its own.
+    let born_limited = crate::pids_cgroup::ThreadCgroup::current();
+    let cgroup = match born_limited {
+        true => None,
+        false => crate::pids_cgroup::PidsCgroup::create(settings.max_processes),
+    };
     let boundary = Boundary {
         project_dir: crew.local.project_dir().to_path_buf(),
         project_writable: access.is_none(),
@@ -114,7 +119,12 @@ pub(crate) fn contain(
         door: Some(door.dir().to_path_buf()),
         baton: crew.setting.baton.clone(),
         max_processes: settings.max_processes,
-        cgroup: cgroup.as_ref().map(|c| c.procs()),
+        cgroup: match born_limited {
+            true => Some(crate::sandbox::CgroupEntry::Born),
+            false => cgroup
+                .as_ref()
+                .map(|c| crate::sandbox::CgroupEntry::Join(c.procs())),
+        },
     };
     Ok(Contained {
         launch: boundary.wrap(launch),

@@ -7,8 +7,9 @@
 //!
 //! The sandbox's first process joins it before it runs ([`crate::process::Launch::cgroup`]),
 //! so everything the agent starts is counted from its first fork. It is removed when the run
-//! ends (its processes are gone by then: the PID namespace's end killed them); one left by a
-//! supervisor killed outright is removed by the next supervisor that makes one.
+//! ends (its processes are gone by then: the PID namespace's end killed them; the kernel may
+//! take a moment to note it, so it is removed in the background); one left by a supervisor
+//! killed outright is removed by the next supervisor that makes one.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,13 +54,70 @@ impl PidsCgroup {
 
 impl Drop for PidsCgroup {
     fn drop(&mut self) {
-        let until = Instant::now() + EMPTYING;
-        // A cgroup is removed once its last process is gone; the kernel reaps a PID
-        // namespace's processes shortly after its first one dies.
-        while std::fs::remove_dir(&self.dir).is_err() && self.dir.exists() && Instant::now() < until
-        {
-            std::thread::sleep(Duration::from_millis(10));
+        // A cgroup is removed once its last process is gone, which the kernel notes a moment
+        // after the PID namespace's end: what is not gone yet is removed in the background,
+        // so the worker goes on to its next task meanwhile.
+        if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+            return;
         }
+        let dir = std::mem::take(&mut self.dir);
+        std::thread::spawn(move || {
+            let until = Instant::now() + EMPTYING;
+            while std::fs::remove_dir(&dir).is_err() && dir.exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+    }
+}
+
+thread_local! {
+    /// Whether this thread lives in a [`ThreadCgroup`]: what it starts is limited already.
+    static IN_THREAD_CGROUP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A pids cgroup the calling thread lives in while this is held, so that every process it
+/// starts is born in it: cgroup v1 keeps a cgroup per thread, and a child starts in the cgroup
+/// of the thread that made it. A worker's thread enters one once, and its agents need no move
+/// into a cgroup of their own at each start (a move makes the kernel wait out a grace period:
+/// milliseconds on every attempt). Counted in it: the agent's processes, and the threads and
+/// commands the worker starts for the attempt (its door's, its transcript's). cgroup v1 only.
+pub struct ThreadCgroup {
+    group: PidsCgroup,
+    /// Its thread's, which only that thread may take back out.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl ThreadCgroup {
+    /// Moves the calling thread into a new pids cgroup of `max`; `None` where this machine
+    /// has no cgroup v1 pids hierarchy Baton may write.
+    pub fn enter(max: u32) -> Option<ThreadCgroup> {
+        let group = PidsCgroup::create(max)?;
+        let tasks = group.dir.join("tasks");
+        // SAFETY: gettid cannot fail.
+        let thread = unsafe { libc::gettid() };
+        (tasks.exists() && std::fs::write(&tasks, thread.to_string()).is_ok()).then_some(())?;
+        IN_THREAD_CGROUP.with(|inside| inside.set(true));
+        Some(ThreadCgroup {
+            group,
+            _thread: std::marker::PhantomData,
+        })
+    }
+
+    /// Whether the calling thread lives in one.
+    pub fn current() -> bool {
+        IN_THREAD_CGROUP.with(|inside| inside.get())
+    }
+}
+
+impl Drop for ThreadCgroup {
+    fn drop(&mut self) {
+        // Back to where it was, so the group can be removed.
+        if let Some(parent) = self.group.dir.parent() {
+            // SAFETY: gettid cannot fail.
+            let thread = unsafe { libc::gettid() };
+            let _ = std::fs::write(parent.join("tasks"), thread.to_string());
+        }
+        IN_THREAD_CGROUP.with(|inside| inside.set(false));
     }
 }
 

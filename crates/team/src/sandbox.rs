@@ -84,8 +84,17 @@ pub struct Boundary {
     /// At most this many processes (threads count) at once: `RLIMIT_NPROC` inside, and the
     /// run's pids cgroup when it has one.
     pub max_processes: u32,
-    /// The run's pids cgroup's `cgroup.procs` ([`crate::pids_cgroup`]), when it has one.
-    pub cgroup: Option<PathBuf>,
+    /// The run's pids cgroup ([`crate::pids_cgroup`]), when it has one.
+    pub cgroup: Option<CgroupEntry>,
+}
+
+/// How a run comes to be in its pids cgroup.
+#[derive(Debug, Clone)]
+pub enum CgroupEntry {
+    /// It joins it before it runs (this `cgroup.procs`).
+    Join(PathBuf),
+    /// It is born in it: the thread that starts it lives in it.
+    Born,
 }
 
 impl Boundary {
@@ -229,7 +238,10 @@ impl Boundary {
             args,
             env,
             sandbox: Some(self.summary()),
-            cgroup: self.cgroup.clone(),
+            cgroup: match &self.cgroup {
+                Some(CgroupEntry::Join(procs)) => Some(procs.clone()),
+                _ => None,
+            },
             ..launch
         }
     }
@@ -266,7 +278,11 @@ impl Boundary {
     fn process_limit(&self) -> String {
         let max = self.max_processes;
         match (&self.cgroup, running_as_root()) {
-            (Some(_), _) => format!("at most {max} processes (a pids cgroup)"),
+            (Some(CgroupEntry::Join(_)), _) => format!("at most {max} processes (a pids cgroup)"),
+            (Some(CgroupEntry::Born), _) => format!(
+                "at most {max} processes (a pids cgroup, its worker's: Baton's own commands for \
+                 the attempt count too)"
+            ),
             (None, false) => format!("at most {max} processes (RLIMIT_NPROC in its namespace)"),
             (None, true) => "its processes are not limited in number (Baton runs as root, \
                              which RLIMIT_NPROC does not bind, and cannot make a pids cgroup)"

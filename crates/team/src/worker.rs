@@ -80,6 +80,13 @@ impl WorkerReport {
 /// Runs worker `name` until it drains the queue or is asked to stop.
 pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
     let flags = crew.flags(name);
+    // Its agents are born in its pids cgroup (where the machine has cgroup v1 and Baton may
+    // write it), rather than moved into one of their own at each start.
+    let sandbox = &crew.profile.sandbox;
+    let _cgroup = sandbox
+        .enabled
+        .then(|| crate::pids_cgroup::ThreadCgroup::enter(sandbox.max_processes))
+        .flatten();
     let mut report = WorkerReport {
         name: name.to_string(),
         ..WorkerReport::default()
