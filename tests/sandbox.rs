@@ -24,6 +24,7 @@ support::on_both_stores!(
     the_projects_check_runs_what_an_agent_wrote_in_a_sandbox,
     a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything,
     a_fork_bomb_stops_at_the_process_limit,
+    a_flood_of_refused_connections_puts_a_few_questions_to_the_lead,
 );
 
 /// A home folder with secrets in it, for the supervisor (and so for the agents) to have.
@@ -643,6 +644,41 @@ fn a_fork_bomb_stops_at_the_process_limit(p: Project) {
     support::eventually("nothing the bomb started is left", || {
         processes_with(&format!("sleep {marker}")).is_empty()
     });
+}
+
+/// A hostile agent under `sandbox.ask` opening 30 connections outside its allow-list at once
+/// (and three more to one of them) does not bury the lead: a few questions wait at a time, one
+/// per target, and the rest are refused without asking, as its transcript says.
+fn a_flood_of_refused_connections_puts_a_few_questions_to_the_lead(p: Project) {
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        "[profiles.exec.sandbox]\nask = true\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.coordination().join("policy.toml"),
+        "ask_timeout_seconds = 3\n",
+    )
+    .unwrap();
+    p.ok(&["leader", "add-task", "Flood", "--id", "fl"]);
+    let flood = "for port in $(seq 40001 40030) 40001 40001 40001; do \
+                 curl -s --max-time 20 --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:$port/ & \
+                 done; wait";
+    p.ok(&["team", "up", "--no-worktree", "--exec", flood]);
+    let asked = p.json(&["inbox", "--all"])["questions"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(
+        (1..=4).contains(&asked),
+        "{asked} questions were put to the lead"
+    );
+    let log = p.json(&["team", "logs", "fl"]).to_string();
+    let unasked = log
+        .matches("wait for the lead's answer already; this one was refused without asking")
+        .count();
+    assert!(unasked >= 26, "{unasked} refused without asking: {log}");
 }
 
 /// The process limit set inside the sandbox (`RLIMIT_NPROC`, by its first command) binds a

@@ -193,7 +193,11 @@ impl Door {
             Some(allow) => {
                 let asker: Option<crate::net_proxy::Asker> = ask.then(|| {
                     let (guest, running) = (guest.clone(), running.clone());
-                    Arc::new(move |target: &str| guest.ask_for_connection(target, &running)) as _
+                    // A few questions at once, one per target ([`crate::ask_gate`]).
+                    let gate = crate::ask_gate::AskGate::default();
+                    Arc::new(move |target: &str| {
+                        gate.ask(target, || guest.ask_for_connection(target, &running))
+                    }) as _
                 });
                 let refused = refused.clone();
                 Some(crate::net_proxy::NetProxy::open(

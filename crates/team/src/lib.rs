@@ -19,6 +19,7 @@
 
 pub mod agent_home;
 pub mod allow_list;
+mod ask_gate;
 mod attempt;
 pub mod check;
 pub mod claude;
