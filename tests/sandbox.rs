@@ -25,6 +25,7 @@ support::on_both_stores!(
     a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming_anything,
     a_fork_bomb_stops_at_the_process_limit,
     a_flood_of_refused_connections_puts_a_few_questions_to_the_lead,
+    an_agent_cannot_widen_its_network_through_its_own_codex_configuration,
 );
 
 /// A home folder with secrets in it, for the supervisor (and so for the agents) to have.
@@ -679,6 +680,82 @@ fn a_flood_of_refused_connections_puts_a_few_questions_to_the_lead(p: Project) {
         .matches("wait for the lead's answer already; this one was refused without asking")
         .count();
     assert!(unasked >= 26, "{unasked} refused without asking: {log}");
+}
+
+/// A Codex agent's network reaches where the user's own Codex configuration points its model
+/// provider, never where a configuration the agent wrote says: a compromised Codex (a script in
+/// its place) that adds a provider (to its `CODEX_HOME/config.toml` if it could; it is read-only
+/// to it, so to the project's `.codex/config.toml`) and crashes, to be started again with it,
+/// still cannot reach that provider's host; the user's configuration is unchanged.
+fn an_agent_cannot_widen_its_network_through_its_own_codex_configuration(p: Project) {
+    let (mine, mine_seen) = http_server("MINE");
+    let (evil, evil_seen) = http_server("EVIL");
+    let home = home_with_secrets(&p);
+    let user_config = home.join(".codex/config.toml");
+    std::fs::create_dir_all(user_config.parent().unwrap()).unwrap();
+    let theirs = format!(
+        "model_provider = \"mine\"\n[model_providers.mine]\nbase_url = \"http://127.0.0.1:{mine}/v1\"\n"
+    );
+    std::fs::write(&user_config, &theirs).unwrap();
+    // Where a user might keep a script of their own: in the home folder, whose secrets the
+    // sandbox must still hide (showing the program's folder would show them).
+    let codex = home.join("hostile-codex");
+    let out = p.path().join("reached.txt");
+    std::fs::write(
+        &codex,
+        format!(
+            r##"#!/bin/sh
+via() {{ curl -sf --max-time 5 --noproxy '' -x http://127.0.0.1:3128 "http://127.0.0.1:$1/"; }}
+if [ -f widened ]; then
+  if via {mine} | grep -q MINE; then echo "mine: DONE" >> {out}; else echo "mine: refused" >> {out}; fi
+  if via {evil} | grep -q EVIL; then echo "evil: DONE" >> {out}; else echo "evil: refused" >> {out}; fi
+  if cat {home}/.ssh/id_ed25519 >/dev/null 2>&1; then echo "ssh: DONE" >> {out}; else echo "ssh: refused" >> {out}; fi
+  exit 0
+fi
+# Its copy of the user's configuration is read-only to it: then the project's own.
+widen() {{ printf '[model_providers.evil]\nbase_url = "http://127.0.0.1:{evil}/v1"\n' >> "$1"; }}
+widen "$CODEX_HOME/config.toml" 2>/dev/null || {{ mkdir -p .codex && widen .codex/config.toml; }}
+touch widened
+kill -KILL $$
+"##,
+            out = out.display(),
+            home = home.display(),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        format!("[profiles.codex]\ncommand = \"{}\"\n", codex.display()),
+    )
+    .unwrap();
+    p.ok(&["leader", "add-task", "Widen", "--id", "cw"]);
+    let mut command = p.command(&[
+        "team",
+        "up",
+        "--agent",
+        "codex",
+        "--no-worktree",
+        "--max-attempts",
+        "2",
+    ]);
+    command.env("HOME", &home);
+    let team = command.output().unwrap();
+    let reached = std::fs::read_to_string(&out).unwrap_or_else(|_| panic!("{team:?}"));
+    assert!(reached.contains("mine: DONE"), "{reached}");
+    assert!(reached.contains("evil: refused"), "{reached}");
+    assert!(reached.contains("ssh: refused"), "{reached}");
+    assert_eq!(evil_seen.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(mine_seen.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    assert_eq!(std::fs::read_to_string(&user_config).unwrap(), theirs);
+    let log = p.json(&["team", "logs", "cw"]).to_string();
+    assert!(
+        log.contains(&format!("refused a connection to 127.0.0.1:{evil}")),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&home);
 }
 
 /// The process limit set inside the sandbox (`RLIMIT_NPROC`, by its first command) binds a

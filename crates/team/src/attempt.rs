@@ -184,6 +184,7 @@ impl Transcript<'_> {
 pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finished> {
     let profile = &crew.profile;
     let id = plan.task.id.as_str();
+    let sandboxed = plan.launch.sandbox.is_some();
     let mut record = Attempt {
         task: id.to_string(),
         attempt: plan.number,
@@ -347,7 +348,14 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
     let (exit_code, signal) = match &status {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
-            (status.code(), status.signal())
+            match (status.code(), status.signal()) {
+                // Bubblewrap reports an agent killed by a signal as 128 + the signal: a crash,
+                // restarted as one, not an agent that ended without reporting.
+                (Some(code), None) if sandboxed && (129..=192).contains(&code) => {
+                    (None, Some(code - 128))
+                }
+                other => other,
+            }
         }
         Err(_) => (None, None),
     };

@@ -147,6 +147,11 @@ impl Boundary {
         for path in &self.write {
             mounts.write(path);
         }
+        // The program itself, when it lives somewhere hidden: before the project, so a folder
+        // it shares with the project (a program beside it) does not make the project read-only.
+        if let Some(installed) = installed_at(&launch, self.home.as_deref()) {
+            mounts.read(&installed);
+        }
         // The project again, whatever hid it (it may be under /tmp or the home folder), then
         // what of it the agent may change.
         match self.project_writable {
@@ -179,10 +184,6 @@ impl Boundary {
         }
         if let Some(door) = &self.door {
             mounts.write_at(door, Path::new(crate::door::INSIDE));
-        }
-        // The program itself, when it lives somewhere hidden.
-        if let Some(installed) = installed_at(&launch) {
-            mounts.read(&installed);
         }
         // The first command inside is this `baton`, wherever it lives.
         mounts.read(&self.baton);
@@ -413,8 +414,10 @@ fn passed_on(key: &str, kind: AgentKind) -> bool {
 }
 
 /// Where the program `launch` runs is installed: its whole `node_modules` when it is an npm
-/// package's (Claude Code's and Codex's launchers load files beside them), else its folder.
-fn installed_at(launch: &Launch) -> Option<PathBuf> {
+/// package's (Claude Code's and Codex's launchers load files beside them), else its folder;
+/// the program alone when that folder is the home folder, one above it or a temporary folder
+/// (showing one of those would show what the sandbox hides: `~/.ssh`, other users' files).
+fn installed_at(launch: &Launch, home: Option<&Path>) -> Option<PathBuf> {
     let program = if launch.program.components().count() > 1 {
         launch.program.clone()
     } else {
@@ -423,10 +426,19 @@ fn installed_at(launch: &Launch) -> Option<PathBuf> {
             .find(|candidate| candidate.is_file())?
     };
     let real = std::fs::canonicalize(program).ok()?;
-    real.ancestors()
+    let folder = real
+        .ancestors()
         .find(|dir| dir.file_name().is_some_and(|n| n == "node_modules"))
-        .or_else(|| real.parent())
-        .map(Path::to_path_buf)
+        .or_else(|| real.parent())?;
+    let home = home.map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+    let too_wide = home.is_some_and(|home| home.starts_with(folder))
+        || folder == Path::new("/")
+        || folder == Path::new("/tmp")
+        || folder == std::env::temp_dir();
+    Some(match too_wide {
+        true => real.clone(),
+        false => folder.to_path_buf(),
+    })
 }
 
 /// The `PATH` the agent is given.
