@@ -1031,6 +1031,14 @@ fn the_guide_reference_is_made_from_the_cli() {
             "SUMMARY.md lists reference/{page}"
         );
     }
+    // Every command a user sees ends its help with an example.
+    for page in made
+        .iter()
+        .filter(|p| *p != "index.md" && *p != "errors.md")
+    {
+        let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        assert!(text.contains("Example: `"), "{page} has no example");
+    }
     let team = std::fs::read_to_string(dir.path().join("team.md")).unwrap();
     assert!(team.contains("## `baton team up`") && team.contains("`--no-sandbox`"));
     let errors = std::fs::read_to_string(dir.path().join("errors.md")).unwrap();

@@ -139,16 +139,21 @@ pub enum Command {
     /// What waits for the lead (the agents' open questions, messages to the lead) or, as an
     /// agent (BATON_AGENT or --agent), for that agent. --wait returns as soon as something
     /// arrives (exit code 5 when nothing did in time).
+    #[command(after_help = "Example: baton inbox --wait --timeout 10m")]
     Inbox(baton_api::inbox::InboxRead),
     /// Ask the lead a question and wait for the answer.
     ///
     /// Ask the lead a question and wait for the answer (an agent in a terminal; the agent is
     /// BATON_AGENT or --agent). Prints the answer; exit code 5 when none came in time.
+    #[command(
+        after_help = "Example: baton ask \"Which database?\" --choice postgres --choice sqlite"
+    )]
     Ask(baton_api::inbox::AskLead),
     /// Answer an agent's question (or approval).
     ///
     /// Answer an agent's question: `baton answer q-3 "use the v2 API"`, or a choice by its
     /// text or number.
+    #[command(after_help = "Example: baton answer q-3 \"use the v2 API\"")]
     Answer(baton_api::inbox::AnswerQuestion),
     /// Whether an agent may make a tool call (Claude Code's permission prompt).
     ///
@@ -162,6 +167,9 @@ pub enum Command {
     /// Review a task's work before merging it: `baton review task-3` shows its branch's diff
     /// against yours with the comments; `comment`, `request-changes` (the task goes back to the
     /// worker that did it, on its branch) and `check` (the project's check command).
+    #[command(
+        after_help = "Example: baton review comment task-3 --file src/users.rs --line 42 \"return 404, not 500\""
+    )]
     Review(crate::review::ReviewArgs),
     /// Messages between agents and the lead: send, ack.
     #[command(
@@ -172,6 +180,7 @@ pub enum Command {
     /// Share a finding with every agent.
     ///
     /// Share a finding with every agent (appended to context/discoveries.md).
+    #[command(after_help = "Example: baton discover \"The tests need PGHOST set\" --agent cc1")]
     Discover(baton_api::tasks::Discover),
     /// Files agents hold: reserve, unreserve, list, check, hooks.
     #[command(
@@ -197,6 +206,7 @@ pub enum Command {
     /// Agents' logs: all merged in time order, or one's.
     ///
     /// Show agents' logs (all agents merged in time order, or one agent's).
+    #[command(after_help = "Example: baton logs cc1 --follow")]
     Logs {
         #[command(flatten)]
         request: baton_api::tasks::Logs,
@@ -235,6 +245,7 @@ pub enum Command {
     ///
     /// Stream changes in .coordination/ as they happen (tasks, signals, discoveries, results,
     /// logs); one JSON object per line with --json.
+    #[command(after_help = "Example: baton --json watch")]
     Watch,
     /// The agent registry (and `invoke`, `handoff`, `parallel`, `route`).
     ///
@@ -248,11 +259,13 @@ pub enum Command {
     ///
     /// Print the shell's completion script: `source <(baton completions bash)`, or save it
     /// where the shell finds it (the .deb installs them for bash, zsh and fish).
+    #[command(after_help = "Example: source <(baton completions bash)")]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
     /// What each exit status of `baton` means, for scripts.
+    #[command(after_help = "Example: baton exit-codes --json")]
     ExitCodes,
     /// Write the man pages (baton.1 and one per command, from the same definitions as
     /// --help) into DIR: what the .deb installs.
@@ -286,6 +299,7 @@ pub enum Command {
     /// artifacts) must resolve, symlinks followed, inside the project folder, and signal tools
     /// never overwrite or remove a file that is not a signal. --allow-path widens the first
     /// rule; so does "allow_paths" in .coordination/mcp/config.json.
+    #[command(after_help = "Example: baton mcp --proxy")]
     Mcp {
         /// Serve only the tools this agent's definition allows (its `tools` list).
         #[arg(long, value_name = "AGENT")]
@@ -340,6 +354,9 @@ pub enum Command {
     /// Reach a project kept in PostgreSQL from this folder: writes .coordination/store.json
     /// (the URL without its password, and --project), so every command here, and in folders
     /// below, uses that database. For a worker machine that shares no folder with the lead.
+    #[command(
+        after_help = "Example: baton connect postgres://baton@db.internal/baton --project shop"
+    )]
     Connect {
         /// postgres://USER@HOST[:PORT]/DB, with sslmode and sslrootcert for TLS.
         url: String,
@@ -348,12 +365,15 @@ pub enum Command {
     ///
     /// Move a project between the folder and PostgreSQL: export a database project as a
     /// .coordination/ folder, or import a folder project into a database.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example: baton store export --to ./snapshot")]
     Store(crate::store::StoreCommand),
     /// Browsers for UI tests: list, open, reload, screenshot.
     ///
     /// Browsers for UI tests: list the registry; open a URL, reload or screenshot a page.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example: baton browser screenshot 9222 --out page.png"
+    )]
     Browser(crate::browser::BrowserCommand),
     /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
     #[command(hide = true)]
