@@ -211,6 +211,9 @@ impl Worktrees {
         let (from_at, to_at) = (from.to_string_lossy(), to.to_string_lossy());
         self.repo.git(&["worktree", "move", &from_at, &to_at])?;
         crate::pinned::moved(&from, to)?;
+        // The finished task's branch was published with its objects; what its sandbox kept
+        // (its private branch copy, its object store) goes with its checkout.
+        self.forget_private(previous.task);
         let switched = run(to, &["checkout", "--quiet", "--track", "-B", branch, base]);
         if switched.is_err() {
             // Not half switched: the checkout goes, and a new one is made the usual way.

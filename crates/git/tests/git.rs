@@ -516,12 +516,20 @@ fn a_workers_next_task_takes_over_the_clean_checkout_its_last_one_left() {
     commit_file(&first.workdir, "r1.txt", "r1\n");
     let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
     let checkout_file = inode(&first.path.join("README.md"));
+    // What a sandbox kept for r1 (its private branch copy, its object store).
+    let kept = layout.worktrees_dir().join(".refs/r1");
+    worktrees.sandbox_access("r1").unwrap();
+    assert!(kept.join("objects/info/alternates").is_file());
 
     // r1 finished clean: r2 gets its checkout, moved and switched onto a new branch from main.
     let second = worktrees
         .prepare_task(&task("r2", &[]), DependencyConflicts::Work, walked("r1"))
         .unwrap();
     assert!(!first.path.exists(), "moved, not copied");
+    assert!(
+        !kept.exists(),
+        "what the sandbox kept for r1 goes with its checkout"
+    );
     assert_eq!(
         inode(&second.path.join("README.md")),
         checkout_file,
