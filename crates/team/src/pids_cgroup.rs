@@ -8,8 +8,8 @@
 //! The sandbox's first process joins it before it runs ([`crate::process::Launch::cgroup`]),
 //! so everything the agent starts is counted from its first fork. It is removed when the run
 //! ends (its processes are gone by then: the PID namespace's end killed them; the kernel may
-//! take a moment to note it, so it is removed in the background); one left by a supervisor
-//! killed outright is removed by the next supervisor that makes one.
+//! take a millisecond to note it); one left by a supervisor killed outright is removed by the
+//! next supervisor that makes one.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,18 +55,13 @@ impl PidsCgroup {
 impl Drop for PidsCgroup {
     fn drop(&mut self) {
         // A cgroup is removed once its last process is gone, which the kernel notes a moment
-        // after the PID namespace's end: what is not gone yet is removed in the background,
-        // so the worker goes on to its next task meanwhile.
-        if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
-            return;
+        // (about a millisecond) after the PID namespace's end. Waited for here, not in the
+        // background: a process that exits next (`baton review check`) would leave it behind.
+        let until = Instant::now() + EMPTYING;
+        while std::fs::remove_dir(&self.dir).is_err() && self.dir.exists() && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(1));
         }
-        let dir = std::mem::take(&mut self.dir);
-        std::thread::spawn(move || {
-            let until = Instant::now() + EMPTYING;
-            while std::fs::remove_dir(&dir).is_err() && dir.exists() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        });
     }
 }
 
