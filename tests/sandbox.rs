@@ -28,6 +28,12 @@ support::on_both_stores!(
     an_agent_cannot_widen_its_network_through_its_own_codex_configuration,
 );
 
+/// Writes the project's agent profiles (`.coordination/team/profiles.toml`).
+fn write_profiles(p: &Project, toml: &str) {
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(p.coordination().join("team/profiles.toml"), toml).unwrap();
+}
+
 /// A home folder with secrets in it, for the supervisor (and so for the agents) to have.
 fn home_with_secrets(p: &Project) -> std::path::PathBuf {
     let home = p.path().join("..").join(format!(
@@ -98,12 +104,10 @@ fn a_hostile_agent_is_kept_inside_its_worktree_and_its_branch(p: Project) {
     // Two services on the machine's loopback: one the profile allows, one it does not.
     let (allowed, _) = http_server("ALLOWED");
     let (secret, secret_seen) = http_server("SECRET");
-    std::fs::create_dir_all(top.join(".coordination/team")).unwrap();
-    std::fs::write(
-        top.join(".coordination/team/profiles.toml"),
-        format!("[profiles.exec.sandbox]\nallow = [\"127.0.0.1:{allowed}\"]\n"),
-    )
-    .unwrap();
+    write_profiles(
+        &p,
+        &format!("[profiles.exec.sandbox]\nallow = [\"127.0.0.1:{allowed}\"]\n"),
+    );
     // Each attempt prints what it could do; the test reads the task's output.
     let script = format!(
         r##"try() {{ if sh -c "$2" >/dev/null 2>&1; then echo "$1: DONE"; else echo "$1: refused"; fi; }}
@@ -322,12 +326,7 @@ echo '* filter=evil' > .gitattributes && echo "gitdir: $PWD/fake/worktrees/$(bas
 /// the policy, so the next one is not asked about; "deny" refuses it, as the transcript says.
 fn a_connection_outside_the_allow_list_is_put_to_the_lead_when_the_profile_asks(p: Project) {
     let (port, seen) = http_server("ASKED");
-    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
-    std::fs::write(
-        p.coordination().join("team/profiles.toml"),
-        "[profiles.exec.sandbox]\nask = true\n",
-    )
-    .unwrap();
+    write_profiles(&p, "[profiles.exec.sandbox]\nask = true\n");
     std::fs::write(
         p.coordination().join("policy.toml"),
         "ask_timeout_seconds = 120\n",
@@ -596,12 +595,7 @@ fn a_team_is_sandboxed_by_default_and_without_bubblewrap_refuses_before_claiming
 /// bind, a pids cgroup holds it (every other user's limit is set inside the sandbox, tested as
 /// an unprivileged user in `the_limit_set_inside_the_sandbox_binds_an_unprivileged_user`).
 fn a_fork_bomb_stops_at_the_process_limit(p: Project) {
-    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
-    std::fs::write(
-        p.coordination().join("team/profiles.toml"),
-        "[profiles.exec.sandbox]\nmax_processes = 40\n",
-    )
-    .unwrap();
+    write_profiles(&p, "[profiles.exec.sandbox]\nmax_processes = 40\n");
     p.ok(&["leader", "add-task", "Fork", "--id", "fb"]);
     // A sleep no other test runs, to find what is left of the bomb.
     let marker = format!("{}.7", 3000 + std::process::id() % 1000);
@@ -651,12 +645,7 @@ fn a_fork_bomb_stops_at_the_process_limit(p: Project) {
 /// (and three more to one of them) does not bury the lead: a few questions wait at a time, one
 /// per target, and the rest are refused without asking, as its transcript says.
 fn a_flood_of_refused_connections_puts_a_few_questions_to_the_lead(p: Project) {
-    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
-    std::fs::write(
-        p.coordination().join("team/profiles.toml"),
-        "[profiles.exec.sandbox]\nask = true\n",
-    )
-    .unwrap();
+    write_profiles(&p, "[profiles.exec.sandbox]\nask = true\n");
     std::fs::write(
         p.coordination().join("policy.toml"),
         "ask_timeout_seconds = 3\n",
@@ -725,12 +714,10 @@ kill -KILL $$
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
-    std::fs::write(
-        p.coordination().join("team/profiles.toml"),
-        format!("[profiles.codex]\ncommand = \"{}\"\n", codex.display()),
-    )
-    .unwrap();
+    write_profiles(
+        &p,
+        &format!("[profiles.codex]\ncommand = \"{}\"\n", codex.display()),
+    );
     p.ok(&["leader", "add-task", "Widen", "--id", "cw"]);
     let mut command = p.command(&[
         "team",
