@@ -602,7 +602,7 @@ fn a_fork_bomb_stops_at_the_process_limit(p: Project) {
     let bomb = format!(
         "i=0; while [ $i -lt 100 ]; do sleep {marker} & i=$((i+1)); echo \"started $i\"; done"
     );
-    let out = p
+    let team = p
         .command(&[
             "team",
             "up",
@@ -612,9 +612,18 @@ fn a_fork_bomb_stops_at_the_process_limit(p: Project) {
             "--exec",
             &bomb,
         ])
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    let supervisor = team.id();
+    let out = team.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(10), "the task failed: {out:?}");
+    let left = cgroups_of(supervisor);
+    assert!(
+        left.is_empty(),
+        "the team's pids cgroups outlived it: {left:?}"
+    );
     let logs = p.json(&["team", "logs", "fb"]).to_string();
     let started = (1..=100)
         .rev()
@@ -639,6 +648,32 @@ fn a_fork_bomb_stops_at_the_process_limit(p: Project) {
     support::eventually("nothing the bomb started is left", || {
         processes_with(&format!("sleep {marker}")).is_empty()
     });
+}
+
+/// The pids cgroups the Baton process `pid` made (named `baton-PID-N`), wherever the pids
+/// hierarchy is mounted.
+fn cgroups_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let prefix = format!("baton-{pid}-");
+    let mut found = Vec::new();
+    let mut folders = vec![std::path::PathBuf::from("/sys/fs/cgroup")];
+    for _depth in 0..4 {
+        let mut deeper = Vec::new();
+        for folder in folders {
+            for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    continue;
+                }
+                if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                    found.push(path);
+                } else {
+                    deeper.push(path);
+                }
+            }
+        }
+        folders = deeper;
+    }
+    found
 }
 
 /// A hostile agent under `sandbox.ask` opening 30 connections outside its allow-list at once

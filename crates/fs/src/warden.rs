@@ -54,6 +54,14 @@ fn tell(line: String) {
     }
 }
 
+/// Starts the warden now, from the calling thread, rather than from the first thread that
+/// watches a group: a process is born in its parent thread's cgroup (cgroup v1 keeps one per
+/// thread), and a warden started from a worker's thread would keep that worker's pids cgroup
+/// from being removed.
+pub fn ready() {
+    let _ = warden();
+}
+
 /// Kill `group` if this process ends before [`forget`] is called for it.
 pub fn watch(group: ProcessGroup) {
     tell(format!("+{}\n", group.id()));

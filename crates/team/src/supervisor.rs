@@ -347,6 +347,8 @@ pub fn run_team(
         baton_core::names::validate_agent_id(name)?;
     }
     write_info(local, &info)?;
+    // Started here, not from the first worker's thread, whose pids cgroup it would keep.
+    baton_fs::warden::ready();
     let Controls { tx, rx } = controls;
     let done = std::sync::atomic::AtomicBool::new(false);
     let report = std::thread::scope(|scope| -> Result<TeamReport> {
