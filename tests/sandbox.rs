@@ -129,7 +129,7 @@ try team-stop 'baton team stop'
 try answer 'baton answer q-1 forged'
 try store-option 'baton --store postgres://127.0.0.1/x worker list'
 try heartbeat-as-other 'BATON_AGENT=x9 baton worker heartbeat x9'
-try mcp-child 'baton mcp --child "sh -c id" </dev/null'
+try mcp-http 'baton mcp --http 127.0.0.1:0 </dev/null'
 try force-clear 'baton signal clear --path {top}/keep.txt --force'
 try signal-checkout 'baton signal write --path {top}/planted-signal'
 try net-direct 'curl -sf --max-time 5 --noproxy "*" http://127.0.0.1:{secret}/'
@@ -195,7 +195,7 @@ echo '* filter=evil' > .gitattributes && echo "gitdir: $PWD/fake/worktrees/$(bas
         "answer",
         "store-option",
         "heartbeat-as-other",
-        "mcp-child",
+        "mcp-http",
         "force-clear",
         "signal-checkout",
         "net-direct",

@@ -22,6 +22,63 @@ use crate::args::{Command, FilesCommand, LeaderCommand};
 use crate::live::SignalCommand;
 use crate::worker::WorkerCommand;
 
+/// Inside a sandbox: `baton mcp --proxy` (or `--child`) runs here, not behind the door, so
+/// that its children and the browser they drive run inside the sandbox too
+/// ([`baton_mcp::sandboxed`]); `None` for any other command, which is relayed. Options that
+/// need the project (`--agent`, `--http`, `--allow-path`, another store) are left to
+/// the door, which refuses them as it refuses them for any agent.
+pub fn proxy_inside() -> Option<ExitCode> {
+    let cli = <crate::args::Cli as clap::Parser>::try_parse().ok()?;
+    let Command::Mcp {
+        agent: None,
+        quiet,
+        proxy,
+        child,
+        no_browser,
+        headed,
+        http: None,
+        token: None,
+        allow_path,
+        allow_unsafe_tools,
+        ..
+    } = cli.command
+    else {
+        return None;
+    };
+    // `--dir` (or `BATON_DIR`, which an agent has) names the project the door serves anyway.
+    let elsewhere = cli.store.is_some() || cli.project.is_some();
+    let proxying = proxy || !child.is_empty();
+    if !proxying || !allow_path.is_empty() || elsewhere {
+        return None;
+    }
+    let refuse = |message: String| {
+        eprintln!("baton: {message}");
+        ExitCode::from(baton_api::exit::ERROR.code)
+    };
+    let (Ok(baton), Ok(workdir)) = (std::env::current_exe(), std::env::current_dir()) else {
+        return Some(refuse(
+            "cannot tell where this baton or its working folder is".into(),
+        ));
+    };
+    let options = baton_mcp::sandboxed::SandboxOptions {
+        baton,
+        workdir,
+        children: child,
+        no_browser,
+        headed,
+        quiet,
+        allow_unsafe_tools,
+    };
+    Some(match baton_mcp::sandboxed::serve(options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let code = baton_api::exit::for_error(e.kind()).code;
+            eprintln!("baton: {e}");
+            ExitCode::from(code)
+        }
+    })
+}
+
 /// Inside a sandbox: relays this command to the door at `socket` and exits as it did.
 pub fn relay(socket: &OsStr) -> ExitCode {
     let refuse = |message: String| {
@@ -163,10 +220,13 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
             allow_unsafe_tools,
             ..
         } => {
+            // Inside the sandbox they run there (`proxy_inside`); here they would run on the
+            // lead's side.
             if *proxy || !child.is_empty() {
                 return Err(refused(
                     agent,
-                    "a browser or a child MCP server (--proxy, --child)",
+                    "a browser or a child MCP server on the lead's side (--proxy, --child with \
+                     --agent, --allow-path or another store)",
                 ));
             }
             if http.is_some() || token.is_some() {

@@ -52,11 +52,12 @@ fn main() -> ExitCode {
         let code = baton_team::inside::run(&args[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
-    // Inside a sandbox, Baton is reached through the attempt's door only.
+    // Inside a sandbox, Baton is reached through the attempt's door only; a browser's proxy
+    // runs inside with it.
     if let Some(socket) = std::env::var_os(baton_team::door::DOOR_ENV)
         && context::door_guest().is_none()
     {
-        return door::relay(&socket);
+        return door::proxy_inside().unwrap_or_else(|| door::relay(&socket));
     }
     door::keep_report_to_self();
     let cli = Cli::parse();
@@ -230,6 +231,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             let project = open()?;
             let options = baton_mcp::McpOptions {
                 confine_to: context::door_workdir(project.local()),
+                behind_door: context::door_guest().is_some(),
                 caller,
                 allow_unsafe_tools,
                 allow_paths: allow_path.iter().map(|dir| cwd.join(dir)).collect(),

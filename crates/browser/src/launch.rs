@@ -29,6 +29,9 @@ pub struct LaunchOptions {
     pub owner: String,
     /// The page to open first.
     pub url: Option<String>,
+    /// It runs inside an agent's sandbox (bubblewrap), which is its sandbox: Chromium's own
+    /// needs namespaces a sandbox does not give, so it runs without (`--no-sandbox`).
+    pub in_sandbox: bool,
 }
 
 impl LaunchOptions {
@@ -42,6 +45,7 @@ impl LaunchOptions {
             headless: true,
             owner: owner.into(),
             url: None,
+            in_sandbox: false,
         }
     }
 }
@@ -147,8 +151,12 @@ impl RunningBrowser {
             command.arg("--headless=new");
         }
         // SAFETY: geteuid has no preconditions. Chromium refuses to run as root without this.
-        if unsafe { libc::geteuid() } == 0 {
+        if options.in_sandbox || unsafe { libc::geteuid() } == 0 {
             command.arg("--no-sandbox");
+        }
+        // A sandbox's /dev is small and its own; shared memory goes to its /tmp instead.
+        if options.in_sandbox {
+            command.arg("--disable-dev-shm-usage");
         }
         command.arg(options.url.as_deref().unwrap_or("about:blank"));
         command

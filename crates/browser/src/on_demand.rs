@@ -18,6 +18,7 @@ pub struct OnDemandBrowser {
     port: u16,
     owner: String,
     headless: bool,
+    in_sandbox: bool,
     running: Mutex<Option<RunningBrowser>>,
 }
 
@@ -29,8 +30,15 @@ impl OnDemandBrowser {
             port: free_port()?,
             owner,
             headless,
+            in_sandbox: false,
             running: Mutex::new(None),
         })
+    }
+
+    /// The same, for a proxy that runs inside an agent's sandbox ([`LaunchOptions::in_sandbox`]).
+    pub fn in_sandbox(mut self, in_sandbox: bool) -> OnDemandBrowser {
+        self.in_sandbox = in_sandbox;
+        self
     }
 
     pub fn port(&self) -> u16 {
@@ -56,6 +64,7 @@ impl OnDemandBrowser {
         }
         let mut options = LaunchOptions::new(self.port, self.owner.clone());
         options.headless = headless.unwrap_or(self.headless);
+        options.in_sandbox = self.in_sandbox;
         let browser = RunningBrowser::launch(&self.layout, &options)?;
         let record = browser.record().clone();
         *running = Some(browser);

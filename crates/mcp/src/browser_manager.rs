@@ -13,14 +13,18 @@ pub struct BrowserManager {
 }
 
 impl BrowserManager {
-    /// Picks a free loopback port now; launches nothing yet.
+    /// Picks a free loopback port now; launches nothing yet. Its record goes in `layout`'s
+    /// registry; `in_sandbox`: the proxy runs inside an agent's sandbox.
     pub fn new(
         layout: Layout,
         owner: String,
         headless: bool,
+        in_sandbox: bool,
     ) -> std::io::Result<Arc<BrowserManager>> {
         Ok(Arc::new(BrowserManager {
-            browser: Arc::new(OnDemandBrowser::new(layout, owner, headless)?),
+            browser: Arc::new(
+                OnDemandBrowser::new(layout, owner, headless)?.in_sandbox(in_sandbox),
+            ),
         }))
     }
 

@@ -8,6 +8,7 @@
 //! Not here: any coordination logic (that is in `baton-core`, the stores, `baton-live`, `baton-agents`).
 
 pub mod browser_manager;
+pub mod browsing;
 pub mod config;
 pub mod filter;
 pub mod framing;
@@ -16,6 +17,7 @@ pub mod log;
 pub mod prompts;
 pub mod proxy;
 pub mod resources;
+pub mod sandboxed;
 pub mod server;
 pub mod sessions;
 pub mod tools;
@@ -58,6 +60,9 @@ pub struct McpOptions {
     /// Tool calls' paths stay inside this folder instead of the project (an agent behind its
     /// attempt's door: its working folder).
     pub confine_to: Option<std::path::PathBuf>,
+    /// It serves an agent behind its attempt's door, on the lead's side: no coordinator tools
+    /// (a browser launched here would run outside the agent's sandbox).
+    pub behind_door: bool,
 }
 
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
@@ -66,23 +71,13 @@ pub struct McpOptions {
 /// parse, a port that cannot be listened on), as every other command reports.
 pub fn serve(open: OpenProject, options: McpOptions) -> Result<(), Error> {
     tools::prepare(); // first, so it overlaps everything else start-up does
-    // One thread drives the protocol (store operations run on blocking threads): request and
-    // response hops then need no cross-thread wake-ups, which is most of a proxied call's cost.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Internal,
-                format!("cannot start the runtime: {e}"),
-            )
-        })?;
+    let runtime = runtime()?;
     let outcome = runtime.block_on(async move {
         let http = options.http.as_deref().map(http::loopback).transpose()?;
         let project = open.local().clone();
         let server = build(open, &options).await?;
         let result = match http {
-            None => serve_stdio(&server).await,
+            None => serve_stdio(&server, server.log()).await,
             Some(addr) => {
                 serve_http(
                     &server,
@@ -130,13 +125,14 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
         Some(agent) => format!("{agent} (baton-mcp[{}])", std::process::id()),
         None => format!("baton-mcp[{}]", std::process::id()),
     };
-    let browser = browser_manager::BrowserManager::new(project.clone(), owner, !options.headed)
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!("cannot reserve a port for the browser: {e}"),
-            )
-        })?;
+    let browser =
+        browser_manager::BrowserManager::new(project.clone(), owner, !options.headed, false)
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("cannot reserve a port for the browser: {e}"),
+                )
+            })?;
     let proxying = options.proxy || !options.children.is_empty();
     let proxy = if proxying {
         let specs = if options.children.is_empty() {
@@ -151,11 +147,10 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
                 .map_err(|e| Error::new(ErrorKind::InvalidInput, e))?
         };
         let taken: Vec<String> = tools::own_tool_names().map(str::to_string).collect();
-        let coordination = project.root().to_path_buf();
         Some(proxy::PendingProxy::spawn(
             specs,
             browser.port(),
-            &coordination,
+            proxy::ChildHome::project(project.root()),
             taken,
             options.allow_unsafe_tools,
             &log,
@@ -172,16 +167,17 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let server = BatonServer::new(
-        open.clone(),
-        confinement,
-        filter,
-        log.clone(),
+    let browsing = browsing::Browsing {
         browser,
         proxy,
-        proxying && !options.no_browser,
-    )
-    .with_caller(options.caller.clone());
+        lazy_browser: proxying && !options.no_browser,
+        registry: project.clone(),
+    };
+    let mut server = BatonServer::new(open.clone(), confinement, filter, log.clone(), browsing)
+        .with_caller(options.caller.clone());
+    if options.behind_door {
+        server = server.without_browser_tools();
+    }
     log.line(&format!(
         "serving {} tools{}{}",
         server.own_tool_count(),
@@ -199,8 +195,8 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
     Ok(server)
 }
 
-async fn serve_stdio(server: &BatonServer) -> Result<(), Error> {
-    let log = server.log().clone();
+/// Serves `server` over stdio until the client goes away or the process is told to stop.
+async fn serve_stdio<S: rmcp::ServerHandler + Clone>(server: &S, log: &Log) -> Result<(), Error> {
     let service = server
         .clone()
         .serve(framing::StdioTransport::stdio())
@@ -294,6 +290,21 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
         .open(path)?;
     file.write_all(bytes)?;
     file.sync_all()
+}
+
+/// A runtime on this thread: one thread drives the protocol (store operations run on blocking
+/// threads), so request and response hops need no cross-thread wake-ups, which is most of a
+/// proxied call's cost.
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("cannot start the runtime: {e}"),
+            )
+        })
 }
 
 async fn shutdown_signal() {

@@ -14,7 +14,7 @@
 //! answered at once (hosts such as Claude Code give a server only a few seconds); the first
 //! `tools/list` and any child call wait until the children's tools are cached, so the first
 //! list is already the whole, merged list. A list only waits so long
-//! ([`crate::server::CHILDREN_WAIT`]): past that it has Baton's own tools and the children's
+//! ([`crate::browsing::CHILDREN_WAIT`]): past that it has Baton's own tools and the children's
 //! follow with `notifications/tools/list_changed`.
 //!
 //! Files: a child runs in the project folder, which Playwright MCP takes as its workspace root
@@ -82,6 +82,27 @@ pub fn installed_playwright_mcp(project_dir: &Path) -> Option<PathBuf> {
     local.or_else(|| baton_fs::find_program(PLAYWRIGHT_MCP_BIN, None))
 }
 
+/// Where children run and keep their files.
+#[derive(Debug, Clone)]
+pub struct ChildHome {
+    /// Their working folder, which Playwright MCP takes as its workspace root (files outside
+    /// it are refused): the project, or in a sandbox the agent's working folder.
+    pub workspace: PathBuf,
+    /// What [`COORDINATION_PLACEHOLDER`] becomes: the project's `.coordination/`, or in a
+    /// sandbox a private folder of the proxy's.
+    pub files: PathBuf,
+}
+
+impl ChildHome {
+    /// The project's: its folder, and its `.coordination/` for files.
+    pub fn project(coordination: &Path) -> ChildHome {
+        ChildHome {
+            workspace: coordination.parent().unwrap_or(coordination).to_path_buf(),
+            files: coordination.to_path_buf(),
+        }
+    }
+}
+
 /// How to start a child server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ChildSpec {
@@ -114,21 +135,16 @@ impl ChildSpec {
         })
     }
 
-    fn command(&self, cdp_port: u16, coordination: &std::path::Path) -> tokio::process::Command {
+    fn command(&self, cdp_port: u16, home: &ChildHome) -> tokio::process::Command {
         // Its own process group (npx starts node under it), ended as a whole on shutdown;
         // and it dies with us if we are killed.
         let mut command = baton_fs::command_in_own_group(&self.program, None, libc::SIGTERM);
         command.args(self.args.iter().map(|a| {
             a.replace(CDP_PORT_PLACEHOLDER, &cdp_port.to_string())
-                .replace(
-                    COORDINATION_PLACEHOLDER,
-                    &coordination.display().to_string(),
-                )
+                .replace(COORDINATION_PLACEHOLDER, &home.files.display().to_string())
         }));
-        // The project is the child's workspace: Playwright MCP confines files to it.
-        if let Some(project_dir) = coordination.parent() {
-            command.current_dir(project_dir);
-        }
+        // The child's workspace: Playwright MCP confines files to it.
+        command.current_dir(&home.workspace);
         command.env_remove("PLAYWRIGHT_MCP_ALLOW_UNRESTRICTED_FILE_ACCESS");
         tokio::process::Command::from(command)
     }
@@ -149,7 +165,7 @@ enum State {
 pub struct Child {
     pub spec: ChildSpec,
     cdp_port: u16,
-    coordination: std::path::PathBuf,
+    home: ChildHome,
     state: Mutex<State>,
     /// Its tools as listed at start: (served name, the child's own tool).
     pub tools: Vec<(String, Tool)>,
@@ -172,9 +188,9 @@ pub struct ChildStatus {
 async fn connect(
     spec: &ChildSpec,
     cdp_port: u16,
-    coordination: &std::path::Path,
+    home: &ChildHome,
 ) -> Result<(Connection, Option<u32>), String> {
-    let (transport, _) = TokioChildProcess::builder(spec.command(cdp_port, coordination))
+    let (transport, _) = TokioChildProcess::builder(spec.command(cdp_port, home))
         .stderr(std::process::Stdio::inherit())
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", spec.program))?;
@@ -190,13 +206,8 @@ async fn connect(
 
 impl Child {
     /// Starts the child and caches its tools; a child that fails is kept, down, with why.
-    pub async fn start(
-        spec: ChildSpec,
-        cdp_port: u16,
-        coordination: &std::path::Path,
-        log: &Log,
-    ) -> Child {
-        let (state, tools) = match connect(&spec, cdp_port, coordination).await {
+    pub async fn start(spec: ChildSpec, cdp_port: u16, home: &ChildHome, log: &Log) -> Child {
+        let (state, tools) = match connect(&spec, cdp_port, home).await {
             Ok((service, pid)) => match service.list_all_tools().await {
                 Ok(tools) => {
                     log.line(&format!(
@@ -222,7 +233,7 @@ impl Child {
             tools: tools.into_iter().map(|t| (t.name.to_string(), t)).collect(),
             spec,
             cdp_port,
-            coordination: coordination.to_path_buf(),
+            home: home.clone(),
             state: Mutex::new(state),
             restarts: Default::default(),
         }
@@ -263,7 +274,7 @@ impl Child {
         };
         if needs_start {
             // Crashed or never started: try again now.
-            match connect(&self.spec, self.cdp_port, &self.coordination).await {
+            match connect(&self.spec, self.cdp_port, &self.home).await {
                 Ok((service, pid)) => {
                     self.restarts
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -337,16 +348,14 @@ impl Proxy {
     pub async fn start(
         specs: Vec<ChildSpec>,
         cdp_port: u16,
-        coordination: &std::path::Path,
+        home: &ChildHome,
         taken: &[String],
         allow_unsafe: bool,
         log: &Log,
     ) -> Proxy {
         let mut children = Vec::new();
         for spec in specs {
-            children.push(Arc::new(
-                Child::start(spec, cdp_port, coordination, log).await,
-            ));
+            children.push(Arc::new(Child::start(spec, cdp_port, home, log).await));
         }
         let mut routes = HashMap::new();
         let mut tools = Vec::new();
@@ -418,18 +427,16 @@ impl PendingProxy {
     pub fn spawn(
         specs: Vec<ChildSpec>,
         cdp_port: u16,
-        coordination: &Path,
+        home: ChildHome,
         taken: Vec<String>,
         allow_unsafe: bool,
         log: &Log,
     ) -> PendingProxy {
         let (tx, ready) = tokio::sync::watch::channel(None);
-        let coordination = coordination.to_path_buf();
         let log = log.clone();
         let task = tokio::spawn(async move {
             let started = std::time::Instant::now();
-            let proxy =
-                Proxy::start(specs, cdp_port, &coordination, &taken, allow_unsafe, &log).await;
+            let proxy = Proxy::start(specs, cdp_port, &home, &taken, allow_unsafe, &log).await;
             log.line(&format!(
                 "children ready with {} tools in {} ms",
                 proxy.tools.len(),

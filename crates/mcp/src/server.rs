@@ -24,22 +24,20 @@ use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::browser_manager::BrowserManager;
+use crate::browsing::{Browsing, check_size, tool_result, unknown_tool};
 use crate::filter::ToolFilter;
 use crate::log::Log;
-use crate::proxy::{PendingProxy, Proxy};
 use crate::resources;
 use crate::tools::{self, Coordinator};
 use baton_api::Error;
 use baton_core::ErrorKind;
 
-/// Arguments larger than this are refused before they are parsed.
-pub const MAX_ARGUMENT_BYTES: usize = 4 * 1024 * 1024;
-/// How long a `tools/list` waits for child servers that are still starting before it answers
-/// with the tools that are ready and announces the rest with `tools/list_changed`. Claude Code
-/// gives a server about two seconds for its first list in `-p` runs (measured: a child ready
-/// after 1.8 s made the first turn, one after 3 s did not, and then none of Baton's tools did).
-pub const CHILDREN_WAIT: Duration = Duration::from_millis(1500);
+/// What the server tells a client it is for.
+pub const INSTRUCTIONS: &str = "Baton coordinates parallel coding agents through one .coordination/ folder. \
+     Workers: task_claim, task_start, task_heartbeat while working, task_complete or task_fail. \
+     Leads: task_add, task_status, aggregate. Signals: signal_write / signal_wait. \
+     Orchestration: invoke_agent, complete_invocation, track_handoff, start_parallel_execution, \
+     aggregate_parallel_results, get_routing_recommendation.";
 /// How often `signal_wait` reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
@@ -65,13 +63,14 @@ struct Inner {
     confinement: Confinement,
     filter: ToolFilter,
     log: Log,
-    browser: Arc<BrowserManager>,
-    proxy: Option<PendingProxy>,
-    /// Whether a child tool call first makes sure the browser runs.
-    lazy_browser: bool,
+    browsing: Arc<Browsing>,
     /// The agent this server speaks for (`BATON_AGENT` where it was started): it asks, sends
     /// and reads as that agent only.
     caller: Option<String>,
+    /// Whether it offers the coordinator tools: not behind an attempt's door, on the lead's
+    /// side, where a browser it launched would run outside the agent's sandbox (the agent's
+    /// own proxy, inside it, has them).
+    browser_tools: bool,
 }
 
 impl Inner {
@@ -95,16 +94,14 @@ struct FeedPump {
 }
 
 impl BatonServer {
-    /// A server on `project`; `filter` selects the tools served (`--agent`); `proxy` holds the
-    /// child servers, whose calls launch the browser first when `lazy_browser`.
+    /// A server on `project`; `filter` selects the tools served (`--agent`); `browsing` holds
+    /// the child servers and the browser behind them.
     pub fn new(
         project: OpenProject,
         confinement: Confinement,
         filter: ToolFilter,
         log: Log,
-        browser: Arc<BrowserManager>,
-        proxy: Option<PendingProxy>,
-        lazy_browser: bool,
+        browsing: Browsing,
     ) -> BatonServer {
         BatonServer {
             inner: Arc::new(Inner {
@@ -112,10 +109,9 @@ impl BatonServer {
                 confinement,
                 filter,
                 log,
-                browser,
-                proxy,
-                lazy_browser,
+                browsing: Arc::new(browsing),
                 caller: None,
+                browser_tools: true,
             }),
             session: Arc::default(),
         }
@@ -129,6 +125,14 @@ impl BatonServer {
         self
     }
 
+    /// The same server without the coordinator tools (behind an attempt's door).
+    pub fn without_browser_tools(mut self) -> BatonServer {
+        Arc::get_mut(&mut self.inner)
+            .expect("set before the server is shared")
+            .browser_tools = false;
+        self
+    }
+
     /// The same server for a new client connection, with its own subscriptions.
     pub fn for_session(&self) -> BatonServer {
         BatonServer {
@@ -139,81 +143,21 @@ impl BatonServer {
 
     /// Stops the browser, then disconnects and ends the children (the design's order).
     pub async fn shutdown(&self) {
-        if self.inner.browser.stop().await {
-            self.inner.log.line("browser stopped");
-        }
-        if let Some(proxy) = &self.inner.proxy {
-            proxy.shutdown().await;
-            self.inner.log.line("child servers stopped");
-        }
-    }
-
-    /// The proxy once its children have started; `None` when not proxying.
-    async fn proxy(&self) -> Option<Arc<Proxy>> {
-        self.inner.proxy.as_ref()?.ready().await
+        self.inner.browsing.shutdown(&self.inner.log).await;
     }
 
     /// Every tool served: Baton's own, then the children's, as this agent may use them. Waits
     /// for the children to start, so the first list is complete.
     pub async fn all_tools(&self) -> Vec<rmcp::model::Tool> {
         let mut tools = self.own_tools();
-        if let Some(proxy) = self.proxy().await {
-            tools.extend(
-                proxy
-                    .tools
-                    .iter()
-                    .filter(|t| self.inner.filter.allows(&t.name))
-                    .cloned(),
-            );
-        }
+        let filter = &self.inner.filter;
+        tools.extend(
+            self.inner
+                .browsing
+                .child_tools(&|name| filter.allows(name))
+                .await,
+        );
         tools
-    }
-
-    async fn coordinator(&self, tool: Coordinator, arguments: &JsonObject) -> Result<Value, Error> {
-        let browser = &self.inner.browser;
-        Ok(match tool {
-            Coordinator::Status => {
-                let _: tools::NoArgs = tools::parse(arguments)?;
-                let proxy = self.proxy().await;
-                let mut children = Vec::new();
-                if let Some(proxy) = &proxy {
-                    for child in &proxy.children {
-                        children.push(child.status().await);
-                    }
-                }
-                serde_json::json!({
-                    "children": children,
-                    "browser": {
-                        "cdp_port": browser.port(),
-                        "cdp_endpoint": browser.cdp_endpoint(),
-                        "lazy": self.inner.lazy_browser,
-                        "running": browser.current().await,
-                    },
-                    "tools": { "baton": self.own_tool_count(), "children": proxy.as_ref().map_or(0, |p| p.tools.len()) },
-                })
-            }
-            Coordinator::ListBrowsers => {
-                let _: tools::NoArgs = tools::parse(arguments)?;
-                let layout = self.inner.project.local().clone();
-                let browsers =
-                    tokio::task::spawn_blocking(move || baton_browser::registry::list(&layout))
-                        .await
-                        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))??;
-                serde_json::json!({ "browsers": browsers })
-            }
-            Coordinator::LaunchBrowser => {
-                let a: tools::LaunchBrowser = tools::parse(arguments)?;
-                let record = browser
-                    .ensure(Some(!a.headed))
-                    .await
-                    .map_err(|e| Error::new(ErrorKind::BrowserError, e))?;
-                serde_json::json!({ "browser": record })
-            }
-            Coordinator::StopBrowser => {
-                let _: tools::NoArgs = tools::parse(arguments)?;
-                serde_json::json!({ "stopped": browser.stop().await })
-            }
-        })
     }
 
     pub fn log(&self) -> &Log {
@@ -230,7 +174,9 @@ impl BatonServer {
     /// Whether this server offers its own tool `name`: the agent's filter (`--agent`) allows
     /// it, and an agent's server (`BATON_AGENT`) offers agent operations only.
     fn offers(&self, name: &str) -> bool {
-        self.inner.filter.allows(name) && (self.inner.caller.is_none() || for_agents(name))
+        self.inner.filter.allows(name)
+            && (self.inner.caller.is_none() || for_agents(name))
+            && (self.inner.browser_tools || Coordinator::named(name).is_none())
     }
 
     pub fn own_tools(&self) -> Vec<rmcp::model::Tool> {
@@ -251,7 +197,11 @@ impl BatonServer {
         let outcome = if name == baton_api::signals::WaitSignals::NAME {
             self.signal_wait(arguments, context).await?
         } else if let Some(tool) = Coordinator::named(&name) {
-            self.coordinator(tool, &arguments).await
+            if !self.offers(&name) {
+                return Err(unknown_tool(&name));
+            }
+            let own = self.own_tool_count();
+            self.inner.browsing.coordinator(tool, &arguments, own).await
         } else {
             let Some(entry) = baton_api::find(&name) else {
                 return Err(unknown_tool(&name));
@@ -401,29 +351,6 @@ async fn with_progress<T>(
     }
 }
 
-/// A tool's outcome as MCP content: structured JSON plus text; failures the agent can act on
-/// are tool errors, malformed arguments are protocol errors.
-fn tool_result(outcome: Result<Value, Error>) -> Result<CallToolResult, McpError> {
-    match outcome {
-        Ok(value) => Ok(CallToolResult::structured(value)),
-        Err(e) if e.kind() == ErrorKind::InvalidArguments => {
-            Err(McpError::invalid_params(e.to_string(), None))
-        }
-        Err(e) => {
-            let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
-            result.structured_content = Some(e.to_json());
-            Ok(result)
-        }
-    }
-}
-
-fn unknown_tool(name: &str) -> McpError {
-    McpError::invalid_params(
-        format!("unknown tool {name:?}; tools/list names the tools this server offers"),
-        None,
-    )
-}
-
 impl ServerHandler for BatonServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -436,13 +363,7 @@ impl ServerHandler for BatonServer {
                 .build(),
         )
         .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "Baton coordinates parallel coding agents through one .coordination/ folder. \
-             Workers: task_claim, task_start, task_heartbeat while working, task_complete or task_fail. \
-             Leads: task_add, task_status, aggregate. Signals: signal_write / signal_wait. \
-             Orchestration: invoke_agent, complete_invocation, track_handoff, start_parallel_execution, \
-             aggregate_parallel_results, get_routing_recommendation.",
-        )
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -450,21 +371,18 @@ impl ServerHandler for BatonServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        if let Ok(tools) = tokio::time::timeout(CHILDREN_WAIT, self.all_tools()).await {
-            return Ok(ListToolsResult::with_all_items(tools));
-        }
-        // Slow children (npx fetching Playwright MCP): Baton's own tools now, the rest announced
-        // when they are cached, rather than no tools at all for a host that stops waiting.
-        self.inner
-            .log
-            .line("children still starting; listing Baton's own tools first");
-        let server = self.clone();
-        tokio::spawn(async move {
-            if server.proxy().await.is_some() {
-                let _ = context.peer.notify_tool_list_changed().await;
-            }
-        });
-        Ok(ListToolsResult::with_all_items(self.own_tools()))
+        let filter = &self.inner.filter;
+        let tools = self
+            .inner
+            .browsing
+            .list_tools(
+                self.own_tools(),
+                &|name| filter.allows(name),
+                &self.inner.log,
+                context.peer,
+            )
+            .await;
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -474,36 +392,22 @@ impl ServerHandler for BatonServer {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         let arguments = request.arguments.unwrap_or_default();
-        let size = serde_json::to_vec(&arguments).map_or(0, |b| b.len());
-        if size > MAX_ARGUMENT_BYTES {
-            return Err(McpError::invalid_params(
-                format!("arguments of {size} bytes are over the {MAX_ARGUMENT_BYTES}-byte limit"),
-                None,
-            ));
-        }
+        check_size(&arguments)?;
         if !self.inner.filter.allows(&name) {
             return Err(unknown_tool(&name));
         }
         if tools::is_own(&name) {
             return Ok(self.call_own(name, arguments, &context).await?.into());
         }
-        let proxy = self.proxy().await;
-        let Some((child, original)) = proxy.as_ref().and_then(|p| p.route(&name)) else {
-            return Err(unknown_tool(&name));
-        };
-        if self.inner.lazy_browser
-            && let Err(reason) = self.inner.browser.ensure(None).await
-        {
-            self.inner.log.line(&reason);
-            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                "{name} needs the browser, and {reason}; the next call tries again"
-            ))])
-            .into());
-        }
-        let mut params = CallToolRequestParams::new(original.to_string());
-        params.arguments = Some(arguments);
-        params.meta = request.meta;
-        Ok(child.call(original, params, &self.inner.log).await?.into())
+        let mut forwarded = CallToolRequestParams::new(name.clone());
+        forwarded.arguments = Some(arguments);
+        forwarded.meta = request.meta;
+        Ok(self
+            .inner
+            .browsing
+            .forward(&name, forwarded, &self.inner.log)
+            .await?
+            .into())
     }
 
     async fn list_prompts(
