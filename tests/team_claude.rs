@@ -411,3 +411,70 @@ fn a_claude_worker_that_exits_without_reporting_fails_the_task_with_its_last_wor
         "no retry unless the profile asks: {log}"
     );
 }
+
+/// A UI tester in a team: a Claude Code worker whose profile has `browser = true` browses the
+/// app under test with Playwright MCP's tools, offered on its first turn by its `baton mcp
+/// --proxy`, which runs in the worker's sandbox with the browser it launches on that first
+/// call; the app is a loopback port the profile's allow-list names. It then reports the task
+/// with Baton's tool from the same server, through the attempt's door.
+#[test]
+fn a_sandboxed_claude_ui_tester_browses_the_app_with_a_browser_of_its_own() {
+    let p = Project::init();
+    support::repository(p.path());
+    let url = support::serve_page(
+        "<html><head><title>App under test</title></head><body>Ready</body></html>",
+    );
+    let port = url.trim_end_matches('/').rsplit(':').next().unwrap();
+    std::fs::create_dir_all(p.path().join(".coordination/team")).unwrap();
+    std::fs::write(
+        p.path().join(".coordination/team/profiles.toml"),
+        format!("[profiles.claude]\nbrowser = true\n\n[profiles.claude.sandbox]\nallow = [\"127.0.0.1:{port}\"]\n"),
+    )
+    .unwrap();
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Check the app's title",
+        "--id",
+        "ui-1",
+    ]);
+    let page = url.clone();
+    let api = ScriptedApi::start(Arc::new(move |request: &Value| {
+        let Some((task, agent)) = assignment(request) else {
+            return Reply::Text("ok".into());
+        };
+        let offered = tool_names(request);
+        if !offered.iter().any(|n| n == "Bash") {
+            return Reply::Text("ok".into());
+        }
+        match exchanges(request).as_slice() {
+            [] if offered.iter().any(|n| n == "mcp__baton__browser_navigate") => {
+                tool("browser_navigate", json!({"url": page}))
+            }
+            [] => Reply::Text(format!("No browser offered: {offered:?}")),
+            [browsed] if !browsed.is_error => tool(
+                "task_complete",
+                json!({"agent": agent, "task": task, "summary": browsed.result}),
+            ),
+            _ => Reply::Text("Done.".into()),
+        }
+    }));
+    let host = Host::new(p.path(), &api);
+
+    team_up(&host, &["--workers", "1", "--agent", "claude"]);
+
+    let board = p.tasks_json();
+    let task = &board["tasks"][0];
+    assert_eq!(task["status"], "done", "{board}");
+    let summary = task["result"]["output"].as_str().unwrap_or_default();
+    assert!(summary.contains("Page Title: App under test"), "{task}");
+    let log = host
+        .baton(&["--json", "team", "logs", "ui-1"])
+        .output()
+        .unwrap();
+    let log: Value = serde_json::from_slice(&log.stdout).unwrap();
+    assert_eq!(log["attempt"]["sandboxed"], true, "{log}");
+    // The browser ran in the sandbox: none was registered in the project.
+    let registered = host.baton_json(&["--json", "browser", "list"]);
+    assert_eq!(registered, json!([]), "{registered}");
+}

@@ -353,9 +353,21 @@ impl Proxy {
         allow_unsafe: bool,
         log: &Log,
     ) -> Proxy {
+        // Side by side: the first list waits for the slowest child, not for their sum (in a
+        // sandbox, Baton's own child before Playwright MCP).
+        let starting: Vec<_> = specs
+            .into_iter()
+            .map(|spec| {
+                let (home, log) = (home.clone(), log.clone());
+                tokio::spawn(async move { Child::start(spec, cdp_port, &home, &log).await })
+            })
+            .collect();
         let mut children = Vec::new();
-        for spec in specs {
-            children.push(Arc::new(Child::start(spec, cdp_port, home, log).await));
+        for start in starting {
+            match start.await {
+                Ok(child) => children.push(Arc::new(child)),
+                Err(e) => log.line(&format!("a child's start was abandoned: {e}")),
+            }
         }
         let mut routes = HashMap::new();
         let mut tools = Vec::new();

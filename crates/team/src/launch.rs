@@ -184,12 +184,21 @@ pub fn attempt_marks(project_dir: &Path, agent: &str, task: &str, attempt: u32) 
     ]
 }
 
+/// The arguments of the agent's Baton MCP server: with a browser when the profile asks.
+fn mcp_args(profile: &Profile) -> Vec<&'static str> {
+    let mut args = vec!["mcp", "--quiet"];
+    if profile.browser {
+        args.push("--proxy");
+    }
+    args
+}
+
 /// The MCP configuration that gives an agent Baton's tools.
-fn mcp_servers(setting: &Setting) -> serde_json::Value {
+fn mcp_servers(profile: &Profile, setting: &Setting) -> serde_json::Value {
     json!({"mcpServers": {"baton": {
         "type": "stdio",
         "command": setting.baton.display().to_string(),
-        "args": ["mcp", "--quiet"],
+        "args": mcp_args(profile),
     }}})
 }
 
@@ -214,7 +223,7 @@ fn claude_args(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) -
         "stream-json".into(),
         "--verbose".into(),
         "--mcp-config".into(),
-        mcp_servers(setting).to_string(),
+        mcp_servers(profile, setting).to_string(),
     ];
     match attempt.session {
         Session::New(id) => args.extend(["--session-id".into(), id.clone()]),
@@ -283,7 +292,14 @@ fn codex_args(
             toml_string(&setting.baton.display().to_string())
         ),
         "-c".into(),
-        "mcp_servers.baton.args=[\"mcp\", \"--quiet\"]".into(),
+        format!(
+            "mcp_servers.baton.args=[{}]",
+            mcp_args(profile)
+                .iter()
+                .map(|a| format!("\"{a}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         "-c".into(),
         format!(
             "mcp_servers.baton.cwd={}",
@@ -359,6 +375,18 @@ pub fn new_session_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A profile with a browser gets `baton mcp --proxy` as its Baton MCP server, in Claude
+    /// Code's configuration and in Codex's alike; without, the plain server.
+    #[test]
+    fn a_browser_profile_s_baton_server_is_the_proxy() {
+        let mut profile = crate::profile::load_profiles(&baton_core::Layout::at("/nonexistent"))
+            .unwrap()["claude"]
+            .clone();
+        assert_eq!(mcp_args(&profile), ["mcp", "--quiet"]);
+        profile.browser = true;
+        assert_eq!(mcp_args(&profile), ["mcp", "--quiet", "--proxy"]);
+    }
 
     #[test]
     fn session_ids_are_version_4_uuids_and_differ() {

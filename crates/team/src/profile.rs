@@ -94,6 +94,11 @@ pub struct Profile {
     pub allowed_tools: Vec<String>,
     /// Claude Code's `--permission-mode`.
     pub permission_mode: Option<String>,
+    /// Give the agent a browser: its Baton MCP server is `baton mcp --proxy`, which serves
+    /// Playwright MCP's tools beside Baton's and launches Chromium at their first use (inside
+    /// the agent's sandbox when it has one). Claude Code and Codex, whose MCP servers Baton
+    /// configures.
+    pub browser: bool,
     /// Put every tool call not in `allowed_tools` to Baton's permission prompt
     /// (`mcp__baton__approve_tool_call`): the project's policy allows or refuses it, or the
     /// lead answers. On for Claude Code when the project has a policy
@@ -224,6 +229,7 @@ struct Declared {
     model: Option<String>,
     allowed_tools: Option<Vec<String>>,
     permission_mode: Option<String>,
+    browser: Option<bool>,
     approvals: Option<bool>,
     env: Option<BTreeMap<String, String>>,
     worktree: Option<bool>,
@@ -291,6 +297,7 @@ fn builtin(name: &str) -> Option<Profile> {
             Vec::new()
         },
         permission_mode: claude.then(|| "acceptEdits".to_string()),
+        browser: false,
         approvals: false,
         env: BTreeMap::new(),
         worktree: true,
@@ -336,6 +343,7 @@ impl Declared {
             model: self.model.or(base.model),
             allowed_tools: self.allowed_tools.unwrap_or(base.allowed_tools),
             permission_mode: self.permission_mode.or(base.permission_mode),
+            browser: self.browser.unwrap_or(base.browser),
             approvals: self.approvals.unwrap_or(base.approvals),
             env: self.env.unwrap_or(base.env),
             worktree: self.worktree.unwrap_or(base.worktree),
@@ -457,6 +465,17 @@ fn check(profile: &Profile) -> std::result::Result<(), String> {
                 "profile {name:?}: price rates (USD per million tokens) must be numbers of 0 or more"
             ));
         }
+    }
+    if profile.browser && !matches!(profile.kind, AgentKind::Claude | AgentKind::Codex) {
+        return Err(format!(
+            "profile {name:?}: browser = true configures the agent's Baton MCP server, which \
+             Baton does for kinds claude and codex only (this one is {}); its agent can start \
+             `baton mcp --proxy` itself",
+            serde_json::to_value(profile.kind)
+                .ok()
+                .and_then(|kind| kind.as_str().map(str::to_string))
+                .unwrap_or_default()
+        ));
     }
     if profile.max_turns == Some(0) {
         return Err(format!("profile {name:?}: max_turns must be at least 1"));
@@ -595,6 +614,10 @@ mod tests {
                 "max_cost_usd must be a positive",
             ),
             ("[profiles.claude]\nname_prefix = \"a b\"\n", "name_prefix"),
+            (
+                "[profiles.exec]\nbrowser = true\n",
+                "kinds claude and codex only (this one is exec)",
+            ),
             ("[profiles\n", "profiles.toml"),
         ] {
             let (_dir, layout) = layout_with(text);
