@@ -40,7 +40,7 @@ contents="$(dpkg-deb -c "$deb")"
 for path in usr/bin/baton-desktop usr/bin/baton usr/share/applications/Baton.desktop \
     usr/share/man/man1/baton.1.gz usr/share/man/man1/baton-team-up.1.gz \
     usr/share/bash-completion/completions/baton usr/share/zsh/vendor-completions/_baton \
-    usr/share/fish/vendor_completions.d/baton.fish; do
+    usr/share/fish/vendor_completions.d/baton.fish usr/share/baton/ui/index.html; do
     grep -q " $path\$" <<<"$contents" || { echo "package.sh: $deb lacks $path" >&2; exit 1; }
 done
 unpacked="$(mktemp -d)"
@@ -51,4 +51,4 @@ dpkg-deb -f "$deb" Depends | grep -q libwebkit2gtk-4.1 \
     || { echo "package.sh: $deb does not depend on WebKitGTK" >&2; exit 1; }
 dpkg-deb -f "$deb" Depends | grep -q bubblewrap \
     || { echo "package.sh: $deb does not depend on bubblewrap (the agents' sandbox)" >&2; exit 1; }
-say "packaged $deb ($(du -h "$deb" | cut -f1)): baton-desktop and baton in /usr/bin, baton's man pages and completions"
+say "packaged $deb ($(du -h "$deb" | cut -f1)): baton-desktop and baton in /usr/bin, baton's man pages and completions, the UI baton serve serves"

@@ -265,7 +265,10 @@ pub enum Command {
         shell: clap_complete::Shell,
     },
     /// What each exit status of `baton` means, for scripts.
-    #[command(after_help = "Example: baton exit-codes --json")]
+    ///
+    /// Not in the list of `baton --help` (whose last line names it), to keep that list on one
+    /// screen; the guide's "Errors and exit codes" page has the same table.
+    #[command(hide = true, after_help = "Example: baton exit-codes --json")]
     ExitCodes,
     /// Write the man pages (baton.1 and one per command, from the same definitions as
     /// --help) into DIR: what the .deb installs.
@@ -375,6 +378,14 @@ pub enum Command {
         after_help = "Example: baton browser screenshot 9222 --out page.png"
     )]
     Browser(crate::browser::BrowserCommand),
+    /// Serve the UI to paired browsers over HTTP: a phone, another machine.
+    ///
+    /// Serve the desktop's UI over HTTP, with the change feed pushed, for browsers paired
+    /// with a one-time link (`baton serve pair`, printed at start): as lead (everything) or
+    /// responder (answer, approve, review, stop an agent). Loopback unless --listen says
+    /// otherwise.
+    #[command(after_help = "Example: baton serve --listen 127.0.0.1:8787")]
+    Serve(crate::serve::ServeArgs),
     /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
     #[command(hide = true)]
     Route {

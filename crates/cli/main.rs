@@ -24,6 +24,7 @@ mod output;
 mod reference;
 mod render;
 mod review;
+mod serve;
 mod store;
 mod style;
 mod team;
@@ -203,6 +204,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             store::connect(&named_dir(), &url, cli.project.as_deref(), cli.lease, json)
         }
         Command::Store(command) => store::command(&choice, &cwd, command, json),
+        Command::Serve(args) => serve::serve(&open()?, args, json),
         Command::Mcp {
             agent,
             quiet,

@@ -28,36 +28,11 @@ pub(crate) fn project(session: &State<'_, Session>) -> Result<OpenProject> {
     })
 }
 
-/// Which project is open, if any.
-#[derive(Debug, Serialize, ts_rs::TS)]
-pub struct ProjectInfo {
-    /// The project's folder on this machine.
-    pub path: String,
-    pub goal: Option<String>,
-    /// Where the project is kept when not in the folder: the database and project name
-    /// (never a password). Browsers stay this machine's either way.
-    pub store: Option<String>,
-}
-
-impl ProjectInfo {
-    fn of(project: &OpenProject) -> ProjectInfo {
-        let in_database = project.tasks.shared_across_machines();
-        let goal = project
-            .tasks
-            .notes()
-            .ok()
-            .and_then(|notes| baton_core::notes::goal_of(&notes.master_plan));
-        ProjectInfo {
-            path: project.local().project_dir().display().to_string(),
-            goal,
-            store: in_database.then(|| project.tasks.describe()),
-        }
-    }
-}
+pub use baton_api::open::ProjectInfo;
 
 #[tauri::command]
 pub fn project_info(session: State<'_, Session>) -> Option<ProjectInfo> {
-    session.project().as_ref().map(ProjectInfo::of)
+    session.project().as_ref().map(OpenProject::info)
 }
 
 /// Opens the project at `path` (its folder, or any folder below it): the folder's own tasks,
@@ -110,7 +85,7 @@ pub async fn connect_database(
 fn opened(app: &AppHandle, project: OpenProject) -> Result<ProjectInfo> {
     use tauri::Manager;
     crate::recent::remember_opened(app, &project);
-    let info = ProjectInfo::of(&project);
+    let info = project.info();
     app.state::<Session>().open(app, project)?;
     Ok(info)
 }

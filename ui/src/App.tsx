@@ -1,5 +1,5 @@
 import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
-import { api, errorKind, errorMessage, onChange, onOpenView, type ProjectInfo, type View } from "./api";
+import { api, errorKind, errorMessage, onChange, onOpenView, served, type ProjectInfo, type View } from "./api";
 import { Board } from "./Board";
 import { NewTaskForm } from "./NewTaskForm";
 import { BrowserSession } from "./BrowserSession";
@@ -24,6 +24,8 @@ export function App() {
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
   const [view, setView] = useState<View>("board");
+  // Served to a browser that is not paired (or was revoked): say how to pair.
+  const [unpaired, setUnpaired] = useState<string | null>(null);
   // The tray's questions line opens the Inbox.
   useEffect(() => {
     const unlisten = onOpenView(setView);
@@ -57,7 +59,7 @@ export function App() {
       if (initial) setView(initial);
       setProject(info);
       if (info) refresh();
-    }, (e: unknown) => setError(errorMessage(e)));
+    }, (e: unknown) => (errorKind(e) === "not_paired" ? setUnpaired(errorMessage(e)) : setError(errorMessage(e))));
   }, [refresh]);
 
   // Tell the backend once the board has been drawn (for the start-up figure), and after each
@@ -90,7 +92,18 @@ export function App() {
     };
   }, [project, refresh]);
 
-  if (!project) return <OpenProject onOpen={(info) => { setProject(info); refresh(); }} />;
+  if (unpaired)
+    return (
+      <main className="unpaired" data-testid="unpaired">
+        <h1>Baton</h1>
+        <p>This browser is not paired with this Baton.</p>
+        <p>
+          On the machine that serves it, run <code>baton serve pair</code> and open the link it prints (or scan its QR code) here.
+        </p>
+        <p className="detail">{unpaired}</p>
+      </main>
+    );
+  if (!project) return served ? <main aria-busy="true" /> : <OpenProject onOpen={(info) => { setProject(info); refresh(); }} />;
   return (
     <main>
       <header>
@@ -109,9 +122,11 @@ export function App() {
             {report.counts.cancelled > 0 && ` · ${report.counts.cancelled} cancelled`}
           </span>
         )}
-        <button data-testid="switch-project" onClick={() => setProject(null)}>
-          Switch project
-        </button>
+        {!served && (
+          <button data-testid="switch-project" onClick={() => setProject(null)}>
+            Switch project
+          </button>
+        )}
         <nav className="views" aria-label="View">
           <button data-testid="view-board" aria-pressed={view === "board"} onClick={() => setView("board")}>
             Board
@@ -154,7 +169,7 @@ export function App() {
           {error} <button onClick={() => setError(null)}>dismiss</button>
         </p>
       )}
-      {report && <BrowserSession onError={showError} />}
+      {report && !served && <BrowserSession onError={showError} />}
       {report && view === "graph" && <HandoffGraphView onError={showError} />}
       {report && view === "agents" && (
         <AgentsView

@@ -4,7 +4,7 @@
 // UI cannot drift from the CLI and MCP. The desktop's own commands (projects, browsers, the
 // board's timing hooks) follow.
 
-import { invoke } from "@tauri-apps/api/core";
+import { invoke as tauriInvoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { ChangeEvent } from "./bindings/ChangeEvent";
 import type { TeamUp } from "./bindings/TeamUp";
@@ -23,12 +23,36 @@ import type {
 
 export type { BrowserRecord, ChangeEvent, ProjectInfo };
 
+/** Whether this page is served by `baton serve` to a browser rather than loaded by the desktop
+ *  app: the same calls then go over HTTP (`/api/operation/NAME`, `/api/command/NAME`) and the
+ *  change feed comes as server-sent events (`/api/feed`). */
+export const served = typeof window !== "undefined" && !("__TAURI_INTERNALS__" in window);
+
+/** POSTs `body` as JSON to the serving `baton`; rejects with its `ErrorBody`. */
+async function post<T>(path: string, body: unknown): Promise<T> {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    credentials: "same-origin",
+    body: JSON.stringify(body ?? {}),
+  });
+  const value: unknown = await response.json().catch(() => ({ kind: "internal", message: `${response.status} ${response.statusText}` }));
+  if (!response.ok) throw value;
+  return value as T;
+}
+
+/** A desktop command by its name: the app's IPC, or the server's `/api/command/NAME`. */
+function invoke<T>(command: string, args: Record<string, unknown> = {}): Promise<T> {
+  return served ? post<T>(`/api/command/${command}`, args) : tauriInvoke<T>(command, args);
+}
+
 /** The window's views. */
 export type View = "board" | "graph" | "agents" | "team" | "inbox" | "review";
 
 /** Runs the operation `name` with `request`; rejects with an `ErrorBody`. */
 export function call<K extends OperationName>(name: K, request: Operations[K]["request"]): Promise<Operations[K]["output"]> {
-  return invoke<Operations[K]["output"]>("operation", { name, request });
+  if (served) return post<Operations[K]["output"]>(`/api/operation/${name}`, request);
+  return tauriInvoke<Operations[K]["output"]>("operation", { name, request });
 }
 
 /** The error's kind (`not_initialized`, `illegal_transition`, …), if it is a command error. */
@@ -105,15 +129,28 @@ export const api = {
 /** Calls `onChange` with every change in `.coordination/` (`baton-live`'s `ChangeEvent`, as
  *  generated). */
 export function onChange(onChange: (change: ChangeEvent) => void): Promise<UnlistenFn> {
+  if (served) {
+    const events = new EventSource("/api/feed");
+    events.onmessage = (e: MessageEvent<string>) => onChange(JSON.parse(e.data) as ChangeEvent);
+    // Events missed (a page too slow to keep up): start again from what the server has.
+    events.addEventListener("lagged", () => window.location.reload());
+    events.addEventListener("revoked", () => {
+      events.close();
+      window.location.reload();
+    });
+    return Promise.resolve(() => events.close());
+  }
   return listen<ChangeEvent>("baton-change", (e) => onChange(e.payload));
 }
 
 /** Calls `onOpen` with a view's name when the tray asks for it (the questions line: inbox). */
 export function onOpenView(onOpen: (view: View) => void): Promise<UnlistenFn> {
+  if (served) return Promise.resolve(() => {});
   return listen<View>("baton-open-view", (e) => onOpen(e.payload));
 }
 
 /** Calls `onStart` when the tray's "Start manual session" is chosen. */
 export function onStartSession(onStart: () => void): Promise<UnlistenFn> {
+  if (served) return Promise.resolve(() => {});
   return listen("baton-start-session", () => onStart());
 }

@@ -261,6 +261,21 @@ impl OpenProject {
         ChangeFeed::start_on(&self.local, stores, mode)
     }
 
+    /// What the project is, for a window's title: its folder, goal and where it is kept.
+    pub fn info(&self) -> ProjectInfo {
+        let in_database = self.tasks.shared_across_machines();
+        let goal = self
+            .tasks
+            .notes()
+            .ok()
+            .and_then(|notes| baton_core::notes::goal_of(&notes.master_plan));
+        ProjectInfo {
+            path: self.local().project_dir().display().to_string(),
+            goal,
+            store: in_database.then(|| self.tasks.describe()),
+        }
+    }
+
     /// How long claims hold a task.
     pub fn lease(&self) -> Duration {
         self.tasks.lease()
@@ -514,4 +529,16 @@ mod tests {
         let err = write_pointer(dir.path(), "postgres://localhost/db", "x").unwrap_err();
         assert!(err.to_string().contains("store import"), "{err}");
     }
+}
+
+/// Which project is open: what the desktop's and the served UI's title shows.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProjectInfo {
+    /// The project's folder on this machine.
+    pub path: String,
+    pub goal: Option<String>,
+    /// Where the project is kept when not in the folder: the database and project name
+    /// (never a password). Browsers stay this machine's either way.
+    pub store: Option<String>,
 }

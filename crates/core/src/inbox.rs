@@ -311,7 +311,7 @@ pub fn answer(docs: &dyn DocumentStore, id: &str, by: &str, text: &str) -> Resul
 
 /// The choice `text` names: itself, or the one choice equal to it but for case, or its
 /// number.
-fn chosen(choices: &[String], text: &str) -> Result<String> {
+pub fn chosen(choices: &[String], text: &str) -> Result<String> {
     let text = text.trim();
     if let Some(choice) = choices.iter().find(|c| c.as_str() == text) {
         return Ok(choice.clone());

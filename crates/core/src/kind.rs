@@ -89,6 +89,16 @@ pub enum ErrorKind {
     UnknownResource,
     /// The desktop has no project open.
     NoProject,
+    // Serving the UI (`baton serve`).
+    /// A browser that is not paired (or whose device was revoked) called the served API.
+    NotPaired,
+    /// A paired device whose scope does not cover the operation (a responder merging).
+    NotAllowed,
+    /// A pairing link that is unknown, used already or expired.
+    PairingRefused,
+    /// Too many attempts (guessed pairing codes) in too short a time.
+    TooManyAttempts,
+    UnknownDevice,
     /// A bug: a worker thread stopped or a result could not be encoded.
     Internal,
 }
@@ -96,7 +106,7 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// Every kind, in the order they are declared (a test checks none is missing): the guide's
     /// table of errors is made from it.
-    pub const ALL: [ErrorKind; 49] = [
+    pub const ALL: [ErrorKind; 54] = [
         ErrorKind::NotInitialized,
         ErrorKind::AlreadyInitialized,
         ErrorKind::CorruptFile,
@@ -145,6 +155,11 @@ impl ErrorKind {
         ErrorKind::UnknownTool,
         ErrorKind::UnknownResource,
         ErrorKind::NoProject,
+        ErrorKind::NotPaired,
+        ErrorKind::NotAllowed,
+        ErrorKind::PairingRefused,
+        ErrorKind::TooManyAttempts,
+        ErrorKind::UnknownDevice,
         ErrorKind::Internal,
     ];
 
@@ -288,6 +303,21 @@ impl ErrorKind {
                 "No MCP resource at that URI. `resources/list` shows them."
             }
             ErrorKind::NoProject => "The desktop has no project open. Open a project folder first.",
+            ErrorKind::NotPaired => {
+                "This browser is not paired with `baton serve` (or its device was revoked). On the machine that serves, run `baton serve pair` and open the link it prints (or scan its QR code) in this browser."
+            }
+            ErrorKind::NotAllowed => {
+                "This device is paired as a responder: it answers questions, decides approvals, reviews and stops agents, but does not start teams, merge, edit tasks or change budgets and policies. Pair a device as lead (`baton serve pair --as lead`) for those."
+            }
+            ErrorKind::PairingRefused => {
+                "The pairing link is unknown, used already or expired (links last 10 minutes and pair one browser). Run `baton serve pair` for a new one."
+            }
+            ErrorKind::TooManyAttempts => {
+                "Too many wrong pairing codes in a short time: pairing is paused for a minute. Use the link `baton serve pair` prints rather than typing a code."
+            }
+            ErrorKind::UnknownDevice => {
+                "No paired device has that id. `baton serve devices` lists them."
+            }
             ErrorKind::Internal => {
                 "A bug in Baton: a worker thread stopped or a result could not be encoded. Please report it with the message and what you ran."
             }
@@ -344,6 +374,11 @@ impl ErrorKind {
             ErrorKind::UnknownTool => "unknown_tool",
             ErrorKind::UnknownResource => "unknown_resource",
             ErrorKind::NoProject => "no_project",
+            ErrorKind::NotPaired => "not_paired",
+            ErrorKind::NotAllowed => "not_allowed",
+            ErrorKind::PairingRefused => "pairing_refused",
+            ErrorKind::TooManyAttempts => "too_many_attempts",
+            ErrorKind::UnknownDevice => "unknown_device",
             ErrorKind::Internal => "internal",
         }
     }

@@ -221,6 +221,15 @@ pub struct Project {
 }
 
 impl Project {
+    /// `postgres` or `folder`: where the project is kept, for names of test artifacts.
+    pub fn store_name(&self) -> &'static str {
+        if self.postgres.is_some() {
+            "postgres"
+        } else {
+            "folder"
+        }
+    }
+
     /// An empty folder (no .coordination/ yet).
     pub fn empty() -> Self {
         Project {
@@ -565,6 +574,18 @@ impl Background {
 }
 
 impl Project {
+    /// `baton ask QUESTION --choice …` as agent `agent` (BATON_AGENT), in the background: it
+    /// waits for the lead's answer and prints it.
+    pub fn ask_as(&self, agent: &str, question: &str, choices: &[&str]) -> Background {
+        let mut args = vec!["ask", question];
+        for choice in choices {
+            args.extend(["--choice", choice]);
+        }
+        let mut command = self.command(&args);
+        command.env("BATON_AGENT", agent);
+        Background::from_command(command)
+    }
+
     /// Starts `baton ARGS` in the background.
     pub fn spawn(&self, args: &[&str]) -> Background {
         Background::from_command(self.command(args))

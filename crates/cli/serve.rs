@@ -1,0 +1,148 @@
+//! `baton serve`: the UI over HTTP for paired browsers, and its devices (`baton-serve`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use baton_api::{Error, OpenProject};
+use baton_core::ErrorKind;
+use baton_serve::{Devices, Scope, ServeOptions};
+use clap::{Args, Subcommand};
+
+use crate::output::emit;
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ServeArgs {
+    #[command(subcommand)]
+    pub command: Option<ServeCommand>,
+    /// The address to listen on. Anything but loopback lets other machines reach the page
+    /// (each still has to be paired); put it behind TLS (a tunnel or a reverse proxy) then.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    pub listen: SocketAddr,
+    /// Another name the server is reached by (a tunnel's or a reverse proxy's host name):
+    /// requests for names it does not know are refused. Repeatable.
+    #[arg(long = "host", value_name = "NAME")]
+    pub hosts: Vec<String>,
+    /// The UI's build (default: the installed one, or ui/dist of the source tree).
+    #[arg(long, value_name = "DIR")]
+    pub ui_dir: Option<PathBuf>,
+    /// Print a pairing link for one browser as this scope when the server starts (`none`:
+    /// print none; `baton serve pair` makes one later).
+    #[arg(long = "pair", value_name = "SCOPE", default_value = "lead", value_parser = ["lead", "responder", "none"])]
+    pub pair: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// A one-time link (and QR code) that pairs one browser with the running server, valid
+    /// for 10 minutes.
+    #[command(after_help = "Example: baton serve pair --as responder")]
+    Pair {
+        /// What the browser may do: lead (everything the desktop can) or responder (answer
+        /// questions and approvals, review, stop an agent; not start teams, merge or edit).
+        #[arg(long = "as", value_name = "SCOPE", default_value = "lead", value_parser = ["lead", "responder"])]
+        scope: String,
+    },
+    /// The browsers paired with this machine's server for this project.
+    #[command(after_help = "Example: baton serve devices --json")]
+    Devices,
+    /// Unpair a device: its next request is refused, and its open pages stop updating.
+    #[command(after_help = "Example: baton serve revoke d-2")]
+    Revoke {
+        /// The device's id (`baton serve devices` lists them).
+        id: String,
+    },
+}
+
+pub fn serve(project: &OpenProject, args: ServeArgs, json: bool) -> Result<u8, Error> {
+    let devices = Devices::of(project.local());
+    match args.command {
+        Some(ServeCommand::Pair { scope }) => {
+            let Some(running) = baton_serve::running(project) else {
+                return Err(Error::new(
+                    ErrorKind::NoSession,
+                    "no `baton serve` runs for this project on this machine: start it first",
+                ));
+            };
+            pair(&devices, Scope::parse(&scope)?, &running.url, json)
+        }
+        Some(ServeCommand::Devices) => {
+            let list = devices.list()?;
+            emit(json, &list, || {
+                if list.is_empty() {
+                    return "No paired devices: `baton serve pair` makes a link for one.".into();
+                }
+                list.iter()
+                    .map(|d| {
+                        format!(
+                            "{}  {:<9}  paired {}  {}",
+                            d.id,
+                            d.scope.as_str(),
+                            d.paired_at,
+                            d.name
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            Ok(0)
+        }
+        Some(ServeCommand::Revoke { id }) => {
+            let device = devices.revoke(&id)?;
+            emit(json, &device, || {
+                format!(
+                    "Revoked {} ({}): its next request is refused.",
+                    device.id, device.name
+                )
+            });
+            Ok(0)
+        }
+        None => run(project, args, devices, json),
+    }
+}
+
+fn pair(devices: &Devices, scope: Scope, url: &str, json: bool) -> Result<u8, Error> {
+    let code = devices.new_code(scope)?;
+    let link = baton_serve::pairing_link(url, &code);
+    let out = serde_json::json!({"link": link, "scope": scope.as_str(), "expires_in_seconds":
+        baton_serve::devices::CODE_LIFETIME.as_secs()});
+    emit(json, &out, || {
+        format!(
+            "{}\nPair one browser as {} (for 10 minutes): open\n  {link}\n",
+            baton_serve::qr_code(&link),
+            scope.as_str()
+        )
+    });
+    Ok(0)
+}
+
+fn run(project: &OpenProject, args: ServeArgs, devices: Devices, json: bool) -> Result<u8, Error> {
+    if !args.listen.ip().is_loopback() {
+        eprintln!(
+            "baton serve: warning: listening on {}, beyond this machine. Only paired browsers \
+             are answered, but the traffic is plain HTTP: reach it through a tunnel or a \
+             reverse proxy with TLS (the guide's \"Serving the UI\").",
+            args.listen
+        );
+    }
+    let scope = match args.pair.as_str() {
+        "none" => None,
+        other => Some(Scope::parse(other)?),
+    };
+    let options = ServeOptions {
+        listen: args.listen,
+        hosts: args.hosts,
+        ui_dir: args.ui_dir,
+    };
+    baton_serve::serve(project.clone(), options, |url| {
+        emit(json, &serde_json::json!({"url": url}), || {
+            format!("baton serve: serving this project's UI at {url} (Ctrl-C stops)")
+        });
+        if let Some(scope) = scope
+            && let Err(e) = pair(&devices, scope, url, json)
+        {
+            eprintln!("baton serve: cannot make a pairing link: {e}");
+        }
+    })?;
+    Ok(0)
+}

@@ -1,0 +1,181 @@
+//! # baton-serve
+//!
+//! `baton serve`: the desktop's UI for a browser anywhere the lead is. The same React build the
+//! desktop app loads is served as files; its calls reach the same `baton-api` catalogue the
+//! desktop's one IPC command runs, over `POST /api/operation/NAME`; the change feed is pushed
+//! as server-sent events, so a page redraws when the desktop does ([`routes`], [`feed`]).
+//!
+//! Nothing is served to a browser that is not paired: `baton serve pair` makes a one-time
+//! link (and a QR code) that gives the browser a device cookie (HttpOnly, SameSite=Strict),
+//! as lead or responder ([`devices`], [`scope`]); `baton serve devices` lists them and
+//! `revoke` ends one at its next request. Host and Origin are checked on every request and
+//! pairing is rate-limited ([`guard`]). It listens on loopback unless told otherwise.
+
+pub mod devices;
+pub mod feed;
+pub mod guard;
+pub mod routes;
+pub mod scope;
+pub mod ui;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use baton_api::{Error, OpenProject};
+use baton_core::ErrorKind;
+use hyper_util::rt::TokioIo;
+use serde::{Deserialize, Serialize};
+
+pub use devices::{Device, Devices, Scope};
+
+/// At most this many wrong pairing codes a minute.
+pub const PAIRING_FAILURES_PER_MINUTE: usize = 5;
+
+/// Options of `baton serve`.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Where to listen (loopback by default).
+    pub listen: SocketAddr,
+    /// Further names the server is reached by (a tunnel's, a reverse proxy's).
+    pub hosts: Vec<String>,
+    /// The UI's build; [`ui::default_dir`] when not given.
+    pub ui_dir: Option<PathBuf>,
+}
+
+/// A running server, as `baton serve pair` finds it: `.coordination/serve/server.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Running {
+    pub url: String,
+    pub pid: u32,
+}
+
+fn server_file(project: &OpenProject) -> PathBuf {
+    project.local().root().join("serve/server.json")
+}
+
+/// The server running for this project on this machine, if any.
+pub fn running(project: &OpenProject) -> Option<Running> {
+    let text = std::fs::read(server_file(project)).ok()?;
+    let running: Running = serde_json::from_slice(&text).ok()?;
+    let pid = libc::pid_t::try_from(running.pid).ok()?;
+    // SAFETY: kill with signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    alive.then_some(running)
+}
+
+/// The link that pairs a browser with `code`.
+pub fn pairing_link(url: &str, code: &str) -> String {
+    format!("{}/pair/{code}", url.trim_end_matches('/'))
+}
+
+/// `text` as a QR code drawn with half-block characters, two rows of modules per line, for a
+/// terminal.
+pub fn qr_code(text: &str) -> String {
+    match qrcode::QrCode::new(text.as_bytes()) {
+        Ok(code) => code
+            .render::<qrcode::render::unicode::Dense1x2>()
+            .quiet_zone(true)
+            .build(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Serves the UI for `project` until SIGTERM or Ctrl-C; `ready` is told the URL once the
+/// server listens.
+pub fn serve(
+    project: OpenProject,
+    options: ServeOptions,
+    ready: impl FnOnce(&str),
+) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("cannot start the runtime: {e}"),
+            )
+        })?;
+    let info_file = server_file(&project);
+    let outcome = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(options.listen)
+            .await
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Io,
+                    format!("cannot listen on {}: {e}", options.listen),
+                )
+            })?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
+        let server = Arc::new(routes::Server {
+            devices: Devices::of(project.local()),
+            hosts: guard::Hosts::new(bound, &options.hosts),
+            pairing: guard::Limiter::new(PAIRING_FAILURES_PER_MINUTE, Duration::from_secs(60)),
+            ui_dir: options.ui_dir.clone().or_else(ui::default_dir),
+            events: feed::start(&project)?,
+            secure: false,
+            project: project.clone(),
+        });
+        let host = match bound {
+            SocketAddr::V4(v4) if v4.ip().is_loopback() => format!("localhost:{}", v4.port()),
+            other => other.to_string(),
+        };
+        let url = format!("http://{host}");
+        let running = Running {
+            url: url.clone(),
+            pid: std::process::id(),
+        };
+        if let Some(dir) = info_file.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", dir.display())))?;
+        }
+        baton_fs::write_atomic_private(
+            &info_file,
+            &serde_json::to_vec(&running).expect("serialises"),
+        )
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!("cannot write {}: {e}", info_file.display()),
+            )
+        })?;
+        ready(&url);
+        accept(listener, server).await
+    });
+    let _ = std::fs::remove_file(&info_file);
+    runtime.shutdown_background();
+    outcome
+}
+
+async fn accept(
+    listener: tokio::net::TcpListener,
+    server: Arc<routes::Server>,
+) -> Result<(), Error> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())
+        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(_) => continue,
+            },
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = term.recv() => return Ok(()),
+        };
+        let server = server.clone();
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(move |request| {
+                let server = server.clone();
+                async move { Ok::<_, std::convert::Infallible>(routes::handle(server, request).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler)
+                .await;
+        });
+    }
+}

@@ -1,0 +1,402 @@
+//! One request, from its headers to its answer.
+//!
+//! - `GET /pair/CODE`: pairs this browser (a device cookie, then the app), rate-limited.
+//! - `POST /api/operation/NAME`: the catalogue's operation `NAME` with the JSON body as its
+//!   request, as the desktop's one IPC command runs it, if the device's scope allows it.
+//! - `POST /api/command/NAME`: what the desktop's other commands read (the project, its notes,
+//!   a task's result, the handoff graph; `whoami`).
+//! - `GET /api/feed`: the change feed as server-sent events.
+//! - anything else under `/api/`: not found; without a paired device's cookie, every `/api/`
+//!   path is 401, saying how to pair.
+//! - other paths: the UI's files.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use baton_api::{Error, OpenProject};
+use baton_core::{Confinement, ErrorKind};
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+
+use crate::devices::{Device, Devices};
+use crate::guard::{Hosts, Limiter};
+
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// The cookie a paired browser carries.
+pub const COOKIE: &str = "baton_device";
+/// A request body larger than this is refused.
+const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// What every request needs.
+pub struct Server {
+    pub project: OpenProject,
+    pub devices: Devices,
+    pub hosts: Hosts,
+    pub pairing: Limiter,
+    pub ui_dir: Option<std::path::PathBuf>,
+    pub events: tokio::sync::broadcast::Sender<Arc<str>>,
+    /// Whether the cookie is sent over TLS only.
+    pub secure: bool,
+}
+
+fn full(bytes: impl Into<Bytes>) -> Body {
+    BoxBody::new(Full::new(bytes.into()))
+}
+
+fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let mut response = Response::new(full(value.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The HTTP status an error's kind is answered with.
+pub fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::NotPaired => StatusCode::UNAUTHORIZED,
+        ErrorKind::NotAllowed | ErrorKind::PairingRefused | ErrorKind::NotYou => {
+            StatusCode::FORBIDDEN
+        }
+        ErrorKind::TooManyAttempts => StatusCode::TOO_MANY_REQUESTS,
+        ErrorKind::InvalidArguments | ErrorKind::InvalidInput | ErrorKind::InvalidName => {
+            StatusCode::BAD_REQUEST
+        }
+        ErrorKind::UnknownTool
+        | ErrorKind::UnknownTask
+        | ErrorKind::UnknownQuestion
+        | ErrorKind::UnknownDevice
+        | ErrorKind::UnknownAgent
+        | ErrorKind::UnknownRun => StatusCode::NOT_FOUND,
+        ErrorKind::Internal | ErrorKind::Io | ErrorKind::Database | ErrorKind::CorruptFile => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+        _ => StatusCode::CONFLICT,
+    }
+}
+
+fn error_response(error: &Error) -> Response<Body> {
+    let body = serde_json::to_value(error.body()).expect("an error body serialises");
+    json_response(status_of(error.kind()), &body)
+}
+
+fn plain(status: StatusCode, message: &str) -> Response<Body> {
+    let mut response = Response::new(full(format!("{message}\n")));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn header_str(request: &Request<Incoming>, name: header::HeaderName) -> Option<&str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The device token in the request's cookie, if any.
+fn token_of(request: &Request<Incoming>) -> Option<String> {
+    request
+        .headers()
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(&format!("{COOKIE}=")[..]))
+        .map(str::to_string)
+}
+
+fn not_paired() -> Error {
+    Error::new(
+        ErrorKind::NotPaired,
+        "this browser is not paired: on the machine that serves, run `baton serve pair` and \
+         open the link it prints here",
+    )
+}
+
+/// Answers one request.
+pub async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response<Body> {
+    if let Some((status, why)) = crate::guard::refusal(
+        &server.hosts,
+        request.method(),
+        header_str(&request, header::HOST),
+        header_str(&request, header::ORIGIN),
+        header_str(&request, header::CONTENT_TYPE),
+    ) {
+        return plain(status, &why);
+    }
+    let path = request.uri().path().to_string();
+    let mut response = if let Some(code) = path.strip_prefix("/pair/") {
+        pair(&server, &request, code.to_string()).await
+    } else if let Some(api) = path.strip_prefix("/api/") {
+        api_request(server.clone(), request, api.to_string()).await
+    } else if request.method() == Method::GET || request.method() == Method::HEAD {
+        file(&server, &path)
+    } else {
+        plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "the UI's files are read with GET",
+        )
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    response
+}
+
+async fn pair(server: &Arc<Server>, request: &Request<Incoming>, code: String) -> Response<Body> {
+    if let Err(wait) = server.pairing.check() {
+        let error = Error::new(
+            ErrorKind::TooManyAttempts,
+            format!(
+                "too many wrong pairing codes: pairing is paused for {} s",
+                wait.as_secs() + 1
+            ),
+        );
+        let mut response = error_response(&error);
+        if let Ok(value) = HeaderValue::from_str(&(wait.as_secs() + 1).to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        return response;
+    }
+    let name = header_str(request, header::USER_AGENT)
+        .unwrap_or("a browser")
+        .to_string();
+    let devices = server.devices.clone();
+    let paired = tokio::task::spawn_blocking(move || devices.pair(&code, &name))
+        .await
+        .unwrap_or_else(|e| Err(Error::new(ErrorKind::Internal, e.to_string())));
+    match paired {
+        Ok((device, token)) => {
+            eprintln!(
+                "baton serve: paired device {} as {}",
+                device.id,
+                device.scope.as_str()
+            );
+            let cookie = format!(
+                "{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=31536000{}",
+                if server.secure { "; Secure" } else { "" }
+            );
+            let mut response = plain(StatusCode::SEE_OTHER, "paired; on to the app");
+            let headers = response.headers_mut();
+            headers.insert(header::LOCATION, HeaderValue::from_static("/"));
+            if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+                headers.insert(header::SET_COOKIE, cookie);
+            }
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        }
+        Err(error) => {
+            if error.kind() == ErrorKind::PairingRefused {
+                server.pairing.failed();
+            }
+            error_response(&error)
+        }
+    }
+}
+
+async fn api_request(
+    server: Arc<Server>,
+    request: Request<Incoming>,
+    api: String,
+) -> Response<Body> {
+    let Some(token) = token_of(&request) else {
+        return error_response(&not_paired());
+    };
+    let devices = server.devices.clone();
+    let checked = token.clone();
+    let device = tokio::task::spawn_blocking(move || devices.device_of(&checked))
+        .await
+        .ok()
+        .flatten();
+    let Some(device) = device else {
+        return error_response(&not_paired());
+    };
+    match (request.method().clone(), api.as_str()) {
+        (Method::GET, "feed") => {
+            let stream = crate::feed::stream(&server.events, server.devices.clone(), token);
+            let mut response = Response::new(BoxBody::new(stream));
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        }
+        (Method::POST, api) if api.starts_with("operation/") || api.starts_with("command/") => {
+            let body = match read_json(request).await {
+                Ok(body) => body,
+                Err(error) => return error_response(&error),
+            };
+            let outcome = match api.split_once('/') {
+                Some(("operation", name)) => operation(&server, device, name, body).await,
+                Some((_, name)) => command(&server, device, name, body).await,
+                None => unreachable!("split above"),
+            };
+            match outcome {
+                Ok(value) => json_response(StatusCode::OK, &value),
+                Err(error) => error_response(&error),
+            }
+        }
+        _ => error_response(&Error::new(
+            ErrorKind::UnknownTool,
+            format!("no API path {api:?} (POST operation/NAME, POST command/NAME, GET feed)"),
+        )),
+    }
+}
+
+async fn read_json(request: Request<Incoming>) -> Result<Value, Error> {
+    let bytes = Limited::new(request.into_body(), MAX_BODY)
+        .collect()
+        .await
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidArguments,
+                format!("cannot read the body: {e}"),
+            )
+        })?
+        .to_bytes();
+    if bytes.is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidArguments,
+            format!("the body is not JSON: {e}"),
+        )
+    })
+}
+
+/// The catalogue's operation `name`, if `device` may call it, on a blocking thread.
+async fn operation(
+    server: &Arc<Server>,
+    device: Device,
+    name: &str,
+    request: Value,
+) -> Result<Value, Error> {
+    let entry = baton_api::find(name)
+        .ok_or_else(|| Error::new(ErrorKind::UnknownTool, format!("no operation {name:?}")))?;
+    let project = server.project.clone();
+    blocking(move || {
+        crate::scope::check(&device, &entry, &request, &project)?;
+        // A device is not the user at their desk: paths stay inside the project.
+        let confinement = Confinement::project(project.local().project_dir())?;
+        entry.call(&project.context(&confinement), request)
+    })
+    .await
+}
+
+/// Runs store work (which blocks, and may wait) off the server's thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?
+}
+
+/// What the desktop's own commands read, by the same names.
+async fn command(
+    server: &Arc<Server>,
+    device: Device,
+    name: &str,
+    request: Value,
+) -> Result<Value, Error> {
+    let project = server.project.clone();
+    let name = name.to_string();
+    blocking(move || -> Result<Value, Error> {
+        let text = |field: &str| {
+            request
+                .get(field)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        Ok(match name.as_str() {
+            "whoami" => {
+                serde_json::json!({"id": device.id, "scope": device.scope, "name": device.name})
+            }
+            "project_info" => serde_json::to_value(project.info()).expect("serialises"),
+            "master_plan" => Value::String(project.tasks.notes()?.master_plan),
+            "discoveries" => Value::String(project.tasks.notes()?.discoveries),
+            "task_result" => Value::String(project.tasks.result_report(&text("task"))?),
+            "handoff_graph" => {
+                let orchestrator = baton_agents::Orchestrator::open_on(
+                    project.local(),
+                    project.documents.clone(),
+                )?;
+                serde_json::to_value(baton_agents::graph::HandoffGraph::build(
+                    &orchestrator.state()?,
+                ))
+                .expect("serialises")
+            }
+            "recent_projects" | "browser_list" => Value::Array(Vec::new()),
+            "initial_view" | "browser_session" | "board_painted" | "board_updated"
+            | "timing_mark" => Value::Null,
+            other => {
+                return Err(Error::new(
+                    ErrorKind::UnknownTool,
+                    format!(
+                        "{other:?} is the desktop app's own (opening projects, the browser \
+                         controls): not served"
+                    ),
+                ));
+            }
+        })
+    })
+    .await
+}
+
+fn file(server: &Server, path: &str) -> Response<Body> {
+    let Some(root) = &server.ui_dir else {
+        return plain(
+            StatusCode::NOT_FOUND,
+            "the UI's build is not here: build it (`npm run build` in ui/) or give --ui-dir",
+        );
+    };
+    let Some(file) = crate::ui::resolve(root, path) else {
+        return plain(StatusCode::NOT_FOUND, "no such file");
+    };
+    match std::fs::read(&file) {
+        Ok(bytes) => {
+            let mut response = Response::new(full(bytes));
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(crate::ui::content_type(&file)),
+            );
+            // Built files carry a hash in their names; the index does not.
+            let cache = if file.ends_with("index.html") {
+                "no-cache"
+            } else {
+                "public, max-age=31536000, immutable"
+            };
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+            headers.insert(
+                "content-security-policy",
+                HeaderValue::from_static(
+                    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; \
+                     connect-src 'self'; frame-ancestors 'none'",
+                ),
+            );
+            response
+        }
+        Err(e) => plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("cannot read it: {e}"),
+        ),
+    }
+}

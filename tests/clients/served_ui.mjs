@@ -1,0 +1,92 @@
+// A phone-sized Chromium, driven through Playwright, on the UI `baton serve` serves: for
+// tests/serve_browser.rs. It reads commands from stdin, one JSON object per line, and answers
+// each with one JSON line on stdout, so the Rust test drives it step by step between its own
+// steps (an agent asking, a CLI adding a task, a device revoked).
+//
+// Usage: node served_ui.mjs PLAYWRIGHT_CORE_DIR BASE_URL
+import { createRequire } from "node:module";
+import { createInterface } from "node:readline";
+
+const [playwrightDir, base] = process.argv.slice(2);
+const require = createRequire(import.meta.url);
+const { chromium } = require(playwrightDir);
+
+const browser = await chromium.launch({
+  executablePath: process.env.BATON_CHROMIUM || "/usr/bin/chromium",
+  args: process.getuid && process.getuid() === 0 ? ["--no-sandbox"] : [],
+});
+const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+const page = await context.newPage();
+const consoleErrors = [];
+page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
+const failed = [];
+page.on("response", (r) => r.status() >= 400 && failed.push(`${r.status()} ${new URL(r.url()).pathname}`));
+
+const TIMEOUT = 60_000;
+const testid = (id) => page.getByTestId(id);
+
+const commands = {
+  // Opens a path; says which screen shows.
+  async open({ path }) {
+    const started = Date.now();
+    await page.goto(base + path);
+    await page.waitForSelector('[data-testid="unpaired"], [data-testid="goal"]', { timeout: TIMEOUT });
+    return { url: page.url(), unpaired: await testid("unpaired").count() > 0, ms: Date.now() - started };
+  },
+  // Waits for a task's card to show (the board updated from the feed).
+  async waitCard({ text }) {
+    const started = Date.now();
+    await page.getByText(text).first().waitFor({ timeout: TIMEOUT });
+    return { ms: Date.now() - started };
+  },
+  async view({ name }) {
+    await testid(`view-${name}`).click();
+    return {};
+  },
+  // Answers question `id` with `choice` by tapping its button.
+  async answer({ id, choice }) {
+    await testid(`question-${id}`).waitFor({ timeout: TIMEOUT });
+    await testid(`answer-${id}-${choice.replace(/\s+/g, "-")}`).click();
+    return {};
+  },
+  // Calls the API from the page, as a page's script would: the server decides, not the page.
+  async fetch({ path, body }) {
+    return await page.evaluate(async ([path, body]) => {
+      const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      return { status: response.status, body: await response.json().catch(() => null) };
+    }, [path, body]);
+  },
+  // Waits until the page shows the unpaired screen (after its device was revoked).
+  async waitUnpaired() {
+    const started = Date.now();
+    await testid("unpaired").waitFor({ timeout: TIMEOUT });
+    return { ms: Date.now() - started };
+  },
+  async cookies() {
+    return { cookies: (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite })) };
+  },
+  async scrollWidth() {
+    return await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  },
+  async screenshot({ path }) {
+    await page.screenshot({ path, fullPage: true });
+    return {};
+  },
+  async errors() {
+    return { errors: consoleErrors, failed };
+  },
+};
+
+const lines = createInterface({ input: process.stdin });
+for await (const line of lines) {
+  if (!line.trim()) continue;
+  const command = JSON.parse(line);
+  let answer;
+  try {
+    answer = { ok: true, ...(await commands[command.do](command)) };
+  } catch (error) {
+    answer = { ok: false, error: String(error) };
+  }
+  process.stdout.write(JSON.stringify(answer) + "\n");
+}
+await browser.close();

@@ -1,0 +1,418 @@
+//! `baton serve` over HTTP as a browser and as an attacker see it, on both stores: nothing
+//! under `/api/` without a paired device; a one-time link pairs one browser (an HttpOnly,
+//! SameSite=Strict cookie) and is used up; foreign Hosts and Origins, writes without an
+//! Origin or not in JSON, and guessed codes (rate-limited) are refused; a responder device is
+//! refused merges, team starts and task edits by the server and answers an agent's question;
+//! a revoked device is refused at its next request and its open feed ends; the feed pushes a
+//! change a CLI made.
+
+use baton_test_support as support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+
+use serde_json::{Value, json};
+use support::{Background, PATIENCE, Project};
+
+support::on_both_stores!(
+    without_pairing_every_api_path_is_refused_and_a_link_pairs_one_browser,
+    foreign_hosts_origins_and_guessed_codes_are_refused,
+    a_responder_answers_an_agent_but_the_server_refuses_it_a_merge_and_a_team_start,
+    a_revoked_device_is_refused_at_once_and_its_feed_ends,
+);
+
+/// A running `baton serve` with a UI folder of its own; its address and first pairing link.
+struct Served {
+    process: Background,
+    /// `localhost:PORT`.
+    host: String,
+    link: String,
+    _ui: tempfile::TempDir,
+}
+
+fn serve(p: &Project, pair_as: &str) -> Served {
+    let ui = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ui.path().join("index.html"),
+        "<!doctype html><title>Baton</title>",
+    )
+    .unwrap();
+    let mut process = p.spawn(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--pair",
+        pair_as,
+        "--ui-dir",
+        ui.path().to_str().unwrap(),
+    ]);
+    let line = process.wait_stdout("serving this project's UI at");
+    let url = line
+        .split(" at ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    let host = url.strip_prefix("http://").unwrap().to_string();
+    let link = if pair_as == "none" {
+        String::new()
+    } else {
+        process.wait_stdout("/pair/").trim().to_string()
+    };
+    Served {
+        process,
+        host,
+        link,
+        _ui: ui,
+    }
+}
+
+/// An HTTP answer.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {self:?}"))
+    }
+
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
+        })
+    }
+}
+
+/// One request to `host` (`localhost:PORT`) with `headers`, as a browser on this server's own
+/// page would send it unless the headers say otherwise.
+fn request(host: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let port = host.rsplit(':').next().unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut text = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        text.push_str(&format!("Host: {host}\r\n"));
+    }
+    for (key, value) in headers {
+        text.push_str(&format!("{key}: {value}\r\n"));
+    }
+    text.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    Answer {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+/// A browser's session with the server: its cookie, if paired.
+struct Browser<'a> {
+    host: &'a str,
+    origin: String,
+    cookie: Option<String>,
+}
+
+impl<'a> Browser<'a> {
+    fn new(served: &'a Served) -> Browser<'a> {
+        Browser {
+            host: &served.host,
+            origin: format!("http://{}", served.host),
+            cookie: None,
+        }
+    }
+
+    /// Opens a pairing link; keeps the cookie it sets.
+    fn open_link(&mut self, link: &str) -> Answer {
+        let path = &link[link.find("/pair/").unwrap()..];
+        let answer = request(self.host, "GET", path, &[("User-Agent", "Test phone")], "");
+        if let Some(cookie) = answer.header("set-cookie") {
+            self.cookie = Some(cookie.split(';').next().unwrap().to_string());
+        }
+        answer
+    }
+
+    fn post(&self, path: &str, body: &Value) -> Answer {
+        let mut headers = vec![
+            ("Origin", self.origin.as_str()),
+            ("Content-Type", "application/json"),
+        ];
+        if let Some(cookie) = &self.cookie {
+            headers.push(("Cookie", cookie));
+        }
+        request(self.host, "POST", path, &headers, &body.to_string())
+    }
+
+    fn operation(&self, name: &str, body: Value) -> Answer {
+        self.post(&format!("/api/operation/{name}"), &body)
+    }
+}
+
+fn pair_another(p: &Project, scope: &str) -> String {
+    let out = p.json(&["serve", "pair", "--as", scope]);
+    assert_eq!(out["scope"], scope, "{out}");
+    out["link"].as_str().unwrap().to_string()
+}
+
+fn without_pairing_every_api_path_is_refused_and_a_link_pairs_one_browser(p: Project) {
+    p.ok(&["leader", "add-task", "Write the parser"]);
+    let served = serve(&p, "lead");
+    let mut browser = Browser::new(&served);
+    for path in [
+        "/api/operation/task_status",
+        "/api/operation/task_merge",
+        "/api/command/project_info",
+        "/api/nothing",
+    ] {
+        let answer = browser.post(path, &json!({}));
+        assert_eq!(answer.status, 401, "{path}: {answer:?}");
+        assert_eq!(answer.json()["kind"], "not_paired", "{answer:?}");
+        assert!(answer.body.contains("baton serve pair"), "{answer:?}");
+    }
+    let feed = request(&served.host, "GET", "/api/feed", &[], "");
+    assert_eq!(feed.status, 401, "{feed:?}");
+    // The page itself is served to anyone: it says how to pair.
+    let page = request(&served.host, "GET", "/", &[], "");
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(page.body.contains("<title>Baton</title>"));
+
+    let paired = browser.open_link(&served.link);
+    assert_eq!(paired.status, 303, "{paired:?}");
+    assert_eq!(paired.header("location").as_deref(), Some("/"));
+    let cookie = paired.header("set-cookie").unwrap();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(attribute), "{cookie}");
+    }
+    let status = browser.operation("task_status", json!({}));
+    assert_eq!(status.status, 200, "{status:?}");
+    assert_eq!(status.json()["tasks"][0]["description"], "Write the parser");
+    let info = browser.post("/api/command/project_info", &json!({}));
+    assert_eq!(info.status, 200, "{info:?}");
+    assert_eq!(info.json()["path"], p.path().display().to_string());
+    let whoami = browser.post("/api/command/whoami", &json!({}));
+    assert_eq!(whoami.json()["scope"], "lead", "{whoami:?}");
+    // The link pairs one browser only.
+    let mut other = Browser::new(&served);
+    let again = other.open_link(&served.link);
+    assert_eq!(again.status, 403, "{again:?}");
+    assert_eq!(again.json()["kind"], "pairing_refused");
+    assert!(other.cookie.is_none());
+    // Bad input through a paired browser: an unknown operation, a body that is not JSON.
+    assert_eq!(browser.operation("no_such_op", json!({})).status, 404);
+    let mut headers = vec![
+        ("Origin", browser.origin.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let cookie = browser.cookie.clone().unwrap();
+    headers.push(("Cookie", &cookie));
+    let broken = request(
+        &served.host,
+        "POST",
+        "/api/operation/task_status",
+        &headers,
+        "{",
+    );
+    assert_eq!(broken.status, 400, "{broken:?}");
+    // Paths a device names stay inside the project.
+    let outside = browser.operation(
+        "signal_write",
+        json!({"path": "/tmp/baton-serve-outside", "force": true}),
+    );
+    assert_ne!(outside.status, 200, "{outside:?}");
+    assert!(!std::path::Path::new("/tmp/baton-serve-outside").exists());
+}
+
+fn foreign_hosts_origins_and_guessed_codes_are_refused(p: Project) {
+    let served = serve(&p, "lead");
+    let mut browser = Browser::new(&served);
+    assert_eq!(browser.open_link(&served.link).status, 303);
+    let cookie = browser.cookie.clone().unwrap();
+    let body = "{}";
+    let path = "/api/operation/task_status";
+    // DNS rebinding: a page whose name points at this machine sends its own Host.
+    let rebound = request(
+        &served.host,
+        "POST",
+        path,
+        &[
+            ("Host", "evil.example"),
+            ("Origin", "http://evil.example"),
+            ("Content-Type", "application/json"),
+            ("Cookie", &cookie),
+        ],
+        body,
+    );
+    assert_eq!(rebound.status, 421, "{rebound:?}");
+    // Another site's page, with the cookie (were a browser to send it).
+    let foreign = request(
+        &served.host,
+        "POST",
+        path,
+        &[
+            ("Origin", "http://evil.example"),
+            ("Content-Type", "application/json"),
+            ("Cookie", &cookie),
+        ],
+        body,
+    );
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+    // A write without an Origin, and a form's body.
+    let no_origin = request(
+        &served.host,
+        "POST",
+        path,
+        &[("Content-Type", "application/json"), ("Cookie", &cookie)],
+        body,
+    );
+    assert_eq!(no_origin.status, 403, "{no_origin:?}");
+    let origin = browser.origin.clone();
+    let form = request(
+        &served.host,
+        "POST",
+        path,
+        &[
+            ("Origin", origin.as_str()),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Cookie", &cookie),
+        ],
+        "a=b",
+    );
+    assert_eq!(form.status, 415, "{form:?}");
+    // Guessing codes: a few wrong ones, then pairing pauses, a right one included.
+    let link = pair_another(&p, "lead");
+    let mut guesser = Browser::new(&served);
+    for guess in 0..baton_serve::PAIRING_FAILURES_PER_MINUTE {
+        let wrong = guesser.open_link(&format!("/pair/GUESS{guess:05}"));
+        assert_eq!(wrong.status, 403, "{wrong:?}");
+    }
+    let paused = guesser.open_link(&link);
+    assert_eq!(paused.status, 429, "{paused:?}");
+    assert_eq!(paused.json()["kind"], "too_many_attempts");
+    assert!(paused.header("retry-after").is_some(), "{paused:?}");
+    assert!(guesser.cookie.is_none());
+    // The server still answers the paired browser.
+    assert_eq!(browser.operation("task_status", json!({})).status, 200);
+}
+
+fn a_responder_answers_an_agent_but_the_server_refuses_it_a_merge_and_a_team_start(p: Project) {
+    p.ok(&["leader", "add-task", "Write the parser", "--id", "t1"]);
+    let served = serve(&p, "none");
+    let mut phone = Browser::new(&served);
+    assert_eq!(phone.open_link(&pair_another(&p, "responder")).status, 303);
+    assert_eq!(
+        phone.post("/api/command/whoami", &json!({})).json()["scope"],
+        "responder"
+    );
+    for (name, body) in [
+        ("task_merge", json!({"task": "t1"})),
+        ("team_up", json!({})),
+        ("task_add", json!({"description": "From the phone"})),
+        ("task_edit", json!({"task": "t1", "description": "Changed"})),
+        ("team_stop", json!({})),
+    ] {
+        let refused = phone.operation(name, body);
+        assert_eq!(refused.status, 403, "{name}: {refused:?}");
+        assert_eq!(refused.json()["kind"], "not_allowed", "{refused:?}");
+    }
+    let board = p.json(&["leader", "status"]);
+    assert_eq!(board["tasks"].as_array().unwrap().len(), 1, "{board}");
+    assert_eq!(board["tasks"][0]["description"], "Write the parser");
+    // An agent asks; the phone reads the inbox and answers; the agent's ask returns it.
+    let ask = p.ask_as("cc1", "Which JSON library?", &["serde_json", "simd-json"]);
+    let inbox = phone
+        .operation("inbox_read", json!({"wait": true, "timeout_seconds": 60}))
+        .json();
+    let question = &inbox["questions"][0];
+    assert_eq!(question["agent"], "cc1", "{inbox}");
+    let answered = phone.operation(
+        "answer_question",
+        json!({"id": question["id"], "answer": "2"}),
+    );
+    assert_eq!(answered.status, 200, "{answered:?}");
+    let (code, out, err) = ask.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.trim(), "simd-json");
+}
+
+fn a_revoked_device_is_refused_at_once_and_its_feed_ends(p: Project) {
+    let served = serve(&p, "lead");
+    let mut browser = Browser::new(&served);
+    assert_eq!(browser.open_link(&served.link).status, 303);
+    let cookie = browser.cookie.clone().unwrap();
+    // The feed, read as a page reads it.
+    let port: u16 = served.host.rsplit(':').next().unwrap().parse().unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "GET /api/feed HTTP/1.1\r\nHost: {}\r\nCookie: {cookie}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n",
+        served.host
+    )
+    .unwrap();
+    let mut feed = BufReader::new(stream);
+    let mut line = String::new();
+    let read_until = |feed: &mut BufReader<TcpStream>, line: &mut String, text: &str| -> bool {
+        loop {
+            line.clear();
+            match feed.read_line(line) {
+                Ok(0) | Err(_) => return false,
+                Ok(_) if line.contains(text) => return true,
+                Ok(_) => {}
+            }
+        }
+    };
+    assert!(
+        read_until(&mut feed, &mut line, ": connected"),
+        "the feed opened"
+    );
+    p.ok(&["leader", "add-task", "Pushed to the page"]);
+    assert!(
+        read_until(&mut feed, &mut line, "Pushed to the page"),
+        "the change reached the page"
+    );
+    assert!(line.starts_with("data: "), "{line}");
+    let devices = p.json(&["serve", "devices"]);
+    assert_eq!(devices[0]["id"], "d-1", "{devices}");
+    assert_eq!(devices[0]["name"], "Test phone", "{devices}");
+    assert!(
+        !devices
+            .to_string()
+            .contains(cookie.split('=').nth(1).unwrap())
+    );
+    p.ok(&["serve", "revoke", "d-1"]);
+    let refused = browser.operation("task_status", json!({}));
+    assert_eq!(refused.status, 401, "{refused:?}");
+    assert!(
+        read_until(&mut feed, &mut line, "event: revoked"),
+        "the open feed was told"
+    );
+    // And ends: the last chunk, then the connection closes.
+    let mut rest = String::new();
+    feed.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("0\r\n\r\n"), "{rest:?}");
+    // Unknown devices and bad ids.
+    assert!(
+        p.fails(&["serve", "revoke", "d-1"], 1)
+            .contains("no paired device")
+    );
+    // SIGTERM ends the server, which says so by removing its address; pairing then says none
+    // runs.
+    served.process.signal("TERM");
+    let (code, _, err) = served.process.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!p.coordination().join("serve/server.json").exists());
+    assert!(
+        p.fails(&["serve", "pair"], 1)
+            .contains("no `baton serve` runs")
+    );
+}

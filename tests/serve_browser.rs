@@ -1,0 +1,162 @@
+//! The served UI in a real, phone-sized Chromium driven through Playwright (`tests/clients/
+//! served_ui.mjs`), on both stores: unpaired, the page says how to pair; the pairing link gives
+//! it an HttpOnly cookie and the board; a task a CLI adds shows without a reload; an agent's
+//! question is answered with a tap and the agent's `ask` returns the answer; a responder's page
+//! calling a merge itself is refused by the server; a revoked device's page falls back to the
+//! pairing screen.
+
+use baton_test_support as support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+use support::Project;
+
+support::on_both_stores!(a_phone_pairs_follows_the_team_and_answers_an_agent);
+
+/// The Playwright driver, one command at a time.
+struct Phone {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Phone {
+    fn start(base: &str) -> Phone {
+        let playwright = support::cached_tool("node/node_modules/playwright-core");
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/served_ui.mjs");
+        let mut child = Command::new("node")
+            .arg(script)
+            .arg(playwright)
+            .arg(base)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        Phone {
+            child,
+            input,
+            output,
+        }
+    }
+
+    fn run(&mut self, command: Value) -> Value {
+        writeln!(self.input, "{command}").unwrap();
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        assert_eq!(answer["ok"], true, "{command}: {answer}");
+        answer
+    }
+}
+
+impl Drop for Phone {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
+    p.ok(&["leader", "add-task", "Write the parser", "--id", "t1"]);
+    let mut serving = p.spawn(&["serve", "--listen", "127.0.0.1:0", "--pair", "none"]);
+    let line = serving.wait_stdout("serving this project's UI at");
+    let base = line
+        .split(" at ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    let mut phone = Phone::start(&base);
+    let shots = support::artifacts_dir().join("serve-e2e");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = |phone: &mut Phone, name: &str| {
+        let path = shots.join(format!("{name}-{}.png", p.store_name()));
+        phone.run(json!({"do": "screenshot", "path": path}));
+    };
+
+    // Not paired: the page says how.
+    let opened = phone.run(json!({"do": "open", "path": "/"}));
+    assert_eq!(opened["unpaired"], true, "{opened}");
+    shot(&mut phone, "unpaired");
+
+    // Paired as lead through its link: a cookie the page's scripts cannot read, and the board.
+    let link = p.json(&["serve", "pair", "--as", "lead"])["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = &link[link.find("/pair/").unwrap()..];
+    let paired = phone.run(json!({"do": "open", "path": path}));
+    assert_eq!(paired["unpaired"], false, "{paired}");
+    assert!(paired["url"].as_str().unwrap().ends_with('/'), "{paired}");
+    let cookies = phone.run(json!({"do": "cookies"}));
+    assert_eq!(cookies["cookies"][0]["httpOnly"], true, "{cookies}");
+    assert_eq!(cookies["cookies"][0]["sameSite"], "Strict", "{cookies}");
+    phone.run(json!({"do": "waitCard", "text": "Write the parser"}));
+    shot(&mut phone, "board");
+
+    // The team working, live: a task a CLI adds shows without a reload.
+    p.ok(&["leader", "add-task", "Added from a terminal"]);
+    let shown = phone.run(json!({"do": "waitCard", "text": "Added from a terminal"}));
+    eprintln!("a CLI's task on the phone's board after {} ms", shown["ms"]);
+
+    // An agent asks; the phone answers with a tap; the agent's ask returns the answer.
+    let ask = p.ask_as("cc1", "Which JSON library?", &["serde_json", "simd-json"]);
+    phone.run(json!({"do": "view", "name": "inbox"}));
+    phone.run(json!({"do": "answer", "id": "q-1", "choice": "simd-json"}));
+    let (code, out, err) = ask.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.trim(), "simd-json");
+    shot(&mut phone, "inbox");
+
+    // Revoked: the open page falls back to the pairing screen.
+    p.ok(&["serve", "revoke", "d-1"]);
+    let fell_back = phone.run(json!({"do": "waitUnpaired"}));
+    eprintln!(
+        "a revoked phone's page showed the pairing screen after {} ms",
+        fell_back["ms"]
+    );
+
+    // A responder's page calling a merge and a team start itself: the server refuses.
+    let link = p.json(&["serve", "pair", "--as", "responder"])["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = &link[link.find("/pair/").unwrap()..];
+    assert_eq!(
+        phone.run(json!({"do": "open", "path": path}))["unpaired"],
+        false
+    );
+    for (name, body) in [
+        ("task_merge", json!({"task": "t1"})),
+        ("team_up", json!({})),
+    ] {
+        let called = phone
+            .run(json!({"do": "fetch", "path": format!("/api/operation/{name}"), "body": body}));
+        assert_eq!(called["status"], 403, "{name}: {called}");
+        assert_eq!(called["body"]["kind"], "not_allowed", "{called}");
+    }
+    let listed = phone.run(json!({"do": "errors"}));
+    let errors: Vec<&str> = listed["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        // The refusals above, and the 401 that told the page it was revoked, are expected.
+        .filter(|e| !e.contains("403") && !e.contains("401"))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the page's console: {errors:?}; {listed}"
+    );
+    drop(phone);
+    serving.signal("TERM");
+    let (code, _, err) = serving.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
