@@ -37,23 +37,10 @@ fn serve(p: &Project, pair_as: &str) -> Served {
         "<!doctype html><title>Baton</title>",
     )
     .unwrap();
-    let mut process = p.spawn(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--pair",
-        pair_as,
-        "--ui-dir",
-        ui.path().to_str().unwrap(),
-    ]);
-    let line = process.wait_stdout("serving this project's UI at");
-    let url = line
-        .split(" at ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap();
+    let (mut process, url) = support::served::serve(
+        p,
+        &["--pair", pair_as, "--ui-dir", ui.path().to_str().unwrap()],
+    );
     let host = url.strip_prefix("http://").unwrap().to_string();
     let link = if pair_as == "none" {
         String::new()
@@ -134,7 +121,7 @@ impl<'a> Browser<'a> {
 
     /// Opens a pairing link; keeps the cookie it sets.
     fn open_link(&mut self, link: &str) -> Answer {
-        let path = &link[link.find("/pair/").unwrap()..];
+        let path = support::served::pairing_path(link);
         let answer = request(self.host, "GET", path, &[("User-Agent", "Test phone")], "");
         if let Some(cookie) = answer.header("set-cookie") {
             self.cookie = Some(cookie.split(';').next().unwrap().to_string());
@@ -415,4 +402,74 @@ fn a_revoked_device_is_refused_at_once_and_its_feed_ends(p: Project) {
         p.fails(&["serve", "pair"], 1)
             .contains("no `baton serve` runs")
     );
+}
+
+/// With a certificate, `baton serve` speaks HTTPS only: a client that trusts the certificate's
+/// CA pairs (its cookie `Secure`, sent over TLS only) and calls the API; plain HTTP on the same
+/// port gets no answer; a key that does not fit is refused before anything listens.
+#[test]
+fn over_tls_the_device_cookie_is_secure_and_plain_http_gets_nothing() {
+    let p = Project::init();
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = support::pg::localhost_certificates(certs.path());
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let (mut serving, url) = support::served::serve(&p, &["--tls-cert", cert, "--tls-key", key]);
+    assert!(url.starts_with("https://localhost:"), "{url}");
+    let link = serving.wait_stdout("/pair/").trim().to_string();
+    assert!(link.starts_with("https://"), "{link}");
+    let curl = |args: &[&str]| {
+        let out = std::process::Command::new("curl")
+            .args(["-s", "--max-time", "20", "--cacert", ca.to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let paired = curl(&["-i", &link]);
+    assert!(paired.starts_with("HTTP/1.1 303"), "{paired}");
+    let cookie = paired
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("set-cookie: ")
+                .or_else(|| l.strip_prefix("Set-Cookie: "))
+        })
+        .unwrap_or_else(|| panic!("no cookie: {paired}"))
+        .to_string();
+    assert!(cookie.contains("; Secure"), "{cookie}");
+    let token = cookie.split(';').next().unwrap();
+    let status = curl(&[
+        "-X",
+        "POST",
+        "-H",
+        &format!("Origin: {url}"),
+        "-H",
+        "Content-Type: application/json",
+        "-H",
+        &format!("Cookie: {token}"),
+        "-d",
+        "{}",
+        &format!("{url}/api/operation/task_status"),
+    ]);
+    assert!(status.contains("\"tasks\""), "{status}");
+    // Plain HTTP to the TLS port: no HTTP answer.
+    let plain = curl(&["-i", &url.replace("https://", "http://")]);
+    assert!(!plain.contains("HTTP/1.1 200"), "{plain}");
+    serving.signal("TERM");
+    assert_eq!(serving.finish().0, Some(0));
+    // A key that is not the certificate's: refused at start, saying so.
+    let other = tempfile::tempdir().unwrap();
+    let (_, _, other_key) = support::pg::localhost_certificates(other.path());
+    let err = p.fails(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert,
+            "--tls-key",
+            other_key.to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(err.contains("do not make a pair"), "{err}");
 }

@@ -7,72 +7,15 @@
 
 use baton_test_support as support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-
 use serde_json::{Value, json};
 use support::Project;
+use support::served::{Phone, pairing_path, serve};
 
 support::on_both_stores!(a_phone_pairs_follows_the_team_and_answers_an_agent);
 
-/// The Playwright driver, one command at a time.
-struct Phone {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl Phone {
-    fn start(base: &str) -> Phone {
-        let playwright = support::cached_tool("node/node_modules/playwright-core");
-        let script =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/served_ui.mjs");
-        let mut child = Command::new("node")
-            .arg(script)
-            .arg(playwright)
-            .arg(base)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
-        Phone {
-            child,
-            input,
-            output,
-        }
-    }
-
-    fn run(&mut self, command: Value) -> Value {
-        writeln!(self.input, "{command}").unwrap();
-        let mut line = String::new();
-        self.output.read_line(&mut line).unwrap();
-        let answer: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
-        assert_eq!(answer["ok"], true, "{command}: {answer}");
-        answer
-    }
-}
-
-impl Drop for Phone {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     p.ok(&["leader", "add-task", "Write the parser", "--id", "t1"]);
-    let mut serving = p.spawn(&["serve", "--listen", "127.0.0.1:0", "--pair", "none"]);
-    let line = serving.wait_stdout("serving this project's UI at");
-    let base = line
-        .split(" at ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_string();
+    let (serving, base) = serve(&p, &["--pair", "none"]);
     let mut phone = Phone::start(&base);
     let shots = support::artifacts_dir().join("serve-e2e");
     std::fs::create_dir_all(&shots).unwrap();
@@ -91,15 +34,48 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
         .as_str()
         .unwrap()
         .to_string();
-    let path = &link[link.find("/pair/").unwrap()..];
+    let path = pairing_path(&link);
     let paired = phone.run(json!({"do": "open", "path": path}));
     assert_eq!(paired["unpaired"], false, "{paired}");
     assert!(paired["url"].as_str().unwrap().ends_with('/'), "{paired}");
     let cookies = phone.run(json!({"do": "cookies"}));
     assert_eq!(cookies["cookies"][0]["httpOnly"], true, "{cookies}");
     assert_eq!(cookies["cookies"][0]["sameSite"], "Strict", "{cookies}");
+    // A phone opens on the Inbox; the board is a tap away.
+    phone.run(json!({"do": "waitCard", "text": "Questions and approvals"}));
+    phone.run(json!({"do": "view", "name": "board"}));
     phone.run(json!({"do": "waitCard", "text": "Write the parser"}));
     shot(&mut phone, "board");
+
+    // Every view, at phone and desk sizes, light and dark: nothing wider than the screen on a
+    // phone, no serious accessibility violation (axe), a screenshot of each.
+    for (size, width, height) in [("phone", 390, 844), ("desk", 1280, 800)] {
+        phone.run(json!({"do": "viewport", "width": width, "height": height}));
+        for view in ["inbox", "team", "board", "agents", "review", "graph"] {
+            phone.run(json!({"do": "view", "name": view}));
+            for dark in [false, true] {
+                phone.run(json!({"do": "theme", "dark": dark}));
+                let theme = if dark { "dark" } else { "light" };
+                let axe = phone.run(json!({"do": "axe"}));
+                assert_eq!(
+                    axe["violations"],
+                    json!([]),
+                    "{view} at {size} size, {theme}: {axe}"
+                );
+                if size == "phone" {
+                    let widths = phone.run(json!({"do": "scrollWidth"}));
+                    assert!(
+                        widths["scroll"].as_u64() <= widths["client"].as_u64(),
+                        "{view} scrolls sideways on a phone ({theme}): {widths}"
+                    );
+                }
+                shot(&mut phone, &format!("{view}-{size}-{theme}"));
+            }
+        }
+    }
+    phone.run(json!({"do": "theme", "dark": false}));
+    phone.run(json!({"do": "viewport", "width": 390, "height": 844}));
+    phone.run(json!({"do": "view", "name": "board"}));
 
     // The team working, live: a task a CLI adds shows without a reload.
     p.ok(&["leader", "add-task", "Added from a terminal"]);
@@ -113,7 +89,14 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     let (code, out, err) = ask.finish();
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out.trim(), "simd-json");
-    shot(&mut phone, "inbox");
+    shot(&mut phone, "inbox-answered");
+    // The open page showed the question as a notification.
+    let notices = phone.run(json!({"do": "notices"}));
+    assert_eq!(
+        notices["notices"],
+        json!([{"title": "cc1 asks", "body": "Which JSON library?"}]),
+        "{notices}"
+    );
 
     // Revoked: the open page falls back to the pairing screen.
     p.ok(&["serve", "revoke", "d-1"]);
@@ -128,7 +111,7 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
         .as_str()
         .unwrap()
         .to_string();
-    let path = &link[link.find("/pair/").unwrap()..];
+    let path = pairing_path(&link);
     assert_eq!(
         phone.run(json!({"do": "open", "path": path}))["unpaired"],
         false

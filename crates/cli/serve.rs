@@ -26,6 +26,12 @@ pub struct ServeArgs {
     /// The UI's build (default: the installed one, or ui/dist of the source tree).
     #[arg(long, value_name = "DIR")]
     pub ui_dir: Option<PathBuf>,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM); needs --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Print a pairing link for one browser as this scope when the server starts (`none`:
     /// print none; `baton serve pair` makes one later).
     #[arg(long = "pair", value_name = "SCOPE", default_value = "lead", value_parser = ["lead", "responder", "none"])]
@@ -117,11 +123,20 @@ fn pair(devices: &Devices, scope: Scope, url: &str, json: bool) -> Result<u8, Er
 }
 
 fn run(project: &OpenProject, args: ServeArgs, devices: Devices, json: bool) -> Result<u8, Error> {
+    let tls = match (args.tls_cert, args.tls_key) {
+        (Some(certificate), Some(key)) => Some(baton_serve::Tls { certificate, key }),
+        _ => None,
+    };
     if !args.listen.ip().is_loopback() {
+        let how = if tls.is_some() {
+            "over TLS"
+        } else {
+            "but the traffic is plain HTTP: give --tls-cert and --tls-key, or reach it through \
+             a tunnel or a reverse proxy with TLS (the guide's \"Away from the desk\")"
+        };
         eprintln!(
             "baton serve: warning: listening on {}, beyond this machine. Only paired browsers \
-             are answered, but the traffic is plain HTTP: reach it through a tunnel or a \
-             reverse proxy with TLS (the guide's \"Serving the UI\").",
+             are answered, {how}.",
             args.listen
         );
     }
@@ -133,6 +148,7 @@ fn run(project: &OpenProject, args: ServeArgs, devices: Devices, json: bool) -> 
         listen: args.listen,
         hosts: args.hosts,
         ui_dir: args.ui_dir,
+        tls,
     };
     baton_serve::serve(project.clone(), options, |url| {
         emit(json, &serde_json::json!({"url": url}), || {

@@ -64,6 +64,8 @@ mod tests {
             one::<baton_api::ErrorBody>(),
             one::<baton_core::ErrorKind>(),
             one::<crate::recent::RecentProject>(),
+            one::<crate::serving::ServeState>(),
+            one::<crate::serving::Pairing>(),
         ];
         all.extend(own);
         all

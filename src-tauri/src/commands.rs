@@ -186,7 +186,9 @@ pub async fn handoff_graph(
 }
 
 /// The views the window has.
-pub const VIEWS: [&str; 6] = ["board", "graph", "agents", "team", "inbox", "review"];
+pub const VIEWS: [&str; 7] = [
+    "board", "graph", "agents", "team", "inbox", "review", "browser",
+];
 
 /// The view the window opens on: `BATON_DESKTOP_VIEW` (one of [`VIEWS`]), if set.
 #[tauri::command]

@@ -9,6 +9,7 @@ mod browser_session;
 mod commands;
 mod notices;
 mod recent;
+mod serving;
 mod session;
 mod team_watch;
 mod tray;
@@ -38,6 +39,7 @@ fn main() {
         .plugin(tauri_plugin_dialog::init())
         .manage(started)
         .manage(browser_session::BrowserSessions::default())
+        .manage(serving::Serving::default())
         .manage(session::Session::new(vec![
             std::sync::Arc::new(tray::TrayFollower),
             std::sync::Arc::new(notices::Notifier),
@@ -103,6 +105,10 @@ fn main() {
             commands::browser_navigate,
             commands::browser_reload,
             commands::browser_screenshot,
+            serving::serve_status,
+            serving::serve_start,
+            serving::serve_stop,
+            serving::serve_pair,
         ])
         .run(tauri::generate_context!())
         .expect("the desktop app failed to start");

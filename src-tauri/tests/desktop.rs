@@ -325,6 +325,8 @@ fn a_manual_browser_session_writes_the_signal_when_finished_or_when_its_window_c
     p.op("signal_write", json!({"name": "ui-test-done"}));
     let (session, _driver, _xvfb) = launch(&p);
 
+    // The manual session has a view of its own.
+    session.click(&session.find("[data-testid=view-browser]"));
     let field = session.find("[data-testid=session-url]");
     session.execute("document.querySelector('[data-testid=session-url]').select()");
     session.type_text(&field, &url);
@@ -791,10 +793,13 @@ fn filters_narrow_a_thousand_task_board_are_kept_and_every_view_passes_axe_in_li
             json!(theme == "dark"),
             "the app follows the desktop's theme"
         );
-        for view in ["board", "graph", "agents", "team", "inbox", "review"] {
+        for view in [
+            "board", "graph", "agents", "team", "inbox", "review", "browser",
+        ] {
             session.click(&session.find(&format!("[data-testid=view-{view}]")));
             let shown = match view {
                 "board" => "[data-testid=board]",
+                "browser" => "[data-testid=browser-session]",
                 "graph" => "[data-testid=handoff-graph]",
                 "team" => "[data-testid=team-start]",
                 "inbox" => "[data-testid=inbox-view]",
@@ -1691,4 +1696,66 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
         check_view(&dark, &format!("{view}-filled"), "dark");
     }
     dark.close();
+}
+
+/// One HTTP GET to 127.0.0.1:`port` (`Host: localhost:PORT`): its status line, or `None`
+/// when nothing listens.
+fn http_status(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.lines().next().map(str::to_string)
+}
+
+#[test]
+fn the_desktop_serves_the_project_pairs_a_phone_and_stops_serving() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::init();
+    let (session, _driver, _xvfb) = launch(&p);
+    session.click(&session.find("[data-testid=view-team]"));
+    let port = support::free_port();
+    session.execute("document.querySelector('[data-testid=serve-listen]').select()");
+    session.type_text(
+        &session.find("[data-testid=serve-listen]"),
+        &format!("127.0.0.1:{port}"),
+    );
+    session.click(&session.find("[data-testid=serve-start]"));
+    session.wait_for("the served address", |s| {
+        s.find_now("[data-testid=serve-url]").is_some_and(|_| {
+            s.text("[data-testid=serve-url]") == format!("http://localhost:{port}")
+        })
+    });
+    // The page is served, and the API refuses a browser not paired.
+    assert_eq!(http_status(port, "/").as_deref(), Some("HTTP/1.1 200 OK"));
+    assert!(
+        http_status(port, "/api/feed").is_some_and(|s| s.starts_with("HTTP/1.1 401")),
+        "an unpaired request answered"
+    );
+    session.click(&session.find("[data-testid=serve-pair-responder]"));
+    session.wait_for("the pairing link", |s| {
+        s.find_now("[data-testid=serve-link]")
+            .is_some_and(|_| s.text("[data-testid=serve-link]").contains("/pair/"))
+    });
+    let link = session.text("[data-testid=serve-link]");
+    let path = &link[link.find("/pair/").unwrap()..];
+    check_view(&session, "serve-panel", "light");
+    assert_eq!(
+        http_status(port, path).as_deref(),
+        Some("HTTP/1.1 303 See Other"),
+        "the link pairs a phone"
+    );
+    session.click(&session.find("[data-testid=serve-stop]"));
+    session.wait_for("serving stopped", |s| {
+        s.find_now("[data-testid=serve-start]").is_some()
+    });
+    support::eventually("the server to be gone", || http_status(port, "/").is_none());
+    assert!(!p.coordination().join("serve/server.json").exists());
+    session.close();
 }

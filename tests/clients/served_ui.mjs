@@ -3,11 +3,11 @@
 // each with one JSON line on stdout, so the Rust test drives it step by step between its own
 // steps (an agent asking, a CLI adding a task, a device revoked).
 //
-// Usage: node served_ui.mjs PLAYWRIGHT_CORE_DIR BASE_URL
+// Usage: node served_ui.mjs PLAYWRIGHT_CORE_DIR BASE_URL AXE_JS
 import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 
-const [playwrightDir, base] = process.argv.slice(2);
+const [playwrightDir, base, axePath] = process.argv.slice(2);
 const require = createRequire(import.meta.url);
 const { chromium } = require(playwrightDir);
 
@@ -15,7 +15,23 @@ const browser = await chromium.launch({
   executablePath: process.env.BATON_CHROMIUM || "/usr/bin/chromium",
   args: process.getuid && process.getuid() === 0 ? ["--no-sandbox"] : [],
 });
-const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+// bypassCSP: the server's Content-Security-Policy refuses inline scripts, which is how axe is put
+// into the page for the check; the app itself runs under it.
+const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, bypassCSP: true });
+// The notifications the page shows, recorded (a headless browser shows none): the lead has
+// allowed them.
+await context.addInitScript(() => {
+  window.__notices = [];
+  window.Notification = class {
+    static permission = "granted";
+    static requestPermission() {
+      return Promise.resolve("granted");
+    }
+    constructor(title, options) {
+      window.__notices.push({ title, body: options?.body ?? "" });
+    }
+  };
+});
 const page = await context.newPage();
 const consoleErrors = [];
 page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
@@ -71,6 +87,57 @@ const commands = {
   async screenshot({ path }) {
     await page.screenshot({ path, fullPage: true });
     return {};
+  },
+  async theme({ dark }) {
+    await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
+    return {};
+  },
+  async viewport({ width, height }) {
+    await page.setViewportSize({ width, height });
+    return {};
+  },
+  // axe-core's serious and critical violations on the page as it is.
+  async axe() {
+    if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: axePath });
+    const found = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations);
+    return {
+      violations: found
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) })),
+    };
+  },
+  // Watches for `text` to show on the page (answering once the watch is in place); `seen`
+  // then gives the wall clock (ms since the epoch) at the first frame that drew it, for a
+  // benchmark that notes the clock between the two.
+  async arm({ text }) {
+    await page.evaluate((text) => {
+      window.__seen = new Promise((resolve) => {
+        const check = () => {
+          if (!document.body.innerText.includes(text)) return false;
+          requestAnimationFrame(() => resolve(Date.now()));
+          return true;
+        };
+        if (check()) return;
+        const observer = new MutationObserver(() => check() && observer.disconnect());
+        observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+      });
+    }, text);
+    return {};
+  },
+  async seen() {
+    return { at: await page.evaluate(() => window.__seen) };
+  },
+  // Opens `count` more pages of the app (each with its feed), for an idle server's figures.
+  async openPages({ count }) {
+    for (let i = 0; i < count; i++) {
+      const other = await context.newPage();
+      await other.goto(base + "/");
+      await other.getByTestId("goal").waitFor({ timeout: TIMEOUT });
+    }
+    return { pages: context.pages().length };
+  },
+  async notices() {
+    return { notices: await page.evaluate(() => window.__notices) };
   },
   async errors() {
     return { errors: consoleErrors, failed };

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
-import { agentStateText, lastHeard, leftText, withoutTime } from "./agents";
+import { lastHeard, leftText, withoutTime } from "./agents";
+import { StateBadge } from "./StateBadge";
 import type { AgentRow } from "./bindings/AgentRow";
 import type { Team } from "./bindings/Team";
 
@@ -138,8 +139,8 @@ function Row({ agent, at, onLog, onShowTask, onReset }: RowProps) {
     <tr data-testid={`agent-${agent.name}`} data-state={agent.state}>
       <th scope="row">{agent.name}</th>
       <td>
-        <span className={`state state-${agent.state}`} data-testid="agent-state">
-          {agentStateText(agent.state)}
+        <span data-testid="agent-state">
+          <StateBadge agent={agent.state} />
         </span>
       </td>
       <td data-testid="agent-task">{task ? `${task.id}: ${task.description}` : "—"}</td>

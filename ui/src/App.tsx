@@ -1,5 +1,8 @@
 import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
-import { api, errorKind, errorMessage, onChange, onOpenView, served, type ProjectInfo, type View } from "./api";
+import { api, errorKind, errorMessage, onChange, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
+import { notify } from "./notify";
+import { Nav, type Waiting } from "./Nav";
+import { ServePanel } from "./ServePanel";
 import { Board } from "./Board";
 import { NewTaskForm } from "./NewTaskForm";
 import { BrowserSession } from "./BrowserSession";
@@ -23,13 +26,18 @@ export function App() {
   const [selected, setSelected] = useState<string | null>(null);
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
-  const [view, setView] = useState<View>("board");
+  // A phone opens on the Inbox (what waits for the lead); a desk on the board.
+  const [view, setView] = useState<View>(() => (window.matchMedia?.("(max-width: 700px)").matches ? "inbox" : "board"));
   // Served to a browser that is not paired (or was revoked): say how to pair.
   const [unpaired, setUnpaired] = useState<string | null>(null);
-  // The tray's questions line opens the Inbox.
+  // The tray's questions line opens the Inbox; its "Start manual session", the Browser view.
   useEffect(() => {
     const unlisten = onOpenView(setView);
-    return () => void unlisten.then((stop) => stop());
+    const unlistenStart = onStartSession(() => setView("browser"));
+    return () => {
+      void unlisten.then((stop) => stop());
+      void unlistenStart.then((stop) => stop());
+    };
   }, []);
   const [filter, setFilterState] = useState<BoardFilter>(NO_FILTER);
   // The filter is kept per project, so a restart shows the board as it was left.
@@ -46,12 +54,23 @@ export function App() {
   );
   const shownTasks = useMemo(() => (report ? filterTasks(report.tasks, filter) : []), [report, filter]);
 
+  const [questions, setQuestions] = useState(0);
   const refresh = useCallback(() => {
     api.status().then((r) => {
       setReport(r);
       setVersion((v) => v + 1);
     }, (e: unknown) => setError(errorMessage(e)));
+    // What waits for the lead, for the Inbox's count.
+    api.openQuestions().then(setQuestions, () => setQuestions(0));
   }, []);
+  const waiting: Waiting = useMemo(
+    () => ({
+      questions,
+      failed: report?.counts.failed ?? 0,
+      reviews: report?.tasks.filter((t) => t.status === "done" && (t.result?.branch?.commits.length ?? 0) > 0).length ?? 0,
+    }),
+    [questions, report],
+  );
   const showError = useCallback((message: string) => setError(message), []);
 
   useEffect(() => {
@@ -82,7 +101,8 @@ export function App() {
     if (!project) return;
     // Changes from any process (a worker's CLI, an MCP server) arrive as events.
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const unlisten = onChange(() => {
+    const unlisten = onChange((change) => {
+      notify(change);
       clearTimeout(timer);
       timer = setTimeout(refresh, 15);
     });
@@ -104,116 +124,115 @@ export function App() {
       </main>
     );
   if (!project) return served ? <main aria-busy="true" /> : <OpenProject onOpen={(info) => { setProject(info); refresh(); }} />;
+  const views: readonly View[] = served ? SERVED_VIEWS : ALL_VIEWS;
   return (
-    <main>
-      <header>
-        <h1>Baton</h1>
-        <span className="goal" data-testid="goal">{report?.goal ?? project.goal ?? ""}</span>
-        <span className="path">{project.path}</span>
-        {project.store && (
-          <span className="store" data-testid="store" title="Tasks, signals and handoffs are shared through the database; browsers and the manual session are this machine's.">
-            Kept in {project.store} · browsers on this machine
-          </span>
+    <div className="app">
+      <Nav view={view} waiting={waiting} views={views} onView={setView} />
+      <main>
+        <header className="project">
+          <h1 className="visually-hidden">Baton</h1>
+          <span className="goal" data-testid="goal">{report?.goal ?? project.goal ?? ""}</span>
+          <span className="path">{project.path}</span>
+          {project.store && (
+            <span className="store" data-testid="store" title="Tasks, signals and handoffs are shared through the database; browsers and the manual session are this machine's.">
+              Kept in {project.store} · browsers on this machine
+            </span>
+          )}
+          {report && (
+            <span className="counts" data-testid="counts">
+              {report.counts.available} available · {report.counts.claimed} claimed · {report.counts.in_progress} in progress ·{" "}
+              {report.counts.done} done · {report.counts.failed} failed
+              {report.counts.cancelled > 0 && ` · ${report.counts.cancelled} cancelled`}
+            </span>
+          )}
+          {!served && (
+            <button data-testid="switch-project" onClick={() => setProject(null)}>
+              Switch project
+            </button>
+          )}
+        </header>
+        {notice && (
+          <p className="notice" role="status" data-testid="notice">
+            {notice}
+          </p>
         )}
-        {report && (
-          <span className="counts" data-testid="counts">
-            {report.counts.available} available · {report.counts.claimed} claimed · {report.counts.in_progress} in progress ·{" "}
-            {report.counts.done} done · {report.counts.failed} failed
-            {report.counts.cancelled > 0 && ` · ${report.counts.cancelled} cancelled`}
-          </span>
+        {error && (
+          <p className="error" role="alert" data-testid="error">
+            {error} <button onClick={() => setError(null)}>dismiss</button>
+          </p>
         )}
-        {!served && (
-          <button data-testid="switch-project" onClick={() => setProject(null)}>
-            Switch project
-          </button>
+        {/* Always there on the desk, shown in its own view: the tray can start a session from any view. */}
+        {report && !served && (
+          <div hidden={view !== "browser"}>
+            <BrowserSession onError={showError} />
+          </div>
         )}
-        <nav className="views" aria-label="View">
-          <button data-testid="view-board" aria-pressed={view === "board"} onClick={() => setView("board")}>
-            Board
-          </button>
-          <button data-testid="view-graph" aria-pressed={view === "graph"} onClick={() => setView("graph")}>
-            Handoffs
-          </button>
-          <button data-testid="view-agents" aria-pressed={view === "agents"} onClick={() => setView("agents")}>
-            Agents
-          </button>
-          <button data-testid="view-team" aria-pressed={view === "team"} onClick={() => setView("team")}>
-            Team
-          </button>
-          <button data-testid="view-inbox" aria-pressed={view === "inbox"} onClick={() => setView("inbox")}>
-            Inbox
-          </button>
-          <button data-testid="view-review" aria-pressed={view === "review"} onClick={() => setView("review")}>
-            Review
-          </button>
-        </nav>
-        <button
-          data-testid="aggregate"
-          onClick={() =>
-            api.aggregate().then(
-              (a) => setNotice(`Wrote ${a.path}: ${a.done} done, ${a.failed} failed, ${a.unfinished} unfinished`),
-              (e: unknown) => setError(errorMessage(e)),
-            )
-          }
-        >
-          Aggregate to summary.md
-        </button>
-      </header>
-      {notice && (
-        <p className="notice" role="status" data-testid="notice">
-          {notice}
-        </p>
-      )}
-      {error && (
-        <p className="error" role="alert" data-testid="error">
-          {error} <button onClick={() => setError(null)}>dismiss</button>
-        </p>
-      )}
-      {report && !served && <BrowserSession onError={showError} />}
-      {report && view === "graph" && <HandoffGraphView onError={showError} />}
-      {report && view === "agents" && (
-        <AgentsView
-          version={version}
-          onError={setError}
-          onChanged={refresh}
-          onShowTask={(id) => {
-            setSelected(id);
-            setView("board");
-          }}
-        />
-      )}
-      {report && view === "team" && <TeamView version={version} onError={setError} />}
-      {report && view === "inbox" && <InboxView version={version} onError={setError} />}
-      {report && view === "review" && (
-        <Suspense fallback={<p className="loading">Loading the review…</p>}>
-          <ReviewView tasks={report.tasks} version={version} dark={prefersDark()} onError={setError} onChanged={refresh} />
-        </Suspense>
-      )}
-      {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
-      {report && view === "board" && <FilterBar tasks={report.tasks} shown={shownTasks.length} filter={filter} onChange={setFilter} />}
-      {report && view === "board" && (
-        <div className="workspace">
-          <Board
-            report={report}
-            shown={shownTasks}
-            filtered={shownTasks !== report.tasks}
+        {report && view === "graph" && <HandoffGraphView onError={showError} />}
+        {report && view === "agents" && (
+          <AgentsView
+            version={version}
             onError={setError}
             onChanged={refresh}
-            onSelect={setSelected}
-            selected={selected}
+            onShowTask={(id) => {
+              setSelected(id);
+              setView("board");
+            }}
           />
-          <SidePanel
-            selected={report.tasks.find((t) => t.id === selected) ?? null}
-            tasks={report.tasks}
-            version={version}
-            onError={showError}
-            onChanged={refresh}
-          />
-        </div>
-      )}
-    </main>
+        )}
+        {report && view === "team" && <TeamView version={version} onError={setError} />}
+        {report && view === "team" && !served && <ServePanel onError={showError} />}
+        {report && view === "inbox" && <InboxView version={version} onError={setError} />}
+        {report && view === "review" && (
+          <Suspense fallback={<p className="loading">Loading the review…</p>}>
+            <ReviewView tasks={report.tasks} version={version} dark={prefersDark()} onError={setError} onChanged={refresh} />
+          </Suspense>
+        )}
+        {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
+        {report && view === "board" && (
+          <div className="board-tools">
+            <FilterBar tasks={report.tasks} shown={shownTasks.length} filter={filter} onChange={setFilter} />
+            <button
+              data-testid="aggregate"
+              onClick={() =>
+                api.aggregate().then(
+                  (a) => setNotice(`Wrote ${a.path}: ${a.done} done, ${a.failed} failed, ${a.unfinished} unfinished`),
+                  (e: unknown) => setError(errorMessage(e)),
+                )
+              }
+            >
+              Aggregate to summary.md
+            </button>
+          </div>
+        )}
+        {report && view === "board" && (
+          <div className="workspace">
+            <Board
+              report={report}
+              shown={shownTasks}
+              filtered={shownTasks !== report.tasks}
+              onError={setError}
+              onChanged={refresh}
+              onSelect={setSelected}
+              selected={selected}
+            />
+            <SidePanel
+              selected={report.tasks.find((t) => t.id === selected) ?? null}
+              tasks={report.tasks}
+              version={version}
+              onError={showError}
+              onChanged={refresh}
+            />
+          </div>
+        )}
+      </main>
+    </div>
   );
 }
+
+/** The views of the desktop app, and of a served page (no browser controls: they are this
+ *  machine's). */
+const ALL_VIEWS: readonly View[] = ["inbox", "team", "board", "review", "agents", "graph", "browser"];
+const SERVED_VIEWS: readonly View[] = ALL_VIEWS.filter((v) => v !== "browser");
 
 /** Whether the system asks for dark colours (the diff's theme follows it). */
 function prefersDark(): boolean {

@@ -2,6 +2,7 @@ import { useEffect, useState } from "react";
 import { call, errorMessage } from "./api";
 import type { InboxView as Inbox } from "./bindings/InboxView";
 import type { Question } from "./bindings/Question";
+import { askPermission, canOffer } from "./notify";
 import { Skipped } from "./Skipped";
 
 interface Props {
@@ -16,6 +17,7 @@ interface Props {
  *  at once, through the store. */
 export function InboxView({ version, onError }: Props) {
   const [inbox, setInbox] = useState<Inbox | null>(null);
+  const [offer, setOffer] = useState(canOffer);
   useEffect(() => {
     let current = true;
     call("inbox_read", { agent: null, all: false, task: null, wait: false, timeout_seconds: null }).then(
@@ -48,6 +50,17 @@ export function InboxView({ version, onError }: Props) {
             ))}
           </ul>
         </div>
+      )}
+      {offer && (
+        <p className="notify-offer">
+          <button
+            onClick={() => void askPermission().then(() => setOffer(canOffer()))}
+            data-testid="notify-me"
+          >
+            Notify me of new questions
+          </button>{" "}
+          <span className="muted">while this page is open</span>
+        </p>
       )}
       <h2>Questions and approvals ({open.length})</h2>
       {open.length === 0 && <p className="empty">Nothing waits for you.</p>}

@@ -6,6 +6,7 @@ import type { QueueEntry } from "./bindings/QueueEntry";
 import { Transcript } from "./Transcript";
 import { budgetShare, chartPoints, NOT_READ, queueRows, queueStateText, take, usd, type Followed } from "./team";
 import { Skipped } from "./Skipped";
+import { StateBadge } from "./StateBadge";
 
 interface Props {
   /** Bumped on every change from the feed (a worker's record, a task): the team is read again. */
@@ -142,7 +143,9 @@ function WorkerRow({
           </span>
         </span>
       </th>
-      <td data-testid={`state-${worker.name}`}>{worker.state.replace("_", " ")}</td>
+      <td data-testid={`state-${worker.name}`}>
+        <StateBadge worker={worker.state} />
+      </td>
       <td>{worker.task ? `${worker.task}${worker.attempt ? ` (attempt ${worker.attempt})` : ""}` : "—"}</td>
       <td>{usd(cost)}</td>
       <td className="last-event">{worker.last_event ?? ""}</td>

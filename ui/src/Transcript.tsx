@@ -55,6 +55,12 @@ const TranscriptEntry = memo(function TranscriptEntry({ entry: e }: { entry: Ent
         </p>
       )}
       {e.kind === "note" && <p className="note">{e.text}</p>}
+      {e.kind === "launch" && (
+        <details className="launch">
+          <summary>Attempt started in {e.workdir}</summary>
+          <pre>{e.command}</pre>
+        </details>
+      )}
     </li>
   );
 });

@@ -8,6 +8,8 @@ import { invoke as tauriInvoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { ChangeEvent } from "./bindings/ChangeEvent";
 import type { TeamUp } from "./bindings/TeamUp";
+import type { Pairing } from "./bindings/Pairing";
+import type { ServeState } from "./bindings/ServeState";
 import type { Operations, OperationName } from "./bindings/Operations";
 import type {
   BrowserRecord,
@@ -47,7 +49,7 @@ function invoke<T>(command: string, args: Record<string, unknown> = {}): Promise
 }
 
 /** The window's views. */
-export type View = "board" | "graph" | "agents" | "team" | "inbox" | "review";
+export type View = "board" | "graph" | "agents" | "team" | "inbox" | "review" | "browser";
 
 /** Runs the operation `name` with `request`; rejects with an `ErrorBody`. */
 export function call<K extends OperationName>(name: K, request: Operations[K]["request"]): Promise<Operations[K]["output"]> {
@@ -84,6 +86,11 @@ export const api = {
   pickFolder: (start: string) => invoke<string | null>("pick_folder", { start: start.trim() || null }),
   leaderInit: (path: string, goal: string) => invoke<ProjectInfo>("leader_init", { path, goal }),
   status: () => call("task_status", {}),
+  /** How many questions and approvals wait for the lead. */
+  openQuestions: () =>
+    call("inbox_read", { agent: null, all: false, task: null, wait: false, timeout_seconds: null }).then(
+      (inbox) => inbox.questions.filter((q) => q.state.state === "open").length,
+    ),
   addTask: (request: Operations["task_add"]["request"]) => call("task_add", request).then(task),
   editTask: (id: string, change: Omit<Partial<Operations["task_edit"]["request"]>, "task">) =>
     call("task_edit", {
@@ -124,6 +131,12 @@ export const api = {
   browserNavigate: (port: number, url: string) => invoke<PageState>("browser_navigate", { port, url }),
   browserReload: (port: number) => invoke<PageState>("browser_reload", { port }),
   browserScreenshot: (port: number) => invoke<Screenshot>("browser_screenshot", { port }),
+  /** `baton serve` for the open project: whether it runs, and where. */
+  serveStatus: () => invoke<ServeState>("serve_status"),
+  serveStart: (listen: string) => invoke<ServeState>("serve_start", { listen }),
+  serveStop: () => invoke<ServeState>("serve_stop"),
+  /** A one-time link (and its QR code) pairing one phone as `scope`. */
+  servePair: (scope: string) => invoke<Pairing>("serve_pair", { scope }),
 };
 
 /** Calls `onChange` with every change in `.coordination/` (`baton-live`'s `ChangeEvent`, as

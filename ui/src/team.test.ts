@@ -69,8 +69,11 @@ describe("chart and budget", () => {
       100,
       20,
     );
-    expect(points).toBe("0,20 0.0,10.0 100.0,0.0");
+    // Steps: up to $1 at the start, level, up to $2 ten minutes on, level to the end.
+    expect(points).toBe("0.0,20.0 0.0,10.0 100.0,10.0 100.0,0.0 100.0,0.0");
     expect(chartPoints([], 100, 20)).toBe("");
+    // One point: a level at what was spent, not a line across the chart from its corner.
+    expect(chartPoints([{ at: "2026-11-24T10:00:00Z", total_usd: 1 }], 100, 20)).toBe("0.0,20.0 0.0,0.0 100.0,0.0");
   });
 
   it("fills a budget bar to at most full, and formats dollars", () => {

@@ -14,7 +14,9 @@ export type Entry =
   | { kind: "tool"; seq: number; id: string; name: string; input: string; output: string | null; isError: boolean }
   | { kind: "error"; seq: number; text: string }
   | { kind: "result"; seq: number; text: string; isError: boolean; cost: number | null }
-  | { kind: "note"; seq: number; text: string };
+  | { kind: "note"; seq: number; text: string }
+  /** How the attempt was started: shown folded, the agent's work coming first. */
+  | { kind: "launch"; seq: number; command: string; workdir: string };
 
 function shown(input: unknown): string {
   if (typeof input === "string") return input;
@@ -56,7 +58,7 @@ export function fold(entries: Entry[], events: TranscriptEvent[], after: number)
         out.push({ kind: "note", seq: event.seq, text: event.text });
         break;
       case "started":
-        out.push({ kind: "note", seq: event.seq, text: `started: ${event.command}` });
+        out.push({ kind: "launch", seq: event.seq, command: event.command, workdir: event.workdir });
         break;
       case "exited":
         out.push({
@@ -122,12 +124,17 @@ export function chartPoints(points: SpendPoint[], width: number, height: number)
   const first = Math.min(...times);
   const span = Math.max(1, Math.max(...times) - first);
   const top = Math.max(...points.map((p) => p.total_usd), 1e-9);
-  const xy = points.map((p, i) => {
-    const x = points.length === 1 ? width : (((times[i] ?? first) - first) / span) * width;
-    const y = height - (p.total_usd / top) * height;
-    return `${x.toFixed(1)},${y.toFixed(1)}`;
+  // Spend only grows, in steps: up at each point, level until the next, level to the end.
+  const xy: string[] = [];
+  let level = height;
+  points.forEach((p, i) => {
+    const x = (((times[i] ?? first) - first) / span) * width;
+    xy.push(`${x.toFixed(1)},${level.toFixed(1)}`);
+    level = height - (p.total_usd / top) * height;
+    xy.push(`${x.toFixed(1)},${level.toFixed(1)}`);
   });
-  return [`0,${height}`, ...xy].join(" ");
+  xy.push(`${width.toFixed(1)},${level.toFixed(1)}`);
+  return xy.join(" ");
 }
 
 /** How full a budget is, 0 to 1 (over budget is 1). */

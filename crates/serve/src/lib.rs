@@ -16,6 +16,7 @@ pub mod feed;
 pub mod guard;
 pub mod routes;
 pub mod scope;
+mod tls;
 pub mod ui;
 
 use std::net::SocketAddr;
@@ -42,6 +43,15 @@ pub struct ServeOptions {
     pub hosts: Vec<String>,
     /// The UI's build; [`ui::default_dir`] when not given.
     pub ui_dir: Option<PathBuf>,
+    /// HTTPS with this certificate chain and private key (PEM files), through rustls.
+    pub tls: Option<Tls>,
+}
+
+/// A certificate chain and its private key, PEM.
+#[derive(Debug, Clone)]
+pub struct Tls {
+    pub certificate: PathBuf,
+    pub key: PathBuf,
 }
 
 /// A running server, as `baton serve pair` finds it: `.coordination/serve/server.json`.
@@ -82,6 +92,18 @@ pub fn qr_code(text: &str) -> String {
     }
 }
 
+/// `text` as a QR code in SVG, for a page to show.
+pub fn qr_svg(text: &str) -> String {
+    match qrcode::QrCode::new(text.as_bytes()) {
+        Ok(code) => code
+            .render::<qrcode::render::svg::Color<'_>>()
+            .min_dimensions(200, 200)
+            .quiet_zone(true)
+            .build(),
+        Err(_) => String::new(),
+    }
+}
+
 /// Serves the UI for `project` until SIGTERM or Ctrl-C; `ready` is told the URL once the
 /// server listens.
 pub fn serve(
@@ -99,6 +121,7 @@ pub fn serve(
             )
         })?;
     let info_file = server_file(&project);
+    let acceptor = options.tls.as_ref().map(tls::acceptor).transpose()?;
     let outcome = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(options.listen)
             .await
@@ -117,14 +140,15 @@ pub fn serve(
             pairing: guard::Limiter::new(PAIRING_FAILURES_PER_MINUTE, Duration::from_secs(60)),
             ui_dir: options.ui_dir.clone().or_else(ui::default_dir),
             events: feed::start(&project)?,
-            secure: false,
+            secure: acceptor.is_some(),
             project: project.clone(),
         });
         let host = match bound {
             SocketAddr::V4(v4) if v4.ip().is_loopback() => format!("localhost:{}", v4.port()),
             other => other.to_string(),
         };
-        let url = format!("http://{host}");
+        let scheme = if acceptor.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{host}");
         let running = Running {
             url: url.clone(),
             pid: std::process::id(),
@@ -144,7 +168,7 @@ pub fn serve(
             )
         })?;
         ready(&url);
-        accept(listener, server).await
+        accept(listener, server, acceptor).await
     });
     let _ = std::fs::remove_file(&info_file);
     runtime.shutdown_background();
@@ -154,6 +178,7 @@ pub fn serve(
 async fn accept(
     listener: tokio::net::TcpListener,
     server: Arc<routes::Server>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) -> Result<(), Error> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())
@@ -168,14 +193,32 @@ async fn accept(
             _ = term.recv() => return Ok(()),
         };
         let server = server.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let handler = hyper::service::service_fn(move |request| {
-                let server = server.clone();
-                async move { Ok::<_, std::convert::Infallible>(routes::handle(server, request).await) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), handler)
-                .await;
+            match tls {
+                // A handshake that fails (a client that does not trust the certificate, plain
+                // HTTP on the TLS port) ends that connection only.
+                Some(tls) => {
+                    if let Ok(stream) = tls.accept(stream).await {
+                        connection(TokioIo::new(stream), server).await;
+                    }
+                }
+                None => connection(TokioIo::new(stream), server).await,
+            }
         });
     }
+}
+
+/// Serves one connection's requests.
+async fn connection<I>(io: I, server: Arc<routes::Server>)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let handler = hyper::service::service_fn(move |request| {
+        let server = server.clone();
+        async move { Ok::<_, std::convert::Infallible>(routes::handle(server, request).await) }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(io, handler)
+        .await;
 }

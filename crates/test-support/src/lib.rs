@@ -21,6 +21,7 @@ pub mod mcp_http;
 pub mod pg;
 pub mod pgbouncer;
 pub mod scripted_api;
+pub mod served;
 pub mod stats;
 pub mod team;
 pub mod webdriver;

@@ -328,6 +328,17 @@ pub fn certificate_authority(folder: &Path, name: &str, common_name: &str) -> Pa
     folder.join(crt)
 }
 
+/// A CA and a server certificate it signed for `localhost` and 127.0.0.1, in `folder`:
+/// (the CA's certificate, the server's certificate, its key), for a TLS server of a test's.
+pub fn localhost_certificates(folder: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    certificates(folder, None);
+    (
+        folder.join("ca.crt"),
+        folder.join("server.crt"),
+        folder.join("server.key"),
+    )
+}
+
 /// A CA and a server certificate it signed (for `localhost` and 127.0.0.1), made with the
 /// `openssl` command in `folder`; the server's key readable by the server's user only.
 fn certificates(folder: &Path, run_as: Option<&str>) {

@@ -1,0 +1,82 @@
+//! `baton serve` for tests and benchmarks: the server started on a free loopback port, and a
+//! phone-sized Chromium driven through Playwright (`tests/clients/served_ui.mjs`), one JSON
+//! command at a time.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::{Background, Project};
+
+/// `baton serve --listen 127.0.0.1:0 ARGS` for `p`, once it listens: the process and its URL.
+pub fn serve(p: &Project, args: &[&str]) -> (Background, String) {
+    let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
+    all.extend(args);
+    let mut process = p.spawn(&all);
+    let line = process.wait_stdout("serving this project's UI at");
+    let url = line
+        .split(" at ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (process, url)
+}
+
+/// The path of a pairing link (`/pair/CODE`), to open on the server the test reaches.
+pub fn pairing_path(link: &str) -> &str {
+    &link[link
+        .find("/pair/")
+        .unwrap_or_else(|| panic!("not a pairing link: {link}"))..]
+}
+
+/// The Playwright driver on a page of the server at `base`.
+pub struct Phone {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Phone {
+    pub fn start(base: &str) -> Phone {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut child = Command::new("node")
+            .arg(root.join("tests/clients/served_ui.mjs"))
+            .arg(crate::cached_tool("node/node_modules/playwright-core"))
+            .arg(base)
+            // axe-core from the UI's own packages (a devDependency of ui/).
+            .arg(root.join("ui/node_modules/axe-core/axe.min.js"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node runs the Playwright driver");
+        let input = child.stdin.take().expect("piped");
+        let output = BufReader::new(child.stdout.take().expect("piped"));
+        Phone {
+            child,
+            input,
+            output,
+        }
+    }
+
+    /// Runs one command (`{"do": …}`); its answer, which must be `ok`.
+    pub fn run(&mut self, command: Value) -> Value {
+        writeln!(self.input, "{command}").expect("the driver reads its commands");
+        let mut line = String::new();
+        self.output
+            .read_line(&mut line)
+            .expect("the driver answers");
+        let answer: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        assert_eq!(answer["ok"], true, "{command}: {answer}");
+        answer
+    }
+}
+
+impl Drop for Phone {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
