@@ -125,16 +125,20 @@ const commands = {
     return {};
   },
   async seen() {
-    return { at: await page.evaluate(() => window.__seen) };
+    const at = await page.evaluate((timeout) => Promise.race([window.__seen, new Promise((resolve) => setTimeout(() => resolve(null), timeout))]), TIMEOUT);
+    if (at === null) throw new Error(`the text did not show within ${TIMEOUT} ms`);
+    return { at };
   },
-  // Opens `count` more pages of the app (each with its feed), for an idle server's figures.
-  async openPages({ count }) {
-    for (let i = 0; i < count; i++) {
-      const other = await context.newPage();
-      await other.goto(base + "/");
+  // Opens one more page of the app for each pairing link, each in a browser context of its own
+  // (as many phones would: over HTTP/1.1 a browser keeps at most six connections to a server,
+  // and each open page holds one for its change feed), for an idle server's figures.
+  async openPages({ paths }) {
+    for (const path of paths) {
+      const other = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+      await other.goto(base + path);
       await other.getByTestId("goal").waitFor({ timeout: TIMEOUT });
     }
-    return { pages: context.pages().length };
+    return { pages: browser.contexts().reduce((n, c) => n + c.pages().length, 0) };
   },
   async notices() {
     return { notices: await page.evaluate(() => window.__notices) };

@@ -154,6 +154,18 @@ impl Devices {
             .find(|d| constant_time_eq(d.token_hash.as_bytes(), wanted.as_bytes()))
     }
 
+    /// The SHA-256 of every paired device's token: what an open feed checks its own against.
+    pub fn token_hashes(&self) -> Vec<String> {
+        self.read()
+            .map(|r| r.devices.into_iter().map(|d| d.token_hash).collect())
+            .unwrap_or_default()
+    }
+
+    /// What [`Devices::token_hashes`] holds for `token`.
+    pub fn token_hash(token: &str) -> String {
+        digest(token)
+    }
+
     pub fn list(&self) -> Result<Vec<Device>, Error> {
         Ok(self.read()?.devices)
     }

@@ -1,6 +1,7 @@
 //! The project's change feed pushed to pages as server-sent events: one feed per server (the
 //! folder's watch or the database's notifications, as the desktop has), fanned out to every
-//! open page. A page's stream also ends when its device is revoked, within [`RECHECK`].
+//! open page. A page's stream also ends when its device is revoked, within [`RECHECK`]: one
+//! task reads the paired devices that often for every open stream ([`Paired`]).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -52,6 +53,40 @@ pub fn start(project: &OpenProject) -> Result<broadcast::Sender<Arc<str>>, baton
     Ok(tx)
 }
 
+/// The paired devices' token hashes as one task last read them (every [`RECHECK`] while any
+/// stream is open), and when: a stream trusts only a reading made after it opened.
+pub struct Snapshot {
+    read_at: std::time::Instant,
+    hashes: std::collections::HashSet<String>,
+}
+
+pub type Paired = tokio::sync::watch::Receiver<Arc<Snapshot>>;
+
+/// Starts the task that keeps [`Paired`] up to date.
+pub fn paired(devices: Devices) -> Paired {
+    let read = |devices: &Devices| {
+        Arc::new(Snapshot {
+            read_at: std::time::Instant::now(),
+            hashes: devices.token_hashes().into_iter().collect(),
+        })
+    };
+    let (tx, rx) = tokio::sync::watch::channel(read(&devices));
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(RECHECK);
+        loop {
+            every.tick().await;
+            if tx.receiver_count() == 1 {
+                continue; // no stream open (the server's own receiver only)
+            }
+            let devices = devices.clone();
+            if let Ok(now) = tokio::task::spawn_blocking(move || read(&devices)).await {
+                tx.send_replace(now);
+            }
+        }
+    });
+    rx
+}
+
 /// A stream body fed by a channel.
 pub struct EventStream {
     rx: mpsc::Receiver<Bytes>,
@@ -73,13 +108,12 @@ impl hyper::body::Body for EventStream {
 
 /// A page's stream: the feed's events as `data:` lines, until the page goes away or the device
 /// whose `token` opened it is revoked.
-pub fn stream(
-    events: &broadcast::Sender<Arc<str>>,
-    devices: Devices,
-    token: String,
-) -> EventStream {
+pub fn stream(events: &broadcast::Sender<Arc<str>>, paired: &Paired, token: &str) -> EventStream {
     let (tx, rx) = mpsc::channel(64);
     let mut events = events.subscribe();
+    let mut paired = paired.clone();
+    let mine = Devices::token_hash(token);
+    let opened = std::time::Instant::now();
     tokio::spawn(async move {
         // A first line at once, so the page knows it is connected.
         if tx
@@ -89,7 +123,6 @@ pub fn stream(
         {
             return;
         }
-        let mut recheck = tokio::time::interval(RECHECK);
         let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
         loop {
             let chunk = tokio::select! {
@@ -101,13 +134,12 @@ pub fn stream(
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
-                _ = recheck.tick() => {
-                    let devices = devices.clone();
-                    let token = token.clone();
-                    let paired = tokio::task::spawn_blocking(move || devices.device_of(&token).is_some())
-                        .await
-                        .unwrap_or(false);
-                    if !paired {
+                changed = paired.changed() => {
+                    let revoked = changed.is_err() || {
+                        let now = paired.borrow_and_update();
+                        now.read_at > opened && !now.hashes.contains(&mine)
+                    };
+                    if revoked {
                         let _ = tx.send(Bytes::from_static(b"event: revoked\ndata: {}\n\n")).await;
                         return;
                     }

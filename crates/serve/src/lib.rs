@@ -140,6 +140,7 @@ pub fn serve(
             pairing: guard::Limiter::new(PAIRING_FAILURES_PER_MINUTE, Duration::from_secs(60)),
             ui_dir: options.ui_dir.clone().or_else(ui::default_dir),
             events: feed::start(&project)?,
+            paired: feed::paired(Devices::of(project.local())),
             secure: acceptor.is_some(),
             project: project.clone(),
         });

@@ -41,6 +41,8 @@ pub struct Server {
     pub pairing: Limiter,
     pub ui_dir: Option<std::path::PathBuf>,
     pub events: tokio::sync::broadcast::Sender<Arc<str>>,
+    /// The paired devices, as open feeds check them.
+    pub paired: crate::feed::Paired,
     /// Whether the cookie is sent over TLS only.
     pub secure: bool,
 }
@@ -226,7 +228,7 @@ async fn api_request(
     };
     match (request.method().clone(), api.as_str()) {
         (Method::GET, "feed") => {
-            let stream = crate::feed::stream(&server.events, server.devices.clone(), token);
+            let stream = crate::feed::stream(&server.events, &server.paired, &token);
             let mut response = Response::new(BoxBody::new(stream));
             let headers = response.headers_mut();
             headers.insert(
