@@ -51,10 +51,6 @@ pub fn proxy_inside() -> Option<ExitCode> {
     if !proxying || !allow_path.is_empty() || elsewhere {
         return None;
     }
-    let refuse = |message: String| {
-        eprintln!("baton: {message}");
-        ExitCode::from(baton_api::exit::ERROR.code)
-    };
     let (Ok(baton), Ok(workdir)) = (std::env::current_exe(), std::env::current_dir()) else {
         return Some(refuse(
             "cannot tell where this baton or its working folder is".into(),
@@ -79,12 +75,14 @@ pub fn proxy_inside() -> Option<ExitCode> {
     })
 }
 
+/// Says why `baton` inside a sandbox cannot go on, and exits as an error.
+fn refuse(message: String) -> ExitCode {
+    eprintln!("baton: {message}");
+    ExitCode::from(baton_api::exit::ERROR.code)
+}
+
 /// Inside a sandbox: relays this command to the door at `socket` and exits as it did.
 pub fn relay(socket: &OsStr) -> ExitCode {
-    let refuse = |message: String| {
-        eprintln!("baton: {message}");
-        ExitCode::from(baton_api::exit::ERROR.code)
-    };
     let argv: Result<Vec<String>, _> = std::env::args_os()
         .skip(1)
         .map(|arg| arg.into_string())

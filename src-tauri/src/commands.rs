@@ -175,14 +175,7 @@ pub async fn handoff_graph(
     session: State<'_, Session>,
 ) -> Result<baton_agents::graph::HandoffGraph> {
     let project = project(&session)?;
-    off_main_thread(move || {
-        let orchestrator =
-            baton_agents::Orchestrator::open_on(project.local(), project.documents.clone())?;
-        Ok(baton_agents::graph::HandoffGraph::build(
-            &orchestrator.state()?,
-        ))
-    })
-    .await
+    off_main_thread(move || Ok(project.handoff_graph()?)).await
 }
 
 /// The views the window has.

@@ -276,6 +276,16 @@ impl OpenProject {
         }
     }
 
+    /// The handoff graph (invocations, handoffs and parallel runs as a directed graph), as
+    /// `baton handoff graph`, the desktop and the served UI show it.
+    pub fn handoff_graph(&self) -> Result<baton_agents::graph::HandoffGraph, crate::Error> {
+        let orchestrator =
+            baton_agents::Orchestrator::open_on(self.local(), self.documents.clone())?;
+        Ok(baton_agents::graph::HandoffGraph::build(
+            &orchestrator.state()?,
+        ))
+    }
+
     /// How long claims hold a task.
     pub fn lease(&self) -> Duration {
         self.tasks.lease()

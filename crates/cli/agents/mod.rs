@@ -7,7 +7,6 @@
 use std::io::Read;
 use std::path::Path;
 
-use baton_agents::graph::HandoffGraph;
 use baton_agents::handoff::{HandoffContext, HandoffRequest};
 use baton_agents::invoke::{CompletionReport, InvokeContext, InvokeRequest};
 use baton_agents::parallel::{ParallelAgent, ParallelRequest};
@@ -240,7 +239,7 @@ pub fn handoff(project: &OpenProject, command: HandoffCommand, json: bool) -> Re
                     "--dot and --json are two formats: pick one",
                 ));
             }
-            let graph = HandoffGraph::build(&orchestrator(project)?.state()?);
+            let graph = project.handoff_graph()?;
             emit(json, &graph, || {
                 if dot {
                     graph.render_dot()

@@ -3,7 +3,8 @@
 //! The plumbing every part of Baton that keeps files on this machine shares, and nothing else:
 //! crash-safe replacement of a file ([`write_atomic`]), advisory lock files ([`FileLock`]),
 //! appends that never interleave ([`append_line`]), whether a process is still there
-//! ([`pid_alive`]), whether a file was rewritten ([`rewritten`]), where a program is
+//! ([`pid_alive`]), whether a file was rewritten ([`rewritten`]), secrets from the system's random
+//! source ([`random_hex`]), where a program is
 //! ([`find_program`]), and a child in a process group of its own, stopped as a whole
 //! ([`ProcessGroup`]) and killed by a [`warden`] when this process dies without stopping it. It knows nothing of tasks, stores or projects, so `baton-git` and
 //! `baton-browser` can use it without depending on the task model, and the folder store
@@ -16,6 +17,7 @@ pub mod durable;
 pub mod group;
 pub mod process;
 pub mod program;
+pub mod random;
 pub mod untrusted;
 pub mod version;
 pub mod warden;
@@ -29,6 +31,7 @@ pub use durable::{
 pub use group::{ProcessGroup, command_in_own_group};
 pub use process::{ProcStat, pid_alive, proc_stat};
 pub use program::{find_program, is_executable};
+pub use random::{random_bytes, random_hex};
 pub use version::{FileVersion, rewritten};
 
 /// A file operation failed: which path, and what the operating system said.

@@ -10,7 +10,6 @@
 //! (a new one beyond is answered 503, saying so), and one idle for `--http-idle` is closed.
 
 use std::convert::Infallible;
-use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -53,9 +52,7 @@ pub fn loopback(address: &str) -> Result<SocketAddr, Error> {
 
 /// A random token, hex-encoded, from the system's random source.
 pub fn random_token() -> std::io::Result<String> {
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    baton_fs::random_hex::<32>()
 }
 
 /// Whether `request` would open a session: a POST without a session's id.

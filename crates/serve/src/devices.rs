@@ -7,7 +7,6 @@
 //! scope it was made for, within [`CODE_LIFETIME`]. Codes are short enough to read out (ten
 //! letters and digits, 50 bits) because guessing is rate-limited ([`crate::guard`]).
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -120,7 +119,7 @@ impl Devices {
     /// code is used up either way it is found; an unknown or expired one is refused.
     pub fn pair(&self, code: &str, name: &str) -> Result<(Device, String), Error> {
         let wanted = digest(&normalise_code(code));
-        let token = random_hex::<32>()?;
+        let token = baton_fs::random_hex::<32>().map_err(random_error)?;
         self.change(|registry, now| {
             registry.codes.retain(|c| c.expires_at > now);
             let Some(at) = registry.codes.iter().position(|c| c.code_sha256 == wanted) else {
@@ -246,24 +245,13 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn random_bytes<const N: usize>() -> Result<[u8; N], Error> {
-    let mut bytes = [0u8; N];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot read /dev/urandom: {e}")))?;
-    Ok(bytes)
-}
-
-/// `N` random bytes as hex.
-pub fn random_hex<const N: usize>() -> Result<String, Error> {
-    Ok(random_bytes::<N>()?
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+fn random_error(e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Io, format!("cannot read /dev/urandom: {e}"))
 }
 
 fn random_code() -> Result<String, Error> {
-    Ok(random_bytes::<CODE_LENGTH>()?
+    Ok(baton_fs::random_bytes::<CODE_LENGTH>()
+        .map_err(random_error)?
         .iter()
         .map(|b| CODE_ALPHABET[usize::from(*b) % CODE_ALPHABET.len()] as char)
         .collect())

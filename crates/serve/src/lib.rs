@@ -69,10 +69,7 @@ fn server_file(project: &OpenProject) -> PathBuf {
 pub fn running(project: &OpenProject) -> Option<Running> {
     let text = std::fs::read(server_file(project)).ok()?;
     let running: Running = serde_json::from_slice(&text).ok()?;
-    let pid = libc::pid_t::try_from(running.pid).ok()?;
-    // SAFETY: kill with signal 0 only asks whether the process exists.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    alive.then_some(running)
+    baton_fs::pid_alive(running.pid).then_some(running)
 }
 
 /// The link that pairs a browser with `code`.
@@ -134,13 +131,14 @@ pub fn serve(
         let bound = listener
             .local_addr()
             .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
+        let devices = Devices::of(project.local());
         let server = Arc::new(routes::Server {
-            devices: Devices::of(project.local()),
+            paired: feed::paired(devices.clone()),
+            devices,
             hosts: guard::Hosts::new(bound, &options.hosts),
             pairing: guard::Limiter::new(PAIRING_FAILURES_PER_MINUTE, Duration::from_secs(60)),
             ui_dir: options.ui_dir.clone().or_else(ui::default_dir),
             events: feed::start(&project)?,
-            paired: feed::paired(Devices::of(project.local())),
             secure: acceptor.is_some(),
             project: project.clone(),
         });

@@ -160,26 +160,22 @@ pub async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response
 
 async fn pair(server: &Arc<Server>, request: &Request<Incoming>, code: String) -> Response<Body> {
     if let Err(wait) = server.pairing.check() {
+        let seconds = wait.as_secs() + 1;
         let error = Error::new(
             ErrorKind::TooManyAttempts,
-            format!(
-                "too many wrong pairing codes: pairing is paused for {} s",
-                wait.as_secs() + 1
-            ),
+            format!("too many wrong pairing codes: pairing is paused for {seconds} s"),
         );
         let mut response = error_response(&error);
-        if let Ok(value) = HeaderValue::from_str(&(wait.as_secs() + 1).to_string()) {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-        }
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         return response;
     }
     let name = header_str(request, header::USER_AGENT)
         .unwrap_or("a browser")
         .to_string();
     let devices = server.devices.clone();
-    let paired = tokio::task::spawn_blocking(move || devices.pair(&code, &name))
-        .await
-        .unwrap_or_else(|e| Err(Error::new(ErrorKind::Internal, e.to_string())));
+    let paired = blocking(move || devices.pair(&code, &name)).await;
     match paired {
         Ok((device, token)) => {
             eprintln!(
@@ -219,7 +215,7 @@ async fn api_request(
     };
     let devices = server.devices.clone();
     let checked = token.clone();
-    let device = tokio::task::spawn_blocking(move || devices.device_of(&checked))
+    let device = blocking(move || Ok(devices.device_of(&checked)))
         .await
         .ok()
         .flatten();
