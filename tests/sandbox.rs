@@ -130,6 +130,8 @@ try answer 'baton answer q-1 forged'
 try store-option 'baton --store postgres://127.0.0.1/x worker list'
 try heartbeat-as-other 'BATON_AGENT=x9 baton worker heartbeat x9'
 try mcp-http 'baton mcp --http 127.0.0.1:0 </dev/null'
+try serve-pair 'baton serve pair --as lead'
+try serve-start 'baton serve --listen 127.0.0.1:0 </dev/null'
 try force-clear 'baton signal clear --path {top}/keep.txt --force'
 try signal-checkout 'baton signal write --path {top}/planted-signal'
 try net-direct 'curl -sf --max-time 5 --noproxy "*" http://127.0.0.1:{secret}/'
@@ -196,6 +198,8 @@ echo '* filter=evil' > .gitattributes && echo "gitdir: $PWD/fake/worktrees/$(bas
         "store-option",
         "heartbeat-as-other",
         "mcp-http",
+        "serve-pair",
+        "serve-start",
         "force-clear",
         "signal-checkout",
         "net-direct",
