@@ -119,10 +119,28 @@ impl<'a> Browser<'a> {
         }
     }
 
-    /// Opens a pairing link; keeps the cookie it sets.
+    /// Opens a pairing link and presses its button; keeps the cookie it sets.
     fn open_link(&mut self, link: &str) -> Answer {
         let path = support::served::pairing_path(link);
-        let answer = request(self.host, "GET", path, &[("User-Agent", "Test phone")], "");
+        // Opening the link (as a chat app's preview would) pairs nothing: it asks.
+        let page = request(self.host, "GET", path, &[("User-Agent", "Test phone")], "");
+        assert_eq!(page.status, 200, "{page:?}");
+        assert!(page.header("set-cookie").is_none(), "{page:?}");
+        assert!(
+            page.body.contains(&format!("action=\"{path}\"")),
+            "{page:?}"
+        );
+        let answer = request(
+            self.host,
+            "POST",
+            path,
+            &[
+                ("User-Agent", "Test phone"),
+                ("Origin", &self.origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            "",
+        );
         if let Some(cookie) = answer.header("set-cookie") {
             self.cookie = Some(cookie.split(';').next().unwrap().to_string());
         }
@@ -275,6 +293,25 @@ fn foreign_hosts_origins_and_guessed_codes_are_refused(p: Project) {
         "a=b",
     );
     assert_eq!(form.status, 415, "{form:?}");
+    // Another site's form posting a pairing code (to pair the victim's browser): refused.
+    let link = pair_another(&p, "lead");
+    let path = support::served::pairing_path(&link);
+    for origin in ["http://evil.example", "null"] {
+        let forged = request(
+            &served.host,
+            "POST",
+            path,
+            &[
+                ("Origin", origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            "",
+        );
+        assert_eq!(forged.status, 403, "{origin}: {forged:?}");
+        assert!(forged.header("set-cookie").is_none(), "{forged:?}");
+    }
+    // The link still pairs its own browser.
+    assert_eq!(Browser::new(&served).open_link(&link).status, 303);
     // Guessing codes: a few wrong ones, then pairing pauses, a right one included.
     let link = pair_another(&p, "lead");
     let mut guesser = Browser::new(&served);
@@ -425,7 +462,10 @@ fn over_tls_the_device_cookie_is_secure_and_plain_http_gets_nothing() {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let paired = curl(&["-i", &link]);
+    let page = curl(&["-i", &link]);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    let origin = format!("Origin: {url}");
+    let paired = curl(&["-i", "-H", &origin, "-d", "", &link]);
     assert!(paired.starts_with("HTTP/1.1 303"), "{paired}");
     let cookie = paired
         .lines()

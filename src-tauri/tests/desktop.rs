@@ -1701,12 +1701,25 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
 /// One HTTP GET to 127.0.0.1:`port` (`Host: localhost:PORT`): its status line, or `None`
 /// when nothing listens.
 fn http_status(port: u16, path: &str) -> Option<String> {
+    http_send(port, "GET", path, "")
+}
+
+/// A pairing page's button pressed: its form posted back from the server's own origin.
+fn http_pair(port: u16, path: &str) -> Option<String> {
+    let headers = format!(
+        "Origin: http://localhost:{port}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: 0\r\n"
+    );
+    http_send(port, "POST", path, &headers)
+}
+
+fn http_send(port: u16, method: &str, path: &str, headers: &str) -> Option<String> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n{headers}\r\n"
     )
     .ok()?;
     let mut answer = String::new();
@@ -1748,6 +1761,11 @@ fn the_desktop_serves_the_project_pairs_a_phone_and_stops_serving() {
     check_view(&session, "serve-panel", "light");
     assert_eq!(
         http_status(port, path).as_deref(),
+        Some("HTTP/1.1 200 OK"),
+        "the link opens a page that asks"
+    );
+    assert_eq!(
+        http_pair(port, path).as_deref(),
         Some("HTTP/1.1 303 See Other"),
         "the link pairs a phone"
     );

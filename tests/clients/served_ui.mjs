@@ -41,11 +41,18 @@ page.on("response", (r) => r.status() >= 400 && failed.push(`${r.status()} ${new
 const TIMEOUT = 60_000;
 const testid = (id) => page.getByTestId(id);
 
+// A pairing link opens a page that asks; its button pairs and goes on to the app.
+async function pairThrough(page, path) {
+  await page.goto(base + path);
+  await page.getByTestId("pair-confirm").click();
+}
+
 const commands = {
-  // Opens a path; says which screen shows.
+  // Opens a path (a pairing link: and confirms it); says which screen shows.
   async open({ path }) {
     const started = Date.now();
-    await page.goto(base + path);
+    if (path.startsWith("/pair/")) await pairThrough(page, path);
+    else await page.goto(base + path);
     await page.waitForSelector('[data-testid="unpaired"], [data-testid="goal"]', { timeout: TIMEOUT });
     return { url: page.url(), unpaired: await testid("unpaired").count() > 0, ms: Date.now() - started };
   },
@@ -135,7 +142,7 @@ const commands = {
   async openPages({ paths }) {
     for (const path of paths) {
       const other = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
-      await other.goto(base + path);
+      await pairThrough(other, path);
       await other.getByTestId("goal").waitFor({ timeout: TIMEOUT });
     }
     return { pages: browser.contexts().reduce((n, c) => n + c.pages().length, 0) };

@@ -7,7 +7,9 @@
 //! - **Origin**: a request from a page must come from this server's own origin; a write (any
 //!   `POST`) must say where it comes from, so a form or a script on another site cannot act
 //!   with the device's cookie (its `SameSite=Strict` already keeps it from being sent, this is
-//!   the second lock), and writes must be JSON, which a plain form cannot send.
+//!   the second lock), and writes must be JSON, which a plain form cannot send. The one
+//!   exception is the pairing page's own form (`POST /pair/CODE`): it carries no cookie's
+//!   authority, only the code in its path, and it must still come from this origin.
 //! - **Pairing attempts** are rate-limited: a few wrong codes a minute, then none for the rest
 //!   of that minute, so a code cannot be guessed.
 
@@ -73,6 +75,7 @@ impl Hosts {
 pub fn refusal(
     hosts: &Hosts,
     method: &hyper::Method,
+    path: &str,
     host: Option<&str>,
     origin: Option<&str>,
     content_type: Option<&str>,
@@ -107,7 +110,9 @@ pub fn refusal(
                 "a write must say where it comes from (an Origin header)".into(),
             ));
         }
-        if !content_type.is_some_and(|t| t.starts_with("application/json")) {
+        let form = path.starts_with("/pair/")
+            && content_type.is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"));
+        if !form && !content_type.is_some_and(|t| t.starts_with("application/json")) {
             return Some((
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "a write's body is JSON (Content-Type: application/json)".into(),
@@ -203,9 +208,10 @@ mod tests {
         let host = Some("localhost:8080");
         let origin = Some("http://localhost:8080");
         let json = Some("application/json");
-        assert!(refusal(&hosts, &Method::POST, host, origin, json).is_none());
-        assert!(refusal(&hosts, &Method::GET, host, None, None).is_none());
-        let status = |m: &Method, h, o, t| refusal(&hosts, m, h, o, t).map(|r| r.0);
+        let api = "/api/operation/task_add";
+        assert!(refusal(&hosts, &Method::POST, api, host, origin, json).is_none());
+        assert!(refusal(&hosts, &Method::GET, api, host, None, None).is_none());
+        let status = |m: &Method, h, o, t| refusal(&hosts, m, api, h, o, t).map(|r| r.0);
         assert_eq!(
             status(&Method::POST, host, None, json),
             Some(StatusCode::FORBIDDEN)
@@ -213,6 +219,20 @@ mod tests {
         assert_eq!(
             status(&Method::POST, host, origin, Some("text/plain")),
             Some(StatusCode::UNSUPPORTED_MEDIA_TYPE)
+        );
+        // A form may post to the pairing page only, and only from this origin.
+        let form = Some("application/x-www-form-urlencoded");
+        assert_eq!(
+            status(&Method::POST, host, origin, form),
+            Some(StatusCode::UNSUPPORTED_MEDIA_TYPE)
+        );
+        let pair = |o| refusal(&hosts, &Method::POST, "/pair/ABC", host, o, form).map(|r| r.0);
+        assert_eq!(pair(origin), None);
+        assert_eq!(pair(None), Some(StatusCode::FORBIDDEN));
+        assert_eq!(pair(Some("null")), Some(StatusCode::FORBIDDEN));
+        assert_eq!(
+            pair(Some("http://evil.example")),
+            Some(StatusCode::FORBIDDEN)
         );
         assert_eq!(
             status(&Method::GET, host, Some("http://evil.example"), None),

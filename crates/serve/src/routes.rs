@@ -1,6 +1,9 @@
 //! One request, from its headers to its answer.
 //!
-//! - `GET /pair/CODE`: pairs this browser (a device cookie, then the app), rate-limited.
+//! - `GET /pair/CODE`: a page asking whether to pair this browser; opening the link changes
+//!   nothing, so a chat app's link preview cannot use it up.
+//! - `POST /pair/CODE` (that page's form): pairs this browser (a device cookie, then the app),
+//!   rate-limited.
 //! - `POST /api/operation/NAME`: the catalogue's operation `NAME` with the JSON body as its
 //!   request, as the desktop's one IPC command runs it, if the device's scope allows it.
 //! - `POST /api/command/NAME`: what the desktop's other commands read (the project, its notes,
@@ -129,6 +132,7 @@ pub async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response
     if let Some((status, why)) = crate::guard::refusal(
         &server.hosts,
         request.method(),
+        request.uri().path(),
         header_str(&request, header::HOST),
         header_str(&request, header::ORIGIN),
         header_str(&request, header::CONTENT_TYPE),
@@ -137,7 +141,14 @@ pub async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response
     }
     let path = request.uri().path().to_string();
     let mut response = if let Some(code) = path.strip_prefix("/pair/") {
-        pair(&server, &request, code.to_string()).await
+        match *request.method() {
+            Method::POST => pair(&server, &request, code.to_string()).await,
+            Method::GET | Method::HEAD => pairing_page(code),
+            _ => plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "a pairing link is opened with GET and confirmed with POST",
+            ),
+        }
     } else if let Some(api) = path.strip_prefix("/api/") {
         api_request(server.clone(), request, api.to_string()).await
     } else if request.method() == Method::GET || request.method() == Method::HEAD {
@@ -153,8 +164,62 @@ pub async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response
         "x-content-type-options",
         HeaderValue::from_static("nosniff"),
     );
-    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    if !headers.contains_key("referrer-policy") {
+        headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    }
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    response
+}
+
+/// The page a pairing link opens: one button that posts the code back. Nothing is paired by
+/// opening it, so whatever fetches a link to show its preview does not use it up.
+fn pairing_page(code: &str) -> Response<Body> {
+    // The code goes into the form's action: only the characters a code is made of.
+    let code: String = code
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(64)
+        .collect();
+    let page = format!(
+        r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>Pair this browser with Baton</title>
+<link rel="icon" href="/icon.svg" type="image/svg+xml">
+<style>
+body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 30rem; margin: 3rem auto; padding: 0 1rem; }}
+button {{ font: inherit; padding: .6rem 1.2rem; border-radius: .4rem; border: 0;
+  background: #2563eb; color: #fff; cursor: pointer; }}
+button:focus-visible {{ outline: 3px solid #93c5fd; outline-offset: 2px; }}
+</style></head>
+<body><main>
+<h1>Pair this browser with Baton?</h1>
+<p>This browser will reach the project as the pairing link's device (lead or responder) until the
+lead revokes it with <code>baton serve revoke</code>. The link pairs one browser, once, within ten
+minutes of <code>baton serve pair</code> printing it.</p>
+<p>If you did not ask for this link yourself, close this page.</p>
+<form method="post" action="/pair/{code}"><button type="submit" data-testid="pair-confirm">Pair this browser</button></form>
+</main></body></html>
+"#
+    );
+    let mut response = Response::new(full(page));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        "content-security-policy",
+        HeaderValue::from_static(
+            "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; \
+             frame-ancestors 'none'",
+        ),
+    );
+    // The form's post carries this page's origin (under `no-referrer` a browser sends
+    // `Origin: null`, which the guard refuses); the code stays out of other sites' logs.
+    headers.insert("referrer-policy", HeaderValue::from_static("same-origin"));
     response
 }
 
