@@ -1,7 +1,10 @@
 //! The served UI in a real, phone-sized Chromium driven through Playwright (`tests/clients/
 //! served_ui.mjs`), on both stores: unpaired, the page says how to pair; the pairing link gives
 //! it an HttpOnly cookie and the board; a task a CLI adds shows without a reload; an agent's
-//! question is answered with a tap and the agent's `ask` returns the answer; a responder's page
+//! question is answered with a tap and the agent's `ask` returns the answer; an agent's tool call
+//! is allowed with a tap and its permission prompt returns "allow"; a worker's real diff (a line
+//! wider than the phone) reads at 390 px without the page scrolling sideways, a line of it is
+//! commented on with two taps and the work is sent back with the comment; a responder's page
 //! calling a merge itself is refused by the server; a revoked device's page falls back to the
 //! pairing screen.
 
@@ -9,12 +12,37 @@ use baton_test_support as support;
 
 use serde_json::{Value, json};
 use support::Project;
+use support::mcp::RawClient;
 use support::served::{Phone, pairing_path, serve};
 
 support::on_both_stores!(a_phone_pairs_follows_the_team_and_answers_an_agent);
 
+/// A worker's first attempt writes `greet.txt`, one of its lines wider than a phone; an attempt
+/// whose hints ask for changes adds `bye`.
+const WORK: &str = "if printf '%s' \"$BATON_TASK_HINTS\" | grep -q 'Changes requested'; then \
+     echo bye >> greet.txt && git commit -q -am 'say bye'; \
+     else printf 'hello\\nworld, and a line much longer than a phone is wide: \
+     0123456789012345678901234567890123456789012345678901234567890123456789\\n' > greet.txt \
+     && git add greet.txt && git commit -q -m 'greet'; fi";
+
 fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
-    p.ok(&["leader", "add-task", "Write the parser", "--id", "t1"]);
+    // A worker's done task, on its branch, for the review.
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "Greet the user", "--id", "t1"]);
+    let worked = p
+        .committing(&[
+            "worker",
+            "loop",
+            "w1",
+            "--worktree",
+            "--quiet",
+            "--exec",
+            WORK,
+        ])
+        .output()
+        .unwrap();
+    support::expect_code("worker loop", worked, 0);
+    p.ok(&["leader", "add-task", "Write the parser", "--id", "t2"]);
     let (serving, base) = serve(&p, &["--pair", "none"]);
     let mut phone = Phone::start(&base);
     let shots = support::artifacts_dir().join("serve-e2e");
@@ -53,6 +81,9 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
         phone.run(json!({"do": "viewport", "width": width, "height": height}));
         for view in ["inbox", "team", "board", "agents", "review", "graph"] {
             phone.run(json!({"do": "view", "name": view}));
+            if view == "review" {
+                phone.run(json!({"do": "waitTestId", "id": "diff-greet.txt"}));
+            }
             for dark in [false, true] {
                 phone.run(json!({"do": "theme", "dark": dark}));
                 let theme = if dark { "dark" } else { "light" };
@@ -97,6 +128,48 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
         json!([{"title": "cc1 asks", "body": "Which JSON library?"}]),
         "{notices}"
     );
+
+    // An agent's tool call the policy puts to the lead: allowed with a tap; the agent's
+    // permission prompt returns the decision.
+    std::fs::write(
+        p.coordination().join("policy.toml"),
+        "ask_timeout_seconds = 120\n",
+    )
+    .unwrap();
+    let mut agent = {
+        let mut command = p.command(&["mcp", "--quiet"]);
+        command.env("BATON_AGENT", "cc1");
+        RawClient::start(command)
+    };
+    let id = agent.request_id();
+    agent.send_line(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "approve_tool_call",
+            "arguments": {"tool_name": "Bash", "input": {"command": "cargo publish"}}}})
+        .to_string(),
+    );
+    phone.run(json!({"do": "waitTestId", "id": "question-q-2"}));
+    shot(&mut phone, "inbox-approval");
+    phone.run(json!({"do": "answer", "id": "q-2", "choice": "allow"}));
+    let verdict = agent.response_to(id);
+    let text = verdict["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\"allow\""), "{verdict}");
+    assert_eq!(agent.close(), Some(0));
+
+    // The review from the phone: a comment on a line of the worker's diff, two taps away, and
+    // the work sent back to its worker with it.
+    phone.run(json!({"do": "view", "name": "review"}));
+    phone.run(json!({"do": "comment", "file": "greet.txt", "line": 2, "text": "shorter, please"}));
+    shot(&mut phone, "review-commented");
+    phone.run(json!({"do": "tap", "id": "request-changes"}));
+    support::eventually("t1 sent back to its worker", || {
+        p.task("t1")["status"] == "claimed"
+    });
+    let review = p.json(&["review", "t1"]);
+    assert_eq!(review["comments"][0]["line"], 2, "{review}");
+    assert_eq!(review["comments"][0]["text"], "shorter, please");
+    assert_eq!(review["comments"][0]["round"], 1, "{review}");
+    assert_eq!(p.task("t1")["claimed_by"], "w1");
 
     // Revoked: the open page falls back to the pairing screen.
     p.ok(&["serve", "revoke", "d-1"]);

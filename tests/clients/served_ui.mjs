@@ -72,6 +72,27 @@ const commands = {
     await testid(`answer-${id}-${choice.replace(/\s+/g, "-")}`).click();
     return {};
   },
+  // Waits for an element to show.
+  async waitTestId({ id }) {
+    await testid(id).first().waitFor({ timeout: TIMEOUT });
+    return {};
+  },
+  async tap({ id }) {
+    await testid(id).tap({ timeout: TIMEOUT });
+    return {};
+  },
+  // Comments on new line `line` of `file`'s diff as a thumb does: a tap on the line shows its
+  // "+" (the diff shows it on hover, which a tap gives), a tap on the "+" opens the form.
+  async comment({ file, line, text }) {
+    const diff = testid(`diff-${file}`);
+    const cell = diff.locator(`[data-line-new-num="${line}"]`).first();
+    await cell.tap({ timeout: TIMEOUT });
+    await cell.locator("xpath=ancestor::tr[1]").locator(".diff-add-widget").tap({ timeout: TIMEOUT });
+    await testid("comment-text").fill(text);
+    await testid("comment-send").tap();
+    await diff.getByText(text).waitFor({ timeout: TIMEOUT });
+    return {};
+  },
   // Calls the API from the page, as a page's script would: the server decides, not the page.
   async fetch({ path, body }) {
     return await page.evaluate(async ([path, body]) => {

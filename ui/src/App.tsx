@@ -17,6 +17,7 @@ const ReviewView = lazy(() => import("./ReviewView").then((m) => ({ default: m.R
 import { FilterBar } from "./FilterBar";
 import { NO_FILTER, filterTasks, loadFilter, saveFilter, type BoardFilter } from "./filters";
 import type { RecentProject, StatusReport } from "./types";
+import { NARROW } from "./media";
 
 /** The window: the open project's board, or a way to open or create one. */
 export function App() {
@@ -27,7 +28,7 @@ export function App() {
   const [version, setVersion] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
   // A phone opens on the Inbox (what waits for the lead); a desk on the board.
-  const [view, setView] = useState<View>(() => (window.matchMedia?.("(max-width: 700px)").matches ? "inbox" : "board"));
+  const [view, setView] = useState<View>(() => (window.matchMedia?.(NARROW).matches ? "inbox" : "board"));
   // Served to a browser that is not paired (or was revoked): say how to pair.
   const [unpaired, setUnpaired] = useState<string | null>(null);
   // The tray's questions line opens the Inbox; its "Start manual session", the Browser view.

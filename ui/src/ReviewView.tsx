@@ -8,6 +8,7 @@ import type { ReviewComment } from "./bindings/ReviewComment";
 import type { ReviewFile } from "./bindings/ReviewFile";
 import type { TaskView } from "./types";
 import { LARGE_FILE_LINES, PIECE_LINES, pieces } from "./review";
+import { NARROW, useMedia } from "./media";
 
 interface Props {
   tasks: TaskView[];
@@ -225,6 +226,8 @@ function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: 
         }, {});
     return { oldFile: on("old"), newFile: on("new") };
   }, [comments, file.path, file.old_path]);
+  // On a phone, long lines wrap: the diff reads without scrolling sideways.
+  const wrap = useMedia(NARROW);
   const comment = useCallback(
     (line: number, side: "old" | "new", text: string) => call("review_comment", { task, file: file.path, line, side, text }).then(() => (onError(null), onCommented())),
     [task, file.path, onError, onCommented],
@@ -241,7 +244,7 @@ function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: 
         shown.pieces
           .slice(0, drawn)
           .map((patch, i) => (
-            <DiffPiece key={i} continued={shown.continued[i] ?? false} file={file} patch={patch} notes={notes} dark={dark} comment={comment} onError={onError} />
+            <DiffPiece key={i} continued={shown.continued[i] ?? false} file={file} patch={patch} notes={notes} dark={dark} wrap={wrap} comment={comment} onError={onError} />
           ))
       )}
       {shown.cut && drawn >= shown.pieces.length && (
@@ -260,17 +263,29 @@ interface PieceProps {
   patch: string;
   notes: { oldFile: Notes; newFile: Notes };
   dark: boolean;
+  /** Long lines wrap instead of scrolling. */
+  wrap: boolean;
   comment: (line: number, side: "old" | "new", text: string) => Promise<void>;
   onError: (m: string | null) => void;
 }
 
 /** A piece of a file's diff, drawn once: a piece drawn later does not draw it again. */
-const DiffPiece = memo(function DiffPiece({ continued, file, patch, notes, dark, comment, onError }: PieceProps) {
+const DiffPiece = memo(function DiffPiece({ continued, file, patch, notes, dark, wrap, comment, onError }: PieceProps) {
   const data = useMemo(() => ({ oldFile: { fileName: file.old_path ?? file.path }, newFile: { fileName: file.path }, hunks: [patch] }), [file.old_path, file.path, patch]);
+  // A diff wider than its box scrolls inside it: the keyboard must reach that box too.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.querySelectorAll<HTMLElement>(".unified-diff-table-wrapper").forEach((scroller) => {
+      scroller.tabIndex = 0;
+      scroller.setAttribute("role", "region");
+      scroller.setAttribute("aria-label", `Diff of ${file.path}`);
+    });
+  });
   return (
-    <div className={continued ? "diff-continued" : undefined}>
+    <div ref={box} className={continued ? "diff-continued" : undefined}>
       <DiffView<ReviewComment[]>
         data={data}
+        diffViewWrap={wrap}
         extendData={notes}
         diffViewMode={DiffModeEnum.Unified}
         diffViewTheme={dark ? "dark" : "light"}
