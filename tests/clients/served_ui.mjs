@@ -120,8 +120,13 @@ const commands = {
     await page.emulateMedia({ colorScheme: dark ? "dark" : "light" });
     return {};
   },
+  // Another screen size, with the page opened afresh at it: resizing an emulated phone's screen
+  // can leave the page zoomed in (a pinch no phone made), its tab bar partly off screen.
   async viewport({ width, height }) {
     await page.setViewportSize({ width, height });
+    // A new visit, not a reload: a reload restores the zoom it would undo.
+    await page.goto(base + "/");
+    await testid("goal").waitFor({ timeout: TIMEOUT });
     return {};
   },
   // axe-core's serious and critical violations on the page as it is.
@@ -184,7 +189,11 @@ for await (const line of lines) {
   try {
     answer = { ok: true, ...(await commands[command.do](command)) };
   } catch (error) {
-    answer = { ok: false, error: String(error) };
+    // What the page looked like when the command failed, for whoever reads the failure.
+    const shot = `${process.env.BATON_ARTIFACTS ?? "/tmp"}/served-ui-failed-${Date.now()}.png`;
+    const taken = await page.screenshot({ path: shot, fullPage: true }).then(() => shot, () => "none");
+    const viewport = await page.evaluate(() => ({ width: innerWidth, height: innerHeight, scale: visualViewport?.scale, scrollY, offsetTop: visualViewport?.offsetTop })).catch(() => null);
+    answer = { ok: false, error: String(error), screenshot: taken, viewport };
   }
   process.stdout.write(JSON.stringify(answer) + "\n");
 }

@@ -1,3 +1,4 @@
+import { Button } from "@radix-ui/themes";
 import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
 import { lastHeard, leftText, withoutTime } from "./agents";
@@ -153,18 +154,18 @@ function Row({ agent, at, onLog, onShowTask, onReset }: RowProps) {
       <td>{agent.failed}</td>
       <td>
         <div className="row-actions">
-          <button onClick={onLog} data-testid="agent-open-log">
+          <Button size="1" variant="soft" onClick={onLog} data-testid="agent-open-log">
             Log
-          </button>
+          </Button>
           {task && (
-            <button onClick={() => onShowTask(task.id)} data-testid="agent-show-task">
+            <Button size="1" variant="soft" onClick={() => onShowTask(task.id)} data-testid="agent-show-task">
               Show {task.id}
-            </button>
+            </Button>
           )}
           {task && agent.state === "stale" && (
-            <button onClick={() => onReset(task.id)} data-testid="agent-reset-task">
+            <Button size="1" variant="soft" color="amber" onClick={() => onReset(task.id)} data-testid="agent-reset-task">
               Release {task.id} (lease expired)
-            </button>
+            </Button>
           )}
         </div>
       </td>

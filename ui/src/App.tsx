@@ -1,3 +1,4 @@
+import { Button, Callout, TextField } from "@radix-ui/themes";
 import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
 import { api, errorKind, errorMessage, onChange, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
 import { notify } from "./notify";
@@ -17,11 +18,13 @@ const ReviewView = lazy(() => import("./ReviewView").then((m) => ({ default: m.R
 import { FilterBar } from "./FilterBar";
 import { NO_FILTER, filterTasks, loadFilter, saveFilter, type BoardFilter } from "./filters";
 import type { RecentProject, StatusReport } from "./types";
-import { NARROW } from "./media";
+import { DARK, NARROW, useMedia } from "./media";
+import { AlertTriangle } from "lucide-react";
 
 /** The window: the open project's board, or a way to open or create one. */
 export function App() {
   const [project, setProject] = useState<ProjectInfo | null>(null);
+  const dark = useMedia(DARK);
   const [report, setReport] = useState<StatusReport | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
@@ -147,20 +150,28 @@ export function App() {
             </span>
           )}
           {!served && (
-            <button data-testid="switch-project" onClick={() => setProject(null)}>
+            <Button variant="soft" data-testid="switch-project" onClick={() => setProject(null)}>
               Switch project
-            </button>
+            </Button>
           )}
         </header>
         {notice && (
-          <p className="notice" role="status" data-testid="notice">
-            {notice}
-          </p>
+          <Callout.Root color="green" size="1" role="status" className="callout" data-testid="notice">
+            <Callout.Text>{notice}</Callout.Text>
+          </Callout.Root>
         )}
         {error && (
-          <p className="error" role="alert" data-testid="error">
-            {error} <button onClick={() => setError(null)}>dismiss</button>
-          </p>
+          <Callout.Root color="red" size="1" role="alert" className="callout" data-testid="error">
+            <Callout.Icon>
+              <AlertTriangle aria-hidden="true" size={16} />
+            </Callout.Icon>
+            <Callout.Text>
+              {error}{" "}
+              <Button size="1" variant="ghost" onClick={() => setError(null)}>
+                dismiss
+              </Button>
+            </Callout.Text>
+          </Callout.Root>
         )}
         {/* Always there on the desk, shown in its own view: the tray can start a session from any view. */}
         {report && !served && (
@@ -185,14 +196,14 @@ export function App() {
         {report && view === "inbox" && <InboxView version={version} onError={setError} />}
         {report && view === "review" && (
           <Suspense fallback={<p className="loading">Loading the review…</p>}>
-            <ReviewView tasks={report.tasks} version={version} dark={prefersDark()} onError={setError} onChanged={refresh} />
+            <ReviewView tasks={report.tasks} version={version} dark={dark} onError={setError} onChanged={refresh} />
           </Suspense>
         )}
         {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
         {report && view === "board" && (
           <div className="board-tools">
             <FilterBar tasks={report.tasks} shown={shownTasks.length} filter={filter} onChange={setFilter} />
-            <button
+            <Button variant="soft"
               data-testid="aggregate"
               onClick={() =>
                 api.aggregate().then(
@@ -202,7 +213,7 @@ export function App() {
               }
             >
               Aggregate to summary.md
-            </button>
+            </Button>
           </div>
         )}
         {report && view === "board" && (
@@ -234,11 +245,6 @@ export function App() {
  *  machine's). */
 const ALL_VIEWS: readonly View[] = ["inbox", "team", "board", "review", "agents", "graph", "browser"];
 const SERVED_VIEWS: readonly View[] = ALL_VIEWS.filter((v) => v !== "browser");
-
-/** Whether the system asks for dark colours (the diff's theme follows it). */
-function prefersDark(): boolean {
-  return typeof window.matchMedia === "function" && window.matchMedia("(prefers-color-scheme: dark)").matches;
-}
 
 /** Open a project: a recent one, a folder from the dialog or typed in; a folder without
  *  `.coordination/` is offered `leader init`. */
@@ -288,9 +294,9 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
           <ul data-testid="recent-projects">
             {recent.map((r) => (
               <li key={r.path}>
-                <button disabled={!r.exists} title={r.exists ? r.path : `${r.path} has no .coordination/ any more`} onClick={() => open(r.path)}>
+                <Button variant="soft" disabled={!r.exists} title={r.exists ? r.path : `${r.path} has no .coordination/ any more`} onClick={() => open(r.path)}>
                   {r.goal ?? r.path}
-                </button>{" "}
+                </Button>{" "}
                 <span className="path">{r.path}</span>
               </li>
             ))}
@@ -299,12 +305,12 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
       )}
       <label>
         Project folder{" "}
-        <input value={path} onChange={(e) => setPath(e.target.value)} placeholder="/path/to/project" data-testid="project-path" />
+        <TextField.Root value={path} onChange={(e) => setPath(e.target.value)} placeholder="/path/to/project" data-testid="project-path" />
       </label>
-      <button data-testid="open-path" onClick={() => open(path)}>
+      <Button variant="solid" data-testid="open-path" onClick={() => open(path)}>
         Open
-      </button>
-      <button
+      </Button>
+      <Button variant="soft"
         data-testid="choose-folder"
         onClick={() =>
           api.pickFolder(path).then(
@@ -314,16 +320,16 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
         }
       >
         Choose folder…
-      </button>
+      </Button>
       {askPassword && (
         <section className="password" data-testid="ask-password">
           <label>
             Database password for {askPassword} (used for this connection only, never saved){" "}
-            <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} data-testid="password" />
+            <TextField.Root type="password" value={password} onChange={(e) => setPassword(e.target.value)} data-testid="password" />
           </label>
-          <button data-testid="open-with-password" onClick={() => open(askPassword, password)}>
+          <Button variant="solid" data-testid="open-with-password" onClick={() => open(askPassword, password)}>
             Open
-          </button>
+          </Button>
         </section>
       )}
       <details className="database" data-testid="database-form">
@@ -333,17 +339,17 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
           the password), as <code>baton connect</code> leaves it.
         </p>
         <label>
-          Database URL <input value={url} onChange={(e) => setUrl(e.target.value)} placeholder="postgres://user@host:5432/db" data-testid="database-url" />
+          Database URL <TextField.Root value={url} onChange={(e) => setUrl(e.target.value)} placeholder="postgres://user@host:5432/db" data-testid="database-url" />
         </label>
         <label>
-          Project name <input value={dbProject} onChange={(e) => setDbProject(e.target.value)} placeholder="the folder's name" data-testid="database-project" />
+          Project name <TextField.Root value={dbProject} onChange={(e) => setDbProject(e.target.value)} placeholder="the folder's name" data-testid="database-project" />
         </label>
         <label>
-          Password <input type="password" value={password} onChange={(e) => setPassword(e.target.value)} placeholder="or PGPASSWORD, ~/.pgpass" data-testid="database-password" />
+          Password <TextField.Root type="password" value={password} onChange={(e) => setPassword(e.target.value)} placeholder="or PGPASSWORD, ~/.pgpass" data-testid="database-password" />
         </label>
-        <button data-testid="connect-database" onClick={connect}>
+        <Button variant="solid" data-testid="connect-database" onClick={connect}>
           Connect
-        </button>
+        </Button>
       </details>
       {offerInit && (
         <section className="init" data-testid="offer-init">
@@ -351,11 +357,11 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
             {offerInit} has no <code>.coordination/</code> yet. Start a project there (<code>baton leader init</code>):
           </p>
           <label>
-            Goal <input value={goal} onChange={(e) => setGoal(e.target.value)} data-testid="init-goal" />
+            Goal <TextField.Root value={goal} onChange={(e) => setGoal(e.target.value)} data-testid="init-goal" />
           </label>
-          <button data-testid="init-project" onClick={() => api.leaderInit(offerInit, goal).then(onOpen, (e: unknown) => setError(errorMessage(e)))}>
+          <Button variant="solid" data-testid="init-project" onClick={() => api.leaderInit(offerInit, goal).then(onOpen, (e: unknown) => setError(errorMessage(e)))}>
             Create
-          </button>
+          </Button>
         </section>
       )}
       {error && (

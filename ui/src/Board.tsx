@@ -1,3 +1,4 @@
+import { Button, Dialog, TextField } from "@radix-ui/themes";
 import {
   DndContext,
   KeyboardSensor,
@@ -163,9 +164,9 @@ function Column({ status, title, tasks, total, selected, related, onSelect }: Co
         />
       ))}
       {hidden > 0 && (
-        <button className="more" data-testid={`more-${status}`} onClick={() => setShown((n) => n + COLUMN_PAGE)}>
+        <Button variant="soft" className="more" data-testid={`more-${status}`} onClick={() => setShown((n) => n + COLUMN_PAGE)}>
           Show {Math.min(hidden, COLUMN_PAGE)} more of {hidden}
-        </button>
+        </Button>
       )}
     </div>
   );
@@ -249,16 +250,31 @@ function Words({ pending, onCancel, onSubmit }: { pending: Pending; onCancel: ()
   }, []);
   const who = "agent" in pending.move ? `, as ${pending.move.agent}` : "";
   return (
-    <div className="dialog" role="dialog" aria-label={words.label}>
-      <label>
-        {words.label} ({pending.task.id}
-        {who})
-        <input ref={field} value={text} onChange={(e) => setText(e.target.value)} data-testid="words" />
-      </label>
-      <button disabled={words.required && text.trim() === ""} onClick={() => onSubmit(text)} data-testid="words-ok">
-        {words.action}
-      </button>
-      <button onClick={onCancel}>{pending.move.op === "cancel" ? "Keep it" : "Cancel"}</button>
-    </div>
+    <Dialog.Root open onOpenChange={(open) => !open && onCancel()}>
+      <Dialog.Content className="words-dialog" aria-describedby={undefined} data-testid="words-dialog">
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (!words.required || text.trim() !== "") onSubmit(text);
+          }}
+        >
+          <Dialog.Title size="3">
+            {words.label} ({pending.task.id}
+            {who})
+          </Dialog.Title>
+          <TextField.Root ref={field} aria-label={words.label} value={text} onChange={(e) => setText(e.target.value)} data-testid="words" />
+          <div className="dialog-buttons">
+            <Dialog.Close>
+              <Button type="button" variant="soft" color="gray">
+                {pending.move.op === "cancel" ? "Keep it" : "Cancel"}
+              </Button>
+            </Dialog.Close>
+            <Button type="submit" variant="solid" disabled={words.required && text.trim() === ""} data-testid="words-ok">
+              {words.action}
+            </Button>
+          </div>
+        </form>
+      </Dialog.Content>
+    </Dialog.Root>
   );
 }

@@ -1,3 +1,4 @@
+import { Button, TextField } from "@radix-ui/themes";
 import { useCallback, useEffect, useState } from "react";
 import { api, errorMessage, onStartSession, type BrowserRecord } from "./api";
 import { useChangeCount } from "./changes";
@@ -47,19 +48,19 @@ export function BrowserSession({ onError }: { onError: (m: string) => void }) {
             <span data-testid="browser-status">
               browser on CDP port {browser.port} (pid {browser.pid})
             </span>
-            <button
+            <Button variant="soft"
               data-testid="finish-session"
               onClick={() => api.browserSessionFinish().then(reload, (e: unknown) => onError(errorMessage(e)))}
             >
               Finish session
-            </button>
+            </Button>
           </>
         ) : (
           <>
-            <input aria-label="URL to test" value={url} onChange={(e) => setUrl(e.target.value)} data-testid="session-url" />
-            <button data-testid="start-session" onClick={start}>
+            <TextField.Root aria-label="URL to test" value={url} onChange={(e) => setUrl(e.target.value)} data-testid="session-url" />
+            <Button variant="solid" data-testid="start-session" onClick={start}>
               Start session
-            </button>
+            </Button>
           </>
         )}
         <span className="browsers" data-testid="browsers">
@@ -118,7 +119,7 @@ function BrowserControls({
           </option>
         ))}
       </select>
-      <input
+      <TextField.Root
         aria-label="URL to open"
         placeholder="URL to open"
         value={target}
@@ -128,15 +129,15 @@ function BrowserControls({
         }}
         data-testid="navigate-url"
       />
-      <button data-testid="navigate" disabled={busy !== null} onClick={() => act("Opening…", api.browserNavigate(port, target), setPage)}>
+      <Button variant="soft" data-testid="navigate" disabled={busy !== null} onClick={() => act("Opening…", api.browserNavigate(port, target), setPage)}>
         Open
-      </button>
-      <button data-testid="reload-page" disabled={busy !== null} onClick={() => act("Reloading…", api.browserReload(port), setPage)}>
+      </Button>
+      <Button variant="soft" data-testid="reload-page" disabled={busy !== null} onClick={() => act("Reloading…", api.browserReload(port), setPage)}>
         Reload
-      </button>
-      <button data-testid="screenshot" disabled={busy !== null} onClick={() => act("Taking a screenshot…", api.browserScreenshot(port), setShot)}>
+      </Button>
+      <Button variant="soft" data-testid="screenshot" disabled={busy !== null} onClick={() => act("Taking a screenshot…", api.browserScreenshot(port), setShot)}>
         Screenshot
-      </button>
+      </Button>
       <span className="page-state" data-testid="page-state" role="status">
         {busy ?? (page ? `${page.title || "(untitled)"} — ${page.url}` : "")}
       </span>
@@ -144,7 +145,7 @@ function BrowserControls({
         <figure className="screenshot" data-testid="screenshot-shown">
           <img src={shot.data_url} alt={`Screenshot saved as ${shot.path}`} />
           <figcaption data-testid="screenshot-path">
-            Saved {shot.path} ({Math.round(shot.bytes / 1024)} KiB) <button onClick={() => setShot(null)}>hide</button>
+            Saved {shot.path} ({Math.round(shot.bytes / 1024)} KiB) <Button variant="soft" onClick={() => setShot(null)}>hide</Button>
           </figcaption>
         </figure>
       )}

@@ -1,3 +1,4 @@
+import { Button, Checkbox, TextField } from "@radix-ui/themes";
 import { COLUMNS } from "./board";
 import { NO_FILTER, choices, countText, isActive, type BoardFilter } from "./filters";
 import type { TaskStatus, TaskView } from "./types";
@@ -15,7 +16,7 @@ export function FilterBar({ tasks, shown, filter, onChange }: Props) {
   const { owners, priorities, blockers } = choices(tasks);
   return (
     <div className="filters" role="search" aria-label="Filter the board" data-testid="filters">
-      <input
+      <TextField.Root
         type="search"
         aria-label="Search tasks"
         placeholder="Search tasks…"
@@ -53,7 +54,7 @@ export function FilterBar({ tasks, shown, filter, onChange }: Props) {
         ))}
       </select>
       <label className="check">
-        <input type="checkbox" checked={filter.readyNow} onChange={(e) => set({ readyNow: e.target.checked })} data-testid="filter-ready" />
+        <Checkbox checked={filter.readyNow} onCheckedChange={(c) => set({ readyNow: c === true })} data-testid="filter-ready" />
         Ready now
       </label>
       <select aria-label="Blocked by" value={filter.blockedBy} onChange={(e) => set({ blockedBy: e.target.value })} data-testid="filter-blocked-by">
@@ -68,9 +69,9 @@ export function FilterBar({ tasks, shown, filter, onChange }: Props) {
         {countText(shown, tasks.length, filter)} tasks
       </span>
       {isActive(filter) && (
-        <button type="button" onClick={() => onChange(NO_FILTER)} data-testid="filter-clear">
+        <Button variant="soft" type="button" onClick={() => onChange(NO_FILTER)} data-testid="filter-clear">
           Clear filters
-        </button>
+        </Button>
       )}
     </div>
   );

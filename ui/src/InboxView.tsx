@@ -1,3 +1,4 @@
+import { Button, TextField } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
 import { call, errorMessage } from "./api";
 import type { InboxView as Inbox } from "./bindings/InboxView";
@@ -53,12 +54,12 @@ export function InboxView({ version, onError }: Props) {
       )}
       {offer && (
         <p className="notify-offer">
-          <button
+          <Button variant="soft"
             onClick={() => void askPermission().then(() => setOffer(canOffer()))}
             data-testid="notify-me"
           >
             Notify me of new questions
-          </button>{" "}
+          </Button>{" "}
           <span className="muted">while this page is open</span>
         </p>
       )}
@@ -79,7 +80,7 @@ export function InboxView({ version, onError }: Props) {
               {m.task && ` about ${m.task}`}
             </p>
             <p className="body">{m.body}</p>
-            <button onClick={() => void ack(m.id)}>Mark read</button>
+            <Button variant="soft" onClick={() => void ack(m.id)}>Mark read</Button>
           </li>
         ))}
       </ul>
@@ -111,21 +112,29 @@ function QuestionItem({ question, onError }: { question: Question; onError: (mes
       )}
       <div className="choices" role="group" aria-label={`Answers to ${question.id}`}>
         {question.choices.map((choice) => (
-          <button key={choice} onClick={() => void answer(choice)} data-testid={`answer-${question.id}-${choice.replace(/\s+/g, "-")}`}>
+          <Button variant="soft" color={choiceColour(about.kind, choice)} key={choice} onClick={() => void answer(choice)} data-testid={`answer-${question.id}-${choice.replace(/\s+/g, "-")}`}>
             {choice}
-          </button>
+          </Button>
         ))}
       </div>
       {question.choices.length === 0 && (
         <form onSubmit={(e) => (e.preventDefault(), text.trim() && void answer(text))}>
           <label>
-            Your answer <input value={text} onChange={(e) => setText(e.target.value)} data-testid={`answer-text-${question.id}`} />
+            Your answer <TextField.Root value={text} onChange={(e) => setText(e.target.value)} data-testid={`answer-text-${question.id}`} />
           </label>{" "}
-          <button type="submit" data-testid={`answer-send-${question.id}`}>
+          <Button variant="soft" type="submit" data-testid={`answer-send-${question.id}`}>
             Answer
-          </button>
+          </Button>
         </form>
       )}
     </li>
   );
+}
+
+/** An approval's allow in green and deny in red (with their words: never colour alone). */
+function choiceColour(kind: string, choice: string): "green" | "red" | undefined {
+  if (kind !== "approval") return undefined;
+  if (choice === "allow") return "green";
+  if (choice === "deny") return "red";
+  return undefined;
 }

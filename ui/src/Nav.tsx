@@ -1,4 +1,5 @@
 import { Bot, GitFork, GitPullRequestArrow, Globe, Inbox, LayoutGrid, Users, type LucideIcon } from "lucide-react";
+import { Badge } from "@radix-ui/themes";
 import type { View } from "./api";
 
 /** What waits in each view, shown on its entry: the lead sees where to look without opening
@@ -62,10 +63,10 @@ export function Nav({ view, waiting, views, onView }: Props) {
                 <Icon aria-hidden="true" size={18} strokeWidth={2} />
                 <span className="label">{label}</span>
                 {n > 0 && (
-                  <span className="badge" data-testid={`count-${v}`}>
+                  <Badge color="amber" variant="solid" radius="full" className="badge" data-testid={`count-${v}`}>
                     {n}
                     <span className="visually-hidden"> {what}</span>
-                  </span>
+                  </Badge>
                 )}
               </button>
             </li>

@@ -1,3 +1,4 @@
+import { Button, TextField } from "@radix-ui/themes";
 import { useState } from "react";
 import { DEFAULT_PRIORITY } from "./bindings/Defaults";
 import { api, errorMessage } from "./api";
@@ -39,11 +40,11 @@ function TaskFields({ tasks, editing, draft, onChange }: { tasks: TaskView[]; ed
   const set = (change: Partial<TaskDraft>) => onChange({ ...draft, ...change });
   return (
     <>
-      <input aria-label="Description" placeholder="New task…" value={draft.description} onChange={(e) => set({ description: e.target.value })} data-testid="field-description" />
-      <input aria-label="Priority" type="number" min={1} max={1000} value={draft.priority} onChange={(e) => set({ priority: Number(e.target.value) })} data-testid="field-priority" />
+      <TextField.Root aria-label="Description" placeholder="New task…" value={draft.description} onChange={(e) => set({ description: e.target.value })} data-testid="field-description" />
+      <TextField.Root aria-label="Priority" type="number" min={1} max={1000} value={draft.priority} onChange={(e) => set({ priority: Number(e.target.value) })} data-testid="field-priority" />
       <DependencyPicker allowed={allowedDependencies(tasks, editing)} tasks={tasks} chosen={draft.depends} onChange={(depends) => set({ depends })} />
-      <input aria-label="Files" placeholder="files, comma separated" value={draft.files} onChange={(e) => set({ files: e.target.value })} data-testid="field-files" />
-      <input aria-label="Hints" placeholder="hints" value={draft.hints} onChange={(e) => set({ hints: e.target.value })} data-testid="field-hints" />
+      <TextField.Root aria-label="Files" placeholder="files, comma separated" value={draft.files} onChange={(e) => set({ files: e.target.value })} data-testid="field-files" />
+      <TextField.Root aria-label="Hints" placeholder="hints" value={draft.hints} onChange={(e) => set({ hints: e.target.value })} data-testid="field-hints" />
     </>
   );
 }
@@ -68,7 +69,7 @@ function DependencyPicker({ allowed, tasks, chosen, onChange }: { allowed: strin
           ))}
         </ul>
       )}
-      <input type="search" aria-label="Find a task to depend on" placeholder="find a task…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="depends-search" />
+      <TextField.Root type="search" aria-label="Find a task to depend on" placeholder="find a task…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="depends-search" />
       {query.trim() !== "" && (
         <ul className="matches" aria-label="Matching tasks">
           {shown.map((task) => (
@@ -115,9 +116,9 @@ export function NewTaskForm({ tasks, onError, onAdded }: { tasks: TaskView[]; on
       }}
     >
       <TaskFields tasks={tasks} draft={draft} onChange={setDraft} />
-      <button type="submit" disabled={draft.description.trim() === ""} data-testid="add-task">
+      <Button variant="solid" type="submit" disabled={draft.description.trim() === ""} data-testid="add-task">
         Add task
-      </button>
+      </Button>
     </form>
   );
 }
@@ -137,12 +138,12 @@ export function EditTaskForm({ task, tasks, onError, onDone }: { task: TaskView;
       }}
     >
       <TaskFields tasks={tasks} editing={task.id} draft={draft} onChange={setDraft} />
-      <button type="submit" disabled={draft.description.trim() === ""} data-testid="save-task">
+      <Button variant="solid" type="submit" disabled={draft.description.trim() === ""} data-testid="save-task">
         Save
-      </button>
-      <button type="button" onClick={onDone}>
+      </Button>
+      <Button variant="soft" type="button" onClick={onDone}>
         Cancel
-      </button>
+      </Button>
     </form>
   );
 }

@@ -1,3 +1,4 @@
+import { Button, Checkbox, TextArea, TextField } from "@radix-ui/themes";
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { DiffModeEnum, DiffView, SplitSide } from "@git-diff-view/react";
 import "@git-diff-view/react/styles/diff-view-pure.css";
@@ -39,9 +40,9 @@ export function ReviewView({ tasks, version, dark, onError, onChanged }: Props) 
         <ul>
           {done.map((t) => (
             <li key={t.id}>
-              <button aria-pressed={t.id === task} onClick={() => setChosen(t.id)} data-testid={`review-task-${t.id}`}>
+              <Button variant="soft" aria-pressed={t.id === task} onClick={() => setChosen(t.id)} data-testid={`review-task-${t.id}`}>
                 {t.id}: {t.description}
-              </button>
+              </Button>
             </li>
           ))}
         </ul>
@@ -120,30 +121,32 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
           <p data-testid="check" className={check ? (check.passed ? "passed" : "failed") : undefined}>
             Check <code>{review.check_command}</code>:{" "}
             {check ? (check.passed ? "passed" : `failed (exit code ${check.exit_code ?? "none: stopped"})`) : "not run on this commit"}{" "}
-            <button disabled={busy !== null} onClick={() => act("check", () => call("review_check", { task }))} data-testid="run-check">
+            <Button variant="soft" disabled={busy !== null} onClick={() => act("check", () => call("review_check", { task }))} data-testid="run-check">
               {busy === "check" ? "Running…" : "Run check"}
-            </button>
+            </Button>
           </p>
         )}
         {check && !check.passed && <pre className="check-output" data-testid="check-output">{check.output}</pre>}
         {!review.merged && (
           <>
             <label>
-              Summary for the worker <textarea value={summary} onChange={(e) => setSummary(e.target.value)} rows={2} data-testid="review-summary" />
+              Summary for the worker <TextArea className="summary" value={summary} onChange={(e) => setSummary(e.target.value)} rows={2} data-testid="review-summary" />
             </label>
             <label className="inline">
-              <input type="checkbox" checked={anyone} onChange={(e) => setAnyone(e.target.checked)} data-testid="review-anyone" /> Any worker may take it (not only the one that did it)
+              <Checkbox checked={anyone} onCheckedChange={(c) => setAnyone(c === true)} data-testid="review-anyone" /> Any worker may take it (not only the one that did it)
             </label>
-            <button
+            <div className="buttons">
+            <Button variant="soft"
               disabled={busy !== null || (open === 0 && summary.trim() === "")}
               onClick={() => act("changes", () => call("review_request_changes", { task, summary: summary.trim() || null, anyone }), () => setSummary(""))}
               data-testid="request-changes"
             >
               Request changes ({open} comment{open === 1 ? "" : "s"})
-            </button>{" "}
-            <button disabled={busy !== null} onClick={() => act("merge", () => call("task_merge", { tasks: [task], all: false, no_check: false }), setMerge)} data-testid="merge">
+            </Button>{" "}
+            <Button variant="solid" disabled={busy !== null} onClick={() => act("merge", () => call("task_merge", { tasks: [task], all: false, no_check: false }), setMerge)} data-testid="merge">
               {busy === "merge" ? "Merging…" : "Merge"}
-            </button>
+            </Button>
+            </div>
           </>
         )}
       </div>
@@ -180,9 +183,9 @@ function MergeOutcome({ report, onError, onChanged }: { report: MergeReport; onE
         {added ? (
           <p>Added {added} to resolve it.</p>
         ) : (
-          <button onClick={() => void addFollowUp()} data-testid="add-follow-up">
+          <Button variant="soft" onClick={() => void addFollowUp()} data-testid="add-follow-up">
             Add a task to resolve it
-          </button>
+          </Button>
         )}
       </div>
     );
@@ -248,9 +251,9 @@ function FileDiff({ task, file, comments, dark, onError, onCommented }: { task: 
           ))
       )}
       {shown.cut && drawn >= shown.pieces.length && (
-        <button className="show-whole" onClick={() => setWhole(true)} data-testid={`show-whole-${file.path}`}>
+        <Button variant="soft" className="show-whole" onClick={() => setWhole(true)} data-testid={`show-whole-${file.path}`}>
           Show all {changed} changed lines (the first {LARGE_FILE_LINES} are drawn)
-        </button>
+        </Button>
       )}
     </section>
   );
@@ -318,14 +321,14 @@ function CommentForm({ onSend, onCancel }: { onSend: (text: string) => void; onC
   return (
     <form className="comment-form" onSubmit={(e) => (e.preventDefault(), text.trim() && onSend(text.trim()))}>
       <label>
-        Comment <input autoFocus value={text} onChange={(e) => setText(e.target.value)} data-testid="comment-text" />
+        Comment <TextField.Root autoFocus value={text} onChange={(e) => setText(e.target.value)} data-testid="comment-text" />
       </label>{" "}
-      <button type="submit" data-testid="comment-send">
+      <Button variant="solid" type="submit" data-testid="comment-send">
         Comment
-      </button>{" "}
-      <button type="button" onClick={onCancel}>
+      </Button>{" "}
+      <Button variant="soft" type="button" onClick={onCancel}>
         Cancel
-      </button>
+      </Button>
     </form>
   );
 }

@@ -1,3 +1,4 @@
+import { Button, TextField } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
 import { api, errorMessage } from "./api";
 import type { Pairing } from "./bindings/Pairing";
@@ -35,16 +36,16 @@ export function ServePanel({ onError }: { onError: (message: string) => void }) 
             {!state.ours && <span className="muted"> (by `baton serve` in a terminal)</span>}
           </p>
           <div className="serve-actions">
-            <button onClick={() => void pair("lead")} data-testid="serve-pair-lead">
+            <Button variant="soft" onClick={() => void pair("lead")} data-testid="serve-pair-lead">
               Pair a phone as lead
-            </button>
-            <button onClick={() => void pair("responder")} data-testid="serve-pair-responder">
+            </Button>
+            <Button variant="soft" onClick={() => void pair("responder")} data-testid="serve-pair-responder">
               Pair a phone as responder
-            </button>
+            </Button>
             {state.ours && (
-              <button disabled={busy} onClick={() => act(api.serveStop())} data-testid="serve-stop">
+              <Button variant="soft" disabled={busy} onClick={() => act(api.serveStop())} data-testid="serve-stop">
                 Stop serving
-              </button>
+              </Button>
             )}
           </div>
           {pairing && (
@@ -59,11 +60,11 @@ export function ServePanel({ onError }: { onError: (message: string) => void }) 
       ) : (
         <div className="serve-actions">
           <label>
-            Listen on <input value={listen} onChange={(e) => setListen(e.target.value)} data-testid="serve-listen" />
+            Listen on <TextField.Root value={listen} onChange={(e) => setListen(e.target.value)} data-testid="serve-listen" />
           </label>
-          <button disabled={busy} onClick={() => act(api.serveStart(listen))} data-testid="serve-start">
+          <Button variant="solid" disabled={busy} onClick={() => act(api.serveStart(listen))} data-testid="serve-start">
             Serve to paired browsers
-          </button>
+          </Button>
           {!loopback && (
             <p className="warning" role="note">
               Beyond this machine the traffic is plain HTTP: start `baton serve` with a certificate, or use a tunnel (the guide's "Away from the desk").

@@ -1,3 +1,4 @@
+import { Button, TextField } from "@radix-ui/themes";
 import { useEffect, useState } from "react";
 import { api, errorMessage } from "./api";
 import { EditTaskForm } from "./NewTaskForm";
@@ -76,26 +77,26 @@ export function SidePanel({
   return (
     <aside className="side" data-testid="side-panel">
       <nav>
-        <button aria-pressed={shown === "plan"} onClick={() => setTab("plan")}>Master plan</button>
-        <button aria-pressed={shown === "discoveries"} onClick={() => setTab("discoveries")}>Discoveries</button>
-        <button aria-pressed={shown === "task"} disabled={!selected} onClick={() => setTab("task")}>
+        <Button variant="soft" aria-pressed={shown === "plan"} onClick={() => setTab("plan")}>Master plan</Button>
+        <Button variant="soft" aria-pressed={shown === "discoveries"} onClick={() => setTab("discoveries")}>Discoveries</Button>
+        <Button variant="soft" aria-pressed={shown === "task"} disabled={!selected} onClick={() => setTab("task")}>
           {selected ? selected.id : "Task"}
-        </button>
+        </Button>
       </nav>
       {shown === "task" && selected && (
         <div className="task-actions">
-          <button data-testid="edit-task-open" onClick={() => setEditing(selected.id)}>
+          <Button variant="soft" data-testid="edit-task-open" onClick={() => setEditing(selected.id)}>
             Edit
-          </button>
+          </Button>
           {moves.toAvailable && (
-            <button data-testid="reset-task" onClick={() => act(api.moveTask(selected.id, "available"))}>
+            <Button variant="soft" data-testid="reset-task" onClick={() => act(api.moveTask(selected.id, "available"))}>
               {moves.toAvailable.op === "release" ? `Release for ${moves.toAvailable.agent} (lease expired)` : "Reset to available"}
-            </button>
+            </Button>
           )}
           {moves.cancel && cancelling !== selected.id && (
-            <button data-testid="cancel-task" onClick={() => setCancelling(selected.id)}>
+            <Button variant="soft" color="red" data-testid="cancel-task" onClick={() => setCancelling(selected.id)}>
               Cancel task…
-            </button>
+            </Button>
           )}
           {moves.cancel && cancelling === selected.id && (
             <form
@@ -109,14 +110,14 @@ export function SidePanel({
             >
               <label>
                 Why is it no longer wanted? (optional)
-                <input value={reason} onChange={(e) => setReason(e.target.value)} data-testid="cancel-reason" />
+                <TextField.Root value={reason} onChange={(e) => setReason(e.target.value)} data-testid="cancel-reason" />
               </label>
-              <button type="submit" data-testid="cancel-confirm">
+              <Button variant="solid" type="submit" data-testid="cancel-confirm">
                 Cancel {selected.id}
-              </button>
-              <button type="button" onClick={() => setCancelling(null)}>
+              </Button>
+              <Button variant="soft" type="button" onClick={() => setCancelling(null)}>
                 Keep it
-              </button>
+              </Button>
             </form>
           )}
         </div>

@@ -1,3 +1,4 @@
+import { Button, Checkbox, TextField } from "@radix-ui/themes";
 import { useEffect, useRef, useState } from "react";
 import { api, call, errorMessage, onChange } from "./api";
 import type { TeamView as Team } from "./bindings/TeamView";
@@ -103,12 +104,12 @@ export function TeamView({ version, onError }: Props) {
       {team.merge_queue.length > 0 && <MergeQueueTable entries={team.merge_queue} />}
       {team.supervisor && (
         <p>
-          <button data-testid="stop-team" onClick={() => void stop(null, false)}>
+          <Button variant="soft" data-testid="stop-team" onClick={() => void stop(null, false)}>
             Stop the team after its tasks
-          </button>{" "}
-          <button data-testid="stop-team-now" onClick={() => void stop(null, true)}>
+          </Button>{" "}
+          <Button variant="soft" color="red" data-testid="stop-team-now" onClick={() => void stop(null, true)}>
             Stop now
-          </button>
+          </Button>
         </p>
       )}
       {shown && <WorkerTranscript key={shown} task={shown} cost={team.spend.by_task[shown]?.cost_usd ?? 0} onError={onError} />}
@@ -133,9 +134,9 @@ function WorkerRow({
   return (
     <tr data-testid={`worker-${worker.name}`} className={chosen ? "chosen" : undefined}>
       <th scope="row">
-        <button onClick={onChoose} aria-pressed={chosen} data-testid={`show-${worker.name}`}>
+        <Button size="1" variant="soft" onClick={onChoose} aria-pressed={chosen} data-testid={`show-${worker.name}`}>
           {worker.name}
-        </button>{" "}
+        </Button>{" "}
         <span className="muted">
           {worker.profile} on {worker.host},{" "}
           <span data-testid={`sandbox-${worker.name}`} className={worker.sandboxed ? undefined : "unsandboxed"}>
@@ -152,12 +153,12 @@ function WorkerRow({
       <td>
         {here && (
           <>
-            <button onClick={() => onStop(worker.name, false)} aria-label={`Stop (${worker.name}, after its task)`}>
+            <Button size="1" variant="soft" onClick={() => onStop(worker.name, false)} aria-label={`Stop (${worker.name}, after its task)`}>
               Stop
-            </button>{" "}
-            <button onClick={() => onStop(worker.name, true)} aria-label={`Stop now (${worker.name})`}>
+            </Button>{" "}
+            <Button size="1" variant="soft" color="red" onClick={() => onStop(worker.name, true)} aria-label={`Stop now (${worker.name})`}>
               Stop now
-            </button>
+            </Button>
           </>
         )}
       </td>
@@ -207,25 +208,25 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
         </select>
       </label>
       <label>
-        Workers <input type="number" min={1} max={256} value={workers} onChange={(e) => setWorkers(Number(e.target.value))} data-testid="team-workers" />
+        Workers <TextField.Root type="number" min={1} max={256} value={workers} onChange={(e) => setWorkers(Number(e.target.value))} data-testid="team-workers" />
       </label>
       {profile === "exec" && (
         <label>
-          Command <input value={exec} onChange={(e) => setExec(e.target.value)} placeholder="make test" data-testid="team-exec" />
+          Command <TextField.Root value={exec} onChange={(e) => setExec(e.target.value)} placeholder="make test" data-testid="team-exec" />
         </label>
       )}
       <label>
-        Budget (USD) <input value={budget} onChange={(e) => setBudget(e.target.value)} inputMode="decimal" placeholder="none" data-testid="team-budget" />
+        Budget (USD) <TextField.Root value={budget} onChange={(e) => setBudget(e.target.value)} inputMode="decimal" placeholder="none" data-testid="team-budget" />
       </label>
       <label>
-        <input type="checkbox" checked={stay} onChange={(e) => setStay(e.target.checked)} /> Wait for new tasks
+        <Checkbox checked={stay} onCheckedChange={(c) => setStay(c === true)} /> Wait for new tasks
       </label>
       <label title="Each attempt in bubblewrap (the default): it writes its worktree and its own branch only, sees no secrets in the home folder, reaches Baton only as itself, and leaves no process behind">
-        <input type="checkbox" checked={sandbox} onChange={(e) => setSandbox(e.target.checked)} data-testid="team-sandbox" /> In a sandbox
+        <Checkbox checked={sandbox} onCheckedChange={(c) => setSandbox(c === true)} data-testid="team-sandbox" /> In a sandbox
       </label>
-      <button type="submit" disabled={busy} data-testid="team-up">
+      <Button variant="solid" type="submit" disabled={busy} data-testid="team-up">
         {running ? "Resize the team" : "Start the team"}
-      </button>
+      </Button>
     </form>
   );
 }

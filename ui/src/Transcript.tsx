@@ -1,3 +1,4 @@
+import { Button } from "@radix-ui/themes";
 import { memo, useState } from "react";
 import type { Entry } from "./team";
 import { usd } from "./team";
@@ -15,9 +16,9 @@ export function Transcript({ entries }: { entries: Entry[] }) {
   return (
     <>
       {hidden > 0 && (
-        <button className="show-earlier" onClick={() => setLimit((n) => n + PAGE)} data-testid="show-earlier">
+        <Button variant="soft" className="show-earlier" onClick={() => setLimit((n) => n + PAGE)} data-testid="show-earlier">
           Show {Math.min(PAGE, hidden)} earlier of {hidden}
-        </button>
+        </Button>
       )}
       <ol className="transcript" data-testid="transcript" aria-label="Transcript">
         {entries.slice(hidden).map((e) => (

@@ -16,3 +16,6 @@ export function useMedia(query: string): boolean {
 
 /** The width at and below which the UI takes its phone layout (as `style.css` does). */
 export const NARROW = "(max-width: 700px)";
+
+/** The system asks for dark colours (the desktop's theme, or the phone's). */
+export const DARK = "(prefers-color-scheme: dark)";

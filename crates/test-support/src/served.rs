@@ -48,6 +48,8 @@ impl Phone {
             .arg(base)
             // axe-core from the UI's own packages (a devDependency of ui/).
             .arg(root.join("ui/node_modules/axe-core/axe.min.js"))
+            // Where a failed command leaves its screenshot.
+            .env("BATON_ARTIFACTS", crate::artifacts_dir())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
