@@ -3,8 +3,10 @@
 //! SameSite=Strict cookie) and is used up; foreign Hosts and Origins, writes without an
 //! Origin or not in JSON, and guessed codes (rate-limited) are refused; a responder device is
 //! refused merges, team starts and task edits by the server and answers an agent's question;
-//! a revoked device is refused at its next request and its open feed ends; the feed pushes a
-//! change a CLI made.
+//! a revoked device is refused at its next request and its open feeds end (server-sent events
+//! and the WebSocket, closed with the code that tells the page); the feed pushes a change a CLI
+//! made; the WebSocket's handshake is refused to other sites' pages, to pages not paired and to
+//! clients that do not speak its version.
 
 use baton_test_support as support;
 
@@ -19,6 +21,7 @@ support::on_both_stores!(
     foreign_hosts_origins_and_guessed_codes_are_refused,
     a_responder_answers_an_agent_but_the_server_refuses_it_a_merge_and_a_team_start,
     a_revoked_device_is_refused_at_once_and_its_feed_ends,
+    the_feed_s_websocket_is_refused_to_other_sites_and_unpaired_pages,
 );
 
 /// A running `baton serve` with a UI folder of its own; its address and first pairing link.
@@ -399,12 +402,22 @@ fn a_revoked_device_is_refused_at_once_and_its_feed_ends(p: Project) {
         read_until(&mut feed, &mut line, ": connected"),
         "the feed opened"
     );
+    // And over a WebSocket, as the served UI's pages follow it (a real client: tungstenite).
+    let mut socket = feed_socket(&served, &cookie);
     p.ok(&["leader", "add-task", "Pushed to the page"]);
     assert!(
         read_until(&mut feed, &mut line, "Pushed to the page"),
         "the change reached the page"
     );
     assert!(line.starts_with("data: "), "{line}");
+    let change = loop {
+        match socket.read().expect("the socket stays open") {
+            tungstenite::Message::Text(text) if text.contains("Pushed to the page") => break text,
+            _ => {}
+        }
+    };
+    let change: Value = serde_json::from_str(&change).unwrap();
+    assert!(change.is_object(), "{change}");
     let devices = p.json(&["serve", "devices"]);
     assert_eq!(devices[0]["id"], "d-1", "{devices}");
     assert_eq!(devices[0]["name"], "Test phone", "{devices}");
@@ -419,6 +432,18 @@ fn a_revoked_device_is_refused_at_once_and_its_feed_ends(p: Project) {
     assert!(
         read_until(&mut feed, &mut line, "event: revoked"),
         "the open feed was told"
+    );
+    // The socket is closed with the code that tells the page (which shows the pairing screen).
+    let closed = loop {
+        match socket.read() {
+            Ok(tungstenite::Message::Close(frame)) => break frame,
+            Ok(_) => {}
+            Err(e) => panic!("no close frame: {e}"),
+        }
+    };
+    assert_eq!(
+        closed.map(|f| u16::from(f.code)),
+        Some(baton_serve::socket::REVOKED)
     );
     // And ends: the last chunk, then the connection closes.
     let mut rest = String::new();
@@ -439,6 +464,105 @@ fn a_revoked_device_is_refused_at_once_and_its_feed_ends(p: Project) {
         p.fails(&["serve", "pair"], 1)
             .contains("no `baton serve` runs")
     );
+}
+
+/// The change feed over a WebSocket, opened as the served page opens it (its Origin and cookie).
+fn feed_socket(served: &Served, cookie: &str) -> tungstenite::WebSocket<TcpStream> {
+    use tungstenite::client::IntoClientRequest;
+    let mut request = format!("ws://{}/api/feed", served.host)
+        .into_client_request()
+        .unwrap();
+    let headers = request.headers_mut();
+    headers.insert("Origin", format!("http://{}", served.host).parse().unwrap());
+    headers.insert("Cookie", cookie.parse().unwrap());
+    let port: u16 = served.host.rsplit(':').next().unwrap().parse().unwrap();
+    let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let (socket, answer) = tungstenite::client::client(request, stream).expect("the handshake");
+    assert_eq!(answer.status(), 101);
+    socket
+}
+
+/// The head of the answer to a WebSocket handshake (an upgraded connection stays open, so
+/// nothing after the head is read).
+fn handshake_answer(host: &str, headers: &[(&str, &str)]) -> Answer {
+    let port: u16 = host.rsplit(':').next().unwrap().parse().unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut text = format!("GET /api/feed HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\n");
+    for (key, value) in headers {
+        text.push_str(&format!("{key}: {value}\r\n"));
+    }
+    text.push_str("\r\n");
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).expect("the answer's head");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    Answer {
+        status: head.split(' ').nth(1).unwrap().parse().unwrap(),
+        head,
+        body: String::new(),
+    }
+}
+
+/// A WebSocket's handshake to the feed, from a page that is not this server's or not paired,
+/// or not quite a WebSocket: refused before anything is upgraded.
+fn the_feed_s_websocket_is_refused_to_other_sites_and_unpaired_pages(p: Project) {
+    let served = serve(&p, "lead");
+    let mut browser = Browser::new(&served);
+    assert_eq!(browser.open_link(&served.link).status, 303);
+    let cookie = browser.cookie.clone().unwrap();
+    let origin = browser.origin.clone();
+    let handshake = |extra: &[(&str, &str)]| {
+        let mut headers = vec![
+            ("Upgrade", "websocket"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ];
+        headers.extend_from_slice(extra);
+        handshake_answer(&served.host, &headers)
+    };
+    let version = ("Sec-WebSocket-Version", "13");
+    // As the page opens it: upgraded, with the accept key RFC 6455 gives for that key.
+    let opened = handshake(&[version, ("Origin", &origin), ("Cookie", &cookie)]);
+    assert_eq!(opened.status, 101, "{opened:?}");
+    assert_eq!(
+        opened.header("sec-websocket-accept").as_deref(),
+        Some("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+    );
+    for (why, extra, status) in [
+        (
+            "another site's page",
+            vec![
+                version,
+                ("Origin", "http://evil.example"),
+                ("Cookie", &cookie),
+            ],
+            403,
+        ),
+        (
+            "no Origin (not a page of this server)",
+            vec![version, ("Cookie", &cookie)],
+            403,
+        ),
+        ("not paired", vec![version, ("Origin", &origin)], 401),
+        (
+            "an old protocol",
+            vec![
+                ("Sec-WebSocket-Version", "8"),
+                ("Origin", &origin),
+                ("Cookie", &cookie),
+            ],
+            400,
+        ),
+    ] {
+        let refused = handshake(&extra);
+        assert_eq!(refused.status, status, "{why}: {refused:?}");
+        assert!(refused.header("sec-websocket-accept").is_none(), "{why}");
+    }
 }
 
 /// With a certificate, `baton serve` speaks HTTPS only: a client that trusts the certificate's

@@ -113,6 +113,14 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     let shown = phone.run(json!({"do": "waitCard", "text": "Added from a terminal"}));
     eprintln!("a CLI's task on the phone's board after {} ms", shown["ms"]);
 
+    // Eight tabs of the app in one browser all follow the team: each holds its feed open, and
+    // a browser keeps at most six HTTP/1.1 connections to a server, so a feed must not take
+    // one of them (server-sent events did: the seventh tab's calls waited for ever).
+    phone.run(json!({"do": "tabs", "count": 8}));
+    p.ok(&["leader", "add-task", "Seen in every tab"]);
+    let seen = phone.run(json!({"do": "tabsSee", "text": "Seen in every tab"}));
+    eprintln!("eight tabs showed a CLI's task after {} ms", seen["ms"]);
+
     // An agent asks; the phone answers with a tap; the agent's ask returns the answer.
     let ask = p.ask_as("cc1", "Which JSON library?", &["serde_json", "simd-json"]);
     phone.run(json!({"do": "view", "name": "inbox"}));

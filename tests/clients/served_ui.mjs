@@ -39,6 +39,8 @@ const failed = [];
 page.on("response", (r) => r.status() >= 400 && failed.push(`${r.status()} ${new URL(r.url()).pathname}`));
 
 const TIMEOUT = 60_000;
+// More tabs of the app in the same browser.
+const tabs = [];
 const testid = (id) => page.getByTestId(id);
 
 // A pairing link opens a page that asks; its button pairs and goes on to the app.
@@ -172,6 +174,26 @@ const commands = {
       await other.getByTestId("goal").waitFor({ timeout: TIMEOUT });
     }
     return { pages: browser.contexts().reduce((n, c) => n + c.pages().length, 0) };
+  },
+  // Opens `count` more tabs of the app in this browser (its cookie, its connections to the
+  // server), each on the board.
+  async tabs({ count }) {
+    for (let i = 0; i < count; i++) {
+      const tab = await context.newPage();
+      await tab.goto(base + "/");
+      await tab.getByTestId("view-board").click({ timeout: TIMEOUT });
+      await tab.getByTestId("board").waitFor({ timeout: TIMEOUT });
+      tabs.push(tab);
+    }
+    return { tabs: tabs.length };
+  },
+  // Waits for `text` in every tab `tabs` opened; closes them.
+  async tabsSee({ text }) {
+    const started = Date.now();
+    await Promise.all(tabs.map((tab) => tab.getByText(text).first().waitFor({ timeout: TIMEOUT })));
+    const ms = Date.now() - started;
+    await Promise.all(tabs.splice(0).map((tab) => tab.close()));
+    return { ms };
   },
   async notices() {
     return { notices: await page.evaluate(() => window.__notices) };

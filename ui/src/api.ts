@@ -142,18 +142,55 @@ export const api = {
 /** Calls `onChange` with every change in `.coordination/` (`baton-live`'s `ChangeEvent`, as
  *  generated). */
 export function onChange(onChange: (change: ChangeEvent) => void): Promise<UnlistenFn> {
-  if (served) {
-    const events = new EventSource("/api/feed");
-    events.onmessage = (e: MessageEvent<string>) => onChange(JSON.parse(e.data) as ChangeEvent);
-    // Events missed (a page too slow to keep up): start again from what the server has.
-    events.addEventListener("lagged", () => window.location.reload());
-    events.addEventListener("revoked", () => {
-      events.close();
-      window.location.reload();
-    });
-    return Promise.resolve(() => events.close());
-  }
+  if (served) return Promise.resolve(followServed(onChange));
   return listen<ChangeEvent>("baton-change", (e) => onChange(e.payload));
+}
+
+/** The close codes `baton serve` ends a page's feed with (crates/serve/src/socket.rs). */
+const FEED_LAGGED = 4000;
+const FEED_REVOKED = 4001;
+
+/** A served page follows the change feed over a WebSocket (which, unlike server-sent events,
+ *  takes none of the six connections a browser keeps to a server, so many tabs can be open).
+ *  Events missed (too slow to keep up, or the connection lost and opened again): the page
+ *  reloads what it shows from the start. Revoked: the reload shows the pairing screen. */
+function followServed(onChange: (change: ChangeEvent) => void): UnlistenFn {
+  const url = `${window.location.protocol === "https:" ? "wss" : "ws"}://${window.location.host}/api/feed`;
+  let socket: WebSocket | null = null;
+  let stopped = false;
+  let failures = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const open = () => {
+    const ws = new WebSocket(url);
+    socket = ws;
+    ws.onopen = () => {
+      if (failures > 0) window.location.reload();
+      failures = 0;
+    };
+    ws.onmessage = (e: MessageEvent<string>) => onChange(JSON.parse(e.data) as ChangeEvent);
+    ws.onclose = (e: CloseEvent) => {
+      if (stopped) return;
+      if (e.code === FEED_LAGGED || e.code === FEED_REVOKED) {
+        window.location.reload();
+        return;
+      }
+      // Lost (the server restarted, the network went): try again, less often each time; a
+      // device no longer paired is shown the pairing screen.
+      failures += 1;
+      timer = setTimeout(() => {
+        void fetch("/api/command/whoami", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }).then(
+          (r) => (r.status === 401 ? window.location.reload() : open()),
+          open,
+        );
+      }, Math.min(5000, 250 * 2 ** failures));
+    };
+  };
+  open();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    socket?.close();
+  };
 }
 
 /** Calls `onOpen` with a view's name when the tray asks for it (the questions line: inbox). */

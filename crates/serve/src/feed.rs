@@ -87,9 +87,68 @@ pub fn paired(devices: Devices) -> Paired {
     rx
 }
 
-/// A stream body fed by a channel.
+/// What a page's feed carries, whichever way it reaches the page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// A change event, as its JSON text.
+    Change(Arc<str>),
+    /// Events were missed (a page too slow to keep up): the page reads everything again.
+    Lagged,
+    /// The device was revoked: the feed ends after this.
+    Revoked,
+    /// Nothing happened for a while: a line that keeps proxies from closing a quiet feed.
+    KeepAlive,
+}
+
+/// Follows the feed for the device whose `token` opened it: its items, until the receiver is
+/// dropped (the page went away) or the device is revoked ([`Item::Revoked`] comes last).
+pub fn follow(
+    events: &broadcast::Sender<Arc<str>>,
+    paired: &Paired,
+    token: &str,
+) -> mpsc::Receiver<Item> {
+    let (tx, rx) = mpsc::channel(64);
+    let mut events = events.subscribe();
+    let mut paired = paired.clone();
+    let mine = Devices::token_hash(token);
+    let opened = std::time::Instant::now();
+    tokio::spawn(async move {
+        let mut keep_alive =
+            tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+        loop {
+            let item = tokio::select! {
+                event = events.recv() => match event {
+                    Ok(json) => Item::Change(json),
+                    Err(broadcast::error::RecvError::Lagged(_)) => Item::Lagged,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                changed = paired.changed() => {
+                    let revoked = changed.is_err() || {
+                        let now = paired.borrow_and_update();
+                        now.read_at > opened && !now.hashes.contains(&mine)
+                    };
+                    if !revoked {
+                        continue;
+                    }
+                    Item::Revoked
+                }
+                _ = keep_alive.tick() => Item::KeepAlive,
+            };
+            let last = item == Item::Revoked;
+            if tx.send(item).await.is_err() || last {
+                return; // the page went away, or may no longer listen
+            }
+        }
+    });
+    rx
+}
+
+/// A page's feed as server-sent events (for scripts: `curl -N`): `data:` lines, an `event:
+/// lagged`, an `event: revoked` that ends it, comment lines to keep it open.
 pub struct EventStream {
-    rx: mpsc::Receiver<Bytes>,
+    items: mpsc::Receiver<Item>,
+    /// The first line is sent at once, so the client knows it is connected.
+    greeted: bool,
 }
 
 impl hyper::body::Body for EventStream {
@@ -100,57 +159,30 @@ impl hyper::body::Body for EventStream {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.rx
-            .poll_recv(cx)
-            .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
+        if !self.greeted {
+            self.greeted = true;
+            return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(
+                b": connected\n\n",
+            )))));
+        }
+        self.items.poll_recv(cx).map(|item| {
+            item.map(|item| {
+                Ok(Frame::data(match item {
+                    Item::Change(json) => Bytes::from(format!("data: {json}\n\n")),
+                    Item::Lagged => Bytes::from_static(b"event: lagged\ndata: {}\n\n"),
+                    Item::Revoked => Bytes::from_static(b"event: revoked\ndata: {}\n\n"),
+                    Item::KeepAlive => Bytes::from_static(b": keep-alive\n\n"),
+                }))
+            })
+        })
     }
 }
 
-/// A page's stream: the feed's events as `data:` lines, until the page goes away or the device
-/// whose `token` opened it is revoked.
+/// A page's feed as server-sent events, until the page goes away or the device whose `token`
+/// opened it is revoked.
 pub fn stream(events: &broadcast::Sender<Arc<str>>, paired: &Paired, token: &str) -> EventStream {
-    let (tx, rx) = mpsc::channel(64);
-    let mut events = events.subscribe();
-    let mut paired = paired.clone();
-    let mine = Devices::token_hash(token);
-    let opened = std::time::Instant::now();
-    tokio::spawn(async move {
-        // A first line at once, so the page knows it is connected.
-        if tx
-            .send(Bytes::from_static(b": connected\n\n"))
-            .await
-            .is_err()
-        {
-            return;
-        }
-        let mut keep_alive = tokio::time::interval(KEEP_ALIVE);
-        loop {
-            let chunk = tokio::select! {
-                event = events.recv() => match event {
-                    Ok(json) => Bytes::from(format!("data: {json}\n\n")),
-                    // Too slow to keep up: the page reloads what it shows.
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        Bytes::from_static(b"event: lagged\ndata: {}\n\n")
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return,
-                },
-                changed = paired.changed() => {
-                    let revoked = changed.is_err() || {
-                        let now = paired.borrow_and_update();
-                        now.read_at > opened && !now.hashes.contains(&mine)
-                    };
-                    if revoked {
-                        let _ = tx.send(Bytes::from_static(b"event: revoked\ndata: {}\n\n")).await;
-                        return;
-                    }
-                    continue;
-                }
-                _ = keep_alive.tick() => Bytes::from_static(b": keep-alive\n\n"),
-            };
-            if tx.send(chunk).await.is_err() {
-                return; // the page went away
-            }
-        }
-    });
-    EventStream { rx }
+    EventStream {
+        items: follow(events, paired, token),
+        greeted: false,
+    }
 }

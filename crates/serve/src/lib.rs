@@ -3,7 +3,8 @@
 //! `baton serve`: the desktop's UI for a browser anywhere the lead is. The same React build the
 //! desktop app loads is served as files; its calls reach the same `baton-api` catalogue the
 //! desktop's one IPC command runs, over `POST /api/operation/NAME`; the change feed is pushed
-//! as server-sent events, so a page redraws when the desktop does ([`routes`], [`feed`]).
+//! over a WebSocket (or as server-sent events to a script), so a page redraws when the desktop
+//! does ([`routes`], [`feed`], [`socket`]).
 //!
 //! Nothing is served to a browser that is not paired: `baton serve pair` makes a one-time
 //! link (and a QR code) that gives the browser a device cookie (HttpOnly, SameSite=Strict),
@@ -16,6 +17,7 @@ pub mod feed;
 pub mod guard;
 pub mod routes;
 pub mod scope;
+pub mod socket;
 mod tls;
 pub mod ui;
 
@@ -219,5 +221,6 @@ where
     });
     let _ = hyper::server::conn::http1::Builder::new()
         .serve_connection(io, handler)
+        .with_upgrades()
         .await;
 }

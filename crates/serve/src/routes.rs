@@ -8,7 +8,8 @@
 //!   request, as the desktop's one IPC command runs it, if the device's scope allows it.
 //! - `POST /api/command/NAME`: what the desktop's other commands read (the project, its notes,
 //!   a task's result, the handoff graph; `whoami`).
-//! - `GET /api/feed`: the change feed as server-sent events.
+//! - `GET /api/feed`: the change feed over a WebSocket (the served UI's pages), or as
+//!   server-sent events (scripts).
 //! - anything else under `/api/`: not found; without a paired device's cookie, every `/api/`
 //!   path is 401, saying how to pair.
 //! - other paths: the UI's files.
@@ -288,6 +289,20 @@ async fn api_request(
         return error_response(&not_paired());
     };
     match (request.method().clone(), api.as_str()) {
+        (Method::GET, "feed") if crate::socket::wants_socket(&request) => {
+            match crate::socket::open(request, &server.events, &server.paired, &token) {
+                Ok(accept) => {
+                    let mut response = Response::new(full(Bytes::new()));
+                    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+                    let headers = response.headers_mut();
+                    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+                    headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+                    headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+                    response
+                }
+                Err(error) => error_response(&error),
+            }
+        }
         (Method::GET, "feed") => {
             let stream = crate::feed::stream(&server.events, &server.paired, &token);
             let mut response = Response::new(BoxBody::new(stream));
