@@ -98,20 +98,48 @@ fn main() {
     // A phone opens on the Inbox: the board shows the tasks.
     phone.run(json!({"do": "view", "name": "board"}));
     let mut changes = Vec::new();
+    // Where the time goes: the CLI's run and the feed (to the page's first message), the
+    // board's read (from there to the status call's answer), the drawing (to the frame).
+    let (mut feed, mut read, mut draw) = (Vec::new(), Vec::new(), Vec::new());
+    let ms = |from: f64, to: f64| Duration::from_secs_f64((to - from).max(0.0) / 1000.0);
     for n in 0..30 {
         let text = format!("Pushed change {n}");
         // A long column draws its first 50 cards: the new task shows in the board's counts.
         let available = format!("{} available", 1001 + n);
-        phone.run(json!({"do": "arm", "text": available}));
+        phone.run(json!({"do": "arm", "text": available, "testid": "counts"}));
         let start = now_ms();
         p.ok(&["leader", "add-task", &text]);
-        let seen = phone.run(json!({"do": "seen"}))["at"].as_f64().unwrap();
-        changes.push(Duration::from_secs_f64((seen - start).max(0.0) / 1000.0));
+        let seen = phone.run(json!({"do": "seen"}));
+        let at = seen["at"].as_f64().unwrap();
+        changes.push(ms(start, at));
+        let marks = seen["marks"].as_array().unwrap();
+        let first_message = marks
+            .iter()
+            .find(|m| m["what"] == "feed")
+            .and_then(|m| m["at"].as_f64());
+        // The board's read that the message started (not one still under way before it).
+        let status = first_message.and_then(|message| {
+            marks.iter().find(|m| {
+                m["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with("/task_status"))
+                    && m["start"].as_f64().is_some_and(|s| s >= message)
+            })
+        });
+        if let (Some(message), Some(status)) = (first_message, status) {
+            let answered = status["at"].as_f64().unwrap();
+            feed.push(ms(start, message));
+            read.push(ms(message, answered));
+            draw.push(ms(answered, at));
+        }
     }
     report(
         "a CLI's change drawn on the served page (1,000 tasks)",
         changes,
     );
+    report("  of which: the CLI's run and the feed to the page", feed);
+    report("  of which: the board's read (status of 1,000 tasks)", read);
+    report("  of which: the page drawn after the read", draw);
 
     let paths: Vec<String> = (0..19)
         .map(|_| {

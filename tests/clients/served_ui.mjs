@@ -20,6 +20,28 @@ const browser = await chromium.launch({
 const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, bypassCSP: true });
 // The notifications the page shows, recorded (a headless browser shows none): the lead has
 // allowed them.
+// What the page's feed and API calls did, for the benchmark's account of where a change's
+// time goes (`arm` clears it, `seen` returns it).
+await context.addInitScript(() => {
+  window.__marks = [];
+  const mark = (what, extra) => window.__marks.push({ what, at: Date.now(), ...extra });
+  const Socket = window.WebSocket;
+  window.WebSocket = class extends Socket {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", () => mark("feed"));
+    }
+  };
+  const fetch = window.fetch;
+  window.fetch = async (input, init) => {
+    const path = typeof input === "string" ? input : input.url;
+    const start = Date.now();
+    const response = await fetch(input, init);
+    const body = await response.clone().arrayBuffer();
+    mark("call", { path, start, bytes: body.byteLength });
+    return response;
+  };
+});
 await context.addInitScript(() => {
   window.__notices = [];
   window.Notification = class {
@@ -144,11 +166,15 @@ const commands = {
   // Watches for `text` to show on the page (answering once the watch is in place); `seen`
   // then gives the wall clock (ms since the epoch) at the first frame that drew it, for a
   // benchmark that notes the clock between the two.
-  async arm({ text }) {
-    await page.evaluate((text) => {
+  // With `testid`, only that element's text is looked at (the page's whole text costs a layout
+  // of every card on each look, which would be measured too).
+  async arm({ text, testid }) {
+    await page.evaluate(([text, testid]) => {
+      window.__marks = [];
       window.__seen = new Promise((resolve) => {
         const check = () => {
-          if (!document.body.innerText.includes(text)) return false;
+          const shown = testid ? document.querySelector(`[data-testid="${testid}"]`)?.textContent ?? "" : document.body.innerText;
+          if (!shown.includes(text)) return false;
           requestAnimationFrame(() => resolve(Date.now()));
           return true;
         };
@@ -156,13 +182,15 @@ const commands = {
         const observer = new MutationObserver(() => check() && observer.disconnect());
         observer.observe(document.body, { childList: true, subtree: true, characterData: true });
       });
-    }, text);
+    }, [text, testid]);
     return {};
   },
+  // Also what happened on the way since `arm` (wall clock, ms since the epoch): each feed
+  // message's arrival, and each API call's start and end.
   async seen() {
     const at = await page.evaluate((timeout) => Promise.race([window.__seen, new Promise((resolve) => setTimeout(() => resolve(null), timeout))]), TIMEOUT);
     if (at === null) throw new Error(`the text did not show within ${TIMEOUT} ms`);
-    return { at };
+    return { at, marks: await page.evaluate(() => window.__marks) };
   },
   // Opens one more page of the app for each pairing link, each in a browser context of its own
   // (as many phones would: over HTTP/1.1 a browser keeps at most six connections to a server,

@@ -2,6 +2,7 @@ import { Button, Callout, TextField } from "@radix-ui/themes";
 import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
 import { api, errorKind, errorMessage, onChange, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
 import { notify } from "./notify";
+import { coalesced } from "./coalesce";
 import { Nav, type Waiting } from "./Nav";
 import { ServePanel } from "./ServePanel";
 import { Board } from "./Board";
@@ -59,14 +60,21 @@ export function App() {
   const shownTasks = useMemo(() => (report ? filterTasks(report.tasks, filter) : []), [report, filter]);
 
   const [questions, setQuestions] = useState(0);
-  const refresh = useCallback(() => {
-    api.status().then((r) => {
-      setReport(r);
-      setVersion((v) => v + 1);
-    }, (e: unknown) => setError(errorMessage(e)));
-    // What waits for the lead, for the Inbox's count.
-    api.openQuestions().then(setQuestions, () => setQuestions(0));
-  }, []);
+  // Read at once on a change; changes that come while reading cost one more read.
+  const refresh = useMemo(
+    () =>
+      coalesced(() =>
+        Promise.all([
+          api.status().then((r) => {
+            setReport(r);
+            setVersion((v) => v + 1);
+          }, (e: unknown) => setError(errorMessage(e))),
+          // What waits for the lead, for the Inbox's count.
+          api.openQuestions().then(setQuestions, () => setQuestions(0)),
+        ]),
+      ),
+    [],
+  );
   const waiting: Waiting = useMemo(
     () => ({
       questions,
@@ -104,16 +112,11 @@ export function App() {
   useEffect(() => {
     if (!project) return;
     // Changes from any process (a worker's CLI, an MCP server) arrive as events.
-    let timer: ReturnType<typeof setTimeout> | undefined;
     const unlisten = onChange((change) => {
       notify(change);
-      clearTimeout(timer);
-      timer = setTimeout(refresh, 15);
+      refresh();
     });
-    return () => {
-      clearTimeout(timer);
-      void unlisten.then((stop) => stop());
-    };
+    return () => void unlisten.then((stop) => stop());
   }, [project, refresh]);
 
   if (unpaired)

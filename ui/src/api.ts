@@ -150,11 +150,28 @@ export function onChange(onChange: (change: ChangeEvent) => void): Promise<Unlis
 const FEED_LAGGED = 4000;
 const FEED_REVOKED = 4001;
 
+/** The listeners of this page's one served feed. */
+const feedListeners = new Set<(change: ChangeEvent) => void>();
+let stopFeed: (() => void) | null = null;
+
+/** A served page's listeners share one feed: the first opens it, the last closes it. */
+function followServed(onChange: (change: ChangeEvent) => void): UnlistenFn {
+  feedListeners.add(onChange);
+  stopFeed ??= openServedFeed((change) => feedListeners.forEach((listener) => listener(change)));
+  return () => {
+    feedListeners.delete(onChange);
+    if (feedListeners.size === 0) {
+      stopFeed?.();
+      stopFeed = null;
+    }
+  };
+}
+
 /** A served page follows the change feed over a WebSocket (which, unlike server-sent events,
  *  takes none of the six connections a browser keeps to a server, so many tabs can be open).
  *  Events missed (too slow to keep up, or the connection lost and opened again): the page
  *  reloads what it shows from the start. Revoked: the reload shows the pairing screen. */
-function followServed(onChange: (change: ChangeEvent) => void): UnlistenFn {
+function openServedFeed(onChange: (change: ChangeEvent) => void): () => void {
   const url = `${window.location.protocol === "https:" ? "wss" : "ws"}://${window.location.host}/api/feed`;
   let socket: WebSocket | null = null;
   let stopped = false;
