@@ -6,7 +6,8 @@
 //! wider than the phone) reads at 390 px without the page scrolling sideways, a line of it is
 //! commented on with two taps and the work is sent back with the comment; a responder's page
 //! calling a merge itself is refused by the server; a revoked device's page falls back to the
-//! pairing screen.
+//! pairing screen; a responder's page offers no team start, new task or "always allow", and its
+//! tap denies an approval.
 
 use baton_test_support as support;
 
@@ -144,25 +145,14 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
         "ask_timeout_seconds = 120\n",
     )
     .unwrap();
-    let mut agent = {
-        let mut command = p.command(&["mcp", "--quiet"]);
-        command.env("BATON_AGENT", "cc1");
-        RawClient::start(command)
-    };
-    let id = agent.request_id();
-    agent.send_line(
-        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "approve_tool_call",
-            "arguments": {"tool_name": "Bash", "input": {"command": "cargo publish"}}}})
-        .to_string(),
-    );
+    let (agent, id) = ask_approval(&p, "cargo publish");
     phone.run(json!({"do": "waitTestId", "id": "question-q-2"}));
     shot(&mut phone, "inbox-approval");
+    // The lead may also always allow it (which changes the policy).
+    let always = phone.run(json!({"do": "has", "id": "answer-q-2-always-allow"}));
+    assert_eq!(always["count"], 1, "{always}");
     phone.run(json!({"do": "answer", "id": "q-2", "choice": "allow"}));
-    let verdict = agent.response_to(id);
-    let text = verdict["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("\"allow\""), "{verdict}");
-    assert_eq!(agent.close(), Some(0));
+    assert_eq!(decision(agent, id), "allow");
 
     // The review from the phone: a comment on a line of the worker's diff, two taps away, and
     // the work sent back to its worker with it.
@@ -206,6 +196,25 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
         assert_eq!(called["status"], 403, "{name}: {called}");
         assert_eq!(called["body"]["kind"], "not_allowed", "{called}");
     }
+    // The responder's page offers only what its device may do: no team start, no new task, no
+    // merge, and an approval without "always allow"; denied with a tap, the agent is told.
+    phone.run(json!({"do": "view", "name": "team"}));
+    phone.run(json!({"do": "waitTestId", "id": "team-view"}));
+    phone.run(json!({"do": "view", "name": "board"}));
+    phone.run(json!({"do": "waitTestId", "id": "board"}));
+    for hidden in ["team-start", "field-description", "aggregate"] {
+        let shown = phone.run(json!({"do": "has", "id": hidden}));
+        assert_eq!(shown["count"], 0, "{hidden} on a responder's page");
+    }
+    let (agent, id) = ask_approval(&p, "cargo publish --allow-dirty");
+    phone.run(json!({"do": "view", "name": "inbox"}));
+    phone.run(json!({"do": "waitTestId", "id": "question-q-3"}));
+    let always = phone.run(json!({"do": "has", "id": "answer-q-3-always-allow"}));
+    assert_eq!(always["count"], 0, "{always}");
+    shot(&mut phone, "inbox-responder");
+    phone.run(json!({"do": "answer", "id": "q-3", "choice": "deny"}));
+    assert_eq!(decision(agent, id), "deny");
+
     let listed = phone.run(json!({"do": "errors"}));
     let errors: Vec<&str> = listed["errors"]
         .as_array()
@@ -223,4 +232,31 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     serving.signal("TERM");
     let (code, _, err) = serving.finish();
     assert_eq!(code, Some(0), "{err}");
+}
+
+/// An agent's permission prompt (Claude Code's `approve_tool_call`) for a shell command the
+/// policy puts to the lead: its MCP client and the call's id, answered later.
+fn ask_approval(p: &Project, command: &str) -> (RawClient, u64) {
+    let mut agent = {
+        let mut server = p.command(&["mcp", "--quiet"]);
+        server.env("BATON_AGENT", "cc1");
+        RawClient::start(server)
+    };
+    let id = agent.request_id();
+    agent.send_line(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "approve_tool_call",
+            "arguments": {"tool_name": "Bash", "input": {"command": command}}}})
+        .to_string(),
+    );
+    (agent, id)
+}
+
+/// The decision the agent's permission prompt returned (`allow` or `deny`).
+fn decision(mut agent: RawClient, id: u64) -> String {
+    let verdict = agent.response_to(id);
+    let text = verdict["result"]["content"][0]["text"].as_str().unwrap();
+    let decided: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {verdict}"));
+    assert_eq!(agent.close(), Some(0));
+    decided["behavior"].as_str().unwrap_or_default().to_string()
 }

@@ -101,6 +101,10 @@ const commands = {
     await testid(id).first().waitFor({ timeout: TIMEOUT });
     return {};
   },
+  // How many elements carry this test id (0: not shown).
+  async has({ id }) {
+    return { count: await testid(id).count() };
+  },
   async tap({ id }) {
     await testid(id).tap({ timeout: TIMEOUT });
     return {};

@@ -3,6 +3,7 @@ import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react
 import { api, errorKind, errorMessage, onChange, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
 import { notify } from "./notify";
 import { coalesced } from "./coalesce";
+import { LeadContext } from "./scope";
 import { Nav, type Waiting } from "./Nav";
 import { ServePanel } from "./ServePanel";
 import { Board } from "./Board";
@@ -26,6 +27,11 @@ import { AlertTriangle } from "lucide-react";
 export function App() {
   const [project, setProject] = useState<ProjectInfo | null>(null);
   const dark = useMedia(DARK);
+  // A served page learns its device's scope; until then it offers only what anyone may do.
+  const [lead, setLead] = useState(!served);
+  useEffect(() => {
+    if (served) api.whoami().then((me) => setLead(me.scope === "lead"), () => setLead(false));
+  }, []);
   const [report, setReport] = useState<StatusReport | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
@@ -133,114 +139,119 @@ export function App() {
   if (!project) return served ? <main aria-busy="true" /> : <OpenProject onOpen={(info) => { setProject(info); refresh(); }} />;
   const views: readonly View[] = served ? SERVED_VIEWS : ALL_VIEWS;
   return (
-    <div className="app">
-      <Nav view={view} waiting={waiting} views={views} onView={setView} />
-      <main>
-        <header className="project">
-          <h1 className="visually-hidden">Baton</h1>
-          <span className="goal" data-testid="goal">{report?.goal ?? project.goal ?? ""}</span>
-          <span className="path">{project.path}</span>
-          {project.store && (
-            <span className="store" data-testid="store" title="Tasks, signals and handoffs are shared through the database; browsers and the manual session are this machine's.">
-              Kept in {project.store} · browsers on this machine
-            </span>
-          )}
-          {report && (
-            <span className="counts" data-testid="counts">
-              {report.counts.available} available · {report.counts.claimed} claimed · {report.counts.in_progress} in progress ·{" "}
-              {report.counts.done} done · {report.counts.failed} failed
-              {report.counts.cancelled > 0 && ` · ${report.counts.cancelled} cancelled`}
-            </span>
-          )}
-          {!served && (
-            <Button variant="soft" data-testid="switch-project" onClick={() => setProject(null)}>
-              Switch project
-            </Button>
-          )}
-        </header>
-        {notice && (
-          <Callout.Root color="green" size="1" role="status" className="callout" data-testid="notice">
-            <Callout.Text>{notice}</Callout.Text>
-          </Callout.Root>
-        )}
-        {error && (
-          <Callout.Root color="red" size="1" role="alert" className="callout" data-testid="error">
-            <Callout.Icon>
-              <AlertTriangle aria-hidden="true" size={16} />
-            </Callout.Icon>
-            <Callout.Text>
-              {error}{" "}
-              <Button size="1" variant="ghost" onClick={() => setError(null)}>
-                dismiss
+    <LeadContext.Provider value={lead}>
+      <div className="app">
+        <Nav view={view} waiting={waiting} views={views} onView={setView} />
+        <main>
+          <header className="project">
+            <h1 className="visually-hidden">Baton</h1>
+            <span className="goal" data-testid="goal">{report?.goal ?? project.goal ?? ""}</span>
+            <span className="path">{project.path}</span>
+            {project.store && (
+              <span className="store" data-testid="store" title="Tasks, signals and handoffs are shared through the database; browsers and the manual session are this machine's.">
+                Kept in {project.store} · browsers on this machine
+              </span>
+            )}
+            {report && (
+              <span className="counts" data-testid="counts">
+                {report.counts.available} available · {report.counts.claimed} claimed · {report.counts.in_progress} in progress ·{" "}
+                {report.counts.done} done · {report.counts.failed} failed
+                {report.counts.cancelled > 0 && ` · ${report.counts.cancelled} cancelled`}
+              </span>
+            )}
+            {!served && (
+              <Button variant="soft" data-testid="switch-project" onClick={() => setProject(null)}>
+                Switch project
               </Button>
-            </Callout.Text>
-          </Callout.Root>
-        )}
-        {/* Always there on the desk, shown in its own view: the tray can start a session from any view. */}
-        {report && !served && (
-          <div hidden={view !== "browser"}>
-            <BrowserSession onError={showError} />
-          </div>
-        )}
-        {report && view === "graph" && <HandoffGraphView onError={showError} />}
-        {report && view === "agents" && (
-          <AgentsView
-            version={version}
-            onError={setError}
-            onChanged={refresh}
-            onShowTask={(id) => {
-              setSelected(id);
-              setView("board");
-            }}
-          />
-        )}
-        {report && view === "team" && <TeamView version={version} onError={setError} />}
-        {report && view === "team" && !served && <ServePanel onError={showError} />}
-        {report && view === "inbox" && <InboxView version={version} onError={setError} />}
-        {report && view === "review" && (
-          <Suspense fallback={<p className="loading">Loading the review…</p>}>
-            <ReviewView tasks={report.tasks} version={version} dark={dark} onError={setError} onChanged={refresh} />
-          </Suspense>
-        )}
-        {report && view === "board" && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
-        {report && view === "board" && (
-          <div className="board-tools">
-            <FilterBar tasks={report.tasks} shown={shownTasks.length} filter={filter} onChange={setFilter} />
-            <Button variant="soft"
-              data-testid="aggregate"
-              onClick={() =>
-                api.aggregate().then(
-                  (a) => setNotice(`Wrote ${a.path}: ${a.done} done, ${a.failed} failed, ${a.unfinished} unfinished`),
-                  (e: unknown) => setError(errorMessage(e)),
-                )
-              }
-            >
-              Aggregate to summary.md
-            </Button>
-          </div>
-        )}
-        {report && view === "board" && (
-          <div className="workspace">
-            <Board
-              report={report}
-              shown={shownTasks}
-              filtered={shownTasks !== report.tasks}
+            )}
+          </header>
+          {notice && (
+            <Callout.Root color="green" size="1" role="status" className="callout" data-testid="notice">
+              <Callout.Text>{notice}</Callout.Text>
+            </Callout.Root>
+          )}
+          {error && (
+            <Callout.Root color="red" size="1" role="alert" className="callout" data-testid="error">
+              <Callout.Icon>
+                <AlertTriangle aria-hidden="true" size={16} />
+              </Callout.Icon>
+              <Callout.Text>
+                {error}{" "}
+                <Button size="1" variant="ghost" onClick={() => setError(null)}>
+                  dismiss
+                </Button>
+              </Callout.Text>
+            </Callout.Root>
+          )}
+          {/* Always there on the desk, shown in its own view: the tray can start a session from any view. */}
+          {report && !served && (
+            <div hidden={view !== "browser"}>
+              <BrowserSession onError={showError} />
+            </div>
+          )}
+          {report && view === "graph" && <HandoffGraphView onError={showError} />}
+          {report && view === "agents" && (
+            <AgentsView
+              version={version}
               onError={setError}
               onChanged={refresh}
-              onSelect={setSelected}
-              selected={selected}
+              onShowTask={(id) => {
+                setSelected(id);
+                setView("board");
+              }}
             />
-            <SidePanel
-              selected={report.tasks.find((t) => t.id === selected) ?? null}
-              tasks={report.tasks}
-              version={version}
-              onError={showError}
-              onChanged={refresh}
-            />
-          </div>
-        )}
-      </main>
-    </div>
+          )}
+          {report && view === "team" && <TeamView version={version} onError={setError} />}
+          {report && view === "team" && !served && <ServePanel onError={showError} />}
+          {report && view === "inbox" && <InboxView version={version} onError={setError} />}
+          {report && view === "review" && (
+            <Suspense fallback={<p className="loading">Loading the review…</p>}>
+              <ReviewView tasks={report.tasks} version={version} dark={dark} onError={setError} onChanged={refresh} />
+            </Suspense>
+          )}
+          {report && view === "board" && lead && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
+          {report && view === "board" && (
+            <div className="board-tools">
+              <FilterBar tasks={report.tasks} shown={shownTasks.length} filter={filter} onChange={setFilter} />
+              {lead && (
+                <Button
+                  variant="soft"
+                  data-testid="aggregate"
+                  onClick={() =>
+                    api.aggregate().then(
+                      (a) => setNotice(`Wrote ${a.path}: ${a.done} done, ${a.failed} failed, ${a.unfinished} unfinished`),
+                      (e: unknown) => setError(errorMessage(e)),
+                    )
+                  }
+                >
+                  Aggregate to summary.md
+                </Button>
+              )}
+            </div>
+          )}
+          {report && view === "board" && (
+            <div className="workspace">
+              <Board
+                report={report}
+                shown={shownTasks}
+                filtered={shownTasks !== report.tasks}
+                onError={setError}
+                onChanged={refresh}
+                onSelect={setSelected}
+                selected={selected}
+              />
+              <SidePanel
+                selected={report.tasks.find((t) => t.id === selected) ?? null}
+                tasks={report.tasks}
+                version={version}
+                onError={showError}
+                onChanged={refresh}
+              />
+            </div>
+          )}
+        </main>
+      </div>
+    </LeadContext.Provider>
   );
 }
 
@@ -313,7 +324,8 @@ function OpenProject({ onOpen }: { onOpen: (info: ProjectInfo) => void }) {
       <Button variant="solid" data-testid="open-path" onClick={() => open(path)}>
         Open
       </Button>
-      <Button variant="soft"
+      <Button
+        variant="soft"
         data-testid="choose-folder"
         onClick={() =>
           api.pickFolder(path).then(

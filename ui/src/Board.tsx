@@ -13,6 +13,7 @@ import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
 import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
 import type { Move } from "./bindings/Move";
+import { useLead } from "./scope";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
 
 interface Props {
@@ -181,7 +182,9 @@ interface CardProps {
 }
 
 function Card({ task, selected, relation, onSelect }: CardProps) {
-  const drag = useDraggable({ id: task.id });
+  // A responder's page moves no card (the server would refuse the move).
+  const lead = useLead();
+  const drag = useDraggable({ id: task.id, disabled: !lead });
   const drop = useDroppable({ id: `card:${task.id}` });
   const style = drag.transform ? { transform: `translate(${drag.transform.x}px, ${drag.transform.y}px)` } : undefined;
   const deps = dependencyLine(task);

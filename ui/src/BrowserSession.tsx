@@ -48,7 +48,8 @@ export function BrowserSession({ onError }: { onError: (m: string) => void }) {
             <span data-testid="browser-status">
               browser on CDP port {browser.port} (pid {browser.pid})
             </span>
-            <Button variant="soft"
+            <Button
+              variant="soft"
               data-testid="finish-session"
               onClick={() => api.browserSessionFinish().then(reload, (e: unknown) => onError(errorMessage(e)))}
             >

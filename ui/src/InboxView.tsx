@@ -4,6 +4,10 @@ import { call, errorMessage } from "./api";
 import type { InboxView as Inbox } from "./bindings/InboxView";
 import type { Question } from "./bindings/Question";
 import { askPermission, canOffer } from "./notify";
+import { useLead } from "./scope";
+
+/** The approval choice that adds its rule to the policy (baton_api::approvals::ALWAYS). */
+const ALWAYS_ALLOW = "always allow";
 import { Skipped } from "./Skipped";
 
 interface Props {
@@ -54,7 +58,8 @@ export function InboxView({ version, onError }: Props) {
       )}
       {offer && (
         <p className="notify-offer">
-          <Button variant="soft"
+          <Button
+            variant="soft"
             onClick={() => void askPermission().then(() => setOffer(canOffer()))}
             data-testid="notify-me"
           >
@@ -96,6 +101,8 @@ function QuestionItem({ question, onError }: { question: Question; onError: (mes
       (e: unknown) => onError(errorMessage(e)),
     );
   const about = question.about;
+  // "Always allow" changes the project's policy: the lead's alone.
+  const lead = useLead();
   return (
     <li className={`question ${about.kind}`} data-testid={`question-${question.id}`}>
       <p>
@@ -111,7 +118,7 @@ function QuestionItem({ question, onError }: { question: Question; onError: (mes
         <p className="question-text">{question.text}</p>
       )}
       <div className="choices" role="group" aria-label={`Answers to ${question.id}`}>
-        {question.choices.map((choice) => (
+        {question.choices.filter((choice) => lead || choice !== ALWAYS_ALLOW).map((choice) => (
           <Button variant="soft" color={choiceColour(about.kind, choice)} key={choice} onClick={() => void answer(choice)} data-testid={`answer-${question.id}-${choice.replace(/\s+/g, "-")}`}>
             {choice}
           </Button>

@@ -9,6 +9,7 @@ import type { ReviewComment } from "./bindings/ReviewComment";
 import type { ReviewFile } from "./bindings/ReviewFile";
 import type { TaskView } from "./types";
 import { LARGE_FILE_LINES, PIECE_LINES, pieces } from "./review";
+import { useLead } from "./scope";
 import { NARROW, useMedia } from "./media";
 
 interface Props {
@@ -59,6 +60,7 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
   const [anyone, setAnyone] = useState(false);
   const [merge, setMerge] = useState<MergeReport | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
+  const lead = useLead();
   const [reads, setReads] = useState(0);
   const reread = useCallback(() => setReads((n) => n + 1), []);
   useEffect(() => {
@@ -121,9 +123,11 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
           <p data-testid="check" className={check ? (check.passed ? "passed" : "failed") : undefined}>
             Check <code>{review.check_command}</code>:{" "}
             {check ? (check.passed ? "passed" : `failed (exit code ${check.exit_code ?? "none: stopped"})`) : "not run on this commit"}{" "}
-            <Button variant="soft" disabled={busy !== null} onClick={() => act("check", () => call("review_check", { task }))} data-testid="run-check">
-              {busy === "check" ? "Running…" : "Run check"}
-            </Button>
+            {lead && (
+              <Button variant="soft" disabled={busy !== null} onClick={() => act("check", () => call("review_check", { task }))} data-testid="run-check">
+                {busy === "check" ? "Running…" : "Run check"}
+              </Button>
+            )}
           </p>
         )}
         {check && !check.passed && <pre className="check-output" data-testid="check-output">{check.output}</pre>}
@@ -136,16 +140,19 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
               <Checkbox checked={anyone} onCheckedChange={(c) => setAnyone(c === true)} data-testid="review-anyone" /> Any worker may take it (not only the one that did it)
             </label>
             <div className="buttons">
-            <Button variant="soft"
-              disabled={busy !== null || (open === 0 && summary.trim() === "")}
-              onClick={() => act("changes", () => call("review_request_changes", { task, summary: summary.trim() || null, anyone }), () => setSummary(""))}
-              data-testid="request-changes"
-            >
-              Request changes ({open} comment{open === 1 ? "" : "s"})
-            </Button>{" "}
-            <Button variant="solid" disabled={busy !== null} onClick={() => act("merge", () => call("task_merge", { tasks: [task], all: false, no_check: false }), setMerge)} data-testid="merge">
-              {busy === "merge" ? "Merging…" : "Merge"}
-            </Button>
+              <Button
+                variant="soft"
+                disabled={busy !== null || (open === 0 && summary.trim() === "")}
+                onClick={() => act("changes", () => call("review_request_changes", { task, summary: summary.trim() || null, anyone }), () => setSummary(""))}
+                data-testid="request-changes"
+              >
+                Request changes ({open} comment{open === 1 ? "" : "s"})
+              </Button>{" "}
+              {lead && (
+                <Button variant="solid" disabled={busy !== null} onClick={() => act("merge", () => call("task_merge", { tasks: [task], all: false, no_check: false }), setMerge)} data-testid="merge">
+                  {busy === "merge" ? "Merging…" : "Merge"}
+                </Button>
+              )}
             </div>
           </>
         )}

@@ -3,6 +3,7 @@ import { useEffect, useState } from "react";
 import { api, errorMessage } from "./api";
 import { EditTaskForm } from "./NewTaskForm";
 import type { Move } from "./bindings/Move";
+import { useLead } from "./scope";
 import type { TaskView } from "./types";
 
 /** The leader's moves on the selected task that the library allows now. */
@@ -42,6 +43,7 @@ export function SidePanel({
   onError: (m: string) => void;
   onChanged: () => void;
 }) {
+  const lead = useLead();
   const [tab, setTab] = useState<Tab>("plan");
   const [editing, setEditing] = useState<string | null>(null);
   const [text, setText] = useState("");
@@ -83,7 +85,7 @@ export function SidePanel({
           {selected ? selected.id : "Task"}
         </Button>
       </nav>
-      {shown === "task" && selected && (
+      {shown === "task" && selected && lead && (
         <div className="task-actions">
           <Button variant="soft" data-testid="edit-task-open" onClick={() => setEditing(selected.id)}>
             Edit

@@ -8,6 +8,7 @@ import { Transcript } from "./Transcript";
 import { budgetShare, chartPoints, NOT_READ, queueRows, queueStateText, take, usd, type Followed } from "./team";
 import { Skipped } from "./Skipped";
 import { StateBadge } from "./StateBadge";
+import { useLead } from "./scope";
 
 interface Props {
   /** Bumped on every change from the feed (a worker's record, a task): the team is read again. */
@@ -64,11 +65,12 @@ export function TeamView({ version, onError }: Props) {
     const frame = requestAnimationFrame(() => void api.boardPainted());
     return () => cancelAnimationFrame(frame);
   }, [drawn]);
+  const lead = useLead();
   if (!team) return <p className="loading">Reading the team…</p>;
   return (
     <section className="team-view" aria-label="Team" data-testid="team-view">
       <Skipped unreadable={team.unreadable} of="the team" />
-      <StartForm running={team.supervisor !== null} onError={onError} />
+      {lead && <StartForm running={team.supervisor !== null} onError={onError} />}
       <Spend team={team} />
       <table className="workers" data-testid="workers">
         <caption>Workers</caption>
@@ -102,7 +104,7 @@ export function TeamView({ version, onError }: Props) {
       </table>
       {team.workers.length === 0 && <p className="empty">No supervised workers yet: start a team above.</p>}
       {team.merge_queue.length > 0 && <MergeQueueTable entries={team.merge_queue} />}
-      {team.supervisor && (
+      {team.supervisor && lead && (
         <p>
           <Button variant="soft" data-testid="stop-team" onClick={() => void stop(null, false)}>
             Stop the team after its tasks

@@ -118,6 +118,8 @@ export const api = {
   boardPainted: () => invoke<null>("board_painted"),
   /** The view to open on (`BATON_DESKTOP_VIEW`), if the environment names one. */
   initialView: () => invoke<View | null>("initial_view"),
+  /** A served page's device: its scope (`lead` or `responder`). Served pages only. */
+  whoami: () => invoke<{ id: string; scope: "lead" | "responder"; name: string }>("whoami"),
   /** Starts (or resizes) this machine's team in the background: the catalogue's `team_up`. */
   teamUp: (request: TeamUp) => call("team_up", request),
   boardUpdated: () => invoke<null>("board_updated"),
