@@ -2,7 +2,6 @@ import { Button, Callout, TextField } from "@radix-ui/themes";
 import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
 import { api, errorKind, errorMessage, onChange, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
 import { notify } from "./notify";
-import { coalesced } from "./coalesce";
 import { LeadContext } from "./scope";
 import { Nav, type Waiting } from "./Nav";
 import { ServePanel } from "./ServePanel";
@@ -66,21 +65,14 @@ export function App() {
   const shownTasks = useMemo(() => (report ? filterTasks(report.tasks, filter) : []), [report, filter]);
 
   const [questions, setQuestions] = useState(0);
-  // Read at once on a change; changes that come while reading cost one more read.
-  const refresh = useMemo(
-    () =>
-      coalesced(() =>
-        Promise.all([
-          api.status().then((r) => {
-            setReport(r);
-            setVersion((v) => v + 1);
-          }, (e: unknown) => setError(errorMessage(e))),
-          // What waits for the lead, for the Inbox's count.
-          api.openQuestions().then(setQuestions, () => setQuestions(0)),
-        ]),
-      ),
-    [],
-  );
+  const refresh = useCallback(() => {
+    api.status().then((r) => {
+      setReport(r);
+      setVersion((v) => v + 1);
+    }, (e: unknown) => setError(errorMessage(e)));
+    // What waits for the lead, for the Inbox's count.
+    api.openQuestions().then(setQuestions, () => setQuestions(0));
+  }, []);
   const waiting: Waiting = useMemo(
     () => ({
       questions,
@@ -117,12 +109,18 @@ export function App() {
 
   useEffect(() => {
     if (!project) return;
-    // Changes from any process (a worker's CLI, an MCP server) arrive as events.
+    // Changes from any process (a worker's CLI, an MCP server) arrive as events; those that
+    // come together (one command's several) are read once.
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const unlisten = onChange((change) => {
       notify(change);
-      refresh();
+      clearTimeout(timer);
+      timer = setTimeout(refresh, 15);
     });
-    return () => void unlisten.then((stop) => stop());
+    return () => {
+      clearTimeout(timer);
+      void unlisten.then((stop) => stop());
+    };
   }, [project, refresh]);
 
   if (unpaired)

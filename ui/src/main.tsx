@@ -12,7 +12,6 @@ import "@radix-ui/themes/tokens/colors/green.css";
 import "@radix-ui/themes/tokens/colors/amber.css";
 import "@radix-ui/themes/tokens/colors/indigo.css";
 import "@radix-ui/themes/tokens/colors/purple.css";
-import "@radix-ui/themes/tokens/colors/gray.css";
 import "@radix-ui/themes/components.css";
 import { App } from "./App";
 import { DARK, useMedia } from "./media";
