@@ -158,7 +158,7 @@ function WorkerRow({
             <Button size="1" variant="soft" onClick={() => onStop(worker.name, false)} aria-label={`Stop (${worker.name}, after its task)`}>
               Stop
             </Button>{" "}
-            <Button size="1" variant="soft" color="red" onClick={() => onStop(worker.name, true)} aria-label={`Stop now (${worker.name})`}>
+            <Button size="1" variant="soft" onClick={() => onStop(worker.name, true)} aria-label={`Stop now (${worker.name})`}>
               Stop now
             </Button>
           </>
