@@ -19,19 +19,7 @@ const WORK: &str = "if printf '%s' \"$BATON_TASK_HINTS\" | grep -q 'Changes requ
      else printf 'hello\\nworld\\n' > greet.txt && git add greet.txt && git commit -q -m 'greet'; fi";
 
 fn work(p: &Project) {
-    let out = p
-        .committing(&[
-            "worker",
-            "loop",
-            "w1",
-            "--worktree",
-            "--quiet",
-            "--exec",
-            WORK,
-        ])
-        .output()
-        .unwrap();
-    support::expect_code("worker loop", out, 0);
+    p.work_in_worktrees("w1", WORK);
 }
 
 /// Writes the project's `.coordination/review.toml`.

@@ -30,19 +30,7 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     // A worker's done task, on its branch, for the review.
     support::repository(p.path());
     p.ok(&["leader", "add-task", "Greet the user", "--id", "t1"]);
-    let worked = p
-        .committing(&[
-            "worker",
-            "loop",
-            "w1",
-            "--worktree",
-            "--quiet",
-            "--exec",
-            WORK,
-        ])
-        .output()
-        .unwrap();
-    support::expect_code("worker loop", worked, 0);
+    p.work_in_worktrees("w1", WORK);
     p.ok(&["leader", "add-task", "Write the parser", "--id", "t2"]);
     let (serving, base) = serve(&p, &["--pair", "none"]);
     let mut phone = Phone::start(&base);

@@ -197,10 +197,7 @@ function openServedFeed(onChange: (change: ChangeEvent) => void): () => void {
       // device no longer paired is shown the pairing screen.
       failures += 1;
       timer = setTimeout(() => {
-        void fetch("/api/command/whoami", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" }).then(
-          (r) => (r.status === 401 ? window.location.reload() : open()),
-          open,
-        );
+        void api.whoami().then(open, (e: unknown) => (errorKind(e) === "not_paired" ? window.location.reload() : open()));
       }, Math.min(5000, 250 * 2 ** failures));
     };
   };

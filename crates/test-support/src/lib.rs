@@ -329,6 +329,24 @@ impl Project {
         command
     }
 
+    /// `worker loop WORKER --worktree --quiet --exec EXEC` until no task is left, committing
+    /// as [`GIT_IDENTITY`]; it must exit 0.
+    pub fn work_in_worktrees(&self, worker: &str, exec: &str) {
+        let out = self
+            .committing(&[
+                "worker",
+                "loop",
+                worker,
+                "--worktree",
+                "--quiet",
+                "--exec",
+                exec,
+            ])
+            .output()
+            .unwrap();
+        expect_code("worker loop", out, 0);
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().unwrap()
     }
