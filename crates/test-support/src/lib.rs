@@ -25,6 +25,7 @@ pub mod served;
 pub mod stats;
 pub mod team;
 pub mod webdriver;
+mod working;
 pub mod xvfb;
 
 use std::path::{Path, PathBuf};
@@ -327,24 +328,6 @@ impl Project {
         let mut command = self.command(args);
         command.envs(GIT_IDENTITY);
         command
-    }
-
-    /// `worker loop WORKER --worktree --quiet --exec EXEC` until no task is left, committing
-    /// as [`GIT_IDENTITY`]; it must exit 0.
-    pub fn work_in_worktrees(&self, worker: &str, exec: &str) {
-        let out = self
-            .committing(&[
-                "worker",
-                "loop",
-                worker,
-                "--worktree",
-                "--quiet",
-                "--exec",
-                exec,
-            ])
-            .output()
-            .unwrap();
-        expect_code("worker loop", out, 0);
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
