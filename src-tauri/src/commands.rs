@@ -130,7 +130,7 @@ pub async fn operation(
     session: State<'_, Session>,
     name: String,
     request: serde_json::Value,
-) -> Result<serde_json::Value> {
+) -> Result<Box<serde_json::value::RawValue>> {
     let project = project(&session)?;
     let Some(entry) = baton_api::find(&name) else {
         return Err(CommandError {
@@ -142,7 +142,7 @@ pub async fn operation(
     off_main_thread(move || {
         let confinement = Confinement::anywhere(project.local().project_dir());
         entry
-            .call(&project.context(&confinement), request)
+            .call_json(&project.context(&confinement), request)
             .map_err(|e| e.body())
     })
     .await

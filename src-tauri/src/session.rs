@@ -1,9 +1,9 @@
 //! The open project and its change feed (the folder's files, or a database's notifications
-//! when the folder points to one). The feed's events go to the window as
-//! `baton-change` events, so a change made by a worker's CLI in a terminal shows on the board
-//! without polling or reloading, and then to the session's followers (the tray, the
-//! notifications), which know nothing of the session: they are handed the project and the
-//! event.
+//! when the folder points to one). The feed's batches (what one command changed) go to the
+//! window as `baton-changes` events, so a change made by a worker's CLI in a terminal shows
+//! on the board without polling or reloading, and then to the session's followers (the tray,
+//! the notifications), which know nothing of the session: they are handed the project and
+//! each event.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,8 +12,8 @@ use baton_api::OpenProject;
 use baton_live::feed::ChangeEvent;
 use tauri::{AppHandle, Emitter};
 
-/// The event name the UI listens to.
-pub const CHANGE_EVENT: &str = "baton-change";
+/// The event name the UI listens to: its payload is one batch, an array of changes.
+pub const CHANGE_EVENT: &str = "baton-changes";
 
 /// Something that follows the open project's changes besides the window.
 pub trait Follower: Send + Sync {
@@ -83,14 +83,17 @@ impl Session {
             .spawn(move || {
                 // Ends when the session lets go of the project (another one opened, app closing).
                 while !stopped.load(Ordering::Relaxed) {
-                    match feed.recv_timeout(std::time::Duration::from_millis(250)) {
-                        Ok(event) => {
+                    match feed.recv_batch_timeout(std::time::Duration::from_millis(250)) {
+                        Ok(batch) => {
                             if timing {
                                 eprintln!("baton-desktop: change event at {} us", unix_micros());
                             }
-                            let _ = app.emit(CHANGE_EVENT, &event);
-                            for follower in followers.iter() {
-                                follower.changed(&app, &feed_project, &event);
+                            // The window first: the tray and notifications may read the store.
+                            let _ = app.emit(CHANGE_EVENT, &batch);
+                            for event in &batch {
+                                for follower in followers.iter() {
+                                    follower.changed(&app, &feed_project, event);
+                                }
                             }
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}

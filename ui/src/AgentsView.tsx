@@ -1,14 +1,13 @@
 import { Button } from "@radix-ui/themes";
 import { useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
+import { useChangeCount } from "./changes";
 import { lastHeard, leftText, withoutTime } from "./agents";
 import { StateBadge } from "./StateBadge";
 import type { AgentRow } from "./bindings/AgentRow";
 import type { Team } from "./bindings/Team";
 
 interface Props {
-  /** Bumped on every change from the feed: the rows are read again. */
-  version: number;
   onError: (message: string | null) => void;
   /** Shows a task on the board. */
   onShowTask: (id: string) => void;
@@ -19,7 +18,10 @@ interface Props {
  *  heard from, what it did last, and what it finished. Live from the change feed; between
  *  changes, redrawn when a row's state changes by time alone (a lease running out), which the
  *  library says when. */
-export function AgentsView({ version, onError, onShowTask, onChanged }: Props) {
+export function AgentsView({ onError, onShowTask, onChanged }: Props) {
+  // Every change may touch a row (a claim, a log line, a heartbeat, a worker's record): the
+  // rows are read again at once, beside the board's own read rather than after it.
+  const version = useChangeCount();
   const [team, setTeam] = useState<Team | null>(null);
   const [tick, setTick] = useState(0);
   const [logOf, setLogOf] = useState<string | null>(null);

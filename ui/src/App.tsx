@@ -1,7 +1,9 @@
 import { Button, Callout, TextField } from "@radix-ui/themes";
 import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
-import { api, errorKind, errorMessage, onChange, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
+import { api, errorKind, errorMessage, onChanges, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
 import { notify } from "./notify";
+import { serialReads } from "./changes";
+import { withUnchangedTasks } from "./board";
 import { LeadContext } from "./scope";
 import { Nav, type Waiting } from "./Nav";
 import { ServePanel } from "./ServePanel";
@@ -65,14 +67,21 @@ export function App() {
   const shownTasks = useMemo(() => (report ? filterTasks(report.tasks, filter) : []), [report, filter]);
 
   const [questions, setQuestions] = useState(0);
+  const readStatus = useCallback(
+    () =>
+      api.status().then((r) => {
+        // Cards whose task did not change keep their object, so they are not drawn again.
+        setReport((previous) => withUnchangedTasks(previous, r));
+        setVersion((v) => v + 1);
+      }, (e: unknown) => setError(errorMessage(e))),
+    [],
+  );
+  // What waits for the lead, for the Inbox's count.
+  const readQuestions = useCallback(() => api.openQuestions().then(setQuestions, () => setQuestions(0)), []);
   const refresh = useCallback(() => {
-    api.status().then((r) => {
-      setReport(r);
-      setVersion((v) => v + 1);
-    }, (e: unknown) => setError(errorMessage(e)));
-    // What waits for the lead, for the Inbox's count.
-    api.openQuestions().then(setQuestions, () => setQuestions(0));
-  }, []);
+    void readStatus();
+    void readQuestions();
+  }, [readStatus, readQuestions]);
   const waiting: Waiting = useMemo(
     () => ({
       questions,
@@ -109,19 +118,21 @@ export function App() {
 
   useEffect(() => {
     if (!project) return;
-    // Changes from any process (a worker's CLI, an MCP server) arrive as events; those that
-    // come together (one command's several) are read once.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const unlisten = onChange((change) => {
-      notify(change);
-      clearTimeout(timer);
-      timer = setTimeout(refresh, 15);
+    // Changes from any process (a worker's CLI, an MCP server) arrive in batches, one per
+    // command: each is read at once, once (and one more time if another came meanwhile).
+    const status = serialReads(readStatus);
+    const questions = serialReads(readQuestions);
+    const unlisten = onChanges((batch) => {
+      batch.forEach(notify);
+      status.start();
+      if (batch.some((change) => change.event === "question_asked" || change.event === "question_settled")) questions.start();
     });
     return () => {
-      clearTimeout(timer);
+      status.stop();
+      questions.stop();
       void unlisten.then((stop) => stop());
     };
-  }, [project, refresh]);
+  }, [project, readStatus, readQuestions]);
 
   if (unpaired)
     return (
@@ -190,7 +201,6 @@ export function App() {
           {report && view === "graph" && <HandoffGraphView onError={showError} />}
           {report && view === "agents" && (
             <AgentsView
-              version={version}
               onError={setError}
               onChanged={refresh}
               onShowTask={(id) => {

@@ -9,7 +9,7 @@ import {
   useSensors,
   type DragEndEvent,
 } from "@dnd-kit/core";
-import { useEffect, useRef, useState } from "react";
+import { memo, useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
 import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
 import type { Move } from "./bindings/Move";
@@ -181,7 +181,9 @@ interface CardProps {
   onSelect: (id: string) => void;
 }
 
-function Card({ task, selected, relation, onSelect }: CardProps) {
+/** Drawn again only when its own props change: a change to one task redraws one card, not the
+ *  board's hundreds (the report keeps unchanged tasks' objects, `withUnchangedTasks`). */
+const Card = memo(function Card({ task, selected, relation, onSelect }: CardProps) {
   // A responder's page moves no card (the server would refuse the move).
   const lead = useLead();
   const drag = useDraggable({ id: task.id, disabled: !lead });
@@ -232,7 +234,7 @@ function Card({ task, selected, relation, onSelect }: CardProps) {
       {task.failure_reason && <p className="reason">{task.failure_reason}</p>}
     </article>
   );
-}
+});
 
 /** What the words dialog asks, per move. */
 const WORDS = {

@@ -144,8 +144,15 @@ export const api = {
 /** Calls `onChange` with every change in `.coordination/` (`baton-live`'s `ChangeEvent`, as
  *  generated). */
 export function onChange(onChange: (change: ChangeEvent) => void): Promise<UnlistenFn> {
-  if (served) return Promise.resolve(followServed(onChange));
-  return listen<ChangeEvent>("baton-change", (e) => onChange(e.payload));
+  return onChanges((batch) => batch.forEach(onChange));
+}
+
+/** Calls `onBatch` with each batch of changes: the events of one look at the project (what one
+ *  command changed), so what reads the board again on a change reads it once for all of them,
+ *  at once, without waiting to see whether more follow. */
+export function onChanges(onBatch: (batch: ChangeEvent[]) => void): Promise<UnlistenFn> {
+  if (served) return Promise.resolve(followServed(onBatch));
+  return listen<ChangeEvent[]>("baton-changes", (e) => onBatch(e.payload));
 }
 
 /** The close codes `baton serve` ends a page's feed with (crates/serve/src/socket.rs). */
@@ -153,15 +160,15 @@ const FEED_LAGGED = 4000;
 const FEED_REVOKED = 4001;
 
 /** The listeners of this page's one served feed. */
-const feedListeners = new Set<(change: ChangeEvent) => void>();
+const feedListeners = new Set<(batch: ChangeEvent[]) => void>();
 let stopFeed: (() => void) | null = null;
 
 /** A served page's listeners share one feed: the first opens it, the last closes it. */
-function followServed(onChange: (change: ChangeEvent) => void): UnlistenFn {
-  feedListeners.add(onChange);
-  stopFeed ??= openServedFeed((change) => feedListeners.forEach((listener) => listener(change)));
+function followServed(onBatch: (batch: ChangeEvent[]) => void): UnlistenFn {
+  feedListeners.add(onBatch);
+  stopFeed ??= openServedFeed((batch) => feedListeners.forEach((listener) => listener(batch)));
   return () => {
-    feedListeners.delete(onChange);
+    feedListeners.delete(onBatch);
     if (feedListeners.size === 0) {
       stopFeed?.();
       stopFeed = null;
@@ -173,7 +180,7 @@ function followServed(onChange: (change: ChangeEvent) => void): UnlistenFn {
  *  takes none of the six connections a browser keeps to a server, so many tabs can be open).
  *  Events missed (too slow to keep up, or the connection lost and opened again): the page
  *  reloads what it shows from the start. Revoked: the reload shows the pairing screen. */
-function openServedFeed(onChange: (change: ChangeEvent) => void): () => void {
+function openServedFeed(onBatch: (batch: ChangeEvent[]) => void): () => void {
   const url = `${window.location.protocol === "https:" ? "wss" : "ws"}://${window.location.host}/api/feed`;
   let socket: WebSocket | null = null;
   let stopped = false;
@@ -186,7 +193,7 @@ function openServedFeed(onChange: (change: ChangeEvent) => void): () => void {
       if (failures > 0) window.location.reload();
       failures = 0;
     };
-    ws.onmessage = (e: MessageEvent<string>) => onChange(JSON.parse(e.data) as ChangeEvent);
+    ws.onmessage = (e: MessageEvent<string>) => onBatch(JSON.parse(e.data) as ChangeEvent[]);
     ws.onclose = (e: CloseEvent) => {
       if (stopped) return;
       if (e.code === FEED_LAGGED || e.code === FEED_REVOKED) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, sortCards, visibleCards } from "./board";
+import { allowedDependencies, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, sameJson, sortCards, visibleCards, withUnchangedTasks } from "./board";
 import { taskView } from "./testing";
+import type { StatusReport, TaskView } from "./types";
 
 const task = taskView;
 
@@ -92,5 +93,57 @@ describe("relations", () => {
     expect([...waitsFor].sort()).toEqual(["a", "b"]);
     expect([...waitedBy].sort()).toEqual(["d", "e"]);
     expect(relations(tasks, null).waitsFor.size).toBe(0);
+  });
+});
+
+describe("a board read again", () => {
+  const report = (tasks: TaskView[]): StatusReport => ({
+    goal: "g",
+    as_of: "2026-11-27T06:00:00Z",
+    total: tasks.length,
+    counts: { available: tasks.length, claimed: 0, in_progress: 0, done: 0, failed: 0, cancelled: 0 },
+    ready: tasks.length,
+    stale: 0,
+    tasks,
+  });
+  // Read again: every object new, as JSON from the backend is.
+  const reread = (tasks: TaskView[]) => report(JSON.parse(JSON.stringify(tasks)) as TaskView[]);
+
+  it("keeps the objects of the tasks that did not change, and takes the changed and new", () => {
+    const before = report([taskView("task-1"), taskView("task-2", { dependencies: ["task-1"], blocked_by: ["task-1"] })]);
+    const next = reread([
+      taskView("task-1", { status: "done" }),
+      taskView("task-2", { dependencies: ["task-1"], blocked_by: ["task-1"] }),
+      taskView("task-3"),
+    ]);
+    const kept = withUnchangedTasks(before, next);
+    expect(kept.tasks[0]).toBe(next.tasks[0]);
+    expect(kept.tasks[0]?.status).toBe("done");
+    expect(kept.tasks[1]).toBe(before.tasks[1]);
+    expect(kept.tasks[2]).toBe(next.tasks[2]);
+    expect(kept.counts).toBe(next.counts);
+  });
+
+  it("takes a task whose nested fields changed (a dependency done, a lease running down)", () => {
+    const before = report([taskView("task-2", { blocked_by: ["task-1"] }), taskView("task-3", { status: "claimed", claimed_by: "w1", lease_remaining_secs: 90 })]);
+    const next = reread([taskView("task-2", { blocked_by: [] }), taskView("task-3", { status: "claimed", claimed_by: "w1", lease_remaining_secs: 89 })]);
+    const kept = withUnchangedTasks(before, next);
+    expect(kept.tasks[0]?.blocked_by).toEqual([]);
+    expect(kept.tasks[1]?.lease_remaining_secs).toBe(89);
+  });
+
+  it("the first read is taken as it is", () => {
+    const next = report([taskView("task-1")]);
+    expect(withUnchangedTasks(null, next)).toBe(next);
+  });
+
+  it("compares JSON values all the way down", () => {
+    expect(sameJson({ a: [1, { b: "x" }], c: null }, { c: null, a: [1, { b: "x" }] })).toBe(true);
+    expect(sameJson({ a: [1, { b: "x" }] }, { a: [1, { b: "y" }] })).toBe(false);
+    expect(sameJson({ a: 1 }, { a: 1, b: undefined })).toBe(false);
+    expect(sameJson([1, 2], { 0: 1, 1: 2 })).toBe(false);
+    expect(sameJson([1, 2], [1, 2, 3])).toBe(false);
+    expect(sameJson(null, {})).toBe(false);
+    expect(sameJson("1", 1)).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
 // (which operation, in whose name, or why not) is the library's answer (`api.planMove`), not
 // a table kept here.
 
-import type { TaskStatus, TaskView } from "./types";
+import type { StatusReport, TaskStatus, TaskView } from "./types";
 import { DEFAULT_PRIORITY } from "./bindings/Defaults";
 
 /** The board's columns, left to right. Cancelled tasks share the failed column. */
@@ -116,4 +116,29 @@ export function relations(tasks: TaskView[], selected: string | null): { waitsFo
     if (task.dependencies.includes(selected)) waitedBy.add(task.id);
   }
   return { waitsFor, waitedBy };
+}
+
+/** `next` with every task that is as it was in `previous` replaced by its object there, so
+ *  what draws a card can skip the cards whose task did not change (most of them, on a change
+ *  a worker made to one task). */
+export function withUnchangedTasks(previous: StatusReport | null, next: StatusReport): StatusReport {
+  if (!previous) return next;
+  const before = new Map(previous.tasks.map((task) => [task.id, task]));
+  const tasks = next.tasks.map((task) => {
+    const was = before.get(task.id);
+    return was !== undefined && sameJson(was, task) ? was : task;
+  });
+  return { ...next, tasks };
+}
+
+/** Whether two values read from JSON are equal, all the way down. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  return keys.length === Object.keys(right).length && keys.every((key) => key in right && sameJson(left[key], right[key]));
 }

@@ -14,6 +14,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
@@ -124,6 +125,7 @@ pub struct Entry {
     input_schema: fn(&mut SchemaGenerator) -> Schema,
     output_schema: fn(&mut SchemaGenerator) -> Schema,
     call: fn(&Context, Value) -> Result<Value>,
+    call_json: fn(&Context, Value) -> Result<Box<RawValue>>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -143,6 +145,7 @@ impl Entry {
             input_schema: <O as JsonSchema>::json_schema,
             output_schema: <O::Output as JsonSchema>::json_schema,
             call: call::<O>,
+            call_json: call_json::<O>,
         }
     }
 
@@ -161,6 +164,14 @@ impl Entry {
     pub fn call(&self, cx: &Context, arguments: Value) -> Result<Value> {
         self.check_caller(cx)?;
         (self.call)(cx, arguments)
+    }
+
+    /// [`Entry::call`], its result as JSON text, written straight from the result (no
+    /// [`Value`] built and dropped on the way): for the desktop's and the served UI's calls,
+    /// which only pass the result on (a board of 1,000 tasks is 360 KB of it).
+    pub fn call_json(&self, cx: &Context, arguments: Value) -> Result<Box<RawValue>> {
+        self.check_caller(cx)?;
+        (self.call_json)(cx, arguments)
     }
 
     /// Refuses the lead's operations to a caller that is an agent.
@@ -190,12 +201,19 @@ pub fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T> {
 
 fn call<O: Operation>(cx: &Context, arguments: Value) -> Result<Value> {
     let output = parse::<O>(arguments)?.run(cx)?;
-    serde_json::to_value(output).map_err(|e| {
-        Error::new(
-            baton_core::ErrorKind::Internal,
-            format!("{} result cannot be encoded: {e}", O::NAME),
-        )
-    })
+    serde_json::to_value(output).map_err(unencodable::<O>)
+}
+
+fn call_json<O: Operation>(cx: &Context, arguments: Value) -> Result<Box<RawValue>> {
+    let output = parse::<O>(arguments)?.run(cx)?;
+    serde_json::value::to_raw_value(&output).map_err(unencodable::<O>)
+}
+
+fn unencodable<O: Operation>(e: serde_json::Error) -> Error {
+    Error::new(
+        baton_core::ErrorKind::Internal,
+        format!("{} result cannot be encoded: {e}", O::NAME),
+    )
 }
 
 type SchemaPair = (Arc<Map<String, Value>>, Arc<Map<String, Value>>);

@@ -21,7 +21,9 @@ pub const RECHECK: Duration = Duration::from_millis(250);
 /// A comment line this often keeps proxies from closing a quiet stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// The feed's events, each as its JSON text, for every page that listens.
+/// The feed's batches (the events of one look at the project, what one command changed), each
+/// as one JSON array, for every page that listens: a page reads the board again once for the
+/// batch, without waiting to see whether more events follow.
 pub fn start(project: &OpenProject) -> Result<broadcast::Sender<Arc<str>>, baton_api::Error> {
     let feed = project
         .feed(baton_live::WatchMode::default())
@@ -36,8 +38,8 @@ pub fn start(project: &OpenProject) -> Result<broadcast::Sender<Arc<str>>, baton
     std::thread::Builder::new()
         .name("baton-serve-feed".into())
         .spawn(move || {
-            while let Some(event) = feed.recv() {
-                let json: Arc<str> = serde_json::to_string(&event)
+            while let Some(batch) = feed.recv_batch() {
+                let json: Arc<str> = serde_json::to_string(&batch)
                     .expect("a change event serialises")
                     .into();
                 // No page listening is not an error.
@@ -143,8 +145,9 @@ pub fn follow(
     rx
 }
 
-/// A page's feed as server-sent events (for scripts: `curl -N`): `data:` lines, an `event:
-/// lagged`, an `event: revoked` that ends it, comment lines to keep it open.
+/// A page's feed as server-sent events (for scripts: `curl -N`): `data:` lines (each one batch,
+/// a JSON array of events), an `event: lagged`, an `event: revoked` that ends it, comment lines
+/// to keep it open.
 pub struct EventStream {
     items: mpsc::Receiver<Item>,
     /// The first line is sent at once, so the client knows it is connected.

@@ -9,7 +9,7 @@
 //! - `POST /api/command/NAME`: what the desktop's other commands read (the project, its notes,
 //!   a task's result, the handoff graph; `whoami`).
 //! - `GET /api/feed`: the change feed over a WebSocket (the served UI's pages), or as
-//!   server-sent events (scripts).
+//!   server-sent events (scripts); each message is one batch, a JSON array of events.
 //! - anything else under `/api/`: not found; without a paired device's cookie, every `/api/`
 //!   path is 401, saying how to pair.
 //! - other paths: the UI's files.
@@ -55,8 +55,8 @@ fn full(bytes: impl Into<Bytes>) -> Body {
     BoxBody::new(Full::new(bytes.into()))
 }
 
-fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
-    let mut response = Response::new(full(value.to_string()));
+fn json_response(status: StatusCode, json: String) -> Response<Body> {
+    let mut response = Response::new(full(json));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -91,7 +91,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
 
 fn error_response(error: &Error) -> Response<Body> {
     let body = serde_json::to_value(error.body()).expect("an error body serialises");
-    json_response(status_of(error.kind()), &body)
+    json_response(status_of(error.kind()), body.to_string())
 }
 
 fn plain(status: StatusCode, message: &str) -> Response<Body> {
@@ -320,12 +320,16 @@ async fn api_request(
                 Err(error) => return error_response(&error),
             };
             let outcome = match api.split_once('/') {
-                Some(("operation", name)) => operation(&server, device, name, body).await,
-                Some((_, name)) => command(&server, device, name, body).await,
+                Some(("operation", name)) => operation(&server, device, name, body)
+                    .await
+                    .map(|json| String::from(Box::<str>::from(json))),
+                Some((_, name)) => command(&server, device, name, body)
+                    .await
+                    .map(|value| value.to_string()),
                 None => unreachable!("split above"),
             };
             match outcome {
-                Ok(value) => json_response(StatusCode::OK, &value),
+                Ok(json) => json_response(StatusCode::OK, json),
                 Err(error) => error_response(&error),
             }
         }
@@ -364,7 +368,7 @@ async fn operation(
     device: Device,
     name: &str,
     request: Value,
-) -> Result<Value, Error> {
+) -> Result<Box<serde_json::value::RawValue>, Error> {
     let entry = baton_api::find(name)
         .ok_or_else(|| Error::new(ErrorKind::UnknownTool, format!("no operation {name:?}")))?;
     let project = server.project.clone();
@@ -372,7 +376,7 @@ async fn operation(
         crate::scope::check(&device, &entry, &request, &project)?;
         // A device is not the user at their desk: paths stay inside the project.
         let confinement = Confinement::project(project.local().project_dir())?;
-        entry.call(&project.context(&confinement), request)
+        entry.call_json(&project.context(&confinement), request)
     })
     .await
 }

@@ -18,6 +18,8 @@ mod local;
 mod store;
 mod team;
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -42,7 +44,10 @@ pub const MAX_DELAY: Duration = Duration::from_millis(30);
 
 /// A running change feed. Dropping it stops the watching thread.
 pub struct ChangeFeed {
-    events: Receiver<ChangeEvent>,
+    /// One batch per look at the project: the events of one burst of writes (one command's).
+    batches: Receiver<Vec<ChangeEvent>>,
+    /// What is left of the last batch for [`ChangeFeed::recv`], which hands out one at a time.
+    pending: RefCell<VecDeque<ChangeEvent>>,
     backend: Backend,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -117,7 +122,8 @@ impl ChangeFeed {
             .recv()
             .unwrap_or(Err(crate::LiveError::WatchStopped))?;
         Ok(ChangeFeed {
-            events: rx,
+            batches: rx,
+            pending: RefCell::default(),
             backend,
             stop,
             thread: Some(thread),
@@ -130,7 +136,11 @@ impl ChangeFeed {
 
     /// The next event, waiting as long as it takes; `None` if the feed stopped.
     pub fn recv(&self) -> Option<ChangeEvent> {
-        self.events.recv().ok()
+        if let Some(event) = self.pending.borrow_mut().pop_front() {
+            return Some(event);
+        }
+        let batch = self.batches.recv().ok()?;
+        self.one_of(batch)
     }
 
     /// The next event, waiting at most `timeout`.
@@ -138,7 +148,41 @@ impl ChangeFeed {
         &self,
         timeout: Duration,
     ) -> std::result::Result<ChangeEvent, RecvTimeoutError> {
-        self.events.recv_timeout(timeout)
+        if let Some(event) = self.pending.borrow_mut().pop_front() {
+            return Ok(event);
+        }
+        let batch = self.batches.recv_timeout(timeout)?;
+        self.one_of(batch).ok_or(RecvTimeoutError::Timeout)
+    }
+
+    /// The next batch: the events of one look at the project (what one command changed, read
+    /// once), so a front end that reads the board again on a change reads it once for all of
+    /// them. Waits as long as it takes; `None` if the feed stopped.
+    pub fn recv_batch(&self) -> Option<Vec<ChangeEvent>> {
+        let pending: Vec<ChangeEvent> = self.pending.borrow_mut().drain(..).collect();
+        if !pending.is_empty() {
+            return Some(pending);
+        }
+        self.batches.recv().ok()
+    }
+
+    /// The next batch, waiting at most `timeout`.
+    pub fn recv_batch_timeout(
+        &self,
+        timeout: Duration,
+    ) -> std::result::Result<Vec<ChangeEvent>, RecvTimeoutError> {
+        let pending: Vec<ChangeEvent> = self.pending.borrow_mut().drain(..).collect();
+        if !pending.is_empty() {
+            return Ok(pending);
+        }
+        self.batches.recv_timeout(timeout)
+    }
+
+    /// The first of `batch`, keeping the rest for the next calls (a batch is never empty).
+    fn one_of(&self, batch: Vec<ChangeEvent>) -> Option<ChangeEvent> {
+        let mut pending = self.pending.borrow_mut();
+        pending.extend(batch);
+        pending.pop_front()
     }
 }
 
@@ -230,7 +274,7 @@ impl State {
     }
 }
 
-fn run(watch: &mut Watch, state: &mut State, tx: &Sender<ChangeEvent>, stop: &AtomicBool) {
+fn run(watch: &mut Watch, state: &mut State, tx: &Sender<Vec<ChangeEvent>>, stop: &AtomicBool) {
     // Whether the store's notifications reach the watch, and whether the last look at the
     // store read it; either failing is retried with a growing pause, and once the store is
     // back everything is read again and compared, so nothing is missed across a reconnect.
@@ -290,10 +334,64 @@ fn run(watch: &mut Watch, state: &mut State, tx: &Sender<ChangeEvent>, stop: &At
         if listening && caught_up {
             pause = FIRST_PAUSE;
         }
-        for event in events {
-            if tx.send(event).is_err() {
-                return; // the feed was dropped
-            }
+        if !events.is_empty() && tx.send(events).is_err() {
+            return; // the feed was dropped
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A feed whose thread has sent `batches`, and the thread's end of it (dropped: stopped).
+    fn feed_of(batches: Vec<Vec<ChangeEvent>>) -> (ChangeFeed, Sender<Vec<ChangeEvent>>) {
+        let (tx, rx) = channel();
+        for batch in batches {
+            tx.send(batch).unwrap();
+        }
+        let feed = ChangeFeed {
+            batches: rx,
+            pending: RefCell::default(),
+            backend: Backend::Notifications,
+            stop: Arc::new(AtomicBool::new(false)),
+            thread: None,
+        };
+        (feed, tx)
+    }
+
+    fn run(n: u32) -> ChangeEvent {
+        ChangeEvent::RunStarted { run: n }
+    }
+
+    #[test]
+    fn a_look_at_the_project_is_one_batch_and_recv_hands_its_events_out_in_order() {
+        let (feed, _running) = feed_of(vec![vec![run(1), run(2), run(3)], vec![run(4)]]);
+        assert_eq!(feed.recv(), Some(run(1)));
+        // What is left of the first batch comes before the next, as a batch of its own.
+        assert_eq!(feed.recv_batch(), Some(vec![run(2), run(3)]));
+        assert_eq!(
+            feed.recv_batch_timeout(Duration::from_millis(1)),
+            Ok(vec![run(4)])
+        );
+        assert_eq!(
+            feed.recv_timeout(Duration::from_millis(1)),
+            Err(RecvTimeoutError::Timeout)
+        );
+    }
+
+    #[test]
+    fn a_stopped_feed_ends_both_ways_of_reading_it() {
+        let (feed, thread) = feed_of(vec![vec![run(1), run(2)]]);
+        drop(thread);
+        assert_eq!(feed.recv_timeout(Duration::from_millis(1)), Ok(run(1)));
+        assert_eq!(feed.recv(), Some(run(2)));
+        // The feed's thread is gone: nothing more comes.
+        assert_eq!(feed.recv(), None);
+        assert_eq!(feed.recv_batch(), None);
+        assert_eq!(
+            feed.recv_batch_timeout(Duration::from_millis(1)),
+            Err(RecvTimeoutError::Disconnected)
+        );
     }
 }
