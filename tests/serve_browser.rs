@@ -7,7 +7,7 @@
 //! commented on with two taps and the work is sent back with the comment; a responder's page
 //! calling a merge itself is refused by the server; a revoked device's page falls back to the
 //! pairing screen; a responder's page offers no team start, new task or "always allow", and its
-//! tap denies an approval.
+//! tap denies an approval; a page open while its server restarts finds it again, still paired.
 
 use baton_test_support as support;
 
@@ -216,6 +216,35 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
         errors.is_empty(),
         "the page's console: {errors:?}; {listed}"
     );
+
+    // The server restarts (an upgrade, the machine rebooted): the open page finds it again by
+    // itself, still paired, shows what changed while it was away, and follows the feed again.
+    let port = base.rsplit(':').next().unwrap().to_string();
+    serving.signal("TERM");
+    let (code, _, err) = serving.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let available = |p: &Project| p.json(&["leader", "status"])["counts"]["available"].clone();
+    p.ok(&["leader", "add-task", "Added while the server was down"]);
+    let listen = format!("127.0.0.1:{port}");
+    let ui = support::served::ui_dist();
+    let ui = ui.to_str().unwrap();
+    let mut serving = p.spawn(&[
+        "serve", "--listen", &listen, "--pair", "none", "--ui-dir", ui,
+    ]);
+    serving.wait_stdout("serving this project's UI at");
+    let back = phone.run(json!({"do": "waitCard", "text": format!("{} available", available(&p))}));
+    eprintln!(
+        "the page was back with the restarted server after {} ms",
+        back["ms"]
+    );
+    p.ok(&["leader", "add-task", "Added after the restart"]);
+    phone.run(json!({"do": "waitCard", "text": format!("{} available", available(&p))}));
+    assert_eq!(
+        phone.run(json!({"do": "has", "id": "unpaired"}))["count"],
+        0,
+        "still paired after the restart"
+    );
+
     drop(phone);
     serving.signal("TERM");
     let (code, _, err) = serving.finish();

@@ -116,6 +116,21 @@ pub fn cached_tool(relative: &str) -> PathBuf {
     path
 }
 
+/// The source tree the tests run from: the nearest folder with a `Cargo.lock` above the one
+/// cargo names in `CARGO_MANIFEST_DIR` when it runs a test or a benchmark. Not the path compiled
+/// in (`env!`): cargo does not rebuild this crate when the same target directory (the one
+/// `.ci/run` keeps in `~/.cache`) is used from another clone, so that path can name a clone
+/// that is gone.
+pub fn source_root() -> PathBuf {
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    start
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .unwrap_or_else(|| panic!("no Cargo.lock above {}", start.display()))
+        .to_path_buf()
+}
+
 /// Serves one HTML page on 127.0.0.1 until the test ends; returns its URL.
 pub fn serve_page(html: &'static str) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

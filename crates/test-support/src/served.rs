@@ -3,7 +3,6 @@
 //! command at a time.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::Value;
@@ -11,8 +10,13 @@ use serde_json::Value;
 use crate::{Background, Project};
 
 /// `baton serve --listen 127.0.0.1:0 ARGS` for `p`, once it listens: the process and its URL.
+/// It serves this source tree's UI build (`ui/dist`) unless `args` name a `--ui-dir`.
 pub fn serve(p: &Project, args: &[&str]) -> (Background, String) {
+    let ui = ui_dist();
     let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
+    if !args.contains(&"--ui-dir") {
+        all.extend(["--ui-dir", ui.to_str().expect("a UTF-8 path")]);
+    }
     all.extend(args);
     let mut process = p.spawn(&all);
     let line = process.wait_stdout("serving this project's UI at");
@@ -23,6 +27,11 @@ pub fn serve(p: &Project, args: &[&str]) -> (Background, String) {
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
         .to_string();
     (process, url)
+}
+
+/// The UI's build in the source tree the tests run from.
+pub fn ui_dist() -> std::path::PathBuf {
+    crate::source_root().join("ui/dist")
 }
 
 /// The path of a pairing link (`/pair/CODE`), to open on the server the test reaches.
@@ -41,7 +50,7 @@ pub struct Phone {
 
 impl Phone {
     pub fn start(base: &str) -> Phone {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = crate::source_root();
         let mut child = Command::new("node")
             .arg(root.join("tests/clients/served_ui.mjs"))
             .arg(crate::cached_tool("node/node_modules/playwright-core"))
