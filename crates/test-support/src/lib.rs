@@ -18,6 +18,7 @@ mod documents;
 pub mod machine;
 pub mod mcp;
 pub mod mcp_http;
+mod paths;
 pub mod pg;
 pub mod pgbouncer;
 pub mod scripted_api;
@@ -28,6 +29,7 @@ pub mod webdriver;
 mod working;
 pub mod xvfb;
 
+pub use paths::{artifacts_dir, source_root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -116,21 +118,6 @@ pub fn cached_tool(relative: &str) -> PathBuf {
     path
 }
 
-/// The source tree the tests run from: the nearest folder with a `Cargo.lock` above the one
-/// cargo names in `CARGO_MANIFEST_DIR` when it runs a test or a benchmark. Not the path compiled
-/// in (`env!`): cargo does not rebuild this crate when the same target directory (the one
-/// `.ci/run` keeps in `~/.cache`) is used from another clone, so that path can name a clone
-/// that is gone.
-pub fn source_root() -> PathBuf {
-    let start = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
-    start
-        .ancestors()
-        .find(|dir| dir.join("Cargo.lock").is_file())
-        .unwrap_or_else(|| panic!("no Cargo.lock above {}", start.display()))
-        .to_path_buf()
-}
-
 /// Serves one HTML page on 127.0.0.1 until the test ends; returns its URL.
 pub fn serve_page(html: &'static str) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -148,17 +135,6 @@ pub fn serve_page(html: &'static str) -> String {
         }
     });
     url
-}
-
-/// Where tests leave artifacts for people (screenshots): `target/<profile>/`, next to the
-/// binaries under test, out of git.
-pub fn artifacts_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    // target/<profile>/deps/<test binary>
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("the test binary sits in target/<profile>/deps")
-        .to_path_buf()
 }
 
 /// Runs `commands` all at once (stdout discarded, stderr kept) and waits for each, which must
