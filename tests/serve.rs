@@ -6,7 +6,8 @@
 //! a revoked device is refused at its next request and its open feeds end (server-sent events
 //! and the WebSocket, closed with the code that tells the page); the feed pushes a change a CLI
 //! made; the WebSocket's handshake is refused to other sites' pages, to pages not paired and to
-//! clients that do not speak its version.
+//! clients that do not speak its version; the UI's text files go gzipped to a client that takes
+//! gzip.
 
 use baton_test_support as support;
 
@@ -642,4 +643,50 @@ fn over_tls_the_device_cookie_is_secure_and_plain_http_gets_nothing() {
         1,
     );
     assert!(err.contains("do not make a pair"), "{err}");
+}
+
+/// The UI's text files go gzipped to a client that takes gzip (curl, a real one, decodes them
+/// back to the file), whole to one that does not; an image goes as it is either way.
+#[test]
+fn the_ui_s_text_files_are_gzipped_for_a_client_that_takes_gzip() {
+    let p = Project::init();
+    let served = serve(&p, "none");
+    let script = "export const board = 1;\n".repeat(2000);
+    std::fs::create_dir_all(served._ui.path().join("assets")).unwrap();
+    std::fs::write(served._ui.path().join("assets/app.js"), &script).unwrap();
+    std::fs::write(served._ui.path().join("icon.png"), b"\x89PNG not really").unwrap();
+    let curl = |args: &[&str], path: &str| {
+        let out = std::process::Command::new("curl")
+            .args(["-s", "--max-time", "20"])
+            .args(args)
+            .arg(format!("http://{}{path}", served.host))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "curl {args:?} {path}");
+        String::from_utf8_lossy(&out.stdout).to_lowercase()
+    };
+    // Headers, then the size of the body as sent.
+    let head = ["-D", "-", "-o", "/dev/null", "-w", "size %{size_download}"];
+    let gzip = ["-H", "Accept-Encoding: gzip, deflate, br"];
+
+    let sent = curl(&[&head[..], &gzip[..]].concat(), "/assets/app.js");
+    assert!(sent.contains("content-encoding: gzip"), "{sent}");
+    assert!(sent.contains("vary: accept-encoding"), "{sent}");
+    let size: usize = sent.rsplit("size ").next().unwrap().trim().parse().unwrap();
+    assert!(size < script.len() / 10, "{size} of {} bytes", script.len());
+    assert_eq!(
+        curl(&["--compressed"], "/assets/app.js"),
+        script,
+        "decoded, the file"
+    );
+
+    let whole = curl(&head, "/assets/app.js");
+    assert!(!whole.contains("content-encoding"), "{whole}");
+    assert!(
+        whole.ends_with(&format!("size {}", script.len())),
+        "{whole}"
+    );
+
+    let image = curl(&[&head[..], &gzip[..]].concat(), "/icon.png");
+    assert!(!image.contains("content-encoding"), "{image}");
 }

@@ -15,6 +15,7 @@
 pub mod devices;
 pub mod feed;
 pub mod guard;
+mod gzip;
 pub mod routes;
 pub mod scope;
 pub mod socket;
@@ -142,6 +143,7 @@ pub fn serve(
             ui_dir: options.ui_dir.clone().or_else(ui::default_dir),
             events: feed::start(&project)?,
             secure: acceptor.is_some(),
+            gzipped: gzip::Gzipped::default(),
             project: project.clone(),
         });
         let host = match bound {

@@ -49,6 +49,8 @@ pub struct Server {
     pub paired: crate::feed::Paired,
     /// Whether the cookie is sent over TLS only.
     pub secure: bool,
+    /// The UI's text files, compressed once each.
+    pub gzipped: crate::gzip::Gzipped,
 }
 
 fn full(bytes: impl Into<Bytes>) -> Body {
@@ -153,7 +155,13 @@ pub async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response
     } else if let Some(api) = path.strip_prefix("/api/") {
         api_request(server.clone(), request, api.to_string()).await
     } else if request.method() == Method::GET || request.method() == Method::HEAD {
-        file(&server, &path)
+        let gzip = crate::gzip::accepted(
+            request
+                .headers()
+                .get(header::ACCEPT_ENCODING)
+                .and_then(|v| v.to_str().ok()),
+        );
+        file(&server, &path, gzip)
     } else {
         plain(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -442,7 +450,8 @@ async fn command(
     .await
 }
 
-fn file(server: &Server, path: &str) -> Response<Body> {
+/// A file of the UI's build; gzipped when it is text and the browser takes gzip.
+fn file(server: &Server, path: &str, gzip: bool) -> Response<Body> {
     let Some(root) = &server.ui_dir else {
         return plain(
             StatusCode::NOT_FOUND,
@@ -452,10 +461,20 @@ fn file(server: &Server, path: &str) -> Response<Body> {
     let Some(file) = crate::ui::resolve(root, path) else {
         return plain(StatusCode::NOT_FOUND, "no such file");
     };
-    match std::fs::read(&file) {
+    let compressed = gzip && crate::gzip::compressible(&file);
+    let read = if compressed {
+        server.gzipped.of(&file)
+    } else {
+        std::fs::read(&file).map(Bytes::from)
+    };
+    match read {
         Ok(bytes) => {
             let mut response = Response::new(full(bytes));
             let headers = response.headers_mut();
+            if compressed {
+                headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            }
+            headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
             headers.insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static(crate::ui::content_type(&file)),
