@@ -78,10 +78,14 @@ export function App() {
   );
   // What waits for the lead, for the Inbox's count.
   const readQuestions = useCallback(() => api.openQuestions().then(setQuestions, () => setQuestions(0)), []);
+  // One reader of each for the feed's batches and the lead's own actions alike: never two
+  // reads at a time, so an older answer cannot land after a newer one.
+  const statusReads = useMemo(() => serialReads(readStatus), [readStatus]);
+  const questionReads = useMemo(() => serialReads(readQuestions), [readQuestions]);
   const refresh = useCallback(() => {
-    void readStatus();
-    void readQuestions();
-  }, [readStatus, readQuestions]);
+    statusReads.start();
+    questionReads.start();
+  }, [statusReads, questionReads]);
   const waiting: Waiting = useMemo(
     () => ({
       questions,
@@ -120,19 +124,13 @@ export function App() {
     if (!project) return;
     // Changes from any process (a worker's CLI, an MCP server) arrive in batches, one per
     // command: each is read at once, once (and one more time if another came meanwhile).
-    const status = serialReads(readStatus);
-    const questions = serialReads(readQuestions);
     const unlisten = onChanges((batch) => {
       batch.forEach(notify);
-      status.start();
-      if (batch.some((change) => change.event === "question_asked" || change.event === "question_settled")) questions.start();
+      statusReads.start();
+      if (batch.some((change) => change.event === "question_asked" || change.event === "question_settled")) questionReads.start();
     });
-    return () => {
-      status.stop();
-      questions.stop();
-      void unlisten.then((stop) => stop());
-    };
-  }, [project, readStatus, readQuestions]);
+    return () => void unlisten.then((stop) => stop());
+  }, [project, statusReads, questionReads]);
 
   if (unpaired)
     return (

@@ -46,14 +46,4 @@ describe("reads on changes", () => {
     for (let i = 0; i < 10; i++) await Promise.resolve();
     expect(started).toBe(2);
   });
-
-  it("reads nothing once stopped", async () => {
-    const r = controlledRead();
-    const reads = serialReads(r.read);
-    reads.start();
-    reads.start();
-    reads.stop();
-    await r.finish();
-    expect(r.started()).toBe(1);
-  });
 });

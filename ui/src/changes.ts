@@ -22,12 +22,10 @@ export function useChangeCount(...kinds: ChangeEvent["event"][]): number {
  * more run after it (however many starts came meanwhile), so what is drawn is never older
  * than the last change and a burst of changes costs at most two reads.
  */
-export function serialReads(read: () => Promise<unknown>): { start: () => void; stop: () => void } {
+export function serialReads(read: () => Promise<unknown>): { start: () => void } {
   let running = false;
   let again = false;
-  let stopped = false;
   const start = () => {
-    if (stopped) return;
     if (running) {
       again = true;
       return;
@@ -43,5 +41,5 @@ export function serialReads(read: () => Promise<unknown>): { start: () => void; 
         }
       });
   };
-  return { start, stop: () => void (stopped = true) };
+  return { start };
 }

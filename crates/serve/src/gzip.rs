@@ -39,7 +39,12 @@ pub fn accepted(accept_encoding: Option<&str>) -> bool {
         header.split(',').any(|coding| {
             let mut parts = coding.split(';').map(str::trim);
             let name = parts.next().unwrap_or("");
-            let refused = parts.any(|p| p.replace(' ', "") == "q=0" || p == "q=0.0");
+            // `q=0` (or `q=0.0`, `q = 0.000`) refuses it.
+            let refused = parts.any(|p| {
+                p.split_once('=').is_some_and(|(key, q)| {
+                    key.trim().eq_ignore_ascii_case("q") && q.trim().parse::<f32>() == Ok(0.0)
+                })
+            });
             (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
         })
     })
@@ -59,7 +64,10 @@ impl Gzipped {
         let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
         encoder.write_all(&plain)?;
         let bytes = Bytes::from(encoder.finish()?);
-        self.files.lock().expect("gzip cache").insert(
+        let mut files = self.files.lock().expect("gzip cache");
+        // A new build names its files anew: what the last one left is let go.
+        files.retain(|path, _| path.exists());
+        files.insert(
             file.to_path_buf(),
             Compressed {
                 stamp,
@@ -98,6 +106,13 @@ mod tests {
             gunzip(&cache.of(&file).unwrap()),
             "let y = 2;\n".repeat(900)
         );
+        // The next build's file replaces it: the gone one is not kept.
+        let next = dir.path().join("app-next.js");
+        std::fs::write(&next, "let z = 3;\n").unwrap();
+        std::fs::remove_file(&file).unwrap();
+        cache.of(&next).unwrap();
+        let kept: Vec<PathBuf> = cache.files.lock().unwrap().keys().cloned().collect();
+        assert_eq!(kept, vec![next]);
     }
 
     #[test]
@@ -110,7 +125,15 @@ mod tests {
         ] {
             assert!(accepted(Some(taken)), "{taken}");
         }
-        for refused in ["", "br", "identity", "gzip;q=0", "gzip; q=0.0", "gzipx"] {
+        for refused in [
+            "",
+            "br",
+            "identity",
+            "gzip;q=0",
+            "gzip; q=0.0",
+            "br, gzip; Q = 0.000",
+            "gzipx",
+        ] {
             assert!(!accepted(Some(refused)), "{refused}");
         }
         assert!(!accepted(None));

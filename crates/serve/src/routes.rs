@@ -92,8 +92,8 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
 }
 
 fn error_response(error: &Error) -> Response<Body> {
-    let body = serde_json::to_value(error.body()).expect("an error body serialises");
-    json_response(status_of(error.kind()), body.to_string())
+    let body = serde_json::to_string(&error.body()).expect("an error body serialises");
+    json_response(status_of(error.kind()), body)
 }
 
 fn plain(status: StatusCode, message: &str) -> Response<Body> {

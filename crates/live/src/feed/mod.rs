@@ -159,11 +159,7 @@ impl ChangeFeed {
     /// once), so a front end that reads the board again on a change reads it once for all of
     /// them. Waits as long as it takes; `None` if the feed stopped.
     pub fn recv_batch(&self) -> Option<Vec<ChangeEvent>> {
-        let pending: Vec<ChangeEvent> = self.pending.borrow_mut().drain(..).collect();
-        if !pending.is_empty() {
-            return Some(pending);
-        }
-        self.batches.recv().ok()
+        self.pending_batch().or_else(|| self.batches.recv().ok())
     }
 
     /// The next batch, waiting at most `timeout`.
@@ -171,11 +167,16 @@ impl ChangeFeed {
         &self,
         timeout: Duration,
     ) -> std::result::Result<Vec<ChangeEvent>, RecvTimeoutError> {
-        let pending: Vec<ChangeEvent> = self.pending.borrow_mut().drain(..).collect();
-        if !pending.is_empty() {
-            return Ok(pending);
+        match self.pending_batch() {
+            Some(pending) => Ok(pending),
+            None => self.batches.recv_timeout(timeout),
         }
-        self.batches.recv_timeout(timeout)
+    }
+
+    /// What is left of the last batch [`ChangeFeed::recv`] took from, if anything.
+    fn pending_batch(&self) -> Option<Vec<ChangeEvent>> {
+        let pending: Vec<ChangeEvent> = self.pending.borrow_mut().drain(..).collect();
+        (!pending.is_empty()).then_some(pending)
     }
 
     /// The first of `batch`, keeping the rest for the next calls (a batch is never empty).
