@@ -31,7 +31,10 @@ fn a_sandboxed_agent_browses_with_a_browser_inside_its_sandbox(p: Project) {
     std::fs::write(
         p.coordination().join("team/profiles.toml"),
         format!(
-            "[profiles.exec.sandbox]\nallow = [\"127.0.0.1:{port}\"]\nread = [\"{}\"]\n",
+            // Chromium locks its profile with a Unix socket, which a sandbox refuses unless the
+            // profile says (as `browser = true` does for Claude Code and Codex).
+            "[profiles.exec.sandbox]\nallow = [\"127.0.0.1:{port}\"]\nread = [\"{}\"]\n\
+             unix_sockets = true\n",
             node_modules.display()
         ),
     )

@@ -16,6 +16,14 @@ pub fn door_guest() -> Option<String> {
         .filter(|a| !a.is_empty())
 }
 
+/// Behind an attempt's door, the task that attempt works (the door sets it).
+pub fn door_task() -> Option<String> {
+    door_guest()?;
+    std::env::var(baton_team::door::TASK_ENV)
+        .ok()
+        .filter(|t| !t.is_empty())
+}
+
 /// Behind an attempt's door, the folder the agent's paths must stay in: its working folder
 /// (the door says which), not the lead's checkout, `.git/` or `.coordination/`.
 pub fn door_workdir(local: &Layout) -> Option<PathBuf> {
@@ -46,6 +54,7 @@ pub fn as_user<T>(
     let confinement = user_confinement(project.local())?;
     let mut cx = project.context(&confinement);
     cx.caller = door_guest();
+    cx.attempt = door_task();
     cx.watch_mode = mode;
     cx.foreign_files = foreign_files;
     op(&cx)

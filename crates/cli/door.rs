@@ -11,12 +11,11 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
 use baton_api::Error;
 use baton_core::ErrorKind;
-use baton_team::door::{EXIT, Knock, STDERR, STDOUT, read_frame};
+use baton_team::door::{DoorStream, EXIT, Knock, STDERR, STDOUT, read_frame};
 
 use crate::args::{Command, FilesCommand, LeaderCommand};
 use crate::live::SignalCommand;
@@ -93,7 +92,7 @@ pub fn relay(socket: &OsStr) -> ExitCode {
     let cwd = std::env::current_dir()
         .map(|dir| dir.display().to_string())
         .unwrap_or_default();
-    let mut stream = match UnixStream::connect(socket) {
+    let mut stream = match DoorStream::connect(socket) {
         Ok(stream) => stream,
         Err(e) => {
             return refuse(format!(
@@ -114,13 +113,11 @@ pub fn relay(socket: &OsStr) -> ExitCode {
         (true, Ok(mut to_door)) => {
             std::thread::spawn(move || {
                 baton_team::door::pass_on(&mut std::io::stdin().lock(), &mut to_door);
-                let _ = to_door.shutdown(std::net::Shutdown::Write);
+                to_door.end_writing();
             });
         }
         // A command that reads nothing leaves this process's input to whoever else reads it.
-        _ => {
-            let _ = stream.shutdown(std::net::Shutdown::Write);
-        }
+        _ => stream.end_writing(),
     }
     let mut from_door = std::io::BufReader::new(stream);
     loop {

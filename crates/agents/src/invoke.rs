@@ -3,9 +3,7 @@
 //! enriched prompt and records the invocation; completing records the outcome, which the
 //! source design had no way to report, and feeds parallel results.
 
-use std::path::Path;
-
-use baton_core::Timestamp;
+use baton_core::{Placed, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AgentError, Result, check_text};
@@ -93,16 +91,22 @@ pub fn enrich_prompt(
 }
 
 /// Reads the steering file at `full` (already resolved inside the confinement).
-fn read_steering(full: &Path) -> Result<String> {
+fn read_steering(file: &Placed) -> Result<String> {
     let fail = |message: String| AgentError::Steering {
-        path: full.to_path_buf(),
+        path: file.full().to_path_buf(),
         message,
     };
-    let meta = std::fs::metadata(full).map_err(|e| fail(e.to_string()))?;
-    if meta.len() > MAX_STEERING_FILE {
-        return Err(fail(format!("it is larger than {MAX_STEERING_FILE} bytes")));
-    }
-    let bytes = std::fs::read(full).map_err(|e| fail(e.to_string()))?;
+    // Opened beneath the project, no link followed, however the folders changed since the
+    // path was checked.
+    let bytes = file.read(MAX_STEERING_FILE).map_err(|e| match e.kind() {
+        std::io::ErrorKind::FileTooLarge => {
+            fail(format!("it is larger than {MAX_STEERING_FILE} bytes"))
+        }
+        _ if baton_fs::beneath::is_link_refusal(&e) => {
+            fail("a symbolic link is in the way, and links are not followed here".into())
+        }
+        _ => fail(e.to_string()),
+    })?;
     String::from_utf8(bytes).map_err(|_| fail("it is not UTF-8 text".into()))
 }
 
@@ -140,7 +144,7 @@ impl Orchestrator {
             .steering
             .iter()
             .map(|path| {
-                let full = self.confinement.resolve("steering", path)?;
+                let full = self.confinement.place("steering", path)?;
                 Ok((path.clone(), read_steering(&full)?))
             })
             .collect::<Result<Vec<_>>>()?;

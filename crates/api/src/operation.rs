@@ -44,6 +44,10 @@ pub struct Context<'a> {
     /// (`BATON_AGENT`). An agent asks, sends and reads as itself and no other; `None` is the
     /// user, who is the lead unless they name an agent.
     pub caller: Option<String>,
+    /// The task whose attempt this caller speaks from, through that attempt's door: the
+    /// attempt, not the agent, decides when it lets go of it (a release would start a second
+    /// attempt in the same worktree while this one runs).
+    pub attempt: Option<String>,
     /// How this process reached the project's store (`BATON_STORE`, `BATON_PROJECT`,
     /// `BATON_LEASE`), for the processes an operation starts (a team's supervisor) to reach
     /// the same one.
@@ -69,6 +73,7 @@ impl<'a> Context<'a> {
             foreign_files: ForeignFile::Keep,
             watch_mode: WatchMode::default(),
             caller: None,
+            attempt: None,
             reach: &[],
         }
     }

@@ -81,7 +81,7 @@ fn target(
     run: Option<u32>,
 ) -> Result<SignalTarget> {
     match (name, path) {
-        (None, Some(path)) => Ok(SignalTarget::Path(cx.confinement.resolve("path", path)?)),
+        (None, Some(path)) => Ok(SignalTarget::Path(cx.confinement.place("path", path)?)),
         (Some(name), None) => Ok(SignalTarget::named(cx.signals.resolve_run(run)?, name)?),
         (Some(_), Some(_)) => Err(Error::invalid_arguments(
             "give a signal name or a path, not both",
@@ -309,7 +309,7 @@ impl WaitSignals {
             }
         }
         for path in &self.paths {
-            targets.push(SignalTarget::Path(cx.confinement.resolve("paths", path)?));
+            targets.push(SignalTarget::Path(cx.confinement.place("paths", path)?));
         }
         Ok(SignalWait {
             targets,

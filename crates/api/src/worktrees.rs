@@ -154,11 +154,13 @@ impl Operation for Merge {
                 .map(|id| mergeable(&file.tasks, id))
                 .collect::<Result<_>>()?
         };
-        // Read once, and only when a task will be checked: each is checked by the same command.
-        let settings = match self.no_check || tasks.is_empty() {
+        // Read once: each task is checked by the same command, and every landing, checked or
+        // not, is refused where it would change a protected path.
+        let settings = match tasks.is_empty() {
             true => ReviewSettings::default(),
             false => crate::review::settings(cx)?,
         };
+        let protected = settings.protected()?;
         let mut report = MergeReport {
             into: worktrees.repo().current_branch().ok(),
             merged: Vec::new(),
@@ -181,7 +183,7 @@ impl Operation for Merge {
                 });
                 continue;
             }
-            match merge_task_branch(&worktrees, &task.id, &merge_message(task)) {
+            match merge_task_branch(&worktrees, &task.id, &merge_message(task), &protected) {
                 Ok(merged) => report.merged.push(MergedBranch {
                     task: task.id.clone(),
                     branch: merged.branch,

@@ -116,9 +116,111 @@ impl Confinement {
         })
     }
 
+    /// [`Confinement::resolve`], kept as what to open: beneath the root it lies in, with no
+    /// link followed on the way when the path is opened ([`Placed`]), so a folder an agent
+    /// swaps for a link after this check leads nowhere. The user's own paths (a confinement
+    /// that accepts everything) are opened as they are.
+    pub fn place(&self, argument: &str, given: &str) -> Result<Placed> {
+        let resolved = self.resolve(argument, given)?;
+        if self.roots.iter().any(|root| root == Path::new("/")) {
+            return Ok(Placed::trusted(resolved));
+        }
+        let root = self
+            .roots
+            .iter()
+            .filter(|root| resolved.starts_with(root))
+            .max_by_key(|root| root.as_os_str().len())
+            .expect("resolve accepted it under a root");
+        let below = resolved
+            .strip_prefix(root)
+            .expect("under its root")
+            .to_path_buf();
+        Ok(Placed {
+            beneath: Some((root.clone(), below)),
+            full: resolved,
+        })
+    }
+
     /// [`Confinement::resolve`] for each of `given`; the first refusal wins.
     pub fn resolve_all(&self, argument: &str, given: &[String]) -> Result<Vec<PathBuf>> {
         given.iter().map(|p| self.resolve(argument, p)).collect()
+    }
+}
+
+/// A path as it is to be touched: the user's own (opened as it is), or one a tool call named,
+/// opened beneath the folder it was found in with no link followed at any step
+/// (`baton_fs::beneath`), however the folders on the way changed since it was checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    full: PathBuf,
+    /// The root it stays beneath, and its part below that root.
+    beneath: Option<(PathBuf, PathBuf)>,
+}
+
+impl Placed {
+    /// A path opened as it is: the user's own, or Baton's own files.
+    pub fn trusted(path: PathBuf) -> Placed {
+        Placed {
+            full: path,
+            beneath: None,
+        }
+    }
+
+    /// The whole path, for messages and watching.
+    pub fn full(&self) -> &Path {
+        &self.full
+    }
+
+    /// The file's bytes, at most `limit`.
+    pub fn read(&self, limit: u64) -> io::Result<Vec<u8>> {
+        match &self.beneath {
+            Some((root, below)) => baton_fs::beneath::Beneath::open(root)?.read(below, limit),
+            None => {
+                let mut bytes = Vec::new();
+                io::Read::read_to_end(
+                    &mut io::Read::take(fs::File::open(&self.full)?, limit + 1),
+                    &mut bytes,
+                )?;
+                if bytes.len() as u64 > limit {
+                    return Err(io::Error::new(
+                        io::ErrorKind::FileTooLarge,
+                        format!("larger than {limit} bytes"),
+                    ));
+                }
+                Ok(bytes)
+            }
+        }
+    }
+
+    /// What is there, a link described rather than followed.
+    pub fn symlink_metadata(&self) -> io::Result<fs::Metadata> {
+        match &self.beneath {
+            Some((root, below)) => baton_fs::beneath::Beneath::open(root)?.metadata(below),
+            None => fs::symlink_metadata(&self.full),
+        }
+    }
+
+    /// Replaces the file with `bytes` whole, creating its folders.
+    pub fn write_atomic(&self, bytes: &[u8]) -> io::Result<()> {
+        match &self.beneath {
+            Some((root, below)) => {
+                baton_fs::beneath::Beneath::open(root)?.write_atomic(below, bytes)
+            }
+            None => {
+                if let Some(parent) = self.full.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    fs::create_dir_all(parent)?;
+                }
+                baton_fs::write_atomic(&self.full, bytes).map_err(|e| e.source)
+            }
+        }
+    }
+
+    /// Removes the file.
+    pub fn remove_file(&self) -> io::Result<()> {
+        match &self.beneath {
+            Some((root, below)) => baton_fs::beneath::Beneath::open(root)?.remove_file(below),
+            None => fs::remove_file(&self.full),
+        }
     }
 }
 

@@ -41,6 +41,7 @@ pub mod network;
 pub mod notes;
 pub mod outlook;
 pub mod policy;
+pub mod protected;
 pub mod requests;
 pub mod reservations;
 pub mod review;
@@ -61,7 +62,7 @@ pub mod transcript;
 mod testing;
 
 pub use attempts::{Attempt, AttemptEnd, Spend, Usage, WorkerRecord, WorkerState};
-pub use confine::Confinement;
+pub use confine::{Confinement, Placed};
 pub use doctor::{DoctorReport, Finding, FindingKind};
 pub use documents::DocumentStore;
 pub use error::{Result, StoreError};

@@ -257,6 +257,21 @@ pub fn overlap(a: &str, b: &str) -> bool {
     }
 }
 
+/// Whether changing the file `path` (a concrete path, never read as a glob) touches what the
+/// normalised `pattern` names: the path is it or lies in it, or stands where a folder above it
+/// is (a file `.claude` replacing the folder `.claude/`).
+pub fn covers(pattern: &str, path: &str) -> bool {
+    match names(pattern) {
+        Names::File(x) | Names::Folder(x) => within(path, x) || within(x, path),
+        Names::Glob(g) => {
+            ancestors_of(path)
+                .into_iter()
+                .any(|p| !p.is_empty() && matches(g, p))
+                || within(fixed_prefix(g), path)
+        }
+    }
+}
+
 fn matches(glob: &str, path: &str) -> bool {
     matcher(glob).is_ok_and(|m| m.is_match(path))
 }

@@ -11,8 +11,6 @@
 //! runs in the task's worktree (`baton-api` runs it), and its outcome is recorded here against
 //! the branch commit it ran on, so a later commit needs a new run.
 
-use std::path::{Path, PathBuf};
-
 use serde::{Deserialize, Serialize};
 
 use crate::documents::DocumentStore;
@@ -20,181 +18,15 @@ use crate::error::{Result, StoreError};
 use crate::names::validate_task_id;
 use crate::time::Timestamp;
 
-/// The review settings' file name in `.coordination/`.
-pub const REVIEW_FILE: &str = "review.toml";
 /// The folder of review documents.
 pub const REVIEWS: &str = "reviews";
 /// The longest comment kept (bytes).
 pub const MAX_COMMENT: usize = 8 * 1024;
 /// How much of a check's output is kept: its last bytes.
 pub const MAX_CHECK_OUTPUT: usize = 16 * 1024;
-/// How long a check may run by default (minutes).
-pub const DEFAULT_CHECK_MINUTES: f64 = 30.0;
 
-/// The project's review settings.
-///
-/// ```toml
-/// check = "cargo test"          # run in the task's worktree before a merge; exit 0 passes
-/// check_timeout_minutes = 30
-/// dependency_conflicts = "work" # or "hold": when a dependent's dependencies' branches conflict
-/// merge = "review"              # or "auto": a team lands each done task through its merge queue
-/// check_sandbox = true          # the check runs in a sandbox, as agents do
-/// check_write = ["~/.cargo/registry"]
-/// check_network = "allow-list"  # or "off", "open"; check_allow = ["example.com"]
-/// check_max_processes = 4096     # processes and threads at once, in its sandbox
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReviewSettings {
-    /// A shell command (`sh -c`); none: merges are not checked.
-    #[serde(default)]
-    pub check: Option<String>,
-    #[serde(default = "default_minutes")]
-    pub check_timeout_minutes: f64,
-    /// What a dependent task's new branch does when its dependencies' branches conflict.
-    #[serde(default)]
-    pub dependency_conflicts: DependencyConflicts,
-    /// How a team's done tasks reach the lead's branch (`team up --merge` overrides it).
-    #[serde(default)]
-    pub merge: MergeMode,
-    /// Run the check in a sandbox as an agent runs (on unless false): it runs what an agent
-    /// wrote. It writes only the checkout it runs in and `check_write`; reads the system,
-    /// toolchains, the project and `check_read`, not the home folder's secrets or
-    /// `.coordination/`; gets the variables every sandboxed program gets and `check_env`,
-    /// never the store's; its network is `check_network` with `check_allow`.
-    #[serde(default = "sandboxed_by_default")]
-    pub check_sandbox: bool,
-    /// Further folders (or files) the check may read (`~/` is the home folder).
-    #[serde(default)]
-    pub check_read: Vec<String>,
-    /// Further folders the check may change (`~/.cargo/registry` for a check that fetches).
-    #[serde(default)]
-    pub check_write: Vec<String>,
-    /// Further variables of the environment the check is given (names only).
-    #[serde(default)]
-    pub check_env: Vec<String>,
-    /// The check's network: the package registries and `check_allow` through Baton's proxy
-    /// (the default), none (`"off"`), or the machine's (`"open"`).
-    #[serde(default)]
-    pub check_network: crate::network::Network,
-    /// Hosts the check may reach besides the package registries.
-    #[serde(default)]
-    pub check_allow: Vec<String>,
-    /// At most this many of the check's processes (threads count) at once, sandboxed.
-    #[serde(default = "default_max_processes")]
-    pub check_max_processes: u32,
-}
-
-/// How many processes (threads count) a sandbox lets run at once unless its settings say
-/// otherwise (an agent profile's `sandbox.max_processes`, the check's `check_max_processes`):
-/// ample for an agent CLI, a browser and a parallel build, and a stop for a fork bomb.
-pub const DEFAULT_MAX_PROCESSES: u32 = 4096;
-
-/// [`DEFAULT_MAX_PROCESSES`], for serde.
-pub fn default_max_processes() -> u32 {
-    DEFAULT_MAX_PROCESSES
-}
-
-fn sandboxed_by_default() -> bool {
-    true
-}
-
-/// How a team's done tasks reach the lead's branch.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum MergeMode {
-    /// The lead reviews each and merges it (`leader merge`).
-    #[default]
-    Review,
-    /// The team's merge queue lands each as it is done: the check on its branch merged with
-    /// the lead's, then a merge commit; a failure or a conflict goes back to its worker.
-    Auto,
-}
-
-impl std::str::FromStr for MergeMode {
-    type Err = String;
-    fn from_str(text: &str) -> std::result::Result<MergeMode, String> {
-        match text.to_ascii_lowercase().as_str() {
-            "review" => Ok(MergeMode::Review),
-            "auto" => Ok(MergeMode::Auto),
-            _ => Err(format!("{text:?} is not a merge mode: review or auto")),
-        }
-    }
-}
-
-/// What a dependent task's new branch does when merging its dependencies' branches into it
-/// conflicts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DependencyConflicts {
-    /// Leave the merge in progress in the task's worktree: resolving it is the agent's first
-    /// job, and its prompt names the files.
-    #[default]
-    Work,
-    /// Abort the merge and fail the task naming the files, for the lead to merge the
-    /// dependencies by hand (then `leader reset` the task).
-    Hold,
-}
-
-fn default_minutes() -> f64 {
-    DEFAULT_CHECK_MINUTES
-}
-
-impl Default for ReviewSettings {
-    fn default() -> Self {
-        ReviewSettings {
-            check: None,
-            check_timeout_minutes: DEFAULT_CHECK_MINUTES,
-            dependency_conflicts: DependencyConflicts::Work,
-            merge: MergeMode::Review,
-            check_sandbox: true,
-            check_read: Vec::new(),
-            check_write: Vec::new(),
-            check_env: Vec::new(),
-            check_network: crate::network::Network::AllowList,
-            check_allow: Vec::new(),
-            check_max_processes: DEFAULT_MAX_PROCESSES,
-        }
-    }
-}
-
-impl ReviewSettings {
-    /// The settings in `path`; the defaults (no check) when there is no such file.
-    pub fn load(path: &Path) -> Result<ReviewSettings> {
-        let settings: ReviewSettings = crate::text::settings_file(path, |e| {
-            StoreError::invalid(
-                "review.toml",
-                format!("{} cannot be read: {}", path.display(), e.message()),
-            )
-        })?;
-        if settings
-            .check
-            .as_deref()
-            .is_some_and(|c| c.trim().is_empty())
-        {
-            return Err(StoreError::invalid(
-                "check",
-                "it is empty; remove the line for no check",
-            ));
-        }
-        if !(settings.check_timeout_minutes > 0.0 && settings.check_timeout_minutes <= 24.0 * 60.0)
-        {
-            return Err(StoreError::invalid(
-                "check_timeout_minutes",
-                "it must be more than 0 and at most a day (1440)",
-            ));
-        }
-        Ok(settings)
-    }
-}
-
-/// The review settings file of the project whose `.coordination/` is `root`.
-pub fn review_settings_path(root: &Path) -> PathBuf {
-    root.join(REVIEW_FILE)
-}
+mod settings;
+pub use settings::*;
 
 /// Which side of the diff a comment's line number counts on.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -571,24 +403,5 @@ mod tests {
         );
         assert!(record.check_on("c11", "false").is_none());
         assert!(record.check_on("c0", "true").is_none());
-    }
-
-    #[test]
-    fn settings_refuse_an_empty_check_and_a_silly_timeout() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(REVIEW_FILE);
-        assert_eq!(ReviewSettings::load(&path).unwrap().check, None);
-        std::fs::write(&path, "check = \"cargo test\"\n").unwrap();
-        assert_eq!(
-            ReviewSettings::load(&path).unwrap().check.as_deref(),
-            Some("cargo test")
-        );
-        std::fs::write(&path, "check = \" \"\n").unwrap();
-        assert!(ReviewSettings::load(&path).is_err());
-        std::fs::write(&path, "check_timeout_minutes = 0\n").unwrap();
-        assert!(ReviewSettings::load(&path).is_err());
-        std::fs::write(&path, "chek = \"x\"\n").unwrap();
-        let err = ReviewSettings::load(&path).unwrap_err().to_string();
-        assert!(err.contains("chek"), "{err}");
     }
 }

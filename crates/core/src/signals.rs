@@ -10,13 +10,12 @@
 //!
 //! Waiting for signals needs file-system events or notifications and lives in `baton-live`.
 
-use std::fs;
 use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use baton_fs::write_atomic;
+use crate::confine::Placed;
 
 use crate::error::{Result, StoreError};
 use crate::layout::Layout;
@@ -53,8 +52,12 @@ pub struct Run {
 /// Where a signal lives: by name in a run, or at a path the user named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SignalTarget {
-    Named { run: u32, name: String },
-    Path(PathBuf),
+    Named {
+        run: u32,
+        name: String,
+    },
+    /// A file a caller named: opened beneath the project when a tool call named it.
+    Path(Placed),
 }
 
 /// What a signal file says. Plain signals hold `done` as the source design wrote them; a signal
@@ -102,6 +105,14 @@ impl SignalTarget {
     pub fn path(&self, layout: &Layout) -> PathBuf {
         match self {
             SignalTarget::Named { run, name } => layout.signals_dir(*run).join(name),
+            SignalTarget::Path(path) => path.full().to_path_buf(),
+        }
+    }
+
+    /// The file that holds this signal, as it is to be opened.
+    pub fn file(&self, layout: &Layout) -> Placed {
+        match self {
+            SignalTarget::Named { .. } => Placed::trusted(self.path(layout)),
             SignalTarget::Path(path) => path.clone(),
         }
     }
@@ -110,7 +121,7 @@ impl SignalTarget {
     pub fn label(&self) -> String {
         match self {
             SignalTarget::Named { run, name } => format!("{name} (run {run})"),
-            SignalTarget::Path(path) => path.display().to_string(),
+            SignalTarget::Path(path) => path.full().display().to_string(),
         }
     }
 
@@ -134,9 +145,10 @@ impl SignalTarget {
         match self {
             SignalTarget::Named { run, name } => (name.clone(), Some(*run)),
             SignalTarget::Path(path) => (
-                path.file_name()
+                path.full()
+                    .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| path.display().to_string()),
+                    .unwrap_or_else(|| path.full().display().to_string()),
                 None,
             ),
         }
@@ -188,13 +200,31 @@ impl SignalRecord {
     }
 }
 
-/// Reads the signal at `path`; `None` when there is none.
-pub fn read_signal(path: &Path) -> Result<Option<SignalRecord>> {
-    match fs::read(path) {
+/// The most of a file a signal read takes in: a signal is `done` or a small JSON object.
+const MAX_READ_BYTES: u64 = 1024 * 1024;
+
+/// Reads the signal at `file`; `None` when there is none.
+pub fn read_signal(file: &Placed) -> Result<Option<SignalRecord>> {
+    match file.read(MAX_READ_BYTES) {
         Ok(bytes) => Ok(Some(SignalRecord::parse(&bytes))),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
-        Err(e) => Err(StoreError::io(path, e)),
+        Err(e) => Err(file_error(file, e)),
     }
+}
+
+/// An I/O error on `file`, a link in the way said as such.
+fn file_error(file: &Placed, e: std::io::Error) -> StoreError {
+    if baton_fs::beneath::is_link_refusal(&e) {
+        return StoreError::io(
+            file.full(),
+            std::io::Error::new(
+                e.kind(),
+                "a symbolic link is in the way, and links are not followed for a path a tool \
+                 call named",
+            ),
+        );
+    }
+    StoreError::io(file.full(), e)
 }
 
 /// Checks what a signal write carries: the writer's name and the note.
@@ -212,26 +242,24 @@ pub fn check_write(writer: Option<&str>, note: Option<&str>) -> Result<()> {
 /// there that is not a signal is refused unless `foreign` says replace it (`named`: the file
 /// is in Baton's own run folders, where whatever a writer left is that signal).
 pub fn write_signal_file(
-    path: &Path,
+    file: &Placed,
     record: &SignalRecord,
     foreign: ForeignFile,
     named: bool,
 ) -> Result<()> {
-    check_replaceable(named, path, "overwrite", foreign)?;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
-    }
-    Ok(write_atomic(path, &record.encode())?)
+    check_replaceable(named, file, "overwrite", foreign)?;
+    file.write_atomic(&record.encode())
+        .map_err(|e| file_error(file, e))
 }
 
 /// Removes the signal file at `path`; `false` when there was none. Refuses as
 /// [`write_signal_file`] does.
-pub fn remove_signal_file(path: &Path, foreign: ForeignFile, named: bool) -> Result<bool> {
-    check_replaceable(named, path, "remove", foreign)?;
-    match fs::remove_file(path) {
+pub fn remove_signal_file(file: &Placed, foreign: ForeignFile, named: bool) -> Result<bool> {
+    check_replaceable(named, file, "remove", foreign)?;
+    match file.remove_file() {
         Ok(()) => Ok(true),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(false),
-        Err(e) => Err(StoreError::io(path, e)),
+        Err(e) => Err(file_error(file, e)),
     }
 }
 
@@ -240,23 +268,23 @@ pub fn remove_signal_file(path: &Path, foreign: ForeignFile, named: bool) -> Res
 /// where whatever a writer left is that signal.
 fn check_replaceable(
     named: bool,
-    path: &Path,
+    file: &Placed,
     action: &'static str,
     foreign: ForeignFile,
 ) -> Result<()> {
     if foreign == ForeignFile::Replace || named {
         return Ok(());
     }
-    let meta = match fs::symlink_metadata(path) {
+    let meta = match file.symlink_metadata() {
         Ok(meta) => meta,
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
             return Ok(());
         }
-        Err(e) => return Err(StoreError::io(path, e)),
+        Err(e) => return Err(file_error(file, e)),
     };
     let refuse = || {
         Err(StoreError::NotASignal {
-            path: path.to_path_buf(),
+            path: file.full().to_path_buf(),
             action,
             hint: "; if it should go, the user can do it with `--force` on the command line",
         })
@@ -264,7 +292,9 @@ fn check_replaceable(
     if !meta.is_file() || meta.len() > MAX_SIGNAL_BYTES {
         return refuse();
     }
-    let bytes = fs::read(path).map_err(|e| StoreError::io(path, e))?;
+    let bytes = file
+        .read(MAX_SIGNAL_BYTES)
+        .map_err(|e| file_error(file, e))?;
     if is_signal_content(&bytes) {
         Ok(())
     } else {

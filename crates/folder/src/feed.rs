@@ -134,7 +134,8 @@ impl FolderFeed {
         for run in run_folders(&layout.runs_dir()) {
             let dir = layout.signals_dir(run);
             for (name, path) in files_with_suffix(&dir, "") {
-                let Ok(Some(record)) = read_signal(&path) else {
+                let Ok(Some(record)) = read_signal(&baton_core::Placed::trusted(path.clone()))
+                else {
                     continue;
                 };
                 if self.signals.get(&path) != Some(&record) {

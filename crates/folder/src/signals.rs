@@ -12,8 +12,8 @@ use baton_core::signals::{
     check_note, check_write, read_signal, remove_signal_file, write_signal_file,
 };
 use baton_core::{
-    Entry, ForeignFile, Result, Run, Signal, SignalRecord, SignalStore, SignalTarget, StoreError,
-    Timestamp,
+    Entry, ForeignFile, Placed, Result, Run, Signal, SignalRecord, SignalStore, SignalTarget,
+    StoreError, Timestamp,
 };
 use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic};
 use serde::{Deserialize, Serialize};
@@ -91,7 +91,12 @@ impl SignalStore for FolderStore {
         check_write(writer, note)?;
         let path = target.path(self.layout());
         let record = SignalRecord::written(writer, note, Timestamp::now());
-        write_signal_file(&path, &record, foreign, target.is_named())?;
+        write_signal_file(
+            &target.file(self.layout()),
+            &record,
+            foreign,
+            target.is_named(),
+        )?;
         if let Some(writer) = writer {
             self.log(&Entry::signal(writer, target), Timestamp::now());
         }
@@ -108,7 +113,7 @@ impl SignalStore for FolderStore {
         if let Some(by) = by {
             validate_agent_id(by)?;
         }
-        let removed = remove_signal_file(&target.path(self.layout()), foreign, target.is_named())?;
+        let removed = remove_signal_file(&target.file(self.layout()), foreign, target.is_named())?;
         if let (true, Some(by)) = (removed, by) {
             self.log(&Entry::signal_clear(by, target), Timestamp::now());
         }
@@ -127,7 +132,7 @@ impl SignalStore for FolderStore {
         let mut signals = Vec::new();
         for name in signal_names(&dir)? {
             let path = dir.join(&name);
-            if let Some(record) = read_signal(&path)? {
+            if let Some(record) = read_signal(&Placed::trusted(path.clone()))? {
                 signals.push(Signal {
                     name,
                     run: Some(run),
@@ -142,7 +147,7 @@ impl SignalStore for FolderStore {
     /// The signal at `target`, if present.
     fn signal(&self, target: &SignalTarget) -> Result<Option<Signal>> {
         let path = target.path(self.layout());
-        Ok(read_signal(&path)?.map(|record| target.signal(path, record)))
+        Ok(read_signal(&target.file(self.layout()))?.map(|record| target.signal(path, record)))
     }
 
     fn signal_file(&self, target: &SignalTarget) -> Option<PathBuf> {
@@ -168,7 +173,7 @@ impl FolderStore {
         })?;
         let target = SignalTarget::named(run, &signal.name)?;
         write_signal_file(
-            &target.path(self.layout()),
+            &target.file(self.layout()),
             &signal.record,
             ForeignFile::Replace,
             true,
@@ -341,7 +346,7 @@ mod tests {
     fn a_signal_at_a_named_path_creates_its_folder() {
         let (dir, p) = project();
         let path = dir.path().join(".claude/sprint/3/.ui-test-done");
-        let target = SignalTarget::Path(path.clone());
+        let target = SignalTarget::Path(Placed::trusted(path.clone()));
         let signal = p
             .write_signal(&target, None, None, ForeignFile::Keep)
             .unwrap();
@@ -354,7 +359,7 @@ mod tests {
         let (dir, p) = project();
         let notes = dir.path().join("notes.txt");
         fs::write(&notes, "my notes\n").unwrap();
-        let target = SignalTarget::Path(notes.clone());
+        let target = SignalTarget::Path(Placed::trusted(notes.clone()));
         let err = p
             .write_signal(&target, None, None, ForeignFile::Keep)
             .unwrap_err();
@@ -366,7 +371,7 @@ mod tests {
         assert_eq!(err.kind(), "not_a_signal");
         assert_eq!(fs::read_to_string(&notes).unwrap(), "my notes\n");
         // A folder is not a signal either.
-        let folder = SignalTarget::Path(dir.path().join(".coordination"));
+        let folder = SignalTarget::Path(Placed::trusted(dir.path().join(".coordination")));
         assert_eq!(
             p.clear_signal(&folder, None, ForeignFile::Keep)
                 .unwrap_err()

@@ -13,6 +13,7 @@
 //! Errors are [`FileError`]: the path and the operating system's error, which every caller
 //! wraps into its own error type.
 
+pub mod beneath;
 pub mod durable;
 pub mod group;
 pub mod process;

@@ -61,6 +61,15 @@ pub enum GitError {
         files: Vec<String>,
     },
 
+    #[error(
+        "{branch} changes protected files ({}): no landing adds, changes or removes them, since \
+         Baton and the lead's tools read them as configuration. Have the task redone without \
+         them (`baton review` requests changes), or copy what you want by hand; the list is \
+         review.toml's `protect`, `.coordination/` always in it",
+        files.join(", ")
+    )]
+    Protected { branch: String, files: Vec<String> },
+
     #[error("`git {command}` failed: {message}")]
     Failed { command: String, message: String },
 }
@@ -76,7 +85,9 @@ impl GitError {
         match self {
             GitError::Store(e) => e.kind(),
             GitError::NotInstalled(_) => ErrorKind::Spawn,
-            GitError::UncommittedChanges { .. } => ErrorKind::IllegalTransition,
+            GitError::UncommittedChanges { .. } | GitError::Protected { .. } => {
+                ErrorKind::IllegalTransition
+            }
             GitError::Conflict { .. } | GitError::DependenciesConflict { .. } => {
                 ErrorKind::MergeConflict
             }

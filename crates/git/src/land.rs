@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use baton_core::StoreError;
+use baton_core::protected::ProtectedPaths;
 
 use crate::dependencies::DependencyWork;
 use crate::error::{GitError, Result};
@@ -41,6 +42,9 @@ pub enum TrialOutcome {
     AlreadyMerged,
     /// Both sides changed these files (paths from the repository's top).
     Conflict { files: Vec<String> },
+    /// Landing it would change these protected files (project-relative): refused, nothing of
+    /// the lead's changed ([`baton_core::protected`]).
+    Protected { files: Vec<String> },
 }
 
 /// What landing a trial did.
@@ -58,8 +62,14 @@ pub enum Landed {
 
 impl Worktrees {
     /// Merges `task`'s branch with the branch the lead's checkout is on, in the queue's scratch
-    /// checkout (a merge commit with `message`), changing nothing of the lead's.
-    pub fn trial_merge(&self, task: &str, message: &str) -> Result<TrialOutcome> {
+    /// checkout (a merge commit with `message`), changing nothing of the lead's. A merge that
+    /// would change a `protected` path is [`TrialOutcome::Protected`].
+    pub fn trial_merge(
+        &self,
+        task: &str,
+        message: &str,
+        protected: &ProtectedPaths,
+    ) -> Result<TrialOutcome> {
         let repo = self.repo();
         let branch = branch_name(task);
         let _lock = self.lock()?;
@@ -88,6 +98,14 @@ impl Worktrees {
             return Ok(TrialOutcome::Conflict { files });
         }
         let commit = run(&scratch, &["rev-parse", "HEAD"])?;
+        let touched = protected.among(
+            self.changed_between(&base, &commit)?
+                .iter()
+                .map(String::as_str),
+        );
+        if !touched.is_empty() {
+            return Ok(TrialOutcome::Protected { files: touched });
+        }
         Ok(TrialOutcome::Ready(Box::new(Trial {
             checkout: Worktree {
                 task: task.to_string(),
@@ -124,20 +142,30 @@ impl Worktrees {
             let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
             return Ok(Landed::Refused { message: said });
         }
-        let changed = repo.git(&["diff", "--name-only", "-z", &trial.base, &trial.commit])?;
-        let files = nul_list(&changed)
-            .filter_map(|path| repo.project_path(path))
-            .filter(|path| !path.is_empty())
-            .map(str::to_string)
-            .collect();
+        let files = self.changed_between(&trial.base, &trial.commit)?;
         Ok(Landed::Moved {
             commit: trial.commit.clone(),
             files,
         })
     }
 
+    /// The files (project-relative) that differ between two commits or trees: what moving the
+    /// lead's checkout from `from` to `to` changes. Renames are a removal and an addition, so
+    /// both names are checked.
+    pub(crate) fn changed_between(&self, from: &str, to: &str) -> Result<Vec<String>> {
+        let repo = self.repo();
+        let changed = repo.git(&["diff", "--name-only", "--no-renames", "-z", from, to])?;
+        Ok(nul_list(&changed)
+            .filter_map(|path| repo.project_path(path))
+            .filter(|path| !path.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
     /// The queue's scratch checkout, detached at `commit`, with nothing left of the last
-    /// trial (its build output, ignored by git, is kept: a check's caches).
+    /// trial, its ignored files included: one task's check ran what its agent wrote, and what
+    /// it left (a `target/` with a planted build script's output) must not reach the next
+    /// task's check.
     fn scratch(&self, commit: &str) -> Result<PathBuf> {
         let path = self.layout().worktrees_dir().join(SCRATCH);
         let at = path.to_string_lossy().into_owned();
@@ -150,7 +178,7 @@ impl Worktrees {
                 &path,
                 &["checkout", "--quiet", "--force", "--detach", commit],
             )?;
-            run(&path, &["clean", "--quiet", "-fd"])?;
+            run(&path, &["clean", "--quiet", "-ffdx"])?;
         } else {
             if path.exists() {
                 std::fs::remove_dir_all(&path).map_err(|e| StoreError::io(&path, e))?;

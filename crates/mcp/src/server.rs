@@ -67,6 +67,8 @@ struct Inner {
     /// The agent this server speaks for (`BATON_AGENT` where it was started): it asks, sends
     /// and reads as that agent only.
     caller: Option<String>,
+    /// The task of the attempt whose door it serves, if it does.
+    attempt: Option<String>,
     /// Whether it offers the coordinator tools: not behind an attempt's door, on the lead's
     /// side, where a browser it launched would run outside the agent's sandbox (the agent's
     /// own proxy, inside it, has them).
@@ -78,6 +80,7 @@ impl Inner {
     fn context(&self) -> baton_api::Context<'_> {
         let mut cx = self.project.context(&self.confinement);
         cx.caller = self.caller.clone();
+        cx.attempt = self.attempt.clone();
         cx
     }
 }
@@ -111,17 +114,20 @@ impl BatonServer {
                 log,
                 browsing: Arc::new(browsing),
                 caller: None,
+                attempt: None,
                 browser_tools: true,
             }),
             session: Arc::default(),
         }
     }
 
-    /// The same server speaking for agent `caller` (before it is shared with a session).
-    pub fn with_caller(mut self, caller: Option<String>) -> BatonServer {
-        Arc::get_mut(&mut self.inner)
-            .expect("the caller is set before the server is shared")
-            .caller = caller;
+    /// The same server speaking for agent `caller` (before it is shared with a session), from
+    /// the attempt at task `attempt` when it serves that attempt's door.
+    pub fn with_caller(mut self, caller: Option<String>, attempt: Option<String>) -> BatonServer {
+        let inner =
+            Arc::get_mut(&mut self.inner).expect("the caller is set before the server is shared");
+        inner.caller = caller;
+        inner.attempt = attempt;
         self
     }
 

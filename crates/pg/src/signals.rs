@@ -120,7 +120,7 @@ impl SignalStore for PgStore {
                 if let Some(writer) = writer {
                     self.note(&Entry::signal(writer, target))?;
                 }
-                Ok(target.signal(path.clone(), record))
+                Ok(target.signal(path.full().to_path_buf(), record))
             }
             SignalTarget::Named { run, name } => self.transact(|tx, now| {
                 check_run(tx, &self.name, *run)?;
@@ -230,7 +230,7 @@ impl SignalStore for PgStore {
     fn signal(&self, target: &SignalTarget) -> baton_core::Result<Option<Signal>> {
         match target {
             SignalTarget::Path(path) => Ok(baton_core::signals::read_signal(path)?
-                .map(|record| target.signal(path.clone(), record))),
+                .map(|record| target.signal(path.full().to_path_buf(), record))),
             SignalTarget::Named { run, name } => self.transact(|tx, _| {
                 let row = tx.query_opt(
                     "SELECT record FROM baton_signals WHERE project = $1 AND run = $2 AND name = $3",
@@ -243,7 +243,7 @@ impl SignalStore for PgStore {
 
     fn signal_file(&self, target: &SignalTarget) -> Option<PathBuf> {
         match target {
-            SignalTarget::Path(path) => Some(path.clone()),
+            SignalTarget::Path(path) => Some(path.full().to_path_buf()),
             SignalTarget::Named { .. } => None,
         }
     }

@@ -45,6 +45,60 @@ pub enum Interrupted {
     StopNow,
 }
 
+/// An agent that goes on running after it reported its task: looked for once a second, and
+/// stopped once its grace is over (the attempt's end is then its report).
+struct Lingering {
+    grace: Duration,
+    next: Instant,
+    reported: Option<Instant>,
+    stopped: bool,
+}
+
+impl Lingering {
+    const EVERY: Duration = Duration::from_secs(1);
+
+    fn new(grace: Duration) -> Lingering {
+        Lingering {
+            grace,
+            next: Instant::now() + Lingering::EVERY,
+            reported: None,
+            stopped: false,
+        }
+    }
+
+    /// How long until the next look.
+    fn next_look(&self) -> Duration {
+        match self.stopped {
+            true => Duration::MAX,
+            false => self.next.saturating_duration_since(Instant::now()),
+        }
+    }
+
+    /// When a look is due, asks `reported` (the task is no longer this attempt's to work);
+    /// what to say when the agent must be stopped now.
+    fn look(&mut self, reported: impl FnOnce() -> bool) -> Option<String> {
+        let now = Instant::now();
+        if self.stopped || now < self.next {
+            return None;
+        }
+        self.next = now + Lingering::EVERY;
+        if self.reported.is_none() && reported() {
+            self.reported = Some(now);
+        }
+        let since = self.reported?.elapsed();
+        if since < self.grace {
+            return None;
+        }
+        self.stopped = true;
+        Some(format!(
+            "stopping the agent: it reported its task {}s ago and still runs \
+             (grace_after_report_secs = {})",
+            since.as_secs(),
+            self.grace.as_secs_f64()
+        ))
+    }
+}
+
 /// What happened, for the worker to act on.
 #[derive(Debug)]
 pub struct Finished {
@@ -273,10 +327,12 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
     let heartbeat_every = (crew.tasks.lease() / 3).max(Duration::from_millis(100));
     let mut next_heartbeat = Instant::now() + heartbeat_every;
     let mut interrupted: Option<Interrupted> = None;
+    let mut lingering = Lingering::new(profile.grace_after_report());
     let status = loop {
         let wait = transcript
             .patience()
-            .min(next_heartbeat.saturating_duration_since(Instant::now()));
+            .min(next_heartbeat.saturating_duration_since(Instant::now()))
+            .min(lingering.next_look());
         match process.next(wait) {
             Some(Output::Line(stream, line)) => {
                 if crew.echo {
@@ -308,6 +364,17 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
             // was lost meanwhile.
             let _ = crew.tasks.heartbeat(plan.worker);
             next_heartbeat = Instant::now() + heartbeat_every;
+        }
+        if interrupted.is_none()
+            && let Some(text) = lingering.look(|| {
+                crew.task(id).is_some_and(|t| {
+                    !(t.claimed_by.as_deref() == Some(plan.worker) && t.status.is_held())
+                })
+            })
+        {
+            // Reported, and still running past its grace: its worker is not held by it.
+            transcript.push(Happened::Supervisor { text });
+            process.stop(STOP_GRACE);
         }
         if interrupted.is_none() {
             let mut spent = plan.spent_before;

@@ -163,6 +163,8 @@ impl CheckSandbox {
                 network,
                 pass: settings.check_env.clone(),
                 door: folder.clone(),
+                bridge_door: false,
+                unix_sockets: settings.check_unix_sockets,
                 baton: crate::launch::baton_program(),
                 max_processes: settings.check_max_processes,
                 cgroup: cgroup

@@ -36,8 +36,7 @@ use crate::listening::{Listening, socket_address};
 use crate::process::{Aside, Asides};
 use serde::{Deserialize, Serialize};
 
-/// Inside the sandbox: the socket's path (the agent's `baton` relays to it when it is set).
-pub const DOOR_ENV: &str = "BATON_DOOR";
+pub use crate::inside::DOOR_ENV;
 /// On the supervisor's side: the agent a command came from (the CLI forces it as the caller).
 pub const CALLER_ENV: &str = "BATON_DOOR_AGENT";
 /// On the supervisor's side: the task the agent works.
@@ -68,6 +67,78 @@ const KNOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 pub const STDOUT: u8 = 1;
 pub const STDERR: u8 = 2;
 pub const EXIT: u8 = 3;
+
+pub use crate::inside::DOOR_PORT as INSIDE_PORT;
+
+/// Where a sandboxed agent reaches its door ([`DOOR_ENV`]): the bridged loopback port where the
+/// sandbox has a network of its own (its agent may make no Unix socket), the socket's path
+/// under `network = "open"` (no loopback of its own to listen on).
+pub fn inside_address(network: crate::profile::Network) -> String {
+    match network {
+        crate::profile::Network::Open => Path::new(INSIDE).join(SOCKET).display().to_string(),
+        _ => format!("127.0.0.1:{INSIDE_PORT}"),
+    }
+}
+
+/// The agent's connection to its door: the door's socket, or (where the agent may make no
+/// Unix socket) the loopback port inside the sandbox that its first command bridges to it.
+pub enum DoorStream {
+    Unix(UnixStream),
+    Tcp(std::net::TcpStream),
+}
+
+impl DoorStream {
+    /// Connects to the door [`DOOR_ENV`] names: `127.0.0.1:PORT`, or a socket's path.
+    pub fn connect(at: &std::ffi::OsStr) -> std::io::Result<DoorStream> {
+        let bridged = at
+            .to_str()
+            .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+            .filter(|a| a.ip().is_loopback());
+        Ok(match bridged {
+            Some(address) => DoorStream::Tcp(std::net::TcpStream::connect(address)?),
+            None => DoorStream::Unix(UnixStream::connect(at)?),
+        })
+    }
+
+    pub fn try_clone(&self) -> std::io::Result<DoorStream> {
+        Ok(match self {
+            DoorStream::Unix(s) => DoorStream::Unix(s.try_clone()?),
+            DoorStream::Tcp(s) => DoorStream::Tcp(s.try_clone()?),
+        })
+    }
+
+    /// Says the command's input has ended; its output still comes.
+    pub fn end_writing(&self) {
+        let _ = match self {
+            DoorStream::Unix(s) => s.shutdown(std::net::Shutdown::Write),
+            DoorStream::Tcp(s) => s.shutdown(std::net::Shutdown::Write),
+        };
+    }
+}
+
+impl Read for DoorStream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            DoorStream::Unix(s) => s.read(buf),
+            DoorStream::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for DoorStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            DoorStream::Unix(s) => s.write(buf),
+            DoorStream::Tcp(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            DoorStream::Unix(s) => s.flush(),
+            DoorStream::Tcp(s) => s.flush(),
+        }
+    }
+}
 
 /// What the agent's `baton` sends first, as one line of JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]

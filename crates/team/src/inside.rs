@@ -8,14 +8,24 @@
 //!   user's own count; the agent has no capability to raise it again. The kernel does not
 //!   apply it to root: under root the attempt's pids cgroup ([`crate::pids_cgroup`]) is the
 //!   limit.
-//! - **The network's bridge** ([`crate::net_proxy::start_relay`]), when the sandbox reaches the
-//!   network through its proxy.
+//! - **The bridges** ([`crate::net_proxy::start_relay`]): to the network's proxy, when the
+//!   sandbox reaches the network through it, and to the door, reached over the sandbox's own
+//!   loopback ([`DOOR_PORT`], named to the agent in `BATON_DOOR`) wherever the
+//!   sandbox has a network of its own, so its agent needs no Unix socket.
+//! - **The syscall filter** ([`crate::seccomp`]), last, when the sandbox has a network of its
+//!   own: no Unix sockets (none of the host's is reachable by its path), no `ptrace`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The hidden command.
 pub const START_COMMAND: &str = "__sandbox-start";
+/// Inside the sandbox: where the door is, the loopback address bridged to it or its socket's
+/// path (the agent's `baton` relays to it when it is set; [`crate::door`]).
+pub const DOOR_ENV: &str = "BATON_DOOR";
+/// The loopback port inside a sandbox with a network of its own that its first command bridges
+/// to the door's socket: each sandbox has its own loopback, so one number serves them all.
+pub const DOOR_PORT: u16 = 3127;
 
 /// What the first command is told to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -23,6 +33,10 @@ pub struct Start {
     pub max_processes: Option<u32>,
     /// The proxy's socket inside, and the loopback ports forwarded to the machine's.
     pub network: Option<(PathBuf, Vec<u16>)>,
+    /// The door's socket inside, bridged from [`DOOR_PORT`] on loopback.
+    pub door: Option<PathBuf>,
+    /// Refuse the agent Unix sockets ([`crate::seccomp`]).
+    pub seal: bool,
 }
 
 impl Start {
@@ -37,6 +51,12 @@ impl Start {
             for port in forward {
                 words.extend(["--forward".into(), port.to_string()]);
             }
+        }
+        if let Some(door) = &self.door {
+            words.extend(["--door".into(), door.display().to_string()]);
+        }
+        if self.seal {
+            words.extend(["--seal".into(), "unix-sockets".into()]);
         }
         words.push("--".into());
         words
@@ -57,6 +77,8 @@ impl Start {
                     start.max_processes = Some(max);
                 }
                 Some("--network") => start.network = Some((PathBuf::from(value), Vec::new())),
+                Some("--door") => start.door = Some(PathBuf::from(value)),
+                Some("--seal") if value == "unix-sockets" => start.seal = true,
                 Some("--forward") => {
                     forward.push(value.parse().map_err(|_| format!("not a port: {value}"))?)
                 }
@@ -108,8 +130,14 @@ fn start(args: &[OsString]) -> Result<Never, String> {
             ));
         }
     }
-    if let Some((socket, forward)) = &start.network {
-        crate::net_proxy::start_relay(socket, forward).map_err(|e| format!("the network: {e}"))?;
+    let proxy = start
+        .network
+        .as_ref()
+        .map(|(s, f)| (s.as_path(), f.as_slice()));
+    let door = start.door.as_deref().map(|socket| (socket, DOOR_PORT));
+    crate::net_proxy::start_relay(proxy, door).map_err(|e| format!("the network: {e}"))?;
+    if start.seal {
+        crate::seccomp::refuse_unix_sockets()?;
     }
     let error = std::process::Command::new(program)
         .args(program_args)
@@ -133,6 +161,8 @@ mod tests {
         let start = Start {
             max_processes: Some(64),
             network: Some((PathBuf::from("/tmp/baton/proxy"), vec![4000, 4001])),
+            door: Some(PathBuf::from("/tmp/baton/door")),
+            seal: true,
         };
         let words = start.words(std::path::Path::new("/usr/bin/baton"));
         assert_eq!(words[1], START_COMMAND);
@@ -152,6 +182,7 @@ mod tests {
         assert!(refused(&["--forward", "4000"]).contains("without --network"));
         assert!(refused(&["--network"]).contains("needs a value"));
         assert!(refused(&["--color", "red"]).contains("unknown option"));
+        assert!(refused(&["--seal", "everything"]).contains("unknown option"));
         assert!(
             run(&[OsString::from("--max-processes"), OsString::from("9")]) == 127,
             "no program: refused, not run"

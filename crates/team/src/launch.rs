@@ -102,10 +102,10 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
         .collect();
     env.push(("BATON_TASK_ID".into(), attempt.task.id.clone()));
     match attempt.sandboxed {
-        true => {
-            let door = Path::new(crate::door::INSIDE).join(crate::door::SOCKET);
-            env.push((crate::door::DOOR_ENV.into(), door.display().to_string()));
-        }
+        true => env.push((
+            crate::door::DOOR_ENV.into(),
+            crate::door::inside_address(profile.sandbox.network),
+        )),
         false => env.extend(setting.store_env.iter().cloned()),
     }
     // `baton` first on PATH, so an agent's shell and hooks run the same Baton.

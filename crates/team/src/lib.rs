@@ -43,6 +43,7 @@ pub mod prompt;
 mod report;
 pub mod request;
 pub mod sandbox;
+mod seccomp;
 mod settle;
 pub mod start;
 pub mod supervisor;

@@ -52,9 +52,13 @@ fn land_one(crew: &Crew<'_>, worktrees: &Worktrees, entry: &QueueEntry) -> (Queu
         Ok(settings) => settings,
         Err(e) => return left(e.to_string()),
     };
+    let protected = match settings.protected() {
+        Ok(protected) => protected,
+        Err(e) => return left(e.to_string()),
+    };
     let message = merge_message(&task);
     for _ in 0..TRIES {
-        let trial = match worktrees.trial_merge(id, &message) {
+        let trial = match worktrees.trial_merge(id, &message, &protected) {
             Ok(TrialOutcome::Ready(trial)) => trial,
             Ok(TrialOutcome::AlreadyMerged) => {
                 return (
@@ -79,6 +83,21 @@ fn land_one(crew: &Crew<'_>, worktrees: &Worktrees, entry: &QueueEntry) -> (Queu
                     entry,
                     &request,
                     format!("conflicts in {}", files.join(", ")),
+                );
+            }
+            Ok(TrialOutcome::Protected { files }) => {
+                let request = format!(
+                    "The merge queue refused your branch: it changes {}, which no landing may \
+                     add, change or remove (Baton's own folder and the files the project protects \
+                     in review.toml). Take those changes out of your branch (`git rm --cached` or \
+                     revert them), commit, and report the task done again.",
+                    files.join(", ")
+                );
+                return send_back(
+                    crew,
+                    entry,
+                    &request,
+                    format!("it changes protected files: {}", files.join(", ")),
                 );
             }
             Err(e) => return left(format!("its branch could not be merged: {e}")),

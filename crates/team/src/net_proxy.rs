@@ -20,7 +20,7 @@
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -375,17 +375,36 @@ fn pipe<A: Duplex, B: Duplex>(mut from: A, mut to: B) {
     to.end_writing();
 }
 
-/// The inside half: listens on the proxy's port and each of `forward` on loopback inside, and
-/// forks the relay that carries their connections to the proxy's `socket`. Called by the
-/// sandbox's first command ([`crate::inside`]) before it becomes the agent, while it has one
-/// thread, so the forked relay may use everything.
-pub(crate) fn start_relay(socket: &Path, forward: &[u16]) -> Result<(), String> {
+/// The inside half: listens on the proxy's port and each of `forward` on loopback inside (when
+/// `proxy` names its socket), and on the door's port (when `door` names its socket and port), and forks
+/// the relay that carries their connections to those sockets. Called by the sandbox's first command ([`crate::inside`]) before it
+/// becomes the agent, while it has one thread, so the forked relay may use everything; nothing
+/// is forked when there is nothing to carry.
+pub(crate) fn start_relay(
+    proxy: Option<(&Path, &[u16])>,
+    door: Option<(&Path, u16)>,
+) -> Result<(), String> {
     let mut listeners = Vec::new();
-    for (n, port) in std::iter::once(&INSIDE_PORT).chain(forward).enumerate() {
-        let listener = TcpListener::bind(("127.0.0.1", *port))
-            .map_err(|e| format!("cannot listen on 127.0.0.1:{port} inside: {e}"))?;
-        // The first is the proxy's; the others reach the same loopback port outside.
-        listeners.push(((n > 0).then_some(*port), listener));
+    if let Some((socket, forward)) = proxy {
+        for (n, port) in std::iter::once(&INSIDE_PORT).chain(forward).enumerate() {
+            let listener = TcpListener::bind(("127.0.0.1", *port))
+                .map_err(|e| format!("cannot listen on 127.0.0.1:{port} inside: {e}"))?;
+            // The first is the proxy's; the others reach the same loopback port outside.
+            let to = match n {
+                0 => Bridge::Proxy,
+                _ => Bridge::Forward(*port),
+            };
+            listeners.push((to, socket.to_path_buf(), listener));
+        }
+    }
+    if let Some((socket, port)) = door {
+        let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
+            format!("cannot listen for the door on 127.0.0.1:{port} inside (does the allow-list forward it?): {e}")
+        })?;
+        listeners.push((Bridge::Door, socket.to_path_buf(), listener));
+    }
+    if listeners.is_empty() {
+        return Ok(());
     }
     // The relay is this process forked (no second program to load: the agent starts sooner).
     // SAFETY: fork in a process with one thread; the child only serves and exits.
@@ -394,18 +413,32 @@ pub(crate) fn start_relay(socket: &Path, forward: &[u16]) -> Result<(), String> 
             "cannot start its relay: {}",
             io::Error::last_os_error()
         )),
-        0 => serve_inside(listeners, socket),
+        0 => serve_inside(listeners),
         _ => Ok(()),
     }
+}
+
+/// Where a relayed connection goes.
+#[derive(Clone, Copy)]
+enum Bridge {
+    /// The proxy, as it was asked.
+    Proxy,
+    /// The machine's loopback port, through the proxy (a CONNECT).
+    Forward(u16),
+    /// The door, byte for byte.
+    Door,
 }
 
 /// The relay: accepts on each listener and carries each connection to the proxy's socket (a
 /// forwarded port's as a CONNECT to the same port of the machine). It stays through the
 /// agent's stop (TERM, INT and HUP ignored) and ends with the sandbox; it holds none of the
 /// agent's output.
-fn serve_inside(listeners: Vec<(Option<u16>, TcpListener)>, socket: &Path) -> ! {
-    // SAFETY: signal dispositions and descriptors of this process only.
+fn serve_inside(listeners: Vec<(Bridge, PathBuf, TcpListener)>) -> ! {
+    // SAFETY: signal dispositions, descriptors and the dumpable flag of this process only.
     unsafe {
+        // The agent (whose child this is) may not read or write its memory through /proc, or
+        // trace it: it makes the Unix connections the agent may not.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::signal(signal, libc::SIG_IGN);
         }
@@ -418,12 +451,11 @@ fn serve_inside(listeners: Vec<(Option<u16>, TcpListener)>, socket: &Path) -> ! 
     }
     let threads: Vec<_> = listeners
         .into_iter()
-        .map(|(forward, listener)| {
-            let socket = socket.to_path_buf();
+        .map(|(bridge, socket, listener)| {
             std::thread::spawn(move || {
                 for client in listener.incoming().flatten() {
                     let socket = socket.clone();
-                    std::thread::spawn(move || carry(client, &socket, forward));
+                    std::thread::spawn(move || carry(client, &socket, bridge));
                 }
             })
         })
@@ -435,11 +467,11 @@ fn serve_inside(listeners: Vec<(Option<u16>, TcpListener)>, socket: &Path) -> ! 
     unsafe { libc::_exit(0) }
 }
 
-fn carry(client: TcpStream, socket: &Path, forward: Option<u16>) {
+fn carry(client: TcpStream, socket: &Path, bridge: Bridge) {
     let Ok(mut proxy) = UnixStream::connect(socket) else {
         return;
     };
-    if let Some(port) = forward {
+    if let Bridge::Forward(port) = bridge {
         let asked = format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
         if proxy.write_all(asked.as_bytes()).is_err() {
             return;

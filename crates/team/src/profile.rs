@@ -119,6 +119,10 @@ pub struct Profile {
     pub max_cost_usd: Option<f64>,
     pub max_turns: Option<u64>,
     pub max_minutes: Option<f64>,
+    /// How long an agent may go on running once it has reported its task (done, failed or
+    /// handed back) before it is stopped: the work is over, and a worker is not held by an
+    /// agent that lingers.
+    pub grace_after_report_secs: f64,
     /// What the model's tokens cost, for an agent that reports tokens but no cost (Codex, the
     /// Gemini CLI); without it their cost is 0 and only turns and minutes cap them.
     pub price: Option<Price>,
@@ -165,6 +169,14 @@ pub struct SandboxSettings {
     /// there, and the attempt goes on.
     #[serde(default = "baton_core::review::default_max_processes")]
     pub max_processes: u32,
+    /// Let the agent make Unix sockets. Off by default (unless the network is `open`): a
+    /// socket anywhere in the sandbox's view of the machine would reach a host service, so
+    /// the agent reaches its door over its own loopback instead. Turn on for work whose own
+    /// tests need Unix sockets, on a machine whose shown folders hold no host service's. A
+    /// profile with `browser = true` has them (Chromium locks its profile with one); the
+    /// host's runtime folders (`/run`, `/tmp`, `/dev/shm`) stay hidden either way.
+    #[serde(default)]
+    pub unix_sockets: bool,
 }
 
 fn on_by_default() -> bool {
@@ -182,6 +194,7 @@ impl Default for SandboxSettings {
             ask: false,
             env: Vec::new(),
             max_processes: baton_core::review::DEFAULT_MAX_PROCESSES,
+            unix_sockets: false,
         }
     }
 }
@@ -239,6 +252,7 @@ struct Declared {
     max_cost_usd: Option<f64>,
     max_turns: Option<u64>,
     max_minutes: Option<f64>,
+    grace_after_report_secs: Option<f64>,
     price: Option<Price>,
     name_prefix: Option<String>,
     sandbox: Option<SandboxSettings>,
@@ -306,9 +320,10 @@ fn builtin(name: &str) -> Option<Profile> {
         retry_unreported: false,
         max_cost_usd: None,
         max_turns: None,
-        // An agent that never ends is stopped after two hours (a command runs as long as
-        // it takes, as under `worker loop`).
-        max_minutes: (kind != AgentKind::Exec).then_some(120.0),
+        // An agent that never ends is stopped after two hours, a command too (`worker loop`,
+        // which the user runs, has no cap).
+        max_minutes: Some(120.0),
+        grace_after_report_secs: DEFAULT_GRACE_AFTER_REPORT_SECS,
         price: None,
         name_prefix: prefix.to_string(),
         sandbox: SandboxSettings::default(),
@@ -326,6 +341,8 @@ impl Profile {
         // The user's own command in the user's own terminal (`baton worker loop`), not an
         // agent a supervisor runs unattended: as the user, like any command they start.
         profile.sandbox.enabled = false;
+        // Nor capped in time: it runs as long as the user's command takes.
+        profile.max_minutes = None;
         profile
     }
 }
@@ -353,6 +370,9 @@ impl Declared {
             max_cost_usd: self.max_cost_usd.or(base.max_cost_usd),
             max_turns: self.max_turns.or(base.max_turns),
             max_minutes: self.max_minutes.or(base.max_minutes),
+            grace_after_report_secs: self
+                .grace_after_report_secs
+                .unwrap_or(base.grace_after_report_secs),
             price: self.price.or(base.price),
             name_prefix: self.name_prefix.unwrap_or(base.name_prefix),
             sandbox: self.sandbox.unwrap_or(base.sandbox),
@@ -436,6 +456,12 @@ fn check(profile: &Profile) -> std::result::Result<(), String> {
         return Err(format!(
             "profile {name:?}: max_attempts must be 1 to 20 (it is {})",
             profile.max_attempts
+        ));
+    }
+    if !(0.0..=3600.0).contains(&profile.grace_after_report_secs) {
+        return Err(format!(
+            "profile {name:?}: grace_after_report_secs must be 0 to 3600 (it is {})",
+            profile.grace_after_report_secs
         ));
     }
     if !(0.0..=3600.0).contains(&profile.backoff_secs) {
@@ -539,7 +565,15 @@ pub fn resolve(layout: &Layout, name: &str, exec: Option<&str>) -> Result<Profil
     Ok(profile)
 }
 
+/// How long an agent may run on after it reported its task, unless its profile says.
+pub const DEFAULT_GRACE_AFTER_REPORT_SECS: f64 = 60.0;
+
 impl Profile {
+    /// How long an agent may run on after it reported its task.
+    pub fn grace_after_report(&self) -> Duration {
+        Duration::from_secs_f64(self.grace_after_report_secs)
+    }
+
     /// The longest an attempt may run, from `max_minutes`.
     pub fn max_wall(&self) -> Option<Duration> {
         self.max_minutes.map(|m| Duration::from_secs_f64(m * 60.0))

@@ -54,6 +54,19 @@ const HOME_READS: [&str; 12] = [
     ".config/git",
 ];
 
+/// Folders of the host's running services, hidden (a private empty folder in their place).
+const RUNTIME_DIRS: [&str; 3] = ["/run", "/var/run", "/dev/shm"];
+
+/// Files under [`RUNTIME_DIRS`] the system's own configuration leads to and programs need
+/// (`/etc/resolv.conf` is often a link into `/run`): shown again, read-only.
+fn runtime_files_needed() -> Vec<PathBuf> {
+    ["/etc/resolv.conf"]
+        .iter()
+        .filter_map(|file| std::fs::canonicalize(file).ok())
+        .filter(|real| RUNTIME_DIRS.iter().any(|dir| real.starts_with(dir)) && real.is_file())
+        .collect()
+}
+
 /// What one attempt's sandbox lets its agent reach.
 #[derive(Debug, Clone)]
 pub struct Boundary {
@@ -79,6 +92,14 @@ pub struct Boundary {
     pub pass: Vec<String>,
     /// The attempt's door folder ([`crate::door`]), shown at [`crate::door::INSIDE`].
     pub door: Option<PathBuf>,
+    /// The door folder holds a door to bridge (an agent's attempt; a check's holds only its
+    /// proxy).
+    pub bridge_door: bool,
+    /// The agent may make Unix sockets (the profile's `sandbox.unix_sockets`, the check's
+    /// `check_unix_sockets`): off by default where the sandbox has a network of its own, since
+    /// a socket shown anywhere in its view of the machine reaches a host service
+    /// ([`crate::seccomp`]).
+    pub unix_sockets: bool,
     /// The `baton` whose hidden command starts the inside ([`crate::inside`]).
     pub baton: PathBuf,
     /// At most this many processes (threads count) at once: `RLIMIT_NPROC` inside, and the
@@ -122,6 +143,21 @@ impl Boundary {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        // The host's runtime folders hold its services' sockets (a database's, a container
+        // engine's, the session's bus): not shown. What the system's name lookup needs of them
+        // is shown again.
+        for dir in RUNTIME_DIRS {
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+                args.extend(["--tmpfs".to_string(), dir.to_string()]);
+            }
+        }
+        for file in runtime_files_needed() {
+            args.extend([
+                "--ro-bind".to_string(),
+                file.display().to_string(),
+                file.display().to_string(),
+            ]);
+        }
         if !matches!(self.network, Reach::Machine) {
             args.push("--unshare-net".into());
         }
@@ -190,7 +226,12 @@ impl Boundary {
         args.extend(mounts.args);
         args.extend(["--chdir".into(), launch.workdir.display().to_string()]);
         args.push("--".into());
+        let seal = !self.unix_sockets && !matches!(self.network, Reach::Machine);
         let start = crate::inside::Start {
+            // Where the sandbox has a loopback of its own, the door is reached there.
+            door: (self.bridge_door && !matches!(self.network, Reach::Machine))
+                .then(|| Path::new(crate::door::INSIDE).join(crate::door::SOCKET)),
+            seal,
             max_processes: Some(self.max_processes),
             network: match &self.network {
                 Reach::Proxied { forward, .. } => Some((
@@ -264,7 +305,12 @@ impl Boundary {
             },
             match &self.network {
                 Reach::Machine => "the machine's network".to_string(),
-                Reach::Nothing => "no network".to_string(),
+                Reach::Nothing if self.unix_sockets => "no network".to_string(),
+                Reach::Nothing => "no network and no Unix sockets".to_string(),
+                Reach::Proxied { allowed, .. } if !self.unix_sockets => format!(
+                    "no Unix sockets, and its network reaches only, through Baton's proxy: {}",
+                    allowed.join(", ")
+                ),
                 Reach::Proxied { allowed, .. } => format!(
                     "its network reaches only, through Baton's proxy: {}",
                     allowed.join(", ")

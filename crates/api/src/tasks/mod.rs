@@ -227,7 +227,7 @@ impl Operation for EditTask {
 }
 
 macro_rules! agent_task_operation {
-    ($(#[$doc:meta])* $name:ident, $tool:literal, $description:literal, $method:ident) => {
+    ($(#[$doc:meta])* $name:ident, $tool:literal, $description:literal, $method:ident, $check:expr) => {
         $(#[$doc])*
         #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -248,6 +248,7 @@ macro_rules! agent_task_operation {
             type Output = TaskOutcome;
             fn run(self, cx: &Context) -> Result<TaskOutcome> {
                 let agent = crate::inbox::as_agent(cx, &self.agent)?;
+                $check(cx, &self.task)?;
                 Ok(cx.tasks.$method(&agent, &self.task)?.into())
             }
         }
@@ -259,15 +260,34 @@ agent_task_operation!(
     Start,
     "task_start",
     "Start work on a task you claimed.",
-    start
+    start,
+    |_: &Context, _: &str| Ok::<(), crate::Error>(())
 );
 agent_task_operation!(
     /// A worker hands a task back.
     Release,
     "task_release",
     "Hand a task you hold back to the queue, untouched.",
-    release
+    release,
+    not_while_attempted
 );
+
+/// Refuses to hand back the task the caller's own attempt works: the attempt ends instead
+/// (its agent exits, and its supervisor hands the task back), so no second attempt starts in
+/// the same worktree while this one still runs.
+fn not_while_attempted(cx: &Context, task: &str) -> Result<()> {
+    if cx.attempt.as_deref() != Some(task) {
+        return Ok(());
+    }
+    Err(crate::Error::new(
+        baton_core::ErrorKind::IllegalTransition,
+        format!(
+            "{task} is the task this attempt works, and it cannot be handed back from inside the \
+             attempt: end the attempt instead (exit; your supervisor hands it back), or report it \
+             done or failed"
+        ),
+    ))
+}
 
 /// A worker's report on a task it finished.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

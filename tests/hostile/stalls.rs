@@ -1,0 +1,49 @@
+//! No agent stalls its worker: an agent that tries to hand back the task its own attempt works
+//! (which would start a second attempt in the same worktree while it still runs) is refused and
+//! told to end the attempt instead; an agent that reports its task and then sleeps is stopped a
+//! grace period after its report, and its task is done. Before, the release was taken and the
+//! sleeper held its worker for as long as it slept (an `exec` agent had no time limit).
+
+use super::support;
+
+use support::Project;
+
+support::on_both_stores!(an_agent_neither_hands_back_its_attempts_task_nor_lingers_after_reporting);
+
+fn an_agent_neither_hands_back_its_attempts_task_nor_lingers_after_reporting(p: Project) {
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "Linger", "--id", "t1"]);
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        "[profiles.exec]\ngrace_after_report_secs = 1\n",
+    )
+    .unwrap();
+    let agent = "baton worker release \"$BATON_AGENT\" \"$BATON_TASK_ID\" > release.txt 2>&1; \
+                 echo \"exit $?\" >> release.txt; git add release.txt; git commit -qm release; \
+                 baton worker complete \"$BATON_AGENT\" \"$BATON_TASK_ID\" 'done, then a nap' && \
+                 sleep 600";
+    let started = std::time::Instant::now();
+    let out = p
+        .committing(&["team", "up", "--exec", agent])
+        .output()
+        .unwrap();
+    let (_, stderr) = support::expect_code("team up", out, 0);
+    // Stopped after its grace, not after its nap (generous: a loaded machine is slow).
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(300),
+        "{stderr}"
+    );
+    let said = support::git(p.path(), &["show", "baton/t1:release.txt"]);
+    assert!(said.contains("is the task this attempt works"), "{said}");
+    assert!(!said.contains("exit 0"), "{said}");
+    let board = p.tasks_json();
+    assert_eq!(board["tasks"][0]["status"], "done", "{board}");
+    let logs = p.json(&["team", "logs", "t1"]);
+    let text = logs.to_string();
+    assert!(
+        text.contains("it reported its task") && text.contains("still runs"),
+        "{text}"
+    );
+    assert_eq!(logs["attempts"].as_array().map(Vec::len), Some(1), "{text}");
+}
