@@ -5,7 +5,9 @@
 
 use baton_test_support as support;
 
+mod bounds;
 mod landing;
 mod paths;
+mod secrets;
 mod sockets;
 mod stalls;

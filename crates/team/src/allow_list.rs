@@ -29,13 +29,18 @@ pub struct AllowList {
 }
 
 /// The public package registries every profile reaches (npm, PyPI, crates.io, Go, RubyGems,
-/// Maven Central).
-pub const REGISTRIES: [&str; 11] = [
+/// Maven Central), for downloads: where a registry's publishing API has a host of its own the
+/// proxy can tell apart (crates.io's API at `crates.io`, its index and crates at
+/// `index.crates.io` and `static.crates.io`; PyPI's uploads at `upload.pypi.org`; Maven
+/// Central's at `central.sonatype.com`), that host is not on the list, so a token an agent
+/// found could not publish with it. npm and RubyGems publish to the hosts they download from,
+/// which a proxy that sees only `CONNECT host:443` cannot tell apart: their tokens are hidden
+/// from the sandbox instead ([`crate::sandbox`]).
+pub const REGISTRIES: [&str; 10] = [
     "registry.npmjs.org",
     "registry.yarnpkg.com",
     "pypi.org",
     "files.pythonhosted.org",
-    "crates.io",
     "index.crates.io",
     "static.crates.io",
     "proxy.golang.org",
@@ -327,7 +332,10 @@ mod tests {
         assert!(codex.allows("api.openai.com", 443));
         let exec = defaults(&[], &[], &[], None, &[]).unwrap();
         assert!(!exec.allows("api.anthropic.com", 443));
-        assert!(exec.allows("crates.io", 443));
+        assert!(exec.allows("index.crates.io", 443));
+        assert!(exec.allows("static.crates.io", 443));
+        // crates.io's API (publishing, yanking) is not a download.
+        assert!(!exec.allows("crates.io", 443));
         assert!(defaults(&[], &[], &[], None, &["bad host".into()]).is_err());
     }
 }

@@ -141,17 +141,28 @@ struct Transcript<'a> {
     /// supervisor's own events wait for [`FLUSH_EVERY`], or go with the agent's).
     output_pending: bool,
     cut_said: bool,
+    /// What the kept events hold (as JSON), and the most they may.
+    bytes: u64,
+    max_bytes: u64,
 }
 
 impl Transcript<'_> {
     fn push(&mut self, what: Happened) {
         self.seq += 1;
-        if self.seq > MAX_EVENTS {
+        let size = serde_json::to_vec(&what).map_or(0, |json| json.len() as u64);
+        let cut = match (self.seq > MAX_EVENTS, self.bytes + size > self.max_bytes) {
+            (true, _) => Some(format!("{MAX_EVENTS} events")),
+            (_, true) => Some(format!(
+                "{:.0} MiB (the profile's max_transcript_mb)",
+                self.max_bytes as f64 / (1024.0 * 1024.0)
+            )),
+            _ => None,
+        };
+        if let Some(kept) = cut {
             if !self.cut_said {
                 self.cut_said = true;
-                let text = format!(
-                    "the transcript keeps {MAX_EVENTS} events; later ones are counted, not kept"
-                );
+                let text =
+                    format!("the transcript keeps {kept}; later events are counted, not kept");
                 self.pending.push(TranscriptEvent {
                     seq: self.seq,
                     at: Timestamp::now(),
@@ -160,6 +171,7 @@ impl Transcript<'_> {
             }
             return;
         }
+        self.bytes += size;
         self.pending.push(TranscriptEvent {
             seq: self.seq,
             at: Timestamp::now(),
@@ -268,6 +280,8 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
         due: None,
         output_pending: false,
         cut_said: false,
+        bytes: 0,
+        max_bytes: profile.max_transcript_bytes(),
     };
     transcript.push(Happened::Started {
         command: plan.launch.describe(),

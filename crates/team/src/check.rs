@@ -167,6 +167,8 @@ impl CheckSandbox {
                 unix_sockets: settings.check_unix_sockets,
                 baton: crate::launch::baton_program(),
                 max_processes: settings.check_max_processes,
+                tmp_bytes: u64::from(crate::profile::DEFAULT_TMP_MB) * 1024 * 1024,
+                max_open_files: crate::profile::DEFAULT_MAX_OPEN_FILES,
                 cgroup: cgroup
                     .as_ref()
                     .map(|c| crate::sandbox::CgroupEntry::Join(c.procs())),

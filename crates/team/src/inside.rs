@@ -31,6 +31,8 @@ pub const DOOR_PORT: u16 = 3127;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Start {
     pub max_processes: Option<u32>,
+    /// Files each process may have open (`RLIMIT_NOFILE`, soft and hard).
+    pub max_open_files: Option<u32>,
     /// The proxy's socket inside, and the loopback ports forwarded to the machine's.
     pub network: Option<(PathBuf, Vec<u16>)>,
     /// The door's socket inside, bridged from [`DOOR_PORT`] on loopback.
@@ -45,6 +47,9 @@ impl Start {
         let mut words = vec![baton.display().to_string(), START_COMMAND.to_string()];
         if let Some(max) = self.max_processes {
             words.extend(["--max-processes".into(), max.to_string()]);
+        }
+        if let Some(max) = self.max_open_files {
+            words.extend(["--max-open-files".into(), max.to_string()]);
         }
         if let Some((socket, forward)) = &self.network {
             words.extend(["--network".into(), socket.display().to_string()]);
@@ -75,6 +80,10 @@ impl Start {
                 Some("--max-processes") => {
                     let max = value.parse().map_err(|_| format!("not a count: {value}"))?;
                     start.max_processes = Some(max);
+                }
+                Some("--max-open-files") => {
+                    let max = value.parse().map_err(|_| format!("not a count: {value}"))?;
+                    start.max_open_files = Some(max);
                 }
                 Some("--network") => start.network = Some((PathBuf::from(value), Vec::new())),
                 Some("--door") => start.door = Some(PathBuf::from(value)),
@@ -118,17 +127,13 @@ fn start(args: &[OsString]) -> Result<Never, String> {
     let start = Start::parse(&args[..split])?;
     let (program, program_args) = args[split + 1..].split_first().ok_or("no program")?;
     if let Some(max) = start.max_processes {
-        let limit = libc::rlimit {
-            rlim_cur: max.into(),
-            rlim_max: max.into(),
-        };
-        // SAFETY: sets this process's own limit from a valid struct.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NPROC, &limit) } != 0 {
-            return Err(format!(
-                "cannot limit its processes to {max}: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
+        limit(libc::RLIMIT_NPROC, max.into())
+            .map_err(|e| format!("cannot limit its processes to {max}: {e}"))?;
+    }
+    if let Some(max) = start.max_open_files {
+        // Never above what this process may have already (raising it needs a capability).
+        limit(libc::RLIMIT_NOFILE, max.into())
+            .map_err(|e| format!("cannot limit its open files to {max}: {e}"))?;
     }
     let proxy = start
         .network
@@ -148,6 +153,30 @@ fn start(args: &[OsString]) -> Result<Never, String> {
     ))
 }
 
+/// Sets `resource`'s soft and hard limit to `max`, or to the hard limit already set when
+/// that is lower.
+fn limit(resource: libc::__rlimit_resource_t, max: libc::rlim_t) -> std::io::Result<()> {
+    let mut now = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: reads and sets this process's own limit through valid structs.
+    unsafe {
+        if libc::getrlimit(resource, &mut now) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let max = max.min(now.rlim_max);
+        let set = libc::rlimit {
+            rlim_cur: max,
+            rlim_max: max,
+        };
+        if libc::setrlimit(resource, &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +189,7 @@ mod tests {
     fn its_words_read_back_as_what_they_say() {
         let start = Start {
             max_processes: Some(64),
+            max_open_files: Some(1024),
             network: Some((PathBuf::from("/tmp/baton/proxy"), vec![4000, 4001])),
             door: Some(PathBuf::from("/tmp/baton/door")),
             seal: true,

@@ -123,6 +123,9 @@ pub struct Profile {
     /// handed back) before it is stopped: the work is over, and a worker is not held by an
     /// agent that lingers.
     pub grace_after_report_secs: f64,
+    /// The most one attempt's transcript keeps (MiB); later output is counted, not kept, and
+    /// the transcript says so.
+    pub max_transcript_mb: f64,
     /// What the model's tokens cost, for an agent that reports tokens but no cost (Codex, the
     /// Gemini CLI); without it their cost is 0 and only turns and minutes cap them.
     pub price: Option<Price>,
@@ -132,82 +135,7 @@ pub struct Profile {
     pub sandbox: SandboxSettings,
 }
 
-/// What a profile's sandbox lets its agents reach beyond their worktree
-/// (`[profiles.NAME.sandbox]`). Paths may start with `~/` for the home folder.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SandboxSettings {
-    /// Run each attempt in a sandbox: on unless set to false here (`team up --no-sandbox` runs
-    /// one team without it, `--sandbox` with it whatever this says).
-    #[serde(default = "on_by_default")]
-    pub enabled: bool,
-    /// Further folders (or files) the agent may read.
-    #[serde(default)]
-    pub read: Vec<String>,
-    /// Further folders (or files) the agent may change.
-    #[serde(default)]
-    pub write: Vec<String>,
-    /// What network the agent has: its allow-list through Baton's proxy (the default), none,
-    /// or the machine's whole network.
-    #[serde(default)]
-    pub network: Network,
-    /// Hosts the agent may reach besides its model API and the package registries
-    /// (`api.example.com`, `*.example.com`, `127.0.0.1:4000`, a URL), under `allow-list`.
-    #[serde(default)]
-    pub allow: Vec<String>,
-    /// Put a connection outside the allow-list to the project's approval policy and so to the
-    /// lead (tool `Network`: allow, deny, or always allow, which adds `Network(HOST:PORT)` to
-    /// `.coordination/policy.toml`) instead of refusing it at once.
-    #[serde(default)]
-    pub ask: bool,
-    /// Variables of the supervisor's environment the agent is given besides the ones every
-    /// sandboxed agent gets (an API key a model provider's configuration names, say). Names
-    /// only: the values stay in the environment, never in this file.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// At most this many of the agent's processes (threads count) at once: a fork bomb stops
-    /// there, and the attempt goes on.
-    #[serde(default = "baton_core::review::default_max_processes")]
-    pub max_processes: u32,
-    /// Let the agent make Unix sockets. Off by default (unless the network is `open`): a
-    /// socket anywhere in the sandbox's view of the machine would reach a host service, so
-    /// the agent reaches its door over its own loopback instead. Turn on for work whose own
-    /// tests need Unix sockets, on a machine whose shown folders hold no host service's. A
-    /// profile with `browser = true` has them (Chromium locks its profile with one); the
-    /// host's runtime folders (`/run`, `/tmp`, `/dev/shm`) stay hidden either way.
-    #[serde(default)]
-    pub unix_sockets: bool,
-}
-
-fn on_by_default() -> bool {
-    true
-}
-
-impl Default for SandboxSettings {
-    fn default() -> SandboxSettings {
-        SandboxSettings {
-            enabled: true,
-            read: Vec::new(),
-            write: Vec::new(),
-            network: Network::AllowList,
-            allow: Vec::new(),
-            ask: false,
-            env: Vec::new(),
-            max_processes: baton_core::review::DEFAULT_MAX_PROCESSES,
-            unix_sockets: false,
-        }
-    }
-}
-
-impl SandboxSettings {
-    /// `path` with a leading `~/` taken as the home folder `home`.
-    pub fn expand(path: &str, home: Option<&std::path::Path>) -> PathBuf {
-        match (path.strip_prefix("~/"), home) {
-            (Some(rest), Some(home)) => home.join(rest),
-            _ => PathBuf::from(path),
-        }
-    }
-}
+pub use crate::sandbox_settings::{DEFAULT_MAX_OPEN_FILES, DEFAULT_TMP_MB, SandboxSettings};
 
 /// US dollars per million tokens (`[profiles.codex.price]` with `input`, `output` and
 /// optionally `cached_input`, which is `input` when not given).
@@ -253,6 +181,7 @@ struct Declared {
     max_turns: Option<u64>,
     max_minutes: Option<f64>,
     grace_after_report_secs: Option<f64>,
+    max_transcript_mb: Option<f64>,
     price: Option<Price>,
     name_prefix: Option<String>,
     sandbox: Option<SandboxSettings>,
@@ -324,6 +253,7 @@ fn builtin(name: &str) -> Option<Profile> {
         // which the user runs, has no cap).
         max_minutes: Some(120.0),
         grace_after_report_secs: DEFAULT_GRACE_AFTER_REPORT_SECS,
+        max_transcript_mb: DEFAULT_MAX_TRANSCRIPT_MB,
         price: None,
         name_prefix: prefix.to_string(),
         sandbox: SandboxSettings::default(),
@@ -373,6 +303,7 @@ impl Declared {
             grace_after_report_secs: self
                 .grace_after_report_secs
                 .unwrap_or(base.grace_after_report_secs),
+            max_transcript_mb: self.max_transcript_mb.unwrap_or(base.max_transcript_mb),
             price: self.price.or(base.price),
             name_prefix: self.name_prefix.unwrap_or(base.name_prefix),
             sandbox: self.sandbox.unwrap_or(base.sandbox),
@@ -473,6 +404,7 @@ fn check(profile: &Profile) -> std::result::Result<(), String> {
     for (field, value) in [
         ("max_cost_usd", profile.max_cost_usd),
         ("max_minutes", profile.max_minutes),
+        ("max_transcript_mb", Some(profile.max_transcript_mb)),
     ] {
         if value.is_some_and(|v| !(v > 0.0 && v.is_finite())) {
             return Err(format!(
@@ -567,11 +499,18 @@ pub fn resolve(layout: &Layout, name: &str, exec: Option<&str>) -> Result<Profil
 
 /// How long an agent may run on after it reported its task, unless its profile says.
 pub const DEFAULT_GRACE_AFTER_REPORT_SECS: f64 = 60.0;
+/// What one attempt's transcript keeps at most unless its profile says (MiB).
+pub const DEFAULT_MAX_TRANSCRIPT_MB: f64 = 64.0;
 
 impl Profile {
     /// How long an agent may run on after it reported its task.
     pub fn grace_after_report(&self) -> Duration {
         Duration::from_secs_f64(self.grace_after_report_secs)
+    }
+
+    /// The most one attempt's transcript keeps, in bytes.
+    pub fn max_transcript_bytes(&self) -> u64 {
+        (self.max_transcript_mb * 1024.0 * 1024.0) as u64
     }
 
     /// The longest an attempt may run, from `max_minutes`.

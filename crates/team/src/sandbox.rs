@@ -54,19 +54,6 @@ const HOME_READS: [&str; 12] = [
     ".config/git",
 ];
 
-/// Folders of the host's running services, hidden (a private empty folder in their place).
-const RUNTIME_DIRS: [&str; 3] = ["/run", "/var/run", "/dev/shm"];
-
-/// Files under [`RUNTIME_DIRS`] the system's own configuration leads to and programs need
-/// (`/etc/resolv.conf` is often a link into `/run`): shown again, read-only.
-fn runtime_files_needed() -> Vec<PathBuf> {
-    ["/etc/resolv.conf"]
-        .iter()
-        .filter_map(|file| std::fs::canonicalize(file).ok())
-        .filter(|real| RUNTIME_DIRS.iter().any(|dir| real.starts_with(dir)) && real.is_file())
-        .collect()
-}
-
 /// What one attempt's sandbox lets its agent reach.
 #[derive(Debug, Clone)]
 pub struct Boundary {
@@ -105,6 +92,9 @@ pub struct Boundary {
     /// At most this many processes (threads count) at once: `RLIMIT_NPROC` inside, and the
     /// run's pids cgroup when it has one.
     pub max_processes: u32,
+    /// The most its private `/tmp` holds (bytes) and the files a process may have open.
+    pub tmp_bytes: u64,
+    pub max_open_files: u32,
     /// The run's pids cgroup ([`crate::pids_cgroup`]), when it has one.
     pub cgroup: Option<CgroupEntry>,
 }
@@ -137,21 +127,26 @@ impl Boundary {
             "/dev",
             "--proc",
             "/proc",
-            "--tmpfs",
-            "/tmp",
         ]
         .iter()
         .map(|s| s.to_string())
         .collect();
+        // Its /tmp is memory: bounded.
+        args.extend([
+            "--size".to_string(),
+            self.tmp_bytes.to_string(),
+            "--tmpfs".to_string(),
+            "/tmp".to_string(),
+        ]);
         // The host's runtime folders hold its services' sockets (a database's, a container
         // engine's, the session's bus): not shown. What the system's name lookup needs of them
         // is shown again.
-        for dir in RUNTIME_DIRS {
+        for dir in crate::hidden::RUNTIME_DIRS {
             if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
                 args.extend(["--tmpfs".to_string(), dir.to_string()]);
             }
         }
-        for file in runtime_files_needed() {
+        for file in crate::hidden::runtime_files_needed() {
             args.extend([
                 "--ro-bind".to_string(),
                 file.display().to_string(),
@@ -218,11 +213,21 @@ impl Boundary {
             // shown again in it are mounts of their own, and stay writable).
             mounts.add("--remount-ro", None, &self.coordination);
         }
+        // Read-only: its sockets are reached (a `connect` needs no write), and nothing can be
+        // left in a folder on the lead's disk.
         if let Some(door) = &self.door {
-            mounts.write_at(door, Path::new(crate::door::INSIDE));
+            mounts.read_at(door, Path::new(crate::door::INSIDE));
         }
         // The first command inside is this `baton`, wherever it lives.
         mounts.read(&self.baton);
+        // Credentials in a folder it was shown: empty in its place.
+        if let Some(home) = &self.home {
+            for file in crate::hidden::CREDENTIAL_FILES.map(|name| home.join(name)) {
+                if file.is_file() && mounts.shows(&file) {
+                    mounts.add("--ro-bind", Some(Path::new("/dev/null")), &file);
+                }
+            }
+        }
         args.extend(mounts.args);
         args.extend(["--chdir".into(), launch.workdir.display().to_string()]);
         args.push("--".into());
@@ -233,6 +238,7 @@ impl Boundary {
                 .then(|| Path::new(crate::door::INSIDE).join(crate::door::SOCKET)),
             seal,
             max_processes: Some(self.max_processes),
+            max_open_files: Some(self.max_open_files),
             network: match &self.network {
                 Reach::Proxied { forward, .. } => Some((
                     Path::new(crate::door::INSIDE).join(crate::net_proxy::SOCKET),
@@ -504,6 +510,8 @@ fn path_of(launch: &Launch) -> std::ffi::OsString {
 #[derive(Default)]
 struct Mounts {
     args: Vec<String>,
+    /// Where the folders and files bound in appear inside.
+    shown: Vec<PathBuf>,
 }
 
 impl Mounts {
@@ -519,14 +527,22 @@ impl Mounts {
         }
     }
 
-    /// `path` shown, writable, at `at`.
-    fn write_at(&mut self, path: &Path, at: &Path) {
+    /// `path` shown, read-only, at `at`.
+    fn read_at(&mut self, path: &Path, at: &Path) {
         if path.is_absolute() && path.exists() {
-            self.add("--bind", Some(path), at);
+            self.add("--ro-bind", Some(path), at);
         }
     }
 
+    /// Whether `path` lies in something bound in (so it is there inside).
+    fn shows(&self, path: &Path) -> bool {
+        self.shown.iter().any(|at| path.starts_with(at))
+    }
+
     fn add(&mut self, option: &str, from: Option<&Path>, at: &Path) {
+        if from.is_some() {
+            self.shown.push(at.to_path_buf());
+        }
         self.args.push(option.into());
         if let Some(from) = from {
             self.args.push(from.display().to_string());
