@@ -8,6 +8,7 @@ use baton_test_support as support;
 mod bounds;
 mod landing;
 mod paths;
+mod reading;
 mod secrets;
 mod sockets;
 mod stalls;

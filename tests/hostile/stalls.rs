@@ -47,3 +47,46 @@ fn an_agent_neither_hands_back_its_attempts_task_nor_lingers_after_reporting(p: 
     );
     assert_eq!(logs["attempts"].as_array().map(Vec::len), Some(1), "{text}");
 }
+
+support::on_both_stores!(an_agents_reservations_end_with_its_attempt);
+
+/// A reservation an agent takes (for an hour) ends when its attempt ends: the next task that
+/// needs those files finds none held, whichever worker takes it. Before, it outlived the task,
+/// held by a worker whose lease its heartbeat kept alive.
+fn an_agents_reservations_end_with_its_attempt(p: Project) {
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "Reserve", "--id", "t1"]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Needs src",
+        "--id",
+        "t2",
+        "--files",
+        "src/a.rs",
+        "--depends",
+        "t1",
+    ]);
+    let agent = "if [ \"$BATON_TASK_ID\" = t1 ]; then baton reserve src/ --agent \"$BATON_AGENT\" --ttl 1h; \
+                 else baton --json reservations > held.json && git add held.json && \
+                 git commit -qm held; fi";
+    let out = p
+        .committing(&["team", "up", "--workers", "2", "--exec", agent])
+        .output()
+        .unwrap();
+    support::expect_code("team up", out, 0);
+    let held = support::git(p.path(), &["show", "baton/t2:held.json"]);
+    let held: serde_json::Value = serde_json::from_str(&held).unwrap();
+    // Only t2's own files are held (its task's reservation), not t1's agent's `src/`.
+    let outlived = held["reservations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["paths"].as_array().unwrap().iter().any(|p| p == "src/"));
+    assert!(!outlived, "t1's reservation outlived it: {held}");
+    let logs = p.json(&["team", "logs", "t1"]).to_string();
+    assert!(
+        logs.contains("its reservations ended with the attempt: src/"),
+        "{logs}"
+    );
+}

@@ -136,7 +136,14 @@ pub fn watch(project: &OpenProject, mode: WatchMode, json: bool) -> Result<u8, L
         project.tasks.describe(),
         feed.backend()
     );
+    // Behind an attempt's door: the agent's own records and the project's shared state only.
+    let guest = crate::context::door_guest().map(|agent| (agent, crate::context::door_task()));
     while let Some(event) = feed.recv() {
+        if let Some((agent, task)) = &guest
+            && !event.visible_to(agent, task.as_deref())
+        {
+            continue;
+        }
         let at = baton_core::Timestamp::now();
         let line = if json {
             let mut value = serde_json::to_value(&event).expect("events serialise");

@@ -10,6 +10,7 @@
 
 mod dirty;
 mod tasks;
+mod visible;
 
 use std::path::PathBuf;
 

@@ -415,6 +415,28 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
     if let Some(door) = plan.door {
         door.close();
     }
+    // What the agent reserved ends with its attempt: its worker lives on (and keeps its lease),
+    // so a reservation left behind would keep the tasks that need those files waiting on an
+    // agent that has gone.
+    match crew.tasks.unreserve(plan.worker, &[]) {
+        Ok(gone) if !gone.is_empty() => {
+            let paths: Vec<&str> = gone
+                .iter()
+                .flat_map(|r| r.paths.iter())
+                .map(String::as_str)
+                .collect();
+            transcript.push(Happened::Supervisor {
+                text: format!(
+                    "its reservations ended with the attempt: {}",
+                    paths.join(", ")
+                ),
+            });
+        }
+        Ok(_) => {}
+        Err(e) => transcript.push(Happened::Supervisor {
+            text: format!("its reservations could not be ended: {e}"),
+        }),
+    }
     drop(plan.cgroup);
     // A sandboxed agent committed on a private copy of its branch: the branch moves to where
     // it left it before anything reads it.

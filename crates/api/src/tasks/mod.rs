@@ -556,8 +556,19 @@ impl Operation for Logs {
         if let Some(agent) = &self.agent {
             baton_core::names::validate_agent_id(agent)?;
         }
+        // An agent reads its own log: another's is that agent's record, not shared state.
+        let agent = match (&cx.caller, self.agent) {
+            (Some(me), Some(named)) if *me != named => {
+                return Err(crate::Error::new(
+                    baton_core::ErrorKind::NotOwner,
+                    format!("{named}'s log is {named}'s; an agent reads its own ({me})"),
+                ));
+            }
+            (Some(me), _) => Some(me.clone()),
+            (None, named) => named,
+        };
         Ok(LogLines {
-            lines: cx.tasks.logs(self.agent.as_deref(), self.lines)?,
+            lines: cx.tasks.logs(agent.as_deref(), self.lines)?,
         })
     }
 }
