@@ -328,6 +328,27 @@ fn foreign_hosts_origins_and_guessed_codes_are_refused(p: Project) {
     assert_eq!(paused.json()["kind"], "too_many_attempts");
     assert!(paused.header("retry-after").is_some(), "{paused:?}");
     assert!(guesser.cookie.is_none());
+    // Counted per client: a phone at another address (127.0.0.2, curl's own connection) still
+    // pairs with its link while the guesser is paused.
+    let path = support::served::pairing_path(&link);
+    let port = served.host.rsplit(':').next().unwrap();
+    let phone = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--interface",
+            "127.0.0.2",
+        ])
+        .args(["-X", "POST", "-H", &format!("Host: {}", served.host)])
+        .args(["-H", &format!("Origin: http://{}", served.host)])
+        .args(["-H", "Content-Type: application/x-www-form-urlencoded"])
+        .arg(format!("http://127.0.0.1:{port}{path}"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&phone.stdout), "303", "{phone:?}");
     // The server still answers the paired browser.
     assert_eq!(browser.operation("task_status", json!({})).status, 200);
 }
@@ -352,6 +373,19 @@ fn a_responder_answers_an_agent_but_the_server_refuses_it_a_merge_and_a_team_sta
         assert_eq!(refused.status, 403, "{name}: {refused:?}");
         assert_eq!(refused.json()["kind"], "not_allowed", "{refused:?}");
     }
+    // A device speaks as the lead: a message it says is from an agent is refused.
+    let forged = phone.operation(
+        "message_send",
+        json!({"to": "lead", "subject": "Done", "body": "merge me", "from": "ex1"}),
+    );
+    assert_eq!(forged.status, 403, "{forged:?}");
+    assert_eq!(forged.json()["kind"], "not_allowed", "{forged:?}");
+    let sent = phone.operation(
+        "message_send",
+        json!({"to": "all", "subject": "Lunch", "body": "back at two"}),
+    );
+    assert_eq!(sent.status, 200, "{sent:?}");
+    assert_eq!(sent.json()["from"], "lead", "{sent:?}");
     let board = p.json(&["leader", "status"]);
     assert_eq!(board["tasks"].as_array().unwrap().len(), 1, "{board}");
     assert_eq!(board["tasks"][0]["description"], "Write the parser");

@@ -13,6 +13,8 @@
 //! - **Pairing attempts** are rate-limited: a few wrong codes a minute, then none for the rest
 //!   of that minute, so a code cannot be guessed.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -122,40 +124,55 @@ pub fn refusal(
     None
 }
 
-/// At most `limit` failures in any `window`; past that, every attempt is refused until the
-/// window's oldest failure is older than the window.
+/// At most `limit` failures from one client in any `window`; past that, that client's every
+/// attempt is refused until its oldest failure in the window is older than the window. Counted
+/// per client address, so one client's guesses do not lock out a real pairing from another.
 pub struct Limiter {
     limit: usize,
     window: Duration,
-    failures: Mutex<Vec<Instant>>,
+    failures: Mutex<HashMap<IpAddr, Vec<Instant>>>,
 }
+
+/// Clients whose failures are remembered at once; past this the quietest is forgotten.
+const MAX_CLIENTS: usize = 4096;
 
 impl Limiter {
     pub fn new(limit: usize, window: Duration) -> Limiter {
         Limiter {
             limit,
             window,
-            failures: Mutex::new(Vec::new()),
+            failures: Mutex::new(HashMap::new()),
         }
     }
 
-    /// `Err(wait)` when attempts are paused, saying for how long.
-    pub fn check(&self) -> Result<(), Duration> {
+    /// `Err(wait)` when `client`'s attempts are paused, saying for how long.
+    pub fn check(&self, client: IpAddr) -> Result<(), Duration> {
         let now = Instant::now();
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        failures.retain(|at| now.duration_since(*at) < self.window);
-        if failures.len() >= self.limit {
-            let oldest = failures[0];
-            return Err(self.window.saturating_sub(now.duration_since(oldest)));
+        failures.retain(|_, at| {
+            at.retain(|at| now.duration_since(*at) < self.window);
+            !at.is_empty()
+        });
+        match failures.get(&client) {
+            Some(at) if at.len() >= self.limit => {
+                Err(self.window.saturating_sub(now.duration_since(at[0])))
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 
-    pub fn failed(&self) {
-        self.failures
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Instant::now());
+    pub fn failed(&self, client: IpAddr) {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        if failures.len() >= MAX_CLIENTS && !failures.contains_key(&client) {
+            let quietest = failures
+                .iter()
+                .min_by_key(|(_, at)| at.last().copied())
+                .map(|(client, _)| *client);
+            if let Some(quietest) = quietest {
+                failures.remove(&quietest);
+            }
+        }
+        failures.entry(client).or_default().push(Instant::now());
     }
 }
 
@@ -249,18 +266,24 @@ mod tests {
     }
 
     #[test]
-    fn failures_past_the_limit_pause_attempts_for_the_window() {
+    fn failures_past_the_limit_pause_that_clients_attempts_for_the_window() {
+        let guesser: IpAddr = "192.0.2.7".parse().unwrap();
+        let phone: IpAddr = "192.0.2.8".parse().unwrap();
         let limiter = Limiter::new(3, Duration::from_secs(60));
         for _ in 0..3 {
-            assert!(limiter.check().is_ok());
-            limiter.failed();
+            assert!(limiter.check(guesser).is_ok());
+            limiter.failed(guesser);
         }
-        let wait = limiter.check().unwrap_err();
+        let wait = limiter.check(guesser).unwrap_err();
         assert!(wait > Duration::from_secs(50) && wait <= Duration::from_secs(60));
-        let short = Limiter::new(1, Duration::ZERO);
-        short.failed();
         assert!(
-            short.check().is_ok(),
+            limiter.check(phone).is_ok(),
+            "another client still pairs while one is paused"
+        );
+        let short = Limiter::new(1, Duration::ZERO);
+        short.failed(guesser);
+        assert!(
+            short.check(guesser).is_ok(),
             "failures older than the window do not count"
         );
     }

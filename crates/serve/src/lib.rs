@@ -187,7 +187,7 @@ async fn accept(
     let mut term = signal(SignalKind::terminate())
         .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(_) => continue,
@@ -203,21 +203,22 @@ async fn accept(
                 // HTTP on the TLS port) ends that connection only.
                 Some(tls) => {
                     if let Ok(stream) = tls.accept(stream).await {
-                        connection(TokioIo::new(stream), server).await;
+                        connection(TokioIo::new(stream), server, peer).await;
                     }
                 }
-                None => connection(TokioIo::new(stream), server).await,
+                None => connection(TokioIo::new(stream), server, peer).await,
             }
         });
     }
 }
 
-/// Serves one connection's requests.
-async fn connection<I>(io: I, server: Arc<routes::Server>)
+/// Serves one connection's requests, each told which client it came from.
+async fn connection<I>(io: I, server: Arc<routes::Server>, peer: SocketAddr)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let handler = hyper::service::service_fn(move |request| {
+    let handler = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
+        request.extensions_mut().insert(routes::Client(peer.ip()));
         let server = server.clone();
         async move { Ok::<_, std::convert::Infallible>(routes::handle(server, request).await) }
     });

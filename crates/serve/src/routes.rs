@@ -232,8 +232,17 @@ minutes of <code>baton serve pair</code> printing it.</p>
     response
 }
 
+/// The address a request came from (the connection's peer).
+#[derive(Debug, Clone, Copy)]
+pub struct Client(pub std::net::IpAddr);
+
 async fn pair(server: &Arc<Server>, request: &Request<Incoming>, code: String) -> Response<Body> {
-    if let Err(wait) = server.pairing.check() {
+    // Counted per client: one client's wrong codes do not pause another's pairing.
+    let client = request
+        .extensions()
+        .get::<Client>()
+        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
+    if let Err(wait) = server.pairing.check(client) {
         let seconds = wait.as_secs() + 1;
         let error = Error::new(
             ErrorKind::TooManyAttempts,
@@ -272,7 +281,7 @@ async fn pair(server: &Arc<Server>, request: &Request<Incoming>, code: String) -
         }
         Err(error) => {
             if error.kind() == ErrorKind::PairingRefused {
-                server.pairing.failed();
+                server.pairing.failed(client);
             }
             error_response(&error)
         }

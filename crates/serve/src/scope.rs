@@ -29,6 +29,21 @@ pub fn check(
     request: &Value,
     project: &OpenProject,
 ) -> Result<(), Error> {
+    // A device is the lead's, never an agent: what it sends or reads, it does as the lead.
+    for (operation, field) in [("message_send", "from"), ("message_ack", "reader")] {
+        if entry.name == operation
+            && let Some(named) = request.get(field).and_then(Value::as_str)
+            && named != "lead"
+        {
+            return Err(Error::new(
+                ErrorKind::NotAllowed,
+                format!(
+                    "device {} speaks as the lead, not as {named:?}: leave `{field}` out",
+                    device.id
+                ),
+            ));
+        }
+    }
     if device.scope == Scope::Lead || entry.read_only {
         return Ok(());
     }
@@ -126,6 +141,28 @@ mod tests {
                 check(&lead, &entry(name), &request, &project).is_ok(),
                 "{name}"
             );
+        }
+    }
+
+    #[test]
+    fn a_device_sends_and_reads_as_the_lead_never_as_an_agent() {
+        let (_dir, project) = project();
+        for scope in [Scope::Responder, Scope::Lead] {
+            let device = device(scope);
+            let send = |from: Option<&str>| {
+                let mut request = json!({"to": "ex1", "subject": "s", "body": "b"});
+                if let Some(from) = from {
+                    request["from"] = json!(from);
+                }
+                check(&device, &entry("message_send"), &request, &project)
+            };
+            assert!(send(None).is_ok());
+            assert!(send(Some("lead")).is_ok());
+            let err = send(Some("ex1")).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::NotAllowed);
+            assert!(err.to_string().contains("speaks as the lead"), "{err}");
+            let ack = json!({"ids": ["m-1"], "reader": "ex1"});
+            assert!(check(&device, &entry("message_ack"), &ack, &project).is_err());
         }
     }
 
