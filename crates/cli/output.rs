@@ -60,9 +60,10 @@ fn page(text: &str) -> bool {
     let Ok(mut child) = command.spawn() else {
         return false;
     };
-    // Colour as the terminal would get it.
+    // Colour as the terminal would get it; nothing else that acts on it.
+    let text = baton_core::text::inert_page(text);
     let shown = match anstream::AutoStream::choice(&std::io::stdout()) {
-        anstream::ColorChoice::Never => anstream::adapter::strip_str(text).to_string(),
+        anstream::ColorChoice::Never => anstream::adapter::strip_str(&text).to_string(),
         _ => text.to_string(),
     };
     if let Some(mut input) = child.stdin.take() {
@@ -77,6 +78,8 @@ fn page(text: &str) -> bool {
 /// Colour (`crate::style`) stays only where it belongs: `anstream` drops it otherwise.
 fn print(text: String) {
     let mut stdout = anstream::stdout().lock();
+    // Nothing in it acts on the terminal or reorders what it shows but Baton's own colours.
+    let text = baton_core::text::inert_page(&text);
     let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
     let _ = stdout.flush();
 }
@@ -89,8 +92,9 @@ pub fn report_error(err: &baton_api::Error, json: bool) {
     } else {
         let _ = writeln!(
             stderr,
-            "{} {err}",
-            crate::style::paint(crate::style::BAD, "baton:")
+            "{} {}",
+            crate::style::paint(crate::style::BAD, "baton:"),
+            baton_core::text::inert(&err.to_string())
         );
     }
 }

@@ -14,6 +14,8 @@ pub fn line(text: &str, max: usize) -> String {
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
+    // A bidirectional override is written out, not obeyed (it would reorder what follows).
+    let flat = baton_core::text::inert(&flat).into_owned();
     if flat.chars().count() > max {
         let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
         cut.push('…');
@@ -25,9 +27,11 @@ pub fn line(text: &str, max: usize) -> String {
 
 /// Text safe for a terminal, newlines kept.
 pub fn clean(text: &str) -> String {
-    text.chars()
+    let spaced: String = text
+        .chars()
         .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
-        .collect()
+        .collect();
+    baton_core::text::inert(&spaced).into_owned()
 }
 
 pub fn initialised(root: &str, goal: &str) -> String {

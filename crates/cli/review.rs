@@ -132,7 +132,8 @@ pub fn render(review: &Review) -> String {
         let _ = writeln!(
             out,
             "\n{} (+{} -{}{})",
-            file.path,
+            // A file name is the agent's: whatever it holds is shown, not acted on.
+            baton_core::text::inert(&file.path),
             file.additions,
             file.deletions,
             if file.binary { ", binary" } else { "" }
@@ -142,7 +143,7 @@ pub fn render(review: &Review) -> String {
             .iter()
             .filter(|c| c.file == file.path || file.old_path.as_deref() == Some(&c.file))
             .collect();
-        annotate(&mut out, &file.patch, &comments);
+        annotate(&mut out, &baton_core::text::inert(&file.patch), &comments);
     }
     let open = review.comments.iter().filter(|c| c.round.is_none()).count();
     if open > 0 {

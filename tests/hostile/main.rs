@@ -12,3 +12,4 @@ mod reading;
 mod secrets;
 mod sockets;
 mod stalls;
+mod text;

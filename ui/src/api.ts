@@ -7,6 +7,7 @@
 import { invoke as tauriInvoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { ChangeEvent } from "./bindings/ChangeEvent";
+import { inertDeep } from "./inert";
 import type { TeamUp } from "./bindings/TeamUp";
 import type { Pairing } from "./bindings/Pairing";
 import type { ServeState } from "./bindings/ServeState";
@@ -40,12 +41,12 @@ async function post<T>(path: string, body: unknown): Promise<T> {
   });
   const value: unknown = await response.json().catch(() => ({ kind: "internal", message: `${response.status} ${response.statusText}` }));
   if (!response.ok) throw value;
-  return value as T;
+  return inertDeep(value) as T;
 }
 
 /** A desktop command by its name: the app's IPC, or the server's `/api/command/NAME`. */
 function invoke<T>(command: string, args: Record<string, unknown> = {}): Promise<T> {
-  return served ? post<T>(`/api/command/${command}`, args) : tauriInvoke<T>(command, args);
+  return served ? post<T>(`/api/command/${command}`, args) : tauriInvoke<T>(command, args).then(inertDeep);
 }
 
 /** The window's views. */
@@ -54,7 +55,7 @@ export type View = "board" | "graph" | "agents" | "team" | "inbox" | "review" | 
 /** Runs the operation `name` with `request`; rejects with an `ErrorBody`. */
 export function call<K extends OperationName>(name: K, request: Operations[K]["request"]): Promise<Operations[K]["output"]> {
   if (served) return post<Operations[K]["output"]>(`/api/operation/${name}`, request);
-  return tauriInvoke<Operations[K]["output"]>("operation", { name, request });
+  return tauriInvoke<Operations[K]["output"]>("operation", { name, request }).then(inertDeep);
 }
 
 /** The error's kind (`not_initialized`, `illegal_transition`, …), if it is a command error. */
@@ -152,7 +153,7 @@ export function onChange(onChange: (change: ChangeEvent) => void): Promise<Unlis
  *  at once, without waiting to see whether more follow. */
 export function onChanges(onBatch: (batch: ChangeEvent[]) => void): Promise<UnlistenFn> {
   if (served) return Promise.resolve(followServed(onBatch));
-  return listen<ChangeEvent[]>("baton-changes", (e) => onBatch(e.payload));
+  return listen<ChangeEvent[]>("baton-changes", (e) => onBatch(inertDeep(e.payload)));
 }
 
 /** The close codes `baton serve` ends a page's feed with (crates/serve/src/socket.rs). */
@@ -193,7 +194,7 @@ function openServedFeed(onBatch: (batch: ChangeEvent[]) => void): () => void {
       if (failures > 0) window.location.reload();
       failures = 0;
     };
-    ws.onmessage = (e: MessageEvent<string>) => onBatch(JSON.parse(e.data) as ChangeEvent[]);
+    ws.onmessage = (e: MessageEvent<string>) => onBatch(inertDeep(JSON.parse(e.data) as ChangeEvent[]));
     ws.onclose = (e: CloseEvent) => {
       if (stopped) return;
       if (e.code === FEED_LAGGED || e.code === FEED_REVOKED) {

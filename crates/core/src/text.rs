@@ -84,6 +84,68 @@ pub fn settings_file<T: Default + serde::de::DeserializeOwned>(
     }
 }
 
+/// Whether `c` is a bidirectional override, embedding or isolate: text that shows in another
+/// order than it reads (U+202A–U+202E, U+2066–U+2069), which an agent's text or a file name
+/// could use to make the lead read something other than what is there.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// What a terminal must not be handed raw from text someone else wrote: C0 controls (but a
+/// newline and a tab, and ESC when `keep_escape`, for the colours Baton adds itself), DEL, C1
+/// controls and bidirectional controls.
+fn unsafe_for_terminal(c: char, keep: Keep) -> bool {
+    match c {
+        '\n' | '\t' => keep == Keep::Nothing,
+        '\u{1b}' => keep != Keep::Colours,
+        c => c.is_control() || is_bidi_control(c),
+    }
+}
+
+/// What [`mark`] leaves as it is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Newlines and tabs.
+    Lines,
+    /// Newlines, tabs and ESC (Baton's own colours).
+    Colours,
+    /// Nothing: one line (a file name).
+    Nothing,
+}
+
+/// `text` with every character a terminal would act on, or that would reorder what it shows,
+/// written out as `\u{…}` (so it is seen, and does nothing): for text from agents and file
+/// names, shown to the lead.
+pub fn inert(text: &str) -> std::borrow::Cow<'_, str> {
+    mark(text, Keep::Lines)
+}
+
+/// [`inert`] for what must stay one line (a file name): newlines and tabs written out too.
+pub fn inert_line(text: &str) -> std::borrow::Cow<'_, str> {
+    mark(text, Keep::Nothing)
+}
+
+/// [`inert`] on a whole page of Baton's own output, which may hold its own colours (ESC kept:
+/// the fields that come from others are made [`inert`] where they are written, or checked
+/// free of control characters when they were stored).
+pub fn inert_page(text: &str) -> std::borrow::Cow<'_, str> {
+    mark(text, Keep::Colours)
+}
+
+fn mark(text: &str, keep: Keep) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| unsafe_for_terminal(c, keep)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match unsafe_for_terminal(c, keep) {
+            true => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            false => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Text fit for `tasks.json` and a result report: valid UTF-8, terminal escape sequences
 /// removed, other control characters (but newlines and tabs) replaced.
 pub fn printable(bytes: &[u8]) -> String {
@@ -115,6 +177,24 @@ pub fn printable(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inert_writes_out_controls_and_bidi_overrides_and_keeps_plain_text() {
+        assert!(matches!(
+            inert("plain, ünïcode\nand a tab\t"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(inert("a\u{202e}gnp.exe"), "a\\u{202e}gnp.exe");
+        assert_eq!(inert("csi\u{9b}31m"), "csi\\u{009b}31m");
+        assert_eq!(inert("\u{1b}]0;owned\u{7}"), "\\u{001b}]0;owned\\u{0007}");
+        assert_eq!(inert("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        // A page of Baton's own keeps its colours; the rest is written out as above.
+        assert_eq!(
+            inert_page("\u{1b}[1mbold\u{1b}[0m\u{202e}"),
+            "\u{1b}[1mbold\u{1b}[0m\\u{202e}"
+        );
+        assert_eq!(inert_line("a\nb\tc"), "a\\u{000a}b\\u{0009}c");
+    }
 
     #[test]
     fn printable_strips_colours_and_control_characters() {

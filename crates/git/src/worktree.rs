@@ -392,6 +392,9 @@ pub fn record_branch(layout: &Layout, task: &str, completion: &mut Completion) -
         (&mut completion.files_created, created),
     ] {
         for path in found {
+            // The agent named its files: what they hold is recorded written out (a control
+            // character or an override in a name would reach the lead's screen).
+            let path = baton_core::text::inert_line(&path).into_owned();
             if !listed.contains(&path) {
                 listed.push(path);
             }
