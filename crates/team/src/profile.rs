@@ -271,8 +271,10 @@ impl Profile {
         // The user's own command in the user's own terminal (`baton worker loop`), not an
         // agent a supervisor runs unattended: as the user, like any command they start.
         profile.sandbox.enabled = false;
-        // Nor capped in time: it runs as long as the user's command takes.
+        // Nor capped in time: it runs as long as the user's command takes, and may go on for
+        // the longest grace there is after it reported.
         profile.max_minutes = None;
+        profile.grace_after_report_secs = MAX_GRACE_AFTER_REPORT_SECS;
         profile
     }
 }
@@ -389,7 +391,7 @@ fn check(profile: &Profile) -> std::result::Result<(), String> {
             profile.max_attempts
         ));
     }
-    if !(0.0..=3600.0).contains(&profile.grace_after_report_secs) {
+    if !(0.0..=MAX_GRACE_AFTER_REPORT_SECS).contains(&profile.grace_after_report_secs) {
         return Err(format!(
             "profile {name:?}: grace_after_report_secs must be 0 to 3600 (it is {})",
             profile.grace_after_report_secs
@@ -499,6 +501,8 @@ pub fn resolve(layout: &Layout, name: &str, exec: Option<&str>) -> Result<Profil
 
 /// How long an agent may run on after it reported its task, unless its profile says.
 pub const DEFAULT_GRACE_AFTER_REPORT_SECS: f64 = 60.0;
+/// The longest grace a profile may give.
+pub const MAX_GRACE_AFTER_REPORT_SECS: f64 = 3600.0;
 /// What one attempt's transcript keeps at most unless its profile says (MiB).
 pub const DEFAULT_MAX_TRANSCRIPT_MB: f64 = 64.0;
 
