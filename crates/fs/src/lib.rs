@@ -29,7 +29,7 @@ pub use durable::{
     FileLock, TEMP_SUFFIX, append_line, leftover_temp_files, sync_dir, write_atomic,
     write_atomic_private,
 };
-pub use group::{ProcessGroup, command_in_own_group};
+pub use group::{ProcessGroup, command_in_own_group, command_in_own_group_ending_itself};
 pub use process::{ProcStat, pid_alive, proc_stat};
 pub use program::{find_program, is_executable};
 pub use random::{random_bytes, random_hex};
