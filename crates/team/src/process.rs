@@ -157,12 +157,12 @@ impl AgentProcess {
             .find(|(key, _)| key == "PATH")
             .map(|(_, value)| std::ffi::OsStr::new(value.as_str()));
         let (program, args) = launch.entry();
-        // A sandbox's bubblewrap runs with --die-with-parent: it sees to its death itself.
-        let mut command =
-            match launch.sandbox.is_some() && program.as_os_str() == crate::sandbox::BWRAP {
-                true => baton_fs::command_in_own_group_ending_itself(&program),
-                false => command_in_own_group(&program, path, libc::SIGKILL),
-            };
+        // A sandbox's bubblewrap (its program when no cgroup is joined first) runs with
+        // --die-with-parent: it sees to its death itself.
+        let mut command = match launch.sandbox.is_some() && launch.cgroup.is_none() {
+            true => baton_fs::command_in_own_group_ending_itself(&program),
+            false => command_in_own_group(&program, path, libc::SIGKILL),
+        };
         if launch.sandbox.is_some() {
             command.env_clear();
         }
