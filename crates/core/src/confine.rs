@@ -175,20 +175,7 @@ impl Placed {
     pub fn read(&self, limit: u64) -> io::Result<Vec<u8>> {
         match &self.beneath {
             Some((root, below)) => baton_fs::beneath::Beneath::open(root)?.read(below, limit),
-            None => {
-                let mut bytes = Vec::new();
-                io::Read::read_to_end(
-                    &mut io::Read::take(fs::File::open(&self.full)?, limit + 1),
-                    &mut bytes,
-                )?;
-                if bytes.len() as u64 > limit {
-                    return Err(io::Error::new(
-                        io::ErrorKind::FileTooLarge,
-                        format!("larger than {limit} bytes"),
-                    ));
-                }
-                Ok(bytes)
-            }
+            None => baton_fs::beneath::read_at_most(&fs::File::open(&self.full)?, limit),
         }
     }
 

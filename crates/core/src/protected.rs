@@ -61,11 +61,11 @@ impl ProtectedPaths {
     }
 
     /// The paths of `changed` this protects, in their order.
-    pub fn among<'a>(&self, changed: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    pub fn among(&self, changed: &[String]) -> Vec<String> {
         changed
-            .into_iter()
+            .iter()
             .filter(|path| self.covers(path))
-            .map(str::to_string)
+            .cloned()
             .collect()
     }
 }
@@ -100,7 +100,7 @@ mod tests {
         assert!(!list.covers("ci/deploy/run.py"));
         assert!(list.covers("Makefile"));
         assert_eq!(
-            list.among(["src/a.rs", ".claude/x", "Makefile"]),
+            list.among(&["src/a.rs", ".claude/x", "Makefile"].map(String::from)),
             vec![".claude/x".to_string(), "Makefile".to_string()]
         );
     }

@@ -91,8 +91,8 @@ pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// What a terminal must not be handed raw from text someone else wrote: C0 controls (but a
-/// newline and a tab, and ESC when `keep_escape`, for the colours Baton adds itself), DEL, C1
+/// What a terminal must not be handed raw from text someone else wrote: C0 controls (but what
+/// `keep` keeps: a newline and a tab, and ESC for the colours Baton adds itself), DEL, C1
 /// controls and bidirectional controls.
 fn unsafe_for_terminal(c: char, keep: Keep) -> bool {
     match c {

@@ -48,15 +48,7 @@ impl Beneath {
                 "not a regular file",
             ));
         }
-        let mut bytes = Vec::new();
-        (&file).take(limit + 1).read_to_end(&mut bytes)?;
-        if bytes.len() as u64 > limit {
-            return Err(io::Error::new(
-                io::ErrorKind::FileTooLarge,
-                format!("larger than {limit} bytes"),
-            ));
-        }
-        Ok(bytes)
+        read_at_most(&file, limit)
     }
 
     /// What is at `relative` (a link is described, not followed).
@@ -151,6 +143,20 @@ impl Beneath {
         };
         Ok((folder, last.clone()))
     }
+}
+
+/// What `file` holds, at most `limit` bytes of it: more is an error (`FileTooLarge`), not a
+/// cut, so nobody reads half a file as if it were whole.
+pub fn read_at_most(file: &File, limit: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("larger than {limit} bytes"),
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Whether `e` says a link stood in the way (so a caller can say so).

@@ -98,11 +98,7 @@ impl Worktrees {
             return Ok(TrialOutcome::Conflict { files });
         }
         let commit = run(&scratch, &["rev-parse", "HEAD"])?;
-        let touched = protected.among(
-            self.changed_between(&base, &commit)?
-                .iter()
-                .map(String::as_str),
-        );
+        let touched = protected.among(&self.changed_between(&base, &commit)?);
         if !touched.is_empty() {
             return Ok(TrialOutcome::Protected { files: touched });
         }

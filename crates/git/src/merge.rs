@@ -69,11 +69,7 @@ pub fn merge_task_branch(
     if !changes.is_empty() {
         return Err(GitError::UncommittedChanges { files: changes });
     }
-    let touched = protected.among(
-        would_change(worktrees, &before, &branch)?
-            .iter()
-            .map(String::as_str),
-    );
+    let touched = protected.among(&would_change(worktrees, &before, &branch)?);
     if !touched.is_empty() {
         return Err(GitError::Protected {
             branch,

@@ -99,6 +99,23 @@ impl Lingering {
     }
 }
 
+/// How many bytes `what` takes as JSON, counted as it is written (nothing kept).
+fn json_size(what: &Happened) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, what);
+    count.0
+}
+
 /// What happened, for the worker to act on.
 #[derive(Debug)]
 pub struct Finished {
@@ -149,7 +166,7 @@ struct Transcript<'a> {
 impl Transcript<'_> {
     fn push(&mut self, what: Happened) {
         self.seq += 1;
-        let size = serde_json::to_vec(&what).map_or(0, |json| json.len() as u64);
+        let size = json_size(&what);
         let cut = match (self.seq > MAX_EVENTS, self.bytes + size > self.max_bytes) {
             (true, _) => Some(format!("{MAX_EVENTS} events")),
             (_, true) => Some(format!(

@@ -19,6 +19,7 @@ use baton_core::{ErrorKind, Timestamp};
 use crate::error::{Result, TeamError};
 use crate::exec::{RunningCommand, TaskEnv};
 use crate::process::Launch;
+use crate::profile::SandboxSettings;
 use crate::sandbox::{Boundary, Reach};
 
 /// Runs `command` (the project's check, under `settings`' time limit) for the task and
@@ -167,8 +168,9 @@ impl CheckSandbox {
                 unix_sockets: settings.check_unix_sockets,
                 baton: crate::launch::baton_program(),
                 max_processes: settings.check_max_processes,
-                tmp_bytes: u64::from(crate::profile::DEFAULT_TMP_MB) * 1024 * 1024,
-                max_open_files: crate::profile::DEFAULT_MAX_OPEN_FILES,
+                // A check's /tmp and open files are bounded as an agent's are by default.
+                tmp_bytes: SandboxSettings::default().tmp_bytes(),
+                max_open_files: SandboxSettings::default().max_open_files,
                 cgroup: cgroup
                     .as_ref()
                     .map(|c| crate::sandbox::CgroupEntry::Join(c.procs())),

@@ -122,7 +122,7 @@ pub(crate) fn contain(
         unix_sockets: settings.unix_sockets || crew.profile.browser,
         baton: crew.setting.baton.clone(),
         max_processes: settings.max_processes,
-        tmp_bytes: u64::from(settings.tmp_mb) * 1024 * 1024,
+        tmp_bytes: settings.tmp_bytes(),
         max_open_files: settings.max_open_files,
         cgroup: match born_limited {
             true => Some(crate::sandbox::CgroupEntry::Born),

@@ -376,10 +376,11 @@ fn pipe<A: Duplex, B: Duplex>(mut from: A, mut to: B) {
 }
 
 /// The inside half: listens on the proxy's port and each of `forward` on loopback inside (when
-/// `proxy` names its socket), and on the door's port (when `door` names its socket and port), and forks
-/// the relay that carries their connections to those sockets. Called by the sandbox's first command ([`crate::inside`]) before it
-/// becomes the agent, while it has one thread, so the forked relay may use everything; nothing
-/// is forked when there is nothing to carry.
+/// `proxy` names its socket), and on the door's port (when `door` names its socket and port),
+/// and forks the relay that carries their connections to those sockets. Called by the
+/// sandbox's first command ([`crate::inside`]) before it becomes the agent, while it has one
+/// thread, so the forked relay may use everything; nothing is forked when there is nothing to
+/// carry.
 pub(crate) fn start_relay(
     proxy: Option<(&Path, &[u16])>,
     door: Option<(&Path, u16)>,
@@ -399,7 +400,10 @@ pub(crate) fn start_relay(
     }
     if let Some((socket, port)) = door {
         let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
-            format!("cannot listen for the door on 127.0.0.1:{port} inside (does the allow-list forward it?): {e}")
+            format!(
+                "cannot listen for the door on 127.0.0.1:{port} inside (does the allow-list \
+                 forward it?): {e}"
+            )
         })?;
         listeners.push((Bridge::Door, socket.to_path_buf(), listener));
     }

@@ -135,7 +135,7 @@ pub struct Profile {
     pub sandbox: SandboxSettings,
 }
 
-pub use crate::sandbox_settings::{DEFAULT_MAX_OPEN_FILES, DEFAULT_TMP_MB, SandboxSettings};
+pub use crate::sandbox_settings::SandboxSettings;
 
 /// US dollars per million tokens (`[profiles.codex.price]` with `input`, `output` and
 /// optionally `cached_input`, which is `input` when not given).

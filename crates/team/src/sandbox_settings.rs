@@ -97,6 +97,11 @@ impl Default for SandboxSettings {
 }
 
 impl SandboxSettings {
+    /// The most the sandbox's `/tmp` holds, in bytes.
+    pub fn tmp_bytes(&self) -> u64 {
+        u64::from(self.tmp_mb) * 1024 * 1024
+    }
+
     /// `path` with a leading `~/` taken as the home folder `home`.
     pub fn expand(path: &str, home: Option<&std::path::Path>) -> PathBuf {
         match (path.strip_prefix("~/"), home) {
