@@ -117,7 +117,7 @@ pub(crate) fn contain(
         network,
         pass: settings.env.clone(),
         door: Some(door.dir().to_path_buf()),
-        bridge_door: true,
+        bridge_door: crate::door::bridged(settings.network),
         // Chromium makes a Unix socket for its profile's lock, and stops when it cannot.
         unix_sockets: settings.unix_sockets || crew.profile.browser,
         baton: crew.setting.baton.clone(),

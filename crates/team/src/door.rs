@@ -74,10 +74,16 @@ pub use crate::inside::DOOR_PORT as INSIDE_PORT;
 /// sandbox has a network of its own (its agent may make no Unix socket), the socket's path
 /// under `network = "open"` (no loopback of its own to listen on).
 pub fn inside_address(network: crate::profile::Network) -> String {
-    match network {
-        crate::profile::Network::Open => Path::new(INSIDE).join(SOCKET).display().to_string(),
-        _ => format!("127.0.0.1:{INSIDE_PORT}"),
+    match bridged(network) {
+        false => Path::new(INSIDE).join(SOCKET).display().to_string(),
+        true => format!("127.0.0.1:{INSIDE_PORT}"),
     }
+}
+
+/// Whether a sandbox with `network` reaches its door over its own loopback (it has one: every
+/// network but the machine's), the one rule [`inside_address`] and the sandbox's bridge follow.
+pub fn bridged(network: crate::profile::Network) -> bool {
+    network != crate::profile::Network::Open
 }
 
 /// The agent's connection to its door: the door's socket, or (where the agent may make no

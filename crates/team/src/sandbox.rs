@@ -79,8 +79,8 @@ pub struct Boundary {
     pub pass: Vec<String>,
     /// The attempt's door folder ([`crate::door`]), shown at [`crate::door::INSIDE`].
     pub door: Option<PathBuf>,
-    /// The door folder holds a door to bridge (an agent's attempt; a check's holds only its
-    /// proxy).
+    /// The door folder's door is bridged from the sandbox's loopback ([`crate::door::bridged`]:
+    /// an agent's attempt with a network of its own; a check's folder holds only its proxy).
     pub bridge_door: bool,
     /// The agent may make Unix sockets (the profile's `sandbox.unix_sockets`, the check's
     /// `check_unix_sockets`): off by default where the sandbox has a network of its own, since
@@ -234,7 +234,8 @@ impl Boundary {
         let seal = !self.unix_sockets && !matches!(self.network, Reach::Machine);
         let start = crate::inside::Start {
             // Where the sandbox has a loopback of its own, the door is reached there.
-            door: (self.bridge_door && !matches!(self.network, Reach::Machine))
+            door: self
+                .bridge_door
                 .then(|| Path::new(crate::door::INSIDE).join(crate::door::SOCKET)),
             seal,
             max_processes: Some(self.max_processes),
