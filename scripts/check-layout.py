@@ -1,13 +1,26 @@
 #!/usr/bin/env python3
 """Checks the shape docs/CRATES.md promises: no two modules of a crate import each other in a
-circle (through `crate::module` paths outside comments and test modules), and no source file
-outside tests is over 600 lines. Prints each violation and exits 1 when there is one."""
+circle (through `crate::module` paths outside comments and test modules), no source file
+outside tests is over 600 lines, and no code outside the agent CLIs' adapters
+(crates/team/src/agent_cli/) asks which agent CLI it runs: it asks the kind's adapter. Prints
+each violation and exits 1 when there is one."""
 
 import os
 import re
 import sys
 
 MAX_LINES = 600
+ADAPTERS = os.path.join("crates", "team", "src", "agent_cli")
+
+# A choice made on the agent kind: a kind named by its name, compared, or matched.
+KIND_CHOICES = [
+    (re.compile(r'AgentKind::named\(\s*"'), "names an agent kind"),
+    (re.compile(r'AgentKind::[A-Z][a-z]\w*'), "names an agent kind's variant"),
+    (re.compile(r'\bkind(\(\))?\.name\(\)\s*(==|!=)|(==|!=)\s*[\w.]*kind(\(\))?\.name\(\)'), "compares an agent kind's name"),
+    (re.compile(r'\bmatch\b[^{;]*\bkind(\(\))?\.name\(\)'), "matches on an agent kind's name"),
+    (re.compile(r'\bprofile\.kind\s*(==|!=)|(==|!=)\s*[\w.]*profile\.kind\b'), "compares a profile's agent kind"),
+    (re.compile(r'\bmatch\b[^{;]*\bprofile\.kind\s*\{'), "matches on a profile's agent kind"),
+]
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
@@ -49,8 +62,24 @@ def circles(graph):
     return found
 
 
+def adapter_names():
+    """The names the adapters give their kinds (`fn name(&self) -> &'static str { "claude" }`)."""
+    names = set()
+    folder = os.path.join(ROOT, ADAPTERS)
+    for base, _, files in os.walk(folder):
+        for name in files:
+            if name.endswith(".rs"):
+                with open(os.path.join(base, name), encoding="utf-8") as f:
+                    names.update(re.findall(r'fn name\(&self\) -> &\'static str \{\s*"([a-z0-9_-]+)"', f.read()))
+    return names
+
+
 def main():
     problems = []
+    names = "|".join(sorted(adapter_names()))
+    if names:
+        # A kind's name matched or compared as a string.
+        KIND_CHOICES.append((re.compile(rf'"({names})"\s*(=>|==|!=|\|)|(==|!=)\s*"({names})"'), "matches or compares an agent kind's name"))
     sources = [os.path.join(ROOT, "crates", c) for c in sorted(os.listdir(os.path.join(ROOT, "crates")))]
     sources.append(os.path.join(ROOT, "src-tauri"))
     for crate in sources:
@@ -68,6 +97,14 @@ def main():
                 with open(path, encoding="utf-8") as f:
                     text = f.read()
                 lines = text.split("#[cfg(test)]")[0].count("\n")
+                if not is_test and not os.path.relpath(path, ROOT).startswith(ADAPTERS):
+                    for number, line in enumerate(code_of(text).split("\n"), 1):
+                        for pattern, what in KIND_CHOICES:
+                            if pattern.search(line):
+                                problems.append(
+                                    f"{os.path.relpath(path, ROOT)}: {what} outside the adapters "
+                                    f"({ADAPTERS}): ask the kind's adapter instead: {line.strip()}"
+                                )
                 if not is_test and lines > MAX_LINES:
                     problems.append(f"{os.path.relpath(path, ROOT)}: {lines} lines outside tests (at most {MAX_LINES})")
                 module = relative[:-3].split(os.sep)[0]
@@ -82,7 +119,7 @@ def main():
         print(problem)
     if problems:
         return 1
-    print("layout: no import circles, no source file over 600 lines")
+    print("layout: no import circles, no source file over 600 lines, no choice on the agent kind outside its adapter")
     return 0
 
 

@@ -18,54 +18,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::profile::AgentKind;
-
-/// What of an agent CLI's state folder is the user's to give it: files and folders copied in.
-struct Seed {
-    /// The folder's name under the home folder (`.claude`), where the CLI looks by default.
-    folder: &'static str,
-    /// The variable that moves it (`CLAUDE_CONFIG_DIR`), when the CLI has one.
-    variable: Option<&'static str>,
-    /// Names in the user's folder that are copied: credentials, settings, instructions.
-    names: &'static [&'static str],
-}
-
-fn seed(kind: AgentKind) -> Option<Seed> {
-    match kind {
-        AgentKind::Claude => Some(Seed {
-            folder: ".claude",
-            variable: Some("CLAUDE_CONFIG_DIR"),
-            names: &[
-                ".credentials.json",
-                "settings.json",
-                "CLAUDE.md",
-                "agents",
-                "commands",
-                "skills",
-            ],
-        }),
-        AgentKind::Codex => Some(Seed {
-            folder: ".codex",
-            variable: Some("CODEX_HOME"),
-            names: &["auth.json", "config.toml", "AGENTS.md", "prompts"],
-        }),
-        AgentKind::Gemini => Some(Seed {
-            folder: ".gemini",
-            variable: None,
-            names: &[
-                "settings.json",
-                "oauth_creds.json",
-                "google_accounts.json",
-                "installation_id",
-                "GEMINI.md",
-                ".env",
-                "commands",
-                "extensions",
-            ],
-        }),
-        AgentKind::Exec => None,
-    }
-}
+use crate::agent_cli::StateFolder;
 
 /// One task's private state for its agent CLI.
 pub(crate) struct AgentHome {
@@ -101,28 +54,32 @@ impl AgentHome {
         let _ = fs::remove_dir_all(&self.dir);
     }
 
-    /// Makes the folder for an agent of `kind` when it has none, and copies in what of the
-    /// user's state (under `home`, or where the CLI's variable moved it) is newer than its
-    /// copy. `None` for a command, which has no CLI state.
-    pub fn prepare(&self, kind: AgentKind, home: Option<&Path>) -> io::Result<Option<StateMount>> {
-        let moved = seed(kind)
+    /// Makes the folder for an agent whose CLI keeps its state as `seed` says when it has
+    /// none, and copies in what of the user's state (under `home`, or where the CLI's variable
+    /// moved it) is newer than its copy. `None` for a CLI with no state (a command).
+    pub fn prepare(
+        &self,
+        seed: Option<StateFolder>,
+        home: Option<&Path>,
+    ) -> io::Result<Option<StateMount>> {
+        let moved = seed
             .and_then(|seed| seed.variable)
             .and_then(std::env::var_os)
             .map(PathBuf::from)
             .filter(|p| p.is_absolute());
-        self.prepare_from(kind, home, moved)
+        self.prepare_from(seed, home, moved)
     }
 
     /// [`prepare`](Self::prepare) with the user's state folder moved to `moved` (the value of
     /// the CLI's variable), if it was.
     fn prepare_from(
         &self,
-        kind: AgentKind,
+        seed: Option<StateFolder>,
         home: Option<&Path>,
         moved: Option<PathBuf>,
     ) -> io::Result<Option<StateMount>> {
         use std::os::unix::fs::DirBuilderExt;
-        let Some(seed) = seed(kind) else {
+        let Some(seed) = seed else {
             return Ok(None);
         };
         let folder = self.dir.join(&seed.folder[1..]);
@@ -141,11 +98,11 @@ impl AgentHome {
                 refresh(&user.join(name), &folder.join(name))?;
             }
         }
-        if kind == AgentKind::Claude {
-            // Claude Code keeps its main file beside the folder unless the variable moved the
-            // folder (then it is inside): the agent gets it inside, at the variable's place.
+        if let Some(beside) = seed.beside {
+            // Beside the folder unless the variable moved the folder (then it is inside): the
+            // agent gets it inside, at the variable's place.
             if let Some(global) = moved.or_else(|| home.map(Path::to_path_buf)) {
-                refresh(&global.join(".claude.json"), &folder.join(".claude.json"))?;
+                refresh(&global.join(beside), &folder.join(beside))?;
             }
         }
         let inside = home.unwrap_or(Path::new("/tmp")).join(seed.folder);
@@ -224,6 +181,12 @@ fn remove_any(path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn state_of(kind: &str) -> Option<StateFolder> {
+        crate::agent_cli::AgentKind::named(kind)
+            .unwrap()
+            .state_folder()
+    }
     use std::os::unix::fs::symlink;
 
     fn home_of(dir: &Path) -> AgentHome {
@@ -243,7 +206,7 @@ mod tests {
         fs::write(user.join(".codex/history.jsonl"), "the user's history").unwrap();
         let home = home_of(dir.path());
         let mount = home
-            .prepare_from(AgentKind::Codex, Some(&user), None)
+            .prepare_from(state_of("codex"), Some(&user), None)
             .unwrap()
             .unwrap();
         assert_eq!(mount.inside, user.join(".codex"));
@@ -261,7 +224,7 @@ mod tests {
         // The agent changes its copy: the user's is untouched, and the next attempt keeps the
         // agent's newer copy (a refreshed sign-in) until the user's changes.
         fs::write(mount.folder.join("auth.json"), "{\"token\":2}").unwrap();
-        home.prepare_from(AgentKind::Codex, Some(&user), None)
+        home.prepare_from(state_of("codex"), Some(&user), None)
             .unwrap();
         assert_eq!(
             fs::read_to_string(user.join(".codex/auth.json")).unwrap(),
@@ -277,7 +240,7 @@ mod tests {
             .open(user.join(".codex/auth.json"))
             .unwrap();
         file.set_modified(later).unwrap();
-        home.prepare_from(AgentKind::Codex, Some(&user), None)
+        home.prepare_from(state_of("codex"), Some(&user), None)
             .unwrap();
         assert_eq!(
             fs::read_to_string(mount.folder.join("auth.json")).unwrap(),
@@ -301,7 +264,7 @@ mod tests {
         fs::write(victim.join("file"), "VICTIM").unwrap();
         let home = home_of(dir.path());
         let mount = home
-            .prepare_from(AgentKind::Gemini, Some(&user), None)
+            .prepare_from(state_of("gemini"), Some(&user), None)
             .unwrap()
             .unwrap();
         // What a hostile agent leaves: its settings a link to a file of the user's, its
@@ -311,7 +274,7 @@ mod tests {
         fs::remove_dir_all(mount.folder.join("commands")).unwrap();
         symlink(&victim, mount.folder.join("commands")).unwrap();
 
-        home.prepare_from(AgentKind::Gemini, Some(&user), None)
+        home.prepare_from(state_of("gemini"), Some(&user), None)
             .unwrap();
         assert_eq!(fs::read_to_string(victim.join("file")).unwrap(), "VICTIM");
         assert!(!victim.join("c.toml").exists());
@@ -330,7 +293,7 @@ mod tests {
         // Its whole folder a link: replaced too, and clearing removes the link, not the target.
         fs::remove_dir_all(&mount.folder).unwrap();
         symlink(&victim, &mount.folder).unwrap();
-        home.prepare_from(AgentKind::Gemini, Some(&user), None)
+        home.prepare_from(state_of("gemini"), Some(&user), None)
             .unwrap();
         assert!(!victim.join("settings.json").exists());
         symlink(&victim, mount.folder.join("linked")).unwrap();
@@ -347,7 +310,7 @@ mod tests {
         fs::write(user.join(".claude/.credentials.json"), "secret").unwrap();
         let home = home_of(dir.path());
         let mount = home
-            .prepare_from(AgentKind::Claude, Some(&user), None)
+            .prepare_from(state_of("claude"), Some(&user), None)
             .unwrap()
             .unwrap();
         assert_eq!(mount.variable, Some("CLAUDE_CONFIG_DIR"));
@@ -355,7 +318,7 @@ mod tests {
         assert!(mount.folder.join(".claude.json").is_file());
         assert!(mount.folder.join(".credentials.json").is_file());
         assert_eq!(
-            home.prepare_from(AgentKind::Exec, Some(&user), None)
+            home.prepare_from(state_of("exec"), Some(&user), None)
                 .unwrap(),
             None
         );
@@ -372,7 +335,7 @@ mod tests {
             .set_modified(later)
             .unwrap();
         let mount = home
-            .prepare_from(AgentKind::Claude, Some(&user), Some(moved))
+            .prepare_from(state_of("claude"), Some(&user), Some(moved))
             .unwrap()
             .unwrap();
         assert_eq!(mount.inside, user.join(".claude"));

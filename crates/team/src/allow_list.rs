@@ -51,13 +51,13 @@ pub const REGISTRIES: [&str; 10] = [
 
 /// A profile's allow-list: the package registries, its agent CLI's `model_hosts`, the
 /// addresses `env` (the agent's variables, later ones winning) gives in `base_url_variables`,
-/// the `base_url`s of the model providers in `provider_config` (Codex's `config.toml`, the
-/// user's own), and the profile's own `extra` entries.
+/// the model addresses the user configured for it (`configured`: Codex's providers), and the
+/// profile's own `extra` entries.
 pub fn defaults(
     model_hosts: &[&str],
     base_url_variables: &[&str],
     env: &[(String, String)],
-    provider_config: Option<&str>,
+    configured: &[String],
     extra: &[String],
 ) -> Result<AllowList, String> {
     let mut entries: Vec<String> = REGISTRIES
@@ -72,16 +72,7 @@ pub fn defaults(
             entries.push(url.clone());
         }
     }
-    if let Some(text) = provider_config
-        && let Ok(config) = toml::from_str::<toml::Table>(text)
-    {
-        let providers = config.get("model_providers").and_then(|p| p.as_table());
-        for provider in providers.into_iter().flat_map(|p| p.values()) {
-            if let Some(url) = provider.get("base_url").and_then(|u| u.as_str()) {
-                entries.push(url.to_string());
-            }
-        }
-    }
+    entries.extend(configured.iter().cloned());
     let mut list = AllowList::parse(extra)?;
     for entry in entries {
         // A malformed address in the user's own environment allows nothing, and is not an
@@ -307,7 +298,7 @@ mod tests {
             &["api.anthropic.com"],
             &["ANTHROPIC_BASE_URL"],
             &env,
-            None,
+            &[],
             &[],
         )
         .unwrap();
@@ -317,25 +308,23 @@ mod tests {
         assert!(!claude.allows("127.0.0.1", 1));
         assert!(!claude.allows("127.0.0.1", 5000));
         assert!(!claude.allows("api.openai.com", 443));
-        let config =
-            "model = \"m\"\n[model_providers.local]\nbase_url = \"http://localhost:7000/v1\"\n";
         let codex = defaults(
             &["api.openai.com"],
             &[],
             &[],
-            Some(config),
+            &["http://localhost:7000/v1".to_string()],
             &["x.org".into()],
         )
         .unwrap();
         assert!(codex.allows("localhost", 7000));
         assert!(codex.allows("x.org", 443));
         assert!(codex.allows("api.openai.com", 443));
-        let exec = defaults(&[], &[], &[], None, &[]).unwrap();
+        let exec = defaults(&[], &[], &[], &[], &[]).unwrap();
         assert!(!exec.allows("api.anthropic.com", 443));
         assert!(exec.allows("index.crates.io", 443));
         assert!(exec.allows("static.crates.io", 443));
         // crates.io's API (publishing, yanking) is not a download.
         assert!(!exec.allows("crates.io", 443));
-        assert!(defaults(&[], &[], &[], None, &["bad host".into()]).is_err());
+        assert!(defaults(&[], &[], &[], &[], &["bad host".into()]).is_err());
     }
 }

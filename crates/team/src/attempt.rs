@@ -11,13 +11,12 @@ use baton_core::{
     Attempt, AttemptEnd, Happened, Task, TaskStatus, Timestamp, TranscriptEvent, Usage,
 };
 
+use crate::agent_cli::OutputReader;
+use crate::agent_cli::Session;
 use crate::crew::{Crew, working};
 use crate::error::Result;
 use crate::exec::{MAX_ERROR_BYTES, MAX_OUTPUT_BYTES, Tail};
-use crate::launch::Session;
-use crate::output::OutputReader;
 use crate::process::{AgentProcess, Launch, Output};
-use crate::profile::AgentKind;
 use crate::report::{self, Printed};
 
 /// Events stored in one write, at most.
@@ -369,7 +368,7 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
                 if crew.echo {
                     echo(stream, &line);
                 }
-                if profile.kind == AgentKind::Exec {
+                if profile.kind.reports_by_exit() {
                     match stream {
                         Stream::Stdout => stdout.push_line(&line),
                         Stream::Stderr => stderr.push_line(&line),
@@ -380,8 +379,8 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
                 }
                 // An agent that names its own session (Codex's thread): kept at once, so a
                 // team started again after this supervisor is killed can resume it.
-                if record.session_id.is_none() && reader.session_id.is_some() {
-                    record.session_id = reader.session_id.clone();
+                if record.session_id.is_none() && reader.so_far.session_id.is_some() {
+                    record.session_id = reader.so_far.session_id.clone();
                     let _ = crew.save_attempt(&record);
                 }
             }
@@ -409,13 +408,13 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
         }
         if interrupted.is_none() {
             let mut spent = plan.spent_before;
-            spent.add(&reader.usage);
+            spent.add(&reader.so_far.usage);
             interrupted = crew
                 .flags_of(plan.worker)
                 .is_some_and(|f| f.stop_now())
                 .then_some(Interrupted::StopNow)
                 .or_else(|| {
-                    crew.over_budget(&spent, &reader.usage, Some(process.running_for()))
+                    crew.over_budget(&spent, &reader.so_far.usage, Some(process.running_for()))
                         .map(Interrupted::Budget)
                 });
             if let Some(why) = &interrupted {
@@ -483,10 +482,10 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
         code: exit_code,
         signal,
     });
-    crew.add_spend(&reader.usage);
-    record.usage = reader.usage;
-    record.session_id = reader.session_id.clone().or(record.session_id);
-    record.last_message = reader.last_said.clone();
+    crew.add_spend(&reader.so_far.usage);
+    record.usage = reader.so_far.usage;
+    record.session_id = reader.so_far.session_id.clone().or(record.session_id);
+    record.last_message = reader.so_far.last_said.clone();
     record.events = transcript.seq;
     record.ended_at = Some(Timestamp::now());
     let how = match (exit_code, signal) {
@@ -499,13 +498,13 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
         stderr: stderr.text(),
     };
     let mut spent = plan.spent_before;
-    spent.add(&reader.usage);
+    spent.add(&reader.so_far.usage);
     // A shell that could not find or run the agent's program says so by 126 or 127, at once.
     let not_started = interrupted.is_none()
         && matches!(exit_code, Some(126 | 127))
         && process.running_for() < START_WINDOW;
     // A command that ended by itself reports its task by its exit status.
-    let by_exit = profile.kind == AgentKind::Exec
+    let by_exit = profile.kind.reports_by_exit()
         && !not_started
         && interrupted.is_none()
         && exit_code.is_some()

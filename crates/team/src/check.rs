@@ -114,7 +114,7 @@ impl CheckSandbox {
         let (allow, folder, proxy) = match settings.check_network {
             Network::Open | Network::Off => (None, None, None),
             Network::AllowList => {
-                let allow = crate::allow_list::defaults(&[], &[], &[], None, &settings.check_allow)
+                let allow = crate::allow_list::defaults(&[], &[], &[], &[], &settings.check_allow)
                     .map_err(|e| TeamError::new(ErrorKind::InvalidInput, e))?;
                 let folder = layout.team_dir().join("checks").join(format!(
                     "{}-{}-{}",
@@ -156,7 +156,7 @@ impl CheckSandbox {
                 project_writable,
                 coordination: layout.root().to_path_buf(),
                 worktree,
-                kind: crate::profile::AgentKind::Exec,
+                pass_prefixes: Vec::new(),
                 home,
                 state: None,
                 read,

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::process::Launch;
-use crate::profile::{AgentKind, Network};
+use crate::profile::Network;
 use crate::sandbox::{Boundary, Reach, expand_all, user_home};
 
 /// An attempt's launch as it runs: inside its sandbox with its door open (and its pids
@@ -36,7 +36,7 @@ pub(crate) fn contain(
     }
     let home = user_home();
     let state = crate::agent_home::AgentHome::of(crew.local, task)?
-        .prepare(crew.profile.kind, home.as_deref())
+        .prepare(crew.profile.kind.state_folder(), home.as_deref())
         .map_err(|e| {
             crate::error::TeamError::new(
                 baton_core::ErrorKind::Io,
@@ -58,18 +58,18 @@ pub(crate) fn contain(
         Network::AllowList => {
             let mut env: Vec<(String, String)> = std::env::vars().collect();
             env.extend(launch.env.iter().cloned());
-            // Codex's providers as the user configured them, not as an agent left its copy.
+            // The model addresses as the user configured them, not as an agent left its copy.
             let kind = crew.profile.kind;
-            let codex_config = state
+            let configured = state
                 .as_ref()
                 .and_then(|s| s.user.as_ref())
-                .filter(|_| kind == AgentKind::Codex)
-                .and_then(|user| std::fs::read_to_string(user.join("config.toml")).ok());
+                .map(|user| kind.configured_model_urls(user))
+                .unwrap_or_default();
             let list = crate::allow_list::defaults(
                 kind.model_hosts(),
                 kind.base_url_variables(),
                 &env,
-                codex_config.as_deref(),
+                &configured,
                 &settings.allow,
             )
             .map_err(|e| {
@@ -109,7 +109,7 @@ pub(crate) fn contain(
         project_writable: access.is_none(),
         coordination: crew.local.root().to_path_buf(),
         worktree: access,
-        kind: crew.profile.kind,
+        pass_prefixes: crew.profile.kind.variable_prefixes().to_vec(),
         state,
         read: expand_all(&settings.read, home.as_deref()),
         write: expand_all(&settings.write, home.as_deref()),

@@ -181,12 +181,12 @@ impl<'a> Crew<'a> {
         running_for: Option<Duration>,
     ) -> Option<String> {
         let profile = &self.profile;
-        // Claude Code is given its caps (--max-turns, --max-budget-usd) and stops itself at
-        // them with its own report of the cost; it is stopped from outside only if it
+        // An agent given its caps (Claude Code's --max-turns, --max-budget-usd) stops itself
+        // at them with its own report of the cost; it is stopped from outside only if it
         // overruns them.
-        let (turn_slack, cost_slack) = match profile.kind {
-            crate::profile::AgentKind::Claude if running_for.is_some() => (2, 1.5),
-            _ => (0, 1.0),
+        let (turn_slack, cost_slack) = match profile.kind.caps_itself() && running_for.is_some() {
+            true => (2, 1.5),
+            false => (0, 1.0),
         };
         if let Some(cap) = profile.max_cost_usd
             && task_spent.cost_usd >= cap * cost_slack

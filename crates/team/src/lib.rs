@@ -7,9 +7,10 @@
 //! takes up every task its workers held. Claims, leases, reservations and worktrees are the
 //! ones every worker uses (`baton-live`, `baton-git`); this crate adds the agents' processes.
 //!
-//! Modules: `claude` (Claude Code's project settings and hook answers), `profile` (what each kind of agent runs, and the project's own profiles), `launch`
-//! (the exact command line), `prompt` (what the agent is told), `process` (a process group,
-//! its output as lines), `output` (those lines as transcript events and usage), `crew` (what the workers share), `attempt` (one
+//! Modules: `agent_cli` (one adapter per agent CLI: its command line, its output, its state,
+//! its sessions; Claude Code's project setup beside its adapter), `profile` (what each kind of agent runs, and the project's own profiles), `launch`
+//! (an attempt's launch: its environment and its adapter's command line), `prompt` (what the agent is told), `process` (a process group,
+//! its output as lines), `crew` (what the workers share), `attempt` (one
 //! agent process at one task, to its end), `agent_home` (an agent CLI's state, private to its task), `allow_list` and `net_proxy` (a sandboxed agent's network: what it reaches, and the proxy that lets only that through), `exec` (a task's command: its environment, the
 //! ends of its output), `report` (an `exec` command's exit status as its task's report), `settle` (a
 //! worker's changes to its task, riding out a store that went away), `worker` (one worker's tasks and attempts: the engine a team's supervisor and
@@ -17,12 +18,12 @@
 //! `supervisor` (the workers, the lock, the requests), `start` (the team-up request: checked,
 //! resized, or a supervisor started in a process of its own).
 
+pub mod agent_cli;
 pub mod agent_home;
 pub mod allow_list;
 mod ask_gate;
 mod attempt;
 pub mod check;
-pub mod claude;
 mod contain;
 pub mod crew;
 pub mod door;
@@ -36,7 +37,6 @@ mod listening;
 pub mod merge_queue;
 pub mod merger;
 pub mod net_proxy;
-pub mod output;
 pub mod pids_cgroup;
 pub mod process;
 pub mod profile;
@@ -56,6 +56,7 @@ use std::time::Duration;
 
 use baton_core::AttemptEnd;
 
+pub use agent_cli::claude_project as claude;
 pub use attempt::STOP_GRACE;
 pub use crew::TeamStores;
 pub use error::{Result, TeamError};

@@ -30,54 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, TeamError};
 pub use baton_core::network::Network;
 
-/// How a profile's agent is run and its output read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentKind {
-    /// Claude Code headless: `claude -p PROMPT --output-format stream-json --verbose`.
-    Claude,
-    /// Codex: `codex exec --json PROMPT`.
-    Codex,
-    /// Gemini CLI: `gemini -p PROMPT --output-format stream-json`.
-    Gemini,
-    /// Any command, run by `sh -c` with the task in its environment and on stdin (as
-    /// `worker loop` runs it); exit 0 completes the task, anything else fails it.
-    Exec,
-}
-
-impl AgentKind {
-    /// The hosts its CLI reaches for its model and sign-in: on a sandboxed agent's allow-list
-    /// by default ([`crate::allow_list`]).
-    pub fn model_hosts(self) -> &'static [&'static str] {
-        match self {
-            AgentKind::Claude => &[
-                "api.anthropic.com",
-                "console.anthropic.com",
-                "statsig.anthropic.com",
-                "claude.ai",
-                "platform.claude.com",
-            ],
-            AgentKind::Codex => &["api.openai.com", "auth.openai.com", "chatgpt.com"],
-            AgentKind::Gemini => &[
-                "generativelanguage.googleapis.com",
-                "cloudcode-pa.googleapis.com",
-                "oauth2.googleapis.com",
-                "www.googleapis.com",
-            ],
-            AgentKind::Exec => &[],
-        }
-    }
-
-    /// The variables its CLI takes its model's address from (whose hosts are allowed too).
-    pub fn base_url_variables(self) -> &'static [&'static str] {
-        match self {
-            AgentKind::Claude => &["ANTHROPIC_BASE_URL"],
-            AgentKind::Codex => &["OPENAI_BASE_URL"],
-            AgentKind::Gemini => &["GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"],
-            AgentKind::Exec => &[],
-        }
-    }
-}
+pub use crate::agent_cli::{AgentKind, Price};
 
 /// One profile, with every field settled.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -137,29 +90,6 @@ pub struct Profile {
 
 pub use crate::sandbox_settings::SandboxSettings;
 
-/// US dollars per million tokens (`[profiles.codex.price]` with `input`, `output` and
-/// optionally `cached_input`, which is `input` when not given).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    pub input: f64,
-    pub output: f64,
-    #[serde(default)]
-    pub cached_input: Option<f64>,
-}
-
-impl Price {
-    /// What `usage` cost: input tokens read from the cache at their own price.
-    pub fn cost(&self, usage: &baton_core::Usage) -> f64 {
-        let cached = usage.cache_read_tokens.min(usage.input_tokens);
-        let fresh = usage.input_tokens - cached;
-        (fresh as f64 * self.input
-            + cached as f64 * self.cached_input.unwrap_or(self.input)
-            + usage.output_tokens as f64 * self.output)
-            / 1e6
-    }
-}
-
 /// A profile as a file declares it: every field optional, merged over a built-in.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -199,47 +129,17 @@ pub fn profiles_file(layout: &Layout) -> PathBuf {
     layout.team_dir().join("profiles.toml")
 }
 
-/// What to install for a profile's program, by kind.
-fn install_hint(kind: AgentKind) -> &'static str {
-    match kind {
-        AgentKind::Claude => "install Claude Code: `npm install -g @anthropic-ai/claude-code`",
-        AgentKind::Codex => "install Codex: `npm install -g @openai/codex`",
-        AgentKind::Gemini => "install the Gemini CLI: `npm install -g @google/gemini-cli`",
-        AgentKind::Exec => "check the command",
-    }
-}
-
-fn builtin(name: &str) -> Option<Profile> {
-    let (kind, command, prefix) = match name {
-        "claude" => (AgentKind::Claude, "claude", "cc"),
-        "codex" => (AgentKind::Codex, "codex", "cx"),
-        "gemini" => (AgentKind::Gemini, "gemini", "gm"),
-        "exec" => (AgentKind::Exec, "", "ex"),
-        _ => return None,
-    };
-    let claude = kind == AgentKind::Claude;
-    Some(Profile {
-        name: name.to_string(),
+/// The built-in profile of the agent CLI `kind`.
+fn builtin(kind: AgentKind) -> Profile {
+    let own = kind.built_in();
+    Profile {
+        name: kind.name().to_string(),
         kind,
-        command: command.to_string(),
+        command: own.program.to_string(),
         args: Vec::new(),
         model: None,
-        allowed_tools: if claude {
-            [
-                "Bash",
-                "Read",
-                "Edit",
-                "Write",
-                "Glob",
-                "Grep",
-                "mcp__baton",
-            ]
-            .map(String::from)
-            .to_vec()
-        } else {
-            Vec::new()
-        },
-        permission_mode: claude.then(|| "acceptEdits".to_string()),
+        allowed_tools: own.allowed_tools.iter().map(|t| t.to_string()).collect(),
+        permission_mode: own.permission_mode.map(str::to_string),
         browser: false,
         approvals: false,
         env: BTreeMap::new(),
@@ -255,16 +155,16 @@ fn builtin(name: &str) -> Option<Profile> {
         grace_after_report_secs: DEFAULT_GRACE_AFTER_REPORT_SECS,
         max_transcript_mb: DEFAULT_MAX_TRANSCRIPT_MB,
         price: None,
-        name_prefix: prefix.to_string(),
+        name_prefix: own.name_prefix.to_string(),
         sandbox: SandboxSettings::default(),
-    })
+    }
 }
 
 impl Profile {
     /// The profile of `baton worker loop`: `command` run once per task, its exit status the
     /// task's report (no retries, no caps), in a worktree per task when asked.
     pub fn for_command(command: &str, worktree: bool) -> Profile {
-        let mut profile = builtin("exec").expect("exec is built in");
+        let mut profile = builtin(AgentKind::COMMAND);
         profile.command = command.to_string();
         profile.worktree = worktree;
         profile.max_attempts = 1;
@@ -278,9 +178,6 @@ impl Profile {
         profile
     }
 }
-
-/// The built-in profiles' names.
-pub const BUILT_IN: [&str; 4] = ["claude", "codex", "gemini", "exec"];
 
 impl Declared {
     fn over(self, base: Profile) -> Profile {
@@ -326,10 +223,9 @@ pub fn load_profiles(layout: &Layout) -> Result<BTreeMap<String, Profile>> {
         Err(e) => return Err(baton_core::StoreError::io(&path, e).into()),
     };
     let governed = baton_core::policy::policy_path(layout.root()).is_file();
-    let base_of = |name: &str| builtin(name).map(|p| under_policy(p, governed));
-    let mut profiles: BTreeMap<String, Profile> = BUILT_IN
-        .iter()
-        .filter_map(|name| base_of(name).map(|p| (name.to_string(), p)))
+    let base_of = |kind: AgentKind| under_policy(builtin(kind), governed);
+    let mut profiles: BTreeMap<String, Profile> = AgentKind::all()
+        .map(|kind| (kind.name().to_string(), base_of(kind)))
         .collect();
     for (name, declared) in declared {
         baton_core::names::validate_name("profile name", &name)?;
@@ -340,11 +236,12 @@ pub fn load_profiles(layout: &Layout) -> Result<BTreeMap<String, Profile>> {
                     return Err(TeamError::profile(
                         &path,
                         format!(
-                            "profile {name:?} is not built in, so it needs a `kind` (claude, codex, gemini or exec)"
+                            "profile {name:?} is not built in, so it needs a `kind` ({})",
+                            AgentKind::names_in_words()
                         ),
                     ));
                 };
-                let mut base = base_of(kind_name(kind)).expect("every kind has a built-in");
+                let mut base = base_of(kind);
                 base.name = name.clone();
                 base
             }
@@ -356,28 +253,18 @@ pub fn load_profiles(layout: &Layout) -> Result<BTreeMap<String, Profile>> {
     Ok(profiles)
 }
 
-/// A built-in profile in a project with an approval policy: Claude Code may read and use
-/// Baton's tools unasked, and everything else goes to the permission prompt.
+/// A built-in profile in a project with an approval policy: an agent whose permission prompt
+/// Baton answers may use what its adapter allows unasked, and everything else goes to the
+/// prompt.
 fn under_policy(mut profile: Profile, governed: bool) -> Profile {
-    if governed && profile.kind == AgentKind::Claude {
+    if let Some(tools) = profile.kind.under_policy().filter(|_| governed) {
         profile.approvals = true;
-        // Claude Code's acceptEdits would pass file commands (touch, rm, mv) in the working
-        // folder without asking: under a policy, the policy decides them.
+        // A mode that passes commands unasked (Claude Code's acceptEdits would pass `touch`,
+        // `rm`, `mv` in the working folder): under a policy, the policy decides them.
         profile.permission_mode = None;
-        profile.allowed_tools = ["Read", "Glob", "Grep", "mcp__baton"]
-            .map(String::from)
-            .to_vec();
+        profile.allowed_tools = tools.iter().map(|t| t.to_string()).collect();
     }
     profile
-}
-
-fn kind_name(kind: AgentKind) -> &'static str {
-    match kind {
-        AgentKind::Claude => "claude",
-        AgentKind::Codex => "codex",
-        AgentKind::Gemini => "gemini",
-        AgentKind::Exec => "exec",
-    }
 }
 
 /// The values a profile may not have, in words.
@@ -426,15 +313,17 @@ fn check(profile: &Profile) -> std::result::Result<(), String> {
             ));
         }
     }
-    if profile.browser && !matches!(profile.kind, AgentKind::Claude | AgentKind::Codex) {
+    if profile.browser && !profile.kind.takes_mcp_servers() {
+        let configured: Vec<&str> = AgentKind::all()
+            .filter(|k| k.takes_mcp_servers())
+            .map(|k| k.name())
+            .collect();
         return Err(format!(
             "profile {name:?}: browser = true configures the agent's Baton MCP server, which \
-             Baton does for kinds claude and codex only (this one is {}); its agent can start \
+             Baton does for kinds {} only (this one is {}); its agent can start \
              `baton mcp --proxy` itself",
-            serde_json::to_value(profile.kind)
-                .ok()
-                .and_then(|kind| kind.as_str().map(str::to_string))
-                .unwrap_or_default()
+            configured.join(" and "),
+            profile.kind
         ));
     }
     if profile.max_turns == Some(0) {
@@ -465,12 +354,12 @@ pub fn resolve(layout: &Layout, name: &str, exec: Option<&str>) -> Result<Profil
         )
     })?;
     if let Some(exec) = exec {
-        if profile.kind != AgentKind::Exec {
+        if !profile.kind.runs_shell_command() {
             return Err(TeamError::new(
                 ErrorKind::InvalidArguments,
                 format!(
                     "--exec runs a command; profile {name:?} runs {}",
-                    kind_name(profile.kind)
+                    profile.kind
                 ),
             ));
         }
@@ -482,14 +371,14 @@ pub fn resolve(layout: &Layout, name: &str, exec: Option<&str>) -> Result<Profil
             format!("profile {name:?} has no command: give one with --exec 'COMMAND'"),
         ));
     }
-    if profile.kind != AgentKind::Exec {
+    if !profile.kind.runs_shell_command() {
         let found = baton_fs::find_program(&profile.command, None).ok_or_else(|| {
             TeamError::new(
                 ErrorKind::AgentNotInstalled,
                 format!(
                     "profile {name:?} runs `{}`, which is not installed or not on PATH: {} (or set `command` in {})",
                     profile.command,
-                    install_hint(profile.kind),
+                    profile.kind.install_hint(),
                     profiles_file(layout).display()
                 ),
             )
@@ -545,7 +434,7 @@ mod tests {
         assert_eq!(claude.max_cost_usd, Some(2.5));
         assert_eq!(claude.permission_mode.as_deref(), Some("acceptEdits"));
         assert!(claude.allowed_tools.contains(&"mcp__baton".to_string()));
-        assert_eq!(profiles["tests"].kind, AgentKind::Exec);
+        assert_eq!(profiles["tests"].kind, AgentKind::COMMAND);
         assert_eq!(profiles["tests"].command, "make test");
         assert_eq!(profiles["tests"].name_prefix, "ex");
     }

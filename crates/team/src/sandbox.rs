@@ -32,7 +32,7 @@ use baton_git::GitAccess;
 
 use crate::agent_home::StateMount;
 use crate::process::Launch;
-use crate::profile::{AgentKind, Network};
+use crate::profile::Network;
 
 /// The sandbox program.
 pub const BWRAP: &str = "bwrap";
@@ -64,7 +64,9 @@ pub struct Boundary {
     pub coordination: PathBuf,
     /// The task's worktree and what committing there needs, when it has one.
     pub worktree: Option<(PathBuf, GitAccess)>,
-    pub kind: AgentKind,
+    /// The prefixes of further variables of the supervisor's the program needs (its agent
+    /// CLI's own: its API key, its address).
+    pub pass_prefixes: Vec<&'static str>,
     pub home: Option<PathBuf>,
     /// The agent CLI's state folder, the task's own ([`crate::agent_home`]).
     pub state: Option<StateMount>,
@@ -253,7 +255,7 @@ impl Boundary {
         args.extend(launch.args);
         let moved = self.state.as_ref().and_then(|s| s.variable);
         let mut env: Vec<(String, String)> = std::env::vars()
-            .filter(|(key, _)| passed_on(key, self.kind) || self.pass.contains(key))
+            .filter(|(key, _)| passed_on(key, &self.pass_prefixes) || self.pass.contains(key))
             .filter(|(key, _)| Some(key.as_str()) != moved)
             .collect();
         if let Some(state) = &self.state
@@ -415,7 +417,7 @@ const STORE_VARIABLES: [&str; 3] = ["BATON_STORE", "BATON_PROJECT", "BATON_LEASE
 /// own (its API key and address). Nothing else: not `PGPASSWORD`, not `BATON_STORE`, not a
 /// cloud's keys, not tokens the user exported for themselves. Baton's own variables for the
 /// attempt (`BATON_TASK_ID`, …) and a profile's `env` are added to these.
-fn passed_on(key: &str, kind: AgentKind) -> bool {
+fn passed_on(key: &str, own: &[&str]) -> bool {
     const ALWAYS: [&str; 21] = [
         "PATH",
         "HOME",
@@ -441,24 +443,6 @@ fn passed_on(key: &str, kind: AgentKind) -> bool {
         "NODE_EXTRA_CA_CERTS",
     ];
     const PREFIXES: [&str; 3] = ["LC_", "GIT_AUTHOR_", "GIT_COMMITTER_"];
-    let own: &[&str] = match kind {
-        // Claude Code's settings by variable (its documented DISABLE_*, ENABLE_*, MCP_*,
-        // MAX_*, BASH_* and its Vertex region besides its own prefixes).
-        AgentKind::Claude => &[
-            "ANTHROPIC_",
-            "CLAUDE_",
-            "DISABLE_",
-            "ENABLE_",
-            "MCP_",
-            "MAX_",
-            "BASH_",
-            "VERTEX_",
-            "CLOUD_ML_",
-        ],
-        AgentKind::Codex => &["OPENAI_", "CODEX_"],
-        AgentKind::Gemini => &["GEMINI_", "GOOGLE_"],
-        AgentKind::Exec => &[],
-    };
     ALWAYS.contains(&key)
         || PREFIXES
             .iter()

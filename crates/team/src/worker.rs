@@ -16,13 +16,13 @@ use baton_git::Worktree;
 use baton_live::claim_wait::{ClaimWait, WaitedClaim, claim_when_ready};
 
 use crate::Progress;
+use crate::agent_cli::Session;
 use crate::attempt::{AttemptPlan, Interrupted, run_attempt};
 use crate::crew::{Crew, WorkerFlags};
 use crate::error::Result;
 use crate::glance::Glance;
-use crate::launch::{Attempting, Session, launch, new_session_id};
-use crate::profile::AgentKind;
-use crate::prompt::{Reporting, TaskBrief, task_prompt};
+use crate::launch::{Attempting, launch};
+use crate::prompt::{TaskBrief, task_prompt};
 use crate::settle::{released, reported_by, settle, started};
 
 /// What a worker did before it stopped.
@@ -283,7 +283,7 @@ fn work_task(
         resume_session = last
             .session_id
             .clone()
-            .filter(|_| matches!(crew.profile.kind, AgentKind::Claude | AgentKind::Codex));
+            .filter(|_| crew.profile.kind.resumes());
     }
     // The agent CLI's own state for this task: kept past a supervisor that died (its session
     // resumes from it), made afresh otherwise, and removed when the worker is done with it.
@@ -299,11 +299,7 @@ fn work_task(
         for a in &earlier {
             spent.add(&a.usage);
         }
-        let session = match (crew.profile.kind, resume_session.take()) {
-            (AgentKind::Claude | AgentKind::Codex, Some(id)) => Session::Resume(id),
-            (AgentKind::Claude, None) => Session::New(new_session_id()),
-            _ => Session::Unnamed,
-        };
+        let session = crew.profile.kind.session(resume_session.take());
         let prompt = match &session {
             Session::Resume(_) => format!(
                 "Baton restarted you after your supervisor stopped. Go on with task {id} as agent \
@@ -312,10 +308,7 @@ fn work_task(
             _ => task_prompt(
                 crew.tasks,
                 &TaskBrief {
-                    reporting: match crew.profile.kind {
-                        AgentKind::Gemini => Reporting::Cli,
-                        _ => Reporting::Mcp,
-                    },
+                    reporting: crew.profile.kind.reporting(),
                     agent: name,
                     task: &task,
                     worktree: worktree.as_ref(),
@@ -430,12 +423,10 @@ fn work_task(
                     && (end == AttemptEnd::Crashed || crew.profile.retry_unreported)
                     && !flags.finishing();
                 if !retry {
-                    let reason = match crew.profile.kind {
-                        // A command's only attempt fails the task as the command said.
-                        AgentKind::Exec if counted.len() == 1 => {
-                            crate::report::attempt_failure(&finished.record, &finished.stderr)
-                        }
-                        _ => give_up_reason(&counted),
+                    // A command's only attempt fails the task as the command said.
+                    let reason = match crew.profile.kind.reports_by_exit() && counted.len() == 1 {
+                        true => crate::report::attempt_failure(&finished.record, &finished.stderr),
+                        false => give_up_reason(&counted),
                     };
                     fail(crew, name, &id, &reason, report);
                     return Ok(());
