@@ -7,7 +7,7 @@
 //! configuration from the lead's `.coordination/` only (written by the lead, never by a merge).
 //!
 //! `.coordination/` is always protected; `review.toml`'s `protect` names the rest (by default
-//! the agent CLIs' project settings). Patterns are written as reservations are
+//! the agent CLIs' project settings, which each CLI's adapter in `baton-team` names). Patterns are written as reservations are
 //! ([`crate::reservations::normalise`]): project-relative, a folder ends in `/`, globs allowed.
 
 use crate::error::{Result, StoreError};
@@ -15,15 +15,6 @@ use crate::reservations::{covers, normalise};
 
 /// Protected whatever `review.toml` says: Baton's own folder.
 pub const ALWAYS: &str = ".coordination/";
-
-/// What `protect` is when `review.toml` does not say: the project settings of the agent CLIs
-/// and of the MCP servers the lead's own agent starts, each of which can name a program the
-/// lead's tools would run.
-pub fn default_protected() -> Vec<String> {
-    [".mcp.json", ".claude/", ".codex/", ".gemini/"]
-        .map(String::from)
-        .to_vec()
-}
 
 /// `.coordination/` and the project's own list, normalised.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -54,20 +54,24 @@ impl AgentHome {
         let _ = fs::remove_dir_all(&self.dir);
     }
 
-    /// Makes the folder for an agent whose CLI keeps its state as `seed` says when it has
+    /// Makes a folder for each folder an agent's CLI keeps its state in (`seeds`) when it has
     /// none, and copies in what of the user's state (under `home`, or where the CLI's variable
-    /// moved it) is newer than its copy. `None` for a CLI with no state (a command).
+    /// moved it) is newer than its copy. None for a CLI with no state (a command).
     pub fn prepare(
         &self,
-        seed: Option<StateFolder>,
+        seeds: &[StateFolder],
         home: Option<&Path>,
-    ) -> io::Result<Option<StateMount>> {
-        let moved = seed
-            .and_then(|seed| seed.variable)
-            .and_then(std::env::var_os)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute());
-        self.prepare_from(seed, home, moved)
+    ) -> io::Result<Vec<StateMount>> {
+        let mut mounts = Vec::new();
+        for seed in seeds {
+            let moved = seed
+                .variable
+                .and_then(std::env::var_os)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute());
+            mounts.extend(self.prepare_from(Some(*seed), home, moved)?);
+        }
+        Ok(mounts)
     }
 
     /// [`prepare`](Self::prepare) with the user's state folder moved to `moved` (the value of
@@ -90,7 +94,7 @@ impl AgentHome {
             .create(&self.dir)?;
         if !fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
             remove_any(&folder)?;
-            fs::create_dir(&folder)?;
+            fs::create_dir_all(&folder)?;
         }
         let user = moved.clone().or_else(|| home.map(|h| h.join(seed.folder)));
         if let Some(user) = &user {
@@ -183,9 +187,8 @@ mod tests {
     use super::*;
 
     fn state_of(kind: &str) -> Option<StateFolder> {
-        crate::agent_cli::AgentKind::named(kind)
-            .unwrap()
-            .state_folder()
+        let kind = crate::agent_cli::AgentKind::named(kind).unwrap();
+        kind.state_folders().first().copied()
     }
     use std::os::unix::fs::symlink;
 

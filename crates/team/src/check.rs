@@ -158,7 +158,7 @@ impl CheckSandbox {
                 worktree,
                 pass_prefixes: Vec::new(),
                 home,
-                state: None,
+                states: Vec::new(),
                 read,
                 write,
                 network,

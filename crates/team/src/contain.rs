@@ -35,8 +35,8 @@ pub(crate) fn contain(
         });
     }
     let home = user_home();
-    let state = crate::agent_home::AgentHome::of(crew.local, task)?
-        .prepare(crew.profile.kind.state_folder(), home.as_deref())
+    let states = crate::agent_home::AgentHome::of(crew.local, task)?
+        .prepare(crew.profile.kind.state_folders(), home.as_deref())
         .map_err(|e| {
             crate::error::TeamError::new(
                 baton_core::ErrorKind::Io,
@@ -60,11 +60,11 @@ pub(crate) fn contain(
             env.extend(launch.env.iter().cloned());
             // The model addresses as the user configured them, not as an agent left its copy.
             let kind = crew.profile.kind;
-            let configured = state
-                .as_ref()
-                .and_then(|s| s.user.as_ref())
-                .map(|user| kind.configured_model_urls(user))
-                .unwrap_or_default();
+            let configured: Vec<String> = states
+                .iter()
+                .filter_map(|s| s.user.as_ref())
+                .flat_map(|user| kind.configured_model_urls(user))
+                .collect();
             let list = crate::allow_list::defaults(
                 kind.model_hosts(),
                 kind.base_url_variables(),
@@ -110,7 +110,7 @@ pub(crate) fn contain(
         coordination: crew.local.root().to_path_buf(),
         worktree: access,
         pass_prefixes: crew.profile.kind.variable_prefixes().to_vec(),
-        state,
+        states,
         read: expand_all(&settings.read, home.as_deref()),
         write: expand_all(&settings.write, home.as_deref()),
         home,

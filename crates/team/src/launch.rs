@@ -123,6 +123,7 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
         workdir: &workdir,
         env: &env,
     });
+    env.extend(invocation.env);
     let mut stdin = None;
     if invocation.task_on_stdin {
         let task_env = TaskEnv {

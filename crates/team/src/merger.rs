@@ -52,7 +52,7 @@ fn land_one(crew: &Crew<'_>, worktrees: &Worktrees, entry: &QueueEntry) -> (Queu
         Ok(settings) => settings,
         Err(e) => return left(e.to_string()),
     };
-    let protected = match settings.protected() {
+    let protected = match settings.protected(&crate::agent_cli::project_settings()) {
         Ok(protected) => protected,
         Err(e) => return left(e.to_string()),
     };

@@ -68,8 +68,8 @@ pub struct Boundary {
     /// CLI's own: its API key, its address).
     pub pass_prefixes: Vec<&'static str>,
     pub home: Option<PathBuf>,
-    /// The agent CLI's state folder, the task's own ([`crate::agent_home`]).
-    pub state: Option<StateMount>,
+    /// The agent CLI's state folders, the task's own ([`crate::agent_home`]).
+    pub states: Vec<StateMount>,
     /// Further folders to read and to write (the profile's `sandbox.read`, `sandbox.write`).
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
@@ -171,7 +171,7 @@ impl Boundary {
             }
         }
         // The agent CLI's own state: the task's private copy, where the CLI looks for it.
-        if let Some(state) = &self.state {
+        for state in &self.states {
             mounts.add("--bind", Some(&state.folder), &state.inside);
         }
         for path in &self.read {
@@ -253,15 +253,15 @@ impl Boundary {
         args.extend(start.words(&self.baton));
         args.push(launch.program.display().to_string());
         args.extend(launch.args);
-        let moved = self.state.as_ref().and_then(|s| s.variable);
+        let moved: Vec<&str> = self.states.iter().filter_map(|s| s.variable).collect();
         let mut env: Vec<(String, String)> = std::env::vars()
             .filter(|(key, _)| passed_on(key, &self.pass_prefixes) || self.pass.contains(key))
-            .filter(|(key, _)| Some(key.as_str()) != moved)
+            .filter(|(key, _)| !moved.contains(&key.as_str()))
             .collect();
-        if let Some(state) = &self.state
-            && let Some(variable) = state.variable
-        {
-            env.push((variable.into(), state.inside.display().to_string()));
+        for state in &self.states {
+            if let Some(variable) = state.variable {
+                env.push((variable.into(), state.inside.display().to_string()));
+            }
         }
         // How the supervisor reached the store is not the agent's: it goes through its door.
         env.extend(

@@ -26,7 +26,8 @@ pub const DEFAULT_CHECK_MINUTES: f64 = 30.0;
 /// check_network = "allow-list"  # or "off", "open"; check_allow = ["example.com"]
 /// check_max_processes = 4096     # processes and threads at once, in its sandbox
 /// check_unix_sockets = false    # true: the check may make Unix sockets
-/// protect = [".mcp.json", ".claude/", ".codex/", ".gemini/"]  # no landing changes these
+/// protect = [".mcp.json", ".claude/", "Makefile"]  # no landing changes these (default: the
+///                                                # agent CLIs' project settings)
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,8 +77,8 @@ pub struct ReviewSettings {
     /// project-relative, a folder ends in `/`, globs allowed. `.coordination/` is protected
     /// whatever this says ([`crate::protected`]); the default also protects the agent CLIs'
     /// project settings, which the lead's own tools read and run.
-    #[serde(default = "crate::protected::default_protected")]
-    pub protect: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protect: Option<Vec<String>>,
 }
 
 /// How many processes (threads count) a sandbox lets run at once unless its settings say
@@ -153,7 +154,7 @@ impl Default for ReviewSettings {
             check_allow: Vec::new(),
             check_max_processes: DEFAULT_MAX_PROCESSES,
             check_unix_sockets: false,
-            protect: crate::protected::default_protected(),
+            protect: None,
         }
     }
 }
@@ -184,13 +185,15 @@ impl ReviewSettings {
                 "it must be more than 0 and at most a day (1440)",
             ));
         }
-        settings.protected()?;
+        settings.protected(&[])?;
         Ok(settings)
     }
 
-    /// The paths no landing may change: `.coordination/` and [`ReviewSettings::protect`].
-    pub fn protected(&self) -> Result<ProtectedPaths> {
-        ProtectedPaths::new(&self.protect)
+    /// The paths no landing may change: `.coordination/` and [`ReviewSettings::protect`], or
+    /// when it does not say, `agent_settings` (the agent CLIs' project settings, which their
+    /// adapters in `baton-team` name).
+    pub fn protected(&self, agent_settings: &[String]) -> Result<ProtectedPaths> {
+        ProtectedPaths::new(self.protect.as_deref().unwrap_or(agent_settings))
     }
 }
 
@@ -226,11 +229,18 @@ mod tests {
     fn settings_protect_coordination_whatever_they_say() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(REVIEW_FILE);
-        let defaults = ReviewSettings::load(&path).unwrap().protected().unwrap();
+        let agents = [".claude/".to_string()];
+        let defaults = ReviewSettings::load(&path)
+            .unwrap()
+            .protected(&agents)
+            .unwrap();
         assert!(defaults.covers(".coordination/review.toml"));
         assert!(defaults.covers(".claude/settings.json"));
         std::fs::write(&path, "protect = []\n").unwrap();
-        let none = ReviewSettings::load(&path).unwrap().protected().unwrap();
+        let none = ReviewSettings::load(&path)
+            .unwrap()
+            .protected(&agents)
+            .unwrap();
         assert!(none.covers(".coordination/team/profiles.toml"));
         assert!(!none.covers(".claude/settings.json"));
         std::fs::write(&path, "protect = [\"../x\"]\n").unwrap();

@@ -57,17 +57,21 @@ impl AgentCli for Codex {
             .collect()
     }
 
+    fn project_settings(&self) -> &'static [&'static str] {
+        &[".codex/"]
+    }
+
     fn variable_prefixes(&self) -> &'static [&'static str] {
         &["OPENAI_", "CODEX_"]
     }
 
-    fn state_folder(&self) -> Option<StateFolder> {
-        Some(StateFolder {
+    fn state_folders(&self) -> &'static [StateFolder] {
+        &[StateFolder {
             folder: ".codex",
             variable: Some("CODEX_HOME"),
             names: &["auth.json", "config.toml", "AGENTS.md", "prompts"],
             beside: None,
-        })
+        }]
     }
 
     /// It names its own thread; an earlier one is resumed by its id.

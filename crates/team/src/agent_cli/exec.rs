@@ -32,6 +32,7 @@ impl AgentCli for Exec {
         Invocation {
             program: "sh".to_string(),
             args: vec!["-c".to_string(), run.command.to_string()],
+            env: Vec::new(),
             task_on_stdin: true,
         }
     }

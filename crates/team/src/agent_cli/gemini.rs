@@ -44,12 +44,16 @@ impl AgentCli for Gemini {
         &["GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL"]
     }
 
+    fn project_settings(&self) -> &'static [&'static str] {
+        &[".gemini/"]
+    }
+
     fn variable_prefixes(&self) -> &'static [&'static str] {
         &["GEMINI_", "GOOGLE_"]
     }
 
-    fn state_folder(&self) -> Option<StateFolder> {
-        Some(StateFolder {
+    fn state_folders(&self) -> &'static [StateFolder] {
+        &[StateFolder {
             folder: ".gemini",
             variable: None,
             names: &[
@@ -63,7 +67,7 @@ impl AgentCli for Gemini {
                 "extensions",
             ],
             beside: None,
-        })
+        }]
     }
 
     /// `--skip-trust`: the lead who started the team trusts the project.

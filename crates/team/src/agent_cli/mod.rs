@@ -75,16 +75,23 @@ pub trait AgentCli: Sync {
         Vec::new()
     }
 
+    /// The files and folders in a project that configure it (its project settings, the MCP
+    /// servers it starts), which could name a program the lead's own CLI would run: no landing
+    /// changes them unless the lead's `review.toml` says otherwise ([`project_settings`]).
+    fn project_settings(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The prefixes of the supervisor's variables it is given in a sandbox (its API key, its
     /// address, its settings by variable), besides what every program gets.
     fn variable_prefixes(&self) -> &'static [&'static str] {
         &[]
     }
 
-    /// What of the user's state folder is copied into a task's own ([`crate::agent_home`]):
-    /// `None` for a CLI with no state.
-    fn state_folder(&self) -> Option<StateFolder> {
-        None
+    /// The folders it keeps its state in, and what of the user's is copied into a task's own
+    /// ([`crate::agent_home`]): none for a CLI with no state.
+    fn state_folders(&self) -> &'static [StateFolder] {
+        &[]
     }
 
     /// The session an attempt starts, given the session of an attempt its supervisor's end
@@ -133,6 +140,17 @@ impl dyn AgentCli {
     }
 }
 
+/// Every agent CLI's project settings: what `review.toml`'s `protect` is when it does not say.
+pub fn project_settings() -> Vec<String> {
+    let mut paths: Vec<String> = Vec::new();
+    for path in ADAPTERS.iter().flat_map(|a| a.project_settings()) {
+        if !paths.iter().any(|p| p == path) {
+            paths.push(path.to_string());
+        }
+    }
+    paths
+}
+
 /// A built-in profile's own values.
 #[derive(Debug, Clone, Copy)]
 pub struct BuiltIn {
@@ -149,7 +167,8 @@ pub struct BuiltIn {
 /// What of a CLI's state folder is the user's to give an agent: files and folders copied in.
 #[derive(Debug, Clone, Copy)]
 pub struct StateFolder {
-    /// The folder's name under the home folder (`.claude`), where the CLI looks by default.
+    /// The folder's path under the home folder (`.claude`, `.config/x`), where the CLI looks
+    /// by default.
     pub folder: &'static str,
     /// The variable that moves it (`CLAUDE_CONFIG_DIR`), when the CLI has one.
     pub variable: Option<&'static str>,
@@ -202,6 +221,9 @@ pub struct Run<'a> {
 pub struct Invocation {
     pub program: String,
     pub args: Vec<String>,
+    /// Variables the CLI is given for the run (before the profile's `env`, which may change
+    /// them).
+    pub env: Vec<(String, String)>,
     /// The task is given as `worker loop` gives a command: in its environment
     /// (`BATON_TASK_*`) and as JSON on its standard input.
     pub task_on_stdin: bool,
@@ -213,6 +235,7 @@ impl Invocation {
         Invocation {
             program: program.to_string(),
             args,
+            env: Vec::new(),
             task_on_stdin: false,
         }
     }
@@ -408,6 +431,21 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4", "{a}");
         assert!("89ab".contains(&a[19..20]), "{a}");
+    }
+
+    /// Until `review.toml` says otherwise, no landing changes the CLIs' project settings.
+    #[test]
+    fn the_clis_project_settings_are_protected_by_default() {
+        let defaults = project_settings();
+        for path in [".mcp.json", ".claude/", ".codex/", ".gemini/"] {
+            assert!(defaults.iter().any(|p| p == path), "{path} in {defaults:?}");
+        }
+        let protected = baton_core::review::ReviewSettings::default()
+            .protected(&defaults)
+            .unwrap();
+        assert!(protected.covers(".claude/settings.json"));
+        assert!(protected.covers(".coordination/review.toml"));
+        assert!(!protected.covers("src/main.rs"));
     }
 
     #[test]

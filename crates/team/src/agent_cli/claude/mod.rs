@@ -63,6 +63,10 @@ impl AgentCli for Claude {
 
     /// Its settings by variable: its documented DISABLE_*, ENABLE_*, MCP_*, MAX_*, BASH_* and
     /// its Vertex region besides its own prefixes.
+    fn project_settings(&self) -> &'static [&'static str] {
+        &[".mcp.json", ".claude/"]
+    }
+
     fn variable_prefixes(&self) -> &'static [&'static str] {
         &[
             "ANTHROPIC_",
@@ -77,8 +81,8 @@ impl AgentCli for Claude {
         ]
     }
 
-    fn state_folder(&self) -> Option<StateFolder> {
-        Some(StateFolder {
+    fn state_folders(&self) -> &'static [StateFolder] {
+        &[StateFolder {
             folder: ".claude",
             variable: Some("CLAUDE_CONFIG_DIR"),
             names: &[
@@ -91,7 +95,7 @@ impl AgentCli for Claude {
             ],
             // Its main file is beside the folder unless the variable moved the folder.
             beside: Some(".claude.json"),
-        })
+        }]
     }
 
     fn session(&self, resumed: Option<String>) -> Session {
