@@ -1,6 +1,7 @@
-//! Agent profiles: what a worker runs for a task, declared once. Four are built in (`claude`,
-//! `codex`, `gemini`, `exec`); a project adds its own or changes the built-ins in
-//! `.coordination/team/profiles.toml`, a table per profile:
+//! Agent profiles: what a worker runs for a task, declared once. Each agent CLI's adapter has
+//! a built-in profile of its name (`claude`, `codex`, …, `exec`: [`crate::agent_cli::ADAPTERS`]);
+//! a project adds its own or changes the built-ins in `.coordination/team/profiles.toml`, a
+//! table per profile:
 //!
 //! ```toml
 //! [profiles.claude]            # changes the built-in: only the fields given

@@ -25,8 +25,13 @@ use serde_json::Value;
 use crate::prompt::Reporting;
 
 /// Every agent CLI Baton runs, in the order the built-in profiles are listed.
-pub static ADAPTERS: &[&dyn AgentCli] =
-    &[&claude::Claude, &codex::Codex, &gemini::Gemini, &exec::Exec];
+#[rustfmt::skip]
+pub static ADAPTERS: &[&dyn AgentCli] = &[
+    &claude::Claude,
+    &codex::Codex,
+    &gemini::Gemini,
+    &exec::Exec,
+];
 
 /// What Baton knows of one agent CLI. The defaults are those of a CLI with none of the
 /// feature a method asks about.
