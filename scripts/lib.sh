@@ -94,6 +94,7 @@ PLAYWRIGHT_MCP_VERSION=0.0.83
 CLAUDE_CODE_VERSION=2.1.330
 CODEX_VERSION=0.169.0
 GEMINI_CLI_VERSION=0.61.0
+OPENCODE_VERSION=1.18.33
 # The official MCP conformance suite, run against `baton mcp --http`; it needs Node 22 (its
 # `fs.globSync`), which it gets from npm's node-linux-* package, not the system's Node.
 CONFORMANCE_VERSION=0.1.16
@@ -111,20 +112,22 @@ ensure_test_tools() {
         "$TEST_TOOLS/venv/bin/pip" install --quiet "mcp==$PYTHON_MCP_VERSION"
     fi
     local bin="$TEST_TOOLS/node/node_modules/.bin"
-    local claude_version="" codex_version="" gemini_version=""
+    local claude_version="" codex_version="" gemini_version="" opencode_version=""
     [ -x "$bin/claude" ] && claude_version="$("$bin/claude" --version 2>/dev/null | cut -d' ' -f1)"
     [ -x "$bin/codex" ] && codex_version="$("$bin/codex" --version 2>/dev/null | cut -d' ' -f2)"
     [ -x "$bin/gemini" ] && gemini_version="$("$bin/gemini" --version 2>/dev/null | tail -1)"
+    [ -x "$bin/opencode" ] && opencode_version="$("$bin/opencode" --version 2>/dev/null | tail -1)"
     if [ ! -x "$bin/mcp-inspector" ] || [ ! -x "$bin/playwright-mcp" ] \
         || [ "$claude_version" != "$CLAUDE_CODE_VERSION" ] \
         || [ "$codex_version" != "$CODEX_VERSION" ] \
-        || [ "$gemini_version" != "$GEMINI_CLI_VERSION" ]; then
-        say "installing the MCP Inspector $INSPECTOR_VERSION, Playwright MCP $PLAYWRIGHT_MCP_VERSION, Claude Code $CLAUDE_CODE_VERSION, Codex $CODEX_VERSION and the Gemini CLI $GEMINI_CLI_VERSION into $TEST_TOOLS/node"
+        || [ "$gemini_version" != "$GEMINI_CLI_VERSION" ] \
+        || [ "$opencode_version" != "$OPENCODE_VERSION" ]; then
+        say "installing the MCP Inspector $INSPECTOR_VERSION, Playwright MCP $PLAYWRIGHT_MCP_VERSION, Claude Code $CLAUDE_CODE_VERSION, Codex $CODEX_VERSION, the Gemini CLI $GEMINI_CLI_VERSION and OpenCode $OPENCODE_VERSION into $TEST_TOOLS/node"
         mkdir -p "$TEST_TOOLS/node"
         npm install --prefix "$TEST_TOOLS/node" --no-audit --no-fund --loglevel=error \
             "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION" \
             "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" \
-            "@google/gemini-cli@$GEMINI_CLI_VERSION"
+            "@google/gemini-cli@$GEMINI_CLI_VERSION" "opencode-ai@$OPENCODE_VERSION"
     fi
     local arch
     case "$(uname -m)" in

@@ -1,10 +1,12 @@
-//! Teams of the other agent CLIs Baton runs, for real: Codex (npm `@openai/codex`) and the
-//! Gemini CLI (npm `@google/gemini-cli`), pinned in scripts/lib.sh, started by `baton team up
-//! --agent codex|gemini`, their model replaced by the scripted API speaking each vendor's
-//! dialect (OpenAI's Responses API, Gemini's `streamGenerateContent`). Each agent commits its
-//! task's file through its own shell tool in the task's worktree and reports the task: Codex
-//! through Baton's MCP server (which Baton configures for the run), the Gemini CLI through the
-//! `baton` command (it has no way to add an MCP server for one run). The tests assert on the
+//! Teams of the other agent CLIs Baton runs, for real: Codex (npm `@openai/codex`), the Gemini
+//! CLI (npm `@google/gemini-cli`) and OpenCode (npm `opencode-ai`), pinned in scripts/lib.sh,
+//! started by `baton team up --agent codex|gemini|opencode`, their model replaced by the
+//! scripted API speaking each one's dialect (OpenAI's Responses API, Gemini's
+//! `streamGenerateContent`, OpenAI's Chat Completions for OpenCode's OpenAI-compatible
+//! provider). Each agent commits its task's file through its own shell tool in the task's
+//! worktree and reports the task: Codex and OpenCode through Baton's MCP server (which Baton
+//! configures for the run), the Gemini CLI through the `baton` command (it has no way to add an
+//! MCP server for one run). The tests assert on the
 //! board, the branches, the stored transcripts and the cost the scripted usage implies at the
 //! profile's price.
 
@@ -24,6 +26,28 @@ use support::team::{check_done, committer, restarted, team_up};
 /// once, committed on its branch, reported, its transcript holding `calls`, its tokens what
 /// the scripted usage implies and its cost those tokens at the profile's price.
 fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2], options: &[&str]) {
+    a_team_of_a_model_does_three_tasks(
+        profile,
+        "scripted-model",
+        prefix,
+        calls,
+        options,
+        "",
+        &|_| {},
+    );
+}
+
+/// [`a_team_does_three_tasks`] with the profile's `model`, further profile lines, and what is
+/// done on the host before the team starts.
+fn a_team_of_a_model_does_three_tasks(
+    profile: &str,
+    model: &str,
+    prefix: &str,
+    calls: [&str; 2],
+    options: &[&str],
+    more: &str,
+    before: &dyn Fn(&Host),
+) {
     let p = Project::init();
     support::repository(p.path());
     p.ok(&[
@@ -58,7 +82,7 @@ fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2], option
         // A model named: the Gemini CLI's default (`auto`) first asks a small model which
         // model to use, a request that is not the agent's work.
         format!(
-            "[profiles.{profile}]\nmodel = \"scripted-model\"\n\
+            "[profiles.{profile}]\nmodel = \"{model}\"\n{more}\
              [profiles.{profile}.price]\ninput = {input_price}\noutput = {output_price}\n\
              [profiles.{profile}.sandbox]\nenv = [\"SCRIPTED_API_KEY\"]\n"
         ),
@@ -66,6 +90,7 @@ fn a_team_does_three_tasks(profile: &str, prefix: &str, calls: [&str; 2], option
     .unwrap();
     let api = ScriptedApi::start(committer());
     let host = Host::new(p.path(), &api);
+    before(&host);
 
     let mut args = vec!["--workers", "2", "--agent", profile];
     args.extend(options);
@@ -137,6 +162,43 @@ fn without_a_sandbox_gemini_workers_commit_and_report_through_the_baton_command(
         "gm",
         ["run_shell_command", "run_shell_command"],
         &["--no-sandbox"],
+    );
+}
+
+/// In its sandbox: OpenCode's shell commits, and Baton's MCP server (added to the user's
+/// configuration for the run) reaches Baton through the attempt's door. npm stays offline:
+/// OpenCode fetches packages for its configuration folder in the background, which a test
+/// does not need from the web.
+#[test]
+fn a_team_of_opencode_workers_commits_and_reports_through_batons_mcp_server() {
+    a_team_of_opencode_workers(&[]);
+}
+
+#[test]
+fn without_a_sandbox_opencode_workers_commit_and_report_through_batons_mcp_server() {
+    a_team_of_opencode_workers(&["--no-sandbox"]);
+}
+
+fn a_team_of_opencode_workers(options: &[&str]) {
+    a_team_of_a_model_does_three_tasks(
+        "opencode",
+        "scripted/scripted-model",
+        "oc",
+        ["bash", "baton_task_complete"],
+        options,
+        "env = { npm_config_offline = \"true\" }\n",
+        &|host| {
+            // An OpenCode that has run before, as a user's has: OpenCode 1.18.33's first start
+            // makes its database, and two first starts at once collide (one fails its
+            // migration). Sandboxed, each task has a database of its own.
+            let mut first = std::process::Command::new("opencode");
+            first
+                .args(["session", "list"])
+                .stdin(std::process::Stdio::null());
+            host.environment(&mut first);
+            let made = first.output().unwrap();
+            assert!(made.status.success(), "{made:?}");
+        },
     );
 }
 

@@ -53,6 +53,26 @@ impl Host {
             r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
         )
         .unwrap();
+        // OpenCode: the scripted API as an OpenAI-compatible provider.
+        let opencode = home.path().join(".config/opencode");
+        std::fs::create_dir_all(&opencode).unwrap();
+        std::fs::write(
+            opencode.join("opencode.json"),
+            serde_json::json!({
+                "provider": {"scripted": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "Scripted",
+                    "options": {"baseURL": format!("{}/v1", api.url()),
+                                "apiKey": "{env:SCRIPTED_API_KEY}"},
+                    "models": {"scripted-model": {"name": "Scripted model"}},
+                }},
+                "model": "scripted/scripted-model",
+                "autoupdate": false,
+                "share": "disabled",
+            })
+            .to_string(),
+        )
+        .unwrap();
         Host {
             home,
             project: project.to_path_buf(),
@@ -111,6 +131,8 @@ impl Host {
             .env("SCRIPTED_API_KEY", "not-a-real-key")
             .env("GEMINI_API_KEY", "not-a-real-key")
             .env("GOOGLE_GEMINI_BASE_URL", &self.api)
+            // OpenCode's model list is fetched from the web, which a test does not reach.
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
             .envs(self.env.iter().map(|(k, v)| (k, v)));
     }
 

@@ -11,6 +11,7 @@ mod claude;
 mod codex;
 mod exec;
 mod gemini;
+mod opencode;
 mod reading;
 
 pub use claude::project as claude_project;
@@ -30,6 +31,7 @@ pub static ADAPTERS: &[&dyn AgentCli] = &[
     &claude::Claude,
     &codex::Codex,
     &gemini::Gemini,
+    &opencode::OpenCode,
     &exec::Exec,
 ];
 

@@ -1,7 +1,8 @@
 //! A scripted model API on loopback, so the real agent CLIs can be driven in tests without an
-//! account or a network. It speaks three vendors' dialects on one port: Anthropic's Messages
-//! API (`POST /v1/messages`, Claude Code), OpenAI's Responses API (`POST /v1/responses`,
-//! Codex) and Gemini's `streamGenerateContent` (Gemini CLI). Each request is turned into one
+//! account or a network. It speaks four dialects on one port: Anthropic's Messages API
+//! (`POST /v1/messages`, Claude Code), OpenAI's Responses API (`POST /v1/responses`, Codex),
+//! OpenAI's Chat Completions (`POST /v1/chat/completions`, OpenCode's OpenAI-compatible
+//! provider) and Gemini's `streamGenerateContent` (Gemini CLI). Each request is turned into one
 //! shape, the Messages API's (`messages` with `tool_use`/`tool_result` blocks, `tools` by
 //! name), and answered by a script that reads the conversation so far (every CLI sends all of
 //! it each turn); the reply goes back streamed in the request's own dialect. So one script
@@ -16,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 mod anthropic;
+mod chat;
 mod gemini;
 mod responses;
 
@@ -127,6 +129,12 @@ fn answer(
     } else if path.starts_with("/v1/messages") {
         let reply = ask(request.clone());
         Some(anthropic::encode(request, &reply))
+    } else if path.starts_with("/v1/chat/completions") {
+        if chat::is_title(request) {
+            return Some(chat::title());
+        }
+        let reply = ask(chat::conversation(request));
+        Some(chat::encode(&reply))
     } else if path.starts_with("/v1/responses") {
         let reply = ask(responses::conversation(request));
         Some(responses::encode(request, &reply))
