@@ -5,9 +5,10 @@
 //! sandbox hides `.coordination/` and the store's credentials).
 //!
 //! On the supervisor's side (`BATON_DOOR_AGENT` set by the door) the same `baton` runs the
-//! command as that agent: an agent's commands only ([`check`]), every operation with the agent
-//! as its caller (so `--agent` naming another, or the lead's operations, are refused by the
-//! catalogue), paths confined to the project, and no other store or project.
+//! command as that agent: an agent's commands only ([`check`], which reads the catalogue's word
+//! on who may call each operation), every operation with the agent as its caller (so `--agent`
+//! naming another, or the lead's operations, are refused by the catalogue again), paths
+//! confined to the project, and no other store or project.
 
 use std::ffi::OsStr;
 use std::io::Write;
@@ -17,9 +18,9 @@ use baton_api::Error;
 use baton_core::ErrorKind;
 use baton_team::door::{DoorStream, EXIT, Knock, STDERR, STDOUT, read_frame};
 
-use crate::args::{Command, FilesCommand, LeaderCommand};
+use crate::args::Command;
 use crate::live::SignalCommand;
-use crate::worker::WorkerCommand;
+use crate::runs::Runs;
 
 /// Inside a sandbox: `baton mcp --proxy` (or `--child`) runs here, not behind the door, so
 /// that its children and the browser they drive run inside the sandbox too
@@ -148,10 +149,13 @@ fn reads_input(argv: &[String]) -> bool {
         || argv.iter().any(|arg| arg == "--stdin")
 }
 
-/// Refuses, behind a door, what is not an agent's to run: only its own task, reservations,
-/// asking and its inbox, messages, discoveries, signals and reading are. `raw` is the command
-/// line as given (an option that picks another project or store is refused even when its
-/// variable would set it).
+/// Refuses, behind a door, what is not an agent's to run. A command that runs operations of
+/// the catalogue ([`crate::runs`]) is the agent's when each of them is, as the catalogue
+/// declares ([`baton_api::Callers`]); of the commands that do work of their own, an agent runs
+/// only its MCP server (over its own input and output), Claude Code's hooks, the printed
+/// prompts, the exit codes, `watch` (which shows it its own) and the board as it changes. `raw` is the command line as
+/// given (an option that picks another project or store is refused even when its variable
+/// would set it).
 pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error> {
     const ELSEWHERE: [&str; 3] = ["--dir", "--store", "--project"];
     if let Some(option) = raw.iter().find(|arg| {
@@ -164,48 +168,42 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
             &format!("{option} (another project or store)"),
         ));
     }
-    let allowed = match command {
-        Command::Worker(command) => matches!(
-            command,
-            WorkerCommand::List(_)
-                | WorkerCommand::Start(_)
-                | WorkerCommand::Complete(_)
-                | WorkerCommand::Fail(_)
-                | WorkerCommand::Release(_)
-                | WorkerCommand::Heartbeat(_)
-        ),
-        Command::Leader(LeaderCommand::Status { .. }) => true,
-        // `--force` (replace or remove a file at --path that is not a signal) is the user's
-        // word alone: through the door it would change the lead's files from outside the
-        // agent's sandbox.
+    match crate::runs::runs(command) {
+        Runs::Operations(names) => {
+            for name in names {
+                let callers = baton_api::find(name).map(|entry| entry.callers);
+                if !callers.is_some_and(|c| c.agents()) {
+                    return Err(refused(agent, &format!("this command ({name})")));
+                }
+            }
+            refuse_force(agent, command)
+        }
+        Runs::Local => local(agent, command),
+    }
+}
+
+/// `--force` (replace or remove a file at `--path` that is not a signal) is the user's word
+/// alone: through the door it would change the lead's files from outside the agent's sandbox.
+fn refuse_force(agent: &str, command: &Command) -> Result<(), Error> {
+    match command {
         Command::Signal(SignalCommand::Write(change)) if change.force => {
-            return Err(refused(agent, "--force"));
+            Err(refused(agent, "--force"))
         }
         Command::Signal(SignalCommand::Clear(change)) if change.force => {
-            return Err(refused(agent, "--force"));
+            Err(refused(agent, "--force"))
         }
-        Command::Ask(_)
-        | Command::Inbox(_)
-        | Command::Message(_)
-        | Command::Approve(_)
-        | Command::Discover(_)
-        | Command::Reserve(_)
-        | Command::Files(
-            FilesCommand::Reserve(_)
-            | FilesCommand::Unreserve(_)
-            | FilesCommand::List
-            | FilesCommand::Check(_),
-        )
-        | Command::ExitCodes
-        | Command::Unreserve(_)
-        | Command::Reservations
-        | Command::CheckPaths(_)
-        | Command::Logs { .. }
-        | Command::Prompt(_)
+        _ => Ok(()),
+    }
+}
+
+/// The commands outside the catalogue an agent may run behind its door.
+fn local(agent: &str, command: &Command) -> Result<(), Error> {
+    match command {
+        Command::Prompt(_)
         | Command::ClaudeHook { .. }
-        | Command::Signal(_)
-        | Command::Run(_)
-        | Command::Watch => true,
+        | Command::ExitCodes
+        | Command::Watch
+        | Command::Leader(crate::args::LeaderCommand::Status { watch: true }) => Ok(()),
         Command::Mcp {
             proxy,
             child,
@@ -233,13 +231,9 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
                     "widening what it may reach (--allow-path, --allow-unsafe-tools)",
                 ));
             }
-            true
+            Ok(())
         }
-        _ => false,
-    };
-    match allowed {
-        true => Ok(()),
-        false => Err(refused(agent, "this command")),
+        _ => Err(refused(agent, "this command")),
     }
 }
 

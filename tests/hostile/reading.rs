@@ -1,6 +1,7 @@
 //! An agent sees only its own: through its door `baton --json watch` streams the board and the
-//! project's shared state but not another agent's transcript, messages or questions, and
-//! `baton logs` reads its own log, not another agent's. Before, `watch` streamed every agent's
+//! project's shared state but not another agent's transcript, messages or questions, `baton
+//! logs` (and `--follow`) reads its own log, not another agent's, and `baton team logs` its own
+//! transcripts. Before, `watch` streamed every agent's
 //! transcript and messages to the lead.
 
 use super::support;
@@ -20,7 +21,11 @@ const AGENT: &str = r#"if [ "$BATON_TASK_ID" = t1 ]; then
   other=$(echo "$BATON_AGENT" | sed 's/1$/X/; s/2$/1/; s/X$/2/')
   baton logs "$other" > logs.txt 2>&1
   echo "logs exit $?" >> logs.txt
-  git add watch.jsonl logs.txt && git commit -qm watched
+  timeout 20 baton logs "$other" --follow > follow.txt 2>&1
+  echo "follow exit $?" >> follow.txt
+  baton team logs t2 > transcript.txt 2>&1
+  echo "transcript exit $?" >> transcript.txt
+  git add watch.jsonl logs.txt follow.txt transcript.txt && git commit -qm watched
 else
   baton signal wait a-watching --timeout 60s > /dev/null
   echo "TRANSCRIPT-CANARY from $BATON_AGENT"
@@ -48,6 +53,17 @@ fn an_agent_watching_sees_no_other_agents_records(p: Project) {
     assert!(
         logs_said.contains("an agent reads its own") && !logs_said.contains("logs exit 0"),
         "{logs_said}"
+    );
+    let follow_said = support::git(p.path(), &["show", "baton/t1:follow.txt"]);
+    assert!(
+        follow_said.contains("an agent reads its own") && !follow_said.contains("follow exit 0"),
+        "{follow_said}"
+    );
+    let transcript_said = support::git(p.path(), &["show", "baton/t1:transcript.txt"]);
+    assert!(
+        transcript_said.contains("an agent reads its own")
+            && !transcript_said.contains("TRANSCRIPT-CANARY"),
+        "{transcript_said}"
     );
     // The lead sees them.
     let logs = p.json(&["team", "logs", "t2"]).to_string();

@@ -1,6 +1,7 @@
 //! No agent stalls its worker: an agent that tries to hand back the task its own attempt works
 //! (which would start a second attempt in the same worktree while it still runs) is refused and
-//! told to end the attempt instead; an agent that reports its task and then sleeps is stopped a
+//! told to end the attempt instead, and one that tries to claim another task (which nobody
+//! would then work) is refused too; an agent that reports its task and then sleeps is stopped a
 //! grace period after its report, and its task is done. Before, the release was taken and the
 //! sleeper held its worker for as long as it slept (an `exec` agent had no time limit).
 
@@ -13,14 +14,27 @@ support::on_both_stores!(an_agent_neither_hands_back_its_attempts_task_nor_linge
 fn an_agent_neither_hands_back_its_attempts_task_nor_lingers_after_reporting(p: Project) {
     support::repository(p.path());
     p.ok(&["leader", "add-task", "Linger", "--id", "t1"]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Later",
+        "--id",
+        "t2",
+        "--depends",
+        "t1",
+    ]);
     std::fs::create_dir_all(p.coordination().join("team")).unwrap();
     std::fs::write(
         p.coordination().join("team/profiles.toml"),
         "[profiles.exec]\ngrace_after_report_secs = 1\n",
     )
     .unwrap();
-    let agent = "baton worker release \"$BATON_AGENT\" \"$BATON_TASK_ID\" > release.txt 2>&1; \
-                 echo \"exit $?\" >> release.txt; git add release.txt; git commit -qm release; \
+    let agent = "[ \"$BATON_TASK_ID\" = t2 ] && exec baton worker complete \"$BATON_AGENT\" t2 ok; \
+                 baton worker release \"$BATON_AGENT\" \"$BATON_TASK_ID\" > release.txt 2>&1; \
+                 echo \"exit $?\" >> release.txt; \
+                 baton worker claim \"$BATON_AGENT\" --task t2 --ignore-reservations > claim.txt 2>&1; \
+                 echo \"exit $?\" >> claim.txt; \
+                 git add release.txt claim.txt; git commit -qm release; \
                  baton worker complete \"$BATON_AGENT\" \"$BATON_TASK_ID\" 'done, then a nap' && \
                  sleep 600";
     let started = std::time::Instant::now();
@@ -36,6 +50,9 @@ fn an_agent_neither_hands_back_its_attempts_task_nor_lingers_after_reporting(p: 
     );
     let said = support::git(p.path(), &["show", "baton/t1:release.txt"]);
     assert!(said.contains("is the task this attempt works"), "{said}");
+    assert!(!said.contains("exit 0"), "{said}");
+    let said = support::git(p.path(), &["show", "baton/t1:claim.txt"]);
+    assert!(said.contains("claims no other task"), "{said}");
     assert!(!said.contains("exit 0"), "{said}");
     let board = p.tasks_json();
     assert_eq!(board["tasks"][0]["status"], "done", "{board}");

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// How many of the latest log lines (of all agents) are read to find each agent's last one;
 /// an agent not among them has its own log's last line read.
@@ -43,6 +43,7 @@ impl Operation for AgentsOverview {
     const NAME: &'static str = "agents_overview";
     const DESCRIPTION: &'static str = "Every agent of the project (from claims, heartbeats and logs): working, lease running out, stale, waiting for work, idle or gone; the task it holds and its lease; when it was last heard from; its last log line; tasks done and failed (leader).";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = Team;
     fn run(self, cx: &Context) -> Result<Team> {
         let (file, now) = cx.tasks.snapshot()?;

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::inbox::{acting_as, ask_and_wait};
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// The lead's choices for an approval.
 pub const ALLOW: &str = "allow";
@@ -91,7 +91,7 @@ impl Operation for ApproveToolCall {
     const NAME: &'static str = "approve_tool_call";
     const DESCRIPTION: &'static str = "Claude Code's permission prompt (--permission-prompt-tool mcp__baton__approve_tool_call): whether the agent may make a tool call. The project's policy (.coordination/policy.toml) allows, refuses, or asks the lead, who answers allow, deny or always allow; every decision is recorded with the agent's task.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::OWN_WORK;
     // Claude Code reads the verdict from one text block, and refuses any other shape.
     const TEXT_ONLY: bool = true;
     type Output = ToolVerdict;

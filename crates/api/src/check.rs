@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 use crate::review::{settings, task_named};
 
 /// Run the project's check on a task's branch.
@@ -41,6 +41,7 @@ impl Operation for RunCheck {
     const NAME: &'static str = "review_check";
     const DESCRIPTION: &'static str = "Run the project's check command (.coordination/review.toml, such as `cargo test`) in a task's worktree, on its branch's latest commit, and record the outcome (exit code, the end of its output, how long it took) in the task's review; task_merge needs it to pass.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = CheckOutcome;
     fn run(self, cx: &Context) -> Result<CheckOutcome> {
         let task = task_named(cx, &self.task)?;

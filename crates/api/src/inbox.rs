@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::operation::{Context, Operation};
+use crate::operation::{AgentUse, Callers, Context, Operation};
 
 /// How long `ask_lead` waits by default, and at most (seconds).
 pub const DEFAULT_ASK_SECONDS: u64 = 300;
@@ -125,7 +125,7 @@ impl Operation for AskLead {
     const NAME: &'static str = "ask_lead";
     const DESCRIPTION: &'static str = "Ask the lead a question and wait for the answer (with progress notifications while waiting). Offer choices when the answer is one of a few. Returns the answer, or after timeout_seconds says no answer came: then go on with your best judgement, or fail the task saying what you needed.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::OWN_WORK;
     type Output = AskOutcome;
     fn run(self, cx: &Context) -> Result<AskOutcome> {
         self.run_with(cx, |_, _| {})
@@ -241,6 +241,7 @@ impl Operation for AnswerQuestion {
     const NAME: &'static str = "answer_question";
     const DESCRIPTION: &'static str = "Answer an open question an agent asked (`inbox_read` lists them); the agent's waiting ask_lead returns the answer at once. A question answered or closed already is refused.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::ANSWERS;
     type Output = Question;
     fn run(self, cx: &Context) -> Result<Question> {
         let by = acting_as(cx, None, true)?;
@@ -345,6 +346,10 @@ impl Operation for InboxRead {
     const NAME: &'static str = "inbox_read";
     const DESCRIPTION: &'static str = "What waits for you: messages sent to you (unread ones unless all), and for the lead the agents' open questions. With wait, returns as soon as something arrives (pushed, not polled). Acknowledge messages with message_ack.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers {
+        responder: true,
+        agent: AgentUse::OwnWork,
+    };
     type Output = InboxView;
     fn run(self, cx: &Context) -> Result<InboxView> {
         self.run_with(cx, |_| {})
@@ -407,7 +412,10 @@ impl Operation for MessageSend {
     const NAME: &'static str = "message_send";
     const DESCRIPTION: &'static str = "Send a message to an agent, the lead, or all (everyone working on the project). It reaches an agent on its next tool call (Claude Code's hooks) or its inbox_read, and wakes anyone waiting. You send as yourself only.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers {
+        responder: true,
+        agent: AgentUse::OwnWork,
+    };
     type Output = Message;
     fn run(self, cx: &Context) -> Result<Message> {
         let from = acting_as(cx, self.from.as_deref(), true)?;
@@ -474,7 +482,10 @@ impl Operation for MessageAck {
     const DESCRIPTION: &'static str =
         "Mark messages sent to you as read, so inbox_read and the hooks stop showing them.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers {
+        responder: true,
+        agent: AgentUse::OwnWork,
+    };
     type Output = Acknowledged;
     fn run(self, cx: &Context) -> Result<Acknowledged> {
         let reader = acting_as(cx, self.reader.as_deref(), true)?;

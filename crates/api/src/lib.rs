@@ -37,7 +37,7 @@ pub mod worktrees;
 
 pub use error::{Error, ErrorBody, Result};
 pub use open::{Choice, OpenProject};
-pub use operation::{Context, Entry, Operation};
+pub use operation::{AgentUse, Callers, Context, Entry, Operation};
 
 /// Declares the catalogue: the list of every operation, in the order they are listed to MCP
 /// clients. One list, so an operation added here is a tool, an IPC command and a TypeScript
@@ -247,3 +247,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod callers;

@@ -105,16 +105,73 @@ pub trait Operation: DeserializeOwned + JsonSchema {
     /// schema, no structured content): for a caller that parses the text itself, as Claude
     /// Code does its permission prompt tool's answer.
     const TEXT_ONLY: bool = false;
-    /// An agent may call it, as itself: its own task, reservations, asking the lead, its own
-    /// messages, discoveries, signals, the orchestration of agent definitions. Operations that
-    /// only read are open to agents too. A caller that is an agent ([`Context::caller`]) is
-    /// refused every other one: answering questions, deciding approvals, merging, stopping the
-    /// team, adding, editing, cancelling or resetting tasks, the project's check and its
-    /// repairs are the lead's.
-    const FOR_AGENTS: bool = false;
+    /// Who may call it besides the lead, declared with it: the one place that says so. The
+    /// catalogue refuses an agent's caller ([`Context::caller`]) what is not its, the door
+    /// refuses a sandboxed agent's command that would run one, the MCP server lists an agent
+    /// only its operations, and `baton serve` allows a responder device only its own.
+    const CALLERS: Callers;
     type Output: Serialize + JsonSchema;
     /// Runs it. Blocking: the store takes a file lock, and waits wait.
     fn run(self, cx: &Context) -> Result<Self::Output>;
+}
+
+/// Who may call an operation. The lead may call every one; the others as each says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Callers {
+    /// A device paired as a responder (`baton serve pair --as responder`), answering agents
+    /// from a phone: it reads, and of what changes something, answers and comments.
+    pub responder: bool,
+    /// An agent, as itself (a supervised agent through its door, a worker at its terminal
+    /// with `BATON_AGENT`).
+    pub agent: AgentUse,
+}
+
+/// What an agent may do with an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentUse {
+    /// Nothing: the lead's (answering, approving, merging, stopping the team, adding, editing
+    /// or resetting tasks, the check and the repairs).
+    Never,
+    /// Its own work only: its task, its reservations, its questions and messages, its log.
+    /// The operation refuses another agent's.
+    OwnWork,
+    /// What every agent shares: reading the board and the project, discoveries, signals, the
+    /// records of agent orchestration.
+    Shared,
+}
+
+impl Callers {
+    /// The lead's alone.
+    pub const LEAD: Callers = Callers {
+        responder: false,
+        agent: AgentUse::Never,
+    };
+    /// Reading what everyone may read.
+    pub const READERS: Callers = Callers {
+        responder: true,
+        agent: AgentUse::Shared,
+    };
+    /// An agent's own work (and the lead's).
+    pub const OWN_WORK: Callers = Callers {
+        responder: false,
+        agent: AgentUse::OwnWork,
+    };
+    /// What any agent may add to what the team shares.
+    pub const SHARED: Callers = Callers {
+        responder: false,
+        agent: AgentUse::Shared,
+    };
+    /// Answering agents: the lead and a responder device, never an agent.
+    pub const ANSWERS: Callers = Callers {
+        responder: true,
+        agent: AgentUse::Never,
+    };
+
+    /// Whether an agent may call it at all.
+    pub const fn agents(&self) -> bool {
+        !matches!(self.agent, AgentUse::Never)
+    }
 }
 
 /// An operation with its types erased.
@@ -125,8 +182,8 @@ pub struct Entry {
     pub read_only: bool,
     /// See [`Operation::TEXT_ONLY`].
     pub text_only: bool,
-    /// An agent may call it ([`Operation::FOR_AGENTS`], or it only reads).
-    pub for_agents: bool,
+    /// Who may call it ([`Operation::CALLERS`]).
+    pub callers: Callers,
     input_schema: fn(&mut SchemaGenerator) -> Schema,
     output_schema: fn(&mut SchemaGenerator) -> Schema,
     call: fn(&Context, Value) -> Result<Value>,
@@ -146,7 +203,7 @@ impl Entry {
             description: O::DESCRIPTION,
             read_only: O::READ_ONLY,
             text_only: O::TEXT_ONLY,
-            for_agents: O::FOR_AGENTS || O::READ_ONLY,
+            callers: O::CALLERS,
             input_schema: <O as JsonSchema>::json_schema,
             output_schema: <O::Output as JsonSchema>::json_schema,
             call: call::<O>,
@@ -165,7 +222,7 @@ impl Entry {
     }
 
     /// Parses `arguments` as the request, runs the operation, and returns its result as JSON.
-    /// An agent's caller is refused an operation that is not [`Entry::for_agents`].
+    /// An agent's caller is refused an operation that is not an agent's ([`Entry::callers`]).
     pub fn call(&self, cx: &Context, arguments: Value) -> Result<Value> {
         self.check_caller(cx)?;
         (self.call)(cx, arguments)
@@ -182,7 +239,7 @@ impl Entry {
     /// Refuses the lead's operations to a caller that is an agent.
     pub fn check_caller(&self, cx: &Context) -> Result<()> {
         match cx.caller.as_deref() {
-            Some(agent) if !self.for_agents => Err(Error::new(
+            Some(agent) if !self.callers.agents() => Err(Error::new(
                 baton_core::ErrorKind::NotYou,
                 format!(
                     "this connection is agent {agent}; {} is the lead's to do, not an agent's",

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// The orchestrator of the context's project, confined as the context says.
 pub fn orchestrator(cx: &Context) -> Result<Orchestrator> {
@@ -25,7 +25,7 @@ impl Operation for InvokeRequest {
     const NAME: &'static str = "invoke_agent";
     const DESCRIPTION: &'static str = "Record an invocation of an agent: validates it, picks the model, builds the enriched prompt (steering, prior output, task) and returns it with an id. You run the agent.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = Invocation;
     fn run(self, cx: &Context) -> Result<Invocation> {
         Ok(orchestrator(cx)?.invoke_agent(self)?)
@@ -47,7 +47,7 @@ impl Operation for CompleteInvocation {
     const NAME: &'static str = "complete_invocation";
     const DESCRIPTION: &'static str = "Record how an invocation ended (completed or failed, output, artifacts, handoff context); feeds its parallel run.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = Invocation;
     fn run(self, cx: &Context) -> Result<Invocation> {
         Ok(orchestrator(cx)?.complete_invocation(&self.invocation_id, self.report)?)
@@ -58,7 +58,7 @@ impl Operation for HandoffRequest {
     const NAME: &'static str = "track_handoff";
     const DESCRIPTION: &'static str = "Append a handoff to the chain; one to the orchestrator outside a parallel run rewrites HANDOFF.md.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = HandoffRecorded;
     fn run(self, cx: &Context) -> Result<HandoffRecorded> {
         Ok(orchestrator(cx)?.track_handoff(self)?)
@@ -69,7 +69,7 @@ impl Operation for ParallelRequest {
     const NAME: &'static str = "start_parallel_execution";
     const DESCRIPTION: &'static str = "Start a parallel run: one invocation per agent, aggregated later by merge, vote or escalate.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = ParallelStart;
     fn run(self, cx: &Context) -> Result<ParallelStart> {
         Ok(orchestrator(cx)?.start_parallel_execution(self)?)
@@ -89,7 +89,7 @@ impl Operation for AggregateParallel {
     const NAME: &'static str = "aggregate_parallel_results";
     const DESCRIPTION: &'static str = "Combine a parallel run's results: complete, partial (pending agents listed) or conflict (differing recommendations).";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = Aggregation;
     fn run(self, cx: &Context) -> Result<Aggregation> {
         Ok(orchestrator(cx)?.aggregate_parallel_results(&self.parallel_id)?)
@@ -112,6 +112,7 @@ impl Operation for Route {
     const NAME: &'static str = "get_routing_recommendation";
     const DESCRIPTION: &'static str = "Recommend a workflow and agents for a task, with confidence (0-100) and the rule that matched.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = RoutingRecommendation;
     fn run(self, cx: &Context) -> Result<RoutingRecommendation> {
         Ok(orchestrator(cx)?.get_routing_recommendation(&self.task)?)

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// Reserve paths or globs for an agent.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -51,7 +51,7 @@ impl Operation for Reserve {
     const NAME: &'static str = "paths_reserve";
     const DESCRIPTION: &'static str = "Reserve files (paths or globs) so other agents' claims pass over tasks touching them and their commits are refused. Refused, changing nothing, when another agent holds any of them.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::OWN_WORK;
     type Output = Reservation;
     fn run(self, cx: &Context) -> Result<Reservation> {
         Ok(cx.tasks.reserve(NewReservation {
@@ -92,7 +92,7 @@ impl Operation for Unreserve {
     const NAME: &'static str = "paths_release";
     const DESCRIPTION: &'static str = "Give back reserved paths (all of yours when none are named); tasks waiting on them can be claimed.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::OWN_WORK;
     type Output = Unreserved;
     fn run(self, cx: &Context) -> Result<Unreserved> {
         Ok(Unreserved {
@@ -132,6 +132,7 @@ impl Operation for CheckPaths {
     const DESCRIPTION: &'static str =
         "Say which of the given files another agent holds exclusively (who, for which task).";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = PathCheck;
     fn run(self, cx: &Context) -> Result<PathCheck> {
         let held = cx.tasks.check_paths(&self.paths, self.agent.as_deref())?;
@@ -159,6 +160,7 @@ impl Operation for ListReservations {
     const DESCRIPTION: &'static str =
         "Who holds which files: held tasks' files and reserved paths, with since and until when.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = Reservations;
     fn run(self, cx: &Context) -> Result<Reservations> {
         Ok(Reservations {

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// A task's work, for review.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -114,6 +114,7 @@ impl Operation for TaskReview {
     const NAME: &'static str = "task_review";
     const DESCRIPTION: &'static str = "A task's work for review (leader): its branch's diff against the lead's branch (files, lines added and removed, each file's patch), what its worktree has not committed, the review's line comments and rounds of requested changes, and the project's check command with its latest run on the branch's commit.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = Review;
     fn run(self, cx: &Context) -> Result<Review> {
         let task = task_named(cx, &self.task)?;
@@ -181,6 +182,7 @@ impl Operation for CommentOnLine {
     const NAME: &'static str = "review_comment";
     const DESCRIPTION: &'static str = "Comment on one line of a task's diff (leader). Comments stay open until review_request_changes sends them to the task's worker.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::ANSWERS;
     type Output = ReviewComment;
     fn run(self, cx: &Context) -> Result<ReviewComment> {
         let task = task_named(cx, &self.task)?;
@@ -276,6 +278,7 @@ impl Operation for RequestChanges {
     const NAME: &'static str = "review_request_changes";
     const DESCRIPTION: &'static str = "Send a done task back for changes (leader): the review's open line comments (and a summary) become a round, added to the task's hints, and the task goes back to the worker that did it, on the same branch (its next claim takes it; anyone may once its lease runs out), or with anyone=true to any worker at once.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::ANSWERS;
     type Output = ChangesRequested;
     fn run(self, cx: &Context) -> Result<ChangesRequested> {
         let task = task_named(cx, &self.task)?;

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// How long `signal_wait` waits unless told otherwise.
 pub const DEFAULT_WAIT_SECONDS: u64 = 60;
@@ -41,7 +41,7 @@ impl Operation for NewRun {
     const DESCRIPTION: &'static str =
         "Start the next numbered run and clear any signals already in its folder.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = RunStarted;
     fn run(self, cx: &Context) -> Result<RunStarted> {
         let (run, cleared) = cx.signals.new_run(self.note.as_deref())?;
@@ -65,6 +65,7 @@ impl Operation for ListRuns {
     const NAME: &'static str = "run_list";
     const DESCRIPTION: &'static str = "The runs, oldest first.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = Runs;
     fn run(self, cx: &Context) -> Result<Runs> {
         Ok(Runs {
@@ -128,7 +129,7 @@ impl Operation for WriteSignal {
     const DESCRIPTION: &'static str =
         "Write a signal (e.g. ui-test-done) so a waiting agent can go on.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = Signal;
     fn run(self, cx: &Context) -> Result<Signal> {
         let target = target(cx, self.name.as_deref(), self.path.as_deref(), self.run)?;
@@ -197,7 +198,7 @@ impl Operation for ClearSignal {
     const NAME: &'static str = "signal_clear";
     const DESCRIPTION: &'static str = "Remove a signal, or every signal of the run.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = Cleared;
     fn run(self, cx: &Context) -> Result<Cleared> {
         if self.all {
@@ -254,6 +255,7 @@ impl Operation for ListSignals {
     const NAME: &'static str = "signal_list";
     const DESCRIPTION: &'static str = "The signals present in a run.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = SignalList;
     fn run(self, cx: &Context) -> Result<SignalList> {
         let run = cx.signals.resolve_run(self.run)?;
@@ -326,6 +328,7 @@ impl Operation for WaitSignals {
     const NAME: &'static str = "signal_wait";
     const DESCRIPTION: &'static str = "Wait until signals are written, with progress notifications while waiting. Ends early when a writer it is tied to is gone. Bounded by timeout_seconds (at most 600).";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = WaitOutcome;
     fn run(self, cx: &Context) -> Result<WaitOutcome> {
         let wait = self.plan(cx)?;

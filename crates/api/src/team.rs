@@ -15,12 +15,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::operation::{Context, Operation};
+use crate::operation::{AgentUse, Callers, Context, Operation};
 
 impl Operation for TeamUp {
     const NAME: &'static str = "team_up";
     const DESCRIPTION: &'static str = "Start a team of supervised agents on this machine, in the background: each worker claims the next ready task and works it with an agent of the profile (claude, codex, gemini, exec with a command, or the project's own), keeps its lease, records its transcript and cost, and restarts it after a crash. A team of the same profile running already is resized to `workers`. Answers once the supervisor runs.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = TeamStarted;
     fn run(self, cx: &Context) -> Result<TeamStarted> {
         let setting = Setting::for_project(cx.local, cx.reach);
@@ -100,6 +101,7 @@ impl Operation for TeamStatus {
     const NAME: &'static str = "team_status";
     const DESCRIPTION: &'static str = "The supervised team on every machine: each worker's host, agent profile, state, task, attempt, agent process, cost so far and last event; this machine's supervisor; tokens and cost per task, per agent and in total.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = TeamView;
     fn run(self, cx: &Context) -> Result<TeamView> {
         let host = host_name();
@@ -237,6 +239,10 @@ impl Operation for TeamTranscript {
     const NAME: &'static str = "team_transcript";
     const DESCRIPTION: &'static str = "The transcript of an agent's attempt at a task (the latest unless one is named): its text, tool calls with input, tool results, errors and final result, with who ran it, how it ended and what it cost. `after` gives only newer events.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers {
+        responder: true,
+        agent: AgentUse::OwnWork,
+    };
     type Output = Transcript;
     fn run(self, cx: &Context) -> Result<Transcript> {
         baton_core::names::validate_task_id(&self.task)?;
@@ -271,6 +277,18 @@ impl Operation for TeamTranscript {
                 ),
             ));
         };
+        // An agent reads its own transcripts: another's is that agent's record.
+        if let Some(me) = &cx.caller
+            && attempt.agent != *me
+        {
+            return Err(Error::new(
+                baton_core::ErrorKind::NotOwner,
+                format!(
+                    "the transcript of {}'s attempt at {} is {}'s; an agent reads its own ({me})",
+                    attempt.agent, self.task, attempt.agent
+                ),
+            ));
+        }
         let limit = usize::try_from(self.limit.clamp(1, 100_000)).unwrap_or(100_000);
         let events = cx
             .team
@@ -326,6 +344,7 @@ impl Operation for TeamStop {
     const NAME: &'static str = "team_stop";
     const DESCRIPTION: &'static str = "Stop this machine's supervised team, or one worker: after its current task, or now (the agent is stopped and its task handed back).";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::ANSWERS;
     type Output = StopAsked;
     fn run(self, cx: &Context) -> Result<StopAsked> {
         if let Some(name) = &self.worker {

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// The worktree a claim gave its task.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -126,6 +126,7 @@ impl Operation for Merge {
     const NAME: &'static str = "task_merge";
     const DESCRIPTION: &'static str = "Merge done tasks' branches (baton/TASK-ID, from worktrees) into the branch the lead's checkout is on, each with a merge commit, after the project's check command (.coordination/review.toml) passes on the branch; a failing check stops there, and a conflicting merge is aborted, changing nothing, and reported with its files and a follow-up task to resolve it; later ones are not tried (leader).";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = MergeReport;
     fn run(self, cx: &Context) -> Result<MergeReport> {
         if self.all != self.tasks.is_empty() {

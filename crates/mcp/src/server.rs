@@ -86,9 +86,9 @@ impl Inner {
 }
 
 /// Whether an agent's server lists tool `name`: the catalogue's agent operations
-/// ([`baton_api::Entry::for_agents`]) and the server's own (the browser's).
+/// ([`baton_api::Entry::callers`]) and the server's own (the browser's).
 fn for_agents(name: &str) -> bool {
-    baton_api::find(name).is_none_or(|entry| entry.for_agents)
+    baton_api::find(name).is_none_or(|entry| entry.callers.agents())
 }
 
 /// The change feed forwarding resource updates to the client, started on first subscribe.

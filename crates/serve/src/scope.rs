@@ -1,26 +1,18 @@
 //! What a paired device may call, decided here on the server for every request (the page only
 //! hides what it could not do). A lead device may call every operation the desktop can. A
-//! responder is someone answering agents from a phone: it reads everything, and of the
-//! operations that change something it may answer questions (an approval with allow or deny,
-//! not "always allow", which changes the policy), comment on a review and request changes,
-//! send and acknowledge messages, and stop one agent. It may not start teams, merge, add, edit,
-//! move or cancel tasks, run checks, or change budgets, policies or profiles.
+//! responder is someone answering agents from a phone: it may call what the catalogue declares
+//! a responder's ([`baton_api::Callers::responder`]: reading everything, answering questions,
+//! commenting on a review and requesting changes, sending and acknowledging messages, stopping
+//! an agent), with two limits of its own here: an approval is answered with allow or deny, not
+//! "always allow", which changes the policy, and a stop names one agent, not the team. It may
+//! not start teams, merge, add, edit, move or cancel tasks, run checks, or change budgets,
+//! policies or profiles.
 
 use baton_api::{Entry, Error, OpenProject};
 use baton_core::ErrorKind;
 use serde_json::Value;
 
 use crate::devices::{Device, Scope};
-
-/// The operations that change something which a responder may call.
-pub const RESPONDER_WRITES: [&str; 6] = [
-    "answer_question",
-    "review_comment",
-    "review_request_changes",
-    "message_send",
-    "message_ack",
-    "team_stop",
-];
 
 /// Whether `device` may call `entry` with `request`; `Err` says why not.
 pub fn check(
@@ -44,7 +36,7 @@ pub fn check(
             ));
         }
     }
-    if device.scope == Scope::Lead || entry.read_only {
+    if device.scope == Scope::Lead {
         return Ok(());
     }
     let refuse = |what: String| {
@@ -57,7 +49,7 @@ pub fn check(
             ),
         ))
     };
-    if !RESPONDER_WRITES.contains(&entry.name) {
+    if !entry.callers.responder {
         return refuse(format!("call {}", entry.name));
     }
     match entry.name {

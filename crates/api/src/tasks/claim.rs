@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 use crate::worktrees::{WorktreeInfo, give_worktree};
 
 /// An agent, by name, and the task it wants when it wants a particular one.
@@ -83,10 +83,21 @@ impl Operation for Claim {
     const NAME: &'static str = "task_claim";
     const DESCRIPTION: &'static str = "Claim the best ready task (priority 1 first, then oldest) whose files no other agent holds, or the task named. Returns task null when nothing is ready, with the reason.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::OWN_WORK;
     type Output = ClaimOutcome;
     fn run(self, cx: &Context) -> Result<ClaimOutcome> {
         crate::inbox::as_agent(cx, &self.agent)?;
+        if let Some(task) = &cx.attempt {
+            // Its supervisor's worker claims for it; a task claimed from inside an attempt
+            // would be held by nobody who works it.
+            return Err(crate::Error::new(
+                baton_core::ErrorKind::NotYou,
+                format!(
+                    "this agent works {task} in an attempt its supervisor started, and claims no \
+                     other task: its worker claims the next one when this attempt ends"
+                ),
+            ));
+        }
         let files = if self.ignore_reservations {
             Files::Ignore
         } else {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::TaskOutcome;
 use crate::error::Result;
-use crate::operation::{Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// The leader puts tasks back to available: all of them, or none.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -44,6 +44,7 @@ impl Operation for Reset {
     const NAME: &'static str = "task_reset";
     const DESCRIPTION: &'static str = "Put failed, cancelled or stale tasks back to available (leader): tasks (ids) and/or failed=true for every failed task; all or none. force=true takes a task from a live holder. The count of its failed attempts starts again.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = ResetOutcome;
     fn run(self, cx: &Context) -> Result<ResetOutcome> {
         let (board, now) = cx.tasks.snapshot()?;
@@ -107,6 +108,7 @@ impl Operation for Cancel {
     const NAME: &'static str = "task_cancel";
     const DESCRIPTION: &'static str = "Cancel a task that is not finished (leader): available, claimed or in progress. Its holder loses it; tasks that wait on it cannot start until it is reset.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
         Ok(cx.tasks.cancel(&self.task, self.reason.as_deref())?.into())
@@ -151,6 +153,7 @@ impl Operation for MoveTask {
     const NAME: &'static str = "task_move";
     const DESCRIPTION: &'static str = "Bring a task to another status the way the lead does on the board (leader): the lifecycle operation that takes (claim, start, complete, fail, release, reset or cancel, in the holder's name), or the lifecycle's refusal. dry_run only asks.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = Moved;
     fn run(self, cx: &Context) -> Result<Moved> {
         let (step, task) = if self.dry_run {

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::operation::{Context, Operation};
+use crate::operation::{AgentUse, Callers, Context, Operation};
 use baton_git::record_branch_or_say_why;
 
 mod claim;
@@ -55,6 +55,7 @@ impl Operation for Status {
     const NAME: &'static str = "task_status";
     const DESCRIPTION: &'static str = "The task board: every task with its status, owner, lease and what it waits for, with counts.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = StatusReport;
     fn run(self, cx: &Context) -> Result<StatusReport> {
         let mut report = cx.tasks.status()?;
@@ -87,6 +88,7 @@ impl Operation for ListTasks {
     const DESCRIPTION: &'static str =
         "Tasks that can be claimed now, best first (or every task with all=true).";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
     type Output = TaskList;
     fn run(self, cx: &Context) -> Result<TaskList> {
         let tasks = if self.all {
@@ -155,6 +157,7 @@ impl Operation for AddTask {
     const DESCRIPTION: &'static str =
         "Add a task to the queue (leader). Unknown dependencies and cycles are refused.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
         let task = cx.tasks.add_task(NewTask {
@@ -210,6 +213,7 @@ impl Operation for EditTask {
     const NAME: &'static str = "task_edit";
     const DESCRIPTION: &'static str = "Change a task's description, priority, dependencies, files or hints (leader). Dependencies only change while it is available.";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
         let task = cx.tasks.edit_task(
@@ -244,7 +248,7 @@ macro_rules! agent_task_operation {
             const NAME: &'static str = $tool;
             const DESCRIPTION: &'static str = $description;
             const READ_ONLY: bool = false;
-            const FOR_AGENTS: bool = true;
+            const CALLERS: Callers = Callers::OWN_WORK;
             type Output = TaskOutcome;
             fn run(self, cx: &Context) -> Result<TaskOutcome> {
                 let agent = crate::inbox::as_agent(cx, &self.agent)?;
@@ -321,7 +325,7 @@ impl Operation for Complete {
     const NAME: &'static str = "task_complete";
     const DESCRIPTION: &'static str = "Complete a task you started; writes its result report.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::OWN_WORK;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
         let agent = crate::inbox::as_agent(cx, &self.agent)?;
@@ -355,7 +359,7 @@ impl Operation for Fail {
     const NAME: &'static str = "task_fail";
     const DESCRIPTION: &'static str = "Give up on a task you hold, saying why.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::OWN_WORK;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
         let agent = crate::inbox::as_agent(cx, &self.agent)?;
@@ -392,7 +396,7 @@ impl Operation for Heartbeat {
     const DESCRIPTION: &'static str =
         "Renew the lease on every task you hold; call it every few minutes while working.";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::OWN_WORK;
     type Output = Renewed;
     fn run(self, cx: &Context) -> Result<Renewed> {
         crate::inbox::as_agent(cx, &self.agent)?;
@@ -441,7 +445,7 @@ impl Operation for Discover {
     const DESCRIPTION: &'static str =
         "Share a finding with every agent (appended to context/discoveries.md).";
     const READ_ONLY: bool = false;
-    const FOR_AGENTS: bool = true;
+    const CALLERS: Callers = Callers::SHARED;
     type Output = Discovered;
     fn run(self, cx: &Context) -> Result<Discovered> {
         crate::inbox::as_agent(cx, &self.agent)?;
@@ -463,6 +467,7 @@ impl Operation for AggregateResults {
     const NAME: &'static str = "aggregate";
     const DESCRIPTION: &'static str = "Write summary.md from every task's result (leader).";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = Aggregate;
     fn run(self, cx: &Context) -> Result<Aggregate> {
         Ok(cx.tasks.aggregate()?)
@@ -486,6 +491,7 @@ impl Operation for Doctor {
     const NAME: &'static str = "doctor";
     const DESCRIPTION: &'static str = "Find stale leases, tasks that can never finish (waiting on a failed, cancelled or unknown task, or a cycle), a stalled queue and crash debris; fix=true repairs what is safe (leader).";
     const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
     type Output = DoctorReport;
     fn run(self, cx: &Context) -> Result<DoctorReport> {
         let mut report = cx.tasks.doctor(self.fix)?;
@@ -551,6 +557,10 @@ impl Operation for Logs {
     const DESCRIPTION: &'static str =
         "The last lines of one agent's log, or of every agent's merged in time order.";
     const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers {
+        responder: true,
+        agent: AgentUse::OwnWork,
+    };
     type Output = LogLines;
     fn run(self, cx: &Context) -> Result<LogLines> {
         if let Some(agent) = &self.agent {
