@@ -49,9 +49,9 @@ fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args
         .get(1)
-        .is_some_and(|a| a == baton_team::inside::START_COMMAND)
+        .is_some_and(|a| a == baton_sandbox::inside::START_COMMAND)
     {
-        let code = baton_team::inside::run(&args[2..]);
+        let code = baton_sandbox::inside::run(&args[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     // Inside a sandbox, Baton is reached through the attempt's door only; a browser's proxy

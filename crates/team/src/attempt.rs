@@ -135,7 +135,7 @@ pub struct AttemptPlan<'a> {
     /// The sandboxed attempt's door to Baton, closed when the agent ends.
     pub door: Option<crate::door::Door>,
     /// The sandboxed attempt's pids cgroup, removed once the agent's processes are gone.
-    pub cgroup: Option<crate::pids_cgroup::PidsCgroup>,
+    pub cgroup: Option<baton_sandbox::pids_cgroup::PidsCgroup>,
     pub session: &'a Session,
     /// What earlier attempts at the task cost, counted against its cap.
     pub spent_before: Usage,
@@ -305,7 +305,7 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
     });
     if let Some(sandbox) = &plan.launch.sandbox {
         transcript.push(Happened::Supervisor {
-            text: sandbox.clone(),
+            text: sandbox.summary.clone(),
         });
     }
     // What the door refuses the agent goes into its transcript as it happens.

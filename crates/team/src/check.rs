@@ -20,7 +20,7 @@ use crate::error::{Result, TeamError};
 use crate::exec::{RunningCommand, TaskEnv};
 use crate::process::Launch;
 use crate::profile::SandboxSettings;
-use crate::sandbox::{Boundary, Reach};
+use baton_sandbox::{Binds, Boundary};
 
 /// Runs `command` (the project's check, under `settings`' time limit) for the task and
 /// worktree `env` gives, on commit `head`.
@@ -38,7 +38,7 @@ pub fn run_check_command(
     };
     let contain = sandbox
         .as_ref()
-        .map(|sandbox| move |launch| sandbox.boundary.wrap(launch));
+        .map(|sandbox| move |launch| crate::contain::wrapped(&sandbox.boundary, launch));
     let running = RunningCommand::start_within(
         command,
         env,
@@ -90,16 +90,16 @@ struct CheckSandbox {
     /// The proxy's folder (`.coordination/team/checks/…`), removed with it.
     folder: Option<std::path::PathBuf>,
     /// The proxy, and its folder held open (its socket may be reached through it).
-    proxy: Option<(crate::net_proxy::NetProxy, std::fs::File)>,
+    proxy: Option<(baton_sandbox::net::proxy::NetProxy, std::fs::File)>,
     refused: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// The check's pids cgroup, where one can be made; removed after the check.
-    _cgroup: Option<crate::pids_cgroup::PidsCgroup>,
+    _cgroup: Option<baton_sandbox::pids_cgroup::PidsCgroup>,
 }
 
 impl CheckSandbox {
     fn prepare(settings: &ReviewSettings, env: &TaskEnv<'_>) -> Result<CheckSandbox> {
         use baton_core::network::Network;
-        crate::sandbox::check_available().map_err(|e| {
+        baton_sandbox::check_available().map_err(|e| {
             TeamError::new(
                 ErrorKind::Spawn,
                 format!(
@@ -108,14 +108,20 @@ impl CheckSandbox {
                 ),
             )
         })?;
-        let home = crate::sandbox::user_home();
+        let home = baton_sandbox::user_home();
         let layout = baton_core::Layout::for_project(env.project_dir);
         let refused = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let (allow, folder, proxy) = match settings.check_network {
             Network::Open | Network::Off => (None, None, None),
             Network::AllowList => {
-                let allow = crate::allow_list::defaults(&[], &[], &[], &[], &settings.check_allow)
-                    .map_err(|e| TeamError::new(ErrorKind::InvalidInput, e))?;
+                let allow = baton_sandbox::net::allow_list::defaults(
+                    &[],
+                    &[],
+                    &[],
+                    &[],
+                    &settings.check_allow,
+                )
+                .map_err(|e| TeamError::new(ErrorKind::InvalidInput, e))?;
                 let folder = layout.team_dir().join("checks").join(format!(
                     "{}-{}-{}",
                     env.task.id,
@@ -132,8 +138,12 @@ impl CheckSandbox {
                 std::fs::create_dir_all(&folder).map_err(io)?;
                 let handle = std::fs::File::open(&folder).map_err(io)?;
                 let said = refused.clone();
-                let proxy = crate::net_proxy::NetProxy::open(
-                    &crate::listening::socket_address(&folder, &handle, crate::net_proxy::SOCKET),
+                let proxy = baton_sandbox::net::proxy::NetProxy::open(
+                    &baton_sandbox::socket_address(
+                        &folder,
+                        &handle,
+                        baton_sandbox::net::proxy::SOCKET,
+                    ),
                     allow.clone(),
                     move |why| said.lock().expect("check lock").push(why),
                     None,
@@ -142,38 +152,42 @@ impl CheckSandbox {
                 (Some(allow), Some(folder), Some((proxy, handle)))
             }
         };
-        let network = Reach::of(settings.check_network, allow.as_ref());
-        let cgroup = crate::pids_cgroup::PidsCgroup::create(settings.check_max_processes);
-        let read = crate::sandbox::expand_all(&settings.check_read, home.as_deref());
-        let write = crate::sandbox::expand_all(&settings.check_write, home.as_deref());
+        let network = crate::contain::reach(settings.check_network, allow.as_ref());
+        let cgroup = baton_sandbox::pids_cgroup::PidsCgroup::create(settings.check_max_processes);
+        let read = crate::contain::expand_all(&settings.check_read, home.as_deref());
+        let write = crate::contain::expand_all(&settings.check_write, home.as_deref());
         let (worktree, project_writable) = match env.worktree {
-            Some(w) => (Some((w.path.clone(), baton_git::GitAccess::none())), false),
+            Some(w) => (Some(w.path.clone()), false),
             None => (None, true),
         };
         Ok(CheckSandbox {
             boundary: Boundary {
                 project_dir: env.project_dir.to_path_buf(),
                 project_writable,
-                coordination: layout.root().to_path_buf(),
+                hidden: Some(layout.root().to_path_buf()),
                 worktree,
+                binds: Binds::default(),
                 pass_prefixes: Vec::new(),
                 home,
-                states: Vec::new(),
+                own: Vec::new(),
                 read,
                 write,
                 network,
                 pass: settings.check_env.clone(),
-                door: folder.clone(),
-                bridge_door: false,
+                shown: folder
+                    .clone()
+                    .map(|f| (f, std::path::PathBuf::from(crate::door::INSIDE))),
+                bridge: None,
                 unix_sockets: settings.check_unix_sockets,
-                baton: crate::launch::baton_program(),
+                starter: crate::launch::baton_program(),
                 max_processes: settings.check_max_processes,
                 // A check's /tmp and open files are bounded as an agent's are by default.
                 tmp_bytes: SandboxSettings::default().tmp_bytes(),
                 max_open_files: SandboxSettings::default().max_open_files,
                 cgroup: cgroup
                     .as_ref()
-                    .map(|c| crate::sandbox::CgroupEntry::Join(c.procs())),
+                    .map(|c| baton_sandbox::CgroupEntry::Join(c.procs())),
+                notes: Vec::new(),
             },
             _cgroup: cgroup,
             folder,

@@ -2,18 +2,20 @@
 //! state folder for the agent CLI, what committing on its branch needs, its network's allow-list,
 //! its door to Baton and its pids cgroup, made into one [`Boundary`] around its launch.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use baton_sandbox::net::AllowList;
+use baton_sandbox::{Binds, Boundary, Reach, user_home};
 
 use crate::process::Launch;
 use crate::profile::Network;
-use crate::sandbox::{Boundary, Reach, expand_all, user_home};
 
 /// An attempt's launch as it runs: inside its sandbox with its door open (and its pids
 /// cgroup, where one can be made), or as it was.
 pub(crate) struct Contained {
     pub launch: Launch,
     pub door: Option<crate::door::Door>,
-    pub cgroup: Option<crate::pids_cgroup::PidsCgroup>,
+    pub cgroup: Option<baton_sandbox::pids_cgroup::PidsCgroup>,
 }
 
 /// `launch` for task `task` worked by `crew` as agent `agent` (in `worktree`, when it has
@@ -65,7 +67,7 @@ pub(crate) fn contain(
                 .filter_map(|s| s.user.as_ref())
                 .flat_map(|user| kind.configured_model_urls(user))
                 .collect();
-            let list = crate::allow_list::defaults(
+            let list = baton_sandbox::net::allow_list::defaults(
                 kind.model_hosts(),
                 kind.base_url_variables(),
                 &env,
@@ -79,7 +81,7 @@ pub(crate) fn contain(
         }
         Network::Off | Network::Open => None,
     };
-    let network = Reach::of(settings.network, allow.as_ref());
+    let network = reach(settings.network, allow.as_ref());
     let door = crate::door::Door::open(
         &door_dir(crew.local, task)?,
         crate::door::Guest {
@@ -99,40 +101,64 @@ pub(crate) fn contain(
         )
     })?;
     // Born in its worker thread's cgroup, or moved into one of its own.
-    let born_limited = crate::pids_cgroup::ThreadCgroup::current();
+    let born_limited = baton_sandbox::pids_cgroup::ThreadCgroup::current();
     let cgroup = match born_limited {
         true => None,
-        false => crate::pids_cgroup::PidsCgroup::create(settings.max_processes),
+        false => baton_sandbox::pids_cgroup::PidsCgroup::create(settings.max_processes),
     };
+    let (worktree, binds) = match access {
+        Some((worktree, git)) => (Some(worktree), binds(git)),
+        None => (None, Binds::default()),
+    };
+    let mut launch = launch;
+    // The CLI's state folders where it looks for them, and the variables that tell it.
+    for state in &states {
+        if let Some(variable) = state.variable {
+            launch
+                .env
+                .push((variable.into(), state.inside.display().to_string()));
+        }
+    }
     let boundary = Boundary {
         project_dir: crew.local.project_dir().to_path_buf(),
-        project_writable: access.is_none(),
-        coordination: crew.local.root().to_path_buf(),
-        worktree: access,
+        project_writable: worktree.is_none(),
+        hidden: Some(crew.local.root().to_path_buf()),
+        worktree,
+        binds,
         pass_prefixes: crew.profile.kind.variable_prefixes().to_vec(),
-        states,
+        own: states
+            .iter()
+            .map(|s| (s.folder.clone(), s.inside.clone()))
+            .collect(),
         read: expand_all(&settings.read, home.as_deref()),
         write: expand_all(&settings.write, home.as_deref()),
         home,
         network,
         pass: settings.env.clone(),
-        door: Some(door.dir().to_path_buf()),
-        bridge_door: crate::door::bridged(settings.network),
+        shown: Some((door.dir().to_path_buf(), PathBuf::from(crate::door::INSIDE))),
+        // Where the sandbox has a loopback of its own, the door is reached there.
+        bridge: crate::door::bridged(settings.network).then(|| {
+            (
+                Path::new(crate::door::INSIDE).join(crate::door::SOCKET),
+                crate::door::INSIDE_PORT,
+            )
+        }),
         // Chromium makes a Unix socket for its profile's lock, and stops when it cannot.
         unix_sockets: settings.unix_sockets || crew.profile.browser,
-        baton: crew.setting.baton.clone(),
+        starter: crew.setting.baton.clone(),
         max_processes: settings.max_processes,
         tmp_bytes: settings.tmp_bytes(),
         max_open_files: settings.max_open_files,
         cgroup: match born_limited {
-            true => Some(crate::sandbox::CgroupEntry::Born),
+            true => Some(baton_sandbox::CgroupEntry::Born),
             false => cgroup
                 .as_ref()
-                .map(|c| crate::sandbox::CgroupEntry::Join(c.procs())),
+                .map(|c| baton_sandbox::CgroupEntry::Join(c.procs())),
         },
+        notes: vec!["Baton is reached through the attempt's door as this agent".into()],
     };
     Ok(Contained {
-        launch: boundary.wrap(launch),
+        launch: wrapped(&boundary, launch),
         door: Some(door),
         cgroup,
     })
@@ -142,4 +168,65 @@ pub(crate) fn contain(
 fn door_dir(local: &baton_core::Layout, task: &str) -> crate::error::Result<PathBuf> {
     baton_core::names::validate_task_id(task)?;
     Ok(local.team_dir().join("doors").join(task))
+}
+
+/// The variables that reach a store; a sandboxed program is given none of them (an agent goes
+/// through its door).
+const STORE_VARIABLES: [&str; 3] = ["BATON_STORE", "BATON_PROJECT", "BATON_LEASE"];
+
+/// `launch` run inside `boundary`: bubblewrap's command in its place, saying what it runs.
+pub(crate) fn wrapped(boundary: &Boundary, launch: Launch) -> Launch {
+    let wrapped = boundary.wrap(baton_sandbox::Command {
+        program: launch.program,
+        args: launch.args,
+        workdir: launch.workdir.clone(),
+        env: launch
+            .env
+            .into_iter()
+            .filter(|(key, _)| !STORE_VARIABLES.contains(&key.as_str()))
+            .collect(),
+    });
+    Launch {
+        program: wrapped.program,
+        args: wrapped.args,
+        env: wrapped.env,
+        cgroup: wrapped.cgroup,
+        sandbox: Some(crate::process::Sandboxed {
+            summary: wrapped.summary,
+            shown: wrapped.shown,
+        }),
+        ..launch
+    }
+}
+
+/// What `network` gives a sandbox: the proxy in its door's folder reaching `allow` (its list,
+/// when the setting is an allow-list), none, or the machine's.
+pub(crate) fn reach(network: Network, allow: Option<&AllowList>) -> Reach {
+    match (network, allow) {
+        (Network::Open, _) => Reach::Machine,
+        (Network::AllowList, Some(list)) => Reach::Proxied {
+            socket: Path::new(crate::door::INSIDE).join(baton_sandbox::net::proxy::SOCKET),
+            forward: list.loopback_ports(),
+            allowed: list.describe(),
+        },
+        _ => Reach::Nothing,
+    }
+}
+
+/// What committing on a task's branch needs of the shared repository, as binds.
+pub(crate) fn binds(git: baton_git::GitAccess) -> Binds {
+    Binds {
+        writable: git.writable,
+        private: git.private,
+        read_only: git.read_only,
+        shown: git.shown,
+    }
+}
+
+/// Paths a user named for a sandbox (`~/` is the home folder `home`).
+pub(crate) fn expand_all(paths: &[String], home: Option<&Path>) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .map(|p| crate::profile::SandboxSettings::expand(p, home))
+        .collect()
 }

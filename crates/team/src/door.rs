@@ -32,11 +32,14 @@ use std::sync::{Arc, Mutex};
 
 use baton_fs::{ProcessGroup, command_in_own_group};
 
-use crate::listening::{Listening, socket_address};
-use crate::process::{Aside, Asides};
+use baton_sandbox::{Listening, socket_address};
 use serde::{Deserialize, Serialize};
 
-pub use crate::inside::DOOR_ENV;
+use crate::process::{Aside, Asides};
+
+/// Inside the sandbox: where the door is, the loopback address bridged to it or its socket's
+/// path (the agent's `baton` relays to it when it is set).
+pub const DOOR_ENV: &str = "BATON_DOOR";
 /// On the supervisor's side: the agent a command came from (the CLI forces it as the caller).
 pub const CALLER_ENV: &str = "BATON_DOOR_AGENT";
 /// On the supervisor's side: the task the agent works.
@@ -68,7 +71,9 @@ pub const STDOUT: u8 = 1;
 pub const STDERR: u8 = 2;
 pub const EXIT: u8 = 3;
 
-pub use crate::inside::DOOR_PORT as INSIDE_PORT;
+/// The loopback port inside a sandbox with a network of its own that its first command bridges
+/// to the door's socket: each sandbox has its own loopback, so one number serves them all.
+pub const INSIDE_PORT: u16 = 3127;
 
 /// Where a sandboxed agent reaches its door ([`DOOR_ENV`]): the bridged loopback port where the
 /// sandbox has a network of its own (its agent may make no Unix socket), the socket's path
@@ -243,7 +248,7 @@ pub struct Door {
     /// What the commands refused, in words, until taken by [`Door::refusals`].
     refusals: Option<Asides>,
     /// The attempt's network proxy ([`crate::net_proxy`]), beside the door, when it has one.
-    network: Option<crate::net_proxy::NetProxy>,
+    network: Option<baton_sandbox::net::proxy::NetProxy>,
 }
 
 impl Door {
@@ -254,7 +259,7 @@ impl Door {
     pub fn open(
         dir: &Path,
         guest: Guest,
-        network: Option<crate::allow_list::AllowList>,
+        network: Option<baton_sandbox::net::AllowList>,
         ask: bool,
     ) -> std::io::Result<Door> {
         let _ = std::fs::remove_dir_all(dir);
@@ -268,7 +273,7 @@ impl Door {
         let guest = Arc::new(guest);
         let network = match network {
             Some(allow) => {
-                let asker: Option<crate::net_proxy::Asker> = ask.then(|| {
+                let asker: Option<baton_sandbox::net::proxy::Asker> = ask.then(|| {
                     let (guest, running) = (guest.clone(), running.clone());
                     // A few questions at once, one per target ([`crate::ask_gate`]).
                     let gate = crate::ask_gate::AskGate::default();
@@ -277,8 +282,8 @@ impl Door {
                     }) as _
                 });
                 let refused = refused.clone();
-                Some(crate::net_proxy::NetProxy::open(
-                    &address_of(crate::net_proxy::SOCKET),
+                Some(baton_sandbox::net::proxy::NetProxy::open(
+                    &address_of(baton_sandbox::net::proxy::SOCKET),
                     allow,
                     move |why| {
                         let _ = refused.send(Aside::Note(why));

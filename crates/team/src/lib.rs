@@ -1,26 +1,28 @@
 //! # baton-team
 //!
 //! Baton runs the team: a supervisor per machine and project starts an agent on each task a
-//! worker claims (Claude Code, Codex, Gemini CLI, or any command), keeps its lease while its
+//! worker claims (Claude Code, Codex, Gemini CLI, OpenCode, or any command), keeps its lease while its
 //! process lives, stores its transcript and what it cost with the task, restarts it after a
 //! crash in the same worktree, stops it at its budget, and, started again after it was killed,
 //! takes up every task its workers held. Claims, leases, reservations and worktrees are the
 //! ones every worker uses (`baton-live`, `baton-git`); this crate adds the agents' processes.
 //!
-//! Modules: `agent_cli` (one adapter per agent CLI: its command line, its output, its state,
-//! its sessions; Claude Code's project setup beside its adapter), `profile` (what each kind of agent runs, and the project's own profiles), `launch`
-//! (an attempt's launch: its environment and its adapter's command line), `prompt` (what the agent is told), `process` (a process group,
-//! its output as lines), `crew` (what the workers share), `attempt` (one
-//! agent process at one task, to its end), `agent_home` (an agent CLI's state, private to its task), `allow_list` and `net_proxy` (a sandboxed agent's network: what it reaches, and the proxy that lets only that through), `exec` (a task's command: its environment, the
-//! ends of its output), `report` (an `exec` command's exit status as its task's report), `settle` (a
-//! worker's changes to its task, riding out a store that went away), `worker` (one worker's tasks and attempts: the engine a team's supervisor and
-//! `baton worker loop` both run),
-//! `supervisor` (the workers, the lock, the requests), `start` (the team-up request: checked,
-//! resized, or a supervisor started in a process of its own).
+//! Modules, by job:
+//!
+//! | job | modules |
+//! | --- | --- |
+//! | the agent CLIs | `agent_cli` (one adapter per CLI: command line, output, state folders, sessions; Claude Code's project setup beside its adapter), `agent_home` (a CLI's state, the task's own), `profile` and `sandbox_settings` (what each profile runs, and in what bounds) |
+//! | starting an attempt | `launch` (its environment and its adapter's command line), `prompt` (what the agent is told), `contain` (its sandbox, in `baton-sandbox`'s terms: the task's binds, its door, its network), `door` and `ask_gate` (the agent's one way to Baton) |
+//! | running it | `process` (a process group, its output as lines), `attempt` (one agent process at one task, to its end), `exec` and `report` (a command's environment, and its exit as its task's report) |
+//! | supervision | `crew` (what the workers share), `worker` (one worker's tasks and attempts: the engine `team up` and `baton worker loop` both run), `settle` (a worker's changes riding out a store that went away), `supervisor` (the workers, the lock, the requests) |
+//! | landing | `merge_queue`, `merger`, `check` (the project's check, sandboxed) |
+//! | starting a team, and its outcome | `request`, `start` (the team-up request: checked, resized, or a supervisor started), `glance`, `verdict` |
+//!
+//! The sandbox itself (bubblewrap, the first command inside, cgroups, the network proxy) is
+//! `baton-sandbox`, which knows nothing of agents.
 
 pub mod agent_cli;
 pub mod agent_home;
-pub mod allow_list;
 mod ask_gate;
 mod attempt;
 pub mod check;
@@ -30,22 +32,15 @@ pub mod door;
 pub mod error;
 pub mod exec;
 pub mod glance;
-mod hidden;
-pub mod inside;
 pub mod launch;
-mod listening;
 pub mod merge_queue;
 pub mod merger;
-pub mod net_proxy;
-pub mod pids_cgroup;
 pub mod process;
 pub mod profile;
 pub mod prompt;
 mod report;
 pub mod request;
-pub mod sandbox;
 mod sandbox_settings;
-mod seccomp;
 mod settle;
 pub mod start;
 pub mod supervisor;

@@ -36,14 +36,22 @@ pub struct Launch {
     /// the agent started outside its process group (Claude Code runs its tools in groups of
     /// their own) is found by them and killed when the agent ends.
     pub marks: Vec<String>,
-    /// The sandbox it runs in, in words, when it runs in one (then `program` is the sandbox,
-    /// the agent's command follows `--` in `args`, and `env` is its whole environment: nothing
-    /// of the supervisor's own is inherited).
-    pub sandbox: Option<String>,
+    /// The sandbox it runs in, when it runs in one (then `program` is the sandbox, and `env`
+    /// is its whole environment: nothing of the supervisor's own is inherited).
+    pub sandbox: Option<Sandboxed>,
     /// The pids cgroup's `cgroup.procs` the process joins before it runs (a shell writes its
     /// pid there and becomes the program), so everything it starts counts against the
     /// cgroup's limit from its first fork ([`crate::pids_cgroup`]).
     pub cgroup: Option<PathBuf>,
+}
+
+/// A launch's sandbox, as a reader is told of it.
+#[derive(Debug, Clone)]
+pub struct Sandboxed {
+    /// The sandbox in words.
+    pub summary: String,
+    /// The command it runs, as it was given: its program and arguments.
+    pub shown: (String, Vec<String>),
 }
 
 /// What joins a process to its cgroup and then becomes the program: `sh -c ENTER PROCS
@@ -74,26 +82,7 @@ impl Launch {
     /// are left out, [`Launch::sandbox`] says it).
     pub fn describe(&self) -> String {
         let (program, args) = match &self.sandbox {
-            Some(_) => {
-                let after = self
-                    .args
-                    .iter()
-                    .position(|a| a == "--")
-                    .map_or(0, |i| i + 1);
-                let mut rest = &self.args[after.min(self.args.len())..];
-                // The sandbox's first command is the sandbox's too.
-                if rest
-                    .get(1)
-                    .is_some_and(|a| a == crate::inside::START_COMMAND)
-                    && let Some(at) = rest.iter().position(|a| a == "--")
-                {
-                    rest = &rest[at + 1..];
-                }
-                match rest.split_first() {
-                    Some((program, args)) => (program.clone(), args),
-                    None => (self.program.display().to_string(), rest),
-                }
-            }
+            Some(sandboxed) => (sandboxed.shown.0.clone(), &sandboxed.shown.1[..]),
             None => (self.program.display().to_string(), &self.args[..]),
         };
         let mut words = vec![program];

@@ -271,7 +271,7 @@ fn under_policy(mut profile: Profile, governed: bool) -> Profile {
 /// The values a profile may not have, in words.
 fn check(profile: &Profile) -> std::result::Result<(), String> {
     let name = &profile.name;
-    crate::allow_list::AllowList::parse(&profile.sandbox.allow)
+    baton_sandbox::net::AllowList::parse(&profile.sandbox.allow)
         .map_err(|e| format!("profile {name:?}: {e}"))?;
     if profile.max_attempts == 0 || profile.max_attempts > 20 {
         return Err(format!(
@@ -323,7 +323,10 @@ fn check(profile: &Profile) -> std::result::Result<(), String> {
             "profile {name:?}: browser = true configures the agent's Baton MCP server, which \
              Baton does for kinds {} only (this one is {}); its agent can start \
              `baton mcp --proxy` itself",
-            configured.join(" and "),
+            match configured.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+                _ => configured.join(""),
+            },
             profile.kind
         ));
     }
@@ -483,7 +486,7 @@ mod tests {
             ("[profiles.claude]\nname_prefix = \"a b\"\n", "name_prefix"),
             (
                 "[profiles.exec]\nbrowser = true\n",
-                "kinds claude and codex only (this one is exec)",
+                "only (this one is exec)",
             ),
             ("[profiles\n", "profiles.toml"),
         ] {

@@ -104,7 +104,7 @@ impl TeamUp {
         }
         if profile.sandbox.enabled {
             // Refused before anything is claimed, saying what to install or enable.
-            crate::sandbox::check_available()
+            baton_sandbox::check_available()
                 .map_err(|message| TeamError::new(ErrorKind::SandboxUnavailable, message))?;
         }
         let merge = match self.merge {

@@ -85,7 +85,7 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
     let sandbox = &crew.profile.sandbox;
     let _cgroup = sandbox
         .enabled
-        .then(|| crate::pids_cgroup::ThreadCgroup::enter(sandbox.max_processes))
+        .then(|| baton_sandbox::pids_cgroup::ThreadCgroup::enter(sandbox.max_processes))
         .flatten();
     let mut report = WorkerReport {
         name: name.to_string(),

@@ -5,7 +5,7 @@
 //! machine with cgroup v1's `pids` or a cgroup v2 tree with `pids` enabled below Baton's own
 //! group, or a user given such a tree); where it cannot, the run says which limit holds.
 //!
-//! The sandbox's first process joins it before it runs ([`crate::process::Launch::cgroup`]),
+//! The sandbox's first process joins it before it runs ([`crate::Wrapped::cgroup`]),
 //! so everything the agent starts is counted from its first fork. It is removed when the run
 //! ends (its processes are gone by then: the PID namespace's end killed them; the kernel may
 //! take a millisecond to note it); one left by a supervisor killed outright is removed by the

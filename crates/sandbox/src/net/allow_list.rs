@@ -35,7 +35,7 @@ pub struct AllowList {
 /// Central's at `central.sonatype.com`), that host is not on the list, so a token an agent
 /// found could not publish with it. npm and RubyGems publish to the hosts they download from,
 /// which a proxy that sees only `CONNECT host:443` cannot tell apart: their tokens are hidden
-/// from the sandbox instead ([`crate::sandbox`]).
+/// from the sandbox instead ([`crate::Boundary`]).
 pub const REGISTRIES: [&str; 10] = [
     "registry.npmjs.org",
     "registry.yarnpkg.com",

@@ -1,43 +1,31 @@
-//! The boundary every supervised attempt runs in: bubblewrap (Debian's `bubblewrap`, what
-//! Claude Code and Codex use on Linux), with no namespace code of Baton's own.
+//! The boundary a program runs in: bubblewrap (Debian's `bubblewrap`, what Claude Code and
+//! Codex use on Linux), with no namespace code of its own.
 //!
-//! - **Processes:** its own PID namespace, IPC and host name; no capabilities. When the attempt
-//!   ends, is stopped or crosses its budget, the namespace's first process dies and the kernel
-//!   ends everything in it: no process outlives the attempt, whatever group or session it
-//!   made, and nothing in it sees or signals the supervisor, other agents or other processes.
-//! - **Writes:** the task's worktree; of the shared repository only what committing on the
-//!   task's own branch needs ([`baton_git::GitAccess`]: never hooks, config, other refs or
-//!   other worktrees); a private `/tmp`; the task's own copy of the agent CLI's state
-//!   ([`crate::agent_home`]: never the user's `~/.claude` or `~/.codex`, whose hooks and MCP
-//!   servers the user's own CLI runs); and what the profile's `sandbox.write` names.
+//! - **Processes:** its own PID namespace, IPC and host name; no capabilities. When the
+//!   program's first process dies, the kernel ends everything in the namespace: nothing
+//!   outlives it, whatever group or session it made, and nothing in it sees or signals the
+//!   processes outside.
+//! - **Writes:** what [`Boundary`] names writable (a worktree, the binds its version control
+//!   needs, folders bound where the program looks for them, `write`); a private `/tmp`.
 //!   Everything else is read-only.
 //! - **Reads:** the system, toolchains and the project. The home folder is replaced by an empty
-//!   one: only the agent CLI's state, toolchains (`~/.cargo`, `~/.rustup`, …), git's identity,
-//!   the folders on `PATH` and the profile's `sandbox.read` are shown in it, so `~/.ssh`,
-//!   `~/.aws`, `~/.config/gh`, `~/.pgpass` and the rest are not there.
+//!   one: only toolchains (`~/.cargo`, `~/.rustup`, …), git's identity, the folders on `PATH`
+//!   and `read` are shown in it, and credential files in what is shown are bound over with an
+//!   empty file, so `~/.ssh`, `~/.aws`, `~/.config/gh`, `~/.pgpass` and the rest are not there.
+//!   The host's runtime folders (`/run`, its sockets) are empty.
 //! - **Network:** by default a namespace of its own with only loopback in it, and an HTTP
-//!   proxy outside ([`crate::net_proxy`]) that reaches the profile's allow-list (the model API,
-//!   the package registries, `sandbox.allow`) and says in the transcript what it refused; or
-//!   none (`sandbox.network = "off"`), or the machine's (`"open"`).
-//!
-//! - **Baton:** `.coordination/` is hidden (an empty folder; the task's worktree and its
-//!   private branch are shown in it again), and no store URL or password is in the agent's
-//!   environment, which is an allow-list. The agent's `baton` reaches Baton through its
-//!   attempt's door ([`crate::door`]), as itself, for its task.
+//!   proxy outside ([`crate::net::proxy`]) that reaches an allow-list; or none, or the
+//!   machine's. Where it has a network of its own, no Unix sockets either
+//!   ([`crate::seccomp`]), unless allowed.
+//! - **Environment:** an allow-list of the caller's variables (the locale, the terminal, the
+//!   home folder and user, git's identity, the prefixes the caller names), and the command's.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use baton_git::GitAccess;
-
-use crate::agent_home::StateMount;
-use crate::process::Launch;
-use crate::profile::Network;
 
 /// The sandbox program.
 pub const BWRAP: &str = "bwrap";
 
-/// Folders under the home folder an agent reads (toolchains and git's identity), when they
+/// Folders under the home folder a program reads (toolchains and git's identity), when they
 /// exist.
 const HOME_READS: [&str; 12] = [
     ".cargo",
@@ -54,43 +42,45 @@ const HOME_READS: [&str; 12] = [
     ".config/git",
 ];
 
-/// What one attempt's sandbox lets its agent reach.
+/// What a sandbox lets its program reach.
 #[derive(Debug, Clone)]
 pub struct Boundary {
     pub project_dir: PathBuf,
-    /// The agent works in the project folder itself (no worktree), so it may change it.
+    /// The program works in the project folder itself (no worktree), so it may change it.
     pub project_writable: bool,
-    /// The project's `.coordination/`, hidden from the agent.
-    pub coordination: PathBuf,
-    /// The task's worktree and what committing there needs, when it has one.
-    pub worktree: Option<(PathBuf, GitAccess)>,
-    /// The prefixes of further variables of the supervisor's the program needs (its agent
-    /// CLI's own: its API key, its address).
-    pub pass_prefixes: Vec<&'static str>,
+    /// A folder of the project hidden from the program: empty and read-only, with what is
+    /// bound into it (a worktree inside it) shown again.
+    pub hidden: Option<PathBuf>,
+    /// The worktree the program works in, writable, and what its version control needs.
+    pub worktree: Option<PathBuf>,
+    pub binds: Binds,
     pub home: Option<PathBuf>,
-    /// The agent CLI's state folders, the task's own ([`crate::agent_home`]).
-    pub states: Vec<StateMount>,
-    /// Further folders to read and to write (the profile's `sandbox.read`, `sandbox.write`).
+    /// Folders of the caller's bound writable where the program looks for them: (folder,
+    /// where).
+    pub own: Vec<(PathBuf, PathBuf)>,
+    /// Further folders to read and to write.
     pub read: Vec<PathBuf>,
     pub write: Vec<PathBuf>,
-    /// The agent's network: through the attempt's proxy (with the loopback ports it forwards
-    /// and the `baton` that bridges to it inside), none, or the machine's.
+    /// The program's network: through a proxy (with the loopback ports it forwards), none, or
+    /// the machine's.
     pub network: Reach,
-    /// Further variables of the supervisor's environment the agent is given (the profile's
-    /// `sandbox.env`).
+    /// The prefixes of further variables of the caller's the program is given (its own
+    /// settings, its API key).
+    pub pass_prefixes: Vec<&'static str>,
+    /// Further variables of the caller's environment the program is given (by name).
     pub pass: Vec<String>,
-    /// The attempt's door folder ([`crate::door`]), shown at [`crate::door::INSIDE`].
-    pub door: Option<PathBuf>,
-    /// The door folder's door is bridged from the sandbox's loopback ([`crate::door::bridged`]:
-    /// an agent's attempt with a network of its own; a check's folder holds only its proxy).
-    pub bridge_door: bool,
-    /// The agent may make Unix sockets (the profile's `sandbox.unix_sockets`, the check's
-    /// `check_unix_sockets`): off by default where the sandbox has a network of its own, since
-    /// a socket shown anywhere in its view of the machine reaches a host service
-    /// ([`crate::seccomp`]).
+    /// A folder shown read-only at a place inside: (folder, where). Its sockets are reached
+    /// (a `connect` needs no write), and nothing can be left in it.
+    pub shown: Option<(PathBuf, PathBuf)>,
+    /// A socket inside bridged from a port of the sandbox's own loopback, so the program needs
+    /// no Unix socket to reach it: (socket inside, port).
+    pub bridge: Option<(PathBuf, u16)>,
+    /// The program may make Unix sockets: off by default where the sandbox has a network of
+    /// its own, since a socket shown anywhere in its view of the machine reaches a host
+    /// service ([`crate::seccomp`]).
     pub unix_sockets: bool,
-    /// The `baton` whose hidden command starts the inside ([`crate::inside`]).
-    pub baton: PathBuf,
+    /// The program whose hidden command is the first inside ([`crate::inside`]).
+    pub starter: PathBuf,
     /// At most this many processes (threads count) at once: `RLIMIT_NPROC` inside, and the
     /// run's pids cgroup when it has one.
     pub max_processes: u32,
@@ -99,6 +89,48 @@ pub struct Boundary {
     pub max_open_files: u32,
     /// The run's pids cgroup ([`crate::pids_cgroup`]), when it has one.
     pub cgroup: Option<CgroupEntry>,
+    /// What else a reader should know of it, said after what it hides ("Baton is reached
+    /// through the attempt's door").
+    pub notes: Vec<String>,
+}
+
+/// What of a shared repository a worktree's program writes or reads, beside the worktree.
+#[derive(Debug, Clone, Default)]
+pub struct Binds {
+    /// Writable as they are.
+    pub writable: Vec<PathBuf>,
+    /// Writable folders shown at another path: (folder, where).
+    pub private: Vec<(PathBuf, PathBuf)>,
+    /// Files inside writable folders that stay read-only.
+    pub read_only: Vec<PathBuf>,
+    /// Folders shown read-only at another path: (folder, where).
+    pub shown: Vec<(PathBuf, PathBuf)>,
+}
+
+/// A command to run inside a boundary.
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub workdir: PathBuf,
+    /// Its variables, besides what the boundary passes on of the caller's.
+    pub env: Vec<(String, String)>,
+}
+
+/// A command wrapped in its boundary: bubblewrap's, to run instead, with its whole
+/// environment (nothing of the caller's is inherited), and what a reader is shown of it.
+#[derive(Debug, Clone)]
+pub struct Wrapped {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// The cgroup's `cgroup.procs` the run joins before it starts, when it joins one.
+    pub cgroup: Option<PathBuf>,
+    /// The boundary in words.
+    pub summary: String,
+    /// The command as it was given, for people (bubblewrap's options and the first command
+    /// left out): its program and arguments.
+    pub shown: (String, Vec<String>),
 }
 
 /// How a run comes to be in its pids cgroup.
@@ -112,7 +144,7 @@ pub enum CgroupEntry {
 
 impl Boundary {
     /// `launch` run inside this boundary: the same command, started by bubblewrap.
-    pub fn wrap(&self, launch: Launch) -> Launch {
+    pub fn wrap(&self, launch: Command) -> Wrapped {
         let mut args: Vec<String> = [
             "--die-with-parent",
             "--unshare-user",
@@ -170,9 +202,9 @@ impl Boundary {
                 }
             }
         }
-        // The agent CLI's own state: the task's private copy, where the CLI looks for it.
-        for state in &self.states {
-            mounts.add("--bind", Some(&state.folder), &state.inside);
+        // The caller's folders, where the program looks for them.
+        for (folder, at) in &self.own {
+            mounts.add("--bind", Some(folder), at);
         }
         for path in &self.read {
             mounts.read(path);
@@ -186,16 +218,18 @@ impl Boundary {
             mounts.read(&installed);
         }
         // The project again, whatever hid it (it may be under /tmp or the home folder), then
-        // what of it the agent may change.
+        // what of it the program may change.
         match self.project_writable {
             true => mounts.write(&self.project_dir),
             false => mounts.read(&self.project_dir),
         }
-        // `.coordination/` hidden: an empty folder, with the task's own worktree shown again.
-        if self.coordination.is_dir() {
-            mounts.add("--tmpfs", None, &self.coordination);
+        // The hidden folder: an empty folder, with the worktree shown again when it is there.
+        let hidden = self.hidden.as_ref().filter(|dir| dir.is_dir());
+        if let Some(hidden) = hidden {
+            mounts.add("--tmpfs", None, hidden);
         }
-        if let Some((worktree, git)) = &self.worktree {
+        if let Some(worktree) = &self.worktree {
+            let git = &self.binds;
             mounts.write(worktree);
             for dir in &git.writable {
                 mounts.write(dir);
@@ -210,18 +244,18 @@ impl Boundary {
                 mounts.add("--ro-bind", Some(dir), at);
             }
         }
-        if self.coordination.is_dir() {
+        if let Some(hidden) = hidden {
             // Read-only too, so nothing can be left there for a later reader (the folders
             // shown again in it are mounts of their own, and stay writable).
-            mounts.add("--remount-ro", None, &self.coordination);
+            mounts.add("--remount-ro", None, hidden);
         }
         // Read-only: its sockets are reached (a `connect` needs no write), and nothing can be
-        // left in a folder on the lead's disk.
-        if let Some(door) = &self.door {
-            mounts.read_at(door, Path::new(crate::door::INSIDE));
+        // left in a folder on the caller's disk.
+        if let Some((folder, at)) = &self.shown {
+            mounts.read_at(folder, at);
         }
-        // The first command inside is this `baton`, wherever it lives.
-        mounts.read(&self.baton);
+        // The first command inside, wherever it lives.
+        mounts.read(&self.starter);
         // Credentials in a folder it was shown: empty in its place.
         if let Some(home) = &self.home {
             for file in crate::hidden::CREDENTIAL_FILES.map(|name| home.join(name)) {
@@ -235,44 +269,34 @@ impl Boundary {
         args.push("--".into());
         let seal = !self.unix_sockets && !matches!(self.network, Reach::Machine);
         let start = crate::inside::Start {
-            // Where the sandbox has a loopback of its own, the door is reached there.
-            door: self
-                .bridge_door
-                .then(|| Path::new(crate::door::INSIDE).join(crate::door::SOCKET)),
+            bridge: self.bridge.clone(),
             seal,
             max_processes: Some(self.max_processes),
             max_open_files: Some(self.max_open_files),
             network: match &self.network {
-                Reach::Proxied { forward, .. } => Some((
-                    Path::new(crate::door::INSIDE).join(crate::net_proxy::SOCKET),
-                    forward.clone(),
-                )),
+                Reach::Proxied {
+                    socket, forward, ..
+                } => Some((socket.clone(), forward.clone())),
                 _ => None,
             },
         };
-        args.extend(start.words(&self.baton));
+        let shown = (launch.program.display().to_string(), launch.args.clone());
+        args.extend(start.words(&self.starter));
         args.push(launch.program.display().to_string());
         args.extend(launch.args);
-        let moved: Vec<&str> = self.states.iter().filter_map(|s| s.variable).collect();
+        // The command's own variables come after, and win over the caller's.
         let mut env: Vec<(String, String)> = std::env::vars()
             .filter(|(key, _)| passed_on(key, &self.pass_prefixes) || self.pass.contains(key))
-            .filter(|(key, _)| !moved.contains(&key.as_str()))
             .collect();
-        for state in &self.states {
-            if let Some(variable) = state.variable {
-                env.push((variable.into(), state.inside.display().to_string()));
-            }
-        }
-        // How the supervisor reached the store is not the agent's: it goes through its door.
-        env.extend(
-            launch
-                .env
-                .into_iter()
-                .filter(|(key, _)| !STORE_VARIABLES.contains(&key.as_str())),
-        );
+        env.extend(launch.env);
+        // A variable given twice: the later one (the command's own over the caller's).
+        let mut seen = std::collections::HashSet::new();
+        env.reverse();
+        env.retain(|(key, _)| seen.insert(key.clone()));
+        env.reverse();
         if let Reach::Proxied { .. } = &self.network {
-            // Out through the bridge to the attempt's proxy; its own loopback stays its own.
-            let proxy = format!("http://127.0.0.1:{}", crate::net_proxy::INSIDE_PORT);
+            // Out through the bridge to the proxy; its own loopback stays its own.
+            let proxy = format!("http://127.0.0.1:{}", crate::net::proxy::INSIDE_PORT);
             env.retain(|(key, _)| {
                 !PROXY_VARIABLES.contains(&key.as_str()) && key != "NO_PROXY" && key != "no_proxy"
             });
@@ -284,30 +308,34 @@ impl Boundary {
             }
         }
 
-        Launch {
+        Wrapped {
             program: PathBuf::from(BWRAP),
             args,
             env,
-            sandbox: Some(self.summary()),
             cgroup: match &self.cgroup {
                 Some(CgroupEntry::Join(procs)) => Some(procs.clone()),
                 _ => None,
             },
-            ..launch
+            summary: self.summary(),
+            shown,
         }
     }
 
     /// The boundary in words, for the attempt's transcript.
     pub fn summary(&self) -> String {
+        let hidden = match self.hidden.as_ref().and_then(|h| h.file_name()) {
+            Some(name) => format!(" and {}/", name.to_string_lossy()),
+            None => String::new(),
+        };
+        let notes: String = self.notes.iter().map(|n| format!(", {n}")).collect();
         let writes = match (&self.worktree, self.project_writable) {
             (Some(_), _) => "its worktree and its own branch",
             (None, true) => "the project folder",
             (None, false) => "nothing of the project",
         };
         format!(
-            "in a sandbox (bubblewrap): it writes {writes}{}; the home folder's secrets and \
-             .coordination/ are hidden, Baton is reached through the attempt's door as this \
-             agent; {}; {}; nothing it starts outlives the attempt",
+            "in a sandbox (bubblewrap): it writes {writes}{}; the home folder's secrets{hidden} \
+             are hidden{notes}; {}; {}; nothing it starts outlives the attempt",
             match self.write.is_empty() {
                 true => String::new(),
                 false => format!(" and {} more (sandbox.write)", self.write.len()),
@@ -354,28 +382,15 @@ pub enum Reach {
     Machine,
     /// None (`"off"`).
     Nothing,
-    /// The allow-list through the door's proxy (`"allow-list"`).
+    /// An allow-list, through a proxy outside (`"allow-list"`).
     Proxied {
+        /// The proxy's socket, as the program's side sees it.
+        socket: PathBuf,
         /// Loopback ports the list names, reached at the same address inside.
         forward: Vec<u16>,
         /// The list, in words, for the transcript.
         allowed: Vec<String>,
     },
-}
-
-impl Reach {
-    /// What `network` gives a sandbox: through a proxy reaching `allow` (its list, when the
-    /// setting is an allow-list), none, or the machine's.
-    pub(crate) fn of(network: Network, allow: Option<&crate::allow_list::AllowList>) -> Reach {
-        match (network, allow) {
-            (Network::Open, _) => Reach::Machine,
-            (Network::AllowList, Some(list)) => Reach::Proxied {
-                forward: list.loopback_ports(),
-                allowed: list.describe(),
-            },
-            _ => Reach::Nothing,
-        }
-    }
 }
 
 /// Whether this process runs as root, whom the kernel's per-user process limit does not bind.
@@ -385,21 +400,13 @@ fn running_as_root() -> bool {
 }
 
 /// The home folder a sandbox replaces: `HOME`, when it is an absolute path other than `/`.
-pub(crate) fn user_home() -> Option<PathBuf> {
+pub fn user_home() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute() && h != Path::new("/"))
 }
 
-/// Paths a user named for a sandbox (`~/` is the home folder `home`).
-pub(crate) fn expand_all(paths: &[String], home: Option<&Path>) -> Vec<PathBuf> {
-    paths
-        .iter()
-        .map(|p| crate::profile::SandboxSettings::expand(p, home))
-        .collect()
-}
-
-/// The variables that point programs at a proxy: the agent's name Baton's.
+/// The variables that point programs at a proxy: the program's name the boundary's proxy.
 const PROXY_VARIABLES: [&str; 6] = [
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -409,11 +416,8 @@ const PROXY_VARIABLES: [&str; 6] = [
     "all_proxy",
 ];
 
-/// The variables that reach a store; a sandboxed agent is given none of them.
-const STORE_VARIABLES: [&str; 3] = ["BATON_STORE", "BATON_PROJECT", "BATON_LEASE"];
-
-/// Whether the supervisor's variable `key` reaches a sandboxed agent: what any program needs
-/// (the locale, the terminal, the home folder and user), git's identity, and the agent CLI's
+/// Whether the caller's variable `key` reaches the sandboxed program: what any program needs
+/// (the locale, the terminal, the home folder and user), git's identity, and the program's
 /// own (its API key and address). Nothing else: not `PGPASSWORD`, not `BATON_STORE`, not a
 /// cloud's keys, not tokens the user exported for themselves. Baton's own variables for the
 /// attempt (`BATON_TASK_ID`, …) and a profile's `env` are added to these.
@@ -454,7 +458,7 @@ fn passed_on(key: &str, own: &[&str]) -> bool {
 /// package's (Claude Code's and Codex's launchers load files beside them), else its folder;
 /// the program alone when that folder is the home folder, one above it or a temporary folder
 /// (showing one of those would show what the sandbox hides: `~/.ssh`, other users' files).
-fn installed_at(launch: &Launch, home: Option<&Path>) -> Option<PathBuf> {
+fn installed_at(launch: &Command, home: Option<&Path>) -> Option<PathBuf> {
     let program = if launch.program.components().count() > 1 {
         launch.program.clone()
     } else {
@@ -478,8 +482,8 @@ fn installed_at(launch: &Launch, home: Option<&Path>) -> Option<PathBuf> {
     })
 }
 
-/// The `PATH` the agent is given.
-fn path_of(launch: &Launch) -> std::ffi::OsString {
+/// The `PATH` the program is given.
+fn path_of(launch: &Command) -> std::ffi::OsString {
     launch
         .env
         .iter()
@@ -539,7 +543,7 @@ impl Mounts {
 /// Whether sandboxes can be made here: bubblewrap is installed and may make the namespaces it
 /// needs. The error says what to install or enable.
 pub fn check_available() -> Result<(), String> {
-    let out = Command::new(BWRAP)
+    let out = std::process::Command::new(BWRAP)
         .args([
             "--unshare-user",
             "--unshare-pid",

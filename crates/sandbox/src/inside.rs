@@ -1,17 +1,17 @@
 //! The sandbox's first command, `baton __sandbox-start [--max-processes N] [--network SOCKET
-//! [--forward PORT]…] -- PROGRAM ARGS…`: what must be done inside the namespaces bubblewrap
-//! made and cannot be done from outside, before the agent's command runs in its place.
+//! [--forward PORT]…] [--bridge PORT:SOCKET] -- PROGRAM ARGS…`: what must be done inside the
+//! namespaces bubblewrap made and cannot be done from outside, before the program runs in its
+//! place. Its only entry is [`run`].
 //!
 //! - **The process limit** (`RLIMIT_NPROC`, soft and hard). Set here, after the user namespace
 //!   exists, it counts only the processes and threads of this sandbox (the kernel counts them
 //!   per user namespace), so an agent's fork bomb stops at the limit without touching the
 //!   user's own count; the agent has no capability to raise it again. The kernel does not
-//!   apply it to root: under root the attempt's pids cgroup ([`crate::pids_cgroup`]) is the
+//!   apply it to root: under root the run's pids cgroup ([`crate::pids_cgroup`]) is the
 //!   limit.
-//! - **The bridges** ([`crate::net_proxy::start_relay`]): to the network's proxy, when the
-//!   sandbox reaches the network through it, and to the door, reached over the sandbox's own
-//!   loopback ([`DOOR_PORT`], named to the agent in `BATON_DOOR`) wherever the
-//!   sandbox has a network of its own, so its agent needs no Unix socket.
+//! - **The bridges** ([`crate::net::proxy::start_relay`]): to the network's proxy, when the
+//!   sandbox reaches the network through it, and from a port of the sandbox's own loopback to
+//!   a socket shown inside (Baton's door), so its program needs no Unix socket.
 //! - **The syscall filter** ([`crate::seccomp`]), last, when the sandbox has a network of its
 //!   own: no Unix sockets (none of the host's is reachable by its path), no `ptrace`.
 
@@ -20,12 +20,6 @@ use std::path::PathBuf;
 
 /// The hidden command.
 pub const START_COMMAND: &str = "__sandbox-start";
-/// Inside the sandbox: where the door is, the loopback address bridged to it or its socket's
-/// path (the agent's `baton` relays to it when it is set; [`crate::door`]).
-pub const DOOR_ENV: &str = "BATON_DOOR";
-/// The loopback port inside a sandbox with a network of its own that its first command bridges
-/// to the door's socket: each sandbox has its own loopback, so one number serves them all.
-pub const DOOR_PORT: u16 = 3127;
 
 /// What the first command is told to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -35,8 +29,8 @@ pub struct Start {
     pub max_open_files: Option<u32>,
     /// The proxy's socket inside, and the loopback ports forwarded to the machine's.
     pub network: Option<(PathBuf, Vec<u16>)>,
-    /// The door's socket inside, bridged from [`DOOR_PORT`] on loopback.
-    pub door: Option<PathBuf>,
+    /// A socket inside, bridged from this port of the sandbox's loopback.
+    pub bridge: Option<(PathBuf, u16)>,
     /// Refuse the agent Unix sockets ([`crate::seccomp`]).
     pub seal: bool,
 }
@@ -57,8 +51,8 @@ impl Start {
                 words.extend(["--forward".into(), port.to_string()]);
             }
         }
-        if let Some(door) = &self.door {
-            words.extend(["--door".into(), door.display().to_string()]);
+        if let Some((socket, port)) = &self.bridge {
+            words.extend(["--bridge".into(), format!("{port}:{}", socket.display())]);
         }
         if self.seal {
             words.extend(["--seal".into(), "unix-sockets".into()]);
@@ -86,7 +80,13 @@ impl Start {
                     start.max_open_files = Some(max);
                 }
                 Some("--network") => start.network = Some((PathBuf::from(value), Vec::new())),
-                Some("--door") => start.door = Some(PathBuf::from(value)),
+                Some("--bridge") => {
+                    let (port, socket) = value
+                        .split_once(':')
+                        .ok_or_else(|| format!("not PORT:SOCKET: {value}"))?;
+                    let port = port.parse().map_err(|_| format!("not a port: {port}"))?;
+                    start.bridge = Some((PathBuf::from(socket), port));
+                }
                 Some("--seal") if value == "unix-sockets" => start.seal = true,
                 Some("--forward") => {
                     forward.push(value.parse().map_err(|_| format!("not a port: {value}"))?)
@@ -139,8 +139,11 @@ fn start(args: &[OsString]) -> Result<Never, String> {
         .network
         .as_ref()
         .map(|(s, f)| (s.as_path(), f.as_slice()));
-    let door = start.door.as_deref().map(|socket| (socket, DOOR_PORT));
-    crate::net_proxy::start_relay(proxy, door).map_err(|e| format!("the network: {e}"))?;
+    let bridge = start
+        .bridge
+        .as_ref()
+        .map(|(socket, port)| (socket.as_path(), *port));
+    crate::net::proxy::start_relay(proxy, bridge).map_err(|e| format!("the network: {e}"))?;
     if start.seal {
         crate::seccomp::refuse_unix_sockets()?;
     }
@@ -191,7 +194,7 @@ mod tests {
             max_processes: Some(64),
             max_open_files: Some(1024),
             network: Some((PathBuf::from("/tmp/baton/proxy"), vec![4000, 4001])),
-            door: Some(PathBuf::from("/tmp/baton/door")),
+            bridge: Some((PathBuf::from("/tmp/baton/door"), 3127)),
             seal: true,
         };
         let words = start.words(std::path::Path::new("/usr/bin/baton"));

@@ -1,6 +1,6 @@
 //! What of the machine a sandbox hides although it shows the system read-only: the host's
 //! runtime folders, where its services keep their sockets, and the credential files in
-//! folders it shows. Lists, so that a new one is one line ([`crate::sandbox`] mounts them).
+//! folders it shows. Lists, so that a new one is one line ([`crate::Boundary`] mounts them).
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 //! A sandboxed agent's network: none of its own, and an HTTP proxy outside that reaches only
-//! its profile's allow-list ([`crate::allow_list`]).
+//! its profile's allow-list ([`crate::net::allow_list`]).
 //!
 //! The sandbox has a network namespace of its own with nothing in it but loopback, so nothing
 //! inside reaches the machine or the internet directly. Two halves carry what may go out:
@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::allow_list::{AllowList, is_loopback};
 use crate::listening::Listening;
+use crate::net::allow_list::{AllowList, is_loopback};
 
 /// The proxy's socket in the door's folder.
 pub const SOCKET: &str = "proxy";

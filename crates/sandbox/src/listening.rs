@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
 /// A socket being served; closed when dropped.
-pub(crate) struct Listening {
+pub struct Listening {
     /// Its path as this process reaches it.
     address: PathBuf,
     /// The listening socket, shut to wake the accepting thread.
@@ -108,7 +108,7 @@ fn accept<F>(
 /// Where a socket named `name` in folder `dir` (open as `handle`, kept open while the socket is
 /// used) is bound: its path, or through `/proc/self/fd` when the path is too long for a socket
 /// address (107 bytes).
-pub(crate) fn socket_address(dir: &Path, handle: &std::fs::File, name: &str) -> PathBuf {
+pub fn socket_address(dir: &Path, handle: &std::fs::File, name: &str) -> PathBuf {
     let real = dir.join(name);
     match real.as_os_str().len() < 100 {
         true => real,

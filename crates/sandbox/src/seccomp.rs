@@ -10,7 +10,7 @@
 //! make Unix sockets at all: `socket(AF_UNIX, …)` fails with `EPERM` (pairs made with
 //! `socketpair`, which reach nothing outside, still work). Its one way to Baton, the door, is
 //! then reached over the sandbox's own loopback, bridged to the door's socket by the relay that
-//! the first command starts before the filter ([`crate::net_proxy`]). As Codex's Linux sandbox
+//! the first command starts before the filter ([`crate::net::proxy`]). As Codex's Linux sandbox
 //! does, `ptrace` and `process_vm_writev` are refused too (the relay is the agent's child, and
 //! must not be made to open sockets for it), and `io_uring_setup` (io_uring can make sockets
 //! without the `socket` call the filter sees).
