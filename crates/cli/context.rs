@@ -11,7 +11,7 @@ use baton_live::WatchMode;
 /// The agent this process runs a command for when it runs behind an attempt's door (the door
 /// sets it; the CLI's `door` module says what that allows).
 pub fn door_guest() -> Option<String> {
-    std::env::var(baton_team::door::CALLER_ENV)
+    std::env::var(baton_door::CALLER_ENV)
         .ok()
         .filter(|a| !a.is_empty())
 }
@@ -19,7 +19,7 @@ pub fn door_guest() -> Option<String> {
 /// Behind an attempt's door, the task that attempt works (the door sets it).
 pub fn door_task() -> Option<String> {
     door_guest()?;
-    std::env::var(baton_team::door::TASK_ENV)
+    std::env::var(baton_door::TASK_ENV)
         .ok()
         .filter(|t| !t.is_empty())
 }
@@ -29,7 +29,7 @@ pub fn door_task() -> Option<String> {
 pub fn door_workdir(local: &Layout) -> Option<PathBuf> {
     door_guest()?;
     Some(
-        std::env::var_os(baton_team::door::WORKDIR_ENV)
+        std::env::var_os(baton_door::WORKDIR_ENV)
             .map(PathBuf::from)
             .unwrap_or_else(|| local.project_dir().to_path_buf()),
     )

@@ -1,4 +1,4 @@
-//! `baton` behind an attempt's door (`baton_team::door`), on both sides of it.
+//! `baton` behind an attempt's door (`baton-door`), on both sides of it.
 //!
 //! Inside a sandbox (`BATON_DOOR` set) `baton` is a relay: it sends its command line to the
 //! supervisor and prints what comes back, and opens no project itself (it could not: the
@@ -11,12 +11,10 @@
 //! confined to the project, and no other store or project.
 
 use std::ffi::OsStr;
-use std::io::Write;
 use std::process::ExitCode;
 
 use baton_api::Error;
 use baton_core::ErrorKind;
-use baton_team::door::{DoorStream, EXIT, Knock, STDERR, STDOUT, read_frame};
 
 use crate::args::Command;
 use crate::live::SignalCommand;
@@ -93,51 +91,10 @@ pub fn relay(socket: &OsStr) -> ExitCode {
     let cwd = std::env::current_dir()
         .map(|dir| dir.display().to_string())
         .unwrap_or_default();
-    let mut stream = match DoorStream::connect(socket) {
-        Ok(stream) => stream,
-        Err(e) => {
-            return refuse(format!(
-                "this agent reaches Baton through its attempt's door ({}), which does not \
-                 answer: {e}. Has the attempt ended?",
-                socket.to_string_lossy()
-            ));
-        }
-    };
     let reads_input = reads_input(&argv);
-    let mut knock = serde_json::to_vec(&Knock { argv, cwd }).expect("JSON serialises");
-    knock.push(b'\n');
-    if let Err(e) = stream.write_all(&knock) {
-        return refuse(format!("cannot knock at the door: {e}"));
-    }
-    match (reads_input, stream.try_clone()) {
-        // The command's input, as it comes, then its end.
-        (true, Ok(mut to_door)) => {
-            std::thread::spawn(move || {
-                baton_team::door::pass_on(&mut std::io::stdin().lock(), &mut to_door);
-                to_door.end_writing();
-            });
-        }
-        // A command that reads nothing leaves this process's input to whoever else reads it.
-        _ => stream.end_writing(),
-    }
-    let mut from_door = std::io::BufReader::new(stream);
-    loop {
-        match read_frame(&mut from_door) {
-            Ok(Some((STDOUT, bytes))) => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&bytes).and_then(|_| out.flush());
-            }
-            Ok(Some((STDERR, bytes))) => {
-                let _ = std::io::stderr().lock().write_all(&bytes);
-            }
-            Ok(Some((EXIT, bytes))) => {
-                let code = <[u8; 4]>::try_from(bytes.as_slice()).map_or(1, i32::from_be_bytes);
-                return ExitCode::from(code.clamp(0, 255) as u8);
-            }
-            Ok(Some(_)) => continue,
-            Ok(None) => return refuse("the door closed before the command ended".into()),
-            Err(e) => return refuse(format!("the door failed: {e}")),
-        }
+    match baton_door::client::relay(socket, argv, cwd, reads_input) {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(message) => refuse(message),
     }
 }
 
@@ -240,7 +197,7 @@ fn local(agent: &str, command: &Command) -> Result<(), Error> {
 /// Behind a door: the door's report pipe kept from the programs this command starts.
 pub fn keep_report_to_self() {
     if crate::context::door_guest().is_some() {
-        baton_team::door::keep_report_from_children();
+        baton_door::keep_report_from_children();
     }
 }
 
@@ -251,7 +208,7 @@ pub fn report_refusal(err: &Error) {
     if crate::context::door_guest().is_some()
         && matches!(err.kind(), ErrorKind::NotYou | ErrorKind::OutsideProject)
     {
-        baton_team::door::report_refusal(&err.to_string());
+        baton_door::report_refusal(&err.to_string());
     }
 }
 

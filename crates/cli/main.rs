@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     }
     // Inside a sandbox, Baton is reached through the attempt's door only; a browser's proxy
     // runs inside with it.
-    if let Some(socket) = std::env::var_os(baton_team::door::DOOR_ENV)
+    if let Some(socket) = std::env::var_os(baton_door::DOOR_ENV)
         && context::door_guest().is_none()
     {
         return door::proxy_inside().unwrap_or_else(|| door::relay(&socket));

@@ -133,7 +133,7 @@ pub struct AttemptPlan<'a> {
     pub number: u32,
     pub launch: Launch,
     /// The sandboxed attempt's door to Baton, closed when the agent ends.
-    pub door: Option<crate::door::Door>,
+    pub door: Option<crate::contain::AttemptDoor>,
     /// The sandboxed attempt's pids cgroup, removed once the agent's processes are gone.
     pub cgroup: Option<baton_sandbox::pids_cgroup::PidsCgroup>,
     pub session: &'a Session,

@@ -176,7 +176,7 @@ impl CheckSandbox {
                 pass: settings.check_env.clone(),
                 shown: folder
                     .clone()
-                    .map(|f| (f, std::path::PathBuf::from(crate::door::INSIDE))),
+                    .map(|f| (f, std::path::PathBuf::from(baton_door::INSIDE))),
                 bridge: None,
                 unix_sockets: settings.check_unix_sockets,
                 starter: crate::launch::baton_program(),

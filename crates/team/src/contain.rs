@@ -14,8 +14,27 @@ use crate::profile::Network;
 /// cgroup, where one can be made), or as it was.
 pub(crate) struct Contained {
     pub launch: Launch,
-    pub door: Option<crate::door::Door>,
+    pub door: Option<AttemptDoor>,
     pub cgroup: Option<baton_sandbox::pids_cgroup::PidsCgroup>,
+}
+
+/// An attempt's open door, and the channel on which what it refuses reaches the attempt's
+/// transcript.
+pub(crate) struct AttemptDoor {
+    door: baton_door::Door,
+    asides: Option<crate::process::Asides>,
+}
+
+impl AttemptDoor {
+    /// What the door refuses from now on, said with the agent's own output; once.
+    pub fn refusals(&mut self) -> Option<crate::process::Asides> {
+        self.asides.take()
+    }
+
+    /// Closes the door: no more knocks, and every command still running for the agent ends.
+    pub fn close(self) {
+        self.door.close();
+    }
 }
 
 /// `launch` for task `task` worked by `crew` as agent `agent` (in `worktree`, when it has
@@ -82,9 +101,11 @@ pub(crate) fn contain(
         Network::Off | Network::Open => None,
     };
     let network = reach(settings.network, allow.as_ref());
-    let door = crate::door::Door::open(
+    let asides: crate::process::Asides = std::sync::mpsc::channel();
+    let tell = std::sync::Mutex::new(asides.0.clone());
+    let door = baton_door::Door::open(
         &door_dir(crew.local, task)?,
-        crate::door::Guest {
+        baton_door::Guest {
             agent: agent.to_string(),
             task: task.to_string(),
             baton: crew.setting.baton.clone(),
@@ -93,6 +114,12 @@ pub(crate) fn contain(
         },
         allow,
         settings.ask,
+        std::sync::Arc::new(move |note| {
+            let _ = tell
+                .lock()
+                .expect("door note lock")
+                .send(crate::process::Aside::Note(note));
+        }),
     )
     .map_err(|e| {
         crate::error::TeamError::new(
@@ -135,12 +162,12 @@ pub(crate) fn contain(
         home,
         network,
         pass: settings.env.clone(),
-        shown: Some((door.dir().to_path_buf(), PathBuf::from(crate::door::INSIDE))),
+        shown: Some((door.dir().to_path_buf(), PathBuf::from(baton_door::INSIDE))),
         // Where the sandbox has a loopback of its own, the door is reached there.
-        bridge: crate::door::bridged(settings.network).then(|| {
+        bridge: baton_door::bridged(settings.network).then(|| {
             (
-                Path::new(crate::door::INSIDE).join(crate::door::SOCKET),
-                crate::door::INSIDE_PORT,
+                Path::new(baton_door::INSIDE).join(baton_door::SOCKET),
+                baton_door::INSIDE_PORT,
             )
         }),
         // Chromium makes a Unix socket for its profile's lock, and stops when it cannot.
@@ -159,7 +186,10 @@ pub(crate) fn contain(
     };
     Ok(Contained {
         launch: wrapped(&boundary, launch),
-        door: Some(door),
+        door: Some(AttemptDoor {
+            door,
+            asides: Some(asides),
+        }),
         cgroup,
     })
 }
@@ -205,7 +235,7 @@ pub(crate) fn reach(network: Network, allow: Option<&AllowList>) -> Reach {
     match (network, allow) {
         (Network::Open, _) => Reach::Machine,
         (Network::AllowList, Some(list)) => Reach::Proxied {
-            socket: Path::new(crate::door::INSIDE).join(baton_sandbox::net::proxy::SOCKET),
+            socket: Path::new(baton_door::INSIDE).join(baton_sandbox::net::proxy::SOCKET),
             forward: list.loopback_ports(),
             allowed: list.describe(),
         },

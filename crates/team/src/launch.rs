@@ -92,8 +92,8 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
     env.push(("BATON_TASK_ID".into(), attempt.task.id.clone()));
     match attempt.sandboxed {
         true => env.push((
-            crate::door::DOOR_ENV.into(),
-            crate::door::inside_address(profile.sandbox.network),
+            baton_door::DOOR_ENV.into(),
+            baton_door::inside_address(profile.sandbox.network),
         )),
         false => env.extend(setting.store_env.iter().cloned()),
     }

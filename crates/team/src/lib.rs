@@ -12,7 +12,7 @@
 //! | job | modules |
 //! | --- | --- |
 //! | the agent CLIs | `agent_cli` (one adapter per CLI: command line, output, state folders, sessions; Claude Code's project setup beside its adapter), `agent_home` (a CLI's state, the task's own), `profile` and `sandbox_settings` (what each profile runs, and in what bounds) |
-//! | starting an attempt | `launch` (its environment and its adapter's command line), `prompt` (what the agent is told), `contain` (its sandbox, in `baton-sandbox`'s terms: the task's binds, its door, its network), `door` and `ask_gate` (the agent's one way to Baton) |
+//! | starting an attempt | `launch` (its environment and its adapter's command line), `prompt` (what the agent is told), `contain` (its sandbox, in `baton-sandbox`'s terms: the task's binds, its door, its network), the door itself is `baton-door` |
 //! | running it | `process` (a process group, its output as lines), `attempt` (one agent process at one task, to its end), `exec` and `report` (a command's environment, and its exit as its task's report) |
 //! | supervision | `crew` (what the workers share), `worker` (one worker's tasks and attempts: the engine `team up` and `baton worker loop` both run), `settle` (a worker's changes riding out a store that went away), `supervisor` (the workers, the lock, the requests) |
 //! | landing | `merge_queue`, `merger`, `check` (the project's check, sandboxed) |
@@ -23,12 +23,10 @@
 
 pub mod agent_cli;
 pub mod agent_home;
-mod ask_gate;
 mod attempt;
 pub mod check;
 mod contain;
 pub mod crew;
-pub mod door;
 pub mod error;
 pub mod exec;
 pub mod glance;
