@@ -120,7 +120,7 @@ pub fn run(
             let report = tasks::Status {}.run(cx)?;
             emit(json, &report, || {
                 // This machine's merge queue, when a team ran one: each task's place.
-                let queue = baton_team::merge_queue::read_queue(project.local());
+                let queue = baton_team::read_queue(project.local());
                 let mut text = render::status(&report);
                 for line in crate::team::queue_lines(&queue) {
                     text.push('\n');

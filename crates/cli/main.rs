@@ -6,8 +6,13 @@
 //! Modules, a tree with no circle: `args` (the clap tree of the leader and worker commands,
 //! taking each other group's arguments from its module), `render` (their text), one folder or
 //! file per other command group (`live/` for signals, runs, watching and the worker loop;
-//! `agents/` for orchestration; `team/` for the supervised team; `leader.rs`; `worker.rs`; `browser.rs`; `follow.rs`; `prompts.rs`; `door.rs` for an agent behind its attempt's door; `reference.rs` for the man pages and the guide's command reference), each with its own
-//! arguments, handlers and text; `context` (the user's context for an operation), and `output` (printing results and errors) serve them all.
+//! `agents/` for orchestration; `team/` for the supervised team; `claude/` for Claude Code's
+//! setup and hooks; `leader.rs`, `worker.rs`, `inbox.rs`, `review.rs`, `files.rs`,
+//! `browser.rs`, `store.rs`, `serve.rs`; `follow.rs` for following the board and logs;
+//! `reference.rs` for the man pages and the guide's command reference), each with its own
+//! arguments, handlers and text; `runs.rs` (what each command runs of the catalogue) and
+//! `door.rs` (an agent behind its attempt's door); `context` (the user's context for an
+//! operation), `output` and `style` (printing results and errors) serve them all.
 
 mod agents;
 mod args;

@@ -93,7 +93,7 @@ pub async fn serve_start(
 /// Runs the server (on `listen`, else its default) from a thread of its own; its pid once it
 /// says where it listens.
 fn start(dir: &std::path::Path, listen: Option<&str>) -> Result<u32> {
-    let program = baton_team::launch::baton_program();
+    let program = baton_team::baton_program();
     let mut command = baton_fs::command_in_own_group(&program, None, libc::SIGTERM);
     command.args(["serve", "--pair", "none", "--json"]);
     if let Some(listen) = listen {

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use baton_core::inbox::{self, About, ApprovalDecision, NewQuestion};
-use baton_core::policy::{Policy, Protected, Verdict, policy_path, rule_for};
+use baton_core::policy::{Policy, Protected, Ruling, policy_path, rule_for};
 use baton_core::{Confinement, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -108,9 +108,9 @@ impl Operation for ApproveToolCall {
         let protected = Protected::new(cx.local.root(), own_worktree.as_deref());
         let verdict = policy.decide(&self.tool_name, &self.input, &within, &protected);
         let (allowed, why) = match verdict {
-            Verdict::Allow(why) => (true, why),
-            Verdict::Deny(why) => (false, why),
-            Verdict::Ask => {
+            Ruling::Allow(why) => (true, why),
+            Ruling::Deny(why) => (false, why),
+            Ruling::Ask => {
                 let seconds = self.timeout_seconds.unwrap_or(policy.ask_timeout_seconds);
                 let limit = Duration::from_secs(seconds.clamp(1, crate::inbox::MAX_WAIT_SECONDS));
                 ask_the_lead(cx, &agent, task.as_deref(), &self, &call, limit)?

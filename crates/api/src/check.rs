@@ -10,8 +10,8 @@
 use baton_core::review::{CheckRun, ReviewSettings, record_check};
 use baton_core::{ErrorKind, LEADER};
 use baton_git::Worktrees;
-use baton_team::check::run_check_command;
-use baton_team::exec::TaskEnv;
+use baton_team::TaskEnv;
+use baton_team::run_check_command;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -8,9 +8,9 @@ use baton_core::listing::Unreadable;
 use baton_core::{
     Attempt, ErrorKind, Spend, TeamStore, TranscriptEvent, WorkerRecord, WorkerState,
 };
-use baton_team::start::{TeamStarted, TeamUp, start_detached};
-use baton_team::supervisor::host_name;
+use baton_team::host_name;
 use baton_team::{Request, Setting, SupervisorInfo, running_supervisor, send_request};
+use baton_team::{TeamStarted, TeamUp, start_detached};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -62,7 +62,7 @@ pub struct TeamView {
     /// This machine's merge queue (`team up --merge auto`), as its last run left it: each
     /// task in the order it joined, with its place (queued, checking, landed, sent back, not
     /// landed) and why. Empty when none ran.
-    pub merge_queue: Vec<baton_team::merge_queue::QueueEntry>,
+    pub merge_queue: Vec<baton_team::QueueEntry>,
     /// Worker and attempt records that could not be read, named: everything else is shown.
     pub unreadable: Vec<Unreadable>,
 }
@@ -132,7 +132,7 @@ impl Operation for TeamStatus {
             supervisor: running_supervisor(cx.local)?,
             spend: Spend::of(&attempts),
             timeline: timeline(&attempts, baton_core::Timestamp::now()),
-            merge_queue: baton_team::merge_queue::read_queue(cx.local),
+            merge_queue: baton_team::read_queue(cx.local),
             unreadable,
         })
     }

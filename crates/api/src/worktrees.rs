@@ -161,7 +161,7 @@ impl Operation for Merge {
             true => ReviewSettings::default(),
             false => crate::review::settings(cx)?,
         };
-        let protected = settings.protected(&baton_team::agent_cli::project_settings())?;
+        let protected = settings.protected(&baton_team::agent_project_settings())?;
         let mut report = MergeReport {
             into: worktrees.repo().current_branch().ok(),
             merged: Vec::new(),

@@ -13,7 +13,7 @@ use baton_core::{ErrorKind, ForeignFile};
 use baton_live::claim_wait::claim_within;
 use baton_live::wait::{WaitOutcome, wait_for_signals};
 use baton_live::{LiveError, WatchMode};
-use baton_team::crew::Crew;
+use baton_team::Crew;
 use baton_team::{Progress, Setting, WorkerEnd, run_worker};
 
 use crate::context::{as_user, user_path};

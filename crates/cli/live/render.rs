@@ -7,7 +7,7 @@ use baton_core::{AttemptEnd, Run, Signal, Timestamp};
 use baton_live::feed::{ChangeEvent, TaskChangeKind};
 use baton_live::wait::WaitOutcome;
 use baton_team::Progress;
-use baton_team::worker::{WorkerEnd, WorkerReport};
+use baton_team::{WorkerEnd, WorkerReport};
 
 use crate::render::line;
 

@@ -16,8 +16,8 @@ use baton_api::{Error, OpenProject, Operation, exit};
 use baton_core::{AttemptEnd, ErrorKind, StoreError};
 use baton_live::WatchMode;
 use baton_live::transcript_wait::TranscriptWait;
-use baton_team::profile::load_profiles;
-use baton_team::start::resize_if_running;
+use baton_team::load_profiles;
+use baton_team::resize_if_running;
 use baton_team::{Controls, Setting, TeamUp, run_team, wait_stopped};
 
 use crate::context::{as_user, operate};

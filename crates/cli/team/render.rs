@@ -2,7 +2,7 @@
 
 use baton_api::team::{StopAsked, TeamView, Transcript};
 use baton_core::{Attempt, TranscriptEvent, Usage};
-use baton_team::merge_queue::QueueState;
+use baton_team::QueueState;
 use baton_team::{Profile, Progress, TeamReport, TeamStarted, Verdict};
 
 /// What one event is cut to on a line.
@@ -326,7 +326,7 @@ pub fn stop_asked(asked: &StopAsked) -> String {
 pub fn profiles(profiles: &[&Profile], local: &baton_core::Layout) -> String {
     let mut lines = vec![format!(
         "Agent profiles (change or add them in {}):",
-        baton_team::profile::profiles_file(local).display()
+        baton_team::profiles_file(local).display()
     )];
     for p in profiles {
         let kind = serde_json::to_value(p.kind)
@@ -393,7 +393,7 @@ pub fn started(started: &TeamStarted) -> String {
 
 /// The merge queue's entries, one line each with its place in line or what became of it;
 /// none when no queue ran.
-pub fn queue_lines(queue: &[baton_team::merge_queue::QueueEntry]) -> Vec<String> {
+pub fn queue_lines(queue: &[baton_team::QueueEntry]) -> Vec<String> {
     let mut lines = Vec::new();
     if queue.is_empty() {
         return lines;
@@ -430,7 +430,7 @@ pub fn queue_lines(queue: &[baton_team::merge_queue::QueueEntry]) -> Vec<String>
 
 #[cfg(test)]
 mod tests {
-    use baton_team::merge_queue::{QueueEntry, QueueState};
+    use baton_team::{QueueEntry, QueueState};
 
     #[test]
     fn a_planted_queue_file_reaches_the_terminal_without_control_codes() {

@@ -9,8 +9,8 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use baton_core::{Layout, TaskStore};
-use baton_team::glance::Glance;
-use baton_team::merge_queue::{QueueEntry, QueueState, read_queue};
+use baton_team::BoardSummary;
+use baton_team::{QueueEntry, QueueState, read_queue};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// How often the line is read again from the board.
@@ -53,7 +53,7 @@ impl StatusLine {
     pub fn keep_up(&self, tasks: &dyn TaskStore, local: &Layout) {
         loop {
             if let Ok((file, now)) = tasks.snapshot() {
-                let glance = Glance::of(&file, now, tasks.lease());
+                let glance = BoardSummary::of(&file, now, tasks.lease());
                 self.bar.set_message(text(&glance, &read_queue(local)));
             }
             self.bar.tick();
@@ -79,7 +79,7 @@ impl StatusLine {
 
 /// "3 done · 2 running · 1 ready · 4 waiting (task-7 held by ex2, lease for 12m more; …) ·
 /// merge queue: 2 waiting, task-3 being checked".
-fn text(glance: &Glance, queue: &[QueueEntry]) -> String {
+fn text(glance: &BoardSummary, queue: &[QueueEntry]) -> String {
     let mut parts = vec![
         format!("{} done", glance.done),
         format!("{} running", glance.running),

@@ -30,7 +30,7 @@ pub const MESSAGES: &str = "inbox/messages";
 pub const NUMBERS: &str = "inbox/numbers.json";
 
 /// Who the lead is, as a sender and a recipient.
-pub const LEAD: &str = "lead";
+pub use crate::names::LEAD;
 /// The recipient that is everyone working on the project.
 pub const EVERYONE: &str = "all";
 

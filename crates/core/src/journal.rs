@@ -99,9 +99,10 @@ pub struct Entry {
     pub details: String,
 }
 
-/// A change of one task that a store journals, by its action's name.
+/// What was done to one task, as a store journals it: the action whose name its log line bears
+/// (the change feed's [`crate::feed::TaskChange`] is what a reader sees change).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskChange {
+pub enum TaskAction {
     Start,
     Complete,
     Fail,
@@ -111,17 +112,17 @@ pub enum TaskChange {
     Reopen,
 }
 
-impl TaskChange {
+impl TaskAction {
     /// The action's name in the log.
     pub fn action(self) -> &'static str {
         match self {
-            TaskChange::Start => "START",
-            TaskChange::Complete => "COMPLETE",
-            TaskChange::Fail => "FAIL",
-            TaskChange::Release => "RELEASE",
-            TaskChange::Reset => "RESET",
-            TaskChange::Cancel => "CANCEL",
-            TaskChange::Reopen => "REOPEN",
+            TaskAction::Start => "START",
+            TaskAction::Complete => "COMPLETE",
+            TaskAction::Fail => "FAIL",
+            TaskAction::Release => "RELEASE",
+            TaskAction::Reset => "RESET",
+            TaskAction::Cancel => "CANCEL",
+            TaskAction::Reopen => "REOPEN",
         }
     }
 }
@@ -177,9 +178,9 @@ impl Entry {
 
     /// `change` of `task` as it is now, by its holder `agent` (the lead's changes, reset
     /// and cancel, by nobody): the task's id, and the reason for a failure or a cancellation.
-    pub fn task(change: TaskChange, agent: Option<&str>, task: &Task) -> Entry {
+    pub fn task(change: TaskAction, agent: Option<&str>, task: &Task) -> Entry {
         let details = match change {
-            TaskChange::Fail | TaskChange::Cancel => format!(
+            TaskAction::Fail | TaskAction::Cancel => format!(
                 "{}: {}",
                 task.id,
                 task.failure_reason.as_deref().unwrap_or_default()
@@ -246,17 +247,17 @@ mod tests {
     fn a_failure_is_logged_with_its_reason_and_a_start_with_the_id_alone() {
         let mut failed = task("task-1", crate::TaskStatus::Failed, &[]);
         failed.failure_reason = Some("tests fail".into());
-        let fail = Entry::task(TaskChange::Fail, Some("w1"), &failed);
+        let fail = Entry::task(TaskAction::Fail, Some("w1"), &failed);
         assert_eq!(
             fail.line(t0()),
             format!("[{}] FAIL: task-1: tests fail", t0())
         );
-        let start = Entry::task(TaskChange::Start, Some("w1"), &failed);
+        let start = Entry::task(TaskAction::Start, Some("w1"), &failed);
         assert_eq!(
             (start.agent.as_str(), start.details.as_str()),
             ("w1", "task-1")
         );
-        assert_eq!(Entry::task(TaskChange::Reset, None, &failed).agent, LEADER);
+        assert_eq!(Entry::task(TaskAction::Reset, None, &failed).agent, LEADER);
         assert_eq!(Entry::claim("w1", None).details, "nothing ready");
         assert_eq!(Entry::unreserve("w1", &[]), None);
     }

@@ -66,12 +66,12 @@ pub use confine::{Confinement, Placed};
 pub use doctor::{DoctorReport, Finding, FindingKind};
 pub use documents::DocumentStore;
 pub use error::{Result, StoreError};
-pub use journal::{Entry, LogLine, TaskChange};
+pub use journal::{Entry, LogLine, TaskAction};
 pub use kind::ErrorKind;
 pub use layout::Layout;
 pub use model::{BranchRecord, CommitRecord, Reservation, Task, TaskFile, TaskStatus};
 pub use moves::Move;
-pub use names::LEADER;
+pub use names::{LEAD, LEADER};
 pub use notes::Notes;
 pub use outlook::Outlook;
 pub use requests::{

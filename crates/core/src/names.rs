@@ -5,7 +5,12 @@
 
 use crate::error::{Result, StoreError};
 
-/// The agent name the lead's operations are logged under (add, edit, reset, cancel, …).
+/// The lead's name wherever Baton names the lead as a party: a question's recipient, a
+/// message's sender or recipient, the voice of a paired device.
+pub const LEAD: &str = "lead";
+/// The lead as agents' logs and review records name it (the operations it logs: add, edit,
+/// reset, cancel, …; the comments it writes), as the source design's `leader` commands do.
+/// Kept apart from [`LEAD`] because both spellings are in every project's records.
 pub const LEADER: &str = "leader";
 
 /// The longest name accepted, in bytes.

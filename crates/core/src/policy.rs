@@ -60,7 +60,7 @@ impl Default for Policy {
 
 /// What the policy says of one tool call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Ruling {
     /// Allowed, by this reason (the rule, or why without one).
     Allow(String),
     /// Refused, saying why.
@@ -107,7 +107,7 @@ impl Policy {
         input: &Value,
         within: &Confinement,
         protected: &Protected,
-    ) -> Verdict {
+    ) -> Ruling {
         let matching = |rules: &[String], deny: bool| {
             rules
                 .iter()
@@ -115,7 +115,7 @@ impl Policy {
                 .cloned()
         };
         if let Some(rule) = matching(&self.deny, true) {
-            return Verdict::Deny(format!("the project's policy denies {rule}"));
+            return Ruling::Deny(format!("the project's policy denies {rule}"));
         }
         let path = FILE_TOOLS
             .iter()
@@ -124,28 +124,28 @@ impl Policy {
         if let Some(path) = path {
             let resolved = match within.resolve("path", path) {
                 Ok(resolved) => resolved,
-                Err(e) => return Verdict::Deny(e.to_string()),
+                Err(e) => return Ruling::Deny(e.to_string()),
             };
             if let Some(what) = protected.covers(&resolved) {
                 return match WRITING_TOOLS.contains(&tool) {
-                    true => Verdict::Deny(format!(
+                    true => Ruling::Deny(format!(
                         "{} is {what}; an agent does not change it",
                         resolved.display()
                     )),
-                    false => Verdict::Ask,
+                    false => Ruling::Ask,
                 };
             }
         }
         if tool.starts_with("mcp__baton__") {
-            return Verdict::Allow("Baton's own tools are confined to the project".into());
+            return Ruling::Allow("Baton's own tools are confined to the project".into());
         }
         if let Some(rule) = matching(&self.allow, false) {
-            return Verdict::Allow(format!("the project's policy allows {rule}"));
+            return Ruling::Allow(format!("the project's policy allows {rule}"));
         }
         if path.is_some() {
-            return Verdict::Allow("it stays inside the project".into());
+            return Ruling::Allow("it stays inside the project".into());
         }
-        Verdict::Ask
+        Ruling::Ask
     }
 
     /// Adds `rule` to the allow list of the policy at `path` (kept as it is otherwise; the file
@@ -377,7 +377,7 @@ mod tests {
             assert!(
                 matches!(
                     p.decide("Bash", &bash(hostile), &within, &open(&within)),
-                    Verdict::Deny(_)
+                    Ruling::Deny(_)
                 ),
                 "{hostile}"
             );
@@ -389,11 +389,11 @@ mod tests {
                 &within,
                 &open(&within)
             ),
-            Verdict::Ask
+            Ruling::Ask
         ));
         assert!(matches!(
             p.decide("Bash", &bash("true"), &within, &open(&within)),
-            Verdict::Allow(_)
+            Ruling::Allow(_)
         ));
     }
 
@@ -424,28 +424,25 @@ mod tests {
             mine.join(".git"),
         ] {
             assert!(
-                matches!(decide("Write", &path), Verdict::Deny(_)),
+                matches!(decide("Write", &path), Ruling::Deny(_)),
                 "{path:?}"
             );
-            assert!(
-                matches!(decide("Edit", &path), Verdict::Deny(_)),
-                "{path:?}"
-            );
-            assert_eq!(decide("Read", &path), Verdict::Ask, "{path:?}");
+            assert!(matches!(decide("Edit", &path), Ruling::Deny(_)), "{path:?}");
+            assert_eq!(decide("Read", &path), Ruling::Ask, "{path:?}");
         }
         assert!(matches!(
             decide("Write", &mine.join("src.rs")),
-            Verdict::Allow(_)
+            Ruling::Allow(_)
         ));
         assert!(matches!(
             decide("Write", &root.join("src.rs")),
-            Verdict::Allow(_)
+            Ruling::Allow(_)
         ));
         // A link inside the project to what is protected is seen through.
         std::os::unix::fs::symlink(root.join(".git"), root.join("g")).unwrap();
         assert!(matches!(
             decide("Write", &root.join("g/config")),
-            Verdict::Deny(_)
+            Ruling::Deny(_)
         ));
     }
 
@@ -482,7 +479,7 @@ mod tests {
         let allowed = |c: &str| {
             matches!(
                 p.decide("Bash", &bash(c), &within, &open(&within)),
-                Verdict::Allow(_)
+                Ruling::Allow(_)
             )
         };
         assert!(allowed("cargo test"));
@@ -494,15 +491,15 @@ mod tests {
         assert!(!allowed("cargo test > /etc/passwd"));
         assert_eq!(
             p.decide("Bash", &bash("rm -rf build"), &within, &open(&within)),
-            Verdict::Deny("the project's policy denies Bash(rm:*)".into())
+            Ruling::Deny("the project's policy denies Bash(rm:*)".into())
         );
         assert_eq!(
             p.decide("Bash", &bash("make"), &within, &open(&within)),
-            Verdict::Ask
+            Ruling::Ask
         );
         assert_eq!(
             p.decide("WebFetch", &json!({"url": "x"}), &within, &open(&within)),
-            Verdict::Ask
+            Ruling::Ask
         );
     }
 
@@ -519,7 +516,7 @@ mod tests {
                 &within,
                 &open(&within)
             ),
-            Verdict::Allow(_)
+            Ruling::Allow(_)
         ));
         match p.decide(
             "Write",
@@ -527,7 +524,7 @@ mod tests {
             &within,
             &open(&within),
         ) {
-            Verdict::Deny(why) => assert!(why.contains("outside the project"), "{why}"),
+            Ruling::Deny(why) => assert!(why.contains("outside the project"), "{why}"),
             other => panic!("{other:?}"),
         }
         std::os::unix::fs::symlink("/etc", dir.path().join("escape")).unwrap();
@@ -539,7 +536,7 @@ mod tests {
                 &within,
                 &open(&within)
             ),
-            Verdict::Deny(_)
+            Ruling::Deny(_)
         ));
         assert!(matches!(
             p.decide(
@@ -548,7 +545,7 @@ mod tests {
                 &within,
                 &open(&within)
             ),
-            Verdict::Allow(_)
+            Ruling::Allow(_)
         ));
     }
 
@@ -586,7 +583,7 @@ mod tests {
         let within = Confinement::project(dir.path()).unwrap();
         assert!(matches!(
             policy.decide("Bash", &bash("cargo build"), &within, &open(&within)),
-            Verdict::Allow(_)
+            Ruling::Allow(_)
         ));
     }
 }

@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::io::Write;
 
-use crate::protocol::{DoorStream, EXIT, Knock, STDERR, STDOUT, pass_on, read_frame};
+use crate::protocol::{DoorRequest, DoorStream, EXIT, STDERR, STDOUT, pass_on, read_frame};
 
 /// Relays the command line `argv` (after the program's name), run in `cwd`, to the door at
 /// `at` ([`crate::DOOR_ENV`]'s value), passing this process's standard input on when
@@ -18,7 +18,7 @@ pub fn relay(at: &OsStr, argv: Vec<String>, cwd: String, reads_input: bool) -> R
             at.to_string_lossy()
         )
     })?;
-    let mut knock = serde_json::to_vec(&Knock { argv, cwd }).expect("JSON serialises");
+    let mut knock = serde_json::to_vec(&DoorRequest { argv, cwd }).expect("JSON serialises");
     knock.push(b'\n');
     stream
         .write_all(&knock)

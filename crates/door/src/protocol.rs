@@ -1,5 +1,5 @@
 //! The door's protocol, on both sides: where the door is inside a sandbox and how the agent's
-//! side reaches it ([`DoorStream`]), the first line it sends ([`Knock`]), and the frames that
+//! side reaches it ([`DoorStream`]), the first line it sends ([`DoorRequest`]), and the frames that
 //! come back ([`write_frame`], [`read_frame`]): one byte of kind ([`STDOUT`], [`STDERR`],
 //! [`EXIT`]), four of length (big-endian), then the bytes; the exit frame's are the status as
 //! four bytes.
@@ -117,7 +117,7 @@ impl Write for DoorStream {
 
 /// What the agent's `baton` sends first, as one line of JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Knock {
+pub struct DoorRequest {
     /// The command line after the program's name.
     pub argv: Vec<String>,
     /// The folder it was run in (inside the sandbox; the same path outside for the worktree).

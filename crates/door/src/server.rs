@@ -16,8 +16,8 @@ use baton_fs::{ProcessGroup, command_in_own_group};
 use baton_sandbox::{Listening, socket_address};
 
 use crate::protocol::{
-    CALLER_ENV, DOOR_ENV, EXIT, Knock, REPORT_ENV, REPORT_FD, SOCKET, STDERR, STDOUT, TASK_ENV,
-    WORKDIR_ENV, pass_on, write_frame,
+    CALLER_ENV, DOOR_ENV, DoorRequest, EXIT, REPORT_ENV, REPORT_FD, SOCKET, STDERR, STDOUT,
+    TASK_ENV, WORKDIR_ENV, pass_on, write_frame,
 };
 
 /// What the door does with a note for the attempt's transcript (what a command refused, what
@@ -231,7 +231,7 @@ fn answer(
         .read_until(b'\n', &mut line)
         .map_err(|e| format!("cannot read the command: {e}"))?;
     let _ = stream.set_read_timeout(None);
-    let knock: Knock = serde_json::from_slice(&line)
+    let knock: DoorRequest = serde_json::from_slice(&line)
         .map_err(|e| format!("the door takes a command line as JSON first: {e}"))?;
     let mut command = guest.command(&knock.argv, &workdir_for(&knock.cwd, &guest.workdir));
     command
@@ -402,7 +402,7 @@ mod tests {
     /// Knocks with `argv` and `input`; the frames that came back, stdout and stderr joined.
     fn knock(door: &Door, argv: &[&str], input: &[u8]) -> (String, String, Option<i32>) {
         let mut stream = UnixStream::connect(door.dir().join(SOCKET)).unwrap();
-        let knock = Knock {
+        let knock = DoorRequest {
             argv: argv.iter().map(|a| a.to_string()).collect(),
             cwd: "/".into(),
         };
@@ -464,7 +464,7 @@ mod tests {
 
         // A command still running when the door closes is ended, and its knock hears so.
         let mut long = UnixStream::connect(door.dir().join(SOCKET)).unwrap();
-        let line = serde_json::to_vec(&Knock {
+        let line = serde_json::to_vec(&DoorRequest {
             argv: vec!["-c".into(), "echo started; exec sleep 600".into()],
             cwd: "/".into(),
         })

@@ -8,7 +8,7 @@ use baton_core::feed::FileFeed;
 use baton_core::model::{Task, TaskFile};
 use baton_core::{
     Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Entry, LogLine, NewTask,
-    Notes, Result, StatusReport, TaskChange, TaskEdit, TaskStore, Timestamp, summary,
+    Notes, Result, StatusReport, TaskAction, TaskEdit, TaskStore, Timestamp, summary,
 };
 use baton_core::{NewReservation, Reopen, Reservation};
 use baton_fs::write_atomic;
@@ -21,7 +21,7 @@ impl FolderStore {
     /// finished, and journals it.
     fn change(
         &self,
-        change: TaskChange,
+        change: TaskAction,
         agent: Option<&str>,
         id: &str,
         op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<()>,
@@ -97,25 +97,25 @@ impl TaskStore for FolderStore {
 
     fn start(&self, agent: &str, id: &str) -> Result<Task> {
         let lease = self.lease();
-        self.change(TaskChange::Start, Some(agent), id, |file, now| {
+        self.change(TaskAction::Start, Some(agent), id, |file, now| {
             file.start(agent, id, now, lease).map(drop)
         })
     }
 
     fn complete(&self, agent: &str, id: &str, report: Completion) -> Result<Task> {
-        self.change(TaskChange::Complete, Some(agent), id, |file, now| {
+        self.change(TaskAction::Complete, Some(agent), id, |file, now| {
             file.complete(agent, id, report, now).map(drop)
         })
     }
 
     fn fail(&self, agent: &str, id: &str, reason: &str) -> Result<Task> {
-        self.change(TaskChange::Fail, Some(agent), id, |file, now| {
+        self.change(TaskAction::Fail, Some(agent), id, |file, now| {
             file.fail(agent, id, reason, now).map(drop)
         })
     }
 
     fn release(&self, agent: &str, id: &str) -> Result<Task> {
-        self.change(TaskChange::Release, Some(agent), id, |file, now| {
+        self.change(TaskAction::Release, Some(agent), id, |file, now| {
             file.release(agent, id, now).map(drop)
         })
     }
@@ -130,20 +130,20 @@ impl TaskStore for FolderStore {
 
     fn reset(&self, id: &str, force: bool) -> Result<Task> {
         let lease = self.lease();
-        self.change(TaskChange::Reset, None, id, |file, now| {
+        self.change(TaskAction::Reset, None, id, |file, now| {
             file.reset(id, now, lease, force).map(drop)
         })
     }
 
     fn reopen(&self, id: &str, request: &str, to: Reopen) -> Result<Task> {
         let lease = self.lease();
-        self.change(TaskChange::Reopen, None, id, |file, now| {
+        self.change(TaskAction::Reopen, None, id, |file, now| {
             file.reopen(id, request, to, now, lease).map(drop)
         })
     }
 
     fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task> {
-        self.change(TaskChange::Cancel, None, id, |file, now| {
+        self.change(TaskAction::Cancel, None, id, |file, now| {
             file.cancel(id, reason, now).map(drop)
         })
     }

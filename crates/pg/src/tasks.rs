@@ -13,7 +13,7 @@ use baton_core::rules::check_named_claim;
 use baton_core::{
     Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Entry, Files, Hold,
     Listener, LogLine, NewReservation, NewTask, Notes, Outlook, Reopen, Reservation, StatusReport,
-    TaskChange, TaskEdit, TaskStore, TaskView, Timestamp,
+    TaskAction, TaskEdit, TaskStore, TaskView, Timestamp,
 };
 use chrono::{DateTime, Utc};
 
@@ -141,7 +141,7 @@ impl PgStore {
         &self,
         id: &str,
         worker: Option<&str>,
-        change: TaskChange,
+        change: TaskAction,
         mut rule: impl FnMut(&mut Task, Timestamp) -> baton_core::Result<()>,
     ) -> baton_core::Result<Task> {
         if let Some(agent) = worker {
@@ -292,28 +292,28 @@ impl TaskStore for PgStore {
     /// The owner starts work on its claimed task.
     fn start(&self, agent: &str, id: &str) -> baton_core::Result<Task> {
         let lease = self.lease;
-        self.change(id, Some(agent), TaskChange::Start, |task, now| {
+        self.change(id, Some(agent), TaskAction::Start, |task, now| {
             task.start(agent, now, lease)
         })
     }
 
     /// The owner completes its task in progress.
     fn complete(&self, agent: &str, id: &str, report: Completion) -> baton_core::Result<Task> {
-        self.change(id, Some(agent), TaskChange::Complete, |task, now| {
+        self.change(id, Some(agent), TaskAction::Complete, |task, now| {
             task.complete(agent, report.clone(), now)
         })
     }
 
     /// The owner fails its task, saying why.
     fn fail(&self, agent: &str, id: &str, reason: &str) -> baton_core::Result<Task> {
-        self.change(id, Some(agent), TaskChange::Fail, |task, now| {
+        self.change(id, Some(agent), TaskAction::Fail, |task, now| {
             task.fail(agent, reason, now)
         })
     }
 
     /// The owner hands its task back.
     fn release(&self, agent: &str, id: &str) -> baton_core::Result<Task> {
-        self.change(id, Some(agent), TaskChange::Release, |task, _| {
+        self.change(id, Some(agent), TaskAction::Release, |task, _| {
             task.release(agent)
         })
     }
@@ -321,7 +321,7 @@ impl TaskStore for PgStore {
     /// The leader puts a failed, cancelled or stale task back to available.
     fn reset(&self, id: &str, force: bool) -> baton_core::Result<Task> {
         let lease = self.lease;
-        self.change(id, None, TaskChange::Reset, |task, now| {
+        self.change(id, None, TaskAction::Reset, |task, now| {
             task.reset(now, lease, force)
         })
     }
@@ -329,14 +329,14 @@ impl TaskStore for PgStore {
     /// The leader sends a done task back for more work.
     fn reopen(&self, id: &str, request: &str, to: Reopen) -> baton_core::Result<Task> {
         let lease = self.lease;
-        self.change(id, None, TaskChange::Reopen, |task, now| {
+        self.change(id, None, TaskAction::Reopen, |task, now| {
             task.reopen(request, to, now, lease)
         })
     }
 
     /// The leader cancels an unfinished task.
     fn cancel(&self, id: &str, reason: Option<&str>) -> baton_core::Result<Task> {
-        self.change(id, None, TaskChange::Cancel, |task, now| {
+        self.change(id, None, TaskAction::Cancel, |task, now| {
             task.cancel(reason, now)
         })
     }

@@ -63,7 +63,7 @@ pub struct Boundary {
     pub write: Vec<PathBuf>,
     /// The program's network: through a proxy (with the loopback ports it forwards), none, or
     /// the machine's.
-    pub network: Reach,
+    pub network: NetworkAccess,
     /// The prefixes of further variables of the caller's the program is given (its own
     /// settings, its API key).
     pub pass_prefixes: Vec<&'static str>,
@@ -187,7 +187,7 @@ impl Boundary {
                 file.display().to_string(),
             ]);
         }
-        if !matches!(self.network, Reach::Machine) {
+        if !matches!(self.network, NetworkAccess::Machine) {
             args.push("--unshare-net".into());
         }
         let mut mounts = Mounts::default();
@@ -267,14 +267,14 @@ impl Boundary {
         args.extend(mounts.args);
         args.extend(["--chdir".into(), launch.workdir.display().to_string()]);
         args.push("--".into());
-        let seal = !self.unix_sockets && !matches!(self.network, Reach::Machine);
+        let seal = !self.unix_sockets && !matches!(self.network, NetworkAccess::Machine);
         let start = crate::inside::Start {
             bridge: self.bridge.clone(),
             seal,
             max_processes: Some(self.max_processes),
             max_open_files: Some(self.max_open_files),
             network: match &self.network {
-                Reach::Proxied {
+                NetworkAccess::Proxied {
                     socket, forward, ..
                 } => Some((socket.clone(), forward.clone())),
                 _ => None,
@@ -294,7 +294,7 @@ impl Boundary {
         env.reverse();
         env.retain(|(key, _)| seen.insert(key.clone()));
         env.reverse();
-        if let Reach::Proxied { .. } = &self.network {
+        if let NetworkAccess::Proxied { .. } = &self.network {
             // Out through the bridge to the proxy; its own loopback stays its own.
             let proxy = format!("http://127.0.0.1:{}", crate::net::proxy::INSIDE_PORT);
             env.retain(|(key, _)| {
@@ -341,14 +341,14 @@ impl Boundary {
                 false => format!(" and {} more (sandbox.write)", self.write.len()),
             },
             match &self.network {
-                Reach::Machine => "the machine's network".to_string(),
-                Reach::Nothing if self.unix_sockets => "no network".to_string(),
-                Reach::Nothing => "no network and no Unix sockets".to_string(),
-                Reach::Proxied { allowed, .. } if !self.unix_sockets => format!(
+                NetworkAccess::Machine => "the machine's network".to_string(),
+                NetworkAccess::Nothing if self.unix_sockets => "no network".to_string(),
+                NetworkAccess::Nothing => "no network and no Unix sockets".to_string(),
+                NetworkAccess::Proxied { allowed, .. } if !self.unix_sockets => format!(
                     "no Unix sockets, and its network reaches only, through Baton's proxy: {}",
                     allowed.join(", ")
                 ),
-                Reach::Proxied { allowed, .. } => format!(
+                NetworkAccess::Proxied { allowed, .. } => format!(
                     "its network reaches only, through Baton's proxy: {}",
                     allowed.join(", ")
                 ),
@@ -377,7 +377,7 @@ impl Boundary {
 
 /// What network an attempt's sandbox has.
 #[derive(Debug, Clone)]
-pub enum Reach {
+pub enum NetworkAccess {
     /// The machine's (`sandbox.network = "open"`).
     Machine,
     /// None (`"off"`).

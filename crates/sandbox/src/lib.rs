@@ -21,6 +21,7 @@ pub mod pids_cgroup;
 mod seccomp;
 
 pub use boundary::{
-    BWRAP, Binds, Boundary, CgroupEntry, Command, Reach, Wrapped, check_available, user_home,
+    BWRAP, Binds, Boundary, CgroupEntry, Command, NetworkAccess, Wrapped, check_available,
+    user_home,
 };
 pub use listening::{Listening, socket_address};

@@ -25,7 +25,7 @@ pub fn check(
     for (operation, field) in [("message_send", "from"), ("message_ack", "reader")] {
         if entry.name == operation
             && let Some(named) = request.get(field).and_then(Value::as_str)
-            && named != "lead"
+            && named != baton_core::LEAD
         {
             return Err(Error::new(
                 ErrorKind::NotAllowed,

@@ -38,7 +38,7 @@ pub fn run_check_command(
     };
     let contain = sandbox
         .as_ref()
-        .map(|sandbox| move |launch| crate::contain::wrapped(&sandbox.boundary, launch));
+        .map(|sandbox| move |launch| crate::attempt_sandbox::wrapped(&sandbox.boundary, launch));
     let running = RunningCommand::start_within(
         command,
         env,
@@ -60,7 +60,7 @@ pub fn run_check_command(
             format!("the check `{command}` could not be waited for: {e}"),
         )
     })?;
-    let finished = running.finish(status);
+    let finished = running.finish();
     let mut output = format!("{}{}", finished.stdout, finished.stderr);
     if let Some(sandbox) = &sandbox {
         for refusal in sandbox.refused.lock().expect("check lock").iter() {
@@ -152,10 +152,10 @@ impl CheckSandbox {
                 (Some(allow), Some(folder), Some((proxy, handle)))
             }
         };
-        let network = crate::contain::reach(settings.check_network, allow.as_ref());
+        let network = crate::attempt_sandbox::reach(settings.check_network, allow.as_ref());
         let cgroup = baton_sandbox::pids_cgroup::PidsCgroup::create(settings.check_max_processes);
-        let read = crate::contain::expand_all(&settings.check_read, home.as_deref());
-        let write = crate::contain::expand_all(&settings.check_write, home.as_deref());
+        let read = crate::attempt_sandbox::expand_all(&settings.check_read, home.as_deref());
+        let write = crate::attempt_sandbox::expand_all(&settings.check_write, home.as_deref());
         let (worktree, project_writable) = match env.worktree {
             Some(w) => (Some(w.path.clone()), false),
             None => (None, true),

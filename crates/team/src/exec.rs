@@ -34,9 +34,8 @@ pub struct RunningCommand {
     stderr: TailReader,
 }
 
-/// How a command ended, with the tails of what it printed.
-pub struct Finished {
-    pub status: ExitStatus,
+/// The tails of what a command printed, once it ended.
+pub struct CommandEnded {
     pub stdout: String,
     pub stderr: String,
 }
@@ -93,6 +92,7 @@ impl TaskEnv<'_> {
 
 impl RunningCommand {
     /// Starts `sh -c command` in the project folder (the task's worktree, if it has one).
+    #[cfg(test)]
     pub fn start(command: &str, env: &TaskEnv<'_>) -> Result<RunningCommand> {
         RunningCommand::start_within(command, env, None)
     }
@@ -189,12 +189,11 @@ impl RunningCommand {
 
     /// Collects what the command printed once it has exited: what it left running in its
     /// group is killed, and its output read until it ends or [`DRAIN`] has passed.
-    pub fn finish(self, status: ExitStatus) -> Finished {
+    pub fn finish(self) -> CommandEnded {
         baton_fs::ProcessGroup::led_by(self.pid).kill();
         baton_fs::warden::forget(baton_fs::ProcessGroup::led_by(self.pid));
         let until = Instant::now() + DRAIN;
-        Finished {
-            status,
+        CommandEnded {
             stdout: self.stdout.text_by(until),
             stderr: self.stderr.text_by(until),
         }
@@ -364,13 +363,13 @@ pub(crate) mod tests {
             .unwrap();
         let (tx, rx) = channel();
         std::thread::spawn(move || {
-            let _ = tx.send(running.finish(status));
+            let _ = tx.send(running.finish());
         });
         // Before, finishing waited for the sleep's 299 s.
         let finished = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("finished though the sleep holds the output");
-        assert!(finished.status.success());
+        assert!(status.success());
         assert_eq!(finished.stdout, "checked");
         assert_eq!(finished.stderr, "warned");
     }

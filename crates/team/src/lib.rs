@@ -12,52 +12,57 @@
 //! | job | modules |
 //! | --- | --- |
 //! | the agent CLIs | `agent_cli` (one adapter per CLI: command line, output, state folders, sessions; Claude Code's project setup beside its adapter), `agent_home` (a CLI's state, the task's own), `profile` and `sandbox_settings` (what each profile runs, and in what bounds) |
-//! | starting an attempt | `launch` (its environment and its adapter's command line), `prompt` (what the agent is told), `contain` (its sandbox, in `baton-sandbox`'s terms: the task's binds, its door, its network), the door itself is `baton-door` |
+//! | starting an attempt | `launch` (its environment and its adapter's command line), `prompt` (what the agent is told), `attempt_sandbox` (its sandbox, in `baton-sandbox`'s terms: the task's binds, its door, its network), the door itself is `baton-door` |
 //! | running it | `process` (a process group, its output as lines), `attempt` (one agent process at one task, to its end), `exec` and `report` (a command's environment, and its exit as its task's report) |
-//! | supervision | `crew` (what the workers share), `worker` (one worker's tasks and attempts: the engine `team up` and `baton worker loop` both run), `settle` (a worker's changes riding out a store that went away), `supervisor` (the workers, the lock, the requests) |
+//! | supervision | `crew` (what the workers share), `worker` (one worker's tasks and attempts: the engine `team up` and `baton worker loop` both run), `store_outage` (a worker's changes riding out a store that went away), `supervisor` (the workers, the lock, the requests) |
 //! | landing | `merge_queue`, `merger`, `check` (the project's check, sandboxed) |
-//! | starting a team, and its outcome | `request`, `start` (the team-up request: checked, resized, or a supervisor started), `glance`, `verdict` |
+//! | starting a team, and its outcome | `request`, `start` (the team-up request: checked, resized, or a supervisor started), `board_summary` (the board at a glance), `verdict` |
 //!
 //! The sandbox itself (bubblewrap, the first command inside, cgroups, the network proxy) is
 //! `baton-sandbox`, which knows nothing of agents.
 
-pub mod agent_cli;
-pub mod agent_home;
+mod agent_cli;
+mod agent_home;
 mod attempt;
-pub mod check;
-mod contain;
-pub mod crew;
-pub mod error;
-pub mod exec;
-pub mod glance;
-pub mod launch;
-pub mod merge_queue;
-pub mod merger;
-pub mod process;
-pub mod profile;
-pub mod prompt;
+mod attempt_sandbox;
+mod board_summary;
+mod check;
+mod crew;
+mod error;
+mod exec;
+mod launch;
+mod merge_queue;
+mod merger;
+mod process;
+mod profile;
+mod prompt;
 mod report;
-pub mod request;
+mod request;
 mod sandbox_settings;
-mod settle;
-pub mod start;
-pub mod supervisor;
-pub mod verdict;
-pub mod worker;
+mod start;
+mod store_outage;
+mod supervisor;
+mod verdict;
+mod worker;
 
 use std::time::Duration;
 
 use baton_core::AttemptEnd;
 
 pub use agent_cli::claude_project as claude;
+pub use agent_cli::{AgentCli, AgentKind, project_settings as agent_project_settings};
 pub use attempt::STOP_GRACE;
-pub use crew::TeamStores;
+pub use board_summary::BoardSummary;
+pub use check::run_check_command;
+pub use crew::{Crew, TeamStores};
 pub use error::{Result, TeamError};
+pub use exec::TaskEnv;
 pub use launch::{Setting, baton_program};
-pub use profile::{AgentKind, Profile};
-pub use start::{TeamStarted, TeamUp};
+pub use merge_queue::{QueueEntry, QueueState, read_queue};
+pub use profile::{Profile, load_profiles, profiles_file};
+pub use start::{TeamStarted, TeamUp, resize_if_running, start_detached};
 pub use supervisor::{
-    Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, run_team,
+    Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, host_name, run_team,
     running_supervisor, send_request, wait_stopped,
 };
 pub use verdict::{TaskWhy, Verdict};

@@ -203,3 +203,78 @@ impl MergeQueue {
         let _ = write_atomic(&self.file, &bytes);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue() -> (tempfile::TempDir, Layout, MergeQueue) {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::at(dir.path().join(".coordination"));
+        std::fs::create_dir_all(layout.team_dir()).unwrap();
+        let queue = MergeQueue::new(&layout);
+        (dir, layout, queue)
+    }
+
+    #[test]
+    fn tasks_take_their_turns_in_the_order_they_were_done() {
+        let (_dir, layout, queue) = queue();
+        queue.push("t2", "w1");
+        queue.push("t1", "w2");
+        let first = queue.next().unwrap();
+        assert_eq!(
+            (first.task.as_str(), first.state),
+            ("t2", QueueState::Checking)
+        );
+        assert!(!queue.idle(), "one is being checked");
+        queue.settle("t2", QueueState::Landed, "landed as abc".into());
+        assert_eq!(queue.next().unwrap().task, "t1");
+        queue.settle("t1", QueueState::NotLanded, "conflicts".into());
+        assert!(queue.idle());
+        let (landed, not_landed) = queue.summary();
+        assert_eq!(landed, ["t2"]);
+        assert_eq!(not_landed.len(), 1);
+        assert_eq!(not_landed[0].note.as_deref(), Some("conflicts"));
+        // What `team status` reads is what the queue holds.
+        let written = read_queue(&layout);
+        assert_eq!(written.len(), 2);
+        assert_eq!(written[0].state, QueueState::Landed);
+    }
+
+    /// A task sent back and done again joins the end of the queue, its returns counted, so the
+    /// lead can be handed it after too many.
+    #[test]
+    fn a_task_sent_back_rejoins_at_the_end_with_its_returns_counted() {
+        let (_dir, _layout, queue) = queue();
+        queue.push("t1", "w1");
+        queue.push("t2", "w2");
+        assert_eq!(queue.next().unwrap().task, "t1");
+        queue.settle("t1", QueueState::SentBack, "its check failed".into());
+        queue.push("t1", "w1");
+        assert_eq!(queue.next().unwrap().task, "t2", "t1 went to the end");
+        queue.settle("t2", QueueState::Landed, "landed".into());
+        let again = queue.next().unwrap();
+        assert_eq!((again.task.as_str(), again.returns), ("t1", 1));
+    }
+
+    #[test]
+    fn a_closed_queue_gives_no_more_turns_and_wakes_its_merger() {
+        let (_dir, _layout, queue) = queue();
+        let queue = std::sync::Arc::new(queue);
+        let merger = {
+            let queue = queue.clone();
+            std::thread::spawn(move || queue.next())
+        };
+        queue.close();
+        assert!(merger.join().unwrap().is_none());
+        queue.push("t1", "w1");
+        assert!(queue.next().is_none(), "closed: no more turns");
+    }
+
+    #[test]
+    fn an_unreadable_queue_file_reads_as_no_queue() {
+        let (_dir, layout, _queue) = queue();
+        std::fs::write(queue_file(&layout), b"{not json").unwrap();
+        assert!(read_queue(&layout).is_empty());
+    }
+}

@@ -113,13 +113,13 @@ pub enum Output {
 /// What reaches an attempt besides its agent's output, in the order it happened: notes from
 /// the supervisor's side (what its door refused), then the agent's end.
 #[derive(Debug)]
-pub enum Aside {
+pub enum ProcessEvent {
     Note(String),
     Exited(std::io::Result<ExitStatus>),
 }
 
 /// A channel of asides: the sender for whoever has notes to say, the receiver the attempt's.
-pub type Asides = (Sender<Aside>, Receiver<Aside>);
+pub type ProcessEvents = (Sender<ProcessEvent>, Receiver<ProcessEvent>);
 
 /// A started agent process.
 pub struct AgentProcess {
@@ -130,6 +130,7 @@ pub struct AgentProcess {
 }
 
 impl AgentProcess {
+    #[cfg(test)]
     pub fn start(launch: &Launch) -> std::io::Result<AgentProcess> {
         AgentProcess::start_hearing(launch, None)
     }
@@ -137,7 +138,10 @@ impl AgentProcess {
     /// [`Self::start`], with the notes said on `asides` (what the attempt's door refused)
     /// arriving through [`Self::next`] as [`Output::Note`] among the output, each before the
     /// agent's exit when said before it.
-    pub fn start_hearing(launch: &Launch, asides: Option<Asides>) -> std::io::Result<AgentProcess> {
+    pub fn start_hearing(
+        launch: &Launch,
+        asides: Option<ProcessEvents>,
+    ) -> std::io::Result<AgentProcess> {
         // The group's program is looked up in the PATH the agent is given.
         let path = launch
             .env
@@ -179,7 +183,7 @@ impl AgentProcess {
         }
         let marks = launch.marks.clone();
         let (tx, output) = sync_channel(QUEUE);
-        // Asides (notes, then the end) are passed on in the order they were said: a note said
+        // ProcessEvents (notes, then the end) are passed on in the order they were said: a note said
         // before the agent exited comes before its exit.
         let (tell, heard) = asides.unwrap_or_else(channel);
         {
@@ -187,12 +191,12 @@ impl AgentProcess {
             std::thread::spawn(move || {
                 for aside in heard {
                     match aside {
-                        Aside::Note(note) => {
+                        ProcessEvent::Note(note) => {
                             if to.send(Output::Note(note)).is_err() {
                                 return;
                             }
                         }
-                        Aside::Exited(status) => {
+                        ProcessEvent::Exited(status) => {
                             let _ = to.send(Output::Exited(status));
                             return;
                         }
@@ -221,7 +225,7 @@ impl AgentProcess {
                     break;
                 }
             }
-            let _ = tell.send(Aside::Exited(status));
+            let _ = tell.send(ProcessEvent::Exited(status));
         });
         Ok(AgentProcess {
             pid,
@@ -407,7 +411,9 @@ mod tests {
         let (notes, heard) = std::sync::mpsc::channel();
         let mut process =
             AgentProcess::start_hearing(&sh(&script), Some((notes.clone(), heard))).unwrap();
-        notes.send(Aside::Note("refused something".into())).unwrap();
+        notes
+            .send(ProcessEvent::Note("refused something".into()))
+            .unwrap();
         match process.next(Duration::from_secs(30)) {
             Some(Output::Note(note)) => assert_eq!(note, "refused something"),
             _ => panic!("the note first"),

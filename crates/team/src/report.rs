@@ -9,7 +9,7 @@ use baton_core::{Attempt, AttemptEnd, Completion};
 use baton_git::record_branch_or_say_why;
 
 use crate::crew::Crew;
-use crate::settle::{reported_by, settle};
+use crate::store_outage::{reported_by, settle};
 
 /// The end of what a command printed, for its report.
 pub(crate) struct Printed {

@@ -53,7 +53,7 @@ impl TeamUp {
             return Ok(None);
         }
         let (file, now) = tasks.snapshot()?;
-        let glance = crate::glance::Glance::of(&file, now, tasks.lease());
+        let glance = crate::board_summary::BoardSummary::of(&file, now, tasks.lease());
         if glance.ready > 0 || glance.running > 0 || glance.waiting.iter().any(|w| !w.out_of_reach)
         {
             return Ok(None);

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use baton_core::TaskStore;
 use serde::Serialize;
 
-pub use crate::glance::TaskWhy;
-use crate::glance::waiting;
+pub use crate::board_summary::TaskWhy;
+use crate::board_summary::waiting;
 
 use crate::merge_queue::{QueueEntry, QueueState};
 use crate::worker::{WorkerEnd, WorkerReport};

@@ -8,7 +8,7 @@ use std::time::Duration;
 use baton_core::{AttemptEnd, ClaimRequest, NewTask, TaskStatus, TaskStore, TeamStore};
 use baton_folder::FolderStore;
 use baton_live::WatchMode;
-use baton_team::crew::Crew;
+use baton_team::Crew;
 use baton_team::{Profile, Progress, Setting, TeamStores, WorkerEnd, run_worker};
 
 struct Project {

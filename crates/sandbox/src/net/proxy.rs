@@ -125,7 +125,7 @@ fn through(client: &mut UnixStream, rules: &Rules) -> Result<(), (&'static str, 
     }
     let mut upstream = match reach(&head.host, head.port) {
         Ok(upstream) => upstream,
-        Err(Reach::Inward(ip)) => {
+        Err(NetworkAccess::Inward(ip)) => {
             return Err((
                 REFUSED,
                 format!(
@@ -134,7 +134,7 @@ fn through(client: &mut UnixStream, rules: &Rules) -> Result<(), (&'static str, 
                 ),
             ));
         }
-        Err(Reach::Failed(e)) => {
+        Err(NetworkAccess::Failed(e)) => {
             return Err(("502 Bad Gateway", format!("cannot reach {target}: {e}")));
         }
     };
@@ -267,7 +267,7 @@ fn authority(text: &str, default: Option<u16>) -> Result<(String, u16), String> 
     Ok((host.to_string(), port))
 }
 
-enum Reach {
+enum NetworkAccess {
     /// An allowed name resolved to the machine's own or link-local address.
     Inward(IpAddr),
     Failed(io::Error),
@@ -275,14 +275,14 @@ enum Reach {
 
 /// Connects to `host:port`; a name must not lead to the machine itself or its link-local
 /// neighbours (only an entry naming that address allows those).
-fn reach(host: &str, port: u16) -> Result<TcpStream, Reach> {
+fn reach(host: &str, port: u16) -> Result<TcpStream, NetworkAccess> {
     let literal = is_loopback(host) || host.trim_matches(['[', ']']).parse::<IpAddr>().is_ok();
     let addresses: Vec<SocketAddr> = (host.trim_matches(['[', ']']), port)
         .to_socket_addrs()
-        .map_err(Reach::Failed)?
+        .map_err(NetworkAccess::Failed)?
         .collect();
     if !literal && let Some(inward) = addresses.iter().map(|a| a.ip()).find(inward) {
-        return Err(Reach::Inward(inward));
+        return Err(NetworkAccess::Inward(inward));
     }
     let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
     for address in addresses {
@@ -291,7 +291,7 @@ fn reach(host: &str, port: u16) -> Result<TcpStream, Reach> {
             Err(e) => last = e,
         }
     }
-    Err(Reach::Failed(last))
+    Err(NetworkAccess::Failed(last))
 }
 
 fn inward(ip: &IpAddr) -> bool {

@@ -7,9 +7,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use baton_core::transcript::Stream;
-use baton_core::{
-    Attempt, AttemptEnd, Happened, Task, TaskStatus, Timestamp, TranscriptEvent, Usage,
-};
+use baton_core::{Attempt, AttemptEnd, Happened, Task, TaskStatus, Timestamp, Usage};
 
 use crate::agent_cli::OutputReader;
 use crate::agent_cli::Session;
@@ -19,16 +17,12 @@ use crate::exec::{MAX_ERROR_BYTES, MAX_OUTPUT_BYTES, Tail};
 use crate::process::{AgentProcess, Launch, Output};
 use crate::report::{self, Printed};
 
-/// Events stored in one write, at most.
-const BATCH: usize = 256;
-/// How long events wait to be stored, at most, while the agent keeps printing.
-const FLUSH_EVERY: Duration = Duration::from_millis(100);
-/// A pause this long in the agent's output stores what it printed at once: an event the lead
-/// follows live is not held back for a batch that is not coming, and a busy agent's events are
-/// still stored in batches.
-const QUIET: Duration = Duration::from_millis(2);
-/// Events one attempt's transcript keeps; later ones are counted, not stored.
-pub const MAX_EVENTS: u64 = 100_000;
+mod lingering;
+mod transcript;
+
+use lingering::Lingering;
+use transcript::Transcript;
+
 /// How often a running attempt looks at its stop flags and its wall-time budget.
 const LOOK_EVERY: Duration = Duration::from_millis(100);
 /// How long a stopped agent gets to exit before it is killed.
@@ -42,77 +36,6 @@ const START_WINDOW: Duration = Duration::from_secs(5);
 pub enum Interrupted {
     Budget(String),
     StopNow,
-}
-
-/// An agent that goes on running after it reported its task: looked for once a second, and
-/// stopped once its grace is over (the attempt's end is then its report).
-struct Lingering {
-    grace: Duration,
-    next: Instant,
-    reported: Option<Instant>,
-    stopped: bool,
-}
-
-impl Lingering {
-    const EVERY: Duration = Duration::from_secs(1);
-
-    fn new(grace: Duration) -> Lingering {
-        Lingering {
-            grace,
-            next: Instant::now() + Lingering::EVERY,
-            reported: None,
-            stopped: false,
-        }
-    }
-
-    /// How long until the next look.
-    fn next_look(&self) -> Duration {
-        match self.stopped {
-            true => Duration::MAX,
-            false => self.next.saturating_duration_since(Instant::now()),
-        }
-    }
-
-    /// When a look is due, asks `reported` (the task is no longer this attempt's to work);
-    /// what to say when the agent must be stopped now.
-    fn look(&mut self, reported: impl FnOnce() -> bool) -> Option<String> {
-        let now = Instant::now();
-        if self.stopped || now < self.next {
-            return None;
-        }
-        self.next = now + Lingering::EVERY;
-        if self.reported.is_none() && reported() {
-            self.reported = Some(now);
-        }
-        let since = self.reported?.elapsed();
-        if since < self.grace {
-            return None;
-        }
-        self.stopped = true;
-        Some(format!(
-            "stopping the agent: it reported its task {}s ago and still runs \
-             (grace_after_report_secs = {})",
-            since.as_secs(),
-            self.grace.as_secs_f64()
-        ))
-    }
-}
-
-/// How many bytes `what` takes as JSON, counted as it is written (nothing kept).
-fn json_size(what: &Happened) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len() as u64;
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, what);
-    count.0
 }
 
 /// What happened, for the worker to act on.
@@ -133,7 +56,7 @@ pub struct AttemptPlan<'a> {
     pub number: u32,
     pub launch: Launch,
     /// The sandboxed attempt's door to Baton, closed when the agent ends.
-    pub door: Option<crate::contain::AttemptDoor>,
+    pub door: Option<crate::attempt_sandbox::AttemptDoor>,
     /// The sandboxed attempt's pids cgroup, removed once the agent's processes are gone.
     pub cgroup: Option<baton_sandbox::pids_cgroup::PidsCgroup>,
     pub session: &'a Session,
@@ -143,149 +66,12 @@ pub struct AttemptPlan<'a> {
     pub worker_usage: Usage,
 }
 
-/// Numbers events and stores them in batches.
-struct Transcript<'a> {
-    crew: &'a Crew<'a>,
-    /// The worker whose agent it is, for a report of trouble storing it.
-    worker: &'a str,
-    task: &'a str,
-    attempt: u32,
-    seq: u64,
-    pending: Vec<TranscriptEvent>,
-    due: Option<Instant>,
-    /// Some of `pending` is the agent's own output (stored after a pause of [`QUIET`]; the
-    /// supervisor's own events wait for [`FLUSH_EVERY`], or go with the agent's).
-    output_pending: bool,
-    cut_said: bool,
-    /// What the kept events hold (as JSON), and the most they may.
-    bytes: u64,
-    max_bytes: u64,
-}
-
-impl Transcript<'_> {
-    fn push(&mut self, what: Happened) {
-        self.seq += 1;
-        let size = json_size(&what);
-        let cut = match (self.seq > MAX_EVENTS, self.bytes + size > self.max_bytes) {
-            (true, _) => Some(format!("{MAX_EVENTS} events")),
-            (_, true) => Some(format!(
-                "{:.0} MiB (the profile's max_transcript_mb)",
-                self.max_bytes as f64 / (1024.0 * 1024.0)
-            )),
-            _ => None,
-        };
-        if let Some(kept) = cut {
-            if !self.cut_said {
-                self.cut_said = true;
-                let text =
-                    format!("the transcript keeps {kept}; later events are counted, not kept");
-                self.pending.push(TranscriptEvent {
-                    seq: self.seq,
-                    at: Timestamp::now(),
-                    what: Happened::Supervisor { text },
-                });
-            }
-            return;
-        }
-        self.bytes += size;
-        self.pending.push(TranscriptEvent {
-            seq: self.seq,
-            at: Timestamp::now(),
-            what,
-        });
-        self.due.get_or_insert_with(|| Instant::now() + FLUSH_EVERY);
-        if self.pending.len() >= BATCH {
-            self.flush();
-        }
-    }
-
-    /// An event of the agent's output.
-    fn push_output(&mut self, what: Happened) {
-        self.output_pending = true;
-        self.push(what);
-    }
-
-    /// How long to wait for the agent's next output before storing what is pending.
-    fn patience(&self) -> Duration {
-        match (self.output_pending, self.due) {
-            (true, _) => QUIET,
-            (false, Some(due)) => due
-                .saturating_duration_since(Instant::now())
-                .min(LOOK_EVERY),
-            (false, None) => LOOK_EVERY,
-        }
-    }
-
-    fn flush(&mut self) {
-        self.output_pending = false;
-        if self.pending.is_empty() {
-            return;
-        }
-        // A transcript that cannot be stored must not stop the agent: the events are kept
-        // for the next flush, up to a bound, and the failure reported.
-        match self
-            .crew
-            .append_events(self.task, self.attempt, &self.pending)
-        {
-            Ok(()) => self.pending.clear(),
-            Err(e) => {
-                (self.crew.progress)(crate::Progress::Trouble {
-                    worker: self.worker.to_string(),
-                    message: format!("cannot store the transcript: {e}"),
-                });
-                if self.pending.len() > 10 * BATCH {
-                    self.pending.drain(..BATCH);
-                }
-            }
-        }
-        self.due = None;
-    }
-
-    /// The events not stored yet, for the caller to store with the attempt's record.
-    fn take(&mut self) -> Vec<TranscriptEvent> {
-        self.output_pending = false;
-        self.due = None;
-        std::mem::take(&mut self.pending)
-    }
-
-    /// Events [`Self::take`] took that could not be stored: stored with the next batch.
-    fn put_back(&mut self, mut events: Vec<TranscriptEvent>) {
-        events.append(&mut self.pending);
-        self.pending = events;
-        self.due.get_or_insert_with(|| Instant::now() + FLUSH_EVERY);
-    }
-
-    fn flush_if_due(&mut self) {
-        if self.due.is_some_and(|due| Instant::now() >= due) {
-            self.flush();
-        }
-    }
-}
-
 /// Runs one attempt to its end.
 pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finished> {
     let profile = &crew.profile;
     let id = plan.task.id.as_str();
     let sandboxed = plan.launch.sandbox.is_some();
-    let mut record = Attempt {
-        task: id.to_string(),
-        attempt: plan.number,
-        agent: plan.worker.to_string(),
-        host: crew.host.clone(),
-        profile: profile.name.clone(),
-        started_at: Timestamp::now(),
-        ended_at: None,
-        end: AttemptEnd::Running,
-        reason: None,
-        session_id: match plan.session {
-            Session::New(id) | Session::Resume(id) => Some(id.clone()),
-            Session::Unnamed => None,
-        },
-        usage: Usage::default(),
-        last_message: None,
-        events: 0,
-        sandboxed: plan.launch.sandbox.is_some(),
-    };
+    let mut record = new_record(crew, &plan);
     let mut transcript = Transcript {
         crew,
         worker: plan.worker,
@@ -407,16 +193,7 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
             process.stop(STOP_GRACE);
         }
         if interrupted.is_none() {
-            let mut spent = plan.spent_before;
-            spent.add(&reader.so_far.usage);
-            interrupted = crew
-                .flags_of(plan.worker)
-                .is_some_and(|f| f.stop_now())
-                .then_some(Interrupted::StopNow)
-                .or_else(|| {
-                    crew.over_budget(&spent, &reader.so_far.usage, Some(process.running_for()))
-                        .map(Interrupted::Budget)
-                });
+            interrupted = interruption(crew, &plan, &reader.so_far.usage, process.running_for());
             if let Some(why) = &interrupted {
                 let text = match why {
                     Interrupted::Budget(reason) => format!("stopping the agent: {reason}"),
@@ -431,27 +208,9 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
     if let Some(door) = plan.door {
         door.close();
     }
-    // What the agent reserved ends with its attempt: its worker lives on (and keeps its lease),
-    // so a reservation left behind would keep the tasks that need those files waiting on an
-    // agent that has gone.
-    match crew.tasks.unreserve(plan.worker, &[]) {
-        Ok(gone) if !gone.is_empty() => {
-            let paths: Vec<&str> = gone
-                .iter()
-                .flat_map(|r| r.paths.iter())
-                .map(String::as_str)
-                .collect();
-            transcript.push(Happened::Supervisor {
-                text: format!(
-                    "its reservations ended with the attempt: {}",
-                    paths.join(", ")
-                ),
-            });
-        }
-        Ok(_) => {}
-        Err(e) => transcript.push(Happened::Supervisor {
-            text: format!("its reservations could not be ended: {e}"),
-        }),
+    // What the agent reserved ends with its attempt.
+    if let Some(text) = end_reservations(crew, plan.worker) {
+        transcript.push(Happened::Supervisor { text });
     }
     drop(plan.cgroup);
     // A sandboxed agent committed on a private copy of its branch: the branch moves to where
@@ -541,6 +300,68 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
         stderr: printed.stderr,
         seen_clean,
     })
+}
+
+/// The record of the attempt `plan` starts.
+fn new_record(crew: &Crew<'_>, plan: &AttemptPlan<'_>) -> Attempt {
+    Attempt {
+        task: plan.task.id.clone(),
+        attempt: plan.number,
+        agent: plan.worker.to_string(),
+        host: crew.host.clone(),
+        profile: crew.profile.name.clone(),
+        started_at: Timestamp::now(),
+        ended_at: None,
+        end: AttemptEnd::Running,
+        reason: None,
+        session_id: match plan.session {
+            Session::New(id) | Session::Resume(id) => Some(id.clone()),
+            Session::Unnamed => None,
+        },
+        usage: Usage::default(),
+        last_message: None,
+        events: 0,
+        sandboxed: plan.launch.sandbox.is_some(),
+    }
+}
+
+/// Whether a running attempt is to be stopped: its worker was asked to stop now, or its task
+/// (what earlier attempts spent, and `running`'s usage so far, after `running_for`) crossed a
+/// cap.
+fn interruption(
+    crew: &Crew<'_>,
+    plan: &AttemptPlan<'_>,
+    running: &Usage,
+    running_for: Duration,
+) -> Option<Interrupted> {
+    if crew.flags_of(plan.worker).is_some_and(|f| f.stop_now()) {
+        return Some(Interrupted::StopNow);
+    }
+    let mut spent = plan.spent_before;
+    spent.add(running);
+    crew.over_budget(&spent, running, Some(running_for))
+        .map(Interrupted::Budget)
+}
+
+/// Ends what the attempt's agent reserved: its worker lives on (and keeps its lease), so a
+/// reservation left behind would keep the tasks that need those files waiting on an agent
+/// that has gone. What it ended, or why it could not, in words.
+fn end_reservations(crew: &Crew<'_>, worker: &str) -> Option<String> {
+    match crew.tasks.unreserve(worker, &[]) {
+        Ok(gone) if !gone.is_empty() => {
+            let paths: Vec<&str> = gone
+                .iter()
+                .flat_map(|r| r.paths.iter())
+                .map(String::as_str)
+                .collect();
+            Some(format!(
+                "its reservations ended with the attempt: {}",
+                paths.join(", ")
+            ))
+        }
+        Ok(_) => None,
+        Err(e) => Some(format!("its reservations could not be ended: {e}")),
+    }
 }
 
 /// Passes a line the agent printed on to this process's own stream of the same name.

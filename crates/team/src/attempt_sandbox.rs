@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use baton_sandbox::net::AllowList;
-use baton_sandbox::{Binds, Boundary, Reach, user_home};
+use baton_sandbox::{Binds, Boundary, NetworkAccess, user_home};
 
 use crate::process::Launch;
 use crate::profile::Network;
@@ -22,12 +22,12 @@ pub(crate) struct Contained {
 /// transcript.
 pub(crate) struct AttemptDoor {
     door: baton_door::Door,
-    asides: Option<crate::process::Asides>,
+    asides: Option<crate::process::ProcessEvents>,
 }
 
 impl AttemptDoor {
     /// What the door refuses from now on, said with the agent's own output; once.
-    pub fn refusals(&mut self) -> Option<crate::process::Asides> {
+    pub fn refusals(&mut self) -> Option<crate::process::ProcessEvents> {
         self.asides.take()
     }
 
@@ -101,7 +101,7 @@ pub(crate) fn contain(
         Network::Off | Network::Open => None,
     };
     let network = reach(settings.network, allow.as_ref());
-    let asides: crate::process::Asides = std::sync::mpsc::channel();
+    let asides: crate::process::ProcessEvents = std::sync::mpsc::channel();
     let tell = std::sync::Mutex::new(asides.0.clone());
     let door = baton_door::Door::open(
         &door_dir(crew.local, task)?,
@@ -118,7 +118,7 @@ pub(crate) fn contain(
             let _ = tell
                 .lock()
                 .expect("door note lock")
-                .send(crate::process::Aside::Note(note));
+                .send(crate::process::ProcessEvent::Note(note));
         }),
     )
     .map_err(|e| {
@@ -231,15 +231,15 @@ pub(crate) fn wrapped(boundary: &Boundary, launch: Launch) -> Launch {
 
 /// What `network` gives a sandbox: the proxy in its door's folder reaching `allow` (its list,
 /// when the setting is an allow-list), none, or the machine's.
-pub(crate) fn reach(network: Network, allow: Option<&AllowList>) -> Reach {
+pub(crate) fn reach(network: Network, allow: Option<&AllowList>) -> NetworkAccess {
     match (network, allow) {
-        (Network::Open, _) => Reach::Machine,
-        (Network::AllowList, Some(list)) => Reach::Proxied {
+        (Network::Open, _) => NetworkAccess::Machine,
+        (Network::AllowList, Some(list)) => NetworkAccess::Proxied {
             socket: Path::new(baton_door::INSIDE).join(baton_sandbox::net::proxy::SOCKET),
             forward: list.loopback_ports(),
             allowed: list.describe(),
         },
-        _ => Reach::Nothing,
+        _ => NetworkAccess::Nothing,
     }
 }
 

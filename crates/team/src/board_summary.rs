@@ -21,7 +21,7 @@ pub struct TaskWhy {
 /// The board at a glance, for a live status line and a waiting worker's record: how many
 /// tasks are done, held (running), ready, and what each of the others waits for.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Glance {
+pub struct BoardSummary {
     pub done: usize,
     pub running: usize,
     pub ready: usize,
@@ -31,15 +31,15 @@ pub struct Glance {
     pub held: Vec<TaskWhy>,
 }
 
-impl Glance {
-    pub fn of(file: &TaskFile, now: Timestamp, lease: std::time::Duration) -> Glance {
-        let mut glance = Glance {
+impl BoardSummary {
+    pub fn of(file: &TaskFile, now: Timestamp, lease: std::time::Duration) -> BoardSummary {
+        let mut glance = BoardSummary {
             done: file
                 .tasks
                 .iter()
                 .filter(|t| t.status == TaskStatus::Done)
                 .count(),
-            ..Glance::default()
+            ..BoardSummary::default()
         };
         for why in waiting(file, now, lease) {
             let status = file
