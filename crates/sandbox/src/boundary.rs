@@ -145,6 +145,31 @@ pub enum CgroupEntry {
 impl Boundary {
     /// `launch` run inside this boundary: the same command, started by bubblewrap.
     pub fn wrap(&self, launch: Command) -> Wrapped {
+        let mut args = self.namespaces();
+        args.extend(self.mounts(&launch));
+        args.extend(["--chdir".into(), launch.workdir.display().to_string()]);
+        args.push("--".into());
+        args.extend(self.first_command().words(&self.starter));
+        let shown = (launch.program.display().to_string(), launch.args.clone());
+        args.push(launch.program.display().to_string());
+        args.extend(launch.args);
+        let env = self.environment(launch.env);
+        Wrapped {
+            program: PathBuf::from(BWRAP),
+            args,
+            env,
+            cgroup: match &self.cgroup {
+                Some(CgroupEntry::Join(procs)) => Some(procs.clone()),
+                _ => None,
+            },
+            summary: self.summary(),
+            shown,
+        }
+    }
+
+    /// bubblewrap's namespaces and the system's folders: everything read-only but a bounded
+    /// `/tmp`, the host's runtime folders empty, its own network unless it has the machine's.
+    fn namespaces(&self) -> Vec<String> {
         let mut args: Vec<String> = [
             "--die-with-parent",
             "--unshare-user",
@@ -190,13 +215,18 @@ impl Boundary {
         if !matches!(self.network, NetworkAccess::Machine) {
             args.push("--unshare-net".into());
         }
+        args
+    }
+
+    /// What it shows, hides and binds, in order: a later mount covers an earlier one.
+    fn mounts(&self, launch: &Command) -> Vec<String> {
         let mut mounts = Mounts::default();
         if let Some(home) = &self.home {
             mounts.add("--tmpfs", None, home);
             for name in HOME_READS {
                 mounts.read(&home.join(name));
             }
-            for dir in std::env::split_paths(&path_of(&launch)) {
+            for dir in std::env::split_paths(&path_of(launch)) {
                 if dir.starts_with(home) {
                     mounts.read(&dir);
                 }
@@ -214,7 +244,7 @@ impl Boundary {
         }
         // The program itself, when it lives somewhere hidden: before the project, so a folder
         // it shares with the project (a program beside it) does not make the project read-only.
-        if let Some(installed) = installed_at(&launch, self.home.as_deref()) {
+        if let Some(installed) = installed_at(launch, self.home.as_deref()) {
             mounts.read(&installed);
         }
         // The project again, whatever hid it (it may be under /tmp or the home folder), then
@@ -264,11 +294,13 @@ impl Boundary {
                 }
             }
         }
-        args.extend(mounts.args);
-        args.extend(["--chdir".into(), launch.workdir.display().to_string()]);
-        args.push("--".into());
+        mounts.args
+    }
+
+    /// What its first command is told to do before it becomes the program.
+    fn first_command(&self) -> crate::inside::Start {
         let seal = !self.unix_sockets && !matches!(self.network, NetworkAccess::Machine);
-        let start = crate::inside::Start {
+        crate::inside::Start {
             bridge: self.bridge.clone(),
             seal,
             max_processes: Some(self.max_processes),
@@ -279,16 +311,17 @@ impl Boundary {
                 } => Some((socket.clone(), forward.clone())),
                 _ => None,
             },
-        };
-        let shown = (launch.program.display().to_string(), launch.args.clone());
-        args.extend(start.words(&self.starter));
-        args.push(launch.program.display().to_string());
-        args.extend(launch.args);
+        }
+    }
+
+    /// Its whole environment: the caller's variables it passes on, the command's own (which
+    /// win), and the proxy's where it reaches the network through one.
+    fn environment(&self, own: Vec<(String, String)>) -> Vec<(String, String)> {
         // The command's own variables come after, and win over the caller's.
         let mut env: Vec<(String, String)> = std::env::vars()
             .filter(|(key, _)| passed_on(key, &self.pass_prefixes) || self.pass.contains(key))
             .collect();
-        env.extend(launch.env);
+        env.extend(own);
         // A variable given twice: the later one (the command's own over the caller's).
         let mut seen = std::collections::HashSet::new();
         env.reverse();
@@ -308,17 +341,7 @@ impl Boundary {
             }
         }
 
-        Wrapped {
-            program: PathBuf::from(BWRAP),
-            args,
-            env,
-            cgroup: match &self.cgroup {
-                Some(CgroupEntry::Join(procs)) => Some(procs.clone()),
-                _ => None,
-            },
-            summary: self.summary(),
-            shown,
-        }
+        env
     }
 
     /// The boundary in words, for the attempt's transcript.
@@ -571,5 +594,173 @@ pub fn check_available() -> Result<(), String> {
              `--no-sandbox`",
             String::from_utf8_lossy(&out.stderr).trim()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A boundary around a project in `dir`, with a home folder of its own there.
+    fn boundary(dir: &Path) -> Boundary {
+        let project = dir.join("project");
+        let home = dir.join("home");
+        std::fs::create_dir_all(project.join(".coordination")).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join(".cargo")).unwrap();
+        Boundary {
+            project_dir: project.clone(),
+            project_writable: false,
+            hidden: Some(project.join(".coordination")),
+            worktree: None,
+            binds: Binds::default(),
+            home: Some(home),
+            own: Vec::new(),
+            read: Vec::new(),
+            write: Vec::new(),
+            network: NetworkAccess::Nothing,
+            pass_prefixes: Vec::new(),
+            pass: Vec::new(),
+            shown: None,
+            bridge: None,
+            unix_sockets: false,
+            starter: PathBuf::from("/usr/bin/true"),
+            max_processes: 64,
+            tmp_bytes: 1 << 20,
+            max_open_files: 1024,
+            cgroup: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn command(dir: &Path) -> Command {
+        Command {
+            program: PathBuf::from("/bin/sh"),
+            args: vec!["-c".into(), "echo hi".into()],
+            workdir: dir.join("project"),
+            env: vec![("MINE".into(), "1".into())],
+        }
+    }
+
+    /// `option from at` in `args`, as bubblewrap reads its options.
+    fn has(args: &[String], option: &str, from: &Path, at: &Path) -> bool {
+        let (from, at) = (from.display().to_string(), at.display().to_string());
+        args.windows(3)
+            .any(|w| w[0] == option && w[1] == from && w[2] == at)
+    }
+
+    #[test]
+    fn the_program_runs_last_under_its_first_command_and_is_shown_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrapped = boundary(dir.path()).wrap(command(dir.path()));
+        assert_eq!(wrapped.program, PathBuf::from(BWRAP));
+        let tail = &wrapped.args[wrapped.args.len() - 3..];
+        assert_eq!(tail, ["/bin/sh", "-c", "echo hi"]);
+        let separator = wrapped.args.iter().position(|a| a == "--").unwrap();
+        assert_eq!(wrapped.args[separator + 1], "/usr/bin/true");
+        assert_eq!(wrapped.args[separator + 2], crate::inside::START_COMMAND);
+        assert_eq!(
+            wrapped.shown,
+            (
+                "/bin/sh".to_string(),
+                vec!["-c".to_string(), "echo hi".to_string()]
+            )
+        );
+        assert!(wrapped.args.contains(&"--unshare-net".to_string()));
+    }
+
+    #[test]
+    fn the_home_folder_is_empty_but_for_toolchains_and_the_hidden_folder_is_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = boundary(dir.path());
+        let home = b.home.clone().unwrap();
+        let args = b.wrap(command(dir.path())).args;
+        let hidden = dir.path().join("project/.coordination");
+        let at = |option: &str, path: &Path| {
+            args.windows(2)
+                .position(|w| w[0] == option && w[1] == path.display().to_string())
+        };
+        assert!(at("--tmpfs", &home).is_some(), "{args:?}");
+        assert!(has(
+            &args,
+            "--ro-bind",
+            &home.join(".cargo"),
+            &home.join(".cargo")
+        ));
+        assert!(!args.iter().any(|a| a.ends_with(".ssh")), "{args:?}");
+        // The project read-only, then its hidden folder made empty, then read-only too.
+        assert!(has(&args, "--ro-bind", &b.project_dir, &b.project_dir));
+        let emptied = at("--tmpfs", &hidden).unwrap();
+        let sealed = at("--remount-ro", &hidden).unwrap();
+        assert!(emptied < sealed);
+    }
+
+    #[test]
+    fn a_credential_file_in_a_shown_folder_is_bound_over_with_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = boundary(dir.path());
+        let home = b.home.clone().unwrap();
+        std::fs::write(home.join(".cargo/credentials.toml"), "token = \"secret\"").unwrap();
+        let args = b.wrap(command(dir.path())).args;
+        assert!(
+            has(
+                &args,
+                "--ro-bind",
+                Path::new("/dev/null"),
+                &home.join(".cargo/credentials.toml")
+            ),
+            "{args:?}"
+        );
+    }
+
+    /// Only the variables it passes on reach the program, its own win over the caller's, and
+    /// behind a proxy every proxy variable names the proxy's bridge.
+    #[test]
+    fn the_environment_is_an_allow_list_and_a_proxied_program_is_pointed_at_its_proxy() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = boundary(dir.path());
+        b.network = NetworkAccess::Proxied {
+            socket: PathBuf::from("/tmp/baton/proxy"),
+            forward: vec![4000],
+            allowed: vec!["example.com".into()],
+        };
+        b.pass_prefixes = vec!["CARGO_"];
+        let mut launch = command(dir.path());
+        launch.env.push(("PATH".into(), "/only/this".into()));
+        let env = b.wrap(launch).env;
+        let value = |key: &str| {
+            env.iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(value("MINE"), Some("1"));
+        assert_eq!(value("PATH"), Some("/only/this"));
+        assert_eq!(env.iter().filter(|(k, _)| k == "PATH").count(), 1);
+        let proxy = format!("http://127.0.0.1:{}", crate::net::proxy::INSIDE_PORT);
+        assert_eq!(value("HTTPS_PROXY"), Some(proxy.as_str()));
+        assert_eq!(value("NO_PROXY"), Some("localhost,127.0.0.1,::1"));
+        assert!(passed_on("CARGO_HOME", &b.pass_prefixes));
+        assert!(!passed_on("PGPASSWORD", &b.pass_prefixes));
+        assert!(!passed_on("AWS_SECRET_ACCESS_KEY", &b.pass_prefixes));
+    }
+
+    #[test]
+    fn the_summary_says_what_it_writes_hides_and_reaches() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = boundary(dir.path());
+        b.notes = vec!["Baton is reached through the attempt's door as this agent".into()];
+        let said = b.summary();
+        assert!(
+            said.starts_with("in a sandbox (bubblewrap): it writes nothing of the project"),
+            "{said}"
+        );
+        assert!(
+            said.contains(
+                "the home folder's secrets and .coordination/ are hidden, Baton is reached"
+            ),
+            "{said}"
+        );
+        assert!(said.contains("no network and no Unix sockets"), "{said}");
     }
 }

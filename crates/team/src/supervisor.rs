@@ -313,26 +313,7 @@ pub fn run_team(
             plan.profile.name_prefix.clone()
         }
     });
-    let mut crew = Crew::new(
-        stores,
-        setting,
-        plan.profile.clone(),
-        host.clone(),
-        plan.mode,
-        progress,
-    )?;
-    crew.stay = plan.stay;
-    crew.team_budget_usd = plan.budget_usd;
-    if plan.merge == MergeMode::Auto {
-        if crew.worktrees.is_none() {
-            return Err(TeamError::new(
-                baton_core::ErrorKind::InvalidArguments,
-                "--merge auto lands each task's branch: it needs a worktree per task (a git \
-                 repository, without --no-worktree)",
-            ));
-        }
-        crew.merge_queue = Some(MergeQueue::new(local));
-    }
+    let crew = crew_of(stores, setting, &plan, host.clone(), progress)?;
     let mut info = SupervisorInfo {
         pid: std::process::id(),
         host,
@@ -404,31 +385,14 @@ pub fn run_team(
                 Control::Stop { now } => crew.stop_all(now),
                 Control::Requests => {
                     for request in take_requests(local) {
-                        match request {
-                            Request::Stop { names, now } if names.is_empty() => crew.stop_all(now),
-                            Request::Stop { names, now } => {
-                                for name in names.iter().filter(|n| running.contains(*n)) {
-                                    crew.flags(name).stop(now);
-                                }
-                            }
-                            Request::Workers(count) => {
-                                let count = count.clamp(1, MAX_WORKERS);
-                                let have = info.names.len();
-                                if count > have {
-                                    for name in worker_names(&prefix, have + 1..=count) {
-                                        running.insert(name.clone());
-                                        info.names.push(name.clone());
-                                        start(name);
-                                    }
-                                } else {
-                                    for name in info.names.drain(count..) {
-                                        crew.flags(&name).stop(false);
-                                    }
-                                }
-                                info.workers = count;
-                                let _ = write_info(local, &info);
-                            }
-                        }
+                        let team = Running {
+                            crew,
+                            names: &mut running,
+                            info: &mut info,
+                            prefix: &prefix,
+                            start: &start,
+                        };
+                        team.answer(request);
                     }
                 }
             }
@@ -450,6 +414,81 @@ pub fn run_team(
     let _ = std::fs::remove_file(team_file(local, "supervisor.json"));
     clear_requests(local);
     Ok(report)
+}
+
+/// The crew of a team run as `plan` says: its limits, and its merge queue (`--merge auto`,
+/// which needs a worktree per task).
+fn crew_of<'a>(
+    stores: TeamStores<'a>,
+    setting: Setting,
+    plan: &TeamPlan,
+    host: String,
+    progress: &'a (dyn Fn(Progress) + Sync),
+) -> Result<Crew<'a>> {
+    let local = stores.local;
+    let mut crew = Crew::new(
+        stores,
+        setting,
+        plan.profile.clone(),
+        host,
+        plan.mode,
+        progress,
+    )?;
+    crew.stay = plan.stay;
+    crew.team_budget_usd = plan.budget_usd;
+    if plan.merge == MergeMode::Auto {
+        if crew.worktrees.is_none() {
+            return Err(TeamError::new(
+                baton_core::ErrorKind::InvalidArguments,
+                "--merge auto lands each task's branch: it needs a worktree per task (a git \
+                 repository, without --no-worktree)",
+            ));
+        }
+        crew.merge_queue = Some(MergeQueue::new(local));
+    }
+    Ok(crew)
+}
+
+/// A running team as a request changes it: its workers, its record, and how it starts one.
+struct Running<'t, 'a> {
+    crew: &'t Crew<'a>,
+    /// The workers whose threads run.
+    names: &'t mut BTreeSet<String>,
+    info: &'t mut SupervisorInfo,
+    prefix: &'t str,
+    start: &'t dyn Fn(String),
+}
+
+impl Running<'_, '_> {
+    /// Does what `request` asks: stop the team or some of its workers, or resize it.
+    fn answer(self, request: Request) {
+        let crew = self.crew;
+        match request {
+            Request::Stop { names, now } if names.is_empty() => crew.stop_all(now),
+            Request::Stop { names, now } => {
+                for name in names.iter().filter(|n| self.names.contains(*n)) {
+                    crew.flags(name).stop(now);
+                }
+            }
+            Request::Workers(count) => {
+                let count = count.clamp(1, MAX_WORKERS);
+                let have = self.info.names.len();
+                if count > have {
+                    for name in worker_names(self.prefix, have + 1..=count) {
+                        self.names.insert(name.clone());
+                        self.info.names.push(name.clone());
+                        (self.start)(name);
+                    }
+                } else {
+                    for name in self.info.names.drain(count..) {
+                        crew.flags(&name).stop(false);
+                    }
+                }
+                self.info.workers = count;
+                let _ = write_info(crew.local, self.info);
+            }
+        }
+    }
 }
 
 fn write_info(local: &Layout, info: &SupervisorInfo) -> Result<()> {
