@@ -1,6 +1,7 @@
 import { Button, Checkbox, TextField } from "@radix-ui/themes";
 import { useEffect, useRef, useState } from "react";
 import { api, call, errorMessage, onChange } from "./api";
+import { AGENT_PROFILES } from "./bindings/Defaults";
 import type { TeamView as Team } from "./bindings/TeamView";
 import type { WorkerView } from "./bindings/WorkerView";
 import type { QueueEntry } from "./bindings/QueueEntry";
@@ -16,7 +17,6 @@ interface Props {
   onError: (message: string | null) => void;
 }
 
-const PROFILES = ["claude", "codex", "gemini", "exec"];
 
 /** The supervised team: start and stop it and its workers; each worker's state, task and
  *  cost; the spend over time against the budget; the chosen worker's transcript, following
@@ -204,7 +204,7 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
       <label>
         Agent{" "}
         <select value={profile} onChange={(e) => setProfile(e.target.value)} data-testid="team-profile">
-          {PROFILES.map((p) => (
+          {AGENT_PROFILES.map((p) => (
             <option key={p}>{p}</option>
           ))}
         </select>

@@ -157,10 +157,16 @@ pub fn typescript_constants() -> String {
          /** The highest priority number accepted. */\n\
          export const MAX_PRIORITY = {};\n\
          /** The name leader operations are recorded under. */\n\
-         export const LEADER = {:?};\n",
+         export const LEADER = {:?};\n\
+         /** The built-in agent profiles, one per agent CLI Baton runs, in its adapters' order. */\n\
+         export const AGENT_PROFILES = [{}] as const;\n",
         baton_core::model::DEFAULT_PRIORITY,
         baton_core::requests::MAX_PRIORITY,
         baton_core::LEADER,
+        baton_team::AgentKind::all()
+            .map(|kind| format!("{:?}", kind.name()))
+            .collect::<Vec<_>>()
+            .join(", "),
     )
 }
 

@@ -6,3 +6,5 @@ export const DEFAULT_PRIORITY = 5;
 export const MAX_PRIORITY = 1000;
 /** The name leader operations are recorded under. */
 export const LEADER = "leader";
+/** The built-in agent profiles, one per agent CLI Baton runs, in its adapters' order. */
+export const AGENT_PROFILES = ["claude", "codex", "gemini", "opencode", "exec"] as const;
