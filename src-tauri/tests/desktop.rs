@@ -1507,7 +1507,7 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     check_view(&session, "team-empty", "light");
 
     // Start a team of one exec worker from the Team view.
-    session.click(&session.find("[data-testid=team-profile] option:nth-child(4)"));
+    session.click(&session.find("[data-testid=team-profile] option[value=exec]"));
     session.execute("document.querySelector('[data-testid=team-workers]').select()");
     session.type_text(&session.find("[data-testid=team-workers]"), "1");
     session.type_text(&session.find("[data-testid=team-exec]"), GREETER);
@@ -1647,7 +1647,7 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     session.wait_for("the Start button", |s| {
         s.find_now("[data-testid=team-up]:enabled").is_some()
     });
-    session.click(&session.find("[data-testid=team-profile] option:nth-child(1)"));
+    session.click(&session.find("[data-testid=team-profile] option[value=claude]"));
     session.execute("document.querySelector('[data-testid=team-workers]').select()");
     session.type_text(&session.find("[data-testid=team-workers]"), "1");
     session.click(&session.find("[data-testid=team-up]"));

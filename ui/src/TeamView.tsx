@@ -205,7 +205,9 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
         Agent{" "}
         <select value={profile} onChange={(e) => setProfile(e.target.value)} data-testid="team-profile">
           {AGENT_PROFILES.map((p) => (
-            <option key={p}>{p}</option>
+            <option key={p} value={p}>
+              {p}
+            </option>
           ))}
         </select>
       </label>
