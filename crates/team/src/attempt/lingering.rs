@@ -34,7 +34,11 @@ impl Lingering {
     /// When a look is due, asks `reported` (the task is no longer this attempt's to work);
     /// what to say when the agent must be stopped now.
     pub(super) fn look(&mut self, reported: impl FnOnce() -> bool) -> Option<String> {
-        let now = Instant::now();
+        self.look_at(Instant::now(), reported)
+    }
+
+    /// [`look`](Self::look) at `now`.
+    fn look_at(&mut self, now: Instant, reported: impl FnOnce() -> bool) -> Option<String> {
         if self.stopped || now < self.next {
             return None;
         }
@@ -42,7 +46,7 @@ impl Lingering {
         if self.reported.is_none() && reported() {
             self.reported = Some(now);
         }
-        let since = self.reported?.elapsed();
+        let since = now.saturating_duration_since(self.reported?);
         if since < self.grace {
             return None;
         }
@@ -53,5 +57,39 @@ impl Lingering {
             since.as_secs(),
             self.grace.as_secs_f64()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_is_stopped_once_its_grace_after_its_report_is_over_and_only_once() {
+        let mut lingering = Lingering::new(Duration::from_secs(60));
+        let start = Instant::now();
+        // Not due yet: the task is not even read.
+        assert_eq!(lingering.look_at(start, || panic!("read too early")), None);
+        let second = |s: u64| start + Duration::from_secs(s);
+        assert_eq!(lingering.look_at(second(2), || false), None, "not reported");
+        assert_eq!(
+            lingering.look_at(second(3), || true),
+            None,
+            "reported just now"
+        );
+        assert_eq!(
+            lingering.look_at(second(40), || unreachable!()),
+            None,
+            "within its grace"
+        );
+        let said = lingering.look_at(second(64), || unreachable!()).unwrap();
+        assert!(said.contains("reported its task 61s ago"), "{said}");
+        assert!(said.contains("grace_after_report_secs = 60"), "{said}");
+        assert_eq!(lingering.next_look(), Duration::MAX);
+        assert_eq!(
+            lingering.look_at(second(120), || true),
+            None,
+            "stopped once"
+        );
     }
 }

@@ -434,3 +434,70 @@ pub(super) fn hand_back(
     report.released.push(id.to_string());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(number: u32, end: AttemptEnd, started_at: Timestamp) -> Attempt {
+        Attempt {
+            task: "t1".into(),
+            attempt: number,
+            agent: format!("w{number}"),
+            host: "h".into(),
+            profile: "exec".into(),
+            started_at,
+            ended_at: None,
+            end,
+            reason: Some(format!("reason {number}")),
+            session_id: None,
+            usage: Usage::default(),
+            last_message: (number == 2).then(|| "x".repeat(400)),
+            events: 0,
+            sandboxed: false,
+        }
+    }
+
+    /// Only crashes and unreported ends count against a task's attempts, and only since the
+    /// lead last reset it.
+    #[test]
+    fn failures_since_the_last_reset_count_and_other_ends_do_not() {
+        let reset = Timestamp::now();
+        let before = reset.before(Duration::from_secs(60));
+        let after = reset.after(Duration::from_secs(1));
+        let attempts = [
+            attempt(1, AttemptEnd::Crashed, before),
+            attempt(2, AttemptEnd::Unreported, after),
+            attempt(3, AttemptEnd::Stopped, after),
+            attempt(4, AttemptEnd::Crashed, after),
+        ];
+        let numbers = |since| -> Vec<u32> {
+            counted_failures(&attempts, since)
+                .iter()
+                .map(|a| a.attempt)
+                .collect()
+        };
+        assert_eq!(numbers(None), [1, 2, 4]);
+        assert_eq!(numbers(Some(reset)), [2, 4]);
+    }
+
+    #[test]
+    fn a_given_up_task_says_each_attempt_why_and_its_last_words_cut() {
+        let now = Timestamp::now();
+        let (one, two) = (
+            attempt(1, AttemptEnd::Crashed, now),
+            attempt(2, AttemptEnd::Unreported, now),
+        );
+        let reason = give_up_reason(&[&one, &two]);
+        assert!(
+            reason.starts_with("gave up after 2 attempt(s):"),
+            "{reason}"
+        );
+        assert!(reason.contains("\n- attempt 1 (w1): reason 1"), "{reason}");
+        assert!(
+            reason.contains("\n- attempt 2 (w2): reason 2; it last said: "),
+            "{reason}"
+        );
+        assert!(!reason.contains(&"x".repeat(301)), "cut at 300 characters");
+    }
+}
