@@ -175,21 +175,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
             request: tasks::Logs { agent, lines },
             follow: true,
         } => {
-            if let Some(agent) = &agent {
-                baton_core::names::validate_agent_id(agent)?;
-            }
             // Behind a door an agent follows its own log, as the `logs` operation reads it.
-            let agent = match context::door_guest() {
-                Some(guest) if agent.as_ref().is_some_and(|a| *a != guest) => {
-                    let named = agent.unwrap_or_default();
-                    return Err(Error::new(
-                        baton_core::ErrorKind::NotOwner,
-                        format!("{named}'s log is {named}'s; an agent reads its own ({guest})"),
-                    ));
-                }
-                Some(guest) => Some(guest),
-                None => agent,
-            };
+            let agent = tasks::whose_log(context::door_guest().as_deref(), agent)?;
             follow::follow_logs(&open()?, agent.as_deref(), lines, mode, json)?;
             Ok(0)
         }

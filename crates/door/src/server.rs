@@ -379,7 +379,6 @@ mod tests {
     /// A door whose "baton" is `sh`, for the relay's own logic, and what it says it refused.
     fn door_of_sh(dir: &Path) -> (Door, std::sync::mpsc::Receiver<String>) {
         let (told, refusals) = std::sync::mpsc::channel();
-        let told = Mutex::new(told);
         let door = Door::open(
             &dir.join("door-dir"),
             Guest {
@@ -392,7 +391,7 @@ mod tests {
             None,
             false,
             Arc::new(move |note| {
-                let _ = told.lock().unwrap().send(note);
+                let _ = told.send(note);
             }),
         )
         .unwrap();

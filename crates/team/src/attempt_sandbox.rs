@@ -102,7 +102,7 @@ pub(crate) fn contain(
     };
     let network = reach(settings.network, allow.as_ref());
     let asides: crate::process::ProcessEvents = std::sync::mpsc::channel();
-    let tell = std::sync::Mutex::new(asides.0.clone());
+    let tell = asides.0.clone();
     let door = baton_door::Door::open(
         &door_dir(crew.local, task)?,
         baton_door::Guest {
@@ -115,10 +115,7 @@ pub(crate) fn contain(
         allow,
         settings.ask,
         std::sync::Arc::new(move |note| {
-            let _ = tell
-                .lock()
-                .expect("door note lock")
-                .send(crate::process::ProcessEvent::Note(note));
+            let _ = tell.send(crate::process::ProcessEvent::Note(note));
         }),
     )
     .map_err(|e| {

@@ -323,10 +323,7 @@ fn check(profile: &Profile) -> std::result::Result<(), String> {
             "profile {name:?}: browser = true configures the agent's Baton MCP server, which \
              Baton does for kinds {} only (this one is {}); its agent can start \
              `baton mcp --proxy` itself",
-            match configured.split_last() {
-                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-                _ => configured.join(""),
-            },
+            crate::agent_cli::in_words(&configured, "and"),
             profile.kind
         ));
     }

@@ -552,6 +552,23 @@ pub struct LogLines {
     pub lines: Vec<LogLine>,
 }
 
+/// Whose log `caller` reads when it names `named` (none: every agent's): an agent reads its
+/// own, another's being that agent's record, not shared state; the lead reads whichever it
+/// names. The name is checked first.
+pub fn whose_log(caller: Option<&str>, named: Option<String>) -> Result<Option<String>> {
+    if let Some(agent) = &named {
+        baton_core::names::validate_agent_id(agent)?;
+    }
+    match (caller, named) {
+        (Some(me), Some(named)) if me != named => Err(crate::Error::new(
+            baton_core::ErrorKind::NotOwner,
+            format!("{named}'s log is {named}'s; an agent reads its own ({me})"),
+        )),
+        (Some(me), _) => Ok(Some(me.to_string())),
+        (None, named) => Ok(named),
+    }
+}
+
 impl Operation for Logs {
     const NAME: &'static str = "logs";
     const DESCRIPTION: &'static str =
@@ -563,20 +580,7 @@ impl Operation for Logs {
     };
     type Output = LogLines;
     fn run(self, cx: &Context) -> Result<LogLines> {
-        if let Some(agent) = &self.agent {
-            baton_core::names::validate_agent_id(agent)?;
-        }
-        // An agent reads its own log: another's is that agent's record, not shared state.
-        let agent = match (&cx.caller, self.agent) {
-            (Some(me), Some(named)) if *me != named => {
-                return Err(crate::Error::new(
-                    baton_core::ErrorKind::NotOwner,
-                    format!("{named}'s log is {named}'s; an agent reads its own ({me})"),
-                ));
-            }
-            (Some(me), _) => Some(me.clone()),
-            (None, named) => named,
-        };
+        let agent = whose_log(cx.caller.as_deref(), self.agent)?;
         Ok(LogLines {
             lines: cx.tasks.logs(agent.as_deref(), self.lines)?,
         })

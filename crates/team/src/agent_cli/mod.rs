@@ -158,6 +158,14 @@ pub fn project_settings() -> Vec<String> {
     paths
 }
 
+/// `names` as a sentence lists them: `a, b and c` (with `joining` "and").
+pub fn in_words(names: &[&str], joining: &str) -> String {
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} {joining} {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
 /// A built-in profile's own values.
 #[derive(Debug, Clone, Copy)]
 pub struct BuiltIn {
@@ -272,10 +280,7 @@ impl AgentKind {
     /// The names of every kind, as a profile's error lists them (`claude, codex or exec`).
     pub fn names_in_words() -> String {
         let names: Vec<&str> = ADAPTERS.iter().map(|a| a.name()).collect();
-        match names.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => names.join(""),
-        }
+        in_words(&names, "or")
     }
 }
 
