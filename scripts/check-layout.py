@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Checks the shape docs/CRATES.md promises: no two modules of a crate import each other in a
-circle (through `crate::module` paths outside comments and test modules), no source file
+circle (through `crate::module` paths outside comments and test modules; in a folder that only
+groups modules by job, such as the team's `supervision/`, each module in it counts on its own,
+`crate::supervision::worker`), no source file
 outside tests is over 600 lines, and no code outside the agent CLIs' adapters
 (crates/team/src/agent_cli/) asks which agent CLI it runs: it asks the kind's adapter. Prints
 each violation and exits 1 when there is one."""
@@ -74,6 +76,26 @@ def adapter_names():
     return names
 
 
+def groups_in(src):
+    """Folders of `src` that only group modules (a `mod.rs` of `mod` lines and nothing else)."""
+    found = set()
+    for name in os.listdir(src):
+        mod = os.path.join(src, name, "mod.rs")
+        if os.path.isfile(mod):
+            with open(mod, encoding="utf-8") as f:
+                code = [l.strip() for l in code_of(f.read()).split("\n") if l.strip()]
+            if code and all(re.fullmatch(r"(pub(\(crate\))? )?mod [a-z_][a-z0-9_]*;", l) for l in code):
+                found.add(name)
+    return found
+
+
+def node_of(parts, groups):
+    """The module a path (its parts under `src/` or after `crate::`) counts as."""
+    if parts[0] in groups and len(parts) > 1 and parts[1] != "mod":
+        return f"{parts[0]}::{parts[1]}"
+    return parts[0]
+
+
 def main():
     problems = []
     names = "|".join(sorted(adapter_names()))
@@ -87,6 +109,7 @@ def main():
         if not os.path.isdir(src):
             continue
         graph = {}
+        groups = groups_in(src)
         for folder, _, files in os.walk(src):
             for name in files:
                 if not name.endswith(".rs"):
@@ -107,10 +130,11 @@ def main():
                                 )
                 if not is_test and lines > MAX_LINES:
                     problems.append(f"{os.path.relpath(path, ROOT)}: {lines} lines outside tests (at most {MAX_LINES})")
-                module = relative[:-3].split(os.sep)[0]
-                if module in ("lib", "main") or is_test:
+                module = node_of(relative[:-3].split(os.sep), groups)
+                if module in ("lib", "main") or module in groups or is_test:
                     continue
-                deps = set(re.findall(r"crate::([a-z_][a-z0-9_]*)", code_of(text))) - {module}
+                paths = re.findall(r"crate::([a-z_][a-z0-9_]*(?:::[a-z_][a-z0-9_]*)?)", code_of(text))
+                deps = {node_of(p.split("::"), groups) for p in paths} - {module}
                 graph.setdefault(module, set()).update(deps)
         graph = {m: {d for d in deps if d in graph} for m, deps in graph.items()}
         for circle in circles(graph):

@@ -209,8 +209,8 @@ pub fn worker_loop(
         mode,
         &progress,
     )?;
-    crew.stay = args.stay;
-    crew.max_tasks = args.max_tasks;
+    crew.pace.stay = args.stay;
+    crew.pace.max_tasks = args.max_tasks;
     crew.echo = !args.quiet && !json;
     let flags = crew.flags(&args.agent);
     let interrupted = Arc::new(AtomicBool::new(false));

@@ -1,8 +1,8 @@
 //! [`TaskStore`]: the task operations every store offers, with the same rules, results and
 //! refusals: the folder (`baton-folder`) and a database (`baton-pg`). Front ends reach a
-//! project's tasks through this seam without knowing which store holds them; one conformance
-//! suite (`crates/pg/tests/conformance/`) runs the same scenarios on both, directly and through
-//! PgBouncer, over every trait, and compares.
+//! project's tasks through this seam without knowing which store holds them; one store suite
+//! (`baton-store-suite`) runs the same asserting scenarios over every trait on each: the folder,
+//! PostgreSQL directly and through PgBouncer.
 //!
 //! What is decided from the whole board (a move's legality, the doctor's findings, a waiting
 //! worker's outlook) is written once here, over [`TaskStore::snapshot`]; a store may answer

@@ -7,28 +7,34 @@ use std::path::{Path, PathBuf};
 use baton_sandbox::net::AllowList;
 use baton_sandbox::{Binds, Boundary, NetworkAccess, user_home};
 
-use crate::process::Launch;
+use baton_sandbox::CgroupEntry;
+use baton_sandbox::pids_cgroup::{PidsCgroup, ThreadCgroup};
+
+use crate::agent_home::StateMount;
+use crate::error::{Result, TeamError};
+use crate::process::{Launch, ProcessEvent, ProcessEvents};
 use crate::profile::Network;
+use crate::supervision::crew::Crew;
 
 /// An attempt's launch as it runs: inside its sandbox with its door open (and its pids
 /// cgroup, where one can be made), or as it was.
-pub(crate) struct Contained {
+pub(crate) struct SandboxedLaunch {
     pub launch: Launch,
     pub door: Option<AttemptDoor>,
-    pub cgroup: Option<baton_sandbox::pids_cgroup::PidsCgroup>,
+    pub cgroup: Option<PidsCgroup>,
 }
 
 /// An attempt's open door, and the channel on which what it refuses reaches the attempt's
 /// transcript.
 pub(crate) struct AttemptDoor {
     door: baton_door::Door,
-    asides: Option<crate::process::ProcessEvents>,
+    refusals: Option<ProcessEvents>,
 }
 
 impl AttemptDoor {
     /// What the door refuses from now on, said with the agent's own output; once.
-    pub fn refusals(&mut self) -> Option<crate::process::ProcessEvents> {
-        self.asides.take()
+    pub fn refusals(&mut self) -> Option<ProcessEvents> {
+        self.refusals.take()
     }
 
     /// Closes the door: no more knocks, and every command still running for the agent ends.
@@ -40,16 +46,16 @@ impl AttemptDoor {
 /// `launch` for task `task` worked by `crew` as agent `agent` (in `worktree`, when it has
 /// one): inside the profile's sandbox, with a door of its own, when the profile has one on; as
 /// it is otherwise.
-pub(crate) fn contain(
-    crew: &crate::crew::Crew<'_>,
+pub(crate) fn sandboxed(
+    crew: &Crew<'_>,
     agent: &str,
     task: &str,
     worktree: Option<&baton_git::Worktree>,
-    launch: Launch,
-) -> crate::error::Result<Contained> {
+    mut launch: Launch,
+) -> Result<SandboxedLaunch> {
     let settings = &crew.profile.sandbox;
     if !settings.enabled {
-        return Ok(Contained {
+        return Ok(SandboxedLaunch {
             launch,
             door: None,
             cgroup: None,
@@ -58,83 +64,25 @@ pub(crate) fn contain(
     let home = user_home();
     let states = crate::agent_home::AgentHome::of(crew.local, task)?
         .prepare(crew.profile.kind.state_folders(), home.as_deref())
-        .map_err(|e| {
-            crate::error::TeamError::new(
-                baton_core::ErrorKind::Io,
-                format!("cannot make the agent's own state folder: {e}"),
-            )
-        })?;
-    let access = match (worktree, &crew.worktrees) {
+        .map_err(|e| io_error(format!("cannot make the agent's own state folder: {e}")))?;
+    let git = match (worktree, &crew.worktrees) {
         (Some(worktree), Some(worktrees)) => {
             Some((worktree.path.clone(), worktrees.sandbox_access(task)?))
         }
         _ => None,
     };
-    let mut store_env = vec![(
-        "BATON_DIR".to_string(),
-        crew.local.project_dir().display().to_string(),
-    )];
-    store_env.extend(crew.setting.store_env.iter().cloned());
     let allow = match settings.network {
-        Network::AllowList => {
-            let mut env: Vec<(String, String)> = std::env::vars().collect();
-            env.extend(launch.env.iter().cloned());
-            // The model addresses as the user configured them, not as an agent left its copy.
-            let kind = crew.profile.kind;
-            let configured: Vec<String> = states
-                .iter()
-                .filter_map(|s| s.user.as_ref())
-                .flat_map(|user| kind.configured_model_urls(user))
-                .collect();
-            let list = baton_sandbox::net::allow_list::defaults(
-                kind.model_hosts(),
-                kind.base_url_variables(),
-                &env,
-                &configured,
-                &settings.allow,
-            )
-            .map_err(|e| {
-                crate::error::TeamError::profile(&crate::profile::profiles_file(crew.local), e)
-            })?;
-            Some(list)
-        }
+        Network::AllowList => Some(allow_list(crew, &launch, &states)?),
         Network::Off | Network::Open => None,
     };
-    let network = reach(settings.network, allow.as_ref());
-    let asides: crate::process::ProcessEvents = std::sync::mpsc::channel();
-    let tell = asides.0.clone();
-    let door = baton_door::Door::open(
-        &door_dir(crew.local, task)?,
-        baton_door::Guest {
-            agent: agent.to_string(),
-            task: task.to_string(),
-            baton: crew.setting.baton.clone(),
-            store_env,
-            workdir: launch.workdir.clone(),
-        },
-        allow,
-        settings.ask,
-        std::sync::Arc::new(move |note| {
-            let _ = tell.send(crate::process::ProcessEvent::Note(note));
-        }),
-    )
-    .map_err(|e| {
-        crate::error::TeamError::new(
-            baton_core::ErrorKind::Io,
-            format!("cannot open the attempt's door to Baton: {e}"),
-        )
-    })?;
+    let network = network_access(settings.network, allow.as_ref());
+    let (door, refusals) = open_door(crew, agent, task, &launch, allow)?;
     // Born in its worker thread's cgroup, or moved into one of its own.
-    let born_limited = baton_sandbox::pids_cgroup::ThreadCgroup::current();
+    let born_limited = ThreadCgroup::current();
     let cgroup = match born_limited {
         true => None,
-        false => baton_sandbox::pids_cgroup::PidsCgroup::create(settings.max_processes),
+        false => PidsCgroup::create(settings.max_processes),
     };
-    let (worktree, binds) = match access {
-        Some((worktree, git)) => (Some(worktree), binds(git)),
-        None => (None, Binds::default()),
-    };
-    let mut launch = launch;
     // The CLI's state folders where it looks for them, and the variables that tell it.
     for state in &states {
         if let Some(variable) = state.variable {
@@ -143,6 +91,10 @@ pub(crate) fn contain(
                 .push((variable.into(), state.inside.display().to_string()));
         }
     }
+    let (worktree, binds) = match git {
+        Some((worktree, git)) => (Some(worktree), binds(git)),
+        None => (None, Binds::default()),
+    };
     let boundary = Boundary {
         project_dir: crew.local.project_dir().to_path_buf(),
         project_writable: worktree.is_none(),
@@ -174,25 +126,85 @@ pub(crate) fn contain(
         tmp_bytes: settings.tmp_bytes(),
         max_open_files: settings.max_open_files,
         cgroup: match born_limited {
-            true => Some(baton_sandbox::CgroupEntry::Born),
-            false => cgroup
-                .as_ref()
-                .map(|c| baton_sandbox::CgroupEntry::Join(c.procs())),
+            true => Some(CgroupEntry::Born),
+            false => cgroup.as_ref().map(|c| CgroupEntry::Join(c.procs())),
         },
         notes: vec!["Baton is reached through the attempt's door as this agent".into()],
     };
-    Ok(Contained {
+    Ok(SandboxedLaunch {
         launch: wrapped(&boundary, launch),
         door: Some(AttemptDoor {
             door,
-            asides: Some(asides),
+            refusals: Some(refusals),
         }),
         cgroup,
     })
 }
 
+/// The hosts an allow-listed attempt may reach: its CLI's model hosts, the addresses its
+/// variables and the user's own configuration name (not an agent's copy of it), and the
+/// profile's `allow`.
+fn allow_list(crew: &Crew<'_>, launch: &Launch, states: &[StateMount]) -> Result<AllowList> {
+    let mut env: Vec<(String, String)> = std::env::vars().collect();
+    env.extend(launch.env.iter().cloned());
+    let kind = crew.profile.kind;
+    let configured: Vec<String> = states
+        .iter()
+        .filter_map(|s| s.user.as_ref())
+        .flat_map(|user| kind.configured_model_urls(user))
+        .collect();
+    baton_sandbox::net::allow_list::defaults(
+        kind.model_hosts(),
+        kind.base_url_variables(),
+        &env,
+        &configured,
+        &crew.profile.sandbox.allow,
+    )
+    .map_err(|e| TeamError::profile(&crate::profile::profiles_file(crew.local), e))
+}
+
+/// The attempt's door, open for `agent` at `task` (its commands run in the launch's folder,
+/// reaching the crew's store; its proxy allowing `allow`), and the channel on which it tells
+/// what it refuses.
+fn open_door(
+    crew: &Crew<'_>,
+    agent: &str,
+    task: &str,
+    launch: &Launch,
+    allow: Option<AllowList>,
+) -> Result<(baton_door::Door, ProcessEvents)> {
+    let mut store_env = vec![(
+        "BATON_DIR".to_string(),
+        crew.local.project_dir().display().to_string(),
+    )];
+    store_env.extend(crew.setting.store_env.iter().cloned());
+    let refusals: ProcessEvents = std::sync::mpsc::channel();
+    let tell = refusals.0.clone();
+    let door = baton_door::Door::open(
+        &door_dir(crew.local, task)?,
+        baton_door::Guest {
+            agent: agent.to_string(),
+            task: task.to_string(),
+            baton: crew.setting.baton.clone(),
+            store_env,
+            workdir: launch.workdir.clone(),
+        },
+        allow,
+        crew.profile.sandbox.ask,
+        std::sync::Arc::new(move |note| {
+            let _ = tell.send(ProcessEvent::Note(note));
+        }),
+    )
+    .map_err(|e| io_error(format!("cannot open the attempt's door to Baton: {e}")))?;
+    Ok((door, refusals))
+}
+
+fn io_error(message: String) -> TeamError {
+    TeamError::new(baton_core::ErrorKind::Io, message)
+}
+
 /// Where the door of an attempt at `task` is: `.coordination/team/doors/TASK`.
-fn door_dir(local: &baton_core::Layout, task: &str) -> crate::error::Result<PathBuf> {
+fn door_dir(local: &baton_core::Layout, task: &str) -> Result<PathBuf> {
     baton_core::names::validate_task_id(task)?;
     Ok(local.team_dir().join("doors").join(task))
 }
@@ -228,7 +240,7 @@ pub(crate) fn wrapped(boundary: &Boundary, launch: Launch) -> Launch {
 
 /// What `network` gives a sandbox: the proxy in its door's folder reaching `allow` (its list,
 /// when the setting is an allow-list), none, or the machine's.
-pub(crate) fn reach(network: Network, allow: Option<&AllowList>) -> NetworkAccess {
+pub(crate) fn network_access(network: Network, allow: Option<&AllowList>) -> NetworkAccess {
     match (network, allow) {
         (Network::Open, _) => NetworkAccess::Machine,
         (Network::AllowList, Some(list)) => NetworkAccess::Proxied {

@@ -1,7 +1,7 @@
 //! A task's command (the `exec` profile's, and the project's check before a merge): `sh -c
 //! COMMAND` with the task in environment variables and as JSON on stdin ([`TaskEnv`]), and
 //! the ends of what it printed kept within a bound ([`Tail`]). An exec worker runs it as one
-//! attempt (`crate::attempt`); the check runs it to its end or its time limit
+//! attempt (`crate::supervision::attempt`); the check runs it to its end or its time limit
 //! ([`RunningCommand`]).
 
 use std::collections::VecDeque;
@@ -97,12 +97,12 @@ impl RunningCommand {
         RunningCommand::start_within(command, env, None)
     }
 
-    /// [`Self::start`], its launch given to `contain` when given (a sandbox's `wrap`: then the
+    /// [`Self::start`], its launch given to `wrap` when given (a sandbox's `wrap`: then the
     /// command gets the environment the launch names, not this process's).
     pub fn start_within(
         command: &str,
         env: &TaskEnv<'_>,
-        contain: Option<&dyn Fn(crate::process::Launch) -> crate::process::Launch>,
+        wrap: Option<&dyn Fn(crate::process::Launch) -> crate::process::Launch>,
     ) -> Result<RunningCommand> {
         let spawn_error = |e: std::io::Error| {
             TeamError::new(
@@ -124,9 +124,9 @@ impl RunningCommand {
             sandbox: None,
             cgroup: None,
         };
-        let contained = contain.is_some();
-        let launch = match contain {
-            Some(contain) => contain(launch),
+        let contained = wrap.is_some();
+        let launch = match wrap {
+            Some(wrap) => wrap(launch),
             None => launch,
         };
         // Its own process group, so stopping it reaches everything it started; and it dies

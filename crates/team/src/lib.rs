@@ -13,37 +13,30 @@
 //! | --- | --- |
 //! | the agent CLIs | `agent_cli` (one adapter per CLI: command line, output, state folders, sessions; Claude Code's project setup beside its adapter), `agent_home` (a CLI's state, the task's own), `profile` and `sandbox_settings` (what each profile runs, and in what bounds) |
 //! | starting an attempt | `launch` (its environment and its adapter's command line), `prompt` (what the agent is told), `attempt_sandbox` (its sandbox, in `baton-sandbox`'s terms: the task's binds, its door, its network), the door itself is `baton-door` |
-//! | running it | `process` (a process group, its output as lines), `attempt` (one agent process at one task, to its end), `exec` and `report` (a command's environment, and its exit as its task's report) |
-//! | supervision | `crew` (what the workers share), `worker` (one worker's tasks and attempts: the engine `team up` and `baton worker loop` both run), `store_outage` (a worker's changes riding out a store that went away), `supervisor` (the workers, the lock, the requests) |
-//! | landing | `merge_queue`, `merger`, `check` (the project's check, sandboxed) |
-//! | starting a team, and its outcome | `request`, `start` (the team-up request: checked, resized, or a supervisor started), `board_summary` (the board at a glance), `verdict` |
+//! | running it | `process` (a process group, its output as lines), `exec` and `report` (a command's environment, and its exit as its task's report) |
+//! | supervision | `supervision`: `supervisor` (the workers, the lock, the requests), `worker` (one worker's tasks: the engine `team up` and `baton worker loop` both run), `attempt` (one agent process at one task, to its end), `crew` (what the workers share), `store_outage` (a worker's changes riding out a store that went away) |
+//! | landing | `landing`: `merge_queue`, `merger`, `check` (the project's check, sandboxed) |
+//! | starting a team | `starting`: `request`, `start` (the team-up request: checked, resized, or a supervisor started) |
+//! | its outcome | `outcome`: `board_summary` (the board at a glance), `verdict` |
 //!
 //! The sandbox itself (bubblewrap, the first command inside, cgroups, the network proxy) is
 //! `baton-sandbox`, which knows nothing of agents.
 
 mod agent_cli;
 mod agent_home;
-mod attempt;
 mod attempt_sandbox;
-mod board_summary;
-mod check;
-mod crew;
 mod error;
 mod exec;
+mod landing;
 mod launch;
-mod merge_queue;
-mod merger;
+mod outcome;
 mod process;
 mod profile;
 mod prompt;
 mod report;
-mod request;
 mod sandbox_settings;
-mod start;
-mod store_outage;
-mod supervisor;
-mod verdict;
-mod worker;
+mod starting;
+mod supervision;
 
 use std::time::Duration;
 
@@ -51,22 +44,22 @@ use baton_core::AttemptEnd;
 
 pub use agent_cli::claude_project as claude;
 pub use agent_cli::{AgentCli, AgentKind, project_settings as agent_project_settings};
-pub use attempt::STOP_GRACE;
-pub use board_summary::BoardSummary;
-pub use check::run_check_command;
-pub use crew::{Crew, TeamStores};
 pub use error::{Result, TeamError};
 pub use exec::TaskEnv;
+pub use landing::check::run_check_command;
+pub use landing::merge_queue::{QueueEntry, QueueState, read_queue};
 pub use launch::{Setting, baton_program};
-pub use merge_queue::{QueueEntry, QueueState, read_queue};
+pub use outcome::board_summary::BoardSummary;
+pub use outcome::verdict::{TaskWhy, Verdict};
 pub use profile::{Profile, load_profiles, profiles_file};
-pub use start::{TeamStarted, TeamUp, resize_if_running, start_detached};
-pub use supervisor::{
+pub use starting::start::{TeamStarted, TeamUp, resize_if_running, start_detached};
+pub use supervision::attempt::STOP_GRACE;
+pub use supervision::crew::{Crew, TeamStores};
+pub use supervision::supervisor::{
     Controller, Controls, Request, SupervisorInfo, TeamPlan, TeamReport, host_name, run_team,
     running_supervisor, send_request, wait_stopped,
 };
-pub use verdict::{TaskWhy, Verdict};
-pub use worker::{WorkerEnd, WorkerReport, run_worker};
+pub use supervision::worker::{WorkerEnd, WorkerReport, run_worker};
 
 /// What a team is doing, for progress output (one JSON object per event with `--json`).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -134,7 +127,7 @@ pub enum Progress {
         task: String,
         /// The worker that did it (and gets it back).
         worker: String,
-        state: crate::merge_queue::QueueState,
+        state: crate::landing::merge_queue::QueueState,
         note: String,
     },
     /// The task was handed back to the queue untouched (the worker was stopped).

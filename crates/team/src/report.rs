@@ -8,8 +8,8 @@
 use baton_core::{Attempt, AttemptEnd, Completion};
 use baton_git::record_branch_or_say_why;
 
-use crate::crew::Crew;
-use crate::store_outage::{reported_by, settle};
+use crate::supervision::crew::Crew;
+use crate::supervision::store_outage::{change_through_outage, reported_by};
 
 /// The end of what a command printed, for its report.
 pub(crate) struct Printed {
@@ -34,20 +34,21 @@ pub(crate) fn by_exit_status(
         true => command_words(how),
         false => failure(how, &printed.stderr),
     };
-    let reported = settle(
-        crew.tasks,
-        id,
-        &flags.now,
-        reported_by(worker),
-        || match succeeded {
-            true => {
-                let (done, clean) = completion(crew, id, &printed.stdout);
-                seen_clean = clean;
-                crew.tasks.complete(worker, id, done)
-            }
-            false => crew.tasks.fail(worker, id, &reason),
-        },
-    );
+    let reported =
+        change_through_outage(
+            crew.tasks,
+            id,
+            &flags.now,
+            reported_by(worker),
+            || match succeeded {
+                true => {
+                    let (done, clean) = completion(crew, id, &printed.stdout);
+                    seen_clean = clean;
+                    crew.tasks.complete(worker, id, done)
+                }
+                false => crew.tasks.fail(worker, id, &reason),
+            },
+        );
     let end = match succeeded {
         true => AttemptEnd::Completed,
         false => AttemptEnd::Failed,

@@ -158,7 +158,7 @@ fn a_lone_worker_stops_after_its_most_tasks() {
     }
     let progress = |_: Progress| {};
     let mut crew = p.alone("true", &progress);
-    crew.max_tasks = Some(2);
+    crew.pace.max_tasks = Some(2);
     let report = run_worker(&crew, "w1").unwrap();
     assert_eq!(report.end, WorkerEnd::MaxTasks);
     assert_eq!(report.completed.len(), 2);

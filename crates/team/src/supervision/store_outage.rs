@@ -16,7 +16,7 @@ pub const PERSIST_FOR: Duration = Duration::from_secs(60);
 /// Runs a change of task `id` (`op`), riding out an unreachable store (not once `stop` is
 /// set). When the retry of a change whose connection broke is refused, the task is looked
 /// up, and one that `landed` says is as the change left it counts as changed.
-pub(crate) fn settle(
+pub(crate) fn change_through_outage(
     store: &dyn TaskStore,
     id: &str,
     stop: &AtomicBool,
@@ -94,7 +94,7 @@ mod tests {
         let (_dir, store, id) = store_with_a_started_task();
         let tries = Cell::new(0);
         let stop = AtomicBool::new(false);
-        let done = settle(&store, &id, &stop, reported_by("w1"), || {
+        let done = change_through_outage(&store, &id, &stop, reported_by("w1"), || {
             tries.set(tries.get() + 1);
             match tries.get() {
                 // It landed, and then its connection broke before the answer came.
@@ -115,7 +115,7 @@ mod tests {
     fn a_refusal_without_a_broken_connection_is_kept() {
         let (_dir, store, id) = store_with_a_started_task();
         let stop = AtomicBool::new(false);
-        let refused = settle(&store, &id, &stop, reported_by("w2"), || {
+        let refused = change_through_outage(&store, &id, &stop, reported_by("w2"), || {
             store.complete("w2", &id, done())
         });
         assert!(refused.is_err());
@@ -126,7 +126,7 @@ mod tests {
         let (_dir, store, id) = store_with_a_started_task();
         let stop = AtomicBool::new(true);
         let tries = Cell::new(0);
-        let outcome = settle(&store, &id, &stop, released("w1"), || {
+        let outcome = change_through_outage(&store, &id, &stop, released("w1"), || {
             tries.set(tries.get() + 1);
             Err(gone())
         });

@@ -5,7 +5,7 @@
 use baton_core::{DocumentStore, StoreError};
 use serde_json::{Value, json};
 
-use crate::every_store::{answer, on_every_store};
+use crate::{Store, answer, kept};
 
 /// A refusal as its kind alone (a store's words may name its own place).
 fn outcome<T: serde::Serialize>(result: baton_core::Result<T>) -> Value {
@@ -48,9 +48,8 @@ fn documents_scenario(store: &dyn DocumentStore) -> Vec<Value> {
     steps
 }
 
-#[test]
-fn every_store_keeps_documents_the_same() {
-    let steps = on_every_store("conformance-documents", |store| documents_scenario(store));
+pub(crate) fn documents_change_whole_and_hostile_names_are_refused(store: &dyn Store) {
+    let steps = kept(documents_scenario(store));
     assert_eq!(steps[0], Value::Null, "never written");
     assert_eq!(steps[3], json!({"count": 2}), "changed from what it was");
     assert_eq!(
@@ -100,9 +99,8 @@ fn spend_scenario(store: &dyn DocumentStore) -> Vec<Value> {
     ]
 }
 
-#[test]
-fn every_store_sums_the_teams_spend_the_same() {
-    let steps = on_every_store("conformance-spend", |store| spend_scenario(store));
+pub(crate) fn the_teams_spend_is_summed_from_its_attempts(store: &dyn Store) {
+    let steps = kept(spend_scenario(store));
     assert_eq!(steps[0], Value::Null, "nothing spent yet");
     let spend = &steps[5];
     assert_eq!(spend["total"]["cost_usd"], 1.75, "{spend:#}");

@@ -5,7 +5,7 @@
 use baton_core::{ForeignFile, SignalStore, SignalTarget};
 use serde_json::{Value, json};
 
-use crate::every_store::{answer, on_every_store};
+use crate::{Store, answer, kept};
 
 /// A step's answer without where things are kept, and a refusal as its kind alone (a
 /// store's words may name its own place).
@@ -61,9 +61,8 @@ fn signals_scenario(store: &dyn SignalStore) -> Vec<Value> {
     ]
 }
 
-#[test]
-fn every_store_keeps_runs_and_signals_the_same() {
-    let steps = on_every_store("conformance-signals", |store| signals_scenario(store));
+pub(crate) fn runs_and_signals_are_kept_read_and_cleared(store: &dyn Store) {
+    let steps = kept(signals_scenario(store));
     assert_eq!(steps[0], json!([]), "no run at first");
     assert_eq!(
         steps[1],

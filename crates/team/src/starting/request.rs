@@ -1,6 +1,6 @@
 //! The one request to start a team (`TeamUp`): what `baton team up`, the MCP tool `team_up`
 //! and the desktop's Team view send, its checks (what no team can be), and how a second
-//! request differs from the running team's. What it does is [`crate::start`]'s.
+//! request differs from the running team's. What it does is [`crate::starting::start`]'s.
 
 use baton_core::ErrorKind;
 use schemars::JsonSchema;

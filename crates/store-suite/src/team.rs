@@ -2,11 +2,9 @@
 //! workers replaced whole, hostile names refused; and PostgreSQL's places in the project's
 //! transcripts, which the folder does not have (its files are watched instead).
 
-use baton_folder::FolderStore;
-use baton_test_support::pg::PgServer;
 use serde_json::{Value, json};
 
-use crate::every_store::{answer, on_every_store};
+use crate::{Store, answer, kept};
 
 /// The team's records through the `TeamStore` seam: transcripts in batches read back in order
 /// and from a point, attempts and workers replaced whole, and hostile names refused.
@@ -119,99 +117,23 @@ fn team_scenario(store: &dyn baton_core::TeamStore, at: baton_core::Timestamp) -
     answers
 }
 
-#[test]
-fn every_store_keeps_the_team_records_the_same() {
-    let at = baton_core::Timestamp::now();
-    let from_folder = on_every_store("conformance-team", |store| team_scenario(store, at));
-    assert_eq!(
-        from_folder[4].as_array().map(Vec::len),
-        Some(3),
-        "{from_folder:#?}"
-    );
-    assert_eq!(from_folder[5][0]["seq"], 2);
-    assert_eq!(from_folder[10].as_array().map(Vec::len), Some(2));
-    assert_eq!(from_folder[11][0]["usage"]["cost_usd"], 0.25);
-    assert_eq!(from_folder[15][0]["state"], "waiting");
-    assert!(
-        from_folder[16]["error"].is_string(),
-        "{:?}",
-        from_folder[16]
-    );
-    assert!(
-        from_folder[17]["error"].is_string(),
-        "{:?}",
-        from_folder[17]
-    );
+pub(crate) fn team_records_are_kept_in_batches_and_replaced_whole(store: &dyn Store) {
+    // One time for every store's events, which keep the time they are given.
+    let at = baton_core::Timestamp::parse("2026-01-02T03:04:05Z").expect("a time");
+    let answers = kept(team_scenario(store, at));
+    assert_eq!(answers[4].as_array().map(Vec::len), Some(3), "{answers:#?}");
+    assert_eq!(answers[5][0]["seq"], 2);
+    assert_eq!(answers[10].as_array().map(Vec::len), Some(2));
+    assert_eq!(answers[11][0]["usage"]["cost_usd"], 0.25);
+    assert_eq!(answers[15][0]["state"], "waiting");
+    assert!(answers[16]["error"].is_string(), "{:?}", answers[16]);
+    assert!(answers[17]["error"].is_string(), "{:?}", answers[17]);
     // Written together: two events, the attempt, the worker on task-2; then one more event.
-    assert_eq!(from_folder[19].as_array().map(Vec::len), Some(2));
-    assert_eq!(from_folder[20][0]["task"], "task-2");
-    assert_eq!(from_folder[21][0]["task"], "task-2");
-    assert_eq!(from_folder[23][0]["seq"], 3);
-    assert!(
-        from_folder[24]["error"].is_string(),
-        "{:?}",
-        from_folder[24]
-    );
-    assert_eq!(from_folder[25].as_array().map(Vec::len), Some(0));
-    assert_eq!(from_folder[26].as_array().map(Vec::len), Some(0));
-}
-
-/// Every transcript of a project followed from a place (the change feed's reading): events
-/// in the order their batches were appended, across tasks and attempts, none of another
-/// project's; nothing new past the last place; the folder says it has no places (its files are
-/// watched instead).
-#[test]
-fn transcript_events_are_read_from_a_place_in_the_order_they_were_appended() {
-    use baton_core::{Happened, TeamStore, Timestamp, TranscriptEvent};
-    let text = |seq: u64, t: &str| TranscriptEvent {
-        seq,
-        at: Timestamp::now(),
-        what: Happened::Text { text: t.into() },
-    };
-    let server = PgServer::shared();
-    let store = baton_pg::PgStore::init(server.url(), "places", "Goal", None).unwrap();
-    let other = baton_pg::PgStore::init(server.url(), "places-other", "Goal", None).unwrap();
-    let (none, start) = store.events_since(u64::MAX, 0).unwrap().unwrap();
-    assert!(none.is_empty());
-    assert_eq!(start, 0, "a project with no transcript starts at 0");
-
-    store
-        .append_events("task-1", 1, &[text(1, "a1"), text(2, "a2")])
-        .unwrap();
-    other
-        .append_events("task-1", 1, &[text(1, "elsewhere")])
-        .unwrap();
-    store.append_events("task-2", 1, &[text(1, "b1")]).unwrap();
-    store.append_events("task-1", 1, &[text(3, "a3")]).unwrap();
-    let read = |after: u64, limit: usize| {
-        let (events, last) = store.events_since(after, limit).unwrap().unwrap();
-        let texts: Vec<String> = events
-            .iter()
-            .map(|e| format!("{}#{}:{}", e.task, e.attempt, e.event.what.summary()))
-            .collect();
-        (texts, last)
-    };
-    let (all, last) = read(start, 100);
-    assert_eq!(
-        all,
-        ["task-1#1:a1", "task-1#1:a2", "task-2#1:b1", "task-1#1:a3"]
-    );
-    assert_eq!(last, 4);
-    let (first_two, middle) = read(start, 2);
-    assert_eq!(first_two, ["task-1#1:a1", "task-1#1:a2"]);
-    assert_eq!(read(middle, 100).0, ["task-2#1:b1", "task-1#1:a3"]);
-    assert_eq!(
-        read(last, 100),
-        (vec![], last),
-        "nothing past the last place"
-    );
-    assert_eq!(read(u64::MAX, 0).1, last, "the last place alone");
-
-    // A batch sent again (a retry) is read again at its new place, as the same events.
-    store.append_events("task-1", 1, &[text(3, "a3")]).unwrap();
-    assert_eq!(read(last, 100), (vec!["task-1#1:a3".to_string()], 5));
-
-    let dir = tempfile::tempdir().unwrap();
-    let folder = FolderStore::init(dir.path(), "Goal", None).unwrap();
-    assert!(folder.events_since(0, 10).unwrap().is_none());
+    assert_eq!(answers[19].as_array().map(Vec::len), Some(2));
+    assert_eq!(answers[20][0]["task"], "task-2");
+    assert_eq!(answers[21][0]["task"], "task-2");
+    assert_eq!(answers[23][0]["seq"], 3);
+    assert!(answers[24]["error"].is_string(), "{:?}", answers[24]);
+    assert_eq!(answers[25].as_array().map(Vec::len), Some(0));
+    assert_eq!(answers[26].as_array().map(Vec::len), Some(0));
 }

@@ -8,11 +8,11 @@ use std::collections::BTreeSet;
 use baton_core::TaskStore;
 use serde::Serialize;
 
-pub use crate::board_summary::TaskWhy;
-use crate::board_summary::waiting;
+pub use crate::outcome::board_summary::TaskWhy;
+use crate::outcome::board_summary::waiting;
 
-use crate::merge_queue::{QueueEntry, QueueState};
-use crate::worker::{WorkerEnd, WorkerReport};
+use crate::landing::merge_queue::{QueueEntry, QueueState};
+use crate::supervision::worker::{WorkerEnd, WorkerReport};
 
 /// The end of a team's run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

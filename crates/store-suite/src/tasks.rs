@@ -5,7 +5,7 @@ use baton_core::TaskStore;
 use baton_core::{Completion, NewTask, Reopen, TaskEdit};
 use serde_json::Value;
 
-use crate::every_store::{answer, on_every_store};
+use crate::{Store, answer, kept};
 
 fn new(description: &str, priority: u32, dependencies: &[&str]) -> NewTask {
     NewTask {
@@ -89,18 +89,14 @@ fn scenario(store: &dyn TaskStore) -> Vec<Value> {
     ]
 }
 
-#[test]
-fn every_store_answers_every_step_of_a_tasks_life_the_same() {
-    let from_folder = on_every_store("conformance", |store| scenario(store));
+pub(crate) fn every_step_of_a_tasks_life_is_answered_as_the_lifecycle_says(store: &dyn Store) {
+    let answers = kept(scenario(store));
     // The scenario reached what it meant to: refusals and successes both.
-    let errors = from_folder
-        .iter()
-        .filter(|a| a.get("error").is_some())
-        .count();
-    assert!(errors >= 6, "{from_folder:#?}");
+    let errors = answers.iter().filter(|a| a.get("error").is_some()).count();
+    assert!(errors >= 6, "{answers:#?}");
     // A task sent back goes to its worker: held for it, passed over by others, taken by its
     // worker's next claim before a better ready task.
-    let from_end = |n: usize| &from_folder[from_folder.len() - n];
+    let from_end = |n: usize| &answers[answers.len() - n];
     assert_eq!(from_end(10)["status"], "claimed", "{:#}", from_end(10));
     assert_eq!(from_end(10)["claimed_by"], "w2");
     assert_eq!(from_end(10)["sent_back"], true);
@@ -159,14 +155,13 @@ fn held_files_scenario(store: &dyn TaskStore) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn claims_pass_over_tasks_whose_files_others_hold_alike_on_both_stores_pooled_or_not() {
-    let from_folder = on_every_store("conformance-held", |store| held_files_scenario(store));
+pub(crate) fn claims_pass_over_tasks_whose_files_others_hold(store: &dyn Store) {
+    let answers = kept(held_files_scenario(store));
     // w3 passes over the two tasks w1's src/a.rs meets (the file, its folder) and takes
     // src/b.rs, which w2's glob does not name; w4 passes over the glob's file too; w1 takes a
     // task on its own file; nothing is left that no other worker's files meet.
     assert_eq!(
-        from_folder,
+        answers,
         [
             "task-1", "task-2", "task-5", "task-8", "task-3", "none", "none"
         ]
@@ -214,10 +209,9 @@ fn outlook_scenario(store: &dyn TaskStore) -> Vec<String> {
     seen
 }
 
-#[test]
-fn a_waiting_worker_is_told_the_same_on_both_stores_pooled_or_not() {
+pub(crate) fn a_waiting_worker_is_told_what_it_waits_for(store: &dyn Store) {
     assert_eq!(
-        on_every_store("conformance-outlook", |store| outlook_scenario(store)),
+        kept(outlook_scenario(store)),
         ["claimable", "waiting until a lease ends", "claimable"]
     );
 }
@@ -252,10 +246,9 @@ fn held_scenario(store: &dyn TaskStore) -> Vec<Vec<String>> {
     vec![ids("w1"), ids("w2"), ids("w3")]
 }
 
-#[test]
-fn every_store_says_which_tasks_an_agent_holds_the_same() {
+pub(crate) fn an_agent_holds_the_tasks_it_claimed_and_has_not_finished(store: &dyn Store) {
     assert_eq!(
-        on_every_store("conformance-held-by", |store| held_scenario(store)),
+        kept(held_scenario(store)),
         [
             vec!["task-1".to_string(), "task-3".to_string()],
             vec!["task-2".to_string()],

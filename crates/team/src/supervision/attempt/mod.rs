@@ -9,13 +9,12 @@ use std::time::{Duration, Instant};
 use baton_core::transcript::Stream;
 use baton_core::{Attempt, AttemptEnd, Happened, Task, TaskStatus, Timestamp, Usage};
 
-use crate::agent_cli::OutputReader;
-use crate::agent_cli::Session;
-use crate::crew::{Crew, working};
+use crate::agent_cli::{OutputReader, Reading, Session};
 use crate::error::Result;
 use crate::exec::{MAX_ERROR_BYTES, MAX_OUTPUT_BYTES, Tail};
 use crate::process::{AgentProcess, Launch, Output};
 use crate::report::{self, Printed};
+use crate::supervision::crew::{Crew, working};
 
 mod lingering;
 mod transcript;
@@ -66,25 +65,11 @@ pub struct AttemptPlan<'a> {
     pub worker_usage: Usage,
 }
 
-/// Runs one attempt to its end.
+/// Runs one attempt to its end: started (or not), watched while it runs, wound up when its
+/// process ends, and its end decided from the store.
 pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finished> {
-    let profile = &crew.profile;
-    let id = plan.task.id.as_str();
-    let sandboxed = plan.launch.sandbox.is_some();
     let mut record = new_record(crew, &plan);
-    let mut transcript = Transcript {
-        crew,
-        worker: plan.worker,
-        task: id,
-        attempt: plan.number,
-        seq: 0,
-        pending: Vec::new(),
-        due: None,
-        output_pending: false,
-        cut_said: false,
-        bytes: 0,
-        max_bytes: profile.max_transcript_bytes(),
-    };
+    let mut transcript = Transcript::new(crew, plan.worker, &plan.task.id, plan.number);
     transcript.push(Happened::Started {
         command: plan.launch.describe(),
         workdir: plan.launch.workdir.display().to_string(),
@@ -100,31 +85,55 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
         Ok(process) => process,
         Err(e) => {
             let message = format!("cannot run {}: {e}", plan.launch.program.display());
-            transcript.push(Happened::Error {
-                message: message.clone(),
-            });
-            record.end = AttemptEnd::NotStarted;
-            record.reason = Some(message.clone());
-            record.ended_at = Some(Timestamp::now());
-            crew.save_attempt_with(&record, &transcript.take(), None)?;
-            return Ok(Finished {
-                record,
-                stderr: String::new(),
-                seen_clean: false,
-            });
+            return could_not_start(crew, record, transcript, message);
         }
     };
-    // The attempt, its first events and the worker working on it: one change.
+    announce(crew, &plan, &record, &mut transcript, process.pid);
+    let watched = watch(crew, &plan, &mut record, &mut transcript, &mut process);
+    wind_up(crew, &mut plan, &mut transcript);
+    conclude(crew, &plan, record, transcript, watched)
+}
+
+/// An agent whose program could not be run at all: its attempt recorded as not started.
+fn could_not_start(
+    crew: &Crew<'_>,
+    mut record: Attempt,
+    mut transcript: Transcript<'_>,
+    message: String,
+) -> Result<Finished> {
+    transcript.push(Happened::Error {
+        message: message.clone(),
+    });
+    record.end = AttemptEnd::NotStarted;
+    record.reason = Some(message);
+    record.ended_at = Some(Timestamp::now());
+    crew.save_attempt_with(&record, &transcript.take(), None)?;
+    Ok(Finished {
+        record,
+        stderr: String::new(),
+        seen_clean: false,
+    })
+}
+
+/// The attempt, its first events and the worker working on it stored as one change, and the
+/// start told to whoever follows the team.
+fn announce(
+    crew: &Crew<'_>,
+    plan: &AttemptPlan<'_>,
+    record: &Attempt,
+    transcript: &mut Transcript<'_>,
+    pid: u32,
+) {
     let worker = working(
         crew,
         plan.worker,
-        id,
+        &plan.task.id,
         plan.number,
-        process.pid,
+        pid,
         plan.worker_usage,
     );
     let first = transcript.take();
-    if let Err(e) = crew.save_attempt_with(&record, &first, Some(&worker)) {
+    if let Err(e) = crew.save_attempt_with(record, &first, Some(&worker)) {
         (crew.progress)(crate::Progress::Trouble {
             worker: plan.worker.to_string(),
             message: format!("cannot record the attempt: {e}"),
@@ -133,10 +142,36 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
     }
     (crew.progress)(crate::Progress::Started {
         worker: plan.worker.to_string(),
-        task: id.to_string(),
+        task: plan.task.id.clone(),
         attempt: plan.number,
-        pid: process.pid,
+        pid,
     });
+}
+
+/// What watching a running agent learned by the time its process ended.
+struct Watched {
+    status: std::io::Result<std::process::ExitStatus>,
+    /// Why the supervisor stopped it, if it did.
+    interrupted: Option<Interrupted>,
+    /// What its output said: usage, session, last words.
+    said: Reading,
+    /// What an agent that reports by its exit printed (the end of each stream).
+    printed: Printed,
+    ran_for: Duration,
+}
+
+/// Watches the agent until its process ends: its output read into the transcript, its lease
+/// renewed, a reported agent that lingers and one over its budget or told to stop now
+/// stopped.
+fn watch(
+    crew: &Crew<'_>,
+    plan: &AttemptPlan<'_>,
+    record: &mut Attempt,
+    transcript: &mut Transcript<'_>,
+    process: &mut AgentProcess,
+) -> Watched {
+    let profile = &crew.profile;
+    let id = plan.task.id.as_str();
     let mut reader = OutputReader::new(profile.kind).priced(profile.price);
     let mut stdout = Tail::new(MAX_OUTPUT_BYTES);
     let mut stderr = Tail::new(MAX_ERROR_BYTES);
@@ -167,7 +202,7 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
                 // team started again after this supervisor is killed can resume it.
                 if record.session_id.is_none() && reader.so_far.session_id.is_some() {
                     record.session_id = reader.so_far.session_id.clone();
-                    let _ = crew.save_attempt(&record);
+                    let _ = crew.save_attempt(record);
                 }
             }
             Some(Output::Note(text)) => transcript.push(Happened::Supervisor { text }),
@@ -193,7 +228,7 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
             process.stop(STOP_GRACE);
         }
         if interrupted.is_none() {
-            interrupted = interruption(crew, &plan, &reader.so_far.usage, process.running_for());
+            interrupted = interruption(crew, plan, &reader.so_far.usage, process.running_for());
             if let Some(why) = &interrupted {
                 let text = match why {
                     Interrupted::Budget(reason) => format!("stopping the agent: {reason}"),
@@ -204,47 +239,59 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
             }
         }
     };
-    // The door closes with the agent: what it still ran through it ends.
-    if let Some(door) = plan.door {
+    Watched {
+        status,
+        interrupted,
+        said: reader.so_far,
+        printed: Printed {
+            stdout: stdout.text(),
+            stderr: stderr.text(),
+        },
+        ran_for: process.running_for(),
+    }
+}
+
+/// What ends with the agent's process: its door, its reservations, its cgroup; and a sandboxed
+/// agent's commits, taken from its private copy of the branch onto the branch before anything
+/// reads it.
+fn wind_up(crew: &Crew<'_>, plan: &mut AttemptPlan<'_>, transcript: &mut Transcript<'_>) {
+    if let Some(door) = plan.door.take() {
         door.close();
     }
-    // What the agent reserved ends with its attempt.
     if let Some(text) = end_reservations(crew, plan.worker) {
         transcript.push(Happened::Supervisor { text });
     }
-    drop(plan.cgroup);
-    // A sandboxed agent committed on a private copy of its branch: the branch moves to where
-    // it left it before anything reads it.
+    drop(plan.cgroup.take());
     if crew.profile.sandbox.enabled
         && let Some(worktrees) = &crew.worktrees
-        && let Err(e) = worktrees.publish_private_branch(id)
+        && let Err(e) = worktrees.publish_private_branch(&plan.task.id)
     {
         transcript.push(Happened::Supervisor {
             text: format!("the agent's commits were not taken onto its branch: {e}"),
         });
     }
-    let (exit_code, signal) = match &status {
-        Ok(status) => {
-            use std::os::unix::process::ExitStatusExt;
-            match (status.code(), status.signal()) {
-                // Bubblewrap reports an agent killed by a signal as 128 + the signal: a crash,
-                // restarted as one, not an agent that ended without reporting.
-                (Some(code), None) if sandboxed && (129..=192).contains(&code) => {
-                    (None, Some(code - 128))
-                }
-                other => other,
-            }
-        }
-        Err(_) => (None, None),
-    };
+}
+
+/// The attempt's end, decided and stored: not started (a shell that could not find the
+/// program), reported by its exit status (a command), or read from the task in the store.
+fn conclude(
+    crew: &Crew<'_>,
+    plan: &AttemptPlan<'_>,
+    mut record: Attempt,
+    mut transcript: Transcript<'_>,
+    watched: Watched,
+) -> Result<Finished> {
+    let id = plan.task.id.as_str();
+    let (exit_code, signal) = exit_of(&watched.status, plan.launch.sandbox.is_some());
     transcript.push(Happened::Exited {
         code: exit_code,
         signal,
     });
-    crew.add_spend(&reader.so_far.usage);
-    record.usage = reader.so_far.usage;
-    record.session_id = reader.so_far.session_id.clone().or(record.session_id);
-    record.last_message = reader.so_far.last_said.clone();
+    let said = watched.said;
+    crew.add_spend(&said.usage);
+    record.usage = said.usage;
+    record.session_id = said.session_id.clone().or(record.session_id);
+    record.last_message = said.last_said.clone();
     record.events = transcript.seq;
     record.ended_at = Some(Timestamp::now());
     let how = match (exit_code, signal) {
@@ -252,18 +299,16 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
         (None, Some(signal)) => format!("the agent was killed by signal {signal}"),
         _ => "the agent's exit status is unknown".to_string(),
     };
-    let printed = Printed {
-        stdout: stdout.text(),
-        stderr: stderr.text(),
-    };
+    let printed = watched.printed;
+    let interrupted = watched.interrupted;
     let mut spent = plan.spent_before;
-    spent.add(&reader.so_far.usage);
+    spent.add(&said.usage);
     // A shell that could not find or run the agent's program says so by 126 or 127, at once.
     let not_started = interrupted.is_none()
         && matches!(exit_code, Some(126 | 127))
-        && process.running_for() < START_WINDOW;
+        && watched.ran_for < START_WINDOW;
     // A command that ended by itself reports its task by its exit status.
-    let by_exit = profile.kind.reports_by_exit()
+    let by_exit = crew.profile.kind.reports_by_exit()
         && !not_started
         && interrupted.is_none()
         && exit_code.is_some()
@@ -300,6 +345,25 @@ pub fn run_attempt(crew: &Crew<'_>, mut plan: AttemptPlan<'_>) -> Result<Finishe
         stderr: printed.stderr,
         seen_clean,
     })
+}
+
+/// The exit code and the signal of an agent's process. Bubblewrap reports an agent killed by a
+/// signal as 128 + the signal: a crash, restarted as one, not an agent that ended without
+/// reporting.
+fn exit_of(
+    status: &std::io::Result<std::process::ExitStatus>,
+    sandboxed: bool,
+) -> (Option<i32>, Option<i32>) {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), None) if sandboxed && (129..=192).contains(&code) => {
+                (None, Some(code - 128))
+            }
+            other => other,
+        },
+        Err(_) => (None, None),
+    }
 }
 
 /// The record of the attempt `plan` starts.

@@ -9,12 +9,12 @@ use baton_git::Worktree;
 use super::{BREAKER, LeftWorktree, WorkerReport, wait_unless_stopped};
 use crate::Progress;
 use crate::agent_cli::Session;
-use crate::attempt::{AttemptPlan, Finished, run_attempt};
-use crate::crew::Crew;
 use crate::error::Result;
 use crate::launch::{Attempting, launch};
 use crate::prompt::{TaskBrief, task_prompt};
-use crate::store_outage::{released, reported_by, settle, started};
+use crate::supervision::attempt::{AttemptPlan, Finished, run_attempt};
+use crate::supervision::crew::Crew;
+use crate::supervision::store_outage::{change_through_outage, released, reported_by, started};
 
 /// Works one claimed task to its end: attempts until it is reported, given up or stopped.
 pub(super) fn work_task(
@@ -44,10 +44,10 @@ pub(super) fn work_task(
     let mut backoff = Duration::from_secs_f64(crew.profile.backoff_secs);
     loop {
         let number = earlier.last().map_or(1, |a| a.attempt + 1);
-        let mut spent = Usage::default();
-        for a in &earlier {
-            spent.add(&a.usage);
-        }
+        let spent = earlier.iter().fold(Usage::default(), |mut sum, a| {
+            sum.add(&a.usage);
+            sum
+        });
         let session = crew.profile.kind.session(resume_session.take());
         let prompt = prompt_for(crew, name, &task, worktree.as_ref(), &earlier, &session);
         let attempting = Attempting {
@@ -96,31 +96,43 @@ pub(super) fn work_task(
         if let Some(done) = after(crew, name, &ended, report) {
             return done;
         }
-        // Another attempt, after the backoff.
-        (crew.progress)(Progress::Restarting {
-            worker: name.to_string(),
-            task: id.clone(),
-            after: backoff,
-        });
-        let mut record = crew.record(name, WorkerState::BackingOff);
-        record.task = Some(id.clone());
-        record.attempt = Some(number);
-        record.usage = report.usage;
-        record.last_event = Some(format!(
-            "attempt {number} at {id} {}; restarting in {:.1} s",
-            if end == AttemptEnd::Crashed {
-                "crashed"
-            } else {
-                "ended unreported"
-            },
-            backoff.as_secs_f64()
-        ));
-        crew.save(&record);
+        backing_off(crew, name, &id, number, end, backoff, report);
         if wait_unless_stopped(&flags, backoff) {
             return hand_back(crew, name, &id, report);
         }
         backoff = (backoff * 2).min(Duration::from_secs(300));
     }
+}
+
+/// Another attempt at task `id` comes after `backoff`: said, and the worker recorded as
+/// backing off (attempt `number` ended as `end`).
+fn backing_off(
+    crew: &Crew<'_>,
+    name: &str,
+    id: &str,
+    number: u32,
+    end: AttemptEnd,
+    backoff: Duration,
+    report: &WorkerReport,
+) {
+    (crew.progress)(Progress::Restarting {
+        worker: name.to_string(),
+        task: id.to_string(),
+        after: backoff,
+    });
+    let mut record = crew.record(name, WorkerState::BackingOff);
+    record.task = Some(id.to_string());
+    record.attempt = Some(number);
+    record.usage = report.usage;
+    let ended = match end {
+        AttemptEnd::Crashed => "crashed",
+        _ => "ended unreported",
+    };
+    record.last_event = Some(format!(
+        "attempt {number} at {id} {ended}; restarting in {:.1} s",
+        backoff.as_secs_f64()
+    ));
+    crew.save(&record);
 }
 
 /// Takes up a claimed task: started (a claim becomes work) and given its worktree when the
@@ -135,7 +147,7 @@ fn take_up(
     let id = &task.id;
     let flags = crew.flags(name);
     if task.status == baton_core::TaskStatus::Claimed
-        && let Err(e) = settle(crew.tasks, id, &flags.now, started(name), || {
+        && let Err(e) = change_through_outage(crew.tasks, id, &flags.now, started(name), || {
             crew.tasks.start(name, id)
         })
     {
@@ -238,7 +250,7 @@ fn attempt(
     report: &WorkerReport,
 ) -> Result<Finished> {
     let planned = launch(&crew.profile, &crew.setting, attempting);
-    let planned = crate::attempt_sandbox::contain(
+    let planned = crate::attempt_sandbox::sandboxed(
         crew,
         attempting.agent,
         &attempting.task.id,
@@ -374,7 +386,7 @@ fn give_up_reason(attempts: &[&Attempt]) -> String {
 
 fn fail(crew: &Crew<'_>, name: &str, id: &str, reason: &str, report: &mut WorkerReport) {
     let flags = crew.flags(name);
-    let failed = settle(crew.tasks, id, &flags.now, reported_by(name), || {
+    let failed = change_through_outage(crew.tasks, id, &flags.now, reported_by(name), || {
         crew.tasks.fail(name, id, reason)
     });
     match failed {
@@ -424,7 +436,7 @@ pub(super) fn hand_back(
     report: &mut WorkerReport,
 ) -> Result<()> {
     let flags = crew.flags(name);
-    settle(crew.tasks, id, &flags.now, released(name), || {
+    change_through_outage(crew.tasks, id, &flags.now, released(name), || {
         crew.tasks.release(name, id)
     })?;
     (crew.progress)(Progress::Released {

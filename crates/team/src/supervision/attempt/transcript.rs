@@ -8,7 +8,7 @@ use baton_core::{Happened, Timestamp, TranscriptEvent};
 
 use super::LOOK_EVERY;
 
-use crate::crew::Crew;
+use crate::supervision::crew::Crew;
 
 /// Events stored in one write, at most.
 const BATCH: usize = 256;
@@ -55,6 +55,25 @@ pub(super) struct Transcript<'a> {
     /// What the kept events hold (as JSON), and the most they may.
     pub(super) bytes: u64,
     pub(super) max_bytes: u64,
+}
+
+impl<'a> Transcript<'a> {
+    /// An empty transcript of one attempt, bounded by the profile's byte limit.
+    pub(super) fn new(crew: &'a Crew<'a>, worker: &'a str, task: &'a str, attempt: u32) -> Self {
+        Transcript {
+            crew,
+            worker,
+            task,
+            attempt,
+            seq: 0,
+            pending: Vec::new(),
+            due: None,
+            output_pending: false,
+            cut_said: false,
+            bytes: 0,
+            max_bytes: crew.profile.max_transcript_bytes(),
+        }
+    }
 }
 
 impl Transcript<'_> {

@@ -7,7 +7,7 @@
 //! same worktree), exited without reporting (fail the task with its last words, or retry if
 //! the profile says so; an `exec` command reports by its exit status), or was stopped (hand
 //! the task back, or fail it for its budget). Its changes to the task ride out a store that
-//! went away for a while ([`crate::store_outage`]).
+//! went away for a while ([`crate::supervision::store_outage`]).
 
 use std::time::Duration;
 
@@ -15,10 +15,10 @@ use baton_core::{Timestamp, Usage, WorkerState};
 use baton_live::claim_wait::{ClaimWait, WaitedClaim, claim_when_ready};
 
 use crate::Progress;
-use crate::attempt::Interrupted;
-use crate::board_summary::BoardSummary;
-use crate::crew::{Crew, WorkerFlags};
 use crate::error::Result;
+use crate::outcome::board_summary::BoardSummary;
+use crate::supervision::attempt::Interrupted;
+use crate::supervision::crew::{Crew, WorkerFlags};
 mod task;
 
 use task::{hand_back, work_task};
@@ -75,7 +75,8 @@ impl WorkerReport {
     }
 }
 
-/// Runs worker `name` until it drains the queue or is asked to stop.
+/// Runs worker `name` until it drains the queue or is asked to stop: the tasks it still holds
+/// first, then each task it claims, one at a time.
 pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
     let flags = crew.flags(name);
     // Its agents are born in its pids cgroup (where the machine has cgroup v1 and Baton may
@@ -91,89 +92,22 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
     };
     let mut record = crew.record(name, WorkerState::Waiting);
     crew.save(&record);
-    // Tasks it holds from before (its supervisor was killed): taken up first, if the lease
-    // is still its own.
-    let renewed = crew.tasks.heartbeat(name).unwrap_or_default();
-    for id in renewed {
-        if flags.finishing() {
-            report.end = WorkerEnd::Stopped;
-            break;
-        }
-        if let Some(task) = crew.task(&id) {
-            (crew.progress)(Progress::Resumed {
-                worker: name.to_string(),
-                task: id.clone(),
-            });
-            work_task(crew, name, task, true, &mut report)?;
-        }
-    }
+    take_up_held(crew, name, &flags, &mut report)?;
     let already_tripped = report.cause.is_some();
     loop {
-        if already_tripped {
-            report.end = WorkerEnd::Tripped;
+        if let Some(end) = reason_to_stop(crew, &flags, &report, already_tripped) {
+            report.end = end;
             break;
         }
-        if flags.finishing() {
-            report.end = WorkerEnd::Stopped;
-            break;
-        }
-        if crew.max_tasks.is_some_and(|max| report.finished() >= max) {
-            report.end = WorkerEnd::MaxTasks;
-            break;
-        }
-        let wait = ClaimWait {
-            timeout: None,
-            stop_when_drained: !crew.stay,
-            mode: crew.mode,
-            stop: Some(&flags.finish),
-        };
-        // Recorded as waiting only when it waits: a worker that finds its next task at once
-        // goes from one task's record to the next's.
-        let claimed = claim_when_ready(crew.tasks, name, wait, |backend| {
-            record.state = WorkerState::Waiting;
-            record.task = None;
-            record.pid = None;
-            record.attempt = None;
-            record.usage = report.usage;
-            record.updated_at = Timestamp::now();
-            // Said out loud: what it waits for (a lease held by another worker until when,
-            // dependencies), as the board is when the wait begins.
-            let waits_for = match crew.tasks.snapshot() {
-                Ok((file, now)) => BoardSummary::of(&file, now, crew.tasks.lease()).waits_for(),
-                Err(_) => "waiting for a ready task".to_string(),
-            };
-            record.last_event = Some(waits_for);
-            crew.save(&record);
-            (crew.progress)(Progress::Waiting {
-                worker: name.to_string(),
-                how: backend.to_string(),
-            })
-        })?;
-        let claim = match claimed {
-            WaitedClaim::Claimed { claim } => *claim,
-            // A task the merge queue sends back is this worker's to take up: drained only
-            // once the queue has nothing left to decide.
-            WaitedClaim::Drained
-                if crew.merge_queue.as_ref().is_some_and(|queue| !queue.idle()) =>
-            {
-                if let Some(queue) = &crew.merge_queue {
-                    queue.wait_idle(&|| flags.finishing());
-                }
-                continue;
-            }
-            WaitedClaim::Drained | WaitedClaim::TimedOut => break,
-            WaitedClaim::Stopped => {
+        let claim = match next_claim(crew, name, &flags, &mut record, &report)? {
+            Next::Task(claim) => claim,
+            Next::LookAgain => continue,
+            Next::Drained => break,
+            Next::Stop => {
                 report.end = WorkerEnd::Stopped;
                 break;
             }
         };
-        if let Some(from) = &claim.reclaimed_from {
-            (crew.progress)(Progress::TookOver {
-                worker: name.to_string(),
-                task: claim.task.id.clone(),
-                from: from.clone(),
-            });
-        }
         if flags.stop_now() {
             // Stopped as the claim landed: handed back untouched.
             hand_back(crew, name, &claim.task.id, &mut report)?;
@@ -186,6 +120,130 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             break;
         }
     }
+    stopped(crew, &mut record, &report);
+    Ok(report)
+}
+
+/// Takes up the tasks worker `name` holds from before (its supervisor was killed), if each
+/// lease is still its own.
+fn take_up_held(
+    crew: &Crew<'_>,
+    name: &str,
+    flags: &WorkerFlags,
+    report: &mut WorkerReport,
+) -> Result<()> {
+    let renewed = crew.tasks.heartbeat(name).unwrap_or_default();
+    for id in renewed {
+        if flags.finishing() {
+            report.end = WorkerEnd::Stopped;
+            break;
+        }
+        if let Some(task) = crew.task(&id) {
+            (crew.progress)(Progress::Resumed {
+                worker: name.to_string(),
+                task: id.clone(),
+            });
+            work_task(crew, name, task, true, report)?;
+        }
+    }
+    Ok(())
+}
+
+/// Why the worker stops before it claims again, if it does: its agents could not start, it
+/// was asked to, or it finished the tasks it was allowed.
+fn reason_to_stop(
+    crew: &Crew<'_>,
+    flags: &WorkerFlags,
+    report: &WorkerReport,
+    tripped: bool,
+) -> Option<WorkerEnd> {
+    if tripped {
+        Some(WorkerEnd::Tripped)
+    } else if flags.finishing() {
+        Some(WorkerEnd::Stopped)
+    } else if crew
+        .pace
+        .max_tasks
+        .is_some_and(|max| report.finished() >= max)
+    {
+        Some(WorkerEnd::MaxTasks)
+    } else {
+        None
+    }
+}
+
+/// What a worker's wait for its next task came to.
+enum Next {
+    Task(Box<baton_core::Claimed>),
+    /// The merge queue may still send a task back: the queue decided, so look again.
+    LookAgain,
+    /// Nothing can become ready without new tasks.
+    Drained,
+    Stop,
+}
+
+/// Waits for worker `name`'s next task and claims it, recorded as waiting only while it waits
+/// (a worker that finds its next task at once goes from one task's record to the next's).
+fn next_claim(
+    crew: &Crew<'_>,
+    name: &str,
+    flags: &WorkerFlags,
+    record: &mut baton_core::WorkerRecord,
+    report: &WorkerReport,
+) -> Result<Next> {
+    let wait = ClaimWait {
+        timeout: None,
+        stop_when_drained: !crew.pace.stay,
+        mode: crew.pace.mode,
+        stop: Some(&flags.finish),
+    };
+    let claimed = claim_when_ready(crew.tasks, name, wait, |backend| {
+        record.state = WorkerState::Waiting;
+        record.task = None;
+        record.pid = None;
+        record.attempt = None;
+        record.usage = report.usage;
+        record.updated_at = Timestamp::now();
+        // Said out loud: what it waits for (a lease held by another worker until when,
+        // dependencies), as the board is when the wait begins.
+        let waits_for = match crew.tasks.snapshot() {
+            Ok((file, now)) => BoardSummary::of(&file, now, crew.tasks.lease()).waits_for(),
+            Err(_) => "waiting for a ready task".to_string(),
+        };
+        record.last_event = Some(waits_for);
+        crew.save(record);
+        (crew.progress)(Progress::Waiting {
+            worker: name.to_string(),
+            how: backend.to_string(),
+        })
+    })?;
+    Ok(match claimed {
+        WaitedClaim::Claimed { claim } => {
+            if let Some(from) = &claim.reclaimed_from {
+                (crew.progress)(Progress::TookOver {
+                    worker: name.to_string(),
+                    task: claim.task.id.clone(),
+                    from: from.clone(),
+                });
+            }
+            Next::Task(claim)
+        }
+        // A task the merge queue sends back is this worker's to take up: drained only once
+        // the queue has nothing left to decide.
+        WaitedClaim::Drained if crew.merge_queue.as_ref().is_some_and(|queue| !queue.idle()) => {
+            if let Some(queue) = &crew.merge_queue {
+                queue.wait_idle(&|| flags.finishing());
+            }
+            Next::LookAgain
+        }
+        WaitedClaim::Drained | WaitedClaim::TimedOut => Next::Drained,
+        WaitedClaim::Stopped => Next::Stop,
+    })
+}
+
+/// The worker's record once it stopped, saying what it did (or why its agents could not
+/// start), and its stop told.
+fn stopped(crew: &Crew<'_>, record: &mut baton_core::WorkerRecord, report: &WorkerReport) {
     record.state = WorkerState::Stopped;
     record.task = None;
     record.pid = None;
@@ -200,11 +258,10 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             report.released.len()
         ),
     });
-    crew.save(&record);
+    crew.save(record);
     (crew.progress)(Progress::Stopped {
-        worker: name.to_string(),
+        worker: report.name.clone(),
     });
-    Ok(report)
 }
 
 /// Waits `how_long`, ending early when the worker is asked to stop now; true if it was.

@@ -21,8 +21,10 @@ use serde::Serialize;
 use crate::error::{Result, TeamError};
 use crate::launch::Setting;
 use crate::profile::resolve;
-pub use crate::request::TeamUp;
-use crate::supervisor::{Request, SupervisorInfo, TeamPlan, running_supervisor, send_request};
+pub use crate::starting::request::TeamUp;
+use crate::supervision::supervisor::{
+    Request, SupervisorInfo, TeamPlan, running_supervisor, send_request,
+};
 
 /// How long a started or resized supervisor has to say it took the request.
 const TAKEN_WITHIN: Duration = Duration::from_secs(30);
@@ -53,7 +55,7 @@ impl TeamUp {
             return Ok(None);
         }
         let (file, now) = tasks.snapshot()?;
-        let glance = crate::board_summary::BoardSummary::of(&file, now, tasks.lease());
+        let glance = crate::outcome::board_summary::BoardSummary::of(&file, now, tasks.lease());
         if glance.ready > 0 || glance.running > 0 || glance.waiting.iter().any(|w| !w.out_of_reach)
         {
             return Ok(None);
@@ -300,7 +302,7 @@ fn log_tail(path: &Path, lines: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::MAX_WORKERS;
+    use crate::starting::request::MAX_WORKERS;
 
     fn request(json: serde_json::Value) -> TeamUp {
         serde_json::from_value(json).unwrap()

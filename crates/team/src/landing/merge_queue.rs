@@ -10,7 +10,7 @@
 //! This module is the queue: its entries, in the order tasks joined it, written to
 //! `.coordination/team/merge-queue.json` as they change so `team status` shows each task's
 //! place; workers do not stop while it has work (a task sent back is theirs to take up). The
-//! merger that works it is [`crate::merger`].
+//! merger that works it is [`crate::landing::merger`].
 
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex};
@@ -164,7 +164,7 @@ impl MergeQueue {
         }
     }
 
-    pub(crate) fn settle(&self, task: &str, state_now: QueueState, note: String) {
+    pub(crate) fn record_outcome(&self, task: &str, state_now: QueueState, note: String) {
         let mut state = self.state.lock().expect("the queue's lock");
         if let Some(entry) = state.entries.iter_mut().find(|e| e.task == task) {
             entry.state = state_now;
@@ -227,9 +227,9 @@ mod tests {
             ("t2", QueueState::Checking)
         );
         assert!(!queue.idle(), "one is being checked");
-        queue.settle("t2", QueueState::Landed, "landed as abc".into());
+        queue.record_outcome("t2", QueueState::Landed, "landed as abc".into());
         assert_eq!(queue.next().unwrap().task, "t1");
-        queue.settle("t1", QueueState::NotLanded, "conflicts".into());
+        queue.record_outcome("t1", QueueState::NotLanded, "conflicts".into());
         assert!(queue.idle());
         let (landed, not_landed) = queue.summary();
         assert_eq!(landed, ["t2"]);
@@ -249,10 +249,10 @@ mod tests {
         queue.push("t1", "w1");
         queue.push("t2", "w2");
         assert_eq!(queue.next().unwrap().task, "t1");
-        queue.settle("t1", QueueState::SentBack, "its check failed".into());
+        queue.record_outcome("t1", QueueState::SentBack, "its check failed".into());
         queue.push("t1", "w1");
         assert_eq!(queue.next().unwrap().task, "t2", "t1 went to the end");
-        queue.settle("t2", QueueState::Landed, "landed".into());
+        queue.record_outcome("t2", QueueState::Landed, "landed".into());
         let again = queue.next().unwrap();
         assert_eq!((again.task.as_str(), again.returns), ("t1", 1));
     }

@@ -1,7 +1,7 @@
 //! The project's check (the command `.coordination/review.toml` names, say `cargo test`) run
 //! on one commit of a task's branch: in the task's worktree before the lead merges it
 //! (`baton-api`'s `review_check` and `task_merge`), or in the merge queue's checkout on the
-//! branch merged with the lead's ([`crate::merge_queue`]). It runs to its end or its time
+//! branch merged with the lead's ([`crate::landing::merge_queue`]). It runs to its end or its time
 //! limit, and its outcome is a [`CheckRun`] for the task's review record.
 //!
 //! The check runs what an agent wrote (its tests, its build scripts), so it runs in a sandbox
@@ -152,7 +152,8 @@ impl CheckSandbox {
                 (Some(allow), Some(folder), Some((proxy, handle)))
             }
         };
-        let network = crate::attempt_sandbox::reach(settings.check_network, allow.as_ref());
+        let network =
+            crate::attempt_sandbox::network_access(settings.check_network, allow.as_ref());
         let cgroup = baton_sandbox::pids_cgroup::PidsCgroup::create(settings.check_max_processes);
         let read = crate::attempt_sandbox::expand_all(&settings.check_read, home.as_deref());
         let write = crate::attempt_sandbox::expand_all(&settings.check_write, home.as_deref());

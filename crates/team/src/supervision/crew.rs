@@ -14,8 +14,8 @@ use baton_live::WatchMode;
 
 use crate::Progress;
 use crate::error::Result;
+use crate::landing::merge_queue::MergeQueue;
 use crate::launch::Setting;
-use crate::merge_queue::MergeQueue;
 use crate::profile::Profile;
 
 /// How a worker is asked to stop.
@@ -55,37 +55,57 @@ pub struct TeamStores<'a> {
     pub local: &'a Layout,
 }
 
-/// What every worker of a team shares.
+/// What every worker of a team shares, grouped by what uses it.
 pub struct Crew<'a> {
-    pub tasks: &'a dyn TaskStore,
-    pub team: &'a dyn TeamStore,
-    pub documents: &'a dyn DocumentStore,
-    /// This machine's `.coordination/` (worktrees, result reports).
-    pub local: &'a Layout,
-    pub setting: Setting,
-    pub profile: Profile,
-    pub host: String,
-    pub supervisor_pid: u32,
+    // Where the project is: its stores, and this machine's `.coordination/` (worktrees, result
+    // reports).
+    pub(crate) tasks: &'a dyn TaskStore,
+    pub(crate) team: &'a dyn TeamStore,
+    pub(crate) documents: &'a dyn DocumentStore,
+    pub(crate) local: &'a Layout,
+    // What each attempt runs, and how its agent reaches Baton: the launch and the sandbox.
+    pub(crate) profile: Profile,
+    pub(crate) setting: Setting,
+    /// How long each worker goes on: the workers' claims.
+    pub pace: Pace,
+    /// What the team's attempts may cost, and have: the attempts' budget checks.
+    pub(crate) spend: TeamSpend,
+    /// Each worker's stop flags: the supervisor sets them, the workers and attempts read them.
+    flags: Mutex<HashMap<String, Arc<WorkerFlags>>>,
+    // What it records and tells: the workers' and attempts' records (whose host and supervisor
+    // they name), and the progress of a `team up` or `worker loop`.
+    pub(crate) host: String,
+    pub(crate) supervisor_pid: u32,
+    /// Keep the team's records: each worker's, each attempt with its transcript, the
+    /// project's spend. A `worker loop` keeps none (it is one command's worker, which the
+    /// board shows by its claims).
+    pub(crate) keep_records: bool,
+    /// Pass what the agents print on to this process's stdout and stderr as it comes.
+    pub echo: bool,
+    pub(crate) progress: &'a (dyn Fn(Progress) + Sync),
+    // Landing: a worktree per task, and the queue done tasks go to be landed (`--merge
+    // auto`; none: the lead merges them).
+    pub(crate) worktrees: Option<Worktrees>,
+    pub(crate) merge_queue: Option<MergeQueue>,
+}
+
+/// How long a team's workers go on.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    /// How a waiting worker learns of a ready task.
     pub mode: WatchMode,
     /// Keep waiting for new tasks when the queue is drained.
     pub stay: bool,
     /// Stop each worker after it finished this many tasks.
     pub max_tasks: Option<usize>,
-    /// Keep the team's records: each worker's, each attempt with its transcript, the
-    /// project's spend. A `worker loop` keeps none (it is one command's worker, which the
-    /// board shows by its claims).
-    pub keep_records: bool,
-    /// Pass what the agents print on to this process's stdout and stderr as it comes.
-    pub echo: bool,
-    /// The team's cap on what all its attempts together cost.
-    pub team_budget_usd: Option<f64>,
-    pub progress: &'a (dyn Fn(Progress) + Sync),
-    /// What the team's attempts cost so far, in millionths of a dollar.
+}
+
+/// What a team's attempts may cost together, and have cost so far.
+#[derive(Debug, Default)]
+pub(crate) struct TeamSpend {
+    pub(crate) cap_usd: Option<f64>,
+    /// In millionths of a dollar.
     spent_micro: AtomicU64,
-    flags: Mutex<HashMap<String, Arc<WorkerFlags>>>,
-    pub(crate) worktrees: Option<Worktrees>,
-    /// Where done tasks go to be landed (`--merge auto`); none: the lead merges them.
-    pub merge_queue: Option<MergeQueue>,
 }
 
 impl<'a> Crew<'a> {
@@ -111,14 +131,15 @@ impl<'a> Crew<'a> {
             profile,
             host,
             supervisor_pid: std::process::id(),
-            mode,
-            stay: false,
-            max_tasks: None,
+            pace: Pace {
+                mode,
+                stay: false,
+                max_tasks: None,
+            },
             keep_records: true,
             echo: false,
-            team_budget_usd: None,
+            spend: TeamSpend::default(),
             progress,
-            spent_micro: AtomicU64::new(0),
             flags: Mutex::new(HashMap::new()),
             worktrees,
             merge_queue: None,
@@ -162,12 +183,12 @@ impl<'a> Crew<'a> {
 
     pub(crate) fn add_spend(&self, usage: &Usage) {
         let micro = (usage.cost_usd.max(0.0) * 1e6).round() as u64;
-        self.spent_micro.fetch_add(micro, Ordering::SeqCst);
+        self.spend.spent_micro.fetch_add(micro, Ordering::SeqCst);
     }
 
     /// What the team's attempts cost so far.
     pub fn spent_usd(&self) -> f64 {
-        self.spent_micro.load(Ordering::SeqCst) as f64 / 1e6
+        self.spend.spent_micro.load(Ordering::SeqCst) as f64 / 1e6
     }
 
     /// The budget a running attempt crossed, in words: the task's cost, turns or time (over
@@ -214,7 +235,7 @@ impl<'a> Crew<'a> {
                 baton_core::time::short_duration(cap)
             ));
         }
-        if let Some(cap) = self.team_budget_usd {
+        if let Some(cap) = self.spend.cap_usd {
             let team = self.spent_usd() + running.cost_usd;
             if team >= cap {
                 return Some(format!(

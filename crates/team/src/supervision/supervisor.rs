@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use baton_core::review::MergeMode;
@@ -20,19 +21,19 @@ use baton_live::watcher::Watch;
 use serde::{Deserialize, Serialize};
 
 use crate::Progress;
-use crate::crew::{Crew, TeamStores};
 use crate::error::{Result, TeamError};
+use crate::landing::merge_queue::MergeQueue;
+use crate::landing::merger::run_merger;
 use crate::launch::Setting;
 use crate::launch::attempt_marks;
-use crate::merge_queue::MergeQueue;
-use crate::merger::run_merger;
+use crate::outcome::verdict::Verdict;
 use crate::process::kill_marked;
 use crate::profile::Profile;
-use crate::verdict::Verdict;
-use crate::worker::{WorkerReport, run_worker};
+use crate::supervision::crew::{Crew, TeamStores};
+use crate::supervision::worker::{WorkerReport, run_worker};
 
 /// Most workers one supervisor runs.
-pub use crate::request::MAX_WORKERS;
+pub use crate::starting::request::MAX_WORKERS;
 
 /// Who runs the team on this machine, as `supervisor.json` says.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -55,7 +56,7 @@ pub struct SupervisorInfo {
     /// change only its size.
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub request: Option<crate::request::TeamUp>,
+    pub request: Option<crate::starting::request::TeamUp>,
 }
 
 /// A change asked of a running supervisor.
@@ -120,10 +121,10 @@ pub struct TeamPlan {
     pub budget_usd: Option<f64>,
     pub mode: WatchMode,
     /// How done tasks reach the lead's branch: the lead merges them, or the team's merge queue
-    /// lands them ([`crate::merge_queue`]).
+    /// lands them ([`crate::landing::merge_queue`]).
     pub merge: MergeMode,
     /// The request it came from, kept in the supervisor's record.
-    pub request: Option<crate::request::TeamUp>,
+    pub request: Option<crate::starting::request::TeamUp>,
 }
 
 /// How a team ended.
@@ -330,24 +331,30 @@ pub fn run_team(
     write_info(local, &info)?;
     // Started here, not from the first worker's thread, whose pids cgroup it would keep.
     baton_fs::warden::ready();
+    let report = supervise(&crew, &mut info, &prefix, plan.mode, controls)?;
+    let _ = std::fs::remove_file(team_file(local, "supervisor.json"));
+    clear_requests(local);
+    Ok(report)
+}
+
+/// Runs the crew's workers (and its merger) until every worker has ended, answering the
+/// requests sent meanwhile (resize, stop) as they come; the team's report and verdict.
+fn supervise(
+    crew: &Crew<'_>,
+    info: &mut SupervisorInfo,
+    prefix: &str,
+    mode: WatchMode,
+    controls: Controls,
+) -> Result<TeamReport> {
+    let local = crew.local;
     let Controls { tx, rx } = controls;
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let report = std::thread::scope(|scope| -> Result<TeamReport> {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| -> Result<TeamReport> {
         let done = &done;
+        let mut watch = Watch::new(mode, &requests_dir(local))?;
+        watch.add(&requests_dir(local), false)?;
         let watch_tx = tx.clone();
-        let watched = requests_dir(local);
-        let mut watch = Watch::new(plan.mode, &watched)?;
-        watch.add(&watched, false)?;
-        scope.spawn(move || {
-            let watch = watch;
-            let tx = watch_tx;
-            while !done.load(std::sync::atomic::Ordering::SeqCst) {
-                if watch.wait(None).is_err() || tx.send(Control::Requests).is_err() {
-                    return;
-                }
-            }
-        });
-        let crew = &crew;
+        scope.spawn(move || watch_requests(watch, &watch_tx, done));
         let start = |name: String| {
             let tx = tx.clone();
             crew.flags(&name);
@@ -388,8 +395,8 @@ pub fn run_team(
                         let team = Running {
                             crew,
                             names: &mut running,
-                            info: &mut info,
-                            prefix: &prefix,
+                            info,
+                            prefix,
                             start: &start,
                         };
                         team.answer(request);
@@ -403,17 +410,23 @@ pub fn run_team(
         if let Some(merger) = merger {
             let _ = merger.join();
         }
-        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        done.store(true, Ordering::SeqCst);
         // Wakes the request watcher so it sees it is done.
         let _ = write_atomic(&requests_dir(local).join(".done"), b"");
         report.spent_usd = crew.spent_usd();
         let merged = crew.merge_queue.as_ref().map(MergeQueue::summary);
-        report.verdict = Verdict::of(&report.workers, tasks, merged);
+        report.verdict = Verdict::of(&report.workers, crew.tasks, merged);
         Ok(report)
-    })?;
-    let _ = std::fs::remove_file(team_file(local, "supervisor.json"));
-    clear_requests(local);
-    Ok(report)
+    })
+}
+
+/// Tells the supervisor of each change in the requests' folder until `done`.
+fn watch_requests(watch: Watch, tx: &Sender<Control>, done: &AtomicBool) {
+    while !done.load(Ordering::SeqCst) {
+        if watch.wait(None).is_err() || tx.send(Control::Requests).is_err() {
+            return;
+        }
+    }
 }
 
 /// The crew of a team run as `plan` says: its limits, and its merge queue (`--merge auto`,
@@ -434,8 +447,8 @@ fn crew_of<'a>(
         plan.mode,
         progress,
     )?;
-    crew.stay = plan.stay;
-    crew.team_budget_usd = plan.budget_usd;
+    crew.pace.stay = plan.stay;
+    crew.spend.cap_usd = plan.budget_usd;
     if plan.merge == MergeMode::Auto {
         if crew.worktrees.is_none() {
             return Err(TeamError::new(
