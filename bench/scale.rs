@@ -476,7 +476,7 @@ fn run(workers: usize, tasks: usize, pool: u32, mean_pause: Duration) {
     let not_done = board
         .tasks
         .iter()
-        .filter(|t| t.status != baton_core::model::TaskStatus::Done)
+        .filter(|t| t.status != baton_core::TaskStatus::Done)
         .count();
     let attempts_other_than_one = board.tasks.iter().filter(|t| t.attempts != 1).count();
     println!(

@@ -94,7 +94,7 @@ fn run_as_user<O: Operation>(
     op: O,
 ) -> Result<O::Output, Error> {
     as_user(project, mode, ForeignFile::Keep, |cx| {
-        baton_api::Entry::of::<O>().check_caller(cx)?;
+        baton_api::CatalogueEntry::of::<O>().check_caller(cx)?;
         op.run(cx)
     })
 }

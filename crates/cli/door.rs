@@ -18,7 +18,7 @@ use baton_core::ErrorKind;
 
 use crate::args::Command;
 use crate::live::SignalCommand;
-use crate::runs::Runs;
+use crate::runs::CommandRuns;
 
 /// Inside a sandbox: `baton mcp --proxy` (or `--child`) runs here, not behind the door, so
 /// that its children and the browser they drive run inside the sandbox too
@@ -126,7 +126,7 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
         ));
     }
     match crate::runs::runs(command) {
-        Runs::Operations(names) => {
+        CommandRuns::Operations(names) => {
             for name in names {
                 let callers = baton_api::find(name).map(|entry| entry.callers);
                 if !callers.is_some_and(|c| c.agents()) {
@@ -135,7 +135,7 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
             }
             refuse_force(agent, command)
         }
-        Runs::Local => local(agent, command),
+        CommandRuns::Local => local(agent, command),
     }
 }
 

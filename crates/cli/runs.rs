@@ -17,7 +17,7 @@ use crate::worker::WorkerCommand;
 
 /// What a command runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runs {
+pub enum CommandRuns {
     /// These operations of the catalogue, and nothing else.
     Operations(&'static [&'static str]),
     /// Work of its own, outside the catalogue.
@@ -25,8 +25,8 @@ pub enum Runs {
 }
 
 /// What `command` runs.
-pub fn runs(command: &Command) -> Runs {
-    use Runs::{Local, Operations};
+pub fn runs(command: &Command) -> CommandRuns {
+    use CommandRuns::{Local, Operations};
     match command {
         Command::Leader(command) => match command {
             LeaderCommand::Status { watch: false } => Operations(&[api::tasks::Status::NAME]),
@@ -123,7 +123,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn runs_of(line: &str) -> Runs {
+    fn runs_of(line: &str) -> CommandRuns {
         let cli = crate::args::Cli::try_parse_from(
             std::iter::once("baton").chain(line.split_whitespace()),
         )
@@ -135,10 +135,13 @@ mod tests {
     fn a_command_runs_its_operation_or_work_of_its_own() {
         assert_eq!(
             runs_of("leader merge task-1"),
-            Runs::Operations(&["task_merge"])
+            CommandRuns::Operations(&["task_merge"])
         );
-        assert_eq!(runs_of("review task-1"), Runs::Operations(&["task_review"]));
-        assert_eq!(runs_of("leader status --watch"), Runs::Local);
-        assert_eq!(runs_of("agents list"), Runs::Local);
+        assert_eq!(
+            runs_of("review task-1"),
+            CommandRuns::Operations(&["task_review"])
+        );
+        assert_eq!(runs_of("leader status --watch"), CommandRuns::Local);
+        assert_eq!(runs_of("agents list"), CommandRuns::Local);
     }
 }

@@ -15,8 +15,8 @@ mod tests {
     use baton_agents::state::{Decision, Handoff, InvocationStatus, ParallelStatus};
     use baton_browser::PageState;
     use baton_browser::{BrowserRecord, ListedBrowser};
-    use baton_core::model::{TaskContext, TaskResult};
     use baton_core::{StatusReport, Task, TaskStatus, TaskView};
+    use baton_core::{TaskContext, TaskResult};
     use ts_rs::TS;
 
     use crate::commands::{ProjectInfo, Screenshot};

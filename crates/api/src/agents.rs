@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use baton_core::LogLine;
 use baton_core::Timestamp;
-use baton_core::journal::LogLine;
 use baton_core::team::{AgentRow, known_agents, team};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -37,7 +37,7 @@ pub mod worktrees;
 
 pub use error::{Error, ErrorBody, Result};
 pub use open::{Choice, OpenProject};
-pub use operation::{AgentUse, Callers, Context, Entry, Operation};
+pub use operation::{AgentUse, Callers, CatalogueEntry, Context, Operation};
 
 /// Declares the catalogue: the list of every operation, in the order they are listed to MCP
 /// clients. One list, so an operation added here is a tool, an IPC command and a TypeScript
@@ -45,10 +45,10 @@ pub use operation::{AgentUse, Callers, Context, Entry, Operation};
 macro_rules! catalogue {
     ($($op:ty),* $(,)?) => {
         /// Every operation, in order; built at compile time, so a lookup allocates nothing.
-        pub static CATALOGUE: &[Entry] = &[$(Entry::of::<$op>()),*];
+        pub static CATALOGUE: &[CatalogueEntry] = &[$(CatalogueEntry::of::<$op>()),*];
 
         /// Every operation, in order.
-        pub fn catalogue() -> &'static [Entry] {
+        pub fn catalogue() -> &'static [CatalogueEntry] {
             CATALOGUE
         }
 
@@ -160,8 +160,8 @@ pub fn typescript_constants() -> String {
          export const LEADER = {:?};\n\
          /** The built-in agent profiles, one per agent CLI Baton runs, in its adapters' order. */\n\
          export const AGENT_PROFILES = [{}] as const;\n",
-        baton_core::model::DEFAULT_PRIORITY,
-        baton_core::requests::MAX_PRIORITY,
+        baton_core::DEFAULT_PRIORITY,
+        baton_core::MAX_PRIORITY,
         baton_core::LEADER,
         baton_team::AgentKind::all()
             .map(|kind| format!("{:?}", kind.name()))
@@ -171,7 +171,7 @@ pub fn typescript_constants() -> String {
 }
 
 /// The operation called `name`.
-pub fn find(name: &str) -> Option<Entry> {
+pub fn find(name: &str) -> Option<CatalogueEntry> {
     CATALOGUE.iter().find(|entry| entry.name == name).copied()
 }
 

@@ -1,6 +1,6 @@
 //! [`Operation`]: what one operation is, once: its name, what it does, whether it changes
 //! anything, its request type (the arguments, with their defaults and descriptions), its result
-//! type, and the function that runs it. [`Entry`] is the same with the types erased, for the
+//! type, and the function that runs it. [`CatalogueEntry`] is the same with the types erased, for the
 //! front ends that dispatch by name (MCP tools, the desktop's IPC).
 
 use std::sync::Arc;
@@ -176,7 +176,7 @@ impl Callers {
 
 /// An operation with its types erased.
 #[derive(Clone, Copy)]
-pub struct Entry {
+pub struct CatalogueEntry {
     pub name: &'static str,
     pub description: &'static str,
     pub read_only: bool,
@@ -190,15 +190,17 @@ pub struct Entry {
     call_json: fn(&Context, Value) -> Result<Box<RawValue>>,
 }
 
-impl std::fmt::Debug for Entry {
+impl std::fmt::Debug for CatalogueEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Entry").field("name", &self.name).finish()
+        f.debug_struct("CatalogueEntry")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
-impl Entry {
-    pub const fn of<O: Operation>() -> Entry {
-        Entry {
+impl CatalogueEntry {
+    pub const fn of<O: Operation>() -> CatalogueEntry {
+        CatalogueEntry {
             name: O::NAME,
             description: O::DESCRIPTION,
             read_only: O::READ_ONLY,
@@ -222,13 +224,13 @@ impl Entry {
     }
 
     /// Parses `arguments` as the request, runs the operation, and returns its result as JSON.
-    /// An agent's caller is refused an operation that is not an agent's ([`Entry::callers`]).
+    /// An agent's caller is refused an operation that is not an agent's ([`CatalogueEntry::callers`]).
     pub fn call(&self, cx: &Context, arguments: Value) -> Result<Value> {
         self.check_caller(cx)?;
         (self.call)(cx, arguments)
     }
 
-    /// [`Entry::call`], its result as JSON text, written straight from the result (no
+    /// [`CatalogueEntry::call`], its result as JSON text, written straight from the result (no
     /// [`Value`] built and dropped on the way): for the desktop's and the served UI's calls,
     /// which only pass the result on (a board of 1,000 tasks is 360 KB of it).
     pub fn call_json(&self, cx: &Context, arguments: Value) -> Result<Box<RawValue>> {

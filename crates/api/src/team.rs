@@ -4,7 +4,7 @@
 //! workers. They read what supervisors record in the store, and leave requests for the one on
 //! this machine.
 
-use baton_core::listing::Unreadable;
+use baton_core::Unreadable;
 use baton_core::{
     Attempt, ErrorKind, Spend, TeamStore, TranscriptEvent, WorkerRecord, WorkerState,
 };

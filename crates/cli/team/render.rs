@@ -229,7 +229,7 @@ pub fn status(view: &TeamView) -> String {
 }
 
 /// Records a view could not read, each named with why (the rest was shown).
-fn skipped(unreadable: &[baton_core::listing::Unreadable]) -> Vec<String> {
+fn skipped(unreadable: &[baton_core::Unreadable]) -> Vec<String> {
     unreadable
         .iter()
         .map(|u| {

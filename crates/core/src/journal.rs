@@ -1,5 +1,5 @@
 //! What agents' logs say: one line per operation, in the source design's format
-//! `[timestamp] ACTION: details`, and the words for each operation ([`Entry`]), written once
+//! `[timestamp] ACTION: details`, and the words for each operation ([`LogEntry`]), written once
 //! so that every store (the folder's `logs/<agent>.log`, the database's rows) logs an
 //! operation the same. The journal is for people; the tasks are the record.
 
@@ -93,7 +93,7 @@ fn claimed(claim: &Claimed) -> String {
 /// action's name, its details. Each store writes it where it keeps logs; the words come from
 /// here.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct LogEntry {
     pub agent: String,
     pub action: &'static str,
     pub details: String,
@@ -127,10 +127,10 @@ impl TaskAction {
     }
 }
 
-impl Entry {
+impl LogEntry {
     /// A line in `agent`'s log.
-    pub fn new(agent: &str, action: &'static str, details: impl Into<String>) -> Entry {
-        Entry {
+    pub fn new(agent: &str, action: &'static str, details: impl Into<String>) -> LogEntry {
+        LogEntry {
             agent: agent.to_string(),
             action,
             details: details.into(),
@@ -138,18 +138,18 @@ impl Entry {
     }
 
     /// `INIT: Goal: …`, the lead's first line.
-    pub fn init(goal: &str) -> Entry {
-        Entry::new(LEADER, "INIT", format!("Goal: {goal}"))
+    pub fn init(goal: &str) -> LogEntry {
+        LogEntry::new(LEADER, "INIT", format!("Goal: {goal}"))
     }
 
     /// A task added by the lead.
-    pub fn added(task: &Task) -> Entry {
-        Entry::new(LEADER, "ADD_TASK", added(task))
+    pub fn added(task: &Task) -> LogEntry {
+        LogEntry::new(LEADER, "ADD_TASK", added(task))
     }
 
     /// A task edited by the lead.
-    pub fn edited(task: &Task) -> Entry {
-        Entry::new(
+    pub fn edited(task: &Task) -> LogEntry {
+        LogEntry::new(
             LEADER,
             "EDIT_TASK",
             format!("{}: {}", task.id, task.description),
@@ -157,28 +157,28 @@ impl Entry {
     }
 
     /// A claim by `agent`: what it took, or that nothing was ready.
-    pub fn claim(agent: &str, claimed: Option<&Claimed>) -> Entry {
+    pub fn claim(agent: &str, claimed: Option<&Claimed>) -> LogEntry {
         let details = match claimed {
             Some(claimed) => self::claimed(claimed),
             None => "nothing ready".to_string(),
         };
-        Entry::new(agent, "CLAIM", details)
+        LogEntry::new(agent, "CLAIM", details)
     }
 
     /// A reservation made.
-    pub fn reserve(reservation: &Reservation) -> Entry {
-        Entry::new(&reservation.agent, "RESERVE", reserved(reservation))
+    pub fn reserve(reservation: &Reservation) -> LogEntry {
+        LogEntry::new(&reservation.agent, "RESERVE", reserved(reservation))
     }
 
     /// Reservations `agent` gave back; nothing to log when none were.
-    pub fn unreserve(agent: &str, gone: &[Reservation]) -> Option<Entry> {
+    pub fn unreserve(agent: &str, gone: &[Reservation]) -> Option<LogEntry> {
         let ids: Vec<&str> = gone.iter().map(|r| r.id.as_str()).collect();
-        (!ids.is_empty()).then(|| Entry::new(agent, "UNRESERVE", ids.join(", ")))
+        (!ids.is_empty()).then(|| LogEntry::new(agent, "UNRESERVE", ids.join(", ")))
     }
 
     /// `change` of `task` as it is now, by its holder `agent` (the lead's changes, reset
     /// and cancel, by nobody): the task's id, and the reason for a failure or a cancellation.
-    pub fn task(change: TaskAction, agent: Option<&str>, task: &Task) -> Entry {
+    pub fn task(change: TaskAction, agent: Option<&str>, task: &Task) -> LogEntry {
         let details = match change {
             TaskAction::Fail | TaskAction::Cancel => format!(
                 "{}: {}",
@@ -187,26 +187,26 @@ impl Entry {
             ),
             _ => task.id.clone(),
         };
-        Entry::new(agent.unwrap_or(LEADER), change.action(), details)
+        LogEntry::new(agent.unwrap_or(LEADER), change.action(), details)
     }
 
     /// `agent`'s leases renewed: the tasks it holds.
-    pub fn heartbeat(agent: &str, renewed: &[String]) -> Entry {
-        Entry::new(agent, "HEARTBEAT", renewed.join(", "))
+    pub fn heartbeat(agent: &str, renewed: &[String]) -> LogEntry {
+        LogEntry::new(agent, "HEARTBEAT", renewed.join(", "))
     }
 
     /// A finding shared by `agent`.
-    pub fn discovery(agent: &str, text: &str) -> Entry {
-        Entry::new(agent, "DISCOVERY", text.trim())
+    pub fn discovery(agent: &str, text: &str) -> LogEntry {
+        LogEntry::new(agent, "DISCOVERY", text.trim())
     }
 
     /// The summary written: `done of total` as the report's outcome says.
-    pub fn aggregate(outcome: &str, total: usize) -> Entry {
-        Entry::new(LEADER, "AGGREGATE", format!("{outcome} of {total}"))
+    pub fn aggregate(outcome: &str, total: usize) -> LogEntry {
+        LogEntry::new(LEADER, "AGGREGATE", format!("{outcome} of {total}"))
     }
 
     /// Run `number` started, with the stale signals it cleared.
-    pub fn run_new(number: u32, cleared: &[String]) -> Entry {
+    pub fn run_new(number: u32, cleared: &[String]) -> LogEntry {
         let details = match cleared.len() {
             0 => format!("run {number}"),
             n => format!(
@@ -214,22 +214,22 @@ impl Entry {
                 cleared.join(", ")
             ),
         };
-        Entry::new(LEADER, "RUN_NEW", details)
+        LogEntry::new(LEADER, "RUN_NEW", details)
     }
 
     /// A signal written by `writer`.
-    pub fn signal(writer: &str, target: &SignalTarget) -> Entry {
-        Entry::new(writer, "SIGNAL", target.label())
+    pub fn signal(writer: &str, target: &SignalTarget) -> LogEntry {
+        LogEntry::new(writer, "SIGNAL", target.label())
     }
 
     /// A signal cleared by `by`.
-    pub fn signal_clear(by: &str, target: &SignalTarget) -> Entry {
-        Entry::new(by, "SIGNAL_CLEAR", target.label())
+    pub fn signal_clear(by: &str, target: &SignalTarget) -> LogEntry {
+        LogEntry::new(by, "SIGNAL_CLEAR", target.label())
     }
 
     /// One repair the doctor made.
-    pub fn doctor_fix(line: &str) -> Entry {
-        Entry::new(LEADER, "DOCTOR_FIX", line)
+    pub fn doctor_fix(line: &str) -> LogEntry {
+        LogEntry::new(LEADER, "DOCTOR_FIX", line)
     }
 
     /// This entry as its log line at `now`.
@@ -247,18 +247,21 @@ mod tests {
     fn a_failure_is_logged_with_its_reason_and_a_start_with_the_id_alone() {
         let mut failed = task("task-1", crate::TaskStatus::Failed, &[]);
         failed.failure_reason = Some("tests fail".into());
-        let fail = Entry::task(TaskAction::Fail, Some("w1"), &failed);
+        let fail = LogEntry::task(TaskAction::Fail, Some("w1"), &failed);
         assert_eq!(
             fail.line(t0()),
             format!("[{}] FAIL: task-1: tests fail", t0())
         );
-        let start = Entry::task(TaskAction::Start, Some("w1"), &failed);
+        let start = LogEntry::task(TaskAction::Start, Some("w1"), &failed);
         assert_eq!(
             (start.agent.as_str(), start.details.as_str()),
             ("w1", "task-1")
         );
-        assert_eq!(Entry::task(TaskAction::Reset, None, &failed).agent, LEADER);
-        assert_eq!(Entry::claim("w1", None).details, "nothing ready");
-        assert_eq!(Entry::unreserve("w1", &[]), None);
+        assert_eq!(
+            LogEntry::task(TaskAction::Reset, None, &failed).agent,
+            LEADER
+        );
+        assert_eq!(LogEntry::claim("w1", None).details, "nothing ready");
+        assert_eq!(LogEntry::unreserve("w1", &[]), None);
     }
 }

@@ -12,48 +12,54 @@
 //! folder ([`Layout`]: on either store browsers, agent definitions and signals at a path the
 //! user named stay on this machine) and those path signals' files. The stores are peers
 //! behind the traits, laid out as River lays out its drivers: `baton-folder` keeps a project
-//! in its `.coordination/` folder, `baton-pg` in PostgreSQL, and one conformance suite runs
-//! the same scenarios on both. Front ends (`baton-api` and the shells over it) reach a project
+//! in its `.coordination/` folder, `baton-pg` in PostgreSQL, and one store suite
+//! (`baton-store-suite`) runs the same scenarios on both. Front ends (`baton-api` and the shells over it) reach a project
 //! through the traits and never ask which store is underneath.
+//!
+//! Its surface: the types and traits every part of Baton uses are at the crate's root (a
+//! [`Task`], a [`TaskStore`], a [`LogEntry`], …); the public modules are the namespaces other
+//! crates name as such (`names`, `review`, `inbox`, `feed`, `notes`, `transcript`, `time`,
+//! `text`, …); the rest (the lifecycle, the rules, the board's decisions, the model's files)
+//! is private, reached through those.
 //!
 //! "The source design", where the code names it, is the file-based task coordination design
 //! Baton grew from (`.coordination/` with `tasks.json`, logs, results and signal files): its
 //! file formats are kept so that its readers and agents keep working.
 
 pub mod attempts;
-pub mod confine;
-pub mod doctor;
+mod confine;
+mod doctor;
 pub mod documents;
-pub mod error;
+mod error;
 pub mod feed;
-pub mod graph;
+mod graph;
 pub mod inbox;
-pub mod inventory;
-pub mod journal;
-pub mod kind;
-pub mod layout;
-pub mod lifecycle;
-pub mod listing;
-pub mod model;
-pub mod moves;
+mod inventory;
+mod journal;
+mod kind;
+mod layout;
+mod lifecycle;
+mod listing;
+mod model;
+mod moves;
 pub mod names;
 pub mod network;
 pub mod notes;
-pub mod outlook;
+mod outlook;
 pub mod policy;
-pub mod protected;
-pub mod requests;
+mod protected;
+mod requests;
 pub mod reservations;
 pub mod review;
-pub mod rules;
-pub mod shell;
-pub mod signal_store;
+mod rules;
+mod shell;
+mod signal_store;
 pub mod signals;
-pub mod status;
-pub mod store;
-pub mod summary;
+mod status;
+mod store;
+mod summary;
 pub mod team;
-pub mod team_store;
+mod team_store;
 pub mod text;
 pub mod time;
 pub mod transcript;
@@ -63,26 +69,35 @@ mod testing;
 
 pub use attempts::{Attempt, AttemptEnd, Spend, Usage, WorkerRecord, WorkerState};
 pub use confine::{Confinement, Placed};
-pub use doctor::{DoctorReport, Finding, FindingKind};
+pub use doctor::{DoctorReport, Finding, FindingKind, diagnose};
 pub use documents::DocumentStore;
 pub use error::{Result, StoreError};
-pub use journal::{Entry, LogLine, TaskAction};
+pub use graph::{Doom, doomed_tasks};
+pub use inventory::every_document;
+pub use journal::{LogEntry, LogLine, TaskAction};
 pub use kind::ErrorKind;
 pub use layout::Layout;
-pub use model::{BranchRecord, CommitRecord, Reservation, Task, TaskFile, TaskStatus};
+pub use listing::{Listing, Unreadable};
+pub use model::{
+    AgentRecord, BranchRecord, CommitRecord, DEFAULT_PRIORITY, Reservation, Task, TaskContext,
+    TaskFile, TaskResult, TaskStatus,
+};
 pub use moves::Move;
 pub use names::{LEAD, LEADER};
 pub use notes::Notes;
 pub use outlook::Outlook;
+pub use protected::ProtectedPaths;
 pub use requests::{
-    ClaimRequest, Claimed, Completion, DEFAULT_LEASE, Files, NewTask, Reopen, TaskEdit,
+    ClaimRequest, Claimed, Completion, DEFAULT_LEASE, Files, MAX_PRIORITY, NewTask, Reopen,
+    TaskEdit,
 };
 pub use reservations::{Hold, NewReservation};
+pub use rules::check_named_claim;
 pub use signal_store::SignalStore;
 pub use signals::{ForeignFile, Run, Signal, SignalRecord, SignalTarget};
-pub use status::{StatusReport, TaskView};
-pub use store::{Changes, Listener, TaskStore};
-pub use summary::Aggregate;
+pub use status::{StatusReport, TaskView, nothing_ready_reason};
+pub use store::{Changes, Listener, TaskStore, release_stale_leases};
+pub use summary::{Aggregate, render as render_summary};
 pub use team_store::TeamStore;
 pub use time::Timestamp;
 pub use transcript::{AttemptEvent, Happened, TranscriptEvent};

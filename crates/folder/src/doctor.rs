@@ -4,7 +4,7 @@
 
 use std::fs;
 
-use baton_core::{DoctorReport, Entry, Finding, FindingKind, Result, StoreError, Timestamp};
+use baton_core::{DoctorReport, Finding, FindingKind, LogEntry, Result, StoreError, Timestamp};
 use baton_fs::{FileLock, leftover_temp_files, write_atomic};
 
 use crate::notes;
@@ -15,7 +15,7 @@ pub(crate) fn doctor(store: &FolderStore, fix: bool) -> Result<DoctorReport> {
     let _lock = FileLock::exclusive(&store.layout().lock_file())?;
     let mut file = store.load()?;
     let now = Timestamp::now();
-    let mut findings = baton_core::doctor::diagnose(&file, now, store.lease);
+    let mut findings = baton_core::diagnose(&file, now, store.lease);
     // Under the lock no write is in flight, so every temp file is debris.
     for temp in leftover_temp_files(store.layout().root())? {
         findings.push(Finding {
@@ -95,7 +95,7 @@ pub(crate) fn doctor(store: &FolderStore, fix: bool) -> Result<DoctorReport> {
         write_atomic(&store.layout().tasks_file(), &encode(&file)?)?;
     }
     for line in &report.fixed {
-        store.log(&Entry::doctor_fix(line), now);
+        store.log(&LogEntry::doctor_fix(line), now);
     }
     Ok(report)
 }

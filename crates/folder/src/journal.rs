@@ -1,14 +1,14 @@
 //! The folder's logs: `logs/<agent>.log`, one line per operation as the core words it
-//! ([`baton_core::Entry`]), appended in one write so concurrent writers never interleave.
+//! ([`baton_core::LogEntry`]), appended in one write so concurrent writers never interleave.
 
 use std::fs;
 
-use baton_core::layout::Layout;
-use baton_core::{Entry, LogLine, Result, StoreError, Timestamp};
+use baton_core::Layout;
+use baton_core::{LogEntry, LogLine, Result, StoreError, Timestamp};
 use baton_fs::append_line;
 
 /// Appends `entry`'s line at `now` to its agent's log. Details are folded onto one line.
-pub fn record(layout: &Layout, entry: &Entry, now: Timestamp) -> Result<()> {
+pub fn record(layout: &Layout, entry: &LogEntry, now: Timestamp) -> Result<()> {
     let path = layout.unlinked(layout.log_file(&entry.agent)?)?;
     Ok(append_line(&path, &entry.line(now))?)
 }
@@ -74,8 +74,13 @@ mod tests {
         let layout = Layout::at(dir.path());
         fs::create_dir_all(layout.logs_dir()).unwrap();
         let t1 = t0().after(std::time::Duration::from_secs(1));
-        record(&layout, &Entry::new("w2", "CLAIM", "task-1"), t1).unwrap();
-        record(&layout, &Entry::new("w1", "NOTE", "two\nlines\u{1b}"), t0()).unwrap();
+        record(&layout, &LogEntry::new("w2", "CLAIM", "task-1"), t1).unwrap();
+        record(
+            &layout,
+            &LogEntry::new("w1", "NOTE", "two\nlines\u{1b}"),
+            t0(),
+        )
+        .unwrap();
         let all = read(&layout, None, 10).unwrap();
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].agent, "w1");

@@ -4,8 +4,8 @@
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 
-use baton_core::layout::Layout;
-use baton_core::model::Task;
+use baton_core::Layout;
+use baton_core::Task;
 use baton_core::notes::{discovery_entry, goal_of, render_result};
 use baton_core::{Notes, Result, StoreError, Timestamp};
 use baton_fs::write_atomic;

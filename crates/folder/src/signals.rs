@@ -12,7 +12,7 @@ use baton_core::signals::{
     check_note, check_write, read_signal, remove_signal_file, write_signal_file,
 };
 use baton_core::{
-    Entry, ForeignFile, Placed, Result, Run, Signal, SignalRecord, SignalStore, SignalTarget,
+    ForeignFile, LogEntry, Placed, Result, Run, Signal, SignalRecord, SignalStore, SignalTarget,
     StoreError, Timestamp,
 };
 use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic};
@@ -49,7 +49,7 @@ impl SignalStore for FolderStore {
         let cleared = self.clear_folder(number)?;
         file.runs.push(run.clone());
         self.write_runs(&file)?;
-        self.log(&Entry::run_new(number, &cleared), run.started_at);
+        self.log(&LogEntry::run_new(number, &cleared), run.started_at);
         Ok((run, cleared))
     }
 
@@ -98,7 +98,7 @@ impl SignalStore for FolderStore {
             target.is_named(),
         )?;
         if let Some(writer) = writer {
-            self.log(&Entry::signal(writer, target), Timestamp::now());
+            self.log(&LogEntry::signal(writer, target), Timestamp::now());
         }
         Ok(target.signal(path, record))
     }
@@ -115,7 +115,7 @@ impl SignalStore for FolderStore {
         }
         let removed = remove_signal_file(&target.file(self.layout()), foreign, target.is_named())?;
         if let (true, Some(by)) = (removed, by) {
-            self.log(&Entry::signal_clear(by, target), Timestamp::now());
+            self.log(&LogEntry::signal_clear(by, target), Timestamp::now());
         }
         Ok(removed)
     }

@@ -7,9 +7,9 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use baton_core::layout::Layout;
-use baton_core::model::{Task, TaskFile};
-use baton_core::{DEFAULT_LEASE, Entry, Result, StoreError, Timestamp, notes};
+use baton_core::Layout;
+use baton_core::{DEFAULT_LEASE, LogEntry, Result, StoreError, Timestamp, notes};
+use baton_core::{Task, TaskFile};
 use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic};
 
 /// An opened `.coordination/` folder that holds its project's tasks.
@@ -63,7 +63,7 @@ impl FolderStore {
             layout,
             lease: DEFAULT_LEASE,
         };
-        store.log(&Entry::init(goal), now);
+        store.log(&LogEntry::init(goal), now);
         Ok(store)
     }
 
@@ -170,7 +170,7 @@ impl FolderStore {
     /// Journals an operation that has already happened. Best effort: `tasks.json` holds the
     /// record, and failing an operation that is done because its log line could not be
     /// written would mislead the caller.
-    pub(crate) fn log(&self, entry: &Entry, now: Timestamp) {
+    pub(crate) fn log(&self, entry: &LogEntry, now: Timestamp) {
         let _ = crate::journal::record(&self.layout, entry, now);
     }
 }

@@ -5,12 +5,13 @@
 use std::time::Duration;
 
 use baton_core::feed::FileFeed;
-use baton_core::model::{Task, TaskFile};
 use baton_core::{
-    Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Entry, LogLine, NewTask,
-    Notes, Result, StatusReport, TaskAction, TaskEdit, TaskStore, Timestamp, summary,
+    Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, LogEntry, LogLine,
+    NewTask, Notes, Result, StatusReport, TaskAction, TaskEdit, TaskStore, Timestamp,
+    render_summary,
 };
 use baton_core::{NewReservation, Reopen, Reservation};
+use baton_core::{Task, TaskFile};
 use baton_fs::write_atomic;
 
 use crate::store::{Change, FolderStore};
@@ -30,7 +31,7 @@ impl FolderStore {
         if task.status.is_final() {
             notes::write_result(self.layout(), &task)?;
         }
-        self.log(&Entry::task(change, agent, &task), now);
+        self.log(&LogEntry::task(change, agent, &task), now);
         Ok(task)
     }
 }
@@ -49,13 +50,13 @@ impl TaskStore for FolderStore {
             let task = file.add_task(new, now)?.clone();
             Ok(Change::Write((task, now)))
         })?;
-        self.log(&Entry::added(&task), now);
+        self.log(&LogEntry::added(&task), now);
         Ok(task)
     }
 
     fn edit_task(&self, id: &str, edit: TaskEdit) -> Result<Task> {
         let (task, now) = self.change_task(id, |file, _| file.edit_task(id, edit).map(drop))?;
-        self.log(&Entry::edited(&task), now);
+        self.log(&LogEntry::edited(&task), now);
         Ok(task)
     }
 
@@ -67,7 +68,7 @@ impl TaskStore for FolderStore {
                 None => Change::Keep((None, now)),
             })
         })?;
-        self.log(&Entry::claim(&request.agent, claimed.as_ref()), now);
+        self.log(&LogEntry::claim(&request.agent, claimed.as_ref()), now);
         Ok(claimed)
     }
 
@@ -76,7 +77,7 @@ impl TaskStore for FolderStore {
         let (reservation, now) = self.transact(|file, now| {
             Ok(Change::Write((file.reserve(new.clone(), now, lease)?, now)))
         })?;
-        self.log(&Entry::reserve(&reservation), now);
+        self.log(&LogEntry::reserve(&reservation), now);
         Ok(reservation)
     }
 
@@ -89,7 +90,7 @@ impl TaskStore for FolderStore {
                 Change::Write((gone, now))
             })
         })?;
-        if let Some(entry) = Entry::unreserve(agent, &gone) {
+        if let Some(entry) = LogEntry::unreserve(agent, &gone) {
             self.log(&entry, now);
         }
         Ok(gone)
@@ -124,7 +125,7 @@ impl TaskStore for FolderStore {
         let lease = self.lease();
         let (renewed, now) = self
             .transact(|file, now| Ok(Change::Write((file.heartbeat(agent, now, lease)?, now))))?;
-        self.log(&Entry::heartbeat(agent, &renewed), now);
+        self.log(&LogEntry::heartbeat(agent, &renewed), now);
         Ok(renewed)
     }
 
@@ -165,7 +166,7 @@ impl TaskStore for FolderStore {
     fn discover(&self, agent: &str, text: &str) -> Result<String> {
         let now = Timestamp::now();
         notes::add_discovery(self.layout(), agent, text, now)?;
-        self.log(&Entry::discovery(agent, text), now);
+        self.log(&LogEntry::discovery(agent, text), now);
         Ok(self.layout().discoveries().display().to_string())
     }
 
@@ -176,9 +177,9 @@ impl TaskStore for FolderStore {
     fn aggregate(&self) -> Result<Aggregate> {
         let report = self.status()?;
         let path = self.layout().summary();
-        write_atomic(&path, summary::render(&report).as_bytes())?;
+        write_atomic(&path, render_summary(&report).as_bytes())?;
         self.log(
-            &Entry::aggregate(&report.outcome(), report.total),
+            &LogEntry::aggregate(&report.outcome(), report.total),
             report.as_of,
         );
         Ok(Aggregate::of(&report, path.display().to_string()))

@@ -12,10 +12,10 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use baton_core::listing::{Listing, Unreadable};
 use baton_core::{
     Attempt, Happened, Result, StoreError, TeamStore, Timestamp, TranscriptEvent, WorkerRecord,
 };
+use baton_core::{Listing, Unreadable};
 use baton_fs::{append_line, write_atomic};
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -8,8 +8,8 @@
 
 use std::path::PathBuf;
 
+use baton_core::ProtectedPaths;
 use baton_core::StoreError;
-use baton_core::protected::ProtectedPaths;
 
 use crate::dependencies::DependencyWork;
 use crate::error::{GitError, Result};

@@ -4,7 +4,7 @@
 //! it was, and the conflicting files are named.
 
 use crate::error::{GitError, Result};
-use baton_core::protected::ProtectedPaths;
+use baton_core::ProtectedPaths;
 
 use crate::repo::{changed_files, conflicted_files, merging, output, run};
 use crate::worktree::{Worktrees, branch_name};

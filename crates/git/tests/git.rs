@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use baton_core::protected::ProtectedPaths;
+use baton_core::ProtectedPaths;
 use baton_core::review::DependencyConflicts;
 use baton_core::{Completion, Layout};
 use baton_git::{

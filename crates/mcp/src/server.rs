@@ -86,7 +86,7 @@ impl Inner {
 }
 
 /// Whether an agent's server lists tool `name`: the catalogue's agent operations
-/// ([`baton_api::Entry::callers`]) and the server's own (the browser's).
+/// ([`baton_api::CatalogueEntry::callers`]) and the server's own (the browser's).
 fn for_agents(name: &str) -> bool {
     baton_api::find(name).is_none_or(|entry| entry.callers.agents())
 }

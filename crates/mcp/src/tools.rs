@@ -5,7 +5,7 @@
 //! message}}`, malformed arguments are a protocol error.
 
 use baton_api::signals::WaitSignals;
-use baton_api::{Context, Entry, Error};
+use baton_api::{CatalogueEntry, Context, Error};
 use baton_live::wait::SignalWait;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -27,7 +27,7 @@ fn annotations(read_only: bool) -> ToolAnnotations {
 }
 
 /// An operation as an MCP tool.
-pub fn operation_tool(entry: &Entry) -> Tool {
+pub fn operation_tool(entry: &CatalogueEntry) -> Tool {
     let tool = Tool::new(entry.name, entry.description, entry.input_schema())
         .with_annotations(annotations(entry.read_only));
     if entry.text_only {

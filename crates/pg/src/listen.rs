@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use crate::client::Client;
-use baton_core::model::Task;
+use baton_core::Task;
 use baton_core::{Hold, Listener, Outlook, StoreError, TaskView, Timestamp};
 use chrono::{DateTime, Utc};
 
@@ -153,7 +153,7 @@ pub(crate) fn nothing_ready_reason(store: &PgStore) -> baton_core::Result<String
             .into_iter()
             .map(|row| (row.get(0), row.get(1)))
             .collect();
-        Ok(baton_core::status::nothing_ready_reason(|status| {
+        Ok(baton_core::nothing_ready_reason(|status| {
             counts
                 .iter()
                 .find(|(s, _)| s == status.as_str())

@@ -4,10 +4,10 @@
 //! `baton_projects`). The texts are formatted by `baton-core`, as the folder formats its
 //! files, so an export reads like a folder project's notes.
 
-use baton_core::doctor::diagnose;
-use baton_core::model::TaskFile;
+use baton_core::TaskFile;
+use baton_core::diagnose;
 use baton_core::notes::Notes;
-use baton_core::{Aggregate, DoctorReport, Entry, LogLine, TaskStore, Timestamp};
+use baton_core::{Aggregate, DoctorReport, LogEntry, LogLine, TaskStore, Timestamp};
 use chrono::{DateTime, Utc};
 
 use crate::rows::{database_now, journal, load, load_agents};
@@ -47,7 +47,7 @@ pub(crate) fn discover(store: &PgStore, agent: &str, text: &str) -> baton_core::
             "INSERT INTO baton_discoveries (project, at, agent, entry) VALUES ($1, $2, $3, $4)",
             &[&store.name, &now.0, &agent, &entry],
         )?;
-        journal(tx, &store.name, &Entry::discovery(agent, text), now)?;
+        journal(tx, &store.name, &LogEntry::discovery(agent, text), now)?;
         Ok(())
     })?;
     Ok(format!("the discoveries of {}", TaskStore::describe(store)))
@@ -137,8 +137,8 @@ pub(crate) fn log_since(store: &PgStore, seq: i64) -> baton_core::Result<(Vec<Lo
 /// Writes the summary of every task's result (`summary.md`'s text) into the project.
 pub(crate) fn aggregate(store: &PgStore) -> baton_core::Result<Aggregate> {
     let report = store.status()?;
-    let text = baton_core::summary::render(&report);
-    let entry = Entry::aggregate(&report.outcome(), report.total);
+    let text = baton_core::render_summary(&report);
+    let entry = LogEntry::aggregate(&report.outcome(), report.total);
     store.transact(|tx, _| {
         let now = database_now(tx)?;
         tx.execute(
@@ -164,12 +164,12 @@ pub(crate) fn doctor(store: &PgStore, fix: bool) -> baton_core::Result<DoctorRep
         fixed: Vec::new(),
     };
     if fix {
-        baton_core::store::release_stale_leases(store, &file, &mut report);
+        baton_core::release_stale_leases(store, &file, &mut report);
         if !report.fixed.is_empty() {
             let fixed = report.fixed.clone();
             store.transact(|tx, now| {
                 for line in &fixed {
-                    journal(tx, &store.name, &Entry::doctor_fix(line), now)?;
+                    journal(tx, &store.name, &LogEntry::doctor_fix(line), now)?;
                 }
                 Ok(())
             })?;

@@ -11,9 +11,9 @@
 
 use std::sync::LazyLock;
 
-use baton_core::model::{Task, TaskFile};
 use baton_core::reservations::{lock_keys, normalise_all, task_conflicts};
-use baton_core::{Entry, Hold, NewReservation, Reservation, StoreError, Timestamp};
+use baton_core::{Hold, LogEntry, NewReservation, Reservation, StoreError, Timestamp};
+use baton_core::{Task, TaskFile};
 use chrono::{DateTime, Utc};
 
 use crate::connection::Tx;
@@ -298,7 +298,7 @@ pub(crate) fn reserve(store: &PgStore, new: NewReservation) -> baton_core::Resul
              ON CONFLICT (project, name) DO UPDATE SET last_seen = EXCLUDED.last_seen",
             &[&store.name, &reservation.agent, &now.0],
         )?;
-        journal(tx, &store.name, &Entry::reserve(&reservation), now)?;
+        journal(tx, &store.name, &LogEntry::reserve(&reservation), now)?;
         Ok(reservation)
     })
 }
@@ -324,7 +324,7 @@ pub(crate) fn unreserve(
         )?;
         let mut gone: Vec<Reservation> = rows.iter().map(reservation).collect();
         gone.sort_by(|a, b| a.id.cmp(&b.id));
-        if let Some(entry) = Entry::unreserve(agent, &gone) {
+        if let Some(entry) = LogEntry::unreserve(agent, &gone) {
             journal(tx, &store.name, &entry, now)?;
             tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &store.name])?;
         }

@@ -3,8 +3,8 @@
 //! the agents' last signs of life, and the database's clock. Shared by every operation of the
 //! database store.
 
-use baton_core::model::{AgentRecord, Task, TaskFile, TaskStatus};
-use baton_core::{Entry, StoreError, Timestamp};
+use baton_core::{AgentRecord, Task, TaskFile, TaskStatus};
+use baton_core::{LogEntry, StoreError, Timestamp};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tokio_postgres::types::ToSql;
@@ -94,7 +94,7 @@ pub(crate) fn save(
     project: &str,
     task: &Task,
     worker: Option<(&str, Timestamp)>,
-    entry: Option<(&Entry, Timestamp)>,
+    entry: Option<(&LogEntry, Timestamp)>,
     wake: bool,
 ) -> Result<()> {
     let (keys, reach) = baton_core::reservations::task_keys(task);
@@ -132,7 +132,7 @@ pub(crate) fn wake(tx: &mut Tx, project: &str) -> Result<()> {
 
 /// Appends `entry`'s line at `now` to its agent's log, and tells watchers (at commit) that
 /// the project changed. Queued.
-pub(crate) fn journal(tx: &mut Tx, project: &str, entry: &Entry, now: Timestamp) -> Result<()> {
+pub(crate) fn journal(tx: &mut Tx, project: &str, entry: &LogEntry, now: Timestamp) -> Result<()> {
     tx.queue(
         "WITH logged AS (
              INSERT INTO baton_log (project, at, agent, line) VALUES ($1, $2, $3, $4)

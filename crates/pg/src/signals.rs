@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use baton_core::signals::{check_write, remove_signal_file, write_signal_file};
 use baton_core::{
-    Entry, ForeignFile, Listener, Run, Signal, SignalRecord, SignalStore, SignalTarget, StoreError,
-    Timestamp,
+    ForeignFile, Listener, LogEntry, Run, Signal, SignalRecord, SignalStore, SignalTarget,
+    StoreError, Timestamp,
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -45,7 +45,7 @@ impl PgStore {
 
     /// Appends a log line on its own (for a change that is not in the database: a signal
     /// file at a path on this machine).
-    fn note(&self, entry: &Entry) -> baton_core::Result<()> {
+    fn note(&self, entry: &LogEntry) -> baton_core::Result<()> {
         self.transact(|tx, now| journal(tx, &self.name, entry, now))
     }
 }
@@ -66,7 +66,7 @@ impl SignalStore for PgStore {
             lock_project(tx, &self.name)?;
             let number = latest(tx, &self.name)?.unwrap_or(0) + 1;
             insert_run(tx, &self.name, number, now, note)?;
-            journal(tx, &self.name, &Entry::run_new(number, &[]), now)?;
+            journal(tx, &self.name, &LogEntry::run_new(number, &[]), now)?;
             notify_signals(tx, &self.name)?;
             Ok(Run {
                 number,
@@ -118,7 +118,7 @@ impl SignalStore for PgStore {
                 let record = SignalRecord::written(writer, note, Timestamp::now());
                 write_signal_file(path, &record, foreign, false)?;
                 if let Some(writer) = writer {
-                    self.note(&Entry::signal(writer, target))?;
+                    self.note(&LogEntry::signal(writer, target))?;
                 }
                 Ok(target.signal(path.full().to_path_buf(), record))
             }
@@ -132,7 +132,7 @@ impl SignalStore for PgStore {
                     &[&self.name, &(*run as i32), name, &body],
                 )?;
                 if let Some(writer) = writer {
-                    journal(tx, &self.name, &Entry::signal(writer, target), now)?;
+                    journal(tx, &self.name, &LogEntry::signal(writer, target), now)?;
                 }
                 notify_signals(tx, &self.name)?;
                 Ok(self.named_signal(*run, name, record.clone()))
@@ -159,7 +159,7 @@ impl SignalStore for PgStore {
                 )? > 0;
                 if removed {
                     if let Some(by) = by {
-                        journal(tx, &self.name, &Entry::signal_clear(by, target), now)?;
+                        journal(tx, &self.name, &LogEntry::signal_clear(by, target), now)?;
                     }
                     notify_signals(tx, &self.name)?;
                 }
@@ -167,7 +167,7 @@ impl SignalStore for PgStore {
             })?,
         };
         if let (true, Some(by), SignalTarget::Path(_)) = (removed, by, target) {
-            self.note(&Entry::signal_clear(by, target))?;
+            self.note(&LogEntry::signal_clear(by, target))?;
         }
         Ok(removed)
     }

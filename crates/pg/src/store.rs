@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::client::Client;
-use baton_core::{DEFAULT_LEASE, Entry, StoreError, Timestamp};
+use baton_core::{DEFAULT_LEASE, LogEntry, StoreError, Timestamp};
 
 use crate::connect::{Route, connect, describe, route};
 use crate::connection::{Connection, Tx};
@@ -64,7 +64,7 @@ impl PgStore {
                     store: store.clone(),
                 }));
             }
-            journal(&mut tx, name, &Entry::init(goal), now)?;
+            journal(&mut tx, name, &LogEntry::init(goal), now)?;
             tx.commit()?;
             Ok(client)
         })()

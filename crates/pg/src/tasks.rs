@@ -7,14 +7,14 @@
 
 use std::time::Duration;
 
-use baton_core::model::{Task, TaskFile, TaskStatus};
+use baton_core::check_named_claim;
 use baton_core::reservations::{refuse_held, task_conflicts};
-use baton_core::rules::check_named_claim;
 use baton_core::{
-    Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Entry, Files, Hold,
-    Listener, LogLine, NewReservation, NewTask, Notes, Outlook, Reopen, Reservation, StatusReport,
+    Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, Files, Hold, Listener,
+    LogEntry, LogLine, NewReservation, NewTask, Notes, Outlook, Reopen, Reservation, StatusReport,
     TaskAction, TaskEdit, TaskStore, TaskView, Timestamp,
 };
+use baton_core::{Task, TaskFile, TaskStatus};
 use chrono::{DateTime, Utc};
 
 use crate::connection::Tx;
@@ -47,7 +47,7 @@ impl PgStore {
                 };
                 let Some(row) = row else {
                     let now = database_now(tx)?;
-                    journal(tx, &self.name, &Entry::claim(agent, None), now)?;
+                    journal(tx, &self.name, &LogEntry::claim(agent, None), now)?;
                     return Ok(None);
                 };
                 let mut now = Timestamp(row.get::<_, DateTime<Utc>>(1));
@@ -122,7 +122,7 @@ impl PgStore {
             task,
             reclaimed_from,
         };
-        let entry = Entry::claim(agent, Some(&claimed));
+        let entry = LogEntry::claim(agent, Some(&claimed));
         let seen = Some((agent, now));
         save(
             tx,
@@ -161,7 +161,7 @@ impl PgStore {
                     vec![Box::new(self.name.clone()), Box::new(task.id.clone())],
                 )?;
             }
-            let entry = Entry::task(change, worker, &task);
+            let entry = LogEntry::task(change, worker, &task);
             // Available again, or done (its dependents may be ready): waiting claims look.
             let wake =
                 matches!(task.status, TaskStatus::Available | TaskStatus::Done) || task.sent_back;
@@ -243,7 +243,7 @@ impl TaskStore for PgStore {
                 &[&self.name, &number, &(position + 1)],
             )?;
             wake(tx, &self.name)?;
-            journal(tx, &self.name, &Entry::added(&task), now)?;
+            journal(tx, &self.name, &LogEntry::added(&task), now)?;
             Ok(task)
         })
     }
@@ -277,7 +277,7 @@ impl TaskStore for PgStore {
                 vec![target]
             };
             let task = file.edit_task(id, edit.clone())?.clone();
-            let entry = Entry::edited(&task);
+            let entry = LogEntry::edited(&task);
             save(tx, &self.name, &task, None, Some((&entry, now)), false)?;
             if edit.dependencies.is_some() {
                 tx.execute(
@@ -361,7 +361,7 @@ impl TaskStore for PgStore {
                 }
             }
             touch(tx, &self.name, agent, now)?;
-            journal(tx, &self.name, &Entry::heartbeat(agent, &renewed), now)?;
+            journal(tx, &self.name, &LogEntry::heartbeat(agent, &renewed), now)?;
             Ok(renewed)
         })
     }

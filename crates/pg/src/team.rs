@@ -4,11 +4,11 @@
 //! transcript or the team's status learns of it at once. A row that is not a Baton record (a
 //! hand-edited body) is named where it would have been read, never the end of a view.
 
-use baton_core::listing::{Listing, Unreadable};
 use baton_core::{
     Attempt, AttemptEvent, Happened, StoreError, TeamStore, Timestamp, TranscriptEvent,
     WorkerRecord,
 };
+use baton_core::{Listing, Unreadable};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 

@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use baton_core::layout::Layout;
+use baton_core::Layout;
 use baton_core::notes::Notes;
 use baton_core::{
-    Attempt, DocumentStore, Entry, LEADER, SignalStore, StoreError, TaskStore, TeamStore,
+    Attempt, DocumentStore, LEADER, LogEntry, SignalStore, StoreError, TaskStore, TeamStore,
     TranscriptEvent, WorkerRecord,
 };
 use baton_folder::FolderStore;
@@ -76,7 +76,7 @@ impl PgStore {
         let runs = self.runs()?;
         let signals = self.all_signals()?;
         let (attempts, workers) = team_records(self)?;
-        let documents = baton_core::inventory::every_document(self)?;
+        let documents = baton_core::every_document(self)?;
         for folder in [
             layout.root().to_path_buf(),
             layout.context_dir(),
@@ -148,7 +148,7 @@ impl PgStore {
         } = baton_folder::notes::read(&layout)?;
         let lines = folder.logs(None, usize::MAX)?;
         let runs = folder.runs()?;
-        let documents = baton_core::inventory::every_document(&folder)?;
+        let documents = baton_core::every_document(&folder)?;
         let mut signals = Vec::new();
         for run in &runs {
             signals.extend(folder.list_signals(run.number)?);
@@ -287,7 +287,7 @@ impl PgStore {
                 file.tasks.len(),
                 layout.root().display()
             );
-            journal(&mut tx, name, &Entry::new(LEADER, "IMPORT", details), now)?;
+            journal(&mut tx, name, &LogEntry::new(LEADER, "IMPORT", details), now)?;
             tx.commit()?;
             Ok(client)
         })()

@@ -8,7 +8,7 @@
 //! not start teams, merge, add, edit, move or cancel tasks, run checks, or change budgets,
 //! policies or profiles.
 
-use baton_api::{Entry, Error, OpenProject};
+use baton_api::{CatalogueEntry, Error, OpenProject};
 use baton_core::ErrorKind;
 use serde_json::Value;
 
@@ -17,7 +17,7 @@ use crate::devices::{Device, Scope};
 /// Whether `device` may call `entry` with `request`; `Err` says why not.
 pub fn check(
     device: &Device,
-    entry: &Entry,
+    entry: &CatalogueEntry,
     request: &Value,
     project: &OpenProject,
 ) -> Result<(), Error> {
@@ -99,7 +99,7 @@ mod tests {
         (dir, OpenProject::folder(store))
     }
 
-    fn entry(name: &str) -> Entry {
+    fn entry(name: &str) -> CatalogueEntry {
         baton_api::find(name).unwrap()
     }
 

@@ -8,7 +8,7 @@ use crate::exec::TaskEnv;
 use baton_core::Task;
 use baton_git::Worktree;
 
-use crate::agent_cli::{Run, Session};
+use crate::agent_cli::{AgentRun, AgentSession};
 use crate::process::Launch;
 use crate::profile::Profile;
 
@@ -63,7 +63,7 @@ pub struct Attempting<'a> {
     pub attempt: u32,
     pub worktree: Option<&'a Worktree>,
     pub prompt: &'a str,
-    pub session: &'a Session,
+    pub session: &'a AgentSession,
     /// For `exec`: where `BATON_RESULT_PATH` points.
     pub result_path: &'a Path,
     /// What is left of the task's cost cap, for an agent that can stop itself at it.
@@ -107,7 +107,7 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
             env.push(("PATH".into(), joined.to_string_lossy().into_owned()));
         }
     }
-    let invocation = profile.kind.invocation(&Run {
+    let invocation = profile.kind.invocation(&AgentRun {
         command: &profile.command,
         args: &profile.args,
         model: profile.model.as_deref(),

@@ -5,7 +5,7 @@
 //! Every operation that changes one task answers [`TaskOutcome`], `{"task": …}`, on every
 //! front end: a wrapper, so an answer can grow (a hint, a warning) without breaking readers.
 
-use baton_core::model::DEFAULT_PRIORITY;
+use baton_core::DEFAULT_PRIORITY;
 use baton_core::{Aggregate, DoctorReport, LogLine, StatusReport, Task, TaskView};
 use baton_core::{Completion, NewTask, TaskEdit};
 use schemars::JsonSchema;
@@ -507,8 +507,8 @@ impl Operation for Doctor {
             .into_iter()
             .chain(cx.team.attempts_listed(None)?.unreadable)
         {
-            report.findings.push(baton_core::doctor::Finding {
-                kind: baton_core::doctor::FindingKind::UnreadableDocument,
+            report.findings.push(baton_core::Finding {
+                kind: baton_core::FindingKind::UnreadableDocument,
                 task: None,
                 message: format!(
                     "{} cannot be read: {}",

@@ -8,7 +8,7 @@ use baton_core::Happened;
 use serde_json::Value;
 
 use super::reading::{add_tokens, content_text, text};
-use super::{AgentCli, BuiltIn, Invocation, Reading, Run, Session, StateFolder};
+use super::{AgentCli, AgentRun, AgentSession, BuiltIn, CommandLine, Reading, StateFolder};
 
 #[derive(Debug)]
 pub struct Codex;
@@ -75,8 +75,8 @@ impl AgentCli for Codex {
     }
 
     /// It names its own thread; an earlier one is resumed by its id.
-    fn session(&self, resumed: Option<String>) -> Session {
-        resumed.map_or(Session::Unnamed, Session::Resume)
+    fn session(&self, resumed: Option<String>) -> AgentSession {
+        resumed.map_or(AgentSession::Unnamed, AgentSession::Resume)
     }
 
     fn resumes(&self) -> bool {
@@ -93,7 +93,7 @@ impl AgentCli for Codex {
     /// come after and may set either back (`-c sandbox_mode="workspace-write"`). Codex gives an
     /// MCP server only the environment its configuration names, so Baton's server gets the
     /// attempt's variables spelled out.
-    fn invocation(&self, run: &Run<'_>) -> Invocation {
+    fn invocation(&self, run: &AgentRun<'_>) -> CommandLine {
         let server_env: Vec<String> = run
             .env
             .iter()
@@ -101,7 +101,7 @@ impl AgentCli for Codex {
             .map(|(k, v)| format!("{k}={}", toml_string(v)))
             .collect();
         let mut args = vec!["exec".to_string()];
-        if let Session::Resume(_) = run.session {
+        if let AgentSession::Resume(_) = run.session {
             args.push("resume".into());
         }
         let server_args: Vec<String> = run.mcp_args.iter().map(|a| format!("\"{a}\"")).collect();
@@ -131,11 +131,11 @@ impl AgentCli for Codex {
             args.extend(["--model".into(), model.to_string()]);
         }
         args.extend(run.args.iter().cloned());
-        if let Session::Resume(id) = run.session {
+        if let AgentSession::Resume(id) = run.session {
             args.push(id.clone());
         }
         args.push(run.prompt.to_string());
-        Invocation::of(run.command, args)
+        CommandLine::of(run.command, args)
     }
 
     /// `exec --json`: `thread.started`, `item.started`/`item.completed`, `turn.completed` with
@@ -258,9 +258,9 @@ mod tests {
             ("BATON_TASK_ID".to_string(), "t\"1".to_string()),
             ("HOME".to_string(), "/home/x".to_string()),
         ];
-        let line = Codex.invocation(&Run {
+        let line = Codex.invocation(&AgentRun {
             env: &env,
-            session: &Session::Resume("th_7".into()),
+            session: &AgentSession::Resume("th_7".into()),
             ..run()
         });
         assert_eq!(&line.args[..2], ["exec", "resume"]);

@@ -5,7 +5,7 @@
 use baton_core::Happened;
 use serde_json::Value;
 
-use super::{AgentCli, BuiltIn, Invocation, Reading, Run};
+use super::{AgentCli, AgentRun, BuiltIn, CommandLine, Reading};
 
 #[derive(Debug)]
 pub struct Exec;
@@ -28,8 +28,8 @@ impl AgentCli for Exec {
         "check the command"
     }
 
-    fn invocation(&self, run: &Run<'_>) -> Invocation {
-        Invocation {
+    fn invocation(&self, run: &AgentRun<'_>) -> CommandLine {
+        CommandLine {
             program: "sh".to_string(),
             args: vec!["-c".to_string(), run.command.to_string()],
             env: Vec::new(),
@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn its_command_runs_in_a_shell_with_the_task_on_stdin() {
-        let line = Exec.invocation(&crate::agent_cli::testing::Run {
+        let line = Exec.invocation(&crate::agent_cli::testing::AgentRun {
             command: "make test",
             ..crate::agent_cli::testing::run()
         });

@@ -8,7 +8,7 @@ use baton_core::Happened;
 use serde_json::Value;
 
 use super::reading::text;
-use super::{AgentCli, BuiltIn, Invocation, Reading, Run, StateFolder};
+use super::{AgentCli, AgentRun, BuiltIn, CommandLine, Reading, StateFolder};
 
 #[derive(Debug)]
 pub struct Gemini;
@@ -71,7 +71,7 @@ impl AgentCli for Gemini {
     }
 
     /// `--skip-trust`: the lead who started the team trusts the project.
-    fn invocation(&self, run: &Run<'_>) -> Invocation {
+    fn invocation(&self, run: &AgentRun<'_>) -> CommandLine {
         let mut args = vec![
             "-p".to_string(),
             run.prompt.to_string(),
@@ -84,7 +84,7 @@ impl AgentCli for Gemini {
             args.extend(["--model".into(), model.to_string()]);
         }
         args.extend(run.args.iter().cloned());
-        Invocation::of(run.command, args)
+        CommandLine::of(run.command, args)
     }
 
     /// `stream-json`: `init`, `message`, `tool_use`, `tool_result`, `result`.

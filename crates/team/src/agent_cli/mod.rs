@@ -48,7 +48,7 @@ pub trait AgentCli: Sync {
     fn install_hint(&self) -> &'static str;
 
     /// Make the command line of one attempt.
-    fn invocation(&self, run: &Run<'_>) -> Invocation;
+    fn invocation(&self, run: &AgentRun<'_>) -> CommandLine;
 
     /// The events and usage one line of its JSON output makes, read into `reading`.
     fn read(&self, reading: &mut Reading, line: &Value) -> Vec<Happened>;
@@ -103,8 +103,8 @@ pub trait AgentCli: Sync {
 
     /// The session an attempt starts, given the session of an attempt its supervisor's end
     /// stopped (`resumed`, when [`resumes`](Self::resumes)).
-    fn session(&self, _resumed: Option<String>) -> Session {
-        Session::Unnamed
+    fn session(&self, _resumed: Option<String>) -> AgentSession {
+        AgentSession::Unnamed
     }
 
     /// Whether it can go on with an earlier session (after its supervisor stopped).
@@ -196,7 +196,7 @@ pub struct StateFolder {
 
 /// Where the agent's own session is, when it has one Baton can name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Session {
+pub enum AgentSession {
     /// A new session with this id (Claude Code's `--session-id`).
     New(String),
     /// Go on with this earlier session (Claude Code's `--resume`).
@@ -208,7 +208,7 @@ pub enum Session {
 /// What an adapter is given to make one attempt's command line: the profile's fields it may
 /// use and the attempt's own.
 #[derive(Debug, Clone, Copy)]
-pub struct Run<'a> {
+pub struct AgentRun<'a> {
     /// The program (found on `PATH`), or the shell command.
     pub command: &'a str,
     /// The profile's extra arguments, after Baton's own.
@@ -222,7 +222,7 @@ pub struct Run<'a> {
     /// What is left of the task's cost cap.
     pub budget_left_usd: Option<f64>,
     pub prompt: &'a str,
-    pub session: &'a Session,
+    pub session: &'a AgentSession,
     /// The `baton` program and the arguments of the agent's Baton MCP server.
     pub baton: &'a Path,
     pub mcp_args: &'a [&'static str],
@@ -233,7 +233,7 @@ pub struct Run<'a> {
 
 /// One attempt's command line, as an adapter makes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invocation {
+pub struct CommandLine {
     pub program: String,
     pub args: Vec<String>,
     /// Variables the CLI is given for the run (before the profile's `env`, which may change
@@ -244,10 +244,10 @@ pub struct Invocation {
     pub task_on_stdin: bool,
 }
 
-impl Invocation {
+impl CommandLine {
     /// `program` with `args`, nothing on its standard input.
-    fn of(program: &str, args: Vec<String>) -> Invocation {
-        Invocation {
+    fn of(program: &str, args: Vec<String>) -> CommandLine {
+        CommandLine {
             program: program.to_string(),
             args,
             env: Vec::new(),
@@ -379,8 +379,8 @@ pub(crate) mod testing {
 
     use std::path::Path;
 
-    pub use super::Run;
-    use super::{AgentKind, OutputReader, Session};
+    pub use super::AgentRun;
+    use super::{AgentKind, AgentSession, OutputReader};
     use baton_core::Happened;
     use baton_core::transcript::Stream;
 
@@ -411,8 +411,8 @@ pub(crate) mod testing {
     }
 
     /// A new attempt's launch with nothing in it but a prompt.
-    pub fn run() -> Run<'static> {
-        Run {
+    pub fn run() -> AgentRun<'static> {
+        AgentRun {
             command: "/usr/bin/agent",
             args: &[],
             model: None,
@@ -422,7 +422,7 @@ pub(crate) mod testing {
             max_turns: None,
             budget_left_usd: None,
             prompt: "the prompt",
-            session: &Session::Unnamed,
+            session: &AgentSession::Unnamed,
             baton: Path::new("/usr/bin/baton"),
             mcp_args: &["mcp", "--quiet"],
             workdir: Path::new("/work"),

@@ -10,7 +10,7 @@ use baton_core::Happened;
 use serde_json::{Value, json};
 
 use super::reading::text;
-use super::{AgentCli, BuiltIn, Invocation, Reading, Run, StateFolder};
+use super::{AgentCli, AgentRun, BuiltIn, CommandLine, Reading, StateFolder};
 
 /// The variable OpenCode reads inline configuration from.
 const CONFIG_CONTENT: &str = "OPENCODE_CONFIG_CONTENT";
@@ -121,7 +121,7 @@ impl AgentCli for OpenCode {
 
     /// `--auto` approves what its permissions would ask (nobody is at a headless run's
     /// terminal) and nothing its configuration denies; it does not update itself mid-run.
-    fn invocation(&self, run: &Run<'_>) -> Invocation {
+    fn invocation(&self, run: &AgentRun<'_>) -> CommandLine {
         let mut args = vec![
             "run".to_string(),
             "--format".into(),
@@ -136,7 +136,7 @@ impl AgentCli for OpenCode {
         let mut command: Vec<String> = vec![run.baton.display().to_string()];
         command.extend(run.mcp_args.iter().map(|a| a.to_string()));
         let user = std::env::var(CONFIG_CONTENT).ok();
-        let mut invocation = Invocation::of(run.command, args);
+        let mut invocation = CommandLine::of(run.command, args);
         invocation.env = vec![
             (
                 CONFIG_CONTENT.to_string(),
@@ -282,7 +282,7 @@ mod tests {
     /// Baton's server joins what the user configured inline, which is kept.
     #[test]
     fn its_run_adds_batons_server_to_the_users_inline_configuration() {
-        let line = OpenCode.invocation(&Run {
+        let line = OpenCode.invocation(&AgentRun {
             model: Some("scripted/m1"),
             ..run()
         });

@@ -3,7 +3,7 @@
 //! for how long, dependencies, or nothing ever: a failed one). A waiting worker records it,
 //! `team up`'s live status line draws it, and a run's verdict lists what is left with it.
 
-use baton_core::graph::{Doom, doomed_tasks};
+use baton_core::{Doom, doomed_tasks};
 use baton_core::{TaskFile, TaskStatus, Timestamp};
 use serde::Serialize;
 

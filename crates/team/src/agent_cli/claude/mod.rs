@@ -9,7 +9,7 @@ use baton_core::Happened;
 use serde_json::{Value, json};
 
 use super::reading::{add_tokens, content_text, text};
-use super::{AgentCli, BuiltIn, Invocation, Reading, Run, Session, StateFolder};
+use super::{AgentCli, AgentRun, AgentSession, BuiltIn, CommandLine, Reading, StateFolder};
 
 #[derive(Debug)]
 pub struct Claude;
@@ -98,10 +98,10 @@ impl AgentCli for Claude {
         }]
     }
 
-    fn session(&self, resumed: Option<String>) -> Session {
+    fn session(&self, resumed: Option<String>) -> AgentSession {
         match resumed {
-            Some(id) => Session::Resume(id),
-            None => Session::New(super::new_session_id()),
+            Some(id) => AgentSession::Resume(id),
+            None => AgentSession::New(super::new_session_id()),
         }
     }
 
@@ -119,7 +119,7 @@ impl AgentCli for Claude {
         true
     }
 
-    fn invocation(&self, run: &Run<'_>) -> Invocation {
+    fn invocation(&self, run: &AgentRun<'_>) -> CommandLine {
         // The prompt right after -p: the tool list that follows takes several values.
         let mut args = vec![
             "-p".to_string(),
@@ -136,9 +136,9 @@ impl AgentCli for Claude {
             .to_string(),
         ];
         match run.session {
-            Session::New(id) => args.extend(["--session-id".into(), id.clone()]),
-            Session::Resume(id) => args.extend(["--resume".into(), id.clone()]),
-            Session::Unnamed => {}
+            AgentSession::New(id) => args.extend(["--session-id".into(), id.clone()]),
+            AgentSession::Resume(id) => args.extend(["--resume".into(), id.clone()]),
+            AgentSession::Unnamed => {}
         }
         if let Some(model) = run.model {
             args.extend(["--model".into(), model.to_string()]);
@@ -165,7 +165,7 @@ impl AgentCli for Claude {
             args.extend(run.allowed_tools.iter().cloned());
         }
         args.extend(run.args.iter().cloned());
-        Invocation::of(run.command, args)
+        CommandLine::of(run.command, args)
     }
 
     /// `stream-json`: `system`/`assistant`/`user`/`result` objects.
@@ -240,7 +240,7 @@ impl AgentCli for Claude {
 
 /// Claude Code settings whose PostToolUse hook puts the agent's unread messages into its
 /// context.
-fn message_hooks(run: &Run<'_>) -> Value {
+fn message_hooks(run: &AgentRun<'_>) -> Value {
     let command = format!(
         "'{}' claude-hook messages",
         run.baton.display().to_string().replace('\'', "'\\''")
@@ -295,14 +295,14 @@ mod tests {
     #[test]
     fn its_command_line_names_the_session_the_caps_and_the_prompt_tool() {
         let session = Claude.session(None);
-        assert!(matches!(&session, Session::New(id) if id.len() == 36));
+        assert!(matches!(&session, AgentSession::New(id) if id.len() == 36));
         let args = ["--foo".to_string()];
-        let line = Claude.invocation(&Run {
+        let line = Claude.invocation(&AgentRun {
             args: &args,
             max_turns: Some(7),
             budget_left_usd: Some(0.5),
             approvals: true,
-            session: &Session::Resume("s-9".into()),
+            session: &AgentSession::Resume("s-9".into()),
             ..run()
         });
         let joined = line.args.join(" ");

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use baton_core::transcript::Stream;
 use baton_core::{Attempt, AttemptEnd, Happened, Task, TaskStatus, Timestamp, Usage};
 
-use crate::agent_cli::{OutputReader, Reading, Session};
+use crate::agent_cli::{AgentSession, OutputReader, Reading};
 use crate::error::Result;
 use crate::exec::{MAX_ERROR_BYTES, MAX_OUTPUT_BYTES, Tail};
 use crate::process::{AgentProcess, Launch, Output};
@@ -58,7 +58,7 @@ pub struct AttemptPlan<'a> {
     pub door: Option<crate::attempt_sandbox::AttemptDoor>,
     /// The sandboxed attempt's pids cgroup, removed once the agent's processes are gone.
     pub cgroup: Option<baton_sandbox::pids_cgroup::PidsCgroup>,
-    pub session: &'a Session,
+    pub session: &'a AgentSession,
     /// What earlier attempts at the task cost, counted against its cap.
     pub spent_before: Usage,
     /// What the worker's agents cost before this attempt, for its record.
@@ -379,8 +379,8 @@ fn new_record(crew: &Crew<'_>, plan: &AttemptPlan<'_>) -> Attempt {
         end: AttemptEnd::Running,
         reason: None,
         session_id: match plan.session {
-            Session::New(id) | Session::Resume(id) => Some(id.clone()),
-            Session::Unnamed => None,
+            AgentSession::New(id) | AgentSession::Resume(id) => Some(id.clone()),
+            AgentSession::Unnamed => None,
         },
         usage: Usage::default(),
         last_message: None,

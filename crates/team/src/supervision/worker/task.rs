@@ -8,7 +8,7 @@ use baton_git::Worktree;
 
 use super::{BREAKER, LeftWorktree, WorkerReport, wait_unless_stopped};
 use crate::Progress;
-use crate::agent_cli::Session;
+use crate::agent_cli::AgentSession;
 use crate::error::Result;
 use crate::launch::{Attempting, launch};
 use crate::prompt::{TaskBrief, task_prompt};
@@ -221,11 +221,11 @@ fn prompt_for(
     task: &Task,
     worktree: Option<&Worktree>,
     earlier: &[Attempt],
-    session: &Session,
+    session: &AgentSession,
 ) -> String {
     let id = &task.id;
     match session {
-        Session::Resume(_) => format!(
+        AgentSession::Resume(_) => format!(
             "Baton restarted you after your supervisor stopped. Go on with task {id} as agent \
              {name} from where you were, and report it with task_complete or task_fail when done."
         ),
