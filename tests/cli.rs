@@ -400,7 +400,7 @@ fn leader_move_says_what_a_drop_takes_and_a_named_claim_refuses_a_blocked_task(p
     p.ok(&["leader", "add-task", "b", "--depends", "task-1"]);
     // A dry run says which operation, in whose name, and changes nothing.
     let plan = p.ok(&["leader", "move", "task-1", "claimed", "--dry-run"]);
-    assert!(plan.contains("Would claim as leader"), "{plan}");
+    assert!(plan.contains("Would claim as lead"), "{plan}");
     assert_eq!(p.tasks_json()["tasks"][0]["status"], "available");
     // The lifecycle's refusal, with exit code 1; `in-progress` is read as in_progress.
     let refused = p.fails(&["leader", "move", "task-1", "in-progress"], 1);

@@ -137,7 +137,7 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
     let after_world = shown.lines().skip_while(|l| *l != "+world").nth(1);
     assert_eq!(
         after_world,
-        Some("    >> leader (open): say goodbye too"),
+        Some("    >> lead (open): say goodbye too"),
         "{shown}"
     );
     assert!(shown.contains("1 open comment"), "{shown}");

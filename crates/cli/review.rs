@@ -231,7 +231,7 @@ mod tests {
             line,
             side,
             text: text.into(),
-            by: "lead".into(),
+            by: baton_core::LEAD.into(),
             at: baton_core::Timestamp::now(),
             head: "h".into(),
             round: None,

@@ -8,7 +8,7 @@
 //! not choose what runs.
 
 use baton_core::review::{CheckRun, ReviewSettings, record_check};
-use baton_core::{ErrorKind, LEADER};
+use baton_core::{ErrorKind, LEAD};
 use baton_git::Worktrees;
 use baton_team::TaskEnv;
 use baton_team::run_check_command;
@@ -77,7 +77,7 @@ pub fn run_check(
     let worktree = worktrees.prepare(&task.id)?;
     let result_path = cx.local.result_file(&task.id)?;
     let env = TaskEnv {
-        agent: LEADER,
+        agent: LEAD,
         task,
         project_dir: cx.local.project_dir(),
         result_path: &result_path,

@@ -156,13 +156,13 @@ pub fn typescript_constants() -> String {
          export const DEFAULT_PRIORITY = {};\n\
          /** The highest priority number accepted. */\n\
          export const MAX_PRIORITY = {};\n\
-         /** The name leader operations are recorded under. */\n\
-         export const LEADER = {:?};\n\
+         /** The lead's one name (a question's recipient, a message's sender, the reviewer). */\n\
+         export const LEAD = {:?};\n\
          /** The built-in agent profiles, one per agent CLI Baton runs, in its adapters' order. */\n\
          export const AGENT_PROFILES = [{}] as const;\n",
         baton_core::DEFAULT_PRIORITY,
         baton_core::MAX_PRIORITY,
-        baton_core::LEADER,
+        baton_core::LEAD,
         baton_team::AgentKind::all()
             .map(|kind| format!("{:?}", kind.name()))
             .collect::<Vec<_>>()

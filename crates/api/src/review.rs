@@ -8,7 +8,7 @@ use baton_core::review::{
     CheckRun, NewComment, ReviewComment, ReviewRecord, ReviewRound, ReviewSettings, Side,
     review_settings_path,
 };
-use baton_core::{ErrorKind, LEADER, Reopen, Task, TaskStatus};
+use baton_core::{ErrorKind, LEAD, Reopen, Task, TaskStatus};
 use baton_git::{BranchDiff, FileChangeKind, Worktrees};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -244,7 +244,7 @@ impl Operation for CommentOnLine {
 
 /// Who is reviewing: the agent an MCP server acts as, else the lead.
 fn reviewer(cx: &Context) -> String {
-    cx.caller.clone().unwrap_or_else(|| LEADER.to_string())
+    cx.caller.clone().unwrap_or_else(|| LEAD.to_string())
 }
 
 /// Send a done task back to its worker with the review's open comments.

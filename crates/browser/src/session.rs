@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use baton_core::LEADER;
+use baton_core::LEAD;
 use baton_core::{ErrorKind, ForeignFile, Layout, SignalStore, SignalTarget, StoreError};
 use baton_fs::pid_alive;
 use baton_fs::write_atomic;
@@ -132,7 +132,7 @@ fn end(
     why: &str,
 ) -> Result<()> {
     let target = SignalTarget::named(record.run, &record.signal)?;
-    signals.write_signal(&target, Some(LEADER), Some(why), ForeignFile::Keep)?;
+    signals.write_signal(&target, Some(LEAD), Some(why), ForeignFile::Keep)?;
     let _ = std::fs::remove_file(record_file(layout));
     Ok(())
 }
@@ -170,7 +170,7 @@ impl ManualSession {
         }
         let run = signals.resolve_run(None)?;
         let target = SignalTarget::named(run, signal)?;
-        signals.clear_signal(&target, Some(LEADER), ForeignFile::Keep)?;
+        signals.clear_signal(&target, Some(LEAD), ForeignFile::Keep)?;
         let port = free_port().map_err(|e| StoreError::io("a free loopback port", e))?;
         let mut options = LaunchOptions::new(port, owner);
         options.headless = false;

@@ -6,10 +6,14 @@
 use serde::Serialize;
 
 use crate::model::{Reservation, Task};
-use crate::names::LEADER;
 use crate::requests::Claimed;
 use crate::signals::SignalTarget;
 use crate::time::Timestamp;
+
+/// The log the lead's operations go to (add, edit, reset, cancel, init, …): `logs/leader.log`,
+/// as the source design's `leader` commands write it, so its readers keep finding it. The name
+/// of a log, not a second name of the lead ([`LEAD`]), which its entries stand for.
+pub const LEAD_LOG: &str = "leader";
 
 /// One line of one agent's log.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -139,18 +143,18 @@ impl LogEntry {
 
     /// `INIT: Goal: …`, the lead's first line.
     pub fn init(goal: &str) -> LogEntry {
-        LogEntry::new(LEADER, "INIT", format!("Goal: {goal}"))
+        LogEntry::new(LEAD_LOG, "INIT", format!("Goal: {goal}"))
     }
 
     /// A task added by the lead.
     pub fn added(task: &Task) -> LogEntry {
-        LogEntry::new(LEADER, "ADD_TASK", added(task))
+        LogEntry::new(LEAD_LOG, "ADD_TASK", added(task))
     }
 
     /// A task edited by the lead.
     pub fn edited(task: &Task) -> LogEntry {
         LogEntry::new(
-            LEADER,
+            LEAD_LOG,
             "EDIT_TASK",
             format!("{}: {}", task.id, task.description),
         )
@@ -187,7 +191,7 @@ impl LogEntry {
             ),
             _ => task.id.clone(),
         };
-        LogEntry::new(agent.unwrap_or(LEADER), change.action(), details)
+        LogEntry::new(agent.unwrap_or(LEAD_LOG), change.action(), details)
     }
 
     /// `agent`'s leases renewed: the tasks it holds.
@@ -202,7 +206,7 @@ impl LogEntry {
 
     /// The summary written: `done of total` as the report's outcome says.
     pub fn aggregate(outcome: &str, total: usize) -> LogEntry {
-        LogEntry::new(LEADER, "AGGREGATE", format!("{outcome} of {total}"))
+        LogEntry::new(LEAD_LOG, "AGGREGATE", format!("{outcome} of {total}"))
     }
 
     /// Run `number` started, with the stale signals it cleared.
@@ -214,7 +218,7 @@ impl LogEntry {
                 cleared.join(", ")
             ),
         };
-        LogEntry::new(LEADER, "RUN_NEW", details)
+        LogEntry::new(LEAD_LOG, "RUN_NEW", details)
     }
 
     /// A signal written by `writer`.
@@ -229,7 +233,7 @@ impl LogEntry {
 
     /// One repair the doctor made.
     pub fn doctor_fix(line: &str) -> LogEntry {
-        LogEntry::new(LEADER, "DOCTOR_FIX", line)
+        LogEntry::new(LEAD_LOG, "DOCTOR_FIX", line)
     }
 
     /// This entry as its log line at `now`.
@@ -259,7 +263,7 @@ mod tests {
         );
         assert_eq!(
             LogEntry::task(TaskAction::Reset, None, &failed).agent,
-            LEADER
+            LEAD_LOG
         );
         assert_eq!(LogEntry::claim("w1", None).details, "nothing ready");
         assert_eq!(LogEntry::unreserve("w1", &[]), None);

@@ -74,7 +74,7 @@ pub use documents::DocumentStore;
 pub use error::{Result, StoreError};
 pub use graph::{Doom, doomed_tasks};
 pub use inventory::every_document;
-pub use journal::{LogEntry, LogLine, TaskAction};
+pub use journal::{LEAD_LOG, LogEntry, LogLine, TaskAction};
 pub use kind::ErrorKind;
 pub use layout::Layout;
 pub use listing::{Listing, Unreadable};
@@ -83,7 +83,7 @@ pub use model::{
     TaskFile, TaskResult, TaskStatus,
 };
 pub use moves::Move;
-pub use names::{LEAD, LEADER};
+pub use names::LEAD;
 pub use notes::Notes;
 pub use outlook::Outlook;
 pub use protected::ProtectedPaths;

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::error::{Result, StoreError};
 use crate::model::{TaskFile, TaskStatus};
-use crate::names::LEADER;
+use crate::names::LEAD;
 use crate::requests::Completion;
 use crate::time::Timestamp;
 
@@ -78,15 +78,12 @@ impl TaskFile {
         if place(task.status) == place(to) && (to != TaskStatus::Cancelled || task.status == to) {
             return Ok(Move::Stay);
         }
-        let owner = task
-            .claimed_by
-            .clone()
-            .unwrap_or_else(|| LEADER.to_string());
+        let owner = task.claimed_by.clone().unwrap_or_else(|| LEAD.to_string());
         let candidate = match to {
             TaskStatus::Available if task.status.is_held() => Move::Release { agent: owner },
             TaskStatus::Available => Move::Reset,
             TaskStatus::Claimed => Move::Claim {
-                agent: LEADER.to_string(),
+                agent: LEAD.to_string(),
             },
             TaskStatus::InProgress => Move::Start { agent: owner },
             TaskStatus::Done => Move::Complete { agent: owner },
@@ -180,7 +177,7 @@ mod tests {
     fn legal_moves_act_for_the_holder_and_claim_as_the_leader() {
         use TaskStatus::*;
         let file = board();
-        let leader = agent(LEADER);
+        let leader = agent(LEAD);
         assert_eq!(plan(&file, "a", Claimed), Ok(Move::Claim { agent: leader }));
         assert_eq!(
             plan(&file, "c", InProgress),
@@ -246,11 +243,6 @@ mod tests {
         let step = file
             .plan_move("d", TaskStatus::Claimed, later, LEASE)
             .unwrap();
-        assert_eq!(
-            step,
-            Move::Claim {
-                agent: agent(LEADER)
-            }
-        );
+        assert_eq!(step, Move::Claim { agent: agent(LEAD) });
     }
 }

@@ -5,13 +5,11 @@
 
 use crate::error::{Result, StoreError};
 
-/// The lead's name wherever Baton names the lead as a party: a question's recipient, a
-/// message's sender or recipient, the voice of a paired device.
+/// The lead's one name, wherever Baton names the lead: a question's recipient, a message's
+/// sender or recipient, the voice of a paired device, the reviewer, the holder of a task the
+/// lead moved on the board, the writer of a signal the lead wrote. Its log alone is named as
+/// the source design names it ([`crate::journal::LEAD_LOG`]).
 pub const LEAD: &str = "lead";
-/// The lead as agents' logs and review records name it (the operations it logs: add, edit,
-/// reset, cancel, …; the comments it writes), as the source design's `leader` commands do.
-/// Kept apart from [`LEAD`] because both spellings are in every project's records.
-pub const LEADER: &str = "leader";
 
 /// The longest name accepted, in bytes.
 pub const MAX_NAME_LEN: usize = 64;

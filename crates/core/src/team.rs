@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::journal::LEAD_LOG;
 use crate::journal::LogLine;
 use crate::model::{Task, TaskFile, TaskStatus};
-use crate::names::LEADER;
+use crate::names::LEAD;
 use crate::time::Timestamp;
 
 /// What an agent is doing, as far as the store can tell.
@@ -67,7 +68,9 @@ pub struct AgentRow {
 pub fn known_agents(file: &TaskFile) -> BTreeSet<&str> {
     let mut names: BTreeSet<&str> = file.agents.keys().map(String::as_str).collect();
     names.extend(file.tasks.iter().filter_map(|t| t.claimed_by.as_deref()));
-    names.remove(LEADER);
+    names.remove(LEAD);
+    // Its log's name, and the lead's name in tasks a board move gave it before there was one.
+    names.remove(LEAD_LOG);
     names
 }
 
@@ -81,7 +84,8 @@ pub fn team(
 ) -> (Vec<AgentRow>, Option<Timestamp>) {
     let mut names = known_agents(file);
     names.extend(last_lines.keys().map(String::as_str));
-    names.remove(LEADER);
+    names.remove(LEAD);
+    names.remove(LEAD_LOG);
     // Each agent's tasks, gathered in one pass over the board.
     let mut tasks_of: BTreeMap<&str, Vec<&Task>> = BTreeMap::new();
     for task in &file.tasks {
@@ -213,7 +217,8 @@ mod tests {
         seen(&mut file, "idle", now.before(secs(30)));
         seen(&mut file, "waiting", now.before(secs(20)));
         seen(&mut file, "gone", now.before(secs(500)));
-        seen(&mut file, LEADER, now);
+        seen(&mut file, LEAD_LOG, now);
+        seen(&mut file, LEAD, now);
         let mut lines = BTreeMap::new();
         lines.insert(
             "waiting".to_string(),

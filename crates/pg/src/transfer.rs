@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use baton_core::Layout;
 use baton_core::notes::Notes;
 use baton_core::{
-    Attempt, DocumentStore, LEADER, LogEntry, SignalStore, StoreError, TaskStore, TeamStore,
+    Attempt, DocumentStore, LEAD_LOG, LogEntry, SignalStore, StoreError, TaskStore, TeamStore,
     TranscriptEvent, WorkerRecord,
 };
 use baton_folder::FolderStore;
@@ -232,7 +232,7 @@ impl PgStore {
                 tx.execute(
                     "INSERT INTO baton_discoveries (project, at, agent, entry)
                      VALUES ($1, $2, $3, $4)",
-                    &[&name, &now.0, &LEADER, &entries],
+                    &[&name, &now.0, &LEAD_LOG, &entries],
                 )?;
             }
             for line in &lines {
@@ -287,7 +287,7 @@ impl PgStore {
                 file.tasks.len(),
                 layout.root().display()
             );
-            journal(&mut tx, name, &LogEntry::new(LEADER, "IMPORT", details), now)?;
+            journal(&mut tx, name, &LogEntry::new(LEAD_LOG, "IMPORT", details), now)?;
             tx.commit()?;
             Ok(client)
         })()

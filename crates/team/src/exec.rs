@@ -348,7 +348,7 @@ pub(crate) mod tests {
         .unwrap();
         let result = dir.path().join("result.md");
         let env = TaskEnv {
-            agent: "lead",
+            agent: baton_core::LEAD,
             task: &task,
             project_dir: dir.path(),
             result_path: &result,

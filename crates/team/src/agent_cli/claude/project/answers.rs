@@ -151,7 +151,7 @@ mod tests {
     fn messages_are_listed_with_their_sender_subject_and_task() {
         let message = |id: &str, task: Option<&str>| inbox::Message {
             id: id.into(),
-            from: "lead".into(),
+            from: baton_core::LEAD.into(),
             to: "w1".into(),
             subject: "Scope".into(),
             body: "Only the parser".into(),

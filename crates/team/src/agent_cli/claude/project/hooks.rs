@@ -96,7 +96,7 @@ mod tests {
         inbox::send(
             &store,
             inbox::NewMessage {
-                from: "lead".into(),
+                from: baton_core::LEAD.into(),
                 to: "w1".into(),
                 task: None,
                 subject: "Use the new schema".into(),
