@@ -149,6 +149,9 @@ fn command(dir: &Path, args: &[&str]) -> Result<Command> {
         .args(args)
         .env("LC_ALL", "C")
         .env("GIT_TERMINAL_PROMPT", "0")
+        // No lock git may skip (`git status` refreshing the index): Baton reads worktrees
+        // agents are committing in, and a lock taken for a read fails their `git commit`.
+        .env("GIT_OPTIONAL_LOCKS", "0")
         .stdin(Stdio::null());
     if let Some(pinned) = crate::pinned::git_dirs(dir)? {
         command

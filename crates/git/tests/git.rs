@@ -747,3 +747,37 @@ fn each_trial_starts_from_a_checkout_without_what_the_last_check_left() {
     assert_eq!(second.checkout.path, first.checkout.path);
     assert!(!second.checkout.workdir.join("target").exists());
 }
+
+/// Baton reads an agent's worktree (the lead's review, what an attempt left) while the agent
+/// may be committing in it: its reads must not take the worktree's index lock, or the agent's
+/// `git commit` fails on `index.lock` (seen as a task failed in the desktop's review round).
+/// A stale index entry is what makes a plain `git status` rewrite the index under that lock.
+#[test]
+fn reading_a_worktree_never_rewrites_its_index_under_the_agents_feet() {
+    let (_dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    let tree = worktrees.prepare("t3").unwrap();
+    commit_file(&tree.workdir, "kept.txt", "kept\n");
+    // The same bytes, a later time: git's index entry for the file is stale now.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(tree.workdir.join("kept.txt"))
+        .unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+        .unwrap();
+    drop(file);
+    let index = git(&tree.workdir, &["rev-parse", "--git-path", "index"]);
+    let index = tree.workdir.join(index.trim());
+    let before = std::fs::read(&index).unwrap();
+
+    let listed = worktrees.list().unwrap();
+    assert!(listed[0].uncommitted.is_empty(), "{listed:?}");
+    let record = worktrees.branch_record("t3").unwrap().unwrap();
+    assert!(record.uncommitted.is_empty());
+
+    assert_eq!(
+        std::fs::read(&index).unwrap(),
+        before,
+        "Baton's reads left the agent's index as it was (no optional lock taken)"
+    );
+}
