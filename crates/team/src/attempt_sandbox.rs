@@ -77,20 +77,12 @@ pub(crate) fn sandboxed(
     };
     let network = network_access(settings.network, allow.as_ref());
     let (door, refusals) = open_door(crew, agent, task, &launch, allow)?;
-    // Born in its worker thread's cgroup, or moved into one of its own.
-    let born_limited = ThreadCgroup::current();
-    let cgroup = match born_limited {
-        true => None,
-        false => PidsCgroup::create(settings.max_processes),
-    };
+    let (cgroup, entry) = pids_cgroup(settings.max_processes);
     // The CLI's state folders where it looks for them, and the variables that tell it.
-    for state in &states {
-        if let Some(variable) = state.variable {
-            launch
-                .env
-                .push((variable.into(), state.inside.display().to_string()));
-        }
-    }
+    launch.env.extend(states.iter().filter_map(|state| {
+        let variable = state.variable?;
+        Some((variable.into(), state.inside.display().to_string()))
+    }));
     let (worktree, binds) = match git {
         Some((worktree, git)) => (Some(worktree), binds(git)),
         None => (None, Binds::default()),
@@ -125,10 +117,7 @@ pub(crate) fn sandboxed(
         max_processes: settings.max_processes,
         tmp_bytes: settings.tmp_bytes(),
         max_open_files: settings.max_open_files,
-        cgroup: match born_limited {
-            true => Some(CgroupEntry::Born),
-            false => cgroup.as_ref().map(|c| CgroupEntry::Join(c.procs())),
-        },
+        cgroup: entry,
         notes: vec!["Baton is reached through the attempt's door as this agent".into()],
     };
     Ok(SandboxedLaunch {
@@ -139,6 +128,17 @@ pub(crate) fn sandboxed(
         }),
         cgroup,
     })
+}
+
+/// The attempt's pids cgroup: none of its own when it is born in its worker thread's (and
+/// says so), else one made for it to join, where one can be made.
+fn pids_cgroup(max_processes: u32) -> (Option<PidsCgroup>, Option<CgroupEntry>) {
+    if ThreadCgroup::current() {
+        return (None, Some(CgroupEntry::Born));
+    }
+    let cgroup = PidsCgroup::create(max_processes);
+    let entry = cgroup.as_ref().map(|c| CgroupEntry::Join(c.procs()));
+    (cgroup, entry)
 }
 
 /// The hosts an allow-listed attempt may reach: its CLI's model hosts, the addresses its

@@ -73,6 +73,9 @@ pub struct Attempting<'a> {
     pub sandboxed: bool,
 }
 
+/// What an attempt runs: its adapter's command line in the task's worktree (or the project),
+/// with its environment, the task on stdin for a command that reads it, and the marks that
+/// find its processes.
 pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) -> Launch {
     let workdir = attempt
         .worktree
@@ -84,29 +87,7 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
         &attempt.task.id,
         attempt.attempt,
     );
-    let mut env: Vec<(String, String)> = marks
-        .iter()
-        .filter_map(|m| m.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    env.push(("BATON_TASK_ID".into(), attempt.task.id.clone()));
-    match attempt.sandboxed {
-        true => env.push((
-            baton_door::DOOR_ENV.into(),
-            baton_door::inside_address(profile.sandbox.network),
-        )),
-        false => env.extend(setting.store_env.iter().cloned()),
-    }
-    // `baton` first on PATH, so an agent's shell and hooks run the same Baton.
-    if let Some(dir) = setting.baton.parent() {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let joined = std::env::join_paths(
-            std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&path)),
-        );
-        if let Ok(joined) = joined {
-            env.push(("PATH".into(), joined.to_string_lossy().into_owned()));
-        }
-    }
+    let mut env = attempt_env(profile, setting, attempt, &marks);
     let invocation = profile.kind.invocation(&AgentRun {
         command: &profile.command,
         args: &profile.args,
@@ -159,6 +140,40 @@ pub fn launch(profile: &Profile, setting: &Setting, attempt: &Attempting<'_>) ->
         sandbox: None,
         cgroup: None,
     }
+}
+
+/// The attempt's environment before its adapter's: its marks and task, how it reaches Baton
+/// (its door when sandboxed, else the store the supervisor reached), and `baton` first on PATH,
+/// so an agent's shell and hooks run the same Baton.
+fn attempt_env(
+    profile: &Profile,
+    setting: &Setting,
+    attempt: &Attempting<'_>,
+    marks: &[String],
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = marks
+        .iter()
+        .filter_map(|m| m.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    env.push(("BATON_TASK_ID".into(), attempt.task.id.clone()));
+    match attempt.sandboxed {
+        true => env.push((
+            baton_door::DOOR_ENV.into(),
+            baton_door::inside_address(profile.sandbox.network),
+        )),
+        false => env.extend(setting.store_env.iter().cloned()),
+    }
+    if let Some(dir) = setting.baton.parent() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(
+            std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&path)),
+        );
+        if let Ok(joined) = joined {
+            env.push(("PATH".into(), joined.to_string_lossy().into_owned()));
+        }
+    }
+    env
 }
 
 /// The variables every process of one attempt carries (`KEY=VALUE`): the project, the agent

@@ -135,42 +135,14 @@ impl AgentProcess {
         AgentProcess::start_hearing(launch, None)
     }
 
-    /// [`Self::start`], with the notes said on `asides` (what the attempt's door refused)
+    /// [`Self::start`], with the notes said on `notes` (what the attempt's door refused)
     /// arriving through [`Self::next`] as [`Output::Note`] among the output, each before the
     /// agent's exit when said before it.
     pub fn start_hearing(
         launch: &Launch,
-        asides: Option<ProcessEvents>,
+        notes: Option<ProcessEvents>,
     ) -> std::io::Result<AgentProcess> {
-        // The group's program is looked up in the PATH the agent is given.
-        let path = launch
-            .env
-            .iter()
-            .rev()
-            .find(|(key, _)| key == "PATH")
-            .map(|(_, value)| std::ffi::OsStr::new(value.as_str()));
-        let (program, args) = launch.entry();
-        // A sandbox's bubblewrap (its program when no cgroup is joined first) runs with
-        // --die-with-parent: it sees to its death itself.
-        let mut command = match launch.sandbox.is_some() && launch.cgroup.is_none() {
-            true => baton_fs::command_in_own_group_ending_itself(&program),
-            false => command_in_own_group(&program, path, libc::SIGKILL),
-        };
-        if launch.sandbox.is_some() {
-            command.env_clear();
-        }
-        command
-            .args(&args)
-            .current_dir(&launch.workdir)
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .stdin(if launch.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child: Child = command.spawn()?;
+        let mut child = spawn_in_own_group(launch)?;
         let pid = child.id();
         // Killed with its group should this supervisor die without stopping it.
         baton_fs::warden::watch(ProcessGroup::led_by(pid));
@@ -181,52 +153,19 @@ impl AgentProcess {
                 let _ = stdin.write_all(&bytes);
             });
         }
-        let marks = launch.marks.clone();
         let (tx, output) = sync_channel(QUEUE);
-        // ProcessEvents (notes, then the end) are passed on in the order they were said: a note said
-        // before the agent exited comes before its exit.
-        let (tell, heard) = asides.unwrap_or_else(channel);
-        {
-            let to = tx.clone();
-            std::thread::spawn(move || {
-                for aside in heard {
-                    match aside {
-                        ProcessEvent::Note(note) => {
-                            if to.send(Output::Note(note)).is_err() {
-                                return;
-                            }
-                        }
-                        ProcessEvent::Exited(status) => {
-                            let _ = to.send(Output::Exited(status));
-                            return;
-                        }
-                    }
-                }
-            });
-        }
+        // Process events (notes, then the end) are passed on in the order they were said: a
+        // note said before the agent exited comes before its exit.
+        let (tell, heard) = notes.unwrap_or_else(channel);
+        let to = tx.clone();
+        std::thread::spawn(move || pass_on(heard, &to));
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let (ended_tx, ended) = channel();
         spawn_reader(stdout, Stream::Stdout, tx.clone(), ended_tx.clone());
-        spawn_reader(stderr, Stream::Stderr, tx.clone(), ended_tx);
-        std::thread::spawn(move || {
-            let status = child.wait();
-            // Everything the agent printed comes before its exit. Its own children may hold
-            // the pipes open after it exits: the group is killed then, and what it printed is
-            // read until both pipes end, or for DRAIN at most (a process that left the group
-            // may hold them for ever; the attempt ends with the agent all the same).
-            ProcessGroup::led_by(pid).kill();
-            baton_fs::warden::forget(ProcessGroup::led_by(pid));
-            kill_marked(&marks);
-            let until = Instant::now() + DRAIN;
-            for _ in 0..2 {
-                let left = until.saturating_duration_since(Instant::now());
-                if ended.recv_timeout(left).is_err() {
-                    break;
-                }
-            }
-            let _ = tell.send(ProcessEvent::Exited(status));
-        });
+        spawn_reader(stderr, Stream::Stderr, tx, ended_tx);
+        let marks = launch.marks.clone();
+        std::thread::spawn(move || wait_for_the_end(child, &marks, &ended, &tell));
         Ok(AgentProcess {
             pid,
             output,
@@ -307,6 +246,82 @@ pub fn kill_marked(marks: &[String]) -> usize {
         }
     }
     killed
+}
+
+/// `launch`'s program started in a process group of its own, its output piped: looked up in
+/// the PATH the agent is given; a sandbox's bubblewrap (its program when no cgroup is joined
+/// first) runs with --die-with-parent and sees to its death itself, and gets no variable it was
+/// not given.
+fn spawn_in_own_group(launch: &Launch) -> std::io::Result<Child> {
+    let path = launch
+        .env
+        .iter()
+        .rev()
+        .find(|(key, _)| key == "PATH")
+        .map(|(_, value)| std::ffi::OsStr::new(value.as_str()));
+    let (program, args) = launch.entry();
+    let mut command = match launch.sandbox.is_some() && launch.cgroup.is_none() {
+        true => baton_fs::command_in_own_group_ending_itself(&program),
+        false => command_in_own_group(&program, path, libc::SIGKILL),
+    };
+    if launch.sandbox.is_some() {
+        command.env_clear();
+    }
+    command
+        .args(&args)
+        .current_dir(&launch.workdir)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if launch.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command.spawn()
+}
+
+/// Passes the process's events on as output until its end has been passed on.
+fn pass_on(heard: Receiver<ProcessEvent>, to: &SyncSender<Output>) {
+    for event in heard {
+        match event {
+            ProcessEvent::Note(note) => {
+                if to.send(Output::Note(note)).is_err() {
+                    return;
+                }
+            }
+            ProcessEvent::Exited(status) => {
+                let _ = to.send(Output::Exited(status));
+                return;
+            }
+        }
+    }
+}
+
+/// Waits for `child` to exit, then tells its end once what it printed has been read.
+/// Everything the agent printed comes before its exit. Its own children may hold the pipes
+/// open after it exits: the group is killed then (and what `marks` names), and what it printed
+/// is read until both pipes end, or for DRAIN at most (a process that left the group may hold
+/// them for ever; the attempt ends with the agent all the same).
+fn wait_for_the_end(
+    mut child: Child,
+    marks: &[String],
+    ended: &Receiver<()>,
+    tell: &Sender<ProcessEvent>,
+) {
+    let pid = child.id();
+    let status = child.wait();
+    ProcessGroup::led_by(pid).kill();
+    baton_fs::warden::forget(ProcessGroup::led_by(pid));
+    kill_marked(marks);
+    let until = Instant::now() + DRAIN;
+    for _ in 0..2 {
+        let left = until.saturating_duration_since(Instant::now());
+        if ended.recv_timeout(left).is_err() {
+            break;
+        }
+    }
+    let _ = tell.send(ProcessEvent::Exited(status));
 }
 
 /// Reads `from` line by line into `tx` on a thread of its own, and says on `ended` when it

@@ -84,6 +84,47 @@ pub fn run_check_command(
     })
 }
 
+/// Where the check's allow-listed network goes: the allow-list, the proxy's folder
+/// (`.coordination/team/checks/TASK-PID-N`), and the proxy with that folder held open; what the
+/// proxy refuses is added to `refused`.
+fn open_proxy(
+    settings: &ReviewSettings,
+    env: &TaskEnv<'_>,
+    layout: &baton_core::Layout,
+    refused: &std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) -> Result<(
+    baton_sandbox::net::AllowList,
+    std::path::PathBuf,
+    (baton_sandbox::net::proxy::NetProxy, std::fs::File),
+)> {
+    let allow = baton_sandbox::net::allow_list::defaults(&[], &[], &[], &[], &settings.check_allow)
+        .map_err(|e| TeamError::new(ErrorKind::InvalidInput, e))?;
+    let folder = layout.team_dir().join("checks").join(format!(
+        "{}-{}-{}",
+        env.task.id,
+        std::process::id(),
+        CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let io = |e: std::io::Error| {
+        TeamError::new(
+            ErrorKind::Io,
+            format!("cannot open the check's network proxy: {e}"),
+        )
+    };
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).map_err(io)?;
+    let handle = std::fs::File::open(&folder).map_err(io)?;
+    let said = refused.clone();
+    let proxy = baton_sandbox::net::proxy::NetProxy::open(
+        &baton_sandbox::socket_address(&folder, &handle, baton_sandbox::net::proxy::SOCKET),
+        allow.clone(),
+        move |why| said.lock().expect("check lock").push(why),
+        None,
+    )
+    .map_err(io)?;
+    Ok((allow, folder, (proxy, handle)))
+}
+
 /// The sandbox one check runs in, and the proxy its network goes through.
 struct CheckSandbox {
     boundary: Boundary,
@@ -114,42 +155,8 @@ impl CheckSandbox {
         let (allow, folder, proxy) = match settings.check_network {
             Network::Open | Network::Off => (None, None, None),
             Network::AllowList => {
-                let allow = baton_sandbox::net::allow_list::defaults(
-                    &[],
-                    &[],
-                    &[],
-                    &[],
-                    &settings.check_allow,
-                )
-                .map_err(|e| TeamError::new(ErrorKind::InvalidInput, e))?;
-                let folder = layout.team_dir().join("checks").join(format!(
-                    "{}-{}-{}",
-                    env.task.id,
-                    std::process::id(),
-                    CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                ));
-                let io = |e: std::io::Error| {
-                    TeamError::new(
-                        ErrorKind::Io,
-                        format!("cannot open the check's network proxy: {e}"),
-                    )
-                };
-                let _ = std::fs::remove_dir_all(&folder);
-                std::fs::create_dir_all(&folder).map_err(io)?;
-                let handle = std::fs::File::open(&folder).map_err(io)?;
-                let said = refused.clone();
-                let proxy = baton_sandbox::net::proxy::NetProxy::open(
-                    &baton_sandbox::socket_address(
-                        &folder,
-                        &handle,
-                        baton_sandbox::net::proxy::SOCKET,
-                    ),
-                    allow.clone(),
-                    move |why| said.lock().expect("check lock").push(why),
-                    None,
-                )
-                .map_err(io)?;
-                (Some(allow), Some(folder), Some((proxy, handle)))
+                let (allow, folder, proxy) = open_proxy(settings, env, &layout, &refused)?;
+                (Some(allow), Some(folder), Some(proxy))
             }
         };
         let network =

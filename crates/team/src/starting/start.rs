@@ -210,25 +210,43 @@ pub fn start_detached(
     // does not die with the caller.
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command.spawn().map_err(cannot_start)?;
-    let pid = child.id();
     {
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let json = serde_json::to_vec(request).expect("requests serialise");
         stdin.write_all(&json).map_err(cannot_start)?;
     }
+    let started = taken_up(local, &mut child, &log_path)?;
+    // A long-lived caller (the desktop, an MCP server) reaps it when it ends, so it leaves
+    // no zombie; a short one exits first and the supervisor is adopted.
+    std::thread::spawn(move || child.wait());
+    Ok(TeamStarted {
+        supervisor: started,
+        resized_from: None,
+        log: Some(log_path.display().to_string()),
+    })
+}
+
+/// Waits (until [`TAKEN_WITHIN`]) for the supervisor `child` to say it took the request; its
+/// end or its silence is an error quoting its log.
+fn taken_up(
+    local: &Layout,
+    child: &mut std::process::Child,
+    log_path: &Path,
+) -> Result<SupervisorInfo> {
+    let pid = child.id();
     let deadline = Instant::now() + TAKEN_WITHIN;
-    let started = loop {
+    loop {
         if let Some(info) = running_supervisor(local)?
             && info.pid == pid
         {
-            break info;
+            return Ok(info);
         }
         if let Some(status) = child.try_wait().ok().flatten() {
             return Err(TeamError::new(
                 ErrorKind::Spawn,
                 format!(
                     "the supervisor ended at once ({status}): {}",
-                    log_tail(&log_path, 5)
+                    log_tail(log_path, 5)
                 ),
             ));
         }
@@ -243,15 +261,7 @@ pub fn start_detached(
             ));
         }
         std::thread::sleep(Duration::from_millis(50)); // retry until the deadline
-    };
-    // A long-lived caller (the desktop, an MCP server) reaps it when it ends, so it leaves
-    // no zombie; a short one exits first and the supervisor is adopted.
-    std::thread::spawn(move || child.wait());
-    Ok(TeamStarted {
-        supervisor: started,
-        resized_from: None,
-        log: Some(log_path.display().to_string()),
-    })
+    }
 }
 
 /// Resizes the team that runs for this project on this machine to the request's size, if one

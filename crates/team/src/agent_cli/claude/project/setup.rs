@@ -203,45 +203,72 @@ fn trust_project(layout: &Layout, record: &mut Record, dry: bool) -> Result<File
     })
 }
 
+/// What taking Baton out of one of the project's Claude Code files does: put back what setup
+/// found (or delete what it made) when nobody changed the file since, else take Baton's entries
+/// out of it. `None`: the file is not there.
+fn undo_plan(
+    dir: &std::path::Path,
+    file: &'static str,
+    recorded: Option<&Recorded>,
+) -> Result<Option<UndoPlan>, Error> {
+    let path = dir.join(file);
+    let current = read_text(&path)?;
+    // Nobody changed it since setup: put back what was there, byte for byte.
+    if let (Some(recorded), Some(current)) = (recorded, &current)
+        && &recorded.written == current
+    {
+        let (action, changes) = match &recorded.original {
+            Some(_) => (
+                "restored",
+                vec!["put back as it was before setup".to_string()],
+            ),
+            None => (
+                "removed",
+                vec!["deleted (setup had created it)".to_string()],
+            ),
+        };
+        return Ok(Some((
+            file,
+            path,
+            recorded.original.clone(),
+            action,
+            changes,
+        )));
+    }
+    let Some(current) = current else {
+        return Ok(None);
+    };
+    let mut doc = parse(file, Some(&current))?;
+    let changes = if file == MCP_FILE {
+        settings::remove_server(&mut doc)
+    } else {
+        settings::remove_settings(&mut doc)
+    };
+    Ok(Some(if changes.is_empty() {
+        (file, path, Some(current), "unchanged", changes)
+    } else {
+        (file, path, Some(render(&doc)), "updated", changes)
+    }))
+}
+
+/// One file's undoing: its name, its path, its text after (`None`: deleted), the action and
+/// the changes in words.
+type UndoPlan = (
+    &'static str,
+    std::path::PathBuf,
+    Option<String>,
+    &'static str,
+    Vec<String>,
+);
+
 /// Takes Baton out of the project's Claude Code files (or says what it would take, `dry`).
 pub fn remove(layout: &Layout, dry: bool) -> Result<Vec<FileChange>, Error> {
     let dir = layout.project_dir();
     let record = read_record(layout)?;
     let mut planned = Vec::new();
     for file in [MCP_FILE, SETTINGS_FILE] {
-        let path = dir.join(file);
-        let current = read_text(&path)?;
-        let recorded = record.files.get(file);
-        // Nobody changed it since setup: put back what was there, byte for byte.
-        if let (Some(recorded), Some(current)) = (recorded, &current)
-            && &recorded.written == current
-        {
-            let (action, changes) = match &recorded.original {
-                Some(_) => (
-                    "restored",
-                    vec!["put back as it was before setup".to_string()],
-                ),
-                None => (
-                    "removed",
-                    vec!["deleted (setup had created it)".to_string()],
-                ),
-            };
-            planned.push((file, path, recorded.original.clone(), action, changes));
-            continue;
-        }
-        let Some(current) = current else {
-            continue;
-        };
-        let mut doc = parse(file, Some(&current))?;
-        let changes = if file == MCP_FILE {
-            settings::remove_server(&mut doc)
-        } else {
-            settings::remove_settings(&mut doc)
-        };
-        if changes.is_empty() {
-            planned.push((file, path, Some(current), "unchanged", changes));
-        } else {
-            planned.push((file, path, Some(render(&doc)), "updated", changes));
+        if let Some(plan) = undo_plan(dir, file, record.files.get(file))? {
+            planned.push(plan);
         }
     }
     let mut out = Vec::new();
