@@ -171,7 +171,6 @@ fn watch(
     process: &mut AgentProcess,
 ) -> Watched {
     let profile = &crew.profile;
-    let id = plan.task.id.as_str();
     let mut reader = OutputReader::new(profile.kind).priced(profile.price);
     let mut stdout = Tail::new(MAX_OUTPUT_BYTES);
     let mut stderr = Tail::new(MAX_ERROR_BYTES);
@@ -216,27 +215,9 @@ fn watch(
             let _ = crew.tasks.heartbeat(plan.worker);
             next_heartbeat = Instant::now() + heartbeat_every;
         }
-        if interrupted.is_none()
-            && let Some(text) = lingering.look(|| {
-                crew.task(id).is_some_and(|t| {
-                    !(t.claimed_by.as_deref() == Some(plan.worker) && t.status.is_held())
-                })
-            })
-        {
-            // Reported, and still running past its grace: its worker is not held by it.
-            transcript.push(Happened::Supervisor { text });
-            process.stop(STOP_GRACE);
-        }
         if interrupted.is_none() {
-            interrupted = interruption(crew, plan, &reader.so_far.usage, process.running_for());
-            if let Some(why) = &interrupted {
-                let text = match why {
-                    Interrupted::Budget(reason) => format!("stopping the agent: {reason}"),
-                    Interrupted::StopNow => "stopping the agent: asked to stop now".to_string(),
-                };
-                transcript.push(Happened::Supervisor { text });
-                process.stop(STOP_GRACE);
-            }
+            let usage = &reader.so_far.usage;
+            interrupted = stop_if_due(crew, plan, transcript, process, &mut lingering, usage);
         }
     };
     Watched {
@@ -249,6 +230,35 @@ fn watch(
         },
         ran_for: process.running_for(),
     }
+}
+
+/// Stops the agent when it is due to stop, saying why in its transcript: reported and still
+/// running past its grace (its worker is not held by it), or over a budget or asked to stop
+/// now (the interruption, returned).
+fn stop_if_due(
+    crew: &Crew<'_>,
+    plan: &AttemptPlan<'_>,
+    transcript: &mut Transcript<'_>,
+    process: &AgentProcess,
+    lingering: &mut Lingering,
+    usage: &Usage,
+) -> Option<Interrupted> {
+    let reported = || {
+        crew.task(&plan.task.id)
+            .is_some_and(|t| !(t.claimed_by.as_deref() == Some(plan.worker) && t.status.is_held()))
+    };
+    if let Some(text) = lingering.look(reported) {
+        transcript.push(Happened::Supervisor { text });
+        process.stop(STOP_GRACE);
+    }
+    let interrupted = interruption(crew, plan, usage, process.running_for())?;
+    let text = match &interrupted {
+        Interrupted::Budget(reason) => format!("stopping the agent: {reason}"),
+        Interrupted::StopNow => "stopping the agent: asked to stop now".to_string(),
+    };
+    transcript.push(Happened::Supervisor { text });
+    process.stop(STOP_GRACE);
+    Some(interrupted)
 }
 
 /// What ends with the agent's process: its door, its reservations, its cgroup; and a sandboxed
