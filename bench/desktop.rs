@@ -60,6 +60,7 @@ fn project_with(n: usize) -> tempfile::TempDir {
                 files: vec![format!("src/part_{i}.rs")],
                 hints: String::new(),
                 id: None,
+                acceptance: None,
             },
             baton_core::Timestamp::now(),
         )

@@ -9,6 +9,7 @@ use support::{Project, task_ids};
 
 support::on_both_stores!(
     add_task_records_every_field_in_the_source_schema,
+    a_tasks_acceptance_is_set_shown_and_changed_from_the_command_line,
     add_task_refusals_name_the_problem_and_change_nothing,
     a_full_worker_cycle_writes_result_summary_logs_and_discoveries,
     illegal_transitions_name_the_task_its_status_and_owner,
@@ -130,6 +131,42 @@ fn add_task_records_every_field_in_the_source_schema(p: Project) {
         json!({"files": ["src/a.rs", "src/b.rs"], "hints": "use JWT\nvalidate input"})
     );
     assert!(stored["created_at"].as_str().unwrap().ends_with('Z'));
+}
+
+fn a_tasks_acceptance_is_set_shown_and_changed_from_the_command_line(p: Project) {
+    let added = p.json(&[
+        "leader",
+        "add-task",
+        "Sort the list",
+        "--acceptance",
+        "the list is sorted by date, newest first",
+    ])["task"]
+        .clone();
+    assert_eq!(
+        added["acceptance"],
+        "the list is sorted by date, newest first"
+    );
+    let status = p.json(&["leader", "status"]);
+    assert_eq!(
+        status["tasks"][0]["acceptance"], "the list is sorted by date, newest first",
+        "{status}"
+    );
+    let edited = p.json(&[
+        "leader",
+        "edit",
+        "task-1",
+        "--acceptance",
+        "sorted, and ties by id",
+    ])["task"]
+        .clone();
+    assert_eq!(edited["acceptance"], "sorted, and ties by id");
+    let claimed = p.ok(&["worker", "claim", "w1"]);
+    assert!(
+        claimed.contains("  Done when: sorted, and ties by id\n"),
+        "{claimed}"
+    );
+    let removed = p.json(&["leader", "edit", "task-1", "--acceptance", ""])["task"].clone();
+    assert!(removed.get("acceptance").is_none(), "{removed}");
 }
 
 fn add_task_refusals_name_the_problem_and_change_nothing(p: Project) {

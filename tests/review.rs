@@ -33,7 +33,15 @@ fn status(p: &Project, id: &str) -> String {
 
 fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
     support::repository(p.path());
-    p.ok(&["leader", "add-task", "Greet the user", "--id", "t1"]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Greet the user",
+        "--id",
+        "t1",
+        "--acceptance",
+        "greet.txt greets the user",
+    ]);
     work(&p);
 
     let review = p.json(&["review", "t1"]);
@@ -134,6 +142,10 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
         1,
     );
     let shown = p.ok(&["review", "t1"]);
+    assert!(
+        shown.contains("\nDone when: greet.txt greets the user\n"),
+        "{shown}"
+    );
     let after_world = shown.lines().skip_while(|l| *l != "+world").nth(1);
     assert_eq!(
         after_world,

@@ -190,6 +190,13 @@ pub fn claimed(
             clean(&task.context.hints).replace('\n', "\n         ")
         );
     }
+    if let Some(acceptance) = &task.acceptance {
+        let _ = writeln!(
+            out,
+            "  Done when: {}",
+            clean(acceptance).replace('\n', "\n             ")
+        );
+    }
     if let Some(worktree) = worktree {
         let _ = writeln!(
             out,

@@ -109,6 +109,9 @@ pub fn render(review: &Review) -> String {
         if review.merged { ", merged" } else { "" }
     );
     let _ = writeln!(out, "{}", review.task.description.trim());
+    if let Some(acceptance) = &review.task.acceptance {
+        let _ = writeln!(out, "Done when: {}", acceptance.trim());
+    }
     match (&review.check_command, &review.check) {
         (_, Some(run)) => {
             let _ = writeln!(out, "{}", check_text(run, !run.passed));

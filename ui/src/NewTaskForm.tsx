@@ -13,9 +13,11 @@ export interface TaskDraft {
   depends: string[];
   files: string;
   hints: string;
+  /** How the work will be judged done. */
+  acceptance: string;
 }
 
-const EMPTY: TaskDraft = { description: "", priority: DEFAULT_PRIORITY, depends: [], files: "", hints: "" };
+const EMPTY: TaskDraft = { description: "", priority: DEFAULT_PRIORITY, depends: [], files: "", hints: "", acceptance: "" };
 
 export function draftOf(task: TaskView): TaskDraft {
   return {
@@ -24,6 +26,7 @@ export function draftOf(task: TaskView): TaskDraft {
     depends: task.dependencies,
     files: task.context.files.join(", "),
     hints: task.context.hints,
+    acceptance: task.acceptance ?? "",
   };
 }
 
@@ -45,6 +48,7 @@ function TaskFields({ tasks, editing, draft, onChange }: { tasks: TaskView[]; ed
       <DependencyPicker allowed={allowedDependencies(tasks, editing)} tasks={tasks} chosen={draft.depends} onChange={(depends) => set({ depends })} />
       <TextField.Root aria-label="Files" placeholder="files, comma separated" value={draft.files} onChange={(e) => set({ files: e.target.value })} data-testid="field-files" />
       <TextField.Root aria-label="Hints" placeholder="hints" value={draft.hints} onChange={(e) => set({ hints: e.target.value })} data-testid="field-hints" />
+      <TextField.Root aria-label="Acceptance" placeholder="done when…" value={draft.acceptance} onChange={(e) => set({ acceptance: e.target.value })} data-testid="field-acceptance" />
     </>
   );
 }
@@ -98,7 +102,7 @@ function DependencyPicker({ allowed, tasks, chosen, onChange }: { allowed: strin
 export function NewTaskForm({ tasks, onError, onAdded }: { tasks: TaskView[]; onError: (m: string) => void; onAdded: () => void }) {
   const [draft, setDraft] = useState<TaskDraft>(EMPTY);
   const submit = () => {
-    api.addTask({ description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints, id: null }).then(
+    api.addTask({ description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints, id: null, acceptance: draft.acceptance.trim() || null }).then(
       () => {
         setDraft({ ...EMPTY, priority: draft.priority });
         onAdded();
@@ -133,7 +137,7 @@ export function EditTaskForm({ task, tasks, onError, onDone }: { task: TaskView;
       onSubmit={(e) => {
         e.preventDefault();
         api
-          .editTask(task.id, { description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints })
+          .editTask(task.id, { description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints, acceptance: draft.acceptance })
           .then(onDone, (err: unknown) => onError(errorMessage(err)));
       }}
     >

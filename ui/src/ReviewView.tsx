@@ -113,6 +113,11 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
       <h2>
         {review.task.id}: {review.task.description}
       </h2>
+      {review.task.acceptance && (
+        <p className="acceptance" data-testid="review-acceptance">
+          Done when: {review.task.acceptance}
+        </p>
+      )}
       <p className="muted" data-testid="review-state">
         <span className="status">{review.task.status.replace("_", " ")}</span> · {review.branch} against {review.base} at <code>{review.head.slice(0, 12)}</code>
         {review.merged && " · merged"} · {review.files.length} file{review.files.length === 1 ? "" : "s"}
@@ -178,7 +183,7 @@ function MergeOutcome({ report, onError, onChanged }: { report: MergeReport; onE
   if (report.conflict) {
     const conflict = report.conflict;
     const addFollowUp = () =>
-      api.addTask({ description: conflict.follow_up.description, priority: 1, depends: [], files: conflict.follow_up.files, hints: "", id: null }).then(
+      api.addTask({ description: conflict.follow_up.description, priority: 1, depends: [], files: conflict.follow_up.files, hints: "", id: null, acceptance: null }).then(
         (t) => (setAdded(t.id), onChanged()),
         (e: unknown) => onError(errorMessage(e)),
       );

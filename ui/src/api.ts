@@ -101,6 +101,7 @@ export const api = {
       depends: change.depends ?? null,
       files: change.files ?? null,
       hints: change.hints ?? null,
+      acceptance: change.acceptance ?? null,
     }).then(task),
   /** Which operation bringing task `id` to `to` takes (the library decides; a refusal rejects
    *  with the lifecycle's reason). Changes nothing. */

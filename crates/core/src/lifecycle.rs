@@ -39,6 +39,7 @@ impl TaskFile {
         };
         check_text("description", &new.description, MAX_DESCRIPTION_BYTES, true)?;
         check_text("hints", &new.hints, MAX_TEXT_BYTES, false)?;
+        let acceptance = acceptance_of(new.acceptance)?;
         check_priority(new.priority)?;
         check_paths(&new.files)?;
         let dependencies = dedup(new.dependencies);
@@ -65,6 +66,7 @@ impl TaskFile {
             failure_reason: None,
             reset_at: None,
             sent_back: false,
+            acceptance,
             extra: Default::default(),
         });
         Ok(self.tasks.last().expect("just pushed"))
@@ -90,6 +92,10 @@ impl TaskFile {
         if let Some(hints) = &edit.hints {
             check_text("hints", hints, MAX_TEXT_BYTES, false)?;
         }
+        let acceptance = edit
+            .acceptance
+            .map(|text| acceptance_of(Some(text)))
+            .transpose()?;
         if let Some(priority) = edit.priority {
             check_priority(priority)?;
         }
@@ -121,6 +127,9 @@ impl TaskFile {
         }
         if let Some(hints) = edit.hints {
             task.context.hints = hints;
+        }
+        if let Some(acceptance) = acceptance {
+            task.acceptance = acceptance;
         }
         Ok(task)
     }
@@ -352,6 +361,14 @@ fn check_priority(priority: u32) -> Result<()> {
             reason: format!("{priority} is outside 1..={MAX_PRIORITY} (1 is the most urgent)"),
         })
     }
+}
+
+/// A task's acceptance as written: trimmed, within the hints' bound; an empty text is none.
+fn acceptance_of(text: Option<String>) -> Result<Option<String>> {
+    let Some(text) = text else { return Ok(None) };
+    let text = text.trim();
+    check_text("acceptance", text, MAX_TEXT_BYTES, false)?;
+    Ok((!text.is_empty()).then(|| text.to_string()))
 }
 
 #[cfg(test)]

@@ -196,6 +196,10 @@ pub struct Task {
     /// next claim takes this task before any other. Once its lease runs out, anyone may.
     #[serde(default, skip_serializing_if = "is_false")]
     pub sent_back: bool,
+    /// How whoever judges the work (a judge agent, the lead) will know it is done: what must
+    /// hold when it is. Written with the task by whoever planned it; none for a task without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<String>,
     #[serde(flatten)]
     #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,

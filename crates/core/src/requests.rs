@@ -26,6 +26,8 @@ pub struct NewTask {
     pub dependencies: Vec<String>,
     pub files: Vec<String>,
     pub hints: String,
+    /// How the work will be judged done ([`crate::Task::acceptance`]).
+    pub acceptance: Option<String>,
 }
 
 impl Default for NewTask {
@@ -37,6 +39,7 @@ impl Default for NewTask {
             dependencies: Vec::new(),
             files: Vec::new(),
             hints: String::new(),
+            acceptance: None,
         }
     }
 }
@@ -49,6 +52,8 @@ pub struct TaskEdit {
     pub dependencies: Option<Vec<String>>,
     pub files: Option<Vec<String>>,
     pub hints: Option<String>,
+    /// The new acceptance; an empty text removes it.
+    pub acceptance: Option<String>,
 }
 
 /// What a worker reports when it completes a task.

@@ -58,6 +58,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: tasks::an_agent_holds_the_tasks_it_claimed_and_has_not_finished,
     },
     Scenario {
+        name: "a_tasks_acceptance_is_kept_read_and_changed",
+        run: tasks::a_tasks_acceptance_is_kept_read_and_changed,
+    },
+    Scenario {
         name: "runs_and_signals_are_kept_read_and_cleared",
         run: signals::runs_and_signals_are_kept_read_and_cleared,
     },

@@ -256,3 +256,50 @@ pub(crate) fn an_agent_holds_the_tasks_it_claimed_and_has_not_finished(store: &d
         ]
     );
 }
+
+/// A task's acceptance (how its work will be judged done) is kept with it, read back by every
+/// view, changed and removed by an edit.
+pub(crate) fn a_tasks_acceptance_is_kept_read_and_changed(store: &dyn Store) {
+    let added = store
+        .add_task(NewTask {
+            description: "Judged".into(),
+            acceptance: Some("the page lists every task".into()),
+            ..NewTask::default()
+        })
+        .unwrap();
+    let read = store.task(&added.id).unwrap().unwrap();
+    let listed = store.status().unwrap();
+    let changed = store
+        .edit_task(
+            &added.id,
+            TaskEdit {
+                acceptance: Some("the page lists every task, newest first".into()),
+                ..TaskEdit::default()
+            },
+        )
+        .unwrap();
+    let removed = store
+        .edit_task(
+            &added.id,
+            TaskEdit {
+                acceptance: Some(String::new()),
+                ..TaskEdit::default()
+            },
+        )
+        .unwrap();
+    let seen = kept(vec![
+        read.acceptance.clone(),
+        listed.tasks[0].task.acceptance.clone(),
+        changed.acceptance.clone(),
+        removed.acceptance.clone(),
+    ]);
+    assert_eq!(
+        seen,
+        [
+            Some("the page lists every task".to_string()),
+            Some("the page lists every task".to_string()),
+            Some("the page lists every task, newest first".to_string()),
+            None
+        ]
+    );
+}

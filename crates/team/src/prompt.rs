@@ -1,7 +1,7 @@
 //! The prompt an agent is started with: the one task it was given (description, files, hints,
-//! what the tasks it depends on reported), where to work (and what its branch took from
-//! theirs, with a conflict between them as its first job), how to report through Baton's MCP
-//! tools (or the `baton` command, for an agent without them), the file reservation rules, and,
+//! what will judge it done, what the tasks it depends on reported), where to work (and what
+//! its branch took from theirs, with a conflict between them as its first job), how to report
+//! through Baton's MCP tools (or the `baton` command, for an agent without them), the file reservation rules, and,
 //! on a later attempt, what the earlier one did last.
 
 use baton_core::{Attempt, AttemptEnd, Task, TaskStore};
@@ -49,6 +49,11 @@ pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
     }
     if !task.context.hints.trim().is_empty() {
         prompt.push_str(&format!("Hints: {}\n", task.context.hints.trim()));
+    }
+    if let Some(acceptance) = &task.acceptance {
+        prompt.push_str(&format!(
+            "Done when (how your work will be judged): {acceptance}\n"
+        ));
     }
     if !task.dependencies.is_empty() {
         prompt.push_str("\nWhat the tasks it depends on reported:\n");
@@ -178,5 +183,50 @@ fn shorten(text: &str, max: usize) -> String {
     match baton_core::text::prefix(text, max) {
         kept if kept.len() == text.len() => text.to_string(),
         kept => format!("{kept}…"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_core::NewTask;
+
+    use super::*;
+
+    /// An agent is told what will judge its task done, when the task says.
+    #[test]
+    fn the_prompt_says_what_will_judge_the_task_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = baton_folder::FolderStore::init(dir.path(), "prompts", None).unwrap();
+        let judged = store
+            .add_task(NewTask {
+                description: "Sort the list".into(),
+                acceptance: Some("newest first".into()),
+                ..NewTask::default()
+            })
+            .unwrap();
+        let plain = store
+            .add_task(NewTask {
+                description: "Plain".into(),
+                ..NewTask::default()
+            })
+            .unwrap();
+        let prompt = |task: &Task| {
+            task_prompt(
+                &store,
+                &TaskBrief {
+                    reporting: Reporting::Mcp,
+                    agent: "w1",
+                    task,
+                    worktree: None,
+                    earlier: &[],
+                },
+            )
+        };
+        assert!(
+            prompt(&judged).contains("\nDone when (how your work will be judged): newest first\n"),
+            "{}",
+            prompt(&judged)
+        );
+        assert!(!prompt(&plain).contains("Done when"), "{}", prompt(&plain));
     }
 }

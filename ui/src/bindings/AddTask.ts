@@ -27,4 +27,9 @@ hints: string,
 /**
  * Choose the id instead of the next task-N.
  */
-id: string | null, };
+id: string | null, 
+/**
+ * How the work will be judged done: what must hold when it is (the judge and the lead
+ * review it against this; its worker is told).
+ */
+acceptance: string | null, };

@@ -28,4 +28,8 @@ files: Array<string> | null,
 /**
  * The new hints.
  */
-hints: string | null, };
+hints: string | null, 
+/**
+ * The new acceptance (how the work will be judged done); "" removes it.
+ */
+acceptance: string | null, };

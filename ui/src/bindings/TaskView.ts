@@ -50,4 +50,9 @@ reset_at?: string | null,
  * Sent back for changes to the worker that did it (`claimed_by`) and held for it: its
  * next claim takes this task before any other. Once its lease runs out, anyone may.
  */
-sent_back?: boolean, };
+sent_back?: boolean, 
+/**
+ * How whoever judges the work (a judge agent, the lead) will know it is done: what must
+ * hold when it is. Written with the task by whoever planned it; none for a task without.
+ */
+acceptance?: string | null, };

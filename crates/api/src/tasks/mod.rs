@@ -136,6 +136,11 @@ pub struct AddTask {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub id: Option<String>,
+    /// How the work will be judged done: what must hold when it is (the judge and the lead
+    /// review it against this; its worker is told).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
+    pub acceptance: Option<String>,
 }
 
 impl AddTask {
@@ -148,6 +153,7 @@ impl AddTask {
             files: Vec::new(),
             hints: String::new(),
             id: None,
+            acceptance: None,
         }
     }
 }
@@ -167,6 +173,7 @@ impl Operation for AddTask {
             dependencies: self.depends,
             files: self.files,
             hints: self.hints,
+            acceptance: self.acceptance,
         })?;
         Ok(task.into())
     }
@@ -207,11 +214,15 @@ pub struct EditTask {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub hints: Option<String>,
+    /// The new acceptance (how the work will be judged done); "" removes it.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
+    pub acceptance: Option<String>,
 }
 
 impl Operation for EditTask {
     const NAME: &'static str = "task_edit";
-    const DESCRIPTION: &'static str = "Change a task's description, priority, dependencies, files or hints (leader). Dependencies only change while it is available.";
+    const DESCRIPTION: &'static str = "Change a task's description, priority, dependencies, files, hints or acceptance (leader). Dependencies only change while it is available.";
     const READ_ONLY: bool = false;
     const CALLERS: Callers = Callers::LEAD;
     type Output = TaskOutcome;
@@ -224,6 +235,7 @@ impl Operation for EditTask {
                 dependencies: self.depends,
                 files: self.files,
                 hints: self.hints,
+                acceptance: self.acceptance,
             },
         )?;
         Ok(task.into())

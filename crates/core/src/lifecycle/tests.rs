@@ -651,3 +651,43 @@ fn edit_changes_fields_and_refuses_cycles_or_late_dependency_changes() {
         "{err}"
     );
 }
+
+/// A task's acceptance is kept as written (trimmed), changed by an edit, removed by an empty
+/// one, and bounded like the hints.
+#[test]
+fn a_tasks_acceptance_is_kept_changed_and_removed_and_refused_when_too_long() {
+    let mut file = file_with(vec![]);
+    let added = file
+        .add_task(
+            NewTask {
+                description: "judged".into(),
+                acceptance: Some("  `cargo test` passes  ".into()),
+                ..NewTask::default()
+            },
+            t0(),
+        )
+        .unwrap()
+        .clone();
+    assert_eq!(added.acceptance.as_deref(), Some("`cargo test` passes"));
+    let text = serde_json::to_value(&added).unwrap();
+    assert_eq!(text["acceptance"], "`cargo test` passes");
+    let edit = |acceptance: &str| TaskEdit {
+        acceptance: Some(acceptance.into()),
+        ..Default::default()
+    };
+    let changed = file.edit_task(&added.id, edit("the page loads")).unwrap();
+    assert_eq!(changed.acceptance.as_deref(), Some("the page loads"));
+    let removed = file.edit_task(&added.id, edit(" ")).unwrap();
+    assert_eq!(removed.acceptance, None);
+    assert!(
+        serde_json::to_value(removed)
+            .unwrap()
+            .get("acceptance")
+            .is_none(),
+        "tasks.json keeps its schema for a task without one"
+    );
+    let long = "x".repeat(crate::text::MAX_TEXT_BYTES + 1);
+    let err = file.edit_task(&added.id, edit(&long)).unwrap_err();
+    assert!(err.to_string().contains("acceptance"), "{err}");
+    assert_eq!(file.task(&added.id).unwrap().acceptance, None, "unchanged");
+}
