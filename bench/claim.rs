@@ -56,6 +56,7 @@ fn project_with(n: usize) -> (tempfile::TempDir, PathBuf) {
                 hints: "Follow the existing module layout".into(),
                 id: None,
                 acceptance: None,
+                proposed: false,
             },
             Timestamp::now(),
         )

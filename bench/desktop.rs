@@ -61,6 +61,7 @@ fn project_with(n: usize) -> tempfile::TempDir {
                 hints: String::new(),
                 id: None,
                 acceptance: None,
+                proposed: false,
             },
             baton_core::Timestamp::now(),
         )

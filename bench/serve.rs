@@ -69,6 +69,7 @@ fn main() {
                 hints: String::new(),
                 id: None,
                 acceptance: None,
+                proposed: false,
             },
             baton_core::Timestamp::now(),
         )

@@ -10,6 +10,7 @@ use support::{Project, task_ids};
 support::on_both_stores!(
     add_task_records_every_field_in_the_source_schema,
     a_tasks_acceptance_is_set_shown_and_changed_from_the_command_line,
+    a_proposed_plan_is_claimed_only_once_the_lead_approves_it,
     add_task_refusals_name_the_problem_and_change_nothing,
     a_full_worker_cycle_writes_result_summary_logs_and_discoveries,
     illegal_transitions_name_the_task_its_status_and_owner,
@@ -167,6 +168,49 @@ fn a_tasks_acceptance_is_set_shown_and_changed_from_the_command_line(p: Project)
     );
     let removed = p.json(&["leader", "edit", "task-1", "--acceptance", ""])["task"].clone();
     assert!(removed.get("acceptance").is_none(), "{removed}");
+}
+
+fn a_proposed_plan_is_claimed_only_once_the_lead_approves_it(p: Project) {
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Schema",
+        "--proposed",
+        "--id",
+        "schema",
+    ]);
+    p.ok(&[
+        "leader",
+        "add-task",
+        "Endpoint",
+        "--proposed",
+        "--depends",
+        "schema",
+    ]);
+    let status = p.json(&["leader", "status"]);
+    assert_eq!(status["counts"]["proposed"], 2, "{status}");
+    // Nothing to claim (exit 3), and the reason names the plan.
+    let nothing = p.fails(&["worker", "claim", "w1"], 3);
+    assert!(
+        nothing.contains("2 proposed task(s) wait for the lead to approve their plan"),
+        "{nothing}"
+    );
+    let refused = p.fails(&["leader", "approve", "schema", "nope"], 1);
+    assert!(refused.contains("nope"), "{refused}");
+    assert_eq!(
+        p.json(&["leader", "status"])["counts"]["proposed"],
+        2,
+        "all or none"
+    );
+    let approved = p.ok(&["leader", "approve", "--all"]);
+    assert_eq!(
+        approved.trim(),
+        "Approved schema, task-1: available to claim"
+    );
+    let claimed = p.ok(&["worker", "claim", "w1"]);
+    assert!(claimed.starts_with("Claimed schema"), "{claimed}");
+    let again = p.ok(&["leader", "approve", "--all"]);
+    assert_eq!(again.trim(), "Nothing to approve: no task is proposed");
 }
 
 fn add_task_refusals_name_the_problem_and_change_nothing(p: Project) {

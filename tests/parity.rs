@@ -652,6 +652,29 @@ fn every_operation(mut t: Twins) {
         "back to its worker: {sent}"
     );
 
+    // A plan's task, proposed, then approved.
+    let proposed = t.same(
+        "task_add",
+        &[
+            "leader",
+            "add-task",
+            "Planned",
+            "--id",
+            "planned",
+            "--proposed",
+        ],
+        json!({"description": "Planned", "id": "planned", "proposed": true}),
+        0,
+    );
+    assert_eq!(proposed["task"]["status"], "proposed", "{proposed}");
+    let approved = t.same(
+        "task_approve",
+        &["leader", "approve", "planned"],
+        json!({"tasks": ["planned"]}),
+        0,
+    );
+    assert_eq!(approved["tasks"][0]["status"], "available", "{approved}");
+
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));
     let mut missing: Vec<String> = listed["result"]["tools"]

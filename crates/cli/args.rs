@@ -108,8 +108,8 @@ pub struct Cli {
 pub enum Command {
     /// Plan and oversee the work (init, add-task, status, merge, …).
     ///
-    /// Plan and oversee the work: init, add-task, edit, status, aggregate, cancel, reset, merge,
-    /// doctor.
+    /// Plan and oversee the work: init, add-task, edit, status, aggregate, cancel, reset,
+    /// approve, merge, doctor.
     #[command(
         subcommand,
         after_help = "Example: baton leader add-task \"Write the lexer\" --files src/lexer.rs"

@@ -44,6 +44,9 @@ pub enum LeaderCommand {
     Move(tasks::MoveTask),
     /// Put a failed, cancelled or stale task back to available.
     Reset(tasks::Reset),
+    /// Approve proposed tasks (a plan's, added with `add-task --proposed`): available to claim
+    /// from now on. All or none.
+    Approve(tasks::Approve),
     /// Who is doing what: one row per agent (working, lease running out, stale, waiting for
     /// work, idle, gone), the task it holds with the lease left, when it was last heard from,
     /// its last log line, and how many tasks it finished and failed.
@@ -159,6 +162,19 @@ pub fn run(
                 true => "Nothing to reset: no task is failed".to_string(),
                 false => format!(
                     "Reset {}: available again",
+                    out.tasks
+                        .iter()
+                        .map(|t| t.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+        }
+        LeaderCommand::Approve(op) => {
+            operate(project, mode, json, op, |out| match out.tasks.is_empty() {
+                true => "Nothing to approve: no task is proposed".to_string(),
+                false => format!(
+                    "Approved {}: available to claim",
                     out.tasks
                         .iter()
                         .map(|t| t.id.as_str())

@@ -345,6 +345,7 @@ pub fn moved(out: &baton_api::tasks::Moved, to: TaskStatus) -> String {
         Move::Fail { agent } => format!("fail as {agent}"),
         Move::Release { agent } => format!("release as {agent}"),
         Move::Reset => "reset as the leader".to_string(),
+        Move::Approve => "approve as the lead".to_string(),
         Move::Cancel => "cancel as the leader".to_string(),
     };
     match &out.task {

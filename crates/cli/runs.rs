@@ -37,6 +37,7 @@ pub fn runs(command: &Command) -> CommandRuns {
             LeaderCommand::Cancel(_) => Operations(&[api::tasks::Cancel::NAME]),
             LeaderCommand::Move(_) => Operations(&[api::tasks::MoveTask::NAME]),
             LeaderCommand::Reset(_) => Operations(&[api::tasks::Reset::NAME]),
+            LeaderCommand::Approve(_) => Operations(&[api::tasks::Approve::NAME]),
             LeaderCommand::Agents => Operations(&[api::agents::AgentsOverview::NAME]),
             LeaderCommand::Merge(_) => Operations(&[api::worktrees::Merge::NAME]),
             LeaderCommand::Doctor(_) => Operations(&[api::tasks::Doctor::NAME]),

@@ -161,6 +161,7 @@ export function App() {
             )}
             {report && (
               <span className="counts" data-testid="counts">
+                {report.counts.proposed > 0 && `${report.counts.proposed} proposed · `}
                 {report.counts.available} available · {report.counts.claimed} claimed · {report.counts.in_progress} in progress ·{" "}
                 {report.counts.done} done · {report.counts.failed} failed
                 {report.counts.cancelled > 0 && ` · ${report.counts.cancelled} cancelled`}

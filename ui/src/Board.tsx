@@ -11,7 +11,7 @@ import {
 } from "@dnd-kit/core";
 import { memo, useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
-import { COLUMN_PAGE, COLUMNS, columnOf, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
+import { COLUMN_PAGE, columnOf, columns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
 import type { Move } from "./bindings/Move";
 import { useLead } from "./scope";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
@@ -103,7 +103,7 @@ export function Board({ report, shown, filtered, onError, onChanged, selected, o
           </p>
         )}
         <section className="board" data-testid="board">
-          {COLUMNS.map((column) => (
+          {shownColumns(columns(report.tasks)).map((column) => (
             <Column
               key={column.status}
               status={column.status}

@@ -21,7 +21,7 @@ async function leaderMoves(task: TaskView): Promise<LeaderMoves> {
   const toAvailable = available.status === "fulfilled" ? available.value.move : null;
   return {
     // A held task is offered back only once its lease has run out; the board drags the rest.
-    toAvailable: toAvailable?.op === "reset" || (toAvailable?.op === "release" && task.stale) ? toAvailable : null,
+    toAvailable: toAvailable?.op === "reset" || toAvailable?.op === "approve" || (toAvailable?.op === "release" && task.stale) ? toAvailable : null,
     cancel: cancelled.status === "fulfilled" && cancelled.value.move.op === "cancel",
   };
 }
@@ -92,7 +92,11 @@ export function SidePanel({
           </Button>
           {moves.toAvailable && (
             <Button variant="soft" data-testid="reset-task" onClick={() => act(api.moveTask(selected.id, "available"))}>
-              {moves.toAvailable.op === "release" ? `Release for ${moves.toAvailable.agent} (lease expired)` : "Reset to available"}
+              {moves.toAvailable.op === "release"
+                ? `Release for ${moves.toAvailable.agent} (lease expired)`
+                : moves.toAvailable.op === "approve"
+                  ? "Approve (available to claim)"
+                  : "Reset to available"}
             </Button>
           )}
           {moves.cancel && cancelling !== selected.id && (

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, dependencyLine, filesLine, leaseText, priorityAt, relations, sameJson, sortCards, visibleCards, withUnchangedTasks } from "./board";
+import { allowedDependencies, columns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, sameJson, sortCards, visibleCards, withUnchangedTasks } from "./board";
 import { taskView } from "./testing";
 import type { StatusReport, TaskView } from "./types";
 
@@ -19,6 +19,14 @@ describe("ordering", () => {
     expect(board.get("failed")?.map((t) => t.id)).toEqual(["a"]);
     expect(board.get("done")?.map((t) => t.id)).toEqual(["b"]);
     expect(board.get("claimed")).toEqual([]);
+  });
+  it("puts a plan's proposed tasks in a column of their own, first", () => {
+    const board = columns([task("p", { status: "proposed" }), task("a")]);
+    expect([...board.keys()][0]).toBe("proposed");
+    expect(board.get("proposed")?.map((t) => t.id)).toEqual(["p"]);
+    expect(board.get("available")?.map((t) => t.id)).toEqual(["a"]);
+    expect(shownColumns(board)[0]?.status).toBe("proposed");
+    expect(shownColumns(columns([task("a")])).map((c) => c.status)).not.toContain("proposed");
   });
   it("gives a dropped card the priority of where it lands", () => {
     const column = [task("a", { priority: 2 }), task("b", { priority: 4 }), task("c", { priority: 7 })];
@@ -101,7 +109,7 @@ describe("a board read again", () => {
     goal: "g",
     as_of: "2026-11-27T06:00:00Z",
     total: tasks.length,
-    counts: { available: tasks.length, claimed: 0, in_progress: 0, done: 0, failed: 0, cancelled: 0 },
+    counts: { proposed: 0, available: tasks.length, claimed: 0, in_progress: 0, done: 0, failed: 0, cancelled: 0 },
     ready: tasks.length,
     stale: 0,
     tasks,

@@ -6,8 +6,10 @@
 import type { StatusReport, TaskStatus, TaskView } from "./types";
 import { DEFAULT_PRIORITY } from "./bindings/Defaults";
 
-/** The board's columns, left to right. Cancelled tasks share the failed column. */
+/** The board's columns, left to right. Proposed tasks (a plan the lead has not approved;
+ *  dropping one on Available approves it) come first; cancelled tasks share the failed column. */
 export const COLUMNS: { status: TaskStatus; title: string }[] = [
+  { status: "proposed", title: "Proposed" },
   { status: "available", title: "Available" },
   { status: "claimed", title: "Claimed" },
   { status: "in_progress", title: "In progress" },
@@ -17,6 +19,12 @@ export const COLUMNS: { status: TaskStatus; title: string }[] = [
 
 export function columnOf(status: TaskStatus): TaskStatus {
   return status === "cancelled" ? "failed" : status;
+}
+
+/** The columns the board shows for `byColumn` (every task, unfiltered): the proposed column
+ *  only while a plan waits for approval. */
+export function shownColumns(byColumn: Map<TaskStatus, TaskView[]>): typeof COLUMNS {
+  return COLUMNS.filter((c) => c.status !== "proposed" || (byColumn.get("proposed")?.length ?? 0) > 0);
 }
 
 /** Cards in a column: most urgent first, then oldest, as workers claim them. */

@@ -17,6 +17,7 @@ const EXPECTED: &[(&str, bool, AgentUse)] = &[
     ("task_release", false, AgentUse::OwnWork),
     ("task_heartbeat", false, AgentUse::OwnWork),
     ("task_reset", false, AgentUse::Never),
+    ("task_approve", false, AgentUse::Never),
     ("task_cancel", false, AgentUse::Never),
     ("task_move", false, AgentUse::Never),
     ("discover", false, AgentUse::Shared),

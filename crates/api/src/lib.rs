@@ -107,6 +107,7 @@ catalogue!(
     tasks::Release,
     tasks::Heartbeat,
     tasks::Reset,
+    tasks::Approve,
     tasks::Cancel,
     tasks::MoveTask,
     tasks::Discover,

@@ -114,6 +114,7 @@ pub enum TaskAction {
     Reset,
     Cancel,
     Reopen,
+    Approve,
 }
 
 impl TaskAction {
@@ -127,6 +128,7 @@ impl TaskAction {
             TaskAction::Reset => "RESET",
             TaskAction::Cancel => "CANCEL",
             TaskAction::Reopen => "REOPEN",
+            TaskAction::Approve => "APPROVE",
         }
     }
 }

@@ -47,7 +47,10 @@ impl TaskFile {
         self.tasks.push(Task {
             id,
             description: new.description.trim().to_string(),
-            status: TaskStatus::Available,
+            status: match new.proposed {
+                true => TaskStatus::Proposed,
+                false => TaskStatus::Available,
+            },
             priority: new.priority,
             claimed_by: None,
             dependencies,
@@ -83,7 +86,7 @@ impl TaskFile {
         format!("task-{}", highest + 1)
     }
 
-    /// Edits a task. Dependencies may only change while it is available.
+    /// Edits a task. Dependencies may only change while it is available (or proposed).
     pub fn edit_task(&mut self, id: &str, edit: TaskEdit) -> Result<&Task> {
         let task = self.existing(id)?;
         if let Some(description) = &edit.description {
@@ -104,7 +107,8 @@ impl TaskFile {
         }
         let dependencies = edit.dependencies.map(dedup);
         if let Some(deps) = &dependencies {
-            if task.status != TaskStatus::Available && *deps != task.dependencies {
+            let open = matches!(task.status, TaskStatus::Available | TaskStatus::Proposed);
+            if !open && *deps != task.dependencies {
                 return Err(illegal(task, "change the dependencies of", ""));
             }
             // Check against the graph without this task's current edges.
@@ -289,6 +293,11 @@ impl TaskFile {
         force: bool,
     ) -> Result<&Task> {
         self.change(id, None, |task| task.reset(now, lease, force))
+    }
+
+    /// The lead approves proposed task `id`: it becomes available to claim.
+    pub fn approve(&mut self, id: &str) -> Result<&Task> {
+        self.change(id, None, Task::approve)
     }
 
     /// The leader sends done task `id` back with `request` (see [`Task::reopen`]).

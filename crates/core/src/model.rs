@@ -77,11 +77,14 @@ pub struct AgentRecord {
 }
 
 /// Where a task stands. `cancelled` is only ever read from files of the source design's later
-/// versions; Baton treats it as final, like `failed`.
+/// versions; Baton treats it as final, like `failed`. `proposed` is Baton's: a task of a plan
+/// the lead has not approved yet, on the board for all to read, never claimed; approving it
+/// makes it available (the source design's tools, which list available tasks, pass over it).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
+    Proposed,
     Available,
     Claimed,
     InProgress,
@@ -91,7 +94,8 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
-    pub const ALL: [TaskStatus; 6] = [
+    pub const ALL: [TaskStatus; 7] = [
+        TaskStatus::Proposed,
         TaskStatus::Available,
         TaskStatus::Claimed,
         TaskStatus::InProgress,
@@ -102,6 +106,7 @@ impl TaskStatus {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            TaskStatus::Proposed => "proposed",
             TaskStatus::Available => "available",
             TaskStatus::Claimed => "claimed",
             TaskStatus::InProgress => "in_progress",

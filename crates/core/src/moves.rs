@@ -40,6 +40,8 @@ pub enum Move {
     Release { agent: String },
     /// The leader puts a failed or cancelled (or stale) task back to available.
     Reset,
+    /// The lead approves a proposed task: it becomes available.
+    Approve,
     /// The leader cancels an unfinished task (its holder loses it); a reason is optional.
     Cancel,
 }
@@ -81,6 +83,7 @@ impl TaskFile {
         let owner = task.claimed_by.clone().unwrap_or_else(|| LEAD.to_string());
         let candidate = match to {
             TaskStatus::Available if task.status.is_held() => Move::Release { agent: owner },
+            TaskStatus::Available if task.status == TaskStatus::Proposed => Move::Approve,
             TaskStatus::Available => Move::Reset,
             TaskStatus::Claimed => Move::Claim {
                 agent: LEAD.to_string(),
@@ -89,6 +92,14 @@ impl TaskFile {
             TaskStatus::Done => Move::Complete { agent: owner },
             TaskStatus::Failed if task.status.is_held() => Move::Fail { agent: owner },
             TaskStatus::Failed | TaskStatus::Cancelled => Move::Cancel,
+            // Nothing becomes proposed again: only a new task is added as proposed.
+            TaskStatus::Proposed => {
+                return Err(crate::rules::illegal(
+                    task,
+                    "propose",
+                    "; only a new task is added as proposed (`add-task --proposed`)",
+                ));
+            }
         };
         let mut trial = self.clone();
         trial.apply(id, &candidate, "-", now, lease)?;
@@ -120,6 +131,7 @@ impl TaskFile {
             Move::Fail { agent } => self.fail(agent, id, text, now).map(drop),
             Move::Release { agent } => self.release(agent, id, now).map(drop),
             Move::Reset => self.reset(id, now, lease, false).map(drop),
+            Move::Approve => self.approve(id).map(drop),
             Move::Cancel => self.cancel(id, Some(text), now).map(drop),
         }
     }

@@ -54,8 +54,9 @@ impl TaskFile {
         if unfinished == doomed {
             Outlook::Drained
         } else {
-            // Unreachable with a consistent file (an unfinished task is held, claimable,
-            // doomed, or waits on one of those), kept as a safe answer for hand-edited ones.
+            // Proposed tasks (a plan the lead has not approved) become claimable without new
+            // tasks; otherwise unreachable with a consistent file (an unfinished task is held,
+            // claimable, doomed, or waits on one of those), a safe answer for hand-edited ones.
             Outlook::Waiting {
                 next_lease_expiry: None,
             }

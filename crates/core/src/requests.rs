@@ -28,6 +28,8 @@ pub struct NewTask {
     pub hints: String,
     /// How the work will be judged done ([`crate::Task::acceptance`]).
     pub acceptance: Option<String>,
+    /// Added as proposed: part of a plan the lead approves before anyone may claim it.
+    pub proposed: bool,
 }
 
 impl Default for NewTask {
@@ -40,6 +42,7 @@ impl Default for NewTask {
             files: Vec::new(),
             hints: String::new(),
             acceptance: None,
+            proposed: false,
         }
     }
 }

@@ -120,10 +120,30 @@ impl Task {
         held
     }
 
+    /// The lead approves a proposed task (one of a plan): it becomes available to claim.
+    pub fn approve(&mut self) -> Result<()> {
+        if self.status != TaskStatus::Proposed {
+            return Err(illegal(
+                self,
+                "approve",
+                "; only a proposed task (one of a plan the lead has not approved) is approved",
+            ));
+        }
+        self.status = TaskStatus::Available;
+        Ok(())
+    }
+
     /// The leader puts a failed, cancelled or stale task back to available. A task held under
     /// a live lease needs `force`; a done task stays done.
     pub fn reset(&mut self, now: Timestamp, lease: Duration, force: bool) -> Result<()> {
         match self.status {
+            TaskStatus::Proposed => {
+                return Err(illegal(
+                    self,
+                    "reset",
+                    "; it is proposed: approve it (`baton leader approve`) to make it available",
+                ));
+            }
             TaskStatus::Failed | TaskStatus::Cancelled => {}
             TaskStatus::Claimed | TaskStatus::InProgress
                 if force || self.lease_expired(now, lease) => {}

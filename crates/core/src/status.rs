@@ -22,7 +22,7 @@ pub struct StatusReport {
     #[cfg_attr(
         feature = "ts",
         ts(
-            type = "{ available: number, claimed: number, in_progress: number, done: number, failed: number, cancelled: number }"
+            type = "{ proposed: number, available: number, claimed: number, in_progress: number, done: number, failed: number, cancelled: number }"
         )
     )]
     pub counts: BTreeMap<&'static str, usize>,
@@ -183,10 +183,16 @@ pub fn nothing_ready_reason(count: impl Fn(TaskStatus) -> usize) -> String {
         .sum();
     let available = count(TaskStatus::Available);
     let held = count(TaskStatus::Claimed) + count(TaskStatus::InProgress);
+    let proposed = count(TaskStatus::Proposed);
     if total == 0 {
         "there are no tasks yet".into()
     } else if finished == total {
         "every task is finished".into()
+    } else if proposed > 0 && available == 0 && held == 0 {
+        format!(
+            "{proposed} proposed task(s) wait for the lead to approve their plan (`baton leader \
+             approve`)"
+        )
     } else if available > 0 {
         format!("{available} available task(s) wait on dependencies; {held} held by workers")
     } else {

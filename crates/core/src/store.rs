@@ -68,6 +68,8 @@ pub trait TaskStore: Send + Sync {
     fn heartbeat(&self, agent: &str) -> Result<Vec<String>>;
     fn reset(&self, id: &str, force: bool) -> Result<Task>;
     fn cancel(&self, id: &str, reason: Option<&str>) -> Result<Task>;
+    /// The lead approves proposed task `id` (one of a plan): it becomes available to claim.
+    fn approve(&self, id: &str) -> Result<Task>;
     /// The leader sends done task `id` back for more work, with `request` added to its hints
     /// (a review's requested changes), held for its worker or available to anyone (`to`).
     fn reopen(&self, id: &str, request: &str, to: Reopen) -> Result<Task>;
@@ -225,6 +227,7 @@ pub trait TaskStore: Send + Sync {
             Move::Fail { agent } => Some(self.fail(agent, id, text.unwrap_or_default())?),
             Move::Release { agent } => Some(self.release(agent, id)?),
             Move::Reset => Some(self.reset(id, false)?),
+            Move::Approve => Some(self.approve(id)?),
             Move::Cancel => Some(self.cancel(id, text)?),
         };
         Ok((step, task))

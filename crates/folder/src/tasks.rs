@@ -149,6 +149,12 @@ impl TaskStore for FolderStore {
         })
     }
 
+    fn approve(&self, id: &str) -> Result<Task> {
+        self.change(TaskAction::Approve, None, id, |file, _| {
+            file.approve(id).map(drop)
+        })
+    }
+
     fn status(&self) -> Result<StatusReport> {
         let file = self.load()?;
         Ok(StatusReport::build(

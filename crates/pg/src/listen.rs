@@ -162,6 +162,16 @@ pub(crate) fn nothing_ready_reason(store: &PgStore) -> baton_core::Result<String
     })
 }
 
+/// Whether the project has proposed tasks (a plan the lead has not approved yet).
+fn proposed_tasks(tx: &mut Tx<'_>, project: &str) -> Result<bool> {
+    Ok(tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM baton_tasks WHERE project = $1 AND status = 'proposed')",
+            &[&project],
+        )?
+        .get(0))
+}
+
 /// What a waiting worker can expect, read from the indexes: a task ready now (available
 /// or held on an expired lease, dependencies done), else the earliest lease expiry; with
 /// neither, nothing can ever become ready without new tasks (every unfinished task waits
@@ -227,6 +237,11 @@ pub(crate) fn outlook(store: &PgStore, agent: &str) -> baton_core::Result<(Outlo
         let outlook = match next {
             Some(at) => Outlook::Waiting {
                 next_lease_expiry: Some(at),
+            },
+            // A plan the lead has not approved yet: its tasks become claimable without new
+            // ones (asked only here, where the answer would otherwise be drained).
+            None if proposed_tasks(tx, &store.name)? => Outlook::Waiting {
+                next_lease_expiry: None,
             },
             None => Outlook::Drained,
         };

@@ -334,6 +334,11 @@ impl TaskStore for PgStore {
         })
     }
 
+    /// The lead approves a proposed task.
+    fn approve(&self, id: &str) -> baton_core::Result<Task> {
+        self.change(id, None, TaskAction::Approve, |task, _| task.approve())
+    }
+
     /// The leader cancels an unfinished task.
     fn cancel(&self, id: &str, reason: Option<&str>) -> baton_core::Result<Task> {
         self.change(id, None, TaskAction::Cancel, |task, now| {

@@ -62,6 +62,10 @@ pub const SCENARIOS: &[Scenario] = &[
         run: tasks::a_tasks_acceptance_is_kept_read_and_changed,
     },
     Scenario {
+        name: "a_plans_proposed_tasks_are_claimed_only_once_approved",
+        run: tasks::a_plans_proposed_tasks_are_claimed_only_once_approved,
+    },
+    Scenario {
         name: "runs_and_signals_are_kept_read_and_cleared",
         run: signals::runs_and_signals_are_kept_read_and_cleared,
     },

@@ -303,3 +303,52 @@ pub(crate) fn a_tasks_acceptance_is_kept_read_and_changed(store: &dyn Store) {
         ]
     );
 }
+
+/// A plan's proposed tasks are on the board but claimed by nobody until the lead approves
+/// them; a waiting worker is told to wait for that, not that the queue is drained.
+pub(crate) fn a_plans_proposed_tasks_are_claimed_only_once_approved(store: &dyn Store) {
+    let planned = |description: &str| NewTask {
+        description: description.into(),
+        proposed: true,
+        ..NewTask::default()
+    };
+    let first = store.add_task(planned("First step")).unwrap();
+    let second = store.add_task(planned("Second step")).unwrap();
+    let claim = || {
+        store
+            .claim(&baton_core::ClaimRequest::next("w1"))
+            .unwrap()
+            .map(|c| c.task.id)
+    };
+    let before = claim();
+    let named = answer(store.claim(&baton_core::ClaimRequest::task("w1", &first.id)));
+    let waiting = matches!(
+        store.outlook("w1").unwrap().0,
+        baton_core::Outlook::Waiting { .. }
+    );
+    let counted = store
+        .status()
+        .unwrap()
+        .count(baton_core::TaskStatus::Proposed);
+    let approved = store.approve(&first.id).unwrap();
+    let again = answer(store.approve(&first.id));
+    let after = claim();
+    let seen = kept(vec![
+        serde_json::json!(before),
+        named.clone(),
+        serde_json::json!(waiting),
+        serde_json::json!(counted),
+        serde_json::json!(approved.status),
+        again.clone(),
+        serde_json::json!(after),
+        serde_json::json!(store.task(&second.id).unwrap().unwrap().status),
+    ]);
+    assert_eq!(seen[0], Value::Null, "nothing claimed before approval");
+    assert_eq!(named["error"], "illegal_transition", "{named}");
+    assert_eq!(seen[2], true, "a waiting worker waits for the approval");
+    assert_eq!(seen[3], 2);
+    assert_eq!(seen[4], "available");
+    assert_eq!(again["error"], "illegal_transition", "{again}");
+    assert_eq!(seen[6], first.id.as_str());
+    assert_eq!(seen[7], "proposed", "only what was approved");
+}

@@ -32,4 +32,9 @@ id: string | null,
  * How the work will be judged done: what must hold when it is (the judge and the lead
  * review it against this; its worker is told).
  */
-acceptance: string | null, };
+acceptance: string | null, 
+/**
+ * Add it as proposed: one of a plan the lead approves (`task_approve`) before anyone may
+ * claim it.
+ */
+proposed: boolean, };

@@ -3,4 +3,4 @@
 /**
  * The operation that brings a task to the status asked for.
  */
-export type Move = { "op": "stay" } | { "op": "claim", agent: string, } | { "op": "start", agent: string, } | { "op": "complete", agent: string, } | { "op": "fail", agent: string, } | { "op": "release", agent: string, } | { "op": "reset" } | { "op": "cancel" };
+export type Move = { "op": "stay" } | { "op": "claim", agent: string, } | { "op": "start", agent: string, } | { "op": "complete", agent: string, } | { "op": "fail", agent: string, } | { "op": "release", agent: string, } | { "op": "reset" } | { "op": "approve" } | { "op": "cancel" };

@@ -7,7 +7,9 @@ import type { AggregateParallel } from "./AggregateParallel";
 import type { AggregateResults } from "./AggregateResults";
 import type { Aggregation } from "./Aggregation";
 import type { AnswerQuestion } from "./AnswerQuestion";
+import type { Approve } from "./Approve";
 import type { ApproveToolCall } from "./ApproveToolCall";
+import type { Approved } from "./Approved";
 import type { AskLead } from "./AskLead";
 import type { AskOutcome } from "./AskOutcome";
 import type { Cancel } from "./Cancel";
@@ -104,6 +106,7 @@ export type Operations = {
   task_release: { request: Release; output: TaskOutcome };
   task_heartbeat: { request: Heartbeat; output: Renewed };
   task_reset: { request: Reset; output: ResetOutcome };
+  task_approve: { request: Approve; output: Approved };
   task_cancel: { request: Cancel; output: TaskOutcome };
   task_move: { request: MoveTask; output: Moved };
   discover: { request: Discover; output: Discovered };

@@ -9,7 +9,7 @@ export type StatusReport = { goal: string | null, as_of: string, total: number,
 /**
  * Tasks per status, every status present (zero included), in lifecycle order.
  */
-counts: { available: number, claimed: number, in_progress: number, done: number, failed: number, cancelled: number }, 
+counts: { proposed: number, available: number, claimed: number, in_progress: number, done: number, failed: number, cancelled: number }, 
 /**
  * Available tasks whose dependencies are all done, plus stale held tasks.
  */

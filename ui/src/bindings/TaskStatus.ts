@@ -2,6 +2,8 @@
 
 /**
  * Where a task stands. `cancelled` is only ever read from files of the source design's later
- * versions; Baton treats it as final, like `failed`.
+ * versions; Baton treats it as final, like `failed`. `proposed` is Baton's: a task of a plan
+ * the lead has not approved yet, on the board for all to read, never claimed; approving it
+ * makes it available (the source design's tools, which list available tasks, pass over it).
  */
-export type TaskStatus = "available" | "claimed" | "in_progress" | "done" | "failed" | "cancelled";
+export type TaskStatus = "proposed" | "available" | "claimed" | "in_progress" | "done" | "failed" | "cancelled";

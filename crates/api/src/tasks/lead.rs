@@ -74,6 +74,66 @@ impl Operation for Reset {
     }
 }
 
+/// The lead approves proposed tasks (a plan's): all of them, or none.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(deny_unknown_fields)]
+pub struct Approve {
+    /// The proposed tasks' ids. Each is checked before any is approved: if one cannot be,
+    /// none is.
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(value_name = "TASK", required_unless_present = "all")
+    )]
+    pub tasks: Vec<String>,
+    /// Every proposed task (with the ids named, or alone).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub all: bool,
+}
+
+/// The tasks approved, available now, in the order asked.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Approved {
+    pub tasks: Vec<Task>,
+}
+
+impl Operation for Approve {
+    const NAME: &'static str = "task_approve";
+    const DESCRIPTION: &'static str = "Approve proposed tasks, a plan's (leader): tasks (ids) and/or all=true for every proposed task; all or none. Approved tasks are available to claim; until then nobody claims them.";
+    const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::LEAD;
+    type Output = Approved;
+    fn run(self, cx: &Context) -> Result<Approved> {
+        let (board, _) = cx.tasks.snapshot()?;
+        let mut ids = self.tasks.clone();
+        if self.all {
+            for task in board
+                .tasks
+                .iter()
+                .filter(|t| t.status == TaskStatus::Proposed)
+            {
+                if !ids.contains(&task.id) {
+                    ids.push(task.id.clone());
+                }
+            }
+        }
+        // Every approval tried on a copy of the board first, so one refusal changes nothing.
+        let mut trial = board;
+        for id in &ids {
+            trial.approve(id)?;
+        }
+        let mut tasks = Vec::with_capacity(ids.len());
+        for id in &ids {
+            tasks.push(cx.tasks.approve(id)?);
+        }
+        Ok(Approved { tasks })
+    }
+}
+
 /// A list of ids, or one id alone (`"task": "task-1"`, as a single reset was asked before).
 fn one_or_many<'de, D: serde::Deserializer<'de>>(
     deserializer: D,

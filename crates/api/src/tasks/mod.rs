@@ -5,9 +5,9 @@
 //! Every operation that changes one task answers [`TaskOutcome`], `{"task": …}`, on every
 //! front end: a wrapper, so an answer can grow (a hint, a warning) without breaking readers.
 
+use baton_core::Completion;
 use baton_core::DEFAULT_PRIORITY;
 use baton_core::{Aggregate, DoctorReport, LogLine, StatusReport, Task, TaskView};
-use baton_core::{Completion, NewTask, TaskEdit};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -15,11 +15,13 @@ use crate::error::Result;
 use crate::operation::{AgentUse, Callers, Context, Operation};
 use baton_git::record_branch_or_say_why;
 
+mod adding;
 mod claim;
 mod lead;
 
+pub use adding::{AddTask, EditTask};
 pub use claim::{Claim, ClaimOutcome};
-pub use lead::{Cancel, MoveTask, Moved, Reset, ResetOutcome};
+pub use lead::{Approve, Approved, Cancel, MoveTask, Moved, Reset, ResetOutcome};
 
 /// How many log lines `logs` shows unless asked for more or fewer.
 pub const DEFAULT_LOG_LINES: usize = 40;
@@ -97,148 +99,6 @@ impl Operation for ListTasks {
             cx.tasks.ready_tasks()?
         };
         Ok(TaskList { tasks })
-    }
-}
-
-/// A task to add to the queue.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
-#[serde(deny_unknown_fields)]
-pub struct AddTask {
-    /// What to do, for the worker who claims it.
-    pub description: String,
-    /// 1 is the most urgent (default 5).
-    #[serde(default = "default_priority")]
-    #[schemars(range(min = 1, max = 1000))]
-    #[cfg_attr(feature = "cli", arg(short, long, default_value_t = DEFAULT_PRIORITY))]
-    pub priority: u32,
-    /// Ids of tasks that must be done first.
-    #[serde(default)]
-    #[cfg_attr(
-        feature = "cli",
-        arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',')
-    )]
-    pub depends: Vec<String>,
-    /// Files the worker should look at.
-    #[serde(default)]
-    #[cfg_attr(
-        feature = "cli",
-        arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')
-    )]
-    pub files: Vec<String>,
-    /// Hints for the worker.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(skip))]
-    // the command line takes lines: see `baton leader add-task`
-    pub hints: String,
-    /// Choose the id instead of the next task-N.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub id: Option<String>,
-    /// How the work will be judged done: what must hold when it is (the judge and the lead
-    /// review it against this; its worker is told).
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
-    pub acceptance: Option<String>,
-}
-
-impl AddTask {
-    /// A task with this description and every default.
-    pub fn new(description: impl Into<String>) -> Self {
-        AddTask {
-            description: description.into(),
-            priority: DEFAULT_PRIORITY,
-            depends: Vec::new(),
-            files: Vec::new(),
-            hints: String::new(),
-            id: None,
-            acceptance: None,
-        }
-    }
-}
-
-impl Operation for AddTask {
-    const NAME: &'static str = "task_add";
-    const DESCRIPTION: &'static str =
-        "Add a task to the queue (leader). Unknown dependencies and cycles are refused.";
-    const READ_ONLY: bool = false;
-    const CALLERS: Callers = Callers::LEAD;
-    type Output = TaskOutcome;
-    fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        let task = cx.tasks.add_task(NewTask {
-            id: self.id,
-            description: self.description,
-            priority: self.priority,
-            dependencies: self.depends,
-            files: self.files,
-            hints: self.hints,
-            acceptance: self.acceptance,
-        })?;
-        Ok(task.into())
-    }
-}
-
-/// Changes to a task; a field left out stays as it is.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-#[cfg_attr(feature = "cli", derive(clap::Args))]
-#[serde(deny_unknown_fields)]
-pub struct EditTask {
-    /// The task's id.
-    pub task: String,
-    /// The new description.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub description: Option<String>,
-    /// The new priority (1 is the most urgent).
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(short, long))]
-    pub priority: Option<u32>,
-    /// The new dependencies, replacing the old (only while the task is available; [] removes
-    /// them all).
-    #[serde(default)]
-    #[cfg_attr(
-        feature = "cli",
-        arg(short, long = "depends", value_name = "ID", num_args = 1.., value_delimiter = ',')
-    )]
-    pub depends: Option<Vec<String>>,
-    /// The new files, replacing the old.
-    #[serde(default)]
-    #[cfg_attr(
-        feature = "cli",
-        arg(short, long, value_name = "FILE", num_args = 1.., value_delimiter = ',')
-    )]
-    pub files: Option<Vec<String>>,
-    /// The new hints.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long))]
-    pub hints: Option<String>,
-    /// The new acceptance (how the work will be judged done); "" removes it.
-    #[serde(default)]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
-    pub acceptance: Option<String>,
-}
-
-impl Operation for EditTask {
-    const NAME: &'static str = "task_edit";
-    const DESCRIPTION: &'static str = "Change a task's description, priority, dependencies, files, hints or acceptance (leader). Dependencies only change while it is available.";
-    const READ_ONLY: bool = false;
-    const CALLERS: Callers = Callers::LEAD;
-    type Output = TaskOutcome;
-    fn run(self, cx: &Context) -> Result<TaskOutcome> {
-        let task = cx.tasks.edit_task(
-            &self.task,
-            TaskEdit {
-                description: self.description,
-                priority: self.priority,
-                dependencies: self.depends,
-                files: self.files,
-                hints: self.hints,
-                acceptance: self.acceptance,
-            },
-        )?;
-        Ok(task.into())
     }
 }
 

@@ -691,3 +691,45 @@ fn a_tasks_acceptance_is_kept_changed_and_removed_and_refused_when_too_long() {
     assert!(err.to_string().contains("acceptance"), "{err}");
     assert_eq!(file.task(&added.id).unwrap().acceptance, None, "unchanged");
 }
+
+/// A proposed task (a plan's) is on the board but never claimed, not even by name; approving
+/// makes it available. It may be edited (its dependencies too) and cancelled meanwhile, and is
+/// neither reset nor approved twice.
+#[test]
+fn a_proposed_task_is_claimed_only_once_approved() {
+    let mut file = file_with(vec![]);
+    let planned = |description: &str| NewTask {
+        description: description.into(),
+        proposed: true,
+        ..NewTask::default()
+    };
+    let a = file.add_task(planned("a"), t0()).unwrap().id.clone();
+    let b = file.add_task(planned("b"), t0()).unwrap().id.clone();
+    assert_eq!(file.task(&a).unwrap().status, TaskStatus::Proposed);
+    assert_eq!(claimed_id(&mut file, "w1", t0()), None, "nothing is ready");
+    let named = file.claim(&ClaimRequest::task("w1", &a), t0(), DEFAULT_LEASE);
+    assert!(named.is_err(), "{named:?}");
+    file.edit_task(
+        &b,
+        TaskEdit {
+            dependencies: Some(vec![a.clone()]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let reset = file.reset(&a, t0(), DEFAULT_LEASE, true).unwrap_err();
+    assert!(reset.to_string().contains("approve it"), "{reset}");
+    assert_eq!(
+        file.approve(&a).unwrap().status,
+        TaskStatus::Available,
+        "approved"
+    );
+    assert!(file.approve(&a).is_err(), "approved once");
+    assert_eq!(
+        claimed_id(&mut file, "w1", t0()).as_deref(),
+        Some(a.as_str())
+    );
+    file.cancel(&b, Some("not in the plan after all"), t0())
+        .unwrap();
+    assert_eq!(file.task(&b).unwrap().status, TaskStatus::Cancelled);
+}

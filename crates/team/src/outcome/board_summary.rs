@@ -111,6 +111,9 @@ pub(crate) fn waiting(file: &TaskFile, now: Timestamp, lease: std::time::Duratio
                         _ => format!("held by {holder}, whose lease expired"),
                     }
                 }
+                (TaskStatus::Proposed, None) => {
+                    "proposed: waits for the lead to approve its plan".to_string()
+                }
                 (_, None) => {
                     let open: Vec<&str> = t
                         .dependencies
