@@ -103,7 +103,7 @@ export function Board({ report, shown, filtered, onError, onChanged, selected, o
           </p>
         )}
         <section className="board" data-testid="board">
-          {shownColumns(columns(report.tasks)).map((column) => (
+          {shownColumns(totals).map((column) => (
             <Column
               key={column.status}
               status={column.status}
