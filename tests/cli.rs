@@ -63,6 +63,39 @@ fn commands_outside_a_project_say_to_run_init() {
     assert_eq!(body["error"]["kind"], "not_initialized");
 }
 
+/// With `--json`, a usage error is JSON too (the guide says every error is), with the usage
+/// exit code; without, clap's text as before.
+#[test]
+fn a_usage_error_with_json_is_json() {
+    let p = Project::init();
+    let err = p.fails(&["--json", "team", "up", "--bogus"], 2);
+    let body: serde_json::Value =
+        serde_json::from_str(err.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"));
+    assert_eq!(body["error"]["kind"], "invalid_arguments", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("--bogus"), "{message}");
+    let plain = p.fails(&["team", "up", "--bogus"], 2);
+    assert!(plain.contains("unexpected argument '--bogus'"), "{plain}");
+    // After `--`, `--json` is an argument, not the option.
+    let after = p.fails(&["worker", "claim", "--bogus", "--", "--json"], 2);
+    assert!(
+        serde_json::from_str::<serde_json::Value>(after.trim()).is_err(),
+        "{after}"
+    );
+}
+
+/// `baton help COMMAND…` is `baton COMMAND… --help`.
+#[test]
+fn help_names_a_command() {
+    let p = Project::init();
+    let team = p.ok(&["help", "team"]);
+    assert!(team.contains("Usage: baton team"), "{team}");
+    assert_eq!(team, p.ok(&["team", "--help"]));
+    let up = p.ok(&["help", "team", "up"]);
+    assert!(up.contains("Usage: baton team up"), "{up}");
+    assert!(p.ok(&["help"]).contains("Usage: baton"));
+}
+
 #[test]
 fn the_folder_is_found_from_a_subfolder_from_baton_dir_and_from_dir() {
     let p = Project::init();
@@ -189,6 +222,11 @@ fn a_proposed_plan_is_claimed_only_once_the_lead_approves_it(p: Project) {
     ]);
     let status = p.json(&["leader", "status"]);
     assert_eq!(status["counts"]["proposed"], 2, "{status}");
+    let text = p.ok(&["leader", "status"]);
+    assert!(
+        text.contains("2 total · 2 proposed (`leader approve`) · 0 available"),
+        "{text}"
+    );
     // Nothing to claim (exit 3), and the reason names the plan.
     let nothing = p.fails(&["worker", "claim", "w1"], 3);
     assert!(

@@ -67,7 +67,10 @@ fn main() -> ExitCode {
         return door::proxy_inside().unwrap_or_else(|| door::relay(&socket));
     }
     door::keep_report_to_self();
-    let cli = Cli::parse();
+    let cli = match parse_args(args) {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     cli.color.apply();
     let json = cli.json;
     match run(cli) {
@@ -78,6 +81,41 @@ fn main() -> ExitCode {
             ExitCode::from(exit::for_error(err.kind()).code)
         }
     }
+}
+
+/// The command line parsed; `baton help COMMAND…` read as `baton COMMAND… --help`. A usage
+/// error with `--json` is said as JSON, as every other error is; help and the version are
+/// printed as clap prints them.
+fn parse_args(args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
+    let args = help_as_flag(args);
+    let error = match Cli::try_parse_from(&args) {
+        Ok(cli) => return Ok(cli),
+        Err(error) => error,
+    };
+    use clap::error::ErrorKind as Clap;
+    let wants_json = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json");
+    if !wants_json || matches!(error.kind(), Clap::DisplayHelp | Clap::DisplayVersion) {
+        error.exit();
+    }
+    let err = Error::new(
+        baton_core::ErrorKind::InvalidArguments,
+        error.render().to_string().trim().to_string(),
+    );
+    output::report_error(&err, true);
+    Err(ExitCode::from(exit::for_error(err.kind()).code))
+}
+
+/// `baton help [COMMAND…]` as `baton [COMMAND…] --help`.
+fn help_as_flag(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if args.get(1).is_some_and(|a| a == "help") {
+        args.remove(1);
+        args.push("--help".into());
+    }
+    args
 }
 
 fn run(cli: Cli) -> Result<u8, Error> {

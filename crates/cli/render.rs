@@ -57,8 +57,12 @@ pub fn status(report: &StatusReport) -> String {
     }
     let _ = writeln!(
         out,
-        "Tasks: {} total · {} available ({} ready) · {} claimed · {} in progress · {} done · {} failed{}{}",
+        "Tasks: {} total · {}{} available ({} ready) · {} claimed · {} in progress · {} done · {} failed{}{}",
         report.total,
+        match report.count(TaskStatus::Proposed) {
+            0 => String::new(),
+            n => format!("{n} proposed (`leader approve`) · "),
+        },
         report.count(TaskStatus::Available),
         report.ready,
         report.count(TaskStatus::Claimed),
