@@ -259,6 +259,11 @@ fn add_task_refusals_name_the_problem_and_change_nothing(p: Project) {
             &["leader", "add-task", "b", "--depends", "task-9"],
             "unknown task \"task-9\"",
         ),
+        // The task being added has no id yet: the refusal names none (it named task-2).
+        (
+            &["leader", "add-task", "b", "--depends", "nope"],
+            "baton: the task being added depends on unknown task \"nope\"; `baton leader status` lists the tasks",
+        ),
         (
             &["leader", "add-task", "b", "--id", "../../evil"],
             "invalid task id",

@@ -59,6 +59,13 @@ pub enum StoreError {
     #[error("task {task} depends on unknown task {dependency:?}")]
     UnknownDependency { task: String, dependency: String },
 
+    /// A task being added names a dependency that does not exist (the task has no id on the
+    /// board yet to name).
+    #[error(
+        "the task being added depends on unknown task {dependency:?}; `baton leader status` lists the tasks"
+    )]
+    NewTaskUnknownDependency { dependency: String },
+
     #[error("dependencies would form a cycle: {}", cycle.join(" -> "))]
     DependencyCycle { cycle: Vec<String> },
 
@@ -212,7 +219,9 @@ impl StoreError {
             StoreError::InvalidInput { .. } => ErrorKind::InvalidInput,
             StoreError::UnknownTask { .. } => ErrorKind::UnknownTask,
             StoreError::DuplicateTask { .. } => ErrorKind::DuplicateTask,
-            StoreError::UnknownDependency { .. } => ErrorKind::UnknownDependency,
+            StoreError::UnknownDependency { .. } | StoreError::NewTaskUnknownDependency { .. } => {
+                ErrorKind::UnknownDependency
+            }
             StoreError::DependencyCycle { .. } => ErrorKind::DependencyCycle,
             StoreError::IllegalTransition { .. } => ErrorKind::IllegalTransition,
             StoreError::NotOwner { .. } => ErrorKind::NotOwner,

@@ -43,7 +43,12 @@ impl TaskFile {
         check_priority(new.priority)?;
         check_paths(&new.files)?;
         let dependencies = dedup(new.dependencies);
-        check_dependencies(self, &id, &dependencies)?;
+        check_dependencies(self, &id, &dependencies).map_err(|e| match e {
+            StoreError::UnknownDependency { dependency, .. } => {
+                StoreError::NewTaskUnknownDependency { dependency }
+            }
+            other => other,
+        })?;
         self.tasks.push(Task {
             id,
             description: new.description.trim().to_string(),
