@@ -157,32 +157,20 @@ pub fn run(
             let to = op.to;
             operate(project, mode, json, op, |out| render::moved(out, to))
         }
-        LeaderCommand::Reset(op) => {
-            operate(project, mode, json, op, |out| match out.tasks.is_empty() {
-                true => "Nothing to reset: no task is failed".to_string(),
-                false => format!(
-                    "Reset {}: available again",
-                    out.tasks
-                        .iter()
-                        .map(|t| t.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            })
-        }
-        LeaderCommand::Approve(op) => {
-            operate(project, mode, json, op, |out| match out.tasks.is_empty() {
-                true => "Nothing to approve: no task is proposed".to_string(),
-                false => format!(
-                    "Approved {}: available to claim",
-                    out.tasks
-                        .iter()
-                        .map(|t| t.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            })
-        }
+        LeaderCommand::Reset(op) => operate(project, mode, json, op, |out| {
+            changed(
+                &out.tasks,
+                "Nothing to reset: no task is failed",
+                "Reset {}: available again",
+            )
+        }),
+        LeaderCommand::Approve(op) => operate(project, mode, json, op, |out| {
+            changed(
+                &out.tasks,
+                "Nothing to approve: no task is proposed",
+                "Approved {}: available to claim",
+            )
+        }),
         LeaderCommand::Agents => {
             operate(project, mode, json, agents::AgentsOverview {}, render::team)
         }
@@ -215,5 +203,17 @@ pub fn run(
                 0
             })
         }),
+    }
+}
+
+/// What the lead's change of several tasks did: `none` when there were none, else `done` with
+/// the ids in the place of its `{}`.
+fn changed(tasks: &[baton_core::Task], none: &str, done: &str) -> String {
+    match tasks.is_empty() {
+        true => none.to_string(),
+        false => {
+            let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+            done.replacen("{}", &ids.join(", "), 1)
+        }
     }
 }

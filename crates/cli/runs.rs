@@ -142,6 +142,12 @@ mod tests {
             runs_of("review task-1"),
             CommandRuns::Operations(&["task_review"])
         );
+        // Approving a plan is the lead's (`task_approve` is no agent's): behind an attempt's
+        // door it is refused as that operation, not run as something local.
+        assert_eq!(
+            runs_of("leader approve --all"),
+            CommandRuns::Operations(&["task_approve"])
+        );
         assert_eq!(runs_of("leader status --watch"), CommandRuns::Local);
         assert_eq!(runs_of("agents list"), CommandRuns::Local);
     }

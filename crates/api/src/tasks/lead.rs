@@ -1,7 +1,7 @@
 //! The lead's changes to one task: reset, cancel, and a move to another status as on the board
 //! (the lifecycle operation it takes, or the lifecycle's refusal).
 
-use baton_core::{Move, Task, TaskStatus};
+use baton_core::{Move, Task, TaskFile, TaskStatus, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -47,29 +47,15 @@ impl Operation for Reset {
     const CALLERS: Callers = Callers::LEAD;
     type Output = ResetOutcome;
     fn run(self, cx: &Context) -> Result<ResetOutcome> {
-        let (board, now) = cx.tasks.snapshot()?;
-        let mut ids = self.tasks.clone();
-        if self.failed {
-            for task in board
-                .tasks
-                .iter()
-                .filter(|t| t.status == TaskStatus::Failed)
-            {
-                if !ids.contains(&task.id) {
-                    ids.push(task.id.clone());
-                }
-            }
-        }
-        // Every reset tried on a copy of the board first, so one refusal changes nothing.
-        let mut trial = board;
         let lease = cx.tasks.lease();
-        for id in &ids {
-            trial.reset(id, now, lease, self.force)?;
-        }
-        let mut tasks = Vec::with_capacity(ids.len());
-        for id in &ids {
-            tasks.push(cx.tasks.reset(id, self.force)?);
-        }
+        let every = self.failed.then_some(TaskStatus::Failed);
+        let tasks = all_or_none(
+            cx,
+            &self.tasks,
+            every,
+            |trial, id, now| trial.reset(id, now, lease, self.force).map(drop),
+            |id| cx.tasks.reset(id, self.force),
+        )?;
         Ok(ResetOutcome { tasks })
     }
 }
@@ -108,30 +94,45 @@ impl Operation for Approve {
     const CALLERS: Callers = Callers::LEAD;
     type Output = Approved;
     fn run(self, cx: &Context) -> Result<Approved> {
-        let (board, _) = cx.tasks.snapshot()?;
-        let mut ids = self.tasks.clone();
-        if self.all {
-            for task in board
-                .tasks
-                .iter()
-                .filter(|t| t.status == TaskStatus::Proposed)
-            {
-                if !ids.contains(&task.id) {
-                    ids.push(task.id.clone());
-                }
-            }
-        }
-        // Every approval tried on a copy of the board first, so one refusal changes nothing.
-        let mut trial = board;
-        for id in &ids {
-            trial.approve(id)?;
-        }
-        let mut tasks = Vec::with_capacity(ids.len());
-        for id in &ids {
-            tasks.push(cx.tasks.approve(id)?);
-        }
+        let every = self.all.then_some(TaskStatus::Proposed);
+        let tasks = all_or_none(
+            cx,
+            &self.tasks,
+            every,
+            |trial, id, _| trial.approve(id).map(drop),
+            |id| cx.tasks.approve(id),
+        )?;
         Ok(Approved { tasks })
     }
+}
+
+/// The lead's change of several tasks, all of them or none: the tasks `named` and, with
+/// `every`, each task in that status too, in that order; each change tried on a copy of the
+/// board first (`trial`), so one refusal changes nothing, then made in the store (`apply`).
+fn all_or_none(
+    cx: &Context,
+    named: &[String],
+    every: Option<TaskStatus>,
+    trial: impl Fn(&mut TaskFile, &str, Timestamp) -> baton_core::Result<()>,
+    apply: impl Fn(&str) -> baton_core::Result<Task>,
+) -> Result<Vec<Task>> {
+    let (mut board, now) = cx.tasks.snapshot()?;
+    let mut ids = named.to_vec();
+    if let Some(status) = every {
+        for task in board.tasks.iter().filter(|t| t.status == status) {
+            if !ids.contains(&task.id) {
+                ids.push(task.id.clone());
+            }
+        }
+    }
+    for id in &ids {
+        trial(&mut board, id, now)?;
+    }
+    let mut tasks = Vec::with_capacity(ids.len());
+    for id in &ids {
+        tasks.push(apply(id)?);
+    }
+    Ok(tasks)
 }
 
 /// A list of ids, or one id alone (`"task": "task-1"`, as a single reset was asked before).
