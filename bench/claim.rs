@@ -55,8 +55,7 @@ fn project_with(n: usize) -> (tempfile::TempDir, PathBuf) {
                 files: vec![format!("src/part_{i}.rs")],
                 hints: "Follow the existing module layout".into(),
                 id: None,
-                acceptance: None,
-                proposed: false,
+                ..Default::default()
             },
             Timestamp::now(),
         )

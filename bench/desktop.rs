@@ -60,8 +60,7 @@ fn project_with(n: usize) -> tempfile::TempDir {
                 files: vec![format!("src/part_{i}.rs")],
                 hints: String::new(),
                 id: None,
-                acceptance: None,
-                proposed: false,
+                ..Default::default()
             },
             baton_core::Timestamp::now(),
         )

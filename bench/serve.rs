@@ -68,8 +68,7 @@ fn main() {
                 files: vec![format!("src/part_{i}.rs")],
                 hints: String::new(),
                 id: None,
-                acceptance: None,
-                proposed: false,
+                ..Default::default()
             },
             baton_core::Timestamp::now(),
         )

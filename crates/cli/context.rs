@@ -24,6 +24,20 @@ pub fn door_task() -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
+/// The task of the attempt this process runs in: behind its door, as the door says; without a
+/// sandbox, as the attempt's marks say (`BATON_ATTEMPT=TASK/N`, with `BATON_AGENT`).
+pub fn attempt_task() -> Option<String> {
+    if door_guest().is_some() {
+        return door_task();
+    }
+    std::env::var("BATON_AGENT")
+        .ok()
+        .filter(|a| !a.is_empty())?;
+    let attempt = std::env::var("BATON_ATTEMPT").ok()?;
+    let (task, _) = attempt.rsplit_once('/')?;
+    Some(task.to_string()).filter(|t| !t.is_empty())
+}
+
 /// Behind an attempt's door, the folder the agent's paths must stay in: its working folder
 /// (the door says which), not the lead's checkout, `.git/` or `.coordination/`.
 pub fn door_workdir(local: &Layout) -> Option<PathBuf> {
@@ -55,9 +69,27 @@ pub fn as_user<T>(
     let mut cx = project.context(&confinement);
     cx.caller = door_guest();
     cx.attempt = door_task();
+    if cx.caller.is_none() {
+        as_unsandboxed_planner(&mut cx);
+    }
     cx.watch_mode = mode;
     cx.foreign_files = foreign_files;
     op(&cx)
+}
+
+/// A team's planner run without a sandbox plans as its planner all the same (its tasks
+/// proposed, of its plan): an agent whose attempt's marks name the plan task it holds. Any
+/// other process is the user, as it was.
+fn as_unsandboxed_planner(cx: &mut Context) {
+    let (Ok(agent), Some(task)) = (std::env::var("BATON_AGENT"), attempt_task()) else {
+        return;
+    };
+    cx.caller = Some(agent);
+    cx.attempt = Some(task);
+    if !baton_api::planning::planner_of(cx).is_ok_and(|plan| plan.is_some()) {
+        cx.caller = None;
+        cx.attempt = None;
+    }
 }
 
 /// Runs the operation `op` as the user, prints its result (`render` for people, the result

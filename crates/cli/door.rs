@@ -129,7 +129,9 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
         CommandRuns::Operations(names) => {
             for name in names {
                 let callers = baton_api::find(name).map(|entry| entry.callers);
-                if !callers.is_some_and(|c| c.agents()) {
+                // A planner's operations are refused here to no agent: the catalogue asks
+                // the store whether this one is its team's planner.
+                if !callers.is_some_and(|c| c.agents() || c.planner) {
                     return Err(refused(agent, &format!("this command ({name})")));
                 }
             }

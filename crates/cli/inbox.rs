@@ -198,12 +198,29 @@ fn question_line(q: &Question) -> String {
             line(&input.to_string(), 200),
             clean(&q.text)
         ),
+        // The plan's tasks and their graph, a line each.
+        About::Plan { tasks, .. } => {
+            let lines: Vec<String> = q
+                .text
+                .lines()
+                .map(|l| format!("\n      {}", clean(l)))
+                .collect();
+            format!(
+                "may the team work this plan ({} tasks)?{}",
+                tasks.len(),
+                lines.concat()
+            )
+        }
     };
     let mut text = format!("{}  {}{task} asks: {what}", q.id, q.agent);
     for (i, choice) in q.choices.iter().enumerate() {
         text.push_str(&format!("\n      {}. {}", i + 1, line(choice, 200)));
     }
     text.push_str(&match &q.state {
+        QuestionState::Open if matches!(q.about, About::Plan { .. }) => format!(
+            "\n      answer: baton answer {} approve (or say what to change: the planner plans again)",
+            q.id
+        ),
         QuestionState::Open => format!("\n      answer: baton answer {} TEXT", q.id),
         QuestionState::Answered { answer, by, .. } => {
             format!("\n      answered by {by}: {}", line(answer, 200))

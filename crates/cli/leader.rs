@@ -27,6 +27,10 @@ pub enum LeaderCommand {
     AddTask(AddArgs),
     /// Change a task's description, priority, dependencies, files or hints.
     Edit(EditArgs),
+    /// Rewrite the master plan (.coordination/master-plan.md) from TEXT or, with --stdin, from
+    /// standard input: a team's planner keeps its plan there between sessions.
+    #[command(after_help = "Example: baton leader write-plan --stdin < plan.md")]
+    WritePlan(WritePlanArgs),
     /// Show every task with counts by status.
     Status {
         /// Redraw whenever tasks.json changes (Ctrl-C to stop).
@@ -74,6 +78,17 @@ pub struct AddArgs {
     pub hints: Vec<String>,
 }
 
+/// `leader write-plan`: the `plan_write` request, its text given or read.
+#[derive(Debug, Args)]
+pub struct WritePlanArgs {
+    /// The whole master plan (Markdown).
+    #[arg(required_unless_present = "stdin", conflicts_with = "stdin")]
+    pub text: Option<String>,
+    /// Read the master plan from standard input.
+    #[arg(long)]
+    pub stdin: bool,
+}
+
 /// `leader edit`: the `task_edit` request, and removing every dependency.
 #[derive(Debug, Args)]
 pub struct EditArgs {
@@ -113,6 +128,21 @@ pub fn run(
                     out.task.id,
                     render::clean(&out.task.description)
                 )
+            })
+        }
+        LeaderCommand::WritePlan(WritePlanArgs { text, stdin }) => {
+            let text = match (text, stdin) {
+                (Some(text), _) => text,
+                (None, _) => {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                        .map_err(|e| Error::input("stdin", format!("cannot read the plan: {e}")))?;
+                    text
+                }
+            };
+            let request = baton_api::planning::PlanWrite { text };
+            operate(project, mode, json, request, |out| {
+                format!("Wrote the master plan ({} bytes)", out.bytes)
             })
         }
         LeaderCommand::Status { watch: true } => {

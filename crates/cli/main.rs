@@ -277,7 +277,7 @@ fn run(cli: Cli) -> Result<u8, Error> {
             let options = baton_mcp::McpOptions {
                 confine_to: context::door_workdir(project.local()),
                 behind_door: context::door_guest().is_some(),
-                attempt: context::door_task(),
+                attempt: caller.as_ref().and(context::attempt_task()),
                 caller,
                 allow_unsafe_tools,
                 allow_paths: allow_path.iter().map(|dir| cwd.join(dir)).collect(),

@@ -33,6 +33,7 @@ pub fn runs(command: &Command) -> CommandRuns {
             LeaderCommand::Status { watch: true } => Local,
             LeaderCommand::AddTask(_) => Operations(&[api::tasks::AddTask::NAME]),
             LeaderCommand::Edit(_) => Operations(&[api::tasks::EditTask::NAME]),
+            LeaderCommand::WritePlan(_) => Operations(&[api::planning::PlanWrite::NAME]),
             LeaderCommand::Aggregate => Operations(&[api::tasks::AggregateResults::NAME]),
             LeaderCommand::Cancel(_) => Operations(&[api::tasks::Cancel::NAME]),
             LeaderCommand::Move(_) => Operations(&[api::tasks::MoveTask::NAME]),

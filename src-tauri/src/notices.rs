@@ -98,6 +98,14 @@ pub fn question_notice(question: &Question) -> Notice {
             format!("{} asks to use {tool}{task}", question.agent),
             first_line(&question.text).to_string(),
         ),
+        About::Plan { tasks, .. } => (
+            format!(
+                "{} asks you to approve its plan ({} tasks)",
+                question.agent,
+                tasks.len()
+            ),
+            first_line(&question.text).to_string(),
+        ),
     };
     Notice {
         title,

@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::operation::{AgentUse, Callers, Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 /// How long `ask_lead` waits by default, and at most (seconds).
 pub const DEFAULT_ASK_SECONDS: u64 = 300;
@@ -346,10 +346,7 @@ impl Operation for InboxRead {
     const NAME: &'static str = "inbox_read";
     const DESCRIPTION: &'static str = "What waits for you: messages sent to you (unread ones unless all), and for the lead the agents' open questions. With wait, returns as soon as something arrives (pushed, not polled). Acknowledge messages with message_ack.";
     const READ_ONLY: bool = true;
-    const CALLERS: Callers = Callers {
-        responder: true,
-        agent: AgentUse::OwnWork,
-    };
+    const CALLERS: Callers = Callers::OWN_WORK_AND_RESPONDER;
     type Output = InboxView;
     fn run(self, cx: &Context) -> Result<InboxView> {
         self.run_with(cx, |_| {})
@@ -412,10 +409,7 @@ impl Operation for MessageSend {
     const NAME: &'static str = "message_send";
     const DESCRIPTION: &'static str = "Send a message to an agent, the lead, or all (everyone working on the project). It reaches an agent on its next tool call (Claude Code's hooks) or its inbox_read, and wakes anyone waiting. You send as yourself only.";
     const READ_ONLY: bool = false;
-    const CALLERS: Callers = Callers {
-        responder: true,
-        agent: AgentUse::OwnWork,
-    };
+    const CALLERS: Callers = Callers::OWN_WORK_AND_RESPONDER;
     type Output = Message;
     fn run(self, cx: &Context) -> Result<Message> {
         let from = acting_as(cx, self.from.as_deref(), true)?;
@@ -482,10 +476,7 @@ impl Operation for MessageAck {
     const DESCRIPTION: &'static str =
         "Mark messages sent to you as read, so inbox_read and the hooks stop showing them.";
     const READ_ONLY: bool = false;
-    const CALLERS: Callers = Callers {
-        responder: true,
-        agent: AgentUse::OwnWork,
-    };
+    const CALLERS: Callers = Callers::OWN_WORK_AND_RESPONDER;
     type Output = Acknowledged;
     fn run(self, cx: &Context) -> Result<Acknowledged> {
         let reader = acting_as(cx, self.reader.as_deref(), true)?;

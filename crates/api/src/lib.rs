@@ -27,6 +27,7 @@ pub mod inbox;
 pub mod open;
 pub mod operation;
 pub mod orchestration;
+pub mod planning;
 pub mod prompts;
 pub mod reservations;
 pub mod review;
@@ -100,6 +101,7 @@ catalogue!(
     tasks::ListTasks,
     tasks::AddTask,
     tasks::EditTask,
+    planning::PlanWrite,
     tasks::Claim,
     tasks::Start,
     tasks::Complete,

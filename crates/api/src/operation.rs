@@ -78,6 +78,20 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The plan task this context's caller holds as its team's planner, speaking from an
+    /// attempt at it ([`crate::planning::planner_of`]); `None` for the lead and every other
+    /// agent.
+    pub fn plan_held(&self) -> Result<Option<baton_core::Task>> {
+        let (Some(agent), Some(attempt)) = (&self.caller, &self.attempt) else {
+            return Ok(None);
+        };
+        let Some(task) = self.tasks.task(attempt)? else {
+            return Ok(None);
+        };
+        let holds = task.status.is_held() && task.claimed_by.as_deref() == Some(agent.as_str());
+        Ok((task.kind == baton_core::TaskKind::Plan && holds).then_some(task))
+    }
+
     /// The context of a folder project: the folder holds everything.
     pub fn folder(project: &'a FolderStore, confinement: &'a Confinement) -> Self {
         Context::new(
@@ -124,6 +138,10 @@ pub struct Callers {
     /// An agent, as itself (a supervised agent through its door, a worker at its terminal
     /// with `BATON_AGENT`).
     pub agent: AgentUse,
+    /// A team's planner ([`Context::plan_held`]: an agent whose attempt, through its
+    /// door, is on the plan it holds), on its own plan's tasks and the master plan, where
+    /// `agent` says no agent may.
+    pub planner: bool,
 }
 
 /// What an agent may do with an operation.
@@ -146,26 +164,44 @@ impl Callers {
     pub const LEAD: Callers = Callers {
         responder: false,
         agent: AgentUse::Never,
+        planner: false,
     };
     /// Reading what everyone may read.
     pub const READERS: Callers = Callers {
         responder: true,
         agent: AgentUse::Shared,
+        planner: false,
     };
     /// An agent's own work (and the lead's).
     pub const OWN_WORK: Callers = Callers {
         responder: false,
         agent: AgentUse::OwnWork,
+        planner: false,
     };
     /// What any agent may add to what the team shares.
     pub const SHARED: Callers = Callers {
         responder: false,
         agent: AgentUse::Shared,
+        planner: false,
     };
     /// Answering agents: the lead and a responder device, never an agent.
     pub const ANSWERS: Callers = Callers {
         responder: true,
         agent: AgentUse::Never,
+        planner: false,
+    };
+
+    /// An agent's own work, and a responder device's.
+    pub const OWN_WORK_AND_RESPONDER: Callers = Callers {
+        responder: true,
+        agent: AgentUse::OwnWork,
+        planner: false,
+    };
+    /// Planning: the lead's, and a team's planner's on its own plan.
+    pub const PLANNING: Callers = Callers {
+        responder: false,
+        agent: AgentUse::Never,
+        planner: true,
     };
 
     /// Whether an agent may call it at all.
@@ -238,9 +274,11 @@ impl CatalogueEntry {
         (self.call_json)(cx, arguments)
     }
 
-    /// Refuses the lead's operations to a caller that is an agent.
+    /// Refuses the lead's operations to a caller that is an agent, but for a team's planner
+    /// those of planning.
     pub fn check_caller(&self, cx: &Context) -> Result<()> {
         match cx.caller.as_deref() {
+            Some(_) if self.callers.planner && cx.plan_held()?.is_some() => Ok(()),
             Some(agent) if !self.callers.agents() => Err(Error::new(
                 baton_core::ErrorKind::NotYou,
                 format!(

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::operation::{AgentUse, Callers, Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 
 impl Operation for TeamUp {
     const NAME: &'static str = "team_up";
@@ -239,10 +239,7 @@ impl Operation for TeamTranscript {
     const NAME: &'static str = "team_transcript";
     const DESCRIPTION: &'static str = "The transcript of an agent's attempt at a task (the latest unless one is named): its text, tool calls with input, tool results, errors and final result, with who ran it, how it ended and what it cost. `after` gives only newer events.";
     const READ_ONLY: bool = true;
-    const CALLERS: Callers = Callers {
-        responder: true,
-        agent: AgentUse::OwnWork,
-    };
+    const CALLERS: Callers = Callers::OWN_WORK_AND_RESPONDER;
     type Output = Transcript;
     fn run(self, cx: &Context) -> Result<Transcript> {
         baton_core::names::validate_task_id(&self.task)?;

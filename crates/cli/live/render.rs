@@ -226,7 +226,7 @@ pub fn loop_event(event: &Progress) -> Option<String> {
             line(cause, 300)
         ),
         // A lone worker has no merge queue.
-        Progress::Stopped { .. } | Progress::Merge { .. } => return None,
+        Progress::Stopped { .. } | Progress::Merge { .. } | Progress::Plan { .. } => return None,
     })
 }
 
@@ -270,7 +270,8 @@ pub fn loop_event_json(event: &Progress) -> Option<String> {
         Progress::Waiting { .. }
         | Progress::Restarting { .. }
         | Progress::Stopped { .. }
-        | Progress::Merge { .. } => {
+        | Progress::Merge { .. }
+        | Progress::Plan { .. } => {
             return None;
         }
     };

@@ -104,7 +104,30 @@ pub fn progress(event: &Progress) -> Option<String> {
         Progress::Tripped {
             worker, attempts, ..
         } => format!("{worker}: stopping: its agent could not start {attempts} times in a row"),
+        Progress::Plan {
+            planner,
+            plan,
+            step,
+            detail,
+        } => plan_step(planner, plan, *step, detail),
     })
+}
+
+/// A step of the team's plan, said.
+fn plan_step(planner: &str, plan: &str, step: baton_team::PlanStep, detail: &str) -> String {
+    use baton_team::PlanStep;
+    let detail = crate::render::line(detail, 300);
+    match step {
+        PlanStep::Proposed => format!("{planner}: planned {plan}: {detail}"),
+        PlanStep::Asked => format!(
+            "{planner}: {plan} waits for your approval (question {detail}): `baton inbox` shows \
+             it; `baton answer {detail} approve`, or your words for the planner"
+        ),
+        PlanStep::Approved => format!("{planner}: {plan} approved {detail}"),
+        PlanStep::SentBack => format!("{planner}: planning {plan} again: {detail}"),
+        PlanStep::CarriedOut => format!("{planner}: {plan} carried out: {detail}"),
+        PlanStep::Ended => format!("{planner}: planning {plan} ended: {detail}"),
+    }
 }
 
 pub fn report(report: &TeamReport) -> String {
@@ -121,6 +144,18 @@ pub fn report(report: &TeamReport) -> String {
     }
     for (name, error) in &report.errors {
         lines.push(format!("{name}: stopped by an error: {error}"));
+    }
+    if let Some(plan) = &report.plan {
+        lines.push(format!(
+            "{}: {} task(s) in {} planning session(s); {}",
+            plan.plan,
+            plan.tasks.len(),
+            plan.sessions,
+            match plan.carried_out {
+                true => "carried out",
+                false => "not carried out",
+            }
+        ));
     }
     let reported = report.workers.iter().any(|w| w.usage != Usage::default());
     lines.push(match reported {

@@ -74,6 +74,9 @@ pub enum About {
         #[cfg_attr(feature = "ts", ts(type = "unknown"))]
         input: Value,
     },
+    /// Whether the team may work its planner's plan: the tasks it proposed (`plan`'s), which
+    /// nobody claims before the answer. `approve`, or words the planner plans again with.
+    Plan { plan: String, tasks: Vec<String> },
 }
 
 /// Where a question stands.

@@ -206,6 +206,11 @@ impl LogEntry {
         LogEntry::new(agent, "DISCOVERY", text.trim())
     }
 
+    /// The master plan rewritten by `by` (the lead, or a team's planner).
+    pub fn master_plan(by: &str, bytes: usize) -> LogEntry {
+        LogEntry::new(by, "PLAN", format!("master plan rewritten ({bytes} bytes)"))
+    }
+
     /// The summary written: `done of total` as the report's outcome says.
     pub fn aggregate(outcome: &str, total: usize) -> LogEntry {
         LogEntry::new(LEAD_LOG, "AGGREGATE", format!("{outcome} of {total}"))

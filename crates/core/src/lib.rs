@@ -80,7 +80,7 @@ pub use layout::Layout;
 pub use listing::{Listing, Unreadable};
 pub use model::{
     AgentRecord, BranchRecord, CommitRecord, DEFAULT_PRIORITY, Reservation, Task, TaskContext,
-    TaskFile, TaskResult, TaskStatus,
+    TaskFile, TaskKind, TaskResult, TaskStatus,
 };
 pub use moves::Move;
 pub use names::LEAD;
@@ -88,8 +88,8 @@ pub use notes::Notes;
 pub use outlook::Outlook;
 pub use protected::ProtectedPaths;
 pub use requests::{
-    ClaimRequest, Claimed, Completion, DEFAULT_LEASE, Files, MAX_PRIORITY, NewTask, Reopen,
-    TaskEdit,
+    ClaimRequest, Claimed, Completion, DEFAULT_LEASE, Files, MAX_PLAN_TASKS, MAX_PRIORITY, NewTask,
+    Reopen, TaskEdit,
 };
 pub use reservations::{Hold, NewReservation};
 pub use rules::check_named_claim;

@@ -75,6 +75,8 @@ impl TaskFile {
             reset_at: None,
             sent_back: false,
             acceptance,
+            kind: new.kind,
+            plan: new.plan,
             extra: Default::default(),
         });
         Ok(self.tasks.last().expect("just pushed"))
@@ -219,7 +221,9 @@ impl TaskFile {
             .tasks
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.is_claimable(now, lease) && index.dependencies_done(t))
+            .filter(|(_, t)| {
+                t.kind.is_work() && t.is_claimable(now, lease) && index.dependencies_done(t)
+            })
             .collect();
         let active = match files {
             Files::Respect => self.active_reservations(now, lease),

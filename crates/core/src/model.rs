@@ -153,6 +153,26 @@ impl fmt::Display for TaskStatus {
     }
 }
 
+/// What a task is for.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskKind {
+    /// Work a worker claims and does.
+    #[default]
+    Work,
+    /// A goal a planner agent turns into work tasks, claimed by name by its team's planner.
+    Plan,
+}
+
+impl TaskKind {
+    pub fn is_work(&self) -> bool {
+        *self == TaskKind::Work
+    }
+}
+
 /// One unit of work.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -205,6 +225,14 @@ pub struct Task {
     /// hold when it is. Written with the task by whoever planned it; none for a task without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<String>,
+    /// Work (the default), or a team's plan: the goal a planner agent turns into tasks
+    /// (`team up --goal`). A plan is never claimed from the queue, only by name.
+    #[serde(default, skip_serializing_if = "TaskKind::is_work")]
+    pub kind: TaskKind,
+    /// The plan task whose planner added this one: that planner may edit or cancel it, and the
+    /// lead approves it with the rest of that plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
     #[serde(flatten)]
     #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,

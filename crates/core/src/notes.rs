@@ -32,6 +32,15 @@ pub fn master_plan(goal: &str, approach: Option<&str>, now: Timestamp) -> String
     )
 }
 
+/// The most a master plan may hold (bytes).
+pub const MAX_MASTER_PLAN_BYTES: usize = 256 * 1024;
+
+/// Refuses a master plan that is empty, over [`MAX_MASTER_PLAN_BYTES`] or holds control
+/// characters other than line breaks and tabs.
+pub fn check_master_plan(text: &str) -> Result<()> {
+    crate::text::check_text("master plan", text, MAX_MASTER_PLAN_BYTES, true)
+}
+
 /// A project's goal, trimmed: one line of text without control characters.
 pub fn check_goal(goal: &str) -> Result<&str> {
     let goal = goal.trim();

@@ -50,7 +50,12 @@ impl TaskFile {
             return Outlook::Waiting { next_lease_expiry };
         }
         let doomed = doomed_tasks(self).len();
-        let unfinished = self.tasks.iter().filter(|t| !t.status.is_final()).count();
+        // A plan nobody holds is its planner's to take up, not a worker's: it waits for no one.
+        let unfinished = self
+            .tasks
+            .iter()
+            .filter(|t| !t.status.is_final() && (t.kind.is_work() || t.status.is_held()))
+            .count();
         if unfinished == doomed {
             Outlook::Drained
         } else {

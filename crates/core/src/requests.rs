@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::model::{BranchRecord, DEFAULT_PRIORITY, Task};
+use crate::model::{BranchRecord, DEFAULT_PRIORITY, Task, TaskKind};
 
 /// How long a claim lasts without a heartbeat, unless the caller says otherwise.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(15 * 60);
@@ -30,6 +30,10 @@ pub struct NewTask {
     pub acceptance: Option<String>,
     /// Added as proposed: part of a plan the lead approves before anyone may claim it.
     pub proposed: bool,
+    /// Work, or a plan for a planner ([`crate::Task::kind`]).
+    pub kind: TaskKind,
+    /// The plan task whose planner adds it ([`crate::Task::plan`]).
+    pub plan: Option<String>,
 }
 
 impl Default for NewTask {
@@ -43,9 +47,14 @@ impl Default for NewTask {
             hints: String::new(),
             acceptance: None,
             proposed: false,
+            kind: TaskKind::Work,
+            plan: None,
         }
     }
 }
+
+/// The most tasks one plan's planner may add ([`NewTask::plan`]).
+pub const MAX_PLAN_TASKS: usize = 50;
 
 /// Changes to a task; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]

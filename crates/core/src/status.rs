@@ -67,7 +67,7 @@ impl TaskView {
     /// `task` as the board shows it at `now`, given the dependencies it still waits for.
     pub fn of(task: Task, blocked_by: Vec<String>, now: Timestamp, lease: Duration) -> Self {
         TaskView {
-            ready: blocked_by.is_empty() && task.is_claimable(now, lease),
+            ready: blocked_by.is_empty() && task.kind.is_work() && task.is_claimable(now, lease),
             lease_remaining_secs: task
                 .lease_end(lease)
                 .map(|end| end.remaining(now).as_secs()),

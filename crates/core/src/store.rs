@@ -103,6 +103,9 @@ pub trait TaskStore: Send + Sync {
     fn doctor(&self, fix: bool) -> Result<DoctorReport>;
     /// The master plan, the summary and the discoveries.
     fn notes(&self) -> Result<Notes>;
+    /// Rewrites the master plan (`master-plan.md`) as `by` (checked:
+    /// [`crate::notes::check_master_plan`]).
+    fn write_master_plan(&self, by: &str, text: &str) -> Result<()>;
 
     /// Task `id`'s result report, as `results/ID.md` holds it; empty until it is finished.
     fn result_report(&self, id: &str) -> Result<String> {

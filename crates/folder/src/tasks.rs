@@ -199,6 +199,14 @@ impl TaskStore for FolderStore {
         notes::read(self.layout())
     }
 
+    fn write_master_plan(&self, by: &str, text: &str) -> Result<()> {
+        baton_core::notes::check_master_plan(text)?;
+        let path = self.layout().unlinked(self.layout().master_plan())?;
+        baton_fs::write_atomic(&path, text.as_bytes())?;
+        self.log(&LogEntry::master_plan(by, text.len()), Timestamp::now());
+        Ok(())
+    }
+
     fn result_report(&self, id: &str) -> Result<String> {
         notes::read_text(&self.layout().unlinked(self.layout().result_file(id)?)?)
     }

@@ -69,6 +69,9 @@ struct Inner {
     caller: Option<String>,
     /// The task of the attempt whose door it serves, if it does.
     attempt: Option<String>,
+    /// Whether its agent is a team's planner ([`baton_api::planning::planner_of`]), looked up
+    /// once, at the first listing: its plan is held before its agent starts.
+    planner: std::sync::OnceLock<bool>,
     /// Whether it offers the coordinator tools: not behind an attempt's door, on the lead's
     /// side, where a browser it launched would run outside the agent's sandbox (the agent's
     /// own proxy, inside it, has them).
@@ -83,12 +86,21 @@ impl Inner {
         cx.attempt = self.attempt.clone();
         cx
     }
+
+    fn is_planner(&self) -> bool {
+        *self.planner.get_or_init(|| {
+            let cx = self.context();
+            baton_api::planning::planner_of(&cx).is_ok_and(|plan| plan.is_some())
+        })
+    }
 }
 
 /// Whether an agent's server lists tool `name`: the catalogue's agent operations
-/// ([`baton_api::CatalogueEntry::callers`]) and the server's own (the browser's).
-fn for_agents(name: &str) -> bool {
-    baton_api::find(name).is_none_or(|entry| entry.callers.agents())
+/// ([`baton_api::CatalogueEntry::callers`]), a planner's too for a `planner`, and the server's
+/// own (the browser's).
+fn for_agents(name: &str, planner: bool) -> bool {
+    baton_api::find(name)
+        .is_none_or(|entry| entry.callers.agents() || (planner && entry.callers.planner))
 }
 
 /// The change feed forwarding resource updates to the client, started on first subscribe.
@@ -115,6 +127,7 @@ impl BatonServer {
                 browsing: Arc::new(browsing),
                 caller: None,
                 attempt: None,
+                planner: std::sync::OnceLock::new(),
                 browser_tools: true,
             }),
             session: Arc::default(),
@@ -181,7 +194,7 @@ impl BatonServer {
     /// it, and an agent's server (`BATON_AGENT`) offers agent operations only.
     fn offers(&self, name: &str) -> bool {
         self.inner.filter.allows(name)
-            && (self.inner.caller.is_none() || for_agents(name))
+            && (self.inner.caller.is_none() || for_agents(name, self.inner.is_planner()))
             && (self.inner.browser_tools || Coordinator::named(name).is_none())
     }
 

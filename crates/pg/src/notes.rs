@@ -53,6 +53,23 @@ pub(crate) fn discover(store: &PgStore, agent: &str, text: &str) -> baton_core::
     Ok(format!("the discoveries of {}", TaskStore::describe(store)))
 }
 
+/// Rewrites the master plan, told to watchers.
+pub(crate) fn write_master_plan(store: &PgStore, by: &str, text: &str) -> baton_core::Result<()> {
+    baton_core::notes::check_master_plan(text)?;
+    store.transact(|tx, now| {
+        tx.execute(
+            "UPDATE baton_projects SET master_plan = $2 WHERE name = $1",
+            &[&store.name, &text],
+        )?;
+        journal(tx, &store.name, &LogEntry::master_plan(by, text.len()), now)?;
+        tx.execute(
+            "SELECT pg_notify($1, $2)",
+            &[&crate::sql::CHANGES, &store.name],
+        )?;
+        Ok(())
+    })
+}
+
 /// The master plan, the summary and the discoveries, read together.
 pub(crate) fn notes(store: &PgStore) -> baton_core::Result<Notes> {
     store.transact(|tx, _| {

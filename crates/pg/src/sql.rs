@@ -12,15 +12,22 @@ pub(crate) const DEPENDENCIES_DONE: &str = "NOT EXISTS (
       LEFT JOIN baton_tasks u ON u.project = t.project AND u.id = d.id
       WHERE u.status IS DISTINCT FROM 'done')";
 
-/// An available task whose dependencies are all done (the `baton_tasks_ready` index).
-pub(crate) const READY: &str = "t.status = 'available' AND t.waiting = 0";
+/// Row `t` is work, not a team's plan (which only its planner claims, by name).
+macro_rules! work {
+    () => {
+        "NOT t.body @> '{\"kind\": \"plan\"}'"
+    };
+}
+
+/// An available task of work whose dependencies are all done (the `baton_tasks_ready` index).
+pub(crate) const READY: &str = concat!("t.status = 'available' AND t.waiting = 0 AND ", work!());
 /// A held task whose lease ran out, by the database's clock.
 pub(crate) const EXPIRED: &str =
     "t.status IN ('claimed', 'in_progress') AND t.lease_expires_at <= statement_timestamp()";
 
 /// A held task a claim could take now: its lease ran out and its dependencies are done.
 pub(crate) static LAPSED: LazyLock<String> =
-    LazyLock::new(|| format!("{EXPIRED} AND {DEPENDENCIES_DONE}"));
+    LazyLock::new(|| format!("{EXPIRED} AND {DEPENDENCIES_DONE} AND {}", work!()));
 
 /// A task a claim could take now: ready, or held on an expired lease with its dependencies
 /// done (what the folder's `Task::is_claimable` and its dependency check say, as SQL on row

@@ -453,6 +453,10 @@ impl TaskStore for PgStore {
         crate::notes::notes(self)
     }
 
+    fn write_master_plan(&self, by: &str, text: &str) -> baton_core::Result<()> {
+        crate::notes::write_master_plan(self, by, text)
+    }
+
     fn outlook(&self, agent: &str) -> baton_core::Result<(Outlook, Timestamp)> {
         crate::listen::outlook(self, agent)
     }

@@ -42,6 +42,10 @@ pub struct Scenario {
 /// Every scenario, by name.
 pub const SCENARIOS: &[Scenario] = &[
     Scenario {
+        name: "a_plan_task_is_claimed_only_by_name",
+        run: tasks::a_plan_task_is_claimed_only_by_name,
+    },
+    Scenario {
         name: "every_step_of_a_tasks_life_is_answered_as_the_lifecycle_says",
         run: tasks::every_step_of_a_tasks_life_is_answered_as_the_lifecycle_says,
     },

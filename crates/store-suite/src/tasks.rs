@@ -352,3 +352,62 @@ pub(crate) fn a_plans_proposed_tasks_are_claimed_only_once_approved(store: &dyn 
     assert_eq!(seen[6], first.id.as_str());
     assert_eq!(seen[7], "proposed", "only what was approved");
 }
+
+/// A team's plan task is claimed only by name (its planner), never as the next ready task,
+/// not even once its holder's lease ran out; the tasks its planner adds say which plan they
+/// are of; the master plan is rewritten whole.
+pub(crate) fn a_plan_task_is_claimed_only_by_name(store: &dyn Store) {
+    let plan = store
+        .add_task(NewTask {
+            id: Some("plan-1".into()),
+            description: "Ship the parts".into(),
+            kind: baton_core::TaskKind::Plan,
+            ..NewTask::default()
+        })
+        .unwrap();
+    let next = || {
+        store
+            .claim(&baton_core::ClaimRequest::next("w1"))
+            .unwrap()
+            .map(|c| c.task.id)
+    };
+    let before = next();
+    let drained = store.outlook("w1").unwrap().0 == baton_core::Outlook::Drained;
+    let named = store
+        .claim(&baton_core::ClaimRequest::task("planner", &plan.id))
+        .unwrap()
+        .map(|c| c.task.id);
+    let part = store
+        .add_task(NewTask {
+            description: "Part a".into(),
+            proposed: true,
+            plan: Some(plan.id.clone()),
+            ..NewTask::default()
+        })
+        .unwrap();
+    store
+        .write_master_plan("planner", "# Plan\n\na first")
+        .unwrap();
+    let written = store.notes().unwrap().master_plan;
+    let empty = answer(store.write_master_plan("planner", "  "));
+    let read = store.task(&part.id).unwrap().unwrap();
+    let seen = kept(vec![
+        serde_json::json!(before),
+        serde_json::json!(drained),
+        serde_json::json!(named),
+        serde_json::json!(store.task(&plan.id).unwrap().unwrap().kind),
+        serde_json::json!(read.plan),
+        serde_json::json!(written),
+        empty.clone(),
+    ]);
+    assert_eq!(seen[0], Value::Null, "a plan is not the next task");
+    assert_eq!(
+        seen[1], true,
+        "a board of one plan has nothing for a worker"
+    );
+    assert_eq!(seen[2], "plan-1");
+    assert_eq!(seen[3], "plan");
+    assert_eq!(seen[4], "plan-1");
+    assert_eq!(seen[5], "# Plan\n\na first");
+    assert_eq!(empty["error"], "invalid_input", "{empty}");
+}

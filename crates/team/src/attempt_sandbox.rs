@@ -89,7 +89,7 @@ pub(crate) fn sandboxed(
     };
     let boundary = Boundary {
         project_dir: crew.local.project_dir().to_path_buf(),
-        project_writable: worktree.is_none(),
+        project_writable: worktree.is_none() && !crew.reads_only,
         hidden: Some(crew.local.root().to_path_buf()),
         worktree,
         binds,

@@ -17,6 +17,7 @@
 //! | supervision | `supervision`: `supervisor` (the workers, the lock, the requests), `worker` (one worker's tasks: the engine `team up` and `baton worker loop` both run), `attempt` (one agent process at one task, to its end), `crew` (what the workers share), `store_outage` (a worker's changes riding out a store that went away) |
 //! | landing | `landing`: `merge_queue`, `merger`, `check` (the project's check, sandboxed) |
 //! | starting a team | `starting`: `request`, `start` (the team-up request: checked, resized, or a supervisor started) |
+//! | planning | `planning`: the goal's plan task, the planner's `seat` and its `planner` thread, the plan's `approval`; `plan_prompt` (what the planner is told) |
 //! | its outcome | `outcome`: `board_summary` (the board at a glance), `verdict` |
 //!
 //! The sandbox itself (bubblewrap, the first command inside, cgroups, the network proxy) is
@@ -30,6 +31,8 @@ mod exec;
 mod landing;
 mod launch;
 mod outcome;
+mod plan_prompt;
+mod planning;
 mod process;
 mod profile;
 mod prompt;
@@ -51,6 +54,8 @@ pub use landing::merge_queue::{QueueEntry, QueueState, read_queue};
 pub use launch::{Setting, baton_program};
 pub use outcome::board_summary::BoardSummary;
 pub use outcome::verdict::{TaskWhy, Verdict};
+pub use planning::PlanApproval;
+pub use planning::planner::PlanStep;
 pub use profile::{Profile, load_profiles, profiles_file};
 pub use starting::start::{TeamStarted, TeamUp, resize_if_running, start_detached};
 pub use supervision::attempt::STOP_GRACE;
@@ -137,6 +142,14 @@ pub enum Progress {
     },
     Stopped {
         worker: String,
+    },
+    /// A step of the team's plan (`team up --goal`): proposed, approved, sent back to the
+    /// planner, carried out.
+    Plan {
+        planner: String,
+        plan: String,
+        step: crate::planning::planner::PlanStep,
+        detail: String,
     },
     /// Something went wrong that did not stop the worker.
     Trouble {

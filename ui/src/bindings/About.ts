@@ -3,4 +3,4 @@
 /**
  * What a question is about.
  */
-export type About = { "kind": "question" } | { "kind": "approval", tool: string, input: unknown, };
+export type About = { "kind": "question" } | { "kind": "approval", tool: string, input: unknown, } | { "kind": "plan", plan: string, tasks: Array<string>, };

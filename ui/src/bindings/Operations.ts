@@ -53,6 +53,8 @@ import type { NewRun } from "./NewRun";
 import type { ParallelRequest } from "./ParallelRequest";
 import type { ParallelStart } from "./ParallelStart";
 import type { PathCheck } from "./PathCheck";
+import type { PlanWrite } from "./PlanWrite";
+import type { PlanWritten } from "./PlanWritten";
 import type { Question } from "./Question";
 import type { Release } from "./Release";
 import type { Renewed } from "./Renewed";
@@ -99,6 +101,7 @@ export type Operations = {
   task_list: { request: ListTasks; output: TaskList };
   task_add: { request: AddTask; output: TaskOutcome };
   task_edit: { request: EditTask; output: TaskOutcome };
+  plan_write: { request: PlanWrite; output: PlanWritten };
   task_claim: { request: Claim; output: ClaimOutcome };
   task_start: { request: Start; output: TaskOutcome };
   task_complete: { request: Complete; output: TaskOutcome };

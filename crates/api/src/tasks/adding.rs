@@ -2,13 +2,14 @@
 //! available at once) and a task's description, priority, dependencies, files, hints and
 //! acceptance changed.
 
-use baton_core::{DEFAULT_PRIORITY, NewTask, TaskEdit};
+use baton_core::{DEFAULT_PRIORITY, NewTask, TaskEdit, TaskKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{TaskOutcome, default_priority};
 use crate::error::Result;
 use crate::operation::{Callers, Context, Operation};
+use crate::planning::{check_room, own_unstarted, planning_for};
 
 /// A task to add to the queue.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -76,12 +77,15 @@ impl AddTask {
 
 impl Operation for AddTask {
     const NAME: &'static str = "task_add";
-    const DESCRIPTION: &'static str =
-        "Add a task to the queue (leader). Unknown dependencies and cycles are refused.";
+    const DESCRIPTION: &'static str = "Add a task to the queue (leader). Unknown dependencies and cycles are refused. A team's planner adds it to its plan, proposed until the lead approves the plan.";
     const READ_ONLY: bool = false;
-    const CALLERS: Callers = Callers::LEAD;
+    const CALLERS: Callers = Callers::PLANNING;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        let plan = planning_for(cx)?;
+        if let Some(plan) = &plan {
+            check_room(cx, plan)?;
+        }
         let task = cx.tasks.add_task(NewTask {
             id: self.id,
             description: self.description,
@@ -90,7 +94,9 @@ impl Operation for AddTask {
             files: self.files,
             hints: self.hints,
             acceptance: self.acceptance,
-            proposed: self.proposed,
+            proposed: self.proposed || plan.is_some(),
+            kind: TaskKind::Work,
+            plan: plan.map(|plan| plan.id),
         })?;
         Ok(task.into())
     }
@@ -139,11 +145,14 @@ pub struct EditTask {
 
 impl Operation for EditTask {
     const NAME: &'static str = "task_edit";
-    const DESCRIPTION: &'static str = "Change a task's description, priority, dependencies, files, hints or acceptance (leader). Dependencies only change while it is available.";
+    const DESCRIPTION: &'static str = "Change a task's description, priority, dependencies, files, hints or acceptance (leader). Dependencies only change while it is available. A team's planner changes its own plan's tasks before anyone works them.";
     const READ_ONLY: bool = false;
-    const CALLERS: Callers = Callers::LEAD;
+    const CALLERS: Callers = Callers::PLANNING;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        if let Some(plan) = planning_for(cx)? {
+            own_unstarted(cx, &plan, &self.task, "edit")?;
+        }
         let task = cx.tasks.edit_task(
             &self.task,
             TaskEdit {

@@ -167,11 +167,14 @@ pub struct Cancel {
 
 impl Operation for Cancel {
     const NAME: &'static str = "task_cancel";
-    const DESCRIPTION: &'static str = "Cancel a task that is not finished (leader): available, claimed or in progress. Its holder loses it; tasks that wait on it cannot start until it is reset.";
+    const DESCRIPTION: &'static str = "Cancel a task that is not finished (leader): available, claimed or in progress. Its holder loses it; tasks that wait on it cannot start until it is reset. A team's planner cancels its own plan's tasks before anyone works them.";
     const READ_ONLY: bool = false;
-    const CALLERS: Callers = Callers::LEAD;
+    const CALLERS: Callers = Callers::PLANNING;
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
+        if let Some(plan) = crate::planning::planning_for(cx)? {
+            crate::planning::own_unstarted(cx, &plan, &self.task, "cancel")?;
+        }
         Ok(cx.tasks.cancel(&self.task, self.reason.as_deref())?.into())
     }
 }

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::operation::{AgentUse, Callers, Context, Operation};
+use crate::operation::{Callers, Context, Operation};
 use baton_git::record_branch_or_say_why;
 
 mod adding;
@@ -446,10 +446,7 @@ impl Operation for Logs {
     const DESCRIPTION: &'static str =
         "The last lines of one agent's log, or of every agent's merged in time order.";
     const READ_ONLY: bool = true;
-    const CALLERS: Callers = Callers {
-        responder: true,
-        agent: AgentUse::OwnWork,
-    };
+    const CALLERS: Callers = Callers::OWN_WORK_AND_RESPONDER;
     type Output = LogLines;
     fn run(self, cx: &Context) -> Result<LogLines> {
         let agent = whose_log(cx.caller.as_deref(), self.agent)?;

@@ -127,6 +127,40 @@ pub struct TeamUp {
     #[cfg_attr(feature = "cli", arg(long, value_name = "MODE"))]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub merge: Option<baton_core::review::MergeMode>,
+    /// A goal for the team to plan itself: a planner agent reads the project, writes the
+    /// master plan and adds the tasks (proposed, for the lead to approve) before any worker
+    /// claims one, and plans again when its tasks fail. The team ends when the plan is carried
+    /// out.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub goal: Option<String>,
+    /// With --goal: how the plan is approved. review (the default): the lead's inbox gets
+    /// the plan as one approval (`baton inbox answer Q approve`, or words for the planner to
+    /// plan again with); auto: the workers start on it at once.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MODE", requires = "goal"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub plan: Option<PlanApproval>,
+    /// With --goal: the planner's profile (default: the profile named planner in
+    /// .coordination/team/profiles.toml, else the workers').
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PROFILE", requires = "goal"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub planner: Option<String>,
+}
+
+/// How a planner's plan is approved before the workers start on it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanApproval {
+    /// The lead approves it, as one approval in the inbox.
+    #[default]
+    Review,
+    /// Approved as soon as the planner has written it.
+    Auto,
 }
 
 fn one() -> usize {
@@ -175,6 +209,15 @@ impl TeamUp {
                 format!("--max-attempts must be 1 to 20 (it is {n})"),
             ));
         }
+        if let Some(goal) = &self.goal {
+            baton_core::notes::check_goal(goal)
+                .map_err(|e| TeamError::new(ErrorKind::InvalidArguments, format!("--goal: {e}")))?;
+        } else if self.plan.is_some() || self.planner.is_some() {
+            return Err(TeamError::new(
+                ErrorKind::InvalidArguments,
+                "--plan and --planner go with --goal",
+            ));
+        }
         if let Some(prefix) = &self.prefix {
             // The last worker's name is the longest: if it is a valid agent name, all are.
             let last = format!("{prefix}{}", self.workers);
@@ -199,6 +242,9 @@ impl TeamUp {
         let mut differ = Vec::new();
         if set_and_differs(&self.exec, &before.exec) {
             differ.push("--exec");
+        }
+        if set_and_differs(&self.goal, &before.goal) {
+            differ.push("--goal");
         }
         if set_and_differs(&self.merge, &before.merge) {
             differ.push("--merge");

@@ -49,9 +49,9 @@ pub struct TeamStarted {
 impl TeamUp {
     /// Why a team would find nothing to do, and what to do about it: no task is left, or
     /// every one left can never start (behind a failed or cancelled one). `None` when there is
-    /// work, or the team is to stay for new tasks.
+    /// work, or the team is to stay for new tasks, or plans its own.
     pub fn nothing_to_do(&self, tasks: &dyn baton_core::TaskStore) -> Result<Option<String>> {
-        if self.stay {
+        if self.stay || self.goal.is_some() {
             return Ok(None);
         }
         let (file, now) = tasks.snapshot()?;
@@ -118,7 +118,16 @@ impl TeamUp {
                 .merge
             }
         };
+        let planning = match &self.goal {
+            Some(goal) => Some(crate::planning::Planning {
+                goal: goal.trim().to_string(),
+                approval: self.plan.unwrap_or_default(),
+                profile: self.planner_profile(local, &profile)?,
+            }),
+            None => None,
+        };
         Ok(TeamPlan {
+            planning,
             merge,
             request: Some(self.clone()),
             profile,
@@ -128,6 +137,38 @@ impl TeamUp {
             budget_usd: self.budget_usd,
             mode,
         })
+    }
+}
+
+impl TeamUp {
+    /// The planner's profile: `--planner`, else the project's profile named `planner`, else
+    /// the workers' (`workers`); never with a worktree, sandboxed as the workers are.
+    fn planner_profile(
+        &self,
+        local: &Layout,
+        workers: &crate::profile::Profile,
+    ) -> Result<crate::profile::Profile> {
+        let declared = crate::profile::load_profiles(local)?;
+        let name = match &self.planner {
+            Some(name) => name.clone(),
+            None if declared.contains_key("planner") => "planner".to_string(),
+            None => workers.name.clone(),
+        };
+        if name == workers.name && self.exec.is_some() {
+            return Err(TeamError::new(
+                ErrorKind::InvalidArguments,
+                "--exec is the workers' command; a planner needs its own: --planner PROFILE, or                  [profiles.planner] in .coordination/team/profiles.toml (kind = \"exec\" and the                  command that plans, or an agent such as claude)",
+            ));
+        }
+        let mut profile = match name == workers.name {
+            true => workers.clone(),
+            false => resolve(local, &name, None)?,
+        };
+        profile.worktree = false;
+        if self.sandbox || self.no_sandbox {
+            profile.sandbox.enabled = self.sandbox;
+        }
+        Ok(profile)
     }
 }
 

@@ -87,6 +87,9 @@ pub struct Crew<'a> {
     // auto`; none: the lead merges them).
     pub(crate) worktrees: Option<Worktrees>,
     pub(crate) merge_queue: Option<MergeQueue>,
+    /// Its agents read the project and write nothing there (a planner's): in a sandbox, the
+    /// project is read-only.
+    pub(crate) reads_only: bool,
 }
 
 /// How long a team's workers go on.
@@ -143,6 +146,7 @@ impl<'a> Crew<'a> {
             flags: Mutex::new(HashMap::new()),
             worktrees,
             merge_queue: None,
+            reads_only: false,
         })
     }
 

@@ -27,6 +27,8 @@ use crate::landing::merger::run_merger;
 use crate::launch::Setting;
 use crate::launch::attempt_marks;
 use crate::outcome::verdict::Verdict;
+use crate::planning::planner::{PlannerRun, run_planner};
+use crate::planning::seat::PlannerSeat;
 use crate::process::kill_marked;
 use crate::profile::Profile;
 use crate::supervision::crew::{Crew, TeamStores};
@@ -125,6 +127,9 @@ pub struct TeamPlan {
     pub merge: MergeMode,
     /// The request it came from, kept in the supervisor's record.
     pub request: Option<crate::starting::request::TeamUp>,
+    /// A goal the team plans itself (`--goal`): its planner runs beside the workers, who
+    /// stay until the plan is carried out.
+    pub planning: Option<crate::planning::Planning>,
 }
 
 /// How a team ended.
@@ -136,6 +141,8 @@ pub struct TeamReport {
     pub errors: Vec<(String, String)>,
     /// How the run ended, task by task.
     pub verdict: Verdict,
+    /// With a goal: the plan task, and whether its plan was carried out.
+    pub plan: Option<crate::planning::PlanOutcome>,
 }
 
 fn team_file(local: &Layout, name: &str) -> PathBuf {
@@ -314,7 +321,21 @@ pub fn run_team(
             plan.profile.name_prefix.clone()
         }
     });
-    let crew = crew_of(stores, setting, &plan, host.clone(), progress)?;
+    let planner = match &plan.planning {
+        Some(planning) => Some(PlannerSeat::new(
+            stores,
+            &setting,
+            planning,
+            plan.mode,
+            plan.budget_usd,
+            &host,
+            progress,
+        )?),
+        None => None,
+    };
+    let mut crew = crew_of(stores, setting, &plan, host.clone(), progress)?;
+    // A planned team lasts as long as its plan: its planner stops it.
+    crew.pace.stay |= planner.is_some();
     let mut info = SupervisorInfo {
         pid: std::process::id(),
         host,
@@ -331,16 +352,25 @@ pub fn run_team(
     write_info(local, &info)?;
     // Started here, not from the first worker's thread, whose pids cgroup it would keep.
     baton_fs::warden::ready();
-    let report = supervise(&crew, &mut info, &prefix, plan.mode, controls)?;
+    let report = supervise(
+        &crew,
+        planner.as_ref(),
+        &mut info,
+        &prefix,
+        plan.mode,
+        controls,
+    )?;
     let _ = std::fs::remove_file(team_file(local, "supervisor.json"));
     clear_requests(local);
     Ok(report)
 }
 
-/// Runs the crew's workers (and its merger) until every worker has ended, answering the
-/// requests sent meanwhile (resize, stop) as they come; the team's report and verdict.
+/// Runs the crew's workers (and its merger, and its planner) until every one has ended,
+/// answering the requests sent meanwhile (resize, stop) as they come; the team's report and
+/// verdict.
 fn supervise(
     crew: &Crew<'_>,
+    planner: Option<&PlannerSeat<'_>>,
     info: &mut SupervisorInfo,
     prefix: &str,
     mode: WatchMode,
@@ -368,6 +398,22 @@ fn supervise(
             .as_ref()
             .map(|queue| scope.spawn(move || run_merger(crew, queue)));
         let mut running: BTreeSet<String> = info.names.iter().cloned().collect();
+        if let Some(seat) = planner {
+            running.insert(seat.name.clone());
+            seat.crew.flags(&seat.name);
+            let tx = tx.clone();
+            scope.spawn(move || {
+                let run = PlannerRun {
+                    planner: &seat.crew,
+                    team: crew,
+                    name: &seat.name,
+                    plan: &seat.plan,
+                    approval: seat.approval,
+                };
+                let result = run_planner(&run);
+                let _ = tx.send(Control::WorkerEnded(seat.name.clone(), Box::new(result)));
+            });
+        }
         for name in &info.names {
             start(name.clone());
         }
@@ -376,6 +422,7 @@ fn supervise(
             spent_usd: 0.0,
             errors: Vec::new(),
             verdict: Verdict::default(),
+            plan: None,
         };
         // Requests sent before the watch was in place.
         let _ = tx.send(Control::Requests);
@@ -389,7 +436,12 @@ fn supervise(
                         Err(e) => report.errors.push((name, e.to_string())),
                     }
                 }
-                Control::Stop { now } => crew.stop_all(now),
+                Control::Stop { now } => {
+                    crew.stop_all(now);
+                    if let Some(seat) = planner {
+                        seat.crew.stop_all(now);
+                    }
+                }
                 Control::Requests => {
                     for request in take_requests(local) {
                         let team = Running {
@@ -413,9 +465,10 @@ fn supervise(
         done.store(true, Ordering::SeqCst);
         // Wakes the request watcher so it sees it is done.
         let _ = write_atomic(&requests_dir(local).join(".done"), b"");
-        report.spent_usd = crew.spent_usd();
+        report.spent_usd = crew.spent_usd() + planner.map_or(0.0, |seat| seat.crew.spent_usd());
         let merged = crew.merge_queue.as_ref().map(MergeQueue::summary);
         report.verdict = Verdict::of(&report.workers, crew.tasks, merged);
+        report.plan = planner.map(|seat| seat.outcome());
         Ok(report)
     })
 }

@@ -21,7 +21,8 @@ use crate::supervision::attempt::Interrupted;
 use crate::supervision::crew::{Crew, WorkerFlags};
 mod task;
 
-use task::{hand_back, work_task};
+use task::hand_back;
+pub(crate) use task::work_task;
 
 /// What a worker did before it stopped.
 #[derive(Debug, Default, Clone, serde::Serialize)]
@@ -70,6 +71,14 @@ pub enum WorkerEnd {
 pub const BREAKER: u32 = 3;
 
 impl WorkerReport {
+    /// The report of worker `name`, before it did anything.
+    pub(crate) fn of(name: &str) -> WorkerReport {
+        WorkerReport {
+            name: name.to_string(),
+            ..WorkerReport::default()
+        }
+    }
+
     fn finished(&self) -> usize {
         self.completed.len() + self.failed.len()
     }

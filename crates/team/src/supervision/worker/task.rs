@@ -17,7 +17,7 @@ use crate::supervision::crew::Crew;
 use crate::supervision::store_outage::{change_through_outage, released, reported_by, started};
 
 /// Works one claimed task to its end: attempts until it is reported, given up or stopped.
-pub(super) fn work_task(
+pub(crate) fn work_task(
     crew: &Crew<'_>,
     name: &str,
     task: Task,
@@ -224,6 +224,14 @@ fn prompt_for(
     session: &AgentSession,
 ) -> String {
     let id = &task.id;
+    if task.kind == baton_core::TaskKind::Plan && !matches!(session, AgentSession::Resume(_)) {
+        return crate::plan_prompt::plan_prompt(
+            crew.tasks,
+            crew.profile.kind.reporting(),
+            name,
+            task,
+        );
+    }
     match session {
         AgentSession::Resume(_) => format!(
             "Baton restarted you after your supervisor stopped. Go on with task {id} as agent \

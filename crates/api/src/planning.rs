@@ -1,0 +1,128 @@
+//! A team's planner as a caller: the agent whose attempt, through its door, is on the plan
+//! task it holds (`team up --goal`). Where the catalogue says a planner may call an operation
+//! ([`crate::Callers::planner`]), it does so on its own plan only: the tasks it adds wait,
+//! proposed, for the plan's approval and say which plan they are of; it edits and cancels only
+//! those, and only before anyone works them; it adds at most [`MAX_PLAN_TASKS`]. It never
+//! approves, merges, resets, answers an approval or changes the team: those stay the lead's,
+//! and the catalogue refuses them to every agent. And [`PlanWrite`]: the master plan, which is
+//! the planner's scratchpad between its sessions.
+
+use baton_core::{ErrorKind, Task};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::operation::{Callers, Context, Operation};
+
+pub use baton_core::MAX_PLAN_TASKS;
+
+/// The plan task `cx`'s caller plans for: an agent speaking through the door of an attempt on
+/// a plan task it holds. `None` for the lead and for every other agent.
+pub fn planner_of(cx: &Context) -> Result<Option<Task>> {
+    cx.plan_held()
+}
+
+/// What a planning operation does for its caller: the lead's will as asked, a planner's within
+/// its plan. `None` for the lead.
+pub(crate) fn planning_for(cx: &Context) -> Result<Option<Task>> {
+    match &cx.caller {
+        None => Ok(None),
+        Some(agent) => planner_of(cx)?.map(Some).ok_or_else(|| {
+            Error::new(
+                ErrorKind::NotYou,
+                format!("agent {agent} is not a team's planner: planning is the lead's"),
+            )
+        }),
+    }
+}
+
+/// Task `id` for `plan`'s planner to change: one of its plan's, not yet worked.
+pub(crate) fn own_unstarted(cx: &Context, plan: &Task, id: &str, what: &str) -> Result<Task> {
+    let task = cx.tasks.task(id)?.ok_or_else(|| {
+        Error::new(
+            ErrorKind::UnknownTask,
+            format!("no task {id:?}; baton leader status lists the tasks"),
+        )
+    })?;
+    if task.plan.as_deref() != Some(plan.id.as_str()) {
+        return Err(Error::new(
+            ErrorKind::NotYou,
+            format!(
+                "{id} is not of your plan ({}): a planner may {what} only the tasks it added",
+                plan.id
+            ),
+        ));
+    }
+    use baton_core::TaskStatus::{Available, Proposed};
+    if !matches!(task.status, Proposed | Available) {
+        return Err(Error::new(
+            ErrorKind::NotYou,
+            format!(
+                "{id} is {} already: a planner may {what} a task only before anyone works it \
+                 (ask the lead)",
+                task.status
+            ),
+        ));
+    }
+    Ok(task)
+}
+
+/// Refuses a task more than `plan` may have.
+pub(crate) fn check_room(cx: &Context, plan: &Task) -> Result<()> {
+    let (file, _) = cx.tasks.snapshot()?;
+    let planned = file
+        .tasks
+        .iter()
+        .filter(|t| t.plan.as_deref() == Some(plan.id.as_str()))
+        .count();
+    if planned >= MAX_PLAN_TASKS {
+        return Err(Error::new(
+            ErrorKind::NotYou,
+            format!(
+                "plan {} has {planned} tasks, the most one plan may have ({MAX_PLAN_TASKS}): ask \
+                 the lead, or split the goal",
+                plan.id
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Rewrites the master plan.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanWrite {
+    /// The whole master plan, in Markdown (at most 256 KiB).
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub text: String,
+}
+
+/// The master plan as written.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PlanWritten {
+    /// Its size in bytes.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub bytes: usize,
+    /// Who wrote it: the lead, or the planner.
+    pub by: String,
+}
+
+impl Operation for PlanWrite {
+    const NAME: &'static str = "plan_write";
+    const DESCRIPTION: &'static str = "Rewrite the master plan (.coordination/master-plan.md): the goal, the approach, what is done and what is next. The lead's, and a team's planner's (its scratchpad: a new planning session starts from it).";
+    const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::PLANNING;
+    type Output = PlanWritten;
+    fn run(self, cx: &Context) -> Result<PlanWritten> {
+        planning_for(cx)?;
+        let by = cx.caller.clone().unwrap_or_else(|| baton_core::LEAD.into());
+        cx.tasks.write_master_plan(&by, &self.text)?;
+        Ok(PlanWritten {
+            bytes: self.text.len(),
+            by,
+        })
+    }
+}

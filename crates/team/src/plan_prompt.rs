@@ -1,0 +1,71 @@
+//! What a planner agent is told: the goal, what it may do (read, write the master plan, add,
+//! edit and cancel its plan's tasks, each with acceptance), that the lead approves the plan,
+//! and, in a later session, why it plans again (the lead's words, what failed) with the
+//! master plan as its notes from before.
+
+use baton_core::{MAX_PLAN_TASKS, Task, TaskStore};
+
+use crate::prompt::Reporting;
+
+/// The most of the master plan a new session is shown (bytes).
+const MASTER_PLAN_SHOWN: usize = 16 * 1024;
+
+/// The prompt for planner `agent` at plan task `plan`.
+pub(crate) fn plan_prompt(
+    store: &dyn TaskStore,
+    reporting: Reporting,
+    agent: &str,
+    plan: &Task,
+) -> String {
+    let id = &plan.id;
+    let mut prompt = format!(
+        "You are \"{agent}\", the planner of a team of coding agents coordinated by Baton. Your \
+         job is the plan, not the code: read the project (it is read-only for you), then turn \
+         this goal into tasks for the team's workers, each worked by one agent in its own git \
+         worktree.\n\nGoal ({id}): {}\n\n\
+         Plan it this way:\n\
+         1. Write the master plan (the goal, the approach, the tasks and why they are in that \
+         order): it is your notes, and your next session starts from it.\n\
+         2. Add the tasks, at most {} in all: each with a description a worker can act on \
+         alone, the files it will touch, its dependencies (the ids of tasks that must be done \
+         first; tasks that touch the same files should depend on each other), a priority (1 \
+         is the most urgent), hints, and its acceptance: how a reviewer will know it is done \
+         (a test that passes, a behaviour to check).\n\
+         3. Report your task done with a one-line summary of the plan, then stop. The lead \
+         approves the plan before any worker starts; you may be asked to plan again.\n",
+        plan.description, MAX_PLAN_TASKS,
+    );
+    prompt.push_str(&match reporting {
+        Reporting::Mcp => format!(
+            "\nUse Baton's MCP tools: plan_write (the master plan, whole), task_add (with \
+             description, files, depends, priority, hints, acceptance), task_edit and \
+             task_cancel (only your plan's tasks, before anyone works them), task_status and \
+             task_list to read the board; then task_complete (agent \"{agent}\", task \"{id}\", \
+             your summary).\n"
+        ),
+        Reporting::Cli => format!(
+            "\nUse the `baton` command: `baton leader write-plan --stdin < FILE` (or the text \
+             as an argument), `baton leader add-task \"DESCRIPTION\" --files A,B --depends \
+             task-1 --priority 2 --hints \"…\" --acceptance \"…\"` (it prints the new id), \
+             `baton leader edit …` and `baton leader cancel …` (only your plan's tasks, before \
+             anyone works them), `baton leader status` to read the board; then `baton worker \
+             complete {agent} {id} \"SUMMARY\"`.\n"
+        ),
+    });
+    if !plan.context.hints.trim().is_empty() {
+        prompt.push_str(&format!(
+            "\nYou are planning again. Why:\n{}\n",
+            plan.context.hints.trim()
+        ));
+        if let Ok(notes) = store.notes()
+            && !notes.master_plan.trim().is_empty()
+        {
+            prompt.push_str(&format!(
+                "\nYour master plan so far (change only what needs changing; tasks done stay \
+                 done):\n{}\n",
+                baton_core::text::prefix(notes.master_plan.trim(), MASTER_PLAN_SHOWN)
+            ));
+        }
+    }
+    prompt
+}

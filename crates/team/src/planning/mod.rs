@@ -1,0 +1,141 @@
+//! A team that plans itself (`team up --goal`): the goal becomes a plan task, which the
+//! team's planner (an agent of its own profile, sandboxed with the project read-only and no
+//! worktree) holds while the team runs. Each planning session is an attempt at the plan task:
+//! the planner reads the project, rewrites the master plan and adds tasks through its door,
+//! each proposed and marked as of its plan (`baton-api`'s `planning` says what a planner may
+//! do); its session ends when it reports the plan task (an `exec` planner by exiting 0).
+//!
+//! Then the plan is approved ([`approval`]): by the lead as one question in the inbox, or at
+//! once with `--plan auto`. The lead's words instead of an approval send the plan task back
+//! to the planner with them, for another session. Nothing of a plan is claimed before its
+//! approval: proposed tasks are not claimable.
+//!
+//! While the workers work the plan, the planner waits ([`planner`]); once every task of the plan
+//! is finished (and the merge queue has landed what it will), a plan whose tasks all succeeded is
+//! carried out and the team stops; failures send the plan back to the planner with what
+//! failed and why, for follow-ups, within [`MAX_SESSIONS`].
+
+pub(crate) mod approval;
+pub(crate) mod planner;
+pub(crate) mod seat;
+
+use baton_core::{NewTask, Task, TaskKind, TaskStatus, TaskStore};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::profile::Profile;
+pub use crate::starting::request::PlanApproval;
+use crate::supervision::crew::Crew;
+use baton_live::inbox_wait::wait_for_inbox;
+use std::sync::atomic::AtomicBool;
+
+/// The most planning sessions one plan gets (the first, and those after a rejection or a
+/// failure): then the lead is left with what remains.
+pub const MAX_SESSIONS: u32 = 6;
+
+/// A team's planning, as its request settles it.
+#[derive(Debug, Clone)]
+pub struct Planning {
+    pub goal: String,
+    pub approval: PlanApproval,
+    /// The planner's profile: no worktree, the project read-only in its sandbox.
+    pub profile: Profile,
+}
+
+/// What a plan came to, for the team's report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanOutcome {
+    /// The plan task.
+    pub plan: String,
+    /// Its tasks, in the order they were added.
+    pub tasks: Vec<String>,
+    /// Planning sessions run.
+    pub sessions: u32,
+    /// Every task of the plan is done.
+    pub carried_out: bool,
+}
+
+/// The planner's name on this machine: `planner`, with the host in front on a store shared
+/// across machines.
+pub fn planner_name(tasks: &dyn TaskStore, host: &str) -> String {
+    match tasks.shared_across_machines() {
+        true => format!("{host}-planner"),
+        false => "planner".to_string(),
+    }
+}
+
+/// The plan task for `goal`: one not finished already (a team restarted on the same goal
+/// takes its plan up again), else a new one, `plan-N`.
+pub fn plan_task(tasks: &dyn TaskStore, goal: &str) -> Result<Task> {
+    let (file, _) = tasks.snapshot()?;
+    let goal = goal.trim();
+    if let Some(open) = file
+        .tasks
+        .iter()
+        .find(|t| t.kind == TaskKind::Plan && !t.status.is_final() && t.description == goal)
+    {
+        return Ok(open.clone());
+    }
+    let highest = file
+        .tasks
+        .iter()
+        .filter_map(|t| t.id.strip_prefix("plan-")?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    Ok(tasks.add_task(NewTask {
+        id: Some(format!("plan-{}", highest + 1)),
+        description: goal.to_string(),
+        kind: TaskKind::Plan,
+        acceptance: Some(
+            "the master plan says how the goal is reached, and every task it needs is on the \
+             board with its files, dependencies and acceptance"
+                .into(),
+        ),
+        ..NewTask::default()
+    })?)
+}
+
+/// The tasks of plan `plan` on the board, in board order.
+pub(crate) fn tasks_of(tasks: &dyn TaskStore, plan: &str) -> Result<Vec<Task>> {
+    let (file, _) = tasks.snapshot()?;
+    Ok(file
+        .tasks
+        .into_iter()
+        .filter(|t| t.plan.as_deref() == Some(plan))
+        .collect())
+}
+
+/// Whether every task of a plan is finished (done, failed or cancelled).
+pub(crate) fn all_finished(tasks: &[Task]) -> bool {
+    tasks.iter().all(|t| t.status.is_final())
+}
+
+/// Waits until `look` finds something (`Some`), looking again at each change of the board
+/// (`tasks.json`'s folder, or the database's notifications) and of the inbox's `folders`;
+/// `None` once `stop` is set.
+pub(crate) fn wait_for_change<T>(
+    crew: &Crew<'_>,
+    folders: &[&str],
+    stop: &AtomicBool,
+    look: impl FnMut() -> baton_core::Result<Option<T>>,
+) -> Result<Option<T>> {
+    let mut watched = vec![""];
+    watched.extend(folders);
+    Ok(wait_for_inbox(
+        crew.tasks,
+        &watched,
+        None,
+        crew.pace.mode,
+        Some(stop),
+        |_| {},
+        look,
+    )?)
+}
+
+/// The tasks of a plan still waiting for its approval.
+pub(crate) fn proposed(tasks: &[Task]) -> Vec<&Task> {
+    tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Proposed)
+        .collect()
+}

@@ -1,0 +1,288 @@
+//! A goal in, landed work out, end to end with the real `git`, the sandbox and `exec` agents in
+//! every seat: `team up --goal` starts the planner (a command planning through its door with
+//! the CLI) before any worker; its tasks wait, proposed, until the lead approves the plan with
+//! one answer; the workers do them in their worktrees and the merge queue lands them; the team
+//! ends when the plan is carried out (both stores). `--plan auto` needs no answer; the lead's
+//! words instead of an approval send the plan back to the planner, which plans again with them.
+//! Unsandboxed, a planner still plans as the planner.
+//! A hostile planner is refused everything that is not planning its own plan.
+
+use baton_test_support as support;
+
+use serde_json::Value;
+use support::{Background, Project};
+
+support::on_both_stores!(
+    a_goal_is_planned_approved_with_one_answer_and_landed,
+    with_plan_auto_the_team_needs_no_answer,
+    the_leads_words_send_the_plan_back_to_the_planner,
+    a_hostile_planner_is_refused_all_but_its_own_plan,
+);
+
+/// The planner: the master plan, then four tasks (b and c after a, d after both) each with its
+/// files and acceptance; planning again, it adds what the lead's words asked for (a fifth, e,
+/// after d) and nothing else.
+const PLANNER: &str = r##"set -e
+case "$BATON_TASK_HINTS" in
+  *readme*)
+    baton leader add-task "Part e: the readme" --id e --depends d --files work/e.txt --acceptance "work/e.txt names e"
+    exit 0 ;;
+esac
+baton leader write-plan "# Plan for: $BATON_TASK_DESCRIPTION
+
+a first; b and c on it; d on both."
+baton leader add-task "Part a" --id a --files work/a.txt --acceptance "work/a.txt names a"
+baton leader add-task "Part b" --id b --depends a --files work/b.txt --acceptance "work/b.txt names b"
+baton leader add-task "Part c" --id c --depends a --files work/c.txt --acceptance "work/c.txt names c"
+baton leader add-task "Part d" --id d --depends b,c --files work/d.txt --acceptance "work/d.txt names d"
+"##;
+
+/// Each worker fails unless its dependencies' work is in its worktree, then writes its own
+/// file and commits it.
+const WORKER: &str = "for d in $BATON_TASK_DEPENDENCIES; do \
+     test -f \"work/$d.txt\" || { echo \"$d's work is missing\" >&2; exit 1; }; done; \
+     mkdir -p work && echo \"$BATON_TASK_ID\" > \"work/$BATON_TASK_ID.txt\" && git add work && \
+     git commit -qm \"$BATON_TASK_ID\"";
+
+/// A git project whose planner profile runs `planner` (`extra`: more of its settings, TOML).
+fn project_planned_by(p: &Project, planner: &str, extra: &str) {
+    support::repository(p.path());
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        format!("[profiles.planner]\nkind = \"exec\"\n{extra}command = '''\n{planner}'''\n"),
+    )
+    .unwrap();
+}
+
+/// `team up --goal` in the background, `extra` after it.
+fn team_up(p: &Project, extra: &[&str]) -> Background {
+    let mut args = vec![
+        "--json",
+        "team",
+        "up",
+        "--workers",
+        "2",
+        "--exec",
+        WORKER,
+        "--merge",
+        "auto",
+        "--goal",
+        "Build the parts",
+    ];
+    args.extend(extra);
+    Background::from_command(p.committing(&args))
+}
+
+/// The team's exit code and report (the last line of its --json output).
+fn finished(team: Background) -> (Option<i32>, Value, String) {
+    let (code, stdout, stderr) = team.finish();
+    let report = serde_json::from_str(stdout.lines().last().unwrap_or("null"))
+        .unwrap_or_else(|e| panic!("no report ({e}): {stdout}\n{stderr}"));
+    (code, report, stdout)
+}
+
+/// The question a plan step "asked" names.
+fn asked(team: &mut Background) -> String {
+    let line = team.wait_stdout("\"step\":\"asked\"");
+    let event: Value = serde_json::from_str(&line).unwrap();
+    event["detail"].as_str().unwrap().to_string()
+}
+
+fn status_of(p: &Project, id: &str) -> String {
+    p.task(id)["status"].as_str().unwrap().to_string()
+}
+
+fn a_goal_is_planned_approved_with_one_answer_and_landed(p: Project) {
+    project_planned_by(&p, PLANNER, "");
+    let mut team = team_up(&p, &[]);
+    let question = asked(&mut team);
+
+    // Nothing is claimed before the lead approves: the plan's tasks wait, proposed, each of
+    // the plan, with its acceptance.
+    for id in ["a", "b", "c", "d"] {
+        let task = p.task(id);
+        assert_eq!(task["status"], "proposed", "{task}");
+        assert_eq!(task["plan"], "plan-1", "{task}");
+        assert!(task["acceptance"].as_str().unwrap().contains(id), "{task}");
+    }
+    assert_eq!(p.task("plan-1")["kind"], "plan");
+    // The lead sees the plan as one question: the tasks and the order they run in.
+    let inbox = p.ok(&["inbox"]);
+    assert!(
+        inbox.contains("may the team work this plan (4 tasks)?"),
+        "{inbox}"
+    );
+    assert!(inbox.contains("d [p5] Part d (after b, c)"), "{inbox}");
+    assert!(inbox.contains("Order: a → b, c → d"), "{inbox}");
+    assert!(
+        inbox.contains(&format!("baton answer {question} approve")),
+        "{inbox}"
+    );
+
+    p.ok(&["answer", &question, "approve"]);
+    let (code, report, stdout) = finished(team);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(report["verdict"]["all_done"], true, "{report}");
+    let mut merged: Vec<&str> = report["verdict"]["merged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    merged.sort();
+    assert_eq!(merged, ["a", "b", "c", "d"], "{report}");
+    assert_eq!(report["plan"]["carried_out"], true, "{report}");
+    assert_eq!(report["plan"]["sessions"], 1, "{report}");
+    for id in ["a", "b", "c", "d"] {
+        assert!(
+            p.path().join(format!("work/{id}.txt")).is_file(),
+            "{id} landed"
+        );
+    }
+    assert!(stdout.contains("\"step\":\"carried_out\""), "{stdout}");
+    // The planner's master plan, and its answer on the record.
+    if !p.on_postgres() {
+        let plan = std::fs::read_to_string(p.coordination().join("master-plan.md")).unwrap();
+        assert!(plan.starts_with("# Plan for: Build the parts"), "{plan}");
+    }
+    let answered = p.json(&["--json", "inbox", "--all"]);
+    assert_eq!(
+        answered["questions"][0]["state"]["answer"], "approve",
+        "{answered}"
+    );
+}
+
+/// Without a sandbox too: the planner's `baton` knows it by its attempt's marks.
+fn with_plan_auto_the_team_needs_no_answer(p: Project) {
+    project_planned_by(&p, PLANNER, "");
+    let (code, report, stdout) = finished(team_up(&p, &["--plan", "auto", "--no-sandbox"]));
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(report["plan"]["carried_out"], true, "{report}");
+    assert_eq!(
+        report["plan"]["tasks"].as_array().unwrap().len(),
+        4,
+        "{report}"
+    );
+    assert_eq!(p.task("d")["plan"], "plan-1");
+    assert!(!stdout.contains("\"step\":\"asked\""), "{stdout}");
+    let inbox = p.json(&["--json", "inbox", "--all"]);
+    assert_eq!(inbox["questions"].as_array().unwrap().len(), 0, "{inbox}");
+}
+
+fn the_leads_words_send_the_plan_back_to_the_planner(p: Project) {
+    project_planned_by(&p, PLANNER, "");
+    let mut team = team_up(&p, &[]);
+    let first = asked(&mut team);
+    p.ok(&["answer", &first, "add a readme part after d"]);
+    // The planner plans again with the lead's words, and is asked again.
+    let second = asked(&mut team);
+    assert_ne!(first, second);
+    assert_eq!(status_of(&p, "e"), "proposed");
+    assert_eq!(p.task("e")["dependencies"][0], "d");
+    for id in ["a", "b", "c", "d"] {
+        assert_eq!(
+            status_of(&p, id),
+            "proposed",
+            "{id} waits for the approval too"
+        );
+    }
+    p.ok(&["answer", &second, "approve"]);
+    let (code, report, stdout) = finished(team);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(report["plan"]["sessions"], 2, "{report}");
+    assert_eq!(
+        report["plan"]["tasks"].as_array().unwrap().len(),
+        5,
+        "{report}"
+    );
+    assert!(p.path().join("work/e.txt").is_file());
+}
+
+/// A planner that tries, through its door, what a planner may not: each refusal is echoed
+/// with its exit code, and it ends by failing its plan.
+const HOSTILE: &str = r#"
+try() { if "$@" >/dev/null 2>&1; then echo "ALLOWED: $*"; else echo "REFUSED($?): $*"; fi; }
+baton leader add-task "mine" --id m1
+baton leader add-task "mine too" --id m2 --depends m1
+try baton leader approve --all
+try baton leader approve m1
+try baton leader merge
+try baton answer q-1 allow
+try baton leader edit m1 --depends m2
+try baton leader edit lead-task --description changed
+try baton leader cancel lead-task
+try baton leader reset lead-task
+try baton team up --workers 9 --exec true
+try sh -c 'echo "[profiles.exec]" >> .coordination/team/profiles.toml'
+try sh -c 'echo x > planted.txt'
+i=3; while [ $i -le 60 ]; do baton leader add-task "task $i" >/dev/null 2>&1 || break; i=$((i+1)); done
+echo "ADDED UP TO $i"
+exit 3
+"#;
+
+fn a_hostile_planner_is_refused_all_but_its_own_plan(p: Project) {
+    project_planned_by(&p, HOSTILE, "max_attempts = 1\n");
+    p.ok(&["leader", "add-task", "the lead's own", "--id", "lead-task"]);
+    let profiles = std::fs::read_to_string(p.coordination().join("team/profiles.toml")).unwrap();
+    // An approval the planner would answer if it could.
+    let mut asking = p.ask_as("w9", "may I?", &["allow", "deny"]);
+    asking.wait_stderr("waiting");
+    let (code, report, stdout) = finished(team_up(&p, &[]));
+    assert_ne!(code, Some(0), "the plan failed: {stdout}");
+    assert_eq!(report["plan"]["carried_out"], false, "{report}");
+
+    let logs = p.ok(&["team", "logs", "plan-1"]);
+    for refused in [
+        "approve --all",
+        "approve m1",
+        "leader merge",
+        "answer q-1 allow",
+        "edit m1 --depends m2",
+        "edit lead-task",
+        "cancel lead-task",
+        "reset lead-task",
+        "team up",
+        "profiles.toml",
+        "planted.txt",
+    ] {
+        let line = logs
+            .lines()
+            .find(|l| l.contains(refused) && (l.contains("REFUSED") || l.contains("ALLOWED")))
+            .unwrap_or_else(|| panic!("no outcome for {refused}: {logs}"));
+        assert!(line.contains("REFUSED"), "{line}");
+    }
+    // The door's own word on the lead's commands is in the transcript too.
+    assert!(logs.contains("is the lead's to"), "{logs}");
+    // It got its plan's 50 tasks and no more; none of them approved, nothing landed.
+    assert!(logs.contains("ADDED UP TO 51"), "{logs}");
+    let board = p.json(&["--json", "leader", "status"]);
+    let tasks = board["tasks"].as_array().unwrap();
+    let planned: Vec<&Value> = tasks.iter().filter(|t| t["plan"] == "plan-1").collect();
+    assert_eq!(planned.len(), 50, "{board}");
+    assert!(planned.iter().all(|t| t["status"] == "proposed"), "{board}");
+    assert_eq!(p.task("m1")["dependencies"].as_array().unwrap().len(), 0);
+    let lead = p.task("lead-task");
+    assert_eq!(lead["description"], "the lead's own");
+    assert_eq!(
+        lead["status"], "done",
+        "the workers' to do, not the planner's to cancel"
+    );
+    assert!(!p.path().join("planted.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.coordination().join("team/profiles.toml")).unwrap(),
+        profiles,
+        "the team's configuration is not the planner's to change"
+    );
+    // The worker's question is still the lead's to answer.
+    let inbox = p.json(&["--json", "inbox"]);
+    assert!(
+        inbox["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["agent"] == "w9" && q["state"]["state"] == "open"),
+        "{inbox}"
+    );
+    drop(asking);
+}
