@@ -674,6 +674,13 @@ fn every_operation(mut t: Twins) {
         0,
     );
     assert_eq!(approved["tasks"][0]["status"], "available", "{approved}");
+    let written = t.same(
+        "plan_write",
+        &["leader", "write-plan", "# Plan\n\nA, then B."],
+        json!({"text": "# Plan\n\nA, then B."}),
+        0,
+    );
+    assert_eq!(written["by"], "lead", "{written}");
 
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));

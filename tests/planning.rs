@@ -5,7 +5,9 @@
 //! ends when the plan is carried out (both stores). `--plan auto` needs no answer; the lead's
 //! words instead of an approval send the plan back to the planner, which plans again with them.
 //! Unsandboxed, a planner still plans as the planner.
-//! A hostile planner is refused everything that is not planning its own plan.
+//! A hostile planner is refused everything that is not planning its own plan. With a judge, a
+//! task it finds wanting goes back to its worker with its line comment, and lands once fixed;
+//! a hostile judge changes nothing and lands nothing.
 
 use baton_test_support as support;
 
@@ -17,6 +19,8 @@ support::on_both_stores!(
     with_plan_auto_the_team_needs_no_answer,
     the_leads_words_send_the_plan_back_to_the_planner,
     a_hostile_planner_is_refused_all_but_its_own_plan,
+    the_judge_sends_a_task_back_once_and_the_plan_lands_after_the_fix,
+    a_hostile_judge_changes_nothing_and_lands_nothing,
 );
 
 /// The planner: the master plan, then four tasks (b and c after a, d after both) each with its
@@ -285,4 +289,137 @@ fn a_hostile_planner_is_refused_all_but_its_own_plan(p: Project) {
         "{inbox}"
     );
     drop(asking);
+}
+
+/// A worker that, sent back with "say fixed", says so in its file.
+const FIXING_WORKER: &str = "for d in $BATON_TASK_DEPENDENCIES; do \
+     test -f \"work/$d.txt\" || { echo \"$d's work is missing\" >&2; exit 1; }; done; \
+     mkdir -p work && case \"$BATON_TASK_HINTS\" in *'say fixed'*) echo \"$BATON_TASK_ID fixed\";; \
+     *) echo \"$BATON_TASK_ID\";; esac > \"work/$BATON_TASK_ID.txt\" && git add work && \
+     git commit -qm \"$BATON_TASK_ID\"";
+
+/// A judge that wants b's file to say it is fixed (a comment on its line), and approves the
+/// rest against their acceptance.
+const JUDGE: &str = r##"diff=$(cat)
+if [ "$BATON_TASK_ID" = b ]; then
+  case "$diff" in *"+b fixed"*) echo "b says fixed"; exit 0 ;; esac
+  echo "work/b.txt:1: say fixed"
+  echo "b is not fixed yet"
+  exit 1
+fi
+echo "$BATON_TASK_ID meets: $BATON_TASK_ACCEPTANCE"
+"##;
+
+/// `team up --goal … --plan auto` with a judge profile running `judge`.
+fn judged_team(p: &Project, judge: &str) -> (Option<i32>, Value, String) {
+    project_planned_by(p, PLANNER, "");
+    let profiles = p.coordination().join("team/profiles.toml");
+    let mut text = std::fs::read_to_string(&profiles).unwrap();
+    text.push_str(&format!(
+        "[profiles.judge]\nkind = \"exec\"\ncommand = '''\n{judge}'''\n"
+    ));
+    std::fs::write(&profiles, text).unwrap();
+    let args = [
+        "--json",
+        "team",
+        "up",
+        "--workers",
+        "2",
+        "--exec",
+        FIXING_WORKER,
+        "--merge",
+        "auto",
+        "--goal",
+        "Build the parts",
+        "--plan",
+        "auto",
+    ];
+    finished(Background::from_command(p.committing(&args)))
+}
+
+fn the_judge_sends_a_task_back_once_and_the_plan_lands_after_the_fix(p: Project) {
+    let (code, report, stdout) = judged_team(&p, JUDGE);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(report["plan"]["carried_out"], true, "{report}");
+    assert_eq!(
+        report["verdict"]["merged"].as_array().unwrap().len(),
+        4,
+        "{report}"
+    );
+    // b landed as fixed, after one round the judge sent with its line comment.
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("work/b.txt")).unwrap(),
+        "b fixed\n"
+    );
+    let review = p.json(&["review", "b"]);
+    let judged: Vec<bool> = review["judgements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["approved"].as_bool().unwrap())
+        .collect();
+    assert_eq!(judged, [false, true], "{review}");
+    assert_eq!(
+        review["judgements"][0]["comment"], "work/b.txt:1: say fixed\nb is not fixed yet",
+        "{review}"
+    );
+    assert_eq!(review["rounds"].as_array().unwrap().len(), 1, "{review}");
+    assert_eq!(review["rounds"][0]["by"], "judge", "{review}");
+    let comment = &review["comments"][0];
+    assert_eq!(
+        (comment["file"].as_str(), comment["line"].as_u64()),
+        (Some("work/b.txt"), Some(1))
+    );
+    assert_eq!(comment["by"], "judge");
+    // The others were approved at once, each against its acceptance.
+    let a = p.json(&["review", "a"]);
+    assert_eq!(a["judgements"].as_array().unwrap().len(), 1, "{a}");
+    assert_eq!(
+        a["judgements"][0]["comment"], "a meets: work/a.txt names a",
+        "{a}"
+    );
+    assert!(stdout.contains("\"event\":\"judged\""), "{stdout}");
+}
+
+/// A judge that tries to change the work and land it itself, then approves.
+const HOSTILE_JUDGE: &str = r##"
+try() { if "$@" >/dev/null 2>&1; then echo "ALLOWED: $*"; else echo "REFUSED($?): $*"; fi; }
+try sh -c 'echo planted > planted.txt'
+try sh -c 'echo changed >> "work/$BATON_TASK_ID.txt"'
+try git commit --allow-empty -qm "the judge was here"
+try git -C "$BATON_DIR" merge --ff-only HEAD
+try baton leader merge "$BATON_TASK_ID"
+try sh -c 'echo x > "$BATON_DIR/planted.txt"'
+exit 0
+"##;
+
+fn a_hostile_judge_changes_nothing_and_lands_nothing(p: Project) {
+    let (code, report, stdout) = judged_team(&p, HOSTILE_JUDGE);
+    assert_eq!(
+        code,
+        Some(0),
+        "the queue landed the work as it was: {stdout}"
+    );
+    assert_eq!(
+        report["verdict"]["merged"].as_array().unwrap().len(),
+        4,
+        "{report}"
+    );
+    let review = p.json(&["review", "a"]);
+    let said = review["judgements"][0]["comment"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(said.matches("REFUSED").count(), 6, "{said}");
+    assert!(!said.contains("ALLOWED"), "{said}");
+    assert!(!p.path().join("planted.txt").exists());
+    for id in ["a", "b", "c", "d"] {
+        assert_eq!(
+            std::fs::read_to_string(p.path().join(format!("work/{id}.txt"))).unwrap(),
+            format!("{id}\n"),
+            "{id} landed as its worker left it"
+        );
+    }
+    let log = support::git(p.path(), &["log", "--format=%s", "main"]);
+    assert!(!log.contains("the judge was here"), "{log}");
 }

@@ -121,6 +121,17 @@ pub fn render(review: &Review) -> String {
         }
         (None, None) => {}
     }
+    for said in &review.judgements {
+        let short = said.head.get(..12).unwrap_or(&said.head);
+        let verdict = match said.approved {
+            true => "approved",
+            false => "asked for changes",
+        };
+        let _ = writeln!(out, "Judge {} {verdict} at {short}", said.by);
+        for line in said.comment.lines().take(10) {
+            let _ = writeln!(out, "  {}", crate::render::clean(line));
+        }
+    }
     if !review.uncommitted.is_empty() {
         let _ = writeln!(
             out,

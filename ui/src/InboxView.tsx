@@ -107,12 +107,19 @@ function QuestionItem({ question, onError }: { question: Question; onError: (mes
     <li className={`question ${about.kind}`} data-testid={`question-${question.id}`}>
       <p>
         <strong>{question.agent}</strong>
-        {question.task && ` (${question.task})`} {about.kind === "approval" ? "asks to run" : "asks"}:
+        {question.task && ` (${question.task})`} {ASKS[about.kind]}:
       </p>
       {about.kind === "approval" ? (
         <>
           <p className="tool-name">{about.tool}</p>
           <pre className="tool-input">{JSON.stringify(about.input, null, 2)}</pre>
+        </>
+      ) : about.kind === "plan" ? (
+        <>
+          <pre className="plan-text">{question.text}</pre>
+          <Button variant="soft" color="green" onClick={() => void answer("approve")} data-testid={`approve-plan-${question.id}`}>
+            Approve the plan
+          </Button>
         </>
       ) : (
         <p className="question-text">{question.text}</p>
@@ -127,7 +134,7 @@ function QuestionItem({ question, onError }: { question: Question; onError: (mes
       {question.choices.length === 0 && (
         <form onSubmit={(e) => (e.preventDefault(), text.trim() && void answer(text))}>
           <label>
-            Your answer <TextField.Root value={text} onChange={(e) => setText(e.target.value)} data-testid={`answer-text-${question.id}`} />
+            {about.kind === "plan" ? "Or tell the planner what to change" : "Your answer"} <TextField.Root value={text} onChange={(e) => setText(e.target.value)} data-testid={`answer-text-${question.id}`} />
           </label>{" "}
           <Button variant="soft" type="submit" data-testid={`answer-send-${question.id}`}>
             Answer
@@ -137,6 +144,13 @@ function QuestionItem({ question, onError }: { question: Question; onError: (mes
     </li>
   );
 }
+
+/** What the asking agent wants, by the kind of question. */
+const ASKS: Record<Question["about"]["kind"], string> = {
+  question: "asks",
+  approval: "asks to run",
+  plan: "asks you to approve its plan",
+};
 
 /** An approval's allow in green and deny in red (with their words: never colour alone). */
 function choiceColour(kind: string, choice: string): "green" | "red" | undefined {

@@ -122,6 +122,16 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
         <span className="status">{review.task.status.replace("_", " ")}</span> · {review.branch} against {review.base} at <code>{review.head.slice(0, 12)}</code>
         {review.merged && " · merged"} · {review.files.length} file{review.files.length === 1 ? "" : "s"}
       </p>
+      {review.judgements.length > 0 && (
+        <ul className="judgements" data-testid="review-judgements">
+          {review.judgements.map((said) => (
+            <li key={`${said.head}-${said.at}`} data-approved={said.approved}>
+              Judge {said.by} {said.approved ? "approved" : "asked for changes"} at <code>{said.head.slice(0, 12)}</code>
+              {said.comment && <pre className="check-output">{said.comment}</pre>}
+            </li>
+          ))}
+        </ul>
+      )}
       {review.uncommitted.length > 0 && <p className="warning">Not committed in its worktree (not shown): {review.uncommitted.join(", ")}</p>}
       <div className="review-actions">
         {review.check_command && (

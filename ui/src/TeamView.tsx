@@ -177,6 +177,9 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
   const [stay, setStay] = useState(true);
   // On by default, as for `baton team up`; unticked runs this team with `--no-sandbox`.
   const [sandbox, setSandbox] = useState(true);
+  // A goal the team plans itself (`team up --goal`); the lead approves the plan unless told not to.
+  const [goal, setGoal] = useState("");
+  const [reviewPlan, setReviewPlan] = useState(true);
   const [busy, setBusy] = useState(false);
   const start = () => {
     setBusy(true);
@@ -192,6 +195,8 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
         no_worktree: false,
         sandbox: false,
         no_sandbox: !sandbox,
+        goal: goal.trim() === "" ? null : goal.trim(),
+        plan: goal.trim() === "" ? null : reviewPlan ? "review" : "auto",
       })
       .then(
         () => onError(null),
@@ -217,6 +222,14 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
       {profile === "exec" && (
         <label>
           Command <TextField.Root value={exec} onChange={(e) => setExec(e.target.value)} placeholder="make test" data-testid="team-exec" />
+        </label>
+      )}
+      <label title="A planner agent turns it into tasks before any worker starts">
+        Goal <TextField.Root value={goal} onChange={(e) => setGoal(e.target.value)} placeholder="none: work the board" data-testid="team-goal" />
+      </label>
+      {goal.trim() !== "" && (
+        <label title="The plan waits in the Inbox for your approval; unticked, the workers start on it at once">
+          <Checkbox checked={reviewPlan} onCheckedChange={(c) => setReviewPlan(c === true)} data-testid="team-review-plan" /> I approve the plan
         </label>
       )}
       <label>

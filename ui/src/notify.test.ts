@@ -25,6 +25,11 @@ describe("noticeOf", () => {
     expect(noticeOf(asked)?.title).toBe("cc1 asks to run a tool");
   });
 
+  it("says a plan waits for the lead's approval", () => {
+    const asked: ChangeEvent = { event: "question_asked", question: question({ kind: "plan", plan: "plan-1", tasks: ["a", "b"] }) };
+    expect(noticeOf(asked)?.title).toBe("cc1 asks you to approve its plan");
+  });
+
   it("says nothing of other changes", () => {
     expect(noticeOf({ event: "master_plan_changed" })).toBeNull();
     expect(noticeOf({ event: "question_settled", question: question({ kind: "question" }) })).toBeNull();

@@ -21,7 +21,7 @@ export async function askPermission(): Promise<boolean> {
 export function noticeOf(change: ChangeEvent): { title: string; body: string; tag: string } | null {
   if (change.event !== "question_asked") return null;
   const { question } = change;
-  const what = question.about.kind === "approval" ? "asks to run a tool" : "asks";
+  const what = { question: "asks", approval: "asks to run a tool", plan: "asks you to approve its plan" }[question.about.kind];
   return { title: `${question.agent} ${what}`, body: question.text, tag: question.id };
 }
 

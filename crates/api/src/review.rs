@@ -77,6 +77,8 @@ pub struct Review {
     pub check_command: Option<String>,
     /// The latest check run on `head`, if any.
     pub check: Option<CheckRun>,
+    /// What the team's judge said of its branch, oldest first.
+    pub judgements: Vec<baton_core::review::Judgement>,
 }
 
 /// The task `id`, or an unknown-task error.
@@ -132,6 +134,7 @@ impl Operation for TaskReview {
             comments,
             rounds,
             checks,
+            judgements,
         } = baton_core::review::review_of(cx.documents.as_ref(), &task.id)?;
         let check_command = settings(cx)?.check;
         let check = checks
@@ -150,6 +153,7 @@ impl Operation for TaskReview {
             check_command,
             check,
             head,
+            judgements,
         })
     }
 }

@@ -226,7 +226,10 @@ pub fn loop_event(event: &Progress) -> Option<String> {
             line(cause, 300)
         ),
         // A lone worker has no merge queue.
-        Progress::Stopped { .. } | Progress::Merge { .. } | Progress::Plan { .. } => return None,
+        Progress::Stopped { .. }
+        | Progress::Merge { .. }
+        | Progress::Plan { .. }
+        | Progress::Judged { .. } => return None,
     })
 }
 
@@ -271,7 +274,8 @@ pub fn loop_event_json(event: &Progress) -> Option<String> {
         | Progress::Restarting { .. }
         | Progress::Stopped { .. }
         | Progress::Merge { .. }
-        | Progress::Plan { .. } => {
+        | Progress::Plan { .. }
+        | Progress::Judged { .. } => {
             return None;
         }
     };

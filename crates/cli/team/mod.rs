@@ -93,8 +93,15 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
     })
     .map_err(|e| Error::new(ErrorKind::Spawn, format!("cannot handle Ctrl-C: {e}")))?;
     if !json {
+        let mut seats = String::new();
+        if let Some(planning) = &plan.planning {
+            seats.push_str(&format!(", planned by a {} planner", planning.profile.name));
+        }
+        if plan.judge.is_some() {
+            seats.push_str(", each task judged before it lands");
+        }
         eprintln!(
-            "baton: a team of {} {} worker(s){}; Ctrl-C stops it",
+            "baton: a team of {} {} worker(s){}{seats}; Ctrl-C stops it",
             plan.workers,
             plan.profile.name,
             if plan.profile.worktree {

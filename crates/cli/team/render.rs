@@ -104,6 +104,18 @@ pub fn progress(event: &Progress) -> Option<String> {
         Progress::Tripped {
             worker, attempts, ..
         } => format!("{worker}: stopping: its agent could not start {attempts} times in a row"),
+        Progress::Judged {
+            task,
+            judge,
+            approved,
+            comment,
+        } => match approved {
+            true => format!("{judge}: {task} approved"),
+            false => format!(
+                "{judge}: {task} needs changes: {}",
+                crate::render::line(comment, 300)
+            ),
+        },
         Progress::Plan {
             planner,
             plan,

@@ -104,6 +104,22 @@ pub struct CheckRun {
     pub duration_ms: u64,
 }
 
+/// A judge's word on one commit of a task's branch, before the merge queue landed it: approved,
+/// or changes requested (sent as a round of the review, with its line comments).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Judgement {
+    /// The judge (an agent name).
+    pub by: String,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub at: Timestamp,
+    /// The branch commit judged.
+    pub head: String,
+    pub approved: bool,
+    /// Why, in the judge's words (the end of what it said).
+    pub comment: String,
+}
+
 /// A task's review record.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -112,6 +128,9 @@ pub struct ReviewRecord {
     pub rounds: Vec<ReviewRound>,
     /// The latest runs, oldest first (at most [`KEPT_CHECKS`]).
     pub checks: Vec<CheckRun>,
+    /// What the team's judge said, oldest first (at most [`KEPT_CHECKS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judgements: Vec<Judgement>,
 }
 
 /// How many check runs a task's record keeps.
@@ -301,6 +320,19 @@ pub fn record_check(docs: &dyn DocumentStore, task: &str, run: &CheckRun) -> Res
         record.checks.push(run.clone());
         let extra = record.checks.len().saturating_sub(KEPT_CHECKS);
         record.checks.drain(..extra);
+        Ok(())
+    })
+}
+
+/// Records a judge's word on task `task` (its time is the store's).
+pub fn record_judgement(docs: &dyn DocumentStore, task: &str, said: &Judgement) -> Result<()> {
+    change(docs, task, &mut |record, now| {
+        let mut said = said.clone();
+        said.at = now;
+        said.comment = crate::text::suffix(said.comment.trim(), MAX_COMMENT).to_string();
+        record.judgements.push(said);
+        let extra = record.judgements.len().saturating_sub(KEPT_CHECKS);
+        record.judgements.drain(..extra);
         Ok(())
     })
 }

@@ -103,7 +103,7 @@ pub struct Binds {
     pub private: Vec<(PathBuf, PathBuf)>,
     /// Files inside writable folders that stay read-only.
     pub read_only: Vec<PathBuf>,
-    /// Folders shown read-only at another path: (folder, where).
+    /// Folders shown read-only at another path (or the same): (folder, where), worktree or not.
     pub shown: Vec<(PathBuf, PathBuf)>,
 }
 
@@ -270,9 +270,10 @@ impl Boundary {
             for file in &git.read_only {
                 mounts.read(file);
             }
-            for (dir, at) in &git.shown {
-                mounts.add("--ro-bind", Some(dir), at);
-            }
+        }
+        // Shown read-only, with a worktree or without (a checkout a judge reads).
+        for (dir, at) in &self.binds.shown {
+            mounts.add("--ro-bind", Some(dir), at);
         }
         if let Some(hidden) = hidden {
             // Read-only too, so nothing can be left there for a later reader (the folders

@@ -69,6 +69,10 @@ impl TaskEnv<'_> {
             ("BATON_TASK_HINTS", task.context.hints.clone()),
             ("BATON_TASK_DEPENDENCIES", task.dependencies.join("\n")),
             ("BATON_TASK_ATTEMPT", task.attempts.to_string()),
+            (
+                "BATON_TASK_ACCEPTANCE",
+                task.acceptance.clone().unwrap_or_default(),
+            ),
             ("BATON_RESULT_PATH", self.result_path.display().to_string()),
             ("BATON_DIR", self.project_dir.display().to_string()),
         ];
@@ -103,6 +107,17 @@ impl RunningCommand {
         command: &str,
         env: &TaskEnv<'_>,
         wrap: Option<&dyn Fn(crate::process::Launch) -> crate::process::Launch>,
+    ) -> Result<RunningCommand> {
+        RunningCommand::start_fed(command, env, wrap, env.stdin_json())
+    }
+
+    /// [`Self::start_within`], `input` on its stdin instead of the task as JSON (a judge's
+    /// diff).
+    pub fn start_fed(
+        command: &str,
+        env: &TaskEnv<'_>,
+        wrap: Option<&dyn Fn(crate::process::Launch) -> crate::process::Launch>,
+        input: Vec<u8>,
     ) -> Result<RunningCommand> {
         let spawn_error = |e: std::io::Error| {
             TeamError::new(
@@ -147,7 +162,6 @@ impl RunningCommand {
         let pid = child.id();
         baton_fs::warden::watch(baton_fs::ProcessGroup::led_by(pid));
         let mut stdin = child.stdin.take().expect("stdin is piped");
-        let input = env.stdin_json();
         // A command that never reads stdin must not block us: write from a thread, and
         // ignore a broken pipe.
         std::thread::spawn(move || {

@@ -37,6 +37,7 @@ mod process;
 mod profile;
 mod prompt;
 mod report;
+mod roles;
 mod sandbox_settings;
 mod starting;
 mod supervision;
@@ -142,6 +143,14 @@ pub enum Progress {
     },
     Stopped {
         worker: String,
+    },
+    /// The team's judge on a done task, before the merge queue lands it: approved, or changes
+    /// asked for (the task goes back to its worker with them).
+    Judged {
+        task: String,
+        judge: String,
+        approved: bool,
+        comment: String,
     },
     /// A step of the team's plan (`team up --goal`): proposed, approved, sent back to the
     /// planner, carried out.

@@ -94,4 +94,11 @@ plan?: PlanApproval | null,
  * With --goal: the planner's profile (default: the profile named planner in
  * .coordination/team/profiles.toml, else the workers').
  */
-planner?: string | null, };
+planner?: string | null, 
+/**
+ * Judge each done task before the merge queue lands it (with --merge auto): the judge's
+ * profile, a command (kind = "exec") given the task and its diff that exits 0 to approve
+ * and anything else to send the task back with what it printed. Default: the profile
+ * named judge in .coordination/team/profiles.toml, when there is one.
+ */
+judge?: string | null, };

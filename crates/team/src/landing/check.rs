@@ -33,7 +33,7 @@ pub fn run_check_command(
     let started_at = Timestamp::now();
     let clock = Instant::now();
     let sandbox = match settings.check_sandbox {
-        true => Some(CheckSandbox::prepare(settings, env)?),
+        true => Some(CheckSandbox::prepare(settings, env, Writes::Checkout)?),
         false => None,
     };
     let contain = sandbox
@@ -125,9 +125,19 @@ fn open_proxy(
     Ok((allow, folder, (proxy, handle)))
 }
 
+/// What a command run on a task's checkout may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Writes {
+    /// The checkout it runs in, and `check_write` (the project's check: it builds and tests).
+    Checkout,
+    /// Nothing of the project: the checkout is shown read-only, with no network (a judge
+    /// reads the work, it does not change it).
+    Nothing,
+}
+
 /// The sandbox one check runs in, and the proxy its network goes through.
-struct CheckSandbox {
-    boundary: Boundary,
+pub(crate) struct CheckSandbox {
+    pub(crate) boundary: Boundary,
     /// The proxy's folder (`.coordination/team/checks/…`), removed with it.
     folder: Option<std::path::PathBuf>,
     /// The proxy, and its folder held open (its socket may be reached through it).
@@ -138,7 +148,11 @@ struct CheckSandbox {
 }
 
 impl CheckSandbox {
-    fn prepare(settings: &ReviewSettings, env: &TaskEnv<'_>) -> Result<CheckSandbox> {
+    pub(crate) fn prepare(
+        settings: &ReviewSettings,
+        env: &TaskEnv<'_>,
+        writes: Writes,
+    ) -> Result<CheckSandbox> {
         use baton_core::network::Network;
         baton_sandbox::check_available().map_err(|e| {
             TeamError::new(
@@ -152,21 +166,36 @@ impl CheckSandbox {
         let home = baton_sandbox::user_home();
         let layout = baton_core::Layout::for_project(env.project_dir);
         let refused = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (allow, folder, proxy) = match settings.check_network {
+        let network = match writes {
+            Writes::Checkout => settings.check_network,
+            Writes::Nothing => Network::Off,
+        };
+        let (allow, folder, proxy) = match network {
             Network::Open | Network::Off => (None, None, None),
             Network::AllowList => {
                 let (allow, folder, proxy) = open_proxy(settings, env, &layout, &refused)?;
                 (Some(allow), Some(folder), Some(proxy))
             }
         };
-        let network =
-            crate::attempt_sandbox::network_access(settings.check_network, allow.as_ref());
+        let network = crate::attempt_sandbox::network_access(network, allow.as_ref());
         let cgroup = baton_sandbox::pids_cgroup::PidsCgroup::create(settings.check_max_processes);
         let read = crate::attempt_sandbox::expand_all(&settings.check_read, home.as_deref());
-        let write = crate::attempt_sandbox::expand_all(&settings.check_write, home.as_deref());
-        let (worktree, project_writable) = match env.worktree {
-            Some(w) => (Some(w.path.clone()), false),
-            None => (None, true),
+        let write = match writes {
+            Writes::Checkout => {
+                crate::attempt_sandbox::expand_all(&settings.check_write, home.as_deref())
+            }
+            Writes::Nothing => Vec::new(),
+        };
+        let mut binds = Binds::default();
+        let (worktree, project_writable) = match (env.worktree, writes) {
+            (Some(w), Writes::Checkout) => (Some(w.path.clone()), false),
+            (None, Writes::Checkout) => (None, true),
+            // Shown where it is, read-only, over the hidden `.coordination/` it lives in.
+            (Some(w), Writes::Nothing) => {
+                binds.shown.push((w.path.clone(), w.path.clone()));
+                (None, false)
+            }
+            (None, Writes::Nothing) => (None, false),
         };
         Ok(CheckSandbox {
             boundary: Boundary {
@@ -174,7 +203,7 @@ impl CheckSandbox {
                 project_writable,
                 hidden: Some(layout.root().to_path_buf()),
                 worktree,
-                binds: Binds::default(),
+                binds,
                 pass_prefixes: Vec::new(),
                 home,
                 own: Vec::new(),

@@ -137,6 +137,45 @@ impl MergeQueue {
         }
     }
 
+    /// Waits until the queue has had its turn at each of `tasks` (landed it, left it for the
+    /// lead, or sent it back), or `stop` says to stop waiting; whether it had. A task not in
+    /// the queue yet (its worker is about to push it) is waited for.
+    pub fn wait_decided(&self, tasks: &[String], stop: &dyn Fn() -> bool) -> bool {
+        let decided = |state: &Entries| {
+            tasks.iter().all(|task| {
+                state.entries.iter().any(|e| {
+                    &e.task == task
+                        && matches!(
+                            e.state,
+                            QueueState::Landed | QueueState::NotLanded | QueueState::SentBack
+                        )
+                })
+            })
+        };
+        let mut state = self.state.lock().expect("the queue's lock");
+        while !decided(&state) {
+            if stop() {
+                return false;
+            }
+            state = self
+                .changed
+                .wait_timeout(state, Duration::from_millis(100))
+                .expect("the queue's lock")
+                .0;
+        }
+        true
+    }
+
+    /// Whether each of `tasks` is settled in the queue: landed, or left for the lead.
+    pub fn settled(&self, tasks: &[String]) -> bool {
+        let state = self.state.lock().expect("the queue's lock");
+        tasks.iter().all(|task| {
+            state.entries.iter().any(|e| {
+                &e.task == task && matches!(e.state, QueueState::Landed | QueueState::NotLanded)
+            })
+        })
+    }
+
     /// No more turns: the merger stops after the task it is on.
     pub fn close(&self) {
         self.state.lock().expect("the queue's lock").closed = true;

@@ -1,16 +1,18 @@
 //! The merge queue's merger: one thread of a team's supervisor that takes the queue's tasks
 //! one at a time ([`crate::landing::merge_queue`]): merges the task's branch with the lead's in the
 //! queue's scratch checkout, runs the project's check there, and lands it by fast-forward
-//! (`baton_git::land`); a failing check or a conflict sends the task back to its worker, at
-//! most [`MAX_RETURNS`] times, after which it is left for the lead.
+//! (`baton_git::land`); a failing check, a conflict or the team's judge asking for changes
+//! ([`crate::landing::judge`]) sends the task back to its worker, at most [`MAX_RETURNS`]
+//! times, after which it is left for the lead.
 
-use baton_core::review::{ReviewSettings, record_check, review_settings_path};
+use baton_core::review::{self, Judgement, ReviewSettings, record_check, review_settings_path};
 use baton_core::{Reopen, TaskStatus};
 use baton_git::{Landed, TrialOutcome, Worktrees, merge_message};
 
 use crate::Progress;
 use crate::exec::TaskEnv;
 use crate::landing::check::run_check_command;
+use crate::landing::judge::{Judge, run_judge};
 use crate::landing::merge_queue::{MergeQueue, QueueEntry, QueueState};
 use crate::supervision::crew::Crew;
 
@@ -72,6 +74,7 @@ fn try_landing(
         .protected(&crate::agent_cli::project_settings())
         .map_err(|e| left(e.to_string()))?;
     let message = merge_message(&task);
+    let mut judged = false;
     for _ in 0..TRIES {
         let trial = match worktrees.trial_merge(id, &message, &protected) {
             Ok(TrialOutcome::Ready(trial)) => trial,
@@ -89,6 +92,11 @@ fn try_landing(
             }
             Err(e) => return Err(left(format!("its branch could not be merged: {e}"))),
         };
+        // Judged once, on the first trial: a later one only follows the lead's branch.
+        if let Some(judge) = crew.judge.as_ref().filter(|_| !judged) {
+            judge_trial(crew, worktrees, entry, &task, &settings, judge, &trial)?;
+            judged = true;
+        }
         if let Some(command) = &settings.check {
             check(crew, entry, &task, &settings, command, &trial)?;
         }
@@ -194,6 +202,85 @@ fn check(
         &request,
         format!("the check {code}"),
     ))
+}
+
+/// The judge's word on the task's branch, on the trial merge's checkout: approved, or changes
+/// asked for, sent back as a round of its review (its line comments and summary). Recorded with
+/// the task either way.
+fn judge_trial(
+    crew: &Crew<'_>,
+    worktrees: &Worktrees,
+    entry: &QueueEntry,
+    task: &baton_core::Task,
+    settings: &ReviewSettings,
+    judge: &Judge,
+    trial: &baton_git::Trial,
+) -> Result<(), Outcome> {
+    let id = task.id.as_str();
+    let diff = worktrees
+        .branch_diff(id)
+        .map_err(|e| left(format!("its diff could not be read for the judge: {e}")))?;
+    let result_path = crew
+        .local
+        .result_file(id)
+        .map_err(|e| left(e.to_string()))?;
+    let env = TaskEnv {
+        agent: &judge.name,
+        task,
+        project_dir: crew.local.project_dir(),
+        result_path: &result_path,
+        worktree: Some(&trial.checkout),
+    };
+    let word = run_judge(judge, settings, &env, &diff)
+        .map_err(|e| left(format!("the judge could not run: {e}")))?;
+    let said = Judgement {
+        by: judge.name.clone(),
+        at: baton_core::Timestamp::now(),
+        head: diff.head.clone(),
+        approved: word.approved,
+        comment: word.said.clone(),
+    };
+    let _ = review::record_judgement(crew.documents, id, &said);
+    (crew.progress)(Progress::Judged {
+        task: id.to_string(),
+        judge: judge.name.clone(),
+        approved: word.approved,
+        comment: word.said.clone(),
+    });
+    if word.approved {
+        return Ok(());
+    }
+    for (file, line, text) in &word.comments {
+        let _ = review::comment(
+            crew.documents,
+            id,
+            review::NewComment {
+                file: file.clone(),
+                line: *line,
+                side: review::Side::New,
+                text: text.clone(),
+                by: judge.name.clone(),
+                head: diff.head.clone(),
+            },
+        );
+    }
+    let summary = match word.summary.trim() {
+        "" => format!("{} asked for changes", judge.name),
+        said => baton_core::text::suffix(said, review::MAX_COMMENT).to_string(),
+    };
+    let draft = review::review_of(crew.documents, id)
+        .and_then(|record| review::draft_round(id, &record, Some(&summary)))
+        .map_err(|e| left(format!("the judge's round could not be drafted: {e}")))?;
+    let outcome = send_back(
+        crew,
+        entry,
+        &draft.text,
+        format!("{} asked for changes", judge.name),
+    );
+    if outcome.0 == QueueState::SentBack {
+        let _ = review::record_round(crew.documents, id, &draft, &judge.name, &diff.head);
+    }
+    Err(outcome)
 }
 
 /// Landed: where, at which commit, how many files.

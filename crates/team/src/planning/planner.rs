@@ -206,11 +206,12 @@ fn failures(failed: &[&Task]) -> String {
     text
 }
 
-/// Waits until every task of the plan is finished and the merge queue has landed what it
-/// will (a landing that fails sends a task back, unfinished again); the plan's tasks then, or
-/// `None` when asked to stop.
+/// Waits until every task of the plan is finished and the merge queue has had its turn at
+/// each done one (the judge or the check may send it back, unfinished again); the plan's tasks
+/// then, or `None` when asked to stop.
 fn wait_until_finished(run: &PlannerRun<'_, '_>, stop: &AtomicBool) -> Result<Option<Vec<Task>>> {
     let crew = run.planner;
+    let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
     loop {
         let look = || -> baton_core::Result<Option<Vec<Task>>> {
             let tasks = tasks_of(crew.tasks, run.plan)
@@ -221,13 +222,27 @@ fn wait_until_finished(run: &PlannerRun<'_, '_>, stop: &AtomicBool) -> Result<Op
         let Some(tasks) = finished else {
             return Ok(None);
         };
-        match &run.team.merge_queue {
-            Some(queue) if !queue.idle() => {
-                queue.wait_idle(&|| stop.load(std::sync::atomic::Ordering::SeqCst));
-            }
-            _ => return Ok(Some(tasks)),
+        let Some(queue) = &run.team.merge_queue else {
+            return Ok(Some(tasks));
+        };
+        if !queue.wait_decided(&done_of(&tasks), &stopped) {
+            return Ok(None);
+        }
+        // Landed or left for the lead, each: settled. One sent back is worked again.
+        let now = tasks_of(crew.tasks, run.plan)?;
+        if all_finished(&now) && queue.settled(&done_of(&now)) {
+            return Ok(Some(now));
         }
     }
+}
+
+/// The ids of the done ones of `tasks`.
+fn done_of(tasks: &[Task]) -> Vec<String> {
+    tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Done)
+        .map(|t| t.id.clone())
+        .collect()
 }
 
 /// The plan task, as the store has it now.

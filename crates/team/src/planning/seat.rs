@@ -8,6 +8,7 @@ use baton_live::WatchMode;
 use crate::Progress;
 use crate::error::Result;
 use crate::launch::Setting;
+use crate::planning::planner::{PlannerRun, run_planner};
 use crate::planning::{PlanApproval, PlanOutcome, Planning, plan_task, planner_name, tasks_of};
 use crate::supervision::crew::{Crew, TeamStores};
 
@@ -50,6 +51,17 @@ impl<'a> PlannerSeat<'a> {
             name,
             plan: task.id,
             approval: planning.approval,
+        })
+    }
+
+    /// Runs the planner beside the workers of `team` (stopped when planning ends).
+    pub fn run(&self, team: &Crew<'_>) -> Result<crate::supervision::worker::WorkerReport> {
+        run_planner(&PlannerRun {
+            planner: &self.crew,
+            team,
+            name: &self.name,
+            plan: &self.plan,
+            approval: self.approval,
         })
     }
 

@@ -148,6 +148,14 @@ pub struct TeamUp {
     #[cfg_attr(feature = "cli", arg(long, value_name = "PROFILE", requires = "goal"))]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub planner: Option<String>,
+    /// Judge each done task before the merge queue lands it (with --merge auto): the judge's
+    /// profile, a command (kind = "exec") given the task and its diff that exits 0 to approve
+    /// and anything else to send the task back with what it printed. Default: the profile
+    /// named judge in .coordination/team/profiles.toml, when there is one.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PROFILE"))]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub judge: Option<String>,
 }
 
 /// How a planner's plan is approved before the workers start on it.
@@ -245,6 +253,9 @@ impl TeamUp {
         }
         if set_and_differs(&self.goal, &before.goal) {
             differ.push("--goal");
+        }
+        if set_and_differs(&self.judge, &before.judge) {
+            differ.push("--judge");
         }
         if set_and_differs(&self.merge, &before.merge) {
             differ.push("--merge");

@@ -126,7 +126,9 @@ impl TeamUp {
             }),
             None => None,
         };
+        let judge = self.judge_of(local, merge)?;
         Ok(TeamPlan {
+            judge,
             planning,
             merge,
             request: Some(self.clone()),
@@ -169,6 +171,46 @@ impl TeamUp {
             profile.sandbox.enabled = self.sandbox;
         }
         Ok(profile)
+    }
+
+    /// The team's judge: `--judge`, else the project's profile named `judge` when the merge
+    /// queue lands the work; none otherwise. A judge judges what the queue lands, so it needs
+    /// `--merge auto`; it is a command (an `exec` profile).
+    fn judge_of(
+        &self,
+        local: &Layout,
+        merge: baton_core::review::MergeMode,
+    ) -> Result<Option<crate::roles::Judge>> {
+        use baton_core::review::MergeMode;
+        let name = match &self.judge {
+            Some(name) => name.clone(),
+            None if merge == MergeMode::Auto
+                && crate::profile::load_profiles(local)?.contains_key("judge") =>
+            {
+                "judge".to_string()
+            }
+            None => return Ok(None),
+        };
+        if merge != MergeMode::Auto {
+            return Err(TeamError::new(
+                ErrorKind::InvalidArguments,
+                "--judge judges each task before the merge queue lands it: give --merge auto too",
+            ));
+        }
+        let profile = resolve(local, &name, None)?;
+        if !profile.kind.runs_shell_command() {
+            return Err(TeamError::new(
+                ErrorKind::InvalidArguments,
+                format!(
+                    "profile {name:?} runs {}: a judge is a command here (kind = \"exec\", the                      command given the task and its diff, exit 0 to approve)",
+                    profile.kind
+                ),
+            ));
+        }
+        Ok(Some(crate::roles::Judge {
+            name: "judge".to_string(),
+            command: profile.command,
+        }))
     }
 }
 

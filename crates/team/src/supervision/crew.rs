@@ -87,6 +87,8 @@ pub struct Crew<'a> {
     // auto`; none: the lead merges them).
     pub(crate) worktrees: Option<Worktrees>,
     pub(crate) merge_queue: Option<MergeQueue>,
+    /// Whoever judges each done task before the merge queue lands it (`--judge`).
+    pub(crate) judge: Option<crate::roles::Judge>,
     /// Its agents read the project and write nothing there (a planner's): in a sandbox, the
     /// project is read-only.
     pub(crate) reads_only: bool,
@@ -146,6 +148,7 @@ impl<'a> Crew<'a> {
             flags: Mutex::new(HashMap::new()),
             worktrees,
             merge_queue: None,
+            judge: None,
             reads_only: false,
         })
     }

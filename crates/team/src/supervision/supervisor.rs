@@ -27,7 +27,6 @@ use crate::landing::merger::run_merger;
 use crate::launch::Setting;
 use crate::launch::attempt_marks;
 use crate::outcome::verdict::Verdict;
-use crate::planning::planner::{PlannerRun, run_planner};
 use crate::planning::seat::PlannerSeat;
 use crate::process::kill_marked;
 use crate::profile::Profile;
@@ -130,6 +129,8 @@ pub struct TeamPlan {
     /// A goal the team plans itself (`--goal`): its planner runs beside the workers, who
     /// stay until the plan is carried out.
     pub planning: Option<crate::planning::Planning>,
+    /// Whoever judges each done task before the merge queue lands it (`--judge`).
+    pub judge: Option<crate::roles::Judge>,
 }
 
 /// How a team ended.
@@ -403,14 +404,7 @@ fn supervise(
             seat.crew.flags(&seat.name);
             let tx = tx.clone();
             scope.spawn(move || {
-                let run = PlannerRun {
-                    planner: &seat.crew,
-                    team: crew,
-                    name: &seat.name,
-                    plan: &seat.plan,
-                    approval: seat.approval,
-                };
-                let result = run_planner(&run);
+                let result = seat.run(crew);
                 let _ = tx.send(Control::WorkerEnded(seat.name.clone(), Box::new(result)));
             });
         }
@@ -512,6 +506,7 @@ fn crew_of<'a>(
         }
         crew.merge_queue = Some(MergeQueue::new(local));
     }
+    crew.judge = plan.judge.clone();
     Ok(crew)
 }
 
