@@ -21,22 +21,11 @@ use std::time::{Duration, Instant};
 
 #[path = "common/project.rs"]
 mod project;
+#[path = "common/repo.rs"]
+mod repo;
 use baton_test_support::stats::{env_number, ms};
 use project::{Project, Store};
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.invalid")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
-}
+use repo::{baton_with, git, landing_project, team_of_one};
 
 fn timed(what: impl FnOnce()) -> Duration {
     let clock = Instant::now();
@@ -73,26 +62,6 @@ fn disk(path: &Path) -> u64 {
         .and_then(|k| k.parse::<u64>().ok())
         .unwrap_or(0)
         * 1024
-}
-
-/// `baton ARGS` with `binary`, in project `p`, as a committing user; true if it succeeded.
-fn baton_with(binary: &str, p: &Project, args: &[&str]) -> bool {
-    Command::new(binary)
-        .args(args)
-        .current_dir(p.path())
-        .env_remove("BATON_DIR")
-        .env_remove("BATON_STORE")
-        .env_remove("BATON_PROJECT")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.invalid")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap()
-        .success()
 }
 
 /// The JSON `baton ARGS --json` prints, with `binary`, in project `p`.
@@ -215,34 +184,6 @@ fn worktrees(files: usize) {
 
 /// `n` tasks that each write a file of their own, on a small repository with the check
 /// `true`.
-fn landing_project(n: usize) -> Project {
-    let p = Project::new(Store::Folder);
-    git(p.path(), &["init", "-q", "-b", "main"]);
-    std::fs::write(p.path().join(".gitignore"), ".coordination/\n").unwrap();
-    git(p.path(), &["add", "-A"]);
-    git(p.path(), &["commit", "-qm", "start"]);
-    std::fs::write(
-        p.path().join(".coordination/review.toml"),
-        "check = \"true\"\n",
-    )
-    .unwrap();
-    for i in 0..n {
-        p.ok(&["leader", "add-task", &format!("write file {i}")]);
-    }
-    p
-}
-
-fn team_of_one(p: &Project, extra: &[&str]) -> Duration {
-    let mut args = vec![
-        "team",
-        "up",
-        "--exec",
-        "echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add -A && git commit -qm \"$BATON_TASK_ID\"",
-    ];
-    args.extend(extra);
-    timed(|| assert!(baton_with(project::baton(), p, &args), "team up {extra:?}"))
-}
-
 fn merge_queue(n: usize) {
     let queued = landing_project(n);
     let with_queue = team_of_one(&queued, &["--merge", "auto"]);

@@ -31,6 +31,9 @@ fn normalise(value: &Value, dir: &str) -> Value {
                         // The writer process: the CLI itself, or the MCP server.
                         "pid" | "supervisor_pid" => json!("<pid>"),
                         "duration_ms" => json!("<ms>"),
+                        "waited_for_dependencies_secs" | "waited_for_lead_secs" if !v.is_null() => {
+                            json!("<secs>")
+                        }
                         // A commit's id holds its time.
                         "head" => json!("<commit>"),
                         "commits" => Value::Array(
@@ -681,6 +684,8 @@ fn every_operation(mut t: Twins) {
         0,
     );
     assert_eq!(written["by"], "lead", "{written}");
+    let report = t.same("team_report", &["team", "report"], json!({}), 0);
+    assert!(report["run"]["tasks"].as_u64().unwrap() > 0, "{report}");
 
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));

@@ -18,6 +18,7 @@ support::on_both_stores!(
     a_goal_is_planned_approved_with_one_answer_and_landed,
     with_plan_auto_the_team_needs_no_answer,
     the_leads_words_send_the_plan_back_to_the_planner,
+    stopping_the_team_while_its_plan_waits_ends_it_and_closes_the_question,
     a_hostile_planner_is_refused_all_but_its_own_plan,
     the_judge_sends_a_task_back_once_and_the_plan_lands_after_the_fix,
     a_hostile_judge_changes_nothing_and_lands_nothing,
@@ -155,6 +156,14 @@ fn a_goal_is_planned_approved_with_one_answer_and_landed(p: Project) {
         answered["questions"][0]["state"]["answer"], "approve",
         "{answered}"
     );
+    let report = p.json(&["team", "report", "--plan", "plan-1"]);
+    assert_eq!(report["run"]["tasks"], 5, "the plan and its four: {report}");
+    assert_eq!(report["run"]["landed"], 4, "{report}");
+    assert_eq!(
+        report["run"]["lead_interventions"], 1,
+        "the plan's approval: {report}"
+    );
+    assert_eq!(report["run"]["questions"], 1, "{report}");
 }
 
 /// Without a sandbox too: the planner's `baton` knows it by its attempt's marks.
@@ -201,6 +210,24 @@ fn the_leads_words_send_the_plan_back_to_the_planner(p: Project) {
         "{report}"
     );
     assert!(p.path().join("work/e.txt").is_file());
+}
+
+fn stopping_the_team_while_its_plan_waits_ends_it_and_closes_the_question(p: Project) {
+    project_planned_by(&p, PLANNER, "");
+    let mut team = team_up(&p, &[]);
+    let question = asked(&mut team);
+    p.ok(&["team", "stop"]);
+    let (code, report, stdout) = finished(team);
+    assert_ne!(code, Some(0), "the plan was not carried out: {stdout}");
+    assert_eq!(report["plan"]["carried_out"], false, "{report}");
+    for id in ["a", "b", "c", "d"] {
+        assert_eq!(status_of(&p, id), "proposed", "{id} was never claimed");
+    }
+    let inbox = p.json(&["--json", "inbox", "--all"]);
+    let asked = &inbox["questions"][0];
+    assert_eq!(asked["id"], question.as_str());
+    assert_eq!(asked["state"]["state"], "closed", "{inbox}");
+    assert_eq!(asked["state"]["reason"], "the team stopped", "{inbox}");
 }
 
 /// A planner that tries, through its door, what a planner may not: each refusal is echoed
@@ -372,6 +399,46 @@ fn the_judge_sends_a_task_back_once_and_the_plan_lands_after_the_fix(p: Project)
     );
     assert_eq!(comment["by"], "judge");
     // The others were approved at once, each against its acceptance.
+    // The report counts what the records hold.
+    let report = p.json(&["team", "report"]);
+    let row = |id: &str| {
+        report["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {id} in {report}"))
+    };
+    let b = row("b");
+    assert_eq!(
+        (
+            &b["attempts"],
+            &b["judge_rounds"],
+            &b["lead_rounds"],
+            &b["judgements"]
+        ),
+        (
+            &Value::from(2),
+            &Value::from(1),
+            &Value::from(0),
+            &Value::from(2)
+        ),
+        "{b}"
+    );
+    assert_eq!(
+        (&b["queue_returns"], &b["landed"]),
+        (&Value::from(1), &Value::from(true)),
+        "{b}"
+    );
+    assert_eq!(row("a")["judgements"], 1);
+    assert_eq!(row("plan-1")["kind"], "plan");
+    let roles = &report["roles"];
+    assert_eq!(roles[0]["role"], "planning");
+    assert_eq!(roles[0]["attempts"], 1, "{roles}");
+    assert_eq!(roles[1]["attempts"], 5, "four tasks and b again: {roles}");
+    assert_eq!(report["run"]["landed"], 4, "{report}");
+    assert_eq!(report["run"]["lead_interventions"], 0, "{report}");
     let a = p.json(&["review", "a"]);
     assert_eq!(a["judgements"].as_array().unwrap().len(), 1, "{a}");
     assert_eq!(

@@ -77,6 +77,15 @@ pub fn as_user<T>(
     op(&cx)
 }
 
+/// Whether agent `caller`, speaking from an attempt at `attempt`, is its team's planner.
+pub fn is_planner(project: &OpenProject, caller: Option<&str>, attempt: Option<&str>) -> bool {
+    let confinement = Confinement::anywhere(project.local().project_dir());
+    let mut cx = project.context(&confinement);
+    cx.caller = caller.map(str::to_string);
+    cx.attempt = attempt.map(str::to_string);
+    baton_api::planning::planner_of(&cx).is_ok_and(|plan| plan.is_some())
+}
+
 /// A team's planner run without a sandbox plans as its planner all the same (its tasks
 /// proposed, of its plan): an agent whose attempt's marks name the plan task it holds. Any
 /// other process is the user, as it was.

@@ -274,10 +274,13 @@ fn run(cli: Cli) -> Result<u8, Error> {
                 ));
             }
             let project = open()?;
+            let attempt = caller.as_ref().and(context::attempt_task());
+            let planner = context::is_planner(&project, caller.as_deref(), attempt.as_deref());
             let options = baton_mcp::McpOptions {
                 confine_to: context::door_workdir(project.local()),
                 behind_door: context::door_guest().is_some(),
-                attempt: caller.as_ref().and(context::attempt_task()),
+                planner,
+                attempt,
                 caller,
                 allow_unsafe_tools,
                 allow_paths: allow_path.iter().map(|dir| cwd.join(dir)).collect(),

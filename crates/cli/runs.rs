@@ -57,6 +57,7 @@ pub fn runs(command: &Command) -> CommandRuns {
         Command::Team(command) => match command {
             TeamCommand::Up(_) => Operations(&[baton_team::TeamUp::NAME]),
             TeamCommand::Status(_) => Operations(&[api::team::TeamStatus::NAME]),
+            TeamCommand::Report(_) => Operations(&[api::coordination::TeamReportRequest::NAME]),
             TeamCommand::Logs(_) => Operations(&[api::team::TeamTranscript::NAME]),
             TeamCommand::Stop(_) => Operations(&[api::team::TeamStop::NAME]),
             TeamCommand::Profiles | TeamCommand::Supervise => Local,

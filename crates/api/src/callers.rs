@@ -28,6 +28,7 @@ const EXPECTED: &[(&str, bool, AgentUse, bool)] = &[
     ("agents_overview", true, AgentUse::Shared, false),
     ("team_up", false, AgentUse::Never, false),
     ("team_status", true, AgentUse::Shared, false),
+    ("team_report", true, AgentUse::Shared, false),
     ("team_transcript", true, AgentUse::OwnWork, false),
     ("team_stop", true, AgentUse::Never, false),
     ("ask_lead", false, AgentUse::OwnWork, false),

@@ -20,6 +20,7 @@
 pub mod agents;
 pub mod approvals;
 pub mod check;
+pub mod coordination;
 pub mod durations;
 pub mod error;
 pub mod exit;
@@ -119,6 +120,7 @@ catalogue!(
     agents::AgentsOverview,
     baton_team::TeamUp,
     team::TeamStatus,
+    coordination::TeamReportRequest,
     team::TeamTranscript,
     team::TeamStop,
     inbox::AskLead,

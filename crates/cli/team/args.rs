@@ -15,6 +15,11 @@ pub enum TeamCommand {
     Status(baton_api::team::TeamStatus),
     /// A worker's (or a task's) transcript: the agent's text, tool calls, results and errors.
     Logs(LogsArgs),
+    /// What coordination cost: per task its attempts, review rounds (the lead's, the judge's),
+    /// questions, messages, merge-queue returns, check failures, time waiting and cost; per
+    /// role (planning, work, judging) and for the whole run.
+    #[command(after_help = "Example: baton team report --plan plan-1")]
+    Report(baton_api::coordination::TeamReportRequest),
     /// Stop this machine's team or one worker: after the current task, or --now (the agent is
     /// stopped and its task handed back).
     Stop(StopArgs),

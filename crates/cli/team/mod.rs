@@ -5,6 +5,7 @@
 
 mod args;
 mod render;
+mod report;
 pub use render::queue_lines;
 mod status_line;
 
@@ -51,6 +52,7 @@ pub fn run(
             up(project, request, mode, json)
         }
         TeamCommand::Status(op) => operate(project, mode, json, op, render::status),
+        TeamCommand::Report(op) => operate(project, mode, json, op, report::coordination),
         TeamCommand::Logs(args) => logs(project, args, mode, json),
         TeamCommand::Stop(args) => stop(project, args, mode, json),
         TeamCommand::Profiles => {
@@ -95,7 +97,7 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
     if !json {
         let mut seats = String::new();
         if let Some(planning) = &plan.planning {
-            seats.push_str(&format!(", planned by a {} planner", planning.profile.name));
+            seats.push_str(&format!(", planned by profile {}", planning.profile.name));
         }
         if plan.judge.is_some() {
             seats.push_str(", each task judged before it lands");

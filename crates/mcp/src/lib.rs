@@ -65,6 +65,9 @@ pub struct McpOptions {
     /// It serves an agent behind its attempt's door, on the lead's side: no coordinator tools
     /// (a browser launched here would run outside the agent's sandbox).
     pub behind_door: bool,
+    /// Its agent is a team's planner ([`baton_api::planning::planner_of`]): it lists the
+    /// planner's operations too (the catalogue still asks at each call).
+    pub planner: bool,
 }
 
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
@@ -176,7 +179,11 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
         registry: project.clone(),
     };
     let mut server = BatonServer::new(open.clone(), confinement, filter, log.clone(), browsing)
-        .with_caller(options.caller.clone(), options.attempt.clone());
+        .with_caller(
+            options.caller.clone(),
+            options.attempt.clone(),
+            options.planner,
+        );
     if options.behind_door {
         server = server.without_browser_tools();
     }

@@ -70,8 +70,9 @@ struct Inner {
     /// The task of the attempt whose door it serves, if it does.
     attempt: Option<String>,
     /// Whether its agent is a team's planner ([`baton_api::planning::planner_of`]), looked up
-    /// once, at the first listing: its plan is held before its agent starts.
-    planner: std::sync::OnceLock<bool>,
+    /// before the server starts (its plan is held before its agent starts): a store is not
+    /// read from the server's async tasks.
+    planner: bool,
     /// Whether it offers the coordinator tools: not behind an attempt's door, on the lead's
     /// side, where a browser it launched would run outside the agent's sandbox (the agent's
     /// own proxy, inside it, has them).
@@ -85,13 +86,6 @@ impl Inner {
         cx.caller = self.caller.clone();
         cx.attempt = self.attempt.clone();
         cx
-    }
-
-    fn is_planner(&self) -> bool {
-        *self.planner.get_or_init(|| {
-            let cx = self.context();
-            baton_api::planning::planner_of(&cx).is_ok_and(|plan| plan.is_some())
-        })
     }
 }
 
@@ -127,7 +121,7 @@ impl BatonServer {
                 browsing: Arc::new(browsing),
                 caller: None,
                 attempt: None,
-                planner: std::sync::OnceLock::new(),
+                planner: false,
                 browser_tools: true,
             }),
             session: Arc::default(),
@@ -135,12 +129,19 @@ impl BatonServer {
     }
 
     /// The same server speaking for agent `caller` (before it is shared with a session), from
-    /// the attempt at task `attempt` when it serves that attempt's door.
-    pub fn with_caller(mut self, caller: Option<String>, attempt: Option<String>) -> BatonServer {
+    /// the attempt at task `attempt` when it serves that attempt's door; a team's `planner`
+    /// is listed a planner's operations too.
+    pub fn with_caller(
+        mut self,
+        caller: Option<String>,
+        attempt: Option<String>,
+        planner: bool,
+    ) -> BatonServer {
         let inner =
             Arc::get_mut(&mut self.inner).expect("the caller is set before the server is shared");
         inner.caller = caller;
         inner.attempt = attempt;
+        inner.planner = planner;
         self
     }
 
@@ -194,7 +195,7 @@ impl BatonServer {
     /// it, and an agent's server (`BATON_AGENT`) offers agent operations only.
     fn offers(&self, name: &str) -> bool {
         self.inner.filter.allows(name)
-            && (self.inner.caller.is_none() || for_agents(name, self.inner.is_planner()))
+            && (self.inner.caller.is_none() || for_agents(name, self.inner.planner))
             && (self.inner.browser_tools || Coordinator::named(name).is_none())
     }
 

@@ -31,6 +31,7 @@ use crate::planning::seat::PlannerSeat;
 use crate::process::kill_marked;
 use crate::profile::Profile;
 use crate::supervision::crew::{Crew, TeamStores};
+pub use crate::supervision::host::host_name;
 use crate::supervision::worker::{WorkerReport, run_worker};
 
 /// Most workers one supervisor runs.
@@ -213,40 +214,6 @@ pub fn send_request(local: &Layout, request: &Request) -> Result<SupervisorInfo>
         &serde_json::to_vec(request).expect("requests serialise"),
     )?;
     Ok(info)
-}
-
-/// The name this machine goes by in the team (`BATON_HOST`, else its host name), fit for an
-/// agent name: letters, digits, `.`, `_` and `-`.
-pub fn host_name() -> String {
-    let raw = std::env::var("BATON_HOST")
-        .ok()
-        .filter(|h| !h.trim().is_empty())
-        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".into());
-    agent_safe_host(&raw)
-}
-
-/// `raw` as a host name fit for an agent name: letters, digits, `.`, `_` and `-`, at most 32,
-/// starting with a letter or digit.
-fn agent_safe_host(raw: &str) -> String {
-    let clean: String = raw
-        .trim()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(32)
-        .collect();
-    if clean.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        clean
-    } else {
-        format!("h{clean}")
-    }
 }
 
 /// The names of workers `range` of a team.
@@ -440,6 +407,7 @@ fn supervise(
                     for request in take_requests(local) {
                         let team = Running {
                             crew,
+                            planner: planner.map(|seat| &seat.crew),
                             names: &mut running,
                             info,
                             prefix,
@@ -513,6 +481,8 @@ fn crew_of<'a>(
 /// A running team as a request changes it: its workers, its record, and how it starts one.
 struct Running<'t, 'a> {
     crew: &'t Crew<'a>,
+    /// The planner's crew, when the team plans itself: stopped with the team, or by its name.
+    planner: Option<&'t Crew<'a>>,
     /// The workers whose threads run.
     names: &'t mut BTreeSet<String>,
     info: &'t mut SupervisorInfo,
@@ -525,10 +495,20 @@ impl Running<'_, '_> {
     fn answer(self, request: Request) {
         let crew = self.crew;
         match request {
-            Request::Stop { names, now } if names.is_empty() => crew.stop_all(now),
+            Request::Stop { names, now } if names.is_empty() => {
+                crew.stop_all(now);
+                if let Some(planner) = self.planner {
+                    planner.stop_all(now);
+                }
+            }
             Request::Stop { names, now } => {
                 for name in names.iter().filter(|n| self.names.contains(*n)) {
-                    crew.flags(name).stop(now);
+                    // The planner's flags are its crew's; stopping it ends the plan, and the
+                    // team with it once the tasks in hand are done.
+                    match self.planner.and_then(|planner| planner.flags_of(name)) {
+                        Some(flags) => flags.stop(now),
+                        None => crew.flags(name).stop(now),
+                    }
                 }
             }
             Request::Workers(count) => {
@@ -593,16 +573,7 @@ fn clear_requests(local: &Layout) {
 
 #[cfg(test)]
 mod tests {
-    use super::{agent_safe_host, worker_names};
-
-    #[test]
-    fn a_host_name_becomes_fit_for_an_agent_name() {
-        assert_eq!(agent_safe_host("build-01.example\n"), "build-01.example");
-        assert_eq!(agent_safe_host("my host/α"), "my-host--");
-        assert_eq!(agent_safe_host("-dash"), "h-dash");
-        assert_eq!(agent_safe_host(&"x".repeat(40)).len(), 32);
-        assert!(baton_core::names::validate_agent_id(&agent_safe_host("weird:host!")).is_ok());
-    }
+    use super::worker_names;
 
     #[test]
     fn workers_are_named_by_prefix_and_number() {
