@@ -6,6 +6,7 @@ import type { TeamView as Team } from "./bindings/TeamView";
 import type { WorkerView } from "./bindings/WorkerView";
 import type { QueueEntry } from "./bindings/QueueEntry";
 import { Transcript } from "./Transcript";
+import { CoordinationCost } from "./CoordinationCost";
 import { budgetShare, chartPoints, NOT_READ, queueRows, queueStateText, take, usd, type Followed } from "./team";
 import { Skipped } from "./Skipped";
 import { StateBadge } from "./StateBadge";
@@ -104,6 +105,7 @@ export function TeamView({ version, onError }: Props) {
       </table>
       {team.workers.length === 0 && <p className="empty">No supervised workers yet: start a team above.</p>}
       {team.merge_queue.length > 0 && <MergeQueueTable entries={team.merge_queue} />}
+      <CoordinationCost onError={onError} />
       {team.supervisor && lead && (
         <p>
           <Button variant="soft" data-testid="stop-team" onClick={() => void stop(null, false)}>

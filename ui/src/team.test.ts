@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { budgetShare, chartPoints, fold, lastSeq, NOT_READ, queueRows, queueStateText, take, usd, type Followed } from "./team";
+import { budgetShare, chartPoints, coordinationSummary, fold, lastSeq, NOT_READ, queueRows, queueStateText, take, usd, type Followed } from "./team";
 import type { TranscriptEvent } from "./bindings/TranscriptEvent";
 
 const at = "2026-11-24T10:00:00Z";
@@ -99,5 +99,19 @@ describe("merge queue", () => {
     expect(rows[1]?.note).toBe("");
     expect(queueStateText("sent_back")).toBe("sent back");
     expect(queueStateText("not_landed")).toBe("not landed");
+  });
+});
+
+describe("coordinationSummary", () => {
+  const usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0, turns: 0 };
+  const run = { tasks: 5, landed: 4, cost_usd: 2, cost_per_landed_task_usd: 0.5, lead_interventions: 1, questions: 1, messages: 0, tokens: 0 };
+  it("says what landed, what a landed task cost and how often the lead stepped in", () => {
+    expect(coordinationSummary({ tasks: [], roles: [], run })).toBe("5 tasks, 4 landed; $2.00 ($0.500 a landed task); 1 lead intervention, 1 question, 0 messages.");
+  });
+  it("says no cost per task when nothing landed", () => {
+    const none = { ...run, landed: 0, cost_per_landed_task_usd: null, cost_usd: 0.25 };
+    expect(coordinationSummary({ tasks: [], roles: [{ role: "work", attempts: 1, usage, token_share: null }], run: none })).toBe(
+      "5 tasks, 0 landed; $0.250; 1 lead intervention, 1 question, 0 messages.",
+    );
   });
 });

@@ -6,6 +6,7 @@ import type { TranscriptEvent } from "./bindings/TranscriptEvent";
 import type { SpendPoint } from "./bindings/SpendPoint";
 import type { QueueEntry } from "./bindings/QueueEntry";
 import type { QueueState } from "./bindings/QueueState";
+import type { CoordinationReport } from "./bindings/CoordinationReport";
 
 /** One entry of a transcript as read: text, a tool call with its result (when it came), an
  *  error, the final result, or a line of the supervisor's or the process's. */
@@ -167,4 +168,13 @@ export function queueRows(entries: QueueEntry[]): QueueRow[] {
 /** A queue state in words. */
 export function queueStateText(state: QueueState): string {
   return state.replace("_", " ");
+}
+
+/** A run's coordination in a sentence: what landed, what it cost a landed task, how often the
+ *  lead stepped in. */
+export function coordinationSummary(report: CoordinationReport): string {
+  const { run } = report;
+  const perTask = run.cost_per_landed_task_usd === null ? "" : ` (${usd(run.cost_per_landed_task_usd)} a landed task)`;
+  const times = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+  return `${times(run.tasks, "task")}, ${run.landed} landed; ${usd(run.cost_usd)}${perTask}; ${times(run.lead_interventions, "lead intervention")}, ${times(run.questions, "question")}, ${times(run.messages, "message")}.`;
 }
