@@ -136,6 +136,9 @@ struct Running(std::process::Child);
 
 impl Running {
     fn stop(&mut self) {
+        if self.0.try_wait().unwrap().is_some() {
+            return;
+        }
         let _ = std::process::Command::new("kill")
             .args(["-INT", &self.0.id().to_string()])
             .status();
