@@ -19,6 +19,7 @@ support::on_both_stores!(
     with_plan_auto_the_team_needs_no_answer,
     the_leads_words_send_the_plan_back_to_the_planner,
     stopping_the_team_while_its_plan_waits_ends_it_and_closes_the_question,
+    a_failed_task_goes_back_to_the_planner_once_and_its_follow_up_lands,
     a_hostile_planner_is_refused_all_but_its_own_plan,
     the_judge_sends_a_task_back_once_and_the_plan_lands_after_the_fix,
     a_hostile_judge_changes_nothing_and_lands_nothing,
@@ -210,6 +211,64 @@ fn the_leads_words_send_the_plan_back_to_the_planner(p: Project) {
         "{report}"
     );
     assert!(p.path().join("work/e.txt").is_file());
+}
+
+/// A planner that plans `a` then `b` on it; told that `a` failed, it cancels `b` (which can
+/// never start) and adds `c` instead.
+const REPLANNER: &str = r##"set -e
+case "$BATON_TASK_HINTS" in
+  *"failed"*)
+    case "$BATON_TASK_HINTS" in *"- a: "*) ;; *) exit 1 ;; esac
+    baton leader cancel b --reason "a failed"
+    baton leader add-task "Part c, instead of a" --id c --files work/c.txt
+    exit 0 ;;
+esac
+baton leader add-task "Part a" --id a --files work/a.txt
+baton leader add-task "Part b" --id b --depends a --files work/b.txt
+"##;
+
+/// A worker that cannot do `a`.
+const FAILING_A: &str = "test \"$BATON_TASK_ID\" != a || { echo 'a cannot be done' >&2; exit 1; }; \
+     mkdir -p work && echo \"$BATON_TASK_ID\" > \"work/$BATON_TASK_ID.txt\" && git add work && \
+     git commit -qm \"$BATON_TASK_ID\"";
+
+fn a_failed_task_goes_back_to_the_planner_once_and_its_follow_up_lands(p: Project) {
+    project_planned_by(&p, REPLANNER, "");
+    let args = [
+        "--json",
+        "team",
+        "up",
+        "--workers",
+        "2",
+        "--exec",
+        FAILING_A,
+        "--merge",
+        "auto",
+        "--max-attempts",
+        "1",
+        "--goal",
+        "Build the parts",
+        "--plan",
+        "auto",
+    ];
+    let (code, report, stdout) = finished(Background::from_command(p.committing(&args)));
+    // a failed and stays failed: the plan was worked around, not carried out.
+    assert_ne!(code, Some(0), "{stdout}");
+    assert_eq!(report["plan"]["sessions"], 2, "told once: {report}");
+    assert_eq!(report["plan"]["carried_out"], false, "{report}");
+    assert_eq!(status_of(&p, "a"), "failed");
+    assert_eq!(status_of(&p, "b"), "cancelled");
+    assert_eq!(status_of(&p, "c"), "done");
+    assert!(p.path().join("work/c.txt").is_file(), "c landed");
+    let hints = p.task("plan-1")["context"]["hints"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        hints.contains("- a: ") && hints.contains("a cannot be done"),
+        "{hints}"
+    );
+    assert!(stdout.contains("the plan's failures stand"), "{stdout}");
 }
 
 fn stopping_the_team_while_its_plan_waits_ends_it_and_closes_the_question(p: Project) {

@@ -7,6 +7,8 @@ use baton_core::{MAX_PLAN_TASKS, Task, TaskStore};
 
 use crate::prompt::Reporting;
 
+/// The most of a task's report a new session is shown (bytes).
+const REPORT_SHOWN: usize = 300;
 /// The most of the master plan a new session is shown (bytes).
 const MASTER_PLAN_SHOWN: usize = 16 * 1024;
 
@@ -57,6 +59,7 @@ pub(crate) fn plan_prompt(
             "\nYou are planning again. Why:\n{}\n",
             plan.context.hints.trim()
         ));
+        prompt.push_str(&reports(store, id));
         if let Ok(notes) = store.notes()
             && !notes.master_plan.trim().is_empty()
         {
@@ -68,4 +71,93 @@ pub(crate) fn plan_prompt(
         }
     }
     prompt
+}
+
+/// Where each task of plan `plan` stands, with what the done ones reported (their workers'
+/// summaries, cut short): the news a new session plans from.
+fn reports(store: &dyn TaskStore, plan: &str) -> String {
+    let Ok((file, _)) = store.snapshot() else {
+        return String::new();
+    };
+    let mut text = String::new();
+    for task in file
+        .tasks
+        .iter()
+        .filter(|t| t.plan.as_deref() == Some(plan))
+    {
+        text.push_str(&format!(
+            "- {} ({}): {}",
+            task.id, task.status, task.description
+        ));
+        let output = task.result.as_ref().and_then(|r| r.output.as_deref());
+        let said = baton_core::text::prefix(output.unwrap_or_default().trim(), REPORT_SHOWN);
+        if !said.is_empty() {
+            text.push_str(&format!("; it reported: {said}"));
+        }
+        text.push('\n');
+    }
+    match text.is_empty() {
+        true => text,
+        false => format!("\nYour plan's tasks so far:\n{text}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use baton_core::{ClaimRequest, Completion, NewTask, TaskKind};
+
+    use super::*;
+
+    /// A new session is told why it plans again, where each of its tasks stands with what
+    /// the done ones reported, and its master plan; the first session none of that.
+    #[test]
+    fn planning_again_the_planner_is_told_the_news_and_its_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = baton_folder::FolderStore::init(dir.path(), "goal", None).unwrap();
+        let plan = store
+            .add_task(NewTask {
+                id: Some("plan-1".into()),
+                description: "Ship it".into(),
+                kind: TaskKind::Plan,
+                ..NewTask::default()
+            })
+            .unwrap();
+        let first = plan_prompt(&store, Reporting::Cli, "planner", &plan);
+        assert!(first.contains("Goal (plan-1): Ship it"), "{first}");
+        assert!(!first.contains("planning again"), "{first}");
+        for id in ["a", "b"] {
+            store
+                .add_task(NewTask {
+                    id: Some(id.into()),
+                    description: format!("Part {id}"),
+                    plan: Some("plan-1".into()),
+                    ..NewTask::default()
+                })
+                .unwrap();
+        }
+        store.claim(&ClaimRequest::task("w1", "a")).unwrap();
+        store.start("w1", "a").unwrap();
+        let done = Completion {
+            output: "wrote a.txt".into(),
+            ..Completion::default()
+        };
+        store.complete("w1", "a", done).unwrap();
+        store
+            .write_master_plan("planner", "# Plan\n\na, then b")
+            .unwrap();
+        let mut again = plan;
+        again.context.hints = "1 task(s) of the plan failed".into();
+        let prompt = plan_prompt(&store, Reporting::Mcp, "planner", &again);
+        assert!(
+            prompt.contains("You are planning again. Why:\n1 task(s)"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("- a (done): Part a; it reported: wrote a.txt\n"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("- b (available): Part b\n"), "{prompt}");
+        assert!(prompt.contains("# Plan\n\na, then b"), "{prompt}");
+        assert!(prompt.contains("task_add"), "the MCP tools: {prompt}");
+    }
 }

@@ -96,6 +96,11 @@ plan?: PlanApproval | null,
  */
 planner?: string | null, 
 /**
+ * With --goal: stop planning when the planner's sessions together have cost this much (US
+ * dollars); default: the team's --budget-usd.
+ */
+planner_budget_usd?: number | null, 
+/**
  * Judge each done task before the merge queue lands it (with --merge auto): the judge's
  * profile, a command (kind = "exec") given the task and its diff that exits 0 to approve
  * and anything else to send the task back with what it printed. Default: the profile

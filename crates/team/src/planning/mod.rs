@@ -40,6 +40,8 @@ pub struct Planning {
     pub approval: PlanApproval,
     /// The planner's profile: no worktree, the project read-only in its sandbox.
     pub profile: Profile,
+    /// What its sessions may cost together (US dollars); none: the team's budget.
+    pub budget_usd: Option<f64>,
 }
 
 /// What a plan came to, for the team's report.
@@ -105,9 +107,32 @@ pub(crate) fn tasks_of(tasks: &dyn TaskStore, plan: &str) -> Result<Vec<Task>> {
         .collect())
 }
 
-/// Whether every task of a plan is finished (done, failed or cancelled).
-pub(crate) fn all_finished(tasks: &[Task]) -> bool {
-    tasks.iter().all(|t| t.status.is_final())
+/// A plan's tasks once none can move any more: each finished (done, failed or cancelled) or
+/// doomed (waiting on a failed or cancelled one); `None` while any can. The doomed ones are
+/// listed beside.
+pub(crate) fn settled(
+    tasks: &dyn TaskStore,
+    plan: &str,
+) -> baton_core::Result<Option<(Vec<Task>, Vec<String>)>> {
+    let (file, _) = tasks.snapshot()?;
+    let doomed: Vec<String> = baton_core::doomed_tasks(&file)
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let planned: Vec<Task> = file
+        .tasks
+        .into_iter()
+        .filter(|t| t.plan.as_deref() == Some(plan))
+        .collect();
+    let stuck: Vec<String> = planned
+        .iter()
+        .filter(|t| doomed.contains(&t.id))
+        .map(|t| t.id.clone())
+        .collect();
+    let moving = planned
+        .iter()
+        .any(|t| !t.status.is_final() && !stuck.contains(&t.id));
+    Ok((!moving).then_some((planned, stuck)))
 }
 
 /// Waits until `look` finds something (`Some`), looking again at each change of the board

@@ -10,9 +10,7 @@ use baton_core::{ClaimRequest, Reopen, Task, TaskStatus, WorkerState};
 use crate::Progress;
 use crate::error::{Result, TeamError};
 use crate::planning::approval::{Decision, approve_all, ask_lead};
-use crate::planning::{
-    MAX_SESSIONS, PlanApproval, all_finished, proposed, tasks_of, wait_for_change,
-};
+use crate::planning::{MAX_SESSIONS, PlanApproval, proposed, settled, tasks_of, wait_for_change};
 use crate::supervision::crew::Crew;
 use crate::supervision::worker::{WorkerReport, work_task};
 
@@ -74,6 +72,8 @@ fn plan_until_done(
     let flags = crew.flags(run.name);
     let mut sessions = 0;
     let mut first = true;
+    // The failures the planner was told of: each once.
+    let mut told = std::collections::BTreeSet::new();
     loop {
         if flags.finishing() {
             return Ok((PlanStep::Ended, "the team was asked to stop".into()));
@@ -118,14 +118,14 @@ fn plan_until_done(
             send_back(run, &words)?;
             continue;
         }
-        let Some(tasks) = wait_until_finished(run, &flags.finish)? else {
+        let Some((tasks, stuck)) = wait_until_settled(run, &flags.finish)? else {
             return Ok((PlanStep::Ended, "the team was asked to stop".into()));
         };
         let failed: Vec<&Task> = tasks
             .iter()
             .filter(|t| t.status == TaskStatus::Failed)
             .collect();
-        if failed.is_empty() {
+        if failed.is_empty() && stuck.is_empty() {
             let done = tasks
                 .iter()
                 .filter(|t| t.status == TaskStatus::Done)
@@ -135,7 +135,22 @@ fn plan_until_done(
                 format!("{done} of {} task(s) done", tasks.len()),
             ));
         }
-        send_back(run, &failures(&failed))?;
+        // What the planner has not been told yet; the same failures again end the planning.
+        let news: Vec<&Task> = failed
+            .into_iter()
+            .filter(|t| told.insert(t.id.clone()))
+            .collect();
+        if news.is_empty() {
+            return Ok((
+                PlanStep::Ended,
+                format!(
+                    "the plan's failures stand and the planner planned nothing more for them \
+                     ({} waiting on them): the lead takes it from here",
+                    stuck.len()
+                ),
+            ));
+        }
+        send_back(run, &failures(&news, &stuck))?;
     }
 }
 
@@ -186,11 +201,12 @@ fn send_back(run: &PlannerRun<'_, '_>, why: &str) -> Result<()> {
     Ok(())
 }
 
-/// What failed, for the planner: each failed task and why, cut short.
-fn failures(failed: &[&Task]) -> String {
+/// What failed, for the planner: each failed task and why, cut short, and the tasks that can
+/// never start because of them.
+fn failures(failed: &[&Task], stuck: &[String]) -> String {
     let mut text = format!(
         "{} task(s) of the plan failed; plan what the goal still needs (follow-ups, a split, \
-         another order), or add nothing if it is met:",
+         another order; cancel what can no longer start), or add nothing if it is met:",
         failed.len()
     );
     for task in failed {
@@ -203,35 +219,40 @@ fn failures(failed: &[&Task]) -> String {
             .collect();
         text.push_str(&format!("\n- {}: {why}", task.id));
     }
+    if !stuck.is_empty() {
+        text.push_str(&format!(
+            "\nWaiting on them, never to start as they are: {}",
+            stuck.join(", ")
+        ));
+    }
     text
 }
 
-/// Waits until every task of the plan is finished and the merge queue has had its turn at
-/// each done one (the judge or the check may send it back, unfinished again); the plan's tasks
-/// then, or `None` when asked to stop.
-fn wait_until_finished(run: &PlannerRun<'_, '_>, stop: &AtomicBool) -> Result<Option<Vec<Task>>> {
+/// The plan's tasks and the doomed ones among them.
+type Settled = (Vec<Task>, Vec<String>);
+
+/// Waits until no task of the plan can move any more ([`settled`]) and the merge queue has had
+/// its turn at each done one (the judge or the check may send it back, unfinished again); the
+/// plan's tasks then, or `None` when asked to stop.
+fn wait_until_settled(run: &PlannerRun<'_, '_>, stop: &AtomicBool) -> Result<Option<Settled>> {
     let crew = run.planner;
     let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
     loop {
-        let look = || -> baton_core::Result<Option<Vec<Task>>> {
-            let tasks = tasks_of(crew.tasks, run.plan)
-                .map_err(|e| baton_core::StoreError::invalid("plan", e.to_string()))?;
-            Ok(all_finished(&tasks).then_some(tasks))
-        };
-        let finished = wait_for_change(crew, &[], stop, look)?;
-        let Some(tasks) = finished else {
+        let look = || settled(crew.tasks, run.plan);
+        let Some((tasks, stuck)) = wait_for_change(crew, &[], stop, look)? else {
             return Ok(None);
         };
         let Some(queue) = &run.team.merge_queue else {
-            return Ok(Some(tasks));
+            return Ok(Some((tasks, stuck)));
         };
         if !queue.wait_decided(&done_of(&tasks), &stopped) {
             return Ok(None);
         }
         // Landed or left for the lead, each: settled. One sent back is worked again.
-        let now = tasks_of(crew.tasks, run.plan)?;
-        if all_finished(&now) && queue.settled(&done_of(&now)) {
-            return Ok(Some(now));
+        if let Some((now, stuck)) = settled(crew.tasks, run.plan)?
+            && queue.settled(&done_of(&now))
+        {
+            return Ok(Some((now, stuck)));
         }
     }
 }

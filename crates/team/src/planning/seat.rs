@@ -23,7 +23,7 @@ pub(crate) struct PlannerSeat<'a> {
 impl<'a> PlannerSeat<'a> {
     /// The planner of a team with a goal, and the goal's plan task (new, or the one a team on
     /// the same goal left unfinished). `budget_usd`: the team's, which its planning counts
-    /// against too.
+    /// against unless it has one of its own.
     pub fn new(
         stores: TeamStores<'a>,
         setting: &Setting,
@@ -42,7 +42,7 @@ impl<'a> PlannerSeat<'a> {
             progress,
         )?;
         crew.reads_only = true;
-        crew.spend.cap_usd = budget_usd;
+        crew.spend.cap_usd = planning.budget_usd.or(budget_usd);
         let name = planner_name(stores.tasks, host);
         baton_core::names::validate_agent_id(&name)?;
         let task = plan_task(stores.tasks, &planning.goal)?;

@@ -148,6 +148,20 @@ pub struct TeamUp {
     #[cfg_attr(feature = "cli", arg(long, value_name = "PROFILE", requires = "goal"))]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub planner: Option<String>,
+    /// With --goal: stop planning when the planner's sessions together have cost this much (US
+    /// dollars); default: the team's --budget-usd.
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "USD",
+            requires = "goal",
+            allow_negative_numbers = true
+        )
+    )]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub planner_budget_usd: Option<f64>,
     /// Judge each done task before the merge queue lands it (with --merge auto): the judge's
     /// profile, a command (kind = "exec") given the task and its diff that exits 0 to approve
     /// and anything else to send the task back with what it printed. Default: the profile
@@ -208,6 +222,7 @@ impl TeamUp {
         positive("--max-minutes", self.max_minutes, 7.0 * 24.0 * 60.0)?;
         positive("--max-cost-usd", self.max_cost_usd, 1_000_000.0)?;
         positive("--budget-usd", self.budget_usd, 1_000_000.0)?;
+        positive("--planner-budget-usd", self.planner_budget_usd, 1_000_000.0)?;
         positive("--max-turns", self.max_turns.map(|t| t as f64), 1_000_000.0)?;
         if let Some(n) = self.max_attempts
             && !(1..=20).contains(&n)
@@ -220,10 +235,11 @@ impl TeamUp {
         if let Some(goal) = &self.goal {
             baton_core::notes::check_goal(goal)
                 .map_err(|e| TeamError::new(ErrorKind::InvalidArguments, format!("--goal: {e}")))?;
-        } else if self.plan.is_some() || self.planner.is_some() {
+        } else if self.plan.is_some() || self.planner.is_some() || self.planner_budget_usd.is_some()
+        {
             return Err(TeamError::new(
                 ErrorKind::InvalidArguments,
-                "--plan and --planner go with --goal",
+                "--plan, --planner and --planner-budget-usd go with --goal",
             ));
         }
         if let Some(prefix) = &self.prefix {
@@ -250,6 +266,9 @@ impl TeamUp {
         let mut differ = Vec::new();
         if set_and_differs(&self.exec, &before.exec) {
             differ.push("--exec");
+        }
+        if set_and_differs(&self.planner_budget_usd, &before.planner_budget_usd) {
+            differ.push("--planner-budget-usd");
         }
         if set_and_differs(&self.goal, &before.goal) {
             differ.push("--goal");

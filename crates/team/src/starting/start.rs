@@ -122,6 +122,7 @@ impl TeamUp {
             Some(goal) => Some(crate::planning::Planning {
                 goal: goal.trim().to_string(),
                 approval: self.plan.unwrap_or_default(),
+                budget_usd: self.planner_budget_usd,
                 profile: self.planner_profile(local, &profile)?,
             }),
             None => None,
@@ -460,5 +461,59 @@ mod tests {
             .plan(project.layout(), WatchMode::Events)
             .unwrap_err();
         assert_eq!(unknown.kind(), ErrorKind::UnknownProfile, "{unknown}");
+    }
+}
+
+#[cfg(test)]
+mod planning_tests {
+    use super::*;
+
+    fn request(json: serde_json::Value) -> TeamUp {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn a_goal_takes_its_planner_and_budget_and_refuses_what_cannot_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = baton_folder::FolderStore::init(dir.path(), "goal", None).unwrap();
+        let local = project.layout();
+        // Planning options without a goal are refused, as is an empty goal.
+        for bad in [
+            serde_json::json!({"exec": "true", "plan": "auto"}),
+            serde_json::json!({"exec": "true", "planner": "p"}),
+            serde_json::json!({"exec": "true", "planner_budget_usd": 1.0}),
+            serde_json::json!({"exec": "true", "goal": "  "}),
+        ] {
+            let err = request(bad.clone()).check().unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidArguments, "{bad}: {err}");
+        }
+        // An exec team's command is the workers'; its planner needs its own.
+        let err = request(serde_json::json!({"exec": "true", "goal": "Ship"}))
+            .plan(local, WatchMode::Events)
+            .unwrap_err();
+        assert!(err.to_string().contains("[profiles.planner]"), "{err}");
+        std::fs::create_dir_all(local.team_dir()).unwrap();
+        std::fs::write(
+            crate::profile::profiles_file(local),
+            "[profiles.planner]\nkind = \"exec\"\ncommand = \"plan.sh\"\n",
+        )
+        .unwrap();
+        let plan = request(serde_json::json!({
+            "exec": "true", "goal": " Ship ", "planner_budget_usd": 0.5, "budget_usd": 3.0,
+        }))
+        .plan(local, WatchMode::Events)
+        .unwrap();
+        let planning = plan.planning.unwrap();
+        assert_eq!(planning.goal, "Ship");
+        assert_eq!(planning.profile.name, "planner");
+        assert_eq!(planning.profile.command, "plan.sh");
+        assert!(!planning.profile.worktree, "a planner has no worktree");
+        assert_eq!(planning.budget_usd, Some(0.5));
+        assert_eq!(planning.approval, crate::PlanApproval::Review);
+        // A judge judges what the queue lands.
+        let err = request(serde_json::json!({"exec": "true", "judge": "planner"}))
+            .plan(local, WatchMode::Events)
+            .unwrap_err();
+        assert!(err.to_string().contains("--merge auto"), "{err}");
     }
 }
