@@ -20,7 +20,39 @@ support::on_both_stores!(
     a_rewound_or_deleted_counter_costs_no_message_and_doctor_repairs_it,
     a_bad_question_or_message_is_named_and_the_rest_of_the_inbox_shown,
     an_agent_flooding_the_inbox_is_limited_and_the_lead_still_sees_every_question,
+    a_denied_tool_call_exits_1_and_an_allowed_one_0,
 );
+
+/// `baton approve` says the policy's verdict, and its exit says it to a script: 1 for a
+/// denied call (it exited 0 whatever the verdict), 0 for an allowed one.
+fn a_denied_tool_call_exits_1_and_an_allowed_one_0(p: Project) {
+    std::fs::write(
+        p.coordination().join("policy.toml"),
+        "allow = [\"Bash(make:*)\"]\ndeny = [\"Bash(rm:*)\"]\n",
+    )
+    .unwrap();
+    let approve = |command: &str| {
+        let input = json!({"command": command}).to_string();
+        p.run(&["approve", "Bash", "--input", &input, "--agent", "cc1"])
+    };
+    let denied = approve("rm -rf build");
+    assert_eq!(denied.status.code(), Some(1), "{denied:?}");
+    assert!(
+        String::from_utf8_lossy(&denied.stdout).starts_with("deny"),
+        "{denied:?}"
+    );
+    let allowed = approve("make test");
+    assert_eq!(allowed.status.code(), Some(0), "{allowed:?}");
+    assert_eq!(String::from_utf8_lossy(&allowed.stdout).trim(), "allow");
+    // The verdict is JSON with --json, the exit the same.
+    let input = json!({"command": "rm -rf /"}).to_string();
+    let out = p.run(&[
+        "--json", "approve", "Bash", "--input", &input, "--agent", "cc1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let verdict: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdict["behavior"], "deny", "{verdict}");
+}
 
 fn a_bad_question_or_message_is_named_and_the_rest_of_the_inbox_shown(p: Project) {
     for (agent, args) in [
@@ -151,6 +183,15 @@ fn an_agent_asks_and_the_lead_answers_from_another_process(p: Project) {
     assert_eq!(question["task"], "task-1");
     assert_eq!(question["state"]["state"], "open");
     assert_eq!(question["choices"], json!(["serde_json", "simd-json"]));
+    // Asked already: --wait answers at once, and says no wait (it said "waiting…").
+    let again = p.run(&["inbox", "--wait", "--timeout", "60"]);
+    assert!(again.status.success(), "{again:?}");
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(!said.contains("waiting"), "{said}");
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("q-1"),
+        "{again:?}"
+    );
 
     let err = p.fails(&["answer", "q-1", "rapidjson"], 1);
     assert!(err.contains("choose one of: 1 \"serde_json\""), "{err}");

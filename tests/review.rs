@@ -11,7 +11,38 @@ use baton_test_support as support;
 use serde_json::Value;
 use support::{Project, git};
 
-support::on_both_stores!(a_review_round_trip_ends_in_a_checked_merge);
+support::on_both_stores!(
+    a_review_round_trip_ends_in_a_checked_merge,
+    request_changes_says_who_gets_the_task,
+);
+
+/// Said as the board has it: held for the worker that did it (it said "available again"), or,
+/// with --anyone, available.
+fn request_changes_says_who_gets_the_task(p: Project) {
+    support::repository(p.path());
+    p.ok(&["leader", "add-task", "Greet the user", "--id", "t1"]);
+    work(&p);
+    let said = p.ok(&["review", "request-changes", "t1", "--summary", "Say bye."]);
+    assert!(
+        said.starts_with("t1 goes back to w1 (round 1 sent):"),
+        "{said}"
+    );
+    assert_eq!(status(&p, "t1"), "claimed");
+    work(&p);
+    let said = p.ok(&[
+        "review",
+        "request-changes",
+        "t1",
+        "--summary",
+        "Once more.",
+        "--anyone",
+    ]);
+    assert!(
+        said.starts_with("t1 is available again (round 2 sent):"),
+        "{said}"
+    );
+    assert_eq!(status(&p, "t1"), "available");
+}
 
 /// A first attempt writes `greet.txt`; an attempt whose hints ask for changes adds `bye`.
 const WORK: &str = "if printf '%s' \"$BATON_TASK_HINTS\" | grep -q 'Changes requested'; then \
@@ -89,7 +120,7 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
             "1",
             "x",
         ],
-        2,
+        1,
     );
     assert!(
         refused.contains("not a file of t1's diff (its files: greet.txt)"),
@@ -120,7 +151,7 @@ fn a_review_round_trip_ends_in_a_checked_merge(p: Project) {
             "40",
             "x",
         ],
-        2,
+        1,
     );
     assert!(
         outside.contains(

@@ -591,6 +591,15 @@ fn bad_input_is_refused_before_any_claim() {
     assert!(absurd.contains("--workers must be 1 to 256"), "{absurd}");
     let no_repo = p.fails(&["team", "up", "--worktree", "--exec", "true"], 1);
     assert!(no_repo.contains("git"), "{no_repo}");
+    // Outside git, --merge auto is refused before the team's banner (it was said first).
+    let out = p.run(&["team", "up", "--merge", "auto", "--exec", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("--merge auto lands each task's branch"),
+        "{said}"
+    );
+    assert!(!said.contains("a team of"), "{said}");
     let no_command = p.fails(&["team", "up", "--agent", "exec"], 2);
     assert!(no_command.contains("--exec"), "{no_command}");
     for (flag, value, said) in [

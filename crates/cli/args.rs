@@ -159,7 +159,8 @@ pub enum Command {
     ///
     /// Whether an agent may make a tool call, by the project's policy
     /// (.coordination/policy.toml) or the lead's answer: what Claude Code's permission prompt
-    /// tool asks (`approve Bash --input '{"command":"cargo test"}' --agent cc1`).
+    /// tool asks (`approve Bash --input '{"command":"cargo test"}' --agent cc1`). Prints the
+    /// verdict; exits 1 when the call is denied.
     #[command(hide = true)]
     Approve(baton_api::approvals::ApproveToolCall),
     /// Review a task's work: its diff, comments, the check.

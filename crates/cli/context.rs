@@ -115,6 +115,21 @@ pub fn operate<O: Operation>(
     Ok(0)
 }
 
+/// [`operate`], exiting as `exit` says of the result (a command whose answer may be a
+/// refusal, such as a denied tool call).
+pub fn operate_exiting<O: Operation>(
+    project: &OpenProject,
+    mode: WatchMode,
+    json: bool,
+    op: O,
+    render: impl FnOnce(&O::Output) -> String,
+    exit: impl FnOnce(&O::Output) -> u8,
+) -> Result<u8, Error> {
+    let out = run_as_user(project, mode, op)?;
+    crate::output::emit(json, &out, || render(&out));
+    Ok(exit(&out))
+}
+
 /// [`operate`], its text through the user's pager on a terminal ([`crate::output::emit_paged`]).
 pub fn operate_paged<O: Operation>(
     project: &OpenProject,

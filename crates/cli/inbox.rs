@@ -85,10 +85,17 @@ pub fn approve(
     json: bool,
 ) -> Result<u8, Error> {
     request.agent = request.agent.or_else(terminal_agent);
-    operate(project, mode, json, request, |v| match &v.message {
+    let render = |v: &baton_api::approvals::ToolVerdict| match &v.message {
         Some(why) => format!("{}: {}", v.behavior, clean(why)),
         None => v.behavior.clone(),
-    })
+    };
+    // A denied call is a refusal: said as usual, and the exit says so to a script.
+    let exit =
+        |v: &baton_api::approvals::ToolVerdict| match v.behavior == baton_api::approvals::DENY {
+            true => baton_api::exit::ERROR.code,
+            false => 0,
+        };
+    crate::context::operate_exiting(project, mode, json, request, render, exit)
 }
 
 pub fn answer(
@@ -192,12 +199,9 @@ fn question_line(q: &Question) -> String {
         .map(|t| format!(" on {t}"))
         .unwrap_or_default();
     let what = match &q.about {
-        About::Question => clean(&q.text),
-        About::Approval { tool, input } => format!(
-            "may I run {tool} {}? {}",
-            line(&input.to_string(), 200),
-            clean(&q.text)
-        ),
+        // An approval's text says the call in words already ("May I run Bash: make build?");
+        // its input whole is in --json.
+        About::Question | About::Approval { .. } => clean(&q.text),
         // The plan's tasks and their graph, a line each.
         About::Plan { tasks, .. } => {
             let lines: Vec<String> = q
@@ -243,4 +247,34 @@ fn message_line(m: &Message) -> String {
         line(&m.subject, 200),
         clean(&m.body).replace('\n', "\n      ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An approval is said once, as its text says it (it was "may I run Bash {…}? May I run
+    /// Bash: make build?").
+    #[test]
+    fn an_approval_is_said_once_in_words() {
+        let q = Question {
+            id: "q-1".into(),
+            agent: "cc1".into(),
+            task: Some("task-1".into()),
+            text: "May I run Bash: make build?".into(),
+            choices: vec!["allow".into(), "deny".into()],
+            about: About::Approval {
+                tool: "Bash".into(),
+                input: serde_json::json!({"command": "make build"}),
+            },
+            asked_at: baton_core::Timestamp::now(),
+            state: QuestionState::Open,
+        };
+        let said = question_line(&q);
+        assert!(
+            said.starts_with("q-1  cc1 on task-1 asks: May I run Bash: make build?\n"),
+            "{said}"
+        );
+        assert_eq!(said.matches("make build").count(), 1, "{said}");
+    }
 }

@@ -29,8 +29,9 @@ pub enum ReviewCommand {
     /// Comment on one line of a task's diff: `baton review comment task-3 --file src/a.rs
     /// --line 12 "handle the empty list"`. Sent with the next request-changes.
     Comment(CommentOnLine),
-    /// Send a done task back with the open comments (and --summary): it is available again on
-    /// the same branch, the comments in its hints.
+    /// Send a done task back with the open comments (and --summary): it goes back to the worker
+    /// that did it (or, with --anyone, to any worker), on the same branch, the comments in
+    /// its hints.
     RequestChanges(RequestChanges),
     /// Run the project's check command (.coordination/review.toml) in the task's worktree.
     /// Exit code 9 when it fails.
@@ -49,8 +50,13 @@ pub fn review(
         }),
         (Some(ReviewCommand::RequestChanges(request)), _) => {
             operate(project, mode, json, request, |sent| {
+                // Held for the worker that did it (the default), or for anyone.
+                let whose = match (&sent.task.claimed_by, sent.task.sent_back) {
+                    (Some(worker), true) => format!("goes back to {worker}"),
+                    _ => "is available again".to_string(),
+                };
                 format!(
-                    "{} is available again (round {} sent):\n{}",
+                    "{} {whose} (round {} sent):\n{}",
                     sent.task.id, sent.round.round, sent.round.text
                 )
             })

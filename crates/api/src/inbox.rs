@@ -355,12 +355,18 @@ impl Operation for InboxRead {
 
 impl InboxRead {
     /// Reads (and with wait, waits); `armed` hears what the wait sleeps on once it is in
-    /// place (not called without wait).
+    /// place (not called without wait, nor when something waits already).
     pub fn run_with(self, cx: &Context, armed: impl FnOnce(Backend)) -> Result<InboxView> {
         let reader = acting_as(cx, self.agent.as_deref(), true)?;
         let task = self.task.as_deref();
-        if !self.wait {
-            return Ok(inbox_of(cx, &reader, self.all, task)?);
+        let now = inbox_of(cx, &reader, self.all, task)?;
+        // What waits already is answered at once: no wait is armed, none said.
+        let waiting = match self.all {
+            true => !inbox_of(cx, &reader, false, task)?.is_empty(),
+            false => !now.is_empty(),
+        };
+        if !self.wait || waiting {
+            return Ok(now);
         }
         let limit = wait_limit(self.timeout_seconds, 60)?;
         let found = wait_for_inbox(

@@ -204,31 +204,39 @@ impl Operation for CommentOnLine {
                     .iter()
                     .map(|(first, last)| format!("{first}–{last}"))
                     .collect();
-                return Err(Error::invalid_arguments(format!(
-                    "line {} of {} ({} side) is not in {}'s diff; its changes show lines {}",
-                    self.line,
-                    self.file,
-                    if old { "old" } else { "new" },
-                    task.id,
-                    if shown.is_empty() {
-                        "none".to_string()
-                    } else {
-                        shown.join(", ")
-                    }
-                )));
+                // The request is well formed; the line is not one of the diff's: bad input,
+                // as line 0 is.
+                return Err(Error::input(
+                    "line",
+                    format!(
+                        "line {} of {} ({} side) is not in {}'s diff; its changes show lines {}",
+                        self.line,
+                        self.file,
+                        if old { "old" } else { "new" },
+                        task.id,
+                        if shown.is_empty() {
+                            "none".to_string()
+                        } else {
+                            shown.join(", ")
+                        }
+                    ),
+                ));
             }
         } else {
             let files: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
-            return Err(Error::invalid_arguments(format!(
-                "{} is not a file of {}'s diff (its files: {})",
-                self.file,
-                task.id,
-                if files.is_empty() {
-                    "none".to_string()
-                } else {
-                    files.join(", ")
-                }
-            )));
+            return Err(Error::input(
+                "file",
+                format!(
+                    "{} is not a file of {}'s diff (its files: {})",
+                    self.file,
+                    task.id,
+                    if files.is_empty() {
+                        "none".to_string()
+                    } else {
+                        files.join(", ")
+                    }
+                ),
+            ));
         }
         let new = NewComment {
             file: self.file,

@@ -255,16 +255,23 @@ pub fn status(view: &TeamView) -> String {
                 r.task.as_deref().unwrap_or("-"),
                 r.attempt.map_or("-".into(), |a| a.to_string()),
                 r.pid.map_or("-".into(), |p| p.to_string()),
-                cost(&r.usage),
+                // Within its column: nothing reported is "-" (the desktop shows $0.000).
+                match r.usage == Usage::default() {
+                    true => "-".to_string(),
+                    false => format!("${:.4}", r.usage.cost_usd),
+                },
                 if r.sandboxed { "yes" } else { "NO" },
                 one_line(r.last_event.as_deref().unwrap_or(""), false)
             ));
         }
     }
     let total = &view.spend.total;
+    let spent = match *total == Usage::default() {
+        true => "Nothing reported spent".to_string(),
+        false => format!("Spent ${:.4}", total.cost_usd),
+    };
     lines.push(format!(
-        "Spent {} over {} task(s): {} input and {} output tokens, {} turns.",
-        cost(total),
+        "{spent} over {} task(s): {} input and {} output tokens, {} turns.",
         view.spend.by_task.len(),
         total.input_tokens,
         total.output_tokens,

@@ -133,7 +133,7 @@ impl Devices {
             registry.paired += 1;
             let device = Device {
                 id: format!("d-{}", registry.paired),
-                name: name.chars().take(80).collect(),
+                name: device_name(name),
                 scope: code.scope,
                 paired_at: now,
                 token_hash: digest(&token),
@@ -269,9 +269,41 @@ fn normalise_code(code: &str) -> String {
         .collect()
 }
 
+/// The most of a browser's user agent a device's name keeps (characters).
+const NAME_CHARS: usize = 80;
+
+/// A device's name from its browser's user agent: whole when short, else cut at the last word
+/// that fits, with `…` (it was cut mid-word); control characters dropped.
+fn device_name(user_agent: &str) -> String {
+    let clean: String = user_agent.chars().filter(|c| !c.is_control()).collect();
+    let clean = clean.trim();
+    if clean.chars().count() <= NAME_CHARS {
+        return clean.to_string();
+    }
+    let kept: String = clean.chars().take(NAME_CHARS - 1).collect();
+    let words = match kept.rfind(' ') {
+        Some(at) if at > NAME_CHARS / 2 => &kept[..at],
+        _ => kept.as_str(),
+    };
+    format!("{}…", words.trim_end_matches([' ', ';', '(', ',']))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_user_agent_is_cut_at_a_word_and_said_so() {
+        let phone = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36";
+        let name = device_name(phone);
+        assert_eq!(
+            name,
+            "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko)…"
+        );
+        assert!(name.chars().count() <= NAME_CHARS, "{name}");
+        assert_eq!(device_name("curl/8.5.0"), "curl/8.5.0");
+        assert_eq!(device_name("a\u{1b}[31mb"), "a[31mb");
+    }
 
     fn devices() -> (tempfile::TempDir, Devices) {
         let dir = tempfile::tempdir().unwrap();

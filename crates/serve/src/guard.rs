@@ -45,7 +45,9 @@ impl Hosts {
                 names.push(name);
             }
         }
-        names.dedup();
+        // Each once, in order (a loopback bind names 127.0.0.1 twice).
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|name| seen.insert(name.clone()));
         Hosts { names }
     }
 
@@ -183,6 +185,19 @@ mod tests {
 
     fn loopback() -> Hosts {
         Hosts::new("127.0.0.1:8080".parse().unwrap(), &["Baton.example".into()])
+    }
+
+    #[test]
+    fn each_name_is_said_once() {
+        assert_eq!(
+            loopback().names(),
+            [
+                "127.0.0.1:8080",
+                "localhost:8080",
+                "baton.example:8080",
+                "baton.example"
+            ]
+        );
     }
 
     #[test]

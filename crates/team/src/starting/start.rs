@@ -118,6 +118,14 @@ impl TeamUp {
                 .merge
             }
         };
+        // Refused here, before anything is said or started (the supervisor refuses it too).
+        if merge == baton_core::review::MergeMode::Auto && !profile.worktree {
+            return Err(TeamError::new(
+                ErrorKind::InvalidArguments,
+                "--merge auto lands each task's branch: it needs a worktree per task (a git \
+                 repository, without --no-worktree)",
+            ));
+        }
         let planning = match &self.goal {
             Some(goal) => Some(crate::planning::Planning {
                 goal: goal.trim().to_string(),
