@@ -8,6 +8,7 @@
 //! calling a merge itself is refused by the server; a revoked device's page falls back to the
 //! pairing screen; a responder's page offers no team start, new task or "always allow", and its
 //! tap denies an approval; a page open while its server restarts finds it again, still paired.
+//! A planned team's plan reaches the phone's Inbox as one approval, approved with one tap.
 
 use baton_test_support as support;
 
@@ -276,4 +277,66 @@ fn decision(mut agent: RawClient, id: u64) -> String {
     let decided: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {verdict}"));
     assert_eq!(agent.close(), Some(0));
     decided["behavior"].as_str().unwrap_or_default().to_string()
+}
+
+/// A planner that plans two tasks, the second after the first.
+const PLANNER: &str = "baton leader add-task 'Part a' --id a --acceptance 'a.txt exists' && \
+     baton leader add-task 'Part b' --id b --depends a --acceptance 'b.txt exists'";
+/// Each worker writes its task's file and commits it.
+const WRITER: &str = "echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add . && \
+     git commit -qm \"$BATON_TASK_ID\"";
+
+/// The lead away from the desk: a planned team's plan reaches the paired phone's Inbox as one
+/// approval, listing its tasks; a tap on "Approve the plan" lets the workers start, and the
+/// team lands the plan and ends.
+#[test]
+fn a_phone_approves_a_teams_plan_with_one_tap() {
+    let p = Project::init();
+    support::repository(p.path());
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        format!("[profiles.planner]\nkind = \"exec\"\ncommand = \"{PLANNER}\"\n"),
+    )
+    .unwrap();
+    let (_serving, base) = serve(&p, &["--pair", "none"]);
+    let mut phone = Phone::start(&base);
+    let link = p.json(&["serve", "pair", "--as", "lead"])["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    phone.run(json!({"do": "open", "path": pairing_path(&link)}));
+    let mut team = support::Background::from_command(p.committing(&[
+        "--json",
+        "team",
+        "up",
+        "--exec",
+        WRITER,
+        "--merge",
+        "auto",
+        "--goal",
+        "Write a and b",
+    ]));
+    let asked = team.wait_stdout("\"step\":\"asked\"");
+    let question = serde_json::from_str::<Value>(&asked).unwrap()["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    phone.run(json!({"do": "view", "name": "inbox"}));
+    phone.run(json!({"do": "waitTestId", "id": format!("question-{question}")}));
+    phone.run(json!({"do": "waitCard", "text": "b [p5] Part b (after a)"}));
+    let shot = support::artifacts_dir().join("serve-e2e");
+    std::fs::create_dir_all(&shot).unwrap();
+    phone.run(json!({"do": "screenshot", "path": shot.join("plan-approval.png")}));
+    phone.run(json!({"do": "tap", "id": format!("approve-plan-{question}")}));
+    let (code, stdout, stderr) = team.finish();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(report["plan"]["carried_out"], true, "{report}");
+    let inbox = p.json(&["inbox", "--all"]);
+    assert_eq!(
+        inbox["questions"][0]["state"]["answer"], "approve",
+        "{inbox}"
+    );
+    assert!(p.path().join("b.txt").is_file(), "b landed");
 }
