@@ -39,8 +39,14 @@ fn a_sandboxed_agent_browses_with_a_browser_inside_its_sandbox(p: Project) {
         ),
     )
     .unwrap();
-    let agent = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/clients/sandboxed_browser_agent.py");
+    // The agent's script in the project, which its sandbox shows: the source tree may be
+    // where the sandbox's private /tmp hides it (a clone under /tmp).
+    let agent = p.path().join("sandboxed_browser_agent.py");
+    std::fs::copy(
+        support::package_file("tests/clients/sandboxed_browser_agent.py"),
+        &agent,
+    )
+    .unwrap();
     let script = format!(
         "PATH={}:$PATH python3 {} {url}",
         playwright.parent().unwrap().display(),

@@ -314,6 +314,13 @@ fn a_second_team_up_resizes_the_running_team_and_team_stop_ends_it() {
     assert_eq!(resized["pid"].as_u64(), Some(pid), "the same supervisor");
     assert_eq!(resized["names"], serde_json::json!(["ex1", "ex2"]));
     working_pid(&p, "ex2");
+    // Naming no agent is about the team that runs: it is resized (it was refused as not a
+    // claude team).
+    let again = p.json(&["team", "up", "--workers", "3"]);
+    assert_eq!(again["pid"].as_u64(), Some(pid), "{again}");
+    assert_eq!(again["names"], serde_json::json!(["ex1", "ex2", "ex3"]));
+    working_pid(&p, "ex3");
+    p.json(&["team", "stop", "ex3", "--now"]);
     let other = p.fails(&["team", "up", "--agent", "claude"], 1);
     assert!(other.contains("runs already"), "{other}");
     // Another command, or other limits, are refused, not silently ignored.

@@ -4,6 +4,7 @@ import { api, call, errorMessage, onChange } from "./api";
 import { AGENT_PROFILES } from "./bindings/Defaults";
 import type { TeamView as Team } from "./bindings/TeamView";
 import type { WorkerView } from "./bindings/WorkerView";
+import type { SupervisorInfo } from "./bindings/SupervisorInfo";
 import type { QueueEntry } from "./bindings/QueueEntry";
 import { Transcript } from "./Transcript";
 import { CoordinationCost } from "./CoordinationCost";
@@ -71,7 +72,7 @@ export function TeamView({ version, onError }: Props) {
   return (
     <section className="team-view" aria-label="Team" data-testid="team-view">
       <Skipped unreadable={team.unreadable} of="the team" />
-      {lead && <StartForm running={team.supervisor !== null} onError={onError} />}
+      {lead && (team.supervisor ? <ResizeForm running={team.supervisor} onError={onError} /> : <StartForm onError={onError} />)}
       <Spend team={team} />
       <table className="workers" data-testid="workers">
         <caption>Workers</caption>
@@ -170,8 +171,38 @@ function WorkerRow({
   );
 }
 
-/** Start (or resize) this machine's team. */
-function StartForm({ running, onError }: { running: boolean; onError: (message: string | null) => void }) {
+/** The running team's size, changed: a second `team up` that names no agent, so it is about
+ *  the team that runs whatever its profile (the start form's would be refused). */
+function ResizeForm({ running, onError }: { running: SupervisorInfo; onError: (message: string | null) => void }) {
+  const [workers, setWorkers] = useState(running.workers);
+  const [busy, setBusy] = useState(false);
+  const resize = () => {
+    setBusy(true);
+    api
+      .teamUp({ workers, stay: false, worktree: false, no_worktree: false, sandbox: false, no_sandbox: false })
+      .then(
+        () => onError(null),
+        (e: unknown) => onError(errorMessage(e)),
+      )
+      .finally(() => setBusy(false));
+  };
+  return (
+    <form className="team-start" data-testid="team-resize" onSubmit={(e) => (e.preventDefault(), resize())}>
+      <span>
+        A team of {running.workers} {running.profile} worker{running.workers === 1 ? "" : "s"} runs (pid {running.pid}).
+      </span>
+      <label>
+        Workers <TextField.Root type="number" min={1} max={256} value={workers} onChange={(e) => setWorkers(Number(e.target.value))} data-testid="team-resize-workers" />
+      </label>
+      <Button variant="solid" type="submit" disabled={busy || workers === running.workers} data-testid="team-resize-up">
+        Resize the team
+      </Button>
+    </form>
+  );
+}
+
+/** Start a team on this machine. */
+function StartForm({ onError }: { onError: (message: string | null) => void }) {
   const [profile, setProfile] = useState("claude");
   const [workers, setWorkers] = useState(2);
   const [exec, setExec] = useState("");
@@ -244,7 +275,7 @@ function StartForm({ running, onError }: { running: boolean; onError: (message: 
         <Checkbox checked={sandbox} onCheckedChange={(c) => setSandbox(c === true)} data-testid="team-sandbox" /> In a sandbox
       </label>
       <Button variant="solid" type="submit" disabled={busy} data-testid="team-up">
-        {running ? "Resize the team" : "Start the team"}
+        Start the team
       </Button>
     </form>
   );

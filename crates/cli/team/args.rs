@@ -9,6 +9,10 @@ pub enum TeamCommand {
     /// task, keeps its lease, stores its transcript and cost, and restarts it if it crashes.
     /// Runs until the queue is drained (or, with --stay, until stopped); Ctrl-C stops the
     /// agents and hands their tasks back. A second `team up` changes the running team's size.
+    #[command(after_help = "Examples:
+  baton team up -w 3 --merge auto        three Claude Code workers, each task landed by the queue
+  baton team up --exec 'make test' --stay  a command per task, waiting for new tasks
+  baton team up --goal \"Add dark mode\" --merge auto   a planner plans it, you approve the plan")]
     Up(UpArgs),
     /// Every machine's workers: host, profile, state, task, attempt, agent process, cost so
     /// far, last event; and the team's spend.

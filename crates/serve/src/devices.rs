@@ -298,7 +298,7 @@ mod tests {
         let name = device_name(phone);
         assert_eq!(
             name,
-            "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko)…"
+            "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like…"
         );
         assert!(name.chars().count() <= NAME_CHARS, "{name}");
         assert_eq!(device_name("curl/8.5.0"), "curl/8.5.0");

@@ -229,8 +229,11 @@ pub fn running_for(local: &Layout, request: &TeamUp) -> Result<Option<Supervisor
     let Some(running) = running_supervisor(local)? else {
         return Ok(None);
     };
+    // A request that names no agent (`team up -w 4`) is about the team that runs, whatever
+    // its profile: a second `team up` resizes it.
+    let names_one = request.profile.is_some() || request.exec.is_some();
     let asked = request.profile_name();
-    if running.profile != asked {
+    if names_one && running.profile != asked {
         return Err(TeamError::new(
             ErrorKind::TeamRunning,
             format!(
