@@ -23,9 +23,12 @@ use std::time::{Duration, Instant};
 mod project;
 #[path = "common/repo.rs"]
 mod repo;
-use baton_test_support::stats::{env_number, ms};
+#[path = "common/run.rs"]
+mod run;
+use baton_test_support::stats::ms;
 use project::{Project, Store};
 use repo::{baton_with, git, landing_project, team_of_one};
+use run::BenchRun;
 
 fn timed(what: impl FnOnce()) -> Duration {
     let clock = Instant::now();
@@ -207,19 +210,13 @@ fn merge_queue(n: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--list") {
-        return; // `cargo test --benches` probes harness-less benches with --list
-    }
     // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
-    let full = args.iter().any(|a| a == "--bench");
-    let size = |name: &str, bench: usize, smoke: usize| match full {
-        true => env_number(name, bench),
-        false => smoke,
+    let Some(bench) = BenchRun::from_args() else {
+        return;
     };
+    let size = |name: &str, full: usize, smoke: usize| bench.size(name, full, smoke);
     // BATON_BENCH_ONLY=worktrees,merge-queue runs only those.
-    let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
-    let run = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
+    let run = |part: &str| bench.wanted(part);
     if run("worktrees") {
         worktrees(size("BATON_BENCH_FILES", 50_000, 200));
     }

@@ -21,27 +21,18 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 mod project;
 #[path = "common/repo.rs"]
 mod repo;
-use baton_test_support::stats::{env_number, ms, percentile};
+#[path = "common/run.rs"]
+mod run;
+use baton_test_support::stats::{ms, report};
 use project::{Project, Store};
 use repo::{landing_project, team_of_one};
+use run::BenchRun;
 
 fn now_ns() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos()
-}
-
-fn report(what: &str, mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    let p50 = percentile(&samples, 0.50);
-    println!(
-        "{what}: p50 {}  p99 {}  ({} trials)",
-        ms(p50, 2),
-        ms(percentile(&samples, 0.99), 2),
-        samples.len()
-    );
-    p50
 }
 
 /// The planner: one task, then the time it finished (its report).
@@ -181,19 +172,13 @@ fn judged_landing(n: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--list") {
-        return; // `cargo test --benches` probes harness-less benches with --list
-    }
     // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
-    let full = args.iter().any(|a| a == "--bench");
-    let size = |name: &str, bench: usize, smoke: usize| match full {
-        true => env_number(name, bench),
-        false => smoke,
+    let Some(bench) = BenchRun::from_args() else {
+        return;
     };
+    let size = |name: &str, full: usize, smoke: usize| bench.size(name, full, smoke);
     // BATON_BENCH_ONLY=goal,judge runs only those.
-    let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
-    let run = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
+    let run = |part: &str| bench.wanted(part);
     let trials = size("BATON_BENCH_TRIALS", 20, 2);
     if run("goal") {
         println!("== goal → first worker (folder, sandboxed) ==");

@@ -32,10 +32,13 @@ use baton_test_support::pg::PgServer;
 
 #[path = "common/project.rs"]
 mod project;
+#[path = "common/run.rs"]
+mod run;
 #[path = "common/tasks.rs"]
 mod tasks;
-use baton_test_support::stats::{env_number, ms, percentile};
+use baton_test_support::stats::{ms, percentile, report};
 use project::{Project, Store, cpu_of};
+use run::BenchRun;
 
 impl Project {
     fn add_tasks(&self, n: usize) {
@@ -63,18 +66,6 @@ fn signed(a: Duration, b: Duration) -> String {
         true => format!("{} above", ms(a - b, 2)),
         false => format!("{} below", ms(b - a, 2)),
     }
-}
-
-fn report(what: &str, mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    let p50 = percentile(&samples, 0.50);
-    println!(
-        "{what}: p50 {}  p99 {}  ({} trials)",
-        ms(p50, 2),
-        ms(percentile(&samples, 0.99), 2),
-        samples.len()
-    );
-    p50
 }
 
 /// Waits for `path` to exist (the agent wrote it), up to 30 s.
@@ -527,19 +518,13 @@ fn scale(store: Store<'_>, label: &str, workers: usize, tasks: usize, teams: usi
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--list") {
-        return; // `cargo test --benches` probes harness-less benches with --list
-    }
     // Under `cargo test --all-targets`: a quick smoke run so the benchmark cannot rot.
-    let full = args.iter().any(|a| a == "--bench");
-    let size = |name: &str, bench: usize, smoke: usize| match full {
-        true => env_number(name, bench),
-        false => smoke,
+    let Some(bench) = BenchRun::from_args() else {
+        return;
     };
+    let size = |name: &str, full: usize, smoke: usize| bench.size(name, full, smoke);
     // BATON_BENCH_ONLY=pickup,download,idle,ingestion,scale-folder,scale-postgres runs only those.
-    let only = std::env::var("BATON_BENCH_ONLY").unwrap_or_default();
-    let wanted = |part: &str| only.is_empty() || only.split(',').any(|p| p == part);
+    let wanted = |part: &str| bench.wanted(part);
     let server = PgServer::start();
     let trials = size("BATON_BENCH_TRIALS", 40, 3);
     if wanted("pickup") {

@@ -12,6 +12,7 @@
 use baton_test_support as support;
 
 use serde_json::Value;
+use support::team::plan_question;
 use support::{Background, Project};
 
 support::on_both_stores!(
@@ -63,6 +64,11 @@ fn project_planned_by(p: &Project, planner: &str, extra: &str) {
 
 /// `team up --goal` in the background, `extra` after it.
 fn team_up(p: &Project, extra: &[&str]) -> Background {
+    team_up_with(p, WORKER, extra)
+}
+
+/// [`team_up`] with another `worker` command.
+fn team_up_with(p: &Project, worker: &str, extra: &[&str]) -> Background {
     let mut args = vec![
         "--json",
         "team",
@@ -70,7 +76,7 @@ fn team_up(p: &Project, extra: &[&str]) -> Background {
         "--workers",
         "2",
         "--exec",
-        WORKER,
+        worker,
         "--merge",
         "auto",
         "--goal",
@@ -88,13 +94,6 @@ fn finished(team: Background) -> (Option<i32>, Value, String) {
     (code, report, stdout)
 }
 
-/// The question a plan step "asked" names.
-fn asked(team: &mut Background) -> String {
-    let line = team.wait_stdout("\"step\":\"asked\"");
-    let event: Value = serde_json::from_str(&line).unwrap();
-    event["detail"].as_str().unwrap().to_string()
-}
-
 fn status_of(p: &Project, id: &str) -> String {
     p.task(id)["status"].as_str().unwrap().to_string()
 }
@@ -102,7 +101,7 @@ fn status_of(p: &Project, id: &str) -> String {
 fn a_goal_is_planned_approved_with_one_answer_and_landed(p: Project) {
     project_planned_by(&p, PLANNER, "");
     let mut team = team_up(&p, &[]);
-    let question = asked(&mut team);
+    let question = plan_question(&mut team);
 
     // Nothing is claimed before the lead approves: the plan's tasks wait, proposed, each of
     // the plan, with its acceptance.
@@ -187,10 +186,10 @@ fn with_plan_auto_the_team_needs_no_answer(p: Project) {
 fn the_leads_words_send_the_plan_back_to_the_planner(p: Project) {
     project_planned_by(&p, PLANNER, "");
     let mut team = team_up(&p, &[]);
-    let first = asked(&mut team);
+    let first = plan_question(&mut team);
     p.ok(&["answer", &first, "add a readme part after d"]);
     // The planner plans again with the lead's words, and is asked again.
-    let second = asked(&mut team);
+    let second = plan_question(&mut team);
     assert_ne!(first, second);
     assert_eq!(status_of(&p, "e"), "proposed");
     assert_eq!(p.task("e")["dependencies"][0], "d");
@@ -234,24 +233,8 @@ const FAILING_A: &str = "test \"$BATON_TASK_ID\" != a || { echo 'a cannot be don
 
 fn a_failed_task_goes_back_to_the_planner_once_and_its_follow_up_lands(p: Project) {
     project_planned_by(&p, REPLANNER, "");
-    let args = [
-        "--json",
-        "team",
-        "up",
-        "--workers",
-        "2",
-        "--exec",
-        FAILING_A,
-        "--merge",
-        "auto",
-        "--max-attempts",
-        "1",
-        "--goal",
-        "Build the parts",
-        "--plan",
-        "auto",
-    ];
-    let (code, report, stdout) = finished(Background::from_command(p.committing(&args)));
+    let extra = ["--max-attempts", "1", "--plan", "auto"];
+    let (code, report, stdout) = finished(team_up_with(&p, FAILING_A, &extra));
     // a failed and stays failed: the plan was worked around, not carried out.
     assert_ne!(code, Some(0), "{stdout}");
     assert_eq!(report["plan"]["sessions"], 2, "told once: {report}");
@@ -274,7 +257,7 @@ fn a_failed_task_goes_back_to_the_planner_once_and_its_follow_up_lands(p: Projec
 fn stopping_the_team_while_its_plan_waits_ends_it_and_closes_the_question(p: Project) {
     project_planned_by(&p, PLANNER, "");
     let mut team = team_up(&p, &[]);
-    let question = asked(&mut team);
+    let question = plan_question(&mut team);
     p.ok(&["team", "stop"]);
     let (code, report, stdout) = finished(team);
     assert_ne!(code, Some(0), "the plan was not carried out: {stdout}");
@@ -405,22 +388,7 @@ fn judged_team(p: &Project, judge: &str) -> (Option<i32>, Value, String) {
         "[profiles.judge]\nkind = \"exec\"\ncommand = '''\n{judge}'''\n"
     ));
     std::fs::write(&profiles, text).unwrap();
-    let args = [
-        "--json",
-        "team",
-        "up",
-        "--workers",
-        "2",
-        "--exec",
-        FIXING_WORKER,
-        "--merge",
-        "auto",
-        "--goal",
-        "Build the parts",
-        "--plan",
-        "auto",
-    ];
-    finished(Background::from_command(p.committing(&args)))
+    finished(team_up_with(p, FIXING_WORKER, &["--plan", "auto"]))
 }
 
 fn the_judge_sends_a_task_back_once_and_the_plan_lands_after_the_fix(p: Project) {

@@ -89,11 +89,7 @@ fn claude_code_plans_the_goal_the_lead_approves_and_claude_code_workers_land_it(
         "--goal",
         "Write five files",
     ]));
-    let asked = team.wait_stdout("\"step\":\"asked\"");
-    let question = serde_json::from_str::<Value>(&asked).unwrap()["detail"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let question = support::team::plan_question(&mut team);
     // The planner's plan, on the board as it wrote it: proposed, of its plan, with acceptance.
     let board = host.baton_json(&["--json", "leader", "status"]);
     for (id, deps) in PLAN {

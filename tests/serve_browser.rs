@@ -317,11 +317,7 @@ fn a_phone_approves_a_teams_plan_with_one_tap() {
         "--goal",
         "Write a and b",
     ]));
-    let asked = team.wait_stdout("\"step\":\"asked\"");
-    let question = serde_json::from_str::<Value>(&asked).unwrap()["detail"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let question = support::team::plan_question(&mut team);
     phone.run(json!({"do": "view", "name": "inbox"}));
     phone.run(json!({"do": "waitTestId", "id": format!("question-{question}")}));
     phone.run(json!({"do": "waitCard", "text": "b [p5] Part b (after a)"}));

@@ -110,9 +110,7 @@ pub fn operate<O: Operation>(
     op: O,
     render: impl FnOnce(&O::Output) -> String,
 ) -> Result<u8, Error> {
-    let out = run_as_user(project, mode, op)?;
-    crate::output::emit(json, &out, || render(&out));
-    Ok(0)
+    operate_exiting(project, mode, json, op, render, |_| 0)
 }
 
 /// [`operate`], exiting as `exit` says of the result (a command whose answer may be a

@@ -129,7 +129,7 @@ impl Operation for TeamReportRequest {
             .tasks
             .into_iter()
             .filter(|t| match &self.plan {
-                Some(plan) => &t.id == plan || t.plan.as_ref() == Some(plan),
+                Some(plan) => &t.id == plan || t.is_of_plan(plan),
                 None => true,
             })
             .collect();

@@ -88,8 +88,7 @@ impl<'a> Context<'a> {
         let Some(task) = self.tasks.task(attempt)? else {
             return Ok(None);
         };
-        let holds = task.status.is_held() && task.claimed_by.as_deref() == Some(agent.as_str());
-        Ok((task.kind == baton_core::TaskKind::Plan && holds).then_some(task))
+        Ok((task.kind == baton_core::TaskKind::Plan && task.is_held_by(agent)).then_some(task))
     }
 
     /// The context of a folder project: the folder holds everything.

@@ -44,7 +44,7 @@ pub(crate) fn own_unstarted(cx: &Context, plan: &Task, id: &str, what: &str) -> 
             format!("no task {id:?}; baton leader status lists the tasks"),
         )
     })?;
-    if task.plan.as_deref() != Some(plan.id.as_str()) {
+    if !task.is_of_plan(&plan.id) {
         return Err(Error::new(
             ErrorKind::NotYou,
             format!(
@@ -70,11 +70,7 @@ pub(crate) fn own_unstarted(cx: &Context, plan: &Task, id: &str, what: &str) -> 
 /// Refuses a task more than `plan` may have.
 pub(crate) fn check_room(cx: &Context, plan: &Task) -> Result<()> {
     let (file, _) = cx.tasks.snapshot()?;
-    let planned = file
-        .tasks
-        .iter()
-        .filter(|t| t.plan.as_deref() == Some(plan.id.as_str()))
-        .count();
+    let planned = file.tasks.iter().filter(|t| t.is_of_plan(&plan.id)).count();
     if planned >= MAX_PLAN_TASKS {
         return Err(Error::new(
             ErrorKind::NotYou,

@@ -258,6 +258,11 @@ impl Task {
         self.status.is_held() && self.claimed_by.as_deref() == Some(agent)
     }
 
+    /// One of the tasks plan task `plan`'s planner added ([`Task::plan`]).
+    pub fn is_of_plan(&self, plan: &str) -> bool {
+        self.plan.as_deref() == Some(plan)
+    }
+
     /// When the holder's lease ends. A held task from a file without leases (the source design
     /// wrote none) is given one counted from its claim, so it cannot stay stuck forever.
     pub fn lease_end(&self, default_lease: std::time::Duration) -> Option<Timestamp> {

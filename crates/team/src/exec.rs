@@ -98,21 +98,12 @@ impl RunningCommand {
     /// Starts `sh -c command` in the project folder (the task's worktree, if it has one).
     #[cfg(test)]
     pub fn start(command: &str, env: &TaskEnv<'_>) -> Result<RunningCommand> {
-        RunningCommand::start_within(command, env, None)
+        RunningCommand::start_fed(command, env, None, env.stdin_json())
     }
 
-    /// [`Self::start`], its launch given to `wrap` when given (a sandbox's `wrap`: then the
+    /// [`Self::start`], `input` on its stdin (the task as JSON, [`TaskEnv::stdin_json`], or a
+    /// judge's diff), its launch given to `wrap` when given (a sandbox's `wrap`: then the
     /// command gets the environment the launch names, not this process's).
-    pub fn start_within(
-        command: &str,
-        env: &TaskEnv<'_>,
-        wrap: Option<&dyn Fn(crate::process::Launch) -> crate::process::Launch>,
-    ) -> Result<RunningCommand> {
-        RunningCommand::start_fed(command, env, wrap, env.stdin_json())
-    }
-
-    /// [`Self::start_within`], `input` on its stdin instead of the task as JSON (a judge's
-    /// diff).
     pub fn start_fed(
         command: &str,
         env: &TaskEnv<'_>,

@@ -80,11 +80,7 @@ fn reports(store: &dyn TaskStore, plan: &str) -> String {
         return String::new();
     };
     let mut text = String::new();
-    for task in file
-        .tasks
-        .iter()
-        .filter(|t| t.plan.as_deref() == Some(plan))
-    {
+    for task in file.tasks.iter().filter(|t| t.is_of_plan(plan)) {
         text.push_str(&format!(
             "- {} ({}): {}",
             task.id, task.status, task.description

@@ -7,16 +7,18 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Prints `what: p50 … p99 … max … (N trials)` for `samples`, in milliseconds.
-pub fn report(what: &str, mut samples: Vec<Duration>) {
+/// Prints `what: p50 … p99 … max … (N trials)` for `samples`, in milliseconds; the p50.
+pub fn report(what: &str, mut samples: Vec<Duration>) -> Duration {
     samples.sort();
+    let p50 = percentile(&samples, 0.50);
     println!(
         "{what}: p50 {}  p99 {}  max {}  ({} trials)",
-        ms(percentile(&samples, 0.50), 2),
+        ms(p50, 2),
         ms(percentile(&samples, 0.99), 2),
         ms(*samples.last().unwrap(), 2),
         samples.len()
     );
+    p50
 }
 
 /// Milliseconds with `decimals` digits.

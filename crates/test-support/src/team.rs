@@ -170,3 +170,11 @@ pub fn kill_team_during_long_step(host: &Host, agent: &str, marker: &str, option
     crate::kill(first.pid(), "KILL");
     drop(first);
 }
+
+/// The question a planned team (`team up --json --goal`, its plan reviewed) asks the lead:
+/// waits for its plan step "asked" on the team's output and returns the question's id.
+pub fn plan_question(team: &mut crate::Background) -> String {
+    let line = team.wait_stdout("\"step\":\"asked\"");
+    let event: Value = serde_json::from_str(&line).unwrap();
+    event["detail"].as_str().unwrap().to_string()
+}

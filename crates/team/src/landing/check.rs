@@ -32,18 +32,8 @@ pub fn run_check_command(
 ) -> Result<CheckRun> {
     let started_at = Timestamp::now();
     let clock = Instant::now();
-    let sandbox = match settings.check_sandbox {
-        true => Some(CheckSandbox::prepare(settings, env, Writes::Checkout)?),
-        false => None,
-    };
-    let contain = sandbox
-        .as_ref()
-        .map(|sandbox| move |launch| crate::attempt_sandbox::wrapped(&sandbox.boundary, launch));
-    let running = RunningCommand::start_within(
-        command,
-        env,
-        contain.as_ref().map(|c| c as &dyn Fn(Launch) -> Launch),
-    )?;
+    let (running, sandbox) =
+        start_on_checkout(command, settings, env, Writes::Checkout, env.stdin_json())?;
     let limit = Duration::from_secs_f64(settings.check_timeout_minutes * 60.0);
     let (status, timed_out) = match running.wait_timeout(limit) {
         Some(status) => (status, false),
@@ -123,6 +113,32 @@ fn open_proxy(
     )
     .map_err(io)?;
     Ok((allow, folder, (proxy, handle)))
+}
+
+/// Starts `command` on the task's checkout `env` gives, `input` on its stdin, in the sandbox
+/// `writes` asks for unless review.toml says `check_sandbox = false`; the sandbox is returned
+/// with it, to outlive the run (its network proxy, its refusals).
+pub(crate) fn start_on_checkout(
+    command: &str,
+    settings: &ReviewSettings,
+    env: &TaskEnv<'_>,
+    writes: Writes,
+    input: Vec<u8>,
+) -> Result<(RunningCommand, Option<CheckSandbox>)> {
+    let sandbox = match settings.check_sandbox {
+        true => Some(CheckSandbox::prepare(settings, env, writes)?),
+        false => None,
+    };
+    let contain = sandbox
+        .as_ref()
+        .map(|sandbox| move |launch| crate::attempt_sandbox::wrapped(&sandbox.boundary, launch));
+    let running = RunningCommand::start_fed(
+        command,
+        env,
+        contain.as_ref().map(|c| c as &dyn Fn(Launch) -> Launch),
+        input,
+    )?;
+    Ok((running, sandbox))
 }
 
 /// What a command run on a task's checkout may change.

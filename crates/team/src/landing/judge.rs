@@ -18,8 +18,8 @@ use baton_core::review::ReviewSettings;
 use baton_git::BranchDiff;
 
 use crate::error::{Result, TeamError};
-use crate::exec::{RunningCommand, TaskEnv};
-use crate::landing::check::{CheckSandbox, Writes};
+use crate::exec::TaskEnv;
+use crate::landing::check::{Writes, start_on_checkout};
 
 /// The most of a diff a judge is given (its start).
 const MAX_DIFF: usize = 1024 * 1024;
@@ -58,19 +58,12 @@ pub(crate) fn run_judge(
     env: &TaskEnv<'_>,
     diff: &BranchDiff,
 ) -> Result<Word> {
-    let sandbox = match settings.check_sandbox {
-        true => Some(CheckSandbox::prepare(settings, env, Writes::Nothing)?),
-        false => None,
-    };
-    let contain = sandbox
-        .as_ref()
-        .map(|sandbox| move |launch| crate::attempt_sandbox::wrapped(&sandbox.boundary, launch));
-    let running = RunningCommand::start_fed(
+    // The sandbox lives until the judge has ended.
+    let (running, _sandbox) = start_on_checkout(
         &judge.command,
+        settings,
         env,
-        contain
-            .as_ref()
-            .map(|c| c as &dyn Fn(crate::process::Launch) -> crate::process::Launch),
+        Writes::Nothing,
         patch_of(diff).into_bytes(),
     )?;
     let limit = Duration::from_secs_f64(settings.check_timeout_minutes * 60.0);

@@ -73,8 +73,7 @@ pub(crate) fn ask_lead(
             return Ok(Some(Decision::Stopped));
         }
         // Approved on the board instead (`leader approve`, the desktop): nothing proposed left.
-        let now = tasks_of(crew.tasks, &plan.id)
-            .map_err(|e| baton_core::StoreError::invalid("plan", e.to_string()))?;
+        let now = tasks_of(crew.tasks, &plan.id)?;
         Ok(proposed(&now).is_empty().then(|| Decision::Approved {
             by: LEAD.to_string(),
         }))

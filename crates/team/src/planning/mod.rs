@@ -98,12 +98,12 @@ pub fn plan_task(tasks: &dyn TaskStore, goal: &str) -> Result<Task> {
 }
 
 /// The tasks of plan `plan` on the board, in board order.
-pub(crate) fn tasks_of(tasks: &dyn TaskStore, plan: &str) -> Result<Vec<Task>> {
+pub(crate) fn tasks_of(tasks: &dyn TaskStore, plan: &str) -> baton_core::Result<Vec<Task>> {
     let (file, _) = tasks.snapshot()?;
     Ok(file
         .tasks
         .into_iter()
-        .filter(|t| t.plan.as_deref() == Some(plan))
+        .filter(|t| t.is_of_plan(plan))
         .collect())
 }
 
@@ -122,7 +122,7 @@ pub(crate) fn settled(
     let planned: Vec<Task> = file
         .tasks
         .into_iter()
-        .filter(|t| t.plan.as_deref() == Some(plan))
+        .filter(|t| t.is_of_plan(plan))
         .collect();
     let stuck: Vec<String> = planned
         .iter()
@@ -155,6 +155,14 @@ pub(crate) fn wait_for_change<T>(
         |_| {},
         look,
     )?)
+}
+
+/// Whether a plan's tasks carry it out: each done, or cancelled by whoever planned or leads
+/// (none failed, none waiting); a plan of no task is carried out too.
+pub(crate) fn carried_out(tasks: &[Task]) -> bool {
+    tasks
+        .iter()
+        .all(|t| matches!(t.status, TaskStatus::Done | TaskStatus::Cancelled))
 }
 
 /// The tasks of a plan still waiting for its approval.

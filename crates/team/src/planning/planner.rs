@@ -10,7 +10,9 @@ use baton_core::{ClaimRequest, Reopen, Task, TaskStatus, WorkerState};
 use crate::Progress;
 use crate::error::{Result, TeamError};
 use crate::planning::approval::{Decision, approve_all, ask_lead};
-use crate::planning::{MAX_SESSIONS, PlanApproval, proposed, settled, tasks_of, wait_for_change};
+use crate::planning::{
+    MAX_SESSIONS, PlanApproval, carried_out, proposed, settled, tasks_of, wait_for_change,
+};
 use crate::supervision::crew::Crew;
 use crate::supervision::worker::{WorkerReport, work_task};
 
@@ -89,7 +91,7 @@ fn plan_until_done(
                 ));
             }
             sessions += 1;
-            let resumed = first && held_by(&plan, run.name) && !plan.sent_back;
+            let resumed = first && plan.is_held_by(run.name) && !plan.sent_back;
             let Some(plan) = take(crew, run.name, plan)? else {
                 return Ok((PlanStep::Ended, "the plan task cannot be claimed".into()));
             };
@@ -121,11 +123,8 @@ fn plan_until_done(
         let Some((tasks, stuck)) = wait_until_settled(run, &flags.finish)? else {
             return Ok((PlanStep::Ended, "the team was asked to stop".into()));
         };
-        let failed: Vec<&Task> = tasks
-            .iter()
-            .filter(|t| t.status == TaskStatus::Failed)
-            .collect();
-        if failed.is_empty() && stuck.is_empty() {
+        // Settled, each task is finished or stranded: carried out when none failed or waits.
+        if carried_out(&tasks) {
             let done = tasks
                 .iter()
                 .filter(|t| t.status == TaskStatus::Done)
@@ -136,8 +135,9 @@ fn plan_until_done(
             ));
         }
         // What the planner has not been told yet; the same failures again end the planning.
-        let news: Vec<&Task> = failed
-            .into_iter()
+        let news: Vec<&Task> = tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Failed)
             .filter(|t| told.insert(t.id.clone()))
             .collect();
         if news.is_empty() {
@@ -276,14 +276,10 @@ fn current(crew: &Crew<'_>, plan: &str) -> Result<Task> {
     })
 }
 
-fn held_by(task: &Task, agent: &str) -> bool {
-    task.status.is_held() && task.claimed_by.as_deref() == Some(agent)
-}
-
 /// The plan task held by the planner: as it is when it holds it (from before, or sent back to
 /// it), else claimed by name. `None` when someone else holds it.
 fn take(crew: &Crew<'_>, name: &str, plan: Task) -> Result<Option<Task>> {
-    if held_by(&plan, name) {
+    if plan.is_held_by(name) {
         return Ok(Some(plan));
     }
     match crew.tasks.claim(&ClaimRequest::task(name, &plan.id)) {
