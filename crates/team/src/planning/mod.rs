@@ -172,3 +172,33 @@ pub(crate) fn proposed(tasks: &[Task]) -> Vec<&Task> {
         .filter(|t| t.status == TaskStatus::Proposed)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use baton_core::{NewTask, TaskFile, Timestamp};
+
+    use super::*;
+
+    /// Done or cancelled (the lead or the planner took it off), every task: carried out; one
+    /// failed or still to do: not.
+    #[test]
+    fn a_plan_is_carried_out_when_each_task_is_done_or_cancelled() {
+        let mut file = TaskFile::new(Timestamp::now());
+        for id in ["a", "b"] {
+            let new = NewTask {
+                id: Some(id.into()),
+                description: id.into(),
+                ..NewTask::default()
+            };
+            file.add_task(new, Timestamp::now()).unwrap();
+        }
+        let mut tasks = file.tasks.clone();
+        assert!(carried_out(&[]), "a plan of no task");
+        assert!(!carried_out(&tasks), "both still to do");
+        tasks[0].status = TaskStatus::Done;
+        tasks[1].status = TaskStatus::Cancelled;
+        assert!(carried_out(&tasks));
+        tasks[1].status = TaskStatus::Failed;
+        assert!(!carried_out(&tasks));
+    }
+}

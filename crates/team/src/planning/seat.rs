@@ -2,14 +2,15 @@
 //! the project read-only), its name, its plan task, how the plan is approved, and what the plan
 //! came to at the end.
 
-use baton_core::TaskStatus;
 use baton_live::WatchMode;
 
 use crate::Progress;
 use crate::error::Result;
 use crate::launch::Setting;
 use crate::planning::planner::{PlannerRun, run_planner};
-use crate::planning::{PlanApproval, PlanOutcome, Planning, plan_task, planner_name, tasks_of};
+use crate::planning::{
+    PlanApproval, PlanOutcome, Planning, carried_out, plan_task, planner_name, tasks_of,
+};
 use crate::supervision::crew::{Crew, TeamStores};
 
 /// A team's planner.
@@ -76,7 +77,7 @@ impl<'a> PlannerSeat<'a> {
             .unwrap_or_default();
         PlanOutcome {
             plan: self.plan.clone(),
-            carried_out: !tasks.is_empty() && tasks.iter().all(|t| t.status == TaskStatus::Done),
+            carried_out: carried_out(&tasks),
             tasks: tasks.into_iter().map(|t| t.id).collect(),
             sessions,
         }
