@@ -7,7 +7,9 @@
 //! Unsandboxed, a planner still plans as the planner.
 //! A hostile planner is refused everything that is not planning its own plan. With a judge, a
 //! task it finds wanting goes back to its worker with its line comment, and lands once fixed;
-//! a hostile judge changes nothing and lands nothing.
+//! a hostile judge changes nothing and lands nothing. Once every task has landed, the judge
+//! compares the lead's branch with the goal: what it finds missing goes back to the planner,
+//! and the team ends once it finds the goal met.
 
 use baton_test_support as support;
 
@@ -24,6 +26,7 @@ support::on_both_stores!(
     a_hostile_planner_is_refused_all_but_its_own_plan,
     the_judge_sends_a_task_back_once_and_the_plan_lands_after_the_fix,
     a_hostile_judge_changes_nothing_and_lands_nothing,
+    the_judge_finds_the_goal_not_met_and_the_planner_plans_what_is_missing,
 );
 
 /// The planner: the master plan, then four tasks (b and c after a, d after both) each with its
@@ -516,4 +519,62 @@ fn a_hostile_judge_changes_nothing_and_lands_nothing(p: Project) {
     }
     let log = support::git(p.path(), &["log", "--format=%s", "main"]);
     assert!(!log.contains("the judge was here"), "{log}");
+}
+
+/// A judge that approves each task, and finds the goal met only once the readme (work/e.txt)
+/// is in the lead's branch; given the plan's brief on its stdin.
+const GOAL_JUDGE: &str = r##"brief=$(cat)
+if [ "$BATON_TASK_KIND" = plan ]; then
+  case "$brief" in *"Goal ($BATON_TASK_ID): Build the parts"*"- d (done)"*) ;; *) echo "no brief: $brief"; exit 2 ;; esac
+  if [ -f work/e.txt ]; then echo "every part and the readme are in"; exit 0; fi
+  echo "the readme is missing: work/e.txt"
+  exit 1
+fi
+echo "$BATON_TASK_ID meets: $BATON_TASK_ACCEPTANCE"
+"##;
+
+fn the_judge_finds_the_goal_not_met_and_the_planner_plans_what_is_missing(p: Project) {
+    let (code, report, stdout) = judged_team(&p, GOAL_JUDGE);
+    assert_eq!(code, Some(0), "{stdout}");
+    let plan = &report["plan"];
+    assert_eq!(
+        (&plan["carried_out"], &plan["goal_met"], &plan["sessions"]),
+        (&Value::from(true), &Value::from(true), &Value::from(2)),
+        "{report}"
+    );
+    assert_eq!(
+        report["verdict"]["merged"].as_array().unwrap().len(),
+        5,
+        "the four parts and the readme the judge found missing: {report}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("work/e.txt")).unwrap(),
+        "e\n"
+    );
+    // The judge's words on the goal are the plan's judgements (counted by the report), told
+    // as they came; the planner was given them.
+    let cost = p.json(&["team", "report"]);
+    let plan_row = cost["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task"] == "plan-1")
+        .cloned()
+        .unwrap();
+    assert_eq!(plan_row["judgements"], 2, "{plan_row}");
+    for said in [
+        "not met: the readme is missing: work/e.txt",
+        "met: every part and the readme are in",
+    ] {
+        assert!(stdout.contains(said), "{said}: {stdout}");
+    }
+    assert!(
+        p.task("plan-1")["context"]["hints"]
+            .as_str()
+            .unwrap()
+            .contains("finds the goal not met: the readme is missing"),
+        "{}",
+        p.task("plan-1")
+    );
+    assert!(stdout.contains("\"step\":\"goal_judged\""), "{stdout}");
 }

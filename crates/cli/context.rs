@@ -24,6 +24,11 @@ pub fn door_task() -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
+/// Behind an attempt's door, whether its agent only reads (a team's judge; the door says so).
+pub fn door_reads_only() -> bool {
+    door_guest().is_some() && std::env::var(baton_door::READS_ONLY_ENV).is_ok_and(|v| v == "1")
+}
+
 /// The task of the attempt this process runs in: behind its door, as the door says; without a
 /// sandbox, as the attempt's marks say (`BATON_ATTEMPT=TASK/N`, with `BATON_AGENT`).
 pub fn attempt_task() -> Option<String> {
@@ -69,6 +74,7 @@ pub fn as_user<T>(
     let mut cx = project.context(&confinement);
     cx.caller = door_guest();
     cx.attempt = door_task();
+    cx.reads_only = door_reads_only();
     if cx.caller.is_none() {
         as_unsandboxed_planner(&mut cx);
     }

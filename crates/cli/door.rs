@@ -125,10 +125,21 @@ pub fn check(agent: &str, command: &Command, raw: &[String]) -> Result<(), Error
             &format!("{option} (another project or store)"),
         ));
     }
+    let reads_only = crate::context::door_reads_only();
     match crate::runs::runs(command) {
         CommandRuns::Operations(names) => {
             for name in names {
-                let callers = baton_api::find(name).map(|entry| entry.callers);
+                let entry = baton_api::find(name);
+                if reads_only && !entry.is_some_and(|e| e.read_only) {
+                    return Err(Error::new(
+                        ErrorKind::NotYou,
+                        format!(
+                            "this is agent {agent}, a team's judge, in a sandbox: it only reads, \
+                             and this command ({name}) changes the project"
+                        ),
+                    ));
+                }
+                let callers = entry.map(|entry| entry.callers);
                 // A planner's operations are refused here to no agent: the catalogue asks
                 // the store whether this one is its team's planner.
                 if !callers.is_some_and(|c| c.agents() || c.planner) {

@@ -279,9 +279,12 @@ fn run(cli: Cli) -> Result<u8, Error> {
             let options = baton_mcp::McpOptions {
                 confine_to: context::door_workdir(project.local()),
                 behind_door: context::door_guest().is_some(),
-                planner,
-                attempt,
-                caller,
+                speaker: baton_mcp::Speaker {
+                    planner,
+                    attempt,
+                    caller,
+                    reads_only: context::door_reads_only(),
+                },
                 allow_unsafe_tools,
                 allow_paths: allow_path.iter().map(|dir| cwd.join(dir)).collect(),
                 agent,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use baton_core::inbox::{Message, Question, QuestionState};
 use baton_core::review::ReviewRecord;
-use baton_core::{Attempt, LEAD, Task, TaskKind, TaskStatus, Usage};
+use baton_core::{Attempt, AttemptRole, LEAD, Task, TaskKind, TaskStatus, Usage};
 use baton_team::{QueueEntry, QueueState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -40,7 +40,10 @@ pub struct TaskCost {
     pub status: TaskStatus,
     /// The plan it is of, when a planner added it.
     pub plan: Option<String>,
+    /// Its workers' attempts (a plan's: its planner's sessions).
     pub attempts: u32,
+    /// Sessions of the team's agent judge reading its work.
+    pub judge_sessions: u32,
     /// Rounds of requested changes, by the lead.
     pub lead_rounds: u32,
     /// Rounds of requested changes, by the team's judge.
@@ -63,8 +66,10 @@ pub struct TaskCost {
     pub waited_for_dependencies_secs: Option<f64>,
     /// How long its settled questions waited for the lead (one still open is not counted).
     pub waited_for_lead_secs: f64,
-    /// What its attempts cost.
+    /// What its workers' attempts cost.
     pub usage: Usage,
+    /// What judging it cost (an agent judge's sessions).
+    pub judging_usage: Usage,
 }
 
 /// What one role's attempts cost.
@@ -171,9 +176,10 @@ pub fn tally(records: &Records) -> CoordinationReport {
         let Some(task) = by_id.get(attempt.task.as_str()) else {
             continue;
         };
-        let role = match task.kind {
-            TaskKind::Plan => 0,
-            TaskKind::Work => 1,
+        let role = match (attempt.role, task.kind) {
+            (AttemptRole::Judging, _) => 2,
+            (AttemptRole::Work, TaskKind::Plan) => 0,
+            (AttemptRole::Work, TaskKind::Work) => 1,
         };
         roles[role].attempts += 1;
         roles[role].usage.add(&attempt.usage);
@@ -218,11 +224,17 @@ fn tokens(usage: &Usage) -> u64 {
 
 fn task_cost(task: &Task, records: &Records, by_id: &BTreeMap<&str, &Task>) -> TaskCost {
     let id = task.id.as_str();
-    let attempts: Vec<&Attempt> = records.attempts.iter().filter(|a| a.task == id).collect();
-    let usage = attempts.iter().fold(Usage::default(), |mut sum, a| {
-        sum.add(&a.usage);
-        sum
-    });
+    let (attempts, judging): (Vec<&Attempt>, Vec<&Attempt>) = records
+        .attempts
+        .iter()
+        .filter(|a| a.task == id)
+        .partition(|a| a.is_work());
+    let usage_of = |attempts: &[&Attempt]| {
+        attempts.iter().fold(Usage::default(), |mut sum, a| {
+            sum.add(&a.usage);
+            sum
+        })
+    };
     let review = records.reviews.get(id);
     let rounds_by = |lead: bool| {
         review.map_or(0, |r| {
@@ -260,6 +272,7 @@ fn task_cost(task: &Task, records: &Records, by_id: &BTreeMap<&str, &Task>) -> T
         status: task.status,
         plan: task.plan.clone(),
         attempts: attempts.len() as u32,
+        judge_sessions: judging.len() as u32,
         lead_rounds: rounds_by(true),
         judge_rounds: rounds_by(false),
         judgements: review.map_or(0, |r| r.judgements.len() as u32),
@@ -274,7 +287,8 @@ fn task_cost(task: &Task, records: &Records, by_id: &BTreeMap<&str, &Task>) -> T
         landed: entry.is_some_and(|e| e.state == QueueState::Landed),
         waited_for_dependencies_secs: waited_for_dependencies(task, &attempts, by_id),
         waited_for_lead_secs,
-        usage,
+        usage: usage_of(&attempts),
+        judging_usage: usage_of(&judging),
     }
 }
 

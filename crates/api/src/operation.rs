@@ -48,6 +48,9 @@ pub struct Context<'a> {
     /// attempt, not the agent, decides when it lets go of it (a release would start a second
     /// attempt in the same worktree while this one runs).
     pub attempt: Option<String>,
+    /// The caller only reads (a team's judge, through its door): every operation that changes
+    /// anything is refused it.
+    pub reads_only: bool,
     /// How this process reached the project's store (`BATON_STORE`, `BATON_PROJECT`,
     /// `BATON_LEASE`), for the processes an operation starts (a team's supervisor) to reach
     /// the same one.
@@ -74,6 +77,7 @@ impl<'a> Context<'a> {
             watch_mode: WatchMode::default(),
             caller: None,
             attempt: None,
+            reads_only: false,
             reach: &[],
         }
     }
@@ -274,8 +278,18 @@ impl CatalogueEntry {
     }
 
     /// Refuses the lead's operations to a caller that is an agent, but for a team's planner
-    /// those of planning.
+    /// those of planning; and to a caller that only reads, every operation that changes
+    /// anything.
     pub fn check_caller(&self, cx: &Context) -> Result<()> {
+        if cx.reads_only && !self.read_only {
+            return Err(Error::new(
+                baton_core::ErrorKind::NotYou,
+                format!(
+                    "this connection only reads (a team's judge); {} changes the project",
+                    self.name
+                ),
+            ));
+        }
         match cx.caller.as_deref() {
             Some(_) if self.callers.planner && cx.plan_held()?.is_some() => Ok(()),
             Some(agent) if !self.callers.agents() => Err(Error::new(

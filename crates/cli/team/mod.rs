@@ -151,14 +151,15 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
 }
 
 /// `team up`'s exit status: an error first, then agents that could not start, then tasks
-/// failed or not done; 0 only when every task the run could reach is done.
+/// failed or not done (or a plan not carried out); 0 only when every task the run could reach
+/// is done.
 fn exit_by_verdict(report: &baton_team::TeamReport) -> u8 {
     let verdict = &report.verdict;
     if !report.errors.is_empty() {
         exit::ERROR.code
     } else if !verdict.cannot_start.is_empty() {
         exit::AGENTS_CANNOT_START.code
-    } else if !verdict.all_done {
+    } else if !verdict.all_done || report.plan.as_ref().is_some_and(|p| !p.carried_out) {
         exit::TASKS_LEFT.code
     } else {
         0

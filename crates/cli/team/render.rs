@@ -138,6 +138,7 @@ fn plan_step(planner: &str, plan: &str, step: baton_team::PlanStep, detail: &str
         PlanStep::Approved => format!("{planner}: {plan} approved {detail}"),
         PlanStep::SentBack => format!("{planner}: planning {plan} again: {detail}"),
         PlanStep::CarriedOut => format!("{planner}: {plan} carried out: {detail}"),
+        PlanStep::GoalJudged => format!("judge: the goal of {plan} is {detail}"),
         PlanStep::Ended => format!("{planner}: planning {plan} ended: {detail}"),
     }
 }
@@ -163,9 +164,11 @@ pub fn report(report: &TeamReport) -> String {
             plan.plan,
             plan.tasks.len(),
             plan.sessions,
-            match plan.carried_out {
-                true => "carried out",
-                false => "not carried out",
+            match (plan.carried_out, plan.goal_met) {
+                (true, Some(true)) => "carried out, the goal met as the judge finds",
+                (true, _) => "carried out",
+                (false, Some(false)) => "not carried out: the judge finds the goal not met",
+                (false, _) => "not carried out",
             }
         ));
     }

@@ -100,6 +100,36 @@ pub struct Attempt {
     /// It ran in a sandbox (the default; `team up --no-sandbox` runs without).
     #[serde(default)]
     pub sandboxed: bool,
+    /// What the attempt did at the task: its work, or judging the work (a team's judge).
+    #[serde(default, skip_serializing_if = "AttemptRole::is_work")]
+    pub role: AttemptRole,
+}
+
+/// What an attempt did at its task.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptRole {
+    /// The task's work (or, at a plan task, its planning).
+    #[default]
+    Work,
+    /// A team's judge reading the done work before the merge queue lands it.
+    Judging,
+}
+
+impl AttemptRole {
+    pub fn is_work(&self) -> bool {
+        *self == AttemptRole::Work
+    }
+}
+
+impl Attempt {
+    /// It was a worker's (or a planner's), not a judge's.
+    pub fn is_work(&self) -> bool {
+        self.role.is_work()
+    }
 }
 
 /// What a supervised worker is doing.
@@ -259,6 +289,7 @@ mod tests {
             last_message: None,
             events: 0,
             sandboxed: false,
+            role: AttemptRole::Work,
         }
     }
 

@@ -67,7 +67,7 @@ pub mod transcript;
 #[cfg(test)]
 mod testing;
 
-pub use attempts::{Attempt, AttemptEnd, Spend, Usage, WorkerRecord, WorkerState};
+pub use attempts::{Attempt, AttemptEnd, AttemptRole, Spend, Usage, WorkerRecord, WorkerState};
 pub use confine::{Confinement, Placed};
 pub use doctor::{DoctorReport, Finding, FindingKind, diagnose};
 pub use documents::DocumentStore;

@@ -32,9 +32,9 @@ pub mod reporting;
 pub mod server;
 
 pub use protocol::{
-    CALLER_ENV, DOOR_ENV, DoorRequest, DoorStream, EXIT, INSIDE, INSIDE_PORT, REPORT_ENV,
-    REPORT_FD, SOCKET, STDERR, STDOUT, TASK_ENV, WORKDIR_ENV, bridged, inside_address, pass_on,
-    read_frame, write_frame,
+    CALLER_ENV, DOOR_ENV, DoorRequest, DoorStream, EXIT, INSIDE, INSIDE_PORT, READS_ONLY_ENV,
+    REPORT_ENV, REPORT_FD, SOCKET, STDERR, STDOUT, TASK_ENV, WORKDIR_ENV, bridged, inside_address,
+    pass_on, read_frame, write_frame,
 };
 pub use reporting::{keep_report_from_children, report_refusal};
 pub use server::{Door, Guest, Tell};

@@ -18,6 +18,9 @@ pub const DOOR_ENV: &str = "BATON_DOOR";
 pub const CALLER_ENV: &str = "BATON_DOOR_AGENT";
 /// On the supervisor's side: the task the agent works.
 pub const TASK_ENV: &str = "BATON_DOOR_TASK";
+/// On the supervisor's side: `1` when the agent only reads (a team's judge), and the command
+/// may run no operation that changes anything.
+pub const READS_ONLY_ENV: &str = "BATON_DOOR_READS_ONLY";
 /// On the supervisor's side: the agent's working folder, where the paths its commands name
 /// must stay (what its sandbox lets it write), not the whole project.
 pub const WORKDIR_ENV: &str = "BATON_DOOR_WORKDIR";

@@ -16,8 +16,8 @@ use baton_fs::{ProcessGroup, command_in_own_group};
 use baton_sandbox::{Listening, socket_address};
 
 use crate::protocol::{
-    CALLER_ENV, DOOR_ENV, DoorRequest, EXIT, REPORT_ENV, REPORT_FD, SOCKET, STDERR, STDOUT,
-    TASK_ENV, WORKDIR_ENV, pass_on, write_frame,
+    CALLER_ENV, DOOR_ENV, DoorRequest, EXIT, READS_ONLY_ENV, REPORT_ENV, REPORT_FD, SOCKET, STDERR,
+    STDOUT, TASK_ENV, WORKDIR_ENV, pass_on, write_frame,
 };
 
 /// What the door does with a note for the attempt's transcript (what a command refused, what
@@ -46,6 +46,9 @@ pub struct Guest {
     pub store_env: Vec<(String, String)>,
     /// Where commands run when the folder they name is not the agent's to name.
     pub workdir: PathBuf,
+    /// The agent only reads (a team's judge): its commands that would change anything are
+    /// refused ([`READS_ONLY_ENV`]).
+    pub reads_only: bool,
 }
 
 impl Guest {
@@ -62,6 +65,7 @@ impl Guest {
             .env(CALLER_ENV, &self.agent)
             .env(TASK_ENV, &self.task)
             .env(WORKDIR_ENV, &self.workdir)
+            .env(READS_ONLY_ENV, if self.reads_only { "1" } else { "" })
             .env("BATON_AGENT", &self.agent)
             .env("BATON_TASK_ID", &self.task);
         command
@@ -387,6 +391,7 @@ mod tests {
                 baton: PathBuf::from("/bin/sh"),
                 store_env: vec![("BATON_STORE".into(), "postgres://secret".into())],
                 workdir: dir.to_path_buf(),
+                reads_only: false,
             },
             None,
             false,

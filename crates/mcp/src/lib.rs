@@ -28,18 +28,15 @@ use rmcp::ServiceExt;
 
 pub use filter::ToolFilter;
 pub use log::Log;
-pub use server::BatonServer;
+pub use server::{BatonServer, Speaker};
 
 /// Options of `baton mcp`.
 #[derive(Debug, Clone, Default)]
 pub struct McpOptions {
     /// Serve only the tools this agent's definition allows.
     pub agent: Option<String>,
-    /// The agent the server speaks for (`BATON_AGENT`): questions, messages and inbox reads
-    /// are that agent's, and acting as another is refused.
-    pub caller: Option<String>,
-    /// Behind an attempt's door, the task that attempt works ([`baton_api::Context::attempt`]).
-    pub attempt: Option<String>,
+    /// Whom the server speaks for: the lead (the default), or an agent as itself.
+    pub speaker: Speaker,
     /// Keep log lines off stderr (the log file still has them).
     pub quiet: bool,
     /// Proxy child servers: these `--child` values, or Playwright MCP when empty.
@@ -65,9 +62,6 @@ pub struct McpOptions {
     /// It serves an agent behind its attempt's door, on the lead's side: no coordinator tools
     /// (a browser launched here would run outside the agent's sandbox).
     pub behind_door: bool,
-    /// Its agent is a team's planner ([`baton_api::planning::planner_of`]): it lists the
-    /// planner's operations too (the catalogue still asks at each call).
-    pub planner: bool,
 }
 
 /// Serves `project` until the client goes away (stdin closed) or the process is told to stop
@@ -179,11 +173,7 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
         registry: project.clone(),
     };
     let mut server = BatonServer::new(open.clone(), confinement, filter, log.clone(), browsing)
-        .with_caller(
-            options.caller.clone(),
-            options.attempt.clone(),
-            options.planner,
-        );
+        .with_speaker(options.speaker.clone());
     if options.behind_door {
         server = server.without_browser_tools();
     }

@@ -64,15 +64,7 @@ struct Inner {
     filter: ToolFilter,
     log: Log,
     browsing: Arc<Browsing>,
-    /// The agent this server speaks for (`BATON_AGENT` where it was started): it asks, sends
-    /// and reads as that agent only.
-    caller: Option<String>,
-    /// The task of the attempt whose door it serves, if it does.
-    attempt: Option<String>,
-    /// Whether its agent is a team's planner ([`baton_api::planning::planner_of`]), looked up
-    /// before the server starts (its plan is held before its agent starts): a store is not
-    /// read from the server's async tasks.
-    planner: bool,
+    speaker: Speaker,
     /// Whether it offers the coordinator tools: not behind an attempt's door, on the lead's
     /// side, where a browser it launched would run outside the agent's sandbox (the agent's
     /// own proxy, inside it, has them).
@@ -83,18 +75,39 @@ impl Inner {
     /// The context a tool call runs in.
     fn context(&self) -> baton_api::Context<'_> {
         let mut cx = self.project.context(&self.confinement);
-        cx.caller = self.caller.clone();
-        cx.attempt = self.attempt.clone();
+        cx.caller = self.speaker.caller.clone();
+        cx.attempt = self.speaker.attempt.clone();
+        cx.reads_only = self.speaker.reads_only;
         cx
     }
 }
 
+/// Whom a server speaks for: the lead (no caller), or an agent as itself, with what the
+/// catalogue needs to know of it, looked up before the server starts (a store is not read from
+/// the server's async tasks).
+#[derive(Debug, Clone, Default)]
+pub struct Speaker {
+    /// The agent (`BATON_AGENT` where it was started): it asks, sends and reads as that agent
+    /// only, and acting as another is refused.
+    pub caller: Option<String>,
+    /// Behind an attempt's door, the task that attempt works ([`baton_api::Context::attempt`]).
+    pub attempt: Option<String>,
+    /// Its agent is a team's planner ([`baton_api::planning::planner_of`]): it is listed the
+    /// planner's operations too (the catalogue still asks at each call).
+    pub planner: bool,
+    /// Its agent only reads (a team's judge, as its door says): it is listed, and may call,
+    /// only operations that change nothing.
+    pub reads_only: bool,
+}
+
 /// Whether an agent's server lists tool `name`: the catalogue's agent operations
-/// ([`baton_api::CatalogueEntry::callers`]), a planner's too for a `planner`, and the server's
-/// own (the browser's).
-fn for_agents(name: &str, planner: bool) -> bool {
-    baton_api::find(name)
-        .is_none_or(|entry| entry.callers.agents() || (planner && entry.callers.planner))
+/// ([`baton_api::CatalogueEntry::callers`]), a planner's too for a planner, only those that
+/// read for an agent that only reads, and the server's own (the browser's).
+fn for_agents(name: &str, speaker: &Speaker) -> bool {
+    baton_api::find(name).is_none_or(|entry| {
+        (entry.callers.agents() || (speaker.planner && entry.callers.planner))
+            && (entry.read_only || !speaker.reads_only)
+    })
 }
 
 /// The change feed forwarding resource updates to the client, started on first subscribe.
@@ -119,29 +132,18 @@ impl BatonServer {
                 filter,
                 log,
                 browsing: Arc::new(browsing),
-                caller: None,
-                attempt: None,
-                planner: false,
+                speaker: Speaker::default(),
                 browser_tools: true,
             }),
             session: Arc::default(),
         }
     }
 
-    /// The same server speaking for agent `caller` (before it is shared with a session), from
-    /// the attempt at task `attempt` when it serves that attempt's door; a team's `planner`
-    /// is listed a planner's operations too.
-    pub fn with_caller(
-        mut self,
-        caller: Option<String>,
-        attempt: Option<String>,
-        planner: bool,
-    ) -> BatonServer {
-        let inner =
-            Arc::get_mut(&mut self.inner).expect("the caller is set before the server is shared");
-        inner.caller = caller;
-        inner.attempt = attempt;
-        inner.planner = planner;
+    /// The same server speaking for `speaker` (set before it is shared with a session).
+    pub fn with_speaker(mut self, speaker: Speaker) -> BatonServer {
+        Arc::get_mut(&mut self.inner)
+            .expect("the speaker is set before the server is shared")
+            .speaker = speaker;
         self
     }
 
@@ -195,7 +197,7 @@ impl BatonServer {
     /// it, and an agent's server (`BATON_AGENT`) offers agent operations only.
     fn offers(&self, name: &str) -> bool {
         self.inner.filter.allows(name)
-            && (self.inner.caller.is_none() || for_agents(name, self.inner.planner))
+            && (self.inner.speaker.caller.is_none() || for_agents(name, &self.inner.speaker))
             && (self.inner.browser_tools || Coordinator::named(name).is_none())
     }
 

@@ -88,6 +88,7 @@ fn spend_scenario(store: &dyn DocumentStore) -> Vec<Value> {
         last_message: None,
         events: 0,
         sandboxed: false,
+        role: baton_core::AttemptRole::Work,
     };
     vec![
         outcome(read_spend(store)),

@@ -34,6 +34,7 @@ fn team_scenario(store: &dyn baton_core::TeamStore, at: baton_core::Timestamp) -
         last_message: None,
         events: 0,
         sandboxed: false,
+        role: baton_core::AttemptRole::Work,
     };
     let worker = WorkerRecord {
         name: "cc1".into(),

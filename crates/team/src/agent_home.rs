@@ -44,9 +44,14 @@ impl AgentHome {
     /// The home of `task`'s agent: `.coordination/team/homes/TASK`.
     pub fn of(local: &baton_core::Layout, task: &str) -> crate::error::Result<AgentHome> {
         baton_core::names::validate_task_id(task)?;
-        Ok(AgentHome {
-            dir: local.team_dir().join("homes").join(task),
-        })
+        Ok(AgentHome::at(local, Path::new(task)))
+    }
+
+    /// The home in `.coordination/team/homes/` at `folder` (a relative path of checked names).
+    pub(crate) fn at(local: &baton_core::Layout, folder: &Path) -> AgentHome {
+        AgentHome {
+            dir: local.team_dir().join("homes").join(folder),
+        }
     }
 
     /// Removes it and all an agent left in it (links are removed, not followed).

@@ -43,16 +43,39 @@ impl AttemptDoor {
     }
 }
 
-/// `launch` for task `task` worked by `crew` as agent `agent` (in `worktree`, when it has
-/// one): inside the profile's sandbox, with a door of its own, when the profile has one on; as
-/// it is otherwise.
+/// Who an attempt's agent is at its task, and where it works.
+pub(crate) struct Seat<'a> {
+    pub agent: &'a str,
+    pub task: &'a str,
+    /// The task's worktree, when it has one (a worker's).
+    pub worktree: Option<&'a baton_git::Worktree>,
+    /// A team's judge: its door lets it only read.
+    pub judging: bool,
+    /// A checkout to show read-only where it is (the trial merge's, which a judge reads), over
+    /// the hidden `.coordination/` it lives in.
+    pub shown: Option<&'a Path>,
+}
+
+impl Seat<'_> {
+    /// The name the seat's own folders go by (its agent's state, its door): the task's for
+    /// its worker, `_judge/TASK` for its judge (`_` starts no task's name).
+    pub(crate) fn folder(&self) -> Result<PathBuf> {
+        baton_core::names::validate_task_id(self.task)?;
+        Ok(match self.judging {
+            true => Path::new("_judge").join(self.task),
+            false => PathBuf::from(self.task),
+        })
+    }
+}
+
+/// `launch` for `seat`'s agent and task, worked by `crew`: inside the profile's sandbox, with a
+/// door of its own, when the profile has one on; as it is otherwise.
 pub(crate) fn sandboxed(
     crew: &Crew<'_>,
-    agent: &str,
-    task: &str,
-    worktree: Option<&baton_git::Worktree>,
+    seat: &Seat<'_>,
     mut launch: Launch,
 ) -> Result<SandboxedLaunch> {
+    let (task, worktree) = (seat.task, seat.worktree);
     let settings = &crew.profile.sandbox;
     if !settings.enabled {
         return Ok(SandboxedLaunch {
@@ -62,7 +85,7 @@ pub(crate) fn sandboxed(
         });
     }
     let home = user_home();
-    let states = crate::agent_home::AgentHome::of(crew.local, task)?
+    let states = crate::agent_home::AgentHome::at(crew.local, &seat.folder()?)
         .prepare(crew.profile.kind.state_folders(), home.as_deref())
         .map_err(|e| io_error(format!("cannot make the agent's own state folder: {e}")))?;
     let git = match (worktree, &crew.worktrees) {
@@ -76,17 +99,22 @@ pub(crate) fn sandboxed(
         Network::Off | Network::Open => None,
     };
     let network = network_access(settings.network, allow.as_ref());
-    let (door, refusals) = open_door(crew, agent, task, &launch, allow)?;
+    let (door, refusals) = open_door(crew, seat, &launch, allow)?;
     let (cgroup, entry) = pids_cgroup(settings.max_processes);
     // The CLI's state folders where it looks for them, and the variables that tell it.
     launch.env.extend(states.iter().filter_map(|state| {
         let variable = state.variable?;
         Some((variable.into(), state.inside.display().to_string()))
     }));
-    let (worktree, binds) = match git {
+    let (worktree, mut binds) = match git {
         Some((worktree, git)) => (Some(worktree), binds(git)),
         None => (None, Binds::default()),
     };
+    if let Some(checkout) = seat.shown {
+        binds
+            .shown
+            .push((checkout.to_path_buf(), checkout.to_path_buf()));
+    }
     let boundary = Boundary {
         project_dir: crew.local.project_dir().to_path_buf(),
         project_writable: worktree.is_none() && !crew.reads_only,
@@ -168,8 +196,7 @@ fn allow_list(crew: &Crew<'_>, launch: &Launch, states: &[StateMount]) -> Result
 /// what it refuses.
 fn open_door(
     crew: &Crew<'_>,
-    agent: &str,
-    task: &str,
+    seat: &Seat<'_>,
     launch: &Launch,
     allow: Option<AllowList>,
 ) -> Result<(baton_door::Door, ProcessEvents)> {
@@ -181,13 +208,14 @@ fn open_door(
     let refusals: ProcessEvents = std::sync::mpsc::channel();
     let tell = refusals.0.clone();
     let door = baton_door::Door::open(
-        &door_dir(crew.local, task)?,
+        &crew.local.team_dir().join("doors").join(seat.folder()?),
         baton_door::Guest {
-            agent: agent.to_string(),
-            task: task.to_string(),
+            agent: seat.agent.to_string(),
+            task: seat.task.to_string(),
             baton: crew.setting.baton.clone(),
             store_env,
             workdir: launch.workdir.clone(),
+            reads_only: seat.judging,
         },
         allow,
         crew.profile.sandbox.ask,
@@ -201,12 +229,6 @@ fn open_door(
 
 fn io_error(message: String) -> TeamError {
     TeamError::new(baton_core::ErrorKind::Io, message)
-}
-
-/// Where the door of an attempt at `task` is: `.coordination/team/doors/TASK`.
-fn door_dir(local: &baton_core::Layout, task: &str) -> Result<PathBuf> {
-    baton_core::names::validate_task_id(task)?;
-    Ok(local.team_dir().join("doors").join(task))
 }
 
 /// The variables that reach a store; a sandboxed program is given none of them (an agent goes

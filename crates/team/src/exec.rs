@@ -73,6 +73,14 @@ impl TaskEnv<'_> {
                 "BATON_TASK_ACCEPTANCE",
                 task.acceptance.clone().unwrap_or_default(),
             ),
+            (
+                "BATON_TASK_KIND",
+                match task.kind {
+                    baton_core::TaskKind::Work => "work",
+                    baton_core::TaskKind::Plan => "plan",
+                }
+                .to_string(),
+            ),
             ("BATON_RESULT_PATH", self.result_path.display().to_string()),
             ("BATON_DIR", self.project_dir.display().to_string()),
         ];

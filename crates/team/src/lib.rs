@@ -28,6 +28,7 @@ mod agent_home;
 mod attempt_sandbox;
 mod error;
 mod exec;
+mod judge_prompt;
 mod landing;
 mod launch;
 mod outcome;

@@ -76,6 +76,15 @@ pub(crate) fn plan_prompt(
 /// Where each task of plan `plan` stands, with what the done ones reported (their workers'
 /// summaries, cut short): the news a new session plans from.
 fn reports(store: &dyn TaskStore, plan: &str) -> String {
+    let text = task_lines(store, plan);
+    match text.is_empty() {
+        true => text,
+        false => format!("\nYour plan's tasks so far:\n{text}"),
+    }
+}
+
+/// One line for each task of plan `plan`: where it stands, and what it reported when done.
+pub(crate) fn task_lines(store: &dyn TaskStore, plan: &str) -> String {
     let Ok((file, _)) = store.snapshot() else {
         return String::new();
     };
@@ -92,10 +101,7 @@ fn reports(store: &dyn TaskStore, plan: &str) -> String {
         }
         text.push('\n');
     }
-    match text.is_empty() {
-        true => text,
-        false => format!("\nYour plan's tasks so far:\n{text}"),
-    }
+    text
 }
 
 #[cfg(test)]

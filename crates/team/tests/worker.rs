@@ -355,6 +355,7 @@ fn earlier_attempt(p: &Project, task: &str, number: u32, end: AttemptEnd) {
             last_message: None,
             events: 0,
             sandboxed: false,
+            role: baton_core::AttemptRole::Work,
         })
         .unwrap();
 }

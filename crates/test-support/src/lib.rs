@@ -313,6 +313,15 @@ impl Project {
         cmd
     }
 
+    /// What a command in a clean environment needs to reach this project's store (a
+    /// database's password; nothing for the folder).
+    pub fn store_env(&self) -> Vec<(&'static str, String)> {
+        match &self.postgres {
+            Some(server) => vec![("PGPASSWORD", server.password())],
+            None => Vec::new(),
+        }
+    }
+
     /// `baton ARGS` with the git identity the commands it runs commit as
     /// ([`GIT_IDENTITY`]).
     pub fn committing(&self, args: &[&str]) -> Command {

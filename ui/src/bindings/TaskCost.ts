@@ -10,7 +10,15 @@ export type TaskCost = { task: string, kind: TaskKind, status: TaskStatus,
 /**
  * The plan it is of, when a planner added it.
  */
-plan: string | null, attempts: number, 
+plan: string | null, 
+/**
+ * Its workers' attempts (a plan's: its planner's sessions).
+ */
+attempts: number, 
+/**
+ * Sessions of the team's agent judge reading its work.
+ */
+judge_sessions: number, 
 /**
  * Rounds of requested changes, by the lead.
  */
@@ -54,6 +62,10 @@ waited_for_dependencies_secs: number | null,
  */
 waited_for_lead_secs: number, 
 /**
- * What its attempts cost.
+ * What its workers' attempts cost.
  */
-usage: Usage, };
+usage: Usage, 
+/**
+ * What judging it cost (an agent judge's sessions).
+ */
+judging_usage: Usage, };

@@ -6,7 +6,8 @@
 //! the work and never merges: it runs on the trial merge's checkout, read-only, without a
 //! network, and the queue and the project's check still decide the landing.
 //!
-//! An `exec` judge is a command given the task in `BATON_TASK_*` variables (its acceptance in
+//! An agent judge (Claude Code, Codex, …) is [`crate::landing::judge_agent`]'s. An `exec` judge
+//! is a command given the task in `BATON_TASK_*` variables (its acceptance in
 //! `BATON_TASK_ACCEPTANCE`) and the diff on its stdin: exit 0 approves, anything else asks for
 //! changes, and what it printed is its word: a line `FILE:LINE: TEXT` on a line the diff shows
 //! is a comment on that line, the other lines the round's summary.
@@ -24,7 +25,7 @@ use crate::landing::check::{Writes, start_on_checkout};
 /// The most of a diff a judge is given (its start).
 const MAX_DIFF: usize = 1024 * 1024;
 
-pub use crate::roles::Judge;
+pub use crate::roles::{Judge, JudgeBy};
 
 /// What a judge said of one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,22 +51,28 @@ pub(crate) fn patch_of(diff: &BranchDiff) -> String {
     baton_core::text::prefix(&patch, MAX_DIFF).to_string()
 }
 
-/// Runs `judge` on the task `env` names (in the checkout it gives), `diff` on its stdin, within
-/// the check's time limit; its word.
+/// Runs the judge's `command` on the task `env` names (in the checkout it gives), `diff` on its
+/// stdin, within the check's time limit; its word.
 pub(crate) fn run_judge(
-    judge: &Judge,
+    command: &str,
     settings: &ReviewSettings,
     env: &TaskEnv<'_>,
     diff: &BranchDiff,
 ) -> Result<Word> {
+    let (approved, said) = run_judge_command(command, settings, env, patch_of(diff).into_bytes())?;
+    Ok(word_of(approved, &said, diff))
+}
+
+/// Runs the judge's `command` on what `env` names, read-only and without a network, `input` on
+/// its stdin, within the check's time limit: whether it exited 0, and what it printed.
+pub(crate) fn run_judge_command(
+    command: &str,
+    settings: &ReviewSettings,
+    env: &TaskEnv<'_>,
+    input: Vec<u8>,
+) -> Result<(bool, String)> {
     // The sandbox lives until the judge has ended.
-    let (running, _sandbox) = start_on_checkout(
-        &judge.command,
-        settings,
-        env,
-        Writes::Nothing,
-        patch_of(diff).into_bytes(),
-    )?;
+    let (running, _sandbox) = start_on_checkout(command, settings, env, Writes::Nothing, input)?;
     let limit = Duration::from_secs_f64(settings.check_timeout_minutes * 60.0);
     let status = match running.wait_timeout(limit) {
         Some(status) => status,
@@ -74,9 +81,9 @@ pub(crate) fn run_judge(
             return Err(TeamError::new(
                 ErrorKind::Timeout,
                 format!(
-                    "the judge `{}` did not finish within {} minutes (check_timeout_minutes in \
-                     review.toml)",
-                    judge.command, settings.check_timeout_minutes
+                    "the judge `{command}` did not finish within {} minutes \
+                     (check_timeout_minutes in review.toml)",
+                    settings.check_timeout_minutes
                 ),
             ));
         }
@@ -88,8 +95,10 @@ pub(crate) fn run_judge(
         )
     })?;
     let ended = running.finish();
-    let said = format!("{}{}", ended.stdout, ended.stderr);
-    Ok(word_of(status.success(), &said, diff))
+    Ok((
+        status.success(),
+        format!("{}{}", ended.stdout, ended.stderr),
+    ))
 }
 
 /// A judge's output read as its word: line comments where the diff shows the line, the rest

@@ -12,7 +12,7 @@ use baton_git::{Landed, TrialOutcome, Worktrees, merge_message};
 use crate::Progress;
 use crate::exec::TaskEnv;
 use crate::landing::check::run_check_command;
-use crate::landing::judge::{Judge, run_judge};
+use crate::landing::judge::{Judge, JudgeBy, run_judge};
 use crate::landing::merge_queue::{MergeQueue, QueueEntry, QueueState};
 use crate::supervision::crew::Crew;
 
@@ -231,8 +231,18 @@ fn judge_trial(
         result_path: &result_path,
         worktree: Some(&trial.checkout),
     };
-    let word = run_judge(judge, settings, &env, &diff)
-        .map_err(|e| left(format!("the judge could not run: {e}")))?;
+    let word = match &judge.by {
+        JudgeBy::Command(command) => run_judge(command, settings, &env, &diff),
+        JudgeBy::Agent(profile) => crate::landing::judge_agent::judge_by_agent(
+            crew,
+            &judge.name,
+            profile,
+            task,
+            trial,
+            &diff,
+        ),
+    }
+    .map_err(|e| left(format!("the judge could not judge it: {e}")))?;
     let said = Judgement {
         by: judge.name.clone(),
         at: baton_core::Timestamp::now(),

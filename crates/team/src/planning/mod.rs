@@ -16,6 +16,7 @@
 //! failed and why, for follow-ups, within [`MAX_SESSIONS`].
 
 pub(crate) mod approval;
+pub(crate) mod goal_check;
 pub(crate) mod planner;
 pub(crate) mod seat;
 
@@ -53,8 +54,13 @@ pub struct PlanOutcome {
     pub tasks: Vec<String>,
     /// Planning sessions run.
     pub sessions: u32,
-    /// Every task of the plan is done.
+    /// Every task of the plan is done (or cancelled), and the team's judge, when it has one,
+    /// found the goal met.
     pub carried_out: bool,
+    /// The team's judge's last word on the goal, once every task had landed: met or not; none
+    /// without a judge, or before it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_met: Option<bool>,
 }
 
 /// The planner's name on this machine: `planner`, with the host in front on a store shared

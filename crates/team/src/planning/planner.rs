@@ -10,6 +10,7 @@ use baton_core::{ClaimRequest, Reopen, Task, TaskStatus, WorkerState};
 use crate::Progress;
 use crate::error::{Result, TeamError};
 use crate::planning::approval::{Decision, approve_all, ask_lead};
+use crate::planning::goal_check::judge_goal;
 use crate::planning::{
     MAX_SESSIONS, PlanApproval, carried_out, proposed, settled, tasks_of, wait_for_change,
 };
@@ -28,8 +29,10 @@ pub enum PlanStep {
     Approved,
     /// Back to the planner, with the lead's words or what failed.
     SentBack,
-    /// Every task of the plan is done.
+    /// Every task of the plan is done (and the judge finds the goal met).
     CarriedOut,
+    /// The team's judge compared the lead's branch with the goal: met or not (in the detail).
+    GoalJudged,
     /// Planning ended without the plan carried out (why in the detail).
     Ended,
 }
@@ -76,6 +79,8 @@ fn plan_until_done(
     let mut first = true;
     // The failures the planner was told of: each once.
     let mut told = std::collections::BTreeSet::new();
+    // The plan's size when the judge last found the goal not met.
+    let mut missing_at: Option<usize> = None;
     loop {
         if flags.finishing() {
             return Ok((PlanStep::Ended, "the team was asked to stop".into()));
@@ -129,6 +134,43 @@ fn plan_until_done(
                 .iter()
                 .filter(|t| t.status == TaskStatus::Done)
                 .count();
+            if let Some(judge) = &run.team.judge {
+                let plan = current(crew, run.plan)?;
+                let (met, said) = match judge_goal(run.team, judge, &plan) {
+                    Ok(word) => word,
+                    Err(e) => {
+                        return Ok((
+                            PlanStep::Ended,
+                            format!(
+                                "the judge could not judge the goal ({e}): the lead takes it \
+                                 from here"
+                            ),
+                        ));
+                    }
+                };
+                let verdict = if met { "met" } else { "not met" };
+                tell(run, PlanStep::GoalJudged, format!("{verdict}: {said}"));
+                if !met {
+                    if missing_at == Some(tasks.len()) {
+                        return Ok((
+                            PlanStep::Ended,
+                            "the judge finds the goal not met and the planner planned nothing \
+                             more for it: the lead takes it from here"
+                                .into(),
+                        ));
+                    }
+                    missing_at = Some(tasks.len());
+                    send_back(
+                        run,
+                        &format!(
+                            "The judge compared the lead's branch with the goal and the master \
+                             plan, and finds the goal not met: {said}\nPlan the work that is \
+                             missing."
+                        ),
+                    )?;
+                    continue;
+                }
+            }
             return Ok((
                 PlanStep::CarriedOut,
                 format!("{done} of {} task(s) done", tasks.len()),

@@ -75,9 +75,13 @@ impl<'a> PlannerSeat<'a> {
             .attempts(Some(&self.plan))
             .map(|attempts| attempts.len() as u32)
             .unwrap_or_default();
+        let goal_met = baton_core::review::review_of(self.crew.documents, &self.plan)
+            .ok()
+            .and_then(|record| record.judgements.last().map(|j| j.approved));
         PlanOutcome {
             plan: self.plan.clone(),
-            carried_out: carried_out(&tasks),
+            carried_out: carried_out(&tasks) && goal_met != Some(false),
+            goal_met,
             tasks: tasks.into_iter().map(|t| t.id).collect(),
             sessions,
         }

@@ -162,10 +162,12 @@ pub struct TeamUp {
     )]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub planner_budget_usd: Option<f64>,
-    /// Judge each done task before the merge queue lands it (with --merge auto): the judge's
-    /// profile, a command (kind = "exec") given the task and its diff that exits 0 to approve
-    /// and anything else to send the task back with what it printed. Default: the profile
-    /// named judge in .coordination/team/profiles.toml, when there is one.
+    /// Judge each done task before the merge queue lands it (with --merge auto), and the goal
+    /// once its plan has landed: the judge's profile, an agent (claude, codex, …) that reads
+    /// the work read-only and ends with its verdict, or a command (kind = "exec") given the
+    /// task and its diff that exits 0 to approve and anything else to send the task back with
+    /// what it printed. Default: the profile named judge in .coordination/team/profiles.toml,
+    /// when there is one.
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, value_name = "PROFILE"))]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]

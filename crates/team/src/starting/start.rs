@@ -168,7 +168,9 @@ impl TeamUp {
         if name == workers.name && self.exec.is_some() {
             return Err(TeamError::new(
                 ErrorKind::InvalidArguments,
-                "--exec is the workers' command; a planner needs its own: --planner PROFILE, or                  [profiles.planner] in .coordination/team/profiles.toml (kind = \"exec\" and the                  command that plans, or an agent such as claude)",
+                "--exec is the workers' command; a planner needs its own: --planner PROFILE, or \
+                 [profiles.planner] in .coordination/team/profiles.toml (kind = \"exec\" and the \
+                 command that plans, or an agent such as claude)",
             ));
         }
         let mut profile = match name == workers.name {
@@ -184,12 +186,14 @@ impl TeamUp {
 
     /// The team's judge: `--judge`, else the project's profile named `judge` when the merge
     /// queue lands the work; none otherwise. A judge judges what the queue lands, so it needs
-    /// `--merge auto`; it is a command (an `exec` profile).
+    /// `--merge auto`; it is a command (an `exec` profile) or an agent, sandboxed as the
+    /// workers are unless its profile or the request says otherwise.
     fn judge_of(
         &self,
         local: &Layout,
         merge: baton_core::review::MergeMode,
     ) -> Result<Option<crate::roles::Judge>> {
+        use crate::roles::{Judge, JudgeBy};
         use baton_core::review::MergeMode;
         let name = match &self.judge {
             Some(name) => name.clone(),
@@ -206,19 +210,23 @@ impl TeamUp {
                 "--judge judges each task before the merge queue lands it: give --merge auto too",
             ));
         }
-        let profile = resolve(local, &name, None)?;
-        if !profile.kind.runs_shell_command() {
-            return Err(TeamError::new(
-                ErrorKind::InvalidArguments,
-                format!(
-                    "profile {name:?} runs {}: a judge is a command here (kind = \"exec\", the                      command given the task and its diff, exit 0 to approve)",
-                    profile.kind
-                ),
-            ));
-        }
-        Ok(Some(crate::roles::Judge {
+        let mut profile = resolve(local, &name, None)?;
+        let by = match profile.kind.runs_shell_command() {
+            true => JudgeBy::Command(profile.command),
+            false => {
+                if self.sandbox || self.no_sandbox {
+                    profile.sandbox.enabled = self.sandbox;
+                }
+                if profile.sandbox.enabled {
+                    baton_sandbox::check_available()
+                        .map_err(|m| TeamError::new(ErrorKind::SandboxUnavailable, m))?;
+                }
+                JudgeBy::Agent(Box::new(profile))
+            }
+        };
+        Ok(Some(Judge {
             name: "judge".to_string(),
-            command: profile.command,
+            by,
         }))
     }
 }

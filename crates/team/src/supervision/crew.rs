@@ -169,6 +169,42 @@ impl<'a> Crew<'a> {
         Ok(crew)
     }
 
+    /// The crew of this team's agent judge `name` running `profile`: the same stores, setting,
+    /// host and progress; its agent reads the project and writes nothing, in no worktree; the
+    /// team's cap with what the team has spent so far; and this crew's stop flags for `name`,
+    /// so that stopping the team stops the judge too.
+    pub(crate) fn for_judge(&self, name: &str, mut profile: Profile) -> Result<Crew<'a>> {
+        profile.worktree = false;
+        let stores = TeamStores {
+            tasks: self.tasks,
+            team: self.team,
+            documents: self.documents,
+            local: self.local,
+        };
+        let mut crew = Crew::new(
+            stores,
+            self.setting.clone(),
+            profile,
+            self.host.clone(),
+            self.pace.mode,
+            self.progress,
+        )?;
+        crew.reads_only = true;
+        crew.echo = self.echo;
+        crew.keep_records = self.keep_records;
+        crew.spend.cap_usd = self.spend.cap_usd;
+        crew.spend.spent_micro.store(
+            self.spend.spent_micro.load(Ordering::SeqCst),
+            Ordering::SeqCst,
+        );
+        let flags = self.flags(name);
+        crew.flags
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), flags);
+        Ok(crew)
+    }
+
     /// The flags of worker `name`, made on first use.
     pub fn flags(&self, name: &str) -> Arc<WorkerFlags> {
         let mut flags = self.flags.lock().unwrap_or_else(|e| e.into_inner());

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use baton_core::transcript::Stream;
-use baton_core::{Attempt, AttemptEnd, Happened, Task, TaskStatus, Timestamp, Usage};
+use baton_core::{Attempt, AttemptEnd, AttemptRole, Happened, Task, TaskStatus, Timestamp, Usage};
 
 use crate::agent_cli::{AgentSession, OutputReader, Reading};
 use crate::error::Result;
@@ -63,6 +63,9 @@ pub struct AttemptPlan<'a> {
     pub spent_before: Usage,
     /// What the worker's agents cost before this attempt, for its record.
     pub worker_usage: Usage,
+    /// Work at the task (a worker's, a planner's), or judging it (the team's judge: it holds
+    /// no task and no worker's record, and ends when its agent ends).
+    pub role: AttemptRole,
 }
 
 /// Runs one attempt to its end: started (or not), watched while it runs, wound up when its
@@ -133,7 +136,8 @@ fn announce(
         plan.worker_usage,
     );
     let first = transcript.take();
-    if let Err(e) = crew.save_attempt_with(record, &first, Some(&worker)) {
+    let worker = plan.role.is_work().then_some(&worker);
+    if let Err(e) = crew.save_attempt_with(record, &first, worker) {
         (crew.progress)(crate::Progress::Trouble {
             worker: plan.worker.to_string(),
             message: format!("cannot record the attempt: {e}"),
@@ -209,7 +213,7 @@ fn watch(
             None => transcript.flush(), // a pause (nothing when nothing waits)
         }
         transcript.flush_if_due();
-        if Instant::now() >= next_heartbeat {
+        if Instant::now() >= next_heartbeat && plan.role.is_work() {
             // A failed renewal is not fatal: the next may work, and the end says if the task
             // was lost meanwhile.
             let _ = crew.tasks.heartbeat(plan.worker);
@@ -243,9 +247,12 @@ fn stop_if_due(
     lingering: &mut Lingering,
     usage: &Usage,
 ) -> Option<Interrupted> {
+    // A judge holds no task: it ends when its agent does.
     let reported = || {
-        crew.task(&plan.task.id)
-            .is_some_and(|t| !(t.claimed_by.as_deref() == Some(plan.worker) && t.status.is_held()))
+        plan.role.is_work()
+            && crew.task(&plan.task.id).is_some_and(|t| {
+                !(t.claimed_by.as_deref() == Some(plan.worker) && t.status.is_held())
+            })
     };
     if let Some(text) = lingering.look(reported) {
         transcript.push(Happened::Supervisor { text });
@@ -323,12 +330,16 @@ fn conclude(
         && interrupted.is_none()
         && exit_code.is_some()
         && crew.over_budget(&spent, &Usage::default(), None).is_none();
-    let reported = by_exit
-        .then(|| {
-            let succeeded = exit_code == Some(0);
-            report::by_exit_status(crew, plan.worker, id, succeeded, &how, &printed)
-        })
-        .flatten();
+    let reported = match plan.role {
+        AttemptRole::Judging if !not_started => Some(judged(exit_code, interrupted.as_ref(), &how)),
+        AttemptRole::Judging => None,
+        AttemptRole::Work => by_exit
+            .then(|| {
+                let succeeded = exit_code == Some(0);
+                report::by_exit_status(crew, plan.worker, id, succeeded, &how, &printed)
+            })
+            .flatten(),
+    };
     let seen_clean = reported.as_ref().is_some_and(|r| r.seen_clean);
     (record.end, record.reason) = match reported {
         Some(reported) => (reported.end, Some(reported.reason)),
@@ -355,6 +366,26 @@ fn conclude(
         stderr: printed.stderr,
         seen_clean,
     })
+}
+
+/// How a judge's attempt ended: its agent ended by itself (what it said is its word, which the
+/// merge queue reads), was stopped, or crashed. It holds no task, so the store has no say.
+fn judged(
+    exit_code: Option<i32>,
+    interrupted: Option<&Interrupted>,
+    how: &str,
+) -> report::Reported {
+    let (end, reason) = match (interrupted, exit_code) {
+        (Some(Interrupted::Budget(reason)), _) => (AttemptEnd::Budget, reason.clone()),
+        (Some(Interrupted::StopNow), _) => (AttemptEnd::Stopped, "asked to stop now".into()),
+        (None, Some(0)) => (AttemptEnd::Completed, how.to_string()),
+        (None, _) => (AttemptEnd::Crashed, how.to_string()),
+    };
+    report::Reported {
+        end,
+        reason,
+        seen_clean: false,
+    }
 }
 
 /// The exit code and the signal of an agent's process. Bubblewrap reports an agent killed by a
@@ -396,6 +427,7 @@ fn new_record(crew: &Crew<'_>, plan: &AttemptPlan<'_>) -> Attempt {
         last_message: None,
         events: 0,
         sandboxed: plan.launch.sandbox.is_some(),
+        role: plan.role,
     }
 }
 

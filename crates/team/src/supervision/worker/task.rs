@@ -29,7 +29,10 @@ pub(crate) fn work_task(
     let Some(worktree) = take_up(crew, name, &task, report) else {
         return Ok(());
     };
-    let mut earlier = crew.attempts(&id)?;
+    // The judge's attempts at the task are numbered among its worker's, and are not its.
+    let all = crew.attempts(&id)?;
+    let mut next = all.iter().map(|a| a.attempt).max().unwrap_or(0) + 1;
+    let mut earlier: Vec<Attempt> = all.into_iter().filter(Attempt::is_work).collect();
     let mut resume_session = match resumed {
         true => session_left(crew, &mut earlier)?,
         false => None,
@@ -43,7 +46,8 @@ pub(crate) fn work_task(
     let result_path = crew.local.result_file(&id)?;
     let mut backoff = Duration::from_secs_f64(crew.profile.backoff_secs);
     loop {
-        let number = earlier.last().map_or(1, |a| a.attempt + 1);
+        let number = next;
+        next += 1;
         let spent = earlier.iter().fold(Usage::default(), |mut sum, a| {
             sum.add(&a.usage);
             sum
@@ -258,13 +262,14 @@ fn attempt(
     report: &WorkerReport,
 ) -> Result<Finished> {
     let planned = launch(&crew.profile, &crew.setting, attempting);
-    let planned = crate::attempt_sandbox::sandboxed(
-        crew,
-        attempting.agent,
-        &attempting.task.id,
-        attempting.worktree,
-        planned,
-    )?;
+    let seat = crate::attempt_sandbox::Seat {
+        agent: attempting.agent,
+        task: &attempting.task.id,
+        worktree: attempting.worktree,
+        judging: false,
+        shown: None,
+    };
+    let planned = crate::attempt_sandbox::sandboxed(crew, &seat, planned)?;
     run_attempt(
         crew,
         AttemptPlan {
@@ -277,6 +282,7 @@ fn attempt(
             session: attempting.session,
             spent_before,
             worker_usage: report.usage,
+            role: baton_core::AttemptRole::Work,
         },
     )
 }
@@ -475,6 +481,7 @@ mod tests {
             last_message: (number == 2).then(|| "x".repeat(400)),
             events: 0,
             sandboxed: false,
+            role: baton_core::AttemptRole::Work,
         }
     }
 
