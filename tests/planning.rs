@@ -215,8 +215,8 @@ fn the_leads_words_send_the_plan_back_to_the_planner(p: Project) {
     assert!(p.path().join("work/e.txt").is_file());
 }
 
-/// A planner that plans `a` then `b` on it; told that `a` failed, it cancels `b` (which can
-/// never start) and adds `c` instead.
+/// A planner that plans `a`, `b` on it and `slow`; told that `a` failed, it cancels `b` (which
+/// can never start) and adds `c` instead.
 const REPLANNER: &str = r##"set -e
 case "$BATON_TASK_HINTS" in
   *"failed"*)
@@ -227,10 +227,16 @@ case "$BATON_TASK_HINTS" in
 esac
 baton leader add-task "Part a" --id a --files work/a.txt
 baton leader add-task "Part b" --id b --depends a --files work/b.txt
+baton leader add-task "The slow part" --id slow --files work/slow.txt
 "##;
 
-/// A worker that cannot do `a`.
+/// A worker that cannot do `a`, and does `slow` only once `c` is on the board: the planner
+/// hears of a's failure while `slow` is still worked, not once the plan has settled (it would
+/// never settle: the worker gives up after a minute).
 const FAILING_A: &str = "test \"$BATON_TASK_ID\" != a || { echo 'a cannot be done' >&2; exit 1; }; \
+     if [ \"$BATON_TASK_ID\" = slow ]; then i=0; \
+       until baton --json leader status | grep -Eq '\"id\": ?\"c\"'; do \
+         i=$((i+1)); [ $i -lt 600 ] || { echo 'c never came' >&2; exit 1; }; sleep 0.1; done; fi; \
      mkdir -p work && echo \"$BATON_TASK_ID\" > \"work/$BATON_TASK_ID.txt\" && git add work && \
      git commit -qm \"$BATON_TASK_ID\"";
 
@@ -246,6 +252,11 @@ fn a_failed_task_goes_back_to_the_planner_once_and_its_follow_up_lands(p: Projec
     assert_eq!(status_of(&p, "b"), "cancelled");
     assert_eq!(status_of(&p, "c"), "done");
     assert!(p.path().join("work/c.txt").is_file(), "c landed");
+    assert_eq!(
+        status_of(&p, "slow"),
+        "done",
+        "told of a while slow was worked"
+    );
     let hints = p.task("plan-1")["context"]["hints"]
         .as_str()
         .unwrap()

@@ -24,8 +24,10 @@ pub struct TaskBrief<'a> {
     pub agent: &'a str,
     pub task: &'a Task,
     pub worktree: Option<&'a Worktree>,
-    /// The earlier attempts at the task, oldest first.
+    /// The earlier attempts at the task, oldest first (its workers'; a judge's are not).
     pub earlier: &'a [Attempt],
+    /// This attempt's number at the task (its judge's sessions are numbered among them).
+    pub attempt: u32,
 }
 
 /// The prompt for an agent given one task.
@@ -36,6 +38,7 @@ pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
         task,
         worktree,
         earlier,
+        attempt,
     } = brief;
     let id = &task.id;
     let mut prompt = format!(
@@ -80,8 +83,7 @@ pub fn task_prompt(store: &dyn TaskStore, brief: &TaskBrief<'_>) -> String {
     });
     if let Some(last) = earlier.last() {
         prompt.push_str(&format!(
-            "\nThis is attempt {} at the task. The previous attempt ({}) {}.",
-            last.attempt + 1,
+            "\nThis is attempt {attempt} at the task. The previous attempt ({}) {}.",
             last.agent,
             ended(last)
         ));
@@ -219,6 +221,7 @@ mod tests {
                     task,
                     worktree: None,
                     earlier: &[],
+                    attempt: 1,
                 },
             )
         };

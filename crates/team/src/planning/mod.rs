@@ -120,6 +120,17 @@ pub(crate) fn settled(
     tasks: &dyn TaskStore,
     plan: &str,
 ) -> baton_core::Result<Option<(Vec<Task>, Vec<String>)>> {
+    settled_or_failed(tasks, plan, None)
+}
+
+/// [`settled`], or sooner with `told` (the failures the planner was told of): as soon as a
+/// task of the plan has failed that is not among them, so that the planner hears of each
+/// failure as it comes while the rest of the plan goes on.
+pub(crate) fn settled_or_failed(
+    tasks: &dyn TaskStore,
+    plan: &str,
+    told: Option<&std::collections::BTreeSet<String>>,
+) -> baton_core::Result<Option<(Vec<Task>, Vec<String>)>> {
     let (file, _) = tasks.snapshot()?;
     let doomed: Vec<String> = baton_core::doomed_tasks(&file)
         .into_iter()
@@ -138,7 +149,12 @@ pub(crate) fn settled(
     let moving = planned
         .iter()
         .any(|t| !t.status.is_final() && !stuck.contains(&t.id));
-    Ok((!moving).then_some((planned, stuck)))
+    let news = told.is_some_and(|told| {
+        planned
+            .iter()
+            .any(|t| t.status == TaskStatus::Failed && !told.contains(&t.id))
+    });
+    Ok((!moving || news).then_some((planned, stuck)))
 }
 
 /// Waits until `look` finds something (`Some`), looking again at each change of the board

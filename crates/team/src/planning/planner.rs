@@ -3,6 +3,7 @@
 //! for one. When it ends (the plan carried out, failed, out of sessions, or the team stopped)
 //! it asks the workers to stop after their tasks: a planned team lasts as long as its plan.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 
 use baton_core::{ClaimRequest, Reopen, Task, TaskStatus, WorkerState};
@@ -12,7 +13,8 @@ use crate::error::{Result, TeamError};
 use crate::planning::approval::{Decision, approve_all, ask_lead};
 use crate::planning::goal_check::judge_goal;
 use crate::planning::{
-    MAX_SESSIONS, PlanApproval, carried_out, proposed, settled, tasks_of, wait_for_change,
+    MAX_SESSIONS, PlanApproval, carried_out, proposed, settled, settled_or_failed, tasks_of,
+    wait_for_change,
 };
 use crate::supervision::crew::Crew;
 use crate::supervision::worker::{WorkerReport, work_task};
@@ -78,7 +80,7 @@ fn plan_until_done(
     let mut sessions = 0;
     let mut first = true;
     // The failures the planner was told of: each once.
-    let mut told = std::collections::BTreeSet::new();
+    let mut told = BTreeSet::new();
     // The plan's size when the judge last found the goal not met.
     let mut missing_at: Option<usize> = None;
     loop {
@@ -125,10 +127,11 @@ fn plan_until_done(
             send_back(run, &words)?;
             continue;
         }
-        let Some((tasks, stuck)) = wait_until_settled(run, &flags.finish)? else {
+        let Some((tasks, stuck)) = wait_until_settled(run, &flags.finish, &told)? else {
             return Ok((PlanStep::Ended, "the team was asked to stop".into()));
         };
-        // Settled, each task is finished or stranded: carried out when none failed or waits.
+        // Settled (each task finished or stranded), or a failure came: carried out when none
+        // failed or waits.
         if carried_out(&tasks) {
             let done = tasks
                 .iter()
@@ -274,19 +277,32 @@ fn failures(failed: &[&Task], stuck: &[String]) -> String {
 type Settled = (Vec<Task>, Vec<String>);
 
 /// Waits until no task of the plan can move any more ([`settled`]) and the merge queue has had
-/// its turn at each done one (the judge or the check may send it back, unfinished again); the
-/// plan's tasks then, or `None` when asked to stop.
-fn wait_until_settled(run: &PlannerRun<'_, '_>, stop: &AtomicBool) -> Result<Option<Settled>> {
+/// its turn at each done one (the judge or the check may send it back, unfinished again), or
+/// until a task of it fails that the planner was not `told` of (it hears of each as it comes);
+/// the plan's tasks then, or `None` when asked to stop.
+fn wait_until_settled(
+    run: &PlannerRun<'_, '_>,
+    stop: &AtomicBool,
+    told: &BTreeSet<String>,
+) -> Result<Option<Settled>> {
     let crew = run.planner;
     let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
+    let news = |tasks: &[Task]| {
+        tasks
+            .iter()
+            .any(|t| t.status == TaskStatus::Failed && !told.contains(&t.id))
+    };
     loop {
-        let look = || settled(crew.tasks, run.plan);
+        let look = || settled_or_failed(crew.tasks, run.plan, Some(told));
         let Some((tasks, stuck)) = wait_for_change(crew, &[], stop, look)? else {
             return Ok(None);
         };
         let Some(queue) = &run.team.merge_queue else {
             return Ok(Some((tasks, stuck)));
         };
+        if news(&tasks) {
+            return Ok(Some((tasks, stuck)));
+        }
         if !queue.wait_decided(&done_of(&tasks), &stopped) {
             return Ok(None);
         }

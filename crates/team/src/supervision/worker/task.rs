@@ -53,7 +53,18 @@ pub(crate) fn work_task(
             sum
         });
         let session = crew.profile.kind.session(resume_session.take());
-        let prompt = prompt_for(crew, name, &task, worktree.as_ref(), &earlier, &session);
+        let prompt = prompt_for(
+            crew,
+            &TaskBrief {
+                reporting: crew.profile.kind.reporting(),
+                agent: name,
+                task: &task,
+                worktree: worktree.as_ref(),
+                earlier: &earlier,
+                attempt: number,
+            },
+            &session,
+        );
         let attempting = Attempting {
             agent: name,
             task: &task,
@@ -218,39 +229,19 @@ fn session_left(crew: &Crew<'_>, earlier: &mut [Attempt]) -> Result<Option<Strin
         .filter(|_| crew.profile.kind.resumes()))
 }
 
-/// What the agent is told: its task, or, going on with its session, to go on.
-fn prompt_for(
-    crew: &Crew<'_>,
-    name: &str,
-    task: &Task,
-    worktree: Option<&Worktree>,
-    earlier: &[Attempt],
-    session: &AgentSession,
-) -> String {
-    let id = &task.id;
-    if task.kind == baton_core::TaskKind::Plan && !matches!(session, AgentSession::Resume(_)) {
-        return crate::plan_prompt::plan_prompt(
-            crew.tasks,
-            crew.profile.kind.reporting(),
-            name,
-            task,
-        );
+/// What the agent is told: its task (`brief`), or, going on with its session, to go on.
+fn prompt_for(crew: &Crew<'_>, brief: &TaskBrief<'_>, session: &AgentSession) -> String {
+    let (id, name) = (&brief.task.id, brief.agent);
+    if brief.task.kind == baton_core::TaskKind::Plan && !matches!(session, AgentSession::Resume(_))
+    {
+        return crate::plan_prompt::plan_prompt(crew.tasks, brief.reporting, name, brief.task);
     }
     match session {
         AgentSession::Resume(_) => format!(
             "Baton restarted you after your supervisor stopped. Go on with task {id} as agent \
              {name} from where you were, and report it with task_complete or task_fail when done."
         ),
-        _ => task_prompt(
-            crew.tasks,
-            &TaskBrief {
-                reporting: crew.profile.kind.reporting(),
-                agent: name,
-                task,
-                worktree,
-                earlier,
-            },
-        ),
+        _ => task_prompt(crew.tasks, brief),
     }
 }
 
