@@ -138,6 +138,9 @@ fn a_plan_of_twelve_lands_in_order_through_the_merge_queue(p: Project) {
         "{board}"
     );
     assert_eq!(board.matches(": landed — in main (").count(), 12, "{board}");
+    // Nothing waits for review: every done task's branch is in the lead's.
+    let waiting = p.json(&["review", "waiting"]);
+    assert_eq!(waiting["tasks"], serde_json::json!([]), "{waiting}");
 }
 
 fn without_the_queue_every_dependent_sees_its_dependencies_and_nothing_is_merged(p: Project) {
@@ -154,6 +157,26 @@ fn without_the_queue_every_dependent_sees_its_dependencies_and_nothing_is_merged
     assert!(report["verdict"].get("merged").is_none(), "{report}");
     assert_eq!(git(p.path(), &["rev-parse", "HEAD"]), before);
     assert!(!p.path().join("work").exists());
+    // Each waits for review until the lead merges it.
+    let waiting = |p: &Project| -> Vec<Value> {
+        p.json(&["review", "waiting"])["tasks"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let before = waiting(&p);
+    assert_eq!(before.len(), 12, "{before:?}");
+    let t1 = before.iter().find(|w| w["task"] == "t1").unwrap();
+    assert_eq!(
+        (&t1["branch"], t1["commits"].as_u64()),
+        (&Value::from("baton/t1"), Some(1)),
+        "{t1}"
+    );
+    let merged = p.committing(&["leader", "merge", "t1"]).output().unwrap();
+    assert!(merged.status.success(), "{merged:?}");
+    let after = waiting(&p);
+    assert_eq!(after.len(), 11, "{after:?}");
+    assert!(after.iter().all(|w| w["task"] != "t1"), "{after:?}");
 }
 
 /// Writes `script` as the agent (a file: the test's shell logic stays readable), where a

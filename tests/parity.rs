@@ -686,6 +686,8 @@ fn every_operation(mut t: Twins) {
     assert_eq!(written["by"], "lead", "{written}");
     let report = t.same("team_report", &["team", "report"], json!({}), 0);
     assert!(report["run"]["tasks"].as_u64().unwrap() > 0, "{report}");
+    let waiting = t.same("review_waiting", &["review", "waiting"], json!({}), 0);
+    assert!(waiting["tasks"].is_array(), "{waiting}");
 
     // Every operation in the catalogue was compared.
     let listed = t.mcp.request("tools/list", json!({}));

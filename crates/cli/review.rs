@@ -36,6 +36,9 @@ pub enum ReviewCommand {
     /// Run the project's check command (.coordination/review.toml) in the task's worktree.
     /// Exit code 9 when it fails.
     Check(RunCheck),
+    /// The done tasks whose branch is not in your branch yet, in the order they were done:
+    /// what waits for your review (the desktop's Review count).
+    Waiting(baton_api::worktrees::ReviewWaiting),
 }
 
 pub fn review(
@@ -71,6 +74,27 @@ pub fn review(
                 0
             } else {
                 baton_api::exit::CHECK_FAILED.code
+            })
+        }
+        (Some(ReviewCommand::Waiting(request)), _) => {
+            operate(project, mode, json, request, |waiting| {
+                let waiting = &waiting.tasks;
+                if waiting.is_empty() {
+                    return "Nothing waits for review: every done task's branch is in yours."
+                        .to_string();
+                }
+                let mut text = format!("{} task(s) wait for review:", waiting.len());
+                for w in waiting {
+                    let _ = write!(
+                        text,
+                        "\n  {}  {} ({} commit(s) on {})",
+                        w.task,
+                        crate::render::line(&w.description, 60),
+                        w.commits,
+                        w.branch
+                    );
+                }
+                text
             })
         }
         (None, Some(task)) => operate_paged(project, mode, json, TaskReview { task }, render),

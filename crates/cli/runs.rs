@@ -73,6 +73,7 @@ pub fn runs(command: &Command) -> CommandRuns {
                 Operations(&[api::review::RequestChanges::NAME])
             }
             Some(ReviewCommand::Check(_)) => Operations(&[api::check::RunCheck::NAME]),
+            Some(ReviewCommand::Waiting(_)) => Operations(&[api::worktrees::ReviewWaiting::NAME]),
         },
         Command::Message(MessageCommand::Send(_)) => Operations(&[api::inbox::MessageSend::NAME]),
         Command::Message(MessageCommand::Ack(_)) => Operations(&[api::inbox::MessageAck::NAME]),

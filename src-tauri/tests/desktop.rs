@@ -1601,6 +1601,14 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
         s.text("[data-testid=review-state]").starts_with("done")
     });
 
+    // The Review counts the done task whose branch waits; once merged, nothing.
+    let review_count = |s: &Session| {
+        s.find_now("[data-testid=count-review]")
+            .map(|_| s.text("[data-testid=count-review]"))
+    };
+    session.wait_for("the Review's count of t1", |s| {
+        review_count(s).is_some_and(|text| text.starts_with('1'))
+    });
     // A failing check blocks the merge and says why; a passing one lets it through.
     let before = support::git(p.path(), &["rev-parse", "HEAD"]);
     session.wait_for("Merge to be ready", |s| {
@@ -1629,6 +1637,9 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
         std::fs::read_to_string(p.path().join("greet.txt")).unwrap(),
         "hello\nworld\nbye\n"
     );
+    session.wait_for("no Review count once t1 is merged", |s| {
+        review_count(s).is_none()
+    });
 
     // The team stops from the Team view, leaving nothing running.
     session.click(&session.find("[data-testid=view-team]"));

@@ -76,23 +76,28 @@ export function App() {
       }, (e: unknown) => setError(errorMessage(e))),
     [],
   );
-  // What waits for the lead, for the Inbox's count.
+  // What waits for the lead, for the Inbox's count, and the Review's (done tasks whose branch is
+  // not in the lead's yet: a landed one waits no more).
   const readQuestions = useCallback(() => api.openQuestions().then(setQuestions, () => setQuestions(0)), []);
+  const [reviews, setReviews] = useState(0);
+  const readReviews = useCallback(() => api.reviewsWaiting().then(setReviews, () => setReviews(0)), []);
   // One reader of each for the feed's batches and the lead's own actions alike: never two
   // reads at a time, so an older answer cannot land after a newer one.
   const statusReads = useMemo(() => serialReads(readStatus), [readStatus]);
   const questionReads = useMemo(() => serialReads(readQuestions), [readQuestions]);
+  const reviewReads = useMemo(() => serialReads(readReviews), [readReviews]);
   const refresh = useCallback(() => {
     statusReads.start();
     questionReads.start();
-  }, [statusReads, questionReads]);
+    reviewReads.start();
+  }, [statusReads, questionReads, reviewReads]);
   const waiting: Waiting = useMemo(
     () => ({
       questions,
       failed: report?.counts.failed ?? 0,
-      reviews: report?.tasks.filter((t) => t.status === "done" && (t.result?.branch?.commits.length ?? 0) > 0).length ?? 0,
+      reviews,
     }),
-    [questions, report],
+    [questions, report, reviews],
   );
   const showError = useCallback((message: string) => setError(message), []);
 
@@ -127,10 +132,11 @@ export function App() {
     const unlisten = onChanges((batch) => {
       batch.forEach(notify);
       statusReads.start();
+      reviewReads.start();
       if (batch.some((change) => change.event === "question_asked" || change.event === "question_settled")) questionReads.start();
     });
     return () => void unlisten.then((stop) => stop());
-  }, [project, statusReads, questionReads]);
+  }, [project, statusReads, questionReads, reviewReads]);
 
   if (unpaired)
     return (

@@ -92,6 +92,8 @@ export const api = {
     call("inbox_read", { agent: null, all: false, task: null, wait: false, timeout_seconds: null }).then(
       (inbox) => inbox.questions.filter((q) => q.state.state === "open").length,
     ),
+  /** How many done tasks' branches are not in the lead's branch yet (the Review's count). */
+  reviewsWaiting: () => call("review_waiting", {}).then((waiting) => waiting.tasks.length),
   addTask: (request: Operations["task_add"]["request"]) => call("task_add", request).then(task),
   editTask: (id: string, change: Omit<Partial<Operations["task_edit"]["request"]>, "task">) =>
     call("task_edit", {

@@ -38,6 +38,7 @@ const EXPECTED: &[(&str, bool, AgentUse, bool)] = &[
     ("message_ack", true, AgentUse::OwnWork, false),
     ("approve_tool_call", false, AgentUse::OwnWork, false),
     ("task_merge", false, AgentUse::Never, false),
+    ("review_waiting", true, AgentUse::Shared, false),
     ("task_review", true, AgentUse::Shared, false),
     ("review_comment", true, AgentUse::Never, false),
     ("review_request_changes", true, AgentUse::Never, false),

@@ -130,6 +130,7 @@ catalogue!(
     inbox::MessageAck,
     approvals::ApproveToolCall,
     worktrees::Merge,
+    worktrees::ReviewWaiting,
     review::TaskReview,
     review::CommentOnLine,
     review::RequestChanges,

@@ -101,6 +101,77 @@ pub struct CheckFailed {
     pub check: baton_core::review::CheckRun,
 }
 
+/// The done tasks whose branch is not in the lead's branch yet, in the order they were done:
+/// what waits for review and merging (two git runs, however many there are).
+fn unmerged_done<'t>(tasks: &'t [Task], worktrees: &Worktrees) -> Result<Vec<&'t Task>> {
+    let mut done: Vec<&Task> = tasks
+        .iter()
+        .filter(|t| t.status == TaskStatus::Done)
+        .collect();
+    done.sort_by_key(|t| t.completed_at);
+    let (branches, merged) = worktrees.repo().branches(&branch_name("*"))?;
+    done.retain(|t| {
+        let branch = branch_name(&t.id);
+        branches.contains(&branch) && !merged.contains(&branch)
+    });
+    Ok(done)
+}
+
+/// `review_waiting`: the done tasks whose work waits for review (`baton review waiting`).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewWaiting {}
+
+/// A done task whose branch is not in the lead's branch yet.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WaitingReview {
+    pub task: String,
+    pub description: String,
+    /// Its branch, `baton/TASK-ID`.
+    pub branch: String,
+    /// Commits on it that the lead's branch lacks, as the task's record counted them.
+    pub commits: usize,
+}
+
+/// What waits for review.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WaitingReviews {
+    pub tasks: Vec<WaitingReview>,
+}
+
+impl Operation for ReviewWaiting {
+    const NAME: &'static str = "review_waiting";
+    const DESCRIPTION: &'static str = "The done tasks whose branch (baton/TASK-ID) is not in the lead's branch yet, in the order they were done: what waits for review and merging (none outside a git repository).";
+    const READ_ONLY: bool = true;
+    const CALLERS: Callers = Callers::READERS;
+    type Output = WaitingReviews;
+    fn run(self, cx: &Context) -> Result<WaitingReviews> {
+        let Ok(worktrees) = Worktrees::open(cx.local) else {
+            // Not a git repository: no branches wait.
+            return Ok(WaitingReviews { tasks: Vec::new() });
+        };
+        let (file, _) = cx.tasks.snapshot()?;
+        let tasks = unmerged_done(&file.tasks, &worktrees)?
+            .into_iter()
+            .map(|task| WaitingReview {
+                task: task.id.clone(),
+                description: task.description.clone(),
+                branch: branch_name(&task.id),
+                commits: task
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.branch.as_ref())
+                    .map_or(0, |b| b.commits.len()),
+            })
+            .collect();
+        Ok(WaitingReviews { tasks })
+    }
+}
+
 /// A task that would resolve a conflict: the description and files to add it with.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -137,18 +208,7 @@ impl Operation for Merge {
         let (file, _) = cx.tasks.snapshot()?;
         let worktrees = Worktrees::open(cx.local)?;
         let tasks: Vec<&Task> = if self.all {
-            let mut done: Vec<&Task> = file
-                .tasks
-                .iter()
-                .filter(|t| t.status == TaskStatus::Done)
-                .collect();
-            done.sort_by_key(|t| t.completed_at);
-            let (branches, merged) = worktrees.repo().branches(&branch_name("*"))?;
-            done.retain(|t| {
-                let branch = branch_name(&t.id);
-                branches.contains(&branch) && !merged.contains(&branch)
-            });
-            done
+            unmerged_done(&file.tasks, &worktrees)?
         } else {
             self.tasks
                 .iter()

@@ -67,6 +67,7 @@ import type { Reset } from "./Reset";
 import type { ResetOutcome } from "./ResetOutcome";
 import type { Review } from "./Review";
 import type { ReviewComment } from "./ReviewComment";
+import type { ReviewWaiting } from "./ReviewWaiting";
 import type { Route } from "./Route";
 import type { RoutingRecommendation } from "./RoutingRecommendation";
 import type { RunCheck } from "./RunCheck";
@@ -95,6 +96,7 @@ import type { Unreserve } from "./Unreserve";
 import type { Unreserved } from "./Unreserved";
 import type { WaitOutcome } from "./WaitOutcome";
 import type { WaitSignals } from "./WaitSignals";
+import type { WaitingReviews } from "./WaitingReviews";
 import type { WriteSignal } from "./WriteSignal";
 
 /** Every operation: its request and its result. */
@@ -131,6 +133,7 @@ export type Operations = {
   message_ack: { request: MessageAck; output: Acknowledged };
   approve_tool_call: { request: ApproveToolCall; output: ToolVerdict };
   task_merge: { request: Merge; output: MergeReport };
+  review_waiting: { request: ReviewWaiting; output: WaitingReviews };
   task_review: { request: TaskReview; output: Review };
   review_comment: { request: CommentOnLine; output: ReviewComment };
   review_request_changes: { request: RequestChanges; output: ChangesRequested };
