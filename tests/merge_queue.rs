@@ -223,6 +223,27 @@ esac"#,
     assert!(!p.path().join("broken.txt").exists());
     let review = p.json(&["review", "fragile"]);
     assert_eq!(review["merged"], true, "{review}");
+    // The queue's two runs of the check, each on the branch merged with main, are the review's.
+    let runs: Vec<(bool, &str)> = review["queue_checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["passed"].as_bool().unwrap(),
+                c["merged_with"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(runs, [(false, "main"), (true, "main")], "{review}");
+    let shown = p.ok(&["review", "fragile"]);
+    assert!(
+        shown.contains("the merge queue's runs follow")
+            && shown.contains("Merge queue, merged with main: Check `test ! -e broken.txt` on ")
+            && shown.contains(": failed (exit code 1)")
+            && shown.contains(": passed in "),
+        "{shown}"
+    );
     let board = p.tasks_json();
     assert_eq!(board["tasks"][0]["status"], "done", "{board}");
 }

@@ -146,10 +146,24 @@ pub fn render(review: &Review) -> String {
         (_, Some(run)) => {
             let _ = writeln!(out, "{}", check_text(run, !run.passed));
         }
-        (Some(command), None) => {
+        (Some(command), None) if review.queue_checks.is_empty() => {
             let _ = writeln!(out, "Check `{command}`: not run on this commit yet");
         }
+        (Some(command), None) => {
+            let _ = writeln!(
+                out,
+                "Check `{command}`: not run on the branch itself; the merge queue's runs follow"
+            );
+        }
         (None, None) => {}
+    }
+    for run in &review.queue_checks {
+        let with = run.merged_with.as_deref().unwrap_or("the lead's branch");
+        let _ = writeln!(
+            out,
+            "Merge queue, merged with {with}: {}",
+            check_text(run, false)
+        );
     }
     for said in &review.judgements {
         let short = said.head.get(..12).unwrap_or(&said.head);

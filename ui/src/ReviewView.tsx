@@ -146,6 +146,16 @@ function TaskReview({ task, version, dark, onError, onChanged }: { task: string;
           </p>
         )}
         {check && !check.passed && <pre className="check-output" data-testid="check-output">{check.output}</pre>}
+        {review.queue_checks.length > 0 && (
+          <ul className="queue-checks" data-testid="queue-checks">
+            {review.queue_checks.map((run) => (
+              <li key={`${run.head}-${run.started_at}`} className={run.passed ? "passed" : "failed"}>
+                Merge queue, merged with {run.merged_with}: <code>{run.command}</code> on <code>{run.head.slice(0, 12)}</code>{" "}
+                {run.passed ? "passed" : `failed (exit code ${run.exit_code ?? "none: stopped"})`}
+              </li>
+            ))}
+          </ul>
+        )}
         {!review.merged && (
           <>
             <label>

@@ -77,6 +77,9 @@ pub struct Review {
     pub check_command: Option<String>,
     /// The latest check run on `head`, if any.
     pub check: Option<CheckRun>,
+    /// The merge queue's runs of the check on the branch merged with the lead's, oldest first
+    /// (each on its trial merge's commit, not on `head`).
+    pub queue_checks: Vec<CheckRun>,
     /// What the team's judge said of its branch, oldest first.
     pub judgements: Vec<baton_core::review::Judgement>,
 }
@@ -137,7 +140,9 @@ impl Operation for TaskReview {
             judgements,
         } = baton_core::review::review_of(cx.documents.as_ref(), &task.id)?;
         let check_command = settings(cx)?.check;
-        let check = checks
+        let (queue_checks, own): (Vec<CheckRun>, Vec<CheckRun>) =
+            checks.into_iter().partition(|c| c.merged_with.is_some());
+        let check = own
             .into_iter()
             .rev()
             .find(|c| c.head == head && Some(&c.command) == check_command.as_ref());
@@ -152,6 +157,7 @@ impl Operation for TaskReview {
             rounds,
             check_command,
             check,
+            queue_checks,
             head,
             judgements,
         })

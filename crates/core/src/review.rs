@@ -102,6 +102,11 @@ pub struct CheckRun {
     pub started_at: Timestamp,
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub duration_ms: u64,
+    /// The lead's branch the branch was merged with for it, when the merge queue ran it on its
+    /// trial merge (`head` is then that merge's commit); none on the branch itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub merged_with: Option<String>,
 }
 
 /// A judge's word on one commit of a task's branch, before the merge queue landed it: approved,
@@ -424,6 +429,7 @@ mod tests {
                 output: String::new(),
                 started_at: Timestamp::now(),
                 duration_ms: 1,
+                merged_with: None,
             };
             record_check(&docs, "task-1", &run).unwrap();
         }

@@ -15,4 +15,9 @@ exit_code: number | null,
 /**
  * The last bytes of what it printed (stdout and stderr together).
  */
-output: string, started_at: string, duration_ms: number, };
+output: string, started_at: string, duration_ms: number, 
+/**
+ * The lead's branch the branch was merged with for it, when the merge queue ran it on its
+ * trial merge (`head` is then that merge's commit); none on the branch itself.
+ */
+merged_with?: string, };

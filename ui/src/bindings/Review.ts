@@ -40,6 +40,11 @@ check_command: string | null,
  */
 check: CheckRun | null, 
 /**
+ * The merge queue's runs of the check on the branch merged with the lead's, oldest first
+ * (each on its trial merge's commit, not on `head`).
+ */
+queue_checks: Array<CheckRun>, 
+/**
  * What the team's judge said of its branch, oldest first.
  */
 judgements: Array<Judgement>, };

@@ -71,6 +71,7 @@ pub fn run_check_command(
         output: baton_core::text::suffix(&output, MAX_CHECK_OUTPUT).to_string(),
         started_at,
         duration_ms: u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX),
+        merged_with: None,
     })
 }
 

@@ -180,8 +180,9 @@ fn check(
         result_path: &result_path,
         worktree: Some(&trial.checkout),
     };
-    let run = run_check_command(command, settings, &env, &trial.commit)
+    let mut run = run_check_command(command, settings, &env, &trial.commit)
         .map_err(|e| left(format!("the check could not run: {e}")))?;
+    run.merged_with = Some(trial.target.clone());
     let _ = record_check(crew.documents, &task.id, &run);
     if run.passed {
         return Ok(());
