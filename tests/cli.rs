@@ -4,7 +4,7 @@ use baton_test_support as support;
 
 use std::fs;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{Project, task_ids};
 
 support::on_both_stores!(
@@ -628,14 +628,33 @@ fn a_corrupt_tasks_file_is_named_with_its_position_and_left_alone() {
         &["worker", "claim", "w1"][..],
         &["leader", "add-task", "x"],
         &["leader", "status"],
-        &["leader", "doctor", "--fix"],
     ] {
         let err = p.fails(args, 1);
         assert!(
             err.contains("tasks.json is not valid JSON at line 2"),
             "{args:?}: {err}"
         );
+        // The advice fits a `.coordination/` git does not track, too.
+        assert!(err.contains("restore it from a backup"), "{err}");
     }
+    // The doctor lists what it cannot read, as a problem it leaves (exit 4), and --fix
+    // changes nothing.
+    let out = p.run(&["--json", "leader", "doctor", "--fix"]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let finding = &report["findings"][0];
+    assert_eq!(
+        (&finding["kind"], &finding["fixable"]),
+        (&json!("unreadable_board"), &json!(false)),
+        "{report}"
+    );
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("tasks.json is not valid JSON at line 2"),
+        "{report}"
+    );
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
         "{\"tasks\": [\n  {\"id\": 1}\n"

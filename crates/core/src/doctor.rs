@@ -43,6 +43,9 @@ pub enum FindingKind {
     /// A symbolic link inside `.coordination/` (outside the tasks' worktrees): the folder store
     /// refuses to follow it. Not fixed: look at where it leads, then remove it.
     LinkInFolder,
+    /// The board itself (`tasks.json`) cannot be read: nothing that needs it could be checked.
+    /// Not fixed: repair it by hand, or restore it from a backup (or git, when it is tracked).
+    UnreadableBoard,
 }
 
 /// One problem found.

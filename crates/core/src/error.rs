@@ -32,7 +32,7 @@ pub enum StoreError {
     )]
     KeptInDatabase { path: PathBuf },
 
-    #[error("{path} is not valid JSON at line {line}, column {column}: {message}. Baton will not overwrite it; repair it by hand or restore it (e.g. `git checkout -- {file}`)", file = path.display())]
+    #[error("{path} is not valid JSON at line {line}, column {column}: {message}. Baton will not overwrite it; repair it by hand, or restore it from a backup (or with `git checkout -- {file}` when it is tracked in git); `baton leader doctor` lists what else it cannot read", file = path.display())]
     Corrupt {
         path: PathBuf,
         line: usize,

@@ -3,4 +3,4 @@
 /**
  * What kind of problem a finding is.
  */
-export type FindingKind = "stale_lease" | "failed_dependency" | "unknown_dependency" | "dependency_cycle" | "stalled" | "leftover_temp_file" | "missing_result" | "finished_worktree" | "inbox_counter_behind" | "unreadable_document" | "link_in_folder";
+export type FindingKind = "stale_lease" | "failed_dependency" | "unknown_dependency" | "dependency_cycle" | "stalled" | "leftover_temp_file" | "missing_result" | "finished_worktree" | "inbox_counter_behind" | "unreadable_document" | "link_in_folder" | "unreadable_board";

@@ -366,10 +366,29 @@ impl Operation for Doctor {
     const CALLERS: Callers = Callers::LEAD;
     type Output = DoctorReport;
     fn run(self, cx: &Context) -> Result<DoctorReport> {
-        let mut report = cx.tasks.doctor(self.fix)?;
-        let (findings, fixed) = crate::worktrees::worktree_findings(cx, self.fix)?;
-        report.findings.extend(findings);
-        report.fixed.extend(fixed);
+        let mut report = match cx.tasks.doctor(self.fix) {
+            Ok(report) => report,
+            // A board that does not parse is a finding: the rest is still checked.
+            Err(e) if e.kind() == baton_core::ErrorKind::CorruptFile => DoctorReport {
+                findings: vec![baton_core::Finding {
+                    kind: baton_core::FindingKind::UnreadableBoard,
+                    task: None,
+                    message: e.to_string(),
+                    fixable: false,
+                }],
+                fixed: Vec::new(),
+            },
+            Err(e) => return Err(e.into()),
+        };
+        let board_read = report
+            .findings
+            .iter()
+            .all(|f| f.kind != baton_core::FindingKind::UnreadableBoard);
+        if board_read {
+            let (findings, fixed) = crate::worktrees::worktree_findings(cx, self.fix)?;
+            report.findings.extend(findings);
+            report.fixed.extend(fixed);
+        }
         let (findings, fixed) = baton_core::inbox::inbox_findings(&*cx.documents, self.fix)?;
         report.findings.extend(findings);
         report.fixed.extend(fixed);
