@@ -19,8 +19,8 @@ strip --strip-debug -o "$BATON_ROOT/src-tauri/bundle/baton" "$target_dir/release
 # Its man pages and shell completions, from the same definitions as its --help.
 rm -rf "$BATON_ROOT/src-tauri/bundle/man" "$BATON_ROOT/src-tauri/bundle/completions"
 mkdir -p "$BATON_ROOT/src-tauri/bundle/completions"
-"$target_dir/release/baton" manpages --dir "$BATON_ROOT/src-tauri/bundle/man" >/dev/null
-gzip -9n "$BATON_ROOT"/src-tauri/bundle/man/*.1
+"$target_dir/release/baton" manpages "$BATON_ROOT/src-tauri/bundle/man" >/dev/null
+gzip -9n "$BATON_ROOT"/src-tauri/bundle/man/man1/*.1
 for shell in bash zsh fish; do
     "$target_dir/release/baton" completions "$shell" >"$BATON_ROOT/src-tauri/bundle/completions/baton.$shell"
 done

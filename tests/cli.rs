@@ -1087,11 +1087,12 @@ fn completions_complete_in_bash_and_man_pages_cover_every_command() {
     let bad = baton_here(&["completions", "tcsh"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
 
-    let man = dir.path().join("man");
-    let out = baton_here(&["manpages", "--dir", man.to_str().unwrap()])
+    // Into man1/ of the folder named, where `man` looks.
+    let out = baton_here(&["manpages", dir.path().join("man").to_str().unwrap()])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
+    let man = dir.path().join("man/man1");
     for page in [
         "baton.1",
         "baton-team.1",
@@ -1107,6 +1108,17 @@ fn completions_complete_in_bash_and_man_pages_cover_every_command() {
         up.contains("no\\-sandbox"),
         "the page says what --help says"
     );
+    // Its NAME is one line, the command's first sentence (what `man -k` lists).
+    let name = up
+        .split(".SH NAME\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n.SH").next())
+        .unwrap();
+    assert_eq!(name.lines().count(), 1, "{name}");
+    assert!(name.starts_with("baton\\-team\\-up \\- "), "{name}");
+    // A --dir of its own would clash with the global one (the project folder).
+    let clash = baton_here(&["manpages", "--dir", "x"]).output().unwrap();
+    assert_eq!(clash.status.code(), Some(2), "{clash:?}");
 }
 
 /// The guide's command reference (docs/guide/src/reference) is what `baton reference` makes

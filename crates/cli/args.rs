@@ -271,12 +271,16 @@ pub enum Command {
     /// screen; the guide's "Errors and exit codes" page has the same table.
     #[command(hide = true, after_help = "Example: baton exit-codes --json")]
     ExitCodes,
-    /// Write the man pages (baton.1 and one per command, from the same definitions as
-    /// --help) into DIR: what the .deb installs.
-    #[command(hide = true)]
+    /// Write the man pages: baton.1 and one per command (baton-team-up.1, …), from the same
+    /// definitions as --help, into DIR/man1/ (what the .deb installs in /usr/share/man/man1).
+    #[command(
+        hide = true,
+        after_help = "Example: baton manpages ~/.local/share/man && man baton-team-up"
+    )]
     Manpages {
-        #[arg(long, value_name = "DIR")]
-        dir: PathBuf,
+        /// The man folder to write into: the pages go in its man1/, which is made.
+        #[arg(value_name = "DIR")]
+        out: PathBuf,
     },
     /// Write the user guide's command reference (Markdown, from the same definitions as
     /// --help) into DIR: what docs/guide/src/reference holds.

@@ -160,9 +160,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
             clap_complete::generate(shell, &mut Cli::command(), "baton", &mut std::io::stdout());
             Ok(0)
         }
-        Command::Manpages { dir } => {
-            let dir = cwd.join(dir);
-            reference::manpages(&dir)?;
+        Command::Manpages { out } => {
+            let dir = reference::manpages(&cwd.join(out))?;
             emit(json, &serde_json::json!({"dir": dir}), || {
                 format!("man pages written to {}", dir.display())
             });

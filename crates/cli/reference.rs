@@ -12,12 +12,45 @@ use clap::CommandFactory;
 
 use crate::args::Cli;
 
-/// Writes `baton.1` and one page per command (`baton-team-up.1`, …) into `dir`; the exit
-/// codes are the main page's last section.
-pub fn manpages(dir: &Path) -> Result<(), StoreError> {
-    std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
-    let command = Cli::command().after_long_help(baton_api::exit::help_text());
-    clap_mangen::generate_to(command, dir).map_err(|e| StoreError::io(dir, e))
+/// Writes `baton.1` and one page per command (`baton-team-up.1`, …) into `man/man1/`, where
+/// `man` looks for section 1; the folder written. The exit codes are the main page's last
+/// section; each page's NAME is its command's first sentence (a line, as `man -k` lists it).
+pub fn manpages(man: &Path) -> Result<PathBuf, StoreError> {
+    let dir = man.join("man1");
+    std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+    let command = with_short_abouts(Cli::command().after_long_help(baton_api::exit::help_text()));
+    clap_mangen::generate_to(command, &dir).map_err(|e| StoreError::io(&dir, e))?;
+    Ok(dir)
+}
+
+/// `command` and its subcommands, each `about` cut to its first sentence (the derive makes it
+/// the doc comment's first paragraph); the long description keeps the rest.
+fn with_short_abouts(mut command: clap::Command) -> clap::Command {
+    if let Some(about) = command.get_about().map(|a| a.to_string()) {
+        let long = command
+            .get_long_about()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|| about.clone());
+        command = command.about(first_sentence(&about)).long_about(long);
+    }
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in names {
+        command = command.mut_subcommand(name, with_short_abouts);
+    }
+    command
+}
+
+/// The text up to its first full stop that ends a sentence (followed by a space or the end),
+/// on one line.
+fn first_sentence(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.find(". ") {
+        Some(at) => line[..at].to_string(),
+        None => line.trim_end_matches('.').to_string(),
+    }
 }
 
 /// One page of the reference: its file name and its Markdown.
