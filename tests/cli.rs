@@ -1069,17 +1069,54 @@ fn completions_complete_in_bash_and_man_pages_cover_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("baton.bash");
     std::fs::write(&file, &script.stdout).unwrap();
-    let completed = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            "source '{}'; COMP_WORDS=(baton te); COMP_CWORD=1; COMP_LINE='baton te'; \
-             COMP_POINT=8; _baton baton te baton; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
-            file.display()
-        ))
-        .output()
-        .unwrap();
-    let words = String::from_utf8_lossy(&completed.stdout);
-    assert_eq!(words.trim(), "team", "{completed:?}");
+    // What bash offers for the words typed so far (the last being completed), in `dir`.
+    let complete = |words: &[&str]| -> Vec<String> {
+        let line = words.join(" ");
+        let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+        let completed = std::process::Command::new("bash")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(format!(
+                "source '{}' 2>/dev/null; compopt() {{ :; }}; COMP_WORDS=({}); \
+                 COMP_CWORD={}; COMP_LINE='{line}'; COMP_POINT={}; _baton baton '{}' '{}'; \
+                 printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+                file.display(),
+                quoted.join(" "),
+                words.len() - 1,
+                line.len(),
+                words[words.len() - 1],
+                words[words.len().saturating_sub(2)],
+            ))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&completed.stdout)
+            .lines()
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(complete(&["baton", "te"]), ["team"]);
+    // The commands --help lists, not the hidden ones (an agent's, the package's).
+    let commands = complete(&["baton", ""]);
+    assert!(commands.iter().any(|c| c == "leader"), "{commands:?}");
+    for hidden in [
+        "claude-hook",
+        "manpages",
+        "reference",
+        "exit-codes",
+        "invoke",
+    ] {
+        assert!(
+            !commands.iter().any(|c| c == hidden),
+            "{hidden}: {commands:?}"
+        );
+    }
+    // A profile completes to nothing, not to the folder's files; a folder to its files.
+    assert_eq!(
+        complete(&["baton", "team", "up", "--agent", ""]),
+        Vec::<String>::new()
+    );
+    assert_eq!(complete(&["baton", "--dir", "baton.b"]), ["baton.bash"]);
     for shell in ["zsh", "fish"] {
         let out = baton_here(&["completions", shell]).output().unwrap();
         assert!(out.status.success() && !out.stdout.is_empty(), "{shell}");

@@ -157,7 +157,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Completions { shell } => {
             use clap::CommandFactory;
-            clap_complete::generate(shell, &mut Cli::command(), "baton", &mut std::io::stdout());
+            let mut tree = reference::completion_tree(&Cli::command());
+            clap_complete::generate(shell, &mut tree, "baton", &mut std::io::stdout());
             Ok(0)
         }
         Command::Manpages { out } => {

@@ -53,6 +53,46 @@ fn first_sentence(text: &str) -> String {
     }
 }
 
+/// The command tree a shell's completion is made from: the commands `--help` lists (not the
+/// hidden ones, which are an agent's or the package's), and file names offered only for values
+/// that are paths (a profile, a task id or a goal completes to nothing rather than to the files
+/// of the folder).
+pub fn completion_tree(command: &clap::Command) -> clap::Command {
+    let mut tree = clap::Command::new(command.get_name().to_string());
+    if let Some(about) = command.get_about() {
+        tree = tree.about(about.clone());
+    }
+    if let Some(version) = command.get_version() {
+        tree = tree.version(version.to_string());
+    }
+    for alias in command.get_visible_aliases() {
+        tree = tree.visible_alias(alias.to_string());
+    }
+    for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+        let mut arg = arg.clone();
+        // `FILE`, `FILES`, `NEW_PATH`, `DIR`; not `PROFILE`.
+        let names_a_path = arg.get_value_names().is_some_and(|names| {
+            names.iter().any(|name| {
+                name.split(|c: char| !c.is_ascii_alphanumeric())
+                    .any(|word| {
+                        ["FILE", "FILES", "PATH", "PATHS", "DIR", "FOLDER"]
+                            .contains(&word.to_ascii_uppercase().as_str())
+                    })
+            })
+        });
+        let takes_values =
+            arg.get_num_args().is_none_or(|n| n.takes_values()) && arg.get_action().takes_values();
+        if takes_values && arg.get_value_hint() == clap::ValueHint::Unknown && !names_a_path {
+            arg = arg.value_hint(clap::ValueHint::Other);
+        }
+        tree = tree.arg(arg);
+    }
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        tree = tree.subcommand(completion_tree(sub));
+    }
+    tree
+}
+
 /// One page of the reference: its file name and its Markdown.
 pub struct Page {
     pub file: String,
