@@ -113,6 +113,7 @@ fn a_hostile_agent_is_kept_inside_its_worktree_and_its_branch(p: Project) {
         r##"try() {{ if sh -c "$2" >/dev/null 2>&1; then echo "$1: DONE"; else echo "$1: refused"; fi; }}
 try checkout 'echo x > {top}/planted.txt'
 try hooks 'echo "#!/bin/sh" > {top}/.git/hooks/pre-commit'
+echo x > {top}/.git/planted-in-git 2>/dev/null
 try config 'git config --file {top}/.git/config core.fsmonitor /tmp/evil'
 try main-ref 'git update-ref refs/heads/main HEAD'
 try other-worktree 'mkdir -p {other} && echo x > {other}/f'
@@ -277,6 +278,11 @@ echo '* filter=evil' > .gitattributes && echo "gitdir: $PWD/fake/worktrees/$(bas
     // What its door refused is in its transcript, as it asked: the lead's commands, another
     // agent's task, a path outside its worktree.
     let events = log.to_string();
+    // Its commit said no error: git made and removed its lock in the shared git folder's
+    // scratch layer (a commit deletes AUTO_MERGE), which nothing outside the sandbox sees.
+    assert!(!events.contains("packed-refs.lock"), "{events}");
+    assert!(!top.join(".git/planted-in-git").exists());
+    assert!(!top.join(".git/packed-refs.lock").exists());
     for asked in [
         "baton leader add-task Evil --id evil",
         "baton team stop",

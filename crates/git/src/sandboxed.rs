@@ -47,6 +47,14 @@ pub struct GitAccess {
     pub read_only: Vec<PathBuf>,
     /// Folders shown read-only at another path: (folder, where). The shared object store.
     pub shown: Vec<(PathBuf, PathBuf)>,
+    /// The shared git folder, made a scratch folder of the sandbox's own with each of its
+    /// entries shown again read-only: git may then make (and remove) its lock files there, as
+    /// it does for `packed-refs.lock` when a commit deletes `AUTO_MERGE`, without an error, and
+    /// nothing made there outlives the sandbox. Its folders stay live; its files (`config`,
+    /// `packed-refs`, `HEAD`) are as they were when the attempt started (bubblewrap 0.8 has
+    /// no overlay, and a link would have git lock beside its read-only target). (folder, its
+    /// entries.)
+    pub scratch: Option<(PathBuf, Vec<PathBuf>)>,
 }
 
 impl GitAccess {
@@ -57,6 +65,7 @@ impl GitAccess {
             writable: Vec::new(),
             private: Vec::new(),
             read_only: Vec::new(),
+            scratch: None,
             shown: Vec::new(),
         }
     }
@@ -117,11 +126,21 @@ impl Worktrees {
             format!("{SHARED_OBJECTS}\n").as_bytes(),
         )?;
         let shared = common.join("objects");
+        let entries = fs::read_dir(&common)
+            .map_err(|e| GitError::Failed {
+                command: "sandbox".into(),
+                message: format!("cannot list {}: {e}", common.display()),
+            })?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            // A lock another git holds now: inside, it would stay held for good.
+            .filter(|path| path.extension().is_none_or(|e| e != "lock"))
+            .collect();
         Ok(GitAccess {
             writable: vec![gitdir],
             private: vec![(refs, refs_at), (logs, logs_at), (objects, shared.clone())],
             read_only,
             shown: vec![(shared, PathBuf::from(SHARED_OBJECTS))],
+            scratch: Some((common, entries)),
         })
     }
 

@@ -105,6 +105,9 @@ pub struct Binds {
     pub read_only: Vec<PathBuf>,
     /// Folders shown read-only at another path (or the same): (folder, where), worktree or not.
     pub shown: Vec<(PathBuf, PathBuf)>,
+    /// A folder made a scratch folder (a tmpfs) with these entries of it shown again
+    /// read-only, before the rest: what is made there stays inside. (folder, its entries.)
+    pub scratch: Option<(PathBuf, Vec<PathBuf>)>,
 }
 
 /// A command to run inside a boundary.
@@ -261,6 +264,13 @@ impl Boundary {
         if let Some(worktree) = &self.worktree {
             let git = &self.binds;
             mounts.write(worktree);
+            if let Some((folder, entries)) = git.scratch.as_ref().filter(|(f, _)| f.is_dir()) {
+                mounts.add("--tmpfs", None, folder);
+                // A git of the lead's side may remove an entry before bubblewrap binds it.
+                for entry in entries {
+                    mounts.add("--ro-bind-try", Some(entry), entry);
+                }
+            }
             for dir in &git.writable {
                 mounts.write(dir);
             }

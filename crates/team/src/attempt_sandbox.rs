@@ -281,6 +281,7 @@ pub(crate) fn binds(git: baton_git::GitAccess) -> Binds {
         private: git.private,
         read_only: git.read_only,
         shown: git.shown,
+        scratch: git.scratch,
     }
 }
 
