@@ -20,6 +20,7 @@
 //! - **Environment:** an allow-list of the caller's variables (the locale, the terminal, the
 //!   home folder and user, git's identity, the prefixes the caller names), and the command's.
 
+use crate::mounts::Mounts;
 use std::path::{Path, PathBuf};
 
 /// The sandbox program.
@@ -526,52 +527,6 @@ fn path_of(launch: &Command) -> std::ffi::OsString {
         .map(|(_, v)| v.into())
         .or_else(|| std::env::var_os("PATH"))
         .unwrap_or_default()
-}
-
-/// bubblewrap's mount options, each only for a path that exists (a mount needs its source),
-/// in order: a later one covers an earlier one.
-#[derive(Default)]
-struct Mounts {
-    args: Vec<String>,
-    /// Where the folders and files bound in appear inside.
-    shown: Vec<PathBuf>,
-}
-
-impl Mounts {
-    fn read(&mut self, path: &Path) {
-        if path.is_absolute() && path.exists() {
-            self.add("--ro-bind", Some(path), path);
-        }
-    }
-
-    fn write(&mut self, path: &Path) {
-        if path.is_absolute() && path.exists() {
-            self.add("--bind", Some(path), path);
-        }
-    }
-
-    /// `path` shown, read-only, at `at`.
-    fn read_at(&mut self, path: &Path, at: &Path) {
-        if path.is_absolute() && path.exists() {
-            self.add("--ro-bind", Some(path), at);
-        }
-    }
-
-    /// Whether `path` lies in something bound in (so it is there inside).
-    fn shows(&self, path: &Path) -> bool {
-        self.shown.iter().any(|at| path.starts_with(at))
-    }
-
-    fn add(&mut self, option: &str, from: Option<&Path>, at: &Path) {
-        if from.is_some() {
-            self.shown.push(at.to_path_buf());
-        }
-        self.args.push(option.into());
-        if let Some(from) = from {
-            self.args.push(from.display().to_string());
-        }
-        self.args.push(at.display().to_string());
-    }
 }
 
 /// Whether sandboxes can be made here: bubblewrap is installed and may make the namespaces it

@@ -16,6 +16,7 @@ mod boundary;
 mod hidden;
 pub mod inside;
 mod listening;
+mod mounts;
 pub mod net;
 pub mod pids_cgroup;
 mod seccomp;
