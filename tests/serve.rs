@@ -128,7 +128,15 @@ impl<'a> Browser<'a> {
         let path = support::served::pairing_path(link);
         // Opening the link (as a chat app's preview would) pairs nothing: it asks.
         let page = request(self.host, "GET", path, &[("User-Agent", "Test phone")], "");
-        assert_eq!(page.status, 200, "{page:?}");
+        // A wrong, used or expired code is refused at the page already, counted as wrong.
+        if page.status != 200 {
+            assert!(page.header("set-cookie").is_none(), "{page:?}");
+            return page;
+        }
+        assert!(
+            page.body.contains("as the lead: it may") || page.body.contains("as a responder:"),
+            "{page:?}"
+        );
         assert!(page.header("set-cookie").is_none(), "{page:?}");
         assert!(
             page.body.contains(&format!("action=\"{path}\"")),
@@ -357,7 +365,18 @@ fn a_responder_answers_an_agent_but_the_server_refuses_it_a_merge_and_a_team_sta
     p.ok(&["leader", "add-task", "Write the parser", "--id", "t1"]);
     let served = serve(&p, "none");
     let mut phone = Browser::new(&served);
-    assert_eq!(phone.open_link(&pair_another(&p, "responder")).status, 303);
+    let link = pair_another(&p, "responder");
+    // The page says what the link pairs the browser as.
+    let page = request(
+        &served.host,
+        "GET",
+        support::served::pairing_path(&link),
+        &[],
+        "",
+    );
+    assert!(page.body.contains("as a responder: it reads"), "{page:?}");
+    assert!(!page.body.contains("lead or responder"), "{page:?}");
+    assert_eq!(phone.open_link(&link).status, 303);
     assert_eq!(
         phone.post("/api/command/whoami", &json!({})).json()["scope"],
         "responder"

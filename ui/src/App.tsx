@@ -41,7 +41,7 @@ export function App() {
   // A phone opens on the Inbox (what waits for the lead); a desk on the board.
   const [view, setView] = useState<View>(() => (window.matchMedia?.(NARROW).matches ? "inbox" : "board"));
   // Served to a browser that is not paired (or was revoked): say how to pair.
-  const [unpaired, setUnpaired] = useState<string | null>(null);
+  const [unpaired, setUnpaired] = useState(false);
   // The tray's questions line opens the Inbox; its "Start manual session", the Browser view.
   useEffect(() => {
     const unlisten = onOpenView(setView);
@@ -106,7 +106,7 @@ export function App() {
       if (initial) setView(initial);
       setProject(info);
       if (info) refresh();
-    }, (e: unknown) => (errorKind(e) === "not_paired" ? setUnpaired(errorMessage(e)) : setError(errorMessage(e))));
+    }, (e: unknown) => (errorKind(e) === "not_paired" ? setUnpaired(true) : setError(errorMessage(e))));
   }, [refresh]);
 
   // Tell the backend once the board has been drawn (for the start-up figure), and after each
@@ -146,7 +146,6 @@ export function App() {
         <p>
           On the machine that serves it, run <code>baton serve pair</code> and open the link it prints (or scan its QR code) here.
         </p>
-        <p className="detail">{unpaired}</p>
       </main>
     );
   if (!project) return served ? <main aria-busy="true" /> : <OpenProject onOpen={(info) => { setProject(info); refresh(); }} />;

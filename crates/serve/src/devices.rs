@@ -143,6 +143,19 @@ impl Devices {
         })
     }
 
+    /// What a pairing code, not yet used and not expired, would pair a browser as (without
+    /// using it up); `None` for any other code.
+    pub fn scope_of_code(&self, code: &str) -> Option<Scope> {
+        let wanted = digest(&normalise_code(code));
+        let now = Timestamp::now();
+        self.read()
+            .ok()?
+            .codes
+            .into_iter()
+            .find(|c| c.expires_at > now && constant_time_eq(c.code_sha256.as_bytes(), wanted.as_bytes()))
+            .map(|c| c.scope)
+    }
+
     /// The device whose token this is, if it is paired and not revoked.
     pub fn device_of(&self, token: &str) -> Option<Device> {
         let wanted = digest(token);

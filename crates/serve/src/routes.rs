@@ -146,7 +146,7 @@ pub async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response
     let mut response = if let Some(code) = path.strip_prefix("/pair/") {
         match *request.method() {
             Method::POST => pair(&server, &request, code.to_string()).await,
-            Method::GET | Method::HEAD => pairing_page(code),
+            Method::GET | Method::HEAD => pairing_page_for(&server, &request, code).await,
             _ => plain(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "a pairing link is opened with GET and confirmed with POST",
@@ -180,9 +180,54 @@ pub async fn handle(server: Arc<Server>, request: Request<Incoming>) -> Response
     response
 }
 
-/// The page a pairing link opens: one button that posts the code back. Nothing is paired by
-/// opening it, so whatever fetches a link to show its preview does not use it up.
-fn pairing_page(code: &str) -> Response<Body> {
+/// The page a pairing link opens, saying what it pairs the browser as; an unknown, used or
+/// expired code is counted as a wrong one (the page would otherwise tell a guesser which codes
+/// are live, without the pause the confirmation's wrong codes bring).
+async fn pairing_page_for(
+    server: &Arc<Server>,
+    request: &Request<Incoming>,
+    code: &str,
+) -> Response<Body> {
+    let client = request
+        .extensions()
+        .get::<Client>()
+        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
+    if let Err(wait) = server.pairing.check(client) {
+        return paused(wait);
+    }
+    let devices = server.devices.clone();
+    let asked = code.to_string();
+    let scope = blocking(move || Ok(devices.scope_of_code(&asked)))
+        .await
+        .ok()
+        .flatten();
+    match scope {
+        Some(scope) => pairing_page(code, scope),
+        None => {
+            server.pairing.failed(client);
+            plain(
+                StatusCode::FORBIDDEN,
+                "This pairing link is unknown, used already or expired. On the machine that \
+                 serves, run: baton serve pair (it prints a new link and QR code).",
+            )
+        }
+    }
+}
+
+/// The page a pairing link for `scope` opens: one button that posts the code back. Nothing is
+/// paired by opening it, so whatever fetches a link to show its preview does not use it up.
+fn pairing_page(code: &str, scope: crate::devices::Scope) -> Response<Body> {
+    let what = match scope {
+        crate::devices::Scope::Lead => {
+            "the lead: it may do all the lead does (approve, merge, answer, start and stop the \
+             team)"
+        }
+        crate::devices::Scope::Responder => {
+            "a responder: it reads everything, answers agents' questions and approvals, \
+             comments on reviews and sends messages, and may not merge or change the tasks or the \
+             team"
+        }
+    };
     // The code goes into the form's action: only the characters a code is made of.
     let code: String = code
         .chars()
@@ -204,8 +249,8 @@ button:focus-visible {{ outline: 3px solid #93c5fd; outline-offset: 2px; }}
 </style></head>
 <body><main>
 <h1>Pair this browser with Baton?</h1>
-<p>This browser will reach the project as the pairing link's device (lead or responder) until the
-lead revokes it with <code>baton serve revoke</code>. The link pairs one browser, once, within ten
+<p>This browser will reach the project as {what}, until the lead revokes it with
+<code>baton serve revoke</code>. The link pairs one browser, once, within ten
 minutes of <code>baton serve pair</code> printing it.</p>
 <p>If you did not ask for this link yourself, close this page.</p>
 <form method="post" action="/pair/{code}"><button type="submit" data-testid="pair-confirm">Pair this browser</button></form>
@@ -243,16 +288,7 @@ async fn pair(server: &Arc<Server>, request: &Request<Incoming>, code: String) -
         .get::<Client>()
         .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
     if let Err(wait) = server.pairing.check(client) {
-        let seconds = wait.as_secs() + 1;
-        let error = Error::new(
-            ErrorKind::TooManyAttempts,
-            format!("too many wrong pairing codes: pairing is paused for {seconds} s"),
-        );
-        let mut response = error_response(&error);
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        return response;
+        return paused(wait);
     }
     let name = header_str(request, header::USER_AGENT)
         .unwrap_or("a browser")
@@ -286,6 +322,20 @@ async fn pair(server: &Arc<Server>, request: &Request<Incoming>, code: String) -
             error_response(&error)
         }
     }
+}
+
+/// The answer while a client's pairing is paused after too many wrong codes: for `wait`.
+fn paused(wait: std::time::Duration) -> Response<Body> {
+    let seconds = wait.as_secs() + 1;
+    let error = Error::new(
+        ErrorKind::TooManyAttempts,
+        format!("too many wrong pairing codes: pairing is paused for {seconds} s"),
+    );
+    let mut response = error_response(&error);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response
 }
 
 async fn api_request(
