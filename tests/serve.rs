@@ -224,6 +224,21 @@ fn without_pairing_every_api_path_is_refused_and_a_link_pairs_one_browser(p: Pro
     assert_eq!(again.status, 403, "{again:?}");
     assert_eq!(again.json()["kind"], "pairing_refused");
     assert!(other.cookie.is_none());
+    // A person's browser opening the used link is told so in words, and what to do.
+    let page = request(
+        &served.host,
+        "GET",
+        support::served::pairing_path(&served.link),
+        &[("Accept", "text/html,application/xhtml+xml")],
+        "",
+    );
+    assert_eq!(page.status, 403, "{page:?}");
+    assert!(
+        page.body
+            .starts_with("This pairing link is unknown, used already or expired.")
+            && page.body.contains("run: baton serve pair"),
+        "{page:?}"
+    );
     // Bad input through a paired browser: an unknown operation, a body that is not JSON.
     assert_eq!(browser.operation("no_such_op", json!({})).status, 404);
     let mut headers = vec![

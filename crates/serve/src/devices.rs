@@ -123,11 +123,7 @@ impl Devices {
         self.change(|registry, now| {
             registry.codes.retain(|c| c.expires_at > now);
             let Some(at) = registry.codes.iter().position(|c| c.code_sha256 == wanted) else {
-                return Err(Error::new(
-                    ErrorKind::PairingRefused,
-                    "this pairing link is unknown, used already or expired: run `baton serve \
-                     pair` for a new one",
-                ));
+                return Err(unknown_code());
             };
             let code = registry.codes.remove(at);
             registry.paired += 1;
@@ -152,7 +148,9 @@ impl Devices {
             .ok()?
             .codes
             .into_iter()
-            .find(|c| c.expires_at > now && constant_time_eq(c.code_sha256.as_bytes(), wanted.as_bytes()))
+            .find(|c| {
+                c.expires_at > now && constant_time_eq(c.code_sha256.as_bytes(), wanted.as_bytes())
+            })
             .map(|c| c.scope)
     }
 
@@ -299,6 +297,15 @@ fn device_name(user_agent: &str) -> String {
         _ => kept.as_str(),
     };
     format!("{}…", words.trim_end_matches([' ', ';', '(', ',']))
+}
+
+/// The refusal of a pairing code that is unknown, used already or expired.
+pub fn unknown_code() -> Error {
+    Error::new(
+        ErrorKind::PairingRefused,
+        "this pairing link is unknown, used already or expired: run `baton serve pair` for a new \
+         one",
+    )
 }
 
 #[cfg(test)]

@@ -205,11 +205,16 @@ async fn pairing_page_for(
         Some(scope) => pairing_page(code, scope),
         None => {
             server.pairing.failed(client);
-            plain(
-                StatusCode::FORBIDDEN,
-                "This pairing link is unknown, used already or expired. On the machine that \
-                 serves, run: baton serve pair (it prints a new link and QR code).",
-            )
+            // A person's browser is told in words; any other client as the confirmation's
+            // refusal says it.
+            match header_str(request, header::ACCEPT).is_some_and(|a| a.contains("text/html")) {
+                true => plain(
+                    StatusCode::FORBIDDEN,
+                    "This pairing link is unknown, used already or expired. On the machine \
+                     that serves, run: baton serve pair (it prints a new link and QR code).",
+                ),
+                false => error_response(&crate::devices::unknown_code()),
+            }
         }
     }
 }
