@@ -152,15 +152,7 @@ fn judged_by(agent: &'static str, p: Project) {
 
     // Its sessions are the tasks' attempts with the role of judging: one at a, two at b.
     let cost = p.json(&["--json", "team", "report"]);
-    let row = |id: &str| {
-        cost["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["task"] == id)
-            .unwrap_or_else(|| panic!("no {id}: {cost}"))
-            .clone()
-    };
+    let row = |id: &str| support::team::report_row(&cost, id);
     assert_eq!(
         (
             row("a")["judge_sessions"].as_u64(),

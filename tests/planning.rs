@@ -442,15 +442,7 @@ fn the_judge_sends_a_task_back_once_and_the_plan_lands_after_the_fix(p: Project)
     // The others were approved at once, each against its acceptance.
     // The report counts what the records hold.
     let report = p.json(&["team", "report"]);
-    let row = |id: &str| {
-        report["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["task"] == id)
-            .cloned()
-            .unwrap_or_else(|| panic!("no {id} in {report}"))
-    };
+    let row = |id: &str| support::team::report_row(&report, id);
     let b = row("b");
     assert_eq!(
         (

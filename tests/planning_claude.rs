@@ -235,15 +235,7 @@ fn planned_worked_and_judged(p: Project, judge_agent: &str, auto: bool) {
     // the judge's for each judgement (six tasks' and the goal's); no lead intervention but
     // the one approval.
     let cost = p.json(&["--json", "team", "report"]);
-    let row = |id: &str| {
-        cost["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["task"] == id)
-            .cloned()
-            .unwrap_or_else(|| panic!("no {id}: {cost}"))
-    };
+    let row = |id: &str| support::team::report_row(&cost, id);
     assert_eq!(
         (&row("t3")["judge_rounds"], &row("t3")["judge_sessions"]),
         (&json!(1), &json!(2)),

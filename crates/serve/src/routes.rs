@@ -188,13 +188,10 @@ async fn pairing_page_for(
     request: &Request<Incoming>,
     code: &str,
 ) -> Response<Body> {
-    let client = request
-        .extensions()
-        .get::<Client>()
-        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
-    if let Err(wait) = server.pairing.check(client) {
-        return paused(wait);
-    }
+    let client = match pairing_client(server, request) {
+        Ok(client) => client,
+        Err(wait) => return paused(wait),
+    };
     let devices = server.devices.clone();
     let asked = code.to_string();
     let scope = blocking(move || Ok(devices.scope_of_code(&asked)))
@@ -287,14 +284,10 @@ minutes of <code>baton serve pair</code> printing it.</p>
 pub struct Client(pub std::net::IpAddr);
 
 async fn pair(server: &Arc<Server>, request: &Request<Incoming>, code: String) -> Response<Body> {
-    // Counted per client: one client's wrong codes do not pause another's pairing.
-    let client = request
-        .extensions()
-        .get::<Client>()
-        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
-    if let Err(wait) = server.pairing.check(client) {
-        return paused(wait);
-    }
+    let client = match pairing_client(server, request) {
+        Ok(client) => client,
+        Err(wait) => return paused(wait),
+    };
     let name = header_str(request, header::USER_AGENT)
         .unwrap_or("a browser")
         .to_string();
@@ -327,6 +320,20 @@ async fn pair(server: &Arc<Server>, request: &Request<Incoming>, code: String) -
             error_response(&error)
         }
     }
+}
+
+/// The client a pairing request came from, whose wrong codes are counted (one client's do
+/// not pause another's pairing); how long it waits instead while its pairing is paused.
+fn pairing_client(
+    server: &Server,
+    request: &Request<Incoming>,
+) -> Result<std::net::IpAddr, std::time::Duration> {
+    let client = request
+        .extensions()
+        .get::<Client>()
+        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0);
+    server.pairing.check(client)?;
+    Ok(client)
 }
 
 /// The answer while a client's pairing is paused after too many wrong codes: for `wait`.

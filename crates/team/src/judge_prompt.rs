@@ -121,25 +121,9 @@ fn verdict_line(line: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_git::{FileChangeKind, FileDiff};
 
     fn diff(patch: &str) -> BranchDiff {
-        BranchDiff {
-            branch: "baton/t1".into(),
-            base: "main".into(),
-            head: "abc".into(),
-            merge_base: "def".into(),
-            merged: false,
-            files: vec![FileDiff {
-                path: "src/lib.rs".into(),
-                old_path: None,
-                kind: FileChangeKind::Modified,
-                additions: 1,
-                deletions: 0,
-                binary: false,
-                patch: patch.into(),
-            }],
-        }
+        crate::landing::judge::diff_of_one_file(patch)
     }
 
     const PATCH: &str = "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ \

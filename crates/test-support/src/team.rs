@@ -178,3 +178,14 @@ pub fn plan_question(team: &mut crate::Background) -> String {
     let event: Value = serde_json::from_str(&line).unwrap();
     event["detail"].as_str().unwrap().to_string()
 }
+
+/// Task `id`'s row of a `team report --json` answer.
+pub fn report_row(report: &Value, id: &str) -> Value {
+    report["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tasks in {report}"))
+        .iter()
+        .find(|t| t["task"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {id} in {report}"))
+}

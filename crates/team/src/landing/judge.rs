@@ -134,30 +134,40 @@ fn line_comment(line: &str, diff: &BranchDiff) -> Option<(String, u32, String)> 
     (shown && !text.is_empty()).then(|| (file.trim().to_string(), number, text.to_string()))
 }
 
+/// A branch's diff of one file, `patch` (for tests of what reads a diff).
+#[cfg(test)]
+pub(crate) fn diff_of_one_file(patch: &str) -> BranchDiff {
+    use baton_git::{FileChangeKind, FileDiff};
+    BranchDiff {
+        branch: "baton/t1".into(),
+        base: "main".into(),
+        head: "abc".into(),
+        merge_base: "def".into(),
+        merged: false,
+        files: vec![FileDiff {
+            path: "src/lib.rs".into(),
+            old_path: None,
+            kind: FileChangeKind::Modified,
+            additions: patch
+                .lines()
+                .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+                .count() as u64,
+            deletions: 0,
+            binary: false,
+            patch: patch.into(),
+        }],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_git::{FileChangeKind, FileDiff};
 
     fn diff() -> BranchDiff {
-        BranchDiff {
-            branch: "baton/t1".into(),
-            base: "main".into(),
-            head: "abc".into(),
-            merge_base: "def".into(),
-            merged: false,
-            files: vec![FileDiff {
-                path: "src/lib.rs".into(),
-                old_path: None,
-                kind: FileChangeKind::Modified,
-                additions: 2,
-                deletions: 0,
-                binary: false,
-                patch: "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n\
-                        @@ -10,2 +10,4 @@\n fn a() {}\n+fn b() {}\n+fn c() {}\n fn d() {}\n"
-                    .into(),
-            }],
-        }
+        diff_of_one_file(
+            "diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n\
+                        @@ -10,2 +10,4 @@\n fn a() {}\n+fn b() {}\n+fn c() {}\n fn d() {}\n",
+        )
     }
 
     /// What a judge printed: a comment on a line the diff shows is that line's; one on a
