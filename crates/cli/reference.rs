@@ -18,29 +18,41 @@ use crate::args::Cli;
 pub fn manpages(man: &Path) -> Result<PathBuf, StoreError> {
     let dir = man.join("man1");
     std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-    let command = with_short_abouts(Cli::command().after_long_help(baton_api::exit::help_text()));
+    let command = every_command(
+        Cli::command().after_long_help(baton_api::exit::help_text()),
+        with_short_about,
+    );
     clap_mangen::generate_to(command, &dir).map_err(|e| StoreError::io(&dir, e))?;
     Ok(dir)
 }
 
-/// `command` and its subcommands, each `about` cut to its first sentence (the derive makes it
-/// the doc comment's first paragraph); the long description keeps the rest.
-fn with_short_abouts(mut command: clap::Command) -> clap::Command {
-    if let Some(about) = command.get_about().map(|a| a.to_string()) {
-        let long = command
-            .get_long_about()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|| about.clone());
-        command = command.about(first_sentence(&about)).long_about(long);
-    }
+/// `command` and each of its subcommands, at every depth, made over by `change`.
+fn every_command(
+    command: clap::Command,
+    change: fn(clap::Command) -> clap::Command,
+) -> clap::Command {
+    let mut command = change(command);
     let names: Vec<String> = command
         .get_subcommands()
         .map(|c| c.get_name().to_string())
         .collect();
     for name in names {
-        command = command.mut_subcommand(name, with_short_abouts);
+        command = command.mut_subcommand(name, |sub| every_command(sub, change));
     }
     command
+}
+
+/// The command with its `about` cut to its first sentence (the derive makes it the doc
+/// comment's first paragraph); the long description keeps the rest.
+fn with_short_about(command: clap::Command) -> clap::Command {
+    let Some(about) = command.get_about().map(|a| a.to_string()) else {
+        return command;
+    };
+    let long = command
+        .get_long_about()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|| about.clone());
+    command.about(first_sentence(&about)).long_about(long)
 }
 
 /// The text up to its first full stop that ends a sentence (followed by a space or the end),
@@ -113,7 +125,10 @@ pub fn pages() -> Vec<Page> {
             .title(format!("baton {name}"))
             .show_footer(false)
             .show_table_of_contents(false);
-        let command = without_repeated_summary(command.clone().name(format!("baton {name}")));
+        let command = every_command(
+            command.clone().name(format!("baton {name}")),
+            without_repeated_summary,
+        );
         let text = clap_markdown::help_markdown_command_custom(&command, &options)
             // The page's title names the command already.
             .replacen(&format!("## `baton {name}`\n\n"), "", 1);
@@ -126,13 +141,13 @@ pub fn pages() -> Vec<Page> {
     pages
 }
 
-/// The command with each long description that begins with its one-line summary (clap's
-/// derive makes the whole doc comment the long help) without that first paragraph: the page
+/// The command with its long description, when it begins with its one-line summary (clap's
+/// derive makes the whole doc comment the long help), without that first paragraph: the page
 /// shows the long description only.
 fn without_repeated_summary(command: clap::Command) -> clap::Command {
     let about = command.get_about().map(|a| a.to_string());
     let long = command.get_long_about().map(|a| a.to_string());
-    let mut command = match (about, long) {
+    match (about, long) {
         // clap drops the summary's full stop; the long description keeps it.
         (Some(about), Some(long)) => {
             match long.strip_prefix(&about).map(|r| r.trim_start_matches('.')) {
@@ -143,15 +158,7 @@ fn without_repeated_summary(command: clap::Command) -> clap::Command {
             }
         }
         _ => command,
-    };
-    let names: Vec<String> = command
-        .get_subcommands()
-        .map(|c| c.get_name().to_string())
-        .collect();
-    for name in names {
-        command = command.mut_subcommand(name, without_repeated_summary);
     }
-    command
 }
 
 /// Writes [`pages`] into `dir`, returning the files written.

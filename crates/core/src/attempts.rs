@@ -130,6 +130,12 @@ impl Attempt {
     pub fn is_work(&self) -> bool {
         self.role.is_work()
     }
+
+    /// The number of the next attempt at a task after `attempts` (all of them: its workers'
+    /// and its judge's, which are numbered together).
+    pub fn next_number(attempts: &[Attempt]) -> u32 {
+        attempts.iter().map(|a| a.attempt).max().unwrap_or(0) + 1
+    }
 }
 
 /// What a supervised worker is doing.

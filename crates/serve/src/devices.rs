@@ -122,7 +122,7 @@ impl Devices {
         let token = baton_fs::random_hex::<32>().map_err(random_error)?;
         self.change(|registry, now| {
             registry.codes.retain(|c| c.expires_at > now);
-            let Some(at) = registry.codes.iter().position(|c| c.code_sha256 == wanted) else {
+            let Some(at) = live_code(&registry.codes, &wanted, now) else {
                 return Err(unknown_code());
             };
             let code = registry.codes.remove(at);
@@ -143,15 +143,8 @@ impl Devices {
     /// using it up); `None` for any other code.
     pub fn scope_of_code(&self, code: &str) -> Option<Scope> {
         let wanted = digest(&normalise_code(code));
-        let now = Timestamp::now();
-        self.read()
-            .ok()?
-            .codes
-            .into_iter()
-            .find(|c| {
-                c.expires_at > now && constant_time_eq(c.code_sha256.as_bytes(), wanted.as_bytes())
-            })
-            .map(|c| c.scope)
+        let codes = self.read().ok()?.codes;
+        live_code(&codes, &wanted, Timestamp::now()).map(|at| codes[at].scope)
     }
 
     /// The device whose token this is, if it is paired and not revoked.
@@ -278,6 +271,13 @@ fn normalise_code(code: &str) -> String {
             c => c,
         })
         .collect()
+}
+
+/// Where among `codes` the one whose digest is `wanted` is, when it has not expired by `now`.
+fn live_code(codes: &[Code], wanted: &str, now: Timestamp) -> Option<usize> {
+    codes.iter().position(|c| {
+        c.expires_at > now && constant_time_eq(c.code_sha256.as_bytes(), wanted.as_bytes())
+    })
 }
 
 /// The most of a browser's user agent a device's name keeps (characters).

@@ -10,7 +10,7 @@
 //! and the diff ([`crate::judge_prompt`]); its last words end with its verdict, read as an
 //! `exec` judge's output is ([`crate::judge_prompt::verdict_of`]).
 
-use baton_core::{AttemptEnd, AttemptRole, ErrorKind, Task, Timestamp, Usage};
+use baton_core::{Attempt, AttemptEnd, AttemptRole, ErrorKind, Task, Timestamp, Usage};
 use baton_git::{BranchDiff, Trial, Worktree};
 
 use crate::agent_home::AgentHome;
@@ -140,5 +140,5 @@ fn next_attempt(crew: &Crew<'_>, id: &str) -> Result<u32> {
         left.ended_at.get_or_insert_with(Timestamp::now);
         crew.save_attempt(&left)?;
     }
-    Ok(attempts.iter().map(|a| a.attempt).max().unwrap_or(0) + 1)
+    Ok(Attempt::next_number(&attempts))
 }

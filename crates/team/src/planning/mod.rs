@@ -149,12 +149,16 @@ pub(crate) fn settled_or_failed(
     let moving = planned
         .iter()
         .any(|t| !t.status.is_final() && !stuck.contains(&t.id));
-    let news = told.is_some_and(|told| {
-        planned
-            .iter()
-            .any(|t| t.status == TaskStatus::Failed && !told.contains(&t.id))
-    });
+    let news = told.is_some_and(|told| untold_failure(&planned, told));
     Ok((!moving || news).then_some((planned, stuck)))
+}
+
+/// Whether a task of `tasks` failed that is not among `told` (the failures the planner was
+/// told of).
+pub(crate) fn untold_failure(tasks: &[Task], told: &std::collections::BTreeSet<String>) -> bool {
+    tasks
+        .iter()
+        .any(|t| t.status == TaskStatus::Failed && !told.contains(&t.id))
 }
 
 /// Waits until `look` finds something (`Some`), looking again at each change of the board

@@ -14,7 +14,7 @@ use crate::planning::approval::{Decision, approve_all, ask_lead};
 use crate::planning::goal_check::judge_goal;
 use crate::planning::{
     MAX_SESSIONS, PlanApproval, carried_out, proposed, settled, settled_or_failed, tasks_of,
-    wait_for_change,
+    untold_failure, wait_for_change,
 };
 use crate::supervision::crew::Crew;
 use crate::supervision::worker::{WorkerReport, work_task};
@@ -287,11 +287,6 @@ fn wait_until_settled(
 ) -> Result<Option<Settled>> {
     let crew = run.planner;
     let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
-    let news = |tasks: &[Task]| {
-        tasks
-            .iter()
-            .any(|t| t.status == TaskStatus::Failed && !told.contains(&t.id))
-    };
     loop {
         let look = || settled_or_failed(crew.tasks, run.plan, Some(told));
         let Some((tasks, stuck)) = wait_for_change(crew, &[], stop, look)? else {
@@ -300,7 +295,7 @@ fn wait_until_settled(
         let Some(queue) = &run.team.merge_queue else {
             return Ok(Some((tasks, stuck)));
         };
-        if news(&tasks) {
+        if untold_failure(&tasks, told) {
             return Ok(Some((tasks, stuck)));
         }
         if !queue.wait_decided(&done_of(&tasks), &stopped) {

@@ -127,17 +127,19 @@ fn announce(
     transcript: &mut Transcript<'_>,
     pid: u32,
 ) {
-    let worker = working(
-        crew,
-        plan.worker,
-        &plan.task.id,
-        plan.number,
-        pid,
-        plan.worker_usage,
-    );
+    // A judge holds no task and is no worker: it has no worker's record.
+    let worker = plan.role.is_work().then(|| {
+        working(
+            crew,
+            plan.worker,
+            &plan.task.id,
+            plan.number,
+            pid,
+            plan.worker_usage,
+        )
+    });
     let first = transcript.take();
-    let worker = plan.role.is_work().then_some(&worker);
-    if let Err(e) = crew.save_attempt_with(record, &first, worker) {
+    if let Err(e) = crew.save_attempt_with(record, &first, worker.as_ref()) {
         (crew.progress)(crate::Progress::Trouble {
             worker: plan.worker.to_string(),
             message: format!("cannot record the attempt: {e}"),

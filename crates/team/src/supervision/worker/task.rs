@@ -31,7 +31,7 @@ pub(crate) fn work_task(
     };
     // The judge's attempts at the task are numbered among its worker's, and are not its.
     let all = crew.attempts(&id)?;
-    let mut next = all.iter().map(|a| a.attempt).max().unwrap_or(0) + 1;
+    let mut next = Attempt::next_number(&all);
     let mut earlier: Vec<Attempt> = all.into_iter().filter(Attempt::is_work).collect();
     let mut resume_session = match resumed {
         true => session_left(crew, &mut earlier)?,
