@@ -132,9 +132,7 @@ export function App() {
     const unlisten = onChanges((batch) => {
       batch.forEach(notify);
       statusReads.start();
-      // What waits for review changes with tasks and merges, not with an agent's streamed
-      // output: no git runs for a batch of transcript or log lines alone.
-      if (batch.some((change) => change.event !== "transcript_appended" && change.event !== "log_appended")) reviewReads.start();
+      reviewReads.start();
       if (batch.some((change) => change.event === "question_asked" || change.event === "question_settled")) questionReads.start();
     });
     return () => void unlisten.then((stop) => stop());
