@@ -159,9 +159,10 @@ fn throughput(
 }
 
 fn python_claim(dir: &Path, agent: &str) -> Option<i32> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/baseline_claim.py");
+    let script = baton_test_support::source_root().join("bench/baseline_claim.py");
     Command::new("python3")
-        .args([script, agent])
+        .arg(script)
+        .arg(agent)
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

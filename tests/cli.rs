@@ -1164,8 +1164,7 @@ fn completions_complete_in_bash_and_man_pages_cover_every_command() {
 /// contents lists every page, and every error kind has a row saying what to do.
 #[test]
 fn the_guide_reference_is_made_from_the_cli() {
-    let checked_in =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guide/src/reference");
+    let checked_in = support::source_root().join("docs/guide/src/reference");
     let dir = tempfile::tempdir().unwrap();
     let out = baton_here(&["--json", "reference", "--dir", dir.path().to_str().unwrap()])
         .output()

@@ -102,7 +102,7 @@ fn the_harness_runs_one_agent_and_a_team_on_a_goal_and_counts_the_hidden_tests()
     let folder = tempfile::tempdir().unwrap();
     let api = ScriptedApi::start(solver());
     let host = Host::new(folder.path(), &api);
-    let harness = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/outcomes/run.py");
+    let harness = support::source_root().join("bench/outcomes/run.py");
     let mut command = std::process::Command::new("python3");
     host.environment(&mut command);
     command.arg(&harness).args([

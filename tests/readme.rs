@@ -120,8 +120,7 @@ fn shown_in(output: &str, shows: &[String]) -> bool {
 
 #[test]
 fn the_readme_quick_start_runs_word_for_word() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(support::source_root().join("README.md")).unwrap();
     let steps = quick_start(&readme);
     assert!(steps.len() >= 8, "{steps:#?}");
     let place = tempfile::tempdir().unwrap();
