@@ -192,6 +192,8 @@ fn an_agent_cannot_act_on_another_agents_task_or_as_the_lead(p: Project) {
         ("task_cancel", json!({"task": task})),
         ("task_reset", json!({"tasks": [task]})),
         ("team_stop", json!({})),
+        ("team_pause", json!({"worker": "planner"})),
+        ("team_resume", json!({})),
     ] {
         refused(&a1.call(tool, arguments), tool);
     }

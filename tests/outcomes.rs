@@ -42,7 +42,7 @@ def from_roman(text):
     return n
 "#;
 
-/// The planner plans one task; the judge approves and finds the goal met; any worker writes
+/// The planner plans one task, and hears its report; the judge approves and finds the goal met; any worker writes
 /// [`ROMAN`], commits it and reports its task.
 fn solver() -> Script {
     Arc::new(|request: &Value| {
@@ -58,7 +58,9 @@ fn solver() -> Script {
                 .and_then(|rest| rest.split(')').next())
                 .unwrap_or("plan-1")
                 .to_string();
-            return match done.len() {
+            // News of the plan (r1's report) changes nothing.
+            let news = prompt.contains("News of your plan");
+            return match done.len() + usize::from(news) {
                 0 => tool(
                     "task_add",
                     json!({"id": "r1", "description": "Write roman.py", "files": ["roman.py"],

@@ -532,6 +532,23 @@ fn every_operation(mut t: Twins) {
     );
     assert_eq!(started["names"], json!(["st1"]), "{started}");
     assert_eq!(started["profile"], "exec", "{started}");
+    let paused = t.same(
+        "team_pause",
+        &["team", "pause", "st1"],
+        json!({"worker": "st1"}),
+        0,
+    );
+    assert_eq!(
+        (&paused["workers"], &paused["paused"]),
+        (&json!(["st1"]), &json!(true)),
+        "{paused}"
+    );
+    let resumed = t.same("team_resume", &["team", "resume"], json!({}), 0);
+    assert_eq!(
+        (&resumed["workers"], &resumed["paused"]),
+        (&json!(["st1"]), &json!(false)),
+        "{resumed}"
+    );
     let stopped = t.same(
         "team_stop",
         &["team", "stop", "--now"],

@@ -14,7 +14,7 @@
 use baton_test_support as support;
 
 use serde_json::Value;
-use support::team::plan_question;
+use support::team::{plan_question, project_planned_by};
 use support::{Background, Project};
 
 support::on_both_stores!(
@@ -53,17 +53,6 @@ const WORKER: &str = "for d in $BATON_TASK_DEPENDENCIES; do \
      test -f \"work/$d.txt\" || { echo \"$d's work is missing\" >&2; exit 1; }; done; \
      mkdir -p work && echo \"$BATON_TASK_ID\" > \"work/$BATON_TASK_ID.txt\" && git add work && \
      git commit -qm \"$BATON_TASK_ID\"";
-
-/// A git project whose planner profile runs `planner` (`extra`: more of its settings, TOML).
-fn project_planned_by(p: &Project, planner: &str, extra: &str) {
-    support::repository(p.path());
-    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
-    std::fs::write(
-        p.coordination().join("team/profiles.toml"),
-        format!("[profiles.planner]\nkind = \"exec\"\n{extra}command = '''\n{planner}'''\n"),
-    )
-    .unwrap();
-}
 
 /// `team up --goal` in the background, `extra` after it.
 fn team_up(p: &Project, extra: &[&str]) -> Background {

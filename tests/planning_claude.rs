@@ -61,19 +61,20 @@ fn the_team() -> Script {
 }
 
 fn planner(request: &Value, prompt: &str) -> Reply {
-    let between = |before: &str, after: char| {
-        prompt
-            .split(before)
-            .nth(1)
-            .and_then(|rest| rest.split(after).next())
-            .unwrap_or_default()
-            .to_string()
-    };
-    // `planner`, or `HOST-planner` on a store shared across machines.
-    let (plan, name) = (between("Goal (", ')'), between("You are \"", '"'));
+    let (plan, name) = support::team::planner_seat(prompt);
     let done = exchanges(request);
     if let Some(last) = done.last().filter(|e| e.is_error) {
         return Reply::Text(format!("Stopping: {}", last.result));
+    }
+    // News of the plan (reports, the judge's return of t3) changes nothing.
+    if prompt.contains("News of your plan") {
+        return match done.len() {
+            0 => tool(
+                "task_complete",
+                json!({"agent": name, "task": plan, "summary": "the plan holds"}),
+            ),
+            _ => Reply::Text("The plan holds.".into()),
+        };
     }
     match done.len() {
         0 => tool(
@@ -220,6 +221,21 @@ fn planned_worked_and_judged(p: Project, judge_agent: &str, auto: bool) {
         .filter(|r| prompt_text(r).contains("the planner of a team"))
         .collect();
     let offered = support::scripted_api::tool_names(&planner_requests[0]);
+    // It heard of the judge's return of t3 as it came, and of every report.
+    let prompts: Vec<String> = planner_requests.iter().map(prompt_text).collect();
+    assert!(
+        prompts.iter().any(|p| p.contains("\n- t3 (return 1): ")),
+        "{prompts:#?}"
+    );
+    for (id, _) in PLAN {
+        assert!(
+            prompts.iter().any(|p| p
+                .split("Done and reported since your last session: ")
+                .nth(1)
+                .is_some_and(|rest| rest.contains(id))),
+            "{id}'s report: {prompts:#?}"
+        );
+    }
     for name in ["mcp__baton__plan_write", "mcp__baton__task_add"] {
         assert!(offered.iter().any(|n| n == name), "{name} in {offered:?}");
     }

@@ -402,6 +402,7 @@ fn a_responder_answers_an_agent_but_the_server_refuses_it_a_merge_and_a_team_sta
         ("task_add", json!({"description": "From the phone"})),
         ("task_edit", json!({"task": "t1", "description": "Changed"})),
         ("team_stop", json!({})),
+        ("team_pause", json!({})),
     ] {
         let refused = phone.operation(name, body);
         assert_eq!(refused.status, 403, "{name}: {refused:?}");

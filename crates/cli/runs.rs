@@ -60,6 +60,8 @@ pub fn runs(command: &Command) -> CommandRuns {
             TeamCommand::Report(_) => Operations(&[api::coordination::TeamReportRequest::NAME]),
             TeamCommand::Logs(_) => Operations(&[api::team::TeamTranscript::NAME]),
             TeamCommand::Stop(_) => Operations(&[api::team::TeamStop::NAME]),
+            TeamCommand::Pause(_) => Operations(&[api::team::TeamPause::NAME]),
+            TeamCommand::Resume(_) => Operations(&[api::team::TeamResume::NAME]),
             TeamCommand::Profiles | TeamCommand::Supervise => Local,
         },
         Command::Inbox(_) => Operations(&[api::inbox::InboxRead::NAME]),

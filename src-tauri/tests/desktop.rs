@@ -1641,8 +1641,19 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
         review_count(s).is_none()
     });
 
-    // The team stops from the Team view, leaving nothing running.
+    // The lead pauses the idle worker from its row, and resumes it: its state says each.
     session.click(&session.find("[data-testid=view-team]"));
+    let state_of_ex1 = |s: &Session| {
+        s.find_now("[data-testid=state-ex1]")
+            .map(|_| s.text("[data-testid=state-ex1]"))
+            .unwrap_or_default()
+    };
+    session.click(&session.find("[data-testid=pause-ex1]"));
+    session.wait_for("ex1 paused", |s| state_of_ex1(s).contains("paused"));
+    session.click(&session.find("[data-testid=resume-ex1]"));
+    session.wait_for("ex1 waiting again", |s| state_of_ex1(s).contains("waiting"));
+
+    // The team stops from the Team view, leaving nothing running.
     session.click(&session.find("[data-testid=stop-team-now]"));
     let local = baton_core::Layout::for_project(p.path());
     support::eventually("the supervisor to stop", || {

@@ -6,6 +6,7 @@ import {
   Clock,
   Hourglass,
   Moon,
+  Pause,
   RotateCcw,
   Square,
   type LucideIcon,
@@ -40,6 +41,7 @@ const WORKER_COLOURS: Record<WorkerState, Colour> = {
   working: "green",
   backing_off: "amber",
   stopping: "gray",
+  paused: "amber",
   stopped: "gray",
 };
 
@@ -48,6 +50,7 @@ const WORKER_ICONS: Record<WorkerState, LucideIcon> = {
   working: Activity,
   backing_off: RotateCcw,
   stopping: Square,
+  paused: Pause,
   stopped: CircleStop,
 };
 

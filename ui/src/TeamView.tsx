@@ -20,7 +20,7 @@ interface Props {
 }
 
 
-/** The supervised team: start and stop it and its workers; each worker's state, task and
+/** The supervised team: start, stop and pause it and its workers; each worker's state, task and
  *  cost; the spend over time against the budget; the chosen worker's transcript, following
  *  live as the change feed brings its events. */
 export function TeamView({ version, onError }: Props) {
@@ -49,6 +49,12 @@ export function TeamView({ version, onError }: Props) {
 
   const stop = (worker: string | null, now: boolean) =>
     call("team_stop", { worker, now }).then(
+      () => onError(null),
+      (e: unknown) => onError(errorMessage(e)),
+    );
+
+  const pause = (worker: string, paused: boolean) =>
+    call(paused ? "team_pause" : "team_resume", { worker }).then(
       () => onError(null),
       (e: unknown) => onError(errorMessage(e)),
     );
@@ -100,6 +106,7 @@ export function TeamView({ version, onError }: Props) {
                 setShown(w.task ?? lastTask.current.get(w.name) ?? null);
               }}
               onStop={stop}
+              onPause={pause}
             />
           ))}
         </tbody>
@@ -128,13 +135,17 @@ function WorkerRow({
   chosen,
   onChoose,
   onStop,
+  onPause,
 }: {
   worker: WorkerView;
   cost: number;
   chosen: boolean;
   onChoose: () => void;
   onStop: (worker: string, now: boolean) => void;
+  /** Pause the worker (or the planner): it starts nothing new; false: resume it. */
+  onPause: (worker: string, paused: boolean) => void;
 }) {
+  const paused = worker.state === "paused";
   const here = worker.supervisor_alive === true && worker.state !== "stopped";
   return (
     <tr data-testid={`worker-${worker.name}`} className={chosen ? "chosen" : undefined}>
@@ -158,6 +169,15 @@ function WorkerRow({
       <td>
         {here && (
           <>
+            <Button
+              size="1"
+              variant="soft"
+              onClick={() => onPause(worker.name, !paused)}
+              aria-label={`${paused ? "Resume" : "Pause"} (${worker.name})`}
+              data-testid={`${paused ? "resume" : "pause"}-${worker.name}`}
+            >
+              {paused ? "Resume" : "Pause"}
+            </Button>{" "}
             <Button size="1" variant="soft" onClick={() => onStop(worker.name, false)} aria-label={`Stop (${worker.name}, after its task)`}>
               Stop
             </Button>{" "}

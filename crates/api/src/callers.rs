@@ -31,6 +31,8 @@ const EXPECTED: &[(&str, bool, AgentUse, bool)] = &[
     ("team_report", true, AgentUse::Shared, false),
     ("team_transcript", true, AgentUse::OwnWork, false),
     ("team_stop", true, AgentUse::Never, false),
+    ("team_pause", true, AgentUse::Never, false),
+    ("team_resume", true, AgentUse::Never, false),
     ("ask_lead", false, AgentUse::OwnWork, false),
     ("answer_question", true, AgentUse::Never, false),
     ("inbox_read", true, AgentUse::OwnWork, false),

@@ -123,6 +123,8 @@ catalogue!(
     coordination::TeamReportRequest,
     team::TeamTranscript,
     team::TeamStop,
+    team::TeamPause,
+    team::TeamResume,
     inbox::AskLead,
     inbox::AnswerQuestion,
     inbox::InboxRead,

@@ -1,8 +1,8 @@
 //! The supervised team, as the lead reads and steers it (`baton team`): starting or resizing
 //! this machine's team (`team_up`, whose request and logic are `baton-team`'s `start`), every
-//! machine's workers with what they do and cost, an attempt's transcript, and stopping
-//! workers. They read what supervisors record in the store, and leave requests for the one on
-//! this machine.
+//! machine's workers with what they do and cost, an attempt's transcript, and stopping,
+//! pausing and resuming workers (and the planner). They read what supervisors record in the
+//! store, and leave requests for the one on this machine.
 
 use baton_core::Unreadable;
 use baton_core::{
@@ -345,17 +345,7 @@ impl Operation for TeamStop {
     type Output = StopAsked;
     fn run(self, cx: &Context) -> Result<StopAsked> {
         if let Some(name) = &self.worker {
-            baton_core::names::validate_agent_id(name)?;
-            // None running is refused by `send_request` below, in its own words.
-            if let Some(team) = running_supervisor(cx.local)?.filter(|t| !t.names.contains(name)) {
-                return Err(Error::new(
-                    baton_core::ErrorKind::UnknownAgent,
-                    format!(
-                        "{name} is not a worker of this machine's team (its workers: {})",
-                        team.names.join(", ")
-                    ),
-                ));
-            }
+            member_named(cx, name)?;
         }
         let names: Vec<String> = self.worker.iter().cloned().collect();
         let request = Request::Stop {
@@ -364,7 +354,7 @@ impl Operation for TeamStop {
         };
         let supervisor = send_request(cx.local, &request)?;
         let workers = match names.is_empty() {
-            true => supervisor.names.clone(),
+            true => supervisor.members(),
             false => names,
         };
         Ok(StopAsked {
@@ -373,4 +363,101 @@ impl Operation for TeamStop {
             now: self.now,
         })
     }
+}
+
+/// Refuses `name` unless it is a worker of this machine's team or its planner (none running
+/// is refused by `send_request`, in its own words).
+fn member_named(cx: &Context, name: &str) -> Result<()> {
+    baton_core::names::validate_agent_id(name)?;
+    match running_supervisor(cx.local)?.filter(|t| !t.has_member(name)) {
+        Some(team) => Err(Error::new(
+            baton_core::ErrorKind::UnknownAgent,
+            format!(
+                "{name} is not a worker of this machine's team (its workers: {})",
+                team.members().join(", ")
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Pause this machine's team, one of its workers, or its planner: what runs goes on, nothing
+/// new starts until it is resumed (a worker claims no task, the planner starts no planning
+/// session and the news of its plan waits for it).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamPause {
+    /// The worker to pause, or the planner by its name (all of this machine's, the planner
+    /// too, when not given).
+    #[serde(default)]
+    pub worker: Option<String>,
+}
+
+/// Resume what `team_pause` paused: the whole team, one worker, or the planner.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamResume {
+    /// The worker to resume, or the planner by its name (all of this machine's, the planner
+    /// too, when not given).
+    #[serde(default)]
+    pub worker: Option<String>,
+}
+
+/// What was asked of the supervisor: to pause these, or to resume them.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PauseAsked {
+    pub supervisor: SupervisorInfo,
+    /// The workers (and the planner) asked.
+    pub workers: Vec<String>,
+    /// Paused; false: resumed.
+    pub paused: bool,
+}
+
+impl Operation for TeamPause {
+    const NAME: &'static str = "team_pause";
+    const DESCRIPTION: &'static str = "Pause this machine's supervised team, one worker, or its planner (by its name): what runs goes on, nothing new starts (no task is claimed, no planning session begins) until team_resume.";
+    const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::ANSWERS;
+    type Output = PauseAsked;
+    fn run(self, cx: &Context) -> Result<PauseAsked> {
+        pause(cx, self.worker, true)
+    }
+}
+
+impl Operation for TeamResume {
+    const NAME: &'static str = "team_resume";
+    const DESCRIPTION: &'static str = "Resume what team_pause paused on this machine: the whole team, one worker, or its planner (by its name).";
+    const READ_ONLY: bool = false;
+    const CALLERS: Callers = Callers::ANSWERS;
+    type Output = PauseAsked;
+    fn run(self, cx: &Context) -> Result<PauseAsked> {
+        pause(cx, self.worker, false)
+    }
+}
+
+/// Asks the supervisor to pause (or resume) `worker`, or everyone.
+fn pause(cx: &Context, worker: Option<String>, paused: bool) -> Result<PauseAsked> {
+    if let Some(name) = &worker {
+        member_named(cx, name)?;
+    }
+    let names: Vec<String> = worker.into_iter().collect();
+    let request = Request::Pause {
+        names: names.clone(),
+        paused,
+    };
+    let supervisor = send_request(cx.local, &request)?;
+    let workers = match names.is_empty() {
+        true => supervisor.members(),
+        false => names,
+    };
+    Ok(PauseAsked {
+        supervisor,
+        workers,
+        paused,
+    })
 }

@@ -225,8 +225,9 @@ pub fn loop_event(event: &Progress) -> Option<String> {
             "baton: stopping: the command could not start {attempts} times in a row ({})",
             line(cause, 300)
         ),
-        // A lone worker has no merge queue.
+        // A lone worker has no merge queue, and no lead to pause it.
         Progress::Stopped { .. }
+        | Progress::Paused { .. }
         | Progress::Merge { .. }
         | Progress::Plan { .. }
         | Progress::Judged { .. } => return None,
@@ -273,6 +274,7 @@ pub fn loop_event_json(event: &Progress) -> Option<String> {
         Progress::Waiting { .. }
         | Progress::Restarting { .. }
         | Progress::Stopped { .. }
+        | Progress::Paused { .. }
         | Progress::Merge { .. }
         | Progress::Plan { .. }
         | Progress::Judged { .. } => {

@@ -27,6 +27,16 @@ pub enum TeamCommand {
     /// Stop this machine's team or one worker: after the current task, or --now (the agent is
     /// stopped and its task handed back).
     Stop(StopArgs),
+    /// Pause this machine's team, one worker, or the planner (`baton team pause planner`):
+    /// what runs goes on, nothing new starts (no task is claimed, no planning session begins;
+    /// the plan's news waits) until `baton team resume`.
+    #[command(after_help = "Examples:
+  baton team pause planner    the planner plans nothing more until resumed
+  baton team pause ex2        ex2 finishes its task and claims no other
+  baton team resume           everyone goes on")]
+    Pause(baton_api::team::TeamPause),
+    /// Resume what `baton team pause` paused: the whole team, one worker, or the planner.
+    Resume(baton_api::team::TeamResume),
     /// The agent profiles this project has (built in, and from .coordination/team/profiles.toml).
     Profiles,
     /// Run the team a team-up request (JSON on stdin) asks for, in this process: what

@@ -55,6 +55,8 @@ pub fn run(
         TeamCommand::Report(op) => operate(project, mode, json, op, report::coordination),
         TeamCommand::Logs(args) => logs(project, args, mode, json),
         TeamCommand::Stop(args) => stop(project, args, mode, json),
+        TeamCommand::Pause(op) => operate(project, mode, json, op, render::pause_asked),
+        TeamCommand::Resume(op) => operate(project, mode, json, op, render::pause_asked),
         TeamCommand::Profiles => {
             let profiles = load_profiles(project.local())?;
             let list: Vec<_> = profiles.values().collect();

@@ -1,6 +1,6 @@
 //! The text of `baton team` for people.
 
-use baton_api::team::{StopAsked, TeamView, Transcript};
+use baton_api::team::{PauseAsked, StopAsked, TeamView, Transcript};
 use baton_core::{Attempt, TranscriptEvent, Usage};
 use baton_team::QueueState;
 use baton_team::{Profile, Progress, TeamReport, TeamStarted, Verdict};
@@ -87,6 +87,14 @@ pub fn progress(event: &Progress) -> Option<String> {
         } => format!("{worker}: {task} failed: {}", one_line(reason, false)),
         Progress::Released { worker, task } => format!("{worker}: {task} handed back"),
         Progress::Stopped { worker } => format!("{worker}: stopped"),
+        Progress::Paused {
+            worker,
+            paused: true,
+        } => format!("{worker}: paused: it starts nothing new until `baton team resume {worker}`"),
+        Progress::Paused {
+            worker,
+            paused: false,
+        } => format!("{worker}: resumed"),
         Progress::Trouble { worker, message } => format!("{worker}: {message}"),
         Progress::TookOver { worker, task, from } => {
             format!("{worker}: took {task} over from {from}, whose lease had expired")
@@ -378,6 +386,21 @@ pub fn stop_asked(asked: &StopAsked) -> String {
         how,
         asked.workers.join(", ")
     )
+}
+
+pub fn pause_asked(asked: &PauseAsked) -> String {
+    let who = asked.workers.join(", ");
+    match asked.paused {
+        true => format!(
+            "Asked the team (pid {}) to pause {who}: what runs goes on, nothing new starts until \
+             `baton team resume`",
+            asked.supervisor.pid
+        ),
+        false => format!(
+            "Asked the team (pid {}) to resume {who}",
+            asked.supervisor.pid
+        ),
+    }
 }
 
 pub fn profiles(profiles: &[&Profile], local: &baton_core::Layout) -> String {

@@ -151,6 +151,9 @@ pub enum WorkerState {
     BackingOff,
     /// Finishing its task before it stops (asked to stop gracefully).
     Stopping,
+    /// Paused by the lead: it starts nothing new (a worker claims no task, the planner starts
+    /// no session) until resumed.
+    Paused,
     /// Stopped: drained, asked to stop, or its supervisor ended.
     Stopped,
 }
@@ -163,6 +166,7 @@ impl WorkerState {
             WorkerState::Working => "working",
             WorkerState::BackingOff => "backing_off",
             WorkerState::Stopping => "stopping",
+            WorkerState::Paused => "paused",
             WorkerState::Stopped => "stopped",
         }
     }
@@ -306,6 +310,7 @@ mod tests {
             WorkerState::Working,
             WorkerState::BackingOff,
             WorkerState::Stopping,
+            WorkerState::Paused,
             WorkerState::Stopped,
         ] {
             assert_eq!(serde_json::to_value(state).unwrap(), state.word());

@@ -2,11 +2,11 @@
 //! hides what it could not do). A lead device may call every operation the desktop can. A
 //! responder is someone answering agents from a phone: it may call what the catalogue declares
 //! a responder's ([`baton_api::Callers::responder`]: reading everything, answering questions,
-//! commenting on a review and requesting changes, sending and acknowledging messages, stopping
-//! an agent), with two limits of its own here: an approval is answered with allow or deny, not
-//! "always allow", which changes the policy, and a stop names one agent, not the team. It may
-//! not start teams, merge, add, edit, move or cancel tasks, run checks, or change budgets,
-//! policies or profiles.
+//! commenting on a review and requesting changes, sending and acknowledging messages,
+//! stopping, pausing and resuming an agent or the planner), with two limits of its own here: an
+//! approval is answered with allow or deny, not "always allow", which changes the policy, and a
+//! stop, pause or resume names one agent, not the team. It may not start teams, merge, add,
+//! edit, move or cancel tasks, run checks, or change budgets, policies or profiles.
 
 use baton_api::{CatalogueEntry, Error, OpenProject};
 use baton_core::ErrorKind;
@@ -54,8 +54,13 @@ pub fn check(
     }
     match entry.name {
         // One agent, not the whole team.
-        "team_stop" if request.get("worker").is_none_or(Value::is_null) => {
-            refuse("stop the whole team (name the worker to stop)".into())
+        "team_stop" | "team_pause" | "team_resume"
+            if request.get("worker").is_none_or(Value::is_null) =>
+        {
+            let what = entry.name.trim_start_matches("team_");
+            refuse(format!(
+                "{what} the whole team (name the worker, or the planner, to {what})"
+            ))
         }
         "answer_question" if chooses_always(request, project) => {
             refuse("answer \"always allow\", which changes the project's policy".into())
@@ -118,6 +123,10 @@ mod tests {
         assert!(check(&responder, &entry("answer_question"), &answer, &project).is_ok());
         let stop_one = json!({"worker": "cc1", "now": true});
         assert!(check(&responder, &entry("team_stop"), &stop_one, &project).is_ok());
+        let planner = json!({"worker": "planner"});
+        for name in ["team_pause", "team_resume"] {
+            assert!(check(&responder, &entry(name), &planner, &project).is_ok());
+        }
         for (name, request) in [
             ("task_merge", json!({})),
             ("team_up", json!({})),
@@ -126,6 +135,8 @@ mod tests {
             ("task_cancel", json!({})),
             ("review_check", json!({})),
             ("team_stop", json!({"now": true})),
+            ("team_pause", json!({})),
+            ("team_resume", json!({"worker": null})),
         ] {
             let err = check(&responder, &entry(name), &request, &project).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::NotAllowed, "{name}");

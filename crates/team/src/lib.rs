@@ -145,6 +145,12 @@ pub enum Progress {
     Stopped {
         worker: String,
     },
+    /// The lead paused the worker (or the planner), or resumed it: paused, it starts nothing
+    /// new.
+    Paused {
+        worker: String,
+        paused: bool,
+    },
     /// The team's judge on a done task, before the merge queue lands it: approved, or changes
     /// asked for (the task goes back to its worker with them).
     Judged {

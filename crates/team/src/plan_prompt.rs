@@ -9,6 +9,8 @@ use crate::prompt::Reporting;
 
 /// The most of a task's report a new session is shown (bytes).
 const REPORT_SHOWN: usize = 300;
+/// How many of the reasons for earlier sessions a new session is shown.
+const EARLIER_SHOWN: usize = 5;
 /// The most of the master plan a new session is shown (bytes).
 const MASTER_PLAN_SHOWN: usize = 16 * 1024;
 
@@ -55,10 +57,7 @@ pub(crate) fn plan_prompt(
         ),
     });
     if !plan.context.hints.trim().is_empty() {
-        prompt.push_str(&format!(
-            "\nYou are planning again. Why:\n{}\n",
-            plan.context.hints.trim()
-        ));
+        prompt.push_str(&why_again(&plan.context.hints));
         prompt.push_str(&reports(store, id));
         if let Ok(notes) = store.notes()
             && !notes.master_plan.trim().is_empty()
@@ -71,6 +70,34 @@ pub(crate) fn plan_prompt(
         }
     }
     prompt
+}
+
+/// Why the planner plans again: the latest reason the plan task was sent back with (each
+/// sending back adds one to its hints, after a blank line), and the few before it, cut short,
+/// as what came before.
+fn why_again(hints: &str) -> String {
+    let reasons: Vec<&str> = hints
+        .trim()
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .collect();
+    let Some((latest, before)) = reasons.split_last() else {
+        return String::new();
+    };
+    let mut text = format!("\nYou are planning again. Why:\n{latest}\n");
+    let earlier = &before[before.len().saturating_sub(EARLIER_SHOWN)..];
+    if !earlier.is_empty() {
+        text.push_str("\nWhat called for your earlier sessions, oldest first (dealt with then):\n");
+        for reason in earlier {
+            let first = reason.lines().next().unwrap_or_default();
+            text.push_str(&format!(
+                "- {}\n",
+                baton_core::text::prefix(first, REPORT_SHOWN)
+            ));
+        }
+    }
+    text
 }
 
 /// Where each task of plan `plan` stands, with what the done ones reported (their workers'
@@ -148,11 +175,15 @@ mod tests {
             .write_master_plan("planner", "# Plan\n\na, then b")
             .unwrap();
         let mut again = plan;
-        again.context.hints = "1 task(s) of the plan failed".into();
+        again.context.hints = "The lead said: smaller tasks\n\n1 task(s) of the plan failed".into();
         let prompt = plan_prompt(&store, Reporting::Mcp, "planner", &again);
         assert!(
-            prompt.contains("You are planning again. Why:\n1 task(s)"),
+            prompt.contains("You are planning again. Why:\n1 task(s) of the plan failed\n"),
             "{prompt}"
+        );
+        assert!(
+            prompt.contains("earlier sessions, oldest first (dealt with then):\n- The lead said: smaller tasks\n"),
+            "the reason before, apart: {prompt}"
         );
         assert!(
             prompt.contains("- a (done): Part a; it reported: wrote a.txt\n"),

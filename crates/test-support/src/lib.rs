@@ -13,6 +13,7 @@
 //! `CARGO_BIN_EXE_<name>` for an integration test and its run, and this crate reads it (no
 //! guessing at `target/` paths, where a stale build could pass).
 
+mod background;
 pub mod claude;
 mod documents;
 pub mod machine;
@@ -29,6 +30,7 @@ pub mod webdriver;
 mod working;
 pub mod xvfb;
 
+pub use background::Background;
 pub use paths::{artifacts_dir, source_root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -36,6 +38,8 @@ use std::time::{Duration, Instant};
 
 /// How long a test waits for something that should take milliseconds, before failing.
 pub const PATIENCE: Duration = Duration::from_secs(20);
+/// The longest a background `baton` may run while it goes on printing ([`Background::finish`]).
+pub const LONGEST_RUN: Duration = Duration::from_secs(120);
 
 /// Checks `ready` every 20 ms until it holds; panics naming `what` after [`PATIENCE`]. The
 /// one poll-until-deadline loop of the tests: for things that send no event to wait on (a
@@ -442,137 +446,6 @@ pub fn kill(pid: u32, signal: &str) {
         .status()
         .unwrap();
     assert!(status.success(), "kill -{signal} {pid}");
-}
-
-/// A `baton` process running in the background, its output read line by line as it comes.
-pub struct Background {
-    child: std::process::Child,
-    stdout: std::sync::mpsc::Receiver<String>,
-    stderr: std::sync::mpsc::Receiver<String>,
-    pub stdout_seen: Vec<String>,
-    pub stderr_seen: Vec<String>,
-}
-
-fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
-    use std::io::BufRead;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stream).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-impl Background {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Waits for a stderr line containing `text` (e.g. the "waiting" line a waiter prints
-    /// once its watch is armed); panics after [`PATIENCE`].
-    pub fn wait_stderr(&mut self, text: &str) -> String {
-        Self::wait_line(&self.stderr, &mut self.stderr_seen, text, "stderr")
-    }
-
-    /// Whether the process printed nothing on stdout and kept running for `span` (a waiter
-    /// that must not return yet).
-    pub fn quiet_for(&mut self, span: std::time::Duration) -> bool {
-        match self.stdout.recv_timeout(span) {
-            Ok(line) => {
-                self.stdout_seen.push(line);
-                false
-            }
-            Err(_) => self.child.try_wait().unwrap().is_none(),
-        }
-    }
-
-    /// Waits for a stdout line containing `text`.
-    pub fn wait_stdout(&mut self, text: &str) -> String {
-        Self::wait_line(&self.stdout, &mut self.stdout_seen, text, "stdout")
-    }
-
-    fn wait_line(
-        rx: &std::sync::mpsc::Receiver<String>,
-        seen: &mut Vec<String>,
-        text: &str,
-        which: &str,
-    ) -> String {
-        let deadline = std::time::Instant::now() + PATIENCE;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(line) => {
-                    seen.push(line.clone());
-                    if line.contains(text) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no {which} line with {text:?}; saw {seen:#?}"),
-            }
-        }
-    }
-
-    /// Waits for the process to exit (panics after [`PATIENCE`]); returns its exit code and
-    /// the rest of its stdout and stderr.
-    pub fn finish(mut self) -> (Option<i32>, String, String) {
-        let deadline = std::time::Instant::now() + PATIENCE;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "baton did not exit; stderr so far {:#?}",
-                self.stderr_seen
-            );
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        };
-        let collect = |rx: &std::sync::mpsc::Receiver<String>, seen: &[String]| {
-            let mut all = seen.to_vec();
-            all.extend(rx.iter());
-            all.join("\n")
-        };
-        let stdout = collect(&self.stdout, &self.stdout_seen);
-        let stderr = collect(&self.stderr, &self.stderr_seen);
-        (status.code(), stdout, stderr)
-    }
-
-    /// Sends a signal (e.g. libc SIGINT = 2) to the process.
-    pub fn signal(&self, signal: &str) {
-        kill(self.child.id(), signal);
-    }
-}
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Background {
-    /// Starts `command` (stdout and stderr piped) in the background.
-    pub fn from_command(mut command: Command) -> Background {
-        let mut child = command
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = lines_of(child.stdout.take().unwrap());
-        let stderr = lines_of(child.stderr.take().unwrap());
-        Background {
-            child,
-            stdout,
-            stderr,
-            stdout_seen: Vec::new(),
-            stderr_seen: Vec::new(),
-        }
-    }
 }
 
 impl Project {

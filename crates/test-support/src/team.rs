@@ -189,3 +189,29 @@ pub fn report_row(report: &Value, id: &str) -> Value {
         .cloned()
         .unwrap_or_else(|| panic!("no {id} in {report}"))
 }
+
+/// A git project whose planner profile is the command `planner` (`extra`: more of the
+/// profile's settings, TOML lines).
+pub fn project_planned_by(p: &crate::Project, planner: &str, extra: &str) {
+    crate::repository(p.path());
+    std::fs::create_dir_all(p.coordination().join("team")).unwrap();
+    std::fs::write(
+        p.coordination().join("team/profiles.toml"),
+        format!("[profiles.planner]\nkind = \"exec\"\n{extra}command = '''\n{planner}'''\n"),
+    )
+    .unwrap();
+}
+
+/// What a planner agent's prompt names: its plan task (`Goal (plan-1): …`) and itself (`You
+/// are "planner"`, `HOST-planner` on a store shared across machines).
+pub fn planner_seat(prompt: &str) -> (String, String) {
+    let between = |before: &str, after: char| {
+        prompt
+            .split(before)
+            .nth(1)
+            .and_then(|rest| rest.split(after).next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    (between("Goal (", ')'), between("You are \"", '"'))
+}

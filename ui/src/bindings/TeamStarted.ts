@@ -20,7 +20,11 @@ workers: number,
 /**
  * Its workers' names.
  */
-names: Array<string>, started_at: string, 
+names: Array<string>, 
+/**
+ * Its planner's name, when the team plans itself (`--goal`).
+ */
+planner?: string, started_at: string, 
 /**
  * The whole team's budget (US dollars), if it has one.
  */

@@ -3,4 +3,4 @@
 /**
  * What a supervised worker is doing.
  */
-export type WorkerState = "waiting" | "working" | "backing_off" | "stopping" | "stopped";
+export type WorkerState = "waiting" | "working" | "backing_off" | "stopping" | "paused" | "stopped";

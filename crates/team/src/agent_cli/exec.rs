@@ -28,6 +28,11 @@ impl AgentCli for Exec {
         "check the command"
     }
 
+    /// A command plans by script: reports are not news to it.
+    fn plans_from_news(&self) -> bool {
+        false
+    }
+
     fn invocation(&self, run: &AgentRun<'_>) -> CommandLine {
         CommandLine {
             program: "sh".to_string(),

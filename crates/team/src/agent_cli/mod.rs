@@ -112,6 +112,12 @@ pub trait AgentCli: Sync {
         false
     }
 
+    /// Whether, as a planner, it plans from what it is told (a model reads the news of its
+    /// plan; a command plans by script and is run again only when the plan must change).
+    fn plans_from_news(&self) -> bool {
+        true
+    }
+
     /// Whether Baton gives it Baton's MCP server (and so a browser through it); without, it
     /// reports through the `baton` command in its shell.
     fn takes_mcp_servers(&self) -> bool {

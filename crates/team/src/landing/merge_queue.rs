@@ -216,6 +216,11 @@ impl MergeQueue {
         self.changed.notify_all();
     }
 
+    /// Every entry as it stands.
+    pub fn entries(&self) -> Vec<QueueEntry> {
+        self.state.lock().expect("the queue's lock").entries.clone()
+    }
+
     /// The tasks landed, and the entries of those done but not landed (still queued when the
     /// team stopped, or left for the lead, the note saying why).
     pub fn summary(&self) -> (Vec<String>, Vec<QueueEntry>) {

@@ -24,8 +24,8 @@ pub(crate) enum Decision {
     Stopped,
 }
 
-/// The answers that approve a plan (any case).
-const APPROVING: [&str; 4] = ["approve", "approved", "yes", "ok"];
+/// The answers that approve a plan, or let the planner go on (any case).
+const APPROVING: [&str; 5] = ["approve", "approved", "yes", "ok", "go on"];
 
 /// What an answer to a plan's question decides.
 pub(crate) fn decision_of(answer: &str, by: &str) -> Decision {
@@ -64,22 +64,14 @@ pub(crate) fn ask_lead(
         },
     )?;
     asked_as(&asked.id);
-    let look = || -> baton_core::Result<Option<Decision>> {
-        let question = inbox::question(crew.documents, &asked.id)?;
-        if let inbox::QuestionState::Answered { answer, by, .. } = &question.state {
-            return Ok(Some(decision_of(answer, by)));
-        }
-        if !question.is_open() {
-            return Ok(Some(Decision::Stopped));
-        }
-        // Approved on the board instead (`leader approve`, the desktop): nothing proposed left.
+    // Approved on the board instead (`leader approve`, the desktop): nothing proposed left.
+    let on_the_board = || -> baton_core::Result<Option<Decision>> {
         let now = tasks_of(crew.tasks, &plan.id)?;
         Ok(proposed(&now).is_empty().then(|| Decision::Approved {
             by: LEAD.to_string(),
         }))
     };
-    let decided = wait_for_change(crew, &[inbox::QUESTIONS], stop, look)?;
-    let decision = decided.unwrap_or(Decision::Stopped);
+    let decision = wait_for_answer(crew, &asked.id, stop, on_the_board)?;
     if decision != Decision::Stopped && inbox::question(crew.documents, &asked.id)?.is_open() {
         let _ = inbox::close(
             crew.documents,
@@ -87,8 +79,56 @@ pub(crate) fn ask_lead(
             "the plan was approved on the board",
         );
     }
+    Ok(decision)
+}
+
+/// Asks the lead whether planner `planner` may plan `plan` on past its limit (`text` says
+/// why), and waits for the answer until `stop`: `go on` (or `yes`, `approve`) lets it, anything
+/// else ends the planning with the lead's words. `asked` hears the question's id.
+pub(crate) fn ask_to_go_on(
+    crew: &Crew<'_>,
+    planner: &str,
+    plan: &Task,
+    text: &str,
+    stop: &AtomicBool,
+    asked_as: impl FnOnce(&str),
+) -> Result<Decision> {
+    let asked = inbox::ask(
+        crew.documents,
+        NewQuestion {
+            agent: planner.to_string(),
+            task: Some(plan.id.clone()),
+            text: text.to_string(),
+            choices: vec!["go on".into(), "stop".into()],
+            about: About::Question,
+        },
+    )?;
+    asked_as(&asked.id);
+    wait_for_answer(crew, &asked.id, stop, || Ok(None))
+}
+
+/// Waits until question `id` is answered (its decision), closed or `stop` is set (stopped:
+/// the question closed), or `elsewhere` decides first.
+fn wait_for_answer(
+    crew: &Crew<'_>,
+    id: &str,
+    stop: &AtomicBool,
+    mut elsewhere: impl FnMut() -> baton_core::Result<Option<Decision>>,
+) -> Result<Decision> {
+    let look = || -> baton_core::Result<Option<Decision>> {
+        let question = inbox::question(crew.documents, id)?;
+        if let inbox::QuestionState::Answered { answer, by, .. } = &question.state {
+            return Ok(Some(decision_of(answer, by)));
+        }
+        if !question.is_open() {
+            return Ok(Some(Decision::Stopped));
+        }
+        elsewhere()
+    };
+    let decided = wait_for_change(crew, &[inbox::QUESTIONS], stop, look)?;
+    let decision = decided.unwrap_or(Decision::Stopped);
     if decision == Decision::Stopped {
-        let _ = inbox::close(crew.documents, &asked.id, "the team stopped");
+        let _ = inbox::close(crew.documents, id, "the team stopped");
     }
     Ok(decision)
 }

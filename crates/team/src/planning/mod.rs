@@ -10,13 +10,15 @@
 //! to the planner with them, for another session. Nothing of a plan is claimed before its
 //! approval: proposed tasks are not claimable.
 //!
-//! While the workers work the plan, the planner waits ([`planner`]); once every task of the plan
-//! is finished (and the merge queue has landed what it will), a plan whose tasks all succeeded is
-//! carried out and the team stops; failures send the plan back to the planner with what
-//! failed and why, for follow-ups, within [`MAX_SESSIONS`].
+//! While the workers work the plan, the planner hears of it ([`news`]): each report, failure
+//! and return of the merge queue, each once, in a session of its own; once every task of the
+//! plan is finished (and the merge queue has landed what it will), a plan whose tasks all
+//! succeeded is carried out and the team stops. Sessions that plan are limited to
+//! [`MAX_SESSIONS`] at a time; then the lead is asked whether the planner may go on.
 
 pub(crate) mod approval;
 pub(crate) mod goal_check;
+pub(crate) mod news;
 pub(crate) mod planner;
 pub(crate) mod seat;
 
@@ -30,8 +32,9 @@ use crate::supervision::crew::Crew;
 use baton_live::inbox_wait::wait_for_inbox;
 use std::sync::atomic::AtomicBool;
 
-/// The most planning sessions one plan gets (the first, and those after a rejection or a
-/// failure): then the lead is left with what remains.
+/// The planning sessions one plan gets (the first, and those after the lead's words, a failure
+/// or the judge's) before the lead is asked whether the planner may go on; as many again each
+/// time the lead says so.
 pub const MAX_SESSIONS: u32 = 6;
 
 /// A team's planning, as its request settles it.
@@ -120,17 +123,16 @@ pub(crate) fn settled(
     tasks: &dyn TaskStore,
     plan: &str,
 ) -> baton_core::Result<Option<(Vec<Task>, Vec<String>)>> {
-    settled_or_failed(tasks, plan, None)
+    let (planned, stuck, moving) = where_it_stands(tasks, plan)?;
+    Ok((!moving).then_some((planned, stuck)))
 }
 
-/// [`settled`], or sooner with `told` (the failures the planner was told of): as soon as a
-/// task of the plan has failed that is not among them, so that the planner hears of each
-/// failure as it comes while the rest of the plan goes on.
-pub(crate) fn settled_or_failed(
+/// A plan's tasks, the doomed ones among them (waiting on a failed or cancelled one), and
+/// whether any can still move.
+pub(crate) fn where_it_stands(
     tasks: &dyn TaskStore,
     plan: &str,
-    told: Option<&std::collections::BTreeSet<String>>,
-) -> baton_core::Result<Option<(Vec<Task>, Vec<String>)>> {
+) -> baton_core::Result<(Vec<Task>, Vec<String>, bool)> {
     let (file, _) = tasks.snapshot()?;
     let doomed: Vec<String> = baton_core::doomed_tasks(&file)
         .into_iter()
@@ -149,16 +151,7 @@ pub(crate) fn settled_or_failed(
     let moving = planned
         .iter()
         .any(|t| !t.status.is_final() && !stuck.contains(&t.id));
-    let news = told.is_some_and(|told| untold_failure(&planned, told));
-    Ok((!moving || news).then_some((planned, stuck)))
-}
-
-/// Whether a task of `tasks` failed that is not among `told` (the failures the planner was
-/// told of).
-pub(crate) fn untold_failure(tasks: &[Task], told: &std::collections::BTreeSet<String>) -> bool {
-    tasks
-        .iter()
-        .any(|t| t.status == TaskStatus::Failed && !told.contains(&t.id))
+    Ok((planned, stuck, moving))
 }
 
 /// Waits until `look` finds something (`Some`), looking again at each change of the board

@@ -1,22 +1,23 @@
 //! The planner's thread: planning sessions at the plan task, each followed by the plan's
-//! approval, then the wait while the workers work it, and a new session when what failed calls
-//! for one. When it ends (the plan carried out, failed, out of sessions, or the team stopped)
+//! approval, then the wait while the workers work it, and a new session for each piece of news
+//! ([`news`](crate::planning::news)), the lead asked once the sessions that plan reach their
+//! limit. When it ends (the plan carried out, failed, out of sessions, or the team stopped)
 //! it asks the workers to stop after their tasks: a planned team lasts as long as its plan.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 
 use baton_core::{ClaimRequest, Reopen, Task, TaskStatus, WorkerState};
 
 use crate::Progress;
 use crate::error::{Result, TeamError};
-use crate::planning::approval::{Decision, approve_all, ask_lead};
+use crate::planning::approval::{Decision, approve_all, ask_lead, ask_to_go_on};
 use crate::planning::goal_check::judge_goal;
+use crate::planning::news::{News, Told};
 use crate::planning::{
-    MAX_SESSIONS, PlanApproval, carried_out, proposed, settled, settled_or_failed, tasks_of,
-    untold_failure, wait_for_change,
+    MAX_SESSIONS, PlanApproval, carried_out, proposed, settled, tasks_of, wait_for_change,
+    where_it_stands,
 };
-use crate::supervision::crew::Crew;
+use crate::supervision::crew::{Crew, WorkerFlags};
 use crate::supervision::worker::{WorkerReport, work_task};
 
 /// How a plan's planning ended.
@@ -77,10 +78,14 @@ fn plan_until_done(
 ) -> Result<(PlanStep, String)> {
     let crew = run.planner;
     let flags = crew.flags(run.name);
-    let mut sessions = 0;
+    // The sessions that planned (the first, and those after the lead's words, a failure or the
+    // judge's): the lead is asked for more once they reach `allowed`. Sessions for reports and
+    // returns alone are not counted: the plan's size bounds them.
+    let (mut planned, mut allowed, mut counts) = (0, MAX_SESSIONS, true);
     let mut first = true;
-    // The failures the planner was told of: each once.
-    let mut told = BTreeSet::new();
+    let mut told = Told::default();
+    // A command planner plans by script: it is run again only when the plan must change.
+    let hears_news = crew.profile.kind.plans_from_news();
     // The plan's size when the judge last found the goal not met.
     let mut missing_at: Option<usize> = None;
     loop {
@@ -89,15 +94,16 @@ fn plan_until_done(
         }
         let plan = current(crew, run.plan)?;
         if !plan.status.is_final() {
-            if sessions == MAX_SESSIONS {
-                return Ok((
-                    PlanStep::Ended,
-                    format!(
-                        "{MAX_SESSIONS} planning sessions and the plan is not settled: the lead takes it from here"
-                    ),
-                ));
+            if !unless_paused(run, &flags) {
+                return Ok((PlanStep::Ended, "the team was asked to stop".into()));
             }
-            sessions += 1;
+            if counts && planned == allowed {
+                match more_sessions(run, &plan, planned, &flags.finish)? {
+                    Ok(()) => allowed += MAX_SESSIONS,
+                    Err(why) => return Ok((PlanStep::Ended, why)),
+                }
+            }
+            planned += u32::from(counts);
             let resumed = first && plan.is_held_by(run.name) && !plan.sent_back;
             let Some(plan) = take(crew, run.name, plan)? else {
                 return Ok((PlanStep::Ended, "the plan task cannot be claimed".into()));
@@ -111,6 +117,7 @@ fn plan_until_done(
             }
         }
         first = false;
+        counts = true;
         let plan = current(crew, run.plan)?;
         match plan.status {
             TaskStatus::Done => {}
@@ -127,65 +134,27 @@ fn plan_until_done(
             send_back(run, &words)?;
             continue;
         }
-        let Some((tasks, stuck)) = wait_until_settled(run, &flags.finish, &told)? else {
-            return Ok((PlanStep::Ended, "the team was asked to stop".into()));
-        };
-        // Settled (each task finished or stranded), or a failure came: carried out when none
-        // failed or waits.
-        if carried_out(&tasks) {
-            let done = tasks
-                .iter()
-                .filter(|t| t.status == TaskStatus::Done)
-                .count();
-            if let Some(judge) = &run.team.judge {
-                let plan = current(crew, run.plan)?;
-                let (met, said) = match judge_goal(run.team, judge, &plan) {
-                    Ok(word) => word,
-                    Err(e) => {
-                        return Ok((
-                            PlanStep::Ended,
-                            format!(
-                                "the judge could not judge the goal ({e}): the lead takes it \
-                                 from here"
-                            ),
-                        ));
-                    }
-                };
-                let verdict = if met { "met" } else { "not met" };
-                tell(run, PlanStep::GoalJudged, format!("{verdict}: {said}"));
-                if !met {
-                    if missing_at == Some(tasks.len()) {
-                        return Ok((
-                            PlanStep::Ended,
-                            "the judge finds the goal not met and the planner planned nothing \
-                             more for it: the lead takes it from here"
-                                .into(),
-                        ));
-                    }
-                    missing_at = Some(tasks.len());
-                    send_back(
-                        run,
-                        &format!(
-                            "The judge compared the lead's branch with the goal and the master \
-                             plan, and finds the goal not met: {said}\nPlan the work that is \
-                             missing."
-                        ),
-                    )?;
-                    continue;
-                }
+        // A pause ends the wait: the planner says it is paused, and waits for news once resumed.
+        let waited = loop {
+            match wait_for_news(run, &flags.interrupt, &told, hears_news)? {
+                None if !flags.finishing() && unless_paused(run, &flags) => continue,
+                waited => break waited,
             }
-            return Ok((
-                PlanStep::CarriedOut,
-                format!("{done} of {} task(s) done", tasks.len()),
-            ));
-        }
-        // What the planner has not been told yet; the same failures again end the planning.
-        let news: Vec<&Task> = tasks
-            .iter()
-            .filter(|t| t.status == TaskStatus::Failed)
-            .filter(|t| told.insert(t.id.clone()))
-            .collect();
-        if news.is_empty() {
+        };
+        let (tasks, stuck) = match waited {
+            None => return Ok((PlanStep::Ended, "the team was asked to stop".into())),
+            Some(Waited::News { news, stuck }) => {
+                // A failure makes it plan again; reports and returns only tell it.
+                told.hear(&news);
+                counts = news.has_failures();
+                send_back(run, &news.text(&stuck))?;
+                continue;
+            }
+            Some(Waited::Settled { tasks, stuck }) => (tasks, stuck),
+        };
+        // Settled, and the planner told of every failure: carried out when none failed or
+        // waits.
+        if !carried_out(&tasks) {
             return Ok((
                 PlanStep::Ended,
                 format!(
@@ -195,8 +164,121 @@ fn plan_until_done(
                 ),
             ));
         }
-        send_back(run, &failures(&news, &stuck))?;
+        let done = tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Done)
+            .count();
+        if let Some(judge) = &run.team.judge {
+            let plan = current(crew, run.plan)?;
+            let (met, said) = match judge_goal(run.team, judge, &plan) {
+                Ok(word) => word,
+                Err(e) => {
+                    return Ok((
+                        PlanStep::Ended,
+                        format!(
+                            "the judge could not judge the goal ({e}): the lead takes it from \
+                             here"
+                        ),
+                    ));
+                }
+            };
+            let verdict = if met { "met" } else { "not met" };
+            tell(run, PlanStep::GoalJudged, format!("{verdict}: {said}"));
+            if !met {
+                if missing_at == Some(tasks.len()) {
+                    return Ok((
+                        PlanStep::Ended,
+                        "the judge finds the goal not met and the planner planned nothing more \
+                         for it: the lead takes it from here"
+                            .into(),
+                    ));
+                }
+                missing_at = Some(tasks.len());
+                send_back(
+                    run,
+                    &format!(
+                        "The judge compared the lead's branch with the goal and the master \
+                         plan, and finds the goal not met: {said}\nPlan the work that is \
+                         missing."
+                    ),
+                )?;
+                continue;
+            }
+        }
+        return Ok((
+            PlanStep::CarriedOut,
+            format!("{done} of {} task(s) done", tasks.len()),
+        ));
     }
+}
+
+/// Waits while the lead has paused planning (`baton team pause planner`): the planner starts
+/// no session, and news waits for it. Whether planning may go on (not asked to stop).
+fn unless_paused(run: &PlannerRun<'_, '_>, flags: &WorkerFlags) -> bool {
+    if !flags.paused() {
+        return true;
+    }
+    let crew = run.planner;
+    let said = |paused: bool| {
+        (crew.progress)(Progress::Paused {
+            worker: run.name.to_string(),
+            paused,
+        })
+    };
+    let mut record = crew.record(run.name, WorkerState::Paused);
+    record.last_event = Some("planning paused by the lead".into());
+    crew.save(&record);
+    said(true);
+    let go_on = flags.wait_while_paused();
+    if go_on {
+        said(false);
+        record.state = WorkerState::Waiting;
+        record.last_event = Some("planning resumed by the lead".into());
+        record.updated_at = baton_core::Timestamp::now();
+        crew.save(&record);
+    }
+    go_on
+}
+
+/// The planner has planned `planned` times and must plan again: with `--plan review` the lead
+/// is asked whether it may go on ([`MAX_SESSIONS`] more); with `--plan auto` no one is there to
+/// ask, and planning ends. `Err` says why it ends.
+fn more_sessions(
+    run: &PlannerRun<'_, '_>,
+    plan: &Task,
+    planned: u32,
+    stop: &AtomicBool,
+) -> Result<std::result::Result<(), String>> {
+    let limit = format!("{planned} planning sessions and the plan is not settled");
+    if run.approval == PlanApproval::Auto {
+        return Ok(Err(format!("{limit}: the lead takes it from here")));
+    }
+    let question = format!(
+        "The planner has planned {} {planned} times and the plan is not settled yet. Why it \
+         would plan again:\n{}\nMay it plan on ({MAX_SESSIONS} more sessions)?",
+        plan.id,
+        baton_core::text::prefix(last_reason(&plan.context.hints), 2048),
+    );
+    match ask_to_go_on(run.planner, run.name, plan, &question, stop, |id| {
+        tell(run, PlanStep::Asked, id.to_string())
+    })? {
+        Decision::Approved { by } => {
+            tell(
+                run,
+                PlanStep::SentBack,
+                format!("{by} lets the planner plan on"),
+            );
+            Ok(Ok(()))
+        }
+        Decision::Rejected { comment } => Ok(Err(format!("{limit}; the lead said: {comment}"))),
+        Decision::Stopped => Ok(Err("the team was asked to stop".into())),
+    }
+}
+
+/// The last of the reasons a plan task's hints gather (each sending back adds one, after a
+/// blank line).
+fn last_reason(hints: &str) -> &str {
+    hints.trim().rsplit("\n\n").next().unwrap_or_default()
 }
 
 /// The plan's approval once its session ended: `None` when approved (or nothing waits for
@@ -246,66 +328,63 @@ fn send_back(run: &PlannerRun<'_, '_>, why: &str) -> Result<()> {
     Ok(())
 }
 
-/// What failed, for the planner: each failed task and why, cut short, and the tasks that can
-/// never start because of them.
-fn failures(failed: &[&Task], stuck: &[String]) -> String {
-    let mut text = format!(
-        "{} task(s) of the plan failed; plan what the goal still needs (follow-ups, a split, \
-         another order; cancel what can no longer start), or add nothing if it is met:",
-        failed.len()
-    );
-    for task in failed {
-        let why: String = task
-            .failure_reason
-            .as_deref()
-            .unwrap_or("no reason recorded")
-            .chars()
-            .take(300)
-            .collect();
-        text.push_str(&format!("\n- {}: {why}", task.id));
-    }
-    if !stuck.is_empty() {
-        text.push_str(&format!(
-            "\nWaiting on them, never to start as they are: {}",
-            stuck.join(", ")
-        ));
-    }
-    text
+/// Why the planner's wait ended.
+enum Waited {
+    /// Something the planner was not told yet (for a command planner, only a failure), with
+    /// the tasks that can never start as they are.
+    News { news: News, stuck: Vec<String> },
+    /// No task of the plan can move any more, the merge queue has landed or left each done
+    /// one, and the planner was told of everything.
+    Settled {
+        tasks: Vec<Task>,
+        stuck: Vec<String>,
+    },
 }
 
-/// The plan's tasks and the doomed ones among them.
-type Settled = (Vec<Task>, Vec<String>);
-
-/// Waits until no task of the plan can move any more ([`settled`]) and the merge queue has had
-/// its turn at each done one (the judge or the check may send it back, unfinished again), or
-/// until a task of it fails that the planner was not `told` of (it hears of each as it comes);
-/// the plan's tasks then, or `None` when asked to stop.
-fn wait_until_settled(
+/// Waits for news of the plan the planner was not `told` of (`everything`: reports and the
+/// queue's returns too, else failures only), or until no task of the plan can move any more
+/// and the merge queue has had its turn at each done one (the judge or the check may send it
+/// back, unfinished again); `None` when asked to stop.
+fn wait_for_news(
     run: &PlannerRun<'_, '_>,
     stop: &AtomicBool,
-    told: &BTreeSet<String>,
-) -> Result<Option<Settled>> {
+    told: &Told,
+    everything: bool,
+) -> Result<Option<Waited>> {
     let crew = run.planner;
     let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
+    let queued = || {
+        run.team
+            .merge_queue
+            .as_ref()
+            .map(|q| q.entries())
+            .unwrap_or_default()
+    };
     loop {
-        let look = || settled_or_failed(crew.tasks, run.plan, Some(told));
-        let Some((tasks, stuck)) = wait_for_change(crew, &[], stop, look)? else {
+        let look = || -> baton_core::Result<Option<Waited>> {
+            let (tasks, stuck, moving) = where_it_stands(crew.tasks, run.plan)?;
+            let news = told.news(&tasks, &queued(), everything);
+            if !news.is_empty() {
+                return Ok(Some(Waited::News { news, stuck }));
+            }
+            Ok((!moving).then_some(Waited::Settled { tasks, stuck }))
+        };
+        let Some(waited) = wait_for_change(crew, &[], stop, look)? else {
             return Ok(None);
         };
-        let Some(queue) = &run.team.merge_queue else {
-            return Ok(Some((tasks, stuck)));
+        let (Waited::Settled { tasks, .. }, Some(queue)) = (&waited, &run.team.merge_queue) else {
+            return Ok(Some(waited));
         };
-        if untold_failure(&tasks, told) {
-            return Ok(Some((tasks, stuck)));
-        }
-        if !queue.wait_decided(&done_of(&tasks), &stopped) {
+        if !queue.wait_decided(&done_of(tasks), &stopped) {
             return Ok(None);
         }
-        // Landed or left for the lead, each: settled. One sent back is worked again.
+        // Landed or left for the lead, each: settled. One sent back is worked again, and is
+        // news for an agent planner.
         if let Some((now, stuck)) = settled(crew.tasks, run.plan)?
             && queue.settled(&done_of(&now))
+            && told.news(&now, &queue.entries(), everything).is_empty()
         {
-            return Ok(Some((now, stuck)));
+            return Ok(Some(Waited::Settled { tasks: now, stuck }));
         }
     }
 }

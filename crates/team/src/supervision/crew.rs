@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use baton_core::{
@@ -18,13 +18,19 @@ use crate::landing::merge_queue::MergeQueue;
 use crate::launch::Setting;
 use crate::profile::Profile;
 
-/// How a worker is asked to stop.
+/// How a worker is asked to stop, or to pause.
 #[derive(Debug, Default)]
 pub struct WorkerFlags {
     /// Finish the current task, then stop (also ends a wait for work).
     pub(crate) finish: AtomicBool,
     /// Stop the agent now and hand its task back.
     pub(crate) now: AtomicBool,
+    /// Start nothing new until resumed: a worker claims no task, the planner starts no session.
+    paused: Mutex<bool>,
+    /// Told of each change of `paused` and of each stop.
+    changed: Condvar,
+    /// Ends a worker's wait for work: set when it is asked to stop or to pause.
+    pub(crate) interrupt: AtomicBool,
 }
 
 impl WorkerFlags {
@@ -33,6 +39,32 @@ impl WorkerFlags {
             self.now.store(true, Ordering::SeqCst);
         }
         self.finish.store(true, Ordering::SeqCst);
+        self.interrupt.store(true, Ordering::SeqCst);
+        let _held = self.paused.lock().expect("the pause's lock");
+        self.changed.notify_all();
+    }
+
+    /// Pauses (`true`) or resumes (`false`): what is running goes on; nothing new starts while
+    /// paused.
+    pub fn pause(&self, paused: bool) {
+        let mut held = self.paused.lock().expect("the pause's lock");
+        *held = paused;
+        self.interrupt
+            .store(paused || self.finishing(), Ordering::SeqCst);
+        self.changed.notify_all();
+    }
+
+    pub fn paused(&self) -> bool {
+        *self.paused.lock().expect("the pause's lock")
+    }
+
+    /// Waits while paused; whether it may go on (not asked to stop meanwhile).
+    pub(crate) fn wait_while_paused(&self) -> bool {
+        let mut held = self.paused.lock().expect("the pause's lock");
+        while *held && !self.finishing() {
+            held = self.changed.wait(held).expect("the pause's lock");
+        }
+        !self.finishing()
     }
 
     pub fn stop_now(&self) -> bool {

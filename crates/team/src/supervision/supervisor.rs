@@ -1,15 +1,15 @@
 //! The supervisor: one per machine and project. It holds `.coordination/team/supervisor.lock`
 //! while it runs (so a second `team up` finds it and changes it instead of starting another),
-//! says who it is in `supervisor.json`, runs one thread per worker, and takes requests (more
-//! or fewer workers, stop some or all, now or after their task) as files in
-//! `team/requests/`, which it watches: nothing polls.
+//! says who it is in `supervisor.json` ([`info`](super::info)), runs one thread per worker, and
+//! takes requests (more or fewer workers; stop, pause or resume some or all) as files in
+//! `team/requests/` ([`requests`](super::requests)), which it watches: nothing polls.
 //!
 //! On start it clears up after a supervisor of this machine that was killed: agent process
 //! groups still running are killed (their tasks are taken up again by the workers of the same
 //! names), and its workers' records say they stopped.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
@@ -18,7 +18,7 @@ use baton_core::{Layout, StoreError, TeamStore, Timestamp, WorkerState};
 use baton_fs::{FileLock, pid_alive, write_atomic};
 use baton_live::WatchMode;
 use baton_live::watcher::Watch;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::Progress;
 use crate::error::{Result, TeamError};
@@ -32,44 +32,14 @@ use crate::process::kill_marked;
 use crate::profile::Profile;
 use crate::supervision::crew::{Crew, TeamStores};
 pub use crate::supervision::host::host_name;
+pub use crate::supervision::info::{SupervisorInfo, running_supervisor};
+use crate::supervision::info::{team_file, write_info};
+pub use crate::supervision::requests::{Request, requests_dir, send_request};
+use crate::supervision::requests::{Running, clear_requests, take_requests, worker_names};
 use crate::supervision::worker::{WorkerReport, run_worker};
 
 /// Most workers one supervisor runs.
 pub use crate::starting::request::MAX_WORKERS;
-
-/// Who runs the team on this machine, as `supervisor.json` says.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SupervisorInfo {
-    pub pid: u32,
-    pub host: String,
-    pub profile: String,
-    /// How many workers it is asked to run.
-    #[cfg_attr(feature = "ts", ts(type = "number"))]
-    pub workers: usize,
-    /// Its workers' names.
-    pub names: Vec<String>,
-    #[cfg_attr(feature = "ts", ts(type = "string"))]
-    pub started_at: Timestamp,
-    /// The whole team's budget (US dollars), if it has one.
-    #[serde(default)]
-    pub budget_usd: Option<f64>,
-    /// What it was asked to run (its command, limits, merge mode): a second `team up` may
-    /// change only its size.
-    #[serde(default)]
-    #[cfg_attr(feature = "ts", ts(optional = nullable))]
-    pub request: Option<crate::starting::request::TeamUp>,
-}
-
-/// A change asked of a running supervisor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Request {
-    /// Run this many workers.
-    Workers(usize),
-    /// Stop these workers (none named: all), now or after their current task.
-    Stop { names: Vec<String>, now: bool },
-}
 
 /// What the supervisor reacts to.
 #[derive(Debug)]
@@ -147,28 +117,6 @@ pub struct TeamReport {
     pub plan: Option<crate::planning::PlanOutcome>,
 }
 
-fn team_file(local: &Layout, name: &str) -> PathBuf {
-    local.team_dir().join(name)
-}
-
-pub fn requests_dir(local: &Layout) -> PathBuf {
-    team_file(local, "requests")
-}
-
-/// The supervisor running for this project on this machine, if one is.
-pub fn running_supervisor(local: &Layout) -> Result<Option<SupervisorInfo>> {
-    let lock = team_file(local, "supervisor.lock");
-    if !lock.exists() || FileLock::try_exclusive(&lock)?.is_some() {
-        return Ok(None);
-    }
-    let path = team_file(local, "supervisor.json");
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(StoreError::io(&path, e).into()),
-    }
-}
-
 /// Waits until what was asked to stop has: the whole team (its supervisor gone) or the named
 /// `workers` (one of them recorded as stopped), looking every 50 ms until `deadline`; whether
 /// it did.
@@ -192,33 +140,6 @@ pub fn wait_stopped(
         }
         std::thread::sleep(std::time::Duration::from_millis(50)); // the next look
     }
-}
-
-/// Leaves `request` for the running supervisor; refused when none runs.
-pub fn send_request(local: &Layout, request: &Request) -> Result<SupervisorInfo> {
-    let Some(info) = running_supervisor(local)? else {
-        return Err(TeamError::new(
-            baton_core::ErrorKind::NoTeam,
-            "no team runs for this project on this machine: start one with `baton team up`",
-        ));
-    };
-    let dir = requests_dir(local);
-    std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let path = dir.join(format!("{nanos:032}-{}.json", std::process::id()));
-    write_atomic(
-        &path,
-        &serde_json::to_vec(request).expect("requests serialise"),
-    )?;
-    Ok(info)
-}
-
-/// The names of workers `range` of a team.
-fn worker_names(prefix: &str, range: std::ops::RangeInclusive<usize>) -> Vec<String> {
-    range.map(|i| format!("{prefix}{i}")).collect()
 }
 
 /// Kills what a killed supervisor of this machine left running, and says its workers stopped.
@@ -310,6 +231,7 @@ pub fn run_team(
         profile: plan.profile.name.clone(),
         workers: plan.workers,
         names: worker_names(&prefix, 1..=plan.workers),
+        planner: planner.as_ref().map(|seat| seat.name.clone()),
         started_at: Timestamp::now(),
         budget_usd: plan.budget_usd,
         request: plan.request.clone(),
@@ -476,108 +398,4 @@ fn crew_of<'a>(
     }
     crew.judge = plan.judge.clone();
     Ok(crew)
-}
-
-/// A running team as a request changes it: its workers, its record, and how it starts one.
-struct Running<'t, 'a> {
-    crew: &'t Crew<'a>,
-    /// The planner's crew, when the team plans itself: stopped with the team, or by its name.
-    planner: Option<&'t Crew<'a>>,
-    /// The workers whose threads run.
-    names: &'t mut BTreeSet<String>,
-    info: &'t mut SupervisorInfo,
-    prefix: &'t str,
-    start: &'t dyn Fn(String),
-}
-
-impl Running<'_, '_> {
-    /// Does what `request` asks: stop the team or some of its workers, or resize it.
-    fn answer(self, request: Request) {
-        let crew = self.crew;
-        match request {
-            Request::Stop { names, now } if names.is_empty() => {
-                crew.stop_all(now);
-                if let Some(planner) = self.planner {
-                    planner.stop_all(now);
-                }
-            }
-            Request::Stop { names, now } => {
-                for name in names.iter().filter(|n| self.names.contains(*n)) {
-                    // The planner's flags are its crew's; stopping it ends the plan, and the
-                    // team with it once the tasks in hand are done.
-                    match self.planner.and_then(|planner| planner.flags_of(name)) {
-                        Some(flags) => flags.stop(now),
-                        None => crew.flags(name).stop(now),
-                    }
-                }
-            }
-            Request::Workers(count) => {
-                let count = count.clamp(1, MAX_WORKERS);
-                let have = self.info.names.len();
-                if count > have {
-                    for name in worker_names(self.prefix, have + 1..=count) {
-                        self.names.insert(name.clone());
-                        self.info.names.push(name.clone());
-                        (self.start)(name);
-                    }
-                } else {
-                    for name in self.info.names.drain(count..) {
-                        crew.flags(&name).stop(false);
-                    }
-                }
-                self.info.workers = count;
-                let _ = write_info(crew.local, self.info);
-            }
-        }
-    }
-}
-
-fn write_info(local: &Layout, info: &SupervisorInfo) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(info).expect("the info serialises");
-    bytes.push(b'\n');
-    Ok(write_atomic(&team_file(local, "supervisor.json"), &bytes)?)
-}
-
-fn request_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// The waiting requests, oldest first, each removed once read. A file that is not a request
-/// is removed too (nothing else writes there).
-fn take_requests(local: &Layout) -> Vec<Request> {
-    request_files(&requests_dir(local))
-        .into_iter()
-        .filter_map(|path| {
-            let request = std::fs::read(&path)
-                .ok()
-                .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-            let _ = std::fs::remove_file(&path);
-            request
-        })
-        .collect()
-}
-
-fn clear_requests(local: &Layout) {
-    for path in request_files(&requests_dir(local)) {
-        let _ = std::fs::remove_file(path);
-    }
-    let _ = std::fs::remove_file(requests_dir(local).join(".done"));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::worker_names;
-
-    #[test]
-    fn workers_are_named_by_prefix_and_number() {
-        assert_eq!(worker_names("cc", 1..=3), ["cc1", "cc2", "cc3"]);
-        assert_eq!(worker_names("a-ex", 4..=4), ["a-ex4"]);
-    }
 }

@@ -108,6 +108,10 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             report.end = end;
             break;
         }
+        if flags.paused() {
+            paused(crew, name, &flags, &mut record);
+            continue;
+        }
         let claim = match next_claim(crew, name, &flags, &mut record, &report)? {
             Next::Task(claim) => claim,
             Next::LookAgain => continue,
@@ -204,7 +208,7 @@ fn next_claim(
         timeout: None,
         stop_when_drained: !crew.pace.stay,
         mode: crew.pace.mode,
-        stop: Some(&flags.finish),
+        stop: Some(&flags.interrupt),
     };
     let claimed = claim_when_ready(crew.tasks, name, wait, |backend| {
         record.state = WorkerState::Waiting;
@@ -246,8 +250,32 @@ fn next_claim(
             Next::LookAgain
         }
         WaitedClaim::Drained | WaitedClaim::TimedOut => Next::Drained,
+        // Paused while it waited: it claims nothing until resumed.
+        WaitedClaim::Stopped if !flags.finishing() => Next::LookAgain,
         WaitedClaim::Stopped => Next::Stop,
     })
+}
+
+/// Worker `name` paused by the lead between tasks: recorded and said, then it waits until
+/// resumed or stopped.
+fn paused(crew: &Crew<'_>, name: &str, flags: &WorkerFlags, record: &mut baton_core::WorkerRecord) {
+    let said = |paused: bool| {
+        (crew.progress)(Progress::Paused {
+            worker: name.to_string(),
+            paused,
+        })
+    };
+    record.state = WorkerState::Paused;
+    record.task = None;
+    record.pid = None;
+    record.attempt = None;
+    record.last_event = Some("paused by the lead".into());
+    record.updated_at = Timestamp::now();
+    crew.save(record);
+    said(true);
+    if flags.wait_while_paused() {
+        said(false);
+    }
 }
 
 /// The worker's record once it stopped, saying what it did (or why its agents could not

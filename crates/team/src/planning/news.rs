@@ -1,0 +1,248 @@
+//! What the planner hears while the workers work its plan, each once: a task's report (its
+//! worker's summary, as soon as the task is done), a failure, and each time the merge queue
+//! sent a task back (a conflict, a failing check, protected files, the judge's changes).
+//!
+//! A failure always calls the planner back: the plan cannot be carried out as it stands. The
+//! rest calls back an agent planner, whose next session reads it (a session starts afresh from
+//! the master plan, never one growing context) and may add follow-ups, edit or cancel what has
+//! not started, or change nothing. A command planner plans by script, not from reports: it is
+//! run again only for a failure, the lead's words or the judge's. News that comes while a
+//! session runs waits for the next one, so a busy team's reports reach the planner in batches.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use baton_core::{Task, TaskStatus, Timestamp};
+
+use crate::landing::merge_queue::QueueEntry;
+
+/// The most of a note (a failure's reason, why the queue sent a task back) the planner is
+/// told (characters); the task's whole record is on the board.
+const NOTE_SHOWN: usize = 300;
+
+/// What the planner was told of its plan's tasks.
+#[derive(Debug, Default)]
+pub(crate) struct Told {
+    /// Each done task's report, by when it was completed (a task sent back and done again
+    /// reports again).
+    reports: BTreeMap<String, Timestamp>,
+    /// Failed tasks: each once; the same failures again end the planning.
+    failures: BTreeSet<String>,
+    /// How many of each task's returns by the merge queue.
+    returns: BTreeMap<String, u32>,
+}
+
+/// What the planner has not been told yet.
+#[derive(Debug, Default)]
+pub(crate) struct News {
+    pub reported: Vec<Task>,
+    pub failed: Vec<Task>,
+    pub returned: Vec<QueueEntry>,
+}
+
+impl Told {
+    /// What of `tasks` (a plan's, as the board has them) and of `queue` (the merge queue's
+    /// entries) the planner has not been told: the failures, and with `everything` the reports
+    /// and returns too.
+    pub fn news(&self, tasks: &[Task], queue: &[QueueEntry], everything: bool) -> News {
+        let failed = tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Failed && !self.failures.contains(&t.id))
+            .cloned()
+            .collect();
+        if !everything {
+            return News {
+                failed,
+                ..News::default()
+            };
+        }
+        let reported = tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Done)
+            .filter(|t| match (self.reports.get(&t.id), t.completed_at) {
+                (Some(told), Some(at)) => *told != at,
+                (None, _) => true,
+                (Some(_), None) => false,
+            })
+            .cloned()
+            .collect();
+        let returned = queue
+            .iter()
+            .filter(|e| tasks.iter().any(|t| t.id == e.task))
+            .filter(|e| e.returns > self.returns.get(&e.task).copied().unwrap_or(0))
+            .cloned()
+            .collect();
+        News {
+            reported,
+            failed,
+            returned,
+        }
+    }
+
+    /// `news` told.
+    pub fn hear(&mut self, news: &News) {
+        for task in &news.reported {
+            if let Some(at) = task.completed_at {
+                self.reports.insert(task.id.clone(), at);
+            }
+        }
+        self.failures
+            .extend(news.failed.iter().map(|t| t.id.clone()));
+        for entry in &news.returned {
+            self.returns.insert(entry.task.clone(), entry.returns);
+        }
+    }
+}
+
+impl News {
+    pub fn is_empty(&self) -> bool {
+        self.reported.is_empty() && self.failed.is_empty() && self.returned.is_empty()
+    }
+
+    /// Whether it holds a failure: the plan must change, and the session counts among the
+    /// plan's sessions (reports and returns do not).
+    pub fn has_failures(&self) -> bool {
+        !self.failed.is_empty()
+    }
+
+    /// The news in words, for the planner's next session (its hints): what failed and why,
+    /// and the tasks `stuck` behind the failures; what the merge queue sent back and why; which
+    /// tasks reported (their reports are in the session's list of the plan's tasks).
+    pub fn text(&self, stuck: &[String]) -> String {
+        let mut parts = Vec::new();
+        if !self.failed.is_empty() {
+            let mut text = format!(
+                "{} task(s) of the plan failed; plan what the goal still needs (follow-ups, a \
+                 split, another order; cancel what can no longer start), or add nothing if it \
+                 is met:",
+                self.failed.len()
+            );
+            for task in &self.failed {
+                let why = task
+                    .failure_reason
+                    .as_deref()
+                    .unwrap_or("no reason recorded");
+                text.push_str(&format!("\n- {}: {}", task.id, cut(why)));
+            }
+            if !stuck.is_empty() {
+                text.push_str(&format!(
+                    "\nWaiting on them, never to start as they are: {}",
+                    stuck.join(", ")
+                ));
+            }
+            parts.push(text);
+        }
+        if !self.returned.is_empty() {
+            let mut text = "The merge queue sent back to their workers:".to_string();
+            for entry in &self.returned {
+                let why = entry.note.as_deref().unwrap_or("no reason recorded");
+                text.push_str(&format!(
+                    "\n- {} (return {}): {}",
+                    entry.task,
+                    entry.returns,
+                    cut(why)
+                ));
+            }
+            parts.push(text);
+        }
+        if !self.reported.is_empty() {
+            let ids: Vec<&str> = self.reported.iter().map(|t| t.id.as_str()).collect();
+            parts.push(format!(
+                "Done and reported since your last session: {} (what each reported is in the \
+                 list of your plan's tasks).",
+                ids.join(", ")
+            ));
+        }
+        if self.failed.is_empty() {
+            parts.push(
+                "News of your plan. Decide whether the plan still holds: add follow-ups the \
+                 reports call for, edit or cancel what has not started, rewrite the master \
+                 plan; or change nothing. Then report your task done."
+                    .into(),
+            );
+        }
+        parts.join("\n")
+    }
+}
+
+/// `text` cut to [`NOTE_SHOWN`] characters.
+fn cut(text: &str) -> String {
+    let text = text.trim();
+    match text.chars().count() > NOTE_SHOWN {
+        true => format!("{}…", text.chars().take(NOTE_SHOWN).collect::<String>()),
+        false => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::landing::merge_queue::QueueState;
+
+    fn task(id: &str, status: TaskStatus, at: Option<&str>) -> Task {
+        let mut task: Task = serde_json::from_value(serde_json::json!({
+            "id": id,
+            "description": format!("Part {id}"),
+            "status": status,
+            "created_at": "2026-11-28T09:00:00Z",
+        }))
+        .unwrap();
+        task.completed_at = at.and_then(Timestamp::parse);
+        task.failure_reason = (status == TaskStatus::Failed).then(|| "it broke".into());
+        task
+    }
+
+    fn returned(id: &str, returns: u32) -> QueueEntry {
+        QueueEntry {
+            task: id.into(),
+            worker: "w1".into(),
+            state: QueueState::SentBack,
+            note: Some("conflicts in a.txt".into()),
+            returns,
+        }
+    }
+
+    /// Each report, failure and return is news once; a task done again reports again; a
+    /// command planner hears only the failures.
+    #[test]
+    fn each_piece_of_news_is_told_once() {
+        let mut told = Told::default();
+        let tasks = vec![
+            task("a", TaskStatus::Done, Some("2026-11-28T10:00:00Z")),
+            task("b", TaskStatus::Failed, None),
+            task("c", TaskStatus::InProgress, None),
+        ];
+        let queue = vec![returned("c", 1), returned("elsewhere", 3)];
+        let only_failures = told.news(&tasks, &queue, false);
+        assert_eq!(only_failures.failed.len(), 1);
+        assert!(only_failures.reported.is_empty() && only_failures.returned.is_empty());
+
+        let news = told.news(&tasks, &queue, true);
+        assert_eq!(news.reported[0].id, "a");
+        assert_eq!(news.failed[0].id, "b");
+        assert_eq!(news.returned.len(), 1, "only the plan's tasks: {news:?}");
+        let text = news.text(&["d".into()]);
+        assert!(text.contains("1 task(s) of the plan failed"), "{text}");
+        assert!(text.contains("\n- b: it broke"), "{text}");
+        assert!(text.contains("never to start as they are: d"), "{text}");
+        assert!(
+            text.contains("\n- c (return 1): conflicts in a.txt"),
+            "{text}"
+        );
+        assert!(text.contains("since your last session: a "), "{text}");
+        told.hear(&news);
+        assert!(told.news(&tasks, &queue, true).is_empty());
+
+        let again = vec![
+            task("a", TaskStatus::Done, Some("2026-11-28T11:00:00Z")),
+            task("b", TaskStatus::Failed, None),
+        ];
+        let news = told.news(&again, &[returned("c", 1)], true);
+        assert_eq!(news.reported.len(), 1, "a done again: {news:?}");
+        assert!(!news.has_failures());
+        let text = news.text(&[]);
+        assert!(
+            text.contains("Decide whether the plan still holds"),
+            "{text}"
+        );
+    }
+}

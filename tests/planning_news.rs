@@ -1,0 +1,305 @@
+//! Planning goes on while the team works: an agent planner (Claude Code, its model a scripted
+//! API on loopback) hears each task's report as it comes, while the rest of its plan is still
+//! worked, and plans the follow-up a report calls for; and a planner that has planned as often
+//! as a plan may is not cut off but stopped at the lead, who lets it plan on; the lead pauses
+//! planning, and the news waits for the planner until it is resumed.
+
+use baton_test_support as support;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use support::claude::{Host, tool};
+use support::scripted_api::{Reply, Script, ScriptedApi, exchanges, prompt_text};
+use support::team::{plan_question, planner_seat, project_planned_by};
+use support::{Background, Project};
+
+support::on_both_stores!(
+    the_planner_hears_a_report_as_it_comes_and_plans_its_follow_up,
+    a_planner_at_its_limit_asks_the_lead_who_lets_it_plan_on,
+    the_lead_pauses_planning_and_the_news_waits_until_resumed,
+);
+
+/// What `a`'s worker reports: the planner's follow-up comes of it.
+const A_REPORTS: &str = "a is written; the project also needs a readme";
+
+/// The workers: `a` reports that a readme is needed; `slow` finishes only once the readme's
+/// task is on the board (so the planner must hear a's report while slow is still worked: told
+/// only once everything settled, it would never come, and slow gives up after a minute).
+const WORKERS: &str = "if [ \"$BATON_TASK_ID\" = slow ]; then i=0; \
+       until baton --json leader status | grep -Eq '\"id\": ?\"readme\"'; do \
+         i=$((i+1)); [ $i -lt 600 ] || { echo 'the readme never came' >&2; exit 1; }; sleep 0.1; done; fi; \
+     echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add . && git commit -qm \"$BATON_TASK_ID\" && \
+     if [ \"$BATON_TASK_ID\" = a ]; then echo 'a is written; the project also needs a readme'; fi";
+
+/// The planner's model: the first session plans `a` and `slow`; a session with news of a's
+/// report adds the readme it asks for; any other news changes nothing.
+fn planner() -> Script {
+    Arc::new(move |request: &Value| {
+        let prompt = prompt_text(request);
+        let (plan, name) = planner_seat(&prompt);
+        let done = exchanges(request);
+        if let Some(last) = done.last().filter(|e| e.is_error) {
+            return Reply::Text(format!("Stopping: {}", last.result));
+        }
+        let complete = || {
+            tool(
+                "task_complete",
+                json!({"agent": name, "task": plan, "summary": "planned"}),
+            )
+        };
+        let news = prompt.contains("News of your plan");
+        let follow_up = news && prompt.contains(A_REPORTS) && !prompt.contains("- readme (");
+        let turns: Vec<Reply> = match (news, follow_up) {
+            (false, _) => vec![
+                tool(
+                    "task_add",
+                    json!({"id": "a", "description": "Write a.txt", "files": ["a.txt"]}),
+                ),
+                tool(
+                    "task_add",
+                    json!({"id": "slow", "description": "Write slow.txt", "files": ["slow.txt"]}),
+                ),
+                complete(),
+            ],
+            (true, true) => vec![
+                tool(
+                    "task_add",
+                    json!({"id": "readme", "description": "Write the readme a asked for",
+                           "files": ["readme.txt"]}),
+                ),
+                complete(),
+            ],
+            (true, false) => vec![complete()],
+        };
+        turns
+            .into_iter()
+            .nth(done.len())
+            .unwrap_or_else(|| Reply::Text("Planned.".into()))
+    })
+}
+
+fn the_planner_hears_a_report_as_it_comes_and_plans_its_follow_up(p: Project) {
+    support::repository(p.path());
+    let api = ScriptedApi::start(planner());
+    let host = Host::new(p.path(), &api);
+    let mut command = host.baton(&[
+        "--json",
+        "team",
+        "up",
+        "--workers",
+        "2",
+        "--exec",
+        WORKERS,
+        "--planner",
+        "claude",
+        "--plan",
+        "auto",
+        "--goal",
+        "Write a and slow",
+    ]);
+    command.envs(p.store_env());
+    let (code, stdout, stderr) = Background::from_command(command).finish();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(report["plan"]["carried_out"], true, "{report}");
+    assert_eq!(
+        report["plan"]["tasks"],
+        json!(["a", "slow", "readme"]),
+        "{report}"
+    );
+    for id in ["a", "slow", "readme"] {
+        assert_eq!(p.task(id)["status"], "done", "{id}");
+    }
+    // The session that planned the readme was told a's report as news, while slow was
+    // still worked.
+    let mut sessions: Vec<String> = Vec::new();
+    for prompt in api
+        .requests()
+        .iter()
+        .filter(|r| exchanges(r).is_empty())
+        .map(prompt_text)
+        .filter(|prompt| prompt.contains("the planner of a team"))
+    {
+        // A request the CLI sent again is the same session.
+        if !sessions.contains(&prompt) {
+            sessions.push(prompt);
+        }
+    }
+    let told = sessions
+        .iter()
+        .find(|prompt| prompt.contains(A_REPORTS))
+        .unwrap_or_else(|| panic!("no session was told a's report: {sessions:#?}"));
+    assert!(
+        told.contains("Done and reported since your last session: a"),
+        "{told}"
+    );
+    assert!(told.contains("- slow (in_progress)"), "{told}");
+    // Every report was news once: the readme's and slow's came after, in one session or two,
+    // and no session was told the same report twice.
+    let heard = |id: &str| {
+        sessions
+            .iter()
+            .filter(|s| {
+                s.split("Done and reported since your last session: ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(" (what").next())
+                    .is_some_and(|ids| ids.split(", ").any(|i| i == id))
+            })
+            .count()
+    };
+    assert_eq!(
+        (heard("a"), heard("slow"), heard("readme")),
+        (1, 1, 1),
+        "{sessions:#?}"
+    );
+}
+
+/// A planner that plans one failing part after another (`f1`, then `f2` once told that `f1`
+/// failed, …) and, told that `f6` failed, a part that works.
+const ONE_MORE_EACH_TIME: &str = r##"set -e
+last=0
+for i in 1 2 3 4 5 6 7; do case "$BATON_TASK_HINTS" in *"- f$i: "*) last=$i ;; esac; done
+if [ "$last" -ge 6 ]; then
+  baton leader add-task "The part that works" --id ok --files ok.txt
+else
+  n=$((last + 1))
+  baton leader add-task "Failing part $n" --id "f$n" --files "f$n.txt"
+fi
+"##;
+
+const FAILING_F: &str = "case \"$BATON_TASK_ID\" in f*) echo \"$BATON_TASK_ID cannot be done\" >&2; exit 1 ;; esac; \
+     echo ok > ok.txt && git add ok.txt && git commit -qm ok";
+
+fn a_planner_at_its_limit_asks_the_lead_who_lets_it_plan_on(p: Project) {
+    project_planned_by(&p, ONE_MORE_EACH_TIME, "");
+    let mut team = Background::from_command(p.committing(&[
+        "--json",
+        "team",
+        "up",
+        "--workers",
+        "1",
+        "--exec",
+        FAILING_F,
+        "--goal",
+        "Build what can be built",
+    ]));
+    // Six sessions, each plan approved; each failure sends it back.
+    for n in 1..=6 {
+        let question = plan_question(&mut team);
+        assert_eq!(p.task(&format!("f{n}"))["status"], "proposed");
+        p.ok(&["answer", &question, "approve"]);
+    }
+    // f6 failed: a seventh session is one more than a plan gets, so the lead is asked.
+    let question = plan_question(&mut team);
+    let inbox = p.json(&["--json", "inbox"]);
+    let asked = inbox["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["id"] == question.as_str())
+        .unwrap_or_else(|| panic!("no {question}: {inbox}"));
+    let text = asked["text"].as_str().unwrap();
+    assert!(
+        text.contains("has planned plan-1 6 times"),
+        "the limit, in words: {text}"
+    );
+    assert!(text.contains("- f6: "), "why it would plan again: {text}");
+    assert_eq!(asked["choices"], json!(["go on", "stop"]), "{asked}");
+    assert_eq!(
+        p.task("plan-1")["status"],
+        "claimed",
+        "it waits for the lead"
+    );
+    p.ok(&["answer", &question, "go on"]);
+    // The seventh session plans the part that works; it lands, and the failures stand.
+    let question = plan_question(&mut team);
+    assert_eq!(p.task("ok")["status"], "proposed");
+    p.ok(&["answer", &question, "approve"]);
+    let (code, stdout, stderr) = team.finish();
+    assert_eq!(code, Some(10), "not carried out: {stdout}\n{stderr}");
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&report["plan"]["sessions"], &report["plan"]["carried_out"]),
+        (&json!(7), &json!(false)),
+        "{report}"
+    );
+    assert_eq!(p.task("ok")["status"], "done");
+}
+
+/// A planner that plans `a` and `slow`; told that `a` failed, it adds `c` instead.
+const REPLANNER: &str = r##"set -e
+case "$BATON_TASK_HINTS" in
+  *"- a: "*)
+    baton leader add-task "Part c, instead of a" --id c --files c.txt
+    exit 0 ;;
+esac
+baton leader add-task "Part a" --id a --files a.txt
+baton leader add-task "The slow part" --id slow --files slow.txt
+"##;
+
+/// `a` fails once the planner is paused (its record says so); `slow` finishes once `c` is on the board.
+const FAILS_WHEN_PAUSED: &str = "wait_for() { i=0; until baton --json $1 | grep -Eq \"$2\"; do \
+       i=$((i+1)); [ $i -lt 600 ] || { echo \"$2 never came\" >&2; exit 1; }; sleep 0.1; done; }; \
+     case \"$BATON_TASK_ID\" in \
+       a) wait_for 'team status' '\"state\": ?\"paused\"'; echo 'a cannot be done' >&2; exit 1 ;; \
+       slow) wait_for 'leader status' '\"id\": ?\"c\"' ;; \
+     esac; \
+     echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add . && git commit -qm \"$BATON_TASK_ID\"";
+
+fn the_lead_pauses_planning_and_the_news_waits_until_resumed(p: Project) {
+    project_planned_by(&p, REPLANNER, "");
+    let mut team = Background::from_command(p.committing(&[
+        "--json",
+        "team",
+        "up",
+        "--workers",
+        "2",
+        "--exec",
+        FAILS_WHEN_PAUSED,
+        "--plan",
+        "auto",
+        "--goal",
+        "Build the parts",
+    ]));
+    let approved: Value = serde_json::from_str(&team.wait_stdout("\"step\":\"approved\"")).unwrap();
+    let planner = approved["planner"].as_str().unwrap().to_string();
+    let asked = p.json(&["--json", "team", "pause", &planner]);
+    assert_eq!(
+        (&asked["workers"], &asked["paused"]),
+        (&json!([planner]), &json!(true)),
+        "{asked}"
+    );
+    team.wait_stdout("\"event\":\"paused\"");
+    // a fails once the planner is paused: the news waits for the planner, which starts no
+    // session (the plan task stays done); slow still waits for c.
+    support::eventually("a failed", || p.task("a")["status"] == "failed");
+    let status = p.json(&["--json", "team", "status"]);
+    let record = status["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == planner.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("no {planner}: {status}"));
+    assert_eq!(record["state"], "paused", "{record}");
+    assert_eq!(p.task("plan-1")["status"], "done");
+    assert_eq!(p.task("slow")["status"], "in_progress");
+    let sessions = p.json(&["--json", "team", "report"]);
+    assert_eq!(
+        support::team::report_row(&sessions, "plan-1")["attempts"],
+        1,
+        "{sessions}"
+    );
+    p.json(&["--json", "team", "resume", &planner]);
+    // Resumed, it plans c; slow finishes; a's failure stands.
+    let (code, stdout, stderr) = team.finish();
+    assert_eq!(code, Some(10), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("\"event\":\"paused\",\"worker\":") && stdout.contains("\"paused\":false"),
+        "{stdout}"
+    );
+    for (id, status) in [("a", "failed"), ("c", "done"), ("slow", "done")] {
+        assert_eq!(p.task(id)["status"], status, "{id}");
+    }
+}
