@@ -714,6 +714,61 @@ fn over_tls_the_device_cookie_is_secure_and_plain_http_gets_nothing() {
     assert!(err.contains("do not make a pair"), "{err}");
 }
 
+/// Without `--ui-dir`, the page is the UI built into `baton` (from this tree's `ui/dist`, which
+/// the suite builds first), served from memory: the index for the app's routes, each built
+/// file as it is on disk (its script gzipped once for a client that takes it), nothing outside
+/// the build.
+#[test]
+fn the_page_is_the_ui_built_into_baton() {
+    let p = Project::init();
+    let (_process, url) = support::served::serve(&p, &["--pair", "none"]);
+    let dist = support::served::ui_dist();
+    let index = std::fs::read_to_string(dist.join("index.html")).unwrap();
+    let script = std::fs::read_dir(dist.join("assets"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|path| path.extension().is_some_and(|e| e == "js"))
+        .expect("a built script");
+    let script_path = format!("/assets/{}", script.file_name().unwrap().to_string_lossy());
+    let curl = |args: &[&str], path: &str| {
+        let out = std::process::Command::new("curl")
+            .args(["-s", "--max-time", "20"])
+            .args(args)
+            .arg(format!("{url}{path}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "curl {args:?} {path}");
+        out.stdout
+    };
+    for route in ["/", "/inbox", "/review/t1"] {
+        assert_eq!(
+            String::from_utf8(curl(&[], route)).unwrap(),
+            index,
+            "{route}"
+        );
+    }
+    assert_eq!(
+        curl(&["--compressed"], &script_path),
+        std::fs::read(&script).unwrap(),
+        "the script, decoded"
+    );
+    let head = String::from_utf8(curl(
+        &["-D", "-", "-o", "/dev/null", "-H", "Accept-Encoding: gzip"],
+        &script_path,
+    ))
+    .unwrap()
+    .to_lowercase();
+    assert!(head.contains("content-encoding: gzip"), "{head}");
+    for outside in ["/../Cargo.toml", "/assets/../../README.md", "/missing.js"] {
+        let status = String::from_utf8(curl(
+            &["-o", "/dev/null", "-w", "%{http_code}", "--path-as-is"],
+            outside,
+        ))
+        .unwrap();
+        assert_eq!(status, "404", "{outside}");
+    }
+}
+
 /// The UI's text files go gzipped to a client that takes gzip (curl, a real one, decodes them
 /// back to the file), whole to one that does not; an image goes as it is either way.
 #[test]

@@ -227,11 +227,7 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     let available = |p: &Project| p.json(&["leader", "status"])["counts"]["available"].clone();
     p.ok(&["leader", "add-task", "Added while the server was down"]);
     let listen = format!("127.0.0.1:{port}");
-    let ui = support::served::ui_dist();
-    let ui = ui.to_str().unwrap();
-    let mut serving = p.spawn(&[
-        "serve", "--listen", &listen, "--pair", "none", "--ui-dir", ui,
-    ]);
+    let mut serving = p.spawn(&["serve", "--listen", &listen, "--pair", "none"]);
     serving.wait_stdout("serving this project's UI at");
     let back = phone.run(json!({"do": "waitCard", "text": format!("{} available", available(&p))}));
     eprintln!(

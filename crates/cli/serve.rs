@@ -23,7 +23,8 @@ pub struct ServeArgs {
     /// requests for names it does not know are refused. Repeatable.
     #[arg(long = "host", value_name = "NAME")]
     pub hosts: Vec<String>,
-    /// The UI's build (default: the installed one, or ui/dist of the source tree).
+    /// A folder holding the UI's build, served instead of the one built into baton (a build
+    /// being worked on: ui/dist after `npm run build`).
     #[arg(long, value_name = "DIR")]
     pub ui_dir: Option<PathBuf>,
     /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.

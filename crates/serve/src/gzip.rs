@@ -13,10 +13,11 @@ use bytes::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
-/// The compressed files, by path.
+/// The compressed files: a folder's by path, the binary's own build by name.
 #[derive(Default)]
 pub struct Gzipped {
     files: Mutex<HashMap<PathBuf, Compressed>>,
+    built: Mutex<HashMap<&'static str, Bytes>>,
 }
 
 /// One file compressed, and the modification time and length it had when it was read.
@@ -26,9 +27,9 @@ struct Compressed {
 }
 
 /// Whether a file of this kind is worth compressing (text; images and fonts already are).
-pub fn compressible(file: &Path) -> bool {
+pub fn compressible(file: &str) -> bool {
     matches!(
-        file.extension().and_then(|e| e.to_str()),
+        Path::new(file).extension().and_then(|e| e.to_str()),
         Some("html" | "js" | "mjs" | "css" | "json" | "webmanifest" | "svg" | "txt")
     )
 }
@@ -60,10 +61,7 @@ impl Gzipped {
         {
             return Ok(kept.bytes.clone());
         }
-        let plain = std::fs::read(file)?;
-        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-        encoder.write_all(&plain)?;
-        let bytes = Bytes::from(encoder.finish()?);
+        let bytes = gzip(&std::fs::read(file)?)?;
         let mut files = self.files.lock().expect("gzip cache");
         // A new build names its files anew: what the last one left is let go.
         files.retain(|path, _| path.exists());
@@ -76,6 +74,28 @@ impl Gzipped {
         );
         Ok(bytes)
     }
+}
+
+impl Gzipped {
+    /// File `name` of the binary's own build gzipped: compressed the first time it is asked
+    /// for, then kept (it never changes).
+    pub fn of_built(&self, name: &'static str, plain: &'static [u8]) -> std::io::Result<Bytes> {
+        if let Some(kept) = self.built.lock().expect("gzip cache").get(name) {
+            return Ok(kept.clone());
+        }
+        let bytes = gzip(plain)?;
+        self.built
+            .lock()
+            .expect("gzip cache")
+            .insert(name, bytes.clone());
+        Ok(bytes)
+    }
+}
+
+fn gzip(plain: &[u8]) -> std::io::Result<Bytes> {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(plain)?;
+    Ok(Bytes::from(encoder.finish()?))
 }
 
 #[cfg(test)]
@@ -116,6 +136,16 @@ mod tests {
     }
 
     #[test]
+    fn a_built_in_file_is_compressed_once_and_kept() {
+        static PLAIN: &[u8] = b"body { color: red }\n";
+        let cache = Gzipped::default();
+        let first = cache.of_built("assets/a.css", PLAIN).unwrap();
+        assert_eq!(gunzip(&first), "body { color: red }\n");
+        let again = cache.of_built("assets/a.css", PLAIN).unwrap();
+        assert_eq!(again.as_ptr(), first.as_ptr(), "kept");
+    }
+
+    #[test]
     fn gzip_is_sent_only_to_a_browser_that_takes_it() {
         for taken in [
             "gzip",
@@ -137,7 +167,7 @@ mod tests {
             assert!(!accepted(Some(refused)), "{refused}");
         }
         assert!(!accepted(None));
-        assert!(compressible(Path::new("assets/index-abc.js")));
-        assert!(!compressible(Path::new("icon.png")));
+        assert!(compressible("assets/index-abc.js"));
+        assert!(!compressible("icon.png"));
     }
 }

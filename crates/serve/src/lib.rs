@@ -44,7 +44,8 @@ pub struct ServeOptions {
     pub listen: SocketAddr,
     /// Further names the server is reached by (a tunnel's, a reverse proxy's).
     pub hosts: Vec<String>,
-    /// The UI's build; [`ui::default_dir`] when not given.
+    /// A folder holding the UI's build to serve instead of the one in the binary
+    /// ([`ui::UiSource::choose`]).
     pub ui_dir: Option<PathBuf>,
     /// HTTPS with this certificate chain and private key (PEM files), through rustls.
     pub tls: Option<Tls>,
@@ -140,7 +141,7 @@ pub fn serve(
             devices,
             hosts: guard::Hosts::new(bound, &options.hosts),
             pairing: guard::Limiter::new(PAIRING_FAILURES_PER_MINUTE, Duration::from_secs(60)),
-            ui_dir: options.ui_dir.clone().or_else(ui::default_dir),
+            ui: ui::UiSource::choose(options.ui_dir.clone()),
             events: feed::start(&project)?,
             secure: acceptor.is_some(),
             gzipped: gzip::Gzipped::default(),

@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::devices::{Device, Devices};
 use crate::guard::{Hosts, Limiter};
+use crate::ui::UiBytes;
 
 pub type Body = BoxBody<Bytes, Infallible>;
 
@@ -43,7 +44,8 @@ pub struct Server {
     pub devices: Devices,
     pub hosts: Hosts,
     pub pairing: Limiter,
-    pub ui_dir: Option<std::path::PathBuf>,
+    /// Where the UI's files come from; none: this binary has no build and none is installed.
+    pub ui: Option<crate::ui::UiSource>,
     pub events: tokio::sync::broadcast::Sender<Arc<str>>,
     /// The paired devices, as open feeds check them.
     pub paired: crate::feed::Paired,
@@ -523,20 +525,22 @@ async fn command(
 
 /// A file of the UI's build; gzipped when it is text and the browser takes gzip.
 fn file(server: &Server, path: &str, gzip: bool) -> Response<Body> {
-    let Some(root) = &server.ui_dir else {
+    let Some(source) = &server.ui else {
         return plain(
             StatusCode::NOT_FOUND,
-            "the UI's build is not here: build it (`npm run build` in ui/) or give --ui-dir",
+            "the UI's build is not here: this baton was built without it; build it (`npm run \
+             build` in ui/) and give --ui-dir ui/dist",
         );
     };
-    let Some(file) = crate::ui::resolve(root, path) else {
+    let Some(found) = source.find(path) else {
         return plain(StatusCode::NOT_FOUND, "no such file");
     };
-    let compressed = gzip && crate::gzip::compressible(&file);
-    let read = if compressed {
-        server.gzipped.of(&file)
-    } else {
-        std::fs::read(&file).map(Bytes::from)
+    let compressed = gzip && crate::gzip::compressible(&found.name);
+    let read = match (&found.bytes, compressed) {
+        (UiBytes::Built(name, bytes), true) => server.gzipped.of_built(name, bytes),
+        (UiBytes::Built(_, bytes), false) => Ok(Bytes::from_static(bytes)),
+        (UiBytes::File(file), true) => server.gzipped.of(file),
+        (UiBytes::File(file), false) => std::fs::read(file).map(Bytes::from),
     };
     match read {
         Ok(bytes) => {
@@ -548,10 +552,10 @@ fn file(server: &Server, path: &str, gzip: bool) -> Response<Body> {
             headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
             headers.insert(
                 header::CONTENT_TYPE,
-                HeaderValue::from_static(crate::ui::content_type(&file)),
+                HeaderValue::from_static(crate::ui::content_type(&found.name)),
             );
             // Built files carry a hash in their names; the index does not.
-            let cache = if file.ends_with("index.html") {
+            let cache = if found.name.ends_with("index.html") {
                 "no-cache"
             } else {
                 "public, max-age=31536000, immutable"

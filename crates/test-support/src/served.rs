@@ -10,13 +10,9 @@ use serde_json::Value;
 use crate::{Background, Project};
 
 /// `baton serve --listen 127.0.0.1:0 ARGS` for `p`, once it listens: the process and its URL.
-/// It serves this source tree's UI build (`ui/dist`) unless `args` name a `--ui-dir`.
+/// It serves the UI built into `baton` unless `args` name a `--ui-dir`.
 pub fn serve(p: &Project, args: &[&str]) -> (Background, String) {
-    let ui = ui_dist();
     let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
-    if !args.contains(&"--ui-dir") {
-        all.extend(["--ui-dir", ui.to_str().expect("a UTF-8 path")]);
-    }
     all.extend(args);
     let mut process = p.spawn(&all);
     let line = process.wait_stdout("serving this project's UI at");
@@ -29,7 +25,7 @@ pub fn serve(p: &Project, args: &[&str]) -> (Background, String) {
     (process, url)
 }
 
-/// The UI's build in the source tree the tests run from.
+/// The UI's build in the source tree the tests run from (what `baton` was built with).
 pub fn ui_dist() -> std::path::PathBuf {
     crate::source_root().join("ui/dist")
 }
