@@ -191,7 +191,11 @@ fn a_planner_at_its_limit_asks_the_lead_who_lets_it_plan_on(p: Project) {
         p.ok(&["answer", &question, "approve"]);
     }
     // f6 failed: a seventh session is one more than a plan gets, so the lead is asked.
-    let question = plan_question(&mut team);
+    let line = team.wait_stdout("\"step\":\"at_limit\"");
+    let question = serde_json::from_str::<Value>(&line).unwrap()["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let inbox = p.json(&["--json", "inbox"]);
     let asked = inbox["questions"]
         .as_array()

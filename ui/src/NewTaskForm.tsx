@@ -102,7 +102,7 @@ function DependencyPicker({ allowed, tasks, chosen, onChange }: { allowed: strin
 export function NewTaskForm({ tasks, onError, onAdded }: { tasks: TaskView[]; onError: (m: string) => void; onAdded: () => void }) {
   const [draft, setDraft] = useState<TaskDraft>(EMPTY);
   const submit = () => {
-    api.addTask({ description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints, id: null, acceptance: draft.acceptance.trim() || null, proposed: false }).then(
+    api.addTask({ description: draft.description, priority: draft.priority, depends: draft.depends, files: filesOf(draft), hints: draft.hints, id: null, acceptance: draft.acceptance.trim() || null, proposed: false, sub_plan: false }).then(
       () => {
         setDraft({ ...EMPTY, priority: draft.priority });
         onAdded();

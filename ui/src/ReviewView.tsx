@@ -203,7 +203,7 @@ function MergeOutcome({ report, onError, onChanged }: { report: MergeReport; onE
   if (report.conflict) {
     const conflict = report.conflict;
     const addFollowUp = () =>
-      api.addTask({ description: conflict.follow_up.description, priority: 1, depends: [], files: conflict.follow_up.files, hints: "", id: null, acceptance: null, proposed: false }).then(
+      api.addTask({ description: conflict.follow_up.description, priority: 1, depends: [], files: conflict.follow_up.files, hints: "", id: null, acceptance: null, proposed: false, sub_plan: false }).then(
         (t) => (setAdded(t.id), onChanged()),
         (e: unknown) => onError(errorMessage(e)),
       );

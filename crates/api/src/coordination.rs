@@ -130,11 +130,15 @@ impl Operation for TeamReportRequest {
     type Output = CoordinationReport;
     fn run(self, cx: &Context) -> Result<CoordinationReport> {
         let (file, _) = cx.tasks.snapshot()?;
+        // A plan's whole tree: its own tasks, and its sub-plans' with theirs.
+        let plans = self.plan.as_deref().map(|plan| file.plans_in(plan));
         let tasks: Vec<Task> = file
             .tasks
             .into_iter()
-            .filter(|t| match &self.plan {
-                Some(plan) => &t.id == plan || t.is_of_plan(plan),
+            .filter(|t| match &plans {
+                Some(plans) => {
+                    plans.contains(&t.id) || t.plan.as_ref().is_some_and(|p| plans.contains(p))
+                }
                 None => true,
             })
             .collect();

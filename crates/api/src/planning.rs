@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::operation::{Callers, Context, Operation};
 
 pub use baton_core::MAX_PLAN_TASKS;
+pub use baton_core::plans::MAX_PLAN_DEPTH;
 
 /// The plan task `cx`'s caller plans for: an agent speaking through the door of an attempt on
 /// a plan task it holds. `None` for the lead and for every other agent.
@@ -67,17 +68,30 @@ pub(crate) fn own_unstarted(cx: &Context, plan: &Task, id: &str, what: &str) -> 
     Ok(task)
 }
 
-/// Refuses a task more than `plan` may have.
-pub(crate) fn check_room(cx: &Context, plan: &Task) -> Result<()> {
+/// Refuses a task more than `plan`'s goal may have: [`MAX_PLAN_TASKS`] in the whole tree of
+/// its goal's plan (its sub-plans' tasks count too); and, for a sub-plan (`sub_plan`), one
+/// deeper than [`MAX_PLAN_DEPTH`].
+pub(crate) fn check_room(cx: &Context, plan: &Task, sub_plan: bool) -> Result<()> {
     let (file, _) = cx.tasks.snapshot()?;
-    let planned = file.tasks.iter().filter(|t| t.is_of_plan(&plan.id)).count();
+    let root = file.plan_root(&plan.id);
+    let planned = file.plan_tree(&root).len();
     if planned >= MAX_PLAN_TASKS {
         return Err(Error::new(
             ErrorKind::NotYou,
             format!(
-                "plan {} has {planned} tasks, the most one plan may have ({MAX_PLAN_TASKS}): ask \
-                 the lead, or split the goal",
-                plan.id
+                "plan {root} has {planned} tasks, the most one plan may have ({MAX_PLAN_TASKS}): \
+                 ask the lead, or split the goal"
+            ),
+        ));
+    }
+    if sub_plan && file.plan_depth(&plan.id) + 1 > MAX_PLAN_DEPTH {
+        return Err(Error::new(
+            ErrorKind::NotYou,
+            format!(
+                "{} is a plan {} deep already, the deepest plans go ({MAX_PLAN_DEPTH}): plan \
+                 this slice's tasks yourself",
+                plan.id,
+                file.plan_depth(&plan.id)
             ),
         ));
     }

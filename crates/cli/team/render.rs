@@ -144,7 +144,12 @@ fn plan_step(planner: &str, plan: &str, step: baton_team::PlanStep, detail: &str
              it; `baton answer {detail} approve`, or your words for the planner"
         ),
         PlanStep::Approved => format!("{planner}: {plan} approved {detail}"),
+        PlanStep::AtLimit => format!(
+            "{planner}: {plan} has had the planning sessions a plan gets: may it go on? (question \
+             {detail}): `baton answer {detail} \"go on\"`, or `stop`"
+        ),
         PlanStep::SentBack => format!("{planner}: planning {plan} again: {detail}"),
+        PlanStep::SubPlan => format!("{planner}: planning a slice of {plan} apart: {detail}"),
         PlanStep::CarriedOut => format!("{planner}: {plan} carried out: {detail}"),
         PlanStep::GoalJudged => format!("judge: the goal of {plan} is {detail}"),
         PlanStep::Ended => format!("{planner}: planning {plan} ended: {detail}"),

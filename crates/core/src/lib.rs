@@ -46,6 +46,7 @@ pub mod names;
 pub mod network;
 pub mod notes;
 mod outlook;
+pub mod plans;
 pub mod policy;
 mod protected;
 mod requests;

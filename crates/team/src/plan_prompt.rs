@@ -39,18 +39,34 @@ pub(crate) fn plan_prompt(
          approves the plan before any worker starts; you may be asked to plan again.\n",
         plan.description, MAX_PLAN_TASKS,
     );
+    if let Some(parent) = plan.plan.as_deref() {
+        let whole = store
+            .task(parent)
+            .ok()
+            .flatten()
+            .map(|t| t.description)
+            .unwrap_or_default();
+        prompt.push_str(&format!(
+            "\nThis goal is one slice of a larger one, planned apart: plan {parent} (\"{whole}\") \
+             holds the rest. Plan only this slice (its tasks may depend on that plan's), and \
+             write it into the master plan as a section of its own, keeping the rest as it is.\n"
+        ));
+    }
     prompt.push_str(&match reporting {
         Reporting::Mcp => format!(
             "\nUse Baton's MCP tools: plan_write (the master plan, whole), task_add (with \
-             description, files, depends, priority, hints, acceptance), task_edit and \
-             task_cancel (only your plan's tasks, before anyone works them), task_status and \
+             description, files, depends, priority, hints, acceptance; sub_plan: true for a \
+             large slice of the goal to plan apart later, once its dependencies are done), \
+             task_edit and task_cancel (only your plan's tasks, before anyone works them), task_status and \
              task_list to read the board; then task_complete (agent \"{agent}\", task \"{id}\", \
              your summary).\n"
         ),
         Reporting::Cli => format!(
             "\nUse the `baton` command: `baton leader write-plan --stdin < FILE` (or the text \
              as an argument), `baton leader add-task \"DESCRIPTION\" --files A,B --depends \
-             task-1 --priority 2 --hints \"…\" --acceptance \"…\"` (it prints the new id), \
+             task-1 --priority 2 --hints \"…\" --acceptance \"…\"` (it prints the new id; \
+             `--sub-plan` for a large slice of the goal to plan apart later, once its \
+             dependencies are done), \
              `baton leader edit …` and `baton leader cancel …` (only your plan's tasks, before \
              anyone works them), `baton leader status` to read the board; then `baton worker \
              complete {agent} {id} \"SUMMARY\"`.\n"
@@ -110,13 +126,14 @@ fn reports(store: &dyn TaskStore, plan: &str) -> String {
     }
 }
 
-/// One line for each task of plan `plan`: where it stands, and what it reported when done.
+/// One line for each task of plan `plan`'s tree (its sub-plans' tasks too): where it stands,
+/// and what it reported when done.
 pub(crate) fn task_lines(store: &dyn TaskStore, plan: &str) -> String {
     let Ok((file, _)) = store.snapshot() else {
         return String::new();
     };
     let mut text = String::new();
-    for task in file.tasks.iter().filter(|t| t.is_of_plan(plan)) {
+    for task in file.plan_tree(plan) {
         text.push_str(&format!(
             "- {} ({}): {}",
             task.id, task.status, task.description

@@ -37,4 +37,9 @@ acceptance: string | null,
  * Add it as proposed: one of a plan the lead approves (`task_approve`) before anyone may
  * claim it.
  */
-proposed: boolean, };
+proposed: boolean, 
+/**
+ * A slice of the goal to plan apart (a team's planner only): a task of kind `plan`, which
+ * the team's planner plans once its dependencies are done, its tasks part of this plan.
+ */
+sub_plan: boolean, };

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{TaskOutcome, default_priority};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::operation::{Callers, Context, Operation};
 use crate::planning::{check_room, own_unstarted, planning_for};
 
@@ -57,6 +57,11 @@ pub struct AddTask {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub proposed: bool,
+    /// A slice of the goal to plan apart (a team's planner only): a task of kind `plan`, which
+    /// the team's planner plans once its dependencies are done, its tasks part of this plan.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub sub_plan: bool,
 }
 
 impl AddTask {
@@ -71,6 +76,7 @@ impl AddTask {
             id: None,
             acceptance: None,
             proposed: false,
+            sub_plan: false,
         }
     }
 }
@@ -83,8 +89,16 @@ impl Operation for AddTask {
     type Output = TaskOutcome;
     fn run(self, cx: &Context) -> Result<TaskOutcome> {
         let plan = planning_for(cx)?;
-        if let Some(plan) = &plan {
-            check_room(cx, plan)?;
+        match &plan {
+            Some(plan) => check_room(cx, plan, self.sub_plan)?,
+            None if self.sub_plan => {
+                return Err(Error::new(
+                    baton_core::ErrorKind::InvalidArguments,
+                    "a sub-plan is a slice of a team's plan: its planner adds it (`baton team \
+                     up --goal`)",
+                ));
+            }
+            None => {}
         }
         let task = cx.tasks.add_task(NewTask {
             id: self.id,
@@ -95,7 +109,10 @@ impl Operation for AddTask {
             hints: self.hints,
             acceptance: self.acceptance,
             proposed: self.proposed || plan.is_some(),
-            kind: TaskKind::Work,
+            kind: match self.sub_plan {
+                true => TaskKind::Plan,
+                false => TaskKind::Work,
+            },
             plan: plan.map(|plan| plan.id),
         })?;
         Ok(task.into())

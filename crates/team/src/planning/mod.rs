@@ -106,14 +106,11 @@ pub fn plan_task(tasks: &dyn TaskStore, goal: &str) -> Result<Task> {
     })?)
 }
 
-/// The tasks of plan `plan` on the board, in board order.
+/// The tasks of plan `plan`'s tree on the board, in board order: its own, and its
+/// sub-plans' ([`baton_core::plans`]).
 pub(crate) fn tasks_of(tasks: &dyn TaskStore, plan: &str) -> baton_core::Result<Vec<Task>> {
     let (file, _) = tasks.snapshot()?;
-    Ok(file
-        .tasks
-        .into_iter()
-        .filter(|t| t.is_of_plan(plan))
-        .collect())
+    Ok(file.plan_tree(plan).into_iter().cloned().collect())
 }
 
 /// A plan's tasks once none can move any more: each finished (done, failed or cancelled) or
@@ -123,26 +120,42 @@ pub(crate) fn settled(
     tasks: &dyn TaskStore,
     plan: &str,
 ) -> baton_core::Result<Option<(Vec<Task>, Vec<String>)>> {
-    let (planned, stuck, moving) = where_it_stands(tasks, plan)?;
-    Ok((!moving).then_some((planned, stuck)))
+    let now = where_it_stands(tasks, plan, "")?;
+    Ok((!now.moving).then_some((now.tasks, now.stuck)))
 }
 
-/// A plan's tasks, the doomed ones among them (waiting on a failed or cancelled one), and
-/// whether any can still move.
+/// Where a plan stands: the tasks of its tree, the doomed ones among them (waiting on a failed
+/// or cancelled one), whether any can still move, and a sub-plan of it ready to be planned
+/// (approved and its dependencies done, or sent back to `planner` for another session).
+pub(crate) struct Standing {
+    pub tasks: Vec<Task>,
+    pub stuck: Vec<String>,
+    pub moving: bool,
+    pub sub_plan: Option<Task>,
+}
+
+/// Where plan `plan` stands, for planner `planner`.
 pub(crate) fn where_it_stands(
     tasks: &dyn TaskStore,
     plan: &str,
-) -> baton_core::Result<(Vec<Task>, Vec<String>, bool)> {
+    planner: &str,
+) -> baton_core::Result<Standing> {
     let (file, _) = tasks.snapshot()?;
     let doomed: Vec<String> = baton_core::doomed_tasks(&file)
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    let planned: Vec<Task> = file
-        .tasks
+    let done = |id: &String| file.task(id).is_some_and(|t| t.status == TaskStatus::Done);
+    let sub_plan = file
+        .plan_tree(plan)
         .into_iter()
-        .filter(|t| t.is_of_plan(plan))
-        .collect();
+        .filter(|t| t.kind == TaskKind::Plan)
+        .find(|t| {
+            (t.status == TaskStatus::Available && t.dependencies.iter().all(done))
+                || (t.is_held_by(planner) && !t.status.is_final())
+        })
+        .cloned();
+    let planned: Vec<Task> = file.plan_tree(plan).into_iter().cloned().collect();
     let stuck: Vec<String> = planned
         .iter()
         .filter(|t| doomed.contains(&t.id))
@@ -151,7 +164,12 @@ pub(crate) fn where_it_stands(
     let moving = planned
         .iter()
         .any(|t| !t.status.is_final() && !stuck.contains(&t.id));
-    Ok((planned, stuck, moving))
+    Ok(Standing {
+        tasks: planned,
+        stuck,
+        moving,
+        sub_plan,
+    })
 }
 
 /// Waits until `look` finds something (`Some`), looking again at each change of the board

@@ -26,14 +26,19 @@ use crate::supervision::worker::{WorkerReport, work_task};
 pub enum PlanStep {
     /// The planner wrote the plan: its tasks wait for approval.
     Proposed,
-    /// The lead was asked to approve it.
+    /// The lead was asked to approve it (the question's id in the detail).
     Asked,
+    /// The planner has had the sessions a plan gets: the lead was asked whether it may go on
+    /// (the question's id in the detail).
+    AtLimit,
     /// Approved: the workers may claim its tasks.
     Approved,
     /// Back to the planner, with the lead's words or what failed.
     SentBack,
     /// Every task of the plan is done (and the judge finds the goal met).
     CarriedOut,
+    /// A slice of the goal is planned apart: a session on a sub-plan (its id in the detail).
+    SubPlan,
     /// The team's judge compared the lead's branch with the goal: met or not (in the detail).
     GoalJudged,
     /// Planning ended without the plan carried out (why in the detail).
@@ -131,7 +136,7 @@ fn plan_until_done(
             _ => return Ok((PlanStep::Ended, "the planner was stopped".into())),
         }
         if let Some(words) = approve(run, &plan, &flags.finish)? {
-            send_back(run, &words)?;
+            send_back(run, run.plan, &words)?;
             continue;
         }
         // A pause ends the wait: the planner says it is paused, and waits for news once resumed.
@@ -147,7 +152,20 @@ fn plan_until_done(
                 // A failure makes it plan again; reports and returns only tell it.
                 told.hear(&news);
                 counts = news.has_failures();
-                send_back(run, &news.text(&stuck))?;
+                send_back(run, run.plan, &news.text(&stuck))?;
+                continue;
+            }
+            Some(Waited::SubPlan(sub_plan)) => {
+                if counts && planned == allowed {
+                    match more_sessions(run, &sub_plan, planned, &flags.finish)? {
+                        Ok(()) => allowed += MAX_SESSIONS,
+                        Err(why) => return Ok((PlanStep::Ended, why)),
+                    }
+                }
+                planned += 1;
+                if let Some(ended) = plan_apart(run, *sub_plan, &flags.finish, report)? {
+                    return Ok(ended);
+                }
                 continue;
             }
             Some(Waited::Settled { tasks, stuck }) => (tasks, stuck),
@@ -196,6 +214,7 @@ fn plan_until_done(
                 missing_at = Some(tasks.len());
                 send_back(
                     run,
+                    run.plan,
                     &format!(
                         "The judge compared the lead's branch with the goal and the master \
                          plan, and finds the goal not met: {said}\nPlan the work that is \
@@ -260,7 +279,7 @@ fn more_sessions(
         baton_core::text::prefix(last_reason(&plan.context.hints), 2048),
     );
     match ask_to_go_on(run.planner, run.name, plan, &question, stop, |id| {
-        tell(run, PlanStep::Asked, id.to_string())
+        tell(run, PlanStep::AtLimit, id.to_string())
     })? {
         Decision::Approved { by } => {
             tell(
@@ -285,7 +304,7 @@ fn last_reason(hints: &str) -> &str {
 /// it), the lead's words when not.
 fn approve(run: &PlannerRun<'_, '_>, plan: &Task, stop: &AtomicBool) -> Result<Option<String>> {
     let crew = run.planner;
-    let tasks = tasks_of(crew.tasks, run.plan)?;
+    let tasks = tasks_of(crew.tasks, &plan.id)?;
     let waiting: Vec<String> = proposed(&tasks).iter().map(|t| t.id.clone()).collect();
     if waiting.is_empty() {
         return Ok(None);
@@ -301,7 +320,7 @@ fn approve(run: &PlannerRun<'_, '_>, plan: &Task, stop: &AtomicBool) -> Result<O
     };
     match decision {
         Decision::Approved { by } => {
-            let approved = approve_all(crew, run.plan)?;
+            let approved = approve_all(crew, &plan.id)?;
             tell(
                 run,
                 PlanStep::Approved,
@@ -319,13 +338,76 @@ fn approve(run: &PlannerRun<'_, '_>, plan: &Task, stop: &AtomicBool) -> Result<O
     }
 }
 
-/// The plan task back to its planner, with `why` in its hints for the next session.
-fn send_back(run: &PlannerRun<'_, '_>, why: &str) -> Result<()> {
-    run.planner
-        .tasks
-        .reopen(run.plan, why, Reopen::ToItsWorker)?;
-    tell(run, PlanStep::SentBack, why.to_string());
+/// Plan task `plan` (the goal's, or a sub-plan of it) back to its planner, with `why` in its
+/// hints for the next session.
+fn send_back(run: &PlannerRun<'_, '_>, plan: &str, why: &str) -> Result<()> {
+    run.planner.tasks.reopen(plan, why, Reopen::ToItsWorker)?;
+    let said = match plan == run.plan {
+        true => why.to_string(),
+        false => format!("{plan}: {why}"),
+    };
+    tell(run, PlanStep::SentBack, said);
     Ok(())
+}
+
+/// A session of the planner's on sub-plan `sub_plan` (a slice of the goal planned apart),
+/// then its tasks' approval as a plan's; what ends the planning, if it does (the planner's
+/// agent could not start, the team stopped). A sub-plan the planner failed is news for its
+/// next session on the goal.
+fn plan_apart(
+    run: &PlannerRun<'_, '_>,
+    sub_plan: Task,
+    stop: &AtomicBool,
+    report: &mut WorkerReport,
+) -> Result<Option<(PlanStep, String)>> {
+    let crew = run.planner;
+    let id = sub_plan.id.clone();
+    // Its planner reads the project: what its dependencies did must have landed there first.
+    if let Some(queue) = &run.team.merge_queue {
+        let mut work = Vec::new();
+        for dependency in &sub_plan.dependencies {
+            if crew
+                .tasks
+                .task(dependency)?
+                .is_some_and(|t| t.kind.is_work())
+            {
+                work.push(dependency.clone());
+            }
+        }
+        let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
+        if !queue.wait_decided(&work, &stopped) {
+            return Ok(Some((PlanStep::Ended, "the team was asked to stop".into())));
+        }
+        if !queue.settled(&work) {
+            // One was sent back: the sub-plan waits for it again.
+            return Ok(None);
+        }
+    }
+    tell(
+        run,
+        PlanStep::SubPlan,
+        format!("{id}: {}", sub_plan.description),
+    );
+    let Some(held) = take(crew, run.name, sub_plan)? else {
+        return Ok(None);
+    };
+    work_task(crew, run.name, held, false, report)?;
+    if report.cause.is_some() {
+        let why = "the planner's agent could not start".to_string();
+        return Ok(Some((PlanStep::Ended, why)));
+    }
+    let now = current(crew, &id)?;
+    if now.status != TaskStatus::Done {
+        return Ok(None);
+    }
+    match approve(run, &now, stop) {
+        Ok(None) => Ok(None),
+        Ok(Some(words)) => send_back(run, &id, &words).map(|()| None),
+        Err(_) if stop.load(std::sync::atomic::Ordering::SeqCst) => {
+            Ok(Some((PlanStep::Ended, "the team was asked to stop".into())))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Why the planner's wait ended.
@@ -333,6 +415,8 @@ enum Waited {
     /// Something the planner was not told yet (for a command planner, only a failure), with
     /// the tasks that can never start as they are.
     News { news: News, stuck: Vec<String> },
+    /// A sub-plan of the plan to plan: approved and its dependencies done, or sent back.
+    SubPlan(Box<Task>),
     /// No task of the plan can move any more, the merge queue has landed or left each done
     /// one, and the planner was told of everything.
     Settled {
@@ -362,12 +446,19 @@ fn wait_for_news(
     };
     loop {
         let look = || -> baton_core::Result<Option<Waited>> {
-            let (tasks, stuck, moving) = where_it_stands(crew.tasks, run.plan)?;
-            let news = told.news(&tasks, &queued(), everything);
+            let now = where_it_stands(crew.tasks, run.plan, run.name)?;
+            let news = told.news(&now.tasks, &queued(), everything);
             if !news.is_empty() {
+                let stuck = now.stuck;
                 return Ok(Some(Waited::News { news, stuck }));
             }
-            Ok((!moving).then_some(Waited::Settled { tasks, stuck }))
+            if let Some(sub_plan) = now.sub_plan {
+                return Ok(Some(Waited::SubPlan(Box::new(sub_plan))));
+            }
+            Ok((!now.moving).then_some(Waited::Settled {
+                tasks: now.tasks,
+                stuck: now.stuck,
+            }))
         };
         let Some(waited) = wait_for_change(crew, &[], stop, look)? else {
             return Ok(None);
@@ -389,11 +480,11 @@ fn wait_for_news(
     }
 }
 
-/// The ids of the done ones of `tasks`.
+/// The ids of the done ones of `tasks` that the merge queue lands (not the sub-plans).
 fn done_of(tasks: &[Task]) -> Vec<String> {
     tasks
         .iter()
-        .filter(|t| t.status == TaskStatus::Done)
+        .filter(|t| t.status == TaskStatus::Done && t.kind.is_work())
         .map(|t| t.id.clone())
         .collect()
 }
