@@ -2,7 +2,8 @@
 //! API on loopback) hears each task's report as it comes, while the rest of its plan is still
 //! worked, and plans the follow-up a report calls for; and a planner that has planned as often
 //! as a plan may is not cut off but stopped at the lead, who lets it plan on; the lead pauses
-//! planning, and the news waits for the planner until it is resumed.
+//! planning, and the news waits for the planner until it is resumed; told to, the planner
+//! answers a worker's question about its plan, and no other.
 
 use baton_test_support as support;
 
@@ -18,6 +19,8 @@ support::on_both_stores!(
     the_planner_hears_a_report_as_it_comes_and_plans_its_follow_up,
     a_planner_at_its_limit_asks_the_lead_who_lets_it_plan_on,
     the_lead_pauses_planning_and_the_news_waits_until_resumed,
+    the_planner_answers_a_worker_s_question_when_told_to,
+    a_planner_answers_no_question_outside_its_plan,
 );
 
 /// What `a`'s worker reports: the planner's follow-up comes of it.
@@ -32,9 +35,9 @@ const WORKERS: &str = "if [ \"$BATON_TASK_ID\" = slow ]; then i=0; \
      echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add . && git commit -qm \"$BATON_TASK_ID\" && \
      if [ \"$BATON_TASK_ID\" = a ]; then echo 'a is written; the project also needs a readme'; fi";
 
-/// The planner's model: the first session plans `a` and `slow`; a session with news of a's
-/// report adds the readme it asks for; any other news changes nothing.
-fn planner() -> Script {
+/// A planner's model: `session` says, from its prompt, the tool calls of its session in order
+/// (the last reporting its plan task `done`); an error ends the session.
+fn planner_model(session: impl Fn(&str, Reply) -> Vec<Reply> + Send + Sync + 'static) -> Script {
     Arc::new(move |request: &Value| {
         let prompt = prompt_text(request);
         let (plan, name) = planner_seat(&prompt);
@@ -42,15 +45,24 @@ fn planner() -> Script {
         if let Some(last) = done.last().filter(|e| e.is_error) {
             return Reply::Text(format!("Stopping: {}", last.result));
         }
-        let complete = || {
-            tool(
-                "task_complete",
-                json!({"agent": name, "task": plan, "summary": "planned"}),
-            )
-        };
+        let complete = tool(
+            "task_complete",
+            json!({"agent": name, "task": plan, "summary": "planned"}),
+        );
+        session(&prompt, complete)
+            .into_iter()
+            .nth(done.len())
+            .unwrap_or_else(|| Reply::Text("Planned.".into()))
+    })
+}
+
+/// The planner's model: the first session plans `a` and `slow`; a session with news of a's
+/// report adds the readme it asks for; any other news changes nothing.
+fn planner() -> Script {
+    planner_model(|prompt, complete| {
         let news = prompt.contains("News of your plan");
         let follow_up = news && prompt.contains(A_REPORTS) && !prompt.contains("- readme (");
-        let turns: Vec<Reply> = match (news, follow_up) {
+        match (news, follow_up) {
             (false, _) => vec![
                 tool(
                     "task_add",
@@ -60,7 +72,7 @@ fn planner() -> Script {
                     "task_add",
                     json!({"id": "slow", "description": "Write slow.txt", "files": ["slow.txt"]}),
                 ),
-                complete(),
+                complete,
             ],
             (true, true) => vec![
                 tool(
@@ -68,14 +80,10 @@ fn planner() -> Script {
                     json!({"id": "readme", "description": "Write the readme a asked for",
                            "files": ["readme.txt"]}),
                 ),
-                complete(),
+                complete,
             ],
-            (true, false) => vec![complete()],
-        };
-        turns
-            .into_iter()
-            .nth(done.len())
-            .unwrap_or_else(|| Reply::Text("Planned.".into()))
+            (true, false) => vec![complete],
+        }
     })
 }
 
@@ -307,3 +315,114 @@ fn the_lead_pauses_planning_and_the_news_waits_until_resumed(p: Project) {
         assert_eq!(p.task(id)["status"], status, "{id}");
     }
 }
+
+/// The planner's model when told to answer: it plans `port`; told of a worker's question
+/// about it, it answers from the plan (8080); any other news changes nothing.
+fn answering_planner() -> Script {
+    planner_model(|prompt, complete| {
+        let asked = prompt
+            .split("\n- ")
+            .find(|line| line.contains("Which port"))
+            .and_then(|line| line.split(' ').next())
+            .map(str::to_string);
+        match (prompt.contains("News of your plan"), asked) {
+            (false, _) => vec![
+                tool(
+                    "task_add",
+                    json!({"id": "port", "description": "Write the server's port to port.txt",
+                           "files": ["port.txt"]}),
+                ),
+                complete,
+            ],
+            (true, Some(id)) => vec![
+                tool("answer_question", json!({"id": id, "answer": "8080"})),
+                complete,
+            ],
+            (true, None) => vec![complete],
+        }
+    })
+}
+
+/// The worker asks which port, and writes the answer it gets.
+const ASKS_THE_PORT: &str = "port=$(baton ask 'Which port should the server listen on?' --timeout 60) && \
+     echo \"$port\" > port.txt && git add . && git commit -qm port";
+
+fn the_planner_answers_a_worker_s_question_when_told_to(p: Project) {
+    support::repository(p.path());
+    let api = ScriptedApi::start(answering_planner());
+    let host = Host::new(p.path(), &api);
+    let mut command = host.baton(&[
+        "--json",
+        "team",
+        "up",
+        "--workers",
+        "1",
+        "--exec",
+        ASKS_THE_PORT,
+        "--planner",
+        "claude",
+        "--plan",
+        "auto",
+        "--planner-answers",
+        "--merge",
+        "auto",
+        "--goal",
+        "Serve on the right port",
+    ]);
+    command.envs(p.store_env());
+    let (code, stdout, stderr) = Background::from_command(command).finish();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("port.txt")).unwrap(),
+        "8080\n",
+        "the planner's answer, landed"
+    );
+    let inbox = p.json(&["--json", "inbox", "--all"]);
+    let question = &inbox["questions"][0];
+    assert_eq!(question["task"], "port", "{inbox}");
+    assert!(
+        question["state"]["by"]
+            .as_str()
+            .unwrap()
+            .ends_with("planner"),
+        "answered by the planner: {question}"
+    );
+}
+
+/// A planner told to answer questions that tries one not about its plan's tasks.
+const ANSWERS_ANOTHER_S: &str = r#"
+baton leader add-task "Part a" --id a --files a.txt
+if baton answer q-1 yes; then echo "ANSWERED q-1"; else echo "REFUSED q-1"; fi
+"#;
+
+fn a_planner_answers_no_question_outside_its_plan(p: Project) {
+    project_planned_by(&p, ANSWERS_ANOTHER_S, "");
+    // Another agent's question, about no task of the plan.
+    let mut asking = p.ask_as("w9", "Which port?", &[]);
+    asking.wait_stderr("waiting");
+    let team = Background::from_command(p.committing(&[
+        "--json",
+        "team",
+        "up",
+        "--workers",
+        "1",
+        "--exec",
+        WRITES_ITS_FILE,
+        "--plan",
+        "auto",
+        "--planner-answers",
+        "--goal",
+        "Build a",
+    ]));
+    let (code, stdout, stderr) = team.finish();
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let logs = p.ok(&["team", "logs", "plan-1", "--full"]);
+    assert!(logs.contains("REFUSED q-1"), "{logs}");
+    assert!(logs.contains("not about a task of your plan"), "{logs}");
+    let inbox = p.json(&["--json", "inbox"]);
+    assert_eq!(inbox["questions"][0]["state"]["state"], "open", "{inbox}");
+    drop(asking);
+}
+
+const WRITES_ITS_FILE: &str = "echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add . && \
+     git commit -qm \"$BATON_TASK_ID\"";

@@ -199,7 +199,7 @@ function ResizeForm({ running, onError }: { running: SupervisorInfo; onError: (m
   const resize = () => {
     setBusy(true);
     api
-      .teamUp({ workers, stay: false, worktree: false, no_worktree: false, sandbox: false, no_sandbox: false })
+      .teamUp({ workers, stay: false, worktree: false, no_worktree: false, sandbox: false, no_sandbox: false, planner_answers: false })
       .then(
         () => onError(null),
         (e: unknown) => onError(errorMessage(e)),
@@ -233,6 +233,7 @@ function StartForm({ onError }: { onError: (message: string | null) => void }) {
   // A goal the team plans itself (`team up --goal`); the lead approves the plan unless told not to.
   const [goal, setGoal] = useState("");
   const [reviewPlan, setReviewPlan] = useState(true);
+  const [plannerAnswers, setPlannerAnswers] = useState(false);
   const [busy, setBusy] = useState(false);
   const start = () => {
     setBusy(true);
@@ -250,6 +251,7 @@ function StartForm({ onError }: { onError: (message: string | null) => void }) {
         no_sandbox: !sandbox,
         goal: goal.trim() === "" ? null : goal.trim(),
         plan: goal.trim() === "" ? null : reviewPlan ? "review" : "auto",
+        planner_answers: goal.trim() !== "" && plannerAnswers,
       })
       .then(
         () => onError(null),
@@ -283,6 +285,11 @@ function StartForm({ onError }: { onError: (message: string | null) => void }) {
       {goal.trim() !== "" && (
         <label title="The plan waits in the Inbox for your approval; unticked, the workers start on it at once">
           <Checkbox checked={reviewPlan} onCheckedChange={(c) => setReviewPlan(c === true)} data-testid="team-review-plan" /> I approve the plan
+        </label>
+      )}
+      {goal.trim() !== "" && (
+        <label title="The planner answers the workers' questions about its plan's tasks; approvals stay yours, and what it leaves waits for you">
+          <Checkbox checked={plannerAnswers} onCheckedChange={(c) => setPlannerAnswers(c === true)} data-testid="team-planner-answers" /> The planner answers questions
         </label>
       )}
       <label>

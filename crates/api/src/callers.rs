@@ -34,7 +34,7 @@ const EXPECTED: &[(&str, bool, AgentUse, bool)] = &[
     ("team_pause", true, AgentUse::Never, false),
     ("team_resume", true, AgentUse::Never, false),
     ("ask_lead", false, AgentUse::OwnWork, false),
-    ("answer_question", true, AgentUse::Never, false),
+    ("answer_question", true, AgentUse::Never, true),
     ("inbox_read", true, AgentUse::OwnWork, false),
     ("message_send", true, AgentUse::OwnWork, false),
     ("message_ack", true, AgentUse::OwnWork, false),

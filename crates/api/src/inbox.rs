@@ -239,12 +239,16 @@ pub struct AnswerQuestion {
 
 impl Operation for AnswerQuestion {
     const NAME: &'static str = "answer_question";
-    const DESCRIPTION: &'static str = "Answer an open question an agent asked (`inbox_read` lists them); the agent's waiting ask_lead returns the answer at once. A question answered or closed already is refused.";
+    const DESCRIPTION: &'static str = "Answer an open question an agent asked (`inbox_read` lists them); the agent's waiting ask_lead returns the answer at once. A question answered or closed already is refused. A team's planner told to (`team up --planner-answers`) answers the workers' questions about its plan's tasks, never an approval.";
     const READ_ONLY: bool = false;
-    const CALLERS: Callers = Callers::ANSWERS;
+    const CALLERS: Callers = Callers::ANSWERS_AND_PLANNER;
     type Output = Question;
     fn run(self, cx: &Context) -> Result<Question> {
         let by = acting_as(cx, None, true)?;
+        // An agent here is a team's planner (the catalogue refuses every other one).
+        if let Some(plan) = crate::planning::planning_for(cx)?.filter(|_| cx.caller.is_some()) {
+            crate::planning::may_answer(cx, &plan, &self.id)?;
+        }
         Ok(inbox::answer(&*cx.documents, &self.id, &by, &self.answer)?)
     }
 }

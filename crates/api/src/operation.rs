@@ -194,6 +194,13 @@ impl Callers {
         planner: false,
     };
 
+    /// Answering agents: the lead, a responder device, and a team's planner told to answer
+    /// the workers' questions about its plan.
+    pub const ANSWERS_AND_PLANNER: Callers = Callers {
+        responder: true,
+        agent: AgentUse::Never,
+        planner: true,
+    };
     /// An agent's own work, and a responder device's.
     pub const OWN_WORK_AND_RESPONDER: Callers = Callers {
         responder: true,

@@ -98,6 +98,42 @@ pub(crate) fn check_room(cx: &Context, plan: &Task, sub_plan: bool) -> Result<()
     Ok(())
 }
 
+/// Refuses question `id` to `plan`'s planner unless the lead told it to answer the workers'
+/// questions (`team up --planner-answers`, as this machine's running team was asked), the
+/// question is one in words (an approval of a tool call, or a plan, stays the lead's), and it
+/// is about a task of the plan's tree.
+pub(crate) fn may_answer(cx: &Context, plan: &Task, id: &str) -> Result<()> {
+    let refuse = |why: String| Err(Error::new(ErrorKind::NotYou, why));
+    let told = baton_team::running_supervisor(cx.local)?
+        .and_then(|team| team.request)
+        .is_some_and(|request| request.planner_answers);
+    if !told {
+        return refuse(
+            "the lead answers the workers' questions: the team was not asked to let its planner \
+             (`team up --planner-answers`)"
+                .into(),
+        );
+    }
+    let question = baton_core::inbox::question(cx.documents.as_ref(), id)?;
+    if !matches!(question.about, baton_core::inbox::About::Question) {
+        return refuse(format!(
+            "{id} asks the lead to approve something: approvals stay the lead's"
+        ));
+    }
+    let (file, _) = cx.tasks.snapshot()?;
+    let root = file.plan_root(&plan.id);
+    let ours = question
+        .task
+        .as_deref()
+        .is_some_and(|task| file.plan_tree(&root).iter().any(|t| t.id == task));
+    if !ours {
+        return refuse(format!(
+            "{id} is not about a task of your plan ({root}): it is the lead's to answer"
+        ));
+    }
+    Ok(())
+}
+
 /// Rewrites the master plan.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[cfg_attr(feature = "cli", derive(clap::Args))]

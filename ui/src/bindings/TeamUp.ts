@@ -101,6 +101,12 @@ planner?: string | null,
  */
 planner_budget_usd?: number | null, 
 /**
+ * With --goal: the planner answers the workers' questions about its plan's tasks (never
+ * an approval of a tool call: those stay the lead's); a question it leaves waits for the
+ * lead as any does.
+ */
+planner_answers: boolean, 
+/**
  * Judge each done task before the merge queue lands it (with --merge auto), and the goal
  * once its plan has landed: the judge's profile, an agent (claude, codex, …) that reads
  * the work read-only and ends with its verdict, or a command (kind = "exec") given the

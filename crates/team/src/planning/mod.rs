@@ -46,6 +46,8 @@ pub struct Planning {
     pub profile: Profile,
     /// What its sessions may cost together (US dollars); none: the team's budget.
     pub budget_usd: Option<f64>,
+    /// It answers the workers' questions about its plan's tasks (`--planner-answers`).
+    pub answers_questions: bool,
 }
 
 /// What a plan came to, for the team's report.

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use baton_core::inbox::{About, Question};
 use baton_core::{Task, TaskStatus, Timestamp};
 
 use crate::landing::merge_queue::QueueEntry;
@@ -29,6 +30,8 @@ pub(crate) struct Told {
     failures: BTreeSet<String>,
     /// How many of each task's returns by the merge queue.
     returns: BTreeMap<String, u32>,
+    /// The workers' questions it was given to answer.
+    questions: BTreeSet<String>,
 }
 
 /// What the planner has not been told yet.
@@ -37,13 +40,23 @@ pub(crate) struct News {
     pub reported: Vec<Task>,
     pub failed: Vec<Task>,
     pub returned: Vec<QueueEntry>,
+    /// Questions in words the workers asked about the plan's tasks, still open, for a planner
+    /// told to answer them.
+    pub questions: Vec<Question>,
 }
 
 impl Told {
-    /// What of `tasks` (a plan's, as the board has them) and of `queue` (the merge queue's
-    /// entries) the planner has not been told: the failures, and with `everything` the reports
-    /// and returns too.
-    pub fn news(&self, tasks: &[Task], queue: &[QueueEntry], everything: bool) -> News {
+    /// What of `tasks` (a plan's, as the board has them), of `queue` (the merge queue's
+    /// entries) and of `asked` (the open questions, for a planner that answers them) the
+    /// planner has not been told: the failures, and with `everything` the reports, returns and
+    /// questions too.
+    pub fn news(
+        &self,
+        tasks: &[Task],
+        queue: &[QueueEntry],
+        asked: &[Question],
+        everything: bool,
+    ) -> News {
         let failed = tasks
             .iter()
             .filter(|t| t.status == TaskStatus::Failed && !self.failures.contains(&t.id))
@@ -71,10 +84,22 @@ impl Told {
             .filter(|e| e.returns > self.returns.get(&e.task).copied().unwrap_or(0))
             .cloned()
             .collect();
+        let questions = asked
+            .iter()
+            .filter(|q| q.is_open() && matches!(q.about, About::Question))
+            .filter(|q| {
+                q.task
+                    .as_ref()
+                    .is_some_and(|id| tasks.iter().any(|t| &t.id == id))
+            })
+            .filter(|q| !self.questions.contains(&q.id))
+            .cloned()
+            .collect();
         News {
             reported,
             failed,
             returned,
+            questions,
         }
     }
 
@@ -90,12 +115,17 @@ impl Told {
         for entry in &news.returned {
             self.returns.insert(entry.task.clone(), entry.returns);
         }
+        self.questions
+            .extend(news.questions.iter().map(|q| q.id.clone()));
     }
 }
 
 impl News {
     pub fn is_empty(&self) -> bool {
-        self.reported.is_empty() && self.failed.is_empty() && self.returned.is_empty()
+        self.reported.is_empty()
+            && self.failed.is_empty()
+            && self.returned.is_empty()
+            && self.questions.is_empty()
     }
 
     /// Whether it holds a failure: the plan must change, and the session counts among the
@@ -151,6 +181,25 @@ impl News {
                  list of your plan's tasks).",
                 ids.join(", ")
             ));
+        }
+        if !self.questions.is_empty() {
+            let mut text = "The workers ask (the lead lets you answer what the plan, the project \
+                            or the reports settle: `baton answer ID \"ANSWER\"`, MCP \
+                            answer_question; leave the rest, which waits for the lead):"
+                .to_string();
+            for q in &self.questions {
+                let task = q.task.as_deref().unwrap_or_default();
+                text.push_str(&format!(
+                    "\n- {} ({} on {task}): {}",
+                    q.id,
+                    q.agent,
+                    cut(&q.text)
+                ));
+                if !q.choices.is_empty() {
+                    text.push_str(&format!(" [choices: {}]", q.choices.join(" | ")));
+                }
+            }
+            parts.push(text);
         }
         if self.failed.is_empty() {
             parts.push(
@@ -212,11 +261,11 @@ mod tests {
             task("c", TaskStatus::InProgress, None),
         ];
         let queue = vec![returned("c", 1), returned("elsewhere", 3)];
-        let only_failures = told.news(&tasks, &queue, false);
+        let only_failures = told.news(&tasks, &queue, &[], false);
         assert_eq!(only_failures.failed.len(), 1);
         assert!(only_failures.reported.is_empty() && only_failures.returned.is_empty());
 
-        let news = told.news(&tasks, &queue, true);
+        let news = told.news(&tasks, &queue, &[], true);
         assert_eq!(news.reported[0].id, "a");
         assert_eq!(news.failed[0].id, "b");
         assert_eq!(news.returned.len(), 1, "only the plan's tasks: {news:?}");
@@ -230,13 +279,13 @@ mod tests {
         );
         assert!(text.contains("since your last session: a "), "{text}");
         told.hear(&news);
-        assert!(told.news(&tasks, &queue, true).is_empty());
+        assert!(told.news(&tasks, &queue, &[], true).is_empty());
 
         let again = vec![
             task("a", TaskStatus::Done, Some("2026-11-28T11:00:00Z")),
             task("b", TaskStatus::Failed, None),
         ];
-        let news = told.news(&again, &[returned("c", 1)], true);
+        let news = told.news(&again, &[returned("c", 1)], &[], true);
         assert_eq!(news.reported.len(), 1, "a done again: {news:?}");
         assert!(!news.has_failures());
         let text = news.text(&[]);

@@ -53,6 +53,8 @@ pub(crate) struct PlannerRun<'c, 'a> {
     pub name: &'c str,
     pub plan: &'c str,
     pub approval: PlanApproval,
+    /// It answers the workers' questions about its plan (`--planner-answers`).
+    pub answers: bool,
 }
 
 /// Runs the planner until its plan is carried out or planning ends; the workers are asked to
@@ -444,10 +446,22 @@ fn wait_for_news(
             .map(|q| q.entries())
             .unwrap_or_default()
     };
+    // The workers' open questions, for a planner that answers them (watched beside the board).
+    let answers = run.answers && everything;
+    let asked = || -> baton_core::Result<Vec<baton_core::inbox::Question>> {
+        match answers {
+            true => Ok(baton_core::inbox::questions(crew.documents, true)?.items),
+            false => Ok(Vec::new()),
+        }
+    };
+    let folders: &[&str] = match answers {
+        true => &[baton_core::inbox::QUESTIONS],
+        false => &[],
+    };
     loop {
         let look = || -> baton_core::Result<Option<Waited>> {
             let now = where_it_stands(crew.tasks, run.plan, run.name)?;
-            let news = told.news(&now.tasks, &queued(), everything);
+            let news = told.news(&now.tasks, &queued(), &asked()?, everything);
             if !news.is_empty() {
                 let stuck = now.stuck;
                 return Ok(Some(Waited::News { news, stuck }));
@@ -460,7 +474,7 @@ fn wait_for_news(
                 stuck: now.stuck,
             }))
         };
-        let Some(waited) = wait_for_change(crew, &[], stop, look)? else {
+        let Some(waited) = wait_for_change(crew, folders, stop, look)? else {
             return Ok(None);
         };
         let (Waited::Settled { tasks, .. }, Some(queue)) = (&waited, &run.team.merge_queue) else {
@@ -473,7 +487,9 @@ fn wait_for_news(
         // news for an agent planner.
         if let Some((now, stuck)) = settled(crew.tasks, run.plan)?
             && queue.settled(&done_of(&now))
-            && told.news(&now, &queue.entries(), everything).is_empty()
+            && told
+                .news(&now, &queue.entries(), &asked()?, everything)
+                .is_empty()
         {
             return Ok(Some(Waited::Settled { tasks: now, stuck }));
         }

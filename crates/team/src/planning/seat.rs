@@ -19,6 +19,7 @@ pub(crate) struct PlannerSeat<'a> {
     pub name: String,
     pub plan: String,
     pub approval: PlanApproval,
+    pub answers: bool,
 }
 
 impl<'a> PlannerSeat<'a> {
@@ -52,6 +53,7 @@ impl<'a> PlannerSeat<'a> {
             name,
             plan: task.id,
             approval: planning.approval,
+            answers: planning.answers_questions,
         })
     }
 
@@ -63,6 +65,7 @@ impl<'a> PlannerSeat<'a> {
             name: &self.name,
             plan: &self.plan,
             approval: self.approval,
+            answers: self.answers,
         })
     }
 

@@ -162,6 +162,12 @@ pub struct TeamUp {
     )]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub planner_budget_usd: Option<f64>,
+    /// With --goal: the planner answers the workers' questions about its plan's tasks (never
+    /// an approval of a tool call: those stay the lead's); a question it leaves waits for the
+    /// lead as any does.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, requires = "goal"))]
+    pub planner_answers: bool,
     /// Judge each done task before the merge queue lands it (with --merge auto), and the goal
     /// once its plan has landed: the judge's profile, an agent (claude, codex, …) that reads
     /// the work read-only and ends with its verdict, or a command (kind = "exec") given the
@@ -237,11 +243,14 @@ impl TeamUp {
         if let Some(goal) = &self.goal {
             baton_core::notes::check_goal(goal)
                 .map_err(|e| TeamError::new(ErrorKind::InvalidArguments, format!("--goal: {e}")))?;
-        } else if self.plan.is_some() || self.planner.is_some() || self.planner_budget_usd.is_some()
+        } else if self.plan.is_some()
+            || self.planner.is_some()
+            || self.planner_budget_usd.is_some()
+            || self.planner_answers
         {
             return Err(TeamError::new(
                 ErrorKind::InvalidArguments,
-                "--plan, --planner and --planner-budget-usd go with --goal",
+                "--plan, --planner, --planner-budget-usd and --planner-answers go with --goal",
             ));
         }
         if let Some(prefix) = &self.prefix {

@@ -131,6 +131,7 @@ impl TeamUp {
                 goal: goal.trim().to_string(),
                 approval: self.plan.unwrap_or_default(),
                 budget_usd: self.planner_budget_usd,
+                answers_questions: self.planner_answers,
                 profile: self.planner_profile(local, &profile)?,
             }),
             None => None,
