@@ -148,16 +148,15 @@ pub(crate) fn where_it_stands(
         .map(|(id, _)| id)
         .collect();
     let done = |id: &String| file.task(id).is_some_and(|t| t.status == TaskStatus::Done);
-    let sub_plan = file
-        .plan_tree(plan)
-        .into_iter()
+    let planned: Vec<Task> = file.plan_tree(plan).into_iter().cloned().collect();
+    let sub_plan = planned
+        .iter()
         .filter(|t| t.kind == TaskKind::Plan)
         .find(|t| {
             (t.status == TaskStatus::Available && t.dependencies.iter().all(done))
                 || (t.is_held_by(planner) && !t.status.is_final())
         })
         .cloned();
-    let planned: Vec<Task> = file.plan_tree(plan).into_iter().cloned().collect();
     let stuck: Vec<String> = planned
         .iter()
         .filter(|t| doomed.contains(&t.id))

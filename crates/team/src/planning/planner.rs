@@ -88,7 +88,11 @@ fn plan_until_done(
     // The sessions that planned (the first, and those after the lead's words, a failure or the
     // judge's): the lead is asked for more once they reach `allowed`. Sessions for reports and
     // returns alone are not counted: the plan's size bounds them.
-    let (mut planned, mut allowed, mut counts) = (0, MAX_SESSIONS, true);
+    let mut sessions = Sessions {
+        planned: 0,
+        allowed: MAX_SESSIONS,
+    };
+    let mut counts = true;
     let mut first = true;
     let mut told = Told::default();
     // A command planner plans by script: it is run again only when the plan must change.
@@ -101,16 +105,9 @@ fn plan_until_done(
         }
         let plan = current(crew, run.plan)?;
         if !plan.status.is_final() {
-            if !unless_paused(run, &flags) {
-                return Ok((PlanStep::Ended, "the team was asked to stop".into()));
+            if let Some(ended) = before_session(run, &flags, &plan, counts, &mut sessions)? {
+                return Ok(ended);
             }
-            if counts && planned == allowed {
-                match more_sessions(run, &plan, planned, &flags.finish)? {
-                    Ok(()) => allowed += MAX_SESSIONS,
-                    Err(why) => return Ok((PlanStep::Ended, why)),
-                }
-            }
-            planned += u32::from(counts);
             let resumed = first && plan.is_held_by(run.name) && !plan.sent_back;
             let Some(plan) = take(crew, run.name, plan)? else {
                 return Ok((PlanStep::Ended, "the plan task cannot be claimed".into()));
@@ -158,13 +155,9 @@ fn plan_until_done(
                 continue;
             }
             Some(Waited::SubPlan(sub_plan)) => {
-                if counts && planned == allowed {
-                    match more_sessions(run, &sub_plan, planned, &flags.finish)? {
-                        Ok(()) => allowed += MAX_SESSIONS,
-                        Err(why) => return Ok((PlanStep::Ended, why)),
-                    }
+                if let Some(ended) = before_session(run, &flags, &sub_plan, true, &mut sessions)? {
+                    return Ok(ended);
                 }
-                planned += 1;
                 if let Some(ended) = plan_apart(run, *sub_plan, &flags.finish, report)? {
                     return Ok(ended);
                 }
@@ -233,6 +226,38 @@ fn plan_until_done(
     }
 }
 
+/// The sessions that planned, and how many the lead allows before it is asked for more.
+struct Sessions {
+    planned: u32,
+    allowed: u32,
+}
+
+/// Before a session on plan task `plan` (the goal's, or a sub-plan): a pause waited out, and,
+/// for a session that plans (`counts`), the lead asked for more once the allowed ones are used;
+/// `Some` says why planning ends instead.
+fn before_session(
+    run: &PlannerRun<'_, '_>,
+    flags: &WorkerFlags,
+    plan: &Task,
+    counts: bool,
+    sessions: &mut Sessions,
+) -> Result<Option<(PlanStep, String)>> {
+    if !unless_paused(run, flags) {
+        return Ok(Some((PlanStep::Ended, "the team was asked to stop".into())));
+    }
+    if !counts {
+        return Ok(None);
+    }
+    if sessions.planned == sessions.allowed {
+        match more_sessions(run, plan, sessions.planned, &flags.finish)? {
+            Ok(()) => sessions.allowed += MAX_SESSIONS,
+            Err(why) => return Ok(Some((PlanStep::Ended, why))),
+        }
+    }
+    sessions.planned += 1;
+    Ok(None)
+}
+
 /// Waits while the lead has paused planning (`baton team pause planner`): the planner starts
 /// no session, and news waits for it. Whether planning may go on (not asked to stop).
 fn unless_paused(run: &PlannerRun<'_, '_>, flags: &WorkerFlags) -> bool {
@@ -240,19 +265,9 @@ fn unless_paused(run: &PlannerRun<'_, '_>, flags: &WorkerFlags) -> bool {
         return true;
     }
     let crew = run.planner;
-    let said = |paused: bool| {
-        (crew.progress)(Progress::Paused {
-            worker: run.name.to_string(),
-            paused,
-        })
-    };
     let mut record = crew.record(run.name, WorkerState::Paused);
-    record.last_event = Some("planning paused by the lead".into());
-    crew.save(&record);
-    said(true);
-    let go_on = flags.wait_while_paused();
+    let go_on = crew.sit_out_pause(run.name, flags, &mut record, "planning paused by the lead");
     if go_on {
-        said(false);
         record.state = WorkerState::Waiting;
         record.last_event = Some("planning resumed by the lead".into());
         record.updated_at = baton_core::Timestamp::now();

@@ -248,6 +248,37 @@ impl<'a> Crew<'a> {
         flags.get(name).cloned()
     }
 
+    /// Member `name` paused by the lead (`flags`) between tasks or sessions: its `record` says
+    /// so (`why` as its last event) and the pause is said, then it waits until resumed (said
+    /// too) or stopped; whether it may go on.
+    pub(crate) fn sit_out_pause(
+        &self,
+        name: &str,
+        flags: &WorkerFlags,
+        record: &mut WorkerRecord,
+        why: &str,
+    ) -> bool {
+        let said = |paused: bool| {
+            (self.progress)(Progress::Paused {
+                worker: name.to_string(),
+                paused,
+            })
+        };
+        record.state = WorkerState::Paused;
+        record.task = None;
+        record.pid = None;
+        record.attempt = None;
+        record.last_event = Some(why.to_string());
+        record.updated_at = Timestamp::now();
+        self.save(record);
+        said(true);
+        let go_on = flags.wait_while_paused();
+        if go_on {
+            said(false);
+        }
+        go_on
+    }
+
     /// Asks every worker to stop.
     pub fn stop_all(&self, now: bool) {
         let flags = self.flags.lock().unwrap_or_else(|e| e.into_inner());

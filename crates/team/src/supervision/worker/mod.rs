@@ -109,7 +109,7 @@ pub fn run_worker(crew: &Crew<'_>, name: &str) -> Result<WorkerReport> {
             break;
         }
         if flags.paused() {
-            paused(crew, name, &flags, &mut record);
+            crew.sit_out_pause(name, &flags, &mut record, "paused by the lead");
             continue;
         }
         let claim = match next_claim(crew, name, &flags, &mut record, &report)? {
@@ -254,28 +254,6 @@ fn next_claim(
         WaitedClaim::Stopped if !flags.finishing() => Next::LookAgain,
         WaitedClaim::Stopped => Next::Stop,
     })
-}
-
-/// Worker `name` paused by the lead between tasks: recorded and said, then it waits until
-/// resumed or stopped.
-fn paused(crew: &Crew<'_>, name: &str, flags: &WorkerFlags, record: &mut baton_core::WorkerRecord) {
-    let said = |paused: bool| {
-        (crew.progress)(Progress::Paused {
-            worker: name.to_string(),
-            paused,
-        })
-    };
-    record.state = WorkerState::Paused;
-    record.task = None;
-    record.pid = None;
-    record.attempt = None;
-    record.last_event = Some("paused by the lead".into());
-    record.updated_at = Timestamp::now();
-    crew.save(record);
-    said(true);
-    if flags.wait_while_paused() {
-        said(false);
-    }
 }
 
 /// The worker's record once it stopped, saying what it did (or why its agents could not
