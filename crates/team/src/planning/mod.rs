@@ -122,7 +122,7 @@ pub(crate) fn settled(
     tasks: &dyn TaskStore,
     plan: &str,
 ) -> baton_core::Result<Option<(Vec<Task>, Vec<String>)>> {
-    let now = where_it_stands(tasks, plan, "")?;
+    let now = where_it_stands(tasks, plan, None)?;
     Ok((!now.moving).then_some((now.tasks, now.stuck)))
 }
 
@@ -136,11 +136,11 @@ pub(crate) struct Standing {
     pub sub_plan: Option<Task>,
 }
 
-/// Where plan `plan` stands, for planner `planner`.
+/// Where plan `plan` stands; its sub-plan to plan only for its `planner`, when named.
 pub(crate) fn where_it_stands(
     tasks: &dyn TaskStore,
     plan: &str,
-    planner: &str,
+    planner: Option<&str>,
 ) -> baton_core::Result<Standing> {
     let (file, _) = tasks.snapshot()?;
     let doomed: Vec<String> = baton_core::doomed_tasks(&file)
@@ -149,14 +149,16 @@ pub(crate) fn where_it_stands(
         .collect();
     let done = |id: &String| file.task(id).is_some_and(|t| t.status == TaskStatus::Done);
     let planned: Vec<Task> = file.plan_tree(plan).into_iter().cloned().collect();
-    let sub_plan = planned
-        .iter()
-        .filter(|t| t.kind == TaskKind::Plan)
-        .find(|t| {
-            (t.status == TaskStatus::Available && t.dependencies.iter().all(done))
-                || (t.is_held_by(planner) && !t.status.is_final())
-        })
-        .cloned();
+    let sub_plan = planner.and_then(|planner| {
+        planned
+            .iter()
+            .filter(|t| t.kind == TaskKind::Plan)
+            .find(|t| {
+                (t.status == TaskStatus::Available && t.dependencies.iter().all(done))
+                    || (t.is_held_by(planner) && !t.status.is_final())
+            })
+            .cloned()
+    });
     let stuck: Vec<String> = planned
         .iter()
         .filter(|t| doomed.contains(&t.id))

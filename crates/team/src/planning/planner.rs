@@ -475,7 +475,7 @@ fn wait_for_news(
     };
     loop {
         let look = || -> baton_core::Result<Option<Waited>> {
-            let now = where_it_stands(crew.tasks, run.plan, run.name)?;
+            let now = where_it_stands(crew.tasks, run.plan, Some(run.name))?;
             let news = told.news(&now.tasks, &queued(), &asked()?, everything);
             if !news.is_empty() {
                 let stuck = now.stuck;
