@@ -14,7 +14,7 @@
 use baton_test_support as support;
 
 use serde_json::Value;
-use support::team::{plan_question, project_planned_by};
+use support::team::{finished, plan_question, project_planned_by};
 use support::{Background, Project};
 
 support::on_both_stores!(
@@ -79,13 +79,6 @@ fn team_up_with(p: &Project, worker: &str, extra: &[&str]) -> Background {
 }
 
 /// The team's exit code and report (the last line of its --json output).
-fn finished(team: Background) -> (Option<i32>, Value, String) {
-    let (code, stdout, stderr) = team.finish();
-    let report = serde_json::from_str(stdout.lines().last().unwrap_or("null"))
-        .unwrap_or_else(|e| panic!("no report ({e}): {stdout}\n{stderr}"));
-    (code, report, stdout)
-}
-
 fn status_of(p: &Project, id: &str) -> String {
     p.task(id)["status"].as_str().unwrap().to_string()
 }

@@ -1,8 +1,6 @@
 //! Planning goes on while the team works: an agent planner (Claude Code, its model a scripted
 //! API on loopback) hears each task's report as it comes, while the rest of its plan is still
-//! worked, and plans the follow-up a report calls for; and a planner that has planned as often
-//! as a plan may is not cut off but stopped at the lead, who lets it plan on; the lead pauses
-//! planning, and the news waits for the planner until it is resumed; told to, the planner
+//! worked, and plans the follow-up a report calls for; the lead pauses planning, and the news waits for the planner until it is resumed; told to, the planner
 //! answers a worker's question about its plan, and no other.
 
 use baton_test_support as support;
@@ -12,12 +10,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use support::claude::{Host, tool};
 use support::scripted_api::{Reply, Script, ScriptedApi, exchanges, prompt_text};
-use support::team::{plan_question, planner_seat, project_planned_by};
+use support::team::{planner_seat, project_planned_by};
 use support::{Background, Project};
 
 support::on_both_stores!(
     the_planner_hears_a_report_as_it_comes_and_plans_its_follow_up,
-    a_planner_at_its_limit_asks_the_lead_who_lets_it_plan_on,
     the_lead_pauses_planning_and_the_news_waits_until_resumed,
     the_planner_answers_a_worker_s_question_when_told_to,
     a_planner_answers_no_question_outside_its_plan,
@@ -165,82 +162,6 @@ fn the_planner_hears_a_report_as_it_comes_and_plans_its_follow_up(p: Project) {
         (1, 1, 1),
         "{sessions:#?}"
     );
-}
-
-/// A planner that plans one failing part after another (`f1`, then `f2` once told that `f1`
-/// failed, …) and, told that `f6` failed, a part that works.
-const ONE_MORE_EACH_TIME: &str = r##"set -e
-last=0
-for i in 1 2 3 4 5 6 7; do case "$BATON_TASK_HINTS" in *"- f$i: "*) last=$i ;; esac; done
-if [ "$last" -ge 6 ]; then
-  baton leader add-task "The part that works" --id ok --files ok.txt
-else
-  n=$((last + 1))
-  baton leader add-task "Failing part $n" --id "f$n" --files "f$n.txt"
-fi
-"##;
-
-const FAILING_F: &str = "case \"$BATON_TASK_ID\" in f*) echo \"$BATON_TASK_ID cannot be done\" >&2; exit 1 ;; esac; \
-     echo ok > ok.txt && git add ok.txt && git commit -qm ok";
-
-fn a_planner_at_its_limit_asks_the_lead_who_lets_it_plan_on(p: Project) {
-    project_planned_by(&p, ONE_MORE_EACH_TIME, "");
-    let mut team = Background::from_command(p.committing(&[
-        "--json",
-        "team",
-        "up",
-        "--workers",
-        "1",
-        "--exec",
-        FAILING_F,
-        "--goal",
-        "Build what can be built",
-    ]));
-    // Six sessions, each plan approved; each failure sends it back.
-    for n in 1..=6 {
-        let question = plan_question(&mut team);
-        assert_eq!(p.task(&format!("f{n}"))["status"], "proposed");
-        p.ok(&["answer", &question, "approve"]);
-    }
-    // f6 failed: a seventh session is one more than a plan gets, so the lead is asked.
-    let line = team.wait_stdout("\"step\":\"at_limit\"");
-    let question = serde_json::from_str::<Value>(&line).unwrap()["detail"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let inbox = p.json(&["--json", "inbox"]);
-    let asked = inbox["questions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|q| q["id"] == question.as_str())
-        .unwrap_or_else(|| panic!("no {question}: {inbox}"));
-    let text = asked["text"].as_str().unwrap();
-    assert!(
-        text.contains("has planned plan-1 6 times"),
-        "the limit, in words: {text}"
-    );
-    assert!(text.contains("- f6: "), "why it would plan again: {text}");
-    assert_eq!(asked["choices"], json!(["go on", "stop"]), "{asked}");
-    assert_eq!(
-        p.task("plan-1")["status"],
-        "claimed",
-        "it waits for the lead"
-    );
-    p.ok(&["answer", &question, "go on"]);
-    // The seventh session plans the part that works; it lands, and the failures stand.
-    let question = plan_question(&mut team);
-    assert_eq!(p.task("ok")["status"], "proposed");
-    p.ok(&["answer", &question, "approve"]);
-    let (code, stdout, stderr) = team.finish();
-    assert_eq!(code, Some(10), "not carried out: {stdout}\n{stderr}");
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(
-        (&report["plan"]["sessions"], &report["plan"]["carried_out"]),
-        (&json!(7), &json!(false)),
-        "{report}"
-    );
-    assert_eq!(p.task("ok")["status"], "done");
 }
 
 /// A planner that plans `a` and `slow`; told that `a` failed, it adds `c` instead.

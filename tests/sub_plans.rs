@@ -7,7 +7,7 @@
 use baton_test_support as support;
 
 use serde_json::{Value, json};
-use support::team::{plan_question, project_planned_by};
+use support::team::{finished, plan_question, project_planned_by};
 use support::{Background, Project};
 
 support::on_both_stores!(a_slice_of_the_goal_is_planned_apart_once_its_dependencies_are_done);
@@ -95,9 +95,8 @@ fn a_slice_of_the_goal_is_planned_apart_once_its_dependencies_are_done(p: Projec
     assert_eq!(p.task("colours")["plan"], "theme");
     p.ok(&["answer", &question, "approve"]);
 
-    let (code, stdout, stderr) = team.finish();
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let (code, report, stdout) = finished(team);
+    assert_eq!(code, Some(0), "{stdout}");
     assert_eq!(report["plan"]["carried_out"], true, "{report}");
     assert_eq!(
         report["plan"]["tasks"],

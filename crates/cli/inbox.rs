@@ -201,7 +201,9 @@ fn question_line(q: &Question) -> String {
     let what = match &q.about {
         // An approval's text says the call in words already ("May I run Bash: make build?");
         // its input whole is in --json.
-        About::Question | About::Approval { .. } => clean(&q.text).replace('\n', "\n      "),
+        About::Question | About::Approval { .. } | About::Limit { .. } => {
+            clean(&q.text).replace('\n', "\n      ")
+        }
         // The plan's tasks and their graph, a line each.
         About::Plan { tasks, .. } => {
             let lines: Vec<String> = q

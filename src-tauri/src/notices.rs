@@ -106,6 +106,10 @@ pub fn question_notice(question: &Question) -> Notice {
             ),
             first_line(&question.text).to_string(),
         ),
+        About::Limit { plan, .. } => (
+            format!("{} asks to go past a limit of {plan}", question.agent),
+            first_line(&question.text).to_string(),
+        ),
     };
     Notice {
         title,

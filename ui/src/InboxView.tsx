@@ -150,6 +150,7 @@ const ASKS: Record<Question["about"]["kind"], string> = {
   question: "asks",
   approval: "asks to run",
   plan: "asks you to approve its plan",
+  limit: "asks to go past a limit of its plan",
 };
 
 /** An approval's allow in green and deny in red (with their words: never colour alone). */

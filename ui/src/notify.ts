@@ -21,7 +21,7 @@ export async function askPermission(): Promise<boolean> {
 export function noticeOf(change: ChangeEvent): { title: string; body: string; tag: string } | null {
   if (change.event !== "question_asked") return null;
   const { question } = change;
-  const what = { question: "asks", approval: "asks to run a tool", plan: "asks you to approve its plan" }[question.about.kind];
+  const what = { question: "asks", approval: "asks to run a tool", plan: "asks you to approve its plan", limit: "asks to go past a limit of its plan" }[question.about.kind];
   return { title: `${question.agent} ${what}`, body: question.text, tag: question.id };
 }
 

@@ -69,20 +69,26 @@ pub(crate) fn own_unstarted(cx: &Context, plan: &Task, id: &str, what: &str) -> 
 }
 
 /// Refuses a task more than `plan`'s goal may have: [`MAX_PLAN_TASKS`] in the whole tree of
-/// its goal's plan (its sub-plans' tasks count too); and, for a sub-plan (`sub_plan`), one
-/// deeper than [`MAX_PLAN_DEPTH`].
+/// its goal's plan (its sub-plans' tasks count too), or as many more as the lead allowed
+/// since; and, for a sub-plan (`sub_plan`), one deeper than [`MAX_PLAN_DEPTH`]. At the limit
+/// the lead is asked (once) whether the plan may have more, unless the team plans on its own
+/// (`--plan auto`): nobody is there to ask.
 pub(crate) fn check_room(cx: &Context, plan: &Task, sub_plan: bool) -> Result<()> {
     let (file, _) = cx.tasks.snapshot()?;
     let root = file.plan_root(&plan.id);
     let planned = file.plan_tree(&root).len();
-    if planned >= MAX_PLAN_TASKS {
-        return Err(Error::new(
-            ErrorKind::NotYou,
-            format!(
-                "plan {root} has {planned} tasks, the most one plan may have ({MAX_PLAN_TASKS}): \
-                 ask the lead, or split the goal"
+    let allowed = baton_core::plans::allowance(cx.documents.as_ref(), &root)?.tasks;
+    if planned >= allowed {
+        let what = format!("plan {root} has {planned} tasks, the most it may have ({allowed})");
+        let why = match ask_for_room(cx, &root, planned)? {
+            Some(question) => format!(
+                "{what}: the lead is asked whether it may have more ({question}), and you will \
+                 hear the answer in a session of its own; end this one with the plan as it \
+                 stands, or split the goal"
             ),
-        ));
+            None => format!("{what}: ask the lead, or split the goal"),
+        };
+        return Err(Error::new(ErrorKind::NotYou, why));
     }
     if sub_plan && file.plan_depth(&plan.id) + 1 > MAX_PLAN_DEPTH {
         return Err(Error::new(
@@ -96,6 +102,45 @@ pub(crate) fn check_room(cx: &Context, plan: &Task, sub_plan: bool) -> Result<()
         ));
     }
     Ok(())
+}
+
+/// Asks the lead whether goal's plan `root`, at its limit with `planned` tasks, may have
+/// more (the question already open for it, if there is one); `None` when nobody is asked:
+/// no team of this machine's plans it, or it plans on its own (`--plan auto`).
+fn ask_for_room(cx: &Context, root: &str, planned: usize) -> Result<Option<String>> {
+    use baton_core::inbox::{self, About, PlanLimit};
+    let Some(team) = baton_team::running_supervisor(cx.local)? else {
+        return Ok(None);
+    };
+    let reviewed = team.request.as_ref().is_some_and(|r| {
+        r.goal.is_some() && r.plan.unwrap_or_default() == baton_team::PlanApproval::Review
+    });
+    if !reviewed {
+        return Ok(None);
+    }
+    let asking = |q: &inbox::Question| matches!(&q.about, About::Limit { plan, limit: PlanLimit::Tasks } if plan == root);
+    let open = inbox::questions(cx.documents.as_ref(), true)?.items;
+    if let Some(asked) = open.iter().find(|q| asking(q)) {
+        return Ok(Some(asked.id.clone()));
+    }
+    let asked = inbox::ask(
+        cx.documents.as_ref(),
+        inbox::NewQuestion {
+            agent: cx.caller.clone().unwrap_or_default(),
+            task: Some(root.to_string()),
+            text: format!(
+                "The planner's plan {root} has {planned} tasks, the most it may have, and it \
+                 would add more. May the plan have {MAX_PLAN_TASKS} more tasks? Anything but \
+                 `go on` keeps the limit, and your words are the planner's to plan with."
+            ),
+            choices: vec!["go on".into(), "keep the limit".into()],
+            about: About::Limit {
+                plan: root.to_string(),
+                limit: PlanLimit::Tasks,
+            },
+        },
+    )?;
+    Ok(Some(asked.id))
 }
 
 /// Refuses question `id` to `plan`'s planner unless the lead told it to answer the workers'
@@ -115,10 +160,18 @@ pub(crate) fn may_answer(cx: &Context, plan: &Task, id: &str) -> Result<()> {
         );
     }
     let question = baton_core::inbox::question(cx.documents.as_ref(), id)?;
-    if !matches!(question.about, baton_core::inbox::About::Question) {
-        return refuse(format!(
-            "{id} asks the lead to approve something: approvals stay the lead's"
-        ));
+    match question.about {
+        baton_core::inbox::About::Question => {}
+        baton_core::inbox::About::Limit { .. } => {
+            return refuse(format!(
+                "{id} asks whether your plan may go past a limit: only the lead answers it"
+            ));
+        }
+        _ => {
+            return refuse(format!(
+                "{id} asks the lead to approve something: approvals stay the lead's"
+            ));
+        }
     }
     let (file, _) = cx.tasks.snapshot()?;
     let root = file.plan_root(&plan.id);

@@ -12,10 +12,12 @@ use crate::documents::DocumentStore;
 use crate::error::{Result, StoreError};
 use crate::time::Timestamp;
 
+mod decisions;
 mod listing;
 mod numbering;
 mod quota;
 
+pub use decisions::{ApprovalDecision, DECISIONS, MAX_DECISIONS, decisions, record_decision};
 use listing::read_each;
 pub use listing::{Listing, Unreadable};
 use numbering::create;
@@ -77,6 +79,22 @@ pub enum About {
     /// Whether the team may work its planner's plan: the tasks it proposed (`plan`'s), which
     /// nobody claims before the answer. `approve`, or words the planner plans again with.
     Plan { plan: String, tasks: Vec<String> },
+    /// Whether a team's planner may go past a limit of plan `plan`'s. Asked by Baton, never by
+    /// an agent, so only the lead answers it: `go on`, or words that keep the limit.
+    Limit { plan: String, limit: PlanLimit },
+}
+
+/// A limit a team's planner reached, which the lead may raise.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanLimit {
+    /// The sessions a plan gets: the lead may give it as many again.
+    Sessions,
+    /// The tasks a plan may have: the lead may allow more.
+    Tasks,
+    /// What the planner may spend: the lead may give it as much again.
+    Budget,
 }
 
 /// Where a question stands.
@@ -353,7 +371,8 @@ pub fn close(docs: &dyn DocumentStore, id: &str, reason: &str) -> Result<Questio
 }
 
 /// Closes every open question `agent` asked about `task`, saying `reason` (its attempt ended,
-/// so nobody waits for the answer any more); the ids closed.
+/// so nobody waits for the answer any more); the ids closed. A question Baton asked for the
+/// plan the agent plans (a limit of it, its approval) waits for the lead past the attempt.
 pub fn close_open_of(
     docs: &dyn DocumentStore,
     agent: &str,
@@ -362,7 +381,8 @@ pub fn close_open_of(
 ) -> Result<Vec<String>> {
     let mut closed = Vec::new();
     for question in questions(docs, true)?.items {
-        if question.agent == agent && question.task.as_deref() == Some(task) {
+        let the_agents = matches!(question.about, About::Question | About::Approval { .. });
+        if the_agents && question.agent == agent && question.task.as_deref() == Some(task) {
             match close(docs, &question.id, reason) {
                 Ok(_) => closed.push(question.id),
                 // Answered meanwhile: nothing to close.
@@ -454,74 +474,6 @@ pub fn mark_read(docs: &dyn DocumentStore, reader: &str, ids: &[String]) -> Resu
         }
     }
     Ok(())
-}
-
-/// The folder of approval decisions, one document per task (or per agent without a task).
-pub const DECISIONS: &str = "inbox/decisions";
-/// The most decisions one document keeps (the oldest go first, and the document says so).
-pub const MAX_DECISIONS: usize = 1000;
-
-/// One decision about an agent's tool call: by the policy, by the lead, or for want of an
-/// answer.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ApprovalDecision {
-    #[cfg_attr(feature = "ts", ts(type = "string"))]
-    pub at: Timestamp,
-    pub agent: String,
-    pub task: Option<String>,
-    pub tool: String,
-    /// What the call was given, shortened to one line.
-    pub call: String,
-    pub allowed: bool,
-    /// Who decided and why: a policy rule, the lead's answer (and its question), a timeout.
-    pub why: String,
-}
-
-/// The decisions kept for `task` (or, without one, for `agent`).
-fn decisions_document(task: Option<&str>, agent: &str) -> Result<String> {
-    let key = match task {
-        Some(task) => {
-            crate::names::validate_task_id(task)?;
-            task.to_string()
-        }
-        None => {
-            crate::names::validate_agent_id(agent)?;
-            format!("agent-{agent}")
-        }
-    };
-    Ok(document(DECISIONS, &key))
-}
-
-/// Records `decision` with its task (or agent).
-pub fn record_decision(docs: &dyn DocumentStore, decision: &ApprovalDecision) -> Result<()> {
-    let name = decisions_document(decision.task.as_deref(), &decision.agent)?;
-    docs.change_document(&name, &mut |current, _| {
-        let mut list: Vec<ApprovalDecision> = match current {
-            Some(value) => parse(&name, value)?,
-            None => Vec::new(),
-        };
-        list.push(decision.clone());
-        if list.len() > MAX_DECISIONS {
-            list.drain(..list.len() - MAX_DECISIONS);
-        }
-        Ok(Some(
-            serde_json::to_value(&list).expect("decisions serialise"),
-        ))
-    })
-}
-
-/// The decisions recorded for `task` (or `agent`), oldest first.
-pub fn decisions(
-    docs: &dyn DocumentStore,
-    task: Option<&str>,
-    agent: &str,
-) -> Result<Vec<ApprovalDecision>> {
-    let name = decisions_document(task, agent)?;
-    match docs.read_document(&name)? {
-        Some(value) => parse(&name, value),
-        None => Ok(Vec::new()),
-    }
 }
 
 fn not_the_readers(id: &str, message: &Message, reader: &str) -> StoreError {

@@ -8,6 +8,9 @@ use std::collections::BTreeSet;
 
 use crate::model::{Task, TaskFile, TaskKind};
 
+mod allowance;
+pub use allowance::{Allowance, PLANS, allowance, hear_answer};
+
 /// How deep plans go: a goal's plan is at depth 0, a sub-plan of it at 1, a sub-plan of that at
 /// 2; none deeper.
 pub const MAX_PLAN_DEPTH: usize = 2;

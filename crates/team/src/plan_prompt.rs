@@ -3,6 +3,7 @@
 //! and, in a later session, why it plans again (the lead's words, what failed) with the
 //! master plan as its notes from before.
 
+use baton_core::documents::DocumentStore;
 use baton_core::{MAX_PLAN_TASKS, Task, TaskStore};
 
 use crate::prompt::Reporting;
@@ -16,12 +17,19 @@ const MASTER_PLAN_SHOWN: usize = 16 * 1024;
 
 /// The prompt for planner `agent` at plan task `plan`.
 pub(crate) fn plan_prompt(
-    store: &dyn TaskStore,
+    (store, documents): (&dyn TaskStore, &dyn DocumentStore),
     reporting: Reporting,
     agent: &str,
     plan: &Task,
 ) -> String {
     let id = &plan.id;
+    // The tasks its goal's plan may have: the most, unless the lead allowed more.
+    let limit = store
+        .snapshot()
+        .ok()
+        .map(|(file, _)| file.plan_root(id))
+        .and_then(|root| baton_core::plans::allowance(documents, &root).ok())
+        .map_or(MAX_PLAN_TASKS, |allowed| allowed.tasks);
     let mut prompt = format!(
         "You are \"{agent}\", the planner of a team of coding agents coordinated by Baton. Your \
          job is the plan, not the code: read the project (it is read-only for you), then turn \
@@ -37,7 +45,7 @@ pub(crate) fn plan_prompt(
          (a test that passes, a behaviour to check).\n\
          3. Report your task done with a one-line summary of the plan, then stop. The lead \
          approves the plan before any worker starts; you may be asked to plan again.\n",
-        plan.description, MAX_PLAN_TASKS,
+        plan.description, limit,
     );
     if let Some(parent) = plan.plan.as_deref() {
         let whole = store
@@ -168,8 +176,9 @@ mod tests {
                 ..NewTask::default()
             })
             .unwrap();
-        let first = plan_prompt(&store, Reporting::Cli, "planner", &plan);
+        let first = plan_prompt((&store, &store), Reporting::Cli, "planner", &plan);
         assert!(first.contains("Goal (plan-1): Ship it"), "{first}");
+        assert!(first.contains("at most 50 in all"), "{first}");
         assert!(!first.contains("planning again"), "{first}");
         for id in ["a", "b"] {
             store
@@ -193,7 +202,10 @@ mod tests {
             .unwrap();
         let mut again = plan;
         again.context.hints = "The lead said: smaller tasks\n\n1 task(s) of the plan failed".into();
-        let prompt = plan_prompt(&store, Reporting::Mcp, "planner", &again);
+        // The lead let the plan have more tasks: the session is told how many.
+        baton_core::plans::hear_answer(&store, "plan-1", "q-1", true).unwrap();
+        let prompt = plan_prompt((&store, &store), Reporting::Mcp, "planner", &again);
+        assert!(prompt.contains("at most 100 in all"), "{prompt}");
         assert!(
             prompt.contains("You are planning again. Why:\n1 task(s) of the plan failed\n"),
             "{prompt}"

@@ -179,6 +179,15 @@ pub fn plan_question(team: &mut crate::Background) -> String {
     event["detail"].as_str().unwrap().to_string()
 }
 
+/// A `--json team up` waited for to its end: its exit code, the report its last line holds,
+/// and everything it printed.
+pub fn finished(team: crate::Background) -> (Option<i32>, Value, String) {
+    let (code, stdout, stderr) = team.finish();
+    let report = serde_json::from_str(stdout.lines().last().unwrap_or("null"))
+        .unwrap_or_else(|e| panic!("no report ({e}): {stdout}\n{stderr}"));
+    (code, report, stdout)
+}
+
 /// Task `id`'s row of a `team report --json` answer.
 pub fn report_row(report: &Value, id: &str) -> Value {
     report["tasks"]

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use baton_core::inbox::{self, About, NewQuestion};
+use baton_core::inbox::{self, About, NewQuestion, PlanLimit};
 use baton_core::{LEAD, Task};
 
 use crate::error::Result;
@@ -82,14 +82,15 @@ pub(crate) fn ask_lead(
     Ok(decision)
 }
 
-/// Asks the lead whether planner `planner` may plan `plan` on past its limit (`text` says
+/// Asks the lead whether planner `planner` may plan `plan` on past its `limit` (`text` says
 /// why), and waits for the answer until `stop`: `go on` (or `yes`, `approve`) lets it, anything
-/// else ends the planning with the lead's words. `asked` hears the question's id.
+/// else ends the planning with the lead's words. `asked` hears the question's id. Only the
+/// lead answers it: a planner told to answer the workers' questions answers none about limits.
 pub(crate) fn ask_to_go_on(
     crew: &Crew<'_>,
     planner: &str,
     plan: &Task,
-    text: &str,
+    (limit, text): (PlanLimit, &str),
     stop: &AtomicBool,
     asked_as: impl FnOnce(&str),
 ) -> Result<Decision> {
@@ -100,7 +101,10 @@ pub(crate) fn ask_to_go_on(
             task: Some(plan.id.clone()),
             text: text.to_string(),
             choices: vec!["go on".into(), "stop".into()],
-            about: About::Question,
+            about: About::Limit {
+                plan: plan.id.clone(),
+                limit,
+            },
         },
     )?;
     asked_as(&asked.id);

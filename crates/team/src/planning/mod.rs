@@ -18,6 +18,7 @@
 
 pub(crate) mod approval;
 pub(crate) mod goal_check;
+mod limits;
 pub(crate) mod news;
 pub(crate) mod planner;
 pub(crate) mod seat;

@@ -1,6 +1,7 @@
 //! What the planner hears while the workers work its plan, each once: a task's report (its
 //! worker's summary, as soon as the task is done), a failure, and each time the merge queue
-//! sent a task back (a conflict, a failing check, protected files, the judge's changes).
+//! sent a task back (a conflict, a failing check, protected files, the judge's changes), and
+//! the lead's answer when its plan reached the tasks it may have.
 //!
 //! A failure always calls the planner back: the plan cannot be carried out as it stands. The
 //! rest calls back an agent planner, whose next session reads it (a session starts afresh from
@@ -11,10 +12,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use baton_core::inbox::{About, Question};
+use baton_core::inbox::{About, PlanLimit, Question};
 use baton_core::{Task, TaskStatus, Timestamp};
 
 use crate::landing::merge_queue::QueueEntry;
+use crate::planning::approval::{Decision, decision_of};
 
 /// The most of a note (a failure's reason, why the queue sent a task back) the planner is
 /// told (characters); the task's whole record is on the board.
@@ -23,6 +25,10 @@ const NOTE_SHOWN: usize = 300;
 /// What the planner was told of its plan's tasks.
 #[derive(Debug, Default)]
 pub(crate) struct Told {
+    /// The goal's plan, whose task limit the lead answers about.
+    plan: String,
+    /// It answers the workers' questions about its plan (`--planner-answers`).
+    answers: bool,
     /// Each done task's report, by when it was completed (a task sent back and done again
     /// reports again).
     reports: BTreeMap<String, Timestamp>,
@@ -32,6 +38,9 @@ pub(crate) struct Told {
     returns: BTreeMap<String, u32>,
     /// The workers' questions it was given to answer.
     questions: BTreeSet<String>,
+    /// The lead's answers about the plan's task limit it heard (in this run or before: the
+    /// plan's allowance keeps them).
+    limits: BTreeSet<String>,
 }
 
 /// What the planner has not been told yet.
@@ -43,13 +52,28 @@ pub(crate) struct News {
     /// Questions in words the workers asked about the plan's tasks, still open, for a planner
     /// told to answer them.
     pub questions: Vec<Question>,
+    /// The lead's answers to whether the plan may have more tasks.
+    pub limits: Vec<Question>,
+    /// The tasks the plan may have, once the lead's answers are heard.
+    pub allowed: usize,
 }
 
 impl Told {
+    /// Nothing told yet of goal's plan `plan`, but the lead's answers about its task limit
+    /// heard before (`heard`); `answers`: it answers the workers' questions.
+    pub fn new(plan: &str, answers: bool, heard: &[String]) -> Told {
+        Told {
+            plan: plan.to_string(),
+            answers,
+            limits: heard.iter().cloned().collect(),
+            ..Told::default()
+        }
+    }
+
     /// What of `tasks` (a plan's, as the board has them), of `queue` (the merge queue's
-    /// entries) and of `asked` (the open questions, for a planner that answers them) the
-    /// planner has not been told: the failures, and with `everything` the reports, returns and
-    /// questions too.
+    /// entries) and of `asked` (the inbox's questions) the planner has not been told: the
+    /// failures and the lead's answers about its task limit, and with `everything` the
+    /// reports, returns and (for a planner that answers them) the workers' open questions too.
     pub fn news(
         &self,
         tasks: &[Task],
@@ -62,9 +86,19 @@ impl Told {
             .filter(|t| t.status == TaskStatus::Failed && !self.failures.contains(&t.id))
             .cloned()
             .collect();
+        let limits: Vec<Question> = asked
+            .iter()
+            .filter(|q| q.answer().is_some() && !self.limits.contains(&q.id))
+            .filter(|q| {
+                matches!(&q.about, About::Limit { plan, limit: PlanLimit::Tasks }
+                    if *plan == self.plan)
+            })
+            .cloned()
+            .collect();
         if !everything {
             return News {
                 failed,
+                limits,
                 ..News::default()
             };
         }
@@ -86,6 +120,7 @@ impl Told {
             .collect();
         let questions = asked
             .iter()
+            .filter(|_| self.answers)
             .filter(|q| q.is_open() && matches!(q.about, About::Question))
             .filter(|q| {
                 q.task
@@ -100,6 +135,8 @@ impl Told {
             failed,
             returned,
             questions,
+            limits,
+            allowed: 0,
         }
     }
 
@@ -117,6 +154,7 @@ impl Told {
         }
         self.questions
             .extend(news.questions.iter().map(|q| q.id.clone()));
+        self.limits.extend(news.limits.iter().map(|q| q.id.clone()));
     }
 }
 
@@ -126,12 +164,13 @@ impl News {
             && self.failed.is_empty()
             && self.returned.is_empty()
             && self.questions.is_empty()
+            && self.limits.is_empty()
     }
 
-    /// Whether it holds a failure: the plan must change, and the session counts among the
-    /// plan's sessions (reports and returns do not).
-    pub fn has_failures(&self) -> bool {
-        !self.failed.is_empty()
+    /// Whether it holds a failure or the lead's answer about the task limit: the plan must
+    /// change, and the session counts among the plan's sessions (reports and returns do not).
+    pub fn must_plan(&self) -> bool {
+        !self.failed.is_empty() || !self.limits.is_empty()
     }
 
     /// The news in words, for the planner's next session (its hints): what failed and why,
@@ -160,6 +199,22 @@ impl News {
                 ));
             }
             parts.push(text);
+        }
+        for answer in &self.limits {
+            let said = answer.answer().unwrap_or_default();
+            parts.push(match decision_of(said, "lead") {
+                Decision::Approved { .. } => format!(
+                    "The lead lets your plan have more tasks: up to {} in all, its sub-plans' \
+                     included. Add what you could not.",
+                    self.allowed
+                ),
+                _ => format!(
+                    "The lead keeps your plan at {} tasks, its sub-plans' included, and said: \
+                     {}\nPlan within it (fewer, larger tasks), or leave the plan as it is.",
+                    self.allowed,
+                    cut(said)
+                ),
+            });
         }
         if !self.returned.is_empty() {
             let mut text = "The merge queue sent back to their workers:".to_string();
@@ -254,7 +309,7 @@ mod tests {
     /// command planner hears only the failures.
     #[test]
     fn each_piece_of_news_is_told_once() {
-        let mut told = Told::default();
+        let mut told = Told::new("plan-1", false, &[]);
         let tasks = vec![
             task("a", TaskStatus::Done, Some("2026-11-28T10:00:00Z")),
             task("b", TaskStatus::Failed, None),
@@ -287,11 +342,75 @@ mod tests {
         ];
         let news = told.news(&again, &[returned("c", 1)], &[], true);
         assert_eq!(news.reported.len(), 1, "a done again: {news:?}");
-        assert!(!news.has_failures());
+        assert!(!news.must_plan());
         let text = news.text(&[]);
         assert!(
             text.contains("Decide whether the plan still holds"),
             "{text}"
         );
+    }
+
+    fn question(id: &str, about: About, answer: Option<&str>) -> Question {
+        let mut q: Question = serde_json::from_value(serde_json::json!({
+            "id": id, "agent": "planner", "task": "plan-1", "text": "more?",
+            "choices": ["go on", "keep the limit"], "about": about,
+            "asked_at": "2026-11-28T09:00:00Z", "state": {"state": "open"},
+        }))
+        .unwrap();
+        if let Some(answer) = answer {
+            q.state = baton_core::inbox::QuestionState::Answered {
+                answer: answer.into(),
+                by: "lead".into(),
+                at: Timestamp::now(),
+            };
+        }
+        q
+    }
+
+    /// The lead's answer about the plan's task limit is news once, even for a command planner,
+    /// and makes it plan; an open one, another plan's, one heard before, or a limit on
+    /// sessions is not; workers' questions only for a planner that answers them.
+    #[test]
+    fn the_leads_answer_about_the_task_limit_is_news_once() {
+        let limit = |plan: &str, limit| About::Limit {
+            plan: plan.into(),
+            limit,
+        };
+        let asked = vec![
+            question("q-1", limit("plan-1", PlanLimit::Tasks), Some("go on")),
+            question("q-2", limit("plan-1", PlanLimit::Tasks), None),
+            question("q-3", limit("plan-2", PlanLimit::Tasks), Some("go on")),
+            question("q-4", limit("plan-1", PlanLimit::Sessions), Some("go on")),
+            question(
+                "q-5",
+                limit("plan-1", PlanLimit::Tasks),
+                Some("no: fewer tasks"),
+            ),
+            question("q-6", About::Question, None),
+        ];
+        let tasks = vec![task("a", TaskStatus::InProgress, None)];
+        let mut told = Told::new("plan-1", false, &["q-5".into()]);
+        let mut news = told.news(&tasks, &[], &asked, false);
+        let ids: Vec<&str> = news.limits.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["q-1"], "{news:?}");
+        assert!(news.must_plan() && news.questions.is_empty());
+        news.allowed = 100;
+        let text = news.text(&[]);
+        assert!(text.contains("up to 100 in all"), "{text}");
+        told.hear(&news);
+        assert!(told.news(&tasks, &[], &asked, true).is_empty());
+
+        let mut answering = Told::new("plan-1", true, &["q-1".into()]);
+        let mut news = answering.news(&tasks, &[], &asked, true);
+        assert_eq!(news.limits[0].id, "q-5", "{news:?}");
+        assert_eq!(news.questions.len(), 0, "q-6 is about no task of the plan");
+        news.allowed = 50;
+        let text = news.text(&[]);
+        assert!(
+            text.contains("keeps your plan at 50 tasks") && text.contains("said: no: fewer tasks"),
+            "{text}"
+        );
+        answering.hear(&news);
+        assert!(answering.news(&tasks, &[], &asked, true).is_empty());
     }
 }

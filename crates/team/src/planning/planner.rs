@@ -10,14 +10,17 @@ use baton_core::{ClaimRequest, Reopen, Task, TaskStatus, WorkerState};
 
 use crate::Progress;
 use crate::error::{Result, TeamError};
-use crate::planning::approval::{Decision, approve_all, ask_lead, ask_to_go_on};
+use crate::planning::approval::{Decision, approve_all, ask_lead};
 use crate::planning::goal_check::judge_goal;
+use crate::planning::limits::{
+    Sessions, at_budget, before_session, hear_limits, more_budget, unless_paused,
+};
 use crate::planning::news::{News, Told};
 use crate::planning::{
     MAX_SESSIONS, PlanApproval, carried_out, proposed, settled, tasks_of, wait_for_change,
     where_it_stands,
 };
-use crate::supervision::crew::{Crew, WorkerFlags};
+use crate::supervision::crew::Crew;
 use crate::supervision::worker::{WorkerReport, work_task};
 
 /// How a plan's planning ended.
@@ -94,7 +97,8 @@ fn plan_until_done(
     };
     let mut counts = true;
     let mut first = true;
-    let mut told = Told::default();
+    let heard = baton_core::plans::allowance(crew.documents, run.plan)?.answers;
+    let mut told = Told::new(run.plan, run.answers, &heard);
     // A command planner plans by script: it is run again only when the plan must change.
     let hears_news = crew.profile.kind.plans_from_news();
     // The plan's size when the judge last found the goal not met.
@@ -125,6 +129,17 @@ fn plan_until_done(
         let plan = current(crew, run.plan)?;
         match plan.status {
             TaskStatus::Done => {}
+            TaskStatus::Failed if at_budget(crew, &plan)? => {
+                match more_budget(run, &plan, &flags.finish)? {
+                    // The same planning goes on: not a session of its own, nor a failed task.
+                    Ok(()) => {
+                        report.failed.retain(|id| *id != plan.id);
+                        counts = false;
+                        continue;
+                    }
+                    Err(why) => return Ok((PlanStep::Ended, why)),
+                }
+            }
             TaskStatus::Failed | TaskStatus::Cancelled => {
                 let why = plan.failure_reason.clone().unwrap_or_default();
                 return Ok((
@@ -147,10 +162,12 @@ fn plan_until_done(
         };
         let (tasks, stuck) = match waited {
             None => return Ok((PlanStep::Ended, "the team was asked to stop".into())),
-            Some(Waited::News { news, stuck }) => {
-                // A failure makes it plan again; reports and returns only tell it.
+            Some(Waited::News { mut news, stuck }) => {
+                // A failure or the lead's answer about the task limit makes it plan again;
+                // reports and returns only tell it.
+                news.allowed = hear_limits(crew, run.plan, &news)?;
                 told.hear(&news);
-                counts = news.has_failures();
+                counts = news.must_plan();
                 send_back(run, run.plan, &news.text(&stuck))?;
                 continue;
             }
@@ -224,97 +241,6 @@ fn plan_until_done(
             format!("{done} of {} task(s) done", tasks.len()),
         ));
     }
-}
-
-/// The sessions that planned, and how many the lead allows before it is asked for more.
-struct Sessions {
-    planned: u32,
-    allowed: u32,
-}
-
-/// Before a session on plan task `plan` (the goal's, or a sub-plan): a pause waited out, and,
-/// for a session that plans (`counts`), the lead asked for more once the allowed ones are used;
-/// `Some` says why planning ends instead.
-fn before_session(
-    run: &PlannerRun<'_, '_>,
-    flags: &WorkerFlags,
-    plan: &Task,
-    counts: bool,
-    sessions: &mut Sessions,
-) -> Result<Option<(PlanStep, String)>> {
-    if !unless_paused(run, flags) {
-        return Ok(Some((PlanStep::Ended, "the team was asked to stop".into())));
-    }
-    if !counts {
-        return Ok(None);
-    }
-    if sessions.planned == sessions.allowed {
-        match more_sessions(run, plan, sessions.planned, &flags.finish)? {
-            Ok(()) => sessions.allowed += MAX_SESSIONS,
-            Err(why) => return Ok(Some((PlanStep::Ended, why))),
-        }
-    }
-    sessions.planned += 1;
-    Ok(None)
-}
-
-/// Waits while the lead has paused planning (`baton team pause planner`): the planner starts
-/// no session, and news waits for it. Whether planning may go on (not asked to stop).
-fn unless_paused(run: &PlannerRun<'_, '_>, flags: &WorkerFlags) -> bool {
-    if !flags.paused() {
-        return true;
-    }
-    let crew = run.planner;
-    let mut record = crew.record(run.name, WorkerState::Paused);
-    let go_on = crew.sit_out_pause(run.name, flags, &mut record, "planning paused by the lead");
-    if go_on {
-        record.state = WorkerState::Waiting;
-        record.last_event = Some("planning resumed by the lead".into());
-        record.updated_at = baton_core::Timestamp::now();
-        crew.save(&record);
-    }
-    go_on
-}
-
-/// The planner has planned `planned` times and must plan again: with `--plan review` the lead
-/// is asked whether it may go on ([`MAX_SESSIONS`] more); with `--plan auto` no one is there to
-/// ask, and planning ends. `Err` says why it ends.
-fn more_sessions(
-    run: &PlannerRun<'_, '_>,
-    plan: &Task,
-    planned: u32,
-    stop: &AtomicBool,
-) -> Result<std::result::Result<(), String>> {
-    let limit = format!("{planned} planning sessions and the plan is not settled");
-    if run.approval == PlanApproval::Auto {
-        return Ok(Err(format!("{limit}: the lead takes it from here")));
-    }
-    let question = format!(
-        "The planner has planned {} {planned} times and the plan is not settled yet. Why it \
-         would plan again:\n{}\nMay it plan on ({MAX_SESSIONS} more sessions)?",
-        plan.id,
-        baton_core::text::prefix(last_reason(&plan.context.hints), 2048),
-    );
-    match ask_to_go_on(run.planner, run.name, plan, &question, stop, |id| {
-        tell(run, PlanStep::AtLimit, id.to_string())
-    })? {
-        Decision::Approved { by } => {
-            tell(
-                run,
-                PlanStep::SentBack,
-                format!("{by} lets the planner plan on"),
-            );
-            Ok(Ok(()))
-        }
-        Decision::Rejected { comment } => Ok(Err(format!("{limit}; the lead said: {comment}"))),
-        Decision::Stopped => Ok(Err("the team was asked to stop".into())),
-    }
-}
-
-/// The last of the reasons a plan task's hints gather (each sending back adds one, after a
-/// blank line).
-fn last_reason(hints: &str) -> &str {
-    hints.trim().rsplit("\n\n").next().unwrap_or_default()
 }
 
 /// The plan's approval once its session ended: `None` when approved (or nothing waits for
@@ -461,18 +387,12 @@ fn wait_for_news(
             .map(|q| q.entries())
             .unwrap_or_default()
     };
-    // The workers' open questions, for a planner that answers them (watched beside the board).
-    let answers = run.answers && everything;
+    // The lead's answers about the plan's limits, and the workers' open questions for a
+    // planner that answers them: watched beside the board.
     let asked = || -> baton_core::Result<Vec<baton_core::inbox::Question>> {
-        match answers {
-            true => Ok(baton_core::inbox::questions(crew.documents, true)?.items),
-            false => Ok(Vec::new()),
-        }
+        Ok(baton_core::inbox::questions(crew.documents, false)?.items)
     };
-    let folders: &[&str] = match answers {
-        true => &[baton_core::inbox::QUESTIONS],
-        false => &[],
-    };
+    let folders: &[&str] = &[baton_core::inbox::QUESTIONS];
     loop {
         let look = || -> baton_core::Result<Option<Waited>> {
             let now = where_it_stands(crew.tasks, run.plan, Some(run.name))?;
@@ -543,7 +463,7 @@ fn take(crew: &Crew<'_>, name: &str, plan: Task) -> Result<Option<Task>> {
     }
 }
 
-fn tell(run: &PlannerRun<'_, '_>, step: PlanStep, detail: String) {
+pub(super) fn tell(run: &PlannerRun<'_, '_>, step: PlanStep, detail: String) {
     (run.planner.progress)(Progress::Plan {
         planner: run.name.to_string(),
         plan: run.plan.to_string(),

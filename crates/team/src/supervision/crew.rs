@@ -2,7 +2,7 @@
 //! Baton, the team's spend and budget, each worker's stop flags, and the workers' records.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -143,6 +143,9 @@ pub(crate) struct TeamSpend {
     pub(crate) cap_usd: Option<f64>,
     /// In millionths of a dollar.
     spent_micro: AtomicU64,
+    /// How often the lead gave as much again (a planner at its budget): each cap is
+    /// `1 + raised` times the profile's.
+    raised: AtomicU32,
 }
 
 impl<'a> Crew<'a> {
@@ -292,6 +295,17 @@ impl<'a> Crew<'a> {
         self.spend.spent_micro.fetch_add(micro, Ordering::SeqCst);
     }
 
+    /// Gives the crew as much again of each of its caps: the team's cost, a task's cost and
+    /// turns, an attempt's time (the lead let a planner at its budget go on).
+    pub(crate) fn raise_caps(&self) {
+        self.spend.raised.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many times the profile's caps the crew's caps are (1 until the lead raised them).
+    pub(crate) fn caps_factor(&self) -> f64 {
+        1.0 + self.spend.raised.load(Ordering::SeqCst) as f64
+    }
+
     /// What the team's attempts cost so far.
     pub fn spent_usd(&self) -> f64 {
         self.spend.spent_micro.load(Ordering::SeqCst) as f64 / 1e6
@@ -315,7 +329,8 @@ impl<'a> Crew<'a> {
             true => (2, 1.5),
             false => (0, 1.0),
         };
-        if let Some(cap) = profile.max_cost_usd
+        let factor = self.caps_factor();
+        if let Some(cap) = profile.max_cost_usd.map(|c| c * factor)
             && task_spent.cost_usd >= cap * cost_slack
         {
             return Some(format!(
@@ -323,7 +338,7 @@ impl<'a> Crew<'a> {
                 task_spent.cost_usd
             ));
         }
-        if let Some(cap) = profile.max_turns
+        if let Some(cap) = profile.max_turns.map(|t| (t as f64 * factor) as u64)
             && task_spent.turns >= cap + turn_slack
         {
             return Some(format!(
@@ -331,7 +346,7 @@ impl<'a> Crew<'a> {
                 task_spent.turns
             ));
         }
-        if let Some(cap) = profile.max_wall()
+        if let Some(cap) = profile.max_wall().map(|w| w.mul_f64(factor))
             && let Some(running_for) = running_for
             && running_for >= cap
         {
@@ -341,7 +356,7 @@ impl<'a> Crew<'a> {
                 baton_core::time::short_duration(cap)
             ));
         }
-        if let Some(cap) = self.spend.cap_usd {
+        if let Some(cap) = self.spend.cap_usd.map(|c| c * factor) {
             let team = self.spent_usd() + running.cost_usd;
             if team >= cap {
                 return Some(format!(

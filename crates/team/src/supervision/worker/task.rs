@@ -76,7 +76,7 @@ pub(crate) fn work_task(
             budget_left_usd: crew
                 .profile
                 .max_cost_usd
-                .map(|cap| (cap - spent.cost_usd).max(0.0)),
+                .map(|cap| (cap * crew.caps_factor() - spent.cost_usd).max(0.0)),
             sandboxed: crew.profile.sandbox.enabled,
         };
         let finished = match attempt(crew, &attempting, spent, report) {
@@ -234,7 +234,12 @@ fn prompt_for(crew: &Crew<'_>, brief: &TaskBrief<'_>, session: &AgentSession) ->
     let (id, name) = (&brief.task.id, brief.agent);
     if brief.task.kind == baton_core::TaskKind::Plan && !matches!(session, AgentSession::Resume(_))
     {
-        return crate::plan_prompt::plan_prompt(crew.tasks, brief.reporting, name, brief.task);
+        return crate::plan_prompt::plan_prompt(
+            (crew.tasks, crew.documents),
+            brief.reporting,
+            name,
+            brief.task,
+        );
     }
     match session {
         AgentSession::Resume(_) => format!(
