@@ -155,7 +155,8 @@ fn where_out(mut value: Value, across: bool) -> Value {
         match value {
             Value::Object(map) => {
                 for (key, inner) in map.iter_mut() {
-                    if key == "path" {
+                    // Where a project keeps things (and, for the archive, whether it keeps one).
+                    if key == "path" || key == "place" {
                         *inner = json!("<where>");
                     } else {
                         hide(inner);
@@ -315,6 +316,20 @@ fn every_operation(mut t: Twins) {
             .iter()
             .any(|f| f["kind"] == "failed_dependency" && f["task"] == "task-2"),
         "doctor names the task waiting on a cancelled one: {doctor}"
+    );
+    // Nothing finished a year ago: neither store moves anything (a database never does).
+    let archive = t.same(
+        "task_archive",
+        &["leader", "archive", "--older-than", "365d", "--dry-run"],
+        json!({"older_than_seconds": 365 * 24 * 3600, "dry_run": true}),
+        0,
+    );
+    assert_eq!(archive["archived"], json!([]), "{archive}");
+    t.same(
+        "task_status",
+        &["leader", "status", "--all"],
+        json!({"all": true}),
+        0,
     );
     let aggregate = t.same("aggregate", &["leader", "aggregate"], json!({}), 0);
     assert_eq!(

@@ -173,7 +173,7 @@ fn local(agent: &str, command: &Command) -> Result<(), Error> {
         | Command::ClaudeHook { .. }
         | Command::ExitCodes
         | Command::Watch
-        | Command::Leader(crate::args::LeaderCommand::Status { watch: true }) => Ok(()),
+        | Command::Leader(crate::args::LeaderCommand::Status { watch: true, .. }) => Ok(()),
         Command::Mcp {
             proxy,
             child,

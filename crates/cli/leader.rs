@@ -36,6 +36,9 @@ pub enum LeaderCommand {
         /// Redraw whenever tasks.json changes (Ctrl-C to stop).
         #[arg(long)]
         watch: bool,
+        /// With the landed work archived off the board (`leader archive`).
+        #[arg(long, conflicts_with = "watch")]
+        all: bool,
     },
     /// Write summary.md from every task's result.
     Aggregate,
@@ -66,6 +69,17 @@ reported as such. Nothing is pushed; worktrees stay until `leader doctor --fix` 
     /// Find stale leases, tasks that can never finish, a stalled queue, crash debris and the
     /// worktrees of finished tasks.
     Doctor(tasks::Doctor),
+    /// Move landed work off the live board to .coordination/archive/ (one file per month):
+    /// done tasks whose branch is in your checkout (or that had none) and cancelled ones, that
+    /// no live task depends on. Baton does this by itself for what has been quiet an hour.
+    #[command(after_help = "\
+`leader status --all` (and task_status all=true) lists the archived tasks with the board's; a
+task you reset or send back, or that a new task depends on, returns to the board. Results and
+transcripts stay where they are. A project kept in PostgreSQL keeps its rows: its cost does not
+grow with the board.
+
+Example: baton leader archive --older-than 7d --dry-run")]
+    Archive(tasks::Archive),
 }
 
 /// `leader add-task`: the `task_add` request, its hints as lines.
@@ -145,12 +159,12 @@ pub fn run(
                 format!("Wrote the master plan ({} bytes)", out.bytes)
             })
         }
-        LeaderCommand::Status { watch: true } => {
+        LeaderCommand::Status { watch: true, .. } => {
             follow::watch_status(project, mode, json)?;
             Ok(0)
         }
-        LeaderCommand::Status { watch: false } => as_user(project, mode, keep, |cx| {
-            let report = tasks::Status {}.run(cx)?;
+        LeaderCommand::Status { watch: false, all } => as_user(project, mode, keep, |cx| {
+            let report = tasks::Status { all }.run(cx)?;
             emit(json, &report, || {
                 // This machine's merge queue, when a team ran one: each task's place.
                 let queue = baton_team::read_queue(project.local());
@@ -218,6 +232,7 @@ pub fn run(
                 (None, None) => 0,
             })
         }),
+        LeaderCommand::Archive(op) => operate(project, mode, json, op, render::archived),
         LeaderCommand::Doctor(op) => as_user(project, mode, keep, |cx| {
             let fix = op.fix;
             let report = op.run(cx)?;

@@ -15,6 +15,7 @@
 //! operation), `output` and `style` (printing results and errors) serve them all.
 
 mod agents;
+mod archiving;
 mod args;
 mod browser;
 mod claude;
@@ -132,7 +133,8 @@ fn run(cli: Cli) -> Result<u8, Error> {
         project: cli.project.as_deref(),
         password: None,
     };
-    let open = || OpenProject::open(&choice, &cwd, cli.lease);
+    // A folder project's quiet landed work leaves its board now and then.
+    let open = || OpenProject::open(&choice, &cwd, cli.lease).inspect(archiving::now_and_then);
     // The folder a new project or pointer goes in: --dir (from the working folder), or here.
     let named_dir = || {
         cli.dir

@@ -415,3 +415,27 @@ pub fn shell_word(word: &str) -> String {
         format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
+
+/// What `leader archive` moved (or, with --dry-run, would move).
+pub fn archived(report: &baton_core::archive::ArchiveReport) -> String {
+    let ids = &report.archived;
+    if ids.is_empty() {
+        return format!(
+            "Nothing to archive ({} task(s) on the board): {}",
+            report.live, report.place
+        );
+    }
+    let shown: Vec<&str> = ids.iter().take(20).map(String::as_str).collect();
+    let more = match ids.len() > shown.len() {
+        true => format!(" and {} more", ids.len() - shown.len()),
+        false => String::new(),
+    };
+    format!(
+        "Archived {} task(s) to {} ({} left on the board): {}{more}\n\
+         baton leader status --all lists them with the board's.",
+        ids.len(),
+        report.place,
+        report.live,
+        shown.join(", ")
+    )
+}

@@ -29,8 +29,8 @@ pub fn runs(command: &Command) -> CommandRuns {
     use CommandRuns::{Local, Operations};
     match command {
         Command::Leader(command) => match command {
-            LeaderCommand::Status { watch: false } => Operations(&[api::tasks::Status::NAME]),
-            LeaderCommand::Status { watch: true } => Local,
+            LeaderCommand::Status { watch: false, .. } => Operations(&[api::tasks::Status::NAME]),
+            LeaderCommand::Status { watch: true, .. } => Local,
             LeaderCommand::AddTask(_) => Operations(&[api::tasks::AddTask::NAME]),
             LeaderCommand::Edit(_) => Operations(&[api::tasks::EditTask::NAME]),
             LeaderCommand::WritePlan(_) => Operations(&[api::planning::PlanWrite::NAME]),
@@ -42,6 +42,7 @@ pub fn runs(command: &Command) -> CommandRuns {
             LeaderCommand::Agents => Operations(&[api::agents::AgentsOverview::NAME]),
             LeaderCommand::Merge(_) => Operations(&[api::worktrees::Merge::NAME]),
             LeaderCommand::Doctor(_) => Operations(&[api::tasks::Doctor::NAME]),
+            LeaderCommand::Archive(_) => Operations(&[api::tasks::Archive::NAME]),
             LeaderCommand::Init { .. } => Local,
         },
         Command::Worker(command) => match command {

@@ -1,5 +1,5 @@
 import { Button, Callout, TextField } from "@radix-ui/themes";
-import { Suspense, lazy, useCallback, useEffect, useMemo, useState } from "react";
+import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api, errorKind, errorMessage, onChanges, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
 import { notify } from "./notify";
 import { serialReads } from "./changes";
@@ -67,9 +67,12 @@ export function App() {
   const shownTasks = useMemo(() => (report ? filterTasks(report.tasks, filter) : []), [report, filter]);
 
   const [questions, setQuestions] = useState(0);
+  // The board is read with the landed work when the filter asks for it.
+  const landed = useRef(filter.landed);
+  landed.current = filter.landed;
   const readStatus = useCallback(
     () =>
-      api.status().then((r) => {
+      api.status(landed.current).then((r) => {
         // Cards whose task did not change keep their object, so they are not drawn again.
         setReport((previous) => withUnchangedTasks(previous, r));
         setVersion((v) => v + 1);
@@ -86,6 +89,11 @@ export function App() {
   const statusReads = useMemo(() => serialReads(readStatus), [readStatus]);
   const questionReads = useMemo(() => serialReads(readQuestions), [readQuestions]);
   const reviewReads = useMemo(() => serialReads(readReviews), [readReviews]);
+  // Asked for (or no longer), the landed work is read at once.
+  const withLanded = filter.landed;
+  useEffect(() => {
+    if (projectPath) statusReads.start();
+  }, [withLanded, projectPath, statusReads]);
   const refresh = useCallback(() => {
     statusReads.start();
     questionReads.start();

@@ -57,6 +57,10 @@ export function FilterBar({ tasks, shown, filter, onChange }: Props) {
         <Checkbox checked={filter.readyNow} onCheckedChange={(c) => set({ readyNow: c === true })} data-testid="filter-ready" />
         Ready now
       </label>
+      <label className="check">
+        <Checkbox checked={filter.landed} onCheckedChange={(c) => set({ landed: c === true })} data-testid="filter-landed" />
+        With landed work
+      </label>
       <select aria-label="Blocked by" value={filter.blockedBy} onChange={(e) => set({ blockedBy: e.target.value })} data-testid="filter-blocked-by">
         <option value="">Blocked by anything</option>
         {blockers.map((id) => (

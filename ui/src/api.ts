@@ -86,7 +86,8 @@ export const api = {
   /** The folder dialog, opened in `start` when that is a folder. */
   pickFolder: (start: string) => invoke<string | null>("pick_folder", { start: start.trim() || null }),
   leaderInit: (path: string, goal: string) => invoke<ProjectInfo>("leader_init", { path, goal }),
-  status: () => call("task_status", {}),
+  /** The board; `landed`: with the work archived off it. */
+  status: (landed = false) => call("task_status", { all: landed }),
   /** How many questions and approvals wait for the lead. */
   openQuestions: () =>
     call("inbox_read", { agent: null, all: false, task: null, wait: false, timeout_seconds: null }).then(

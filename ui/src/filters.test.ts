@@ -58,4 +58,12 @@ describe("board filters", () => {
     saveFilter(storage, "/p/one", NO_FILTER);
     expect(store.size).toBe(1);
   });
+
+  it("ask for the landed work without hiding a card, and a filter kept before it was asked for loads", () => {
+    const landed = { ...NO_FILTER, landed: true };
+    expect(isActive(landed)).toBe(true);
+    expect(ids(filterTasks(board, landed))).toEqual(ids(board));
+    const storage = { getItem: () => JSON.stringify({ text: "parser", readyNow: true }) };
+    expect(loadFilter(storage, "/p/old")).toEqual({ ...NO_FILTER, text: "parser", readyNow: true });
+  });
 });

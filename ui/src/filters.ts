@@ -17,9 +17,11 @@ export interface BoardFilter {
   readyNow: boolean;
   /** Only cards waiting for this task; "" for any. */
   blockedBy: string;
+  /** With the landed work archived off the board (read with the board, not filtered here). */
+  landed: boolean;
 }
 
-export const NO_FILTER: BoardFilter = { text: "", owner: "", status: "", priority: null, readyNow: false, blockedBy: "" };
+export const NO_FILTER: BoardFilter = { text: "", owner: "", status: "", priority: null, readyNow: false, blockedBy: "", landed: false };
 
 export function isActive(filter: BoardFilter): boolean {
   return (
@@ -28,7 +30,8 @@ export function isActive(filter: BoardFilter): boolean {
     filter.status !== "" ||
     filter.priority !== null ||
     filter.readyNow ||
-    filter.blockedBy !== ""
+    filter.blockedBy !== "" ||
+    filter.landed
   );
 }
 
@@ -90,6 +93,7 @@ export function loadFilter(storage: Pick<Storage, "getItem">, project: string): 
       priority: typeof k.priority === "number" ? k.priority : null,
       readyNow: k.readyNow === true,
       blockedBy: typeof k.blockedBy === "string" ? k.blockedBy : "",
+      landed: k.landed === true,
     };
   } catch {
     return NO_FILTER;

@@ -24,6 +24,7 @@ const EXPECTED: &[(&str, bool, AgentUse, bool)] = &[
     ("discover", false, AgentUse::Shared, false),
     ("aggregate", false, AgentUse::Never, false),
     ("doctor", false, AgentUse::Never, false),
+    ("task_archive", false, AgentUse::Never, false),
     ("logs", true, AgentUse::OwnWork, false),
     ("agents_overview", true, AgentUse::Shared, false),
     ("team_up", false, AgentUse::Never, false),

@@ -116,6 +116,7 @@ catalogue!(
     tasks::Discover,
     tasks::AggregateResults,
     tasks::Doctor,
+    tasks::Archive,
     tasks::Logs,
     agents::AgentsOverview,
     baton_team::TeamUp,

@@ -26,6 +26,7 @@
 //! Baton grew from (`.coordination/` with `tasks.json`, logs, results and signal files): its
 //! file formats are kept so that its readers and agents keep working.
 
+pub mod archive;
 pub mod attempts;
 mod confine;
 mod doctor;

@@ -93,6 +93,33 @@ pub trait TaskStore: Send + Sync {
         let (file, _) = self.snapshot()?;
         Ok(file.tasks.into_iter().find(|t| t.id == id))
     }
+    /// Moves the tasks `choose` picks from the board (read under the store's hold, at the
+    /// store's time) to the archive ([`crate::archive`]); with `dry_run` says which it would
+    /// move. A store whose cost does not grow with its board (a database) keeps every task
+    /// where it is, and says so.
+    fn archive(
+        &self,
+        choose: &dyn Fn(&TaskFile, Timestamp) -> Vec<String>,
+        dry_run: bool,
+    ) -> Result<crate::archive::ArchiveReport> {
+        let _ = (choose, dry_run);
+        Ok(crate::archive::ArchiveReport {
+            archived: Vec::new(),
+            live: self.snapshot()?.0.tasks.len(),
+            place: format!(
+                "{}: kept on the board, whose cost does not grow with it",
+                self.describe()
+            ),
+        })
+    }
+    /// The tasks archived off the board (none in a store that keeps every task on it).
+    fn archived(&self) -> Result<Vec<Task>> {
+        Ok(Vec::new())
+    }
+    /// The board with the archived tasks, as [`TaskStore::status`] reports it.
+    fn status_all(&self) -> Result<StatusReport> {
+        self.status()
+    }
     /// Shares a finding with every agent; says where it was recorded.
     fn discover(&self, agent: &str, text: &str) -> Result<String>;
     /// The last `tail` log lines of one agent, or of every agent merged in time order.

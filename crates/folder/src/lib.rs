@@ -22,6 +22,7 @@
 //! `baton-pg`: front ends reach either through the traits, never this type by name, except to
 //! create or open a folder project.
 
+mod archive;
 mod doctor;
 mod documents;
 mod feed;

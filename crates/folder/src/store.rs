@@ -158,6 +158,8 @@ impl FolderStore {
         op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<()>,
     ) -> Result<(Task, Timestamp)> {
         self.transact(|file, now| {
+            // Archived work the lead changes (a reset, a review sent back) is live again.
+            self.restore(file, &[id])?;
             op(file, now)?;
             let task = file
                 .task(id)

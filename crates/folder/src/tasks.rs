@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use baton_core::archive::ArchiveReport;
 use baton_core::feed::FileFeed;
 use baton_core::{
     Aggregate, Changes, ClaimRequest, Claimed, Completion, DoctorReport, LogEntry, LogLine,
@@ -11,7 +12,7 @@ use baton_core::{
     render_summary,
 };
 use baton_core::{NewReservation, Reopen, Reservation};
-use baton_core::{Task, TaskFile};
+use baton_core::{StoreError, Task, TaskFile};
 use baton_fs::write_atomic;
 
 use crate::store::{Change, FolderStore};
@@ -45,8 +46,20 @@ impl TaskStore for FolderStore {
         self.lease
     }
 
-    fn add_task(&self, new: NewTask) -> Result<Task> {
+    fn add_task(&self, mut new: NewTask) -> Result<Task> {
         let (task, now) = self.transact(|file, now| {
+            // Ids are unique across the archive too; a dependency on archived work brings it
+            // back to the board, which holds every task a live one depends on.
+            let archived = self.archived_ids()?;
+            match &new.id {
+                Some(id) if archived.contains(id) && file.task(id).is_none() => {
+                    return Err(StoreError::DuplicateTask { id: id.clone() });
+                }
+                Some(_) => {}
+                None => new.id = Some(archived.next_task_id(file)),
+            }
+            let deps: Vec<&str> = new.dependencies.iter().map(String::as_str).collect();
+            self.restore(file, &deps)?;
             let task = file.add_task(new, now)?.clone();
             Ok(Change::Write((task, now)))
         })?;
@@ -55,7 +68,16 @@ impl TaskStore for FolderStore {
     }
 
     fn edit_task(&self, id: &str, edit: TaskEdit) -> Result<Task> {
-        let (task, now) = self.change_task(id, |file, _| file.edit_task(id, edit).map(drop))?;
+        let (task, now) = self.change_task(id, |file, _| {
+            let deps: Vec<&str> = edit
+                .dependencies
+                .iter()
+                .flatten()
+                .map(String::as_str)
+                .collect();
+            self.restore(file, &deps)?;
+            file.edit_task(id, edit).map(drop)
+        })?;
         self.log(&LogEntry::edited(&task), now);
         Ok(task)
     }
@@ -167,6 +189,48 @@ impl TaskStore for FolderStore {
 
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)> {
         Ok((self.load()?, Timestamp::now()))
+    }
+
+    fn task(&self, id: &str) -> Result<Option<Task>> {
+        match self.load()?.tasks.into_iter().find(|t| t.id == id) {
+            Some(task) => Ok(Some(task)),
+            None => Ok(self.archived_task(id)?.map(|a| a.task)),
+        }
+    }
+
+    fn archive(
+        &self,
+        choose: &dyn Fn(&TaskFile, Timestamp) -> Vec<String>,
+        dry_run: bool,
+    ) -> Result<ArchiveReport> {
+        self.move_to_archive(choose, dry_run)
+    }
+
+    fn archived(&self) -> Result<Vec<Task>> {
+        let live = self.load()?;
+        Ok(self
+            .archived_tasks()?
+            .into_iter()
+            .map(|a| a.task)
+            .filter(|t| live.task(&t.id).is_none())
+            .collect())
+    }
+
+    fn status_all(&self) -> Result<StatusReport> {
+        let mut file = self.load()?;
+        let archived: Vec<Task> = self
+            .archived_tasks()?
+            .into_iter()
+            .map(|a| a.task)
+            .filter(|t| file.task(&t.id).is_none())
+            .collect();
+        file.tasks.splice(0..0, archived);
+        Ok(StatusReport::build(
+            &file,
+            notes::goal(self.layout()),
+            Timestamp::now(),
+            self.lease(),
+        ))
     }
 
     fn discover(&self, agent: &str, text: &str) -> Result<String> {

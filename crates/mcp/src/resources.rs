@@ -62,7 +62,7 @@ pub fn read(cx: &Context, uri: &str) -> Result<Value, Error> {
     let orchestrator =
         || Orchestrator::open_on(cx.local, cx.documents.clone()).map_err(Error::from);
     Ok(match uri {
-        TASKS => to_json(tasks::Status {}.run(cx)?),
+        TASKS => to_json(tasks::Status::default().run(cx)?),
         SIGNALS => to_json(signals::ListSignals { run: None }.run(cx)?),
         INBOX => to_json(baton_api::inbox::InboxRead::default().run(cx)?),
         CATALOG => {

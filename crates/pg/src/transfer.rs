@@ -140,7 +140,10 @@ impl PgStore {
         baton_core::names::validate_name("project name", name)?;
         let folder = FolderStore::open(Layout::for_project(dir))?;
         let layout = folder.layout().clone();
-        let file = folder.load()?;
+        // The database keeps every task on its board: the archived ones come back to it,
+        // before the live ones (as `leader status --all` lists them).
+        let mut file = folder.load()?;
+        file.tasks.splice(0..0, folder.archived()?);
         let Notes {
             master_plan: plan,
             summary,

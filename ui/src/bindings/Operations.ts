@@ -10,6 +10,8 @@ import type { AnswerQuestion } from "./AnswerQuestion";
 import type { Approve } from "./Approve";
 import type { ApproveToolCall } from "./ApproveToolCall";
 import type { Approved } from "./Approved";
+import type { Archive } from "./Archive";
+import type { ArchiveReport } from "./ArchiveReport";
 import type { AskLead } from "./AskLead";
 import type { AskOutcome } from "./AskOutcome";
 import type { Cancel } from "./Cancel";
@@ -122,6 +124,7 @@ export type Operations = {
   discover: { request: Discover; output: Discovered };
   aggregate: { request: AggregateResults; output: Aggregate };
   doctor: { request: Doctor; output: DoctorReport };
+  task_archive: { request: Archive; output: ArchiveReport };
   logs: { request: Logs; output: LogLines };
   agents_overview: { request: AgentsOverview; output: Team };
   team_up: { request: TeamUp; output: TeamStarted };

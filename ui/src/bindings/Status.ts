@@ -3,4 +3,8 @@
 /**
  * The board.
  */
-export type Status = Record<string, never>;
+export type Status = { 
+/**
+ * With the landed work archived off the board (`leader archive`).
+ */
+all: boolean, };

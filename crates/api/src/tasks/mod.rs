@@ -16,10 +16,12 @@ use crate::operation::{Callers, Context, Operation};
 use baton_git::record_branch_or_say_why;
 
 mod adding;
+mod archive;
 mod claim;
 mod lead;
 
 pub use adding::{AddTask, EditTask};
+pub use archive::{Archive, archive_landed, archive_quiet};
 pub use claim::{Claim, ClaimOutcome};
 pub use lead::{Approve, Approved, Cancel, MoveTask, Moved, Reset, ResetOutcome};
 
@@ -51,16 +53,23 @@ impl From<Task> for TaskOutcome {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Status {}
+pub struct Status {
+    /// With the landed work archived off the board (`leader archive`).
+    #[serde(default)]
+    pub all: bool,
+}
 
 impl Operation for Status {
     const NAME: &'static str = "task_status";
-    const DESCRIPTION: &'static str = "The task board: every task with its status, owner, lease and what it waits for, with counts.";
+    const DESCRIPTION: &'static str = "The task board: every task with its status, owner, lease and what it waits for, with counts; all=true adds the landed work archived off it.";
     const READ_ONLY: bool = true;
     const CALLERS: Callers = Callers::READERS;
     type Output = StatusReport;
     fn run(self, cx: &Context) -> Result<StatusReport> {
-        let mut report = cx.tasks.status()?;
+        let mut report = match self.all {
+            true => cx.tasks.status_all()?,
+            false => cx.tasks.status()?,
+        };
         report.spend = baton_core::attempts::read_spend(&*cx.documents)?;
         Ok(report)
     }

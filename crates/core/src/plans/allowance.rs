@@ -85,40 +85,8 @@ pub fn hear_answer(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::sync::Mutex;
-
-    use serde_json::Value;
-
     use super::*;
-    use crate::time::Timestamp;
-
-    /// Documents in memory: the allowance's own logic, without a store.
-    #[derive(Default)]
-    struct Memory(Mutex<BTreeMap<String, Value>>);
-
-    impl DocumentStore for Memory {
-        fn read_document(&self, name: &str) -> Result<Option<Value>> {
-            Ok(self.0.lock().unwrap().get(name).cloned())
-        }
-        fn documents_in(&self, _: &str) -> Result<Vec<(String, Value)>> {
-            unimplemented!("not read by allowances")
-        }
-        fn document_names_in(&self, _: &str) -> Result<Vec<String>> {
-            unimplemented!("not read by allowances")
-        }
-        fn change_document(
-            &self,
-            name: &str,
-            change: &mut dyn FnMut(Option<Value>, Timestamp) -> Result<Option<Value>>,
-        ) -> Result<()> {
-            let mut all = self.0.lock().unwrap();
-            if let Some(new) = change(all.get(name).cloned(), Timestamp::now())? {
-                all.insert(name.to_string(), new);
-            }
-            Ok(())
-        }
-    }
+    use crate::testing::MemoryDocuments as Memory;
 
     #[test]
     fn an_answer_raises_the_limit_once_and_a_refusal_keeps_it() {

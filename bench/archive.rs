@@ -1,0 +1,160 @@
+//! The embedded store as a project grows (run with `cargo bench --bench archive`; issue 63).
+//! Whole `baton` processes, as an agent runs them, on three folder projects measured in one
+//! run, trials interleaved so a busy moment of the machine falls on none of them alone:
+//!
+//! - `100`: 100 available tasks;
+//! - `10,000 (9,900 landed)`: 9,900 done hours ago, with their result reports, and 100
+//!   available; its first command archives the landed ones, as it would in a project of the
+//!   previous version;
+//! - `2,000 live`: 2,000 available tasks.
+//!
+//! Prints each project's `worker claim` p50/p99 and `leader status` p50, and the claims' ratios
+//! to the 100-task project's. Targets (issue 63): a claim at 10,000 with 9,900 landed ≤ 1.3×
+//! one at 100; with 2,000 live ≤ 2×; `leader status` of the 10,000-task project ≤ 100 ms.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use baton_core::TaskFile;
+use baton_folder::FolderStore;
+use baton_test_support::stats::{ms, percentile};
+use serde_json::{Value, json};
+
+fn baton() -> &'static str {
+    env!("CARGO_BIN_EXE_baton")
+}
+
+/// A folder project of `landed` tasks done hours ago and `live` available ones after them
+/// (each depending on the one before), its board as it stands once its first command ran.
+fn project(landed: usize, live: usize) -> (tempfile::TempDir, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = FolderStore::init(dir.path(), "benchmark", None).unwrap();
+    let hours_ago = "2026-01-01T09:00:00Z";
+    let tasks: Vec<Value> = (1..=landed + live)
+        .map(|i| {
+            let done = i <= landed;
+            json!({
+                "id": format!("task-{i}"),
+                "description": format!("Implement part {i} of the feature, with tests and docs"),
+                "status": if done { "done" } else { "available" },
+                "priority": 1 + (i % 5),
+                "claimed_by": if done { json!("w1") } else { Value::Null },
+                "dependencies": if i > 1 && i % 10 == 0 { json!([format!("task-{}", i - 1)]) } else { json!([]) },
+                "context": {"files": [format!("src/part_{i}.rs")], "hints": "Follow the existing module layout"},
+                "result": if done { json!({"output": format!("part {i} written, tests pass"), "files_modified": [format!("src/part_{i}.rs")], "files_created": []}) } else { Value::Null },
+                "created_at": hours_ago,
+                "claimed_at": if done { json!(hours_ago) } else { Value::Null },
+                "completed_at": if done { json!(hours_ago) } else { Value::Null },
+            })
+        })
+        .collect();
+    let file: TaskFile = serde_json::from_value(json!({
+        "version": "1.0", "created_at": hours_ago, "last_updated": hours_ago, "tasks": tasks,
+    }))
+    .unwrap();
+    let board = project.layout().tasks_file();
+    std::fs::write(&board, baton_folder::encode(&file).unwrap()).unwrap();
+    // The first command: a project of the previous version is archived by it.
+    let first = run(dir.path(), &["leader", "status"]);
+    assert!(first.status.success(), "{first:?}");
+    (dir, std::fs::read(&board).unwrap())
+}
+
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(baton())
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn timed(dir: &Path, args: &[&str]) -> Duration {
+    let started = Instant::now();
+    let status = Command::new(baton())
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(status.success(), "baton {args:?}: {status}");
+    took
+}
+
+struct Measured {
+    label: &'static str,
+    claims: Vec<Duration>,
+    statuses: Vec<Duration>,
+    board: usize,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    let trials = match args.iter().any(|a| a == "--bench") {
+        true => 60,
+        // Under `cargo test --all-targets`: a smoke run so the benchmark cannot rot.
+        false => 2,
+    };
+    let sizes: [(&'static str, usize, usize); 3] = [
+        ("100", 0, 100),
+        ("10,000 (9,900 landed)", 9_900, 100),
+        ("2,000 live", 0, 2_000),
+    ];
+    let projects: Vec<_> = sizes
+        .iter()
+        .map(|(label, landed, live)| (*label, project(*landed, *live)))
+        .collect();
+    let mut measured: Vec<Measured> = projects
+        .iter()
+        .map(|(label, (_, board))| Measured {
+            label,
+            claims: Vec::new(),
+            statuses: Vec::new(),
+            board: board.len(),
+        })
+        .collect();
+    for trial in 0..trials {
+        for k in 0..projects.len() {
+            // Each trial's order turned around, so no project always goes first.
+            let which = match trial % 2 {
+                0 => k,
+                _ => projects.len() - 1 - k,
+            };
+            let (_, (dir, board)) = &projects[which];
+            let tasks = dir.path().join(".coordination/tasks.json");
+            baton_fs::write_atomic(&tasks, board).unwrap();
+            let agent = format!("w{}", trial % 4);
+            measured[which]
+                .claims
+                .push(timed(dir.path(), &["worker", "claim", &agent, "--json"]));
+            measured[which]
+                .statuses
+                .push(timed(dir.path(), &["leader", "status", "--json"]));
+        }
+    }
+    let base = {
+        let mut claims = measured[0].claims.clone();
+        claims.sort();
+        percentile(&claims, 0.5)
+    };
+    for m in &mut measured {
+        m.claims.sort();
+        m.statuses.sort();
+        let p50 = percentile(&m.claims, 0.5);
+        println!(
+            "{:<22} board {:>7} KiB  claim p50 {} p99 {} ({:.2}× the 100-task claim)  status p50 {}  ({trials} trials, whole processes)",
+            m.label,
+            m.board >> 10,
+            ms(p50, 2),
+            ms(percentile(&m.claims, 0.99), 2),
+            p50.as_secs_f64() / base.as_secs_f64(),
+            ms(percentile(&m.statuses, 0.5), 2),
+        );
+    }
+}
