@@ -6,7 +6,8 @@
 //! - `10,000 (9,900 landed)`: 9,900 done hours ago, with their result reports, and 100
 //!   available; its first command archives the landed ones, as it would in a project of the
 //!   previous version;
-//! - `2,000 live`: 2,000 available tasks.
+//! - `2,000 live`: 2,000 available tasks;
+//! - `10,000 live`: 10,000 available tasks (for the record: nothing of it can be archived).
 //!
 //! Prints each project's `worker claim` p50/p99 and `leader status` p50, and the claims' ratios
 //! to the 100-task project's. Targets (issue 63): a claim at 10,000 with 9,900 landed ≤ 1.3×
@@ -101,10 +102,11 @@ fn main() {
         // Under `cargo test --all-targets`: a smoke run so the benchmark cannot rot.
         false => 2,
     };
-    let sizes: [(&'static str, usize, usize); 3] = [
+    let sizes: [(&'static str, usize, usize); 4] = [
         ("100", 0, 100),
         ("10,000 (9,900 landed)", 9_900, 100),
         ("2,000 live", 0, 2_000),
+        ("10,000 live", 0, 10_000),
     ];
     let projects: Vec<_> = sizes
         .iter()

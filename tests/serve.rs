@@ -814,3 +814,115 @@ fn the_ui_s_text_files_are_gzipped_for_a_client_that_takes_gzip() {
     let image = curl(&[&head[..], &gzip[..]].concat(), "/icon.png");
     assert!(!image.contains("content-encoding"), "{image}");
 }
+
+/// Bound to every address with `--host NAME`, the server's URL and pairing link name NAME
+/// (never `0.0.0.0`), the machine's own addresses follow, and it answers to each of them (no
+/// 421), to nothing else, and pairs a browser through the link.
+#[test]
+fn on_every_address_the_link_names_the_host_and_the_machine_and_the_server_answers_to_them() {
+    let p = Project::init();
+    let ui = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ui.path().join("index.html"),
+        "<!doctype html><title>Baton</title>",
+    )
+    .unwrap();
+    let mut process = p.spawn(&[
+        "--json",
+        "serve",
+        "--listen",
+        "0.0.0.0:0",
+        "--host",
+        "phone.example",
+        "--ui-dir",
+        ui.path().to_str().unwrap(),
+    ]);
+    let started: Value = serde_json::from_str(&process.wait_stdout("\"urls\"")).unwrap();
+    let urls: Vec<String> = started["urls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap().to_string())
+        .collect();
+    let port = urls[0].rsplit(':').next().unwrap().to_string();
+    assert_eq!(urls[0], format!("http://phone.example:{port}"), "{started}");
+    assert_eq!(started["url"], urls[0].as_str());
+    let paired: Value = serde_json::from_str(&process.wait_stdout("\"links\"")).unwrap();
+    let links = paired["links"].as_array().unwrap();
+    assert_eq!(links.len(), urls.len(), "{paired}");
+    assert!(
+        paired["link"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("http://phone.example:{port}/pair/")),
+        "{paired}"
+    );
+    let texts = urls
+        .iter()
+        .cloned()
+        .chain(links.iter().map(|l| l.to_string()));
+    for text in texts {
+        assert!(!text.contains("0.0.0.0"), "{text}");
+    }
+    let local = format!("localhost:{port}");
+    // Each name it offers, it answers to.
+    for url in &urls {
+        let host = url.strip_prefix("http://").unwrap();
+        let page = request(&local, "GET", "/", &[("Host", host)], "");
+        assert_eq!(page.status, 200, "{host}: {page:?}");
+    }
+    // A machine address is reached through the network, not only named.
+    if let Some(url) = urls.get(1) {
+        let address = url.strip_prefix("http://").unwrap();
+        let ip = address.rsplit_once(':').unwrap().0.trim_matches(['[', ']']);
+        let reached = TcpStream::connect((ip, port.parse::<u16>().unwrap()));
+        assert!(reached.is_ok(), "{address}: {reached:?}");
+    }
+    // Another name is refused, each of its own names said once.
+    let foreign = request(&local, "GET", "/", &[("Host", "evil.example")], "");
+    assert_eq!(foreign.status, 421, "{foreign:?}");
+    assert_eq!(
+        foreign
+            .body
+            .matches(&format!("phone.example:{port}"))
+            .count(),
+        1,
+        "{foreign:?}"
+    );
+    // The link pairs a browser on the name it gives.
+    let path = support::served::pairing_path(paired["link"].as_str().unwrap());
+    let host = format!("phone.example:{port}");
+    let page = request(&local, "GET", path, &[("Host", &host)], "");
+    assert_eq!(page.status, 200, "{page:?}");
+    let origin = format!("http://{host}");
+    let form = ("Content-Type", "application/x-www-form-urlencoded");
+    let paired = request(
+        &local,
+        "POST",
+        path,
+        &[("Host", &host), ("Origin", &origin), form],
+        "",
+    );
+    assert_eq!(paired.status, 303, "{paired:?}");
+    assert!(paired.header("set-cookie").is_some(), "{paired:?}");
+    process.signal("TERM");
+    assert_eq!(process.finish().0, Some(0));
+}
+
+/// On loopback only this machine reaches the server: its link says so and draws no QR code
+/// a phone could not open.
+#[test]
+fn on_loopback_the_link_says_it_is_this_machine_s_alone() {
+    let p = Project::init();
+    let mut process = p.spawn(&["serve", "--listen", "127.0.0.1:0", "--pair", "lead"]);
+    process.wait_stdout("/pair/");
+    let said = process.wait_stdout("This machine only");
+    assert!(said.contains("--listen 0.0.0.0:PORT"), "{said}");
+    process.signal("TERM");
+    let (code, stdout, _) = process.finish();
+    assert_eq!(code, Some(0));
+    assert!(
+        !stdout.contains('▀') && !stdout.contains('█'),
+        "no QR code: {stdout}"
+    );
+}

@@ -8,7 +8,7 @@ use baton_core::ErrorKind;
 use baton_serve::{Devices, Scope, ServeOptions};
 use clap::{Args, Subcommand};
 
-use crate::output::emit;
+use crate::output::{emit, emit_line};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -71,7 +71,7 @@ pub fn serve(project: &OpenProject, args: ServeArgs, json: bool) -> Result<u8, E
                     "no `baton serve` runs for this project on this machine: start it first",
                 ));
             };
-            pair(&devices, Scope::parse(&scope)?, &running.url, json)
+            pair(&devices, Scope::parse(&scope)?, &[running.url], json)
         }
         Some(ServeCommand::Devices) => {
             let list = devices.list()?;
@@ -108,17 +108,36 @@ pub fn serve(project: &OpenProject, args: ServeArgs, json: bool) -> Result<u8, E
     }
 }
 
-fn pair(devices: &Devices, scope: Scope, url: &str, json: bool) -> Result<u8, Error> {
+/// A pairing link for one browser as `scope`, on each of `urls` (the first in a QR code when a
+/// phone could open it: not on loopback, which only this machine reaches).
+fn pair(devices: &Devices, scope: Scope, urls: &[String], json: bool) -> Result<u8, Error> {
     let code = devices.new_code(scope)?;
-    let link = baton_serve::pairing_link(url, &code);
-    let out = serde_json::json!({"link": link, "scope": scope.as_str(), "expires_in_seconds":
-        baton_serve::devices::CODE_LIFETIME.as_secs()});
-    emit(json, &out, || {
-        format!(
-            "{}\nPair one browser as {} (for 10 minutes): open\n  {link}\n",
-            baton_serve::qr_code(&link),
+    let links: Vec<String> = urls
+        .iter()
+        .map(|url| baton_serve::pairing_link(url, &code))
+        .collect();
+    let out = serde_json::json!({"link": links[0], "links": links, "scope": scope.as_str(),
+        "expires_in_seconds": baton_serve::devices::CODE_LIFETIME.as_secs()});
+    emit_line(json, &out, || {
+        let this_machine_only = links[0].contains("://localhost:");
+        let mut text = match this_machine_only {
+            true => String::new(),
+            false => format!("{}\n", baton_serve::qr_code(&links[0])),
+        };
+        text.push_str(&format!(
+            "Pair one browser as {} (for 10 minutes): open\n",
             scope.as_str()
-        )
+        ));
+        for link in &links {
+            text.push_str(&format!("  {link}\n"));
+        }
+        if this_machine_only {
+            text.push_str(
+                "(This machine only: a phone reaches the server through --listen 0.0.0.0:PORT, \
+                 behind TLS, or a tunnel named with --host.)\n",
+            );
+        }
+        text
     });
     Ok(0)
 }
@@ -151,12 +170,19 @@ fn run(project: &OpenProject, args: ServeArgs, devices: Devices, json: bool) -> 
         ui_dir: args.ui_dir,
         tls,
     };
-    baton_serve::serve(project.clone(), options, |url| {
-        emit(json, &serde_json::json!({"url": url}), || {
-            format!("baton serve: serving this project's UI at {url} (Ctrl-C stops)")
+    baton_serve::serve(project.clone(), options, |urls| {
+        let url = &urls[0];
+        // One JSON document a line: the server's start, then its pairing link.
+        emit_line(json, &serde_json::json!({"url": url, "urls": urls}), || {
+            let mut text =
+                format!("baton serve: serving this project's UI at {url} (Ctrl-C stops)");
+            if urls.len() > 1 {
+                text.push_str(&format!("\n  and at {}", urls[1..].join(", ")));
+            }
+            text
         });
         if let Some(scope) = scope
-            && let Err(e) = pair(&devices, scope, url, json)
+            && let Err(e) = pair(&devices, scope, urls, json)
         {
             eprintln!("baton serve: cannot make a pairing link: {e}");
         }

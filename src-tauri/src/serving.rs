@@ -118,7 +118,7 @@ fn start(dir: &std::path::Path, listen: Option<&str>) -> Result<u32> {
             let pid = child.id();
             let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
             let mut first = String::new();
-            // `--json` prints `{"url": …}` once it listens (pretty-printed: up to its `}`).
+            // `--json` prints `{"url": …, "urls": […]}` on one line once it listens.
             while !first.trim_end().ends_with('}') {
                 match stdout.read_line(&mut first) {
                     Ok(0) | Err(_) => break,

@@ -26,15 +26,16 @@ pub struct Hosts {
 
 impl Hosts {
     /// For a server bound to `addr`: that address, `localhost` when it is loopback, and
-    /// `extra` (`--host`), each with and without the port for names given without one.
-    pub fn new(addr: std::net::SocketAddr, extra: &[String]) -> Hosts {
+    /// `extra` (`--host`), each with and without the port for names given without one; bound
+    /// to every address, this machine's (`machine`) and `localhost` too.
+    pub fn new(addr: std::net::SocketAddr, extra: &[String], machine: &[IpAddr]) -> Hosts {
         let port = addr.port();
-        let mut names = vec![match addr {
-            std::net::SocketAddr::V4(v4) => format!("{}:{port}", v4.ip()),
-            std::net::SocketAddr::V6(v6) => format!("[{}]:{port}", v6.ip()),
-        }];
-        if addr.ip().is_loopback() {
+        let mut names = vec![crate::addresses::host(addr.ip(), port)];
+        if addr.ip().is_loopback() || addr.ip().is_unspecified() {
             names.extend([format!("localhost:{port}"), format!("127.0.0.1:{port}")]);
+        }
+        if addr.ip().is_unspecified() {
+            names.extend(machine.iter().map(|ip| crate::addresses::host(*ip, port)));
         }
         for name in extra {
             let name = name.to_ascii_lowercase();
@@ -184,7 +185,11 @@ mod tests {
     use hyper::{Method, StatusCode};
 
     fn loopback() -> Hosts {
-        Hosts::new("127.0.0.1:8080".parse().unwrap(), &["Baton.example".into()])
+        Hosts::new(
+            "127.0.0.1:8080".parse().unwrap(),
+            &["Baton.example".into()],
+            &[],
+        )
     }
 
     #[test]
@@ -229,9 +234,27 @@ mod tests {
         ] {
             assert!(!hosts.allows_origin(refused), "{refused}");
         }
-        let wide = Hosts::new("0.0.0.0:9000".parse().unwrap(), &[]);
-        assert!(!wide.allows_host("localhost:9000"));
-        assert!(wide.allows_host("0.0.0.0:9000"));
+        // Bound to every address: reached by this machine's addresses, and from itself.
+        let machine = [
+            "192.168.1.20".parse().unwrap(),
+            "2001:db8::7".parse().unwrap(),
+        ];
+        let wide = Hosts::new("0.0.0.0:9000".parse().unwrap(), &[], &machine);
+        for ok in [
+            "0.0.0.0:9000",
+            "localhost:9000",
+            "192.168.1.20:9000",
+            "[2001:db8::7]:9000",
+        ] {
+            assert!(wide.allows_host(ok), "{ok}");
+        }
+        for refused in [
+            "192.168.1.21:9000",
+            "192.168.1.20:9001",
+            "evil.example:9000",
+        ] {
+            assert!(!wide.allows_host(refused), "{refused}");
+        }
     }
 
     #[test]

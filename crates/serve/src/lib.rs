@@ -12,6 +12,7 @@
 //! `revoke` ends one at its next request. Host and Origin are checked on every request and
 //! pairing is rate-limited ([`guard`]). It listens on loopback unless told otherwise.
 
+pub mod addresses;
 pub mod devices;
 pub mod feed;
 pub mod guard;
@@ -105,12 +106,12 @@ pub fn qr_svg(text: &str) -> String {
     }
 }
 
-/// Serves the UI for `project` until SIGTERM or Ctrl-C; `ready` is told the URL once the
-/// server listens.
+/// Serves the UI for `project` until SIGTERM or Ctrl-C; `ready` is told, once the server
+/// listens, the URLs it is reached by, the one to offer first ([`addresses::reachable_hosts`]).
 pub fn serve(
     project: OpenProject,
     options: ServeOptions,
-    ready: impl FnOnce(&str),
+    ready: impl FnOnce(&[String]),
 ) -> Result<(), Error> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -136,10 +137,14 @@ pub fn serve(
             .local_addr()
             .map_err(|e| Error::new(ErrorKind::Io, e.to_string()))?;
         let devices = Devices::of(project.local());
+        let machine = match bound.ip().is_unspecified() {
+            true => addresses::machine_addresses(),
+            false => Vec::new(),
+        };
         let server = Arc::new(routes::Server {
             paired: feed::paired(devices.clone()),
             devices,
-            hosts: guard::Hosts::new(bound, &options.hosts),
+            hosts: guard::Hosts::new(bound, &options.hosts, &machine),
             pairing: guard::Limiter::new(PAIRING_FAILURES_PER_MINUTE, Duration::from_secs(60)),
             ui: ui::UiSource::choose(options.ui_dir.clone()),
             events: feed::start(&project)?,
@@ -147,12 +152,12 @@ pub fn serve(
             gzipped: gzip::Gzipped::default(),
             project: project.clone(),
         });
-        let host = match bound {
-            SocketAddr::V4(v4) if v4.ip().is_loopback() => format!("localhost:{}", v4.port()),
-            other => other.to_string(),
-        };
         let scheme = if acceptor.is_some() { "https" } else { "http" };
-        let url = format!("{scheme}://{host}");
+        let urls: Vec<String> = addresses::reachable_hosts(bound, &options.hosts, &machine)
+            .into_iter()
+            .map(|host| format!("{scheme}://{host}"))
+            .collect();
+        let url = urls[0].clone();
         let running = Running {
             url: url.clone(),
             pid: std::process::id(),
@@ -171,7 +176,7 @@ pub fn serve(
                 format!("cannot write {}: {e}", info_file.display()),
             )
         })?;
-        ready(&url);
+        ready(&urls);
         accept(listener, server, acceptor).await
     });
     let _ = std::fs::remove_file(&info_file);
