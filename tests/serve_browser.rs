@@ -83,6 +83,12 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
                     json!([]),
                     "{view} at {size} size, {theme}: {axe}"
                 );
+                if size == "phone" && view == "agents" {
+                    // Its last column is not squeezed to a few letters a line: the table is
+                    // as wide as it needs and scrolls in its own box.
+                    phone.run(json!({"do": "waitTestId", "id": "agents-table"}));
+                    unsqueezed(&mut phone, ".agents table", &[("Last did", 180)]);
+                }
                 if size == "phone" {
                     let widths = phone.run(json!({"do": "scrollWidth"}));
                     assert!(
@@ -282,6 +288,20 @@ const PLANNER: &str = "baton leader add-task 'Part a' --id a --acceptance 'a.txt
 const WRITER: &str = "echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add . && \
      git commit -qm \"$BATON_TASK_ID\"";
 
+/// Table `selector` on a phone keeps each of `columns` at least as wide as said (not squeezed to
+/// a few letters a line), and scrolls in its own box instead.
+fn unsqueezed(phone: &mut Phone, selector: &str, columns: &[(&str, u64)]) {
+    let table = phone.run(json!({"do": "tableColumns", "selector": selector}));
+    for (name, least) in columns {
+        let width = table["widths"][name].as_u64().unwrap_or(0);
+        assert!(width >= *least, "{selector}'s {name} on a phone: {table}");
+    }
+    assert!(
+        table["scroll"].as_u64() > table["client"].as_u64(),
+        "{selector} scrolls in its own box: {table}"
+    );
+}
+
 /// The lead away from the desk: a planned team's plan reaches the paired phone's Inbox as one
 /// approval, listing its tasks; a tap on "Approve the plan" lets the workers start, and the
 /// team lands the plan and ends.
@@ -314,12 +334,26 @@ fn a_phone_approves_a_teams_plan_with_one_tap() {
         "Write a and b",
     ]));
     let question = support::team::plan_question(&mut team);
+    // The team's table on a phone: its last event and its actions each on a line of their own.
+    phone.run(json!({"do": "view", "name": "team"}));
+    phone.run(json!({"do": "waitTestId", "id": "worker-ex1"}));
+    unsqueezed(
+        &mut phone,
+        ".workers",
+        &[("Last event", 180), ("Actions", 150)],
+    );
+    let widths = phone.run(json!({"do": "scrollWidth"}));
+    let shots = support::artifacts_dir().join("serve-e2e");
+    std::fs::create_dir_all(&shots).unwrap();
+    phone.run(json!({"do": "screenshot", "path": shots.join("team-phone.png")}));
+    assert!(
+        widths["scroll"].as_u64() <= widths["client"].as_u64(),
+        "the Team view scrolls sideways on a phone: {widths}"
+    );
     phone.run(json!({"do": "view", "name": "inbox"}));
     phone.run(json!({"do": "waitTestId", "id": format!("question-{question}")}));
     phone.run(json!({"do": "waitCard", "text": "b [p5] Part b (after a)"}));
-    let shot = support::artifacts_dir().join("serve-e2e");
-    std::fs::create_dir_all(&shot).unwrap();
-    phone.run(json!({"do": "screenshot", "path": shot.join("plan-approval.png")}));
+    phone.run(json!({"do": "screenshot", "path": shots.join("plan-approval.png")}));
     phone.run(json!({"do": "tap", "id": format!("approve-plan-{question}")}));
     let (code, stdout, stderr) = team.finish();
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");

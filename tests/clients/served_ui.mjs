@@ -138,7 +138,30 @@ const commands = {
     return { cookies: (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite })) };
   },
   async scrollWidth() {
-    return await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+    return await page.evaluate(() => {
+      const client = document.documentElement.clientWidth;
+      // What sticks out, outermost first, for the message when something does.
+      const wider = [...document.querySelectorAll("body *")]
+        .filter((e) => e.getBoundingClientRect().right > client + 1 && !e.closest(".views"))
+        .slice(0, 5)
+        .map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join(".")} (${Math.round(e.getBoundingClientRect().right)} px)`);
+      return { scroll: document.documentElement.scrollWidth, client, wider };
+    });
+  },
+  // The table `selector` names: each column's width (by its header's words) in its first body
+  // row (or its header), and the scrolling width of the box it scrolls in against its visible one.
+  async tableColumns({ selector }) {
+    return await page.evaluate((selector) => {
+      const table = document.querySelector(selector);
+      if (!table) return { missing: true };
+      const names = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+      const row = table.querySelector("tbody tr") ?? table.querySelector("thead tr");
+      const widths = Object.fromEntries(
+        [...row.children].map((cell, i) => [names[i] ?? String(i), Math.round(cell.getBoundingClientRect().width)]),
+      );
+      const box = table.closest(".table-box") ?? table;
+      return { widths, scroll: box.scrollWidth, client: box.clientWidth };
+    }, selector);
   },
   async screenshot({ path }) {
     await page.screenshot({ path, fullPage: true });

@@ -81,7 +81,8 @@ export function AgentsView({ onError, onShowTask, onChanged }: Props) {
       {team.agents.length === 0 ? (
         <p>No agent has claimed, logged or sent a heartbeat yet.</p>
       ) : (
-        <table>
+        <div className="table-box">
+        <table data-testid="agents-table">
           <caption className="visually-hidden">Agents of this project</caption>
           <thead>
             <tr>
@@ -117,6 +118,7 @@ export function AgentsView({ onError, onShowTask, onChanged }: Props) {
             ))}
           </tbody>
         </table>
+        </div>
       )}
       {logOf && (
         <section className="agent-log" data-testid="agent-log" aria-label={`${logOf}'s log`}>

@@ -80,6 +80,7 @@ export function TeamView({ version, onError }: Props) {
       <Skipped unreadable={team.unreadable} of="the team" />
       {lead && (team.supervisor ? <ResizeForm running={team.supervisor} onError={onError} /> : <StartForm onError={onError} />)}
       <Spend team={team} />
+      <div className="table-box">
       <table className="workers" data-testid="workers">
         <caption>Workers</caption>
         <thead>
@@ -111,6 +112,7 @@ export function TeamView({ version, onError }: Props) {
           ))}
         </tbody>
       </table>
+      </div>
       {team.workers.length === 0 && <p className="empty">No supervised workers yet: start a team above.</p>}
       {team.merge_queue.length > 0 && <MergeQueueTable entries={team.merge_queue} />}
       <CoordinationCost onError={onError} />
@@ -412,6 +414,7 @@ function WorkerTranscript({ task, cost, onError }: { task: string; cost: number;
 /** The merge queue (`team up --merge auto`): each task's place, or what became of it. */
 function MergeQueueTable({ entries }: { entries: QueueEntry[] }) {
   return (
+    <div className="table-box">
     <table className="merge-queue" data-testid="merge-queue">
       <caption>Merge queue</caption>
       <thead>
@@ -433,5 +436,6 @@ function MergeQueueTable({ entries }: { entries: QueueEntry[] }) {
         ))}
       </tbody>
     </table>
+    </div>
   );
 }
