@@ -1,4 +1,5 @@
 import { Button, TextField } from "@radix-ui/themes";
+import { Markdown } from "./Markdown";
 import { useEffect, useState } from "react";
 import { api, errorMessage } from "./api";
 import { EditTaskForm } from "./NewTaskForm";
@@ -140,7 +141,7 @@ export function SidePanel({
           }}
         />
       )}
-      <pre data-testid="side-text">{text || (shown === "task" ? "No result yet." : "Nothing yet.")}</pre>
+      {text ? <Markdown text={text} testid="side-text" /> : <p data-testid="side-text">{shown === "task" ? "No result yet." : "Nothing yet."}</p>}
       {log.length > 0 && (
         <>
           <h3>{selected?.claimed_by}'s log</h3>
