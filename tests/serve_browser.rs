@@ -33,6 +33,9 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     p.ok(&["leader", "add-task", "Greet the user", "--id", "t1"]);
     p.work_in_worktrees("w1", WORK);
     p.ok(&["leader", "add-task", "Write the parser", "--id", "t2"]);
+    p.ok(&["leader", "add-task", "Break it", "--id", "t3"]);
+    p.ok(&["worker", "claim", "w3", "--task", "t3"]);
+    p.ok(&["worker", "fail", "w3", "t3", "it broke"]);
     let (serving, base) = serve(&p, &["--pair", "none"]);
     let mut phone = Phone::start(&base);
     let shots = support::artifacts_dir().join("serve-e2e");
@@ -64,6 +67,27 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     phone.run(json!({"do": "view", "name": "board"}));
     phone.run(json!({"do": "waitCard", "text": "Write the parser"}));
     shot(&mut phone, "board");
+    // On a phone the board opens on what needs the lead (the failure first, no empty column),
+    // the form and the filters a tap away.
+    let order = phone.run(json!({"do": "columnOrder"}));
+    assert_eq!(
+        order["columns"],
+        json!(["column-failed", "column-available", "column-done"]),
+        "{order}"
+    );
+    for hidden in ["new-task", "filters"] {
+        assert_eq!(
+            phone.run(json!({"do": "has", "id": hidden}))["count"],
+            0,
+            "{hidden}"
+        );
+    }
+    phone.run(json!({"do": "tap", "id": "show-new-task"}));
+    assert_eq!(
+        phone.run(json!({"do": "has", "id": "new-task"}))["count"],
+        1
+    );
+    phone.run(json!({"do": "tap", "id": "show-new-task"}));
 
     // Every view, at phone and desk sizes, light and dark: nothing wider than the screen on a
     // phone, no serious accessibility violation (axe), a screenshot of each.

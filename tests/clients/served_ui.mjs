@@ -101,6 +101,10 @@ const commands = {
     await testid(id).first().waitFor({ timeout: TIMEOUT });
     return {};
   },
+  // The board's columns, left to right (top to bottom on a phone), by test id.
+  async columnOrder() {
+    return { columns: await page.locator("[data-testid^=column-]").evaluateAll((all) => all.map((c) => c.dataset.testid)) };
+  },
   // How many elements carry this test id (0: not shown).
   async has({ id }) {
     return { count: await testid(id).count() };

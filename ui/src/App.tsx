@@ -19,7 +19,7 @@ import { InboxView } from "./InboxView";
 // view first opens, so the board starts as fast as before.
 const ReviewView = lazy(() => import("./ReviewView").then((m) => ({ default: m.ReviewView })));
 import { FilterBar } from "./FilterBar";
-import { NO_FILTER, filterTasks, loadFilter, saveFilter, type BoardFilter } from "./filters";
+import { NO_FILTER, filterTasks, isActive, loadFilter, saveFilter, type BoardFilter } from "./filters";
 import type { RecentProject, StatusReport } from "./types";
 import { DARK, NARROW, useMedia } from "./media";
 import { AlertTriangle } from "lucide-react";
@@ -51,6 +51,9 @@ export function App() {
       void unlistenStart.then((stop) => stop());
     };
   }, []);
+  const narrow = useMedia(NARROW);
+  // On a phone, the board's form or filters when the lead asked for them.
+  const [tools, setTools] = useState<"new" | "filters" | null>(null);
   const [filter, setFilterState] = useState<BoardFilter>(NO_FILTER);
   // The filter is kept per project, so a restart shows the board as it was left.
   const projectPath = project?.path ?? null;
@@ -229,8 +232,21 @@ export function App() {
               <ReviewView tasks={report.tasks} version={version} dark={dark} onError={setError} onChanged={refresh} />
             </Suspense>
           )}
-          {report && view === "board" && lead && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
-          {report && view === "board" && (
+          {report && view === "board" && narrow && (
+            // On a phone the form and the filters wait behind a tap: the cards come first.
+            <div className="board-toggles">
+              {lead && (
+                <Button variant="soft" aria-expanded={tools === "new"} onClick={() => setTools(tools === "new" ? null : "new")} data-testid="show-new-task">
+                  New task
+                </Button>
+              )}
+              <Button variant="soft" aria-expanded={tools === "filters"} onClick={() => setTools(tools === "filters" ? null : "filters")} data-testid="show-filters">
+                {isActive(filter) ? `Filters (${shownTasks.length} of ${report.tasks.length})` : "Filters"}
+              </Button>
+            </div>
+          )}
+          {report && view === "board" && lead && (!narrow || tools === "new") && <NewTaskForm tasks={report.tasks} onError={setError} onAdded={refresh} />}
+          {report && view === "board" && (!narrow || tools === "filters") && (
             <div className="board-tools">
               <FilterBar tasks={report.tasks} shown={shownTasks.length} filter={filter} onChange={setFilter} />
               {lead && (
@@ -255,6 +271,7 @@ export function App() {
                 report={report}
                 shown={shownTasks}
                 filtered={shownTasks !== report.tasks}
+                narrow={narrow}
                 onError={setError}
                 onChanged={refresh}
                 onSelect={setSelected}

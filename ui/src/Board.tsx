@@ -11,7 +11,7 @@ import {
 } from "@dnd-kit/core";
 import { memo, useEffect, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
-import { COLUMN_PAGE, columnOf, columns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
+import { COLUMN_PAGE, columnOf, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
 import type { Move } from "./bindings/Move";
 import { useLead } from "./scope";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
@@ -22,6 +22,8 @@ interface Props {
   shown: TaskView[];
   /** Whether filters narrowed the board (columns then count "shown of total"). */
   filtered: boolean;
+  /** A phone's screen: what needs the lead first, no empty column. */
+  narrow: boolean;
   onError: (message: string | null) => void;
   onChanged: () => void;
   selected: string | null;
@@ -37,7 +39,7 @@ interface Pending {
 }
 
 /** Columns by status; cards move by drag and drop or the keyboard, through legal moves only. */
-export function Board({ report, shown, filtered, onError, onChanged, selected, onSelect }: Props) {
+export function Board({ report, shown, filtered, narrow, onError, onChanged, selected, onSelect }: Props) {
   const sensors = useSensors(useSensor(PointerSensor, { activationConstraint: { distance: 4 } }), useSensor(KeyboardSensor));
   const [pending, setPending] = useState<Pending | null>(null);
   const byColumn = columns(shown);
@@ -102,8 +104,14 @@ export function Board({ report, shown, filtered, onError, onChanged, selected, o
             )}
           </p>
         )}
+        {report.tasks.length === 0 && (
+          <p className="empty-board" data-testid="empty-board">
+            No tasks yet. Add one{narrow ? " with New task" : " above"}, or give a team a goal in the Team view: its planner
+            proposes the tasks.
+          </p>
+        )}
         <section className="board" data-testid="board">
-          {shownColumns(totals).map((column) => (
+          {(narrow ? phoneColumns(totals) : shownColumns(totals)).map((column) => (
             <Column
               key={column.status}
               status={column.status}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, sameJson, sortCards, visibleCards, withUnchangedTasks } from "./board";
+import { allowedDependencies, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, sameJson, sortCards, visibleCards, withUnchangedTasks } from "./board";
 import { taskView } from "./testing";
 import type { StatusReport, TaskView } from "./types";
 
@@ -155,3 +155,18 @@ describe("a board read again", () => {
     expect(sameJson("1", 1)).toBe(false);
   });
 });
+
+describe("the board on a phone", () => {
+  it("shows what needs the lead first and no empty column", () => {
+    const board = columns([
+      task("done-1", { status: "done" }),
+      task("ready", { status: "available" }),
+      task("broke", { status: "failed" }),
+      task("gone", { status: "cancelled" }),
+      task("plan", { status: "proposed" }),
+    ]);
+    expect(phoneColumns(board).map((c) => c.status)).toEqual(["failed", "proposed", "available", "done"]);
+    expect(phoneColumns(columns([]))).toEqual([]);
+  });
+});
+

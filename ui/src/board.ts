@@ -27,6 +27,16 @@ export function shownColumns(byColumn: Map<TaskStatus, TaskView[]>): typeof COLU
   return COLUMNS.filter((c) => c.status !== "proposed" || (byColumn.get("proposed")?.length ?? 0) > 0);
 }
 
+/** On a phone, what needs the lead first: failures, a plan waiting for approval, then the work
+ *  under way, what is ready, and what is done; only the columns that hold a card. */
+const PHONE_ORDER: TaskStatus[] = ["failed", "proposed", "in_progress", "claimed", "available", "done"];
+
+export function phoneColumns(byColumn: Map<TaskStatus, TaskView[]>): typeof COLUMNS {
+  return PHONE_ORDER.flatMap((status) => COLUMNS.filter((c) => c.status === status)).filter(
+    (c) => (byColumn.get(c.status)?.length ?? 0) > 0,
+  );
+}
+
 /** Cards in a column: most urgent first, then oldest, as workers claim them. */
 export function sortCards(tasks: TaskView[]): TaskView[] {
   return [...tasks].sort(
