@@ -84,9 +84,11 @@ export function App() {
   );
   // What waits for the lead, for the Inbox's count, and the Review's (done tasks whose branch is
   // not in the lead's yet: a landed one waits no more).
-  const readQuestions = useCallback(() => api.openQuestions().then(setQuestions, () => setQuestions(0)), []);
+  // A read that fails (git busy landing a task, the store restarting) keeps the last count: a
+  // badge that drops to 0 and back says something false twice.
+  const readQuestions = useCallback(() => api.openQuestions().then(setQuestions, () => undefined), []);
   const [reviews, setReviews] = useState(0);
-  const readReviews = useCallback(() => api.reviewsWaiting().then(setReviews, () => setReviews(0)), []);
+  const readReviews = useCallback(() => api.reviewsWaiting().then(setReviews, () => undefined), []);
   // One reader of each for the feed's batches and the lead's own actions alike: never two
   // reads at a time, so an older answer cannot land after a newer one.
   const statusReads = useMemo(() => serialReads(readStatus), [readStatus]);

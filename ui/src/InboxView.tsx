@@ -104,7 +104,7 @@ function QuestionItem({ question, onError }: { question: Question; onError: (mes
   // "Always allow" changes the project's policy: the lead's alone.
   const lead = useLead();
   return (
-    <li className={`question ${about.kind}`} data-testid={`question-${question.id}`}>
+    <li className={`question ${about.kind}`} id={question.id} data-testid={`question-${question.id}`}>
       <p>
         <strong>{question.agent}</strong>
         {question.task && ` (${question.task})`} {ASKS[about.kind]}:

@@ -17,6 +17,7 @@ pub mod devices;
 pub mod feed;
 pub mod guard;
 mod gzip;
+pub mod notify;
 pub mod routes;
 pub mod scope;
 pub mod socket;
@@ -158,6 +159,13 @@ pub fn serve(
             .map(|host| format!("{scheme}://{host}"))
             .collect();
         let url = urls[0].clone();
+        // Webhooks for what waits for the lead, linking to this server unless told otherwise.
+        if let Some(config) = notify::NotifyConfig::load(project.local().root())
+            .map_err(|e| Error::new(ErrorKind::InvalidInput, e))?
+        {
+            let base = config.link_base.clone().unwrap_or_else(|| url.clone());
+            notify::start(config, &server.events, base);
+        }
         let running = Running {
             url: url.clone(),
             pid: std::process::id(),
