@@ -390,3 +390,30 @@ fn a_phone_approves_a_teams_plan_with_one_tap() {
     );
     assert!(p.path().join("b.txt").is_file(), "b landed");
 }
+
+/// Served on every address with `--host NAME`, the link the server prints (and draws as a QR
+/// code) pairs a phone-sized Chromium whose network resolves NAME to this machine: it opens on
+/// the Inbox, paired as the lead.
+#[test]
+fn a_phone_pairs_through_the_link_a_server_on_every_address_prints() {
+    let p = Project::init();
+    let mut serving = p.spawn(&["serve", "--listen", "0.0.0.0:0", "--host", "phone.example"]);
+    let link = serving.wait_stdout("/pair/").trim().to_string();
+    assert!(link.starts_with("http://phone.example:"), "{link}");
+    let base = link[..link.find("/pair/").unwrap()].to_string();
+    let mut phone = Phone::start_resolving(&base, Some("MAP phone.example 127.0.0.1"));
+    let paired = phone.run(json!({"do": "open", "path": pairing_path(&link)}));
+    assert_eq!(paired["unpaired"], false, "{paired}");
+    phone.run(json!({"do": "waitCard", "text": "Questions and approvals"}));
+    let cookies = phone.run(json!({"do": "cookies"}));
+    assert_eq!(cookies["cookies"][0]["httpOnly"], true, "{cookies}");
+    let devices = p.json(&["serve", "devices"]);
+    assert_eq!(devices[0]["scope"], "lead", "{devices}");
+    serving.signal("TERM");
+    let (code, stdout, _) = serving.finish();
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains('▀') || stdout.contains('█'),
+        "a QR code for the phone: {stdout}"
+    );
+}

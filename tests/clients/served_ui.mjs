@@ -11,9 +11,12 @@ const [playwrightDir, base, axePath] = process.argv.slice(2);
 const require = createRequire(import.meta.url);
 const { chromium } = require(playwrightDir);
 
+// BATON_HOST_RULES maps a name the server is reached by to an address (`MAP phone.example
+// 127.0.0.1`), as a phone's network would resolve it.
+const rules = process.env.BATON_HOST_RULES ? [`--host-resolver-rules=${process.env.BATON_HOST_RULES}`] : [];
 const browser = await chromium.launch({
   executablePath: process.env.BATON_CHROMIUM || "/usr/bin/chromium",
-  args: process.getuid && process.getuid() === 0 ? ["--no-sandbox"] : [],
+  args: [...(process.getuid && process.getuid() === 0 ? ["--no-sandbox"] : []), ...rules],
 });
 // bypassCSP: the server's Content-Security-Policy refuses inline scripts, which is how axe is put
 // into the page for the check; the app itself runs under it.

@@ -46,8 +46,18 @@ pub struct Phone {
 
 impl Phone {
     pub fn start(base: &str) -> Phone {
+        Phone::start_resolving(base, None)
+    }
+
+    /// A phone whose network resolves names as `rules` say (Chromium's host resolver rules,
+    /// `MAP phone.example 127.0.0.1`): a server reached by a name of its own.
+    pub fn start_resolving(base: &str, rules: Option<&str>) -> Phone {
         let root = crate::source_root();
-        let mut child = Command::new("node")
+        let mut command = Command::new("node");
+        if let Some(rules) = rules {
+            command.env("BATON_HOST_RULES", rules);
+        }
+        let mut child = command
             .arg(root.join("tests/clients/served_ui.mjs"))
             .arg(crate::cached_tool("node/node_modules/playwright-core"))
             .arg(base)
