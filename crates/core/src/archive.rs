@@ -61,24 +61,60 @@ pub fn archivable(
         let at = t.completed_at.or(t.claimed_at).or(t.created_at);
         at.is_none_or(|at| at.age(now) >= quiet)
     };
-    let candidates: HashSet<&str> = file
+    let mut candidates: HashSet<&str> = file
         .tasks
         .iter()
         .filter(|t| finished(t) && quiet_since(t))
         .map(|t| t.id.as_str())
         .collect();
-    // What the tasks that stay need: their dependencies, and their plans.
-    let needed: HashSet<&str> = file
-        .tasks
-        .iter()
-        .filter(|t| !candidates.contains(t.id.as_str()))
-        .flat_map(|t| t.dependencies.iter().chain(t.plan.iter()))
-        .map(String::as_str)
-        .collect();
+    // What stays needs its plan on the board, and its dependencies while it may still be
+    // worked; and a plan's tasks stay
+    // together while the plan does (its planner, its approval and its limit read its whole
+    // tree from the board). Each round keeps more, until nothing changes: plans nest two deep
+    // and chains are short, so this settles in a few rounds.
+    let on_board: HashSet<&str> = file.tasks.iter().map(|t| t.id.as_str()).collect();
+    loop {
+        let staying = |t: &&Task| !candidates.contains(t.id.as_str());
+        // A task that may still be worked needs its dependencies (a done one does not), and
+        // every task its plan.
+        let needed: HashSet<&str> = file
+            .tasks
+            .iter()
+            .filter(staying)
+            .flat_map(|t| {
+                let finished = matches!(t.status, TaskStatus::Done | TaskStatus::Cancelled);
+                let deps = if finished {
+                    &[][..]
+                } else {
+                    &t.dependencies[..]
+                };
+                deps.iter().chain(t.plan.iter())
+            })
+            .map(String::as_str)
+            .filter(|id| candidates.contains(id))
+            .collect();
+        let of_staying_plan: Vec<&str> = file
+            .tasks
+            .iter()
+            .filter(|t| candidates.contains(t.id.as_str()))
+            .filter(|t| {
+                t.plan
+                    .as_deref()
+                    .is_some_and(|plan| on_board.contains(plan) && !candidates.contains(plan))
+            })
+            .map(|t| t.id.as_str())
+            .collect();
+        if needed.is_empty() && of_staying_plan.is_empty() {
+            break;
+        }
+        for id in needed.into_iter().chain(of_staying_plan) {
+            candidates.remove(id);
+        }
+    }
     file.tasks
         .iter()
         .map(|t| t.id.as_str())
-        .filter(|id| candidates.contains(id) && !needed.contains(id))
+        .filter(|id| candidates.contains(id))
         .map(str::to_string)
         .collect()
 }
@@ -165,6 +201,29 @@ mod tests {
         assert_eq!(gone, ["old", "gone", "chain"]);
         let at_once = archivable(&file, now, Duration::ZERO, &landed);
         assert_eq!(at_once, ["old", "gone", "recent", "chain"]);
+    }
+
+    #[test]
+    fn a_plans_done_tasks_stay_while_the_plan_does_and_go_with_it() {
+        let mut plan = task("plan-1", TaskStatus::Claimed, &[]);
+        plan.kind = crate::model::TaskKind::Plan;
+        let mut part = task("a", TaskStatus::Done, &[]);
+        part.plan = Some("plan-1".into());
+        let file = crate::testing::file_with(vec![plan.clone(), part.clone()]);
+        let all = |_: &Task| true;
+        assert!(archivable(&file, Timestamp::now(), Duration::ZERO, &all).is_empty());
+        // The plan task is done after each planning session while its tasks are worked: a
+        // task still worked keeps the plan, and so its done siblings, on the board.
+        plan.status = TaskStatus::Done;
+        let mut worked = task("b", TaskStatus::InProgress, &[]);
+        worked.plan = Some("plan-1".into());
+        let file = crate::testing::file_with(vec![plan.clone(), part.clone(), worked]);
+        assert!(archivable(&file, Timestamp::now(), Duration::ZERO, &all).is_empty());
+        let file = crate::testing::file_with(vec![plan, part]);
+        assert_eq!(
+            archivable(&file, Timestamp::now(), Duration::ZERO, &all),
+            ["plan-1", "a"]
+        );
     }
 
     #[test]
