@@ -417,3 +417,40 @@ fn a_phone_pairs_through_the_link_a_server_on_every_address_prints() {
         "a QR code for the phone: {stdout}"
     );
 }
+
+/// A webhook's link to one question (`/inbox#q-8`) shows that question on a phone, below the
+/// seven asked before it.
+#[test]
+fn a_link_to_one_question_shows_it_among_many() {
+    let p = Project::init();
+    let (_serving, base) = serve(&p, &["--pair", "none"]);
+    let mut phone = Phone::start(&base);
+    let link = p.json(&["serve", "pair", "--as", "lead"])["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    phone.run(json!({"do": "open", "path": pairing_path(&link)}));
+    let asking: Vec<_> = (1..=8)
+        .map(|n| {
+            p.ask_as(
+                &format!("w{n}"),
+                &format!("Question {n}: which way?"),
+                &["left", "right"],
+            )
+        })
+        .collect();
+    support::eventually("eight questions asked", || {
+        p.json(&["inbox"])["questions"].as_array().map(Vec::len) == Some(8)
+    });
+    let last = p.json(&["inbox"])["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_str().unwrap().to_string())
+        .max_by_key(|id| id.trim_start_matches("q-").parse::<u32>().unwrap_or(0))
+        .unwrap();
+    phone.run(json!({"do": "open", "path": format!("/inbox#{last}")}));
+    let seen = phone.run(json!({"do": "inView", "id": format!("question-{last}")}));
+    assert_eq!(seen["inView"], true, "{last} on the screen: {seen}");
+    drop(asking);
+}

@@ -108,6 +108,14 @@ const commands = {
   async columnOrder() {
     return { columns: await page.locator("[data-testid^=column-]").evaluateAll((all) => all.map((c) => c.dataset.testid)) };
   },
+  // Whether the element with this test id is on the screen, once it is there.
+  async inView({ id }) {
+    await testid(id).first().waitFor({ timeout: TIMEOUT });
+    return { inView: await testid(id).first().evaluate((e) => {
+      const box = e.getBoundingClientRect();
+      return box.top >= 0 && box.bottom <= window.innerHeight;
+    }) };
+  },
   // How many elements carry this test id (0: not shown).
   async has({ id }) {
     return { count: await testid(id).count() };

@@ -34,6 +34,14 @@ export function InboxView({ version, onError }: Props) {
     };
   }, [version, onError]);
 
+  // A link to one question (`/inbox#q-7`, a webhook's) shows it once the inbox has been read.
+  const [linked, setLinked] = useState(() => window.location.hash.slice(1));
+  useEffect(() => {
+    if (!inbox || linked === "") return;
+    document.getElementById(linked)?.scrollIntoView({ block: "center" });
+    setLinked("");
+  }, [inbox, linked]);
+
   if (!inbox) return <p className="loading">Reading the inbox…</p>;
   const open = inbox.questions.filter((q) => q.state.state === "open");
   const ack = (id: string) =>
