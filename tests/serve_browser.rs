@@ -51,12 +51,7 @@ fn a_phone_pairs_follows_the_team_and_answers_an_agent(p: Project) {
     shot(&mut phone, "unpaired");
 
     // Paired as lead through its link: a cookie the page's scripts cannot read, and the board.
-    let link = p.json(&["serve", "pair", "--as", "lead"])["link"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let path = pairing_path(&link);
-    let paired = phone.run(json!({"do": "open", "path": path}));
+    let paired = pair_as_lead(&p, &mut phone);
     assert_eq!(paired["unpaired"], false, "{paired}");
     assert!(paired["url"].as_str().unwrap().ends_with('/'), "{paired}");
     let cookies = phone.run(json!({"do": "cookies"}));
@@ -312,6 +307,16 @@ const PLANNER: &str = "baton leader add-task 'Part a' --id a --acceptance 'a.txt
 const WRITER: &str = "echo \"$BATON_TASK_ID\" > \"$BATON_TASK_ID.txt\" && git add . && \
      git commit -qm \"$BATON_TASK_ID\"";
 
+/// A pairing link as the lead (`baton serve pair`), opened and its button pressed on `phone`;
+/// what the page said once open.
+fn pair_as_lead(p: &Project, phone: &mut Phone) -> Value {
+    let link = p.json(&["serve", "pair", "--as", "lead"])["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    phone.run(json!({"do": "open", "path": pairing_path(&link)}))
+}
+
 /// Table `selector` on a phone keeps each of `columns` at least as wide as said (not squeezed to
 /// a few letters a line), and scrolls in its own box instead.
 fn unsqueezed(phone: &mut Phone, selector: &str, columns: &[(&str, u64)]) {
@@ -341,11 +346,7 @@ fn a_phone_approves_a_teams_plan_with_one_tap() {
     .unwrap();
     let (_serving, base) = serve(&p, &["--pair", "none"]);
     let mut phone = Phone::start(&base);
-    let link = p.json(&["serve", "pair", "--as", "lead"])["link"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    phone.run(json!({"do": "open", "path": pairing_path(&link)}));
+    pair_as_lead(&p, &mut phone);
     let mut team = support::Background::from_command(p.committing(&[
         "--json",
         "team",
@@ -425,11 +426,7 @@ fn a_link_to_one_question_shows_it_among_many() {
     let p = Project::init();
     let (_serving, base) = serve(&p, &["--pair", "none"]);
     let mut phone = Phone::start(&base);
-    let link = p.json(&["serve", "pair", "--as", "lead"])["link"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    phone.run(json!({"do": "open", "path": pairing_path(&link)}));
+    pair_as_lead(&p, &mut phone);
     let asking: Vec<_> = (1..=8)
         .map(|n| {
             p.ask_as(

@@ -189,8 +189,8 @@ fn questions_go_out_as_one_digest_and_an_approval_at_once_each_with_its_link() {
     assert_eq!(serving.finish().0, Some(0));
 }
 
-/// A file that does not parse, or that holds a secret where its variable's name belongs, stops
-/// the server at its start with what is wrong.
+/// A file that does not parse, or that holds a secret where its variable's name belongs, or a
+/// link in the file's place, stops the server at its start with what is wrong.
 #[test]
 fn a_bad_notify_file_stops_the_server_saying_why() {
     let p = Project::init();
@@ -204,4 +204,16 @@ fn a_bad_notify_file_stops_the_server_saying_why() {
         err.contains("notify.toml") && err.contains("names an environment variable"),
         "{err}"
     );
+    // A link in the file's place is not followed to a file elsewhere.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("notify.toml");
+    std::fs::write(
+        &target,
+        "[[webhook]]\nformat = \"json\"\nurl = \"http://127.0.0.1:9/\"\n",
+    )
+    .unwrap();
+    std::fs::remove_file(p.coordination().join("notify.toml")).unwrap();
+    std::os::unix::fs::symlink(&target, p.coordination().join("notify.toml")).unwrap();
+    let err = p.fails(&["serve", "--listen", "127.0.0.1:0", "--pair", "none"], 1);
+    assert!(err.contains("symbolic link"), "{err}");
 }

@@ -55,6 +55,16 @@ pub fn prefix(text: &str, max_bytes: usize) -> &str {
     &text[..end]
 }
 
+/// `text` trimmed and, past `max_chars` characters, cut there with `…` after it: a note shown
+/// in a message, the whole of it kept elsewhere.
+pub fn shortened(text: &str, max_chars: usize) -> String {
+    let text = text.trim();
+    match text.chars().count() > max_chars {
+        true => format!("{}…", text.chars().take(max_chars).collect::<String>()),
+        false => text.to_string(),
+    }
+}
+
 /// File names listed in a task's context or result: one line each, no control characters.
 pub fn check_paths(paths: &[String]) -> Result<()> {
     for path in paths {

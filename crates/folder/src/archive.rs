@@ -10,7 +10,7 @@
 //! review sent back, a dependency) comes back to the board as it was; archived again later,
 //! its newer line wins.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
@@ -150,6 +150,18 @@ impl FolderStore {
             all.extend(self.month(&month)?);
         }
         Ok(all)
+    }
+
+    /// The archived tasks the board `live` does not hold (one brought back to it is the
+    /// board's), oldest month first.
+    pub(crate) fn archived_beside(&self, live: &TaskFile) -> Result<Vec<Task>> {
+        let on_board: HashSet<&str> = live.tasks.iter().map(|t| t.id.as_str()).collect();
+        Ok(self
+            .archived_tasks()?
+            .into_iter()
+            .map(|a| a.task)
+            .filter(|t| !on_board.contains(t.id.as_str()))
+            .collect())
     }
 
     /// Archived task `id`, if it is one.

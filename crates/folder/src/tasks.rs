@@ -19,6 +19,16 @@ use crate::store::{Change, FolderStore};
 use crate::{journal, notes};
 
 impl FolderStore {
+    /// The board `file` as a status report, with the project's goal.
+    fn report(&self, file: &TaskFile) -> StatusReport {
+        StatusReport::build(
+            file,
+            notes::goal(self.layout()),
+            Timestamp::now(),
+            self.lease(),
+        )
+    }
+
     /// Applies `change` to task `id` in one transaction, writes its result report when it
     /// finished, and journals it.
     fn change(
@@ -178,13 +188,7 @@ impl TaskStore for FolderStore {
     }
 
     fn status(&self) -> Result<StatusReport> {
-        let file = self.load()?;
-        Ok(StatusReport::build(
-            &file,
-            notes::goal(self.layout()),
-            Timestamp::now(),
-            self.lease(),
-        ))
+        Ok(self.report(&self.load()?))
     }
 
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)> {
@@ -207,30 +211,14 @@ impl TaskStore for FolderStore {
     }
 
     fn archived(&self) -> Result<Vec<Task>> {
-        let live = self.load()?;
-        Ok(self
-            .archived_tasks()?
-            .into_iter()
-            .map(|a| a.task)
-            .filter(|t| live.task(&t.id).is_none())
-            .collect())
+        self.archived_beside(&self.load()?)
     }
 
     fn status_all(&self) -> Result<StatusReport> {
         let mut file = self.load()?;
-        let archived: Vec<Task> = self
-            .archived_tasks()?
-            .into_iter()
-            .map(|a| a.task)
-            .filter(|t| file.task(&t.id).is_none())
-            .collect();
+        let archived = self.archived_beside(&file)?;
         file.tasks.splice(0..0, archived);
-        Ok(StatusReport::build(
-            &file,
-            notes::goal(self.layout()),
-            Timestamp::now(),
-            self.lease(),
-        ))
+        Ok(self.report(&file))
     }
 
     fn discover(&self, agent: &str, text: &str) -> Result<String> {

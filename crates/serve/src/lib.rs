@@ -160,7 +160,7 @@ pub fn serve(
             .collect();
         let url = urls[0].clone();
         // Webhooks for what waits for the lead, linking to this server unless told otherwise.
-        if let Some(config) = notify::NotifyConfig::load(project.local().root())
+        if let Some(config) = notify::NotifyConfig::load(project.local())
             .map_err(|e| Error::new(ErrorKind::InvalidInput, e))?
         {
             let base = config.link_base.clone().unwrap_or_else(|| url.clone());

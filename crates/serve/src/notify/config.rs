@@ -14,7 +14,7 @@
 //! events = ["question", "approval", "plan"]   # default: every one
 //! ```
 
-use std::path::Path;
+use baton_core::Layout;
 
 use serde::Deserialize;
 
@@ -83,15 +83,12 @@ fn digest_seconds() -> u64 {
 }
 
 impl NotifyConfig {
-    /// The file in `coordination` (the `.coordination/` folder); `None` when there is none.
-    pub fn load(coordination: &Path) -> Result<Option<NotifyConfig>, String> {
-        let path = coordination.join(FILE);
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(format!(
-                "{} is a symbolic link; Baton does not follow it",
-                path.display()
-            ));
-        }
+    /// The project's file (in `.coordination/`, reached through no link); `None` when there
+    /// is none.
+    pub fn load(local: &Layout) -> Result<Option<NotifyConfig>, String> {
+        let path = local
+            .unlinked(local.root().join(FILE))
+            .map_err(|e| e.to_string())?;
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

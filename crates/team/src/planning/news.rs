@@ -270,11 +270,7 @@ impl News {
 
 /// `text` cut to [`NOTE_SHOWN`] characters.
 fn cut(text: &str) -> String {
-    let text = text.trim();
-    match text.chars().count() > NOTE_SHOWN {
-        true => format!("{}…", text.chars().take(NOTE_SHOWN).collect::<String>()),
-        false => text.to_string(),
-    }
+    baton_core::text::shortened(text, NOTE_SHOWN)
 }
 
 #[cfg(test)]
