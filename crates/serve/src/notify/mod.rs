@@ -127,8 +127,17 @@ pub fn message(
             headers.push(("content-type".into(), "text/plain; charset=utf-8".into()));
             return Some((headers, text.into_bytes()));
         }
-        Format::Slack => json!({"text": format!("*{title}*\n{text}\n<{link}|Open in Baton>")}),
-        Format::Discord => json!({"content": format!("**{title}**\n{text}\n{link}")}),
+        Format::Slack => {
+            let (title, text) = (for_slack(&title), for_slack(&text));
+            json!({"text": format!("*{title}*\n{text}\n<{link}|Open in Baton>")})
+        }
+        Format::Discord => {
+            let (title, text) = (for_discord(&title), for_discord(&text));
+            json!({
+                "content": format!("**{title}**\n{text}\n{link}"),
+                "allowed_mentions": {"parse": []},
+            })
+        }
         Format::Json => json!({
             "event": event,
             "title": title,
@@ -144,11 +153,23 @@ pub fn message(
 
 /// `text` cut to [`TEXT_SHOWN`] characters.
 fn cut(text: &str) -> String {
-    let text = text.trim();
-    match text.chars().count() > TEXT_SHOWN {
-        true => format!("{}…", text.chars().take(TEXT_SHOWN).collect::<String>()),
-        false => text.to_string(),
-    }
+    baton_core::text::shortened(text, TEXT_SHOWN)
+}
+
+/// What an agent wrote, for Slack: its `&`, `<` and `>` written out, so a question cannot
+/// make a link of its own (`<https://elsewhere|Open in Baton>`) or a mention (`<!channel>`).
+fn for_slack(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// What an agent wrote, for Discord: its brackets escaped, so a question cannot make a masked
+/// link (`[Open in Baton](https://elsewhere)`); mentions are off for the whole message.
+fn for_discord(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
 }
 
 /// A header's value: what is not printable ASCII becomes `?` (an agent's name or a task's id
@@ -336,6 +357,44 @@ mod tests {
             )
             .is_none()
         );
+        // What an agent wrote makes no link or mention of its own in a chat.
+        let mut spoof = asked("q-7", Event::Question);
+        spoof.text = "<https://evil.example|Open in Baton> <!channel> [Open](https://evil.example) @everyone".into();
+        let (_, body) = message(
+            &hook(Format::Slack, vec![Event::Question]),
+            &[spoof.clone()],
+            "http://d",
+            None,
+        )
+        .unwrap();
+        let slack: Value = serde_json::from_slice(&body).unwrap();
+        let text = slack["text"].as_str().unwrap();
+        assert!(
+            !text.contains("<https://evil") && !text.contains("<!channel>"),
+            "{text}"
+        );
+        assert!(
+            text.contains("&lt;https://evil.example|Open in Baton&gt;"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("<http://d/inbox#q-7|Open in Baton>"),
+            "{text}"
+        );
+        let (_, body) = message(
+            &hook(Format::Discord, vec![Event::Question]),
+            &[spoof],
+            "http://d",
+            None,
+        )
+        .unwrap();
+        let discord: Value = serde_json::from_slice(&body).unwrap();
+        let content = discord["content"].as_str().unwrap();
+        assert!(
+            content.contains("\\[Open\\](https://evil.example)"),
+            "{content}"
+        );
+        assert_eq!(discord["allowed_mentions"], json!({"parse": []}));
         // What an agent wrote cannot break a header.
         let mut odd = asked("q-6", Event::Question);
         odd.agent = "cc1\r\nX-Evil: 1".into();
