@@ -196,6 +196,7 @@ async fn build(open: OpenProject, options: &McpOptions) -> Result<BatonServer, E
 
 /// Serves `server` over stdio until the client goes away or the process is told to stop.
 async fn serve_stdio<S: rmcp::ServerHandler + Clone>(server: &S, log: &Log) -> Result<(), Error> {
+    let stop = shutdown_signal()?;
     let service = server
         .clone()
         .serve(framing::StdioTransport::stdio())
@@ -209,7 +210,7 @@ async fn serve_stdio<S: rmcp::ServerHandler + Clone>(server: &S, log: &Log) -> R
             }
             log.line("client closed the connection; stopping");
         }
-        _ = shutdown_signal() => {
+        _ = stop => {
             log.line("asked to stop; shutting down");
             cancel.cancel();
         }
@@ -253,6 +254,7 @@ async fn serve_http(
             info.display()
         );
     };
+    let stop = shutdown_signal()?;
     let serving = http::serve(
         server.clone(),
         addr,
@@ -264,7 +266,7 @@ async fn serve_http(
     );
     let result = tokio::select! {
         result = serving => result,
-        _ = shutdown_signal() => {
+        _ = stop => {
             server.log().line("asked to stop; shutting down");
             cancel.cancel();
             Ok(())
@@ -306,11 +308,21 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         })
 }
 
-async fn shutdown_signal() {
+/// SIGTERM or SIGINT (Ctrl-C), caught from this call on: installed before the server is
+/// announced, a stop sent the moment a client sees it ends the server cleanly instead of
+/// killing it.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, Error> {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
+    let catch = |kind| {
+        signal(kind)
+            .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot catch signals: {e}")))
+    };
+    let mut term = catch(SignalKind::terminate())?;
+    let mut interrupt = catch(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = term.recv() => {}
+        }
+    })
 }

@@ -184,30 +184,51 @@ pub fn serve(
                 format!("cannot write {}: {e}", info_file.display()),
             )
         })?;
+        // The stop signals are ours before anyone is told the server is up: a SIGTERM sent
+        // as soon as the URL is printed ends the server cleanly instead of killing it.
+        let stops = Stops::install()?;
         ready(&urls);
-        accept(listener, server, acceptor).await
+        accept(listener, server, acceptor, stops).await
     });
     let _ = std::fs::remove_file(&info_file);
     runtime.shutdown_background();
     outcome
 }
 
+/// SIGTERM and SIGINT (Ctrl-C), caught from the moment they are installed.
+struct Stops {
+    term: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Stops {
+    fn install() -> Result<Self, Error> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let catch = |kind| {
+            signal(kind)
+                .map_err(|e| Error::new(ErrorKind::Internal, format!("cannot catch signals: {e}")))
+        };
+        Ok(Self {
+            term: catch(SignalKind::terminate())?,
+            interrupt: catch(SignalKind::interrupt())?,
+        })
+    }
+}
+
 async fn accept(
     listener: tokio::net::TcpListener,
     server: Arc<routes::Server>,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    mut stops: Stops,
 ) -> Result<(), Error> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())
-        .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(_) => continue,
             },
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-            _ = term.recv() => return Ok(()),
+            _ = stops.interrupt.recv() => return Ok(()),
+            _ = stops.term.recv() => return Ok(()),
         };
         let server = server.clone();
         let tls = tls.clone();
