@@ -98,6 +98,9 @@ OPENCODE_VERSION=1.18.33
 # The official MCP conformance suite, run against `baton mcp --http`; it needs Node 22 (its
 # `fs.globSync`), which it gets from npm's node-linux-* package, not the system's Node.
 CONFORMANCE_VERSION=0.1.16
+# Web Push's reference decryption (RFC 8188/8291, by one of their authors): the push test
+# decrypts what `baton serve` pushes with it.
+HTTP_ECE_VERSION=1.2.1
 CONFORMANCE_NODE_VERSION=22.22.0
 
 ensure_test_tools() {
@@ -141,6 +144,13 @@ ensure_test_tools() {
         npm install --prefix "$suite" --no-audit --no-fund --loglevel=error \
             "node-linux-$arch@$CONFORMANCE_NODE_VERSION" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
         echo "$wanted" > "$suite/versions"
+    fi
+    local push="$TEST_TOOLS/push"
+    if [ "$(cat "$push/versions" 2>/dev/null)" != "http_ece@$HTTP_ECE_VERSION" ]; then
+        say "installing http_ece $HTTP_ECE_VERSION (Web Push's reference decryption) into $push"
+        mkdir -p "$push"
+        npm install --prefix "$push" --no-audit --no-fund --loglevel=error "http_ece@$HTTP_ECE_VERSION"
+        echo "http_ece@$HTTP_ECE_VERSION" > "$push/versions"
     fi
     export BATON_TEST_TOOLS="$TEST_TOOLS"
 }

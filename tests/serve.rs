@@ -15,6 +15,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 
 use serde_json::{Value, json};
+use support::served::{Answer, Browser, request};
 use support::{Background, PATIENCE, Project};
 
 support::on_both_stores!(
@@ -59,122 +60,6 @@ fn serve(p: &Project, pair_as: &str) -> Served {
     }
 }
 
-/// An HTTP answer.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {self:?}"))
-    }
-
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            key.eq_ignore_ascii_case(name)
-                .then(|| value.trim().to_string())
-        })
-    }
-}
-
-/// One request to `host` (`localhost:PORT`) with `headers`, as a browser on this server's own
-/// page would send it unless the headers say otherwise.
-fn request(host: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-    let port = host.rsplit(':').next().unwrap();
-    let mut stream = TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut text = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        text.push_str(&format!("Host: {host}\r\n"));
-    }
-    for (key, value) in headers {
-        text.push_str(&format!("{key}: {value}\r\n"));
-    }
-    text.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(text.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    Answer {
-        status,
-        head: head.to_string(),
-        body: body.to_string(),
-    }
-}
-
-/// A browser's session with the server: its cookie, if paired.
-struct Browser<'a> {
-    host: &'a str,
-    origin: String,
-    cookie: Option<String>,
-}
-
-impl<'a> Browser<'a> {
-    fn new(served: &'a Served) -> Browser<'a> {
-        Browser {
-            host: &served.host,
-            origin: format!("http://{}", served.host),
-            cookie: None,
-        }
-    }
-
-    /// Opens a pairing link and presses its button; keeps the cookie it sets.
-    fn open_link(&mut self, link: &str) -> Answer {
-        let path = support::served::pairing_path(link);
-        // Opening the link (as a chat app's preview would) pairs nothing: it asks.
-        let page = request(self.host, "GET", path, &[("User-Agent", "Test phone")], "");
-        // A wrong, used or expired code is refused at the page already, counted as wrong.
-        if page.status != 200 {
-            assert!(page.header("set-cookie").is_none(), "{page:?}");
-            return page;
-        }
-        assert!(
-            page.body.contains("as the lead: it may") || page.body.contains("as a responder:"),
-            "{page:?}"
-        );
-        assert!(page.header("set-cookie").is_none(), "{page:?}");
-        assert!(
-            page.body.contains(&format!("action=\"{path}\"")),
-            "{page:?}"
-        );
-        let answer = request(
-            self.host,
-            "POST",
-            path,
-            &[
-                ("User-Agent", "Test phone"),
-                ("Origin", &self.origin),
-                ("Content-Type", "application/x-www-form-urlencoded"),
-            ],
-            "",
-        );
-        if let Some(cookie) = answer.header("set-cookie") {
-            self.cookie = Some(cookie.split(';').next().unwrap().to_string());
-        }
-        answer
-    }
-
-    fn post(&self, path: &str, body: &Value) -> Answer {
-        let mut headers = vec![
-            ("Origin", self.origin.as_str()),
-            ("Content-Type", "application/json"),
-        ];
-        if let Some(cookie) = &self.cookie {
-            headers.push(("Cookie", cookie));
-        }
-        request(self.host, "POST", path, &headers, &body.to_string())
-    }
-
-    fn operation(&self, name: &str, body: Value) -> Answer {
-        self.post(&format!("/api/operation/{name}"), &body)
-    }
-}
-
 fn pair_another(p: &Project, scope: &str) -> String {
     let out = p.json(&["serve", "pair", "--as", scope]);
     assert_eq!(out["scope"], scope, "{out}");
@@ -184,7 +69,7 @@ fn pair_another(p: &Project, scope: &str) -> String {
 fn without_pairing_every_api_path_is_refused_and_a_link_pairs_one_browser(p: Project) {
     p.ok(&["leader", "add-task", "Write the parser"]);
     let served = serve(&p, "lead");
-    let mut browser = Browser::new(&served);
+    let mut browser = Browser::new(&served.host);
     for path in [
         "/api/operation/task_status",
         "/api/operation/task_merge",
@@ -219,7 +104,7 @@ fn without_pairing_every_api_path_is_refused_and_a_link_pairs_one_browser(p: Pro
     let whoami = browser.post("/api/command/whoami", &json!({}));
     assert_eq!(whoami.json()["scope"], "lead", "{whoami:?}");
     // The link pairs one browser only.
-    let mut other = Browser::new(&served);
+    let mut other = Browser::new(&served.host);
     let again = other.open_link(&served.link);
     assert_eq!(again.status, 403, "{again:?}");
     assert_eq!(again.json()["kind"], "pairing_refused");
@@ -266,7 +151,7 @@ fn without_pairing_every_api_path_is_refused_and_a_link_pairs_one_browser(p: Pro
 
 fn foreign_hosts_origins_and_guessed_codes_are_refused(p: Project) {
     let served = serve(&p, "lead");
-    let mut browser = Browser::new(&served);
+    let mut browser = Browser::new(&served.host);
     assert_eq!(browser.open_link(&served.link).status, 303);
     let cookie = browser.cookie.clone().unwrap();
     let body = "{}";
@@ -338,10 +223,10 @@ fn foreign_hosts_origins_and_guessed_codes_are_refused(p: Project) {
         assert!(forged.header("set-cookie").is_none(), "{forged:?}");
     }
     // The link still pairs its own browser.
-    assert_eq!(Browser::new(&served).open_link(&link).status, 303);
+    assert_eq!(Browser::new(&served.host).open_link(&link).status, 303);
     // Guessing codes: a few wrong ones, then pairing pauses, a right one included.
     let link = pair_another(&p, "lead");
-    let mut guesser = Browser::new(&served);
+    let mut guesser = Browser::new(&served.host);
     for guess in 0..baton_serve::PAIRING_FAILURES_PER_MINUTE {
         let wrong = guesser.open_link(&format!("/pair/GUESS{guess:05}"));
         assert_eq!(wrong.status, 403, "{wrong:?}");
@@ -379,7 +264,7 @@ fn foreign_hosts_origins_and_guessed_codes_are_refused(p: Project) {
 fn a_responder_answers_an_agent_but_the_server_refuses_it_a_merge_and_a_team_start(p: Project) {
     p.ok(&["leader", "add-task", "Write the parser", "--id", "t1"]);
     let served = serve(&p, "none");
-    let mut phone = Browser::new(&served);
+    let mut phone = Browser::new(&served.host);
     let link = pair_another(&p, "responder");
     // The page says what the link pairs the browser as.
     let page = request(
@@ -443,7 +328,7 @@ fn a_responder_answers_an_agent_but_the_server_refuses_it_a_merge_and_a_team_sta
 
 fn a_revoked_device_is_refused_at_once_and_its_feed_ends(p: Project) {
     let served = serve(&p, "lead");
-    let mut browser = Browser::new(&served);
+    let mut browser = Browser::new(&served.host);
     assert_eq!(browser.open_link(&served.link).status, 303);
     let cookie = browser.cookie.clone().unwrap();
     // The feed, read as a page reads it.
@@ -589,7 +474,7 @@ fn handshake_answer(host: &str, headers: &[(&str, &str)]) -> Answer {
 /// or not quite a WebSocket: refused before anything is upgraded.
 fn the_feed_s_websocket_is_refused_to_other_sites_and_unpaired_pages(p: Project) {
     let served = serve(&p, "lead");
-    let mut browser = Browser::new(&served);
+    let mut browser = Browser::new(&served.host);
     assert_eq!(browser.open_link(&served.link).status, 303);
     let cookie = browser.cookie.clone().unwrap();
     let origin = browser.origin.clone();

@@ -390,6 +390,30 @@ fn a_phone_approves_a_teams_plan_with_one_tap() {
         "{inbox}"
     );
     assert!(p.path().join("b.txt").is_file(), "b landed");
+    // The Team view says how the run ended, as a push's link to it shows it.
+    phone.run(json!({"do": "open", "path": "/team"}));
+    phone.run(json!({"do": "waitTestId", "id": "team-view"}));
+    phone.run(json!({"do": "waitCard", "text": "Every task it could reach is done"}));
+}
+
+/// Pushed while no page is open: the app's service worker shows a push as a notification that
+/// keeps its link, and the Inbox offers pushes to the device (a page on localhost is a secure
+/// context).
+#[test]
+fn the_service_worker_shows_a_push_with_its_link() {
+    let p = Project::init();
+    let (_serving, base) = serve(&p, &["--pair", "none"]);
+    let mut phone = Phone::start(&base);
+    pair_as_lead(&p, &mut phone);
+    phone.run(json!({"do": "waitTestId", "id": "push-switch"}));
+    let link = format!("{base}/inbox#q-1");
+    let data = json!({"title": "w1 asks", "body": "Which port?", "url": link, "tag": "q-1"});
+    let shown = phone.run(json!({"do": "pushShown", "data": data}));
+    assert_eq!(shown["scope"], format!("{base}/"), "{shown}");
+    let notice = &shown["notifications"][0];
+    assert_eq!(notice["body"], "Which port?", "{shown}");
+    assert_eq!(notice["tag"], "q-1", "{shown}");
+    assert_eq!(notice["data"]["url"], link, "{shown}");
 }
 
 /// Served on every address with `--host NAME`, the link the server prints (and draws as a QR

@@ -452,6 +452,20 @@ fn a_typo_in_the_command_stops_the_team_and_burns_no_task() {
             .iter()
             .all(|t| t["status"] == "done")
     );
+    // A start that failed was no attempt: each task's first real run is its attempt 1, whose
+    // transcript still says why the start before it failed.
+    for i in 1..=6 {
+        let task = format!("task-{i}");
+        let log = p.json(&["team", "logs", &task, "--attempt", "1"]);
+        assert_eq!(log["attempt"]["end"], "completed", "{log}");
+        let events = log["events"].as_array().unwrap();
+        let starts = events.iter().filter(|e| e["kind"] == "started").count();
+        assert_eq!(starts, 2, "the failed start and the run: {log}");
+        let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+        assert!(seqs.windows(2).all(|w| w[0] < w[1]), "numbered on: {seqs:?}");
+        let second = p.run(&["team", "logs", &task, "--attempt", "2"]);
+        assert!(!second.status.success(), "{task} has no attempt 2");
+    }
 }
 
 /// Waiting said out loud: a worker with nothing to claim says what it waits for (another's

@@ -75,18 +75,29 @@ pub fn serve(project: &OpenProject, args: ServeArgs, json: bool) -> Result<u8, E
         }
         Some(ServeCommand::Devices) => {
             let list = devices.list()?;
-            emit(json, &list, || {
+            // Whether a device gets pushes, not where: its subscription's secret stays put.
+            let listed: Vec<serde_json::Value> = list
+                .iter()
+                .map(|d| {
+                    serde_json::json!({
+                        "id": d.id, "name": d.name, "scope": d.scope, "paired_at": d.paired_at,
+                        "push": d.push.is_some(),
+                    })
+                })
+                .collect();
+            emit(json, &listed, || {
                 if list.is_empty() {
                     return "No paired devices: `baton serve pair` makes a link for one.".into();
                 }
                 list.iter()
                     .map(|d| {
                         format!(
-                            "{}  {:<9}  paired {}  {}",
+                            "{}  {:<9}  paired {}  {}{}",
                             d.id,
                             d.scope.as_str(),
                             d.paired_at,
-                            d.name
+                            d.name,
+                            if d.push.is_some() { "  (pushed to)" } else { "" }
                         )
                     })
                     .collect::<Vec<_>>()
@@ -95,7 +106,9 @@ pub fn serve(project: &OpenProject, args: ServeArgs, json: bool) -> Result<u8, E
             Ok(0)
         }
         Some(ServeCommand::Revoke { id }) => {
-            let device = devices.revoke(&id)?;
+            let mut device = devices.revoke(&id)?;
+            // Its subscription went with it; its secret is not printed.
+            device.push = None;
             emit(json, &device, || {
                 format!(
                     "Revoked {} ({}): its next request is refused.",

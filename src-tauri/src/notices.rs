@@ -71,6 +71,10 @@ impl crate::session::Follower for Notifier {
             show_opening_inbox(app, question_notice(question));
             return;
         }
+        if let ChangeEvent::TeamEnded { ended } = event {
+            show(app, &team_notice(ended));
+            return;
+        }
         let ChangeEvent::TasksChanged { changes } = event else {
             return;
         };
@@ -79,6 +83,17 @@ impl crate::session::Follower for Notifier {
                 show(app, &notice);
             }
         }
+    }
+}
+
+/// The notification for a team's run that ended.
+pub fn team_notice(ended: &baton_core::team_end::TeamEnded) -> Notice {
+    Notice {
+        title: match ended.all_done {
+            true => "The team's run ended: all done".into(),
+            false => "The team's run ended: not all done".into(),
+        },
+        body: ended.headline.clone(),
     }
 }
 

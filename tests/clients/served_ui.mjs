@@ -268,6 +268,36 @@ const commands = {
   async notices() {
     return { notices: await page.evaluate(() => window.__notices) };
   },
+  // Registers the app's service worker, delivers it `data` as a push (through the DevTools
+  // protocol, as the browser's push service would), and returns the notifications it shows.
+  async pushShown({ data }) {
+    await context.grantPermissions(["notifications"]);
+    const cdp = await context.newCDPSession(page);
+    const registered = new Promise((resolve) =>
+      cdp.on("ServiceWorker.workerRegistrationUpdated", ({ registrations }) => {
+        const ours = registrations.find((r) => r.scopeURL === `${new URL(base).origin}/` && !r.isDeleted);
+        if (ours) resolve(ours.registrationId);
+      }),
+    );
+    await cdp.send("ServiceWorker.enable");
+    const scope = await page.evaluate(async () => {
+      await navigator.serviceWorker.register("/sw.js");
+      return (await navigator.serviceWorker.ready).scope;
+    });
+    const registrationId = await registered;
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin: new URL(base).origin, registrationId, data: JSON.stringify(data) });
+    const shown = await page.waitForFunction(
+      async (title) => {
+        const registration = await navigator.serviceWorker.ready;
+        const all = await registration.getNotifications();
+        const found = all.filter((n) => n.title === title);
+        return found.length > 0 && found.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
+      },
+      data.title,
+      { timeout: TIMEOUT, polling: 100 },
+    );
+    return { scope, notifications: await shown.jsonValue() };
+  },
   async errors() {
     return { errors: consoleErrors, failed };
   },

@@ -4,6 +4,7 @@ import { call, errorMessage } from "./api";
 import type { InboxView as Inbox } from "./bindings/InboxView";
 import type { Question } from "./bindings/Question";
 import { askPermission, canOffer } from "./notify";
+import { PushSwitch } from "./PushSwitch";
 import { useLead } from "./scope";
 
 /** The approval choice that adds its rule to the policy (baton_api::approvals::ALWAYS). */
@@ -76,6 +77,7 @@ export function InboxView({ version, onError }: Props) {
           <span className="muted">while this page is open</span>
         </p>
       )}
+      <PushSwitch onError={onError} />
       <h2>Questions and approvals ({open.length})</h2>
       {open.length === 0 && <p className="empty">Nothing waits for you.</p>}
       <ul className="questions">

@@ -78,6 +78,11 @@ export function TeamView({ version, onError }: Props) {
   return (
     <section className="team-view" aria-label="Team" data-testid="team-view">
       <Skipped unreadable={team.unreadable} of="the team" />
+      {team.last_run && !team.supervisor && (
+        <p className={team.last_run.all_done ? "notice" : "notice not-all-done"} role="status" data-testid="last-run">
+          The last run (on {team.last_run.host}) ended {new Date(team.last_run.ended_at).toLocaleString()}: {team.last_run.headline}
+        </p>
+      )}
       {lead && (team.supervisor ? <ResizeForm running={team.supervisor} onError={onError} /> : <StartForm onError={onError} />)}
       <Spend team={team} />
       <div className="table-box">

@@ -52,6 +52,15 @@ function invoke<T>(command: string, args: Record<string, unknown> = {}): Promise
 /** The window's views. */
 export type View = "board" | "graph" | "agents" | "team" | "inbox" | "review" | "browser";
 
+/** The views a served page's path may name (a served page has no browser view). */
+const PATH_VIEWS: readonly View[] = ["board", "graph", "agents", "team", "inbox", "review"];
+
+/** The view a served page's path names (`/inbox`, `/team/`), if any. */
+export function viewOfPath(path: string): View | null {
+  const first = path.split("/").filter((part) => part !== "")[0] ?? "";
+  return (PATH_VIEWS as readonly string[]).includes(first) ? (first as View) : null;
+}
+
 /** Runs the operation `name` with `request`; rejects with an `ErrorBody`. */
 export function call<K extends OperationName>(name: K, request: Operations[K]["request"]): Promise<Operations[K]["output"]> {
   if (served) return post<Operations[K]["output"]>(`/api/operation/${name}`, request);
@@ -122,7 +131,14 @@ export const api = {
   handoffGraph: () => invoke<HandoffGraph>("handoff_graph"),
   boardPainted: () => invoke<null>("board_painted"),
   /** The view to open on (`BATON_DESKTOP_VIEW`), if the environment names one. */
-  initialView: () => invoke<View | null>("initial_view"),
+  /** The view to open with: a served page's path names it (`/inbox#q-7`, a push's or a webhook's
+   *  link; `/team`); the desktop says which (a tray menu's choice). */
+  initialView: () => (served ? Promise.resolve(viewOfPath(window.location.pathname)) : invoke<View | null>("initial_view")),
+  /** A served page's push subscription (`crates/serve/src/push`): the server's key to subscribe
+   *  with and whether this device is subscribed; subscribing and unsubscribing it. */
+  pushKey: () => invoke<{ key: string; subscribed: boolean }>("push_key"),
+  pushSubscribe: (subscription: PushSubscriptionJSON) => invoke<{ subscribed: boolean }>("push_subscribe", { subscription }),
+  pushUnsubscribe: () => invoke<{ subscribed: boolean }>("push_unsubscribe"),
   /** A served page's device: its scope (`lead` or `responder`). Served pages only. */
   whoami: () => invoke<{ id: string; scope: "lead" | "responder"; name: string }>("whoami"),
   /** Starts (or resizes) this machine's team in the background: the catalogue's `team_up`. */

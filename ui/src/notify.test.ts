@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { noticeOf } from "./notify";
+import { keyBytes, noticeOf } from "./notify";
+import { viewOfPath } from "./api";
 import type { ChangeEvent } from "./bindings/ChangeEvent";
 import type { Question } from "./bindings/Question";
 
@@ -33,5 +34,22 @@ describe("noticeOf", () => {
   it("says nothing of other changes", () => {
     expect(noticeOf({ event: "master_plan_changed" })).toBeNull();
     expect(noticeOf({ event: "question_settled", question: question({ kind: "question" }) })).toBeNull();
+  });
+});
+
+describe("keyBytes", () => {
+  it("decodes the server's base64url key, unpadded", () => {
+    expect([...keyBytes("-_8")]).toEqual([0xfb, 0xff]);
+    expect([...keyBytes("AQID")]).toEqual([1, 2, 3]);
+  });
+});
+
+describe("viewOfPath", () => {
+  it("opens the view a link names, and nothing for other paths", () => {
+    expect(viewOfPath("/inbox")).toBe("inbox");
+    expect(viewOfPath("/team/")).toBe("team");
+    expect(viewOfPath("/")).toBeNull();
+    expect(viewOfPath("/pair/ABC")).toBeNull();
+    expect(viewOfPath("/browser")).toBeNull();
   });
 });

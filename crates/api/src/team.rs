@@ -63,6 +63,9 @@ pub struct TeamView {
     /// task in the order it joined, with its place (queued, checking, landed, sent back, not
     /// landed) and why. Empty when none ran.
     pub merge_queue: Vec<baton_team::QueueEntry>,
+    /// How the last team run ended, whichever machine ran it; none before the first.
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub last_run: Option<baton_core::team_end::TeamEnded>,
     /// Worker and attempt records that could not be read, named: everything else is shown.
     pub unreadable: Vec<Unreadable>,
 }
@@ -127,12 +130,20 @@ impl Operation for TeamStatus {
         let listed = cx.team.attempts_listed(None)?;
         unreadable.extend(listed.unreadable);
         let attempts = listed.items;
+        let last_run = baton_core::team_end::last(&*cx.documents).unwrap_or_else(|e| {
+            unreadable.push(Unreadable {
+                document: baton_core::team_end::TEAM_ENDED.to_string(),
+                problem: e.to_string(),
+            });
+            None
+        });
         Ok(TeamView {
             workers,
             supervisor: running_supervisor(cx.local)?,
             spend: Spend::of(&attempts),
             timeline: timeline(&attempts, baton_core::Timestamp::now()),
             merge_queue: baton_team::read_queue(cx.local),
+            last_run,
             unreadable,
         })
     }

@@ -171,6 +171,11 @@ pub fn change(event: &ChangeEvent, at: Timestamp) -> String {
             message.to,
             line(&message.subject, 160)
         ),
+        ChangeEvent::TeamEnded { ended } => format!(
+            "the team on {} ended: {}",
+            line(&ended.host, 64),
+            line(&ended.headline, 240)
+        ),
     };
     format!("{time}  {what}")
 }

@@ -156,12 +156,11 @@ fn up(project: &OpenProject, request: TeamUp, mode: WatchMode, json: bool) -> Re
 /// failed or not done (or a plan not carried out); 0 only when every task the run could reach
 /// is done.
 fn exit_by_verdict(report: &baton_team::TeamReport) -> u8 {
-    let verdict = &report.verdict;
     if !report.errors.is_empty() {
         exit::ERROR.code
-    } else if !verdict.cannot_start.is_empty() {
+    } else if !report.verdict.cannot_start.is_empty() {
         exit::AGENTS_CANNOT_START.code
-    } else if !verdict.all_done || report.plan.as_ref().is_some_and(|p| !p.carried_out) {
+    } else if !report.succeeded() {
         exit::TASKS_LEFT.code
     } else {
         0

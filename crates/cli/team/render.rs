@@ -177,12 +177,7 @@ pub fn report(report: &TeamReport) -> String {
             plan.plan,
             plan.tasks.len(),
             plan.sessions,
-            match (plan.carried_out, plan.goal_met) {
-                (true, Some(true)) => "carried out, the goal met as the judge finds",
-                (true, _) => "carried out",
-                (false, Some(false)) => "not carried out: the judge finds the goal not met",
-                (false, _) => "not carried out",
-            }
+            plan.state()
         ));
     }
     let reported = report.workers.iter().any(|w| w.usage != Usage::default());
@@ -197,18 +192,7 @@ pub fn report(report: &TeamReport) -> String {
 /// The verdict's lines: the counts, then every task not done with why, and why workers
 /// stopped early (each cause once).
 fn verdict(verdict: &Verdict) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{}: {} done, {} failed, {} handed back, {} not done.",
-        if verdict.all_done {
-            "Every task it could reach is done"
-        } else {
-            "Not every task is done"
-        },
-        verdict.done.len(),
-        verdict.failed.len(),
-        verdict.handed_back.len(),
-        verdict.waiting.len()
-    )];
+    let mut lines = vec![verdict.counts()];
     for cause in &verdict.cannot_start {
         lines.push(format!(
             "  agents could not start, so workers stopped: {}",
@@ -294,6 +278,14 @@ pub fn status(view: &TeamView) -> String {
         total.turns
     ));
     lines.extend(queue_lines(&view.merge_queue));
+    if let Some(ended) = &view.last_run {
+        lines.push(format!(
+            "The last run (on {}) ended {}: {}",
+            crate::render::clean(&ended.host),
+            ended.ended_at,
+            one_line(&ended.headline, false)
+        ));
+    }
     lines.extend(skipped(&view.unreadable));
     lines.join("\n")
 }

@@ -132,9 +132,16 @@ impl Attempt {
     }
 
     /// The number of the next attempt at a task after `attempts` (all of them: its workers'
-    /// and its judge's, which are numbered together).
+    /// and its judge's, which are numbered together). An attempt whose agent could not start
+    /// did not happen as far as the task is concerned: the next one is made under its number
+    /// (its transcript carried on, its record replaced), so a typo's failed starts do not make
+    /// the first real run "attempt 4".
     pub fn next_number(attempts: &[Attempt]) -> u32 {
-        attempts.iter().map(|a| a.attempt).max().unwrap_or(0) + 1
+        match attempts.iter().max_by_key(|a| a.attempt) {
+            Some(last) if last.end == AttemptEnd::NotStarted => last.attempt,
+            Some(last) => last.attempt + 1,
+            None => 1,
+        }
     }
 }
 
@@ -301,6 +308,20 @@ mod tests {
             sandboxed: false,
             role: AttemptRole::Work,
         }
+    }
+
+    #[test]
+    fn a_start_that_failed_gives_its_number_to_the_next_attempt() {
+        assert_eq!(Attempt::next_number(&[]), 1);
+        let mut first = attempt("task-1", 1, "ex1", 0.0);
+        first.end = AttemptEnd::NotStarted;
+        assert_eq!(Attempt::next_number(&[first.clone()]), 1);
+        let second = attempt("task-1", 2, "ex1", 0.0);
+        // Numbered after the highest, in whatever order they are given.
+        assert_eq!(Attempt::next_number(&[second.clone(), first.clone()]), 3);
+        let mut third = attempt("task-1", 3, "ex1", 0.0);
+        third.end = AttemptEnd::NotStarted;
+        assert_eq!(Attempt::next_number(&[first, third, second]), 3);
     }
 
     #[test]

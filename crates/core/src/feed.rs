@@ -125,6 +125,10 @@ pub enum ChangeEvent {
     MessageSent {
         message: Message,
     },
+    /// A team's run ended ([`crate::team_end`]): what it did, for a lead who walked away.
+    TeamEnded {
+        ended: crate::team_end::TeamEnded,
+    },
 }
 
 /// What happened to one task.

@@ -9,7 +9,12 @@ use crate::documents::{DocumentStore, ORCHESTRATION};
 use crate::error::Result;
 
 /// Every single document Baton keeps.
-pub const DOCUMENTS: [&str; 3] = [ORCHESTRATION, SPEND_DOCUMENT, crate::inbox::NUMBERS];
+pub const DOCUMENTS: [&str; 4] = [
+    ORCHESTRATION,
+    SPEND_DOCUMENT,
+    crate::inbox::NUMBERS,
+    crate::team_end::TEAM_ENDED,
+];
 
 /// The folders Baton keeps a document per item in: questions, messages, approval decisions,
 /// reviews.

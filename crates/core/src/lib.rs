@@ -61,6 +61,7 @@ mod status;
 mod store;
 mod summary;
 pub mod team;
+pub mod team_end;
 mod team_store;
 pub mod text;
 pub mod time;

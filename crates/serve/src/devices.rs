@@ -65,6 +65,9 @@ pub struct Device {
     /// SHA-256 of its token, hex.
     #[serde(rename = "token_sha256")]
     token_hash: String,
+    /// Where its pushes go, once it asked for them ([`crate::push`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<crate::push::Subscription>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -133,6 +136,7 @@ impl Devices {
                 scope: code.scope,
                 paired_at: now,
                 token_hash: digest(&token),
+                push: None,
             };
             registry.devices.push(device.clone());
             Ok((device, token.clone()))
@@ -190,6 +194,41 @@ impl Devices {
         })
     }
 
+    /// Device `id`'s pushes go to `subscription` from now on (its browser's, checked).
+    pub fn subscribe(&self, id: &str, subscription: crate::push::Subscription) -> Result<(), Error> {
+        subscription.check()?;
+        self.change(|registry, _| {
+            device_mut(registry, id)?.push = Some(subscription);
+            Ok(())
+        })
+    }
+
+    /// Device `id` gets no more pushes (when `endpoint` is given: unless it subscribed again
+    /// elsewhere since). Whether it had a subscription to drop.
+    pub fn unsubscribe(&self, id: &str, endpoint: Option<&str>) -> Result<bool, Error> {
+        self.change(|registry, _| {
+            let device = device_mut(registry, id)?;
+            let dropped = device
+                .push
+                .as_ref()
+                .is_some_and(|p| endpoint.is_none_or(|e| e == p.endpoint));
+            if dropped {
+                device.push = None;
+            }
+            Ok(dropped)
+        })
+    }
+
+    /// Every device's subscription, by device id.
+    pub fn subscriptions(&self) -> Result<Vec<(String, crate::push::Subscription)>, Error> {
+        Ok(self
+            .read()?
+            .devices
+            .into_iter()
+            .filter_map(|d| Some((d.id, d.push?)))
+            .collect())
+    }
+
     fn read(&self) -> Result<Registry, Error> {
         match std::fs::read(&self.file) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
@@ -231,6 +270,19 @@ impl Devices {
         })?;
         Ok(result)
     }
+}
+
+fn device_mut<'a>(registry: &'a mut Registry, id: &str) -> Result<&'a mut Device, Error> {
+    registry
+        .devices
+        .iter_mut()
+        .find(|d| d.id == id)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::UnknownDevice,
+                format!("no paired device {id:?}: `baton serve devices` lists them"),
+            )
+        })
 }
 
 fn io_error(path: &std::path::Path, e: std::io::Error) -> Error {

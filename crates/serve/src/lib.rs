@@ -18,6 +18,7 @@ pub mod feed;
 pub mod guard;
 mod gzip;
 pub mod notify;
+pub mod push;
 pub mod routes;
 pub mod scope;
 pub mod socket;
@@ -142,6 +143,22 @@ pub fn serve(
             true => addresses::machine_addresses(),
             false => Vec::new(),
         };
+        // What waits for the lead is pushed to the devices that ask (with the project's key,
+        // made once) and sent to the webhooks notify.toml names.
+        let config = notify::NotifyConfig::load(project.local())
+            .map_err(|e| Error::new(ErrorKind::InvalidInput, e))?;
+        let pusher = match push::vapid::PushKey::load_or_make(&project.local().root().join("serve"))
+        {
+            Ok(key) => Some(Arc::new(push::Pusher::new(
+                key,
+                devices.clone(),
+                config.as_ref().and_then(|c| c.push_contact.clone()),
+            ))),
+            Err(e) => {
+                eprintln!("baton serve: nothing is pushed to phones: {e}");
+                None
+            }
+        };
         let server = Arc::new(routes::Server {
             paired: feed::paired(devices.clone()),
             devices,
@@ -152,6 +169,7 @@ pub fn serve(
             secure: acceptor.is_some(),
             gzipped: gzip::Gzipped::default(),
             project: project.clone(),
+            pusher: pusher.clone(),
         });
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         let urls: Vec<String> = addresses::reachable_hosts(bound, &options.hosts, &machine)
@@ -159,13 +177,12 @@ pub fn serve(
             .map(|host| format!("{scheme}://{host}"))
             .collect();
         let url = urls[0].clone();
-        // Webhooks for what waits for the lead, linking to this server unless told otherwise.
-        if let Some(config) = notify::NotifyConfig::load(project.local())
-            .map_err(|e| Error::new(ErrorKind::InvalidInput, e))?
-        {
-            let base = config.link_base.clone().unwrap_or_else(|| url.clone());
-            notify::start(config, &server.events, base);
-        }
+        // Links lead to this server unless notify.toml says otherwise.
+        let base = config
+            .as_ref()
+            .and_then(|c| c.link_base.clone())
+            .unwrap_or_else(|| url.clone());
+        notify::start(config, pusher, &server.events, base);
         let running = Running {
             url: url.clone(),
             pid: std::process::id(),

@@ -7,7 +7,8 @@
 //! - `POST /api/operation/NAME`: the catalogue's operation `NAME` with the JSON body as its
 //!   request, as the desktop's one IPC command runs it, if the device's scope allows it.
 //! - `POST /api/command/NAME`: what the desktop's other commands read (the project, its notes,
-//!   a task's result, the handoff graph; `whoami`).
+//!   a task's result, the handoff graph; `whoami`), and the device's push subscription
+//!   (`push_key`, `push_subscribe`, `push_unsubscribe`: [`crate::push`]).
 //! - `GET /api/feed`: the change feed over a WebSocket (the served UI's pages), or as
 //!   server-sent events (scripts); each message is one batch, a JSON array of events.
 //! - anything else under `/api/`: not found; without a paired device's cookie, every `/api/`
@@ -53,6 +54,8 @@ pub struct Server {
     pub secure: bool,
     /// The UI's text files, compressed once each.
     pub gzipped: crate::gzip::Gzipped,
+    /// Pushes to subscribed devices; none when the project's push key cannot be had.
+    pub pusher: Option<Arc<crate::push::Pusher>>,
 }
 
 fn full(bytes: impl Into<Bytes>) -> Body {
@@ -478,6 +481,14 @@ async fn command(
     name: &str,
     request: Value,
 ) -> Result<Value, Error> {
+    if let Some(asked) = name.strip_prefix("push_") {
+        let (pusher, devices) = (server.pusher.clone(), server.devices.clone());
+        let asked = asked.to_string();
+        return blocking(move || {
+            crate::push::command(pusher.as_deref(), &devices, &device, &asked, request)
+        })
+        .await;
+    }
     let project = server.project.clone();
     let name = name.to_string();
     blocking(move || -> Result<Value, Error> {

@@ -2,12 +2,13 @@
 //! phone-sized Chromium driven through Playwright (`tests/clients/served_ui.mjs`), one JSON
 //! command at a time.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::Value;
 
-use crate::{Background, Project};
+use crate::{Background, PATIENCE, Project};
 
 /// `baton serve --listen 127.0.0.1:0 ARGS` for `p`, once it listens: the process and its URL.
 /// It serves the UI built into `baton` unless `args` name a `--ui-dir`.
@@ -35,6 +36,123 @@ pub fn pairing_path(link: &str) -> &str {
     &link[link
         .find("/pair/")
         .unwrap_or_else(|| panic!("not a pairing link: {link}"))..]
+}
+
+/// An HTTP answer.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {self:?}"))
+    }
+
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
+        })
+    }
+}
+
+/// One request to `host` (`localhost:PORT`) with `headers`, as a browser on this server's own
+/// page would send it unless the headers say otherwise.
+pub fn request(host: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let port = host.rsplit(':').next().unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut text = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        text.push_str(&format!("Host: {host}\r\n"));
+    }
+    for (key, value) in headers {
+        text.push_str(&format!("{key}: {value}\r\n"));
+    }
+    text.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    Answer {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+/// A browser's session with the server: its cookie, if paired.
+pub struct Browser<'a> {
+    pub host: &'a str,
+    pub origin: String,
+    pub cookie: Option<String>,
+}
+
+impl<'a> Browser<'a> {
+    /// A browser on the server at `host` (`localhost:PORT`), not paired yet.
+    pub fn new(host: &'a str) -> Browser<'a> {
+        Browser {
+            host,
+            origin: format!("http://{host}"),
+            cookie: None,
+        }
+    }
+
+    /// Opens a pairing link and presses its button; keeps the cookie it sets.
+    pub fn open_link(&mut self, link: &str) -> Answer {
+        let path = pairing_path(link);
+        // Opening the link (as a chat app's preview would) pairs nothing: it asks.
+        let page = request(self.host, "GET", path, &[("User-Agent", "Test phone")], "");
+        // A wrong, used or expired code is refused at the page already, counted as wrong.
+        if page.status != 200 {
+            assert!(page.header("set-cookie").is_none(), "{page:?}");
+            return page;
+        }
+        assert!(
+            page.body.contains("as the lead: it may") || page.body.contains("as a responder:"),
+            "{page:?}"
+        );
+        assert!(page.header("set-cookie").is_none(), "{page:?}");
+        assert!(
+            page.body.contains(&format!("action=\"{path}\"")),
+            "{page:?}"
+        );
+        let answer = request(
+            self.host,
+            "POST",
+            path,
+            &[
+                ("User-Agent", "Test phone"),
+                ("Origin", &self.origin),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            "",
+        );
+        if let Some(cookie) = answer.header("set-cookie") {
+            self.cookie = Some(cookie.split(';').next().unwrap().to_string());
+        }
+        answer
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> Answer {
+        let mut headers = vec![
+            ("Origin", self.origin.as_str()),
+            ("Content-Type", "application/json"),
+        ];
+        if let Some(cookie) = &self.cookie {
+            headers.push(("Cookie", cookie));
+        }
+        request(self.host, "POST", path, &headers, &body.to_string())
+    }
+
+    pub fn operation(&self, name: &str, body: Value) -> Answer {
+        self.post(&format!("/api/operation/{name}"), &body)
+    }
 }
 
 /// The Playwright driver on a page of the server at `base`.

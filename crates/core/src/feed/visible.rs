@@ -29,8 +29,10 @@ impl ChangeEvent {
                 question.agent == agent
             }
             ChangeEvent::MessageSent { message } => message.from == agent || message.is_for(agent),
-            // Browsers are the lead's machine's.
-            ChangeEvent::BrowserAdded { .. } | ChangeEvent::BrowserRemoved { .. } => false,
+            // Browsers are the lead's machine's; the team's end is the lead's news.
+            ChangeEvent::BrowserAdded { .. }
+            | ChangeEvent::BrowserRemoved { .. }
+            | ChangeEvent::TeamEnded { .. } => false,
         }
     }
 }

@@ -223,7 +223,7 @@ enum Project {
 impl State {
     /// The first look, which sets the baseline silently.
     fn read(layout: Layout, stores: Stores) -> Result<State> {
-        let team = TeamState::read(stores.team.clone())?;
+        let team = TeamState::read(stores.team.clone(), stores.documents.clone())?;
         let inbox = InboxState::read(stores.documents.clone())?;
         let project = match stores.tasks.file_feed() {
             Some(files) => Project::Files(files),

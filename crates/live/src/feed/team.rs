@@ -11,14 +11,18 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use baton_core::feed::group_transcript_events;
-use baton_core::{TeamStore, WorkerRecord};
+use baton_core::team_end::{self, TeamEnded};
+use baton_core::{DocumentStore, TeamStore, WorkerRecord};
 
 use super::{ChangeEvent, Dirty, MAX_EVENTS_PER_CHANGE};
 
 /// What the feed last saw of the team.
 pub(super) struct TeamState {
     store: Arc<dyn TeamStore>,
+    documents: Arc<dyn DocumentStore>,
     workers: BTreeMap<String, WorkerRecord>,
+    /// How the last run ended ([`team_end::TEAM_ENDED`]).
+    ended: Option<TeamEnded>,
     /// The store's place of the last transcript event read; `None` when the store's
     /// transcripts are files (the folder reads those itself).
     place: Option<u64>,
@@ -26,12 +30,18 @@ pub(super) struct TeamState {
 
 impl TeamState {
     /// The first look, which sets the baseline silently.
-    pub(super) fn read(store: Arc<dyn TeamStore>) -> baton_core::Result<TeamState> {
+    pub(super) fn read(
+        store: Arc<dyn TeamStore>,
+        documents: Arc<dyn DocumentStore>,
+    ) -> baton_core::Result<TeamState> {
         let workers = by_name(store.workers()?);
         let place = store.events_since(u64::MAX, 0)?.map(|(_, place)| place);
+        let ended = team_end::last(&*documents)?;
         Ok(TeamState {
             store,
+            documents,
             workers,
+            ended,
             place,
         })
     }
@@ -54,6 +64,15 @@ impl TeamState {
                 }
             }
             self.workers = workers;
+            let ended = team_end::last(&*self.documents)?;
+            if ended != self.ended {
+                if let Some(ended) = &ended {
+                    events.push(ChangeEvent::TeamEnded {
+                        ended: ended.clone(),
+                    });
+                }
+                self.ended = ended;
+            }
         }
         let Some(place) = &mut self.place else {
             return Ok(());

@@ -1,17 +1,18 @@
 //! `.coordination/notify.toml`: where `baton serve` tells the lead that something waits for
 //! them, for people who live in a chat (ntfy, Slack, Discord) or a script (JSON). The lead writes
 //! it; secrets are never in it, only the name of the variable that holds one, read from the
-//! server's environment.
+//! server's environment. Pushes to paired phones need no file; it only tunes them.
 //!
 //! ```toml
 //! digest_seconds = 20            # questions within this long go as one message
 //! link_base = "https://desk.lan:8787"  # deep links; default: the server's own URL
+//! push_contact = "mailto:me@example.com"  # whom push services may write to about pushes
 //!
 //! [[webhook]]
 //! format = "ntfy"                # ntfy | slack | discord | json
 //! url = "https://ntfy.sh/my-desk"
 //! secret_env = "NTFY_TOKEN"      # sent as `Authorization: Bearer …`
-//! events = ["question", "approval", "plan"]   # default: every one
+//! events = ["question", "approval", "plan", "team"]   # default: every one
 //! ```
 
 use baton_core::Layout;
@@ -35,6 +36,8 @@ pub enum Event {
     Approval,
     /// A planner's plan waits for approval: told at once.
     Plan,
+    /// A team's run ended, with its verdict: told at once.
+    Team,
 }
 
 /// How a webhook's body is written.
@@ -64,7 +67,7 @@ pub struct Webhook {
 }
 
 fn every_event() -> Vec<Event> {
-    vec![Event::Question, Event::Approval, Event::Plan]
+    vec![Event::Question, Event::Approval, Event::Plan, Event::Team]
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -74,6 +77,10 @@ pub struct NotifyConfig {
     pub digest_seconds: u64,
     #[serde(default)]
     pub link_base: Option<String>,
+    /// Whom a push service may write to about this server's pushes (a `mailto:` or `https:`
+    /// URL); Apple's wants a real one.
+    #[serde(default)]
+    pub push_contact: Option<String>,
     #[serde(default, rename = "webhook")]
     pub webhooks: Vec<Webhook>,
 }
@@ -103,6 +110,13 @@ impl NotifyConfig {
         let config: NotifyConfig = toml::from_str(text).map_err(|e| e.to_string())?;
         if config.digest_seconds > 3600 {
             return Err("digest_seconds is at most 3600 (an hour)".into());
+        }
+        if let Some(contact) = &config.push_contact
+            && !(contact.starts_with("mailto:") || contact.starts_with("https://"))
+        {
+            return Err(format!(
+                "push_contact is a mailto: or https: URL, not {contact:?}"
+            ));
         }
         if let Some(base) = &config.link_base {
             super::http::Target::parse(base).map_err(|e| format!("link_base: {e}"))?;

@@ -1,4 +1,4 @@
-//! One HTTP POST to a webhook, over plain HTTP or TLS (rustls, checked against the system's
+//! One HTTP POST to a webhook (or a push service), over plain HTTP or TLS (rustls, checked against the system's
 //! certificate authorities), with a deadline: a chat service that does not answer holds up
 //! nothing else.
 
@@ -62,7 +62,14 @@ impl Target {
         })
     }
 
-    fn authority(&self) -> String {
+    /// Where it is on the web: `https://host[:port]`.
+    pub fn origin(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.authority())
+    }
+
+    /// Its host and (unless the scheme's own) port, as a request's `Host` names it.
+    pub fn authority(&self) -> String {
         let host = match self.host.contains(':') {
             true => format!("[{}]", self.host),
             false => self.host.clone(),

@@ -2,4 +2,5 @@
 //! the `verdict` it ends with (what landed, what failed and why, the exit code).
 
 pub(crate) mod board_summary;
+pub(crate) mod ended;
 pub(crate) mod verdict;

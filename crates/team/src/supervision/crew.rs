@@ -442,6 +442,23 @@ impl<'a> Crew<'a> {
         }
     }
 
+    /// The number of the last event stored in the transcript of `task`'s attempt `attempt`;
+    /// 0 when there is none, the crew keeps no records or the store cannot be read.
+    pub(crate) fn last_event(&self, task: &str, attempt: u32) -> u64 {
+        if !self.keep_records {
+            return 0;
+        }
+        let mut last = 0;
+        // In pages: only the transcript of a start that failed is ever there, a few events.
+        while let Ok(events) = self.team.events(task, attempt, last, 1024) {
+            match events.last() {
+                Some(event) if event.seq > last => last = event.seq,
+                _ => break,
+            }
+        }
+        last
+    }
+
     /// Task `id` as the store has it now.
     pub(crate) fn task(&self, id: &str) -> Option<Task> {
         self.tasks.task(id).ok().flatten()

@@ -180,7 +180,10 @@ pub fn run_team(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<TeamReport> {
     let TeamStores {
-        tasks, team, local, ..
+        tasks,
+        team,
+        local,
+        documents,
     } = stores;
     if plan.workers == 0 || plan.workers > MAX_WORKERS {
         return Err(TeamError::new(
@@ -250,6 +253,10 @@ pub fn run_team(
         plan.mode,
         controls,
     )?;
+    // The lead hears of the end wherever they are (the served UI's push, a webhook).
+    if let Err(e) = baton_core::team_end::record(documents, &report.ended(&info)) {
+        eprintln!("baton: the team's end could not be recorded: {e}");
+    }
     let _ = std::fs::remove_file(team_file(local, "supervisor.json"));
     clear_requests(local);
     Ok(report)

@@ -58,14 +58,16 @@ pub(super) struct Transcript<'a> {
 }
 
 impl<'a> Transcript<'a> {
-    /// An empty transcript of one attempt, bounded by the profile's byte limit.
+    /// The transcript of one attempt, bounded by the profile's byte limit: empty, or carried
+    /// on after the events of a start that failed under the same number
+    /// ([`baton_core::Attempt::next_number`]).
     pub(super) fn new(crew: &'a Crew<'a>, worker: &'a str, task: &'a str, attempt: u32) -> Self {
         Transcript {
             crew,
             worker,
             task,
             attempt,
-            seq: 0,
+            seq: crew.last_event(task, attempt),
             pending: Vec::new(),
             due: None,
             output_pending: false,

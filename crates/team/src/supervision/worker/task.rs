@@ -29,10 +29,14 @@ pub(crate) fn work_task(
     let Some(worktree) = take_up(crew, name, &task, report) else {
         return Ok(());
     };
-    // The judge's attempts at the task are numbered among its worker's, and are not its.
+    // The judge's attempts at the task are numbered among its worker's, and are not its; a
+    // start that failed is no earlier attempt (this one takes its number).
     let all = crew.attempts(&id)?;
     let mut next = Attempt::next_number(&all);
-    let mut earlier: Vec<Attempt> = all.into_iter().filter(Attempt::is_work).collect();
+    let mut earlier: Vec<Attempt> = all
+        .into_iter()
+        .filter(|a| a.is_work() && a.end != AttemptEnd::NotStarted)
+        .collect();
     let mut resume_session = match resumed {
         true => session_left(crew, &mut earlier)?,
         false => None,
