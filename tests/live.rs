@@ -32,6 +32,7 @@ support::on_both_stores!(
     signal_commands_refuse_bad_names_unknown_runs_and_missing_names,
     the_change_feed_reports_what_another_process_changed,
     status_watch_into_a_pipe_prints_plain_boards_when_they_change,
+    a_team_s_end_is_in_the_change_feed_with_its_verdict,
 );
 
 fn status_watch_redraws_when_another_process_adds_a_task(p: Project) {
@@ -328,6 +329,46 @@ fn signal_commands_refuse_bad_names_unknown_runs_and_missing_names(p: Project) {
 fn next_event(watch: &mut support::Background, event: &str) -> Value {
     let line = watch.wait_stdout(&format!("\"event\":\"{event}\""));
     serde_json::from_str(&line).unwrap()
+}
+
+/// A lead who walked away hears how a team's run ended: the feed (what `baton serve` pushes
+/// and the desktop notifies from) says so once, with the verdict `team up` printed, and
+/// `team status` keeps it.
+fn a_team_s_end_is_in_the_change_feed_with_its_verdict(p: Project) {
+    p.ok(&["leader", "add-task", "Works"]);
+    p.ok(&["leader", "add-task", "Fails"]);
+    let mut watch = p.spawn(&["watch", "--json"]);
+    watch.wait_stderr("watching");
+    let out = p.run(&["team", "up", "--exec", "test \"$BATON_TASK_ID\" = task-1"]);
+    assert_eq!(out.status.code(), Some(10), "{out:?}");
+    let ended = next_event(&mut watch, "team_ended");
+    let ended = &ended["ended"];
+    assert_eq!(ended["all_done"], false, "{ended}");
+    assert_eq!(
+        (ended["done"].as_u64(), ended["failed"].as_u64()),
+        (Some(1), Some(1)),
+        "{ended}"
+    );
+    let headline = ended["headline"].as_str().unwrap();
+    assert!(
+        headline.starts_with("Not every task is done: 1 done, 1 failed"),
+        "{ended}"
+    );
+    let status = p.json(&["team", "status"]);
+    assert_eq!(status["last_run"]["headline"], headline, "{status}");
+    // Told once: a later change to the team is no second end.
+    p.ok(&["leader", "add-task", "After"]);
+    next_event(&mut watch, "tasks_changed");
+    assert!(
+        !watch
+            .stdout_seen
+            .iter()
+            .skip_while(|l| !l.contains("team_ended"))
+            .skip(1)
+            .any(|l| l.contains("team_ended")),
+        "{:?}",
+        watch.stdout_seen
+    );
 }
 
 fn the_change_feed_reports_what_another_process_changed(p: Project) {

@@ -56,19 +56,32 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
     let key = phone.post("/api/command/push_key", &json!({})).json();
     assert_eq!(key["subscribed"], false, "{key}");
     let server_key = key["key"].as_str().unwrap().to_string();
-    assert_eq!(server_key.len(), 87, "an uncompressed P-256 key, base64url: {key}");
+    assert_eq!(
+        server_key.len(),
+        87,
+        "an uncompressed P-256 key, base64url: {key}"
+    );
 
     // What no browser would give is refused, and nothing is subscribed by it.
     let (mut node, subscription) = subscriber(3);
     let keys = subscription["keys"].clone();
     for (bad, says) in [
-        (json!({"endpoint": "http://push.example/x", "keys": keys}), "https URL"),
-        (json!({"endpoint": "file:///etc/passwd", "keys": keys}), "http or https"),
+        (
+            json!({"endpoint": "http://push.example/x", "keys": keys}),
+            "https URL",
+        ),
+        (
+            json!({"endpoint": "file:///etc/passwd", "keys": keys}),
+            "http or https",
+        ),
         (
             json!({"endpoint": subscription["endpoint"], "keys": {"p256dh": keys["p256dh"], "auth": "AAAA"}}),
             "auth secret",
         ),
-        (json!({"endpoint": subscription["endpoint"]}), "not a push subscription"),
+        (
+            json!({"endpoint": subscription["endpoint"]}),
+            "not a push subscription",
+        ),
     ] {
         let answer = phone.post(
             "/api/command/push_subscribe",
@@ -98,11 +111,17 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
     let _first = p.ask_as("w1", "Which port?", &[]);
     let _second = p.ask_as("w2", "Which database?", &[]);
     let digest = next_push(&mut node);
-    assert_eq!(digest["payload"]["title"], "2 questions wait for you", "{digest}");
+    assert_eq!(
+        digest["payload"]["title"], "2 questions wait for you",
+        "{digest}"
+    );
     assert_eq!(digest["payload"]["url"], format!("{url}/inbox"), "{digest}");
     assert_eq!(digest["headers"]["urgency"], "normal", "{digest}");
     assert_eq!(digest["vapid"]["aud"], origin_of(&subscription), "{digest}");
-    assert_eq!(digest["vapid"]["sub"], "mailto:lead@example.com", "{digest}");
+    assert_eq!(
+        digest["vapid"]["sub"], "mailto:lead@example.com",
+        "{digest}"
+    );
     assert_eq!(digest["vapid"]["k"], server_key.as_str(), "{digest}");
     assert!(digest["headers"]["ttl"].as_str().is_some(), "{digest}");
 

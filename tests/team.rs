@@ -419,28 +419,32 @@ fn a_typo_in_the_command_stops_the_team_and_burns_no_task() {
         let said = w["last_event"].as_str().unwrap();
         assert!(said.contains("could not start"), "{said}");
     }
-    // Three attempts for each worker, every one recorded as not started, none failing a task.
-    let mut ends = Vec::new();
+    // Three failed starts for each worker, at the task it claimed each time: kept as that
+    // task's attempt 1, not started, whose transcript holds each start and why it failed.
+    let mut failed_starts = Vec::new();
     for i in 1..=6 {
-        for n in 1.. {
-            let number = n.to_string();
-            let args = [
-                "--json",
-                "team",
-                "logs",
-                &format!("task-{i}"),
-                "--attempt",
-                &number,
-            ];
-            let out = p.run(&args);
-            if !out.status.success() {
-                break;
-            }
-            let log: Value = serde_json::from_slice(&out.stdout).unwrap();
-            ends.push(log["attempt"]["end"].as_str().unwrap().to_string());
+        let task = format!("task-{i}");
+        let out = p.run(&["--json", "team", "logs", &task, "--attempt", "1"]);
+        if !out.status.success() {
+            failed_starts.push(0);
+            continue;
         }
+        let log: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(log["attempt"]["end"], "not_started", "{log}");
+        let starts = log["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "started")
+            .count();
+        failed_starts.push(starts);
+        let second = p.run(&["team", "logs", &task, "--attempt", "2"]);
+        assert!(
+            !second.status.success(),
+            "{task}: a failed start is no attempt"
+        );
     }
-    assert_eq!(ends, vec!["not_started"; 6]);
+    assert_eq!(failed_starts.iter().sum::<usize>(), 6, "{failed_starts:?}");
 
     // Fixed, the same tasks run: nothing was used up.
     run_ok(&p, &["team", "up", "--workers", "2", "--exec", "true"]);
@@ -453,16 +457,19 @@ fn a_typo_in_the_command_stops_the_team_and_burns_no_task() {
             .all(|t| t["status"] == "done")
     );
     // A start that failed was no attempt: each task's first real run is its attempt 1, whose
-    // transcript still says why the start before it failed.
-    for i in 1..=6 {
+    // transcript still says why the starts before it failed.
+    for (i, failed) in (1..=6).zip(failed_starts) {
         let task = format!("task-{i}");
         let log = p.json(&["team", "logs", &task, "--attempt", "1"]);
         assert_eq!(log["attempt"]["end"], "completed", "{log}");
         let events = log["events"].as_array().unwrap();
         let starts = events.iter().filter(|e| e["kind"] == "started").count();
-        assert_eq!(starts, 2, "the failed start and the run: {log}");
+        assert_eq!(starts, failed + 1, "the failed starts and the run: {log}");
         let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-        assert!(seqs.windows(2).all(|w| w[0] < w[1]), "numbered on: {seqs:?}");
+        assert!(
+            seqs.windows(2).all(|w| w[0] < w[1]),
+            "numbered on: {seqs:?}"
+        );
         let second = p.run(&["team", "logs", &task, "--attempt", "2"]);
         assert!(!second.status.success(), "{task} has no attempt 2");
     }

@@ -97,7 +97,11 @@ pub fn serve(project: &OpenProject, args: ServeArgs, json: bool) -> Result<u8, E
                             d.scope.as_str(),
                             d.paired_at,
                             d.name,
-                            if d.push.is_some() { "  (pushed to)" } else { "" }
+                            if d.push.is_some() {
+                                "  (pushed to)"
+                            } else {
+                                ""
+                            }
                         )
                     })
                     .collect::<Vec<_>>()

@@ -88,7 +88,10 @@ mod tests {
         record(&store, &ended(3)).unwrap();
         record(&store, &ended(5)).unwrap();
         let read = last(&store).unwrap().expect("recorded");
-        assert_eq!((read.done, read.merged, read.host.as_str()), (5, Some(5), "desk"));
+        assert_eq!(
+            (read.done, read.merged, read.host.as_str()),
+            (5, Some(5), "desk")
+        );
         store
             .change_document(TEAM_ENDED, &mut |_, _| {
                 Ok(Some(serde_json::json!({"done": "many"})))

@@ -53,6 +53,24 @@ impl Scope {
     }
 }
 
+/// A browser's push subscription, as its `PushSubscription.toJSON()` gives it.
+/// Kept with its device: revoked, it goes too ([`crate::push`] sends to it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subscription {
+    /// The push service's URL for this browser.
+    pub endpoint: String,
+    pub keys: SubscriptionKeys,
+}
+
+/// Kept with its device: revoked, it goes too ([`crate::push`] sends to it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscriptionKeys {
+    /// The browser's public key (uncompressed P-256, base64url).
+    pub p256dh: String,
+    /// The browser's authentication secret (16 bytes, base64url).
+    pub auth: String,
+}
+
 /// A paired browser.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Device {
@@ -67,7 +85,7 @@ pub struct Device {
     token_hash: String,
     /// Where its pushes go, once it asked for them ([`crate::push`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub push: Option<crate::push::Subscription>,
+    pub push: Option<Subscription>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -194,9 +212,9 @@ impl Devices {
         })
     }
 
-    /// Device `id`'s pushes go to `subscription` from now on (its browser's, checked).
-    pub fn subscribe(&self, id: &str, subscription: crate::push::Subscription) -> Result<(), Error> {
-        subscription.check()?;
+    /// Device `id`'s pushes go to `subscription` from now on (its browser's, checked by
+    /// [`crate::push::check`]).
+    pub fn subscribe(&self, id: &str, subscription: Subscription) -> Result<(), Error> {
         self.change(|registry, _| {
             device_mut(registry, id)?.push = Some(subscription);
             Ok(())
@@ -220,7 +238,7 @@ impl Devices {
     }
 
     /// Every device's subscription, by device id.
-    pub fn subscriptions(&self) -> Result<Vec<(String, crate::push::Subscription)>, Error> {
+    pub fn subscriptions(&self) -> Result<Vec<(String, Subscription)>, Error> {
         Ok(self
             .read()?
             .devices

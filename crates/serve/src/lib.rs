@@ -22,6 +22,7 @@ pub mod push;
 pub mod routes;
 pub mod scope;
 pub mod socket;
+pub mod tell;
 mod tls;
 pub mod ui;
 
@@ -182,7 +183,7 @@ pub fn serve(
             .as_ref()
             .and_then(|c| c.link_base.clone())
             .unwrap_or_else(|| url.clone());
-        notify::start(config, pusher, &server.events, base);
+        tell::start(config, pusher, &server.events, base);
         let running = Running {
             url: url.clone(),
             pid: std::process::id(),

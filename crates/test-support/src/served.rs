@@ -62,7 +62,13 @@ impl Answer {
 
 /// One request to `host` (`localhost:PORT`) with `headers`, as a browser on this server's own
 /// page would send it unless the headers say otherwise.
-pub fn request(host: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+pub fn request(
+    host: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
     let port = host.rsplit(':').next().unwrap();
     let mut stream = TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
     stream.set_read_timeout(Some(PATIENCE)).unwrap();

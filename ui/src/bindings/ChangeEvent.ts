@@ -2,6 +2,7 @@
 import type { Message } from "./Message";
 import type { Question } from "./Question";
 import type { TaskChange } from "./TaskChange";
+import type { TeamEnded } from "./TeamEnded";
 import type { TranscriptEvent } from "./TranscriptEvent";
 import type { WorkerRecord } from "./WorkerRecord";
 
@@ -13,4 +14,4 @@ export type ChangeEvent = { "event": "tasks_changed", changes: Array<TaskChange>
 /**
  * `done`, or whatever text a foreign writer put in the file.
  */
-signal: string, writer?: string | null, pid?: number | null, written_at?: string | null, note?: string | null, } | { "event": "signal_cleared", name: string, run: number, path: string, } | { "event": "run_started", run: number, } | { "event": "discovery_added", text: string, } | { "event": "result_written", task: string, path: string, } | { "event": "log_appended", agent: string, lines: Array<string>, } | { "event": "master_plan_changed" } | { "event": "summary_written" } | { "event": "orchestration_changed", file: string, } | { "event": "handoff_written" } | { "event": "browser_added", port: number, owner: string, headless: boolean, } | { "event": "browser_removed", port: number, } | { "event": "worker_changed", worker: WorkerRecord, } | { "event": "transcript_appended", task: string, attempt: number, events: Array<TranscriptEvent>, } | { "event": "question_asked", question: Question, } | { "event": "question_settled", question: Question, } | { "event": "message_sent", message: Message, };
+signal: string, writer?: string | null, pid?: number | null, written_at?: string | null, note?: string | null, } | { "event": "signal_cleared", name: string, run: number, path: string, } | { "event": "run_started", run: number, } | { "event": "discovery_added", text: string, } | { "event": "result_written", task: string, path: string, } | { "event": "log_appended", agent: string, lines: Array<string>, } | { "event": "master_plan_changed" } | { "event": "summary_written" } | { "event": "orchestration_changed", file: string, } | { "event": "handoff_written" } | { "event": "browser_added", port: number, owner: string, headless: boolean, } | { "event": "browser_removed", port: number, } | { "event": "worker_changed", worker: WorkerRecord, } | { "event": "transcript_appended", task: string, attempt: number, events: Array<TranscriptEvent>, } | { "event": "question_asked", question: Question, } | { "event": "question_settled", question: Question, } | { "event": "message_sent", message: Message, } | { "event": "team_ended", ended: TeamEnded, };

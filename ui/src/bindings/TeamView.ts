@@ -3,6 +3,7 @@ import type { QueueEntry } from "./QueueEntry";
 import type { Spend } from "./Spend";
 import type { SpendPoint } from "./SpendPoint";
 import type { SupervisorInfo } from "./SupervisorInfo";
+import type { TeamEnded } from "./TeamEnded";
 import type { Unreadable } from "./Unreadable";
 import type { WorkerView } from "./WorkerView";
 
@@ -29,6 +30,10 @@ timeline: Array<SpendPoint>,
  * landed) and why. Empty when none ran.
  */
 merge_queue: Array<QueueEntry>, 
+/**
+ * How the last team run ended, whichever machine ran it; none before the first.
+ */
+last_run?: TeamEnded | null, 
 /**
  * Worker and attempt records that could not be read, named: everything else is shown.
  */

@@ -108,7 +108,10 @@ pub fn summary(asked: &[&Asked], base: &str) -> Option<Summary> {
             .unwrap_or_default();
         let (title, event) = match first.event {
             Event::Question => (format!("{}{on} asks", first.agent), "question"),
-            Event::Approval => (format!("{}{on} asks to run a tool", first.agent), "approval"),
+            Event::Approval => (
+                format!("{}{on} asks to run a tool", first.agent),
+                "approval",
+            ),
             Event::Plan => (
                 format!("{}{on} asks you to approve its plan", first.agent),
                 "plan",

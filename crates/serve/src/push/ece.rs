@@ -27,7 +27,9 @@ impl std::fmt::Display for Refused {
 /// request, sent with `Content-Encoding: aes128gcm`.
 pub fn encrypt(p256dh: &[u8], auth: &[u8], plaintext: &[u8]) -> Result<Vec<u8>, Refused> {
     if p256dh.len() != 65 || p256dh[0] != 4 {
-        return Err(Refused("the subscription's p256dh is not an uncompressed P-256 key"));
+        return Err(Refused(
+            "the subscription's p256dh is not an uncompressed P-256 key",
+        ));
     }
     if auth.len() != 16 {
         return Err(Refused("the subscription's auth secret is not 16 bytes"));
@@ -54,7 +56,8 @@ pub fn encrypt(p256dh: &[u8], auth: &[u8], plaintext: &[u8]) -> Result<Vec<u8>, 
         &key_info,
         32,
     );
-    let salt: [u8; 16] = baton_fs::random_bytes().map_err(|_| Refused("cannot read /dev/urandom"))?;
+    let salt: [u8; 16] =
+        baton_fs::random_bytes().map_err(|_| Refused("cannot read /dev/urandom"))?;
     Ok(seal(&ikm, &salt, our_public.as_ref(), plaintext))
 }
 
@@ -131,13 +134,33 @@ mod tests {
                 agreement::EphemeralPrivateKey::generate(&agreement::ECDH_P256, &rng).unwrap();
             private.compute_public_key().unwrap().as_ref().to_vec()
         };
-        assert!(encrypt(&key[..64], &[0; 16], b"hi").unwrap_err().0.contains("p256dh"));
-        assert!(encrypt(&key, &[0; 15], b"hi").unwrap_err().0.contains("auth"));
+        assert!(
+            encrypt(&key[..64], &[0; 16], b"hi")
+                .unwrap_err()
+                .0
+                .contains("p256dh")
+        );
+        assert!(
+            encrypt(&key, &[0; 15], b"hi")
+                .unwrap_err()
+                .0
+                .contains("auth")
+        );
         let mut off_curve = key.clone();
         off_curve[64] ^= 1;
-        assert!(encrypt(&off_curve, &[0; 16], b"hi").unwrap_err().0.contains("P-256"));
+        assert!(
+            encrypt(&off_curve, &[0; 16], b"hi")
+                .unwrap_err()
+                .0
+                .contains("P-256")
+        );
         let long = vec![b'x'; MAX_PLAINTEXT + 1];
-        assert!(encrypt(&key, &[0; 16], &long).unwrap_err().0.contains("too long"));
+        assert!(
+            encrypt(&key, &[0; 16], &long)
+                .unwrap_err()
+                .0
+                .contains("too long")
+        );
         // Header: salt, record size 4096, a 65-byte key id; then the record and its tag.
         let body = encrypt(&key, &[0; 16], b"hi").unwrap();
         assert_eq!(&body[16..21], &[0, 0, 16, 0, 65]);

@@ -15,9 +15,9 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use baton_api::Error;
 use baton_core::ErrorKind;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::devices::Devices;
+use crate::devices::{Devices, Subscription};
 use crate::notify::http::{self, Target};
 use crate::notify::told::Summary;
 
@@ -29,62 +29,44 @@ const MAX_ENDPOINT: usize = 2048;
 /// someone (`push_contact`).
 pub const DEFAULT_CONTACT: &str = "mailto:baton@localhost";
 
-/// A browser's push subscription, as its `PushSubscription.toJSON()` gives it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Subscription {
-    /// The push service's URL for this browser.
-    pub endpoint: String,
-    pub keys: SubscriptionKeys,
+/// Refuses a subscription no browser would give: an endpoint that is not HTTPS (plain HTTP is
+/// taken on this machine's loopback alone, for a push service run here), keys of the wrong size
+/// or off the curve.
+pub fn check(subscription: &Subscription) -> Result<(), Error> {
+    let bad = |why: String| Error::new(ErrorKind::InvalidArguments, why);
+    if subscription.endpoint.len() > MAX_ENDPOINT {
+        return Err(bad(format!(
+            "a push endpoint is at most {MAX_ENDPOINT} characters"
+        )));
+    }
+    let target = Target::parse(&subscription.endpoint).map_err(&bad)?;
+    if !target.tls && !loopback(&target.host) {
+        return Err(bad(format!(
+            "a push endpoint is an https URL (plain http only on this machine's loopback), \
+             not {:?}",
+            subscription.endpoint
+        )));
+    }
+    let (p256dh, auth) = key_bytes(subscription)?;
+    ece::encrypt(&p256dh, &auth, b"").map_err(|e| bad(e.to_string()))?;
+    Ok(())
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SubscriptionKeys {
-    /// The browser's public key (uncompressed P-256, base64url).
-    pub p256dh: String,
-    /// The browser's authentication secret (16 bytes, base64url).
-    pub auth: String,
-}
-
-impl Subscription {
-    /// Refuses a subscription no browser would give: an endpoint that is not HTTPS (plain HTTP
-    /// is taken on this machine's loopback alone, for a push service run here), keys of the
-    /// wrong size or off the curve.
-    pub fn check(&self) -> Result<(), Error> {
-        let bad = |why: String| Error::new(ErrorKind::InvalidArguments, why);
-        if self.endpoint.len() > MAX_ENDPOINT {
-            return Err(bad(format!(
-                "a push endpoint is at most {MAX_ENDPOINT} characters"
-            )));
-        }
-        let target = Target::parse(&self.endpoint).map_err(&bad)?;
-        if !target.tls && !loopback(&target.host) {
-            return Err(bad(format!(
-                "a push endpoint is an https URL (plain http only on this machine's loopback), \
-                 not {:?}",
-                self.endpoint
-            )));
-        }
-        let (p256dh, auth) = self.key_bytes()?;
-        ece::encrypt(&p256dh, &auth, b"").map_err(|e| bad(e.to_string()))?;
-        Ok(())
-    }
-
-    fn key_bytes(&self) -> Result<(Vec<u8>, Vec<u8>), Error> {
-        let decode = |name: &str, text: &str| {
-            URL_SAFE_NO_PAD
-                .decode(text.trim_end_matches('='))
-                .map_err(|_| {
-                    Error::new(
-                        ErrorKind::InvalidArguments,
-                        format!("the subscription's {name} is not base64url"),
-                    )
-                })
-        };
-        Ok((
-            decode("p256dh", &self.keys.p256dh)?,
-            decode("auth", &self.keys.auth)?,
-        ))
-    }
+fn key_bytes(subscription: &Subscription) -> Result<(Vec<u8>, Vec<u8>), Error> {
+    let decode = |name: &str, text: &str| {
+        URL_SAFE_NO_PAD
+            .decode(text.trim_end_matches('='))
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidArguments,
+                    format!("the subscription's {name} is not base64url"),
+                )
+            })
+    };
+    Ok((
+        decode("p256dh", &subscription.keys.p256dh)?,
+        decode("auth", &subscription.keys.auth)?,
+    ))
 }
 
 /// The served page's push commands for `device`: `key` (the key to subscribe with, and whether
@@ -116,6 +98,7 @@ pub fn command(
                         format!("\"subscription\" is not a push subscription: {e}"),
                     )
                 })?;
+            check(&subscription)?;
             devices.subscribe(&device.id, subscription)?;
             Ok(serde_json::json!({"subscribed": true}))
         }
@@ -178,7 +161,12 @@ impl Pusher {
         };
         let tag = match said.event {
             "digest" => "digest".to_string(),
-            _ => said.link.rsplit(['#', '/']).next().unwrap_or("baton").to_string(),
+            _ => said
+                .link
+                .rsplit(['#', '/'])
+                .next()
+                .unwrap_or("baton")
+                .to_string(),
         };
         let payload = Payload {
             title: &said.title,
@@ -206,7 +194,7 @@ impl Pusher {
         urgent: bool,
     ) -> Result<(), String> {
         let target = Target::parse(&subscription.endpoint)?;
-        let (p256dh, auth) = subscription.key_bytes().map_err(|e| e.to_string())?;
+        let (p256dh, auth) = key_bytes(subscription).map_err(|e| e.to_string())?;
         let body = ece::encrypt(&p256dh, &auth, payload).map_err(|e| e.to_string())?;
         let headers = vec![
             (
@@ -225,13 +213,18 @@ impl Pusher {
             status if status < 300 => Ok(()),
             404 | 410 => {
                 // The browser unsubscribed, or the service forgot it: it will not come back.
-                let _ = self.devices.unsubscribe(device, Some(&subscription.endpoint));
+                let _ = self
+                    .devices
+                    .unsubscribe(device, Some(&subscription.endpoint));
                 Err(format!(
                     "the push service at {} no longer knows the subscription; dropped",
                     target.host
                 ))
             }
-            status => Err(format!("the push service at {} answered {status}", target.host)),
+            status => Err(format!(
+                "the push service at {} answered {status}",
+                target.host
+            )),
         }
     }
 }
@@ -239,6 +232,7 @@ impl Pusher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::devices::SubscriptionKeys;
 
     fn browser_key() -> String {
         use ring::agreement;
@@ -267,20 +261,30 @@ mod tests {
             "http://127.0.0.1:9999/push/1",
             "http://[::1]:80/p",
         ] {
-            subscription(good, &key, &auth).check().unwrap();
+            check(&subscription(good, &key, &auth)).unwrap();
         }
         for (endpoint, p256dh, auth, says) in [
-            ("http://push.example/x", key.as_str(), auth.as_str(), "https URL"),
+            (
+                "http://push.example/x",
+                key.as_str(),
+                auth.as_str(),
+                "https URL",
+            ),
             ("ftp://x/y", &key, &auth, "http or https"),
-            ("https://x/y", "not base64!", &auth, "p256dh is not base64url"),
+            (
+                "https://x/y",
+                "not base64!",
+                &auth,
+                "p256dh is not base64url",
+            ),
             ("https://x/y", &key, "AAAA", "auth secret"),
             ("https://x/y", &key[..40], &auth, "p256dh"),
         ] {
-            let err = subscription(endpoint, p256dh, auth).check().unwrap_err();
+            let err = check(&subscription(endpoint, p256dh, auth)).unwrap_err();
             let said = err.to_string();
             assert!(said.contains(says), "{endpoint}: {said}");
         }
         let long = format!("https://x/{}", "a".repeat(MAX_ENDPOINT));
-        assert!(subscription(&long, &key, &auth).check().is_err());
+        assert!(check(&subscription(&long, &key, &auth)).is_err());
     }
 }

@@ -104,7 +104,10 @@ mod tests {
         let again = PushKey::load_or_make(dir.path()).unwrap();
         assert_eq!(key.public(), again.public());
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(key_file(dir.path())).unwrap().permissions().mode();
+        let mode = std::fs::metadata(key_file(dir.path()))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
 
         let header = key

@@ -61,7 +61,10 @@ impl TeamReport {
             headline.push_str(&format!("Agents could not start ({cause}). "));
         }
         if !self.errors.is_empty() {
-            headline.push_str(&format!("{} worker(s) stopped by an error. ", self.errors.len()));
+            headline.push_str(&format!(
+                "{} worker(s) stopped by an error. ",
+                self.errors.len()
+            ));
         }
         headline.push_str(&verdict.counts());
         TeamEnded {
