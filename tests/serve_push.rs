@@ -1,10 +1,11 @@
-//! Pushed when the page is closed: a paired browser subscribes to `baton serve`'s pushes, and
-//! what waits for the lead (questions as one digest, each with its deep link) and a team's end
-//! reach its push service encrypted for it alone and signed by the project's key. The browser
-//! and its push service are played by `tests/clients/push_subscriber.mjs`, which decrypts each
-//! push with the reference implementation (npm's http_ece) and checks its VAPID token; a
-//! subscription the service says is gone is dropped. Subscriptions no browser would make, and
-//! requests from unpaired browsers, are refused.
+//! Pushed when the page is closed: a browser paired through the link a server on every address
+//! prints (`--host NAME`) subscribes to `baton serve`'s pushes, and what waits for the lead
+//! (questions as one digest, one alone, each with its deep link under NAME) and a team's end
+//! reach its push service encrypted for it alone and signed by the project's key, and a webhook
+//! too. The browser and its push service are played by `tests/clients/push_subscriber.mjs`,
+//! which decrypts each push with the reference implementation (npm's http_ece) and checks its
+//! VAPID token; a subscription the service says is gone is dropped. Subscriptions no browser
+//! would make, and requests from unpaired browsers, are refused.
 
 use baton_test_support as support;
 
@@ -25,10 +26,28 @@ fn subscriber(gone_after: usize) -> (Background, Value) {
     (node, subscription)
 }
 
+/// The next push and the next webhook request the subscriber received, in whichever order
+/// they came.
+fn next_push_and_hook(node: &mut Background) -> (Value, Value) {
+    let (mut push, mut hook) = (None, None);
+    while push.is_none() || hook.is_none() {
+        let line: Value = serde_json::from_str(&node.wait_stdout("{")).unwrap();
+        match line.get("hook") {
+            Some(_) => hook = Some(line),
+            None => push = Some(checked(line)),
+        }
+    }
+    (push.unwrap(), hook.unwrap())
+}
+
 /// The next push the subscriber received, decrypted.
 fn next_push(node: &mut Background) -> Value {
     let line = node.wait_stdout("\"path\"");
-    let push: Value = serde_json::from_str(&line).unwrap();
+    checked(serde_json::from_str(&line).unwrap())
+}
+
+/// A push as received, checked: it decrypts, its token holds, its coding is aes128gcm.
+fn checked(push: Value) -> Value {
     assert!(push["error"].is_null(), "the push decrypts: {push}");
     assert_eq!(push["vapid"]["ok"], true, "its VAPID token holds: {push}");
     assert_eq!(push["headers"]["content-encoding"], "aes128gcm", "{push}");
@@ -38,13 +57,39 @@ fn next_push(node: &mut Background) -> Value {
 #[test]
 fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
     let p = Project::init();
+    let (mut node, subscription) = subscriber(3);
+    let hook = format!("{}/hook", origin_of(&subscription));
     std::fs::write(
         p.coordination().join("notify.toml"),
-        "digest_seconds = 1\npush_contact = \"mailto:lead@example.com\"\n",
+        format!(
+            "digest_seconds = 1\npush_contact = \"mailto:lead@example.com\"\n\
+             [[webhook]]\nformat = \"json\"\nurl = \"{hook}\"\nevents = [\"question\"]\n"
+        ),
     )
     .unwrap();
-    let (mut serving, url) = support::served::serve(&p, &["--pair", "lead"]);
+    // Served on every address, named as a phone's network names this machine.
+    let mut serving = p.spawn(&[
+        "serve",
+        "--listen",
+        "0.0.0.0:0",
+        "--host",
+        "phone.example",
+        "--pair",
+        "lead",
+    ]);
+    let line = serving.wait_stdout("serving this project's UI at");
+    let url = line
+        .split(" at ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(url.starts_with("http://phone.example:"), "{line}");
     let link = serving.wait_stdout("/pair/").trim().to_string();
+    assert!(link.starts_with(&format!("{url}/pair/")), "{link}");
+    // The test reaches the server on loopback, naming it as the phone does.
     let host = url.strip_prefix("http://").unwrap().to_string();
     let mut phone = Browser::new(&host);
 
@@ -63,7 +108,6 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
     );
 
     // What no browser would give is refused, and nothing is subscribed by it.
-    let (mut node, subscription) = subscriber(3);
     let keys = subscription["keys"].clone();
     for (bad, says) in [
         (
@@ -110,7 +154,7 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
     // Two questions at once: one push, a digest linking to the inbox.
     let _first = p.ask_as("w1", "Which port?", &[]);
     let _second = p.ask_as("w2", "Which database?", &[]);
-    let digest = next_push(&mut node);
+    let (digest, heard) = next_push_and_hook(&mut node);
     assert_eq!(
         digest["payload"]["title"], "2 questions wait for you",
         "{digest}"
@@ -124,6 +168,13 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
     );
     assert_eq!(digest["vapid"]["k"], server_key.as_str(), "{digest}");
     assert!(digest["headers"]["ttl"].as_str().is_some(), "{digest}");
+    // The webhook heard the same, with each question's deep link.
+    assert_eq!(heard["body"]["event"], "digest", "{heard}");
+    assert_eq!(
+        heard["body"]["questions"][0]["link"],
+        format!("{url}/inbox#q-1"),
+        "{heard}"
+    );
 
     // One alone: its asker, its text and a link to it.
     let _third = p.ask_as("w3", "Tabs or spaces?", &[]);

@@ -4,7 +4,8 @@
 // a loopback port, and prints, one JSON line each, the subscription and then every push it
 // receives: its headers, its payload as http_ece decrypts it, and whether its VAPID token
 // (RFC 8292) verifies with the key it names, for this endpoint's origin. It answers 201, or
-// after BATON_PUSH_GONE_AFTER pushes 410, as a push service does for a subscription gone.
+// after BATON_PUSH_GONE_AFTER pushes 410, as a push service does for a subscription gone. A
+// POST under /hook is a webhook's: printed as it came, `{"hook": path, "body": …}`.
 //
 // BATON_HTTP_ECE names the folder holding node_modules/http_ece.
 
@@ -43,6 +44,11 @@ const server = createServer((request, response) => {
   const chunks = [];
   request.on("data", (chunk) => chunks.push(chunk));
   request.on("end", () => {
+    if (request.url.startsWith("/hook")) {
+      response.end();
+      console.log(JSON.stringify({ hook: request.url, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }));
+      return;
+    }
     const origin = `http://127.0.0.1:${server.address().port}`;
     const received = { path: request.url, headers: request.headers, vapid: vapid(request.headers.authorization, origin) };
     try {
