@@ -12,6 +12,9 @@
 //! Prints each project's `worker claim` p50/p99 and `leader status` p50, and the claims' ratios
 //! to the 100-task project's. Targets (issue 63): a claim at 10,000 with 9,900 landed ≤ 1.3×
 //! one at 100; with 2,000 live ≤ 2×; `leader status` of the 10,000-task project ≤ 100 ms.
+//!
+//! With `BATON_BENCH_BASELINE=/path/to/an/older/baton`, every figure is measured for that binary
+//! too, in the same run, each right after the current binary's ("baseline" lines).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -71,9 +74,18 @@ fn run(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn timed(dir: &Path, args: &[&str]) -> Duration {
+/// The binaries measured: this build's, and the baseline's when one is named.
+fn binaries() -> Vec<(&'static str, String)> {
+    let mut all = vec![("current", baton().to_string())];
+    if let Ok(baseline) = std::env::var("BATON_BENCH_BASELINE") {
+        all.push(("baseline", baseline));
+    }
+    all
+}
+
+fn timed(binary: &str, dir: &Path, args: &[&str]) -> Duration {
     let started = Instant::now();
-    let status = Command::new(baton())
+    let status = Command::new(binary)
         .args(args)
         .current_dir(dir)
         .stdout(Stdio::null())
@@ -86,6 +98,7 @@ fn timed(dir: &Path, args: &[&str]) -> Duration {
 }
 
 struct Measured {
+    binary: &'static str,
     label: &'static str,
     claims: Vec<Duration>,
     statuses: Vec<Duration>,
@@ -112,13 +125,18 @@ fn main() {
         .iter()
         .map(|(label, landed, live)| (*label, project(*landed, *live)))
         .collect();
-    let mut measured: Vec<Measured> = projects
+    let binaries = binaries();
+    // Per binary, per project, in the order of `projects`.
+    let mut measured: Vec<Measured> = binaries
         .iter()
-        .map(|(label, (_, board))| Measured {
-            label,
-            claims: Vec::new(),
-            statuses: Vec::new(),
-            board: board.len(),
+        .flat_map(|(binary, _)| {
+            projects.iter().map(|(label, (_, board))| Measured {
+                binary,
+                label,
+                claims: Vec::new(),
+                statuses: Vec::new(),
+                board: board.len(),
+            })
         })
         .collect();
     for trial in 0..trials {
@@ -130,27 +148,35 @@ fn main() {
             };
             let (_, (dir, board)) = &projects[which];
             let tasks = dir.path().join(".coordination/tasks.json");
-            baton_fs::write_atomic(&tasks, board).unwrap();
             let agent = format!("w{}", trial % 4);
-            measured[which]
-                .claims
-                .push(timed(dir.path(), &["worker", "claim", &agent, "--json"]));
-            measured[which]
-                .statuses
-                .push(timed(dir.path(), &["leader", "status", "--json"]));
+            for (b, (_, binary)) in binaries.iter().enumerate() {
+                baton_fs::write_atomic(&tasks, board).unwrap();
+                let m = &mut measured[b * projects.len() + which];
+                m.claims.push(timed(
+                    binary,
+                    dir.path(),
+                    &["worker", "claim", &agent, "--json"],
+                ));
+                m.statuses
+                    .push(timed(binary, dir.path(), &["leader", "status", "--json"]));
+            }
         }
     }
-    let base = {
-        let mut claims = measured[0].claims.clone();
-        claims.sort();
-        percentile(&claims, 0.5)
-    };
     for m in &mut measured {
         m.claims.sort();
         m.statuses.sort();
+    }
+    for m in &measured {
+        // Each binary's claims against its own claim at 100 tasks.
+        let base = measured
+            .iter()
+            .find(|b| b.binary == m.binary)
+            .map(|b| percentile(&b.claims, 0.5))
+            .expect("the 100-task project is measured first");
         let p50 = percentile(&m.claims, 0.5);
         println!(
-            "{:<22} board {:>7} KiB  claim p50 {} p99 {} ({:.2}× the 100-task claim)  status p50 {}  ({trials} trials, whole processes)",
+            "{:<8} {:<22} board {:>7} KiB  claim p50 {} p99 {} ({:.2}× the 100-task claim)  status p50 {}  ({trials} trials, whole processes)",
+            m.binary,
             m.label,
             m.board >> 10,
             ms(p50, 2),

@@ -69,6 +69,7 @@ pub mod transcript;
 
 #[cfg(test)]
 mod testing;
+mod unknown_fields;
 
 pub use attempts::{Attempt, AttemptEnd, AttemptRole, Spend, Usage, WorkerRecord, WorkerState};
 pub use confine::{Confinement, Placed};

@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::time::Timestamp;
+use crate::unknown_fields::{Sifted, keeping_unknown};
 
 /// The whole of `tasks.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -176,6 +177,8 @@ impl TaskKind {
 /// One unit of work.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+// The derived parse reads the known fields only; `Deserialize` below keeps the others.
+#[serde(remote = "Self")]
 pub struct Task {
     pub id: String,
     pub description: String,
@@ -233,9 +236,54 @@ pub struct Task {
     /// lead approves it with the rest of that plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
-    #[serde(flatten)]
+    #[serde(flatten, skip_deserializing)]
     #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,
+}
+
+impl Serialize for Task {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Task::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Task {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (mut task, extra) = keeping_unknown::<D, Task>(deserializer)?;
+        task.extra = extra;
+        Ok(task)
+    }
+}
+
+impl Sifted for Task {
+    fn is_field(key: &str) -> bool {
+        matches!(
+            key,
+            "id" | "description"
+                | "status"
+                | "priority"
+                | "claimed_by"
+                | "dependencies"
+                | "context"
+                | "result"
+                | "created_at"
+                | "claimed_at"
+                | "completed_at"
+                | "started_at"
+                | "lease_expires_at"
+                | "attempts"
+                | "failure_reason"
+                | "reset_at"
+                | "sent_back"
+                | "acceptance"
+                | "kind"
+                | "plan"
+        )
+    }
+
+    fn parse_fields<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Task::deserialize(deserializer)
+    }
 }
 
 pub const DEFAULT_PRIORITY: u32 = 5;
@@ -282,14 +330,40 @@ impl Task {
 /// What a worker needs to know beyond the description.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+// As for `Task`: the derived parse reads the known fields, `Deserialize` keeps the others.
+#[serde(remote = "Self")]
 pub struct TaskContext {
     #[serde(default, deserialize_with = "null_as_default")]
     pub files: Vec<String>,
     #[serde(default, deserialize_with = "text_or_lines")]
     pub hints: String,
-    #[serde(flatten)]
+    #[serde(flatten, skip_deserializing)]
     #[cfg_attr(feature = "ts", ts(skip))]
     pub extra: Map<String, Value>,
+}
+
+impl Serialize for TaskContext {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        TaskContext::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskContext {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (mut context, extra) = keeping_unknown::<D, TaskContext>(deserializer)?;
+        context.extra = extra;
+        Ok(context)
+    }
+}
+
+impl Sifted for TaskContext {
+    fn is_field(key: &str) -> bool {
+        matches!(key, "files" | "hints")
+    }
+
+    fn parse_fields<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        TaskContext::deserialize(deserializer)
+    }
 }
 
 /// What a worker reported when it finished (or failed) a task.
@@ -391,19 +465,44 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
-/// Reads hints written as one string, a list of strings, or null.
+/// Reads hints written as one string, a list of strings, or null (read as they come, not
+/// buffered to try one shape and then the other).
 fn text_or_lines<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Hints {
-        Text(String),
-        Lines(Vec<String>),
+    struct Hints;
+    impl<'de> serde::de::Visitor<'de> for Hints {
+        type Value = String;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("hints: a string, a list of strings, or null")
+        }
+        fn visit_str<E>(self, text: &str) -> Result<String, E> {
+            Ok(text.to_string())
+        }
+        fn visit_string<E>(self, text: String) -> Result<String, E> {
+            Ok(text)
+        }
+        fn visit_unit<E>(self) -> Result<String, E> {
+            Ok(String::new())
+        }
+        fn visit_none<E>(self) -> Result<String, E> {
+            Ok(String::new())
+        }
+        fn visit_some<D: Deserializer<'de>>(self, inner: D) -> Result<String, D::Error> {
+            inner.deserialize_any(Hints)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut lines: A) -> Result<String, A::Error> {
+            let mut text = String::new();
+            let mut first = true;
+            while let Some(line) = lines.next_element::<String>()? {
+                if !first {
+                    text.push('\n');
+                }
+                first = false;
+                text.push_str(&line);
+            }
+            Ok(text)
+        }
     }
-    Ok(match Option::<Hints>::deserialize(deserializer)? {
-        None => String::new(),
-        Some(Hints::Text(text)) => text,
-        Some(Hints::Lines(lines)) => lines.join("\n"),
-    })
+    deserializer.deserialize_any(Hints)
 }
 
 /// Paths held by one agent: an explicit reservation (`baton reserve`), or a held task's

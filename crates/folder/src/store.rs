@@ -114,6 +114,12 @@ impl FolderStore {
     /// Reads `tasks.json` without locking: writes are atomic renames, so this sees a whole
     /// state, never a torn one.
     pub fn load(&self) -> Result<TaskFile> {
+        Ok(self.load_keeping_bytes()?.0)
+    }
+
+    /// [`Self::load`], and the file's bytes, whose memory a change writes the board back into
+    /// (a large board's pages are then touched once, not once to read and again to write).
+    fn load_keeping_bytes(&self) -> Result<(TaskFile, Vec<u8>)> {
         let path = self.layout.tasks_file();
         let bytes = match fs::read(&path) {
             Ok(bytes) => bytes,
@@ -124,12 +130,18 @@ impl FolderStore {
             }
             Err(e) => return Err(StoreError::io(path, e)),
         };
-        serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
-            path,
+        let corrupt = |e: serde_json::Error| StoreError::Corrupt {
+            path: path.clone(),
             line: e.line(),
             column: e.column(),
             message: strip_position(&e.to_string()),
-        })
+        };
+        // Checked as UTF-8 once, whole, rather than string by string as it is parsed.
+        let file = match std::str::from_utf8(&bytes) {
+            Ok(text) => serde_json::from_str(text).map_err(corrupt)?,
+            Err(_) => serde_json::from_slice(&bytes).map_err(corrupt)?,
+        };
+        Ok((file, bytes))
     }
 
     /// Holds the lock, reads, applies `op`, and writes the result atomically if `op` asks to.
@@ -139,13 +151,15 @@ impl FolderStore {
         op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<Change<T>>,
     ) -> Result<T> {
         let _lock = FileLock::exclusive(&self.layout.lock_file())?;
-        let mut file = self.load()?;
+        let (mut file, mut bytes) = self.load_keeping_bytes()?;
         let now = Timestamp::now();
         match op(&mut file, now)? {
             Change::Keep(value) => Ok(value),
             Change::Write(value) => {
                 file.last_updated = Some(now);
-                write_atomic(&self.layout.tasks_file(), &encode(&file)?)?;
+                bytes.clear();
+                encode_into(&file, &mut bytes)?;
+                write_atomic(&self.layout.tasks_file(), &bytes)?;
                 Ok(value)
             }
         }
@@ -180,12 +194,19 @@ impl FolderStore {
 /// `tasks.json`'s bytes for `file`: pretty JSON and a final newline, as every writer of the
 /// file writes it (`git diff` and `jq` friendly).
 pub fn encode(file: &TaskFile) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(file).map_err(|e| StoreError::InvalidInput {
+    let mut bytes = Vec::new();
+    encode_into(file, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`encode`], appended to `bytes`.
+fn encode_into(file: &TaskFile, bytes: &mut Vec<u8>) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *bytes, file).map_err(|e| StoreError::InvalidInput {
         field: "tasks.json",
         reason: e.to_string(),
     })?;
     bytes.push(b'\n');
-    Ok(bytes)
+    Ok(())
 }
 
 /// serde_json appends " at line L column C"; the error carries those separately.
