@@ -5,7 +5,8 @@
 //! too. The browser and its push service are played by `tests/clients/push_subscriber.mjs`,
 //! which decrypts each push with the reference implementation (npm's http_ece) and checks its
 //! VAPID token; a subscription the service says is gone is dropped. Subscriptions no browser
-//! would make, and requests from unpaired browsers, are refused.
+//! would make, a responder's pointing at this machine, and requests from unpaired browsers,
+//! are refused.
 
 use baton_test_support as support;
 
@@ -136,6 +137,19 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
     }
     let devices = p.json(&["serve", "devices"]);
     assert_eq!(devices[0]["push"], false, "{devices}");
+    // A responder's device cannot point the server's pushes at a port of this machine.
+    let responder_link = p.json(&["serve", "pair", "--as", "responder"])["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut responder = Browser::new(&host);
+    assert_eq!(responder.open_link(&responder_link).status, 303);
+    let refused = responder.post(
+        "/api/command/push_subscribe",
+        &json!({ "subscription": subscription }),
+    );
+    assert_eq!(refused.status, 400, "{refused:?}");
+    assert!(refused.body.contains("from the lead's device"), "{refused:?}");
 
     let subscribed = phone.post(
         "/api/command/push_subscribe",
@@ -146,6 +160,7 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
     assert_eq!(key_again, json!({"key": server_key, "subscribed": true}));
     let devices = p.json(&["serve", "devices"]);
     assert_eq!(devices[0]["push"], true, "{devices}");
+    assert_eq!(devices[1]["push"], false, "{devices}");
     assert!(
         !devices.to_string().contains(keys["auth"].as_str().unwrap()),
         "the subscription's secret is not listed: {devices}"

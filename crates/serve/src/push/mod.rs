@@ -17,7 +17,7 @@ use baton_api::Error;
 use baton_core::ErrorKind;
 use serde::Serialize;
 
-use crate::devices::{Devices, Subscription};
+use crate::devices::{Devices, Scope, Subscription};
 use crate::notify::http::{self, Target};
 use crate::notify::told::Summary;
 
@@ -29,10 +29,11 @@ const MAX_ENDPOINT: usize = 2048;
 /// someone (`push_contact`).
 pub const DEFAULT_CONTACT: &str = "mailto:baton@localhost";
 
-/// Refuses a subscription no browser would give: an endpoint that is not HTTPS (plain HTTP is
-/// taken on this machine's loopback alone, for a push service run here), keys of the wrong size
-/// or off the curve.
-pub fn check(subscription: &Subscription) -> Result<(), Error> {
+/// Refuses a subscription no browser would give: an endpoint that is not HTTPS, keys of the
+/// wrong size or off the curve. Plain HTTP is taken on this machine's loopback alone, for a push
+/// service run here, and from the lead's device alone: a responder cannot make the server post
+/// to a port of this machine.
+pub fn check(subscription: &Subscription, scope: Scope) -> Result<(), Error> {
     let bad = |why: String| Error::new(ErrorKind::InvalidArguments, why);
     if subscription.endpoint.len() > MAX_ENDPOINT {
         return Err(bad(format!(
@@ -40,10 +41,10 @@ pub fn check(subscription: &Subscription) -> Result<(), Error> {
         )));
     }
     let target = Target::parse(&subscription.endpoint).map_err(&bad)?;
-    if !target.tls && !loopback(&target.host) {
+    if !target.tls && !(loopback(&target.host) && scope == Scope::Lead) {
         return Err(bad(format!(
-            "a push endpoint is an https URL (plain http only on this machine's loopback), \
-             not {:?}",
+            "a push endpoint is an https URL (plain http only on this machine's loopback, from \
+             the lead's device), not {:?}",
             subscription.endpoint
         )));
     }
@@ -98,7 +99,7 @@ pub fn command(
                         format!("\"subscription\" is not a push subscription: {e}"),
                     )
                 })?;
-            check(&subscription)?;
+            check(&subscription, device.scope)?;
             devices.subscribe(&device.id, subscription)?;
             Ok(serde_json::json!({"subscribed": true}))
         }
@@ -261,8 +262,15 @@ mod tests {
             "http://127.0.0.1:9999/push/1",
             "http://[::1]:80/p",
         ] {
-            check(&subscription(good, &key, &auth)).unwrap();
+            check(&subscription(good, &key, &auth), Scope::Lead).unwrap();
         }
+        // A responder reaches push services on the web only.
+        check(&subscription("https://push.example/x", &key, &auth), Scope::Responder).unwrap();
+        let loopback = check(
+            &subscription("http://127.0.0.1:9999/push/1", &key, &auth),
+            Scope::Responder,
+        );
+        assert!(loopback.unwrap_err().to_string().contains("from the lead's device"));
         for (endpoint, p256dh, auth, says) in [
             (
                 "http://push.example/x",
@@ -280,11 +288,11 @@ mod tests {
             ("https://x/y", &key, "AAAA", "auth secret"),
             ("https://x/y", &key[..40], &auth, "p256dh"),
         ] {
-            let err = check(&subscription(endpoint, p256dh, auth)).unwrap_err();
+            let err = check(&subscription(endpoint, p256dh, auth), Scope::Lead).unwrap_err();
             let said = err.to_string();
             assert!(said.contains(says), "{endpoint}: {said}");
         }
         let long = format!("https://x/{}", "a".repeat(MAX_ENDPOINT));
-        assert!(check(&subscription(&long, &key, &auth)).is_err());
+        assert!(check(&subscription(&long, &key, &auth), Scope::Lead).is_err());
     }
 }
