@@ -149,7 +149,10 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
         &json!({ "subscription": subscription }),
     );
     assert_eq!(refused.status, 400, "{refused:?}");
-    assert!(refused.body.contains("from the lead's device"), "{refused:?}");
+    assert!(
+        refused.body.contains("from the lead's device"),
+        "{refused:?}"
+    );
 
     let subscribed = phone.post(
         "/api/command/push_subscribe",

@@ -265,12 +265,21 @@ mod tests {
             check(&subscription(good, &key, &auth), Scope::Lead).unwrap();
         }
         // A responder reaches push services on the web only.
-        check(&subscription("https://push.example/x", &key, &auth), Scope::Responder).unwrap();
+        check(
+            &subscription("https://push.example/x", &key, &auth),
+            Scope::Responder,
+        )
+        .unwrap();
         let loopback = check(
             &subscription("http://127.0.0.1:9999/push/1", &key, &auth),
             Scope::Responder,
         );
-        assert!(loopback.unwrap_err().to_string().contains("from the lead's device"));
+        assert!(
+            loopback
+                .unwrap_err()
+                .to_string()
+                .contains("from the lead's device")
+        );
         for (endpoint, p256dh, auth, says) in [
             (
                 "http://push.example/x",
