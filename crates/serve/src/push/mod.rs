@@ -41,7 +41,8 @@ pub fn check(subscription: &Subscription, scope: Scope) -> Result<(), Error> {
         )));
     }
     let target = Target::parse(&subscription.endpoint).map_err(&bad)?;
-    if !target.tls && !(loopback(&target.host) && scope == Scope::Lead) {
+    let local_for_the_lead = loopback(&target.host) && scope == Scope::Lead;
+    if !(target.tls || local_for_the_lead) {
         return Err(bad(format!(
             "a push endpoint is an https URL (plain http only on this machine's loopback, from \
              the lead's device), not {:?}",
