@@ -286,17 +286,20 @@ const commands = {
     });
     const registrationId = await registered;
     await cdp.send("ServiceWorker.deliverPushMessage", { origin: new URL(base).origin, registrationId, data: JSON.stringify(data) });
-    const shown = await page.waitForFunction(
-      async (title) => {
+    // The notification is shown once the worker has handled the push: looked for until it is
+    // (an async predicate cannot be waited for with waitForFunction, which takes its promise
+    // as an answer).
+    const deadline = Date.now() + TIMEOUT;
+    for (;;) {
+      const notifications = await page.evaluate(async (title) => {
         const registration = await navigator.serviceWorker.ready;
         const all = await registration.getNotifications();
-        const found = all.filter((n) => n.title === title);
-        return found.length > 0 && found.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
-      },
-      data.title,
-      { timeout: TIMEOUT, polling: 100 },
-    );
-    return { scope, notifications: await shown.jsonValue() };
+        return all.filter((n) => n.title === title).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
+      }, data.title);
+      if (notifications.length > 0) return { scope, notifications };
+      if (Date.now() > deadline) throw new Error(`no notification titled ${data.title} within ${TIMEOUT} ms`);
+      await page.waitForTimeout(50);
+    }
   },
   async errors() {
     return { errors: consoleErrors, failed };
