@@ -388,7 +388,9 @@ pub enum Command {
     /// Serve the desktop's UI over HTTP, with the change feed pushed, for browsers paired
     /// with a one-time link (`baton serve pair`, printed at start): as lead (everything) or
     /// responder (answer, approve, review, stop an agent). Loopback unless --listen says
-    /// otherwise.
+    /// otherwise. While it runs, what waits for the lead (and a team's end) is pushed to the
+    /// devices that turned pushes on in their Inbox, and sent to the webhooks
+    /// .coordination/notify.toml names.
     #[command(after_help = "Example: baton serve --listen 127.0.0.1:8787")]
     Serve(crate::serve::ServeArgs),
     /// Recommend a workflow and agents for a task (rules in orchestration/workflows.json).
