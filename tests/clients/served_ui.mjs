@@ -273,9 +273,15 @@ const commands = {
   async pushShown({ data }) {
     await context.grantPermissions(["notifications"]);
     const cdp = await context.newCDPSession(page);
-    const registered = new Promise((resolve) =>
-      cdp.on("ServiceWorker.workerRegistrationUpdated", ({ registrations }) => {
-        const ours = registrations.find((r) => r.scopeURL === `${new URL(base).origin}/` && !r.isDeleted);
+    const origin = new URL(base).origin;
+    // The push goes to the worker once its version is activated and running (a push to a
+    // worker still installing can be dropped); what the worker reports as an error is kept
+    // for the failure's message.
+    const reported = [];
+    cdp.on("ServiceWorker.workerErrorReported", ({ errorMessage }) => reported.push(errorMessage.errorMessage));
+    const activated = new Promise((resolve) =>
+      cdp.on("ServiceWorker.workerVersionUpdated", ({ versions }) => {
+        const ours = versions.find((v) => v.scriptURL === `${origin}/sw.js` && v.status === "activated" && v.runningStatus === "running");
         if (ours) resolve(ours.registrationId);
       }),
     );
@@ -284,8 +290,8 @@ const commands = {
       await navigator.serviceWorker.register("/sw.js");
       return (await navigator.serviceWorker.ready).scope;
     });
-    const registrationId = await registered;
-    await cdp.send("ServiceWorker.deliverPushMessage", { origin: new URL(base).origin, registrationId, data: JSON.stringify(data) });
+    const registrationId = await activated;
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin, registrationId, data: JSON.stringify(data) });
     // The notification is shown once the worker has handled the push: looked for until it is
     // (an async predicate cannot be waited for with waitForFunction, which takes its promise
     // as an answer).
@@ -297,7 +303,7 @@ const commands = {
         return all.filter((n) => n.title === title).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
       }, data.title);
       if (notifications.length > 0) return { scope, notifications };
-      if (Date.now() > deadline) throw new Error(`no notification titled ${data.title} within ${TIMEOUT} ms`);
+      if (Date.now() > deadline) throw new Error(`no notification titled ${data.title} within ${TIMEOUT} ms; the worker reported: ${reported.join("; ") || "nothing"}`);
       await page.waitForTimeout(50);
     }
   },
