@@ -107,15 +107,7 @@ fn questions_go_out_as_one_digest_and_an_approval_at_once_each_with_its_link() {
     let mut command = p.command(&["serve", "--listen", "127.0.0.1:0", "--pair", "none"]);
     command.env("BATON_TEST_NTFY_TOKEN", "s3cret");
     let mut serving = Background::from_command(command);
-    let line = serving.wait_stdout("serving this project's UI at");
-    let url = line
-        .split(" at ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_string();
+    let url = support::served::served_url(&mut serving);
 
     // Two questions at once: one digest to each webhook told of questions.
     let first = p.ask_as("w1", "Which port?", &[]);

@@ -78,16 +78,8 @@ fn a_subscribed_browser_is_pushed_what_waits_and_the_team_s_end() {
         "--pair",
         "lead",
     ]);
-    let line = serving.wait_stdout("serving this project's UI at");
-    let url = line
-        .split(" at ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .to_string();
-    assert!(url.starts_with("http://phone.example:"), "{line}");
+    let url = support::served::served_url(&mut serving);
+    assert!(url.starts_with("http://phone.example:"), "{url}");
     let link = serving.wait_stdout("/pair/").trim().to_string();
     assert!(link.starts_with(&format!("{url}/pair/")), "{link}");
     // The test reaches the server on loopback, naming it as the phone does.

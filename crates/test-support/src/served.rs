@@ -16,14 +16,18 @@ pub fn serve(p: &Project, args: &[&str]) -> (Background, String) {
     let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
     all.extend(args);
     let mut process = p.spawn(&all);
+    let url = served_url(&mut process);
+    (process, url)
+}
+
+/// The URL a starting `baton serve` prints it serves at, once it has.
+pub fn served_url(process: &mut Background) -> String {
     let line = process.wait_stdout("serving this project's UI at");
-    let url = line
-        .split(" at ")
+    line.split(" at ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_string();
-    (process, url)
+        .to_string()
 }
 
 /// The UI's build in the source tree the tests run from (what `baton` was built with).
