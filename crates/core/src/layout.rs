@@ -151,6 +151,15 @@ impl Layout {
         self.root.join(".lock")
     }
 
+    /// Where claims waiting for the lock leave their requests, answered together by whoever
+    /// holds it (the folder store's combining).
+    pub fn claims_queue(&self) -> PathBuf {
+        self.root.join(Self::CLAIMS_QUEUE)
+    }
+
+    /// [`Self::claims_queue`]'s name in `.coordination/`.
+    pub const CLAIMS_QUEUE: &str = ".queue";
+
     pub fn master_plan(&self) -> PathBuf {
         self.root.join("master-plan.md")
     }

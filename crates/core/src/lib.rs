@@ -65,6 +65,7 @@ pub mod team_end;
 mod team_store;
 pub mod text;
 pub mod time;
+mod touched;
 pub mod transcript;
 
 #[cfg(test)]
@@ -84,7 +85,7 @@ pub use layout::Layout;
 pub use listing::{Listing, Unreadable};
 pub use model::{
     AgentRecord, BranchRecord, CommitRecord, DEFAULT_PRIORITY, Reservation, Task, TaskContext,
-    TaskFile, TaskKind, TaskResult, TaskStatus,
+    TaskFile, TaskKind, TaskResult, TaskStatus, Tasks,
 };
 pub use moves::Move;
 pub use names::LEAD;
@@ -104,4 +105,5 @@ pub use store::{Changes, Listener, TaskStore, release_stale_leases};
 pub use summary::{Aggregate, render as render_summary};
 pub use team_store::TeamStore;
 pub use time::Timestamp;
+pub use touched::TrackedList;
 pub use transcript::{AttemptEvent, Happened, TranscriptEvent};

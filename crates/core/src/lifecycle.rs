@@ -197,7 +197,7 @@ impl TaskFile {
     /// Gives task `i` to `agent`, taking it over from a holder whose lease expired.
     fn take(&mut self, i: usize, agent: &str, now: Timestamp, lease: Duration) -> Claimed {
         self.touch_agent(agent, now);
-        let task = &mut self.tasks[i];
+        let task = self.tasks.get_mut(i).expect("a task of the board");
         let reclaimed_from = task.take(agent, now, lease);
         Claimed {
             task: task.clone(),
@@ -285,10 +285,17 @@ impl TaskFile {
     ) -> Result<Vec<String>> {
         validate_agent_id(agent)?;
         self.touch_agent(agent, now);
-        Ok(self
-            .tasks
-            .iter_mut()
-            .filter_map(|task| task.renew(agent, now, lease).then(|| task.id.clone()))
+        // Only the tasks it holds are changed (a store keeping the board's text writes the
+        // others back as they were).
+        let held: Vec<usize> = (0..self.tasks.len())
+            .filter(|&i| self.tasks[i].is_held_by(agent))
+            .collect();
+        Ok(held
+            .into_iter()
+            .filter_map(|i| {
+                let task = self.tasks.get_mut(i)?;
+                task.renew(agent, now, lease).then(|| task.id.clone())
+            })
             .collect())
     }
 

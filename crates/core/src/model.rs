@@ -12,7 +12,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::time::Timestamp;
+use crate::touched::TrackedList;
 use crate::unknown_fields::{Sifted, keeping_unknown};
+
+/// The board's tasks, remembering which a change was handed ([`TrackedList`]).
+pub type Tasks = TrackedList<Task>;
 
 /// The whole of `tasks.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -24,7 +28,7 @@ pub struct TaskFile {
     #[serde(default)]
     pub last_updated: Option<Timestamp>,
     #[serde(default, deserialize_with = "null_as_default")]
-    pub tasks: Vec<Task>,
+    pub tasks: Tasks,
     /// When each agent was last seen acting on the store (claim, start, heartbeat, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agents: BTreeMap<String, AgentRecord>,
@@ -47,7 +51,7 @@ impl TaskFile {
             version: default_version(),
             created_at: Some(now),
             last_updated: Some(now),
-            tasks: Vec::new(),
+            tasks: Tasks::default(),
             agents: BTreeMap::new(),
             reservations: Vec::new(),
             extra: Map::new(),
@@ -59,7 +63,7 @@ impl TaskFile {
     }
 
     pub fn task_mut(&mut self, id: &str) -> Option<&mut Task> {
-        self.tasks.iter_mut().find(|t| t.id == id)
+        self.tasks.find_mut(|t| t.id == id)
     }
 
     /// Records that `agent` acted at `now`.

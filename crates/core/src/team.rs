@@ -206,7 +206,8 @@ mod tests {
             held("a", "working", TaskStatus::InProgress, now.after(secs(60))),
             held("b", "hurrying", TaskStatus::Claimed, now.after(secs(10))),
             held("c", "dead", TaskStatus::InProgress, now.before(secs(5))),
-        ];
+        ]
+        .into();
         let mut done = task("d", TaskStatus::Done, &[]);
         done.status = TaskStatus::Done;
         done.claimed_by = Some("working".into());
@@ -268,7 +269,7 @@ mod tests {
     fn the_next_change_is_when_a_lease_gets_short_or_an_idle_agent_goes_quiet() {
         let now = t0().after(secs(1000));
         let mut file = TaskFile::new(t0());
-        file.tasks = vec![held("a", "w", TaskStatus::InProgress, now.after(secs(90)))];
+        file.tasks = vec![held("a", "w", TaskStatus::InProgress, now.after(secs(90)))].into();
         seen(&mut file, "i", now.before(secs(40)));
         let (_, next) = team(&file, &BTreeMap::new(), now, LEASE);
         // w's lease is short in 65 s (90 − a quarter of 100); i goes quiet in 60 s.

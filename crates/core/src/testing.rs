@@ -20,7 +20,7 @@ pub fn task(id: &str, status: TaskStatus, deps: &[&str]) -> Task {
 
 pub fn file_with(tasks: Vec<Task>) -> TaskFile {
     let mut file = TaskFile::new(t0());
-    file.tasks = tasks;
+    file.tasks = tasks.into();
     file
 }
 

@@ -66,11 +66,11 @@ impl FolderStore {
                 .collect();
             if let Err(e) = self.append(&dir, &archived) {
                 // Nothing left the board.
-                file.tasks = staying;
+                file.tasks = staying.into();
                 file.tasks.extend(archived.into_iter().map(|a| a.task));
                 return Err(e);
             }
-            file.tasks = staying;
+            file.tasks = staying.into();
             let ids = archived.into_iter().map(|a| a.task.id).collect();
             Ok(Change::Write(report(ids, file.tasks.len())))
         })

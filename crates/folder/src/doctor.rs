@@ -8,7 +8,8 @@ use baton_core::{DoctorReport, Finding, FindingKind, LogEntry, Result, StoreErro
 use baton_fs::{FileLock, leftover_temp_files, write_atomic};
 
 use crate::notes;
-use crate::store::{FolderStore, encode};
+use crate::rewrite::encode;
+use crate::store::FolderStore;
 
 /// Finds problems; with `fix`, applies the safe repairs under the lock and says what changed.
 pub(crate) fn doctor(store: &FolderStore, fix: bool) -> Result<DoctorReport> {

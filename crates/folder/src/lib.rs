@@ -10,6 +10,7 @@
 //! .coordination/
 //!   master-plan.md          the goal and approach (leader init)
 //!   tasks.json              source of truth for tasks
+//!   .queue/                 claims waiting for the lock, answered together
 //!   context/discoveries.md  findings shared between agents
 //!   logs/<agent>.log        one journal per agent
 //!   results/<task-id>.md    each finished task's report
@@ -23,14 +24,17 @@
 //! create or open a folder project.
 
 mod archive;
+mod combine;
 mod doctor;
 mod documents;
 mod feed;
 pub mod journal;
 pub mod notes;
+mod rewrite;
 mod signals;
 mod store;
 mod tasks;
 mod team;
 
-pub use store::{FolderStore, encode};
+pub use rewrite::encode;
+pub use store::FolderStore;

@@ -56,9 +56,15 @@ impl FolderStore {
         }
         let gitignore = layout.root().join(".gitignore");
         if !gitignore.exists() {
-            write_atomic(&gitignore, format!(".lock\n*{TEMP_SUFFIX}\n").as_bytes())?;
+            write_atomic(
+                &gitignore,
+                format!(".lock\n*{TEMP_SUFFIX}\n{}/\n", Layout::CLAIMS_QUEUE).as_bytes(),
+            )?;
         }
-        write_atomic(&layout.tasks_file(), &encode(&TaskFile::new(now))?)?;
+        write_atomic(
+            &layout.tasks_file(),
+            &crate::rewrite::encode(&TaskFile::new(now))?,
+        )?;
         let store = FolderStore {
             layout,
             lease: DEFAULT_LEASE,
@@ -117,8 +123,8 @@ impl FolderStore {
         Ok(self.load_keeping_bytes()?.0)
     }
 
-    /// [`Self::load`], and the file's bytes, whose memory a change writes the board back into
-    /// (a large board's pages are then touched once, not once to read and again to write).
+    /// [`Self::load`], and the file's bytes, from which a change copies the tasks it left
+    /// alone (`rewrite`).
     fn load_keeping_bytes(&self) -> Result<(TaskFile, Vec<u8>)> {
         let path = self.layout.tasks_file();
         let bytes = match fs::read(&path) {
@@ -150,15 +156,23 @@ impl FolderStore {
         &self,
         op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<Change<T>>,
     ) -> Result<T> {
-        let _lock = FileLock::exclusive(&self.layout.lock_file())?;
-        let (mut file, mut bytes) = self.load_keeping_bytes()?;
+        let lock = FileLock::exclusive(&self.layout.lock_file())?;
+        self.transact_holding(&lock, op)
+    }
+
+    /// [`Self::transact`] for a caller that holds the folder's `lock` already.
+    pub(crate) fn transact_holding<T>(
+        &self,
+        _lock: &FileLock,
+        op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<Change<T>>,
+    ) -> Result<T> {
+        let (mut file, read) = self.load_keeping_bytes()?;
         let now = Timestamp::now();
         match op(&mut file, now)? {
             Change::Keep(value) => Ok(value),
             Change::Write(value) => {
                 file.last_updated = Some(now);
-                bytes.clear();
-                encode_into(&file, &mut bytes)?;
+                let bytes = crate::rewrite::encode_after(&mut file, &read)?;
                 write_atomic(&self.layout.tasks_file(), &bytes)?;
                 Ok(value)
             }
@@ -189,24 +203,6 @@ impl FolderStore {
     pub(crate) fn log(&self, entry: &LogEntry, now: Timestamp) {
         let _ = crate::journal::record(&self.layout, entry, now);
     }
-}
-
-/// `tasks.json`'s bytes for `file`: pretty JSON and a final newline, as every writer of the
-/// file writes it (`git diff` and `jq` friendly).
-pub fn encode(file: &TaskFile) -> Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    encode_into(file, &mut bytes)?;
-    Ok(bytes)
-}
-
-/// [`encode`], appended to `bytes`.
-fn encode_into(file: &TaskFile, bytes: &mut Vec<u8>) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *bytes, file).map_err(|e| StoreError::InvalidInput {
-        field: "tasks.json",
-        reason: e.to_string(),
-    })?;
-    bytes.push(b'\n');
-    Ok(())
 }
 
 /// serde_json appends " at line L column C"; the error carries those separately.

@@ -93,13 +93,18 @@ impl TaskStore for FolderStore {
     }
 
     fn claim(&self, request: &ClaimRequest) -> Result<Option<Claimed>> {
-        let lease = self.lease();
-        let (claimed, now) = self.transact(|file, now| {
-            Ok(match file.claim(request, now, lease)? {
-                Some(claimed) => Change::Write((Some(claimed), now)),
-                None => Change::Keep((None, now)),
-            })
-        })?;
+        let (claimed, now) = match request.task {
+            None => crate::combine::claim(self, request)?,
+            Some(_) => {
+                let lease = self.lease();
+                self.transact(|file, now| {
+                    Ok(match file.claim(request, now, lease)? {
+                        Some(claimed) => Change::Write((Some(claimed), now)),
+                        None => Change::Keep((None, now)),
+                    })
+                })?
+            }
+        };
         self.log(&LogEntry::claim(&request.agent, claimed.as_ref()), now);
         Ok(claimed)
     }

@@ -27,11 +27,11 @@ pub(crate) fn snapshot(store: &PgStore) -> baton_core::Result<(TaskFile, Timesta
         // Not tracked (it would make every write contend on one row): left out, so an
         // export of an unchanged project is the same bytes.
         file.last_updated = None;
-        file.tasks = load(
+        file.tasks = baton_core::Tasks::from(load(
             tx,
             "SELECT body FROM baton_tasks WHERE project = $1 ORDER BY position",
             &[&store.name],
-        )?;
+        )?);
         load_agents(tx, &store.name, &mut file)?;
         crate::reservations::explicit(tx, &store.name, &mut file)?;
         Ok((file, now))

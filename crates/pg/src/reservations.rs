@@ -75,13 +75,13 @@ impl PgStore {
     /// exist, or none is known not to).
     pub(crate) fn held_files_view(&self, tx: &mut Tx, reserved: bool) -> Result<TaskFile> {
         let mut file = TaskFile::new(Timestamp(DateTime::<Utc>::UNIX_EPOCH));
-        file.tasks = load(
+        file.tasks = baton_core::Tasks::from(load(
             tx,
             "SELECT body FROM baton_tasks WHERE project = $1
                AND status IN ('claimed', 'in_progress')
                AND jsonb_array_length(coalesce(body->'context'->'files', '[]')) > 0",
             &[&self.name],
-        )?;
+        )?);
         if reserved {
             explicit(tx, &self.name, &mut file)?;
         }
@@ -190,7 +190,7 @@ impl PgStore {
         held: serde_json::Value,
     ) -> Result<TaskFile> {
         let mut file = TaskFile::new(now);
-        file.tasks = parse_tasks(held)?;
+        file.tasks = baton_core::Tasks::from(parse_tasks(held)?);
         if reserved {
             explicit(tx, &self.name, &mut file)?;
         }

@@ -210,12 +210,12 @@ impl TaskStore for PgStore {
             // insert (and then counts the new task among its dependants), or this waits for
             // the completion and sees it done.
             let mut file = TaskFile::new(now);
-            file.tasks = load(
+            file.tasks = baton_core::Tasks::from(load(
                 tx,
                 "SELECT body FROM baton_tasks WHERE project = $1 AND id = ANY($2)
                  ORDER BY position FOR SHARE",
                 &[&self.name, &wanted],
-            )?;
+            )?);
             let task = file.add_task(new, now)?.clone();
             let waiting = waiting_on(&file, &task);
             let (keys, reach) = baton_core::reservations::task_keys(&task);
@@ -267,7 +267,7 @@ impl TaskStore for PgStore {
                 )?;
             }
             let mut file = TaskFile::new(now);
-            file.tasks = if edit.dependencies.is_some() {
+            file.tasks = baton_core::Tasks::from(if edit.dependencies.is_some() {
                 load(
                     tx,
                     "SELECT body FROM baton_tasks WHERE project = $1 ORDER BY position",
@@ -275,7 +275,7 @@ impl TaskStore for PgStore {
                 )?
             } else {
                 vec![target]
-            };
+            });
             let task = file.edit_task(id, edit.clone())?.clone();
             let entry = LogEntry::edited(&task);
             save(tx, &self.name, &task, None, Some((&entry, now)), false)?;
@@ -382,11 +382,11 @@ impl TaskStore for PgStore {
                 )?
                 .get(0);
             let mut file = TaskFile::new(now);
-            file.tasks = load(
+            file.tasks = baton_core::Tasks::from(load(
                 tx,
                 "SELECT body FROM baton_tasks WHERE project = $1 ORDER BY position",
                 &[&self.name],
-            )?;
+            )?);
             crate::reservations::explicit(tx, &self.name, &mut file)?;
             Ok(StatusReport::build(&file, Some(goal), now, lease))
         })

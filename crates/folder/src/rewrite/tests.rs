@@ -1,0 +1,151 @@
+use super::*;
+use baton_core::{ClaimRequest, Completion, NewTask, Timestamp};
+use serde_json::Value;
+use std::time::Duration;
+
+const LEASE: Duration = Duration::from_secs(900);
+
+type Change = Box<dyn FnOnce(&mut TaskFile)>;
+
+/// A board of `n` tasks as the folder writes it, and its bytes.
+fn board(n: usize) -> (TaskFile, Vec<u8>) {
+    let now = Timestamp::now();
+    let mut file = TaskFile::new(now);
+    for i in 1..=n {
+        file.add_task(
+            NewTask {
+                description: format!("part {i} — with \"quotes\" and ünïcode"),
+                priority: 1 + (i % 3) as u32,
+                files: vec![format!("src/part_{i}.rs")],
+                ..NewTask::default()
+            },
+            now,
+        )
+        .unwrap();
+    }
+    let bytes = encode(&file).unwrap();
+    (file, bytes)
+}
+
+fn read(bytes: &[u8]) -> TaskFile {
+    serde_json::from_slice(bytes).unwrap()
+}
+
+/// Applies `change` to the board read from `bytes`; returns the rewritten bytes, checked to
+/// read back as the board the change left (encoded whole, the same bytes).
+fn rewritten(bytes: &[u8], change: impl FnOnce(&mut TaskFile)) -> Vec<u8> {
+    let mut file = read(bytes);
+    change(&mut file);
+    let out = encode_after(&mut file, bytes).unwrap();
+    let whole = encode(&file).unwrap();
+    serde_json::from_slice::<Value>(&out).expect("JSON");
+    assert_eq!(
+        String::from_utf8(encode(&read(&out)).unwrap()).unwrap(),
+        String::from_utf8(whole).unwrap()
+    );
+    out
+}
+
+#[test]
+fn a_change_of_one_task_is_byte_for_byte_the_whole_board_encoded() {
+    let (_, bytes) = board(50);
+    let now = Timestamp::now();
+    let changes: Vec<Change> = vec![
+        Box::new(move |f| drop(f.claim(&ClaimRequest::next("w1"), now, LEASE).unwrap())),
+        Box::new(move |f| {
+            f.claim(&ClaimRequest::task("w1", "task-50"), now, LEASE)
+                .unwrap();
+            f.start("w1", "task-50", now, LEASE).unwrap();
+            let report = Completion {
+                output: "done".into(),
+                ..Completion::default()
+            };
+            f.complete("w1", "task-50", report, now).unwrap();
+        }),
+        Box::new(move |f| drop(f.heartbeat("w1", now, LEASE).unwrap())),
+        Box::new(move |f| {
+            f.add_task(
+                NewTask {
+                    description: "one more".into(),
+                    ..NewTask::default()
+                },
+                now,
+            )
+            .unwrap();
+        }),
+    ];
+    for change in changes {
+        let out = rewritten(&bytes, change);
+        assert_eq!(out, encode(&read(&out)).unwrap());
+    }
+}
+
+#[test]
+fn tasks_left_alone_keep_their_text_as_it_was() {
+    // Written by another tool: a null list, an unknown field, escaped text.
+    let (_, bytes) = board(3);
+    let text = String::from_utf8(bytes).unwrap().replacen(
+        "\"dependencies\": [],",
+        "\"dependencies\": null,\n      \"x_other_tool\": \"\\u00e9\",",
+        1,
+    );
+    let first = &text[text.find("    {").unwrap()..text.find("\n    },").unwrap() + 6];
+    assert!(first.contains("null"));
+    let now = Timestamp::now();
+    let out = rewritten(text.as_bytes(), |f| {
+        f.claim(&ClaimRequest::task("w1", "task-3"), now, LEASE)
+            .unwrap();
+    });
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains(first), "task-1 copied as it was");
+    assert_eq!(
+        read(out.as_bytes()).tasks[2].claimed_by.as_deref(),
+        Some("w1")
+    );
+}
+
+#[test]
+fn other_layouts_and_wholesale_changes_are_encoded_whole() {
+    let (file, pretty) = board(4);
+    let compact = serde_json::to_vec(&file).unwrap();
+    let four = {
+        let mut out = Vec::new();
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+        serde::Serialize::serialize(&file, &mut ser).unwrap();
+        out
+    };
+    let crlf = String::from_utf8(pretty.clone())
+        .unwrap()
+        .replace('\n', "\r\n")
+        .into_bytes();
+    let now = Timestamp::now();
+    for bytes in [compact, four, crlf] {
+        assert!(task_spans(&bytes).is_none());
+        let out = rewritten(&bytes, |f| {
+            f.claim(&ClaimRequest::next("w1"), now, LEASE).unwrap();
+        });
+        assert_eq!(out, encode(&read(&out)).unwrap());
+    }
+    // Every task changed, or the list reordered: nothing to copy.
+    rewritten(&pretty, |f| f.tasks.reverse());
+    rewritten(&pretty, |f| drop(f.tasks.remove(1)));
+}
+
+#[test]
+fn the_task_spans_are_each_task_s_text() {
+    let (file, bytes) = board(3);
+    let spans = task_spans(&bytes).unwrap();
+    assert_eq!(spans.len(), 3);
+    for (span, task) in spans.iter().zip(file.tasks.iter()) {
+        let one: baton_core::Task = serde_json::from_slice(&bytes[span.clone()]).unwrap();
+        assert_eq!(one.id, task.id);
+    }
+    let empty = encode(&TaskFile::new(Timestamp::now())).unwrap();
+    assert_eq!(task_spans(&empty), Some(vec![]));
+    // A task cut short, or one on a single line, is not the layout.
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(task_spans(text.replacen("\n    },", "\n", 1).as_bytes()).is_none());
+    let one_line = text.replacen("    {\n      \"id\"", "    {\"id\"", 1);
+    assert!(task_spans(one_line.as_bytes()).is_none());
+}
