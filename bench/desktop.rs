@@ -24,10 +24,14 @@
 //! measured for that app too, in the same run, each right after the current app's ("baseline"
 //! lines).
 //!
+//! `BATON_BENCH_ONLY=scale` measures the change to the redrawn board alone, on 1,000 tasks,
+//! 10,000 and 1,000 again, and prints the 10,000 figures against the 1,000 ones.
+//!
 //! Targets (issue 6): first paint ≤ 1.5 s; idle PSS ≤ 300 MB in total; a change made by the CLI
 //! on the board within 200 ms. Issue 13: from machine B's CLI to machine A's board p99 ≤ 250 ms
 //! with 1,000 tasks. Issue 16: with the Agents view open, 1,000 tasks and 20 agents, the start
-//! figures kept and a worker's change to the redrawn view p99 ≤ 200 ms.
+//! figures kept and a worker's change to the redrawn view p99 ≤ 200 ms. Issue 63: the change to
+//! the redrawn board at 10,000 tasks within 1.5× of its figure at 1,000.
 
 use baton_core::TaskStore;
 use baton_test_support::stats;
@@ -171,6 +175,10 @@ fn main() {
     let apps = measured();
     let xvfb = xvfb::Xvfb::start(200..300, Duration::from_secs(20));
     let display = xvfb.display.clone();
+    if std::env::var("BATON_BENCH_ONLY").is_ok_and(|only| only == "scale") {
+        scale(&apps, &display);
+        return;
+    }
     // The same app on an empty project, in the same run: what the window itself costs.
     // (`BATON_BENCH_ONLY=postgres` skips to the database part.)
     let folder_too = std::env::var("BATON_BENCH_ONLY").map_or(true, |only| only != "postgres");
@@ -254,6 +262,36 @@ fn main() {
             &worker,
         );
         report_board(&format!("{label}postgres"), 1000, &events, &boards);
+    }
+}
+
+/// Issue 63: a CLI's change → the redrawn board on 10,000 tasks against 1,000, each app's two
+/// figures in the same run, the smaller project first and again last (the machine drifts).
+fn scale(apps: &[Measured], display: &str) {
+    for Measured { label, app, cli } in apps {
+        let mut figures: Vec<(usize, Duration, Duration)> = Vec::new();
+        for tasks in [1000, 10_000, 1000] {
+            let project = project_with(tasks);
+            let worker = Worker {
+                cli,
+                cwd: project.path(),
+                args: vec!["--dir".into(), project.path().display().to_string()],
+            };
+            let (events, boards) = change_to_board(app, display, project.path(), &[], &worker);
+            report_board(&format!("{label}folder"), tasks, &events, &boards);
+            figures.push((tasks, percentile(&boards, 0.5), percentile(&boards, 0.99)));
+        }
+        let small = |pick: fn(&(usize, Duration, Duration)) -> Duration| {
+            let (a, b) = (pick(&figures[0]), pick(&figures[2]));
+            (a + b) / 2
+        };
+        let ratio = |large: Duration, small: Duration| large.as_secs_f64() / small.as_secs_f64();
+        println!(
+            "{label}folder: CLI change to redrawn board, 10,000 tasks against 1,000 (the mean of \
+             its two runs): p50 {:.2}x  p99 {:.2}x",
+            ratio(figures[1].1, small(|f| f.1)),
+            ratio(figures[1].2, small(|f| f.2)),
+        );
     }
 }
 

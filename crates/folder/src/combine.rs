@@ -3,8 +3,9 @@
 //! parse and durable write in turn. Instead a worker that finds the lock taken leaves its
 //! request in `.coordination/.queue/` and waits for the lock; whoever takes the lock for a claim
 //! applies every waiting request, in the order they came, with its own, and writes the board
-//! once for all of them (as a database commits a group). Each waiter finds its answer when the
-//! lock reaches it; one that came too late for that write does the same for those after it.
+//! once for all of them (as a database commits a group). The waiters it answered read their
+//! answers together once it lets go (each holds the lock shared to read); one that came too late
+//! for that write takes the lock and does the same for those after it.
 //! The rules applied are the core's, one claim after another, so the outcome is one that the
 //! claims made one by one could have had.
 //!
@@ -72,6 +73,14 @@ pub(crate) fn claim(
             // A queue that cannot be written (a read-only folder, a link in its place) only
             // loses the combining: the claim waits for the lock as any other change.
             let waiting = Waiting::enter(store, request).ok();
+            if let Some(waiting) = &waiting {
+                // Once the writer lets go, every waiter it answered reads its answer at the
+                // same time; only those it did not answer then wait for the lock in turn.
+                let _shared = FileLock::shared(&lock_path)?;
+                if let Some(claimed) = read_answer(&answer_path(&waiting.path, CONFIRMED))? {
+                    return Ok((claimed.into_claimed(), Timestamp::now()));
+                }
+            }
             let lock = FileLock::exclusive(&lock_path)?;
             if let Some(waiting) = waiting
                 && let Some(claimed) = waiting.answered(store)?

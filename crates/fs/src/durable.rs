@@ -29,6 +29,14 @@ impl FileLock {
         Ok(FileLock { _file: file })
     }
 
+    /// Blocks until this process holds `path`'s lock shared: until no one holds it exclusively
+    /// (for a reader that must not see a writer's work half done; others may share it).
+    pub fn shared(path: &Path) -> Result<FileLock> {
+        let file = lock_file(path)?;
+        file.lock_shared().map_err(|e| FileError::new(path, e))?;
+        Ok(FileLock { _file: file })
+    }
+
     /// The lock on `path` if no one holds it now; `None` if someone does.
     pub fn try_exclusive(path: &Path) -> Result<Option<FileLock>> {
         let file = lock_file(path)?;
