@@ -20,10 +20,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use baton_core::TaskFile;
 use baton_folder::FolderStore;
 use baton_test_support::stats::{ms, percentile};
-use serde_json::{Value, json};
+
+#[path = "common/tasks.rs"]
+mod tasks;
 
 fn baton() -> &'static str {
     env!("CARGO_BIN_EXE_baton")
@@ -34,29 +35,7 @@ fn baton() -> &'static str {
 fn project(landed: usize, live: usize) -> (tempfile::TempDir, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     let project = FolderStore::init(dir.path(), "benchmark", None).unwrap();
-    let hours_ago = "2026-01-01T09:00:00Z";
-    let tasks: Vec<Value> = (1..=landed + live)
-        .map(|i| {
-            let done = i <= landed;
-            json!({
-                "id": format!("task-{i}"),
-                "description": format!("Implement part {i} of the feature, with tests and docs"),
-                "status": if done { "done" } else { "available" },
-                "priority": 1 + (i % 5),
-                "claimed_by": if done { json!("w1") } else { Value::Null },
-                "dependencies": if i > 1 && i % 10 == 0 { json!([format!("task-{}", i - 1)]) } else { json!([]) },
-                "context": {"files": [format!("src/part_{i}.rs")], "hints": "Follow the existing module layout"},
-                "result": if done { json!({"output": format!("part {i} written, tests pass"), "files_modified": [format!("src/part_{i}.rs")], "files_created": []}) } else { Value::Null },
-                "created_at": hours_ago,
-                "claimed_at": if done { json!(hours_ago) } else { Value::Null },
-                "completed_at": if done { json!(hours_ago) } else { Value::Null },
-            })
-        })
-        .collect();
-    let file: TaskFile = serde_json::from_value(json!({
-        "version": "1.0", "created_at": hours_ago, "last_updated": hours_ago, "tasks": tasks,
-    }))
-    .unwrap();
+    let file = tasks::landed_and_live(landed, live);
     let board = project.layout().tasks_file();
     std::fs::write(&board, baton_folder::encode(&file).unwrap()).unwrap();
     // The first command: a project of the previous version is archived by it.
