@@ -20,6 +20,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use baton_core::{ClaimRequest, Claimed, Files, Result, StoreError, Task, TaskFile, Timestamp};
 use baton_fs::{FileLock, TEMP_SUFFIX};
@@ -47,6 +48,21 @@ struct Request {
 struct Answer {
     task: Option<Task>,
     reclaimed_from: Option<String>,
+}
+
+impl From<Option<Claimed>> for Answer {
+    fn from(claimed: Option<Claimed>) -> Self {
+        match claimed {
+            Some(c) => Answer {
+                task: Some(c.task),
+                reclaimed_from: c.reclaimed_from,
+            },
+            None => Answer {
+                task: None,
+                reclaimed_from: None,
+            },
+        }
+    }
 }
 
 impl Answer {
@@ -77,8 +93,8 @@ pub(crate) fn claim(
                 // Once the writer lets go, every waiter it answered reads its answer at the
                 // same time; only those it did not answer then wait for the lock in turn.
                 let _shared = FileLock::shared(&lock_path)?;
-                if let Some(claimed) = read_answer(&answer_path(&waiting.path, CONFIRMED))? {
-                    return Ok((claimed.into_claimed(), Timestamp::now()));
+                if let Some(claimed) = waiting.confirmed()? {
+                    return Ok((claimed, Timestamp::now()));
                 }
             }
             let lock = FileLock::exclusive(&lock_path)?;
@@ -121,17 +137,7 @@ fn write_for_all(
                 continue;
             };
             changed |= claimed.is_some();
-            let answer = match claimed {
-                Some(c) => Answer {
-                    task: Some(c.task),
-                    reclaimed_from: c.reclaimed_from,
-                },
-                None => Answer {
-                    task: None,
-                    reclaimed_from: None,
-                },
-            };
-            answered.push((path, answer));
+            answered.push((path, Answer::from(claimed)));
         }
         let mine = file.claim(request, now, lease)?;
         changed |= mine.is_some();
@@ -163,14 +169,22 @@ fn write_for_all(
     }
     if unanswerable {
         // Nothing was written: this claim alone, as any change is made.
-        return store.transact_holding(lock, |file, now| {
-            Ok(match file.claim(request, now, lease)? {
-                Some(claimed) => Change::Write((Some(claimed), now)),
-                None => Change::Keep((None, now)),
-            })
-        });
+        return store.transact_holding(lock, |file, now| alone(file, request, now, lease));
     }
     outcome
+}
+
+/// `request` applied by itself to `file`: a claim written, or nothing to write.
+pub(crate) fn alone(
+    file: &mut TaskFile,
+    request: &ClaimRequest,
+    now: Timestamp,
+    lease: Duration,
+) -> Result<Change<(Option<Claimed>, Timestamp)>> {
+    Ok(match file.claim(request, now, lease)? {
+        Some(claimed) => Change::Write((Some(claimed), now)),
+        None => Change::Keep((None, now)),
+    })
 }
 
 const PENDING: &str = "pending";
@@ -313,12 +327,17 @@ impl Waiting {
         })
     }
 
+    /// The claim a writer made for this request and confirmed, if one did (read holding the
+    /// folder's lock, shared or not, so no writer is between its answer and the board).
+    fn confirmed(&self) -> Result<Option<Option<Claimed>>> {
+        Ok(read_answer(&answer_path(&self.path, CONFIRMED))?.map(Answer::into_claimed))
+    }
+
     /// Holding the folder's lock: the claim made for this request, if one was. `None`: it
     /// was not answered (it came after the last write), and the caller claims for itself.
     fn answered(self, store: &FolderStore) -> Result<Option<Option<Claimed>>> {
-        let confirmed = answer_path(&self.path, CONFIRMED);
-        if let Some(answer) = read_answer(&confirmed)? {
-            return Ok(Some(answer.into_claimed()));
+        if let Some(claimed) = self.confirmed()? {
+            return Ok(Some(claimed));
         }
         let pending = answer_path(&self.path, PENDING);
         let Some(answer) = read_answer(&pending)? else {

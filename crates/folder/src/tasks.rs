@@ -97,12 +97,7 @@ impl TaskStore for FolderStore {
             None => crate::combine::claim(self, request)?,
             Some(_) => {
                 let lease = self.lease();
-                self.transact(|file, now| {
-                    Ok(match file.claim(request, now, lease)? {
-                        Some(claimed) => Change::Write((Some(claimed), now)),
-                        None => Change::Keep((None, now)),
-                    })
-                })?
+                self.transact(|file, now| crate::combine::alone(file, request, now, lease))?
             }
         };
         self.log(&LogEntry::claim(&request.agent, claimed.as_ref()), now);
