@@ -266,11 +266,22 @@ fn answer_path(request: &Path, kind: &str) -> PathBuf {
 }
 
 /// Writes `answer` at `path` whole (a temporary file renamed), not synced: an answer matters
-/// only to a process that is still waiting, and a crash ends both.
+/// only to a process that is still waiting, and a crash ends both. Whatever is at the
+/// temporary name (a dead writer's leftover, a link someone planted) is removed, never written
+/// through: the temporary file is made new.
 fn leave(path: &Path, answer: &Answer) -> std::io::Result<()> {
     let temp = path.with_extension(format!("tmp{TEMP_SUFFIX}"));
     let bytes = serde_json::to_vec(answer).map_err(std::io::Error::other)?;
-    fs::write(&temp, bytes)?;
+    match fs::remove_file(&temp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)?;
+    file.write_all(&bytes)?;
+    drop(file);
     fs::rename(&temp, path)
 }
 

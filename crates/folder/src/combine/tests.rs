@@ -181,3 +181,24 @@ fn a_queue_that_is_a_link_is_not_followed() {
     assert!(store.claim(&request).unwrap().is_some());
     assert!(fs::read_dir(elsewhere.path()).unwrap().next().is_none());
 }
+
+#[test]
+fn an_answer_is_never_written_through_a_link_at_its_temporary_name() {
+    let (_dir, store) = project_with(1);
+    fs::create_dir(queue(&store)).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("victim");
+    fs::write(&victim, "untouched").unwrap();
+    let request = queue(&store).join(format!("{:024}-1-abcd.{REQUEST}", 1));
+    let pending = answer_path(&request, PENDING);
+    let temp = pending.with_extension(format!("tmp{TEMP_SUFFIX}"));
+    std::os::unix::fs::symlink(&victim, &temp).unwrap();
+    let answer = Answer {
+        task: None,
+        reclaimed_from: None,
+    };
+    leave(&pending, &answer).unwrap();
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "untouched");
+    assert!(read_answer(&pending).unwrap().is_some());
+    assert!(!temp.exists() && fs::symlink_metadata(&temp).is_err());
+}
