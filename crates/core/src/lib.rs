@@ -28,6 +28,7 @@
 
 pub mod archive;
 pub mod attempts;
+mod choosing;
 mod confine;
 mod doctor;
 pub mod documents;

@@ -158,25 +158,32 @@ impl TaskFile {
         now: Timestamp,
         lease: Duration,
     ) -> Result<Option<Claimed>> {
+        Ok(self
+            .choose(request, now, lease)?
+            .map(|i| self.take(i, &request.agent, now, lease)))
+    }
+
+    /// The index of the task [`Self::claim`] would take for `request` now, changing nothing.
+    /// Of an unnamed claim's candidates it reads only what [`Task::read_for_choosing`] keeps
+    /// (a store may choose among tasks read so, and read in full only the one it takes); a
+    /// named task is read whole.
+    pub fn choose(
+        &self,
+        request: &ClaimRequest,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Result<Option<usize>> {
         let agent = request.agent.as_str();
         validate_agent_id(agent)?;
-        let i = match &request.task {
+        Ok(match &request.task {
             // A task sent back to this agent for changes comes first: it holds it already.
-            None => match self
+            None => self
                 .tasks
                 .iter()
                 .position(|t| t.is_sent_back_to(agent, now, lease))
-                .or_else(|| self.best_claimable(Some(agent), request.files, now, lease))
-            {
-                Some(i) => i,
-                None => return Ok(None),
-            },
+                .or_else(|| self.best_claimable(Some(agent), request.files, now, lease)),
             Some(id) => {
-                let i = self
-                    .tasks
-                    .iter()
-                    .position(|t| &t.id == id)
-                    .ok_or_else(|| unknown(id))?;
+                let i = self.named(id).ok_or_else(|| unknown(id))?;
                 let task = &self.tasks[i];
                 let blockers = StatusIndex::new(self).blockers(task);
                 crate::rules::check_named_claim(task, &blockers, now, lease)?;
@@ -188,14 +195,22 @@ impl TaskFile {
                         Some(agent),
                     ))?;
                 }
-                i
+                Some(i)
             }
-        };
-        Ok(Some(self.take(i, agent, now, lease)))
+        })
     }
 
-    /// Gives task `i` to `agent`, taking it over from a holder whose lease expired.
-    fn take(&mut self, i: usize, agent: &str, now: Timestamp, lease: Duration) -> Claimed {
+    /// The index of task `id` on the board.
+    pub fn named(&self, id: &str) -> Option<usize> {
+        self.tasks.iter().position(|t| t.id == id)
+    }
+
+    /// Gives task `i` (one [`Self::choose`] chose) to `agent`, taking it over from a holder
+    /// whose lease expired.
+    ///
+    /// # Panics
+    /// If `i` is not a task of the board.
+    pub fn take(&mut self, i: usize, agent: &str, now: Timestamp, lease: Duration) -> Claimed {
         self.touch_agent(agent, now);
         let task = self.tasks.get_mut(i).expect("a task of the board");
         let reclaimed_from = task.take(agent, now, lease);

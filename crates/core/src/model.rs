@@ -197,7 +197,7 @@ pub struct Task {
     #[serde(default, deserialize_with = "null_as_default")]
     pub context: TaskContext,
     #[serde(default)]
-    pub result: Option<TaskResult>,
+    pub result: Option<Box<TaskResult>>,
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(type = "string | null"))]
     pub created_at: Option<Timestamp>,
@@ -292,7 +292,7 @@ impl Sifted for Task {
 
 pub const DEFAULT_PRIORITY: u32 = 5;
 
-fn default_priority() -> u32 {
+pub(crate) fn default_priority() -> u32 {
     DEFAULT_PRIORITY
 }
 
@@ -461,7 +461,7 @@ impl<'de> Deserialize<'de> for TaskResult {
 }
 
 /// Reads `null` as the type's default, as the source design's optional fields may be null.
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Default + Deserialize<'de>,

@@ -163,11 +163,11 @@ mod tests {
     fn result_report_follows_the_source_format() {
         let mut t = task("task-1", TaskStatus::Done, &[]);
         t.claimed_by = Some("w1".into());
-        t.result = Some(crate::model::TaskResult {
+        t.result = Some(Box::new(crate::model::TaskResult {
             output: Some("did it".into()),
             files_created: vec!["src/a.rs".into()],
             ..Default::default()
-        });
+        }));
         let text = render_result(&t);
         assert!(text.starts_with("# Task: task-1\n\n## Description\ndo task-1\n"));
         assert!(text.contains("## Output\ndid it\n"));

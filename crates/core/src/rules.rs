@@ -70,13 +70,13 @@ impl Task {
         self.status = TaskStatus::Done;
         self.completed_at = Some(now);
         self.lease_expires_at = None;
-        self.result = Some(TaskResult {
+        self.result = Some(Box::new(TaskResult {
             output: Some(report.output),
             files_modified: report.files_modified,
             files_created: report.files_created,
             branch: report.branch,
             ..TaskResult::default()
-        });
+        }));
         Ok(())
     }
 
@@ -93,10 +93,10 @@ impl Task {
         self.completed_at = Some(now);
         self.lease_expires_at = None;
         self.failure_reason = Some(reason.to_string());
-        self.result = Some(TaskResult {
+        self.result = Some(Box::new(TaskResult {
             error: Some(reason.to_string()),
             ..TaskResult::default()
-        });
+        }));
         Ok(())
     }
 
@@ -250,10 +250,10 @@ impl Task {
         drop_holder(self);
         self.completed_at = Some(now);
         self.failure_reason = Some(reason.clone());
-        self.result = Some(TaskResult {
+        self.result = Some(Box::new(TaskResult {
             error: Some(reason),
             ..TaskResult::default()
-        });
+        }));
         Ok(())
     }
 

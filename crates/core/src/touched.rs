@@ -41,6 +41,14 @@ impl Default for Touched {
 }
 
 impl<T> TrackedList<T> {
+    /// `list` as it was read from where it is kept: no item counts as changed yet.
+    pub fn as_read(list: Vec<T>) -> Self {
+        TrackedList {
+            list,
+            touched: Touched::default(),
+        }
+    }
+
     /// Item `i`, to change; marked changed.
     pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         self.mark(i);

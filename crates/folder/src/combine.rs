@@ -26,6 +26,7 @@ use baton_core::{ClaimRequest, Claimed, Files, Result, StoreError, Task, TaskFil
 use baton_fs::{FileLock, TEMP_SUFFIX};
 use serde::{Deserialize, Serialize};
 
+use crate::claim_board::ClaimBoard;
 use crate::store::{Change, FolderStore};
 
 /// At most this many waiting requests are applied with one write: a bound on how long the
@@ -88,13 +89,22 @@ pub(crate) fn claim(
         None => {
             // A queue that cannot be written (a read-only folder, a link in its place) only
             // loses the combining: the claim waits for the lock as any other change.
-            let waiting = Waiting::enter(store, request).ok();
-            if let Some(waiting) = &waiting {
+            let mut waiting = Waiting::enter(store, request).ok();
+            if let Some(entered) = waiting.take() {
                 // Once the writer lets go, every waiter it answered reads its answer at the
                 // same time; only those it did not answer then wait for the lock in turn.
-                let _shared = FileLock::shared(&lock_path)?;
-                if let Some(claimed) = waiting.confirmed()? {
-                    return Ok((claimed, Timestamp::now()));
+                let shared = FileLock::shared(&lock_path)?;
+                let answer = entered.confirmed();
+                if let Ok(None) = answer {
+                    waiting = Some(entered);
+                } else {
+                    // The request leaves the queue before the lock is let go: a writer
+                    // reading the queue after would take it for one still waiting.
+                    drop(entered);
+                    drop(shared);
+                    if let Some(claimed) = answer? {
+                        return Ok((claimed, Timestamp::now()));
+                    }
                 }
             }
             let lock = FileLock::exclusive(&lock_path)?;
@@ -119,7 +129,7 @@ fn write_for_all(
     let queue = queue_dir(store);
     let mut answered: Vec<(PathBuf, Answer)> = Vec::new();
     let mut unanswerable = false;
-    let outcome = store.transact_holding(lock, |file, now| {
+    let outcome = store.transact_claims(lock, |board, now| {
         let mut changed = false;
         for (path, waiting) in waiting_requests(queue.as_deref()) {
             let files = match waiting.ignore_reservations {
@@ -133,13 +143,13 @@ fn write_for_all(
             };
             // A request the rules refuse gets no answer: its owner claims for itself and
             // hears why.
-            let Ok(claimed) = file.claim(&theirs, now, lease) else {
+            let Ok(claimed) = board.claim(&theirs, now, lease) else {
                 continue;
             };
             changed |= claimed.is_some();
             answered.push((path, Answer::from(claimed)));
         }
-        let mine = file.claim(request, now, lease)?;
+        let mine = board.claim(request, now, lease)?;
         changed |= mine.is_some();
         // Written before the board: a waiter whose answer is never confirmed checks the board.
         let failed = answered
@@ -169,19 +179,19 @@ fn write_for_all(
     }
     if unanswerable {
         // Nothing was written: this claim alone, as any change is made.
-        return store.transact_holding(lock, |file, now| alone(file, request, now, lease));
+        return store.transact_claims(lock, |board, now| alone(board, request, now, lease));
     }
     outcome
 }
 
-/// `request` applied by itself to `file`: a claim written, or nothing to write.
+/// `request` applied by itself to `board`: a claim written, or nothing to write.
 pub(crate) fn alone(
-    file: &mut TaskFile,
+    board: &mut ClaimBoard,
     request: &ClaimRequest,
     now: Timestamp,
     lease: Duration,
 ) -> Result<Change<(Option<Claimed>, Timestamp)>> {
-    Ok(match file.claim(request, now, lease)? {
+    Ok(match board.claim(request, now, lease)? {
         Some(claimed) => Change::Write((Some(claimed), now)),
         None => Change::Keep((None, now)),
     })
@@ -365,9 +375,12 @@ impl Waiting {
 }
 
 impl Drop for Waiting {
+    /// Removes the request, then its answer: a request is never seen without the answer that
+    /// keeps a writer from applying it again. (Dropped holding the folder's lock, so no writer
+    /// reads the queue meanwhile.)
     fn drop(&mut self) {
-        let _ = fs::remove_file(answer_path(&self.path, CONFIRMED));
         let _ = fs::remove_file(&self.path);
+        let _ = fs::remove_file(answer_path(&self.path, CONFIRMED));
     }
 }
 

@@ -24,6 +24,7 @@
 //! create or open a folder project.
 
 mod archive;
+mod claim_board;
 mod combine;
 mod doctor;
 mod documents;
@@ -35,6 +36,8 @@ mod signals;
 mod store;
 mod tasks;
 mod team;
+#[cfg(test)]
+mod test_boards;
 
 pub use rewrite::encode;
 pub use store::FolderStore;

@@ -18,48 +18,166 @@ const TASKS_KEY: &[u8] = b"\n  \"tasks\": [";
 
 /// `file` (a change of the board read as `read`) as `tasks.json`'s bytes: the same as
 /// [`crate::encode`], except that each task the change did not touch is its text in `read`.
-pub(crate) fn encode_after(file: &mut TaskFile, read: &[u8]) -> Result<Vec<u8>> {
-    let Some(plan) = plan(file, read) else {
-        return encode(file);
+pub(crate) fn encode_after<'r>(file: &mut TaskFile, read: &'r [u8]) -> Result<Pieces<'r>> {
+    let list = task_list(read);
+    encode_copying(file, read, list.as_ref().map(|l| l.tasks.as_slice()))
+}
+
+/// [`encode_after`] with the tasks' text in `read` found already (`None`: not in the layout).
+pub(crate) fn encode_copying<'r>(
+    file: &mut TaskFile,
+    read: &'r [u8],
+    spans: Option<&[Range<usize>]>,
+) -> Result<Pieces<'r>> {
+    let plan = match (spans, file.tasks.changed()) {
+        // When every task changed, encoding them all is as quick.
+        (Some(spans), Some(changed)) if changed.len() < file.tasks.len() => copy_plan(file, spans),
+        _ => None,
     };
+    if let Some(plan) = plan
+        && let Some(pieces) = encode_planned(file, read, &plan)?
+    {
+        return Ok(pieces);
+    }
+    Ok(Pieces::encoded(read, encode(file)?))
+}
+
+/// `file`'s bytes with each task `plan` gives a span for copied from `read` and the others
+/// encoded; `None` if the list's place in the encoded board is not found.
+pub(crate) fn encode_planned<'r>(
+    file: &mut TaskFile,
+    read: &'r [u8],
+    plan: &[Option<Range<usize>>],
+) -> Result<Option<Pieces<'r>>> {
     // Everything but the tasks, encoded with an empty list in their place.
     let tasks = std::mem::take(&mut file.tasks);
     let outside = encode(file);
     file.tasks = tasks;
     let outside = outside?;
     let Some(at) = find(&outside, b"\n  \"tasks\": []") else {
-        return encode(file);
+        return Ok(None);
     };
-    let mut bytes = Vec::with_capacity(read.len() + 4096);
-    bytes.extend_from_slice(&outside[..at + TASKS_KEY.len()]);
+    let mut pieces = Pieces::encoded(read, Vec::new());
+    pieces.encode(&outside[..at + TASKS_KEY.len()]);
+    let mut copied: Option<&Range<usize>> = None;
     for (i, task) in file.tasks.iter().enumerate() {
-        bytes.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
-        match plan.get(i) {
-            Some(Some(span)) => bytes.extend_from_slice(&read[span.clone()]),
-            _ => encode_indented(task, &mut bytes)?,
+        match (plan.get(i), copied) {
+            // The task before was copied too: the separator between them is the text read.
+            (Some(Some(span)), Some(before)) => pieces.copy(before.end..span.end),
+            (Some(Some(span)), None) => {
+                pieces.encode(if i == 0 { b"\n    " } else { b",\n    " });
+                pieces.copy(span.clone());
+            }
+            _ => {
+                pieces.encode(if i == 0 { b"\n    " } else { b",\n    " });
+                pieces.encode_task(task)?;
+            }
         }
+        copied = plan.get(i).and_then(Option::as_ref);
     }
     if !file.tasks.is_empty() {
-        bytes.extend_from_slice(b"\n  ");
+        pieces.encode(b"\n  ");
     }
     // `]` and everything after the list.
-    bytes.extend_from_slice(&outside[at + TASKS_KEY.len()..]);
-    Ok(bytes)
+    pieces.encode(&outside[at + TASKS_KEY.len()..]);
+    Ok(Some(pieces))
 }
 
-/// For each task, the span of `read` to copy (`None`: encode it); `None` when the whole board
-/// must be encoded (any task may have changed, or the tasks' text cannot be found).
-fn plan(file: &TaskFile, read: &[u8]) -> Option<Vec<Option<Range<usize>>>> {
-    let changed = file.tasks.changed()?;
-    if changed.len() >= file.tasks.len() {
-        return None;
+/// A board's bytes in pieces: runs of the text it was read from, copied, and what was encoded
+/// (written out piece by piece: a board of thousands of tasks is not copied again in memory).
+pub(crate) struct Pieces<'r> {
+    read: &'r [u8],
+    encoded: Vec<u8>,
+    parts: Vec<Part>,
+}
+
+/// A range of [`Pieces`]' text read, or of what it encoded.
+enum Part {
+    Read(Range<usize>),
+    Encoded(Range<usize>),
+}
+
+impl<'r> Pieces<'r> {
+    /// `encoded`, whole.
+    fn encoded(read: &'r [u8], encoded: Vec<u8>) -> Self {
+        let parts = vec![Part::Encoded(0..encoded.len())];
+        Pieces {
+            read,
+            encoded,
+            parts,
+        }
     }
-    let spans = task_spans(read)?;
+
+    fn copy(&mut self, range: Range<usize>) {
+        match self.parts.last_mut() {
+            Some(Part::Read(last)) if last.end == range.start => last.end = range.end,
+            _ => self.parts.push(Part::Read(range)),
+        }
+    }
+
+    fn encode(&mut self, bytes: &[u8]) {
+        let start = self.encoded.len();
+        self.encoded.extend_from_slice(bytes);
+        self.grown(start);
+    }
+
+    /// `task` in the pretty layout, as an element of the task list (indented by four spaces).
+    fn encode_task(&mut self, task: &baton_core::Task) -> Result<()> {
+        let start = self.encoded.len();
+        let text = serde_json::to_vec_pretty(task).map_err(|e| StoreError::InvalidInput {
+            field: "tasks.json",
+            reason: e.to_string(),
+        })?;
+        for &b in &text {
+            self.encoded.push(b);
+            if b == b'\n' {
+                self.encoded.extend_from_slice(b"    ");
+            }
+        }
+        self.grown(start);
+        Ok(())
+    }
+
+    /// Records what was encoded from `start` on.
+    fn grown(&mut self, start: usize) {
+        let end = self.encoded.len();
+        match self.parts.last_mut() {
+            Some(Part::Encoded(last)) if last.end == start => last.end = end,
+            _ => self.parts.push(Part::Encoded(start..end)),
+        }
+    }
+
+    /// The pieces, in order.
+    pub(crate) fn slices(&self) -> Vec<&[u8]> {
+        self.parts
+            .iter()
+            .map(|part| match part {
+                Part::Read(range) => &self.read[range.clone()],
+                Part::Encoded(range) => &self.encoded[range.clone()],
+            })
+            .collect()
+    }
+
+    /// The bytes, in one piece.
+    #[cfg(test)]
+    pub(crate) fn to_vec(&self) -> Vec<u8> {
+        self.slices().concat()
+    }
+}
+
+/// For each task, the span of `read` to copy (`None`: encode it, it changed or was added);
+/// `None` when the whole board must be encoded (any task may have changed, or the tasks read
+/// are not the tasks `spans` found).
+pub(crate) fn copy_plan(
+    file: &TaskFile,
+    spans: &[Range<usize>],
+) -> Option<Vec<Option<Range<usize>>>> {
+    let changed = file.tasks.changed()?;
     let count = file.tasks.len();
     if spans.len() > count {
         return None;
     }
-    let mut plan: Vec<Option<Range<usize>>> = spans.into_iter().map(Some).collect();
+    let mut plan: Vec<Option<Range<usize>>> = spans.iter().cloned().map(Some).collect();
     plan.resize(count, None);
     for &i in changed {
         if let Some(slot) = plan.get_mut(i) {
@@ -73,29 +191,70 @@ fn plan(file: &TaskFile, read: &[u8]) -> Option<Vec<Option<Range<usize>>>> {
         .then_some(plan)
 }
 
-/// Each task's text in `read` (from its `{` to its `}`), in order; `None` if the file is not
-/// in the pretty layout.
+/// Where the task list and each task are in a board's text.
+pub(crate) struct TaskList {
+    /// From just after the list's `[` to its `]`.
+    pub list: Range<usize>,
+    /// Each task's text (from its `{` to its `}`), in order.
+    pub tasks: Vec<Range<usize>>,
+}
+
+/// Each task's text in `read`, in order; `None` if the file is not in the pretty layout.
+#[cfg(test)]
 fn task_spans(read: &[u8]) -> Option<Vec<Range<usize>>> {
+    task_list(read).map(|list| list.tasks)
+}
+
+/// Where the tasks are in `read`; `None` if the file is not in the pretty layout (nothing
+/// but the tasks, each opening on a line `    {` and closing on a line `    }`, with a comma
+/// when another follows, and the lines of each deeper).
+pub(crate) fn task_list(read: &[u8]) -> Option<TaskList> {
+    /// Where the reading is in the list.
+    enum Next {
+        /// A task opens (the first, or one after a comma).
+        Task,
+        /// A task's line, or its end.
+        InTask(usize),
+        /// The list's end (after a task without a comma).
+        End,
+        /// A task, or the list's end (an empty list).
+        TaskOrEnd,
+    }
     let mut at = find(read, TASKS_KEY)? + TASKS_KEY.len();
+    let start = at;
     if read.get(at) != Some(&b'\n') {
         // `"tasks": []`, or the list on one line.
-        return (read.get(at) == Some(&b']')).then(Vec::new);
+        return (read.get(at) == Some(&b']')).then(|| TaskList {
+            list: at..at,
+            tasks: Vec::new(),
+        });
     }
     at += 1;
     let mut spans = Vec::new();
-    let mut open = None;
+    let mut next = Next::TaskOrEnd;
     let from = at;
     for end in memchr::memchr_iter(b'\n', &read[from..]).map(|end| from + end) {
         let line = &read[at..end];
-        match line {
-            b"    {" if open.is_none() => open = Some(at + 4),
-            b"    }" | b"    }," => spans.push(open.take()?..at + 5),
-            b"  ]" | b"  ]," => return open.is_none().then_some(spans),
-            // Anything else at a task's depth is a layout this does not know.
-            _ if line.len() > 4 && line.starts_with(b"    ") && line[4] != b' ' => return None,
-            _ if !line.starts_with(b"      ") => return None,
-            _ => {}
-        }
+        next = match (next, line) {
+            (Next::Task | Next::TaskOrEnd, b"    {") => Next::InTask(at + 4),
+            (Next::InTask(open), b"    },") => {
+                spans.push(open..at + 5);
+                Next::Task
+            }
+            (Next::InTask(open), b"    }") => {
+                spans.push(open..at + 5);
+                Next::End
+            }
+            (Next::InTask(open), line) if line.starts_with(b"      ") => Next::InTask(open),
+            (Next::End | Next::TaskOrEnd, b"  ]" | b"  ],") => {
+                return Some(TaskList {
+                    list: start..at + 2,
+                    tasks: spans,
+                });
+            }
+            // Anything else is a layout this does not know.
+            _ => return None,
+        };
         at = end + 1;
     }
     None
@@ -111,21 +270,6 @@ pub fn encode(file: &TaskFile) -> Result<Vec<u8>> {
     })?;
     bytes.push(b'\n');
     Ok(bytes)
-}
-
-/// `task` in the pretty layout, as an element of the task list (indented by four spaces).
-fn encode_indented(task: &baton_core::Task, bytes: &mut Vec<u8>) -> Result<()> {
-    let text = serde_json::to_vec_pretty(task).map_err(|e| StoreError::InvalidInput {
-        field: "tasks.json",
-        reason: e.to_string(),
-    })?;
-    for &b in &text {
-        bytes.push(b);
-        if b == b'\n' {
-            bytes.extend_from_slice(b"    ");
-        }
-    }
-    Ok(())
 }
 
 /// Where `needle` first occurs in `haystack`.

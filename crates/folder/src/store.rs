@@ -10,7 +10,9 @@ use std::time::Duration;
 use baton_core::Layout;
 use baton_core::{DEFAULT_LEASE, LogEntry, Result, StoreError, Timestamp, notes};
 use baton_core::{Task, TaskFile};
-use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic};
+use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic, write_atomic_parts};
+
+use crate::claim_board::{ClaimBoard, corrupt};
 
 /// An opened `.coordination/` folder that holds its project's tasks.
 #[derive(Debug, Clone)]
@@ -126,28 +128,32 @@ impl FolderStore {
     /// [`Self::load`], and the file's bytes, from which a change copies the tasks it left
     /// alone (`rewrite`).
     fn load_keeping_bytes(&self) -> Result<(TaskFile, Vec<u8>)> {
+        let bytes = self.read_board()?;
+        Ok((self.parse_board(&bytes)?, bytes))
+    }
+
+    /// `tasks.json`'s bytes.
+    pub(crate) fn read_board(&self) -> Result<Vec<u8>> {
         let path = self.layout.tasks_file();
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(StoreError::NotInitialized {
-                    searched: self.layout.project_dir().to_path_buf(),
-                });
-            }
-            Err(e) => return Err(StoreError::io(path, e)),
-        };
-        let corrupt = |e: serde_json::Error| StoreError::Corrupt {
-            path: path.clone(),
-            line: e.line(),
-            column: e.column(),
-            message: strip_position(&e.to_string()),
-        };
+        match fs::read(&path) {
+            Ok(bytes) => Ok(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotInitialized {
+                searched: self.layout.project_dir().to_path_buf(),
+            }),
+            Err(e) => Err(StoreError::io(path, e)),
+        }
+    }
+
+    /// The board `bytes` (read from `tasks.json`) hold, every task whole; a board that does
+    /// not parse is refused saying where.
+    pub(crate) fn parse_board(&self, bytes: &[u8]) -> Result<TaskFile> {
+        let path = self.layout.tasks_file();
+        let corrupt = |e: serde_json::Error| corrupt(&path, &e, (e.line(), e.column()));
         // Checked as UTF-8 once, whole, rather than string by string as it is parsed.
-        let file = match std::str::from_utf8(&bytes) {
-            Ok(text) => serde_json::from_str(text).map_err(corrupt)?,
-            Err(_) => serde_json::from_slice(&bytes).map_err(corrupt)?,
-        };
-        Ok((file, bytes))
+        match std::str::from_utf8(bytes) {
+            Ok(text) => serde_json::from_str(text).map_err(corrupt),
+            Err(_) => serde_json::from_slice(bytes).map_err(corrupt),
+        }
     }
 
     /// Holds the lock, reads, applies `op`, and writes the result atomically if `op` asks to.
@@ -172,8 +178,28 @@ impl FolderStore {
             Change::Keep(value) => Ok(value),
             Change::Write(value) => {
                 file.last_updated = Some(now);
-                let bytes = crate::rewrite::encode_after(&mut file, &read)?;
-                write_atomic(&self.layout.tasks_file(), &bytes)?;
+                let pieces = crate::rewrite::encode_after(&mut file, &read)?;
+                write_atomic_parts(&self.layout.tasks_file(), &pieces.slices())?;
+                Ok(value)
+            }
+        }
+    }
+
+    /// [`Self::transact_holding`] for claims: `op` is given the board read for choosing
+    /// ([`ClaimBoard`]), whose tasks are read in full only when one is taken.
+    pub(crate) fn transact_claims<T>(
+        &self,
+        _lock: &FileLock,
+        op: impl FnOnce(&mut ClaimBoard, Timestamp) -> Result<Change<T>>,
+    ) -> Result<T> {
+        let path = self.layout.tasks_file();
+        let mut board = ClaimBoard::read(path, self.read_board()?, |b| self.parse_board(b))?;
+        let now = Timestamp::now();
+        match op(&mut board, now)? {
+            Change::Keep(value) => Ok(value),
+            Change::Write(value) => {
+                let pieces = board.encode(now)?;
+                write_atomic_parts(&self.layout.tasks_file(), &pieces.slices())?;
                 Ok(value)
             }
         }
@@ -202,14 +228,6 @@ impl FolderStore {
     /// written would mislead the caller.
     pub(crate) fn log(&self, entry: &LogEntry, now: Timestamp) {
         let _ = crate::journal::record(&self.layout, entry, now);
-    }
-}
-
-/// serde_json appends " at line L column C"; the error carries those separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
     }
 }
 

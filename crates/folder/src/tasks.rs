@@ -13,7 +13,7 @@ use baton_core::{
 };
 use baton_core::{NewReservation, Reopen, Reservation};
 use baton_core::{StoreError, Task, TaskFile};
-use baton_fs::write_atomic;
+use baton_fs::{FileLock, write_atomic};
 
 use crate::store::{Change, FolderStore};
 use crate::{journal, notes};
@@ -97,7 +97,10 @@ impl TaskStore for FolderStore {
             None => crate::combine::claim(self, request)?,
             Some(_) => {
                 let lease = self.lease();
-                self.transact(|file, now| crate::combine::alone(file, request, now, lease))?
+                let lock = FileLock::exclusive(&self.layout().lock_file())?;
+                self.transact_claims(&lock, |board, now| {
+                    crate::combine::alone(board, request, now, lease)
+                })?
             }
         };
         self.log(&LogEntry::claim(&request.agent, claimed.as_ref()), now);

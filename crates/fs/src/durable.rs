@@ -60,16 +60,22 @@ fn lock_file(path: &Path) -> Result<File> {
 
 /// Replaces `path` with `bytes` so that a crash at any instant leaves the old or new content.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(path, bytes, None)
+    write_atomic_with(path, &[bytes], None)
+}
+
+/// [`write_atomic`] of the bytes of `parts`, one after another (a large file made mostly of
+/// pieces of another is not put together in memory first).
+pub fn write_atomic_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
+    write_atomic_with(path, parts, None)
 }
 
 /// [`write_atomic`] for a file only its owner may read (mode 0600 from its creation, so it is
 /// never readable by others, not even before the rename): for a file with someone's secrets.
 pub fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_with(path, bytes, Some(0o600))
+    write_atomic_with(path, &[bytes], Some(0o600))
 }
 
-fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+fn write_atomic_with(path: &Path, parts: &[&[u8]], mode: Option<u32>) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let temp = temp_path(path);
@@ -79,8 +85,12 @@ fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()>
         if let Some(mode) = mode {
             options.mode(mode);
         }
-        let mut file = options.open(&temp)?;
-        file.write_all(bytes)?;
+        // Small parts gathered, large ones written as they are.
+        let mut out = std::io::BufWriter::new(options.open(&temp)?);
+        for part in parts {
+            out.write_all(part)?;
+        }
+        let file = out.into_inner().map_err(|e| e.into_error())?;
         // Data and size reach the disk before the rename can publish the file.
         file.sync_data()?;
         drop(file);

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 pub use durable::{
     FileLock, TEMP_SUFFIX, append_line, leftover_temp_files, sync_dir, write_atomic,
-    write_atomic_private,
+    write_atomic_parts, write_atomic_private,
 };
 pub use group::{ProcessGroup, command_in_own_group, command_in_own_group_ending_itself};
 pub use process::{ProcStat, pid_alive, proc_stat};

@@ -7,25 +7,7 @@ const LEASE: Duration = Duration::from_secs(900);
 
 type Change = Box<dyn FnOnce(&mut TaskFile)>;
 
-/// A board of `n` tasks as the folder writes it, and its bytes.
-fn board(n: usize) -> (TaskFile, Vec<u8>) {
-    let now = Timestamp::now();
-    let mut file = TaskFile::new(now);
-    for i in 1..=n {
-        file.add_task(
-            NewTask {
-                description: format!("part {i} — with \"quotes\" and ünïcode"),
-                priority: 1 + (i % 3) as u32,
-                files: vec![format!("src/part_{i}.rs")],
-                ..NewTask::default()
-            },
-            now,
-        )
-        .unwrap();
-    }
-    let bytes = encode(&file).unwrap();
-    (file, bytes)
-}
+use crate::test_boards::board;
 
 fn read(bytes: &[u8]) -> TaskFile {
     serde_json::from_slice(bytes).unwrap()
@@ -36,7 +18,7 @@ fn read(bytes: &[u8]) -> TaskFile {
 fn rewritten(bytes: &[u8], change: impl FnOnce(&mut TaskFile)) -> Vec<u8> {
     let mut file = read(bytes);
     change(&mut file);
-    let out = encode_after(&mut file, bytes).unwrap();
+    let out = encode_after(&mut file, bytes).unwrap().to_vec();
     let whole = encode(&file).unwrap();
     serde_json::from_slice::<Value>(&out).expect("JSON");
     assert_eq!(
@@ -93,13 +75,13 @@ fn tasks_left_alone_keep_their_text_as_it_was() {
     assert!(first.contains("null"));
     let now = Timestamp::now();
     let out = rewritten(text.as_bytes(), |f| {
-        f.claim(&ClaimRequest::task("w1", "task-3"), now, LEASE)
+        f.claim(&ClaimRequest::task("w1", "task-2"), now, LEASE)
             .unwrap();
     });
     let out = String::from_utf8(out).unwrap();
     assert!(out.contains(first), "task-1 copied as it was");
     assert_eq!(
-        read(out.as_bytes()).tasks[2].claimed_by.as_deref(),
+        read(out.as_bytes()).tasks[1].claimed_by.as_deref(),
         Some("w1")
     );
 }
@@ -148,4 +130,38 @@ fn the_task_spans_are_each_task_s_text() {
     assert!(task_spans(text.replacen("\n    },", "\n", 1).as_bytes()).is_none());
     let one_line = text.replacen("    {\n      \"id\"", "    {\"id\"", 1);
     assert!(task_spans(one_line.as_bytes()).is_none());
+    // Anything between the tasks, or a comma missing or too many, is not the layout either:
+    // between two tasks there is nothing but the comma (a claim copies it with them).
+    for odd in [
+        text.replacen("\n    },\n", "\n    },\n      \"stray\": 1,\n", 1),
+        text.replacen("\n    },\n", "\n    }\n", 1),
+        text.replacen("\n    }\n  ]", "\n    },\n  ]", 1),
+        text.replacen("\n    },\n", "\n    },\n\n", 1),
+    ] {
+        assert_ne!(odd, text);
+        assert!(task_spans(odd.as_bytes()).is_none(), "{odd}");
+    }
+}
+
+#[test]
+fn a_claim_is_written_as_the_text_read_around_the_one_task_encoded() {
+    let (_, bytes) = board(200);
+    let mut file = read(&bytes);
+    let now = Timestamp::now();
+    file.claim(&ClaimRequest::task("w1", "task-100"), now, LEASE)
+        .unwrap();
+    let pieces = encode_after(&mut file, &bytes).unwrap();
+    // The header, the 99 tasks before (one run), the task, the 100 after, the end.
+    let slices = pieces.slices();
+    assert_eq!(
+        slices.len(),
+        5,
+        "{:?}",
+        slices.iter().map(|s| s.len()).collect::<Vec<_>>()
+    );
+    let copied = slices
+        .iter()
+        .filter(|s| bytes.windows(s.len()).any(|w| w == **s));
+    assert!(copied.map(|s| s.len()).sum::<usize>() > bytes.len() * 9 / 10);
+    assert_eq!(pieces.to_vec(), encode(&file).unwrap());
 }

@@ -293,6 +293,16 @@ fn threads_claiming_at_once_each_get_a_different_task() {
             .flat_map(|h| h.join().unwrap())
             .collect()
     });
+    // A claim made for a worker that never heard of it would leave its task held, unclaimed
+    // by anyone here.
+    let board = project.load().unwrap();
+    let lost: Vec<String> = board
+        .tasks
+        .iter()
+        .filter(|t| !claimed.contains(&t.id))
+        .map(|t| format!("{} {:?} by {:?}", t.id, t.status, t.claimed_by))
+        .collect();
+    assert!(lost.is_empty(), "{lost:?}");
     assert_eq!(claimed.len(), 40);
     assert_eq!(claimed.iter().collect::<HashSet<_>>().len(), 40);
 }
