@@ -77,10 +77,20 @@ fn page(text: &str) -> bool {
 /// One result on stdout, flushed (a reader may be waiting for it while the command goes on).
 /// Colour (`crate::style`) stays only where it belongs: `anstream` drops it otherwise.
 fn print(text: String) {
-    let mut stdout = anstream::stdout().lock();
     // Nothing in it acts on the terminal or reorders what it shows but Baton's own colours.
     let text = baton_core::text::inert_page(&text);
-    let _ = writeln!(stdout, "{}", text.trim_end_matches('\n'));
+    let text = text.trim_end_matches('\n');
+    if !text.contains('\u{1b}') {
+        // No colour to keep or strip (JSON never has one): written as it is, rather than
+        // looked through for escapes (a board of thousands of tasks is megabytes of JSON).
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.write_all(b"\n");
+        let _ = stdout.flush();
+        return;
+    }
+    let mut stdout = anstream::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
     let _ = stdout.flush();
 }
 

@@ -125,7 +125,7 @@ pub fn diagnose(file: &TaskFile, now: Timestamp, lease: Duration) -> Vec<Finding
             fixable: false,
         });
     }
-    let report = StatusReport::build(file, None, now, lease);
+    let report = StatusReport::build(file.clone(), None, now, lease);
     let live_holders = report
         .tasks
         .iter()

@@ -67,7 +67,7 @@ impl TaskView {
     /// `task` as the board shows it at `now`, given the dependencies it still waits for.
     pub fn of(task: Task, blocked_by: Vec<String>, now: Timestamp, lease: Duration) -> Self {
         TaskView {
-            ready: blocked_by.is_empty() && task.kind.is_work() && task.is_claimable(now, lease),
+            ready: Self::is_ready(&task, &blocked_by, now, lease),
             lease_remaining_secs: task
                 .lease_end(lease)
                 .map(|end| end.remaining(now).as_secs()),
@@ -76,6 +76,11 @@ impl TaskView {
             task,
             waits_on_files: Vec::new(),
         }
+    }
+
+    /// Whether `task`, waiting for `blocked_by`, is claimable now (files aside).
+    fn is_ready(task: &Task, blocked_by: &[String], now: Timestamp, lease: Duration) -> bool {
+        blocked_by.is_empty() && task.kind.is_work() && task.is_claimable(now, lease)
     }
 
     /// The same view, kept back by files others hold (`holds`; none changes nothing).
@@ -103,27 +108,37 @@ impl TaskView {
 }
 
 impl StatusReport {
-    pub fn build(file: &TaskFile, goal: Option<String>, now: Timestamp, lease: Duration) -> Self {
-        let index = StatusIndex::new(file);
-        let active = file.active_reservations(now, lease);
+    /// The board `file` at `now`, its tasks moved into the report (a board of thousands is
+    /// not copied).
+    pub fn build(file: TaskFile, goal: Option<String>, now: Timestamp, lease: Duration) -> Self {
         let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        // What each task waits for, read from the board before its tasks move.
+        let waits: Vec<(Vec<String>, Vec<crate::reservations::Hold>)> = {
+            let index = StatusIndex::new(&file);
+            let active = file.active_reservations(now, lease);
+            file.tasks
+                .iter()
+                .map(|task| {
+                    *counts.entry(task.status.as_str()).or_default() += 1;
+                    let blocked_by: Vec<String> = index
+                        .blockers(task)
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect();
+                    let holds = match TaskView::is_ready(task, &blocked_by, now, lease) {
+                        true => crate::reservations::task_conflicts(&active, task, None),
+                        false => Vec::new(),
+                    };
+                    (blocked_by, holds)
+                })
+                .collect()
+        };
         let tasks: Vec<TaskView> = file
             .tasks
-            .iter()
-            .map(|task| {
-                *counts.entry(task.status.as_str()).or_default() += 1;
-                let blocked_by: Vec<String> = index
-                    .blockers(task)
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect();
-                let view = TaskView::of(task.clone(), blocked_by, now, lease);
-                let holds = if view.ready {
-                    crate::reservations::task_conflicts(&active, task, None)
-                } else {
-                    Vec::new()
-                };
-                view.waiting_on_files(holds)
+            .into_iter()
+            .zip(waits)
+            .map(|(task, (blocked_by, holds))| {
+                TaskView::of(task, blocked_by, now, lease).waiting_on_files(holds)
             })
             .collect();
         for status in TaskStatus::ALL {
@@ -220,7 +235,7 @@ mod tests {
             stale,
             live,
         ]);
-        let report = StatusReport::build(&file, None, t0(), Duration::from_secs(60));
+        let report = StatusReport::build(file, None, t0(), Duration::from_secs(60));
         assert_eq!(report.total, 5);
         assert_eq!(report.count(TaskStatus::Available), 2);
         assert_eq!(report.count(TaskStatus::Failed), 0);

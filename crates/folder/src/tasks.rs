@@ -20,7 +20,7 @@ use crate::{journal, notes};
 
 impl FolderStore {
     /// The board `file` as a status report, with the project's goal.
-    fn report(&self, file: &TaskFile) -> StatusReport {
+    fn report(&self, file: TaskFile) -> StatusReport {
         StatusReport::build(
             file,
             notes::goal(self.layout()),
@@ -191,7 +191,7 @@ impl TaskStore for FolderStore {
     }
 
     fn status(&self) -> Result<StatusReport> {
-        Ok(self.report(&self.load()?))
+        Ok(self.report(self.load()?))
     }
 
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)> {
@@ -221,7 +221,7 @@ impl TaskStore for FolderStore {
         let mut file = self.load()?;
         let archived = self.archived_beside(&file)?;
         file.tasks.splice(0..0, archived);
-        Ok(self.report(&file))
+        Ok(self.report(file))
     }
 
     fn discover(&self, agent: &str, text: &str) -> Result<String> {

@@ -388,7 +388,7 @@ impl TaskStore for PgStore {
                 &[&self.name],
             )?);
             crate::reservations::explicit(tx, &self.name, &mut file)?;
-            Ok(StatusReport::build(&file, Some(goal), now, lease))
+            Ok(StatusReport::build(file, Some(goal), now, lease))
         })
     }
 
