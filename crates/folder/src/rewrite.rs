@@ -19,8 +19,23 @@ const TASKS_KEY: &[u8] = b"\n  \"tasks\": [";
 /// `file` (a change of the board read as `read`) as `tasks.json`'s bytes: the same as
 /// [`crate::encode`], except that each task the change did not touch is its text in `read`.
 pub(crate) fn encode_after<'r>(file: &mut TaskFile, read: &'r [u8]) -> Result<Pieces<'r>> {
-    let list = task_list(read);
+    let list = task_list(read).filter(|list| aligned(file, read, &list.tasks));
     encode_copying(file, read, list.as_ref().map(|l| l.tasks.as_slice()))
+}
+
+/// Whether each of `spans` is the text of the task of `file` at its place: it opens with that
+/// task's id, as the layout writes it. The board was read whole, so the spans' count could
+/// only be off in a file laid out by hand (a list of objects in a task, indented as tasks
+/// are); a task's text is then never copied for another.
+fn aligned(file: &TaskFile, read: &[u8], spans: &[Range<usize>]) -> bool {
+    const OPENING: &[u8] = b"{\n      \"id\": \"";
+    spans.iter().zip(file.tasks.iter()).all(|(span, task)| {
+        let text = &read[span.clone()];
+        let id = task.id.as_bytes();
+        text.starts_with(OPENING)
+            && text[OPENING.len()..].starts_with(id)
+            && text.get(OPENING.len() + id.len()) == Some(&b'"')
+    })
 }
 
 /// [`encode_after`] with the tasks' text in `read` found already (`None`: not in the layout).

@@ -144,6 +144,33 @@ fn the_task_spans_are_each_task_s_text() {
 }
 
 #[test]
+fn a_task_s_text_is_never_copied_for_another() {
+    // A list of objects inside task 1, laid out by hand as tasks are: four spans are found
+    // for three tasks; with a task added, the counts agree but the texts are not the tasks'.
+    let (_, bytes) = board(3);
+    let text = String::from_utf8(bytes).unwrap().replacen(
+        "\"dependencies\": [],",
+        "\"x_notes\": [\n        {\n          \"a\": 1\n    },\n    {\n          \"b\": 2\n        }\n      ],\n      \"dependencies\": [],",
+        1,
+    );
+    assert_eq!(task_spans(text.as_bytes()).map(|s| s.len()), Some(4));
+    let out = rewritten(text.as_bytes(), |f| {
+        f.add_task(
+            NewTask {
+                description: "four".into(),
+                ..NewTask::default()
+            },
+            Timestamp::now(),
+        )
+        .unwrap();
+    });
+    let written = read(&out);
+    assert_eq!(written.tasks.len(), 4);
+    assert_eq!(written.tasks[0].extra["x_notes"][1]["b"], 2);
+    assert_eq!(written.tasks[1].id, "task-2");
+}
+
+#[test]
 fn a_claim_is_written_as_the_text_read_around_the_one_task_encoded() {
     let (_, bytes) = board(200);
     let mut file = read(&bytes);
