@@ -76,19 +76,19 @@ pub(crate) fn encode_planned<'r>(
     pieces.encode(&outside[..at + TASKS_KEY.len()]);
     let mut copied: Option<&Range<usize>> = None;
     for (i, task) in file.tasks.iter().enumerate() {
-        match (plan.get(i), copied) {
+        let span = plan.get(i).and_then(Option::as_ref);
+        match (span, copied) {
             // The task before was copied too: the separator between them is the text read.
-            (Some(Some(span)), Some(before)) => pieces.copy(before.end..span.end),
-            (Some(Some(span)), None) => {
-                pieces.encode(if i == 0 { b"\n    " } else { b",\n    " });
-                pieces.copy(span.clone());
-            }
+            (Some(span), Some(before)) => pieces.copy(before.end..span.end),
             _ => {
                 pieces.encode(if i == 0 { b"\n    " } else { b",\n    " });
-                pieces.encode_task(task)?;
+                match span {
+                    Some(span) => pieces.copy(span.clone()),
+                    None => pieces.encode_task(task)?,
+                }
             }
         }
-        copied = plan.get(i).and_then(Option::as_ref);
+        copied = span;
     }
     if !file.tasks.is_empty() {
         pieces.encode(b"\n  ");

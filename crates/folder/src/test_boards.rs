@@ -27,3 +27,15 @@ pub fn board(n: usize) -> (TaskFile, Vec<u8>) {
     let bytes = crate::encode(&file).unwrap();
     (file, bytes)
 }
+
+/// `text` (a board of [`board`]) with a list of objects in its first task laid out by hand as
+/// tasks are, so that the task's text is found cut in two.
+pub fn with_objects_laid_out_as_tasks(text: &str) -> String {
+    let laid_out = text.replacen(
+        "\"dependencies\": [],",
+        "\"x_notes\": [\n        {\n          \"a\": 1\n    },\n    {\n          \"b\": 2\n        }\n      ],\n      \"dependencies\": [],",
+        1,
+    );
+    assert_ne!(laid_out, text, "a task without dependencies to lay out");
+    laid_out
+}

@@ -211,11 +211,7 @@ fn a_board_this_cannot_read_task_by_task_is_read_whole() {
     assert!(refused.contains("waiting"), "{refused}");
     // Objects in a task laid out by hand as tasks are: the task's text is found cut in two,
     // which does not read as a task, so the board is read whole.
-    let nested = text.replacen(
-        "\"dependencies\": [],",
-        "\"x_notes\": [\n        {\n          \"a\": 1\n    },\n    {\n          \"b\": 2\n        }\n      ],\n      \"dependencies\": [],",
-        1,
-    );
+    let nested = crate::test_boards::with_objects_laid_out_as_tasks(&text);
     let board = claim_board(nested.as_bytes()).unwrap();
     assert!(board.spans.is_none());
     let (claims, written) = same_as_whole(nested.as_bytes(), &[ClaimRequest::next("w1")]);

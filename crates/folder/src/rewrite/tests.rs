@@ -148,11 +148,8 @@ fn a_task_s_text_is_never_copied_for_another() {
     // A list of objects inside task 1, laid out by hand as tasks are: four spans are found
     // for three tasks; with a task added, the counts agree but the texts are not the tasks'.
     let (_, bytes) = board(3);
-    let text = String::from_utf8(bytes).unwrap().replacen(
-        "\"dependencies\": [],",
-        "\"x_notes\": [\n        {\n          \"a\": 1\n    },\n    {\n          \"b\": 2\n        }\n      ],\n      \"dependencies\": [],",
-        1,
-    );
+    let text =
+        crate::test_boards::with_objects_laid_out_as_tasks(&String::from_utf8(bytes).unwrap());
     assert_eq!(task_spans(text.as_bytes()).map(|s| s.len()), Some(4));
     let out = rewritten(text.as_bytes(), |f| {
         f.add_task(
