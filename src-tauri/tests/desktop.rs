@@ -623,9 +623,8 @@ fn the_agents_view_shows_who_is_doing_what_and_a_stale_agent_s_task_is_released_
     // Show a held task on the board.
     session.click(&session.find("[data-testid=agent-w2] [data-testid=agent-show-task]"));
     session.wait_for("the board with task-2 selected", |s| {
-        s.find_now("[data-testid=board] .card.selected").is_some()
-            && s.text("[data-testid=board] .card.selected")
-                .contains("Write the lexer")
+        s.text_now("[data-testid=board] .card.selected")
+            .is_some_and(|text| text.contains("Write the lexer"))
     });
     session.close();
 }
@@ -1324,9 +1323,8 @@ fn a_desktop_on_one_machine_follows_a_postgres_project_a_worker_on_another_chang
     );
     on_b("task_claim", json!({"agent": "b2", "task": "users"}));
     session.wait_for("the waiting card to name the holder", |s| {
-        s.find_now("[data-testid=held-all]").is_some_and(|_| {
-            s.text("[data-testid=held-all]") == "waits on files held by b2 (users)"
-        })
+        s.text_now("[data-testid=held-all]")
+            .is_some_and(|text| text == "waits on files held by b2 (users)")
     });
 
     // Handoffs recorded on B appear in A's handoff graph: the first when the view opens, the
@@ -1523,8 +1521,8 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     let show = session.find("[data-testid^=show-]");
     session.click(&show);
     session.wait_for("the transcript of the running attempt", |s| {
-        s.find_now("[data-testid=transcript]").is_some()
-            && s.text("[data-testid=transcript]").contains("starting t1")
+        s.text_now("[data-testid=transcript]")
+            .is_some_and(|text| text.contains("starting t1"))
     });
     check_view(&session, "team", "light");
     // The attempt goes on; its new lines reach the open transcript through the change feed.
@@ -1569,8 +1567,8 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     // The Review: the diff, a comment on a line, and the work sent back.
     session.click(&session.find("[data-testid=view-review]"));
     session.wait_for("t1's diff", |s| {
-        s.find_now("[data-testid='diff-greet.txt']").is_some()
-            && s.text("[data-testid='diff-greet.txt']").contains("world")
+        s.text_now("[data-testid='diff-greet.txt']")
+            .is_some_and(|text| text.contains("world"))
     });
     check_view(&session, "review", "light");
     // The "+" beside a line opens the comment form (on mouse down, as the component listens).
@@ -1585,10 +1583,8 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     );
     session.click(&session.find("[data-testid=comment-send]"));
     session.wait_for("the comment under its line", |s| {
-        s.find_now("[data-testid=comment-1]").is_some_and(|_| {
-            s.text("[data-testid=comment-1]")
-                .contains("say goodbye too")
-        })
+        s.text_now("[data-testid=comment-1]")
+            .is_some_and(|text| text.contains("say goodbye too"))
     });
     session.click(&session.find("[data-testid=request-changes]"));
     // The new line itself (the comment under line 2 says "goodbye" too).
@@ -1602,10 +1598,7 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     });
 
     // The Review counts the done task whose branch waits; once merged, nothing.
-    let review_count = |s: &Session| {
-        s.find_now("[data-testid=count-review]")
-            .map(|_| s.text("[data-testid=count-review]"))
-    };
+    let review_count = |s: &Session| s.text_now("[data-testid=count-review]");
     session.wait_for("the Review's count of t1", |s| {
         review_count(s).is_some_and(|text| text.starts_with('1'))
     });
@@ -1616,10 +1609,8 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     });
     session.click(&session.find("[data-testid=merge]"));
     session.wait_for("the merge refused by the check", |s| {
-        s.find_now("[data-testid=merge-outcome]").is_some_and(|_| {
-            s.text("[data-testid=merge-outcome]")
-                .contains("failed (exit code 1)")
-        })
+        s.text_now("[data-testid=merge-outcome]")
+            .is_some_and(|text| text.contains("failed (exit code 1)"))
     });
     assert_eq!(support::git(p.path(), &["rev-parse", "HEAD"]), before);
     check_view(&session, "review-check-failed", "light");
@@ -1643,11 +1634,7 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
 
     // The lead pauses the idle worker from its row, and resumes it: its state says each.
     session.click(&session.find("[data-testid=view-team]"));
-    let state_of_ex1 = |s: &Session| {
-        s.find_now("[data-testid=state-ex1]")
-            .map(|_| s.text("[data-testid=state-ex1]"))
-            .unwrap_or_default()
-    };
+    let state_of_ex1 = |s: &Session| s.text_now("[data-testid=state-ex1]").unwrap_or_default();
     session.click(&session.find("[data-testid=pause-ex1]"));
     session.wait_for("ex1 paused", |s| state_of_ex1(s).contains("paused"));
     session.click(&session.find("[data-testid=resume-ex1]"));
@@ -1680,7 +1667,9 @@ fn the_lead_starts_a_team_answers_it_and_reviews_its_work_before_merging() {
     session.click(&session.find("[data-testid=show-cc1]"));
     session.wait_for("Claude Code's shell call in the transcript", |s| {
         s.find_now("[data-testid=transcript] [data-testid=entry-tool]")
-            .is_some_and(|_| s.text("[data-testid=transcript]").contains("Bash"))
+            .is_some()
+            && s.text_now("[data-testid=transcript]")
+                .is_some_and(|text| text.contains("Bash"))
     });
     session.wait_for("the cost of the Claude worker's task", |s| {
         !s.text("[data-testid=spend-total]").starts_with("$0.000")
@@ -1763,9 +1752,8 @@ fn the_desktop_serves_the_project_pairs_a_phone_and_stops_serving() {
     );
     session.click(&session.find("[data-testid=serve-start]"));
     session.wait_for("the served address", |s| {
-        s.find_now("[data-testid=serve-url]").is_some_and(|_| {
-            s.text("[data-testid=serve-url]") == format!("http://localhost:{port}")
-        })
+        s.text_now("[data-testid=serve-url]")
+            .is_some_and(|text| text == format!("http://localhost:{port}"))
     });
     // The page is served, and the API refuses a browser not paired.
     assert_eq!(http_status(port, "/").as_deref(), Some("HTTP/1.1 200 OK"));
@@ -1775,8 +1763,8 @@ fn the_desktop_serves_the_project_pairs_a_phone_and_stops_serving() {
     );
     session.click(&session.find("[data-testid=serve-pair-responder]"));
     session.wait_for("the pairing link", |s| {
-        s.find_now("[data-testid=serve-link]")
-            .is_some_and(|_| s.text("[data-testid=serve-link]").contains("/pair/"))
+        s.text_now("[data-testid=serve-link]")
+            .is_some_and(|text| text.contains("/pair/"))
     });
     let link = session.text("[data-testid=serve-link]");
     let path = &link[link.find("/pair/").unwrap()..];

@@ -189,6 +189,17 @@ impl Session {
             .unwrap_or_default()
     }
 
+    /// The text of the element matching `css` now, or `None` when there is none or it went
+    /// away before its text was read: the one read to use while waiting for an element that
+    /// may come and go (`find_now` then [`Session::text`] would wait out [`PATIENCE`] for an
+    /// element removed between the two).
+    pub fn text_now(&self, css: &str) -> Option<String> {
+        let element = self.find_now(css)?;
+        self.call("GET", &format!("/element/{element}/text"), None)
+            .ok()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+    }
+
     /// A DOM property of the element matching `css` (`value` of a text field, say): a string
     /// as it is, any other value as JSON (`disabled` is `"false"` or `"true"`), `""` when the
     /// driver could not read it.
