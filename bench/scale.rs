@@ -30,10 +30,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use baton_core::{NewTask, TaskStore};
-use baton_test_support::expect_code;
 use baton_test_support::pg::{PgServer, psql};
 use baton_test_support::pgbouncer::{PgBouncer, PoolerStats};
 use baton_test_support::stats::{env_number, ms, percentile};
+use baton_test_support::{Dice, expect_code};
 
 #[path = "common/project.rs"]
 mod project;
@@ -51,25 +51,11 @@ const FLOOR_WORKERS: usize = 8;
 const FLOOR_SHARE: usize = 40;
 const FLOOR_PAUSE_DIVISOR: u32 = 10;
 
-/// A small deterministic generator (xorshift), so every run has the same board.
-struct Dice(u64);
-
-impl Dice {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
-/// A task's files: one or two out of 2,500 paths (fewer on a small board), so that 200
-/// workers hold about one path in eight and claims pass over tasks whose files are held.
 fn files_of(dice: &mut Dice, tasks: usize) -> Vec<String> {
     let paths = 2_500.min(tasks * 4);
-    let n = 1 + dice.below(2);
+    let n = 1 + dice.roll(2);
     let mut files: Vec<String> = (0..n)
-        .map(|_| format!("src/module_{}.rs", dice.below(paths)))
+        .map(|_| format!("src/module_{}.rs", dice.roll(paths)))
         .collect();
     files.dedup();
     files
@@ -82,9 +68,9 @@ fn add_board(url: &str, project: &str, tasks: usize) {
     let window = WINDOW.min(tasks / 4).max(1);
     for i in 1..=tasks {
         let dependencies = if i > 2 * window {
-            let n = 1 + dice.below(2);
+            let n = 1 + dice.roll(2);
             let mut deps: Vec<String> = (0..n)
-                .map(|_| format!("task-{}", i - window - dice.below(window)))
+                .map(|_| format!("task-{}", i - window - dice.roll(window)))
                 .collect();
             deps.dedup();
             deps
@@ -128,7 +114,7 @@ fn work(
     // and a supervisor starts them one after another): 200 claims in the same instant would
     // measure the two cores' queue at the start, not the store.
     let pause = mean_pause.as_millis() as usize;
-    std::thread::sleep(Duration::from_millis(dice.below(pause.max(1)) as u64));
+    std::thread::sleep(Duration::from_millis(dice.roll(pause.max(1)) as u64));
     loop {
         if tally.lock().unwrap().completed.len() >= until {
             return;
@@ -169,7 +155,7 @@ fn work(
         );
         let started_in = step.elapsed();
         std::thread::sleep(Duration::from_millis(
-            (pause / 2 + dice.below(pause.max(1))) as u64,
+            (pause / 2 + dice.roll(pause.max(1))) as u64,
         ));
         let files: Vec<&str> = task["context"]["files"]
             .as_array()

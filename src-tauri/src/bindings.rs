@@ -44,6 +44,7 @@ mod tests {
             one::<Task>(),
             one::<TaskView>(),
             one::<StatusReport>(),
+            one::<baton_api::board::BoardUpdate>(),
             one::<InvocationStatus>(),
             one::<ParallelStatus>(),
             one::<Decision>(),

@@ -148,6 +148,24 @@ pub async fn operation(
     .await
 }
 
+/// The board (with the landed work when `all`) for a window that holds the board of
+/// generation `known`: only what changed since, when it can (`baton_api::board`).
+#[tauri::command]
+pub async fn board(
+    session: State<'_, Session>,
+    all: bool,
+    known: Option<u64>,
+) -> Result<baton_api::board::BoardUpdate> {
+    let project = project(&session)?;
+    off_main_thread(move || {
+        let confinement = Confinement::anywhere(project.local().project_dir());
+        project
+            .board(&confinement, all, known)
+            .map_err(|e| e.body())
+    })
+    .await
+}
+
 /// The master plan (`master-plan.md`).
 #[tauri::command]
 pub async fn master_plan(session: State<'_, Session>) -> Result<String> {

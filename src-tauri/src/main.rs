@@ -89,6 +89,7 @@ fn main() {
             commands::pick_folder,
             commands::leader_init,
             commands::operation,
+            commands::board,
             commands::master_plan,
             commands::discoveries,
             commands::task_result,

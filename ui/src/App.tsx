@@ -3,7 +3,7 @@ import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } fro
 import { api, errorKind, errorMessage, onChanges, onOpenView, onStartSession, served, type ProjectInfo, type View } from "./api";
 import { notify } from "./notify";
 import { serialReads } from "./changes";
-import { withUnchangedTasks } from "./board";
+import { withUpdate } from "./board";
 import { LeadContext } from "./scope";
 import { Nav, type Waiting } from "./Nav";
 import { ServePanel } from "./ServePanel";
@@ -73,15 +73,25 @@ export function App() {
   // The board is read with the landed work when the filter asks for it.
   const landed = useRef(filter.landed);
   landed.current = filter.landed;
-  const readStatus = useCallback(
-    () =>
-      api.status(landed.current).then((r) => {
-        // Cards whose task did not change keep their object, so they are not drawn again.
-        setReport((previous) => withUnchangedTasks(previous, r));
-        setVersion((v) => v + 1);
-      }, (e: unknown) => setError(errorMessage(e))),
-    [],
-  );
+  // The board as last read, and its generation: a read asks for what changed since.
+  const held = useRef<{ generation: number; report: StatusReport } | null>(null);
+  const readStatus = useCallback(async () => {
+    try {
+      const known = held.current;
+      let update = await api.board(landed.current, known?.generation ?? null);
+      // Cards whose task did not change keep their object, so they are not drawn again.
+      let next = withUpdate(known?.report ?? null, update);
+      if (next === null) {
+        update = await api.board(landed.current, null);
+        next = update.report;
+      }
+      held.current = { generation: update.generation, report: next };
+      setReport(next);
+      setVersion((v) => v + 1);
+    } catch (e: unknown) {
+      setError(errorMessage(e));
+    }
+  }, []);
   // What waits for the lead, for the Inbox's count, and the Review's (done tasks whose branch is
   // not in the lead's yet: a landed one waits no more).
   // A read that fails (git busy landing a task, the store restarting) keeps the last count: a

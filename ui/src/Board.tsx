@@ -190,7 +190,7 @@ interface CardProps {
 }
 
 /** Drawn again only when its own props change: a change to one task redraws one card, not the
- *  board's hundreds (the report keeps unchanged tasks' objects, `withUnchangedTasks`). */
+ *  board's hundreds (the report keeps unchanged tasks' objects, `withUpdate`). */
 const Card = memo(function Card({ task, selected, relation, onSelect }: CardProps) {
   // A responder's page moves no card (the server would refuse the move).
   const lead = useLead();

@@ -6,6 +6,7 @@
 
 import { invoke as tauriInvoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { BoardUpdate } from "./bindings/BoardUpdate";
 import type { ChangeEvent } from "./bindings/ChangeEvent";
 import { inertDeep } from "./inert";
 import type { TeamUp } from "./bindings/TeamUp";
@@ -95,8 +96,9 @@ export const api = {
   /** The folder dialog, opened in `start` when that is a folder. */
   pickFolder: (start: string) => invoke<string | null>("pick_folder", { start: start.trim() || null }),
   leaderInit: (path: string, goal: string) => invoke<ProjectInfo>("leader_init", { path, goal }),
-  /** The board; `landed`: with the work archived off it. */
-  status: (landed = false) => call("task_status", { all: landed }),
+  /** The board (`landed`: with the work archived off it) for a window holding the board of
+   *  generation `known`: what changed since, or the whole board (`withUpdate` in board.ts). */
+  board: (landed: boolean, known: number | null) => invoke<BoardUpdate>("board", { all: landed, known }),
   /** How many questions and approvals wait for the lead. */
   openQuestions: () =>
     call("inbox_read", { agent: null, all: false, task: null, wait: false, timeout_seconds: null }).then(

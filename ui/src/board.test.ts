@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, sameJson, sortCards, visibleCards, withUnchangedTasks } from "./board";
+import { allowedDependencies, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, sortCards, visibleCards, withUpdate } from "./board";
 import { taskView } from "./testing";
 import type { StatusReport, TaskView } from "./types";
+import type { BoardUpdate } from "./bindings/BoardUpdate";
 
 const task = taskView;
 
@@ -105,54 +106,51 @@ describe("relations", () => {
 });
 
 describe("a board read again", () => {
-  const report = (tasks: TaskView[]): StatusReport => ({
+  const report = (tasks: TaskView[], total = tasks.length): StatusReport => ({
     goal: "g",
     as_of: "2026-11-27T06:00:00Z",
-    total: tasks.length,
-    counts: { proposed: 0, available: tasks.length, claimed: 0, in_progress: 0, done: 0, failed: 0, cancelled: 0 },
-    ready: tasks.length,
+    total,
+    counts: { proposed: 0, available: total, claimed: 0, in_progress: 0, done: 0, failed: 0, cancelled: 0 },
+    ready: total,
     stale: 0,
     tasks,
   });
-  // Read again: every object new, as JSON from the backend is.
-  const reread = (tasks: TaskView[]) => report(JSON.parse(JSON.stringify(tasks)) as TaskView[]);
+  const update = (base: number | null, tasks: TaskView[], total: number, removed: string[] = [], order: string[] | null = null): BoardUpdate => ({
+    generation: 2,
+    base,
+    report: report(tasks, total),
+    removed,
+    order,
+  });
+  const ids = (board: StatusReport | null) => board?.tasks.map((t) => t.id);
 
-  it("keeps the objects of the tasks that did not change, and takes the changed and new", () => {
-    const before = report([taskView("task-1"), taskView("task-2", { dependencies: ["task-1"], blocked_by: ["task-1"] })]);
-    const next = reread([
-      taskView("task-1", { status: "done" }),
-      taskView("task-2", { dependencies: ["task-1"], blocked_by: ["task-1"] }),
-      taskView("task-3"),
-    ]);
-    const kept = withUnchangedTasks(before, next);
-    expect(kept.tasks[0]).toBe(next.tasks[0]);
-    expect(kept.tasks[0]?.status).toBe("done");
-    expect(kept.tasks[1]).toBe(before.tasks[1]);
-    expect(kept.tasks[2]).toBe(next.tasks[2]);
-    expect(kept.counts).toBe(next.counts);
+  it("keeps the objects of the tasks not sent, and takes the changed and new in the board's order", () => {
+    const before = report([taskView("task-1"), taskView("task-2", { dependencies: ["task-1"], blocked_by: ["task-1"] }), taskView("task-4")]);
+    const changed = taskView("task-1", { status: "done" });
+    const added = [taskView("task-3"), taskView("task-5")];
+    const after = withUpdate(before, update(1, [changed, ...added], 5));
+    expect(ids(after)).toEqual(["task-1", "task-2", "task-4", "task-3", "task-5"]);
+    expect(after?.tasks[0]).toBe(changed);
+    expect(after?.tasks[1]).toBe(before.tasks[1]);
+    expect(after?.tasks[2]).toBe(before.tasks[2]);
+    expect(after?.counts.available).toBe(5);
   });
 
-  it("takes a task whose nested fields changed (a dependency done, a lease running down)", () => {
-    const before = report([taskView("task-2", { blocked_by: ["task-1"] }), taskView("task-3", { status: "claimed", claimed_by: "w1", lease_remaining_secs: 90 })]);
-    const next = reread([taskView("task-2", { blocked_by: [] }), taskView("task-3", { status: "claimed", claimed_by: "w1", lease_remaining_secs: 89 })]);
-    const kept = withUnchangedTasks(before, next);
-    expect(kept.tasks[0]?.blocked_by).toEqual([]);
-    expect(kept.tasks[1]?.lease_remaining_secs).toBe(89);
+  it("drops the tasks gone and puts them in the order sent when there is one", () => {
+    const before = report([taskView("a"), taskView("b"), taskView("c"), taskView("d")]);
+    expect(ids(withUpdate(before, update(1, [], 3, ["b"])))).toEqual(["a", "c", "d"]);
+    const moved = withUpdate(before, update(1, [taskView("e")], 4, ["a"], ["d", "e", "c", "b"]));
+    expect(ids(moved)).toEqual(["d", "e", "c", "b"]);
+    expect(moved?.tasks[0]).toBe(before.tasks[3]);
   });
 
-  it("the first read is taken as it is", () => {
-    const next = report([taskView("task-1")]);
-    expect(withUnchangedTasks(null, next)).toBe(next);
-  });
-
-  it("compares JSON values all the way down", () => {
-    expect(sameJson({ a: [1, { b: "x" }], c: null }, { c: null, a: [1, { b: "x" }] })).toBe(true);
-    expect(sameJson({ a: [1, { b: "x" }] }, { a: [1, { b: "y" }] })).toBe(false);
-    expect(sameJson({ a: 1 }, { a: 1, b: undefined })).toBe(false);
-    expect(sameJson([1, 2], { 0: 1, 1: 2 })).toBe(false);
-    expect(sameJson([1, 2], [1, 2, 3])).toBe(false);
-    expect(sameJson(null, {})).toBe(false);
-    expect(sameJson("1", 1)).toBe(false);
+  it("takes a whole board as it is, and says when an update does not fit the board held", () => {
+    const whole = update(null, [taskView("task-1")], 1);
+    expect(withUpdate(null, whole)).toBe(whole.report);
+    expect(withUpdate(report([taskView("x")]), whole)).toBe(whole.report);
+    // Against a board this window does not hold: read it whole.
+    expect(withUpdate(null, update(1, [], 1))).toBeNull();
+    expect(withUpdate(report([taskView("task-1")]), update(1, [], 2))).toBeNull();
   });
 });
 

@@ -4,6 +4,7 @@
 // a table kept here.
 
 import type { StatusReport, TaskStatus, TaskView } from "./types";
+import type { BoardUpdate } from "./bindings/BoardUpdate";
 import { DEFAULT_PRIORITY } from "./bindings/Defaults";
 
 /** The board's columns, left to right. Proposed tasks (a plan the lead has not approved;
@@ -136,27 +137,28 @@ export function relations(tasks: TaskView[], selected: string | null): { waitsFo
   return { waitsFor, waitedBy };
 }
 
-/** `next` with every task that is as it was in `previous` replaced by its object there, so
- *  what draws a card can skip the cards whose task did not change (most of them, on a change
- *  a worker made to one task). */
-export function withUnchangedTasks(previous: StatusReport | null, next: StatusReport): StatusReport {
-  if (!previous) return next;
-  const before = new Map(previous.tasks.map((task) => [task.id, task]));
-  const tasks = next.tasks.map((task) => {
-    const was = before.get(task.id);
-    return was !== undefined && sameJson(was, task) ? was : task;
-  });
-  return { ...next, tasks };
-}
-
-/** Whether two values read from JSON are equal, all the way down. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameJson(item, b[i]));
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  const keys = Object.keys(left);
-  return keys.length === Object.keys(right).length && keys.every((key) => key in right && sameJson(left[key], right[key]));
+/** The board a window holding `previous` has after `update` (the backend's `BoardUpdate`):
+ *  the tasks it did not send keep their objects, so what draws a card skips the cards whose
+ *  task did not change (most of them, on a change a worker made to one task). `null` when the
+ *  update does not fit the board held (its count differs): read the board whole then. */
+export function withUpdate(previous: StatusReport | null, update: BoardUpdate): StatusReport | null {
+  const report = update.report;
+  if (update.base === null) return report;
+  if (previous === null) return null;
+  const sent = new Map(report.tasks.map((task) => [task.id, task]));
+  const removed = new Set(update.removed);
+  const tasks: TaskView[] = [];
+  for (const task of previous.tasks) {
+    if (removed.has(task.id)) continue;
+    const changed = sent.get(task.id);
+    tasks.push(changed ?? task);
+    sent.delete(task.id);
+  }
+  // Those left are new, in the board's order.
+  for (const task of report.tasks) if (sent.has(task.id)) tasks.push(task);
+  if (update.order !== null) {
+    const at = new Map(update.order.map((id, i) => [id, i]));
+    tasks.sort((a, b) => (at.get(a.id) ?? 0) - (at.get(b.id) ?? 0));
+  }
+  return tasks.length === report.total ? { ...report, tasks } : null;
 }

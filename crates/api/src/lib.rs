@@ -19,6 +19,7 @@
 
 pub mod agents;
 pub mod approvals;
+pub mod board;
 pub mod check;
 pub mod coordination;
 pub mod durations;

@@ -26,6 +26,7 @@ use baton_pg::PgStore;
 use baton_pg::transfer::Transfer;
 use serde::{Deserialize, Serialize};
 
+use crate::board::{BoardUpdate, BoardUpdates};
 use crate::error::{Error, Result};
 use crate::operation::Context;
 
@@ -70,6 +71,8 @@ pub struct OpenProject {
     pub team: Arc<dyn TeamStore>,
     /// How the project was reached, for processes started for it: see [`Context::reach`].
     reach: Vec<(String, String)>,
+    /// The boards last sent to windows, to send them only what changed ([`Self::board`]).
+    boards: Arc<BoardUpdates>,
 }
 
 impl std::fmt::Debug for OpenProject {
@@ -91,6 +94,7 @@ impl OpenProject {
             documents: Arc::new(project.clone()),
             team: Arc::new(project),
             reach: Vec::new(),
+            boards: Arc::default(),
         }
     }
 
@@ -216,6 +220,7 @@ impl OpenProject {
             documents: store.clone(),
             team: store,
             reach: Vec::new(),
+            boards: Arc::default(),
         }
     }
 
@@ -231,6 +236,19 @@ impl OpenProject {
         );
         cx.reach = &self.reach;
         cx
+    }
+
+    /// The board (with the landed work when `all`) for a window that holds the board of
+    /// generation `known`: only what changed since, when that board is one of those kept
+    /// ([`crate::board`]). The desktop and the served UI read the board so.
+    pub fn board(
+        &self,
+        confinement: &Confinement,
+        all: bool,
+        known: Option<u64>,
+    ) -> Result<BoardUpdate> {
+        let report = crate::tasks::Status { all }.read(&self.context(confinement), true)?;
+        Ok(self.boards.update(report, all, known))
     }
 
     /// How the project was reached (the variables a process started for it is given).

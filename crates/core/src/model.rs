@@ -180,7 +180,7 @@ impl TaskKind {
 
 /// One unit of work.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 // The derived parse reads the known fields only; `Deserialize` below keeps the others.
 #[serde(remote = "Self")]
 pub struct Task {
@@ -333,7 +333,7 @@ impl Task {
 
 /// What a worker needs to know beyond the description.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 // As for `Task`: the derived parse reads the known fields, `Deserialize` keeps the others.
 #[serde(remote = "Self")]
 pub struct TaskContext {
@@ -372,7 +372,7 @@ impl Sifted for TaskContext {
 
 /// What a worker reported when it finished (or failed) a task.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,

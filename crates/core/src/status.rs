@@ -39,7 +39,7 @@ pub struct StatusReport {
 
 /// One task as the board shows it.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TaskView {
     #[serde(flatten)]
     pub task: Task,

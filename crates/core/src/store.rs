@@ -75,6 +75,11 @@ pub trait TaskStore: Send + Sync {
     fn reopen(&self, id: &str, request: &str, to: Reopen) -> Result<Task>;
     /// The board now.
     fn status(&self) -> Result<StatusReport>;
+    /// [`Self::status`] for a reader that reads the board again on every change (a window):
+    /// a store may keep what it read, to read again only what changed.
+    fn status_again(&self) -> Result<StatusReport> {
+        self.status()
+    }
     /// Every task as `tasks.json` would hold it, with the store's time now.
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)>;
     /// The tasks `agent` holds now (claimed or in progress), in the board's order: what a

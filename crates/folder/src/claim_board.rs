@@ -5,6 +5,9 @@
 //! task a claim takes is read whole before it is changed; and the board is written back with
 //! every other task's text copied as it was.
 //!
+//! Adding a task reads the board so too: of the tasks already there it needs only their ids
+//! (for the new one's) and dependencies (for its own, and a cycle), and it changes none.
+//!
 //! A task read only for choosing is never written: [`ClaimBoard::encode`] refuses a board on
 //! which one was changed. A board in a layout this does not know, or with a task that does not
 //! read so, is read whole, as any change reads it (and refused as it refuses it).
@@ -15,7 +18,7 @@ use std::time::Duration;
 
 use baton_core::{ClaimRequest, Claimed, Result, StoreError, Task, TaskFile, Tasks, Timestamp};
 
-use crate::rewrite::{Pieces, TaskList, task_list};
+use crate::rewrite::{Pieces, split_board};
 
 /// A board read for claims.
 pub(crate) struct ClaimBoard {
@@ -61,13 +64,7 @@ impl ClaimBoard {
     /// The board with each task read for choosing, and each task's text; `None` if it cannot
     /// be read so.
     fn read_for_choosing(read: &[u8]) -> Option<(TaskFile, Vec<Range<usize>>)> {
-        let text = std::str::from_utf8(read).ok()?;
-        let TaskList { list, tasks: spans } = task_list(read)?;
-        // Everything but the tasks: the file with an empty list in their place.
-        let mut outside = String::with_capacity(read.len() - list.len());
-        outside.push_str(&text[..list.start]);
-        outside.push_str(&text[list.end..]);
-        let mut file: TaskFile = serde_json::from_str(&outside).ok()?;
+        let (mut file, text, spans) = split_board(read)?;
         let mut tasks = Vec::with_capacity(spans.len());
         for span in &spans {
             tasks.push(Task::read_for_choosing(&text[span.clone()]).ok()?);
@@ -92,6 +89,13 @@ impl ClaimBoard {
         };
         self.make_whole(i)?;
         Ok(Some(self.file.take(i, &request.agent, now, lease)))
+    }
+
+    /// The board, for a change that reads of the tasks there only what a claim reads and
+    /// changes none of them: adding a task (it reads their ids and dependencies). A task read
+    /// only for choosing that is changed anyway makes [`Self::encode`] refuse the board.
+    pub(crate) fn file_for_adding(&mut self) -> &mut TaskFile {
+        &mut self.file
     }
 
     /// Reads task `i` whole, in place of its reading for choosing.
@@ -126,8 +130,8 @@ impl ClaimBoard {
         let lost = || {
             StoreError::invalid(
                 "tasks.json",
-                "a change to a task read only for choosing a claim (a bug in Baton: nothing \
-                 was written)",
+                "a change to a task read only for choosing (a bug in Baton: nothing was \
+                 written)",
             )
         };
         // Every task read only for choosing is copied.

@@ -129,7 +129,7 @@ fn write_for_all(
     let queue = queue_dir(store);
     let mut answered: Vec<(PathBuf, Answer)> = Vec::new();
     let mut unanswerable = false;
-    let outcome = store.transact_claims(lock, |board, now| {
+    let outcome = store.transact_skimming(lock, |board, now| {
         let mut changed = false;
         for (path, waiting) in waiting_requests(queue.as_deref()) {
             let files = match waiting.ignore_reservations {
@@ -179,7 +179,7 @@ fn write_for_all(
     }
     if unanswerable {
         // Nothing was written: this claim alone, as any change is made.
-        return store.transact_claims(lock, |board, now| alone(board, request, now, lease));
+        return store.transact_skimming(lock, |board, now| alone(board, request, now, lease));
     }
     outcome
 }

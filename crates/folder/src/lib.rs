@@ -31,6 +31,7 @@ mod documents;
 mod feed;
 pub mod journal;
 pub mod notes;
+mod reread;
 mod rewrite;
 mod signals;
 mod store;

@@ -214,6 +214,20 @@ pub(crate) struct TaskList {
     pub tasks: Vec<Range<usize>>,
 }
 
+/// The board `read` holds with its tasks left out (everything else read whole: the text
+/// outside the task list), `read` as text, and where each task's text is in it; `None` if
+/// the file is not in the pretty layout, is not UTF-8, or its text outside the tasks does not
+/// parse.
+pub(crate) fn split_board(read: &[u8]) -> Option<(TaskFile, &str, Vec<Range<usize>>)> {
+    let text = std::str::from_utf8(read).ok()?;
+    let TaskList { list, tasks } = task_list(read)?;
+    // Everything but the tasks: the file with an empty list in their place.
+    let mut outside = String::with_capacity(read.len() - list.len());
+    outside.push_str(&text[..list.start]);
+    outside.push_str(&text[list.end..]);
+    Some((serde_json::from_str(&outside).ok()?, text, tasks))
+}
+
 /// Each task's text in `read`, in order; `None` if the file is not in the pretty layout.
 #[cfg(test)]
 fn task_spans(read: &[u8]) -> Option<Vec<Range<usize>>> {

@@ -5,6 +5,7 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use baton_core::Layout;
@@ -13,6 +14,7 @@ use baton_core::{Task, TaskFile};
 use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic, write_atomic_parts};
 
 use crate::claim_board::{ClaimBoard, corrupt};
+use crate::reread::Reread;
 
 /// An opened `.coordination/` folder that holds its project's tasks.
 #[derive(Debug, Clone)]
@@ -20,6 +22,8 @@ pub struct FolderStore {
     layout: Layout,
     /// How long claims, starts and heartbeats hold a task (`TaskStore::lease`).
     pub(crate) lease: Duration,
+    /// The tasks a window's last read of the board parsed ([`Self::load_again`]).
+    reread: Arc<Mutex<Reread>>,
 }
 
 /// What a transaction decided: write the new state, or keep the file as it was.
@@ -70,6 +74,7 @@ impl FolderStore {
         let store = FolderStore {
             layout,
             lease: DEFAULT_LEASE,
+            reread: Arc::default(),
         };
         store.log(&LogEntry::init(goal), now);
         Ok(store)
@@ -91,6 +96,7 @@ impl FolderStore {
         Ok(FolderStore {
             layout,
             lease: DEFAULT_LEASE,
+            reread: Arc::default(),
         })
     }
 
@@ -101,6 +107,7 @@ impl FolderStore {
         FolderStore {
             layout,
             lease: DEFAULT_LEASE,
+            reread: Arc::default(),
         }
     }
 
@@ -123,6 +130,17 @@ impl FolderStore {
     /// state, never a torn one.
     pub fn load(&self) -> Result<TaskFile> {
         Ok(self.load_keeping_bytes()?.0)
+    }
+
+    /// [`Self::load`] for a reader that reads the board again on every change (a window):
+    /// only the tasks whose text changed since this store's last such read are parsed.
+    pub(crate) fn load_again(&self) -> Result<TaskFile> {
+        let bytes = self.read_board()?;
+        let mut reread = self.reread.lock().unwrap_or_else(PoisonError::into_inner);
+        match reread.read(&bytes) {
+            Some(file) => Ok(file),
+            None => self.parse_board(&bytes),
+        }
     }
 
     /// [`Self::load`], and the file's bytes, from which a change copies the tasks it left
@@ -185,9 +203,9 @@ impl FolderStore {
         }
     }
 
-    /// [`Self::transact_holding`] for claims: `op` is given the board read for choosing
-    /// ([`ClaimBoard`]), whose tasks are read in full only when one is taken.
-    pub(crate) fn transact_claims<T>(
+    /// [`Self::transact_holding`] for claims and added tasks: `op` is given the board read for
+    /// choosing ([`ClaimBoard`]), whose tasks are read in full only when one is taken.
+    pub(crate) fn transact_skimming<T>(
         &self,
         _lock: &FileLock,
         op: impl FnOnce(&mut ClaimBoard, Timestamp) -> Result<Change<T>>,

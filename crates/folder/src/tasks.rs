@@ -57,7 +57,10 @@ impl TaskStore for FolderStore {
     }
 
     fn add_task(&self, mut new: NewTask) -> Result<Task> {
-        let (task, now) = self.transact(|file, now| {
+        let lock = FileLock::exclusive(&self.layout().lock_file())?;
+        // The tasks there are read only for their ids and dependencies (`ClaimBoard`).
+        let (task, now) = self.transact_skimming(&lock, |board, now| {
+            let file = board.file_for_adding();
             // Ids are unique across the archive too; a dependency on archived work brings it
             // back to the board, which holds every task a live one depends on.
             let archived = self.archived_ids()?;
@@ -98,7 +101,7 @@ impl TaskStore for FolderStore {
             Some(_) => {
                 let lease = self.lease();
                 let lock = FileLock::exclusive(&self.layout().lock_file())?;
-                self.transact_claims(&lock, |board, now| {
+                self.transact_skimming(&lock, |board, now| {
                     crate::combine::alone(board, request, now, lease)
                 })?
             }
@@ -192,6 +195,10 @@ impl TaskStore for FolderStore {
 
     fn status(&self) -> Result<StatusReport> {
         Ok(self.report(self.load()?))
+    }
+
+    fn status_again(&self) -> Result<StatusReport> {
+        Ok(self.report(self.load_again()?))
     }
 
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)> {

@@ -504,6 +504,13 @@ async fn command(
                 serde_json::json!({"id": device.id, "scope": device.scope, "name": device.name})
             }
             "project_info" => serde_json::to_value(project.info()).expect("serialises"),
+            "board" => {
+                // A device is not the user at their desk: as `operation` confines it.
+                let confinement = Confinement::project(project.local().project_dir())?;
+                let all = request.get("all").and_then(Value::as_bool).unwrap_or(false);
+                let known = request.get("known").and_then(Value::as_u64);
+                serde_json::to_value(project.board(&confinement, all, known)?).expect("serialises")
+            }
             "master_plan" => Value::String(project.tasks.notes()?.master_plan),
             "discoveries" => Value::String(project.tasks.notes()?.discoveries),
             "task_result" => Value::String(project.tasks.result_report(&text("task"))?),

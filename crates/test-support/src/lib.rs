@@ -6,7 +6,7 @@
 //! display ([`xvfb`]); a WebDriver client for the desktop app ([`webdriver`]); raw MCP clients
 //! over stdio and HTTP ([`mcp`], [`mcp_http`]); a scripted Anthropic Messages API for the real
 //! Claude Code CLI ([`scripted_api`]) and the CLI itself driven by it ([`claude`]); a throwaway PostgreSQL server ([`pg`]); the tool cache
-//! `scripts/test.sh` fills; percentiles for the benchmarks ([`stats`]); workers racing on
+//! `scripts/test.sh` fills; percentiles for the benchmarks ([`stats`]); seeded random boards ([`Dice`]); workers racing on
 //! threads ([`in_parallel`]).
 //!
 //! The binaries under test are the ones cargo built for the test that runs: cargo sets
@@ -15,6 +15,7 @@
 
 mod background;
 pub mod claude;
+mod dice;
 mod documents;
 pub mod machine;
 pub mod mcp;
@@ -31,6 +32,7 @@ mod working;
 pub mod xvfb;
 
 pub use background::Background;
+pub use dice::Dice;
 pub use paths::{artifacts_dir, source_root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

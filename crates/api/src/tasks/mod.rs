@@ -66,9 +66,18 @@ impl Operation for Status {
     const CALLERS: Callers = Callers::READERS;
     type Output = StatusReport;
     fn run(self, cx: &Context) -> Result<StatusReport> {
-        let mut report = match self.all {
-            true => cx.tasks.status_all()?,
-            false => cx.tasks.status()?,
+        self.read(cx, false)
+    }
+}
+
+impl Status {
+    /// The board, read `again` by a reader that reads it on every change (a window: see
+    /// `TaskStore::status_again`).
+    pub(crate) fn read(&self, cx: &Context, again: bool) -> Result<StatusReport> {
+        let mut report = match (self.all, again) {
+            (true, _) => cx.tasks.status_all()?,
+            (false, true) => cx.tasks.status_again()?,
+            (false, false) => cx.tasks.status()?,
         };
         report.spend = baton_core::attempts::read_spend(&*cx.documents)?;
         Ok(report)

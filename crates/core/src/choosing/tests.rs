@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use baton_test_support::Dice;
 use serde_json::json;
 
 use crate::model::{Task, TaskFile, TaskKind, TaskStatus};
@@ -11,20 +12,9 @@ use crate::time::Timestamp;
 const LEASE: Duration = DEFAULT_LEASE;
 const AGENTS: [&str; 3] = ["w1", "w2", "w3"];
 
-/// A small deterministic generator (xorshift), so a failing board can be made again.
-struct Dice(u64);
-
-impl Dice {
-    fn roll(&mut self, sides: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % sides as u64) as usize
-    }
-
-    fn agent(&mut self) -> &'static str {
-        AGENTS[self.roll(AGENTS.len())]
-    }
+/// One of the agents, at random.
+fn any_agent(dice: &mut Dice) -> &'static str {
+    AGENTS[dice.roll(AGENTS.len())]
 }
 
 /// A board made by random operations of the core's own (adds with dependencies and files,
@@ -50,9 +40,9 @@ fn random_board(seed: u64) -> (TaskFile, Timestamp) {
         let holder =
             |dice: &mut Dice, id: &str| match file.task(id).and_then(|t| t.claimed_by.clone()) {
                 Some(holder) if dice.roll(4) > 0 => holder,
-                _ => dice.agent().to_string(),
+                _ => any_agent(dice).to_string(),
             };
-        let agent = dice.agent();
+        let agent = any_agent(&mut dice);
         let _ = match dice.roll(12) {
             0..=1 => {
                 let dependencies = match (dice.roll(3), some_id(&mut dice)) {

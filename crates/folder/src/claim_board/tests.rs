@@ -242,3 +242,45 @@ fn a_change_to_a_task_read_only_for_choosing_is_never_written() {
     assert_eq!(written.tasks[3].priority, 1);
     assert!(!written.tasks[3].description.is_empty());
 }
+
+#[test]
+fn a_task_added_to_the_board_read_for_choosing_is_written_as_on_the_whole_board() {
+    let bytes = board(30);
+    let now = Timestamp::now();
+    let new = |id: Option<&str>, dependencies: &[&str]| baton_core::NewTask {
+        id: id.map(str::to_string),
+        dependencies: dependencies.iter().map(|d| d.to_string()).collect(),
+        files: vec!["src/new.rs".into()],
+        hints: "the hints of a new task".into(),
+        description: "A task added to a large board".into(),
+        ..Default::default()
+    };
+    let mut board = claim_board(&bytes).unwrap();
+    let mut whole = parse_whole(&bytes).unwrap();
+    for (id, dependencies) in [(None, vec!["task-3", "task-30"]), (Some("extra"), vec![])] {
+        let added = board
+            .file_for_adding()
+            .add_task(new(id, &dependencies), now)
+            .unwrap()
+            .clone();
+        let expected = whole.add_task(new(id, &dependencies), now).unwrap();
+        assert_eq!(
+            serde_json::to_string(&added).unwrap(),
+            serde_json::to_string(expected).unwrap()
+        );
+    }
+    // Its id is one past the highest, read from the tasks' ids alone.
+    assert_eq!(board.file.tasks[30].id, "task-31");
+    let written = board.encode(now).unwrap().to_vec();
+    whole.last_updated = Some(now);
+    assert_eq!(
+        String::from_utf8(written).unwrap(),
+        String::from_utf8(crate::encode(&whole).unwrap()).unwrap()
+    );
+    // What adding checks, it checks on the tasks read for choosing: an unknown dependency, a
+    // duplicate id.
+    let mut board = claim_board(&bytes).unwrap();
+    let file = board.file_for_adding();
+    assert!(file.add_task(new(None, &["task-99"]), now).is_err());
+    assert!(file.add_task(new(Some("task-7"), &[]), now).is_err());
+}

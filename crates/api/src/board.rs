@@ -1,0 +1,193 @@
+//! The board as a window keeps it: what changed since the board it holds.
+//!
+//! The desktop and the served UI redraw the board on every change anyone makes. Sent whole
+//! each time, a board costs its size at every step however little changed (its JSON, the
+//! window's parse of it, the window's comparison of every card): on a board of 10,000 tasks
+//! that was most of a change's half second. So a window asks with the generation of the board
+//! it holds, and hears only the tasks whose view changed, the ids of those gone, and the order
+//! when it is not the one the window works out itself ([`BoardUpdate`]). A window with no
+//! board, or with one older than the few kept here, hears the whole board.
+//!
+//! The boards kept share their unchanged tasks' views: a view equal to the last board's is
+//! that view, so a generation costs only what changed in it.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use baton_core::{StatusReport, TaskView};
+use serde::Serialize;
+
+/// How many boards are kept to answer against: a window and a phone or two reading in turn
+/// each find theirs.
+const KEPT: usize = 4;
+
+/// The board's changes since the generation a window holds, and its counts.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardUpdate {
+    /// This board's generation: what to ask with next time.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub generation: u64,
+    /// The generation this update is against; `None`: `report.tasks` is the whole board.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub base: Option<u64>,
+    /// The board's counts, goal and spend, with the tasks whose view changed since `base` (or
+    /// added), in the board's order; every task when there is no `base`.
+    pub report: StatusReport,
+    /// Tasks on the `base` board that are not on this one.
+    pub removed: Vec<String>,
+    /// Every task's id in the board's order, when that is not `base`'s order without those
+    /// removed, with the tasks new since `base` after it in the order `report.tasks` has them.
+    pub order: Option<Vec<String>>,
+}
+
+/// The last few boards read for windows (see the module's documentation).
+#[derive(Debug, Default)]
+pub struct BoardUpdates {
+    kept: Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    /// Oldest first.
+    boards: VecDeque<Board>,
+}
+
+/// The next board's generation, in any project of this process, counted from the time the
+/// process first needed one (in microseconds since 1970): a window that still holds a board
+/// of another project, or of a server that has since restarted, holds a generation that is
+/// none of these, and is sent the whole board. (Below 2^53 until the year 2255: exact as a
+/// JavaScript number.)
+fn next_generation() -> u64 {
+    static NEXT: OnceLock<AtomicU64> = OnceLock::new();
+    NEXT.get_or_init(|| {
+        let since_1970 = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        AtomicU64::new(since_1970.as_micros() as u64)
+    })
+    .fetch_add(1, Ordering::Relaxed)
+}
+
+/// A board as a window was sent it.
+#[derive(Debug)]
+struct Board {
+    generation: u64,
+    /// Read with the landed work (`task_status all=true`).
+    all: bool,
+    order: Vec<String>,
+    views: HashMap<String, Arc<TaskView>>,
+}
+
+impl BoardUpdates {
+    /// `report` (the board now, read with the landed work when `all`) as an update for a window
+    /// that holds generation `known`.
+    pub fn update(&self, mut report: StatusReport, all: bool, known: Option<u64>) -> BoardUpdate {
+        let mut kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let last = kept.boards.iter().rev().find(|board| board.all == all);
+        let tasks = std::mem::take(&mut report.tasks);
+        let mut order = Vec::with_capacity(tasks.len());
+        let mut views = HashMap::with_capacity(tasks.len());
+        let mut same_as_last = last.is_some_and(|last| last.order.len() == tasks.len());
+        for view in tasks {
+            let id = view.task.id.clone();
+            let view = match last.and_then(|last| last.views.get(&id)) {
+                Some(was) if **was == view => was.clone(),
+                _ => {
+                    same_as_last = false;
+                    Arc::new(view)
+                }
+            };
+            order.push(id.clone());
+            views.insert(id, view);
+        }
+        let unchanged = last
+            .filter(|last| same_as_last && last.order == order)
+            .map(|last| last.generation);
+        let generation = match unchanged {
+            Some(generation) => generation,
+            None => {
+                let generation = next_generation();
+                if kept.boards.len() == KEPT {
+                    kept.boards.pop_front();
+                }
+                kept.boards.push_back(Board {
+                    generation,
+                    all,
+                    order,
+                    views,
+                });
+                generation
+            }
+        };
+        let board = kept
+            .boards
+            .iter()
+            .find(|board| board.generation == generation)
+            .expect("the board just kept");
+        let base = known.and_then(|known| {
+            kept.boards
+                .iter()
+                .find(|base| base.generation == known && base.all == all)
+        });
+        let Some(base) = base else {
+            report.tasks = board
+                .order
+                .iter()
+                .map(|id| (*board.views[id]).clone())
+                .collect();
+            return BoardUpdate {
+                generation,
+                base: None,
+                report,
+                removed: Vec::new(),
+                order: None,
+            };
+        };
+        let changed = |id: &String| {
+            base.views
+                .get(id)
+                .is_none_or(|was| !Arc::ptr_eq(was, &board.views[id]))
+        };
+        report.tasks = board
+            .order
+            .iter()
+            .filter(|id| changed(id))
+            .map(|id| (*board.views[id]).clone())
+            .collect();
+        let removed: Vec<String> = base
+            .order
+            .iter()
+            .filter(|id| !board.views.contains_key(*id))
+            .cloned()
+            .collect();
+        BoardUpdate {
+            generation,
+            base: Some(base.generation),
+            order: (!keeps_order(&base.order, &board.order, &board.views, &base.views))
+                .then(|| board.order.clone()),
+            report,
+            removed,
+        }
+    }
+}
+
+/// Whether `now` is `before`'s order without the tasks gone, with those new after it in the
+/// order they come: what a window holding `before` works out for itself.
+fn keeps_order(
+    before: &[String],
+    now: &[String],
+    views_now: &HashMap<String, Arc<TaskView>>,
+    views_before: &HashMap<String, Arc<TaskView>>,
+) -> bool {
+    let stayed = before.iter().filter(|id| views_now.contains_key(*id));
+    let added = now.iter().filter(|id| !views_before.contains_key(*id));
+    stayed.chain(added).eq(now.iter())
+}
+
+#[cfg(test)]
+mod tests;

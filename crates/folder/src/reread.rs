@@ -1,0 +1,53 @@
+//! The board read again by a reader that keeps it. A window redraws its board on every change
+//! anyone makes, and on a board of thousands most changes touch one task: parsing every task
+//! again was most of each redraw's read. So a store that serves windows keeps each task's text
+//! with the task read from it, and a task whose text is as it was is not parsed again.
+//!
+//! Only the tasks are kept; the rest of the file (reservations, agents) is small and read
+//! whole each time. A board in a layout this does not know, or with a task that does not
+//! parse, is left to the whole read ([`Reread::read`] answers `None`), which refuses it as
+//! every read does.
+
+use std::collections::HashMap;
+
+use baton_core::{Task, TaskFile, Tasks};
+
+use crate::rewrite::split_board;
+
+/// Each task's text, as last read, with the task read from it.
+#[derive(Debug, Default)]
+pub(crate) struct Reread {
+    tasks: HashMap<Box<str>, Task>,
+    /// How many tasks the last read parsed (the others were kept).
+    parsed: usize,
+}
+
+impl Reread {
+    /// The board `read` holds, parsing only the tasks whose text is not one kept; what it
+    /// keeps is then this board's. `None` (and nothing kept) if it cannot be read so.
+    pub(crate) fn read(&mut self, read: &[u8]) -> Option<TaskFile> {
+        let mut kept = std::mem::take(&mut self.tasks);
+        self.parsed = 0;
+        let (mut file, text, spans) = split_board(read)?;
+        let mut tasks = Vec::with_capacity(spans.len());
+        let mut now = HashMap::with_capacity(spans.len());
+        for span in spans {
+            let text = &text[span];
+            let (text, task) = match kept.remove_entry(text) {
+                Some(kept) => kept,
+                None => {
+                    self.parsed += 1;
+                    (Box::from(text), serde_json::from_str::<Task>(text).ok()?)
+                }
+            };
+            tasks.push(task.clone());
+            now.insert(text, task);
+        }
+        file.tasks = Tasks::as_read(tasks);
+        self.tasks = now;
+        Some(file)
+    }
+}
+
+#[cfg(test)]
+mod tests;

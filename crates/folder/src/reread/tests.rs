@@ -1,0 +1,86 @@
+use std::time::Duration;
+
+use baton_core::{ClaimRequest, NewTask, Timestamp};
+
+use super::*;
+
+const LEASE: Duration = Duration::from_secs(900);
+
+/// The board `bytes` read whole, as JSON, to compare with.
+fn whole(bytes: &[u8]) -> String {
+    let file: TaskFile = serde_json::from_slice(bytes).unwrap();
+    serde_json::to_string(&file).unwrap()
+}
+
+fn as_json(file: &TaskFile) -> String {
+    serde_json::to_string(file).unwrap()
+}
+
+#[test]
+fn a_board_read_again_is_the_board_read_whole_parsing_only_the_tasks_changed() {
+    let (mut file, bytes) = crate::test_boards::board(40);
+    let mut reread = Reread::default();
+    assert_eq!(as_json(&reread.read(&bytes).unwrap()), whole(&bytes));
+    assert_eq!(reread.parsed, 40);
+    // Unchanged: nothing parsed.
+    assert_eq!(as_json(&reread.read(&bytes).unwrap()), whole(&bytes));
+    assert_eq!(reread.parsed, 0);
+    // One claimed, one added, one reserved (outside the tasks), in turn.
+    let now = Timestamp::now();
+    let changes: [&dyn Fn(&mut TaskFile); 3] = [
+        &|file| {
+            file.claim(&ClaimRequest::next("w1"), now, LEASE).unwrap();
+        },
+        &|file| {
+            let new = NewTask {
+                description: "new".into(),
+                ..NewTask::default()
+            };
+            file.add_task(new, now).unwrap();
+        },
+        &|file| {
+            let request = baton_core::NewReservation {
+                agent: "w2".into(),
+                paths: vec!["src/part_9.rs".into()],
+                task: None,
+                shared: false,
+                ttl: None,
+                reason: None,
+            };
+            file.reserve(request, now, LEASE).unwrap();
+        },
+    ];
+    for (change, parsed) in changes.iter().zip([1, 1, 0]) {
+        change(&mut file);
+        let bytes = crate::encode(&file).unwrap();
+        assert_eq!(as_json(&reread.read(&bytes).unwrap()), whole(&bytes));
+        assert_eq!(reread.parsed, parsed);
+    }
+    // Tasks gone and in another order (a file another tool rewrote): the same as whole.
+    let mut tasks: Vec<_> = file.tasks.iter().cloned().collect();
+    tasks.reverse();
+    tasks.truncate(20);
+    file.tasks = tasks.into();
+    let bytes = crate::encode(&file).unwrap();
+    assert_eq!(as_json(&reread.read(&bytes).unwrap()), whole(&bytes));
+    assert_eq!(reread.parsed, 0);
+}
+
+#[test]
+fn a_board_that_cannot_be_read_task_by_task_is_left_to_the_whole_read() {
+    let (file, bytes) = crate::test_boards::board(5);
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let mut reread = Reread::default();
+    reread.read(&bytes).unwrap();
+    // A task another tool wrote wrong, a compact file, one laid out by hand.
+    let wrong = text.replacen("\"priority\": 2", "\"priority\": \"high\"", 1);
+    assert_ne!(wrong, text);
+    let compact = serde_json::to_string(&file).unwrap();
+    let by_hand = crate::test_boards::with_objects_laid_out_as_tasks(&text);
+    for other in [wrong, compact, by_hand] {
+        assert!(reread.read(other.as_bytes()).is_none());
+        // Nothing is kept of a board not read so: the next read parses every task.
+        assert_eq!(as_json(&reread.read(&bytes).unwrap()), whole(&bytes));
+        assert_eq!(reread.parsed, 5);
+    }
+}
