@@ -5,6 +5,7 @@
 //! database store is compared through its rows instead; this is the folder's counterpart of
 //! `baton-pg` listening to PostgreSQL's notifications.
 
+mod seen_tasks;
 mod transcripts;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,19 +14,20 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use baton_core::feed::{ChangeEvent, Dirty, FileFeed, diff_tasks, tasks_by_id};
+use baton_core::feed::{ChangeEvent, Dirty, FileFeed};
 use baton_core::signals::read_signal;
 use baton_core::{Layout, SignalRecord};
 use baton_fs::FileVersion;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use seen_tasks::SeenTasks;
 use transcripts::TranscriptFiles;
 
 /// What the feed last saw of the folder's files, to compare against.
 #[derive(Debug)]
 pub(crate) struct FolderFeed {
     layout: Layout,
-    tasks: Option<BTreeMap<String, Map<String, Value>>>,
+    tasks: Option<SeenTasks>,
     tasks_unreadable: bool,
     plan: Option<FileVersion>,
     summary: Option<FileVersion>,
@@ -60,9 +62,9 @@ impl FolderFeed {
     fn update_tasks(&mut self, layout: &Layout, events: &mut Vec<ChangeEvent>) {
         let read = fs::read(layout.tasks_file())
             .map_err(|e| e.to_string())
-            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).map_err(|e| e.to_string()));
-        let tasks = match read {
-            Ok(value) => tasks_by_id(&value),
+            .and_then(|bytes| SeenTasks::read(&bytes, self.tasks.as_mut()));
+        let (tasks, changes) = match read {
+            Ok(read) => read,
             Err(message) => {
                 if !self.tasks_unreadable {
                     self.tasks_unreadable = true;
@@ -72,11 +74,8 @@ impl FolderFeed {
             }
         };
         self.tasks_unreadable = false;
-        if let Some(before) = &self.tasks {
-            let changes = diff_tasks(before, &tasks);
-            if !changes.is_empty() {
-                events.push(ChangeEvent::TasksChanged { changes });
-            }
+        if !changes.is_empty() {
+            events.push(ChangeEvent::TasksChanged { changes });
         }
         self.tasks = Some(tasks);
     }

@@ -7,7 +7,8 @@
 //! - `POST /api/operation/NAME`: the catalogue's operation `NAME` with the JSON body as its
 //!   request, as the desktop's one IPC command runs it, if the device's scope allows it.
 //! - `POST /api/command/NAME`: what the desktop's other commands read (the project, its notes,
-//!   a task's result, the handoff graph; `whoami`), and the device's push subscription
+//!   a task's result, the handoff graph, the board as changed since the one the page holds:
+//!   `board`, `baton_api::board`; `whoami`), and the device's push subscription
 //!   (`push_key`, `push_subscribe`, `push_unsubscribe`: [`crate::push`]).
 //! - `GET /api/feed`: the change feed over a WebSocket (the served UI's pages), or as
 //!   server-sent events (scripts); each message is one batch, a JSON array of events.
