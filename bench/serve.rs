@@ -100,7 +100,7 @@ fn main() {
     phone.run(json!({"do": "view", "name": "board"}));
     let mut changes = Vec::new();
     // Where the time goes: the CLI's run and the feed (to the page's first message), the
-    // board's read (from there to the status call's answer), the drawing (to the frame).
+    // board's read (from there to the board call's answer), the drawing (to the frame).
     let (mut feed, mut read, mut draw) = (Vec::new(), Vec::new(), Vec::new());
     let ms = |from: f64, to: f64| Duration::from_secs_f64((to - from).max(0.0) / 1000.0);
     for n in 0..30 {
@@ -123,7 +123,7 @@ fn main() {
             marks.iter().find(|m| {
                 m["path"]
                     .as_str()
-                    .is_some_and(|p| p.ends_with("/task_status"))
+                    .is_some_and(|p| p.ends_with("/command/board"))
                     && m["start"].as_f64().is_some_and(|s| s >= message)
             })
         });
@@ -139,7 +139,10 @@ fn main() {
         changes,
     );
     report("  of which: the CLI's run and the feed to the page", feed);
-    report("  of which: the board's read (status of 1,000 tasks)", read);
+    report(
+        "  of which: the board's read (what changed of 1,000 tasks)",
+        read,
+    );
     report("  of which: the page drawn after the read", draw);
 
     let paths: Vec<String> = (0..19)

@@ -9,7 +9,7 @@ import {
   useSensors,
   type DragEndEvent,
 } from "@dnd-kit/core";
-import { memo, useEffect, useRef, useState } from "react";
+import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
 import { COLUMN_PAGE, columnOf, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
 import type { Move } from "./bindings/Move";
@@ -42,8 +42,11 @@ interface Pending {
 export function Board({ report, shown, filtered, narrow, onError, onChanged, selected, onSelect }: Props) {
   const sensors = useSensors(useSensor(PointerSensor, { activationConstraint: { distance: 4 } }), useSensor(KeyboardSensor));
   const [pending, setPending] = useState<Pending | null>(null);
-  const byColumn = columns(shown);
-  const totals = filtered ? columns(report.tasks) : byColumn;
+  // Sorted once per board read, from the columns of the read before (`columns`).
+  const before = useRef<Map<TaskStatus, TaskView[]> | undefined>(undefined);
+  const byColumn = useMemo(() => columns(shown, before.current), [shown]);
+  before.current = byColumn;
+  const totals = useMemo(() => (filtered ? columns(report.tasks) : byColumn), [filtered, report.tasks, byColumn]);
   const related = relations(report.tasks, selected);
   const find = (id: string) => report.tasks.find((t) => t.id === id);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { allowedDependencies, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, sortCards, visibleCards, withUpdate } from "./board";
 import { taskView } from "./testing";
-import type { StatusReport, TaskView } from "./types";
+import type { StatusReport, TaskStatus, TaskView } from "./types";
 import type { BoardUpdate } from "./bindings/BoardUpdate";
 
 const task = taskView;
@@ -14,6 +14,38 @@ describe("ordering", () => {
       task("early", { priority: 2, created_at: "2026-11-22T09:00:00.000000Z" }),
     ]);
     expect(sorted.map((t) => t.id)).toEqual(["urgent", "early", "late"]);
+  });
+  it("sorts a column from the one before a change as it sorts it afresh", () => {
+    // A seeded board changed at random: cards changed (new objects), added, removed, moved.
+    let seed = 7;
+    const roll = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const statuses: TaskStatus[] = ["available", "claimed", "done"];
+    const status = () => statuses[roll(3)] ?? "available";
+    let board: TaskView[] = Array.from({ length: 300 }, (_, i) =>
+      task(`t-${i}`, { priority: 1 + roll(3), status: status(), created_at: `2026-11-2${roll(3)}T09:00:00.000000Z` }),
+    );
+    let next = 300;
+    let before = columns(board);
+    let reused = 0;
+    for (let step = 0; step < 200; step++) {
+      const changed = roll(4);
+      const at = roll(board.length);
+      const was = board[at] as TaskView;
+      if (changed === 0) board = [...board, task(`t-${next++}`, { priority: 1 + roll(3) })];
+      else if (changed === 1) board = board.filter((_, i) => i !== at);
+      else if (changed === 2) board = board.map((t, i) => (i === at ? { ...was, status: status() } : t));
+      else board = board.map((t, i) => (i === at ? { ...was, priority: 1 + roll(3) } : t));
+      const after = columns(board, before);
+      const afresh = columns(board);
+      for (const [status, list] of afresh) expect(after.get(status)?.map((t) => t.id)).toEqual(list.map((t) => t.id));
+      for (const [status, list] of after) if (list === before.get(status)) reused++;
+      before = after;
+    }
+    // The columns a change did not touch are the arrays they were.
+    expect(reused).toBeGreaterThan(100);
   });
   it("groups cancelled tasks with failed ones", () => {
     const board = columns([task("a", { status: "cancelled" }), task("b", { status: "done" })]);

@@ -40,20 +40,50 @@ export function phoneColumns(byColumn: Map<TaskStatus, TaskView[]>): typeof COLU
 
 /** Cards in a column: most urgent first, then oldest, as workers claim them. */
 export function sortCards(tasks: TaskView[]): TaskView[] {
-  return [...tasks].sort(
-    (a, b) =>
-      a.priority - b.priority ||
-      (a.created_at ?? "").localeCompare(b.created_at ?? "") ||
-      a.id.localeCompare(b.id),
+  return [...tasks].sort(cardOrder);
+}
+
+/** The order of cards in a column (ids are unique, so no two cards tie). */
+function cardOrder(a: TaskView, b: TaskView): number {
+  return (
+    a.priority - b.priority ||
+    (a.created_at === b.created_at ? 0 : (a.created_at ?? "").localeCompare(b.created_at ?? "")) ||
+    a.id.localeCompare(b.id)
   );
 }
 
-/** The tasks of each column, sorted. */
-export function columns(tasks: TaskView[]): Map<TaskStatus, TaskView[]> {
+/** The tasks of each column, sorted. With `previous`, the columns of the board before (whose
+ *  unchanged tasks are the same objects, `withUpdate`), a column whose cards did not change is
+ *  the same array, and one with a few changed cards takes them in where they sort: a change
+ *  to one task of thousands does not sort the thousands again. */
+export function columns(tasks: TaskView[], previous?: Map<TaskStatus, TaskView[]>): Map<TaskStatus, TaskView[]> {
   const byColumn = new Map<TaskStatus, TaskView[]>(COLUMNS.map((c) => [c.status, []]));
   for (const task of tasks) byColumn.get(columnOf(task.status))?.push(task);
-  for (const [status, list] of byColumn) byColumn.set(status, sortCards(list));
+  for (const [status, list] of byColumn) byColumn.set(status, sortedAsBefore(list, previous?.get(status)));
   return byColumn;
+}
+
+/** `list` sorted, from `before` (the same column sorted, before a change) when it helps. */
+function sortedAsBefore(list: TaskView[], before: TaskView[] | undefined): TaskView[] {
+  if (before === undefined) return sortCards(list);
+  const members = new Set(list);
+  const kept = before.filter((task) => members.has(task));
+  if (kept.length === list.length) return kept.length === before.length ? before : kept;
+  const stayed = new Set(kept);
+  const added = list.filter((task) => !stayed.has(task));
+  // Many new cards (another filter, the first read): sorting them all is as quick.
+  if (added.length > 64) return sortCards(list);
+  for (const task of added) {
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (cardOrder(kept[middle] as TaskView, task) < 0) low = middle + 1;
+      else high = middle;
+    }
+    kept.splice(low, 0, task);
+  }
+  return kept;
 }
 
 /**

@@ -76,8 +76,34 @@ struct Board {
     generation: u64,
     /// Read with the landed work (`task_status all=true`).
     all: bool,
-    order: Vec<String>,
-    views: HashMap<String, Arc<TaskView>>,
+    /// In the board's order.
+    views: Vec<Arc<TaskView>>,
+    /// Each task's place in `views`, made when first needed: a board compared with one whose
+    /// tasks are where they were (a change to a task, one added at the end) needs none.
+    places: OnceLock<HashMap<String, usize>>,
+}
+
+impl Board {
+    fn places(&self) -> &HashMap<String, usize> {
+        self.places.get_or_init(|| {
+            let places = self.views.iter().enumerate();
+            places
+                .map(|(at, view)| (view.task.id.clone(), at))
+                .collect()
+        })
+    }
+
+    /// The view of task `id`, looked for at place `at` first.
+    fn view(&self, id: &str, at: usize) -> Option<&Arc<TaskView>> {
+        match self.views.get(at) {
+            Some(view) if view.task.id == id => Some(view),
+            _ => self.places().get(id).map(|&at| &self.views[at]),
+        }
+    }
+
+    fn ids(&self) -> impl Iterator<Item = &String> {
+        self.views.iter().map(|view| &view.task.id)
+    }
 }
 
 impl BoardUpdates {
@@ -90,23 +116,22 @@ impl BoardUpdates {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let last = kept.boards.iter().rev().find(|board| board.all == all);
         let tasks = std::mem::take(&mut report.tasks);
-        let mut order = Vec::with_capacity(tasks.len());
-        let mut views = HashMap::with_capacity(tasks.len());
-        let mut same_as_last = last.is_some_and(|last| last.order.len() == tasks.len());
-        for view in tasks {
-            let id = view.task.id.clone();
-            let view = match last.and_then(|last| last.views.get(&id)) {
+        let mut views = Vec::with_capacity(tasks.len());
+        for (at, view) in tasks.into_iter().enumerate() {
+            views.push(match last.and_then(|last| last.view(&view.task.id, at)) {
                 Some(was) if **was == view => was.clone(),
-                _ => {
-                    same_as_last = false;
-                    Arc::new(view)
-                }
-            };
-            order.push(id.clone());
-            views.insert(id, view);
+                _ => Arc::new(view),
+            });
         }
         let unchanged = last
-            .filter(|last| same_as_last && last.order == order)
+            .filter(|last| {
+                last.views.len() == views.len()
+                    && last
+                        .views
+                        .iter()
+                        .zip(&views)
+                        .all(|(a, b)| Arc::ptr_eq(a, b))
+            })
             .map(|last| last.generation);
         let generation = match unchanged {
             Some(generation) => generation,
@@ -118,8 +143,8 @@ impl BoardUpdates {
                 kept.boards.push_back(Board {
                     generation,
                     all,
-                    order,
                     views,
+                    places: OnceLock::new(),
                 });
                 generation
             }
@@ -135,11 +160,7 @@ impl BoardUpdates {
                 .find(|base| base.generation == known && base.all == all)
         });
         let Some(base) = base else {
-            report.tasks = board
-                .order
-                .iter()
-                .map(|id| (*board.views[id]).clone())
-                .collect();
+            report.tasks = board.views.iter().map(|view| (**view).clone()).collect();
             return BoardUpdate {
                 generation,
                 base: None,
@@ -148,45 +169,40 @@ impl BoardUpdates {
                 order: None,
             };
         };
-        let changed = |id: &String| {
-            base.views
-                .get(id)
-                .is_none_or(|was| !Arc::ptr_eq(was, &board.views[id]))
-        };
         report.tasks = board
-            .order
+            .views
             .iter()
-            .filter(|id| changed(id))
-            .map(|id| (*board.views[id]).clone())
+            .enumerate()
+            .filter(|(at, view)| {
+                let was = base.view(&view.task.id, *at);
+                was.is_none_or(|was| !Arc::ptr_eq(was, view))
+            })
+            .map(|(_, view)| (**view).clone())
             .collect();
-        let removed: Vec<String> = base
-            .order
-            .iter()
-            .filter(|id| !board.views.contains_key(*id))
-            .cloned()
-            .collect();
+        // Every task of the base where it was: none gone, and those new after them.
+        let in_place = base.views.len() <= board.views.len()
+            && base.ids().eq(board.ids().take(base.views.len()));
+        let (removed, order) = match in_place {
+            true => (Vec::new(), None),
+            false => {
+                let removed = base.ids().filter(|id| !board.places().contains_key(*id));
+                let stayed = base.ids().filter(|id| board.places().contains_key(*id));
+                let added = board.ids().filter(|id| !base.places().contains_key(*id));
+                let keeps_order = stayed.chain(added).eq(board.ids());
+                (
+                    removed.cloned().collect(),
+                    (!keeps_order).then(|| board.ids().cloned().collect()),
+                )
+            }
+        };
         BoardUpdate {
             generation,
             base: Some(base.generation),
-            order: (!keeps_order(&base.order, &board.order, &board.views, &base.views))
-                .then(|| board.order.clone()),
             report,
             removed,
+            order,
         }
     }
-}
-
-/// Whether `now` is `before`'s order without the tasks gone, with those new after it in the
-/// order they come: what a window holding `before` works out for itself.
-fn keeps_order(
-    before: &[String],
-    now: &[String],
-    views_now: &HashMap<String, Arc<TaskView>>,
-    views_before: &HashMap<String, Arc<TaskView>>,
-) -> bool {
-    let stayed = before.iter().filter(|id| views_now.contains_key(*id));
-    let added = now.iter().filter(|id| !views_before.contains_key(*id));
-    stayed.chain(added).eq(now.iter())
 }
 
 #[cfg(test)]

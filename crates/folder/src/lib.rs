@@ -30,6 +30,7 @@ mod doctor;
 mod documents;
 mod feed;
 pub mod journal;
+mod kept_texts;
 pub mod notes;
 mod reread;
 mod rewrite;

@@ -8,16 +8,16 @@
 //! parse, is left to the whole read ([`Reread::read`] answers `None`), which refuses it as
 //! every read does.
 
-use std::collections::HashMap;
-
 use baton_core::{Task, TaskFile, Tasks};
 
+use crate::kept_texts::KeptTexts;
 use crate::rewrite::split_board;
 
 /// Each task's text, as last read, with the task read from it.
 #[derive(Debug, Default)]
 pub(crate) struct Reread {
-    tasks: HashMap<Box<str>, Task>,
+    /// In the file's order.
+    tasks: Vec<(Box<str>, Task)>,
     /// How many tasks the last read parsed (the others were kept).
     parsed: usize,
 }
@@ -26,14 +26,14 @@ impl Reread {
     /// The board `read` holds, parsing only the tasks whose text is not one kept; what it
     /// keeps is then this board's. `None` (and nothing kept) if it cannot be read so.
     pub(crate) fn read(&mut self, read: &[u8]) -> Option<TaskFile> {
-        let mut kept = std::mem::take(&mut self.tasks);
+        let mut kept = KeptTexts::new(std::mem::take(&mut self.tasks));
         self.parsed = 0;
         let (mut file, text, spans) = split_board(read)?;
         let mut tasks = Vec::with_capacity(spans.len());
-        let mut now = HashMap::with_capacity(spans.len());
+        let mut now = Vec::with_capacity(spans.len());
         for span in spans {
             let text = &text[span];
-            let (text, task) = match kept.remove_entry(text) {
+            let (text, task) = match kept.take(text) {
                 Some(kept) => kept,
                 None => {
                     self.parsed += 1;
@@ -41,7 +41,7 @@ impl Reread {
                 }
             };
             tasks.push(task.clone());
-            now.insert(text, task);
+            now.push((text, task));
         }
         file.tasks = Tasks::as_read(tasks);
         self.tasks = now;

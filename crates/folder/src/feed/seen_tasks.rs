@@ -6,11 +6,12 @@
 //! whole, since a task whose text did not change did not change). A file not in the layout the
 //! folder writes (or with one id twice, or a task without an id) is read whole as before.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use baton_core::feed::{TaskChange, diff_tasks, tasks_by_id};
 use serde_json::{Map, Value};
 
+use crate::kept_texts::KeptTexts;
 use crate::rewrite::split_board;
 
 type TaskObject = Map<String, Value>;
@@ -20,8 +21,8 @@ type TaskObject = Map<String, Value>;
 pub(crate) struct SeenTasks {
     /// Each task by its id.
     by_id: BTreeMap<String, TaskObject>,
-    /// Each task's text with its id; empty when the last read was whole.
-    texts: HashMap<Box<str>, String>,
+    /// Each task's text with its id, in the file's order; empty when the last read was whole.
+    texts: Vec<(Box<str>, String)>,
 }
 
 impl SeenTasks {
@@ -42,7 +43,7 @@ impl SeenTasks {
                 let changes = diff_tasks(&before.by_id, &by_id);
                 let seen = SeenTasks {
                     by_id,
-                    texts: HashMap::new(),
+                    texts: Vec::new(),
                 };
                 (seen, changes)
             }
@@ -54,24 +55,24 @@ impl SeenTasks {
     /// file cannot be read so. What `before` kept of the texts is used up either way.
     fn by_text(bytes: &[u8], before: &mut SeenTasks) -> Option<(SeenTasks, Vec<TaskChange>)> {
         let (_, text, spans) = split_board(bytes)?;
-        let mut kept = std::mem::take(&mut before.texts);
-        let mut texts = HashMap::with_capacity(spans.len());
+        let mut kept = KeptTexts::new(std::mem::take(&mut before.texts));
+        let mut texts = Vec::with_capacity(spans.len());
         // The tasks whose text is new: added or changed.
         let mut fresh: BTreeMap<String, TaskObject> = BTreeMap::new();
         for span in &spans {
             let task = &text[span.clone()];
-            match kept.remove_entry(task) {
-                Some((task, id)) => texts.insert(task, id),
+            match kept.take(task) {
+                Some(kept) => texts.push(kept),
                 None => {
                     let object: TaskObject = serde_json::from_str(task).ok()?;
                     let id = object.get("id")?.as_str()?.to_string();
                     fresh.insert(id.clone(), object);
-                    texts.insert(Box::from(task), id)
+                    texts.push((Box::from(task), id));
                 }
-            };
+            }
         }
         // One id twice (or one text twice): whole, as the whole read takes the last of each.
-        let ids: HashSet<&String> = texts.values().collect();
+        let ids: HashSet<&String> = texts.iter().map(|(_, id)| id).collect();
         if ids.len() != spans.len() {
             return None;
         }
