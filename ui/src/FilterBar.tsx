@@ -1,4 +1,5 @@
 import { Button, Checkbox, TextField } from "@radix-ui/themes";
+import { useMemo } from "react";
 import { COLUMNS } from "./board";
 import { NO_FILTER, choices, countText, isActive, type BoardFilter } from "./filters";
 import type { TaskStatus, TaskView } from "./types";
@@ -14,6 +15,21 @@ interface Props {
 export function FilterBar({ tasks, shown, filter, onChange }: Props) {
   const set = (change: Partial<BoardFilter>) => onChange({ ...filter, ...change });
   const { owners, priorities, blockers } = choices(tasks);
+  // The same blockers draw the same options: a board of thousands has hundreds, not compared
+  // again at every change that leaves them as they were.
+  const blockerKey = blockers.join("\n");
+  const blockerOptions = useMemo(
+    () =>
+      blockerKey
+        .split("\n")
+        .filter((id) => id !== "")
+        .map((id) => (
+          <option key={id} value={id}>
+            Blocked by {id}
+          </option>
+        )),
+    [blockerKey],
+  );
   return (
     <div className="filters" role="search" aria-label="Filter the board" data-testid="filters">
       <TextField.Root
@@ -63,11 +79,7 @@ export function FilterBar({ tasks, shown, filter, onChange }: Props) {
       </label>
       <select aria-label="Blocked by" value={filter.blockedBy} onChange={(e) => set({ blockedBy: e.target.value })} data-testid="filter-blocked-by">
         <option value="">Blocked by anything</option>
-        {blockers.map((id) => (
-          <option key={id} value={id}>
-            Blocked by {id}
-          </option>
-        ))}
+        {blockerOptions}
       </select>
       <span className="filter-count" role="status" data-testid="filter-count">
         {countText(shown, tasks.length, filter)} tasks

@@ -57,7 +57,10 @@ function TaskFields({ tasks, editing, draft, onChange }: { tasks: TaskView[]; ed
  *  search finds (id or description words) as buttons that add them. */
 function DependencyPicker({ allowed, tasks, chosen, onChange }: { allowed: string[]; tasks: TaskView[]; chosen: string[]; onChange: (ids: string[]) => void }) {
   const [query, setQuery] = useState("");
-  const { shown, more } = pickerMatches(allowed, tasks, chosen, query);
+  // Matched only while something is typed (nothing is listed before): a board of thousands
+  // is not searched at every change to it.
+  const searching = query.trim() !== "";
+  const { shown, more } = searching ? pickerMatches(allowed, tasks, chosen, query) : { shown: [], more: 0 };
   return (
     <fieldset className="depends" data-testid="field-depends" data-allowed={allowed.length}>
       <legend>Depends on</legend>
@@ -74,7 +77,7 @@ function DependencyPicker({ allowed, tasks, chosen, onChange }: { allowed: strin
         </ul>
       )}
       <TextField.Root type="search" aria-label="Find a task to depend on" placeholder="find a task…" value={query} onChange={(e) => setQuery(e.target.value)} data-testid="depends-search" />
-      {query.trim() !== "" && (
+      {searching && (
         <ul className="matches" aria-label="Matching tasks">
           {shown.map((task) => (
             <li key={task.id}>

@@ -43,12 +43,16 @@ export function sortCards(tasks: TaskView[]): TaskView[] {
   return [...tasks].sort(cardOrder);
 }
 
+/** One collator for every comparison of cards, as `localeCompare` without options compares
+ *  (an engine may make one per call otherwise). */
+const COLLATOR = new Intl.Collator();
+
 /** The order of cards in a column (ids are unique, so no two cards tie). */
 function cardOrder(a: TaskView, b: TaskView): number {
   return (
     a.priority - b.priority ||
-    (a.created_at === b.created_at ? 0 : (a.created_at ?? "").localeCompare(b.created_at ?? "")) ||
-    a.id.localeCompare(b.id)
+    (a.created_at === b.created_at ? 0 : COLLATOR.compare(a.created_at ?? "", b.created_at ?? "")) ||
+    COLLATOR.compare(a.id, b.id)
   );
 }
 

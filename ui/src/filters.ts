@@ -54,6 +54,11 @@ export function filterTasks(tasks: TaskView[], filter: BoardFilter): TaskView[] 
   return isActive(filter) ? tasks.filter((t) => matches(t, filter)) : tasks;
 }
 
+/** Ids in the order a person reads them (task-2 before task-10). One collator for every
+ *  comparison: `localeCompare` with options makes one per call, which on a board of thousands
+ *  was most of a redraw in WebKit. */
+const BY_NUMBER = new Intl.Collator(undefined, { numeric: true });
+
 /** The choices the filter bar offers, from the board. */
 export function choices(tasks: TaskView[]): { owners: string[]; priorities: number[]; blockers: string[] } {
   const owners = new Set<string>();
@@ -67,7 +72,7 @@ export function choices(tasks: TaskView[]): { owners: string[]; priorities: numb
   return {
     owners: [...owners].sort(),
     priorities: [...priorities].sort((a, b) => a - b),
-    blockers: [...blockers].sort((a, b) => a.localeCompare(b, undefined, { numeric: true })),
+    blockers: [...blockers].sort(BY_NUMBER.compare),
   };
 }
 
