@@ -26,7 +26,11 @@ impl<T> KeptTexts<T> {
     /// The text kept equal to `text`, with what was read from it, taken out.
     pub(crate) fn take(&mut self, text: &str) -> Option<(Box<str>, T)> {
         if self.rest.is_none() {
-            if self.in_order.peek().is_some_and(|(kept, _)| **kept == *text) {
+            if self
+                .in_order
+                .peek()
+                .is_some_and(|(kept, _)| **kept == *text)
+            {
                 return self.in_order.next();
             }
             self.rest = Some(self.in_order.by_ref().collect());
@@ -40,7 +44,13 @@ mod tests {
     use super::*;
 
     fn kept(texts: &[&str]) -> KeptTexts<usize> {
-        KeptTexts::new(texts.iter().enumerate().map(|(i, t)| (Box::from(*t), i)).collect())
+        KeptTexts::new(
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (Box::from(*t), i))
+                .collect(),
+        )
     }
 
     #[test]
