@@ -15,17 +15,12 @@ export function pickerMatches(
 ): { shown: TaskView[]; more: number } {
   const words = query.trim().toLowerCase().split(/\s+/).filter((w) => w !== "");
   const byId = new Map(tasks.map((t) => [t.id, t]));
-  const taken = new Set(chosen);
   const matching: TaskView[] = [];
   for (const id of allowed) {
     const task = byId.get(id);
-    if (!task || taken.has(id)) continue;
-    // No words: every task matches, and a board of thousands is not lowercased to say so.
-    if (words.length > 0) {
-      const text = `${task.id} ${task.description}`.toLowerCase();
-      if (!words.every((w) => text.includes(w))) continue;
-    }
-    matching.push(task);
+    if (!task || chosen.includes(id)) continue;
+    const text = `${task.id} ${task.description}`.toLowerCase();
+    if (words.every((w) => text.includes(w))) matching.push(task);
   }
   return { shown: matching.slice(0, limit), more: Math.max(0, matching.length - limit) };
 }

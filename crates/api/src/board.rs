@@ -45,13 +45,8 @@ pub struct BoardUpdate {
 /// The last few boards read for windows (see the module's documentation).
 #[derive(Debug, Default)]
 pub struct BoardUpdates {
-    kept: Mutex<Kept>,
-}
-
-#[derive(Debug, Default)]
-struct Kept {
     /// Oldest first.
-    boards: VecDeque<Board>,
+    kept: Mutex<VecDeque<Board>>,
 }
 
 /// The next board's generation, in any project of this process, counted from the time the
@@ -114,7 +109,7 @@ impl BoardUpdates {
             .kept
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let last = kept.boards.iter().rev().find(|board| board.all == all);
+        let last = kept.iter().rev().find(|board| board.all == all);
         let tasks = std::mem::take(&mut report.tasks);
         let mut views = Vec::with_capacity(tasks.len());
         for (at, view) in tasks.into_iter().enumerate() {
@@ -137,10 +132,10 @@ impl BoardUpdates {
             Some(generation) => generation,
             None => {
                 let generation = next_generation();
-                if kept.boards.len() == KEPT {
-                    kept.boards.pop_front();
+                if kept.len() == KEPT {
+                    kept.pop_front();
                 }
-                kept.boards.push_back(Board {
+                kept.push_back(Board {
                     generation,
                     all,
                     views,
@@ -150,13 +145,11 @@ impl BoardUpdates {
             }
         };
         let board = kept
-            .boards
             .iter()
             .find(|board| board.generation == generation)
             .expect("the board just kept");
         let base = known.and_then(|known| {
-            kept.boards
-                .iter()
+            kept.iter()
                 .find(|base| base.generation == known && base.all == all)
         });
         let Some(base) = base else {

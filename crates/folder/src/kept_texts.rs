@@ -6,17 +6,18 @@
 
 use std::collections::HashMap;
 use std::iter::Peekable;
+use std::ops::Range;
 use std::vec::IntoIter;
 
 /// The texts of the last read, in its order, with what was read from each.
-pub(crate) struct KeptTexts<T> {
+struct KeptTexts<T> {
     in_order: Peekable<IntoIter<(Box<str>, T)>>,
     /// Those not yet found, by text, once a text was out of place.
     rest: Option<HashMap<Box<str>, T>>,
 }
 
 impl<T> KeptTexts<T> {
-    pub(crate) fn new(kept: Vec<(Box<str>, T)>) -> Self {
+    fn new(kept: Vec<(Box<str>, T)>) -> Self {
         KeptTexts {
             in_order: kept.into_iter().peekable(),
             rest: None,
@@ -24,7 +25,7 @@ impl<T> KeptTexts<T> {
     }
 
     /// The text kept equal to `text`, with what was read from it, taken out.
-    pub(crate) fn take(&mut self, text: &str) -> Option<(Box<str>, T)> {
+    fn take(&mut self, text: &str) -> Option<(Box<str>, T)> {
         if self.rest.is_none() {
             if self
                 .in_order
@@ -37,6 +38,27 @@ impl<T> KeptTexts<T> {
         }
         self.rest.as_mut()?.remove_entry(text)
     }
+}
+
+/// Each of `spans`' texts in `text` with what was read from it: kept from `kept` (the last
+/// read's texts, in its order) when the text is one of them, else read by `read`; `None` as
+/// soon as `read` answers `None`.
+pub(crate) fn read_again<T>(
+    kept: Vec<(Box<str>, T)>,
+    text: &str,
+    spans: &[Range<usize>],
+    mut read: impl FnMut(&str) -> Option<T>,
+) -> Option<Vec<(Box<str>, T)>> {
+    let mut kept = KeptTexts::new(kept);
+    let mut now = Vec::with_capacity(spans.len());
+    for span in spans {
+        let task = &text[span.clone()];
+        now.push(match kept.take(task) {
+            Some(kept) => kept,
+            None => (Box::from(task), read(task)?),
+        });
+    }
+    Some(now)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use baton_core::{Task, TaskFile, Tasks};
 
-use crate::kept_texts::KeptTexts;
+use crate::kept_texts::read_again;
 use crate::rewrite::split_board;
 
 /// Each task's text, as last read, with the task read from it.
@@ -26,23 +26,16 @@ impl Reread {
     /// The board `read` holds, parsing only the tasks whose text is not one kept; what it
     /// keeps is then this board's. `None` (and nothing kept) if it cannot be read so.
     pub(crate) fn read(&mut self, read: &[u8]) -> Option<TaskFile> {
-        let mut kept = KeptTexts::new(std::mem::take(&mut self.tasks));
+        let kept = std::mem::take(&mut self.tasks);
         self.parsed = 0;
         let (mut file, text, spans) = split_board(read)?;
-        let mut tasks = Vec::with_capacity(spans.len());
-        let mut now = Vec::with_capacity(spans.len());
-        for span in spans {
-            let text = &text[span];
-            let (text, task) = match kept.take(text) {
-                Some(kept) => kept,
-                None => {
-                    self.parsed += 1;
-                    (Box::from(text), serde_json::from_str::<Task>(text).ok()?)
-                }
-            };
-            tasks.push(task.clone());
-            now.push((text, task));
-        }
+        let mut parsed = 0;
+        let now = read_again(kept, text, &spans, |task| {
+            parsed += 1;
+            serde_json::from_str::<Task>(task).ok()
+        })?;
+        self.parsed = parsed;
+        let tasks = now.iter().map(|(_, task)| task.clone()).collect();
         file.tasks = Tasks::as_read(tasks);
         self.tasks = now;
         Some(file)

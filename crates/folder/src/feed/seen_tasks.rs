@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use baton_core::feed::{TaskChange, diff_tasks, tasks_by_id};
 use serde_json::{Map, Value};
 
-use crate::kept_texts::KeptTexts;
+use crate::kept_texts::read_again;
 use crate::rewrite::split_board;
 
 type TaskObject = Map<String, Value>;
@@ -55,22 +55,14 @@ impl SeenTasks {
     /// file cannot be read so. What `before` kept of the texts is used up either way.
     fn by_text(bytes: &[u8], before: &mut SeenTasks) -> Option<(SeenTasks, Vec<TaskChange>)> {
         let (_, text, spans) = split_board(bytes)?;
-        let mut kept = KeptTexts::new(std::mem::take(&mut before.texts));
-        let mut texts = Vec::with_capacity(spans.len());
         // The tasks whose text is new: added or changed.
         let mut fresh: BTreeMap<String, TaskObject> = BTreeMap::new();
-        for span in &spans {
-            let task = &text[span.clone()];
-            match kept.take(task) {
-                Some(kept) => texts.push(kept),
-                None => {
-                    let object: TaskObject = serde_json::from_str(task).ok()?;
-                    let id = object.get("id")?.as_str()?.to_string();
-                    fresh.insert(id.clone(), object);
-                    texts.push((Box::from(task), id));
-                }
-            }
-        }
+        let texts = read_again(std::mem::take(&mut before.texts), text, &spans, |task| {
+            let object: TaskObject = serde_json::from_str(task).ok()?;
+            let id = object.get("id")?.as_str()?.to_string();
+            fresh.insert(id.clone(), object);
+            Some(id)
+        })?;
         // One id twice (or one text twice): whole, as the whole read takes the last of each.
         let ids: HashSet<&String> = texts.iter().map(|(_, id)| id).collect();
         if ids.len() != spans.len() {
