@@ -142,7 +142,7 @@ pub async fn operation(
     off_main_thread(move || {
         let confinement = Confinement::anywhere(project.local().project_dir());
         entry
-            .call_json(&project.context(&confinement), request)
+            .call_json(&project.window_context(&confinement), request)
             .map_err(|e| e.body())
     })
     .await

@@ -16,17 +16,28 @@ pub struct Notice {
     pub body: String,
 }
 
+/// The status `change` moved its task to, if it moved it (a task added and finished within
+/// one burst of writes arrives as added in its last state).
+fn moved_to(change: &TaskChange) -> Option<TaskStatus> {
+    match &change.kind {
+        TaskChangeKind::Status { to, .. } => Some(*to),
+        TaskChangeKind::Added { status, .. } => Some(*status),
+        _ => None,
+    }
+}
+
+/// Whether `changes` may call for a notification: only a task that failed or was done does.
+/// Most changes (a task added, claimed, started) do not, and the board is not read for them.
+pub fn may_notify(changes: &[TaskChange]) -> bool {
+    changes
+        .iter()
+        .any(|c| matches!(moved_to(c), Some(TaskStatus::Failed | TaskStatus::Done)))
+}
+
 /// The notifications `changes` call for, given the board after them.
 pub fn notices(changes: &[TaskChange], report: &StatusReport) -> Vec<Notice> {
     let mut notices = Vec::new();
-    // A task added and finished within one burst of writes arrives as added in its last state.
-    let moved_to = |status: TaskStatus| {
-        changes.iter().filter(move |c| match &c.kind {
-            TaskChangeKind::Status { to, .. } => *to == status,
-            TaskChangeKind::Added { status: now, .. } => *now == status,
-            _ => false,
-        })
-    };
+    let moved_to = |status: TaskStatus| changes.iter().filter(move |c| moved_to(c) == Some(status));
     for change in moved_to(TaskStatus::Failed) {
         let task = report.tasks.iter().find(|t| t.task.id == change.id);
         let description = task.map(|t| t.task.description.as_str()).unwrap_or("");
@@ -78,7 +89,11 @@ impl crate::session::Follower for Notifier {
         let ChangeEvent::TasksChanged { changes } = event else {
             return;
         };
-        if let Ok(report) = project.tasks.status() {
+        if !may_notify(changes) {
+            return;
+        }
+        // Read on every task finished: only what changed is parsed again.
+        if let Ok(report) = project.tasks.status_again() {
             for notice in notices(changes, &report) {
                 show(app, &notice);
             }
@@ -223,15 +238,9 @@ mod tests {
             .fail("w1", &first, "tests do not compile\nmore detail")
             .unwrap();
         let report = project.status().unwrap();
-        let failed = notices(
-            &[status(
-                &first,
-                TaskStatus::Claimed,
-                TaskStatus::Failed,
-                "w1",
-            )],
-            &report,
-        );
+        let failure = status(&first, TaskStatus::Claimed, TaskStatus::Failed, "w1");
+        assert!(may_notify(std::slice::from_ref(&failure)));
+        let failed = notices(&[failure], &report);
         assert_eq!(
             failed,
             vec![Notice {
@@ -249,7 +258,9 @@ mod tests {
             .id;
         let report = project.status().unwrap();
         let claimed = status(&second, TaskStatus::Available, TaskStatus::Claimed, "w2");
-        assert!(notices(&[claimed], &report).is_empty());
+        assert!(notices(std::slice::from_ref(&claimed), &report).is_empty());
+        // Nor is the board read for it.
+        assert!(!may_notify(&[claimed]));
 
         project.start("w2", &second).unwrap();
         project
@@ -264,6 +275,7 @@ mod tests {
             .unwrap();
         let report = project.status().unwrap();
         let done = status(&second, TaskStatus::InProgress, TaskStatus::Done, "w2");
+        assert!(may_notify(std::slice::from_ref(&done)));
         assert_eq!(
             notices(std::slice::from_ref(&done), &report),
             vec![Notice {
@@ -280,6 +292,7 @@ mod tests {
                 description: "Document it".into(),
             },
         };
+        assert!(may_notify(std::slice::from_ref(&added_done)));
         assert_eq!(notices(&[added_done], &report).len(), 1);
 
         // With a task still available, the same completion is not the last.

@@ -9,10 +9,10 @@ use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
+use baton_api::OpenProject;
 use baton_api::agents::{AgentsOverview, Team};
-use baton_api::{OpenProject, Operation};
 use baton_core::team::AgentState;
-use baton_core::{Confinement, Timestamp};
+use baton_core::{Confinement, StatusReport, Timestamp};
 use baton_live::feed::ChangeEvent;
 use tauri::AppHandle;
 
@@ -55,15 +55,22 @@ fn watch(app: &AppHandle, project: &OpenProject, wake: &Receiver<()>) {
     // Agents stale when the project was opened were so before: shown, not announced.
     let mut known: Option<BTreeSet<Stale>> = None;
     loop {
-        let cx = project.context(&confinement);
+        let cx = project.window_context(&confinement);
         let mut next = None;
-        let team = AgentsOverview {}.run(&cx);
+        // The board is read once for the agents and the counts, on every change to the tasks:
+        // only the tasks that changed are parsed again.
+        let board = cx.snapshot();
+        let team = match &board {
+            Ok((file, now)) => AgentsOverview::of_board(&cx, file, *now).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
         if let Err(e) = &team {
             eprintln!("baton-desktop: cannot read the agents ({e})");
         }
         let team = team.ok();
         // The counts are shown even when the agents cannot be read.
-        if let Ok(report) = project.tasks.status() {
+        if let Ok((file, now)) = board {
+            let report = StatusReport::build(file, None, now, project.tasks.lease());
             crate::tray::update(app, &report, team.as_ref());
         }
         if let Some(team) = &team {

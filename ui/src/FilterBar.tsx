@@ -1,5 +1,5 @@
 import { Button, Checkbox, TextField } from "@radix-ui/themes";
-import { useMemo } from "react";
+import { memo, useMemo } from "react";
 import { COLUMNS } from "./board";
 import { NO_FILTER, choices, countText, isActive, type BoardFilter } from "./filters";
 import type { TaskStatus, TaskView } from "./types";
@@ -15,21 +15,6 @@ interface Props {
 export function FilterBar({ tasks, shown, filter, onChange }: Props) {
   const set = (change: Partial<BoardFilter>) => onChange({ ...filter, ...change });
   const { owners, priorities, blockers } = choices(tasks);
-  // The same blockers draw the same options: a board of thousands has hundreds, not compared
-  // again at every change that leaves them as they were.
-  const blockerKey = blockers.join("\n");
-  const blockerOptions = useMemo(
-    () =>
-      blockerKey
-        .split("\n")
-        .filter((id) => id !== "")
-        .map((id) => (
-          <option key={id} value={id}>
-            Blocked by {id}
-          </option>
-        )),
-    [blockerKey],
-  );
   return (
     <div className="filters" role="search" aria-label="Filter the board" data-testid="filters">
       <TextField.Root
@@ -77,10 +62,7 @@ export function FilterBar({ tasks, shown, filter, onChange }: Props) {
         <Checkbox checked={filter.landed} onCheckedChange={(c) => set({ landed: c === true })} data-testid="filter-landed" />
         With landed work
       </label>
-      <select aria-label="Blocked by" value={filter.blockedBy} onChange={(e) => set({ blockedBy: e.target.value })} data-testid="filter-blocked-by">
-        <option value="">Blocked by anything</option>
-        {blockerOptions}
-      </select>
+      <BlockedBy blockers={blockers.join("\n")} filter={filter} onChange={onChange} />
       <span className="filter-count" role="status" data-testid="filter-count">
         {countText(shown, tasks.length, filter)} tasks
       </span>
@@ -92,3 +74,39 @@ export function FilterBar({ tasks, shown, filter, onChange }: Props) {
     </div>
   );
 }
+
+interface BlockedByProps {
+  /** The blockers' ids, one per line: the same string while they are the same. */
+  blockers: string;
+  filter: BoardFilter;
+  onChange: (filter: BoardFilter) => void;
+}
+
+/** The blockers to filter by. A board of thousands has hundreds; drawn again only when they
+ *  or the filter change, not at every change to the board (a controlled select's update walks
+ *  every option, and WebKit then restyles them all). */
+const BlockedBy = memo(function BlockedBy({ blockers, filter, onChange }: BlockedByProps) {
+  const options = useMemo(
+    () =>
+      blockers
+        .split("\n")
+        .filter((id) => id !== "")
+        .map((id) => (
+          <option key={id} value={id}>
+            Blocked by {id}
+          </option>
+        )),
+    [blockers],
+  );
+  return (
+    <select
+      aria-label="Blocked by"
+      value={filter.blockedBy}
+      onChange={(e) => onChange({ ...filter, blockedBy: e.target.value })}
+      data-testid="filter-blocked-by"
+    >
+      <option value="">Blocked by anything</option>
+      {options}
+    </select>
+  );
+});

@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use baton_core::LogLine;
-use baton_core::Timestamp;
 use baton_core::team::{AgentRow, known_agents, team};
+use baton_core::{LogLine, TaskFile, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -46,12 +45,20 @@ impl Operation for AgentsOverview {
     const CALLERS: Callers = Callers::READERS;
     type Output = Team;
     fn run(self, cx: &Context) -> Result<Team> {
-        let (file, now) = cx.tasks.snapshot()?;
+        let (file, now) = cx.snapshot()?;
+        Self::of_board(cx, &file, now)
+    }
+}
+
+impl AgentsOverview {
+    /// The team on `file`, the board at `now` (for a reader that has read it already: the
+    /// desktop's tray reads the board once for its counts and its agents).
+    pub fn of_board(cx: &Context, file: &TaskFile, now: Timestamp) -> Result<Team> {
         let mut last: BTreeMap<String, LogLine> = BTreeMap::new();
         for line in cx.tasks.logs(None, RECENT_LINES)? {
             last.insert(line.agent.clone(), line);
         }
-        let missing: Vec<String> = known_agents(&file)
+        let missing: Vec<String> = known_agents(file)
             .into_iter()
             .filter(|a| !last.contains_key(*a))
             .map(str::to_string)
@@ -61,7 +68,7 @@ impl Operation for AgentsOverview {
                 last.insert(agent, line);
             }
         }
-        let (agents, next_change_at) = team(&file, &last, now, cx.tasks.lease());
+        let (agents, next_change_at) = team(file, &last, now, cx.tasks.lease());
         Ok(Team {
             agents,
             next_change_at,

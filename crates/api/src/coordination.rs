@@ -129,7 +129,7 @@ impl Operation for TeamReportRequest {
     const CALLERS: Callers = Callers::READERS;
     type Output = CoordinationReport;
     fn run(self, cx: &Context) -> Result<CoordinationReport> {
-        let (file, _) = cx.tasks.snapshot()?;
+        let (file, _) = cx.snapshot()?;
         // A plan's whole tree: its own tasks, and its sub-plans' with theirs.
         let plans = self.plan.as_deref().map(|plan| file.plans_in(plan));
         let tasks: Vec<Task> = file

@@ -238,6 +238,15 @@ impl OpenProject {
         cx
     }
 
+    /// The context for a window's reads and the desktop's tray, which read the board again on
+    /// every change anyone makes: only what changed is parsed again ([`Context::reads_again`]).
+    pub fn window_context<'a>(&'a self, confinement: &'a Confinement) -> Context<'a> {
+        Context {
+            reads_again: true,
+            ..self.context(confinement)
+        }
+    }
+
     /// The board (with the landed work when `all`) for a window that holds the board of
     /// generation `known`: only what changed since, when that board is one of those kept
     /// ([`crate::board`]). The desktop and the served UI read the board so.
@@ -247,7 +256,8 @@ impl OpenProject {
         all: bool,
         known: Option<u64>,
     ) -> Result<BoardUpdate> {
-        let report = crate::tasks::Status { all }.read(&self.context(confinement), true)?;
+        let cx = self.window_context(confinement);
+        let report = crate::Operation::run(crate::tasks::Status { all }, &cx)?;
         Ok(self.boards.update(report, all, known))
     }
 
@@ -548,6 +558,57 @@ mod tests {
         let err = read_pointer(&layout).unwrap_err();
         assert_eq!(err.kind(), baton_core::ErrorKind::CorruptFile, "{err}");
         assert!(err.to_string().contains("store.json"), "{err}");
+    }
+
+    #[test]
+    fn a_window_reads_again_what_a_whole_read_reads() {
+        use baton_core::{ClaimRequest, NewTask, TaskStore};
+        let dir = tempfile::tempdir().unwrap();
+        let store = FolderStore::init(dir.path(), "goal", None).unwrap();
+        let project = OpenProject::folder(store.clone());
+        let confinement = Confinement::anywhere(dir.path());
+        let (window, user) = (
+            project.window_context(&confinement),
+            project.context(&confinement),
+        );
+        assert!(window.reads_again && !user.reads_again);
+        let same = |step: &str| {
+            let json = |file: baton_core::TaskFile| serde_json::to_string(&file).unwrap();
+            let (read, _) = window.snapshot().unwrap();
+            let (whole, _) = user.snapshot().unwrap();
+            assert_eq!(json(read), json(whole), "{step}");
+            let counts = |report: baton_core::StatusReport| report.counts;
+            assert_eq!(
+                counts(window.status().unwrap()),
+                counts(user.status().unwrap()),
+                "{step}"
+            );
+        };
+        same("empty");
+        for i in 0..5 {
+            let new = NewTask {
+                description: format!("task {i}"),
+                dependencies: if i > 0 {
+                    vec![format!("task-{i}")]
+                } else {
+                    vec![]
+                },
+                ..Default::default()
+            };
+            store.add_task(new).unwrap();
+            same(&format!("added {i}"));
+        }
+        store.claim(&ClaimRequest::next("w1")).unwrap().unwrap();
+        same("claimed");
+        // Written by another tool, out of Baton's layout: read whole, as the user reads it.
+        let tasks = store.layout().tasks_file();
+        let compact: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&tasks).unwrap()).unwrap();
+        std::fs::write(&tasks, serde_json::to_vec(&compact).unwrap()).unwrap();
+        same("compact");
+        // A broken file is refused to both alike.
+        std::fs::write(&tasks, b"{\"tasks\": [").unwrap();
+        assert!(window.snapshot().is_err() && user.snapshot().is_err());
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub struct Context<'a> {
     /// `BATON_LEASE`), for the processes an operation starts (a team's supervisor) to reach
     /// the same one.
     pub reach: &'a [(String, String)],
+    /// The caller reads the board again on every change anyone makes (a window, the desktop's
+    /// tray): the store may parse again only what changed since its last such read
+    /// ([`Self::snapshot`], [`Self::status`]).
+    pub reads_again: bool,
 }
 
 impl<'a> Context<'a> {
@@ -79,6 +83,25 @@ impl<'a> Context<'a> {
             attempt: None,
             reads_only: false,
             reach: &[],
+            reads_again: false,
+        }
+    }
+
+    /// Every task now ([`TaskStore::snapshot`]), read again for a caller that
+    /// [`Self::reads_again`].
+    pub fn snapshot(&self) -> baton_core::Result<(baton_core::TaskFile, baton_core::Timestamp)> {
+        match self.reads_again {
+            true => self.tasks.snapshot_again(),
+            false => self.tasks.snapshot(),
+        }
+    }
+
+    /// The board now ([`TaskStore::status`]), read again for a caller that
+    /// [`Self::reads_again`].
+    pub fn status(&self) -> baton_core::Result<baton_core::StatusReport> {
+        match self.reads_again {
+            true => self.tasks.status_again(),
+            false => self.tasks.status(),
         }
     }
 

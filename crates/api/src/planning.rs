@@ -74,7 +74,7 @@ pub(crate) fn own_unstarted(cx: &Context, plan: &Task, id: &str, what: &str) -> 
 /// the lead is asked (once) whether the plan may have more, unless the team plans on its own
 /// (`--plan auto`): nobody is there to ask.
 pub(crate) fn check_room(cx: &Context, plan: &Task, sub_plan: bool) -> Result<()> {
-    let (file, _) = cx.tasks.snapshot()?;
+    let (file, _) = cx.snapshot()?;
     let root = file.plan_root(&plan.id);
     let planned = file.plan_tree(&root).len();
     let allowed = baton_core::plans::allowance(cx.documents.as_ref(), &root)?.tasks;
@@ -173,7 +173,7 @@ pub(crate) fn may_answer(cx: &Context, plan: &Task, id: &str) -> Result<()> {
             ));
         }
     }
-    let (file, _) = cx.tasks.snapshot()?;
+    let (file, _) = cx.snapshot()?;
     let root = file.plan_root(&plan.id);
     let ours = question
         .task

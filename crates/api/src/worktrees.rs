@@ -154,7 +154,7 @@ impl Operation for ReviewWaiting {
             // Not a git repository: no branches wait.
             return Ok(WaitingReviews { tasks: Vec::new() });
         };
-        let (file, _) = cx.tasks.snapshot()?;
+        let (file, _) = cx.snapshot()?;
         let tasks = unmerged_done(&file.tasks, &worktrees)?
             .into_iter()
             .map(|task| WaitingReview {
@@ -205,7 +205,7 @@ impl Operation for Merge {
                 "name the tasks to merge, or ask for all of them (not both)",
             ));
         }
-        let (file, _) = cx.tasks.snapshot()?;
+        let (file, _) = cx.snapshot()?;
         let worktrees = Worktrees::open(cx.local)?;
         let tasks: Vec<&Task> = if self.all {
             unmerged_done(&file.tasks, &worktrees)?
@@ -349,7 +349,7 @@ pub fn worktree_findings(cx: &Context, fix: bool) -> Result<(Vec<Finding>, Vec<S
         return Ok((Vec::new(), Vec::new()));
     }
     let worktrees = Worktrees::open(layout)?;
-    let (file, _) = cx.tasks.snapshot()?;
+    let (file, _) = cx.snapshot()?;
     let (mut findings, mut fixed) = (Vec::new(), Vec::new());
     for found in worktrees.list()? {
         let status = file.task(&found.task).map(|t| t.status);

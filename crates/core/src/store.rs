@@ -82,6 +82,11 @@ pub trait TaskStore: Send + Sync {
     }
     /// Every task as `tasks.json` would hold it, with the store's time now.
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)>;
+    /// [`Self::snapshot`] for a reader that reads it again on every change, as
+    /// [`Self::status_again`].
+    fn snapshot_again(&self) -> Result<(TaskFile, Timestamp)> {
+        self.snapshot()
+    }
     /// The tasks `agent` holds now (claimed or in progress), in the board's order: what a
     /// hook tells an agent it holds, and the task an approval is asked for.
     fn held_by(&self, agent: &str) -> Result<Vec<Task>> {

@@ -5,8 +5,9 @@
 //! task a claim takes is read whole before it is changed; and the board is written back with
 //! every other task's text copied as it was.
 //!
-//! Adding a task reads the board so too: of the tasks already there it needs only their ids
-//! (for the new one's) and dependencies (for its own, and a cycle), and it changes none.
+//! Adding a task reads the board for less still: of the tasks already there it needs only
+//! their ids (for the new one's) and dependencies (for its own, and a cycle), and it changes
+//! none ([`Skim::Adding`], [`Task::read_for_adding`]).
 //!
 //! A task read only for choosing is never written: [`ClaimBoard::encode`] refuses a board on
 //! which one was changed. A board in a layout this does not know, or with a task that does not
@@ -20,6 +21,24 @@ use baton_core::{ClaimRequest, Claimed, Result, StoreError, Task, TaskFile, Task
 
 use crate::rewrite::{Pieces, split_board};
 
+/// What a change reads of the tasks it does not change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Skim {
+    /// What choosing a claim reads ([`Task::read_for_choosing`]).
+    Choosing,
+    /// Ids and dependencies, for adding a task ([`Task::read_for_adding`]).
+    Adding,
+}
+
+impl Skim {
+    fn read(self, text: &str) -> serde_json::Result<Task> {
+        match self {
+            Skim::Choosing => Task::read_for_choosing(text),
+            Skim::Adding => Task::read_for_adding(text),
+        }
+    }
+}
+
 /// A board read for claims.
 pub(crate) struct ClaimBoard {
     /// `tasks.json`, for what is said of it.
@@ -32,23 +51,28 @@ pub(crate) struct ClaimBoard {
     spans: Option<Vec<Range<usize>>>,
     /// Which tasks are read whole (every one past those read: a task added is whole).
     whole: Vec<bool>,
+    /// What the others were read for.
+    skim: Skim,
 }
 
 impl ClaimBoard {
-    /// The board `read` from `path` holds. `parse_whole` reads a board whole (and refuses one
-    /// that does not parse, saying where): for a board this cannot read task by task.
+    /// The board `read` from `path` holds, each task read for what `skim` says. `parse_whole`
+    /// reads a board whole (and refuses one that does not parse, saying where): for a board
+    /// this cannot read task by task.
     pub(crate) fn read(
         path: PathBuf,
         read: Vec<u8>,
+        skim: Skim,
         parse_whole: impl Fn(&[u8]) -> Result<TaskFile>,
     ) -> Result<ClaimBoard> {
-        if let Some((file, spans)) = Self::read_for_choosing(&read) {
+        if let Some((file, spans)) = Self::skim(&read, skim) {
             return Ok(ClaimBoard {
                 path,
                 whole: vec![false; spans.len()],
                 file,
                 read,
                 spans: Some(spans),
+                skim,
             });
         }
         let file = parse_whole(&read)?;
@@ -58,16 +82,17 @@ impl ClaimBoard {
             file,
             read,
             spans: None,
+            skim,
         })
     }
 
-    /// The board with each task read for choosing, and each task's text; `None` if it cannot
-    /// be read so.
-    fn read_for_choosing(read: &[u8]) -> Option<(TaskFile, Vec<Range<usize>>)> {
+    /// The board with each task read for `skim`, and each task's text; `None` if it cannot be
+    /// read so.
+    fn skim(read: &[u8], skim: Skim) -> Option<(TaskFile, Vec<Range<usize>>)> {
         let (mut file, text, spans) = split_board(read)?;
         let mut tasks = Vec::with_capacity(spans.len());
         for span in &spans {
-            tasks.push(Task::read_for_choosing(&text[span.clone()]).ok()?);
+            tasks.push(skim.read(&text[span.clone()]).ok()?);
         }
         file.tasks = Tasks::as_read(tasks);
         Some((file, spans))
@@ -81,6 +106,12 @@ impl ClaimBoard {
         now: Timestamp,
         lease: Duration,
     ) -> Result<Option<Claimed>> {
+        if self.skim != Skim::Choosing && self.spans.is_some() {
+            return Err(StoreError::invalid(
+                "tasks.json",
+                "a claim on a board read for adding (a bug in Baton: nothing was written)",
+            ));
+        }
         if let Some(i) = request.task.as_deref().and_then(|id| self.file.named(id)) {
             self.make_whole(i)?;
         }
@@ -91,9 +122,9 @@ impl ClaimBoard {
         Ok(Some(self.file.take(i, &request.agent, now, lease)))
     }
 
-    /// The board, for a change that reads of the tasks there only what a claim reads and
-    /// changes none of them: adding a task (it reads their ids and dependencies). A task read
-    /// only for choosing that is changed anyway makes [`Self::encode`] refuse the board.
+    /// The board, for a change that reads of the tasks there only their ids and dependencies
+    /// and changes none of them: adding a task. A task read only in part that is changed anyway
+    /// makes [`Self::encode`] refuse the board.
     pub(crate) fn file_for_adding(&mut self) -> &mut TaskFile {
         &mut self.file
     }

@@ -26,7 +26,7 @@ use baton_core::{ClaimRequest, Claimed, Files, Result, StoreError, Task, TaskFil
 use baton_fs::{FileLock, TEMP_SUFFIX};
 use serde::{Deserialize, Serialize};
 
-use crate::claim_board::ClaimBoard;
+use crate::claim_board::{ClaimBoard, Skim};
 use crate::store::{Change, FolderStore};
 
 /// At most this many waiting requests are applied with one write: a bound on how long the
@@ -129,7 +129,7 @@ fn write_for_all(
     let queue = queue_dir(store);
     let mut answered: Vec<(PathBuf, Answer)> = Vec::new();
     let mut unanswerable = false;
-    let outcome = store.transact_skimming(lock, |board, now| {
+    let outcome = store.transact_skimming(lock, Skim::Choosing, |board, now| {
         let mut changed = false;
         for (path, waiting) in waiting_requests(queue.as_deref()) {
             let files = match waiting.ignore_reservations {
@@ -179,7 +179,9 @@ fn write_for_all(
     }
     if unanswerable {
         // Nothing was written: this claim alone, as any change is made.
-        return store.transact_skimming(lock, |board, now| alone(board, request, now, lease));
+        return store.transact_skimming(lock, Skim::Choosing, |board, now| {
+            alone(board, request, now, lease)
+        });
     }
     outcome
 }

@@ -13,7 +13,7 @@ use baton_core::{DEFAULT_LEASE, LogEntry, Result, StoreError, Timestamp, notes};
 use baton_core::{Task, TaskFile};
 use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic, write_atomic_parts};
 
-use crate::claim_board::{ClaimBoard, corrupt};
+use crate::claim_board::{ClaimBoard, Skim, corrupt};
 use crate::reread::Reread;
 
 /// An opened `.coordination/` folder that holds its project's tasks.
@@ -203,15 +203,17 @@ impl FolderStore {
         }
     }
 
-    /// [`Self::transact_holding`] for claims and added tasks: `op` is given the board read for
-    /// choosing ([`ClaimBoard`]), whose tasks are read in full only when one is taken.
+    /// [`Self::transact_holding`] for claims and added tasks: `op` is given the board with its
+    /// tasks read for what `skim` says ([`ClaimBoard`]), read in full only when one is taken.
     pub(crate) fn transact_skimming<T>(
         &self,
         _lock: &FileLock,
+        skim: Skim,
         op: impl FnOnce(&mut ClaimBoard, Timestamp) -> Result<Change<T>>,
     ) -> Result<T> {
         let path = self.layout.tasks_file();
-        let mut board = ClaimBoard::read(path, self.read_board()?, |b| self.parse_board(b))?;
+        let read = self.read_board()?;
+        let mut board = ClaimBoard::read(path, read, skim, |b| self.parse_board(b))?;
         let now = Timestamp::now();
         match op(&mut board, now)? {
             Change::Keep(value) => Ok(value),

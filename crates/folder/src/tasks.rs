@@ -15,6 +15,7 @@ use baton_core::{NewReservation, Reopen, Reservation};
 use baton_core::{StoreError, Task, TaskFile};
 use baton_fs::{FileLock, write_atomic};
 
+use crate::claim_board::Skim;
 use crate::store::{Change, FolderStore};
 use crate::{journal, notes};
 
@@ -59,7 +60,7 @@ impl TaskStore for FolderStore {
     fn add_task(&self, mut new: NewTask) -> Result<Task> {
         let lock = FileLock::exclusive(&self.layout().lock_file())?;
         // The tasks there are read only for their ids and dependencies (`ClaimBoard`).
-        let (task, now) = self.transact_skimming(&lock, |board, now| {
+        let (task, now) = self.transact_skimming(&lock, Skim::Adding, |board, now| {
             let file = board.file_for_adding();
             // Ids are unique across the archive too; a dependency on archived work brings it
             // back to the board, which holds every task a live one depends on.
@@ -101,7 +102,7 @@ impl TaskStore for FolderStore {
             Some(_) => {
                 let lease = self.lease();
                 let lock = FileLock::exclusive(&self.layout().lock_file())?;
-                self.transact_skimming(&lock, |board, now| {
+                self.transact_skimming(&lock, Skim::Choosing, |board, now| {
                     crate::combine::alone(board, request, now, lease)
                 })?
             }
@@ -203,6 +204,10 @@ impl TaskStore for FolderStore {
 
     fn snapshot(&self) -> Result<(TaskFile, Timestamp)> {
         Ok((self.load()?, Timestamp::now()))
+    }
+
+    fn snapshot_again(&self) -> Result<(TaskFile, Timestamp)> {
+        Ok((self.load_again()?, Timestamp::now()))
     }
 
     fn task(&self, id: &str) -> Result<Option<Task>> {

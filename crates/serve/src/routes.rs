@@ -461,7 +461,7 @@ async fn operation(
         crate::scope::check(&device, &entry, &request, &project)?;
         // A device is not the user at their desk: paths stay inside the project.
         let confinement = Confinement::project(project.local().project_dir())?;
-        entry.call_json(&project.context(&confinement), request)
+        entry.call_json(&project.window_context(&confinement), request)
     })
     .await
 }

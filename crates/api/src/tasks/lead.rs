@@ -116,7 +116,7 @@ fn all_or_none(
     trial: impl Fn(&mut TaskFile, &str, Timestamp) -> baton_core::Result<()>,
     apply: impl Fn(&str) -> baton_core::Result<Task>,
 ) -> Result<Vec<Task>> {
-    let (mut board, now) = cx.tasks.snapshot()?;
+    let (mut board, now) = cx.snapshot()?;
     let mut ids = named.to_vec();
     if let Some(status) = every {
         for task in board.tasks.iter().filter(|t| t.status == status) {

@@ -66,18 +66,9 @@ impl Operation for Status {
     const CALLERS: Callers = Callers::READERS;
     type Output = StatusReport;
     fn run(self, cx: &Context) -> Result<StatusReport> {
-        self.read(cx, false)
-    }
-}
-
-impl Status {
-    /// The board, read `again` by a reader that reads it on every change (a window: see
-    /// `TaskStore::status_again`).
-    pub(crate) fn read(&self, cx: &Context, again: bool) -> Result<StatusReport> {
-        let mut report = match (self.all, again) {
-            (true, _) => cx.tasks.status_all()?,
-            (false, true) => cx.tasks.status_again()?,
-            (false, false) => cx.tasks.status()?,
+        let mut report = match self.all {
+            true => cx.tasks.status_all()?,
+            false => cx.status()?,
         };
         report.spend = baton_core::attempts::read_spend(&*cx.documents)?;
         Ok(report)
@@ -112,7 +103,7 @@ impl Operation for ListTasks {
     type Output = TaskList;
     fn run(self, cx: &Context) -> Result<TaskList> {
         let tasks = if self.all {
-            cx.tasks.status()?.tasks
+            cx.status()?.tasks
         } else {
             cx.tasks.ready_tasks()?
         };

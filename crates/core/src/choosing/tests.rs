@@ -139,14 +139,14 @@ fn random_board(seed: u64) -> (TaskFile, Timestamp) {
     (file, now)
 }
 
-/// The board as a store reading for choosing has it: each task read from its JSON with
-/// [`Task::read_for_choosing`], everything else as it was.
-fn skimmed(file: &TaskFile) -> TaskFile {
+/// The board as a store reading for choosing (or adding) has it: each task read from its JSON
+/// with `read` ([`Task::read_for_choosing`]), everything else as it was.
+fn skimmed(file: &TaskFile, read: fn(&str) -> serde_json::Result<Task>) -> TaskFile {
     let mut skimmed = file.clone();
     skimmed.tasks = file
         .tasks
         .iter()
-        .map(|t| Task::read_for_choosing(&serde_json::to_string(t).unwrap()).unwrap())
+        .map(|t| read(&serde_json::to_string(t).unwrap()).unwrap())
         .collect::<Vec<_>>()
         .into();
     skimmed
@@ -158,7 +158,7 @@ fn a_board_read_for_choosing_chooses_as_the_whole_board() {
     let mut chosen = 0;
     for seed in 1..=200u64 {
         let (file, end) = random_board(seed * 7919);
-        let skimmed = skimmed(&file);
+        let skimmed = skimmed(&file, Task::read_for_choosing);
         // Now, and once every lease has run out.
         for now in [end, end.after(LEASE * 2)] {
             for agent in AGENTS {
@@ -217,6 +217,84 @@ fn what_choosing_does_not_read_is_left_empty_and_what_it_reads_is_checked() {
     let nulls = r#"{"id": "t1", "status": "available", "dependencies": null, "context": null}"#;
     assert!(
         Task::read_for_choosing(nulls)
+            .unwrap()
+            .dependencies
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_board_read_for_adding_adds_as_the_whole_board() {
+    let mut added = 0;
+    let mut refused = 0;
+    for seed in 1..=100u64 {
+        let (file, now) = random_board(seed * 7919);
+        let skimmed = skimmed(&file, Task::read_for_adding);
+        let ids: Vec<&str> = file.tasks.iter().map(|t| t.id.as_str()).collect();
+        let some = |at: usize| ids.get(at % ids.len().max(1)).map(|id| id.to_string());
+        let news = [
+            NewTask::default(),
+            NewTask {
+                dependencies: some(seed as usize).into_iter().chain(some(3)).collect(),
+                ..NewTask::default()
+            },
+            NewTask {
+                id: some(seed as usize),
+                ..NewTask::default()
+            },
+            NewTask {
+                id: Some(format!("new-{seed}")),
+                dependencies: vec!["no-such-task".into()],
+                ..NewTask::default()
+            },
+        ];
+        for new in news {
+            let new = NewTask {
+                description: "Added".into(),
+                ..new
+            };
+            let whole = file
+                .clone()
+                .add_task(new.clone(), now)
+                .map(|t| t.id.clone());
+            let read = skimmed.clone().add_task(new, now).map(|t| t.id.clone());
+            assert_eq!(format!("{whole:?}"), format!("{read:?}"), "seed {seed}");
+            added += usize::from(whole.is_ok());
+            refused += usize::from(whole.is_err());
+        }
+    }
+    assert!(
+        added > 100 && refused > 100,
+        "{added} added, {refused} refused"
+    );
+}
+
+#[test]
+fn adding_reads_ids_and_dependencies_and_refuses_as_a_whole_read() {
+    let text = json!({
+        "id": "t1", "description": "Write it", "status": "claimed", "priority": 2,
+        "dependencies": ["t0"], "context": {"files": ["src/a.rs"]}, "result": {"output": "x"},
+    })
+    .to_string();
+    let task = Task::read_for_adding(&text).unwrap();
+    assert_eq!(
+        (task.id.as_str(), task.dependencies.as_slice()),
+        ("t1", &["t0".to_string()][..])
+    );
+    assert!(task.description.is_empty() && task.result.is_none() && task.context.files.is_empty());
+    for wrong in [
+        r#"{"id": "t1", "id": "t2"}"#,
+        r#"{"status": "available"}"#,
+        r#"{"id": 7}"#,
+        r#"{"id": "t1", "dependencies": "t0"}"#,
+        r#"{"id": "t1""#,
+    ] {
+        assert!(Task::read_for_adding(wrong).is_err(), "{wrong}");
+        assert!(serde_json::from_str::<Task>(wrong).is_err(), "{wrong}");
+    }
+    let nulls = r#"{"id": "t1", "dependencies": null}"#;
+    assert!(
+        Task::read_for_adding(nulls)
             .unwrap()
             .dependencies
             .is_empty()

@@ -17,7 +17,21 @@ fn parse_whole(bytes: &[u8]) -> Result<TaskFile> {
 }
 
 fn claim_board(bytes: &[u8]) -> Result<ClaimBoard> {
-    ClaimBoard::read("tasks.json".into(), bytes.to_vec(), parse_whole)
+    ClaimBoard::read(
+        "tasks.json".into(),
+        bytes.to_vec(),
+        Skim::Choosing,
+        parse_whole,
+    )
+}
+
+fn board_for_adding(bytes: &[u8]) -> Result<ClaimBoard> {
+    ClaimBoard::read(
+        "tasks.json".into(),
+        bytes.to_vec(),
+        Skim::Adding,
+        parse_whole,
+    )
 }
 
 /// The claims `requests` made on the board `bytes` read for choosing, and on it read whole as
@@ -244,7 +258,7 @@ fn a_change_to_a_task_read_only_for_choosing_is_never_written() {
 }
 
 #[test]
-fn a_task_added_to_the_board_read_for_choosing_is_written_as_on_the_whole_board() {
+fn a_task_added_to_the_board_read_for_adding_is_written_as_on_the_whole_board() {
     let bytes = board(30);
     let now = Timestamp::now();
     let new = |id: Option<&str>, dependencies: &[&str]| baton_core::NewTask {
@@ -255,7 +269,7 @@ fn a_task_added_to_the_board_read_for_choosing_is_written_as_on_the_whole_board(
         description: "A task added to a large board".into(),
         ..Default::default()
     };
-    let mut board = claim_board(&bytes).unwrap();
+    let mut board = board_for_adding(&bytes).unwrap();
     let mut whole = parse_whole(&bytes).unwrap();
     for (id, dependencies) in [(None, vec!["task-3", "task-30"]), (Some("extra"), vec![])] {
         let added = board
@@ -277,10 +291,17 @@ fn a_task_added_to_the_board_read_for_choosing_is_written_as_on_the_whole_board(
         String::from_utf8(written).unwrap(),
         String::from_utf8(crate::encode(&whole).unwrap()).unwrap()
     );
-    // What adding checks, it checks on the tasks read for choosing: an unknown dependency, a
+    // What adding checks, it checks on the tasks read for adding: an unknown dependency, a
     // duplicate id.
-    let mut board = claim_board(&bytes).unwrap();
+    let mut board = board_for_adding(&bytes).unwrap();
     let file = board.file_for_adding();
     assert!(file.add_task(new(None, &["task-99"]), now).is_err());
     assert!(file.add_task(new(Some("task-7"), &[]), now).is_err());
+    // A board read for adding has no statuses to choose by: a claim on it is refused, and
+    // nothing is taken.
+    let mut board = board_for_adding(&bytes).unwrap();
+    assert!(board.claim(&ClaimRequest::next("w1"), now, LEASE).is_err());
+    // Changing a task read for adding is refused when written, as one read for choosing is.
+    board.file.tasks.get_mut(2).unwrap().priority = 1;
+    assert!(board.encode(now).is_err());
 }
