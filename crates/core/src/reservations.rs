@@ -536,7 +536,8 @@ pub fn holds_among(
 /// The exclusive reservations among `active` that keep `agent` (or, with none, anybody) from
 /// claiming `task`: its files overlap them, and they are not the task's own.
 pub fn task_conflicts(active: &[Reservation], task: &Task, agent: Option<&str>) -> Vec<Hold> {
-    if task.context.files.is_empty() {
+    // Nothing held (the usual board) or nothing named: nothing to normalise the paths for.
+    if task.context.files.is_empty() || active.is_empty() {
         return Vec::new();
     }
     holds_among(active, &task_files(task), agent, true)

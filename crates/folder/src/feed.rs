@@ -28,6 +28,8 @@ use transcripts::TranscriptFiles;
 pub(crate) struct FolderFeed {
     layout: Layout,
     tasks: Option<SeenTasks>,
+    /// The last read of `tasks.json`: the next is read into the same memory.
+    tasks_bytes: Vec<u8>,
     tasks_unreadable: bool,
     plan: Option<FileVersion>,
     summary: Option<FileVersion>,
@@ -45,6 +47,7 @@ impl FolderFeed {
         let mut feed = FolderFeed {
             layout: layout.clone(),
             tasks: None,
+            tasks_bytes: Vec::new(),
             tasks_unreadable: false,
             plan: None,
             summary: None,
@@ -60,9 +63,10 @@ impl FolderFeed {
     }
 
     fn update_tasks(&mut self, layout: &Layout, events: &mut Vec<ChangeEvent>) {
-        let read = fs::read(layout.tasks_file())
+        let bytes = &mut self.tasks_bytes;
+        let read = crate::store::read_into(&layout.tasks_file(), bytes)
             .map_err(|e| e.to_string())
-            .and_then(|bytes| SeenTasks::read(&bytes, self.tasks.as_mut()));
+            .and_then(|()| SeenTasks::read(bytes, self.tasks.as_mut()));
         let (tasks, changes) = match read {
             Ok(read) => read,
             Err(message) => {

@@ -20,6 +20,8 @@ pub(crate) struct Reread {
     tasks: Vec<(Box<str>, Task)>,
     /// How many tasks the last read parsed (the others were kept).
     parsed: usize,
+    /// The last read's bytes: the next is read into the same memory.
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl Reread {

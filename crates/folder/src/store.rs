@@ -26,6 +26,15 @@ pub struct FolderStore {
     reread: Arc<Mutex<Reread>>,
 }
 
+/// The file at `path` into `bytes` (cleared first), in the memory `bytes` already has: a reader
+/// that reads a board of megabytes at every change (a window, the change feed) spent as long
+/// faulting fresh memory in as reading the file.
+pub(crate) fn read_into(path: &Path, bytes: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    bytes.clear();
+    fs::File::open(path)?.read_to_end(bytes).map(drop)
+}
+
 /// What a transaction decided: write the new state, or keep the file as it was.
 pub(crate) enum Change<T> {
     Write(T),
@@ -135,12 +144,15 @@ impl FolderStore {
     /// [`Self::load`] for a reader that reads the board again on every change (a window):
     /// only the tasks whose text changed since this store's last such read are parsed.
     pub(crate) fn load_again(&self) -> Result<TaskFile> {
-        let bytes = self.read_board()?;
         let mut reread = self.reread.lock().unwrap_or_else(PoisonError::into_inner);
-        match reread.read(&bytes) {
+        let mut bytes = std::mem::take(&mut reread.bytes);
+        self.read_board_into(&mut bytes)?;
+        let file = match reread.read(&bytes) {
             Some(file) => Ok(file),
             None => self.parse_board(&bytes),
-        }
+        };
+        reread.bytes = bytes;
+        file
     }
 
     /// [`Self::load`], and the file's bytes, from which a change copies the tasks it left
@@ -152,9 +164,16 @@ impl FolderStore {
 
     /// `tasks.json`'s bytes.
     pub(crate) fn read_board(&self) -> Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.read_board_into(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// [`Self::read_board`] into `bytes`, keeping its memory ([`read_into`]).
+    fn read_board_into(&self, bytes: &mut Vec<u8>) -> Result<()> {
         let path = self.layout.tasks_file();
-        match fs::read(&path) {
-            Ok(bytes) => Ok(bytes),
+        match read_into(&path, bytes) {
+            Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotInitialized {
                 searched: self.layout.project_dir().to_path_buf(),
             }),
