@@ -758,10 +758,34 @@ fn filters_narrow_a_thousand_task_board_are_kept_and_every_view_passes_axe_in_li
         s.text("[data-testid=filter-count]") == "1000 tasks"
     });
 
+    // The blockers' filter narrows the board too, and keeps its choice when the board changes
+    // (its options are drawn apart from the board's changes).
+    session.click(&session.find("[data-testid=filter-blocked-by] option[value=task-1]"));
+    session.wait_for("the tasks waiting for task-1", |s| {
+        s.text("[data-testid=filter-count]") == "2 of 1000 tasks"
+    });
+    assert_eq!(card_ids(&session), ["task-2", "task-3"]);
+    p.op(
+        "task_add",
+        json!({"description": "Check part 1", "depends": ["task-1"]}),
+    );
+    session.wait_for("a task added waiting for task-1", |s| {
+        s.text("[data-testid=filter-count]") == "3 of 1001 tasks"
+    });
+    assert_eq!(card_ids(&session), ["task-2", "task-3", "task-1001"]);
+    assert_eq!(
+        session.property("[data-testid=filter-blocked-by]", "value"),
+        "task-1"
+    );
+    session.click(&session.find("[data-testid=filter-clear]"));
+    session.wait_for("every card again", |s| {
+        s.text("[data-testid=filter-count]") == "1001 tasks"
+    });
+
     // Selecting a card shows what it waits for and what waits for it.
     session.click(&session.find("[data-testid=card-task-1]"));
     session.wait_for("task-1's relations", |s| {
-        s.text("[data-testid=relations]") == "task-2, task-3 wait for task-1"
+        s.text("[data-testid=relations]") == "task-2, task-3, task-1001 wait for task-1"
     });
     let waiting = session
         .attribute("[data-testid=card-task-2]", "class")
