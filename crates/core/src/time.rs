@@ -153,12 +153,23 @@ impl schemars::JsonSchema for Timestamp {
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        Timestamp::parse(&text).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "{text:?} is not a date-time (expected e.g. 2026-01-19T20:54:25Z)"
-            ))
-        })
+        /// Parses the text where it lies: a board holds thousands of times, and reading each
+        /// into a string of its own first (as a `Cow<str>` is read) was an allocation apiece.
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = Timestamp;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a date-time (e.g. 2026-01-19T20:54:25Z)")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Timestamp, E> {
+                Timestamp::parse(text).ok_or_else(|| {
+                    E::custom(format!(
+                        "{text:?} is not a date-time (expected e.g. 2026-01-19T20:54:25Z)"
+                    ))
+                })
+            }
+        }
+        deserializer.deserialize_str(Text)
     }
 }
 
@@ -236,6 +247,21 @@ mod tests {
     fn refuses_garbage_with_a_clear_message() {
         let err = serde_json::from_str::<Timestamp>("\"yesterday\"").unwrap_err();
         assert!(err.to_string().contains("\"yesterday\" is not a date-time"));
+        let err = serde_json::from_str::<Timestamp>("1769000000").unwrap_err();
+        assert!(err.to_string().contains("expected a date-time"), "{err}");
+    }
+
+    #[test]
+    fn reads_a_time_however_its_text_reaches_it() {
+        let expected = Timestamp::parse("2026-01-19T20:54:25Z").unwrap();
+        // In place, escaped (read into scratch space), and from a JSON tree.
+        for read in [
+            serde_json::from_str::<Timestamp>("\"2026-01-19T20:54:25Z\"").unwrap(),
+            serde_json::from_str::<Timestamp>("\"2026-01-19T20\\u003a54:25Z\"").unwrap(),
+            serde_json::from_value::<Timestamp>(serde_json::json!("2026-01-19T20:54:25Z")).unwrap(),
+        ] {
+            assert_eq!(read, expected);
+        }
     }
 
     #[test]
