@@ -2,12 +2,13 @@
 //! stale, on the tray; a notification when an agent goes stale while holding a task. An agent
 //! goes stale with nothing written (its lease just passes), so besides the change feed one
 //! thread per open project sleeps until the next moment a row can change
-//! (`Team::next_change_at`) and looks again then: no polling.
+//! (`Team::next_change_at`) and looks again then: no polling. After a change it looks a moment
+//! later ([`SETTLE`]), once for every change that came meanwhile.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use baton_api::OpenProject;
 use baton_api::agents::{AgentsOverview, Team};
@@ -88,8 +89,31 @@ fn watch(app: &AppHandle, project: &OpenProject, wake: &Receiver<()>) {
             None => wake.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match outcome {
-            Ok(()) | Err(RecvTimeoutError::Timeout) => while wake.try_recv().is_ok() {},
+            Ok(()) => {
+                if settle(wake).is_err() {
+                    return;
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => while wake.try_recv().is_ok() {},
             Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// How long the tray waits after a change before it reads the board.
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// Waits [`SETTLE`] after a change, taking the changes that come meanwhile: the window, which
+/// reads the board at the same change, draws first instead of sharing the machine with the
+/// tray (on a board of 10,000 tasks, two reads at once each took as long as both in turn),
+/// and a burst of changes (a team claiming) is read once. `Err`: the project was closed.
+fn settle(wake: &Receiver<()>) -> Result<(), RecvTimeoutError> {
+    let until = Instant::now() + SETTLE;
+    loop {
+        match wake.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok(()) => {}
+            Err(RecvTimeoutError::Timeout) => return Ok(()),
+            Err(disconnected) => return Err(disconnected),
         }
     }
 }
@@ -150,6 +174,18 @@ mod tests {
             done: 0,
             failed: 0,
         }
+    }
+
+    #[test]
+    fn settling_takes_the_changes_that_came_meanwhile_and_ends_with_the_project() {
+        let (tx, rx) = channel();
+        for _ in 0..3 {
+            tx.send(()).unwrap();
+        }
+        assert_eq!(settle(&rx), Ok(()));
+        assert!(rx.try_recv().is_err(), "a change left for another read");
+        drop(tx);
+        assert_eq!(settle(&rx), Err(RecvTimeoutError::Disconnected));
     }
 
     #[test]

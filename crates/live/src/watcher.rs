@@ -152,8 +152,35 @@ impl EventHandler for Forward {
         {
             return;
         }
+        if let Ok(event) = &event
+            && temp_file_written(event)
+        {
+            return;
+        }
         let _ = self.0.send(Raw::Files(event));
     }
+}
+
+/// Whether `event` is a temporary file of an atomic write ([`baton_fs::write_atomic`]) being
+/// made or written. Nobody reads such a file: what changes is the file it is renamed over, and
+/// the rename wakes the waiter. Woken by the writing instead, a waiter read the old file while
+/// the writer was still at it (on a board of thousands of tasks, a read as long as the write),
+/// and then read again at the rename.
+fn temp_file_written(event: &notify::Event) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode, ModifyKind};
+    let writing = matches!(
+        event.kind,
+        EventKind::Create(_)
+            | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Metadata(_) | ModifyKind::Any)
+            | EventKind::Access(AccessKind::Close(AccessMode::Write))
+    );
+    writing
+        && !event.paths.is_empty()
+        && event.paths.iter().all(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().ends_with(baton_fs::TEMP_SUFFIX))
+        })
 }
 
 /// How often a thread following a store checks whether its watch is gone.
@@ -396,6 +423,54 @@ mod tests {
     #[test]
     fn the_poll_backend_wakes_on_a_new_file() {
         wakes_on_a_new_file(WatchMode::Poll(Duration::from_millis(20)));
+    }
+
+    /// A temporary file made and written wakes nobody; the file it is renamed over does.
+    fn wakes_on_a_temp_file_only_at_its_rename(mode: WatchMode) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut watch = Watch::new(mode, dir.path()).unwrap();
+        watch.add(dir.path(), false).unwrap();
+        let temp = dir
+            .path()
+            .join(format!(".tasks.json.1.0{}", baton_fs::TEMP_SUFFIX));
+        let (board, after) = (dir.path().join("tasks.json"), dir.path().join("after"));
+        std::fs::write(&temp, "{}").unwrap();
+        std::fs::write(&after, "written after the temporary file").unwrap();
+        // Events reach the watch in order: every one of the temporary file's comes before the
+        // other file's.
+        let seen = wait_for(&watch, &after);
+        assert!(!seen.contains(&temp), "{seen:?}");
+        std::fs::rename(&temp, &board).unwrap();
+        wait_for(&watch, &board);
+    }
+
+    /// The paths of every wake until one names `path`.
+    fn wait_for(watch: &Watch, path: &Path) -> Vec<PathBuf> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        while !seen
+            .iter()
+            .any(|p: &PathBuf| p.ends_with(path.file_name().unwrap()))
+        {
+            match watch.wait(Some(deadline)).unwrap() {
+                Wake::Changed(paths) => {
+                    assert!(!paths.is_empty(), "a wake that names no path");
+                    seen.extend(paths);
+                }
+                Wake::Deadline => panic!("no wake for {} (saw {seen:?})", path.display()),
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn the_event_backend_wakes_on_a_temp_file_only_at_its_rename() {
+        wakes_on_a_temp_file_only_at_its_rename(WatchMode::Events);
+    }
+
+    #[test]
+    fn the_poll_backend_wakes_on_a_temp_file_only_at_its_rename() {
+        wakes_on_a_temp_file_only_at_its_rename(WatchMode::Poll(Duration::from_millis(20)));
     }
 
     #[test]
