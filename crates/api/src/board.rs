@@ -15,7 +15,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use baton_core::{StatusReport, TaskView};
+use std::time::Duration;
+
+use baton_core::{HeldView, SharedBoard, Spend, StatusReport, Task, TaskView};
 use serde::Serialize;
 
 /// How many boards are kept to answer against: a window and a phone or two reading in turn
@@ -73,27 +75,61 @@ struct Board {
     all: bool,
     /// In the board's order.
     views: Vec<Arc<TaskView>>,
-    /// Each task's place in `views`, made when first needed: a board compared with one whose
-    /// tasks are where they were (a change to a task, one added at the end) needs none.
-    places: OnceLock<HashMap<String, usize>>,
+    /// The task each view was made of, as the store shares it ([`SharedBoard`]); empty for a
+    /// board read whole.
+    made_of: Vec<Arc<Task>>,
+    /// Each task's place in `views` by its id's hash, made when first needed: a board compared
+    /// with one whose tasks are where they were needs it only for the tasks new to it. By the
+    /// ids' hashes rather than the ids, so that it copies none of them: two ids of one hash
+    /// are told apart by a look along the board.
+    places: OnceLock<HashMap<u64, usize>>,
+}
+
+/// An id's hash, for [`Board::places`].
+fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl Board {
-    fn places(&self) -> &HashMap<String, usize> {
+    fn places(&self) -> &HashMap<u64, usize> {
         self.places.get_or_init(|| {
-            let places = self.views.iter().enumerate();
+            let mut places = HashMap::with_capacity(self.views.len());
+            for (at, view) in self.views.iter().enumerate() {
+                places.entry(id_hash(&view.task.id)).or_insert(at);
+            }
             places
-                .map(|(at, view)| (view.task.id.clone(), at))
-                .collect()
         })
+    }
+
+    /// Whether task `id` is on this board.
+    fn contains(&self, id: &str) -> bool {
+        self.place(id, usize::MAX).is_some()
     }
 
     /// The view of task `id`, looked for at place `at` first.
     fn view(&self, id: &str, at: usize) -> Option<&Arc<TaskView>> {
-        match self.views.get(at) {
-            Some(view) if view.task.id == id => Some(view),
-            _ => self.places().get(id).map(|&at| &self.views[at]),
+        self.place(id, at).map(|at| &self.views[at])
+    }
+
+    /// Where task `id` is, looked for at place `at` first.
+    fn place(&self, id: &str, at: usize) -> Option<usize> {
+        if self.views.get(at).is_some_and(|view| view.task.id == id) {
+            return Some(at);
         }
+        let at = *self.places().get(&id_hash(id))?;
+        match self.views[at].task.id == id {
+            true => Some(at),
+            false => self.views.iter().position(|view| view.task.id == id),
+        }
+    }
+
+    /// The view of task `id` (looked for at place `at` first) and the task it was made of.
+    fn held(&self, id: &str, at: usize) -> Option<HeldView<'_>> {
+        let at = self.place(id, at)?;
+        Some((self.made_of.get(at), &self.views[at]))
     }
 
     fn ids(&self) -> impl Iterator<Item = &String> {
@@ -105,10 +141,7 @@ impl BoardUpdates {
     /// `report` (the board now, read with the landed work when `all`) as an update for a window
     /// that holds generation `known`.
     pub fn update(&self, mut report: StatusReport, all: bool, known: Option<u64>) -> BoardUpdate {
-        let mut kept = self
-            .kept
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut kept = self.kept();
         let last = kept.iter().rev().find(|board| board.all == all);
         let tasks = std::mem::take(&mut report.tasks);
         let mut views = Vec::with_capacity(tasks.len());
@@ -118,83 +151,123 @@ impl BoardUpdates {
                 _ => Arc::new(view),
             });
         }
-        let unchanged = last
-            .filter(|last| {
-                last.views.len() == views.len()
-                    && last
-                        .views
-                        .iter()
-                        .zip(&views)
-                        .all(|(a, b)| Arc::ptr_eq(a, b))
-            })
-            .map(|last| last.generation);
-        let generation = match unchanged {
-            Some(generation) => generation,
-            None => {
-                let generation = next_generation();
-                if kept.len() == KEPT {
-                    kept.pop_front();
-                }
-                kept.push_back(Board {
-                    generation,
-                    all,
-                    views,
-                    places: OnceLock::new(),
-                });
-                generation
-            }
-        };
-        let board = kept
-            .iter()
-            .find(|board| board.generation == generation)
-            .expect("the board just kept");
-        let base = known.and_then(|known| {
-            kept.iter()
-                .find(|base| base.generation == known && base.all == all)
-        });
-        let Some(base) = base else {
-            report.tasks = board.views.iter().map(|view| (**view).clone()).collect();
-            return BoardUpdate {
-                generation,
-                base: None,
-                report,
-                removed: Vec::new(),
-                order: None,
-            };
-        };
-        report.tasks = board
-            .views
-            .iter()
-            .enumerate()
-            .filter(|(at, view)| {
-                let was = base.view(&view.task.id, *at);
-                was.is_none_or(|was| !Arc::ptr_eq(was, view))
-            })
-            .map(|(_, view)| (**view).clone())
-            .collect();
-        // Every task of the base where it was: none gone, and those new after them.
-        let in_place = base.views.len() <= board.views.len()
-            && base.ids().eq(board.ids().take(base.views.len()));
-        let (removed, order) = match in_place {
-            true => (Vec::new(), None),
-            false => {
-                let removed = base.ids().filter(|id| !board.places().contains_key(*id));
-                let stayed = base.ids().filter(|id| board.places().contains_key(*id));
-                let added = board.ids().filter(|id| !base.places().contains_key(*id));
-                let keeps_order = stayed.chain(added).eq(board.ids());
-                (
-                    removed.cloned().collect(),
-                    (!keeps_order).then(|| board.ids().cloned().collect()),
-                )
-            }
-        };
-        BoardUpdate {
-            generation,
-            base: Some(base.generation),
-            report,
-            removed,
-            order,
+        answer(&mut kept, report, (views, Vec::new()), all, known)
+    }
+
+    /// [`Self::update`] for the board a store shared (without the landed work): the views
+    /// of the last board kept where they cannot have changed, without being built again
+    /// ([`SharedBoard::views`]). `spend` is the report's.
+    pub fn update_shared(
+        &self,
+        board: SharedBoard,
+        lease: Duration,
+        spend: Option<Spend>,
+        known: Option<u64>,
+    ) -> BoardUpdate {
+        let mut kept = self.kept();
+        let last = kept.iter().rev().find(|board| !board.all);
+        let (views, mut report) = board.views(lease, |at, id| last?.held(id, at));
+        report.spend = spend;
+        answer(&mut kept, report, (views, board.tasks), false, known)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, VecDeque<Board>> {
+        self.kept
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The update for a window that holds generation `known`, of the board whose views are
+/// `views` (made of the shared tasks `made_of`, or of none), kept with those `kept` unless it
+/// is the last one again. `report` has no tasks; the answer's are those the window lacks.
+fn answer(
+    kept: &mut VecDeque<Board>,
+    mut report: StatusReport,
+    (views, made_of): (Vec<Arc<TaskView>>, Vec<Arc<Task>>),
+    all: bool,
+    known: Option<u64>,
+) -> BoardUpdate {
+    let last = kept.iter_mut().rev().find(|board| board.all == all);
+    let unchanged = last.filter(|last| {
+        last.views.len() == views.len()
+            && last
+                .views
+                .iter()
+                .zip(&views)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    });
+    let generation = match unchanged {
+        Some(last) => {
+            // The same views, which may have been made of tasks shared again since.
+            last.made_of = made_of;
+            last.generation
         }
+        None => {
+            let generation = next_generation();
+            if kept.len() == KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(Board {
+                generation,
+                all,
+                views,
+                made_of,
+                places: OnceLock::new(),
+            });
+            generation
+        }
+    };
+    let board = kept
+        .iter()
+        .find(|board| board.generation == generation)
+        .expect("the board just kept");
+    let base = known.and_then(|known| {
+        kept.iter()
+            .find(|base| base.generation == known && base.all == all)
+    });
+    let Some(base) = base else {
+        report.tasks = board.views.iter().map(|view| (**view).clone()).collect();
+        return BoardUpdate {
+            generation,
+            base: None,
+            report,
+            removed: Vec::new(),
+            order: None,
+        };
+    };
+    report.tasks = board
+        .views
+        .iter()
+        .enumerate()
+        .filter(|(at, view)| {
+            let was = base.view(&view.task.id, *at);
+            was.is_none_or(|was| !Arc::ptr_eq(was, view))
+        })
+        .map(|(_, view)| (**view).clone())
+        .collect();
+    // Every task of the base where it was: none gone, and those new after them.
+    let in_place =
+        base.views.len() <= board.views.len() && base.ids().eq(board.ids().take(base.views.len()));
+    let (removed, order) = match in_place {
+        true => (Vec::new(), None),
+        false => {
+            let removed = base.ids().filter(|id| !board.contains(id));
+            let stayed = base.ids().filter(|id| board.contains(id));
+            let added = board.ids().filter(|id| !base.contains(id));
+            let keeps_order = stayed.chain(added).eq(board.ids());
+            (
+                removed.cloned().collect(),
+                (!keeps_order).then(|| board.ids().cloned().collect()),
+            )
+        }
+    };
+    BoardUpdate {
+        generation,
+        base: Some(base.generation),
+        report,
+        removed,
+        order,
     }
 }
 

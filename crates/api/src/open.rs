@@ -249,7 +249,9 @@ impl OpenProject {
 
     /// The board (with the landed work when `all`) for a window that holds the board of
     /// generation `known`: only what changed since, when that board is one of those kept
-    /// ([`crate::board`]). The desktop and the served UI read the board so.
+    /// ([`crate::board`]). The desktop and the served UI read the board so; a store that
+    /// shares the tasks it read again ([`baton_core::TaskStore::board_again`]: the folder) has
+    /// the views of the tasks that did not change kept rather than built again.
     pub fn board(
         &self,
         confinement: &Confinement,
@@ -257,6 +259,11 @@ impl OpenProject {
         known: Option<u64>,
     ) -> Result<BoardUpdate> {
         let cx = self.window_context(confinement);
+        if !all && let Some(board) = cx.tasks.board_again()? {
+            let spend = baton_core::attempts::read_spend(&*cx.documents)?;
+            let lease = self.tasks.lease();
+            return Ok(self.boards.update_shared(board, lease, spend, known));
+        }
         let report = crate::Operation::run(crate::tasks::Status { all }, &cx)?;
         Ok(self.boards.update(report, all, known))
     }

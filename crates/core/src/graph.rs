@@ -13,8 +13,13 @@ pub struct StatusIndex<'a> {
 
 impl<'a> StatusIndex<'a> {
     pub fn new(file: &'a TaskFile) -> Self {
+        Self::of(file.tasks.iter())
+    }
+
+    /// The index of a board's `tasks`.
+    pub fn of(tasks: impl Iterator<Item = &'a Task>) -> Self {
         StatusIndex {
-            by_id: file.tasks.iter().map(|t| (t.id.as_str(), t)).collect(),
+            by_id: tasks.map(|t| (t.id.as_str(), t)).collect(),
         }
     }
 

@@ -55,6 +55,7 @@ mod requests;
 pub mod reservations;
 pub mod review;
 mod rules;
+mod shared_board;
 mod shell;
 mod signal_store;
 pub mod signals;
@@ -99,6 +100,7 @@ pub use requests::{
 };
 pub use reservations::{Hold, NewReservation};
 pub use rules::check_named_claim;
+pub use shared_board::{HeldView, SharedBoard};
 pub use signal_store::SignalStore;
 pub use signals::{ForeignFile, Run, Signal, SignalRecord, SignalTarget};
 pub use status::{StatusReport, TaskView, nothing_ready_reason};

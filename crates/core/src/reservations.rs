@@ -381,22 +381,38 @@ impl TaskFile {
     /// explicit ones whose holder is alive, whose task (if any) is still held by it, and whose
     /// time has not run out.
     pub fn active_reservations(&self, now: Timestamp, lease: Duration) -> Vec<Reservation> {
-        let mut active: Vec<Reservation> = self
-            .tasks
-            .iter()
+        self.active_reservations_of(self.tasks.iter(), |id| self.task(id), now, lease)
+    }
+
+    /// [`Self::active_reservations`] with the board's tasks `tasks` (`task`: one of them by
+    /// its id) in place of this file's own.
+    pub(crate) fn active_reservations_of<'a>(
+        &self,
+        tasks: impl Iterator<Item = &'a Task>,
+        task: impl Fn(&str) -> Option<&'a Task>,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Vec<Reservation> {
+        let mut active: Vec<Reservation> = tasks
             .filter(|t| t.lease_expires_at.is_none_or(|end| end > now))
             .filter_map(Reservation::of_task)
             .collect();
         active.extend(
             self.reservations
                 .iter()
-                .filter(|r| self.in_force(r, now, lease))
+                .filter(|r| self.in_force(r, &task, now, lease))
                 .cloned(),
         );
         active
     }
 
-    fn in_force(&self, r: &Reservation, now: Timestamp, lease: Duration) -> bool {
+    fn in_force<'a>(
+        &self,
+        r: &Reservation,
+        task: impl Fn(&str) -> Option<&'a Task>,
+        now: Timestamp,
+        lease: Duration,
+    ) -> bool {
         let alive = self
             .agents
             .get(&r.agent)
@@ -405,7 +421,7 @@ impl TaskFile {
         let task_held = r
             .task
             .as_deref()
-            .is_none_or(|id| self.task(id).is_some_and(|t| t.is_held_by(&r.agent)));
+            .is_none_or(|id| task(id).is_some_and(|t| t.is_held_by(&r.agent)));
         alive && task_held && r.expires_at.is_none_or(|end| end > now)
     }
 
@@ -472,7 +488,7 @@ impl TaskFile {
         let reservations = std::mem::take(&mut self.reservations);
         self.reservations = reservations
             .into_iter()
-            .filter(|r| self.in_force(r, now, lease))
+            .filter(|r| self.in_force(r, |id| self.task(id), now, lease))
             .collect();
         self.reservations.push(reservation.clone());
         Ok(reservation)
@@ -503,7 +519,7 @@ impl TaskFile {
     pub fn next_reservation_end(&self, now: Timestamp, lease: Duration) -> Option<Timestamp> {
         self.reservations
             .iter()
-            .filter(|r| self.in_force(r, now, lease))
+            .filter(|r| self.in_force(r, |id| self.task(id), now, lease))
             .filter_map(|r| {
                 let holder_gone = self
                     .agents

@@ -67,7 +67,7 @@ impl TaskView {
     /// `task` as the board shows it at `now`, given the dependencies it still waits for.
     pub fn of(task: Task, blocked_by: Vec<String>, now: Timestamp, lease: Duration) -> Self {
         TaskView {
-            ready: Self::is_ready(&task, &blocked_by, now, lease),
+            ready: Self::is_ready(&task, !blocked_by.is_empty(), now, lease),
             lease_remaining_secs: task
                 .lease_end(lease)
                 .map(|end| end.remaining(now).as_secs()),
@@ -78,9 +78,9 @@ impl TaskView {
         }
     }
 
-    /// Whether `task`, waiting for `blocked_by`, is claimable now (files aside).
-    fn is_ready(task: &Task, blocked_by: &[String], now: Timestamp, lease: Duration) -> bool {
-        blocked_by.is_empty() && task.kind.is_work() && task.is_claimable(now, lease)
+    /// Whether `task`, `blocked` by a dependency or not, is claimable now (files aside).
+    pub(crate) fn is_ready(task: &Task, blocked: bool, now: Timestamp, lease: Duration) -> bool {
+        !blocked && task.kind.is_work() && task.is_claimable(now, lease)
     }
 
     /// The same view, kept back by files others hold (`holds`; none changes nothing).
@@ -111,7 +111,6 @@ impl StatusReport {
     /// The board `file` at `now`, its tasks moved into the report (a board of thousands is
     /// not copied).
     pub fn build(file: TaskFile, goal: Option<String>, now: Timestamp, lease: Duration) -> Self {
-        let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
         // What each task waits for, read from the board before its tasks move.
         let waits: Vec<(Vec<String>, Vec<crate::reservations::Hold>)> = {
             let index = StatusIndex::new(&file);
@@ -119,13 +118,12 @@ impl StatusReport {
             file.tasks
                 .iter()
                 .map(|task| {
-                    *counts.entry(task.status.as_str()).or_default() += 1;
                     let blocked_by: Vec<String> = index
                         .blockers(task)
                         .into_iter()
                         .map(str::to_string)
                         .collect();
-                    let holds = match TaskView::is_ready(task, &blocked_by, now, lease) {
+                    let holds = match TaskView::is_ready(task, !blocked_by.is_empty(), now, lease) {
                         true => crate::reservations::task_conflicts(&active, task, None),
                         false => Vec::new(),
                     };
@@ -141,17 +139,36 @@ impl StatusReport {
                 TaskView::of(task, blocked_by, now, lease).waiting_on_files(holds)
             })
             .collect();
-        for status in TaskStatus::ALL {
-            counts.entry(status.as_str()).or_default();
+        let report = Self::counting(goal, now, tasks.iter());
+        StatusReport { tasks, ..report }
+    }
+
+    /// The report of a board whose tasks' views are `views`: its counts, with no tasks (a
+    /// reader that holds the views has them).
+    pub fn counting<'v>(
+        goal: Option<String>,
+        now: Timestamp,
+        views: impl Iterator<Item = &'v TaskView>,
+    ) -> Self {
+        let mut counts: BTreeMap<&'static str, usize> = TaskStatus::ALL
+            .iter()
+            .map(|status| (status.as_str(), 0))
+            .collect();
+        let (mut total, mut ready, mut stale) = (0, 0, 0);
+        for view in views {
+            *counts.entry(view.task.status.as_str()).or_default() += 1;
+            total += 1;
+            ready += usize::from(view.ready);
+            stale += usize::from(view.stale);
         }
         StatusReport {
             goal,
             as_of: now,
-            total: tasks.len(),
-            ready: tasks.iter().filter(|t| t.ready).count(),
-            stale: tasks.iter().filter(|t| t.stale).count(),
+            total,
+            ready,
+            stale,
             counts,
-            tasks,
+            tasks: Vec::new(),
             spend: None,
         }
     }

@@ -87,6 +87,13 @@ pub trait TaskStore: Send + Sync {
     fn snapshot_again(&self) -> Result<(TaskFile, Timestamp)> {
         self.snapshot()
     }
+    /// The board for a reader that reads it on every change and keeps its views between reads
+    /// (a window): each task shared, the same `Arc` as at the store's last such read while its
+    /// text did not change ([`crate::SharedBoard`]). `None`: this store keeps nothing between
+    /// reads; read [`Self::status_again`] instead.
+    fn board_again(&self) -> Result<Option<crate::SharedBoard>> {
+        Ok(None)
+    }
     /// The tasks `agent` holds now (claimed or in progress), in the board's order: what a
     /// hook tells an agent it holds, and the task an approval is asked for.
     fn held_by(&self, agent: &str) -> Result<Vec<Task>> {

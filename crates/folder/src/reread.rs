@@ -8,6 +8,8 @@
 //! parse, is left to the whole read ([`Reread::read`] answers `None`), which refuses it as
 //! every read does.
 
+use std::sync::Arc;
+
 use baton_core::{Task, TaskFile, Tasks};
 
 use crate::kept_texts::read_again;
@@ -17,7 +19,7 @@ use crate::rewrite::split_board;
 #[derive(Debug, Default)]
 pub(crate) struct Reread {
     /// In the file's order.
-    tasks: Vec<(Box<str>, Task)>,
+    tasks: Vec<(Box<str>, Arc<Task>)>,
     /// How many tasks the last read parsed (the others were kept).
     parsed: usize,
     /// The last read's bytes: the next is read into the same memory.
@@ -28,19 +30,26 @@ impl Reread {
     /// The board `read` holds, parsing only the tasks whose text is not one kept; what it
     /// keeps is then this board's. `None` (and nothing kept) if it cannot be read so.
     pub(crate) fn read(&mut self, read: &[u8]) -> Option<TaskFile> {
+        let (mut file, tasks) = self.read_shared(read)?;
+        file.tasks = Tasks::as_read(tasks.iter().map(|task| (**task).clone()).collect());
+        Some(file)
+    }
+
+    /// [`Self::read`] with the board's tasks apart from it, each shared with what is kept: a
+    /// task whose text did not change since the last read is the same `Arc` as then.
+    pub(crate) fn read_shared(&mut self, read: &[u8]) -> Option<(TaskFile, Vec<Arc<Task>>)> {
         let kept = std::mem::take(&mut self.tasks);
         self.parsed = 0;
-        let (mut file, text, spans) = split_board(read)?;
+        let (file, text, spans) = split_board(read)?;
         let mut parsed = 0;
         let now = read_again(kept, text, &spans, |task| {
             parsed += 1;
-            serde_json::from_str::<Task>(task).ok()
+            serde_json::from_str::<Task>(task).ok().map(Arc::new)
         })?;
         self.parsed = parsed;
         let tasks = now.iter().map(|(_, task)| task.clone()).collect();
-        file.tasks = Tasks::as_read(tasks);
         self.tasks = now;
-        Some(file)
+        Some((file, tasks))
     }
 }
 

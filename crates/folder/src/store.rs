@@ -144,15 +144,34 @@ impl FolderStore {
     /// [`Self::load`] for a reader that reads the board again on every change (a window):
     /// only the tasks whose text changed since this store's last such read are parsed.
     pub(crate) fn load_again(&self) -> Result<TaskFile> {
+        self.read_again(Reread::read, |file| file)
+    }
+
+    /// [`Self::load_again`] with the tasks apart, each shared with what this store keeps
+    /// ([`Reread::read_shared`]).
+    pub(crate) fn load_shared_again(&self) -> Result<(TaskFile, Vec<Arc<Task>>)> {
+        self.read_again(Reread::read_shared, |mut file| {
+            let tasks = std::mem::take(&mut file.tasks).into_iter().map(Arc::new);
+            (file, tasks.collect())
+        })
+    }
+
+    /// The board read again with `read`, or read whole and given to `whole` when it cannot
+    /// be read so.
+    fn read_again<T>(
+        &self,
+        read: impl FnOnce(&mut Reread, &[u8]) -> Option<T>,
+        whole: impl FnOnce(TaskFile) -> T,
+    ) -> Result<T> {
         let mut reread = self.reread.lock().unwrap_or_else(PoisonError::into_inner);
         let mut bytes = std::mem::take(&mut reread.bytes);
         self.read_board_into(&mut bytes)?;
-        let file = match reread.read(&bytes) {
-            Some(file) => Ok(file),
-            None => self.parse_board(&bytes),
+        let board = match read(&mut reread, &bytes) {
+            Some(board) => Ok(board),
+            None => self.parse_board(&bytes).map(whole),
         };
         reread.bytes = bytes;
-        file
+        board
     }
 
     /// [`Self::load`], and the file's bytes, from which a change copies the tasks it left

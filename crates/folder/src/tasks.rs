@@ -12,7 +12,7 @@ use baton_core::{
     render_summary,
 };
 use baton_core::{NewReservation, Reopen, Reservation};
-use baton_core::{StoreError, Task, TaskFile};
+use baton_core::{SharedBoard, StoreError, Task, TaskFile};
 use baton_fs::{FileLock, write_atomic};
 
 use crate::claim_board::Skim;
@@ -208,6 +208,16 @@ impl TaskStore for FolderStore {
 
     fn snapshot_again(&self) -> Result<(TaskFile, Timestamp)> {
         Ok((self.load_again()?, Timestamp::now()))
+    }
+
+    fn board_again(&self) -> Result<Option<SharedBoard>> {
+        let (file, tasks) = self.load_shared_again()?;
+        Ok(Some(SharedBoard {
+            file,
+            tasks,
+            goal: notes::goal(self.layout()),
+            now: Timestamp::now(),
+        }))
     }
 
     fn task(&self, id: &str) -> Result<Option<Task>> {

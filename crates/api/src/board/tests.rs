@@ -1,26 +1,44 @@
 use std::time::Duration;
 
-use baton_core::{NewTask, StatusReport, TaskFile, TaskView, Timestamp};
+use baton_core::{NewTask, StatusReport, Task, TaskFile, TaskView, Timestamp};
 use baton_test_support::Dice;
 
 use super::*;
 
 const LEASE: Duration = Duration::from_secs(900);
 
+/// One time for every board: a task's view is what its task is, not when it was read.
+fn now() -> Timestamp {
+    serde_json::from_str("\"2026-11-29T09:00:00Z\"").unwrap()
+}
+
 /// A board of tasks `ids`, in that order, each described as `described(id)`.
 fn report(ids: &[String], described: impl Fn(&str) -> String) -> StatusReport {
-    // One time for every board: a task's view is what its task is, not when it was read.
-    let now: Timestamp = serde_json::from_str("\"2026-11-29T09:00:00Z\"").unwrap();
-    let mut file = TaskFile::new(now);
+    StatusReport::build(file(ids, described, |_| None), None, now(), LEASE)
+}
+
+/// The file of tasks `ids`, each described as `described(id)`, each waiting for
+/// `dependency(id)` when it names one before it.
+fn file(
+    ids: &[String],
+    described: impl Fn(&str) -> String,
+    dependency: impl Fn(&str) -> Option<String>,
+) -> TaskFile {
+    let mut file = TaskFile::new(now());
     for id in ids {
+        let dependencies = dependency(id)
+            .filter(|dep| file.task(dep).is_some())
+            .into_iter()
+            .collect();
         let new = NewTask {
             id: Some(id.clone()),
             description: described(id),
+            dependencies,
             ..Default::default()
         };
-        file.add_task(new, now).unwrap();
+        file.add_task(new, now()).unwrap();
     }
-    StatusReport::build(file, None, now, LEASE)
+    file
 }
 
 /// The board a window holding `held` has after `update`, as the UI works it out (`board.ts`'s
@@ -57,6 +75,27 @@ fn apply(held: Option<&[TaskView]>, update: &BoardUpdate) -> Vec<TaskView> {
             .collect();
         board.sort_by_key(|view| at[view.task.id.as_str()]);
     }
+    board
+}
+
+/// The board a window holding `held` works out from `update`, checked against `expected`
+/// (the board read whole); `tally` counts the tasks it was sent, and those it holds.
+fn worked_out(
+    held: Option<&[TaskView]>,
+    update: &BoardUpdate,
+    expected: &[TaskView],
+    tally: &mut (usize, usize),
+) -> Vec<TaskView> {
+    let json = |views: &[TaskView]| -> Vec<String> {
+        let json = views
+            .iter()
+            .map(|view| serde_json::to_string(view).unwrap());
+        json.collect()
+    };
+    let board = apply(held, update);
+    assert_eq!(json(&board), json(expected));
+    tally.0 += update.report.tasks.len();
+    tally.1 += board.len();
     board
 }
 
@@ -154,54 +193,170 @@ fn a_window_whose_board_is_not_kept_or_of_the_other_kind_hears_it_whole() {
     assert_eq!((all.base, all.report.tasks.len()), (None, 4));
 }
 
-#[test]
-fn windows_holding_any_kept_board_work_out_the_board_exactly() {
-    let mut random = Dice(0x9e37_79b9_7f4a_7c15);
-    let updates = BoardUpdates::default();
-    let mut board: Vec<String> = names(1..=30);
-    let mut descriptions: HashMap<String, u32> = HashMap::new();
-    let mut next = 31;
-    // Three windows, each reading after some changes and not others.
-    let mut windows: Vec<Option<(u64, Vec<TaskView>)>> = vec![None, None, None];
-    let (mut sent, mut on_boards) = (0, 0);
-    for _ in 0..300 {
-        match random.roll(5) {
+/// A board changed at random, one step at a time: a task added (waiting for another), one
+/// removed, two swapped, one done (or available again: what waits for it is blocked, or
+/// ready, again), one described anew.
+struct History {
+    dice: Dice,
+    board: Vec<String>,
+    descriptions: HashMap<String, u32>,
+    dependencies: HashMap<String, String>,
+    done: Vec<String>,
+    next: usize,
+}
+
+impl History {
+    fn new(seed: u64) -> History {
+        History {
+            dice: Dice(seed),
+            board: names(1..=30),
+            descriptions: HashMap::new(),
+            dependencies: HashMap::new(),
+            done: Vec::new(),
+            next: 31,
+        }
+    }
+
+    /// The board after the next change.
+    fn step(&mut self) -> TaskFile {
+        let (dice, board) = (&mut self.dice, &mut self.board);
+        match dice.roll(6) {
             0 => {
-                board.insert(random.roll(board.len() + 1), format!("task-{next}"));
-                next += 1;
+                let id = format!("task-{}", self.next);
+                let dependency = board[dice.roll(board.len())].clone();
+                self.dependencies.insert(id.clone(), dependency);
+                board.insert(dice.roll(board.len() + 1), id);
+                self.next += 1;
             }
-            1 if board.len() > 1 => {
-                board.remove(random.roll(board.len()));
-            }
+            1 if board.len() > 1 => drop(board.remove(dice.roll(board.len()))),
             2 => {
-                let (a, b) = (random.roll(board.len()), random.roll(board.len()));
+                let (a, b) = (dice.roll(board.len()), dice.roll(board.len()));
                 board.swap(a, b);
             }
+            3 => {
+                let id = board[dice.roll(board.len())].clone();
+                match self.done.iter().position(|done| *done == id) {
+                    Some(at) => drop(self.done.remove(at)),
+                    None => self.done.push(id),
+                }
+            }
             _ => {
-                let id = &board[random.roll(board.len())];
-                *descriptions.entry(id.clone()).or_default() += 1;
+                let id = &board[dice.roll(board.len())];
+                *self.descriptions.entry(id.clone()).or_default() += 1;
             }
         }
-        let window = random.roll(windows.len());
+        let descriptions = &self.descriptions;
         let described = |id: &str| format!("{id} v{}", descriptions.get(id).unwrap_or(&0));
-        let now = report(&board, described);
-        let expected: Vec<String> = now
-            .tasks
-            .iter()
-            .map(|view| serde_json::to_string(view).unwrap())
-            .collect();
+        let mut file = file(&self.board, described, |id| {
+            self.dependencies.get(id).cloned()
+        });
+        for id in &self.done {
+            if let Some(task) = file.task_mut(id) {
+                task.status = baton_core::TaskStatus::Done;
+            }
+        }
+        file
+    }
+}
+
+#[test]
+fn windows_holding_any_kept_board_work_out_the_board_exactly() {
+    let mut history = History::new(0x9e37_79b9_7f4a_7c15);
+    let updates = BoardUpdates::default();
+    // Three windows, each reading after some changes and not others.
+    let mut windows: Vec<Option<(u64, Vec<TaskView>)>> = vec![None, None, None];
+    let mut tally = (0, 0);
+    for _ in 0..300 {
+        let now = StatusReport::build(history.step(), None, now(), LEASE);
+        let expected = now.tasks.clone();
+        let window = history.dice.roll(windows.len());
         let held = windows[window].take();
         let update = updates.update(now, false, held.as_ref().map(|(g, _)| *g));
-        let worked_out = apply(held.as_ref().map(|(_, views)| views.as_slice()), &update);
-        let got: Vec<String> = worked_out
-            .iter()
-            .map(|view| serde_json::to_string(view).unwrap())
-            .collect();
-        assert_eq!(got, expected);
-        sent += update.report.tasks.len();
-        on_boards += got.len();
-        windows[window] = Some((update.generation, worked_out));
+        let views = held.as_ref().map(|(_, views)| views.as_slice());
+        let board = worked_out(views, &update, &expected, &mut tally);
+        windows[window] = Some((update.generation, board));
     }
     // Most of what the windows hold they were not sent again.
+    let (sent, on_boards) = tally;
     assert!(sent * 2 < on_boards, "sent {sent} of {on_boards}");
+}
+
+/// A task's text, as a store would have written it.
+fn text(task: &Task) -> String {
+    serde_json::to_string(task).unwrap()
+}
+
+#[test]
+fn windows_of_a_board_its_store_shares_work_out_the_board_exactly() {
+    let mut history = History::new(0x2545_f491_4f6c_dd1d);
+    let updates = BoardUpdates::default();
+    // The store's tasks by their text, as it shares them.
+    let mut shared: HashMap<String, Arc<Task>> = HashMap::new();
+    let mut windows: Vec<Option<(u64, Vec<TaskView>)>> = vec![None, None, None];
+    let mut tally = (0, 0);
+    for _ in 0..300 {
+        let file = history.step();
+        let tasks: Vec<Arc<Task>> = file
+            .tasks
+            .iter()
+            .map(|task| match shared.get(&text(task)) {
+                Some(kept) => kept.clone(),
+                None => Arc::new(task.clone()),
+            })
+            .collect();
+        shared = tasks
+            .iter()
+            .map(|task| (text(task), task.clone()))
+            .collect();
+        let whole = StatusReport::build(file.clone(), None, now(), LEASE);
+        let window = history.dice.roll(windows.len());
+        let held = windows[window].take();
+        let known = held.as_ref().map(|(generation, _)| *generation);
+        // Now and then read whole, as a store that shares nothing reads it.
+        let update = match history.dice.roll(5) {
+            0 => updates.update(whole.clone(), false, known),
+            _ => {
+                let board = SharedBoard {
+                    file: TaskFile {
+                        tasks: Default::default(),
+                        ..file
+                    },
+                    tasks,
+                    goal: None,
+                    now: now(),
+                };
+                updates.update_shared(board, LEASE, None, known)
+            }
+        };
+        let counts = |report: &StatusReport| (report.total, report.ready, report.counts.clone());
+        assert_eq!(counts(&update.report), counts(&whole));
+        let views = held.as_ref().map(|(_, views)| views.as_slice());
+        let board = worked_out(views, &update, &whole.tasks, &mut tally);
+        windows[window] = Some((update.generation, board));
+    }
+    let (sent, on_boards) = tally;
+    assert!(sent * 2 < on_boards, "sent {sent} of {on_boards}");
+}
+
+#[test]
+fn two_ids_of_one_hash_are_told_apart() {
+    let views: Vec<Arc<TaskView>> = report(&names(1..=3), |id| id.to_string())
+        .tasks
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let board = Board {
+        generation: 1,
+        all: false,
+        views,
+        made_of: Vec::new(),
+        places: OnceLock::new(),
+    };
+    // As if task-3's id hashed as task-1's: its place is found along the board.
+    let collided = HashMap::from([(id_hash("task-1"), 0), (id_hash("task-3"), 0)]);
+    board.places.set(collided).unwrap();
+    assert_eq!(board.place("task-3", usize::MAX), Some(2));
+    assert_eq!(board.place("task-1", usize::MAX), Some(0));
+    assert_eq!(board.place("task-2", 1), Some(1), "at its place");
+    assert!(!board.contains("task-4"));
 }

@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use baton_core::{ClaimRequest, NewTask, Timestamp};
+use std::sync::Arc;
 
 use super::*;
 
@@ -82,5 +83,32 @@ fn a_board_that_cannot_be_read_task_by_task_is_left_to_the_whole_read() {
         // Nothing is kept of a board not read so: the next read parses every task.
         assert_eq!(as_json(&reread.read(&bytes).unwrap()), whole(&bytes));
         assert_eq!(reread.parsed, 5);
+    }
+}
+
+#[test]
+fn a_board_read_shared_hands_out_the_same_task_while_its_text_is_the_same() {
+    let (mut file, bytes) = crate::test_boards::board(10);
+    let mut reread = Reread::default();
+    let (outside, first) = reread.read_shared(&bytes).unwrap();
+    assert!(outside.tasks.is_empty());
+    let tasks: Vec<&Task> = first.iter().map(|task| &**task).collect();
+    assert_eq!(
+        serde_json::to_value(&tasks).unwrap(),
+        serde_json::to_value(&file.tasks).unwrap()
+    );
+    // One claimed: it alone is another task; a task read whole in between changes nothing.
+    let claimed = file
+        .claim(&ClaimRequest::next("w1"), Timestamp::now(), LEASE)
+        .unwrap()
+        .unwrap();
+    let bytes = crate::encode(&file).unwrap();
+    assert_eq!(as_json(&reread.read(&bytes).unwrap()), whole(&bytes));
+    let (_, again) = reread.read_shared(&bytes).unwrap();
+    assert_eq!(reread.parsed, 0);
+    for (was, now) in first.iter().zip(&again) {
+        let same = Arc::ptr_eq(was, now);
+        assert_eq!(same, now.id != claimed.task.id, "{}", now.id);
+        assert_eq!(same, **was == **now, "{}", now.id);
     }
 }
