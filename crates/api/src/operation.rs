@@ -96,6 +96,18 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Every task now, each shared with what the store keeps for a caller that
+    /// [`Self::reads_again`] ([`TaskStore::board_again`]: none copied), or read whole.
+    pub fn shared_tasks(&self) -> baton_core::Result<Vec<std::sync::Arc<baton_core::Task>>> {
+        if self.reads_again
+            && let Some(board) = self.tasks.board_again()?
+        {
+            return Ok(board.tasks);
+        }
+        let (file, _) = self.snapshot()?;
+        Ok(file.tasks.into_iter().map(std::sync::Arc::new).collect())
+    }
+
     /// The board now ([`TaskStore::status`]), read again for a caller that
     /// [`Self::reads_again`].
     pub fn status(&self) -> baton_core::Result<baton_core::StatusReport> {

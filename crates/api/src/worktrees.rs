@@ -102,13 +102,24 @@ pub struct CheckFailed {
 }
 
 /// The done tasks whose branch is not in the lead's branch yet, in the order they were done:
-/// what waits for review and merging (two git runs, however many there are).
-fn unmerged_done<'t>(tasks: &'t [Task], worktrees: &Worktrees) -> Result<Vec<&'t Task>> {
+/// what waits for review and merging (two git runs, however many there are; none when no
+/// task is done). `worktrees`: the project's; none outside a git repository, where no
+/// branch waits.
+fn unmerged_done<'t>(
+    tasks: impl IntoIterator<Item = &'t Task>,
+    worktrees: impl FnOnce() -> Option<Worktrees>,
+) -> Result<Vec<&'t Task>> {
     let mut done: Vec<&Task> = tasks
-        .iter()
+        .into_iter()
         .filter(|t| t.status == TaskStatus::Done)
         .collect();
+    if done.is_empty() {
+        return Ok(done);
+    }
     done.sort_by_key(|t| t.completed_at);
+    let Some(worktrees) = worktrees() else {
+        return Ok(Vec::new());
+    };
     let (branches, merged) = worktrees.repo().branches(&branch_name("*"))?;
     done.retain(|t| {
         let branch = branch_name(&t.id);
@@ -150,12 +161,11 @@ impl Operation for ReviewWaiting {
     const CALLERS: Callers = Callers::READERS;
     type Output = WaitingReviews;
     fn run(self, cx: &Context) -> Result<WaitingReviews> {
-        let Ok(worktrees) = Worktrees::open(cx.local) else {
-            // Not a git repository: no branches wait.
-            return Ok(WaitingReviews { tasks: Vec::new() });
-        };
-        let (file, _) = cx.snapshot()?;
-        let tasks = unmerged_done(&file.tasks, &worktrees)?
+        // Read at every change by a window: each task shared, none copied, and git asked only
+        // when a task is done.
+        let tasks = cx.shared_tasks()?;
+        let worktrees = || Worktrees::open(cx.local).ok();
+        let tasks = unmerged_done(tasks.iter().map(|task| &**task), worktrees)?
             .into_iter()
             .map(|task| WaitingReview {
                 task: task.id.clone(),
@@ -208,7 +218,7 @@ impl Operation for Merge {
         let (file, _) = cx.snapshot()?;
         let worktrees = Worktrees::open(cx.local)?;
         let tasks: Vec<&Task> = if self.all {
-            unmerged_done(&file.tasks, &worktrees)?
+            unmerged_done(file.tasks.iter(), || Some(worktrees.clone()))?
         } else {
             self.tasks
                 .iter()
@@ -387,4 +397,27 @@ pub fn worktree_findings(cx: &Context, fix: bool) -> Result<(Vec<Finding>, Vec<S
         });
     }
     Ok((findings, fixed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str, status: &str) -> Task {
+        let task = serde_json::json!({"id": id, "description": id, "status": status});
+        serde_json::from_value(task).unwrap()
+    }
+
+    #[test]
+    fn git_is_asked_only_when_a_task_is_done() {
+        let live = [task("task-1", "available"), task("task-2", "claimed")];
+        let asked = || panic!("git asked with no task done");
+        assert!(unmerged_done(&live, asked).unwrap().is_empty());
+        let done = [task("task-3", "done")];
+        let outside = unmerged_done(&done, || None).unwrap();
+        assert!(
+            outside.is_empty(),
+            "outside a git repository no branch waits"
+        );
+    }
 }
