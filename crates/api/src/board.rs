@@ -85,12 +85,12 @@ struct Board {
     places: OnceLock<HashMap<u64, usize>>,
 }
 
-/// An id's hash, for [`Board::places`].
+/// An id's hash, for [`Board::places`]: keyed at random once per process, so that ids cannot be
+/// chosen to share one.
 fn id_hash(id: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    id.hash(&mut hasher);
-    hasher.finish()
+    use std::hash::BuildHasher;
+    static KEYS: OnceLock<std::hash::RandomState> = OnceLock::new();
+    KEYS.get_or_init(std::hash::RandomState::new).hash_one(id)
 }
 
 impl Board {
