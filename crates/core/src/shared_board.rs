@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use crate::graph::StatusIndex;
 use crate::model::{Task, TaskFile};
-use crate::reservations::task_conflicts;
-use crate::status::{StatusReport, TaskView};
+use crate::status::{StatusReport, TaskView, Waits};
 use crate::time::Timestamp;
 
 /// A board read so that a task whose text did not change since the store's last such read is
@@ -48,21 +47,18 @@ impl SharedBoard {
         held: impl Fn(usize, &str) -> Option<HeldView<'h>>,
     ) -> (Vec<Arc<TaskView>>, StatusReport) {
         let now = self.now;
-        let index = StatusIndex::of(self.tasks.iter().map(|task| &**task));
-        let tasks = self.tasks.iter().map(|task| &**task);
+        let tasks = || self.tasks.iter().map(|task| &**task);
+        let index = StatusIndex::of(tasks());
         let active = self
             .file
-            .active_reservations_of(tasks, |id| index.get(id), now, lease);
+            .active_reservations_of(tasks(), |id| index.get(id), now, lease);
+        let waits = Waits::new(index, active, now, lease);
         let views: Vec<Arc<TaskView>> = self
             .tasks
             .iter()
             .enumerate()
             .map(|(at, task)| {
-                let blockers = index.blockers(task);
-                let holds = match TaskView::is_ready(task, !blockers.is_empty(), now, lease) {
-                    true => task_conflicts(&active, task, None),
-                    false => Vec::new(),
-                };
+                let (blockers, holds) = waits.of(task);
                 let held = held(at, &task.id);
                 if let Some((made_of, view)) = held
                     && made_of.is_some_and(|made_of| Arc::ptr_eq(made_of, task))

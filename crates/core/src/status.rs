@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::graph::StatusIndex;
-use crate::model::{Task, TaskFile, TaskStatus};
+use crate::model::{Reservation, Task, TaskFile, TaskStatus};
+use crate::reservations::{Hold, task_conflicts};
 use crate::time::Timestamp;
 
 /// The board as of one moment.
@@ -107,27 +108,57 @@ impl TaskView {
     }
 }
 
+/// What a board's tasks wait for at a moment: the dependencies not done yet, and for a task
+/// ready but for files, the files others hold. [`StatusReport::build`] and
+/// [`crate::SharedBoard::views`] ask it task by task.
+pub(crate) struct Waits<'a> {
+    index: StatusIndex<'a>,
+    /// The reservations in force ([`TaskFile::active_reservations`]).
+    active: Vec<Reservation>,
+    now: Timestamp,
+    lease: Duration,
+}
+
+impl<'a> Waits<'a> {
+    pub(crate) fn new(
+        index: StatusIndex<'a>,
+        active: Vec<Reservation>,
+        now: Timestamp,
+        lease: Duration,
+    ) -> Self {
+        Waits {
+            index,
+            active,
+            now,
+            lease,
+        }
+    }
+
+    /// The dependencies `task` waits for (unknown ids included), and when it is ready but for
+    /// files, those others hold.
+    pub(crate) fn of(&self, task: &'a Task) -> (Vec<&'a str>, Vec<Hold>) {
+        let blockers = self.index.blockers(task);
+        let holds = match TaskView::is_ready(task, !blockers.is_empty(), self.now, self.lease) {
+            true => task_conflicts(&self.active, task, None),
+            false => Vec::new(),
+        };
+        (blockers, holds)
+    }
+}
+
 impl StatusReport {
     /// The board `file` at `now`, its tasks moved into the report (a board of thousands is
     /// not copied).
     pub fn build(file: TaskFile, goal: Option<String>, now: Timestamp, lease: Duration) -> Self {
         // What each task waits for, read from the board before its tasks move.
-        let waits: Vec<(Vec<String>, Vec<crate::reservations::Hold>)> = {
-            let index = StatusIndex::new(&file);
+        let waits: Vec<(Vec<String>, Vec<Hold>)> = {
             let active = file.active_reservations(now, lease);
+            let waits = Waits::new(StatusIndex::new(&file), active, now, lease);
             file.tasks
                 .iter()
                 .map(|task| {
-                    let blocked_by: Vec<String> = index
-                        .blockers(task)
-                        .into_iter()
-                        .map(str::to_string)
-                        .collect();
-                    let holds = match TaskView::is_ready(task, !blocked_by.is_empty(), now, lease) {
-                        true => crate::reservations::task_conflicts(&active, task, None),
-                        false => Vec::new(),
-                    };
-                    (blocked_by, holds)
+                    let (blockers, holds) = waits.of(task);
+                    (blockers.into_iter().map(str::to_string).collect(), holds)
                 })
                 .collect()
         };
