@@ -136,29 +136,29 @@ struct Forward(Sender<Raw>);
 
 impl EventHandler for Forward {
     fn handle_event(&mut self, event: RawEvent) {
-        // A file or folder being opened or read changes nothing; passing it on would wake a
-        // waiter that then reads the folder, which is another such event, and so on forever.
         if let Ok(event) = &event
-            && matches!(
-                event.kind,
-                notify::EventKind::Access(
-                    notify::event::AccessKind::Open(_)
-                        | notify::event::AccessKind::Read
-                        | notify::event::AccessKind::Close(
-                            notify::event::AccessMode::Read | notify::event::AccessMode::Execute
-                        )
-                )
-            )
-        {
-            return;
-        }
-        if let Ok(event) = &event
-            && temp_file_written(event)
+            && (only_read(event) || temp_file_written(event))
         {
             return;
         }
         let _ = self.0.send(Raw::Files(event));
     }
+}
+
+/// Whether `event` is a file or folder being opened or read. That changes nothing; passed on,
+/// it would wake a waiter that then reads the folder, which is another such event, and so on
+/// forever.
+fn only_read(event: &notify::Event) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode};
+    matches!(
+        event.kind,
+        EventKind::Access(
+            AccessKind::Open(_)
+                | AccessKind::Read
+                | AccessKind::Close(AccessMode::Read | AccessMode::Execute)
+        )
+    )
 }
 
 /// Whether `event` is a temporary file of an atomic write ([`baton_fs::write_atomic`]) being
