@@ -539,6 +539,9 @@ fn exported(machine: &Machine) -> Exported {
     let out = tempfile::tempdir().unwrap();
     machine.ok(&["store", "export", "--to", out.path().to_str().unwrap()]);
     let coordination = out.path().join(".coordination");
+    // What a folder made by `leader init` ignores, the exported one ignores too.
+    let ignored = std::fs::read_to_string(coordination.join(".gitignore")).unwrap();
+    assert_eq!(ignored, ".lock\n*.baton-tmp\n.queue/\n");
     let file: Value =
         serde_json::from_slice(&std::fs::read(coordination.join("tasks.json")).unwrap()).unwrap();
     let mut exported = Exported {

@@ -316,6 +316,9 @@ impl Waiting {
                     _ => Err(e),
                 })
                 .map_err(|e| io(&queue, e))?;
+            // A folder of an earlier version does not ignore the queue yet. Best effort: the
+            // claim does not depend on it.
+            let _ = crate::ignored::ignore_own_files(store.layout());
         }
         let since = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -29,6 +29,7 @@ mod combine;
 mod doctor;
 mod documents;
 mod feed;
+mod ignored;
 pub mod journal;
 mod kept_texts;
 pub mod notes;
@@ -41,5 +42,6 @@ mod team;
 #[cfg(test)]
 mod test_boards;
 
+pub use ignored::ignore_own_files;
 pub use rewrite::encode;
 pub use store::FolderStore;

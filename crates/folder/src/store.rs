@@ -11,7 +11,7 @@ use std::time::Duration;
 use baton_core::Layout;
 use baton_core::{DEFAULT_LEASE, LogEntry, Result, StoreError, Timestamp, notes};
 use baton_core::{Task, TaskFile};
-use baton_fs::{FileLock, TEMP_SUFFIX, write_atomic, write_atomic_parts};
+use baton_fs::{FileLock, write_atomic, write_atomic_parts};
 
 use crate::claim_board::{ClaimBoard, Skim, corrupt};
 use crate::reread::Reread;
@@ -69,13 +69,7 @@ impl FolderStore {
         if !layout.discoveries().exists() {
             write_atomic(&layout.discoveries(), notes::DISCOVERIES_HEADER.as_bytes())?;
         }
-        let gitignore = layout.root().join(".gitignore");
-        if !gitignore.exists() {
-            write_atomic(
-                &gitignore,
-                format!(".lock\n*{TEMP_SUFFIX}\n{}/\n", Layout::CLAIMS_QUEUE).as_bytes(),
-            )?;
-        }
+        crate::ignored::ignore_own_files(&layout)?;
         write_atomic(
             &layout.tasks_file(),
             &crate::rewrite::encode(&TaskFile::new(now))?,

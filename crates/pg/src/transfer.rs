@@ -15,7 +15,7 @@ use baton_core::{
     TranscriptEvent, WorkerRecord,
 };
 use baton_folder::FolderStore;
-use baton_fs::{TEMP_SUFFIX, write_atomic};
+use baton_fs::write_atomic;
 use serde::Serialize;
 
 use crate::connect::{connect, describe};
@@ -117,8 +117,7 @@ impl PgStore {
         for worker in &workers {
             folder.save_worker(worker)?;
         }
-        let gitignore = layout.root().join(".gitignore");
-        write_atomic(&gitignore, format!(".lock\n*{TEMP_SUFFIX}\n").as_bytes())?;
+        baton_folder::ignore_own_files(&layout)?;
         // Last, as `leader init` does: a folder without tasks.json is not a project yet.
         write_atomic(&layout.tasks_file(), &baton_folder::encode(&file)?)?;
         Ok(Transfer {

@@ -202,3 +202,22 @@ fn an_answer_is_never_written_through_a_link_at_its_temporary_name() {
     assert!(read_answer(&pending).unwrap().is_some());
     assert!(!temp.exists() && fs::symlink_metadata(&temp).is_err());
 }
+
+#[test]
+fn a_folder_of_an_earlier_version_ignores_the_queue_once_a_claim_waits_in_it() {
+    let (dir, store) = project_with(1);
+    let ignore = dir.path().join(".coordination/.gitignore");
+    fs::write(&ignore, format!(".lock\n*{TEMP_SUFFIX}\n")).unwrap();
+    let lock = FileLock::exclusive(&store.layout().lock_file()).unwrap();
+    let claim = {
+        let store = store.clone();
+        std::thread::spawn(move || store.claim(&ClaimRequest::next("w1")).unwrap())
+    };
+    until_queued(&store, 1);
+    assert_eq!(
+        fs::read_to_string(&ignore).unwrap(),
+        format!(".lock\n*{TEMP_SUFFIX}\n.queue/\n")
+    );
+    drop(lock);
+    assert!(claim.join().unwrap().is_some());
+}
