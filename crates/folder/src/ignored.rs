@@ -33,7 +33,9 @@ fn patterns() -> [String; 3] {
 pub fn ignore_own_files(layout: &Layout) -> Result<()> {
     let path = layout.root().join(NAME);
     let io = |e| StoreError::io(&path, e);
-    let folder = Beneath::open(layout.root()).map_err(io)?;
+    // The folder itself may be a link of the lead's: it is followed, nothing below it is.
+    let root = std::fs::canonicalize(layout.root()).map_err(io)?;
+    let folder = Beneath::open(&root).map_err(io)?;
     let had = match folder.read(Path::new(NAME), LIMIT) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == ErrorKind::NotFound => String::new(),

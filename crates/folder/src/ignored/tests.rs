@@ -53,3 +53,13 @@ fn a_link_in_its_place_is_neither_followed_nor_replaced() {
     );
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "key");
 }
+
+#[test]
+fn a_folder_that_is_itself_a_link_of_the_leads_is_written_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(".coordination")).unwrap();
+    FolderStore::init(dir.path(), "Ignore", None).unwrap();
+    let text = std::fs::read_to_string(elsewhere.path().join(NAME)).unwrap();
+    assert_eq!(text, ".lock\n*.baton-tmp\n.queue/\n");
+}
