@@ -792,6 +792,68 @@ kill -KILL $$
 
 /// The process limit set inside the sandbox (`RLIMIT_NPROC`, by its first command) binds a
 /// user other than root, counting the sandbox's processes only: run as `nobody` under root.
+/// The lead's git replaces the shared git folder's files while agents start (here `HEAD` and
+/// `description`, renamed over and over with the same text, as git writes a file; `config`
+/// as each task's worktree is added with `--track`): every sandbox starts all the same.
+/// bubblewrap binding a file renamed over in the middle of the bind failed the attempt
+/// ("Can't bind mount … (deleted)"; with files bound as they are, this fails in most runs);
+/// a sandbox is shown copies of those files now.
+#[test]
+fn sandboxes_start_while_the_leads_git_replaces_the_shared_folders_files() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const TASKS: usize = 30;
+    let p = Project::init();
+    support::repository(p.path());
+    for i in 1..=TASKS {
+        p.ok(&[
+            "leader",
+            "add-task",
+            &format!("Commit {i}"),
+            "--id",
+            &format!("r{i}"),
+        ]);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let churn = {
+        let (stop, git_dir) = (stop.clone(), p.path().join(".git"));
+        std::thread::spawn(move || {
+            let files = ["HEAD", "description"].map(|name| {
+                let text = std::fs::read(git_dir.join(name)).unwrap();
+                (
+                    git_dir.join(name),
+                    git_dir.join(format!("{name}.churn")),
+                    text,
+                )
+            });
+            let mut replaced = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for (file, new, text) in &files {
+                    std::fs::write(new, text).unwrap();
+                    std::fs::rename(new, file).unwrap();
+                }
+                replaced += 1;
+            }
+            replaced
+        })
+    };
+    let out = p
+        .committing(&[
+            "team",
+            "up",
+            "--exec",
+            "date +%N > made-$$.txt && git add made-$$.txt && git commit -qm made",
+        ])
+        .output()
+        .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let replaced = churn.join().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(replaced > TASKS as u64, "replaced {replaced} times");
+    let status = p.json(&["leader", "status"]);
+    assert_eq!(status["counts"]["done"], TASKS, "{status}");
+}
+
 #[test]
 fn the_limit_set_inside_the_sandbox_binds_an_unprivileged_user() {
     // The same `baton`, where `nobody` can run it.

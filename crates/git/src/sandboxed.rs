@@ -51,10 +51,10 @@ pub struct GitAccess {
     /// entries shown again read-only: git may then make (and remove) its lock files there, as
     /// it does for `packed-refs.lock` when a commit deletes `AUTO_MERGE`, without an error, and
     /// nothing made there outlives the sandbox. Its folders stay live; its files (`config`,
-    /// `packed-refs`, `HEAD`) are as they were when the attempt started (bubblewrap 0.8 has
-    /// no overlay, and a link would have git lock beside its read-only target). (folder, its
-    /// entries.)
-    pub scratch: Option<(PathBuf, Vec<PathBuf>)>,
+    /// `packed-refs`, `HEAD`) are copies made when the attempt started (bubblewrap 0.8 has no
+    /// overlay, and a link would have git lock beside its read-only target). (folder, its
+    /// entries: each what is shown, and where.)
+    pub scratch: Option<(PathBuf, Vec<(PathBuf, PathBuf)>)>,
 }
 
 impl GitAccess {
@@ -126,6 +126,25 @@ impl Worktrees {
             format!("{SHARED_OBJECTS}\n").as_bytes(),
         )?;
         let shared = common.join("objects");
+        // The shared folder's files are shown as copies of this attempt's: the lead's git
+        // replaces them by renaming a new one over them (`config` as a worktree is added with
+        // `--track`, `index`, `HEAD`), and a file replaced while bubblewrap binds it fails the
+        // sandbox's start. Nobody replaces a copy of Baton's. Links are not copied, nor shown;
+        // nor is the lead's checkout's index, which a worktree's git never reads (each has its
+        // own) and which may be large.
+        let files = self.shared_files(task)?;
+        let _ = fs::remove_dir_all(&files);
+        create_dir(&files)?;
+        let wanted = |name: &[String]| match name {
+            [name] => name != "index" && !is_lock(Path::new(name)),
+            _ => false,
+        };
+        baton_fs::untrusted::copy_files(&common, &files, 0, &wanted).map_err(|e| {
+            GitError::Failed {
+                command: "sandbox".into(),
+                message: format!("cannot copy the files of {}: {e}", common.display()),
+            }
+        })?;
         let entries = fs::read_dir(&common)
             .map_err(|e| GitError::Failed {
                 command: "sandbox".into(),
@@ -133,7 +152,14 @@ impl Worktrees {
             })?
             .filter_map(|entry| entry.ok().map(|e| e.path()))
             // A lock another git holds now: inside, it would stay held for good.
-            .filter(|path| path.extension().is_none_or(|e| e != "lock"))
+            .filter(|path| !is_lock(path))
+            .filter_map(|path| {
+                if fs::symlink_metadata(&path).ok()?.is_dir() {
+                    return Some((path.clone(), path));
+                }
+                let copy = files.join(path.file_name()?);
+                copy.is_file().then_some((copy, path))
+            })
             .collect();
         Ok(GitAccess {
             writable: vec![gitdir],
@@ -252,6 +278,12 @@ impl Worktrees {
     }
 
     /// Task `task`'s own object store, which a sandboxed agent's git writes.
+    /// Where task `task`'s attempt keeps its copies of the shared git folder's files.
+    fn shared_files(&self, task: &str) -> Result<PathBuf> {
+        let (refs, _) = self.private_dirs(task)?;
+        Ok(refs.with_file_name("shared-files"))
+    }
+
     fn own_objects(&self, task: &str) -> Result<PathBuf> {
         let (refs, _) = self.private_dirs(task)?;
         Ok(refs.with_file_name("objects"))
@@ -263,6 +295,11 @@ impl Worktrees {
         self.layout().worktree_dir(task)?;
         Ok((dir.join("refs"), dir.join("logs")))
     }
+}
+
+/// Whether `path` is a lock file git holds (`config.lock`).
+fn is_lock(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "lock")
 }
 
 /// A file of an object store worth taking: a loose object (`ab/cdef…`) or a pack and its

@@ -781,3 +781,47 @@ fn reading_a_worktree_never_rewrites_its_index_under_the_agents_feet() {
         "Baton's reads left the agent's index as it was (no optional lock taken)"
     );
 }
+
+#[test]
+fn a_sandbox_is_shown_copies_of_the_shared_folders_files_which_the_leads_git_cannot_replace() {
+    let (dir, layout) = project();
+    let worktrees = Worktrees::open(&layout).unwrap();
+    worktrees.prepare("s1").unwrap();
+    let common = dir.path().join(".git");
+    // A lock another git holds, and a link planted among the files.
+    std::fs::write(common.join("config.lock"), "held").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("README.md"), common.join("planted")).unwrap();
+    let access = worktrees.sandbox_access("s1").unwrap();
+    let (folder, entries) = access.scratch.expect("the shared folder, a scratch folder");
+    assert_eq!(folder, common);
+    let shown = |name: &str| {
+        entries
+            .iter()
+            .find(|(_, at)| *at == common.join(name))
+            .cloned()
+    };
+    // Folders as they are; files from copies of this attempt's.
+    let (refs, _) = shown("refs").expect("refs shown");
+    assert_eq!(refs, common.join("refs"));
+    let (config, _) = shown("config").expect("config shown");
+    assert_ne!(config, common.join("config"));
+    assert!(
+        config.starts_with(layout.worktrees_dir()),
+        "{}",
+        config.display()
+    );
+    assert_eq!(
+        std::fs::read(&config).unwrap(),
+        std::fs::read(common.join("config")).unwrap()
+    );
+    assert!(shown("HEAD").is_some());
+    for hidden in ["config.lock", "planted", "index"] {
+        assert!(shown(hidden).is_none(), "{hidden} is not shown");
+    }
+    // The lead's git replaces config (a worktree added with --track): the copy stays whole.
+    std::fs::remove_file(common.join("config.lock")).unwrap();
+    let before = std::fs::read(&config).unwrap();
+    worktrees.prepare("s2").unwrap();
+    git(dir.path(), &["config", "baton.test", "replaced"]);
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+}

@@ -107,8 +107,9 @@ pub struct Binds {
     /// Folders shown read-only at another path (or the same): (folder, where), worktree or not.
     pub shown: Vec<(PathBuf, PathBuf)>,
     /// A folder made a scratch folder (a tmpfs) with these entries of it shown again
-    /// read-only, before the rest: what is made there stays inside. (folder, its entries.)
-    pub scratch: Option<(PathBuf, Vec<PathBuf>)>,
+    /// read-only, before the rest: what is made there stays inside. (folder, its entries:
+    /// each what is shown, and where in the folder.)
+    pub scratch: Option<(PathBuf, Vec<(PathBuf, PathBuf)>)>,
 }
 
 /// A command to run inside a boundary.
@@ -268,8 +269,8 @@ impl Boundary {
             if let Some((folder, entries)) = git.scratch.as_ref().filter(|(f, _)| f.is_dir()) {
                 mounts.add("--tmpfs", None, folder);
                 // A git of the lead's side may remove an entry before bubblewrap binds it.
-                for entry in entries {
-                    mounts.add("--ro-bind-try", Some(entry), entry);
+                for (entry, at) in entries {
+                    mounts.add("--ro-bind-try", Some(entry), at);
                 }
             }
             for dir in &git.writable {
