@@ -11,7 +11,7 @@ import {
 } from "@dnd-kit/core";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { api, errorMessage } from "./api";
-import { COLUMN_PAGE, columnOf, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
+import { COLUMN_PAGE, type ColumnsBefore, columnOf, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, visibleCards } from "./board";
 import type { Move } from "./bindings/Move";
 import { useLead } from "./scope";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
@@ -43,9 +43,9 @@ export function Board({ report, shown, filtered, narrow, onError, onChanged, sel
   const sensors = useSensors(useSensor(PointerSensor, { activationConstraint: { distance: 4 } }), useSensor(KeyboardSensor));
   const [pending, setPending] = useState<Pending | null>(null);
   // Sorted once per board read, from the columns of the read before (`columns`).
-  const before = useRef<Map<TaskStatus, TaskView[]> | undefined>(undefined);
+  const before = useRef<ColumnsBefore | undefined>(undefined);
   const byColumn = useMemo(() => columns(shown, before.current), [shown]);
-  before.current = byColumn;
+  before.current = { tasks: shown, byColumn };
   const totals = useMemo(() => (filtered ? columns(report.tasks) : byColumn), [filtered, report.tasks, byColumn]);
   const related = relations(report.tasks, selected);
   const find = (id: string) => report.tasks.find((t) => t.id === id);

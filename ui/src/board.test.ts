@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedDependencies, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, sortCards, visibleCards, withUpdate } from "./board";
+import { allowedDependencies, changesBetween, columns, phoneColumns, shownColumns, dependencyLine, filesLine, leaseText, priorityAt, relations, sortCards, visibleCards, withUpdate } from "./board";
 import { taskView } from "./testing";
 import type { StatusReport, TaskStatus, TaskView } from "./types";
 import type { BoardUpdate } from "./bindings/BoardUpdate";
@@ -28,24 +28,59 @@ describe("ordering", () => {
       task(`t-${i}`, { priority: 1 + roll(3), status: status(), created_at: `2026-11-2${roll(3)}T09:00:00.000000Z` }),
     );
     let next = 300;
-    let before = columns(board);
+    let before = { tasks: board, byColumn: columns(board) };
     let reused = 0;
     for (let step = 0; step < 200; step++) {
       const changed = roll(4);
       const at = roll(board.length);
       const was = board[at] as TaskView;
-      if (changed === 0) board = [...board, task(`t-${next++}`, { priority: 1 + roll(3) })];
+      if (step % 25 === 24) {
+        // Many cards at once, or another order: sorted from the columns before, not card by card.
+        board = step % 50 === 49 ? [...board].reverse() : board.map((t) => (roll(2) === 0 ? { ...t, status: status() } : t));
+      } else if (changed === 0) board = [...board, task(`t-${next++}`, { priority: 1 + roll(3) })];
       else if (changed === 1) board = board.filter((_, i) => i !== at);
       else if (changed === 2) board = board.map((t, i) => (i === at ? { ...was, status: status() } : t));
       else board = board.map((t, i) => (i === at ? { ...was, priority: 1 + roll(3) } : t));
       const after = columns(board, before);
       const afresh = columns(board);
       for (const [status, list] of afresh) expect(after.get(status)?.map((t) => t.id)).toEqual(list.map((t) => t.id));
-      for (const [status, list] of after) if (list === before.get(status)) reused++;
-      before = after;
+      for (const [status, list] of after) if (list === before.byColumn.get(status)) reused++;
+      before = { tasks: board, byColumn: after };
     }
     // The columns a change did not touch are the arrays they were.
-    expect(reused).toBeGreaterThan(100);
+    expect(reused).toBeGreaterThan(300);
+  });
+  it("finds the cards a change took out of a board and put into it, or says there were too many", () => {
+    let seed = 11;
+    const roll = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    let board: TaskView[] = Array.from({ length: 50 }, (_, i) => task(`t-${i}`));
+    let next = 50;
+    for (let step = 0; step < 300; step++) {
+      let after = board;
+      for (let edit = 1 + roll(4); edit > 0; edit--) {
+        const at = roll(after.length + 1);
+        const kind = roll(3);
+        if (kind === 0) after = [...after.slice(0, at), task(`t-${next++}`), ...after.slice(at)];
+        else if (kind === 1) after = after.filter((_, i) => i !== at);
+        else after = after.map((t, i) => (i === at ? { ...t } : t));
+      }
+      const found = changesBetween(board, after, 1000);
+      expect(found).not.toBeNull();
+      const { gone, come } = found as { gone: TaskView[]; come: TaskView[] };
+      // What is left of the board before, and what came, is the board after: the same cards.
+      const left = board.filter((t) => !gone.includes(t));
+      // (By identity: a card changed is another object, equal or not.)
+      expect(after.every((t) => left.includes(t) || come.includes(t))).toBe(true);
+      expect([...left, ...come].every((t) => after.includes(t))).toBe(true);
+      expect(left.length + come.length).toBe(after.length);
+      expect(gone.every((t) => board.includes(t)) && come.every((t) => after.includes(t))).toBe(true);
+      board = after;
+    }
+    expect(changesBetween(board, [...board].reverse(), 10)).toBeNull();
+    expect(changesBetween(board, board, 0)).toEqual({ gone: [], come: [] });
   });
   it("groups cancelled tasks with failed ones", () => {
     const board = columns([task("a", { status: "cancelled" }), task("b", { status: "done" })]);

@@ -56,15 +56,107 @@ function cardOrder(a: TaskView, b: TaskView): number {
   );
 }
 
-/** The tasks of each column, sorted. With `previous`, the columns of the board before (whose
- *  unchanged tasks are the same objects, `withUpdate`), a column whose cards did not change is
- *  the same array, and one with a few changed cards takes them in where they sort: a change
- *  to one task of thousands does not sort the thousands again. */
-export function columns(tasks: TaskView[], previous?: Map<TaskStatus, TaskView[]>): Map<TaskStatus, TaskView[]> {
+/** A board's columns before a change, and the tasks (in their order) they were made of. */
+export interface ColumnsBefore {
+  tasks: TaskView[];
+  byColumn: Map<TaskStatus, TaskView[]>;
+}
+
+/** The cards that left a board and those that came into it, found by `changesBetween`. */
+interface Changes {
+  gone: TaskView[];
+  come: TaskView[];
+}
+
+/** How many cards a change may move to be taken into the columns before it one by one. */
+const FEW_CHANGES = 64;
+
+/** The tasks of each column, sorted. With `previous` (whose unchanged tasks are the same
+ *  objects, in the same order, `withUpdate`): when a few cards changed, only they are taken
+ *  out of and put into the columns before, where they sort (a change to one task of
+ *  thousands looks at each of the others once, by identity, and sorts none of them); a column
+ *  no card left or came into is the same array. Otherwise each column is sorted from the one
+ *  before (`sortedAsBefore`). */
+export function columns(tasks: TaskView[], previous?: ColumnsBefore): Map<TaskStatus, TaskView[]> {
+  const changes = previous === undefined ? null : changesBetween(previous.tasks, tasks, FEW_CHANGES);
+  if (previous !== undefined && changes !== null) return withChanges(previous.byColumn, changes);
   const byColumn = new Map<TaskStatus, TaskView[]>(COLUMNS.map((c) => [c.status, []]));
   for (const task of tasks) byColumn.get(columnOf(task.status))?.push(task);
-  for (const [status, list] of byColumn) byColumn.set(status, sortedAsBefore(list, previous?.get(status)));
+  for (const [status, list] of byColumn) byColumn.set(status, sortedAsBefore(list, previous?.byColumn.get(status)));
   return byColumn;
+}
+
+/** The cards of `before` not in `after` and those of `after` not in `before`, walking the two
+ *  lists side by side: `after` holds exactly `before`'s cards less `gone`, and `come`. `null`
+ *  when more than `most` cards differ (another order, another filter): no cheaper then. */
+export function changesBetween(before: TaskView[], after: TaskView[], most: number): Changes | null {
+  const gone: TaskView[] = [];
+  const come: TaskView[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const was = before[i];
+    const now = after[j];
+    if (was === now) {
+      i++;
+      j++;
+      continue;
+    }
+    if (was !== undefined && (now === undefined || before[i + 1] === now)) {
+      gone.push(was); // left the board here
+      i++;
+    } else if (now !== undefined && (was === undefined || after[j + 1] === was)) {
+      come.push(now); // came into it here
+      j++;
+    } else {
+      // One card in the other's place (a task changed).
+      gone.push(was as TaskView);
+      come.push(now as TaskView);
+      i++;
+      j++;
+    }
+    if (gone.length + come.length > most) return null;
+  }
+  return { gone, come };
+}
+
+/** The columns `before` with the cards `gone` taken out and those that `come` put in where
+ *  they sort: the columns neither touches are the arrays they were. */
+function withChanges(before: Map<TaskStatus, TaskView[]>, { gone, come }: Changes): Map<TaskStatus, TaskView[]> {
+  const byColumn = new Map(before);
+  const copied = new Set<TaskStatus>();
+  const leaving = new Set(gone);
+  for (const task of gone) {
+    const status = columnOf(task.status);
+    const list = byColumn.get(status);
+    if (list === undefined || copied.has(status)) continue;
+    byColumn.set(status, list.filter((t) => !leaving.has(t)));
+    copied.add(status);
+  }
+  for (const task of come) {
+    const status = columnOf(task.status);
+    let list = byColumn.get(status);
+    if (list === undefined) continue; // no column shows it, as `columns` shows none
+    if (!copied.has(status)) {
+      list = [...list];
+      byColumn.set(status, list);
+      copied.add(status);
+    }
+    list.splice(sortedIndex(list, task), 0, task);
+  }
+  return byColumn;
+}
+
+/** Where `task` sorts in `sorted` (a column). */
+function sortedIndex(sorted: TaskView[], task: TaskView): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (cardOrder(sorted[middle] as TaskView, task) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /** `list` sorted, from `before` (the same column sorted, before a change) when it helps. */
@@ -77,16 +169,7 @@ function sortedAsBefore(list: TaskView[], before: TaskView[] | undefined): TaskV
   const added = list.filter((task) => !stayed.has(task));
   // Many new cards (another filter, the first read): sorting them all is as quick.
   if (added.length > 64) return sortCards(list);
-  for (const task of added) {
-    let low = 0;
-    let high = kept.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      if (cardOrder(kept[middle] as TaskView, task) < 0) low = middle + 1;
-      else high = middle;
-    }
-    kept.splice(low, 0, task);
-  }
+  for (const task of added) kept.splice(sortedIndex(kept, task), 0, task);
   return kept;
 }
 
