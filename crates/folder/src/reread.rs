@@ -20,10 +20,17 @@ use crate::rewrite::split_board;
 pub(crate) struct Reread {
     /// In the file's order.
     tasks: Vec<(Box<str>, Arc<Task>)>,
+    /// Everything on the board but its tasks (the list empty), as the last read found it;
+    /// `None` when the last read could not read the board by its tasks' texts.
+    outside: Option<TaskFile>,
     /// How many tasks the last read parsed (the others were kept).
     parsed: usize,
-    /// The last read's bytes: the next is read into the same memory.
-    pub(crate) bytes: Vec<u8>,
+    /// Whether the last read split the file into its tasks' texts (not the same bytes again).
+    split: bool,
+    /// The last read's bytes.
+    last: Vec<u8>,
+    /// Memory for the next read's bytes.
+    pub(crate) spare: Vec<u8>,
 }
 
 impl Reread {
@@ -36,10 +43,20 @@ impl Reread {
     }
 
     /// [`Self::read`] with the board's tasks apart from it, each shared with what is kept: a
-    /// task whose text did not change since the last read is the same `Arc` as then.
+    /// task whose text did not change since the last read is the same `Arc` as then. The
+    /// same bytes as the last read's are that board again, neither split nor compared: a
+    /// window's board and its other reads of one change (the Review's count, the tray) read
+    /// the file once each.
     pub(crate) fn read_shared(&mut self, read: &[u8]) -> Option<(TaskFile, Vec<Arc<Task>>)> {
-        let kept = std::mem::take(&mut self.tasks);
         self.parsed = 0;
+        self.split = false;
+        if let Some(outside) = self.outside.as_ref().filter(|_| read == self.last) {
+            let tasks = self.tasks.iter().map(|(_, task)| task.clone()).collect();
+            return Some((outside.clone(), tasks));
+        }
+        self.outside = None;
+        let kept = std::mem::take(&mut self.tasks);
+        self.split = true;
         let (file, text, spans) = split_board(read)?;
         let mut parsed = 0;
         let now = read_again(kept, text, &spans, |task| {
@@ -49,7 +66,14 @@ impl Reread {
         self.parsed = parsed;
         let tasks = now.iter().map(|(_, task)| task.clone()).collect();
         self.tasks = now;
+        self.outside = Some(file.clone());
         Some((file, tasks))
+    }
+
+    /// `bytes` (what was just read) become the last read's; the last read's memory is the
+    /// next read's.
+    pub(crate) fn keep_bytes(&mut self, bytes: Vec<u8>) {
+        self.spare = std::mem::replace(&mut self.last, bytes);
     }
 }
 

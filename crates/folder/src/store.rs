@@ -158,13 +158,13 @@ impl FolderStore {
         whole: impl FnOnce(TaskFile) -> T,
     ) -> Result<T> {
         let mut reread = self.reread.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut bytes = std::mem::take(&mut reread.bytes);
+        let mut bytes = std::mem::take(&mut reread.spare);
         self.read_board_into(&mut bytes)?;
         let board = match read(&mut reread, &bytes) {
             Some(board) => Ok(board),
             None => self.parse_board(&bytes).map(whole),
         };
-        reread.bytes = bytes;
+        reread.keep_bytes(bytes);
         board
     }
 

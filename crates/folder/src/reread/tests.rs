@@ -112,3 +112,37 @@ fn a_board_read_shared_hands_out_the_same_task_while_its_text_is_the_same() {
         assert_eq!(same, **was == **now, "{}", now.id);
     }
 }
+
+#[test]
+fn the_same_bytes_again_are_the_board_read_before_neither_split_nor_compared() {
+    let (mut file, bytes) = crate::test_boards::board(30);
+    let mut reread = Reread::default();
+    let (outside, first) = reread.read_shared(&bytes).unwrap();
+    reread.keep_bytes(bytes.clone());
+    assert!(reread.split);
+    // Read again from the same bytes (another reader of the same change): the same tasks,
+    // the same `Arc`s, and the file not split again.
+    let (again_outside, again) = reread.read_shared(&bytes).unwrap();
+    reread.keep_bytes(bytes.clone());
+    assert!(!reread.split && reread.parsed == 0);
+    assert_eq!(as_json(&again_outside), as_json(&outside));
+    assert!(first.iter().zip(&again).all(|(a, b)| Arc::ptr_eq(a, b)));
+    assert_eq!(again.len(), 30);
+    // As `read` hands it out too, whole.
+    assert_eq!(as_json(&reread.read(&bytes).unwrap()), whole(&bytes));
+    reread.keep_bytes(bytes.clone());
+    // One byte of it changed (outside the tasks, as a reservation is): read again.
+    let now = Timestamp::now();
+    file.last_updated = Some(now.after(LEASE));
+    let changed = crate::encode(&file).unwrap();
+    assert_ne!(changed, bytes);
+    let (changed_outside, _) = reread.read_shared(&changed).unwrap();
+    reread.keep_bytes(changed.clone());
+    assert!(reread.split);
+    assert_eq!(changed_outside.last_updated, file.last_updated);
+    // A board that cannot be read by its texts is not kept to be handed out again.
+    let compact = serde_json::to_vec(&file).unwrap();
+    assert!(reread.read_shared(&compact).is_none());
+    reread.keep_bytes(compact.clone());
+    assert!(reread.read_shared(&compact).is_none());
+}
