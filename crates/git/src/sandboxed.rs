@@ -277,13 +277,13 @@ impl Worktrees {
         }
     }
 
-    /// Task `task`'s own object store, which a sandboxed agent's git writes.
     /// Where task `task`'s attempt keeps its copies of the shared git folder's files.
     fn shared_files(&self, task: &str) -> Result<PathBuf> {
         let (refs, _) = self.private_dirs(task)?;
         Ok(refs.with_file_name("shared-files"))
     }
 
+    /// Task `task`'s own object store, which a sandboxed agent's git writes.
     fn own_objects(&self, task: &str) -> Result<PathBuf> {
         let (refs, _) = self.private_dirs(task)?;
         Ok(refs.with_file_name("objects"))
