@@ -78,8 +78,10 @@ const FEW_CHANGES = 64;
  *  no card left or came into is the same array. Otherwise each column is sorted from the one
  *  before (`sortedAsBefore`). */
 export function columns(tasks: TaskView[], previous?: ColumnsBefore): Map<TaskStatus, TaskView[]> {
-  const changes = previous === undefined ? null : changesBetween(previous.tasks, tasks, FEW_CHANGES);
-  if (previous !== undefined && changes !== null) return withChanges(previous.byColumn, changes);
+  if (previous !== undefined) {
+    const changes = changesBetween(previous.tasks, tasks, FEW_CHANGES);
+    if (changes !== null) return withChanges(previous.byColumn, changes);
+  }
   const byColumn = new Map<TaskStatus, TaskView[]>(COLUMNS.map((c) => [c.status, []]));
   for (const task of tasks) byColumn.get(columnOf(task.status))?.push(task);
   for (const [status, list] of byColumn) byColumn.set(status, sortedAsBefore(list, previous?.byColumn.get(status)));

@@ -39,8 +39,11 @@ pub fn ignore_own_files(layout: &Layout) -> Result<()> {
     let had = match folder.read(Path::new(NAME), LIMIT) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == ErrorKind::NotFound => String::new(),
-        Err(e) if is_link_refusal(&e) => return Ok(()),
-        Err(e) if matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::FileTooLarge) => {
+        // A link, something else than a plain file, or too large: left as it is.
+        Err(e)
+            if is_link_refusal(&e)
+                || matches!(e.kind(), ErrorKind::InvalidInput | ErrorKind::FileTooLarge) =>
+        {
             return Ok(());
         }
         Err(e) => return Err(io(e)),
