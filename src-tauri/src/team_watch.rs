@@ -11,9 +11,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use baton_api::OpenProject;
-use baton_api::agents::{AgentsOverview, Team};
+use baton_api::agents::{Glance, Team};
 use baton_core::team::AgentState;
-use baton_core::{Confinement, StatusReport, Timestamp};
+use baton_core::{Confinement, Timestamp};
 use baton_live::feed::ChangeEvent;
 use tauri::AppHandle;
 
@@ -59,21 +59,26 @@ fn watch(app: &AppHandle, project: &OpenProject, wake: &Receiver<()>) {
         let cx = project.window_context(&confinement);
         let mut next = None;
         // The board is read once for the agents and the counts, on every change to the tasks:
-        // only the tasks that changed are parsed again.
-        let board = cx.snapshot();
-        let team = match &board {
-            Ok((file, now)) => AgentsOverview::of_board(&cx, file, *now).map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
+        // only the tasks that changed are parsed again, and none is copied but those agents
+        // hold.
+        let team = match Glance::read(&cx) {
+            Ok(glance) => {
+                if let Err(e) = &glance.team {
+                    eprintln!("baton-desktop: cannot read the agents ({e})");
+                }
+                // The counts are shown even when the agents cannot be read.
+                crate::tray::update(
+                    app,
+                    |status| glance.count(status),
+                    glance.team.as_ref().ok(),
+                );
+                glance.team.ok()
+            }
+            Err(e) => {
+                eprintln!("baton-desktop: cannot read the board ({e})");
+                None
+            }
         };
-        if let Err(e) = &team {
-            eprintln!("baton-desktop: cannot read the agents ({e})");
-        }
-        let team = team.ok();
-        // The counts are shown even when the agents cannot be read.
-        if let Ok((file, now)) = board {
-            let report = StatusReport::build(file, None, now, project.tasks.lease());
-            crate::tray::update(app, &report, team.as_ref());
-        }
         if let Some(team) = &team {
             let now = stale_of(team);
             if let Some(before) = &known {

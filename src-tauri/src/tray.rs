@@ -3,7 +3,7 @@
 //! manual session, and quit. Closing the window keeps the app in the tray, when there is one.
 
 use baton_api::OpenProject;
-use baton_core::{StatusReport, TaskStatus};
+use baton_core::TaskStatus;
 use baton_live::feed::ChangeEvent;
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
@@ -31,12 +31,12 @@ pub struct TrayMenu {
 }
 
 /// The tooltip for a board: counts by status.
-pub fn summary(report: &StatusReport) -> String {
+pub fn summary(count: impl Fn(TaskStatus) -> usize) -> String {
     format!(
         "Baton: {} available, {} in progress, {}",
-        report.count(TaskStatus::Available),
-        report.count(TaskStatus::Claimed) + report.count(TaskStatus::InProgress),
-        report.outcome(),
+        count(TaskStatus::Available),
+        count(TaskStatus::Claimed) + count(TaskStatus::InProgress),
+        baton_core::outcome(&count),
     )
 }
 
@@ -209,11 +209,15 @@ impl crate::session::Follower for TrayFollower {
 }
 
 /// Shows `report` (and the team, when known) on the tray, if there is one.
-pub fn update(app: &AppHandle, report: &StatusReport, team: Option<&baton_api::agents::Team>) {
+pub fn update(
+    app: &AppHandle,
+    count: impl Fn(TaskStatus) -> usize,
+    team: Option<&baton_api::agents::Team>,
+) {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
         return;
     };
-    let counts = summary(report);
+    let counts = summary(&count);
     let agents = team.map(agents_line);
     let tooltip = match &agents {
         Some(agents) => format!("{counts}\n{agents}"),
@@ -226,7 +230,7 @@ pub fn update(app: &AppHandle, report: &StatusReport, team: Option<&baton_api::a
             let _ = menu.agents.set_text(agents);
         }
     }
-    let failed = report.count(TaskStatus::Failed) > 0;
+    let failed = count(TaskStatus::Failed) > 0;
     if let Ok(icon) = Image::from_bytes(if failed { ICON_FAILED } else { ICON }) {
         let _ = tray.set_icon(Some(icon));
     }
@@ -297,14 +301,14 @@ mod tests {
             .unwrap();
         let report = project.status().unwrap();
         assert_eq!(
-            summary(&report),
+            summary(|status| report.count(status)),
             "Baton: 2 available, 1 in progress, 0 done, 1 failed"
         );
         // A cancelled task is counted as cancelled, not as a failure.
         project.cancel("task-4", Some("not needed")).unwrap();
         let report = project.status().unwrap();
         assert_eq!(
-            summary(&report),
+            summary(|status| report.count(status)),
             "Baton: 1 available, 1 in progress, 0 done, 1 failed, 1 cancelled"
         );
     }

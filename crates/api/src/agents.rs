@@ -2,9 +2,10 @@
 //! state), read through the seams so it is the same on every store.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use baton_core::team::{AgentRow, known_agents, team};
-use baton_core::{LogLine, TaskFile, Timestamp};
+use baton_core::{LogLine, Task, TaskFile, TaskStatus, Tasks, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -75,5 +76,131 @@ impl AgentsOverview {
             at: now,
             spend: baton_core::attempts::read_spend(&*cx.documents)?,
         })
+    }
+}
+
+/// What the desktop's tray shows of the project, looked at again on every change to the tasks:
+/// how many tasks are in each status, and the team. A store that keeps what it read (the
+/// folder: [`baton_core::TaskStore::board_again`]) shares its tasks, and of them only those an
+/// agent holds are copied, which is all the team reads of the tasks. On a board of 10,000
+/// tasks the tray had copied every task, and built each one's view for the board, to count
+/// them.
+pub struct Glance {
+    /// How many tasks are in each status ([`TaskStatus::as_str`]).
+    counts: BTreeMap<&'static str, usize>,
+    /// The team, or why it could not be read (the counts are shown without it).
+    pub team: Result<Team>,
+}
+
+impl Glance {
+    /// The project now, through `cx` (a window's context, [`Context::reads_again`], shares
+    /// what the store kept).
+    pub fn read(cx: &Context) -> Result<Glance> {
+        let shared = match cx.reads_again {
+            true => cx.tasks.board_again()?,
+            false => None,
+        };
+        let (mut held, tasks, now) = match shared {
+            Some(board) => (board.file, board.tasks, board.now),
+            None => {
+                let (mut file, now) = cx.snapshot()?;
+                let tasks = std::mem::take(&mut file.tasks);
+                (file, tasks.into_iter().map(Arc::new).collect(), now)
+            }
+        };
+        let mut counts = BTreeMap::new();
+        for task in &tasks {
+            *counts.entry(task.status.as_str()).or_default() += 1;
+        }
+        held.tasks = Tasks::as_read(
+            tasks
+                .iter()
+                .filter(|task| task.claimed_by.is_some())
+                .map(|task| Task::clone(task))
+                .collect(),
+        );
+        Ok(Glance {
+            counts,
+            team: AgentsOverview::of_board(cx, &held, now),
+        })
+    }
+
+    /// How many tasks are in `status`.
+    pub fn count(&self, status: TaskStatus) -> usize {
+        self.counts.get(status.as_str()).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::OpenProject;
+    use baton_core::{ClaimRequest, Confinement, NewTask, TaskStore};
+
+    /// The rows a lead would compare: who, in what state, holding what, with how much done.
+    fn rows(team: &Team) -> Vec<String> {
+        let row = |a: &AgentRow| {
+            let holds: Vec<&str> = a.holds.iter().map(|h| h.id.as_str()).collect();
+            format!("{} {:?} {holds:?} {} {}", a.name, a.state, a.done, a.failed)
+        };
+        team.agents.iter().map(row).collect()
+    }
+
+    #[test]
+    fn a_glance_counts_and_sees_the_team_as_the_board_and_the_agents_view_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = baton_folder::FolderStore::init(dir.path(), "goal", None).unwrap();
+        let project = OpenProject::folder(store.clone());
+        let confinement = Confinement::anywhere(dir.path());
+        let (window, user) = (
+            project.window_context(&confinement),
+            project.context(&confinement),
+        );
+        let same = |step: &str| {
+            let whole = user.status().unwrap();
+            let overview = AgentsOverview {}.run(&user).unwrap();
+            for cx in [&window, &user] {
+                let glance = Glance::read(cx).unwrap();
+                for status in TaskStatus::ALL {
+                    assert_eq!(
+                        glance.count(status),
+                        whole.count(status),
+                        "{step}: {status:?}"
+                    );
+                }
+                assert_eq!(
+                    rows(glance.team.as_ref().unwrap()),
+                    rows(&overview),
+                    "{step}"
+                );
+            }
+        };
+        same("empty");
+        for i in 0..8 {
+            let new = NewTask {
+                description: format!("task {i}"),
+                ..Default::default()
+            };
+            store.add_task(new).unwrap();
+        }
+        same("added");
+        let first = store.claim(&ClaimRequest::next("w1")).unwrap().unwrap();
+        store.start("w1", &first.task.id).unwrap();
+        store.claim(&ClaimRequest::next("w2")).unwrap().unwrap();
+        let failing = store.claim(&ClaimRequest::next("w3")).unwrap().unwrap();
+        store.fail("w3", &failing.task.id, "broken").unwrap();
+        let done = store.claim(&ClaimRequest::next("w3")).unwrap().unwrap();
+        store.start("w3", &done.task.id).unwrap();
+        let report = baton_core::Completion {
+            output: "written".into(),
+            ..Default::default()
+        };
+        store.complete("w3", &done.task.id, report).unwrap();
+        store.cancel("task-8", Some("not needed")).unwrap();
+        same("worked on");
+        assert_eq!(rows(&AgentsOverview {}.run(&user).unwrap()).len(), 3);
+        // A broken board is refused, to the tray as to everyone.
+        std::fs::write(store.layout().tasks_file(), b"{\"tasks\": [").unwrap();
+        assert!(Glance::read(&window).is_err() && Glance::read(&user).is_err());
     }
 }

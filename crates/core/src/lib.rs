@@ -103,7 +103,7 @@ pub use rules::check_named_claim;
 pub use shared_board::{HeldView, SharedBoard};
 pub use signal_store::SignalStore;
 pub use signals::{ForeignFile, Run, Signal, SignalRecord, SignalTarget};
-pub use status::{StatusReport, TaskView, nothing_ready_reason};
+pub use status::{StatusReport, TaskView, nothing_ready_reason, outcome};
 pub use store::{Changes, Listener, TaskStore, release_stale_leases};
 pub use summary::{Aggregate, render as render_summary};
 pub use team_store::TeamStore;

@@ -212,16 +212,7 @@ impl StatusReport {
     /// ", 2 cancelled" when any were. Failed and cancelled are counted apart everywhere: a
     /// failure is a worker's, a cancellation the leader's decision.
     pub fn outcome(&self) -> String {
-        let mut text = format!(
-            "{} done, {} failed",
-            self.count(TaskStatus::Done),
-            self.count(TaskStatus::Failed)
-        );
-        let cancelled = self.count(TaskStatus::Cancelled);
-        if cancelled > 0 {
-            text += &format!(", {cancelled} cancelled");
-        }
-        text
+        outcome(|status| self.count(status))
     }
 
     /// Why a claim would find nothing, in one line (for "nothing to claim" answers).
@@ -233,6 +224,21 @@ impl StatusReport {
     pub fn all_finished(&self) -> bool {
         self.tasks.iter().all(|t| t.task.status.is_final())
     }
+}
+
+/// How the finished tasks ended, from how many tasks are in each status: "3 done, 1 failed",
+/// with ", 2 cancelled" when any were ([`StatusReport::outcome`]).
+pub fn outcome(count: impl Fn(TaskStatus) -> usize) -> String {
+    let mut text = format!(
+        "{} done, {} failed",
+        count(TaskStatus::Done),
+        count(TaskStatus::Failed)
+    );
+    let cancelled = count(TaskStatus::Cancelled);
+    if cancelled > 0 {
+        text += &format!(", {cancelled} cancelled");
+    }
+    text
 }
 
 /// Why a claim got nothing, from how many tasks are in each status (what every store can
