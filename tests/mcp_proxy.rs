@@ -96,7 +96,11 @@ fn playwright_mcp_browses_a_local_page_through_the_proxy_and_survives_kills() {
     let url = support::serve_page(
         "<html><head><title>Baton test page</title></head><body><h1>Hello from the board</h1><button>Press me</button></body></html>",
     );
-    let mut client = proxy(&p, &playwright_child());
+    // The machine's temporary folder, as the server sees it: nothing is to be left there.
+    let machine_tmp = tempfile::tempdir().unwrap();
+    let mut command = p.command(&["mcp", "--quiet", "--child", &playwright_child()]);
+    command.env("TMPDIR", machine_tmp.path());
+    let mut client = RawClient::start(command);
 
     let listed = client.tools_listing("browser_navigate");
     let names = tool_names(&listed);
@@ -137,14 +141,26 @@ fn playwright_mcp_browses_a_local_page_through_the_proxy_and_survives_kills() {
     assert!(browser["owner"].as_str().unwrap().starts_with("baton-mcp["));
     assert_eq!(browser["port"], status["browser"]["cdp_port"]);
     let browser_pid = browser["pid"].as_u64().unwrap();
-    // Playwright's files stay inside .coordination/.
+    // Playwright's files stay inside .coordination/, its temporary ones too.
     assert!(!p.path().join(".playwright-mcp").exists());
-
-    // Kill the child mid-session: a descriptive error at most once, then a restarted child.
     let status = client.call("coordinator_status", json!({}));
     let child_pid = status["result"]["structuredContent"]["children"][0]["pid"]
         .as_u64()
         .unwrap();
+    let children_tmp = p.coordination().join("mcp/tmp");
+    let environ = std::fs::read(format!("/proc/{child_pid}/environ")).unwrap();
+    let tmpdir: Vec<&[u8]> = environ
+        .split(|b| *b == 0)
+        .filter_map(|v| v.strip_prefix(b"TMPDIR="))
+        .collect();
+    assert_eq!(tmpdir.len(), 1);
+    let tmpdir = std::path::Path::new(std::str::from_utf8(tmpdir[0]).unwrap());
+    assert!(
+        tmpdir.parent() == Some(children_tmp.as_path()) && tmpdir.is_dir(),
+        "{tmpdir:?}"
+    );
+
+    // Kill the child mid-session: a descriptive error at most once, then a restarted child.
     kill(child_pid);
     wait_gone(child_pid);
     let (again, errors) = call_until_ok(&mut client, "browser_navigate", json!({"url": url}));
@@ -186,6 +202,31 @@ fn playwright_mcp_browses_a_local_page_through_the_proxy_and_survives_kills() {
         .map(|d| d.flatten().collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "registry entries left: {left:?}");
+    // Neither Chromium's profiles and locks (the killed browser's too) nor Playwright's
+    // artifacts are left, in the machine's temporary folder or the child's.
+    let machine = entries(machine_tmp.path());
+    assert!(
+        machine.is_empty(),
+        "left in the machine's /tmp: {machine:?}"
+    );
+    let children = entries(&children_tmp);
+    assert!(
+        children.is_empty(),
+        "left in {children_tmp:?}: {children:?}"
+    );
+}
+
+/// The names of what `folder` holds (nothing when it is not there).
+fn entries(folder: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
 }
 
 #[test]

@@ -268,7 +268,31 @@ impl RunningBrowser {
 
     fn shutdown(&mut self) {
         kill_group(&mut self.child);
+        remove_lock_folder(self.profile.path());
         let _ = std::fs::remove_file(&self.registry_file);
+    }
+}
+
+/// Chromium keeps its profile's lock (`SingletonSocket`, `SingletonCookie`) in a folder of its
+/// own in the machine's temporary folder (`org.chromium.Chromium.XXXXXX`), linked from the
+/// profile, and removes it only when it exits by itself: a browser ended by a signal, as every
+/// stop ends it, left one in /tmp. The folder the profile's links name is removed with the
+/// profile, and only such a folder (the links are Chromium's, in a profile no one else writes).
+fn remove_lock_folder(profile: &Path) {
+    for lock in ["SingletonSocket", "SingletonCookie"] {
+        let Ok(target) = std::fs::read_link(profile.join(lock)) else {
+            continue;
+        };
+        let Some(folder) = target.parent() else {
+            continue;
+        };
+        let chromiums = folder
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| name.starts_with("org.chromium.Chromium."));
+        if chromiums && folder.parent() == Some(std::env::temp_dir().as_path()) {
+            let _ = std::fs::remove_dir_all(folder);
+        }
     }
 }
 
@@ -312,12 +336,24 @@ mod tests {
         assert!(listed[0].alive);
         assert_eq!(listed[0].record.owner, "test");
         let profile = browser.profile_dir().to_path_buf();
+        // Chromium's lock, in a folder of the machine's temporary folder, linked from the
+        // profile.
+        let lock = std::fs::read_link(profile.join("SingletonSocket")).unwrap();
+        let lock = lock.parent().unwrap().to_path_buf();
+        assert!(
+            lock.is_dir() && lock.starts_with(std::env::temp_dir()),
+            "{lock:?}"
+        );
         browser.stop();
         assert!(
             list(layout).unwrap().is_empty(),
             "the registry entry is removed"
         );
         assert!(!profile.exists(), "the temporary profile is removed");
+        assert!(
+            !lock.exists(),
+            "Chromium's lock folder is removed: {lock:?}"
+        );
         assert!(!pid_alive(record.pid));
         assert!(!cdp_answers(port));
     }

@@ -135,7 +135,7 @@ impl ChildSpec {
         })
     }
 
-    fn command(&self, cdp_port: u16, home: &ChildHome) -> tokio::process::Command {
+    fn command(&self, cdp_port: u16, home: &ChildHome, temp: &Path) -> tokio::process::Command {
         // Its own process group (npx starts node under it), ended as a whole on shutdown;
         // and it dies with us if we are killed.
         let mut command = baton_fs::command_in_own_group(&self.program, None, libc::SIGTERM);
@@ -146,6 +146,9 @@ impl ChildSpec {
         // The child's workspace: Playwright MCP confines files to it.
         command.current_dir(&home.workspace);
         command.env_remove("PLAYWRIGHT_MCP_ALLOW_UNRESTRICTED_FILE_ACCESS");
+        // Its temporary files (Playwright's artifacts of each browser it attaches to) stay in
+        // the child's home too, not in the machine's /tmp.
+        command.env("TMPDIR", temp);
         tokio::process::Command::from(command)
     }
 }
@@ -170,6 +173,9 @@ pub struct Child {
     /// Its tools as listed at start: (served name, the child's own tool).
     pub tools: Vec<(String, Tool)>,
     restarts: std::sync::atomic::AtomicUsize,
+    /// Its temporary files' folder ([`temporary_folder`]), or why there is none; last, so
+    /// it is removed after the child's connection is dropped.
+    temp: Result<tempfile::TempDir, String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -185,12 +191,34 @@ pub struct ChildStatus {
     pub restarts: usize,
 }
 
+/// A child's folder for temporary files, given to it as `TMPDIR`: inside its home's files
+/// (`mcp/tmp/NAME-…`), removed with the child. Playwright MCP makes a folder of artifacts there
+/// for each browser it attaches to, which a child ended by a signal leaves behind: in the
+/// machine's /tmp, every agent's session left one.
+fn temporary_folder(spec: &ChildSpec, home: &ChildHome) -> Result<tempfile::TempDir, String> {
+    let parent = home.files.join("mcp").join("tmp");
+    std::fs::create_dir_all(&parent)
+        .and_then(|()| {
+            tempfile::Builder::new()
+                .prefix(&format!("{}-", spec.name))
+                .tempdir_in(&parent)
+        })
+        .map_err(|e| {
+            format!(
+                "cannot make its temporary folder in {}: {e}",
+                parent.display()
+            )
+        })
+}
+
 async fn connect(
     spec: &ChildSpec,
     cdp_port: u16,
     home: &ChildHome,
+    temp: &Result<tempfile::TempDir, String>,
 ) -> Result<(Connection, Option<u32>), String> {
-    let (transport, _) = TokioChildProcess::builder(spec.command(cdp_port, home))
+    let temp = temp.as_ref().map_err(Clone::clone)?;
+    let (transport, _) = TokioChildProcess::builder(spec.command(cdp_port, home, temp.path()))
         .stderr(std::process::Stdio::inherit())
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", spec.program))?;
@@ -207,7 +235,8 @@ async fn connect(
 impl Child {
     /// Starts the child and caches its tools; a child that fails is kept, down, with why.
     pub async fn start(spec: ChildSpec, cdp_port: u16, home: &ChildHome, log: &Log) -> Child {
-        let (state, tools) = match connect(&spec, cdp_port, home).await {
+        let temp = temporary_folder(&spec, home);
+        let (state, tools) = match connect(&spec, cdp_port, home, &temp).await {
             Ok((service, pid)) => match service.list_all_tools().await {
                 Ok(tools) => {
                     log.line(&format!(
@@ -236,6 +265,7 @@ impl Child {
             home: home.clone(),
             state: Mutex::new(state),
             restarts: Default::default(),
+            temp,
         }
     }
 
@@ -274,7 +304,7 @@ impl Child {
         };
         if needs_start {
             // Crashed or never started: try again now.
-            match connect(&self.spec, self.cdp_port, &self.home).await {
+            match connect(&self.spec, self.cdp_port, &self.home, &self.temp).await {
                 Ok((service, pid)) => {
                     self.restarts
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -325,6 +355,22 @@ impl Child {
                 baton_fs::ProcessGroup::led_by(pid).kill();
             }
         }
+        // What the child left there (it was ended by a signal); the folder itself goes with
+        // the child.
+        if let Ok(temp) = &self.temp {
+            empty_folder(temp.path());
+        }
+    }
+}
+
+/// Removes what `folder` holds, keeping the folder.
+fn empty_folder(folder: &Path) {
+    for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let _ = match entry.file_type() {
+            Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
     }
 }
 

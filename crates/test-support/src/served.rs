@@ -168,8 +168,12 @@ impl<'a> Browser<'a> {
 /// The Playwright driver on a page of the server at `base`.
 pub struct Phone {
     child: Child,
-    input: ChildStdin,
+    /// Closed to end the driver, which then closes its browser.
+    input: Option<ChildStdin>,
     output: BufReader<ChildStdout>,
+    /// The driver's temporary folder (Chromium's profile, Playwright's artifacts), removed
+    /// with it rather than left in the machine's.
+    _tmp: tempfile::TempDir,
 }
 
 impl Phone {
@@ -181,7 +185,9 @@ impl Phone {
     /// `MAP phone.example 127.0.0.1`): a server reached by a name of its own.
     pub fn start_resolving(base: &str, rules: Option<&str>) -> Phone {
         let root = crate::source_root();
+        let tmp = tempfile::tempdir().expect("a temporary folder for the driver");
         let mut command = Command::new("node");
+        command.env("TMPDIR", tmp.path());
         if let Some(rules) = rules {
             command.env("BATON_HOST_RULES", rules);
         }
@@ -201,14 +207,16 @@ impl Phone {
         let output = BufReader::new(child.stdout.take().expect("piped"));
         Phone {
             child,
-            input,
+            input: Some(input),
             output,
+            _tmp: tmp,
         }
     }
 
     /// Runs one command (`{"do": …}`); its answer, which must be `ok`.
     pub fn run(&mut self, command: Value) -> Value {
-        writeln!(self.input, "{command}").expect("the driver reads its commands");
+        let input = self.input.as_mut().expect("the driver's input is open");
+        writeln!(input, "{command}").expect("the driver reads its commands");
         let mut line = String::new();
         self.output
             .read_line(&mut line)
@@ -220,7 +228,14 @@ impl Phone {
 }
 
 impl Drop for Phone {
+    /// Ends the driver as it ends by itself, its input closed (it closes its browser, which
+    /// then removes its profile), and kills it only if it has not ended within the patience.
     fn drop(&mut self) {
+        drop(self.input.take());
+        let deadline = std::time::Instant::now() + crate::PATIENCE;
+        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20)); // retry until the deadline
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
