@@ -202,8 +202,8 @@ fn playwright_mcp_browses_a_local_page_through_the_proxy_and_survives_kills() {
         .map(|d| d.flatten().collect())
         .unwrap_or_default();
     assert!(left.is_empty(), "registry entries left: {left:?}");
-    // Neither Chromium's profiles and locks (the killed browser's too) nor Playwright's
-    // artifacts are left, in the machine's temporary folder or the child's.
+    // Nothing is left in the machine's temporary folder (Chromium's profiles and locks, the
+    // killed browser's too) or the children's.
     let machine = entries(machine_tmp.path());
     assert!(
         machine.is_empty(),

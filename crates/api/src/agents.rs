@@ -96,11 +96,7 @@ impl Glance {
     /// The project now, through `cx` (a window's context, [`Context::reads_again`], shares
     /// what the store kept).
     pub fn read(cx: &Context) -> Result<Glance> {
-        let shared = match cx.reads_again {
-            true => cx.tasks.board_again()?,
-            false => None,
-        };
-        let (mut held, tasks, now) = match shared {
+        let (mut held, tasks, now) = match cx.board_again()? {
             Some(board) => (board.file, board.tasks, board.now),
             None => {
                 let (mut file, now) = cx.snapshot()?;

@@ -259,7 +259,7 @@ impl OpenProject {
         known: Option<u64>,
     ) -> Result<BoardUpdate> {
         let cx = self.window_context(confinement);
-        if !all && let Some(board) = cx.tasks.board_again()? {
+        if !all && let Some(board) = cx.board_again()? {
             let spend = baton_core::attempts::read_spend(&*cx.documents)?;
             let lease = self.tasks.lease();
             return Ok(self.boards.update_shared(board, lease, spend, known));

@@ -96,12 +96,19 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// The board shared with what the store keeps ([`TaskStore::board_again`]), for a caller
+    /// that [`Self::reads_again`]; `None` for any other caller, or a store that keeps nothing.
+    pub fn board_again(&self) -> baton_core::Result<Option<baton_core::SharedBoard>> {
+        match self.reads_again {
+            true => self.tasks.board_again(),
+            false => Ok(None),
+        }
+    }
+
     /// Every task now, each shared with what the store keeps for a caller that
     /// [`Self::reads_again`] ([`TaskStore::board_again`]: none copied), or read whole.
     pub fn shared_tasks(&self) -> baton_core::Result<Vec<std::sync::Arc<baton_core::Task>>> {
-        if self.reads_again
-            && let Some(board) = self.tasks.board_again()?
-        {
+        if let Some(board) = self.board_again()? {
             return Ok(board.tasks);
         }
         let (file, _) = self.snapshot()?;

@@ -146,8 +146,7 @@ impl ChildSpec {
         // The child's workspace: Playwright MCP confines files to it.
         command.current_dir(&home.workspace);
         command.env_remove("PLAYWRIGHT_MCP_ALLOW_UNRESTRICTED_FILE_ACCESS");
-        // Its temporary files (Playwright's artifacts of each browser it attaches to) stay in
-        // the child's home too, not in the machine's /tmp.
+        // Its temporary files stay in the child's home too, not in the machine's /tmp.
         command.env("TMPDIR", temp);
         tokio::process::Command::from(command)
     }
@@ -192,9 +191,8 @@ pub struct ChildStatus {
 }
 
 /// A child's folder for temporary files, given to it as `TMPDIR`: inside its home's files
-/// (`mcp/tmp/NAME-…`), removed with the child. Playwright MCP makes a folder of artifacts there
-/// for each browser it attaches to, which a child ended by a signal leaves behind: in the
-/// machine's /tmp, every agent's session left one.
+/// (`mcp/tmp/NAME-…`), removed with the child, so what a child ended by a signal leaves
+/// (Node's and Playwright's temporary files) is not left in the machine's /tmp.
 fn temporary_folder(spec: &ChildSpec, home: &ChildHome) -> Result<tempfile::TempDir, String> {
     let parent = home.files.join("mcp").join("tmp");
     std::fs::create_dir_all(&parent)
