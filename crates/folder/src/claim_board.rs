@@ -89,7 +89,8 @@ impl ClaimBoard {
     /// The board with each task read for `skim`, and each task's text; `None` if it cannot be
     /// read so.
     fn skim(read: &[u8], skim: Skim) -> Option<(TaskFile, Vec<Range<usize>>)> {
-        let (mut file, text, spans) = split_board(read)?;
+        let (mut file, text, list) = split_board(read)?;
+        let spans = list.tasks;
         let mut tasks = Vec::with_capacity(spans.len());
         for span in &spans {
             tasks.push(skim.read(&text[span.clone()]).ok()?);

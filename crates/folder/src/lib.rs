@@ -32,6 +32,7 @@ mod feed;
 mod ignored;
 pub mod journal;
 mod kept_texts;
+mod lines;
 pub mod notes;
 mod reread;
 mod rewrite;

@@ -57,7 +57,8 @@ impl Reread {
         self.outside = None;
         let kept = std::mem::take(&mut self.tasks);
         self.split = true;
-        let (file, text, spans) = split_board(read)?;
+        let (file, text, list) = split_board(read)?;
+        let spans = list.tasks;
         let mut parsed = 0;
         let now = read_again(kept, text, &spans, |task| {
             parsed += 1;

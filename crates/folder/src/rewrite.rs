@@ -3,11 +3,13 @@
 //! them. The board's [`baton_core::Tasks`] says which tasks a change was handed; each other
 //! task's text is copied from the file as it was read.
 //!
-//! A task's text is found by the layout every writer of the file uses (serde's and Python's
-//! pretty JSON, two spaces): inside the top-level `"tasks": [` a task opens on a line `    {`
-//! and closes on a line `    }` (a string cannot hold a raw newline, so these lines are the
-//! document's own). A file laid out otherwise, or whose tasks cannot all be found so, is
-//! encoded whole, as before.
+//! A task's text is found by the layout of the file (two spaces deep, as serde's and Python's
+//! pretty JSON lay out the board): inside the top-level `"tasks": [` a task is a line `    {…}`
+//! (the layout Baton writes, [`crate::lines`]) or opens on a line `    {` and closes on a line
+//! `    }` (pretty JSON, as the source design's tool and earlier versions of Baton write it). A
+//! string cannot hold a raw newline, so these lines are the document's own. A task is copied
+//! in the layout it was read in, and one encoded is written on one line; a file laid out
+//! otherwise, or whose tasks cannot all be found so, is encoded whole, in Baton's layout.
 
 use std::ops::Range;
 
@@ -28,13 +30,15 @@ pub(crate) fn encode_after<'r>(file: &mut TaskFile, read: &'r [u8]) -> Result<Pi
 /// only be off in a file laid out by hand (a list of objects in a task, indented as tasks
 /// are); a task's text is then never copied for another.
 fn aligned(file: &TaskFile, read: &[u8], spans: &[Range<usize>]) -> bool {
-    const OPENING: &[u8] = b"{\n      \"id\": \"";
+    const OPENINGS: [&[u8]; 2] = [b"{\"id\":\"", b"{\n      \"id\": \""];
     spans.iter().zip(file.tasks.iter()).all(|(span, task)| {
         let text = &read[span.clone()];
         let id = task.id.as_bytes();
-        text.starts_with(OPENING)
-            && text[OPENING.len()..].starts_with(id)
-            && text.get(OPENING.len() + id.len()) == Some(&b'"')
+        OPENINGS.iter().any(|opening| {
+            text.starts_with(opening)
+                && text[opening.len()..].starts_with(id)
+                && text.get(opening.len() + id.len()) == Some(&b'"')
+        })
     })
 }
 
@@ -136,19 +140,13 @@ impl<'r> Pieces<'r> {
         self.grown(start);
     }
 
-    /// `task` in the pretty layout, as an element of the task list (indented by four spaces).
+    /// `task` as an element of the task list: on one line ([`crate::lines`]).
     fn encode_task(&mut self, task: &baton_core::Task) -> Result<()> {
         let start = self.encoded.len();
-        let text = serde_json::to_vec_pretty(task).map_err(|e| StoreError::InvalidInput {
+        serde_json::to_writer(&mut self.encoded, task).map_err(|e| StoreError::InvalidInput {
             field: "tasks.json",
             reason: e.to_string(),
         })?;
-        for &b in &text {
-            self.encoded.push(b);
-            if b == b'\n' {
-                self.encoded.extend_from_slice(b"    ");
-            }
-        }
         self.grown(start);
         Ok(())
     }
@@ -216,27 +214,28 @@ pub(crate) struct TaskList {
 
 /// The board `read` holds with its tasks left out (everything else read whole: the text
 /// outside the task list), `read` as text, and where each task's text is in it; `None` if
-/// the file is not in the pretty layout, is not UTF-8, or its text outside the tasks does not
+/// the file is in neither layout, is not UTF-8, or its text outside the tasks does not
 /// parse.
-pub(crate) fn split_board(read: &[u8]) -> Option<(TaskFile, &str, Vec<Range<usize>>)> {
+pub(crate) fn split_board(read: &[u8]) -> Option<(TaskFile, &str, TaskList)> {
     let text = std::str::from_utf8(read).ok()?;
-    let TaskList { list, tasks } = task_list(read)?;
+    let tasks = task_list(read)?;
     // Everything but the tasks: the file with an empty list in their place.
+    let list = &tasks.list;
     let mut outside = String::with_capacity(read.len() - list.len());
     outside.push_str(&text[..list.start]);
     outside.push_str(&text[list.end..]);
     Some((serde_json::from_str(&outside).ok()?, text, tasks))
 }
 
-/// Each task's text in `read`, in order; `None` if the file is not in the pretty layout.
+/// Each task's text in `read`, in order; `None` if the file is in neither layout.
 #[cfg(test)]
 fn task_spans(read: &[u8]) -> Option<Vec<Range<usize>>> {
     task_list(read).map(|list| list.tasks)
 }
 
-/// Where the tasks are in `read`; `None` if the file is not in the pretty layout (nothing
-/// but the tasks, each opening on a line `    {` and closing on a line `    }`, with a comma
-/// when another follows, and the lines of each deeper).
+/// Where the tasks are in `read`; `None` if the file is in neither layout (nothing but the
+/// tasks, each a line `    {…}`, or opening on a line `    {` and closing on a line `    }`
+/// with the lines between deeper, and a comma when another follows).
 pub(crate) fn task_list(read: &[u8]) -> Option<TaskList> {
     /// Where the reading is in the list.
     enum Next {
@@ -248,6 +247,15 @@ pub(crate) fn task_list(read: &[u8]) -> Option<TaskList> {
         End,
         /// A task, or the list's end (an empty list).
         TaskOrEnd,
+    }
+    /// A task on one line: `    {…}`, with its comma when another follows.
+    fn one_line(line: &[u8]) -> Option<(usize, bool)> {
+        let task = line.strip_prefix(b"    {")?;
+        let (task, comma) = match task.strip_suffix(b",") {
+            Some(task) => (task, true),
+            None => (task, false),
+        };
+        task.ends_with(b"}").then_some((task.len() + 1, comma))
     }
     let mut at = find(read, TASKS_KEY)? + TASKS_KEY.len();
     let start = at;
@@ -266,6 +274,11 @@ pub(crate) fn task_list(read: &[u8]) -> Option<TaskList> {
         let line = &read[at..end];
         next = match (next, line) {
             (Next::Task | Next::TaskOrEnd, b"    {") => Next::InTask(at + 4),
+            (Next::Task | Next::TaskOrEnd, line) if one_line(line).is_some() => {
+                let (len, comma) = one_line(line)?;
+                spans.push(at + 4..at + 4 + len);
+                if comma { Next::Task } else { Next::End }
+            }
             (Next::InTask(open), b"    },") => {
                 spans.push(open..at + 5);
                 Next::Task
@@ -289,11 +302,11 @@ pub(crate) fn task_list(read: &[u8]) -> Option<TaskList> {
     None
 }
 
-/// `tasks.json`'s bytes for `file`: pretty JSON and a final newline, as every writer of the
-/// file writes it (`git diff` and `jq` friendly).
+/// `tasks.json`'s bytes for `file`: in Baton's layout ([`crate::lines`]: a task a line) and a
+/// final newline (`git diff` and `jq` friendly).
 pub fn encode(file: &TaskFile) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    serde_json::to_writer_pretty(&mut bytes, file).map_err(|e| StoreError::InvalidInput {
+    crate::lines::write(&mut bytes, file).map_err(|e| StoreError::InvalidInput {
         field: "tasks.json",
         reason: e.to_string(),
     })?;

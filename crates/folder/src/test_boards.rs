@@ -3,8 +3,33 @@
 use baton_core::{NewTask, TaskFile, Timestamp};
 
 /// A board of `n` tasks (every third depending on the one before, descriptions with escapes
-/// and non-ASCII text, a file and hints each), and its bytes.
+/// and non-ASCII text, a file and hints each), and its bytes in Baton's layout (a task a line).
 pub fn board(n: usize) -> (TaskFile, Vec<u8>) {
+    let file = tasks(n);
+    let bytes = crate::encode(&file).unwrap();
+    (file, bytes)
+}
+
+/// [`board`] laid out as pretty JSON, as the source design's tool and earlier versions of Baton
+/// write it.
+pub fn pretty_board(n: usize) -> (TaskFile, Vec<u8>) {
+    let file = tasks(n);
+    let mut bytes = serde_json::to_vec_pretty(&file).unwrap();
+    bytes.push(b'\n');
+    (file, bytes)
+}
+
+/// How a member's name and value are apart in `text`: `": "` when it is pretty JSON.
+pub fn colon(text: &str) -> &'static str {
+    if text.contains("\n      \"id\": ") {
+        "\": "
+    } else {
+        "\":"
+    }
+}
+
+/// The board of [`board`].
+fn tasks(n: usize) -> TaskFile {
     let now = Timestamp::now();
     let mut file = TaskFile::new(now);
     for i in 1..=n {
@@ -24,11 +49,10 @@ pub fn board(n: usize) -> (TaskFile, Vec<u8>) {
         )
         .unwrap();
     }
-    let bytes = crate::encode(&file).unwrap();
-    (file, bytes)
+    file
 }
 
-/// `text` (a board of [`board`]) with a list of objects in its first task laid out by hand as
+/// `text` (a board of [`pretty_board`]) with a list of objects in its first task laid out by hand as
 /// tasks are, so that the task's text is found cut in two.
 pub fn with_objects_laid_out_as_tasks(text: &str) -> String {
     let laid_out = text.replacen(

@@ -138,66 +138,80 @@ fn a_reservation_and_an_expired_hold_are_chosen_around_as_on_the_whole_board() {
     assert_eq!(expected.unwrap().reclaimed_from.as_deref(), Some("gone"));
 }
 
+/// The board of `n` tasks in both layouts it is read in: Baton's and pretty JSON's.
+fn boards(n: usize) -> [String; 2] {
+    [board(n), crate::test_boards::pretty_board(n).1].map(|b| String::from_utf8(b).unwrap())
+}
+
+/// Task `n`'s description in `text`, as written there.
+fn description(text: &str, n: usize) -> String {
+    let colon = crate::test_boards::colon(text);
+    format!("\"description{colon}\"part {n} — with \\\"quotes\\\" and ünïcode\"")
+}
+
 #[test]
 fn a_task_passed_over_keeps_its_text_even_when_another_tool_wrote_it_wrong() {
     // Task 7's description is a number: choosing does not read it, so the claim of another
     // task goes on and task 7 is written back as it was; a whole read refuses it, saying
     // where (`leader status`, `leader doctor`).
-    let text = String::from_utf8(board(9)).unwrap();
-    let description = "\"description\": \"part 7 — with \\\"quotes\\\" and ünïcode\"";
-    assert!(text.contains(description));
-    let bytes = text
-        .replacen(description, "\"description\": 7", 1)
-        .into_bytes();
-    assert!(matches!(
-        parse_whole(&bytes),
-        Err(StoreError::Corrupt { .. })
-    ));
-    let mut board = claim_board(&bytes).unwrap();
-    let claimed = board.claim(&ClaimRequest::task("w1", "task-1"), Timestamp::now(), LEASE);
-    assert_eq!(claimed.unwrap().unwrap().task.id, "task-1");
-    let written = String::from_utf8(board.encode(Timestamp::now()).unwrap().to_vec()).unwrap();
-    let seventh = |text: &str| {
-        let at = text.find("\"id\": \"task-7\"").unwrap();
-        text[at..at + 200].to_string()
-    };
-    assert_eq!(
-        seventh(&written),
-        seventh(&String::from_utf8(bytes).unwrap())
-    );
+    for text in boards(9) {
+        let colon = crate::test_boards::colon(&text);
+        let description = description(&text, 7);
+        assert!(text.contains(&description));
+        let bytes = text
+            .replacen(&description, &format!("\"description{colon}7"), 1)
+            .into_bytes();
+        assert!(matches!(
+            parse_whole(&bytes),
+            Err(StoreError::Corrupt { .. })
+        ));
+        let mut board = claim_board(&bytes).unwrap();
+        assert!(board.spans.is_some(), "read task by task");
+        let claimed = board.claim(&ClaimRequest::task("w1", "task-1"), Timestamp::now(), LEASE);
+        assert_eq!(claimed.unwrap().unwrap().task.id, "task-1");
+        let written = String::from_utf8(board.encode(Timestamp::now()).unwrap().to_vec()).unwrap();
+        let seventh = |text: &str| {
+            let at = text.find(&format!("\"id{colon}\"task-7\"")).unwrap();
+            text[at..at + 200].to_string()
+        };
+        assert_eq!(
+            seventh(&written),
+            seventh(&String::from_utf8(bytes).unwrap())
+        );
+    }
 }
 
 #[test]
 fn the_task_taken_is_refused_when_it_does_not_read_whole_saying_where_in_the_file() {
-    let text = String::from_utf8(board(9)).unwrap();
-    // Task 1 (the best ready: priority 2 is task 3's, which waits on task 2) … whichever the
-    // claim takes, its description is made a number.
-    let whole = parse_whole(text.as_bytes()).unwrap();
-    let now = Timestamp::now();
-    let next = whole
-        .choose(&ClaimRequest::next("w1"), now, LEASE)
-        .unwrap()
-        .unwrap();
-    let id = whole.tasks[next].id.clone();
-    let number = text.find(&format!("\"id\": \"{id}\"")).unwrap();
-    let description = text[number..].find("\"description\": \"").unwrap() + number;
-    let end = text[description..].find(",\n").unwrap() + description;
-    let bytes = format!("{}\"description\": 7{}", &text[..description], &text[end..]).into_bytes();
-    let Err(StoreError::Corrupt { line, column, .. }) = parse_whole(&bytes) else {
-        panic!("a whole read refuses it");
-    };
-    let mut board = claim_board(&bytes).unwrap();
-    match board.claim(&ClaimRequest::next("w1"), now, LEASE) {
-        Err(StoreError::Corrupt {
-            line: l,
-            column: c,
-            path,
-            ..
-        }) => {
-            assert_eq!((l, c), (line, column));
-            assert_eq!(path, Path::new("tasks.json"));
+    for text in boards(9) {
+        // Whichever task the claim takes, its description is made a number.
+        let whole = parse_whole(text.as_bytes()).unwrap();
+        let now = Timestamp::now();
+        let next = whole
+            .choose(&ClaimRequest::next("w1"), now, LEASE)
+            .unwrap()
+            .unwrap();
+        let n: usize = whole.tasks[next].id["task-".len()..].parse().unwrap();
+        let colon = crate::test_boards::colon(&text);
+        let bytes = text
+            .replacen(&description(&text, n), &format!("\"description{colon}7"), 1)
+            .into_bytes();
+        let Err(StoreError::Corrupt { line, column, .. }) = parse_whole(&bytes) else {
+            panic!("a whole read refuses it");
+        };
+        let mut board = claim_board(&bytes).unwrap();
+        match board.claim(&ClaimRequest::next("w1"), now, LEASE) {
+            Err(StoreError::Corrupt {
+                line: l,
+                column: c,
+                path,
+                ..
+            }) => {
+                assert_eq!((l, c), (line, column));
+                assert_eq!(path, Path::new("tasks.json"));
+            }
+            other => panic!("refused, not {other:?}"),
         }
-        other => panic!("refused, not {other:?}"),
     }
 }
 
@@ -215,7 +229,8 @@ fn a_board_this_cannot_read_task_by_task_is_read_whole() {
     );
     // A status this version does not know: refused as the whole read refuses it.
     let text = String::from_utf8(bytes).unwrap();
-    let odd = text.replacen("\"status\": \"available\"", "\"status\": \"waiting\"", 1);
+    let odd = text.replacen("\"status\":\"available\"", "\"status\":\"waiting\"", 1);
+    assert_ne!(odd, text);
     let expected = parse_whole(odd.as_bytes()).unwrap_err().to_string();
     let refused = claim_board(odd.as_bytes())
         .err()
@@ -225,7 +240,8 @@ fn a_board_this_cannot_read_task_by_task_is_read_whole() {
     assert!(refused.contains("waiting"), "{refused}");
     // Objects in a task laid out by hand as tasks are: the task's text is found cut in two,
     // which does not read as a task, so the board is read whole.
-    let nested = crate::test_boards::with_objects_laid_out_as_tasks(&text);
+    let pretty = String::from_utf8(crate::test_boards::pretty_board(6).1).unwrap();
+    let nested = crate::test_boards::with_objects_laid_out_as_tasks(&pretty);
     let board = claim_board(nested.as_bytes()).unwrap();
     assert!(board.spans.is_none());
     let (claims, written) = same_as_whole(nested.as_bytes(), &[ClaimRequest::next("w1")]);

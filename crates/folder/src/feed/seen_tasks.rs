@@ -54,7 +54,8 @@ impl SeenTasks {
     /// [`Self::read`] reading only the tasks whose text `before` does not hold; `None` if the
     /// file cannot be read so. What `before` kept of the texts is used up either way.
     fn by_text(bytes: &[u8], before: &mut SeenTasks) -> Option<(SeenTasks, Vec<TaskChange>)> {
-        let (_, text, spans) = split_board(bytes)?;
+        let (_, text, list) = split_board(bytes)?;
+        let spans = list.tasks;
         // The tasks whose text is new: added or changed.
         let mut fresh: BTreeMap<String, TaskObject> = BTreeMap::new();
         let texts = read_again(std::mem::take(&mut before.texts), text, &spans, |task| {

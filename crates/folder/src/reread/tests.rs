@@ -68,16 +68,35 @@ fn a_board_read_again_is_the_board_read_whole_parsing_only_the_tasks_changed() {
 }
 
 #[test]
+fn a_board_another_tool_wrote_pretty_is_read_task_by_task_too() {
+    let (_, pretty) = crate::test_boards::pretty_board(20);
+    let mut reread = Reread::default();
+    assert_eq!(as_json(&reread.read(&pretty).unwrap()), whole(&pretty));
+    assert_eq!(reread.parsed, 20);
+    // A claim on it: the task taken is written on a line, the others copied as they were.
+    let mut file: TaskFile = serde_json::from_slice(&pretty).unwrap();
+    file.claim(&ClaimRequest::next("w1"), Timestamp::now(), LEASE)
+        .unwrap();
+    let mixed = crate::rewrite::encode_after(&mut file, &pretty)
+        .unwrap()
+        .slices()
+        .concat();
+    assert_eq!(as_json(&reread.read(&mixed).unwrap()), whole(&mixed));
+    assert_eq!(reread.parsed, 1);
+}
+
+#[test]
 fn a_board_that_cannot_be_read_task_by_task_is_left_to_the_whole_read() {
     let (file, bytes) = crate::test_boards::board(5);
     let text = String::from_utf8(bytes.clone()).unwrap();
     let mut reread = Reread::default();
     reread.read(&bytes).unwrap();
     // A task another tool wrote wrong, a compact file, one laid out by hand.
-    let wrong = text.replacen("\"priority\": 2", "\"priority\": \"high\"", 1);
+    let wrong = text.replacen("\"priority\":2", "\"priority\":\"high\"", 1);
     assert_ne!(wrong, text);
     let compact = serde_json::to_string(&file).unwrap();
-    let by_hand = crate::test_boards::with_objects_laid_out_as_tasks(&text);
+    let pretty = String::from_utf8(crate::test_boards::pretty_board(5).1).unwrap();
+    let by_hand = crate::test_boards::with_objects_laid_out_as_tasks(&pretty);
     for other in [wrong, compact, by_hand] {
         assert!(reread.read(other.as_bytes()).is_none());
         // Nothing is kept of a board not read so: the next read parses every task.

@@ -7,7 +7,7 @@ const LEASE: Duration = Duration::from_secs(900);
 
 type Change = Box<dyn FnOnce(&mut TaskFile)>;
 
-use crate::test_boards::board;
+use crate::test_boards::{board, pretty_board};
 
 fn read(bytes: &[u8]) -> TaskFile {
     serde_json::from_slice(bytes).unwrap()
@@ -64,8 +64,8 @@ fn a_change_of_one_task_is_byte_for_byte_the_whole_board_encoded() {
 
 #[test]
 fn tasks_left_alone_keep_their_text_as_it_was() {
-    // Written by another tool: a null list, an unknown field, escaped text.
-    let (_, bytes) = board(3);
+    // Written by another tool: pretty JSON, a null list, an unknown field, escaped text.
+    let (_, bytes) = pretty_board(3);
     let text = String::from_utf8(bytes).unwrap().replacen(
         "\"dependencies\": [],",
         "\"dependencies\": null,\n      \"x_other_tool\": \"\\u00e9\",",
@@ -83,6 +83,14 @@ fn tasks_left_alone_keep_their_text_as_it_was() {
     assert_eq!(
         read(out.as_bytes()).tasks[1].claimed_by.as_deref(),
         Some("w1")
+    );
+    // The task changed is on a line of its own, found as such with those copied around it.
+    assert!(out.contains("\n    {\"id\":\"task-2\","), "{out}");
+    let spans = task_spans(out.as_bytes()).expect("both layouts in one list");
+    assert_eq!(spans.len(), 3);
+    assert_eq!(
+        &out[spans[0].clone()],
+        first.trim_start().trim_end_matches(',')
     );
 }
 
@@ -116,38 +124,47 @@ fn other_layouts_and_wholesale_changes_are_encoded_whole() {
 
 #[test]
 fn the_task_spans_are_each_task_s_text() {
-    let (file, bytes) = board(3);
-    let spans = task_spans(&bytes).unwrap();
-    assert_eq!(spans.len(), 3);
-    for (span, task) in spans.iter().zip(file.tasks.iter()) {
-        let one: baton_core::Task = serde_json::from_slice(&bytes[span.clone()]).unwrap();
-        assert_eq!(one.id, task.id);
+    for (file, bytes) in [board(3), pretty_board(3)] {
+        let spans = task_spans(&bytes).unwrap();
+        assert_eq!(spans.len(), 3);
+        for (span, task) in spans.iter().zip(file.tasks.iter()) {
+            let one: baton_core::Task = serde_json::from_slice(&bytes[span.clone()]).unwrap();
+            assert_eq!(one.id, task.id);
+        }
     }
     let empty = encode(&TaskFile::new(Timestamp::now())).unwrap();
     assert_eq!(task_spans(&empty), Some(vec![]));
-    // A task cut short, or one on a single line, is not the layout.
-    let text = String::from_utf8(bytes).unwrap();
-    assert!(task_spans(text.replacen("\n    },", "\n", 1).as_bytes()).is_none());
-    let one_line = text.replacen("    {\n      \"id\"", "    {\"id\"", 1);
-    assert!(task_spans(one_line.as_bytes()).is_none());
-    // Anything between the tasks, or a comma missing or too many, is not the layout either:
+    // Pretty JSON: a task cut short is not the layout.
+    let pretty = String::from_utf8(pretty_board(3).1).unwrap();
+    assert!(task_spans(pretty.replacen("\n    },", "\n", 1).as_bytes()).is_none());
+    // Anything between the tasks, or a comma missing or too many, is in neither layout:
     // between two tasks there is nothing but the comma (a claim copies it with them).
-    for odd in [
-        text.replacen("\n    },\n", "\n    },\n      \"stray\": 1,\n", 1),
-        text.replacen("\n    },\n", "\n    }\n", 1),
-        text.replacen("\n    }\n  ]", "\n    },\n  ]", 1),
-        text.replacen("\n    },\n", "\n    },\n\n", 1),
-    ] {
-        assert_ne!(odd, text);
-        assert!(task_spans(odd.as_bytes()).is_none(), "{odd}");
+    let lines = String::from_utf8(board(3).1).unwrap();
+    for (text, close) in [(&pretty, "\n    }"), (&lines, "}")] {
+        for odd in [
+            text.replacen(
+                &format!("{close},\n"),
+                &format!("{close},\n      \"stray\": 1,\n"),
+                1,
+            ),
+            text.replacen(&format!("{close},\n"), &format!("{close}\n"), 1),
+            text.replacen(&format!("{close}\n  ]"), &format!("{close},\n  ]"), 1),
+            text.replacen(&format!("{close},\n"), &format!("{close},\n\n"), 1),
+        ] {
+            assert_ne!(&odd, text);
+            assert!(task_spans(odd.as_bytes()).is_none(), "{odd}");
+        }
     }
+    // A line that opens a task and does not close it is not one.
+    let open = lines.replacen("},\n    {", ",\n    {", 1);
+    assert!(task_spans(open.as_bytes()).is_none(), "{open}");
 }
 
 #[test]
 fn a_task_s_text_is_never_copied_for_another() {
     // A list of objects inside task 1, laid out by hand as tasks are: four spans are found
     // for three tasks; with a task added, the counts agree but the texts are not the tasks'.
-    let (_, bytes) = board(3);
+    let (_, bytes) = pretty_board(3);
     let text =
         crate::test_boards::with_objects_laid_out_as_tasks(&String::from_utf8(bytes).unwrap());
     assert_eq!(task_spans(text.as_bytes()).map(|s| s.len()), Some(4));

@@ -108,7 +108,7 @@ fn a_file_that_cannot_be_read_by_text_is_read_whole_and_one_that_does_not_parse_
     let text = String::from_utf8(bytes.clone()).unwrap();
     let (mut seen, _) = SeenTasks::read(&bytes, None).unwrap();
     // One id twice: the whole read's answer (the last of the two).
-    let twice = text.replacen("\"id\": \"task-2\"", "\"id\": \"task-1\"", 1);
+    let twice = text.replacen("\"id\":\"task-2\"", "\"id\":\"task-1\"", 1);
     assert_ne!(twice, text);
     let (mut after, changes) = SeenTasks::read(twice.as_bytes(), Some(&mut seen)).unwrap();
     assert_eq!(changes, whole_diff(&bytes, twice.as_bytes()));
