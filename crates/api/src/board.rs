@@ -11,7 +11,7 @@
 //! The boards kept share their unchanged tasks' views: a view equal to the last board's is
 //! that view, so a generation costs only what changed in it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -82,21 +82,22 @@ struct Board {
     /// with one whose tasks are where they were needs it only for the tasks new to it. By the
     /// ids' hashes rather than the ids, so that it copies none of them: two ids of one hash
     /// are told apart by a look along the board.
-    places: OnceLock<HashMap<u64, usize>>,
+    places: OnceLock<foldhash::HashMap<u64, usize>>,
 }
 
 /// An id's hash, for [`Board::places`]: keyed at random once per process, so that ids cannot be
 /// chosen to share one.
 fn id_hash(id: &str) -> u64 {
     use std::hash::BuildHasher;
-    static KEYS: OnceLock<std::hash::RandomState> = OnceLock::new();
-    KEYS.get_or_init(std::hash::RandomState::new).hash_one(id)
+    static KEYS: OnceLock<foldhash::fast::RandomState> = OnceLock::new();
+    KEYS.get_or_init(Default::default).hash_one(id)
 }
 
 impl Board {
-    fn places(&self) -> &HashMap<u64, usize> {
+    fn places(&self) -> &foldhash::HashMap<u64, usize> {
         self.places.get_or_init(|| {
-            let mut places = HashMap::with_capacity(self.views.len());
+            let mut places =
+                foldhash::HashMap::with_capacity_and_hasher(self.views.len(), Default::default());
             for (at, view) in self.views.iter().enumerate() {
                 places.entry(id_hash(&view.task.id)).or_insert(at);
             }

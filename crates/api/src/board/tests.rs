@@ -1,3 +1,4 @@
+use std::collections::HashMap;
 use std::time::Duration;
 
 use baton_core::{NewTask, StatusReport, Task, TaskFile, TaskView, Timestamp};
@@ -353,7 +354,9 @@ fn two_ids_of_one_hash_are_told_apart() {
         places: OnceLock::new(),
     };
     // As if task-3's id hashed as task-1's: its place is found along the board.
-    let collided = HashMap::from([(id_hash("task-1"), 0), (id_hash("task-3"), 0)]);
+    let collided = [(id_hash("task-1"), 0), (id_hash("task-3"), 0)]
+        .into_iter()
+        .collect();
     board.places.set(collided).unwrap();
     assert_eq!(board.place("task-3", usize::MAX), Some(2));
     assert_eq!(board.place("task-1", usize::MAX), Some(0));

@@ -6,7 +6,7 @@
 //! whole, since a task whose text did not change did not change). A file not in the layout the
 //! folder writes (or with one id twice, or a task without an id) is read whole as before.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use baton_core::feed::{TaskChange, diff_tasks, tasks_by_id};
 use serde_json::{Map, Value};
@@ -65,7 +65,7 @@ impl SeenTasks {
             Some(id)
         })?;
         // One id twice (or one text twice): whole, as the whole read takes the last of each.
-        let ids: HashSet<&String> = texts.iter().map(|(_, id)| id).collect();
+        let ids: foldhash::HashSet<&String> = texts.iter().map(|(_, id)| id).collect();
         if ids.len() != spans.len() {
             return None;
         }
