@@ -247,6 +247,14 @@ fn a_large_project_of_the_previous_version_is_archived_by_its_first_command_and_
     assert!(said.contains("for the first time"), "{said}");
     let board: Value = serde_json::from_slice(&first.stdout).unwrap();
     assert_eq!(board["tasks"].as_array().unwrap().len(), 101);
+    // The board the previous version wrote pretty is written in this version's layout: each
+    // of its tasks on a line of its own.
+    let text = std::fs::read_to_string(p.coordination().join("tasks.json")).unwrap();
+    let task_lines = text
+        .lines()
+        .filter(|l| l.starts_with("    {\"id\":"))
+        .count();
+    assert_eq!(task_lines, 101, "{}", &text[..text.len().min(2000)]);
     let again = p.run(&["leader", "status"]);
     assert!(
         String::from_utf8_lossy(&again.stderr).is_empty(),

@@ -67,6 +67,11 @@ impl<T> TrackedList<T> {
         self.list.push(item);
     }
 
+    /// Marks every item changed: a store that keeps the list's text writes it all anew.
+    pub fn change_all(&mut self) {
+        self.touched = Touched::All;
+    }
+
     /// The indices of the items that may have changed since the list was read, in no
     /// particular order and possibly repeated; `None` when any may have (or the list's order).
     pub fn changed(&self) -> Option<&[usize]> {

@@ -43,6 +43,12 @@ impl FolderStore {
     ) -> Result<ArchiveReport> {
         let dir = self.archive_dir()?;
         let place = dir.display().to_string();
+        // A board laid out otherwise (pretty, by an earlier Baton or another tool) is written
+        // whole in Baton's layout, a task a line, even when nothing leaves it.
+        let laid_out = dry_run
+            || self
+                .read_board()
+                .is_ok_and(|b| crate::rewrite::in_lines(&b));
         self.transact(|file, now| {
             let chosen = choose(file, now);
             let report = |archived: Vec<String>, live: usize| ArchiveReport {
@@ -50,6 +56,10 @@ impl FolderStore {
                 live,
                 place: place.clone(),
             };
+            if !laid_out && chosen.is_empty() {
+                file.tasks.change_all();
+                return Ok(Change::Write(report(chosen, file.tasks.len())));
+            }
             if dry_run || chosen.is_empty() {
                 let live = file.tasks.len() - if dry_run { chosen.len() } else { 0 };
                 return Ok(Change::Keep(report(chosen, live)));
@@ -434,5 +444,32 @@ mod tests {
             2,
             "nothing left the board"
         );
+    }
+
+    #[test]
+    fn a_board_laid_out_pretty_is_written_a_task_a_line_by_the_sweep() {
+        let (dir, store) = project();
+        let path = dir.path().join(".coordination/tasks.json");
+        let before = store.load().unwrap();
+        let mut pretty = serde_json::to_vec_pretty(&before).unwrap();
+        pretty.push(b'\n');
+        fs::write(&path, &pretty).unwrap();
+        assert!(!crate::rewrite::in_lines(&pretty));
+        // A dry run writes nothing; a sweep that moves nothing writes the board whole anew.
+        let nothing = |_: &TaskFile, _: Timestamp| Vec::new();
+        store.archive(&nothing, true).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), pretty);
+        let report = store.archive(&nothing, false).unwrap();
+        assert!(report.archived.is_empty());
+        let written = fs::read(&path).unwrap();
+        assert!(crate::rewrite::in_lines(&written));
+        let after: TaskFile = serde_json::from_slice(&written).unwrap();
+        assert_eq!(
+            serde_json::to_value(&after.tasks[..]).unwrap(),
+            serde_json::to_value(&before.tasks[..]).unwrap()
+        );
+        // In Baton's layout already: the next sweep leaves the file alone.
+        store.archive(&nothing, false).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), written);
     }
 }

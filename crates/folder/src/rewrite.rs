@@ -227,6 +227,15 @@ pub(crate) fn split_board(read: &[u8]) -> Option<(TaskFile, &str, TaskList)> {
     Some((serde_json::from_str(&outside).ok()?, text, tasks))
 }
 
+/// Whether `read` is laid out as Baton writes it: every task on a line of its own.
+pub(crate) fn in_lines(read: &[u8]) -> bool {
+    task_list(read).is_some_and(|list| {
+        list.tasks
+            .iter()
+            .all(|span| read.get(span.start + 1) != Some(&b'\n'))
+    })
+}
+
 /// Each task's text in `read`, in order; `None` if the file is in neither layout.
 #[cfg(test)]
 fn task_spans(read: &[u8]) -> Option<Vec<Range<usize>>> {
