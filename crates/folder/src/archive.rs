@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 use baton_core::archive::{ARCHIVE, ArchiveReport, ArchivedTask};
 use baton_core::{Result, StoreError, Task, TaskFile, Timestamp};
+use baton_fs::FileLock;
 
 use crate::store::{Change, FolderStore};
 
@@ -43,20 +44,17 @@ impl FolderStore {
     ) -> Result<ArchiveReport> {
         let dir = self.archive_dir()?;
         let place = dir.display().to_string();
-        // A board laid out otherwise (pretty, by an earlier Baton or another tool) is written
-        // whole in Baton's layout, a task a line, even when nothing leaves it.
-        let laid_out = dry_run
-            || self
-                .read_board()
-                .is_ok_and(|b| crate::rewrite::in_lines(&b));
-        self.transact(|file, now| {
+        let lock = FileLock::exclusive(&self.layout().lock_file())?;
+        self.transact_reading(&lock, |file, read, now| {
             let chosen = choose(file, now);
             let report = |archived: Vec<String>, live: usize| ArchiveReport {
                 archived,
                 live,
                 place: place.clone(),
             };
-            if !laid_out && chosen.is_empty() {
+            // A board laid out otherwise (pretty, by an earlier Baton or another tool) is
+            // written whole in Baton's layout, a task a line, even when nothing leaves it.
+            if !dry_run && chosen.is_empty() && !crate::rewrite::in_lines(read) {
                 file.tasks.change_all();
                 return Ok(Change::Write(report(chosen, file.tasks.len())));
             }

@@ -281,23 +281,27 @@ pub(crate) fn task_list(read: &[u8]) -> Option<TaskList> {
     let from = at;
     for end in memchr::memchr_iter(b'\n', &read[from..]).map(|end| from + end) {
         let line = &read[at..end];
-        next = match (next, line) {
-            (Next::Task | Next::TaskOrEnd, b"    {") => Next::InTask(at + 4),
-            (Next::Task | Next::TaskOrEnd, line) if one_line(line).is_some() => {
-                let (len, comma) = one_line(line)?;
+        // Where a task may open: is this one whole on its line?
+        let whole = match next {
+            Next::Task | Next::TaskOrEnd => one_line(line),
+            _ => None,
+        };
+        next = match (next, line, whole) {
+            (Next::Task | Next::TaskOrEnd, b"    {", _) => Next::InTask(at + 4),
+            (_, _, Some((len, comma))) => {
                 spans.push(at + 4..at + 4 + len);
                 if comma { Next::Task } else { Next::End }
             }
-            (Next::InTask(open), b"    },") => {
+            (Next::InTask(open), b"    },", _) => {
                 spans.push(open..at + 5);
                 Next::Task
             }
-            (Next::InTask(open), b"    }") => {
+            (Next::InTask(open), b"    }", _) => {
                 spans.push(open..at + 5);
                 Next::End
             }
-            (Next::InTask(open), line) if line.starts_with(b"      ") => Next::InTask(open),
-            (Next::End | Next::TaskOrEnd, b"  ]" | b"  ],") => {
+            (Next::InTask(open), line, _) if line.starts_with(b"      ") => Next::InTask(open),
+            (Next::End | Next::TaskOrEnd, b"  ]" | b"  ],", _) => {
                 return Some(TaskList {
                     list: start..at + 2,
                     tasks: spans,

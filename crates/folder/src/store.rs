@@ -219,12 +219,22 @@ impl FolderStore {
     /// [`Self::transact`] for a caller that holds the folder's `lock` already.
     pub(crate) fn transact_holding<T>(
         &self,
-        _lock: &FileLock,
+        lock: &FileLock,
         op: impl FnOnce(&mut TaskFile, Timestamp) -> Result<Change<T>>,
+    ) -> Result<T> {
+        self.transact_reading(lock, |file, _, now| op(file, now))
+    }
+
+    /// [`Self::transact_holding`] with `op` shown the board's bytes as they were read too (how
+    /// the file is laid out, which the board read from it does not say).
+    pub(crate) fn transact_reading<T>(
+        &self,
+        _lock: &FileLock,
+        op: impl FnOnce(&mut TaskFile, &[u8], Timestamp) -> Result<Change<T>>,
     ) -> Result<T> {
         let (mut file, read) = self.load_keeping_bytes()?;
         let now = Timestamp::now();
-        match op(&mut file, now)? {
+        match op(&mut file, &read, now)? {
             Change::Keep(value) => Ok(value),
             Change::Write(value) => {
                 file.last_updated = Some(now);
