@@ -279,8 +279,11 @@ const commands = {
     // for the failure's message.
     const reported = [];
     cdp.on("ServiceWorker.workerErrorReported", ({ errorMessage }) => reported.push(errorMessage.errorMessage));
+    // The worker's states as the browser reported them, for the failure's message.
+    const states = [];
     const activated = new Promise((resolve) =>
       cdp.on("ServiceWorker.workerVersionUpdated", ({ versions }) => {
+        for (const v of versions) states.push(`${v.versionId}:${v.status}/${v.runningStatus}`);
         const ours = versions.find((v) => v.scriptURL === `${origin}/sw.js` && v.status === "activated" && v.runningStatus === "running");
         if (ours) resolve(ours.registrationId);
       }),
@@ -303,7 +306,13 @@ const commands = {
         return all.filter((n) => n.title === title).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
       }, data.title);
       if (notifications.length > 0) return { scope, notifications };
-      if (Date.now() > deadline) throw new Error(`no notification titled ${data.title} within ${TIMEOUT} ms; the worker reported: ${reported.join("; ") || "nothing"}`);
+      if (Date.now() > deadline) {
+        const permission = await page.evaluate(() => Notification.permission);
+        throw new Error(
+          `no notification titled ${data.title} within ${TIMEOUT} ms; the worker reported: ${reported.join("; ") || "nothing"}; ` +
+            `its states: ${states.join(", ")}; the page's notification permission: ${permission}`,
+        );
+      }
       await page.waitForTimeout(50);
     }
   },
