@@ -4,7 +4,9 @@
 //!
 //! Prints, in one run, for the folder, for PostgreSQL, and (claims) for PostgreSQL through
 //! PgBouncer in transaction mode (`BATON_BENCH_ONLY=pooled` runs that comparison alone, one
-//! claim on each store after another, and prints the pooled claim against the other two):
+//! claim on each store after another, and prints the pooled claim against the other two; then
+//! three rounds of a drain on the folder and one through PgBouncer, each round's folder rate
+//! against its PgBouncer rate (issue 63: ≥ 0.8×), and one drain on PostgreSQL direct):
 //! - one `worker claim` process's latency, p50/p99, at 100 and at 100,000 tasks (the claim
 //!   is undone outside the timing, so every trial claims from the same queue);
 //! - claims per second with 8 worker processes claiming one after another until none is left;
@@ -258,7 +260,7 @@ fn interleaved(stores: &[Store<'_>], n: usize, trials: usize) {
 }
 
 /// `workers` threads, each running one claiming process after another until none is ready.
-fn throughput(store: Store<'_>, tasks: usize, workers: usize) {
+fn throughput(store: Store<'_>, tasks: usize, workers: usize) -> f64 {
     let bench = Bench::new(store, tasks);
     let started = Instant::now();
     let claimed: usize = std::thread::scope(|s| {
@@ -278,12 +280,20 @@ fn throughput(store: Store<'_>, tasks: usize, workers: usize) {
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
     assert_eq!(claimed, tasks, "every task claimed once");
-    let elapsed = started.elapsed().as_secs_f64();
+    let rate = claimed as f64 / started.elapsed().as_secs_f64();
     println!(
-        "{:>8} {workers} worker processes, {tasks} tasks: {:.0} claims/s",
+        "{:>8} {workers} worker processes, {tasks} tasks: {rate:.0} claims/s",
         store.label(),
-        claimed as f64 / elapsed
     );
+    rate
+}
+
+/// Lets the disk settle before a drain: the server's dirty pages written out (a checkpoint)
+/// and every file's flushed, so that neither store's drain pays for the writes of the one
+/// before it (one disk, one journal: each `fdatasync` waits for what else is being written).
+fn settle(server: &PgServer) {
+    server.admin_sql("CHECKPOINT");
+    assert!(Command::new("sync").status().unwrap().success());
 }
 
 /// The lead's side of `bench`'s project, opened through the library (its own connection).
@@ -522,9 +532,25 @@ fn main() {
         for _ in 0..3 {
             interleaved(&claiming, 100, 100);
         }
-        for store in claiming {
-            for_each_binary(|| throughput(store, 3_000, 8));
+        // The drains too, folder and PgBouncer in turn, three times over (a drain takes
+        // seconds, and the machine's pace moves between two of them): each round's folder
+        // drain against the PgBouncer drain right after it.
+        let [folder, direct, pooled] = claiming;
+        for round in 1..=3 {
+            for_each_binary(|| {
+                settle(&server);
+                let on_folder = throughput(folder, 3_000, 8);
+                settle(&server);
+                let through_pooler = throughput(pooled, 3_000, 8);
+                println!(
+                    "         round {round}: the folder drains at {:.2} x PgBouncer's rate",
+                    on_folder / through_pooler
+                );
+            });
         }
+        for_each_binary(|| {
+            throughput(direct, 3_000, 8);
+        });
         return;
     }
     // `BATON_BENCH_ONLY=reservations` (or `hooks`, `waits`, `claims`) runs that part alone.
@@ -561,7 +587,9 @@ fn main() {
     // A claim on the folder rewrites the whole file: 100,000 tasks are tens of megabytes.
     for_each_binary(|| latency(Store::Folder, 100_000, 10));
     for store in stores {
-        for_each_binary(|| throughput(store, 3_000, 8));
+        for_each_binary(|| {
+            throughput(store, 3_000, 8);
+        });
     }
     for store in stores {
         for_each_binary(|| wake_up(store, 100));
