@@ -876,3 +876,77 @@ fn a_teams_attempts_transcripts_and_spend_move_with_the_project() {
         read(&p.coordination())
     );
 }
+
+/// What a task is, as `leader status` shows it, without what a store derives.
+fn as_recorded(report: &Value) -> BTreeMap<String, Value> {
+    report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let fields = [
+                "status",
+                "description",
+                "claimed_by",
+                "result",
+                "completed_at",
+            ];
+            let kept: serde_json::Map<String, Value> = fields
+                .iter()
+                .map(|f| (f.to_string(), t[*f].clone()))
+                .collect();
+            (t["id"].as_str().unwrap().to_string(), Value::Object(kept))
+        })
+        .collect()
+}
+
+/// Issue 63: work archived on the folder moves into the database with the project (whose board
+/// keeps every task) and back out of it with an export, each task as it was.
+#[test]
+fn archived_work_moves_to_the_database_and_back_with_the_project() {
+    let server = PgServer::shared();
+    let url = server.url_without_password();
+    let name = unique("archived");
+    let p = Project::init();
+    for id in ["old", "dropped", "live"] {
+        p.ok(&["leader", "add-task", &format!("{id} work"), "--id", id]);
+    }
+    p.ok(&["worker", "claim", "w1", "--task", "old"]);
+    p.ok(&["worker", "start", "w1", "old"]);
+    p.ok(&["worker", "complete", "w1", "old", "old is done"]);
+    p.ok(&["leader", "cancel", "dropped"]);
+    let mut archived: Vec<String> =
+        serde_json::from_value(p.json(&["leader", "archive"])["archived"].clone()).unwrap();
+    archived.sort();
+    assert_eq!(archived, ["dropped", "old"]);
+    assert_eq!(task_ids(&p.json(&["leader", "status"])), ["live"]);
+    let on_folder = as_recorded(&p.json(&["leader", "status", "--all"]));
+    assert_eq!(on_folder.len(), 3, "{on_folder:?}");
+
+    let moved = imported(&p, &url, &name, &server);
+    assert_eq!(moved["tasks"], 3, "the archived tasks move too: {moved}");
+    let b = Machine::new("b").with_env("PGPASSWORD", &server.password());
+    b.ok(&["connect", &url, "--project", &name]);
+    // The database keeps every task on its board, as it was.
+    assert_eq!(as_recorded(&b.json(&["leader", "status"])), on_folder);
+    assert_eq!(
+        as_recorded(&b.json(&["leader", "status", "--all"])),
+        on_folder
+    );
+    let ids = b.fails(&["leader", "add-task", "again", "--id", "old"], 1);
+    assert!(ids.contains("old"), "an archived id stays taken: {ids}");
+
+    // Back to a folder: every task, the archived ones with them, and their results.
+    let out = tempfile::tempdir().unwrap();
+    b.ok(&["store", "export", "--to", out.path().to_str().unwrap()]);
+    let dir = out.path().to_str().unwrap();
+    let c = Machine::new("c");
+    assert_eq!(
+        as_recorded(&c.json(&["--dir", dir, "leader", "status", "--all"])),
+        on_folder
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.path().join(".coordination/results/old.md")).unwrap(),
+        std::fs::read_to_string(p.coordination().join("results/old.md")).unwrap()
+    );
+}
