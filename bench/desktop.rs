@@ -123,6 +123,17 @@ struct Worker<'a> {
     args: Vec<String>,
 }
 
+impl<'a> Worker<'a> {
+    /// `cli` run in folder project `project`, naming it with `--dir`.
+    fn in_folder(cli: &'a Path, project: &'a Path) -> Self {
+        Worker {
+            cli,
+            cwd: project,
+            args: vec!["--dir".into(), project.display().to_string()],
+        }
+    }
+}
+
 /// An app measured: its label in the figures, the app, and the CLI its worker runs.
 struct Measured {
     label: &'static str,
@@ -231,11 +242,7 @@ fn main() {
             let (paints, pss) = measure(app, &display, project.path(), &[]);
             report_start(&format!("{label}{tasks:>5} tasks"), &paints, &pss);
             if tasks > 0 {
-                let worker = Worker {
-                    cli,
-                    cwd: project.path(),
-                    args: vec!["--dir".into(), project.path().display().to_string()],
-                };
+                let worker = Worker::in_folder(cli, project.path());
                 let (events, boards) = change_to_board(app, &display, project.path(), &[], &worker);
                 report_board(&format!("{label}folder"), tasks, &events, &boards);
             }
@@ -260,11 +267,7 @@ fn main() {
             &paints,
             &pss,
         );
-        let worker = Worker {
-            cli,
-            cwd: project.path(),
-            args: vec!["--dir".into(), project.path().display().to_string()],
-        };
+        let worker = Worker::in_folder(cli, project.path());
         let (events, views) = change_to_board(app, &display, project.path(), &agents, &worker);
         report_board(&format!("{label}agents"), 1000, &events, &views);
     }
@@ -338,11 +341,7 @@ fn scale(apps: &[Measured], display: &str) {
         let mut figures: Vec<(Duration, Duration)> = Vec::new();
         for (name, make) in projects {
             let project = make();
-            let worker = Worker {
-                cli,
-                cwd: project.path(),
-                args: vec!["--dir".into(), project.path().display().to_string()],
-            };
+            let worker = Worker::in_folder(cli, project.path());
             let (events, boards) = change_to_board(app, display, project.path(), &[], &worker);
             println!(
                 "{label}folder, {name:>20} tasks: CLI change to redrawn board p50 {}  p99 {}  \
@@ -372,11 +371,7 @@ fn scale(apps: &[Measured], display: &str) {
         let mut firsts: Vec<Duration> = (0..3)
             .map(|_| {
                 let project = project_pretty(10_000);
-                let worker = Worker {
-                    cli,
-                    cwd: project.path(),
-                    args: vec!["--dir".into(), project.path().display().to_string()],
-                };
+                let worker = Worker::in_folder(cli, project.path());
                 changes_to_board(app, display, project.path(), &[], &worker, 1).1[0]
             })
             .collect();

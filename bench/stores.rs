@@ -9,7 +9,8 @@
 //! against its PgBouncer rate (issue 63: ≥ 0.8×), and one drain on PostgreSQL direct):
 //! - one `worker claim` process's latency, p50/p99, at 100 and at 100,000 tasks (the claim
 //!   is undone outside the timing, so every trial claims from the same queue);
-//! - claims per second with 8 worker processes claiming one after another until none is left;
+//! - claims per second with 8 worker processes claiming one after another until none is left
+//!   (the disk settled before each drain: see `settle`);
 //! - a task added on one connection to a `worker claim --wait` process (another "machine")
 //!   printing its claim, p50/p99;
 //! - a signal written on one connection to a `signal wait` process (another "machine")
@@ -588,6 +589,7 @@ fn main() {
     for_each_binary(|| latency(Store::Folder, 100_000, 10));
     for store in stores {
         for_each_binary(|| {
+            settle(&server);
             throughput(store, 3_000, 8);
         });
     }

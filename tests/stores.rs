@@ -933,8 +933,8 @@ fn archived_work_moves_to_the_database_and_back_with_the_project() {
         as_recorded(&b.json(&["leader", "status", "--all"])),
         on_folder
     );
-    let ids = b.fails(&["leader", "add-task", "again", "--id", "old"], 1);
-    assert!(ids.contains("old"), "an archived id stays taken: {ids}");
+    let taken = b.fails(&["leader", "add-task", "again", "--id", "old"], 1);
+    assert!(taken.contains("old"), "an archived id stays taken: {taken}");
 
     // Back to a folder: every task, the archived ones with them, and their results.
     let out = tempfile::tempdir().unwrap();
